@@ -1,0 +1,59 @@
+//===- LinalgBuilders.h - small builders for linalg on tensors --*- C++ -*-===//
+//
+// Helpers shared by the decomposition and the lowering to linalg: generic
+// ops described by the loop dimensions each operand is indexed by, and the
+// padding computations (valid tokens, window counts, valid projected slots).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_CONVERSION_LINALGBUILDERS_H
+#define LINFORMER_COMPILER_CONVERSION_LINALGBUILDERS_H
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::linformer {
+
+/// The loop dimensions an operand of a generic is indexed by, in order.
+using DimList = SmallVector<unsigned, 6>;
+
+/// An empty tensor of a static shape.
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type elementType);
+
+/// A tensor filled with a scalar constant.
+Value filledTensor(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                   Type elementType, TypedAttr value);
+
+/// A linalg.generic over `numLoops` loops. `inputDims[i]` and `outputDims`
+/// name the loops each operand is indexed by; `reductionDims` lists the
+/// reduction loops. Returns the single result.
+Value buildGeneric(OpBuilder &b, Location loc, unsigned numLoops,
+                   ValueRange inputs, ArrayRef<DimList> inputDims, Value init,
+                   const DimList &outputDims, ArrayRef<unsigned> reductionDims,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
+/// `init + sum(a * b)` over the reduction loops: a contraction written as a
+/// generic so that linalg's vectorizer turns it into vector.contract.
+Value buildContraction(OpBuilder &b, Location loc, unsigned numLoops, Value a,
+                       const DimList &aDims, Value bOperand,
+                       const DimList &bDims, Value init,
+                       const DimList &outDims,
+                       ArrayRef<unsigned> reductionDims);
+
+/// [batch, n] i1: true where the token is real. From `lengths` ([batch],
+/// i32/i64: token t is real iff t < lengths[b]) or from `mask` itself.
+Value buildValidTokens(OpBuilder &b, Location loc, Value lengths, Value mask,
+                       int64_t batch, int64_t seqLen);
+
+/// [batch, k] of `elementType`: how many real tokens each window of n / k
+/// tokens holds.
+Value buildWindowCounts(OpBuilder &b, Location loc, Value validTokens,
+                        int64_t k, Type elementType);
+
+/// [batch, k] i1: true where a pooled/convolved slot has a real token.
+Value buildValidSlots(OpBuilder &b, Location loc, Value lengths, Value mask,
+                      int64_t batch, int64_t seqLen, int64_t k);
+
+} // namespace mlir::linformer
+
+#endif // LINFORMER_COMPILER_CONVERSION_LINALGBUILDERS_H

@@ -1,0 +1,274 @@
+//===- LowerToLinalg.cpp - Linformer parts to linalg on tensors -*- C++ -*-===//
+//
+// Lowers linformer.project (every kind, with padding) and
+// linformer.attention_core to linalg ops on tensors. The padding semantics
+// are those of docs/Spec.md: padded tokens contribute nothing, and a window
+// without a real token projects to 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/LinalgBuilders.h"
+#include "compiler/Passes.h"
+#include "dialect/IR/LinformerOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERLOWERTOLINALGPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace {
+
+Value negInfinity(OpBuilder &b, Location loc, Type et) {
+  auto ft = cast<FloatType>(et);
+  return arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(ft, -std::numeric_limits<double>::infinity()));
+}
+
+/// Converts a f32 scalar to the element type (counts are kept in f32 so that
+/// they are exact for any window in half precision too).
+Value fromF32(OpBuilder &b, Location loc, Value v, Type et) {
+  if (et == v.getType())
+    return v;
+  if (cast<FloatType>(et).getWidth() < 32)
+    return arith::TruncFOp::create(b, loc, et, v);
+  return arith::ExtFOp::create(b, loc, et, v);
+}
+
+struct LowerProject : OpRewritePattern<ProjectOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ProjectOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inType = op.getInput().getType();
+    RankedTensorType outType = op.getResult().getType();
+    if (!inType.hasStaticShape() || !outType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Type et = inType.getElementType();
+    int64_t batch = inType.getDimSize(0), h = inType.getDimSize(1);
+    int64_t n = inType.getDimSize(2), d = inType.getDimSize(3);
+    int64_t k = outType.getDimSize(2);
+    ProjectionKind kind = op.getKind();
+    bool padded = op.getLengths() || op.getMask();
+
+    // Padded tokens are replaced by the reduction's neutral element.
+    Value input = op.getInput();
+    Value validTokens;
+    if (padded) {
+      validTokens = buildValidTokens(rewriter, loc, op.getLengths(),
+                                     op.getMask(), batch, n);
+      bool isMax = kind == ProjectionKind::max_pool;
+      input = buildGeneric(
+          rewriter, loc, 4, {input, validTokens},
+          {DimList{0, 1, 2, 3}, DimList{0, 2}},
+          emptyTensor(rewriter, loc, inType.getShape(), et),
+          DimList{0, 1, 2, 3}, {},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value neutral =
+                isMax ? negInfinity(b, l, et)
+                      : arith::ConstantOp::create(b, l, b.getZeroAttr(et))
+                            .getResult();
+            return arith::SelectOp::create(b, l, args[1], args[0], neutral)
+                .getResult();
+          });
+    }
+
+    Value zeros =
+        filledTensor(rewriter, loc, outType.getShape(), et,
+                     rewriter.getZeroAttr(et));
+    if (kind == ProjectionKind::learned) {
+      // out[b, h, j, c] = sum_t E[(h,) j, t] * in[b, h, t, c];
+      // loops (b, h, j, c, t).
+      DimList eDims = op.isSharedAcrossHeads() ? DimList{2, 4}
+                                               : DimList{1, 2, 4};
+      Value out = buildContraction(rewriter, loc, 5, input,
+                                   DimList{0, 1, 4, 3}, op.getWeight(), eDims,
+                                   zeros, DimList{0, 1, 2, 3}, {4});
+      rewriter.replaceOp(op, out);
+      return success();
+    }
+
+    // Windowed kinds see the input as [b, h, k, w, d]; loops (b, h, j, c, r).
+    int64_t w = n / k;
+    Value windows = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get({batch, h, k, w, d}, et), input,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    DimList winDims = {0, 1, 2, 4, 3}, outDims = {0, 1, 2, 3};
+    Value counts;
+    if (padded)
+      counts = buildWindowCounts(rewriter, loc, validTokens, k,
+                                 rewriter.getF32Type());
+
+    Value out;
+    switch (kind) {
+    case ProjectionKind::conv: {
+      DimList wDims = op.isSharedAcrossHeads() ? DimList{3, 4}
+                                               : DimList{1, 3, 4};
+      out = buildContraction(rewriter, loc, 5, windows, winDims,
+                             op.getWeight(), wDims, zeros, outDims, {4});
+      break;
+    }
+    case ProjectionKind::mean_pool: {
+      Value sums = buildGeneric(
+          rewriter, loc, 5, windows, {winDims}, zeros, outDims, {4},
+          [](OpBuilder &b, Location l, ValueRange args) {
+            return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
+          });
+      if (!padded) {
+        out = buildGeneric(
+            rewriter, loc, 4, sums, {outDims},
+            emptyTensor(rewriter, loc, outType.getShape(), et), outDims, {},
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value inv = arith::ConstantOp::create(
+                  b, l, b.getFloatAttr(et, 1.0 / static_cast<double>(w)));
+              return arith::MulFOp::create(b, l, args[0], inv).getResult();
+            });
+        break;
+      }
+      // sum / max(count, 1): an empty window's sum is 0, and stays 0.
+      out = buildGeneric(
+          rewriter, loc, 4, {sums, counts}, {outDims, DimList{0, 2}},
+          emptyTensor(rewriter, loc, outType.getShape(), et), outDims, {},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value one = arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
+            Value count = arith::MaximumFOp::create(b, l, args[1], one);
+            return arith::DivFOp::create(b, l, args[0],
+                                         fromF32(b, l, count, et))
+                .getResult();
+          });
+      break;
+    }
+    case ProjectionKind::max_pool: {
+      Value init = filledTensor(
+          rewriter, loc, outType.getShape(), et,
+          rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
+      Value maxima = buildGeneric(
+          rewriter, loc, 5, windows, {winDims}, init, outDims, {4},
+          [](OpBuilder &b, Location l, ValueRange args) {
+            return arith::MaximumFOp::create(b, l, args[1], args[0])
+                .getResult();
+          });
+      if (!padded) {
+        out = maxima;
+        break;
+      }
+      // A window without a real token is -inf here; it projects to 0.
+      out = buildGeneric(
+          rewriter, loc, 4, {maxima, counts}, {outDims, DimList{0, 2}},
+          emptyTensor(rewriter, loc, outType.getShape(), et), outDims, {},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value zeroF32 =
+                arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
+            Value any = arith::CmpFOp::create(
+                b, l, arith::CmpFPredicate::OGT, args[1], zeroF32);
+            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(et));
+            return arith::SelectOp::create(b, l, any, args[0], zero)
+                .getResult();
+          });
+      break;
+    }
+    case ProjectionKind::learned:
+      llvm_unreachable("handled above");
+    }
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionCoreOp op,
+                                PatternRewriter &rewriter) const override {
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto kType = cast<RankedTensorType>(op.getKey().getType());
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    Location loc = op.getLoc();
+    Type et = qType.getElementType();
+    int64_t batch = qType.getDimSize(0), h = qType.getDimSize(1);
+    int64_t n = qType.getDimSize(2), k = kType.getDimSize(2);
+    SmallVector<int64_t> scoreShape = {batch, h, n, k};
+    DimList all4 = {0, 1, 2, 3};
+
+    // S[b, h, i, j] = sum_c Q[b, h, i, c] K[b, h, j, c]; loops (b,h,i,j,c).
+    Value zeros = filledTensor(rewriter, loc, scoreShape, et,
+                               rewriter.getZeroAttr(et));
+    Value scores = buildContraction(rewriter, loc, 5, op.getQ(),
+                                    DimList{0, 1, 2, 4}, op.getKey(),
+                                    DimList{0, 1, 3, 4}, zeros, all4, {4});
+
+    // scale, and -inf for slots with no real token behind them.
+    double scale = op.getScale().convertToDouble();
+    SmallVector<Value> inputs = {scores};
+    SmallVector<DimList> dims = {all4};
+    if (op.getKeyMask()) {
+      inputs.push_back(op.getKeyMask());
+      dims.push_back(DimList{0, 3});
+    }
+    Value logits = buildGeneric(
+        rewriter, loc, 4, inputs, dims,
+        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value s = arith::ConstantOp::create(b, l, b.getFloatAttr(et, scale));
+          Value scaled = arith::MulFOp::create(b, l, args[0], s).getResult();
+          if (args.size() == 2)
+            return scaled;
+          return arith::SelectOp::create(b, l, args[1], scaled,
+                                         negInfinity(b, l, et))
+              .getResult();
+        });
+
+    // One softmax op keeps the chain fusable per query tile; it is
+    // decomposed (max, exp, sum, div) after tiling.
+    Value probs =
+        linalg::SoftmaxOp::create(rewriter, loc, TypeRange{logits.getType()},
+                                  logits,
+                                  emptyTensor(rewriter, loc, scoreShape, et),
+                                  /*dimension=*/3)
+            .getResult()[0];
+
+    // O[b, h, i, c] = sum_j P[b, h, i, j] V[b, h, j, c]; loops (b,h,i,c,j).
+    Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
+                                  rewriter.getZeroAttr(et));
+    Value out = buildContraction(rewriter, loc, 5, probs, DimList{0, 1, 2, 4},
+                                 op.getValue(), DimList{0, 1, 4, 3}, outZeros,
+                                 all4, {4});
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+struct LowerToLinalgPass
+    : linformer::impl::LinformerLowerToLinalgPassBase<LowerToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<LowerProject, LowerAttentionCore>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    WalkResult result = getOperation().walk([](Operation *op) {
+      if (!isa<ProjectOp, AttentionCoreOp>(op))
+        return WalkResult::advance();
+      op->emitOpError("cannot be lowered to linalg: code generation needs "
+                      "static shapes");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace

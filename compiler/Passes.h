@@ -1,0 +1,26 @@
+//===- Passes.h - Linformer compiler passes ---------------------*- C++ -*-===//
+//
+// Declarations and registration of the compiler's passes (Passes.td).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_PASSES_H
+#define LINFORMER_COMPILER_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::linformer {
+
+#define GEN_PASS_DECL
+#include "compiler/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "compiler/Passes.h.inc"
+
+} // namespace mlir::linformer
+
+#endif // LINFORMER_COMPILER_PASSES_H

@@ -1,0 +1,442 @@
+//===- LinformerOps.cpp - Linformer operations ------------------*- C++ -*-===//
+//
+// Verifiers, folders and canonicalization patterns of the Linformer ops.
+// Every verifier message names the operand, the shape or type it expected and
+// the rule behind it, so that a user can fix the IR from the message alone.
+// The constraint numbers (C1, P1, A1, ...) are those of docs/Spec.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/IR/LinformerOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <cmath>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+#define GET_OP_CLASSES
+#include "dialect/IR/LinformerOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// Formats a shape as `[2, 64, ?]` for diagnostics.
+static std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string s = "[";
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (i)
+      s += ", ";
+    s += ShapedType::isDynamic(dim) ? std::string("?") : std::to_string(dim);
+  }
+  return s + "]";
+}
+
+/// Two sizes conflict only when both are known and differ: dynamic sizes are
+/// checked when the shape becomes static.
+static bool conflicts(int64_t a, int64_t b) {
+  return !ShapedType::isDynamic(a) && !ShapedType::isDynamic(b) && a != b;
+}
+
+static bool conflicts(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
+  if (a.size() != b.size())
+    return true;
+  for (auto [x, y] : llvm::zip(a, b))
+    if (conflicts(x, y))
+      return true;
+  return false;
+}
+
+static RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Checks that `value` has shape `expected`; `why` explains where the
+/// expected shape comes from.
+static LogicalResult checkShape(Operation *op, Value value, StringRef name,
+                                ArrayRef<int64_t> expected, StringRef why) {
+  ArrayRef<int64_t> actual = tensorType(value).getShape();
+  if (!conflicts(actual, expected))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError();
+  // The result is checked with the same helper; do not call it an operand.
+  if (isa<OpResult>(value))
+    diag << "result";
+  else
+    diag << "operand '" << name << "'";
+  diag << " must have shape " << formatShape(expected) << " (" << why
+       << "), but has shape " << formatShape(actual);
+  return diag;
+}
+
+/// All floating-point operands and the result share one element type, that
+/// of the operand named `refName`.
+static LogicalResult checkElementTypes(Operation *op, Type expected,
+                                       StringRef refName,
+                                       ArrayRef<std::pair<StringRef, Value>>
+                                           operands) {
+  for (auto [name, value] : operands) {
+    if (!value)
+      continue;
+    Type actual = tensorType(value).getElementType();
+    if (actual == expected)
+      continue;
+    InFlightDiagnostic diag = op->emitOpError();
+    if (isa<OpResult>(value))
+      diag << "result";
+    else
+      diag << "operand '" << name << "'";
+    diag << " has element type " << actual << ", but the element type of '"
+         << refName << "' is " << expected
+         << " (all floating-point operands must agree)";
+    return diag;
+  }
+  return success();
+}
+
+/// Padding information: `lengths` [b] or `mask` [b, n], never both.
+static LogicalResult checkPadding(Operation *op, Value lengths, Value mask,
+                                  int64_t batch, int64_t seqLen) {
+  if (lengths && mask)
+    return op->emitOpError()
+           << "takes either 'lengths' or 'mask' to describe padding, not both";
+  if (lengths) {
+    auto type = tensorType(lengths);
+    if (type.getRank() != 1 || conflicts(type.getDimSize(0), batch))
+      return op->emitOpError()
+             << "operand 'lengths' must have shape " << formatShape({batch})
+             << " (one length per sequence of the batch), but has shape "
+             << formatShape(type.getShape());
+  }
+  if (mask)
+    return checkShape(op, mask, "mask", {batch, seqLen},
+                      "[batch, n]: one flag per token, true = real token");
+  return success();
+}
+
+/// Pooling and convolution windows tile the sequence exactly.
+static LogicalResult checkWindow(Operation *op, ProjectionKind kind,
+                                 int64_t n, int64_t k) {
+  // A project op takes k from its result type, where 0 is a legal size; an
+  // empty projection has nothing to attend to, and n % 0 below would trap.
+  if (!ShapedType::isDynamic(k) && k <= 0)
+    return op->emitOpError() << "projected length k = " << k
+                             << " must be positive";
+  if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(k) && k > n)
+    return op->emitOpError() << "projected length k = " << k
+                             << " exceeds the sequence length n = " << n
+                             << " (the projection must shorten the sequence)";
+  if (kind != ProjectionKind::learned && !ShapedType::isDynamic(n) &&
+      !ShapedType::isDynamic(k) && n % k != 0)
+    return op->emitOpError()
+           << "sequence length n = " << n
+           << " is not divisible by the projected length k = " << k
+           << " ('" << stringifyProjectionKind(kind)
+           << "' uses windows of n / k tokens)";
+  return success();
+}
+
+static int64_t divOrDynamic(int64_t a, int64_t b) {
+  if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || b == 0)
+    return ShapedType::kDynamic;
+  return a / b;
+}
+
+/// The expected shape of a projection weight (`e`, `f` or a project op's
+/// `weight`) for a kind, with `why` describing the rule.
+static SmallVector<int64_t> expectedWeightShape(ProjectionKind kind,
+                                                bool sharedAcrossHeads,
+                                                int64_t heads, int64_t n,
+                                                int64_t k, int64_t headDim,
+                                                std::string &why) {
+  SmallVector<int64_t> shape;
+  if (kind == ProjectionKind::learned) {
+    why = sharedAcrossHeads ? "[k, n]: one learned matrix shared by all heads"
+                            : "[heads, k, n]: one learned matrix per head";
+    shape = {k, n};
+  } else {
+    why = sharedAcrossHeads
+              ? "[head_dim, n / k]: one depthwise kernel shared by all heads"
+              : "[heads, head_dim, n / k]: one depthwise kernel per head";
+    shape = {headDim, divOrDynamic(n, k)};
+  }
+  if (!sharedAcrossHeads)
+    shape.insert(shape.begin(), heads);
+  return shape;
+}
+
+/// A constant operand that states "no padding": lengths all equal to n, or a
+/// mask that is all true.
+static bool isNoPadding(Value lengths, Value mask, int64_t seqLen) {
+  DenseIntElementsAttr attr;
+  if (lengths && matchPattern(lengths, m_Constant(&attr)))
+    return !ShapedType::isDynamic(seqLen) &&
+           llvm::all_of(attr.getValues<APInt>(), [&](const APInt &v) {
+             return v.getSExtValue() == seqLen;
+           });
+  if (mask && matchPattern(mask, m_Constant(&attr)))
+    return llvm::all_of(attr.getValues<bool>(), [](bool b) { return b; });
+  return false;
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  // C1: X is [batch, n, d_model].
+  if (inputType.getRank() != 3)
+    return emitOpError() << "operand 'input' must have rank 3 ([batch, n, "
+                            "d_model]), but has shape "
+                         << formatShape(inputType.getShape());
+  int64_t b = getBatch(), n = getSeqLen(), dm = getModelDim();
+  int64_t h = getHeads(), k = getK();
+  // C2: heads divide the model dimension.
+  if (!ShapedType::isDynamic(dm) && dm % h != 0)
+    return emitOpError() << "d_model = " << dm
+                         << " is not divisible by heads = " << h
+                         << " (each head takes d_model / heads channels)";
+  // C3: the result has the input's type.
+  if (getResult().getType() != inputType)
+    return emitOpError() << "result type " << getResult().getType()
+                         << " must equal the input type " << inputType;
+  // C4: square input/output projections.
+  for (auto [name, w] : {std::pair<StringRef, Value>{"wq", getWq()},
+                         {"wk", getWk()},
+                         {"wv", getWv()},
+                         {"wo", getWo()}})
+    if (failed(checkShape(*this, w, name, {dm, dm},
+                          "[d_model, d_model], applied as x * W")))
+      return failure();
+  // C5: biases come as a set of four, each [d_model].
+  int numBiases = !!getBq() + !!getBk() + !!getBv() + !!getBo();
+  if (numBiases != 0 && numBiases != 4)
+    return emitOpError() << "takes all four biases (bq, bk, bv, bo) or none, "
+                            "but has "
+                         << numBiases;
+  for (auto [name, bias] : {std::pair<StringRef, Value>{"bq", getBq()},
+                            {"bk", getBk()},
+                            {"bv", getBv()},
+                            {"bo", getBo()}})
+    if (bias && failed(checkShape(*this, bias, name, {dm}, "[d_model]")))
+      return failure();
+  // C6, C7: k fits n, and windows tile n.
+  ProjectionKind kind = getProjection();
+  if (failed(checkWindow(*this, kind, n, k)))
+    return failure();
+  // C8: the projection operands the kind and the sharing need.
+  SharingAttr sharing = getSharing();
+  bool hasParams =
+      kind == ProjectionKind::learned || kind == ProjectionKind::conv;
+  StringRef kindName = stringifyProjectionKind(kind);
+  if (!hasParams && (getE() || getF()))
+    return emitOpError() << "projection '" << kindName
+                         << "' has no parameters, so it takes no 'e' or 'f'";
+  if (hasParams && !getE())
+    return emitOpError() << "projection '" << kindName
+                         << "' needs operand 'e' (the projection of K)";
+  if (hasParams && sharing.getKv() && getF())
+    return emitOpError()
+           << "sharing has 'kv' (K and V share one projection), so operand "
+              "'f' must be absent: 'e' projects both";
+  if (hasParams && !sharing.getKv() && !getF())
+    return emitOpError() << "projection '" << kindName
+                         << "' needs operand 'f' (the projection of V) "
+                            "unless sharing has 'kv'";
+  // C9: their shapes follow the sharing across heads.
+  if (hasParams) {
+    std::string why;
+    SmallVector<int64_t> expected = expectedWeightShape(
+        kind, sharing.getHeads(), h, n, k, divOrDynamic(dm, h), why);
+    if (failed(checkShape(*this, getE(), "e", expected, why)) ||
+        (getF() && failed(checkShape(*this, getF(), "f", expected, why))))
+      return failure();
+  }
+  // C10: one floating-point element type throughout.
+  if (failed(checkElementTypes(*this, inputType.getElementType(), "input",
+                               {{"wq", getWq()},
+                                {"wk", getWk()},
+                                {"wv", getWv()},
+                                {"wo", getWo()},
+                                {"bq", getBq()},
+                                {"bk", getBk()},
+                                {"bv", getBv()},
+                                {"bo", getBo()},
+                                {"e", getE()},
+                                {"f", getF()}})))
+    return failure();
+  // C11: padding information matches the batch and the sequence.
+  return checkPadding(*this, getLengths(), getMask(), b, n);
+}
+
+namespace {
+/// Drops padding operands that say every token is real.
+template <typename OpTy>
+struct DropTrivialPadding : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!isNoPadding(op.getLengths(), op.getMask(), op.getSeqLen()))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getLengthsMutable().clear();
+      op.getMaskMutable().clear();
+    });
+    return success();
+  }
+};
+} // namespace
+
+void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<DropTrivialPadding<AttentionOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// ProjectOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ProjectOp::verify() {
+  RankedTensorType inputType = getInput().getType();
+  RankedTensorType resultType = getResult().getType();
+  // P1: [b, h, n, d] -> [b, h, k, d].
+  if (inputType.getRank() != 4)
+    return emitOpError() << "operand 'input' must have rank 4 ([batch, heads, "
+                            "n, head_dim]), but has shape "
+                         << formatShape(inputType.getShape());
+  ArrayRef<int64_t> in = inputType.getShape();
+  int64_t k = resultType.getRank() == 4 ? resultType.getDimSize(2)
+                                        : ShapedType::kDynamic;
+  if (failed(checkShape(*this, getResult(), "result",
+                        {in[0], in[1], k, in[3]},
+                        "[batch, heads, k, head_dim]: only the sequence axis "
+                        "changes")))
+    return failure();
+  if (resultType.getElementType() != inputType.getElementType())
+    return emitOpError() << "result element type "
+                         << resultType.getElementType()
+                         << " must equal the input's "
+                         << inputType.getElementType();
+  // P2: window rules.
+  ProjectionKind kind = getKind();
+  if (failed(checkWindow(*this, kind, in[2], k)))
+    return failure();
+  // P3: the weight the kind needs.
+  StringRef kindName = stringifyProjectionKind(kind);
+  bool hasParams =
+      kind == ProjectionKind::learned || kind == ProjectionKind::conv;
+  if (!hasParams && getWeight())
+    return emitOpError() << "projection '" << kindName
+                         << "' has no parameters, so it takes no weight";
+  if (hasParams && !getWeight())
+    return emitOpError() << "projection '" << kindName
+                         << "' needs a weight operand";
+  if (hasParams) {
+    std::string why;
+    SmallVector<int64_t> expected = expectedWeightShape(
+        kind, isSharedAcrossHeads(), in[1], in[2], k, in[3], why);
+    if (failed(checkShape(*this, getWeight(), "weight", expected, why)))
+      return failure();
+    if (failed(checkElementTypes(*this, inputType.getElementType(), "input",
+                                 {{"weight", getWeight()}})))
+      return failure();
+  }
+  // P4: padding.
+  return checkPadding(*this, getLengths(), getMask(), in[0], in[2]);
+}
+
+/// Pooling a window of one token is the identity when no token is padded.
+/// Equal types mean k == n only when n is static: `?` -> `?` may still pool.
+OpFoldResult ProjectOp::fold(FoldAdaptor) {
+  ProjectionKind kind = getKind();
+  if ((kind == ProjectionKind::mean_pool ||
+       kind == ProjectionKind::max_pool) &&
+      !getLengths() && !getMask() && !ShapedType::isDynamic(getSeqLen()) &&
+      getInput().getType() == getResult().getType())
+    return getInput();
+  return {};
+}
+
+void ProjectOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                            MLIRContext *context) {
+  results.add<DropTrivialPadding<ProjectOp>>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionCoreOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionCoreOp::verify() {
+  RankedTensorType qType = cast<RankedTensorType>(getQ().getType());
+  // A1: ranks and shapes.
+  for (auto [name, value] : {std::pair<StringRef, Value>{"q", getQ()},
+                             {"key", getKey()},
+                             {"value", getValue()}})
+    if (tensorType(value).getRank() != 4)
+      return emitOpError() << "operand '" << name
+                           << "' must have rank 4 ([batch, heads, length, "
+                              "head_dim]), but has shape "
+                           << formatShape(tensorType(value).getShape());
+  ArrayRef<int64_t> q = qType.getShape();
+  ArrayRef<int64_t> key = tensorType(getKey()).getShape();
+  ArrayRef<int64_t> value = tensorType(getValue()).getShape();
+  if (failed(checkShape(*this, getKey(), "key", {q[0], q[1], key[2], q[3]},
+                        "[batch, heads, k, head_dim]: batch, heads and "
+                        "head_dim of 'q'")))
+    return failure();
+  if (failed(checkShape(*this, getValue(), "value",
+                        {q[0], q[1], key[2], value[3]},
+                        "[batch, heads, k, dv]: batch, heads and k of 'key'")))
+    return failure();
+  RankedTensorType resultType = cast<RankedTensorType>(getResult().getType());
+  SmallVector<int64_t> expected = {q[0], q[1], q[2], value[3]};
+  if (conflicts(resultType.getShape(), expected))
+    return emitOpError() << "result must have shape " << formatShape(expected)
+                         << " ([batch, heads, n, dv]), but has shape "
+                         << formatShape(resultType.getShape());
+  // A2: element types.
+  if (failed(checkElementTypes(*this, qType.getElementType(), "q",
+                               {{"key", getKey()},
+                                {"value", getValue()},
+                                {"result", getResult()}})))
+    return failure();
+  // A3: the key mask selects projected slots per sequence.
+  if (getKeyMask() &&
+      failed(checkShape(*this, getKeyMask(), "key_mask", {q[0], key[2]},
+                        "[batch, k]: one flag per projected slot")))
+    return failure();
+  // A4: a usable scale.
+  double scale = getScale().convertToDouble();
+  if (!std::isfinite(scale) || scale == 0.0)
+    return emitOpError() << "scale must be finite and non-zero, but is "
+                         << scale;
+  return success();
+}
+
+namespace {
+/// Drops a key mask that keeps every slot.
+struct DropTrivialKeyMask : OpRewritePattern<AttentionCoreOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionCoreOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getKeyMask() || !isNoPadding({}, op.getKeyMask(), 0))
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] { op.getKeyMaskMutable().clear(); });
+    return success();
+  }
+};
+} // namespace
+
+void AttentionCoreOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                  MLIRContext *context) {
+  results.add<DropTrivialKeyMask>(context);
+}

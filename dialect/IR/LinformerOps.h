@@ -1,0 +1,19 @@
+//===- LinformerOps.h - Linformer operations --------------------*- C++ -*-===//
+//
+// Declares the ops of the Linformer dialect (generated from LinformerOps.td).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_DIALECT_IR_LINFORMEROPS_H
+#define LINFORMER_DIALECT_IR_LINFORMEROPS_H
+
+#include "dialect/IR/LinformerDialect.h"
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#define GET_OP_CLASSES
+#include "dialect/IR/LinformerOps.h.inc"
+
+#endif // LINFORMER_DIALECT_IR_LINFORMEROPS_H

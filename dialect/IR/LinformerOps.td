@@ -1,0 +1,199 @@
+//===- LinformerOps.td - Linformer operations --------------*- tablegen -*-===//
+//
+// The ops of the Linformer dialect, at two levels: the whole attention layer,
+// and its parts (sequence projection, attention core) that tiling works on.
+// docs/Spec.md documents each op with its constraints C1, C2, ...; the
+// verifiers in LinformerOps.cpp check them and test/dialect/invalid.mlir
+// tries each one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_OPS_TD
+#define LINFORMER_OPS_TD
+
+include "dialect/IR/LinformerAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Linformer_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Linformer_Dialect, mnemonic, traits>;
+
+def Linformer_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+def Linformer_IndexLikeTensor : RankedTensorOf<[I32, I64]>;
+def Linformer_MaskTensor : RankedTensorOf<[I1]>;
+
+//===----------------------------------------------------------------------===//
+// linformer.attention
+//===----------------------------------------------------------------------===//
+
+def Linformer_AttentionOp : Linformer_Op<"attention",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "a whole multi-head Linformer self-attention layer";
+  let description = [{
+    Computes, for input `X` of shape [b, n, d_model] and `h = heads`,
+    `d = d_model / h`:
+
+    ```
+    Q = X W_q + b_q,  K = X W_k + b_k,  V = X W_v + b_v       [b, n, d_model]
+    per head i:  Kp_i = P_E(K_i),  Vp_i = P_F(V_i)             [b, k, d]
+                 head_i = softmax(Q_i Kp_i^T / sqrt(d)) Vp_i   [b, n, d]
+    result = concat_i(head_i) W_o + b_o                        [b, n, d_model]
+    ```
+
+    `P_E` and `P_F` project the sequence axis n -> k as `projection` says:
+    `learned` multiplies by E (or F), `mean_pool`/`max_pool` pool windows of
+    n / k tokens, `conv` is a depthwise convolution with kernel = stride = n / k
+    whose weights are `e` (and `f`). `sharing` says which of these parameters
+    are shared; it fixes the shapes of `e` and `f` (see docs/Spec.md).
+
+    Padding is given by `lengths` ([b], token t of sequence i is real iff
+    t < lengths[i]) or by `mask` ([b, n], true = real token). Padded tokens
+    contribute nothing to the projected K and V.
+
+    Example:
+    ```mlir
+    %y = linformer.attention %x weights(%wq, %wk, %wv, %wo) heads(4) k(16)
+           projection<learned> e(%e) f(%f) sharing<none>
+           : (tensor<2x64x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
+              tensor<32x32xf32>, tensor<32x32xf32>, tensor<4x16x64xf32>,
+              tensor<4x16x64xf32>) -> tensor<2x64x32xf32>
+    ```
+  }];
+  let arguments = (ins
+    Linformer_FloatTensor:$input,
+    Linformer_FloatTensor:$wq, Linformer_FloatTensor:$wk,
+    Linformer_FloatTensor:$wv, Linformer_FloatTensor:$wo,
+    Optional<Linformer_FloatTensor>:$bq, Optional<Linformer_FloatTensor>:$bk,
+    Optional<Linformer_FloatTensor>:$bv, Optional<Linformer_FloatTensor>:$bo,
+    Optional<Linformer_FloatTensor>:$e, Optional<Linformer_FloatTensor>:$f,
+    Optional<Linformer_IndexLikeTensor>:$lengths,
+    Optional<Linformer_MaskTensor>:$mask,
+    ConfinedAttr<I64Attr, [IntPositive]>:$heads,
+    ConfinedAttr<I64Attr, [IntPositive]>:$k,
+    Linformer_ProjectionKindAttr:$projection,
+    Linformer_SharingAttr:$sharing
+  );
+  let results = (outs Linformer_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `weights` `(` $wq `,` $wk `,` $wv `,` $wo `)`
+    (`biases` `(` $bq^ `,` $bk `,` $bv `,` $bo `)`)?
+    `heads` `(` $heads `)` `k` `(` $k `)`
+    `projection` `` $projection (`e` `(` $e^ `)`)? (`f` `(` $f^ `)`)?
+    `sharing` `` $sharing
+    (`lengths` `(` $lengths^ `)`)? (`mask` `(` $mask^ `)`)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    int64_t getBatch() { return getInput().getType().getDimSize(0); }
+    int64_t getSeqLen() { return getInput().getType().getDimSize(1); }
+    int64_t getModelDim() { return getInput().getType().getDimSize(2); }
+    int64_t getHeadDim() { return getModelDim() / getHeads(); }
+    /// The operand that projects V: `f`, or `e` when K and V share it.
+    ::mlir::Value getValueProjection() {
+      return getSharing().getKv() ? getE() : getF();
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// linformer.project
+//===----------------------------------------------------------------------===//
+
+def Linformer_ProjectOp : Linformer_Op<"project", [Pure, AttrSizedOperandSegments]> {
+  let summary = "projects the sequence axis of K or V from n to k";
+  let description = [{
+    `input` is [b, h, n, d]; the result is [b, h, k, d]. With w = n / k:
+    - `learned`: `weight` is E, [h, k, n] (per head) or [k, n] (shared by
+      heads): `out[b,h,j,:] = sum_t E[h,j,t] * in[b,h,t,:]` over real t;
+    - `mean_pool` / `max_pool`: no weight; slot j is the mean / max of the
+      real tokens in [j*w, (j+1)*w);
+    - `conv`: `weight` is [h, d, w] or [d, w]:
+      `out[b,h,j,c] = sum_t W[h,c,t-j*w] * in[b,h,t,c]` over real t in the
+      window.
+    A pooled or convolved slot with no real token behind it is 0 (and the
+    attention core must mask it out, see `linformer.attention_core`).
+
+    Example:
+    ```mlir
+    %kp = linformer.project<mean_pool> %k lengths(%len)
+            : (tensor<2x4x64x8xf32>, tensor<2xi32>) -> tensor<2x4x16x8xf32>
+    ```
+  }];
+  let arguments = (ins
+    Linformer_FloatTensor:$input,
+    Optional<Linformer_FloatTensor>:$weight,
+    Optional<Linformer_IndexLikeTensor>:$lengths,
+    Optional<Linformer_MaskTensor>:$mask,
+    Linformer_ProjectionKindAttr:$kind
+  );
+  let results = (outs Linformer_FloatTensor:$result);
+  let assemblyFormat = [{
+    `` $kind $input (`,` $weight^)? (`lengths` `(` $lengths^ `)`)?
+    (`mask` `(` $mask^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+  let extraClassDeclaration = [{
+    int64_t getSeqLen() { return getInput().getType().getDimSize(2); }
+    int64_t getProjectedLen() { return getResult().getType().getDimSize(2); }
+    /// True when one weight serves every head (a weight of rank 2).
+    bool isSharedAcrossHeads() {
+      return getWeight() &&
+             ::llvm::cast<::mlir::RankedTensorType>(getWeight().getType())
+                     .getRank() == 2;
+    }
+  }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType, "ProjectionKind":$kind,
+                   "::mlir::Value":$input, "::mlir::Value":$weight,
+                   "::mlir::Value":$lengths, "::mlir::Value":$mask), [{
+      build($_builder, $_state, resultType, input, weight, lengths, mask,
+            ProjectionKindAttr::get($_builder.getContext(), kind));
+    }]>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// linformer.attention_core
+//===----------------------------------------------------------------------===//
+
+def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure]> {
+  let summary = "softmax(Q Kp^T * scale) Vp over projected keys and values";
+  let description = [{
+    `q` is [b, h, n, d], `key` is [b, h, k, d], `value` is [b, h, k, dv];
+    the result is [b, h, n, dv]:
+
+    ```
+    S[b,h,i,j] = scale * sum_c q[b,h,i,c] * key[b,h,j,c]      (masked: -inf)
+    result[b,h,i,:] = sum_j softmax_j(S[b,h,i,:]) * value[b,h,j,:]
+    ```
+
+    `key_mask` ([b, k], true = valid slot) removes projected slots that have
+    no real token behind them; every row must keep at least one valid slot.
+
+    Example:
+    ```mlir
+    %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+           : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>,
+              tensor<2x4x16x8xf32>) -> tensor<2x4x64x8xf32>
+    ```
+  }];
+  let arguments = (ins
+    Linformer_FloatTensor:$q,
+    Linformer_FloatTensor:$key,
+    Linformer_FloatTensor:$value,
+    Optional<Linformer_MaskTensor>:$key_mask,
+    F64Attr:$scale
+  );
+  let results = (outs Linformer_FloatTensor:$result);
+  let assemblyFormat = [{
+    $q `,` $key `,` $value `scale` `(` $scale `)`
+    (`key_mask` `(` $key_mask^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+#endif // LINFORMER_OPS_TD

@@ -1,0 +1,24 @@
+# -*- Python -*-
+# lit configuration for linformer-mlir: .mlir tests under test/, run with
+# linformer-opt and the LLVM 22 FileCheck/not/count.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "LINFORMER"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.linformer_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+# Our tools first, then LLVM's FileCheck, not, count.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.linformer_tools_dir, append_path=True)
+tool_dirs = [config.linformer_tools_dir, config.llvm_tools_dir]
+llvm_config.add_tool_substitutions(["linformer-opt"], tool_dirs)
