@@ -78,4 +78,98 @@ def LinformerLowerToLinalgPass
                            "::mlir::math::MathDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// CPU code generation
+//===----------------------------------------------------------------------===//
+
+def LinformerCPUTileAndFusePass
+    : Pass<"linformer-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
+  let summary = "tiles each kernel root into workgroups and fuses its producers";
+  let description = [{
+    Every linalg op marked `linformer.root` (by the decomposition and the
+    lowering) is the root of one kernel. The root is tiled with `scf.forall`
+    (one iteration = one workgroup, which the runtime runs on its threads)
+    and the producers of its operands that are not roots themselves are fused
+    into the loop (upstream `tileConsumerAndFuseProducersUsingSCF`). For the
+    attention core the root is `P V`: tiling it over query rows fuses the
+    softmax, the masking and `Q K^T`, so the n x k scores exist only one
+    query tile at a time.
+
+    Tile sizes come from the root's `linformer.tile_sizes` attribute (the
+    schedule); without one, a default: batch and head 1, the second innermost
+    output dimension `row-tile` rows, the innermost output dimension whole,
+    reductions whole. Sizes are rounded down to divisors of the dimension so
+    that every tile has a static shape.
+  }];
+  let options = [
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"32",
+           "Default rows per workgroup tile">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def LinformerCPUTileForVectorsPass
+    : Pass<"linformer-cpu-tile-for-vectors", "::mlir::func::FuncOp"> {
+  let summary = "decomposes the softmax and tiles every linalg op to register size";
+  let description = [{
+    Decomposes aggregate ops (`linalg.softmax` into max, exp, sum, divide),
+    then tiles each linalg op with `scf.for` to the size that one vector
+    operation handles:
+    - innermost loop parallel (contractions written with contiguous output
+      channels innermost): innermost loop to `vector-width`, the next output
+      dimension to `unroll` rows, other loops to 1, reductions to 1 (one
+      outer product per step);
+    - innermost loop a reduction (row max/sum): parallel loops to 1, the
+      reduction whole (one vector reduction).
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "Elements per vector register (16 f32 on AVX-512)">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"8",
+           "Rows handled per step (accumulator registers)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def LinformerCPUVectorizePass
+    : Pass<"linformer-cpu-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "vectorizes every linalg op (upstream linalg::vectorize)";
+  let description = [{
+    Turns each register-sized linalg op into vector ops: contractions become
+    `vector.contract`, elementwise ops vector arithmetic, reductions
+    `vector.multi_reduction`, with transfer reads/writes at the boundary.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
+def LinformerCPULowerVectorsPass
+    : Pass<"linformer-cpu-lower-vectors", "::mlir::func::FuncOp"> {
+  let summary = "lowers vector ops to what LLVM handles well on CPUs";
+  let description = [{
+    `vector.contract` to outer products (FMAs of a broadcast scalar and a
+    vector), multi-reductions to inner reductions, transposes and transfers
+    to plain loads and stores, and `math.exp` to its polynomial
+    approximation, so that exp vectorises instead of calling libm per lane.
+  }];
+  let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LinformerHoistStaticAllocasPass
+    : Pass<"linformer-hoist-static-allocas", "::mlir::func::FuncOp"> {
+  let summary = "moves statically sized stack buffers to the function entry";
+  let description = [{
+    A `memref.alloca` inside a sequential loop grows the stack on every
+    iteration until the function returns. Per-tile scratch buffers have
+    static sizes, so one buffer at the function entry serves every
+    iteration. Run it only where the loops are sequential (after
+    `scf.forall` became `scf.for`, or inside one workgroup's kernel):
+    parallel iterations must not share scratch.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // LINFORMER_COMPILER_PASSES_TD

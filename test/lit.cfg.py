@@ -8,7 +8,7 @@ from lit.llvm import llvm_config
 
 config.name = "LINFORMER"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.linformer_obj_root, "test")
@@ -21,4 +21,4 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.linformer_tools_dir, append_path=True)
 tool_dirs = [config.linformer_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["linformer-opt"], tool_dirs)
+llvm_config.add_tool_substitutions(["linformer-opt", "linformer-e2e"], tool_dirs)

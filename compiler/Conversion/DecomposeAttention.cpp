@@ -69,16 +69,17 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     int64_t h = op.getHeads(), d = op.getHeadDim(), k = op.getK();
     Value x = op.getInput();
 
-    // X [b, n, dm] * W [dm, h, d] -> [b, h, n, d]; loops (b, h, i, c, m).
+    // X [b, n, dm] * W [dm, h, d] -> [b, h, n, d]; loops (b, h, i, m, c):
+    // the innermost loop runs along contiguous output channels.
     auto inputProjection = [&](Value w, Value bias) {
       Value w3 = tensor::ExpandShapeOp::create(
           rewriter, loc, RankedTensorType::get({dm, h, d}, et), w,
           SmallVector<ReassociationIndices>{{0}, {1, 2}});
       Value init = biasInit(rewriter, loc, bias, {h, d}, DimList{1, 3},
                             {batch, h, n, d}, et);
-      return buildContraction(rewriter, loc, 5, x, DimList{0, 2, 4}, w3,
-                              DimList{4, 1, 3}, init, DimList{0, 1, 2, 3},
-                              {4});
+      return markRoot(buildContraction(rewriter, loc, 5, x, DimList{0, 2, 3},
+                                       w3, DimList{3, 1, 4}, init,
+                                       DimList{0, 1, 2, 4}, {3}));
     };
     Value q = inputProjection(op.getWq(), op.getBq());
     Value key = inputProjection(op.getWk(), op.getBk());
@@ -107,15 +108,16 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         rewriter.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(d))));
 
     // concat_h(A) [b, h, n, d] * W_o [h, d, dm] -> [b, n, dm];
-    // loops (b, i, o, h, c).
+    // loops (b, i, h, c, o).
     Value wo3 = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get({h, d, dm}, et), op.getWo(),
         SmallVector<ReassociationIndices>{{0, 1}, {2}});
     Value init = biasInit(rewriter, loc, op.getBo(), {dm}, DimList{2},
                           {batch, n, dm}, et);
-    Value out = buildContraction(rewriter, loc, 5, core, DimList{0, 3, 1, 4},
-                                 wo3, DimList{3, 4, 2}, init,
-                                 DimList{0, 1, 2}, {3, 4});
+    Value out = markRoot(buildContraction(rewriter, loc, 5, core,
+                                          DimList{0, 2, 1, 3}, wo3,
+                                          DimList{2, 3, 4}, init,
+                                          DimList{0, 1, 4}, {2, 3}));
     rewriter.replaceOp(op, out);
     return success();
   }

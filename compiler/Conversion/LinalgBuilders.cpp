@@ -70,12 +70,27 @@ Value mlir::linformer::buildContraction(OpBuilder &b, Location loc,
       });
 }
 
+Value mlir::linformer::maskBit(OpBuilder &b, Location loc, Value flag) {
+  if (flag.getType().isInteger(1))
+    return flag;
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(flag.getType()));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag, zero);
+}
+
 Value mlir::linformer::buildValidTokens(OpBuilder &b, Location loc,
                                         Value lengths, Value mask,
                                         int64_t batch, int64_t seqLen) {
-  if (mask)
-    return mask;
-  Value init = emptyTensor(b, loc, {batch, seqLen}, b.getI1Type());
+  Value init = emptyTensor(b, loc, {batch, seqLen}, b.getI8Type());
+  if (mask) {
+    // One byte per token from here on, whatever the mask's type.
+    return buildGeneric(
+        b, loc, 2, mask, {DimList{0, 1}}, init, DimList{0, 1}, {},
+        [](OpBuilder &nb, Location nloc, ValueRange args) {
+          return arith::ExtUIOp::create(nb, nloc, nb.getI8Type(),
+                                        maskBit(nb, nloc, args[0]))
+              .getResult();
+        });
+  }
   // valid[b, t] = t < lengths[b]
   return buildGeneric(
       b, loc, 2, lengths, {DimList{0}}, init, DimList{0, 1}, {},
@@ -83,8 +98,9 @@ Value mlir::linformer::buildValidTokens(OpBuilder &b, Location loc,
         Value t = linalg::IndexOp::create(nb, nloc, 1);
         Value tInt = arith::IndexCastOp::create(nb, nloc,
                                                 args[0].getType(), t);
-        return arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
-                                     tInt, args[0])
+        Value lt = arith::CmpIOp::create(nb, nloc, arith::CmpIPredicate::slt,
+                                         tInt, args[0]);
+        return arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), lt)
             .getResult();
       });
 }
@@ -94,7 +110,7 @@ Value mlir::linformer::buildWindowCounts(OpBuilder &b, Location loc,
                                          Type elementType) {
   auto type = cast<RankedTensorType>(validTokens.getType());
   int64_t batch = type.getDimSize(0), n = type.getDimSize(1), w = n / k;
-  auto windowsType = RankedTensorType::get({batch, k, w}, b.getI1Type());
+  auto windowsType = RankedTensorType::get({batch, k, w}, b.getI8Type());
   Value windows = tensor::ExpandShapeOp::create(
       b, loc, windowsType, validTokens,
       SmallVector<ReassociationIndices>{{0}, {1, 2}});
@@ -105,6 +121,7 @@ Value mlir::linformer::buildWindowCounts(OpBuilder &b, Location loc,
       b, loc, 3, windows, {DimList{0, 1, 2}}, init, DimList{0, 1}, {2},
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value one = arith::UIToFPOp::create(nb, nloc, elementType, args[0]);
+        // args[0] is 0 or 1.
         return arith::AddFOp::create(nb, nloc, args[1], one).getResult();
       });
 }
@@ -115,14 +132,21 @@ Value mlir::linformer::buildValidSlots(OpBuilder &b, Location loc,
                                        int64_t k) {
   Value valid = buildValidTokens(b, loc, lengths, mask, batch, seqLen);
   Value counts = buildWindowCounts(b, loc, valid, k, b.getF32Type());
-  Value init = emptyTensor(b, loc, {batch, k}, b.getI1Type());
+  Value init = emptyTensor(b, loc, {batch, k}, b.getI8Type());
   return buildGeneric(
       b, loc, 2, counts, {DimList{0, 1}}, init, DimList{0, 1}, {},
       [](OpBuilder &nb, Location nloc, ValueRange args) {
         Value zero = arith::ConstantOp::create(
             nb, nloc, nb.getZeroAttr(args[0].getType()));
-        return arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
-                                     args[0], zero)
+        Value any = arith::CmpFOp::create(nb, nloc, arith::CmpFPredicate::OGT,
+                                          args[0], zero);
+        return arith::ExtUIOp::create(nb, nloc, nb.getI8Type(), any)
             .getResult();
       });
+}
+
+Value mlir::linformer::markRoot(Value v) {
+  Operation *op = v.getDefiningOp();
+  op->setAttr(kRootAttrName, UnitAttr::get(op->getContext()));
+  return v;
 }

@@ -40,8 +40,14 @@ Value buildContraction(OpBuilder &b, Location loc, unsigned numLoops, Value a,
                        const DimList &outDims,
                        ArrayRef<unsigned> reductionDims);
 
-/// [batch, n] i1: true where the token is real. From `lengths` ([batch],
-/// i32/i64: token t is real iff t < lengths[b]) or from `mask` itself.
+/// Masks never live in memory as i1 during code generation: a vector of i1
+/// is stored bit-packed, a scalar i1 as a byte, and mixing both corrupts
+/// them. Builders below produce i8 flags (0/1); `maskBit` turns a flag of
+/// either type into an i1 value inside a generic's body.
+Value maskBit(OpBuilder &b, Location loc, Value flag);
+
+/// [batch, n] i8: 1 where the token is real. From `lengths` ([batch],
+/// i32/i64: token t is real iff t < lengths[b]) or from `mask`.
 Value buildValidTokens(OpBuilder &b, Location loc, Value lengths, Value mask,
                        int64_t batch, int64_t seqLen);
 
@@ -50,9 +56,16 @@ Value buildValidTokens(OpBuilder &b, Location loc, Value lengths, Value mask,
 Value buildWindowCounts(OpBuilder &b, Location loc, Value validTokens,
                         int64_t k, Type elementType);
 
-/// [batch, k] i1: true where a pooled/convolved slot has a real token.
+/// [batch, k] i8: 1 where a pooled/convolved slot has a real token.
 Value buildValidSlots(OpBuilder &b, Location loc, Value lengths, Value mask,
                       int64_t batch, int64_t seqLen, int64_t k);
+
+/// The attribute that marks a linalg op as the root of a kernel: tiling
+/// starts from roots and fuses their non-root producers into the tile loops.
+constexpr llvm::StringLiteral kRootAttrName = "linformer.root";
+
+/// Marks the op defining `v` as a kernel root; returns `v`.
+Value markRoot(Value v);
 
 } // namespace mlir::linformer
 

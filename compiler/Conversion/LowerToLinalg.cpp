@@ -79,7 +79,8 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
                 isMax ? negInfinity(b, l, et)
                       : arith::ConstantOp::create(b, l, b.getZeroAttr(et))
                             .getResult();
-            return arith::SelectOp::create(b, l, args[1], args[0], neutral)
+            return arith::SelectOp::create(b, l, maskBit(b, l, args[1]),
+                                           args[0], neutral)
                 .getResult();
           });
     }
@@ -89,22 +90,23 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
                      rewriter.getZeroAttr(et));
     if (kind == ProjectionKind::learned) {
       // out[b, h, j, c] = sum_t E[(h,) j, t] * in[b, h, t, c];
-      // loops (b, h, j, c, t).
-      DimList eDims = op.isSharedAcrossHeads() ? DimList{2, 4}
-                                               : DimList{1, 2, 4};
-      Value out = buildContraction(rewriter, loc, 5, input,
-                                   DimList{0, 1, 4, 3}, op.getWeight(), eDims,
-                                   zeros, DimList{0, 1, 2, 3}, {4});
+      // loops (b, h, j, t, c).
+      DimList eDims = op.isSharedAcrossHeads() ? DimList{2, 3}
+                                               : DimList{1, 2, 3};
+      Value out = markRoot(buildContraction(
+          rewriter, loc, 5, input, DimList{0, 1, 3, 4}, op.getWeight(), eDims,
+          zeros, DimList{0, 1, 2, 4}, {3}));
       rewriter.replaceOp(op, out);
       return success();
     }
 
-    // Windowed kinds see the input as [b, h, k, w, d]; loops (b, h, j, c, r).
+    // Windowed kinds see the input as [b, h, k, w, d]; loops (b, h, j, r, c).
     int64_t w = n / k;
     Value windows = tensor::ExpandShapeOp::create(
         rewriter, loc, RankedTensorType::get({batch, h, k, w, d}, et), input,
         SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-    DimList winDims = {0, 1, 2, 4, 3}, outDims = {0, 1, 2, 3};
+    DimList winDims = {0, 1, 2, 3, 4}, outDims = {0, 1, 2, 4};
+    DimList out4 = {0, 1, 2, 3};
     Value counts;
     if (padded)
       counts = buildWindowCounts(rewriter, loc, validTokens, k,
@@ -113,22 +115,22 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
     Value out;
     switch (kind) {
     case ProjectionKind::conv: {
-      DimList wDims = op.isSharedAcrossHeads() ? DimList{3, 4}
-                                               : DimList{1, 3, 4};
+      DimList wDims = op.isSharedAcrossHeads() ? DimList{4, 3}
+                                               : DimList{1, 4, 3};
       out = buildContraction(rewriter, loc, 5, windows, winDims,
-                             op.getWeight(), wDims, zeros, outDims, {4});
+                             op.getWeight(), wDims, zeros, outDims, {3});
       break;
     }
     case ProjectionKind::mean_pool: {
       Value sums = buildGeneric(
-          rewriter, loc, 5, windows, {winDims}, zeros, outDims, {4},
+          rewriter, loc, 5, windows, {winDims}, zeros, outDims, {3},
           [](OpBuilder &b, Location l, ValueRange args) {
             return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
           });
       if (!padded) {
         out = buildGeneric(
-            rewriter, loc, 4, sums, {outDims},
-            emptyTensor(rewriter, loc, outType.getShape(), et), outDims, {},
+            rewriter, loc, 4, sums, {out4},
+            emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
             [&](OpBuilder &b, Location l, ValueRange args) {
               Value inv = arith::ConstantOp::create(
                   b, l, b.getFloatAttr(et, 1.0 / static_cast<double>(w)));
@@ -138,8 +140,8 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
       }
       // sum / max(count, 1): an empty window's sum is 0, and stays 0.
       out = buildGeneric(
-          rewriter, loc, 4, {sums, counts}, {outDims, DimList{0, 2}},
-          emptyTensor(rewriter, loc, outType.getShape(), et), outDims, {},
+          rewriter, loc, 4, {sums, counts}, {out4, DimList{0, 2}},
+          emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
           [&](OpBuilder &b, Location l, ValueRange args) {
             Value one = arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
             Value count = arith::MaximumFOp::create(b, l, args[1], one);
@@ -154,7 +156,7 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
           rewriter, loc, outType.getShape(), et,
           rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
       Value maxima = buildGeneric(
-          rewriter, loc, 5, windows, {winDims}, init, outDims, {4},
+          rewriter, loc, 5, windows, {winDims}, init, outDims, {3},
           [](OpBuilder &b, Location l, ValueRange args) {
             return arith::MaximumFOp::create(b, l, args[1], args[0])
                 .getResult();
@@ -165,8 +167,8 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
       }
       // A window without a real token is -inf here; it projects to 0.
       out = buildGeneric(
-          rewriter, loc, 4, {maxima, counts}, {outDims, DimList{0, 2}},
-          emptyTensor(rewriter, loc, outType.getShape(), et), outDims, {},
+          rewriter, loc, 4, {maxima, counts}, {out4, DimList{0, 2}},
+          emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
           [&](OpBuilder &b, Location l, ValueRange args) {
             Value zeroF32 =
                 arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
@@ -181,7 +183,7 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
     case ProjectionKind::learned:
       llvm_unreachable("handled above");
     }
-    rewriter.replaceOp(op, out);
+    rewriter.replaceOp(op, markRoot(out));
     return success();
   }
 };
@@ -204,12 +206,23 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     SmallVector<int64_t> scoreShape = {batch, h, n, k};
     DimList all4 = {0, 1, 2, 3};
 
-    // S[b, h, i, j] = sum_c Q[b, h, i, c] K[b, h, j, c]; loops (b,h,i,j,c).
+    // K^T [b, h, d, k] once per (b, h): the score contraction below then
+    // reads contiguous rows of K^T in its innermost loop.
+    int64_t d = qType.getDimSize(3);
+    Value keyT = linalg::TransposeOp::create(
+                     rewriter, loc, op.getKey(),
+                     emptyTensor(rewriter, loc, {batch, h, d, k}, et),
+                     ArrayRef<int64_t>{0, 1, 3, 2})
+                     .getResult()[0];
+    markRoot(keyT);
+
+    // S[b, h, i, j] = sum_c Q[b, h, i, c] K^T[b, h, c, j]; loops (b,h,i,c,j).
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
                                rewriter.getZeroAttr(et));
     Value scores = buildContraction(rewriter, loc, 5, op.getQ(),
-                                    DimList{0, 1, 2, 4}, op.getKey(),
-                                    DimList{0, 1, 3, 4}, zeros, all4, {4});
+                                    DimList{0, 1, 2, 3}, keyT,
+                                    DimList{0, 1, 3, 4}, zeros,
+                                    DimList{0, 1, 2, 4}, {3});
 
     // scale, and -inf for slots with no real token behind them.
     double scale = op.getScale().convertToDouble();
@@ -227,7 +240,7 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
           Value scaled = arith::MulFOp::create(b, l, args[0], s).getResult();
           if (args.size() == 2)
             return scaled;
-          return arith::SelectOp::create(b, l, args[1], scaled,
+          return arith::SelectOp::create(b, l, maskBit(b, l, args[1]), scaled,
                                          negInfinity(b, l, et))
               .getResult();
         });
@@ -241,12 +254,14 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
                                   /*dimension=*/3)
             .getResult()[0];
 
-    // O[b, h, i, c] = sum_j P[b, h, i, j] V[b, h, j, c]; loops (b,h,i,c,j).
+    // O[b, h, i, c] = sum_j P[b, h, i, j] V[b, h, j, c]; loops (b,h,i,j,c).
+    // The root of the core: tiling it over query rows fuses the softmax and
+    // the scores, so a query tile's scores live only in that tile.
     Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
                                   rewriter.getZeroAttr(et));
-    Value out = buildContraction(rewriter, loc, 5, probs, DimList{0, 1, 2, 4},
-                                 op.getValue(), DimList{0, 1, 4, 3}, outZeros,
-                                 all4, {4});
+    Value out = markRoot(buildContraction(
+        rewriter, loc, 5, probs, DimList{0, 1, 2, 3}, op.getValue(),
+        DimList{0, 1, 3, 4}, outZeros, DimList{0, 1, 2, 4}, {3}));
     rewriter.replaceOp(op, out);
     return success();
   }

@@ -79,10 +79,9 @@ static LogicalResult checkShape(Operation *op, Value value, StringRef name,
 
 /// All floating-point operands and the result share one element type, that
 /// of the operand named `refName`.
-static LogicalResult checkElementTypes(Operation *op, Type expected,
-                                       StringRef refName,
-                                       ArrayRef<std::pair<StringRef, Value>>
-                                           operands) {
+static LogicalResult
+checkElementTypes(Operation *op, Type expected, StringRef refName,
+                  ArrayRef<std::pair<StringRef, Value>> operands) {
   for (auto [name, value] : operands) {
     if (!value)
       continue;
@@ -128,8 +127,8 @@ static LogicalResult checkWindow(Operation *op, ProjectionKind kind,
   // A project op takes k from its result type, where 0 is a legal size; an
   // empty projection has nothing to attend to, and n % 0 below would trap.
   if (!ShapedType::isDynamic(k) && k <= 0)
-    return op->emitOpError() << "projected length k = " << k
-                             << " must be positive";
+    return op->emitOpError()
+           << "projected length k = " << k << " must be positive";
   if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(k) && k > n)
     return op->emitOpError() << "projected length k = " << k
                              << " exceeds the sequence length n = " << n
@@ -174,7 +173,7 @@ static SmallVector<int64_t> expectedWeightShape(ProjectionKind kind,
 }
 
 /// A constant operand that states "no padding": lengths all equal to n, or a
-/// mask that is all true.
+/// mask that is all true (nonzero, for i8 masks).
 static bool isNoPadding(Value lengths, Value mask, int64_t seqLen) {
   DenseIntElementsAttr attr;
   if (lengths && matchPattern(lengths, m_Constant(&attr)))
@@ -183,7 +182,8 @@ static bool isNoPadding(Value lengths, Value mask, int64_t seqLen) {
              return v.getSExtValue() == seqLen;
            });
   if (mask && matchPattern(mask, m_Constant(&attr)))
-    return llvm::all_of(attr.getValues<bool>(), [](bool b) { return b; });
+    return llvm::all_of(attr.getValues<APInt>(),
+                        [](const APInt &v) { return !v.isZero(); });
   return false;
 }
 

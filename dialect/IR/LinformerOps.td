@@ -18,7 +18,10 @@ class Linformer_Op<string mnemonic, list<Trait> traits = []>
 
 def Linformer_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
 def Linformer_IndexLikeTensor : RankedTensorOf<[I32, I64]>;
-def Linformer_MaskTensor : RankedTensorOf<[I1]>;
+// Masks are i1, or i8 with nonzero = true. Compiled entry points take i8
+// masks (one byte per flag), which is also what code generation keeps in
+// memory: vectors of i1 are bit-packed, bytes are not.
+def Linformer_MaskTensor : RankedTensorOf<[I1, I8]>;
 
 //===----------------------------------------------------------------------===//
 // linformer.attention

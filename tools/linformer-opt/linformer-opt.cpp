@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/Pipelines/Pipelines.h"
 #include "dialect/IR/LinformerDialect.h"
 #include "dialect/Transforms/Passes.h"
 
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::linformer::registerLinformerDialectPasses();
   mlir::linformer::registerLinformerCompilerPasses();
+  mlir::linformer::registerLinformerPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::linformer::LinformerDialect>();

@@ -1,0 +1,60 @@
+//===- LowerVectors.cpp - vector ops to CPU-friendly forms -----*- C++ -*-===//
+//
+// Lowers contractions to outer products (broadcast-FMA), multi-reductions
+// to inner reductions, transposes/transfers/broadcasts to simple ops, and
+// math.exp to a polynomial so that it vectorises.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCPULOWERVECTORSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace {
+struct LowerVectorsPass
+    : linformer::impl::LinformerCPULowerVectorsPassBase<LowerVectorsPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    // Contractions first: they produce the broadcasts and transposes that
+    // the second set lowers.
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorContractLoweringPatterns(
+          patterns, vector::VectorContractLowering::OuterProduct);
+      vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    {
+      RewritePatternSet patterns(ctx);
+      vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      vector::populateVectorTransposeLoweringPatterns(
+          patterns, vector::VectorTransposeLowering::Shuffle1D);
+      vector::populateVectorBroadcastLoweringPatterns(patterns);
+      vector::populateVectorShapeCastLoweringPatterns(patterns);
+      vector::populateVectorTransferLoweringPatterns(patterns,
+                                                     /*maxTransferRank=*/1);
+      vector::populateVectorMaskOpLoweringPatterns(patterns);
+      populateMathPolynomialApproximationPatterns(
+          patterns, [](StringRef name) { return name == "exp"; });
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

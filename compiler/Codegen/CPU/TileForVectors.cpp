@@ -1,0 +1,107 @@
+//===- TileForVectors.cpp - register-level tiling --------------*- C++ -*-===//
+//
+// Decomposes aggregate ops (softmax) once they are tiled, and tiles every
+// linalg op down to what one vector operation handles, so that the
+// vectorizer sees small static shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCPUTILEFORVECTORSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
+                                                      int64_t vectorWidth,
+                                                      int64_t unroll) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  unsigned numLoops = ranges.size();
+  SmallVector<int64_t> tiles(numLoops, 1);
+  if (numLoops == 0)
+    return tiles;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  unsigned inner = numLoops - 1;
+  if (iters[inner] == utils::IteratorType::reduction) {
+    // A row reduction: one vector reduction over the whole row.
+    for (unsigned i = 0; i < numLoops; ++i)
+      if (iters[i] == utils::IteratorType::reduction)
+        tiles[i] = 0;
+    return tiles;
+  }
+  tiles[inner] = largestDivisorAtMost(ranges[inner], vectorWidth);
+  // The output dimension just outside the innermost one gets `unroll` rows.
+  if (op.getNumDpsInits() == 1) {
+    AffineMap outMap = op.getIndexingMapMatchingResult(op->getResult(0));
+    SmallVector<unsigned> outDims;
+    for (AffineExpr e : outMap.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        outDims.push_back(dim.getPosition());
+    if (outDims.size() >= 2 && outDims.back() == inner) {
+      unsigned row = outDims[outDims.size() - 2];
+      tiles[row] = largestDivisorAtMost(ranges[row], unroll);
+    }
+  }
+  return tiles;
+}
+
+namespace {
+struct TileForVectorsPass
+    : linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+
+    // Aggregates (softmax) become plain linalg ops inside their tile.
+    SmallVector<linalg::AggregatedOpInterface> aggregates;
+    getOperation().walk(
+        [&](linalg::AggregatedOpInterface op) { aggregates.push_back(op); });
+    for (linalg::AggregatedOpInterface op : aggregates) {
+      rewriter.setInsertionPoint(op);
+      FailureOr<SmallVector<Value>> parts = op.decomposeOperation(rewriter);
+      if (failed(parts)) {
+        op->emitOpError("could not be decomposed");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, *parts);
+    }
+
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
+        ops.push_back(op);
+    });
+    for (linalg::LinalgOp op : ops) {
+      SmallVector<int64_t> tiles = vectorTileSizes(op, vectorWidth, unroll);
+      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      // Nothing to do when the op already is one tile.
+      bool whole = true;
+      for (auto [t, r] : llvm::zip(tiles, ranges))
+        whole &= (t == 0 || t == r);
+      if (whole)
+        continue;
+      scf::SCFTilingOptions options;
+      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      rewriter.setInsertionPoint(op);
+      FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      if (failed(result)) {
+        op->emitOpError("could not be tiled to vector size");
+        return signalPassFailure();
+      }
+      rewriter.replaceOp(op, result->replacements);
+    }
+  }
+};
+} // namespace

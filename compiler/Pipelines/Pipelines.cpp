@@ -1,0 +1,127 @@
+//===- Pipelines.cpp - named pass pipelines --------------------*- C++ -*-===//
+//
+// See Pipelines.h. Ordering constraints are explained where they matter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines/Pipelines.h"
+
+#include "compiler/Passes.h"
+#include "dialect/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+static void addCleanup(OpPassManager &funcPm) {
+  funcPm.addPass(createCanonicalizerPass());
+  funcPm.addPass(createCSEPass());
+}
+
+void mlir::linformer::buildLinalgPipeline(OpPassManager &pm) {
+  // Layer sharing is a claim across ops; check it before decomposition
+  // erases the ops that make it.
+  pm.addPass(createLinformerVerifyLayerSharingPass());
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  funcPm.addPass(createLinformerDecomposeAttentionPass());
+  funcPm.addPass(createLinformerLowerToLinalgPass());
+  addCleanup(funcPm);
+}
+
+void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
+                                       const CPUPipelineOptions &options) {
+  buildLinalgPipeline(pm);
+
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // Workgroup tiling must see whole (untiled) producers to fuse them, so it
+  // runs before any other tiling.
+  LinformerCPUTileAndFusePassOptions tileOptions;
+  tileOptions.rowTile = options.rowTile;
+  funcPm.addPass(createLinformerCPUTileAndFusePass(tileOptions));
+  addCleanup(funcPm);
+  LinformerCPUTileForVectorsPassOptions vectorTileOptions;
+  vectorTileOptions.vectorWidth = options.vectorWidth;
+  vectorTileOptions.unroll = options.unroll;
+  funcPm.addPass(createLinformerCPUTileForVectorsPass(vectorTileOptions));
+  addCleanup(funcPm);
+  funcPm.addPass(createLinformerCPUVectorizePass());
+  addCleanup(funcPm);
+
+  // Bufferize after vectorization: vector transfers on tensors fold their
+  // slices, and one-shot analysis then keeps tiles in place.
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  // Results become caller-provided output buffers, written in place.
+  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
+  outParamOptions.hoistStaticAllocs = true;
+  outParamOptions.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  OpPassManager &bufPm = pm.nest<func::FuncOp>();
+  addCleanup(bufPm);
+  // Per-tile scratch (a query tile's scores) lives on the stack.
+  bufferization::PromoteBuffersToStackPassOptions stackOptions;
+  stackOptions.maxAllocSizeInBytes = 1 << 18;
+  stackOptions.maxRankOfAllocatedMemRef = 6;
+  bufPm.addPass(bufferization::createPromoteBuffersToStackPass(stackOptions));
+  bufferization::BufferDeallocationPipelineOptions deallocOptions;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+
+  OpPassManager &lowerPm = pm.nest<func::FuncOp>();
+  lowerPm.addPass(createLinformerCPULowerVectorsPass());
+  // n-D transfers that remain (tile boundaries) become unrolled 1-D ones,
+  // which convert-vector-to-llvm turns into (masked) vector loads/stores.
+  VectorTransferToSCFOptions transferOptions;
+  transferOptions.enableFullUnroll();
+  lowerPm.addPass(createConvertVectorToSCFPass(transferOptions));
+  lowerPm.addPass(createConvertLinalgToLoopsPass());
+  lowerPm.addPass(createForallToForLoopPass());
+  // Only now are all loops sequential, so scratch can be shared.
+  lowerPm.addPass(createLinformerHoistStaticAllocasPass());
+  addCleanup(lowerPm);
+  if (!options.toLLVM)
+    return;
+
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  ConvertFuncToLLVMPassOptions funcOptions;
+  // Kernels take plain pointers: static shapes need no descriptors, and a
+  // C caller (the runtime) passes buffers as they are.
+  funcOptions.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcOptions));
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::linformer::registerLinformerPipelines() {
+  PassPipelineRegistration<>(
+      "linformer-linalg-pipeline",
+      "Linformer ops to linalg on tensors (verify, decompose, lower)",
+      [](OpPassManager &pm) { buildLinalgPipeline(pm); });
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "linformer-cpu-pipeline",
+      "Linformer ops to LLVM dialect CPU code (tile, fuse, vectorize, "
+      "bufferize, lower)",
+      buildCPUPipeline);
+}

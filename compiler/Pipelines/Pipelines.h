@@ -1,0 +1,47 @@
+//===- Pipelines.h - named pass pipelines -----------------------*- C++ -*-===//
+//
+// The pipelines that take a module in the Linformer dialect down to code:
+// plain functions taking an options struct, registered in linformer-opt as
+// --linformer-cpu-pipeline (and its stages).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_PIPELINES_PIPELINES_H
+#define LINFORMER_COMPILER_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::linformer {
+
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<int64_t> rowTile{
+      *this, "row-tile", llvm::cl::desc("Default rows per workgroup tile"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Elements per vector register (16 f32 on AVX-512)"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> unroll{
+      *this, "unroll", llvm::cl::desc("Rows per register tile"),
+      llvm::cl::init(8)};
+  PassOptions::Option<bool> toLLVM{
+      *this, "to-llvm",
+      llvm::cl::desc("Lower to the LLVM dialect (off: stop after "
+                     "bufferization and vector lowering)"),
+      llvm::cl::init(true)};
+};
+
+/// Linformer ops -> linalg on tensors (verification, decomposition,
+/// lowering of the parts).
+void buildLinalgPipeline(OpPassManager &pm);
+
+/// The whole CPU chain: linalg pipeline, workgroup tiling and fusion,
+/// register tiling, vectorization, bufferization, lowering to LLVM.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Registers --linformer-linalg-pipeline and --linformer-cpu-pipeline.
+void registerLinformerPipelines();
+
+} // namespace mlir::linformer
+
+#endif // LINFORMER_COMPILER_PIPELINES_PIPELINES_H

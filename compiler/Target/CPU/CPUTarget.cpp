@@ -1,0 +1,174 @@
+//===- CPUTarget.cpp - LLVM dialect to native objects ----------*- C++ -*-===//
+//
+// See CPUTarget.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Target/CPU/CPUTarget.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+CPUTargetOptions
+mlir::linformer::resolveCPUTarget(const CPUTargetOptions &options) {
+  CPUTargetOptions resolved = options;
+  if (resolved.cpu.empty() || resolved.cpu == "host")
+    resolved.cpu = llvm::sys::getHostCPUName().str();
+  if (resolved.features.empty() || resolved.features == "host") {
+    llvm::SubtargetFeatures features;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.first(), feature.second);
+    resolved.features = features.getString();
+  }
+  return resolved;
+}
+
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const CPUTargetOptions &options, std::string &error) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions targetOptions;
+  // Kernels are position independent: they end up in a shared object.
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, options.cpu, options.features, targetOptions,
+      llvm::Reloc::PIC_, std::nullopt,
+      options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                              : llvm::CodeGenOptLevel::Default));
+  if (!machine)
+    error = "could not create a target machine for CPU '" + options.cpu + "'";
+  return machine;
+}
+
+std::unique_ptr<llvm::Module> mlir::linformer::translateToOptimizedLLVMIR(
+    ModuleOp module, llvm::LLVMContext &llvmContext,
+    const CPUTargetOptions &requested) {
+  CPUTargetOptions options = resolveCPUTarget(requested);
+  DialectRegistry registry;
+  registerAllToLLVMIRTranslations(registry);
+  module->getContext()->appendDialectRegistry(registry);
+
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext);
+  if (!llvmModule) {
+    module.emitError("could not translate the module to LLVM IR");
+    return nullptr;
+  }
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine) {
+    module.emitError() << error;
+    return nullptr;
+  }
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+  llvmModule->setDataLayout(machine->createDataLayout());
+  // Function attributes so that LLVM's own passes use the full ISA too.
+  for (llvm::Function &fn : *llvmModule) {
+    if (fn.isDeclaration())
+      continue;
+    fn.addFnAttr("target-cpu", options.cpu);
+    fn.addFnAttr("target-features", options.features);
+  }
+  auto transformer =
+      makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                machine.get());
+  if (llvm::Error err = transformer(llvmModule.get())) {
+    module.emitError() << "LLVM optimization failed: "
+                       << llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return llvmModule;
+}
+
+LogicalResult mlir::linformer::emitObjectFile(llvm::Module &llvmModule,
+                                              const CPUTargetOptions &requested,
+                                              StringRef objectPath,
+                                              std::string &error) {
+  CPUTargetOptions options = resolveCPUTarget(requested);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine)
+    return failure();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write '" + objectPath.str() + "': " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  pm.run(llvmModule);
+  os.flush();
+  return success();
+}
+
+LogicalResult mlir::linformer::linkSharedObject(StringRef objectPath,
+                                                StringRef sharedObjectPath,
+                                                std::string &error) {
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc) {
+    error = "no C compiler driver ('cc') on PATH to link the shared object";
+    return failure();
+  }
+  SmallVector<StringRef> args = {*cc, "-shared", "-nostartfiles", "-o",
+                                 sharedObjectPath, objectPath, "-lm"};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
+                                     &message);
+  if (rc != 0) {
+    error = "linking '" + sharedObjectPath.str() + "' failed (exit " +
+            std::to_string(rc) + ")" + (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
+}
+
+LogicalResult mlir::linformer::compileToSharedObject(
+    ModuleOp module, const CPUTargetOptions &options, StringRef path) {
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateToOptimizedLLVMIR(module, llvmContext, options);
+  if (!llvmModule)
+    return failure();
+  std::string objectPath = (path + ".o").str();
+  std::string error;
+  if (failed(emitObjectFile(*llvmModule, options, objectPath, error)) ||
+      failed(linkSharedObject(objectPath, path, error))) {
+    module.emitError() << error;
+    return failure();
+  }
+  llvm::sys::fs::remove(objectPath);
+  return success();
+}

@@ -1,0 +1,59 @@
+//===- CPUTarget.h - LLVM dialect to native objects ------------*- C++ -*-===//
+//
+// The CPU back end's last steps, in process: translate a module in the LLVM
+// dialect to LLVM IR, optimize it for the host (or a given) CPU, emit an
+// object file, and link it into a shared object the runtime can dlopen.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_TARGET_CPU_CPUTARGET_H
+#define LINFORMER_COMPILER_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <memory>
+#include <string>
+
+namespace llvm {
+class Module;
+class LLVMContext;
+} // namespace llvm
+
+namespace mlir::linformer {
+
+struct CPUTargetOptions {
+  /// LLVM CPU name; empty = the host's (llvm::sys::getHostCPUName).
+  std::string cpu;
+  /// Comma-separated LLVM features (+avx512f,...); empty = the host's.
+  std::string features;
+  /// LLVM optimization level, 0-3.
+  unsigned optLevel = 3;
+};
+
+/// The CPU and features actually used for `options` (host ones filled in).
+CPUTargetOptions resolveCPUTarget(const CPUTargetOptions &options);
+
+/// Translates `module` (LLVM dialect) to optimized LLVM IR for the target.
+/// Errors are emitted as diagnostics on the module.
+std::unique_ptr<llvm::Module>
+translateToOptimizedLLVMIR(ModuleOp module, llvm::LLVMContext &llvmContext,
+                           const CPUTargetOptions &options);
+
+/// Emits an object file for `llvmModule` into `objectPath`.
+LogicalResult emitObjectFile(llvm::Module &llvmModule,
+                             const CPUTargetOptions &options,
+                             StringRef objectPath, std::string &error);
+
+/// Links `objectPath` into the shared object `sharedObjectPath` with the
+/// system C compiler driver (cc), which the runtime can dlopen.
+LogicalResult linkSharedObject(StringRef objectPath,
+                               StringRef sharedObjectPath, std::string &error);
+
+/// The whole chain: LLVM dialect module -> shared object at `path`.
+LogicalResult compileToSharedObject(ModuleOp module,
+                                    const CPUTargetOptions &options,
+                                    StringRef path);
+
+} // namespace mlir::linformer
+
+#endif // LINFORMER_COMPILER_TARGET_CPU_CPUTARGET_H

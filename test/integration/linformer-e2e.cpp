@@ -1,0 +1,382 @@
+//===- linformer-e2e.cpp - compile, run and check one layer ----*- C++ -*-===//
+//
+// End-to-end check of the CPU code generator: builds one Linformer attention
+// layer in the dialect for a configuration given on the command line, runs
+// the whole CPU pipeline, emits and links a shared object in process, loads
+// it, runs the generated kernel on seeded random inputs, and compares the
+// result with the plain C++ reference (lib/Reference).
+//
+// The error measure is the normwise relative error
+//   max_i |out_i - ref_i| / max_i |ref_i|
+// which, unlike an elementwise relative error, stays meaningful for outputs
+// near zero. Exit status 0 means within --tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/CPU/CPUTarget.h"
+#include "dialect/IR/LinformerDialect.h"
+#include "lib/Reference/Reference.h"
+#include "lib/Support/Random.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <dlfcn.h>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+namespace ref = ::linformer::ref;
+
+static cl::opt<std::string> kindOpt("kind", cl::desc("learned|mean_pool|max_pool|conv"),
+                                    cl::init("learned"));
+static cl::opt<std::string>
+    sharingOpt("sharing",
+               cl::desc("none|headwise|key_value|layerwise|kv|heads,layers|..."),
+               cl::init("none"));
+static cl::opt<int64_t> batchOpt("batch", cl::init(1));
+static cl::opt<int64_t> seqOpt("n", cl::init(64));
+static cl::opt<int64_t> modelOpt("d-model", cl::init(32));
+static cl::opt<int64_t> headsOpt("heads", cl::init(4));
+static cl::opt<int64_t> projOpt("k", cl::init(16));
+static cl::opt<std::string> paddingOpt("padding", cl::desc("none|lengths|mask|one-token"),
+                                       cl::init("none"));
+static cl::opt<bool> biasOpt("bias", cl::desc("with biases"), cl::init(false));
+static cl::opt<double> logitScaleOpt(
+    "logit-scale", cl::desc("multiplies W_q so that logits reach this scale"),
+    cl::init(1.0));
+static cl::opt<unsigned> seedOpt("seed", cl::init(1));
+static cl::opt<double> toleranceOpt("tolerance", cl::init(1e-4));
+static cl::opt<std::string> workDirOpt("work-dir", cl::desc("where the .so goes"),
+                                       cl::init(""));
+static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
+                             cl::init(false));
+
+namespace {
+struct Config {
+  ref::LayerConfig layer;
+  bool layers = false;
+  std::string padding;
+};
+
+std::string tensorType(std::initializer_list<int64_t> shape,
+                       const char *et = "f32") {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + et + ">";
+}
+
+/// The layer as a function in the dialect, with arguments in the order the
+/// kernel takes them: x, wq, wk, wv, wo, [bq, bk, bv, bo], [e], [f],
+/// [lengths | mask]; the output buffer is appended by the pipeline.
+std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
+  const ref::LayerConfig &l = c.layer;
+  int64_t b = l.batch, n = l.seqLen, dm = l.dModel, h = l.heads, k = l.projLen;
+  std::vector<std::string> args, uses;
+  auto add = [&](const std::string &name, const std::string &type) {
+    args.push_back("%" + name + ": " + type);
+    argTypes.push_back(type);
+  };
+  std::string x = tensorType({b, n, dm}), w = tensorType({dm, dm});
+  add("x", x);
+  for (const char *name : {"wq", "wk", "wv", "wo"})
+    add(name, w);
+  if (l.hasBias)
+    for (const char *name : {"bq", "bk", "bv", "bo"})
+      add(name, tensorType({dm}));
+  std::string sharingFlags;
+  std::vector<std::string> flags;
+  if (l.sharing.heads)
+    flags.push_back("heads");
+  if (l.sharing.kv)
+    flags.push_back("kv");
+  if (c.layers)
+    flags.push_back("layers");
+  sharingFlags = flags.empty() ? "none" : llvm::join(flags, ", ");
+  bool hasParams = l.kind == ref::ProjectionKind::Learned ||
+                   l.kind == ref::ProjectionKind::Conv;
+  std::string projShape;
+  if (hasParams) {
+    std::vector<int64_t> shape = ref::projectionWeightShape(
+        l.kind, h, n, l.headDim(), k, l.sharing.heads);
+    projShape = "tensor<";
+    for (int64_t d : shape)
+      projShape += std::to_string(d) + "x";
+    projShape += "f32>";
+    add("e", projShape);
+    if (!l.sharing.kv)
+      add("f", projShape);
+  }
+  if (c.padding == "mask")
+    add("mask", tensorType({b, n}, "i1"));
+  else if (c.padding != "none")
+    add("lengths", tensorType({b}, "i32"));
+
+  std::string op = "%y = linformer.attention %x weights(%wq, %wk, %wv, %wo) ";
+  if (l.hasBias)
+    op += "biases(%bq, %bk, %bv, %bo) ";
+  op += llvm::formatv("heads({0}) k({1}) projection<{2}> ", h, k,
+                      ref::projectionKindName(l.kind))
+            .str();
+  if (hasParams) {
+    op += "e(%e) ";
+    if (!l.sharing.kv)
+      op += "f(%f) ";
+  }
+  op += "sharing<" + sharingFlags + "> ";
+  if (c.padding == "mask")
+    op += "mask(%mask) ";
+  else if (c.padding != "none")
+    op += "lengths(%lengths) ";
+  op += ": (" + llvm::join(argTypes, ", ") + ") -> " + x;
+  return "func.func @layer(" + llvm::join(args, ", ") + ") -> " + x +
+         " {\n  " + op + "\n  return %y : " + x + "\n}\n";
+}
+
+/// Calls a bare-pointer kernel with `args.size()` pointer arguments.
+bool callKernel(void *fn, std::vector<void *> &a) {
+  using P = void *;
+  switch (a.size()) {
+#define LF_CASE(N, ...)                                                        \
+  case N:                                                                      \
+    reinterpret_cast<void (*)(__VA_ARGS__)>(fn)
+    LF_CASE(6, P, P, P, P, P, P)(a[0], a[1], a[2], a[3], a[4], a[5]);
+    return true;
+    LF_CASE(7, P, P, P, P, P, P, P)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
+    return true;
+    LF_CASE(8, P, P, P, P, P, P, P, P)
+    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
+    return true;
+    LF_CASE(9, P, P, P, P, P, P, P, P, P)
+    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
+    return true;
+    LF_CASE(10, P, P, P, P, P, P, P, P, P, P)
+    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
+    return true;
+    LF_CASE(11, P, P, P, P, P, P, P, P, P, P, P)
+    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
+    return true;
+    LF_CASE(12, P, P, P, P, P, P, P, P, P, P, P, P)
+    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+    return true;
+    LF_CASE(13, P, P, P, P, P, P, P, P, P, P, P, P, P)
+    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
+     a[12]);
+    return true;
+#undef LF_CASE
+  default:
+    return false;
+  }
+}
+
+bool parseSharing(const std::string &text, Config &c) {
+  std::string s = text;
+  if (s == "none")
+    s = "";
+  else if (s == "headwise")
+    s = "heads";
+  else if (s == "key_value")
+    s = "heads,kv";
+  else if (s == "layerwise")
+    s = "heads,kv,layers";
+  llvm::SmallVector<llvm::StringRef> parts;
+  llvm::StringRef(s).split(parts, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef p : parts) {
+    p = p.trim();
+    if (p == "heads")
+      c.layer.sharing.heads = true;
+    else if (p == "kv")
+      c.layer.sharing.kv = true;
+    else if (p == "layers")
+      c.layers = true;
+    else
+      return false;
+  }
+  return true;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "Linformer end-to-end CPU check\n");
+
+  Config c;
+  c.layer.batch = batchOpt;
+  c.layer.seqLen = seqOpt;
+  c.layer.dModel = modelOpt;
+  c.layer.heads = headsOpt;
+  c.layer.projLen = projOpt;
+  c.layer.hasBias = biasOpt;
+  c.padding = paddingOpt;
+  if (!ref::parseProjectionKind(kindOpt, c.layer.kind) ||
+      !parseSharing(sharingOpt, c)) {
+    llvm::errs() << "error: unknown --kind or --sharing\n";
+    return 2;
+  }
+  if (std::string err = ref::validate(c.layer); !err.empty()) {
+    llvm::errs() << "error: " << err << "\n";
+    return 2;
+  }
+  const ref::LayerConfig &l = c.layer;
+
+  // Inputs, weights and padding, seeded.
+  int64_t b = l.batch, n = l.seqLen, dm = l.dModel;
+  uint64_t seed = seedOpt;
+  float wScale = 1.0f / std::sqrt(static_cast<float>(dm));
+  auto x = ::linformer::uniformVector(b * n * dm, seed++, -1, 1);
+  std::vector<std::vector<float>> w;
+  for (int i = 0; i < 4; ++i)
+    w.push_back(::linformer::uniformVector(dm * dm, seed++, -wScale, wScale));
+  for (float &v : w[0])
+    v *= static_cast<float>(logitScaleOpt);
+  std::vector<std::vector<float>> biases;
+  if (l.hasBias)
+    for (int i = 0; i < 4; ++i)
+      biases.push_back(::linformer::uniformVector(dm, seed++, -0.5, 0.5));
+  int64_t projElems = ref::projectionWeightElements(l);
+  std::vector<float> e, f;
+  if (projElems > 0) {
+    float s = 1.0f / std::sqrt(static_cast<float>(n / l.projLen));
+    if (l.kind == ref::ProjectionKind::Learned)
+      s = 1.0f / std::sqrt(static_cast<float>(n));
+    e = ::linformer::uniformVector(projElems, seed++, -s, s);
+    if (!l.sharing.kv)
+      f = ::linformer::uniformVector(projElems, seed++, -s, s);
+  }
+  std::vector<int32_t> lengths;
+  std::vector<uint8_t> mask;
+  if (c.padding == "lengths")
+    lengths = ::linformer::randomLengths(b, n, seed++);
+  else if (c.padding == "one-token")
+    lengths.assign(b, 1);
+  else if (c.padding == "mask")
+    mask = ::linformer::randomMask(b, n, seed++, 0.6);
+  else if (c.padding != "none") {
+    llvm::errs() << "error: unknown --padding '" << c.padding << "'\n";
+    return 2;
+  }
+
+  // Reference.
+  ref::LayerWeights rw;
+  rw.wq = w[0].data(), rw.wk = w[1].data(), rw.wv = w[2].data(),
+  rw.wo = w[3].data();
+  if (l.hasBias)
+    rw.bq = biases[0].data(), rw.bk = biases[1].data(),
+    rw.bv = biases[2].data(), rw.bo = biases[3].data();
+  rw.e = e.empty() ? nullptr : e.data();
+  rw.f = f.empty() ? nullptr : f.data();
+  std::vector<float> expected(b * n * dm);
+  if (std::string err = ref::attentionLayer(
+          l, rw, x.data(), lengths.empty() ? nullptr : lengths.data(),
+          mask.empty() ? nullptr : mask.data(), expected.data());
+      !err.empty()) {
+    llvm::errs() << "error: reference: " << err << "\n";
+    return 2;
+  }
+
+  // Compile.
+  DialectRegistry registry;
+  registry.insert<mlir::linformer::LinformerDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  MLIRContext context(registry);
+  std::vector<std::string> argTypes;
+  std::string source = buildModule(c, argTypes);
+  if (printIR)
+    llvm::outs() << source;
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
+  if (!module)
+    return 1;
+  auto t0 = std::chrono::steady_clock::now();
+  PassManager pm(&context);
+  mlir::linformer::CPUPipelineOptions options;
+  mlir::linformer::buildCPUPipeline(pm, options);
+  if (failed(pm.run(*module)))
+    return 1;
+  llvm::SmallString<128> dir(workDirOpt.getValue());
+  if (dir.empty() &&
+      llvm::sys::fs::createUniqueDirectory("linformer-e2e", dir)) {
+    llvm::errs() << "error: cannot create a work directory\n";
+    return 1;
+  }
+  llvm::sys::fs::create_directories(dir);
+  llvm::SmallString<128> soPath(dir);
+  llvm::sys::path::append(soPath, "layer.so");
+  if (failed(mlir::linformer::compileToSharedObject(*module, {}, soPath)))
+    return 1;
+  double compileSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+          .count();
+
+  // Run.
+  void *handle = dlopen(soPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    llvm::errs() << "error: dlopen: " << dlerror() << "\n";
+    return 1;
+  }
+  void *fn = dlsym(handle, "layer");
+  if (!fn) {
+    llvm::errs() << "error: no symbol 'layer' in " << soPath << "\n";
+    return 1;
+  }
+  std::vector<float> out(b * n * dm, std::nanf(""));
+  std::vector<void *> args = {x.data(), w[0].data(), w[1].data(), w[2].data(),
+                              w[3].data()};
+  for (auto &bias : biases)
+    args.push_back(bias.data());
+  if (!e.empty())
+    args.push_back(e.data());
+  if (!f.empty())
+    args.push_back(f.data());
+  if (!mask.empty())
+    args.push_back(mask.data());
+  if (!lengths.empty())
+    args.push_back(lengths.data());
+  args.push_back(out.data());
+  if (!callKernel(fn, args)) {
+    llvm::errs() << "error: unsupported argument count " << args.size()
+                 << "\n";
+    return 1;
+  }
+  dlclose(handle);
+  llvm::sys::fs::remove(soPath);
+  if (workDirOpt.empty())
+    llvm::sys::fs::remove(dir);
+
+  // Compare.
+  double maxErr = 0, maxRef = 0;
+  bool finite = true;
+  for (size_t i = 0; i < out.size(); ++i) {
+    finite &= std::isfinite(out[i]);
+    maxErr = std::max(maxErr, std::fabs(double(out[i]) - double(expected[i])));
+    maxRef = std::max(maxRef, std::fabs(double(expected[i])));
+  }
+  double relErr = maxErr / std::max(maxRef, 1e-30);
+  bool ok = finite && relErr <= toleranceOpt;
+  llvm::outs() << llvm::formatv(
+      "{0} kind={1} sharing={2} b={3} n={4} d_model={5} h={6} k={7} "
+      "padding={8} bias={9}: rel_err={10:e2} (tol {11:e1}) compile={12:f2}s\n",
+      ok ? "PASS" : "FAIL", kindOpt, sharingOpt, b, n, dm, l.heads,
+      l.projLen, c.padding, l.hasBias ? 1 : 0, relErr, toleranceOpt.getValue(),
+      compileSeconds);
+  if (!finite)
+    llvm::outs() << "output has non-finite values\n";
+  return ok ? 0 : 1;
+}
