@@ -59,8 +59,12 @@ def LinformerLowerToLinalgPass
     - `project<conv>`: padded tokens are zeroed, then a depthwise contraction
       with the kernel over each window;
     - `attention_core`: `S = Q K^T` (contraction over d), `S * scale` with
-      masked slots at -inf, `linalg.softmax` over k, then `P V`. The softmax
-      stays one op here so that tiling can fuse the chain per query tile.
+      masked slots at -inf, `linalg.softmax` over k, then `P V`.
+
+    With `lower-core=false` the attention core is left alone: the CPU
+    pipeline tiles it first (it implements the TilingInterface) and runs
+    this pass again on the tiles, so the scores of one query tile are all
+    that ever exists.
 
     ```mlir
     // Before
@@ -72,6 +76,10 @@ def LinformerLowerToLinalgPass
     }
     ```
   }];
+  let options = [
+    Option<"lowerCore", "lower-core", "bool", /*default=*/"true",
+           "Also lower linformer.attention_core">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect",
@@ -86,14 +94,15 @@ def LinformerCPUTileAndFusePass
     : Pass<"linformer-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
   let summary = "tiles each kernel root into workgroups and fuses its producers";
   let description = [{
-    Every linalg op marked `linformer.root` (by the decomposition and the
-    lowering) is the root of one kernel. The root is tiled with `scf.forall`
+    Every op marked `linformer.root` (by the decomposition and the
+    lowering) and every `linformer.attention_core` is the root of one
+    kernel. The root is tiled with `scf.forall`
     (one iteration = one workgroup, which the runtime runs on its threads)
     and the producers of its operands that are not roots themselves are fused
-    into the loop (upstream `tileConsumerAndFuseProducersUsingSCF`). For the
-    attention core the root is `P V`: tiling it over query rows fuses the
-    softmax, the masking and `Q K^T`, so the n x k scores exist only one
-    query tile at a time.
+    into the loop (upstream `tileConsumerAndFuseProducersUsingSCF`). The
+    attention core is tiled as one op over query rows (its TilingInterface);
+    lowered afterwards, each tile computes scores, softmax and weighted sum
+    for its rows only, so the n x k scores never exist whole.
 
     Tile sizes come from the root's `linformer.tile_sizes` attribute (the
     schedule); without one, a default: batch and head 1, the second innermost

@@ -106,6 +106,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         rewriter, loc, RankedTensorType::get({batch, h, n, d}, et), q,
         keyProj, valueProj, keyMask,
         rewriter.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(d))));
+    core->setAttr(kRootAttrName, rewriter.getUnitAttr());
 
     // concat_h(A) [b, h, n, d] * W_o [h, d, dm] -> [b, n, dm];
     // loops (b, i, h, c, o).

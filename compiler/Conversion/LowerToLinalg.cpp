@@ -214,7 +214,6 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
                      emptyTensor(rewriter, loc, {batch, h, d, k}, et),
                      ArrayRef<int64_t>{0, 1, 3, 2})
                      .getResult()[0];
-    markRoot(keyT);
 
     // S[b, h, i, j] = sum_c Q[b, h, i, c] K^T[b, h, c, j]; loops (b,h,i,c,j).
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
@@ -255,13 +254,11 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
             .getResult()[0];
 
     // O[b, h, i, c] = sum_j P[b, h, i, j] V[b, h, j, c]; loops (b,h,i,j,c).
-    // The root of the core: tiling it over query rows fuses the softmax and
-    // the scores, so a query tile's scores live only in that tile.
     Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
                                   rewriter.getZeroAttr(et));
-    Value out = markRoot(buildContraction(
-        rewriter, loc, 5, probs, DimList{0, 1, 2, 3}, op.getValue(),
-        DimList{0, 1, 3, 4}, outZeros, DimList{0, 1, 2, 4}, {3}));
+    Value out = buildContraction(rewriter, loc, 5, probs, DimList{0, 1, 2, 3},
+                                 op.getValue(), DimList{0, 1, 3, 4}, outZeros,
+                                 DimList{0, 1, 2, 4}, {3});
     rewriter.replaceOp(op, out);
     return success();
   }
@@ -269,13 +266,16 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
 
 struct LowerToLinalgPass
     : linformer::impl::LinformerLowerToLinalgPassBase<LowerToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<LowerProject, LowerAttentionCore>(&getContext());
+    patterns.add<LowerProject>(&getContext());
+    if (lowerCore)
+      patterns.add<LowerAttentionCore>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    WalkResult result = getOperation().walk([](Operation *op) {
-      if (!isa<ProjectOp, AttentionCoreOp>(op))
+    WalkResult result = getOperation().walk([&](Operation *op) {
+      if (!isa<ProjectOp>(op) && !(lowerCore && isa<AttentionCoreOp>(op)))
         return WalkResult::advance();
       op->emitOpError("cannot be lowered to linalg: code generation needs "
                       "static shapes");

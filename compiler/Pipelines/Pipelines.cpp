@@ -28,19 +28,29 @@ static void addCleanup(OpPassManager &funcPm) {
   funcPm.addPass(createCSEPass());
 }
 
-void mlir::linformer::buildLinalgPipeline(OpPassManager &pm) {
+/// Verification and decomposition; lowers the projections, and the
+/// attention core too unless `lowerCore` is off.
+static void addLinalgStages(OpPassManager &pm, bool lowerCore) {
   // Layer sharing is a claim across ops; check it before decomposition
   // erases the ops that make it.
   pm.addPass(createLinformerVerifyLayerSharingPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   funcPm.addPass(createLinformerDecomposeAttentionPass());
-  funcPm.addPass(createLinformerLowerToLinalgPass());
+  LinformerLowerToLinalgPassOptions lowerOptions;
+  lowerOptions.lowerCore = lowerCore;
+  funcPm.addPass(createLinformerLowerToLinalgPass(lowerOptions));
   addCleanup(funcPm);
+}
+
+void mlir::linformer::buildLinalgPipeline(OpPassManager &pm) {
+  addLinalgStages(pm, /*lowerCore=*/true);
 }
 
 void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
                                        const CPUPipelineOptions &options) {
-  buildLinalgPipeline(pm);
+  // The attention core stays one op until it is tiled: lowered whole, its
+  // softmax could not be fused into query tiles.
+  addLinalgStages(pm, /*lowerCore=*/false);
 
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
@@ -48,6 +58,8 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   LinformerCPUTileAndFusePassOptions tileOptions;
   tileOptions.rowTile = options.rowTile;
   funcPm.addPass(createLinformerCPUTileAndFusePass(tileOptions));
+  // Each core tile becomes scores -> softmax -> weighted sum on its rows.
+  funcPm.addPass(createLinformerLowerToLinalgPass());
   addCleanup(funcPm);
   LinformerCPUTileForVectorsPassOptions vectorTileOptions;
   vectorTileOptions.vectorWidth = options.vectorWidth;

@@ -14,6 +14,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -439,4 +441,87 @@ struct DropTrivialKeyMask : OpRewritePattern<AttentionCoreOp> {
 void AttentionCoreOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                                   MLIRContext *context) {
   results.add<DropTrivialKeyMask>(context);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionCoreOp: TilingInterface
+//===----------------------------------------------------------------------===//
+// The iteration domain is the result's: (batch, heads, query rows, value
+// channels), all parallel. A tile needs its query rows of `q`, every
+// projected key, the tile's value channels of every projected value, and the
+// tile's batch rows of `key_mask`.
+
+SmallVector<utils::IteratorType> AttentionCoreOp::getLoopIteratorTypes() {
+  return SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel);
+}
+
+SmallVector<Range> AttentionCoreOp::getIterationDomain(OpBuilder &b) {
+  Location loc = getLoc();
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Range> domain;
+  for (OpFoldResult size :
+       tensor::getMixedSizes(b, loc, getResult()))
+    domain.push_back(Range{zero, size, one});
+  return domain;
+}
+
+/// A slice of `source` with the given offsets/sizes (unit strides).
+static Value sliceOf(OpBuilder &b, Location loc, Value source,
+                     ArrayRef<OpFoldResult> offsets,
+                     ArrayRef<OpFoldResult> sizes) {
+  SmallVector<OpFoldResult> strides(offsets.size(), b.getIndexAttr(1));
+  return tensor::ExtractSliceOp::create(b, loc, source, offsets, sizes,
+                                        strides);
+}
+
+FailureOr<TilingResult>
+AttentionCoreOp::getTiledImplementation(OpBuilder &b,
+                                        ArrayRef<OpFoldResult> offsets,
+                                        ArrayRef<OpFoldResult> sizes) {
+  Location loc = getLoc();
+  OpFoldResult zero = b.getIndexAttr(0);
+  SmallVector<OpFoldResult> keySizes = tensor::getMixedSizes(b, loc, getKey());
+  SmallVector<OpFoldResult> valueSizes =
+      tensor::getMixedSizes(b, loc, getValue());
+  // offsets/sizes: (b, h, i, c) of the result.
+  Value q = sliceOf(b, loc, getQ(), {offsets[0], offsets[1], offsets[2], zero},
+                    {sizes[0], sizes[1], sizes[2],
+                     tensor::getMixedSize(b, loc, getQ(), 3)});
+  Value key = sliceOf(b, loc, getKey(), {offsets[0], offsets[1], zero, zero},
+                      {sizes[0], sizes[1], keySizes[2], keySizes[3]});
+  Value value =
+      sliceOf(b, loc, getValue(), {offsets[0], offsets[1], zero, offsets[3]},
+              {sizes[0], sizes[1], valueSizes[2], sizes[3]});
+  SmallVector<Operation *> slices = {q.getDefiningOp(), key.getDefiningOp(),
+                                     value.getDefiningOp()};
+  Value keyMask;
+  if (getKeyMask()) {
+    keyMask = sliceOf(b, loc, getKeyMask(), {offsets[0], zero},
+                      {sizes[0], keySizes[2]});
+    slices.push_back(keyMask.getDefiningOp());
+  }
+  SmallVector<int64_t> staticSizes;
+  SmallVector<Value> dynamicSizes;
+  dispatchIndexOpFoldResults(sizes, dynamicSizes, staticSizes);
+  auto resultType = RankedTensorType::get(
+      staticSizes, getResult().getType().getElementType());
+  auto tiled = AttentionCoreOp::create(b, loc, resultType, q, key, value,
+                                       keyMask, getScaleAttr());
+  return TilingResult{{tiled}, {tiled.getResult()}, slices};
+}
+
+LogicalResult AttentionCoreOp::getResultTilePosition(
+    OpBuilder &, unsigned, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes, SmallVector<OpFoldResult> &resultOffsets,
+    SmallVector<OpFoldResult> &resultSizes) {
+  resultOffsets.assign(offsets.begin(), offsets.end());
+  resultSizes.assign(sizes.begin(), sizes.end());
+  return success();
+}
+
+FailureOr<TilingResult> AttentionCoreOp::generateResultTileValue(
+    OpBuilder &b, unsigned, ArrayRef<OpFoldResult> offsets,
+    ArrayRef<OpFoldResult> sizes) {
+  return getTiledImplementation(b, offsets, sizes);
 }

@@ -12,6 +12,7 @@
 
 include "dialect/IR/LinformerAttrs.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
 
 class Linformer_Op<string mnemonic, list<Trait> traits = []>
     : Op<Linformer_Dialect, mnemonic, traits>;
@@ -161,7 +162,11 @@ def Linformer_ProjectOp : Linformer_Op<"project", [Pure, AttrSizedOperandSegment
 // linformer.attention_core
 //===----------------------------------------------------------------------===//
 
-def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure]> {
+def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure,
+    DeclareOpInterfaceMethods<TilingInterface,
+        ["getLoopIteratorTypes", "getIterationDomain",
+         "getTiledImplementation", "getResultTilePosition",
+         "generateResultTileValue"]>]> {
   let summary = "softmax(Q Kp^T * scale) Vp over projected keys and values";
   let description = [{
     `q` is [b, h, n, d], `key` is [b, h, k, d], `value` is [b, h, k, dv];
@@ -174,6 +179,13 @@ def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure]> {
 
     `key_mask` ([b, k], true = valid slot) removes projected slots that have
     no real token behind them; every row must keep at least one valid slot.
+
+    The op implements the TilingInterface over its result's dimensions
+    (batch, heads, query rows, value channels), all parallel: a tile reads
+    its query rows and all k projected keys and values, so tiles are
+    independent and the k-sized softmax stays whole inside each. Code
+    generation tiles the op first and lowers each tile to linalg
+    (scores, softmax, weighted sum) afterwards.
 
     Example:
     ```mlir

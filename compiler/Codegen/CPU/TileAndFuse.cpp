@@ -8,6 +8,7 @@
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
+#include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -22,14 +23,24 @@ using namespace mlir;
 using namespace mlir::linformer;
 
 SmallVector<int64_t>
-mlir::linformer::defaultWorkgroupTileSizes(linalg::LinalgOp op,
+mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
                                            int64_t rowTile) {
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  SmallVector<int64_t> tiles(ranges.size(), 0);
-  AffineMap outMap = op.getIndexingMapMatchingResult(op->getResult(0));
+  SmallVector<int64_t> ranges;
   SmallVector<unsigned> outDims;
-  for (AffineExpr e : outMap.getResults())
-    outDims.push_back(cast<AffineDimExpr>(e).getPosition());
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op.getOperation())) {
+    ranges = linalgOp.getStaticLoopRanges();
+    AffineMap outMap =
+        linalgOp.getIndexingMapMatchingResult(linalgOp->getResult(0));
+    for (AffineExpr e : outMap.getResults())
+      outDims.push_back(cast<AffineDimExpr>(e).getPosition());
+  } else {
+    // Ops whose iteration domain is their result (the attention core).
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    ranges.assign(type.getShape().begin(), type.getShape().end());
+    for (unsigned i = 0; i < ranges.size(); ++i)
+      outDims.push_back(i);
+  }
+  SmallVector<int64_t> tiles(ranges.size(), 0);
   // Leading output dimensions (batch, heads) one at a time; the second
   // innermost in row tiles; the innermost whole.
   for (unsigned i = 0; i + 2 < outDims.size(); ++i)
@@ -56,23 +67,23 @@ struct TileAndFusePass
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<linalg::LinalgOp> roots;
-    getOperation().walk([&](linalg::LinalgOp op) {
-      if (op->hasAttr(kRootAttrName))
+    SmallVector<TilingInterface> roots;
+    getOperation().walk([&](TilingInterface op) {
+      if (op->hasAttr(kRootAttrName) || isa<AttentionCoreOp>(op))
         roots.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     // Consumers first: a root's producers are then still whole when fused.
-    for (linalg::LinalgOp root : llvm::reverse(roots)) {
+    for (TilingInterface root : llvm::reverse(roots)) {
       SmallVector<int64_t> tiles;
       if (auto attr = root->getAttrOfType<DenseI64ArrayAttr>(kTileSizesAttrName))
         tiles.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
       else
         tiles = defaultWorkgroupTileSizes(root, rowTile);
-      if (tiles.size() != root.getNumLoops()) {
+      size_t numLoops = root.getLoopIteratorTypes().size();
+      if (tiles.size() != numLoops) {
         root->emitOpError() << "has " << tiles.size()
-                            << " tile sizes for " << root.getNumLoops()
-                            << " loops";
+                            << " tile sizes for " << numLoops << " loops";
         return signalPassFailure();
       }
       scf::SCFTilingOptions tiling;
@@ -91,7 +102,7 @@ struct TileAndFusePass
       rewriter.setInsertionPoint(root);
       FailureOr<scf::SCFTileAndFuseResult> result =
           scf::tileConsumerAndFuseProducersUsingSCF(
-              rewriter, cast<TilingInterface>(root.getOperation()), options);
+              rewriter, root, options);
       if (failed(result)) {
         root->emitOpError("could not be tiled into workgroups");
         return signalPassFailure();

@@ -7,6 +7,7 @@
 #define LINFORMER_COMPILER_CODEGEN_CPU_TILEUTILS_H
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Interfaces/TilingInterface.h"
 
 namespace mlir::linformer {
 
@@ -19,7 +20,7 @@ constexpr llvm::StringLiteral kTileSizesAttrName = "linformer.tile_sizes";
 int64_t largestDivisorAtMost(int64_t size, int64_t bound);
 
 /// The default workgroup tiling of a root (see LinformerCPUTileAndFusePass).
-SmallVector<int64_t> defaultWorkgroupTileSizes(linalg::LinalgOp op,
+SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
                                                int64_t rowTile);
 
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass).
