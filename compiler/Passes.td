@@ -181,4 +181,34 @@ def LinformerHoistStaticAllocasPass
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def LinformerOutlineKernelsPass
+    : Pass<"linformer-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "outlines each workgroup loop into a kernel function";
+  let description = [{
+    The dispatch model (IREE's, see DESIGN.md): after bufferization every
+    top-level `scf.forall` of a public function is one kernel. It becomes a
+    function `@<entry>_kernel_<i>(buffers..., %workgroup: index)` whose body
+    is one iteration of the loop: the workgroup id is delinearized into the
+    loop's indices. The kernel's buffers are the function's arguments and
+    intermediate allocations the loop reads or writes (views of them are
+    rebuilt inside the kernel), so a runtime can call it for any workgroup,
+    from any thread, in any order. Generated code never starts threads.
+
+    The entry function keeps a sequential reference path (a loop calling the
+    kernel for every workgroup) and records the dispatch plan as
+    `linformer.kernels`: for each kernel its name, workgroup count and the
+    buffers it binds (index < number of arguments: an argument; otherwise
+    the intermediate allocation of `linformer.intermediates`, in bytes).
+    The kernel carries `linformer.workgroups`.
+
+    A top-level op that writes memory outside any workgroup loop (work too
+    small to have been tiled) becomes a kernel of one workgroup, so that
+    nothing escapes the runtime.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // LINFORMER_COMPILER_PASSES_TD

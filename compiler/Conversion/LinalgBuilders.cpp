@@ -130,7 +130,8 @@ Value mlir::linformer::buildValidSlots(OpBuilder &b, Location loc,
                                        Value lengths, Value mask,
                                        int64_t batch, int64_t seqLen,
                                        int64_t k) {
-  Value valid = buildValidTokens(b, loc, lengths, mask, batch, seqLen);
+  Value valid =
+      markRoot(buildValidTokens(b, loc, lengths, mask, batch, seqLen));
   Value counts = buildWindowCounts(b, loc, valid, k, b.getF32Type());
   Value init = emptyTensor(b, loc, {batch, k}, b.getI8Type());
   return buildGeneric(

@@ -62,33 +62,35 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
     ProjectionKind kind = op.getKind();
     bool padded = op.getLengths() || op.getMask();
 
-    // Padded tokens are replaced by the reduction's neutral element.
-    Value input = op.getInput();
-    Value validTokens;
-    if (padded) {
-      validTokens = buildValidTokens(rewriter, loc, op.getLengths(),
-                                     op.getMask(), batch, n);
-      bool isMax = kind == ProjectionKind::max_pool;
-      input = buildGeneric(
-          rewriter, loc, 4, {input, validTokens},
-          {DimList{0, 1, 2, 3}, DimList{0, 2}},
-          emptyTensor(rewriter, loc, inType.getShape(), et),
-          DimList{0, 1, 2, 3}, {},
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value neutral =
-                isMax ? negInfinity(b, l, et)
-                      : arith::ConstantOp::create(b, l, b.getZeroAttr(et))
-                            .getResult();
-            return arith::SelectOp::create(b, l, maskBit(b, l, args[1]),
-                                           args[0], neutral)
-                .getResult();
-          });
-    }
-
     Value zeros =
         filledTensor(rewriter, loc, outType.getShape(), et,
                      rewriter.getZeroAttr(et));
+    // validTokens is its own (tiny) kernel: its consumers see it through a
+    // reshape, which fusion cannot cross.
+    Value validTokens;
+    if (padded)
+      validTokens = markRoot(buildValidTokens(rewriter, loc, op.getLengths(),
+                                              op.getMask(), batch, n));
+    // Padded tokens are replaced by the reduction's neutral element.
+    auto maskToken = [&](OpBuilder &b, Location l, Value x, Value flag,
+                         bool isMax) -> Value {
+      Value neutral =
+          isMax ? negInfinity(b, l, et)
+                : arith::ConstantOp::create(b, l, b.getZeroAttr(et)).getResult();
+      return arith::SelectOp::create(b, l, maskBit(b, l, flag), x, neutral);
+    };
+
     if (kind == ProjectionKind::learned) {
+      Value input = op.getInput();
+      if (padded)
+        input = buildGeneric(
+            rewriter, loc, 4, {input, validTokens},
+            {DimList{0, 1, 2, 3}, DimList{0, 2}},
+            emptyTensor(rewriter, loc, inType.getShape(), et),
+            DimList{0, 1, 2, 3}, {},
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              return maskToken(b, l, args[0], args[1], /*isMax=*/false);
+            });
       // out[b, h, j, c] = sum_t E[(h,) j, t] * in[b, h, t, c];
       // loops (b, h, j, t, c).
       DimList eDims = op.isSharedAcrossHeads() ? DimList{2, 3}
@@ -100,33 +102,66 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
       return success();
     }
 
-    // Windowed kinds see the input as [b, h, k, w, d]; loops (b, h, j, r, c).
+    // Windowed kinds see the input as [b, h, k, w, d] and the token flags
+    // as [b, k, w]; loops (b, h, j, r, c), reduction over r. Masking
+    // happens inside the reduction, so nothing between the reshape and the
+    // reduction needs fusing.
     int64_t w = n / k;
     Value windows = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get({batch, h, k, w, d}, et), input,
-        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+        rewriter, loc, RankedTensorType::get({batch, h, k, w, d}, et),
+        op.getInput(), SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
     DimList winDims = {0, 1, 2, 3, 4}, outDims = {0, 1, 2, 4};
     DimList out4 = {0, 1, 2, 3};
-    Value counts;
-    if (padded)
+    Value counts, validWindows;
+    if (padded) {
+      validWindows = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({batch, k, w}, rewriter.getI8Type()),
+          validTokens, SmallVector<ReassociationIndices>{{0}, {1, 2}});
       counts = buildWindowCounts(rewriter, loc, validTokens, k,
                                  rewriter.getF32Type());
+    }
+    /// A reduction over each window: combine(acc, x) with x the (masked)
+    /// token, times the kernel tap for conv.
+    auto windowReduce = [&](Value init, Value weight, const DimList &wDims,
+                            bool isMax,
+                            function_ref<Value(OpBuilder &, Location, Value,
+                                               Value)>
+                                combine) {
+      SmallVector<Value> inputs = {windows};
+      SmallVector<DimList> dims = {winDims};
+      if (weight) {
+        inputs.push_back(weight);
+        dims.push_back(wDims);
+      }
+      if (padded) {
+        inputs.push_back(validWindows);
+        dims.push_back(DimList{0, 2, 3});
+      }
+      return buildGeneric(
+          rewriter, loc, 5, inputs, dims, init, outDims, {3},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value x = args[0];
+            if (weight)
+              x = arith::MulFOp::create(b, l, x, args[1]);
+            if (padded)
+              x = maskToken(b, l, x, args[args.size() - 2], isMax);
+            return combine(b, l, args.back(), x);
+          });
+    };
+    auto add = [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
+      return arith::AddFOp::create(b, l, acc, x);
+    };
 
     Value out;
     switch (kind) {
     case ProjectionKind::conv: {
       DimList wDims = op.isSharedAcrossHeads() ? DimList{4, 3}
                                                : DimList{1, 4, 3};
-      out = buildContraction(rewriter, loc, 5, windows, winDims,
-                             op.getWeight(), wDims, zeros, outDims, {3});
+      out = windowReduce(zeros, op.getWeight(), wDims, false, add);
       break;
     }
     case ProjectionKind::mean_pool: {
-      Value sums = buildGeneric(
-          rewriter, loc, 5, windows, {winDims}, zeros, outDims, {3},
-          [](OpBuilder &b, Location l, ValueRange args) {
-            return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
-          });
+      Value sums = windowReduce(zeros, {}, {}, false, add);
       if (!padded) {
         out = buildGeneric(
             rewriter, loc, 4, sums, {out4},
@@ -155,11 +190,9 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
       Value init = filledTensor(
           rewriter, loc, outType.getShape(), et,
           rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
-      Value maxima = buildGeneric(
-          rewriter, loc, 5, windows, {winDims}, init, outDims, {3},
-          [](OpBuilder &b, Location l, ValueRange args) {
-            return arith::MaximumFOp::create(b, l, args[1], args[0])
-                .getResult();
+      Value maxima = windowReduce(
+          init, {}, {}, true, [](OpBuilder &b, Location l, Value acc, Value x) {
+            return arith::MaximumFOp::create(b, l, acc, x).getResult();
           });
       if (!padded) {
         out = maxima;

@@ -91,6 +91,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 
+  // One kernel per workgroup loop; from here on each kernel is a function
+  // whose loops are sequential.
+  pm.addPass(createLinformerOutlineKernelsPass());
   OpPassManager &lowerPm = pm.nest<func::FuncOp>();
   lowerPm.addPass(createLinformerCPULowerVectorsPass());
   // n-D transfers that remain (tile boundaries) become unrolled 1-D ones,

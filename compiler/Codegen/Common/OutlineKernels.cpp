@@ -1,0 +1,243 @@
+//===- OutlineKernels.cpp - workgroup loops to kernel functions -*- C++ -*-===//
+//
+// Turns each top-level scf.forall of a bufferized entry function into a
+// kernel function that computes one workgroup, and records the dispatch plan
+// (kernels in order, their workgroup counts and buffer bindings) for the
+// runtime. See LinformerOutlineKernelsPass in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMEROUTLINEKERNELSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+
+namespace {
+
+/// Ops that a kernel may recompute from its buffers: views, constants and
+/// loop-invariant code hoisted out of the workgroup loop (pure values and
+/// reads). A read moved into the kernel sees the same memory as before:
+/// kernels run in program order and the loop itself did not write what was
+/// read, or the read could not have been hoisted.
+bool isRebuildable(Operation *op) {
+  if (isa<ViewLikeOpInterface>(op))
+    return true;
+  if (op->getNumRegions() != 0)
+    return false;
+  if (isPure(op))
+    return true;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  return effects && effects.onlyHasEffect<MemoryEffects::Read>();
+}
+
+/// Buffers are function arguments or allocations of the entry block.
+bool isBufferRoot(Value v) {
+  if (isa<BlockArgument>(v))
+    return true;
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(v.getDefiningOp());
+}
+
+struct OutlineKernelsPass
+    : linformer::impl::LinformerOutlineKernelsPassBase<OutlineKernelsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<func::FuncOp> entries;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn.isPublic() && !fn.isExternal() &&
+          !fn->hasAttr("linformer.workgroups"))
+        entries.push_back(fn);
+    for (func::FuncOp fn : entries)
+      if (failed(outlineEntry(fn)))
+        return signalPassFailure();
+  }
+
+  LogicalResult outlineEntry(func::FuncOp entry) {
+    MLIRContext *ctx = entry.getContext();
+    Block &body = entry.getBody().front();
+    SymbolTable symbols(getOperation());
+
+    // Buffer ids: arguments first, then entry-block allocations in order.
+    DenseMap<Value, int64_t> bufferIds;
+    SmallVector<Attribute> intermediateBytes;
+    for (BlockArgument arg : body.getArguments())
+      bufferIds[arg] = arg.getArgNumber();
+    for (Operation &op : body) {
+      if (!isa<memref::AllocOp, memref::AllocaOp>(op))
+        continue;
+      auto type = cast<MemRefType>(op.getResult(0).getType());
+      if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+        return op.emitOpError("intermediate buffers must be statically "
+                              "shaped with an identity layout");
+      int64_t bytes = type.getNumElements() *
+                      ((type.getElementTypeBitWidth() + 7) / 8);
+      bufferIds[op.getResult(0)] = body.getNumArguments() +
+                                   intermediateBytes.size();
+      intermediateBytes.push_back(IntegerAttr::get(IntegerType::get(ctx, 64),
+                                                   bytes));
+    }
+
+    SmallVector<scf::ForallOp> loops;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto forall = dyn_cast<scf::ForallOp>(op)) {
+        loops.push_back(forall);
+        continue;
+      }
+      if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
+              func::ReturnOp>(op) ||
+          isRebuildable(&op))
+        continue;
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      bool writes = !effects || effects.hasEffect<MemoryEffects::Write>();
+      if (!writes)
+        continue;
+      // Work that was not tiled (a tensor too small to split) still has to
+      // run inside a kernel: it becomes a kernel of one workgroup.
+      if (op.getNumResults() != 0)
+        return op.emitOpError("computes a value outside a workgroup loop; "
+                              "it cannot become a kernel");
+      OpBuilder b(&op);
+      auto single = scf::ForallOp::create(
+          b, op.getLoc(), ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)}, ValueRange{},
+          std::nullopt);
+      op.moveBefore(single.getBody()->getTerminator());
+      loops.push_back(single);
+    }
+
+    SmallVector<Attribute> kernelInfos;
+    for (auto [index, forall] : llvm::enumerate(loops)) {
+      std::string name =
+          (entry.getSymName() + "_kernel_" + Twine(index)).str();
+      FailureOr<Attribute> info =
+          outlineLoop(entry, forall, name, bufferIds, symbols);
+      if (failed(info))
+        return failure();
+      kernelInfos.push_back(*info);
+    }
+    entry->setAttr("linformer.kernels", ArrayAttr::get(ctx, kernelInfos));
+    entry->setAttr("linformer.intermediates",
+                   ArrayAttr::get(ctx, intermediateBytes));
+    return success();
+  }
+
+  FailureOr<Attribute> outlineLoop(func::FuncOp entry, scf::ForallOp forall,
+                                   StringRef name,
+                                   DenseMap<Value, int64_t> &bufferIds,
+                                   SymbolTable &symbols) {
+    MLIRContext *ctx = entry.getContext();
+    Location loc = forall.getLoc();
+    ArrayRef<int64_t> lbs = forall.getStaticLowerBound();
+    ArrayRef<int64_t> ubs = forall.getStaticUpperBound();
+    ArrayRef<int64_t> steps = forall.getStaticStep();
+    auto anyDynamic = [](ArrayRef<int64_t> values) {
+      return llvm::any_of(values, ShapedType::isDynamic);
+    };
+    if (anyDynamic(lbs) || anyDynamic(ubs) || anyDynamic(steps) ||
+        !forall.getOutputs().empty())
+      return forall.emitOpError("a workgroup loop needs static bounds and "
+                                "no tensor results after bufferization");
+
+    // Values from outside: buffers become arguments; their views and the
+    // constants are recomputed inside.
+    SetVector<Value> captured;
+    getUsedValuesDefinedAbove(forall.getRegion(), captured);
+    SetVector<Value> roots;
+    SetVector<Operation *> rebuild;
+    SmallVector<Value> worklist(captured.begin(), captured.end());
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      if (isBufferRoot(v)) {
+        if (!bufferIds.count(v))
+          return forall.emitOpError("uses a buffer that is not an argument "
+                                    "or an entry-block allocation");
+        roots.insert(v);
+        continue;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || !isRebuildable(def))
+        return forall.emitOpError("uses a value computed outside the loop "
+                                  "that a kernel cannot rebuild: ")
+               << v;
+      if (rebuild.insert(def))
+        worklist.append(def->operand_begin(), def->operand_end());
+    }
+
+    // The kernel: (buffers..., workgroup).
+    SmallVector<Type> argTypes;
+    for (Value root : roots)
+      argTypes.push_back(root.getType());
+    argTypes.push_back(IndexType::get(ctx));
+    OpBuilder b(ctx);
+    b.setInsertionPoint(entry);
+    auto kernel = func::FuncOp::create(b, loc, name,
+                                       b.getFunctionType(argTypes, {}));
+    symbols.insert(kernel);
+    int64_t workgroups = 1;
+    SmallVector<int64_t> tripCounts;
+    for (auto [lb, ub, step] : llvm::zip(lbs, ubs, steps)) {
+      tripCounts.push_back((ub - lb + step - 1) / step);
+      workgroups *= tripCounts.back();
+    }
+    kernel->setAttr("linformer.workgroups", b.getI64IntegerAttr(workgroups));
+    Block *kernelBody = kernel.addEntryBlock();
+    b.setInsertionPointToStart(kernelBody);
+    IRMapping mapping;
+    for (auto [i, root] : llvm::enumerate(roots))
+      mapping.map(root, kernelBody->getArgument(i));
+    // Rebuild views/constants in their original order.
+    for (Operation &op : entry.getBody().front())
+      if (rebuild.contains(&op))
+        b.clone(op, mapping);
+    // Workgroup id -> loop indices (row-major, last index fastest).
+    Value wg = kernelBody->getArguments().back();
+    auto delinearized =
+        affine::AffineDelinearizeIndexOp::create(b, loc, wg, tripCounts);
+    for (auto [i, iv] : llvm::enumerate(forall.getInductionVars())) {
+      Value idx = delinearized.getResult(i);
+      Value step = arith::ConstantIndexOp::create(b, loc, steps[i]);
+      Value lb = arith::ConstantIndexOp::create(b, loc, lbs[i]);
+      Value scaled = arith::MulIOp::create(b, loc, idx, step);
+      mapping.map(iv, arith::AddIOp::create(b, loc, scaled, lb));
+    }
+    for (Operation &op : forall.getBody()->without_terminator())
+      b.clone(op, mapping);
+    func::ReturnOp::create(b, loc);
+
+    // The entry keeps a sequential path: every workgroup in order.
+    b.setInsertionPoint(forall);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value count = arith::ConstantIndexOp::create(b, loc, workgroups);
+    auto seq = scf::ForOp::create(b, loc, zero, count, one);
+    b.setInsertionPointToStart(seq.getBody());
+    SmallVector<Value> callArgs(roots.begin(), roots.end());
+    callArgs.push_back(seq.getInductionVar());
+    func::CallOp::create(b, loc, kernel, callArgs);
+    forall.erase();
+
+    SmallVector<Attribute> bufferAttrs;
+    for (Value root : roots)
+      bufferAttrs.push_back(b.getI64IntegerAttr(bufferIds.lookup(root)));
+    NamedAttribute fields[] = {
+        b.getNamedAttr("name", b.getStringAttr(kernel.getSymName())),
+        b.getNamedAttr("workgroups", b.getI64IntegerAttr(workgroups)),
+        b.getNamedAttr("buffers", b.getArrayAttr(bufferAttrs))};
+    return Attribute(DictionaryAttr::get(ctx, fields));
+  }
+};
+} // namespace
