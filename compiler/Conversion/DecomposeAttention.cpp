@@ -55,6 +55,196 @@ Value biasInit(OpBuilder &b, Location loc, Value bias,
                       });
 }
 
+/// The sequence projection applied to X itself, the first half of
+/// (E X) W: [b, (h,) k, d_model]. `learned`: sum over real tokens of
+/// E[(h,) j, t] X[b, t, :]; `mean_pool`: the mean of the real tokens of each
+/// window. Also returns, in `biasScale`, what multiplies the bias in
+/// (E X) W + (E 1) b: the sum of E over real tokens ([b, (h,) k]), or for
+/// pooling whether the window has a real token ([b, k]); null when the bias
+/// applies unscaled.
+struct ProjectedInput {
+  Value value;
+  Value biasScale;
+  bool perHead = false;
+};
+
+ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
+  Location loc = op.getLoc();
+  Type et = op.getInput().getType().getElementType();
+  int64_t batch = op.getBatch(), n = op.getSeqLen(), dm = op.getModelDim();
+  int64_t h = op.getHeads(), k = op.getK();
+  Value x = op.getInput();
+  bool padded = op.getLengths() || op.getMask();
+  Value valid;
+  if (padded)
+    valid = markRoot(
+        buildValidTokens(b, loc, op.getLengths(), op.getMask(), batch, n));
+  ProjectedInput result;
+  if (op.getProjection() == ProjectionKind::learned) {
+    bool perHead = cast<RankedTensorType>(e.getType()).getRank() == 3;
+    result.perHead = perHead;
+    // loops (b, [h,] j, t, m): EX[b, (h,) j, m] += E[(h,) j, t] X[b, t, m].
+    unsigned o = perHead ? 1 : 0; // offset of j, t, m
+    unsigned numLoops = 4 + o;
+    DimList eDims = perHead ? DimList{1, 2, 3} : DimList{1, 2};
+    DimList xDims = {0, 2 + o, 3 + o};
+    DimList outDims = perHead ? DimList{0, 1, 2, 4} : DimList{0, 1, 3};
+    SmallVector<int64_t> shape = {batch};
+    if (perHead)
+      shape.push_back(h);
+    shape.append({k, dm});
+    SmallVector<Value> inputs = {e, x};
+    SmallVector<DimList> dims = {eDims, xDims};
+    if (padded) {
+      inputs.push_back(valid);
+      dims.push_back(DimList{0, 2 + o});
+    }
+    Value zeros = filledTensor(b, loc, shape, et, b.getZeroAttr(et));
+    result.value = markRoot(buildGeneric(
+        b, loc, numLoops, inputs, dims, zeros, outDims, {2 + o},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value prod = arith::MulFOp::create(nb, l, args[0], args[1]);
+          if (padded) {
+            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+            prod = arith::SelectOp::create(nb, l, maskBit(nb, l, args[2]),
+                                           prod, zero);
+          }
+          return arith::AddFOp::create(nb, l, args.back(), prod).getResult();
+        }));
+    if (op.getBq()) {
+      // (E 1)[b, (h,) j] = sum over real t of E[(h,) j, t].
+      SmallVector<int64_t> sumShape(shape.begin(), shape.end() - 1);
+      DimList sumOut(outDims.begin(), outDims.end() - 1);
+      SmallVector<Value> sumInputs = {e};
+      SmallVector<DimList> sumDims = {eDims};
+      if (padded) {
+        sumInputs.push_back(valid);
+        sumDims.push_back(DimList{0, 2 + o});
+      }
+      Value sumZeros = filledTensor(b, loc, sumShape, et, b.getZeroAttr(et));
+      result.biasScale = buildGeneric(
+          b, loc, 3 + o, sumInputs, sumDims, sumZeros, sumOut, {2 + o},
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value v = args[0];
+            if (padded) {
+              Value zero =
+                  arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+              v = arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]), v,
+                                          zero);
+            }
+            return arith::AddFOp::create(nb, l, args.back(), v).getResult();
+          });
+    }
+    return result;
+  }
+
+  // mean_pool: windows [b, k, w, dm]; loops (b, j, r, m), reduction r.
+  int64_t w = n / k;
+  Value windows = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({batch, k, w, dm}, et), x,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  SmallVector<Value> inputs = {windows};
+  SmallVector<DimList> dims = {DimList{0, 1, 2, 3}};
+  Value counts;
+  if (padded) {
+    inputs.push_back(tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({batch, k, w}, b.getI8Type()), valid,
+        SmallVector<ReassociationIndices>{{0}, {1, 2}}));
+    dims.push_back(DimList{0, 1, 2});
+    counts = buildWindowCounts(b, loc, valid, k, b.getF32Type());
+  }
+  Value zeros = filledTensor(b, loc, {batch, k, dm}, et, b.getZeroAttr(et));
+  Value sums = buildGeneric(
+      b, loc, 4, inputs, dims, zeros, DimList{0, 1, 3}, {2},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        if (padded) {
+          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+          v = arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]), v, zero);
+        }
+        return arith::AddFOp::create(nb, l, args.back(), v).getResult();
+      });
+  SmallVector<Value> meanInputs = {sums};
+  SmallVector<DimList> meanDims = {DimList{0, 1, 2}};
+  if (padded) {
+    meanInputs.push_back(counts);
+    meanDims.push_back(DimList{0, 1});
+  }
+  result.value = markRoot(buildGeneric(
+      b, loc, 3, meanInputs, meanDims,
+      emptyTensor(b, loc, {batch, k, dm}, et), DimList{0, 1, 2}, {},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        if (!padded) {
+          Value inv = arith::ConstantOp::create(
+              nb, l, nb.getFloatAttr(et, 1.0 / static_cast<double>(w)));
+          return arith::MulFOp::create(nb, l, args[0], inv).getResult();
+        }
+        Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1));
+        Value count = arith::MaximumFOp::create(nb, l, args[1], one);
+        if (et != count.getType())
+          count = cast<FloatType>(et).getWidth() < 32
+                      ? arith::TruncFOp::create(nb, l, et, count).getResult()
+                      : arith::ExtFOp::create(nb, l, et, count).getResult();
+        return arith::DivFOp::create(nb, l, args[0], count).getResult();
+      }));
+  if (padded && op.getBq()) {
+    // A window without a real token projects to 0, bias included.
+    result.biasScale = buildGeneric(
+        b, loc, 2, counts, {DimList{0, 1}},
+        emptyTensor(b, loc, {batch, k}, et), DimList{0, 1}, {},
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0));
+          Value any = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                            args[0], zero);
+          Value one = arith::ConstantOp::create(nb, l, nb.getFloatAttr(et, 1));
+          Value none = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+          return arith::SelectOp::create(nb, l, any, one, none).getResult();
+        });
+  }
+  return result;
+}
+
+/// The second half of (E X) W: [b, h, k, d] = EX [b, (h,) k, dm] times W
+/// viewed as [dm, h, d], plus the bias scaled by `biasScale`.
+Value projectWeightsImpl(OpBuilder &b, AttentionOp op,
+                         const ProjectedInput &ex, Value w, Value bias) {
+  Location loc = op.getLoc();
+  Type et = op.getInput().getType().getElementType();
+  int64_t batch = op.getBatch(), dm = op.getModelDim();
+  int64_t h = op.getHeads(), d = op.getHeadDim(), k = op.getK();
+  SmallVector<int64_t> outShape = {batch, h, k, d};
+  Value w3 = tensor::ExpandShapeOp::create(
+      b, loc, RankedTensorType::get({dm, h, d}, et), w,
+      SmallVector<ReassociationIndices>{{0}, {1, 2}});
+  Value init;
+  if (!bias) {
+    init = filledTensor(b, loc, outShape, et, b.getZeroAttr(et));
+  } else {
+    Value bias2 = tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get({h, d}, et), bias,
+        SmallVector<ReassociationIndices>{{0, 1}});
+    SmallVector<Value> inputs = {bias2};
+    SmallVector<DimList> dims = {DimList{1, 3}};
+    if (ex.biasScale) {
+      inputs.push_back(ex.biasScale);
+      dims.push_back(ex.perHead ? DimList{0, 1, 2} : DimList{0, 2});
+    }
+    init = buildGeneric(b, loc, 4, inputs, dims,
+                        emptyTensor(b, loc, outShape, et), DimList{0, 1, 2, 3},
+                        {}, [&](OpBuilder &nb, Location l, ValueRange args) {
+                          if (args.size() == 2)
+                            return args[0];
+                          return arith::MulFOp::create(nb, l, args[0], args[1])
+                              .getResult();
+                        });
+  }
+  // loops (b, h, j, m, c), reduction m.
+  DimList exDims = ex.perHead ? DimList{0, 1, 2, 3} : DimList{0, 2, 3};
+  return markRoot(buildContraction(b, loc, 5, ex.value, exDims, w3,
+                                   DimList{3, 1, 4}, init,
+                                   DimList{0, 1, 2, 4}, {3}));
+}
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -82,22 +272,33 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
                                        DimList{0, 1, 2, 4}, {3}));
     };
     Value q = inputProjection(op.getWq(), op.getBq());
-    Value key = inputProjection(op.getWk(), op.getBk());
-    Value value = inputProjection(op.getWv(), op.getBv());
-
-    auto projectedType = RankedTensorType::get({batch, h, k, d}, et);
     ProjectionKind kind = op.getProjection();
-    auto keyProj =
-        ProjectOp::create(rewriter, loc, projectedType, kind, key, op.getE(),
-                          op.getLengths(), op.getMask());
-    auto valueProj = ProjectOp::create(rewriter, loc, projectedType, kind,
-                                       value, op.getValueProjection(),
-                                       op.getLengths(), op.getMask());
+    bool padded = op.getLengths() || op.getMask();
+    Value keyProj, valueProj;
+    if (op.getReassociate().value_or(false)) {
+      // (E X) W: the full-length K and V are never materialised.
+      ProjectedInput ex = projectInputImpl(rewriter, op, op.getE());
+      ProjectedInput fx =
+          op.getSharing().getKv() || kind == ProjectionKind::mean_pool
+              ? ex
+              : projectInputImpl(rewriter, op, op.getF());
+      keyProj = projectWeightsImpl(rewriter, op, ex, op.getWk(), op.getBk());
+      valueProj =
+          projectWeightsImpl(rewriter, op, fx, op.getWv(), op.getBv());
+    } else {
+      Value key = inputProjection(op.getWk(), op.getBk());
+      Value value = inputProjection(op.getWv(), op.getBv());
+      auto projectedType = RankedTensorType::get({batch, h, k, d}, et);
+      keyProj = ProjectOp::create(rewriter, loc, projectedType, kind, key,
+                                  op.getE(), op.getLengths(), op.getMask());
+      valueProj = ProjectOp::create(rewriter, loc, projectedType, kind, value,
+                                    op.getValueProjection(), op.getLengths(),
+                                    op.getMask());
+    }
 
     // A learned slot mixes every real token, so it is always valid; a pooled
     // or convolved slot is valid only if its window holds a real token.
     Value keyMask;
-    bool padded = op.getLengths() || op.getMask();
     if (padded && kind != ProjectionKind::learned)
       keyMask = buildValidSlots(rewriter, loc, op.getLengths(), op.getMask(),
                                 batch, n, k);

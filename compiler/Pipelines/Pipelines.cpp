@@ -30,11 +30,17 @@ static void addCleanup(OpPassManager &funcPm) {
 
 /// Verification and decomposition; lowers the projections, and the
 /// attention core too unless `lowerCore` is off.
-static void addLinalgStages(OpPassManager &pm, bool lowerCore) {
+static void addLinalgStages(OpPassManager &pm, bool lowerCore,
+                            StringRef reassociate) {
   // Layer sharing is a claim across ops; check it before decomposition
   // erases the ops that make it.
   pm.addPass(createLinformerVerifyLayerSharingPass());
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // The order of the K/V projection is an algebraic choice: it must be made
+  // while the layer is still one op.
+  LinformerReassociatePassOptions reassociateOptions;
+  reassociateOptions.mode = reassociate.str();
+  funcPm.addPass(createLinformerReassociatePass(reassociateOptions));
   funcPm.addPass(createLinformerDecomposeAttentionPass());
   LinformerLowerToLinalgPassOptions lowerOptions;
   lowerOptions.lowerCore = lowerCore;
@@ -43,14 +49,14 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore) {
 }
 
 void mlir::linformer::buildLinalgPipeline(OpPassManager &pm) {
-  addLinalgStages(pm, /*lowerCore=*/true);
+  addLinalgStages(pm, /*lowerCore=*/true, "auto");
 }
 
 void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
                                        const CPUPipelineOptions &options) {
   // The attention core stays one op until it is tiled: lowered whole, its
   // softmax could not be fused into query tiles.
-  addLinalgStages(pm, /*lowerCore=*/false);
+  addLinalgStages(pm, /*lowerCore=*/false, options.reassociate);
 
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it

@@ -24,6 +24,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> unroll{
       *this, "unroll", llvm::cl::desc("Rows per register tile"),
       llvm::cl::init(8)};
+  PassOptions::Option<std::string> reassociate{
+      *this, "reassociate",
+      llvm::cl::desc("Order of the K/V projection: auto (cost model), "
+                     "always ((E X) W), never (E (X W))"),
+      llvm::cl::init("auto")};
   PassOptions::Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower to the LLVM dialect (off: stop after "
@@ -31,8 +36,8 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// Linformer ops -> linalg on tensors (verification, decomposition,
-/// lowering of the parts).
+/// Linformer ops -> linalg on tensors (verification, reassociation choice,
+/// decomposition, lowering of the parts).
 void buildLinalgPipeline(OpPassManager &pm);
 
 /// The whole CPU chain: linalg pipeline, workgroup tiling and fusion,

@@ -263,6 +263,12 @@ LogicalResult AttentionOp::verify() {
         (getF() && failed(checkShape(*this, getF(), "f", expected, why))))
       return failure();
   }
+  // C12: only linear projections commute with W.
+  if (getReassociate().value_or(false) && kind != ProjectionKind::learned &&
+      kind != ProjectionKind::mean_pool)
+    return emitOpError() << "cannot be reassociated: projection '" << kindName
+                         << "' is not linear, so E (X W) = (E X) W does not "
+                            "hold (only 'learned' and 'mean_pool' are)";
   // C10: one floating-point element type throughout.
   if (failed(checkElementTypes(*this, inputType.getElementType(), "input",
                                {{"wq", getWq()},

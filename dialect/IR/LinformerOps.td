@@ -52,6 +52,11 @@ def Linformer_AttentionOp : Linformer_Op<"attention",
     t < lengths[i]) or by `mask` ([b, n], true = real token). Padded tokens
     contribute nothing to the projected K and V.
 
+    `reassociate` (set by `--linformer-reassociate`, or by hand) chooses
+    the order of the K/V computation: `E (X W_k)` when false or absent,
+    `(E X) W_k` when true, which never materialises the full-length K and V.
+    Only linear projections (`learned`, `mean_pool`) can be reassociated.
+
     Example:
     ```mlir
     %y = linformer.attention %x weights(%wq, %wk, %wv, %wo) heads(4) k(16)
@@ -73,7 +78,8 @@ def Linformer_AttentionOp : Linformer_Op<"attention",
     ConfinedAttr<I64Attr, [IntPositive]>:$heads,
     ConfinedAttr<I64Attr, [IntPositive]>:$k,
     Linformer_ProjectionKindAttr:$projection,
-    Linformer_SharingAttr:$sharing
+    Linformer_SharingAttr:$sharing,
+    OptionalAttr<BoolAttr>:$reassociate
   );
   let results = (outs Linformer_FloatTensor:$result);
   let assemblyFormat = [{

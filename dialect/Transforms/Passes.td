@@ -29,4 +29,41 @@ def LinformerVerifyLayerSharingPass
   }];
 }
 
+def LinformerReassociatePass
+    : Pass<"linformer-reassociate", "::mlir::func::FuncOp"> {
+  let summary = "chooses E (X W) or (E X) W for K and V, per layer";
+  let description = [{
+    The sequence projection is linear for `learned` and `mean_pool`, so
+    `E (X W_k + b_k) = (E X) W_k + (E 1) b_k`. Computing `E X` first never
+    materialises the full-length K and V ([b, n, d_model]), and costs
+    `2 b k n d_model + 2 b k d_model^2` instead of
+    `2 b n d_model^2 + 2 b k n d_model` per projection; with E shared by
+    heads and between K and V (`key_value`, `layerwise`), `E X` is computed
+    once for both.
+
+    A FLOP/byte cost model compares both orders for each layer:
+    `cost = flops + flops-per-byte * bytes moved through memory`, and sets
+    the layer's `reassociate` attribute; the decomposition follows it. The
+    estimates are recorded as `linformer.reassociation_cost` so that the
+    choice can be read in `--mlir-print-ir-after`. `mode=always|never`
+    forces either order (for layers whose projection is linear). A layer
+    that already has `reassociate` keeps it.
+
+    ```mlir
+    // n = 4096, k = 256, d_model = 512, layerwise sharing: reassociated
+    %y = linformer.attention ... sharing<layerwise>
+           {linformer.reassociation_cost = {reassociated = 1.4e9 : f64,
+                                            standard = 6.8e9 : f64},
+            reassociate = true} : ...
+    ```
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto (cost model), always, or never">,
+    Option<"flopsPerByte", "flops-per-byte", "double", /*default=*/"20.0",
+           "Machine balance: FLOPs that cost as much as one byte of memory "
+           "traffic (peak FLOP/s over memory bandwidth)">
+  ];
+}
+
 #endif // LINFORMER_DIALECT_TRANSFORMS_PASSES_TD

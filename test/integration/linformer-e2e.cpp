@@ -65,6 +65,16 @@ static cl::opt<unsigned> seedOpt("seed", cl::init(1));
 static cl::opt<double> toleranceOpt("tolerance", cl::init(1e-4));
 static cl::opt<std::string> workDirOpt("work-dir", cl::desc("where the .so goes"),
                                        cl::init(""));
+static cl::opt<std::string>
+    reassociateOpt("reassociate",
+                   cl::desc("auto|always|never: order of the K/V projection"),
+                   cl::init("auto"));
+static cl::opt<std::string> cpuOpt("cpu", cl::desc("LLVM CPU name (default: host)"),
+                                   cl::init(""));
+static cl::opt<std::string>
+    cpuFeaturesOpt("cpu-features",
+                   cl::desc("LLVM target features (default: host's)"),
+                   cl::init(""));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 
@@ -307,6 +317,7 @@ int main(int argc, char **argv) {
   auto t0 = std::chrono::steady_clock::now();
   PassManager pm(&context);
   mlir::linformer::CPUPipelineOptions options;
+  options.reassociate = reassociateOpt;
   mlir::linformer::buildCPUPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
@@ -319,7 +330,10 @@ int main(int argc, char **argv) {
   llvm::sys::fs::create_directories(dir);
   llvm::SmallString<128> soPath(dir);
   llvm::sys::path::append(soPath, "layer.so");
-  if (failed(mlir::linformer::compileToSharedObject(*module, {}, soPath)))
+  mlir::linformer::CPUTargetOptions target;
+  target.cpu = cpuOpt;
+  target.features = cpuFeaturesOpt;
+  if (failed(mlir::linformer::compileToSharedObject(*module, target, soPath)))
     return 1;
   double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
@@ -372,10 +386,10 @@ int main(int argc, char **argv) {
   bool ok = finite && relErr <= toleranceOpt;
   llvm::outs() << llvm::formatv(
       "{0} kind={1} sharing={2} b={3} n={4} d_model={5} h={6} k={7} "
-      "padding={8} bias={9}: rel_err={10:e2} (tol {11:e1}) compile={12:f2}s\n",
+      "padding={8} bias={9} reassociate={13}: rel_err={10:e2} (tol {11:e1}) compile={12:f2}s\n",
       ok ? "PASS" : "FAIL", kindOpt, sharingOpt, b, n, dm, l.heads,
       l.projLen, c.padding, l.hasBias ? 1 : 0, relErr, toleranceOpt.getValue(),
-      compileSeconds);
+      compileSeconds, reassociateOpt.getValue());
   if (!finite)
     llvm::outs() << "output has non-finite values\n";
   return ok ? 0 : 1;
