@@ -107,8 +107,10 @@ def LinformerCPUTileAndFusePass
     Tile sizes come from the root's `linformer.tile_sizes` attribute (the
     schedule); without one, a default: batch and head 1, the second innermost
     output dimension `row-tile` rows, the innermost output dimension whole,
-    reductions whole. Sizes are rounded down to divisors of the dimension so
-    that every tile has a static shape.
+    reductions whole; then, while that gives fewer than 8 workgroups, rows
+    and then the innermost dimension (not below 16) are halved. Sizes are
+    rounded down to divisors of the dimension so that every tile has a
+    static shape.
   }];
   let options = [
     Option<"rowTile", "row-tile", "int64_t", /*default=*/"32",

@@ -19,6 +19,7 @@
 #include "lib/Reference/Reference.h"
 #include "lib/Support/Random.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -37,6 +38,7 @@
 #include <chrono>
 #include <cmath>
 #include <dlfcn.h>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,12 @@ static cl::opt<std::string>
     cpuFeaturesOpt("cpu-features",
                    cl::desc("LLVM target features (default: host's)"),
                    cl::init(""));
+static cl::opt<unsigned> threadsOpt(
+    "run-threads",
+    cl::desc("run the kernels' workgroups on this many threads through their "
+             "_dispatch entries, as the runtime does (0: call the sequential "
+             "entry function instead)"),
+    cl::init(2));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 
@@ -158,6 +166,65 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
   op += ": (" + llvm::join(argTypes, ", ") + ") -> " + x;
   return "func.func @layer(" + llvm::join(args, ", ") + ") -> " + x +
          " {\n  " + op + "\n  return %y : " + x + "\n}\n";
+}
+
+/// One kernel of the dispatch plan the compiler recorded on the entry.
+struct KernelPlan {
+  std::string name;
+  int64_t workgroups;
+  std::vector<int64_t> buffers;
+};
+
+/// Reads `linformer.kernels` / `linformer.intermediates` from the lowered
+/// entry function.
+bool readPlan(ModuleOp module, StringRef entry, std::vector<KernelPlan> &plan,
+              std::vector<int64_t> &intermediates) {
+  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(entry);
+  if (!fn)
+    return false;
+  auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels");
+  auto sizes = fn->getAttrOfType<ArrayAttr>("linformer.intermediates");
+  if (!kernels || !sizes)
+    return false;
+  for (Attribute a : sizes)
+    intermediates.push_back(cast<IntegerAttr>(a).getInt());
+  for (Attribute a : kernels) {
+    auto dict = cast<DictionaryAttr>(a);
+    KernelPlan k;
+    k.name = cast<StringAttr>(dict.get("name")).str();
+    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+    for (Attribute b : cast<ArrayAttr>(dict.get("buffers")))
+      k.buffers.push_back(cast<IntegerAttr>(b).getInt());
+    plan.push_back(k);
+  }
+  return true;
+}
+
+/// Runs every kernel's workgroups split across `threads` threads, kernels in
+/// order with a join (barrier) between them.
+bool runPlan(void *handle, const std::vector<KernelPlan> &plan,
+             std::vector<void *> buffers, unsigned threads) {
+  using Dispatch = void (*)(void **, int64_t, int64_t);
+  for (const KernelPlan &k : plan) {
+    auto fn = reinterpret_cast<Dispatch>(
+        dlsym(handle, (k.name + "_dispatch").c_str()));
+    if (!fn) {
+      llvm::errs() << "error: no symbol '" << k.name << "_dispatch'\n";
+      return false;
+    }
+    std::vector<void *> bound;
+    for (int64_t id : k.buffers)
+      bound.push_back(buffers[id]);
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      int64_t begin = k.workgroups * t / threads;
+      int64_t end = k.workgroups * (t + 1) / threads;
+      pool.emplace_back([=, &bound] { fn(bound.data(), begin, end); });
+    }
+    for (std::thread &t : pool)
+      t.join();
+  }
+  return true;
 }
 
 /// Calls a bare-pointer kernel with `args.size()` pointer arguments.
@@ -364,10 +431,29 @@ int main(int argc, char **argv) {
   if (!lengths.empty())
     args.push_back(lengths.data());
   args.push_back(out.data());
-  if (!callKernel(fn, args)) {
-    llvm::errs() << "error: unsupported argument count " << args.size()
-                 << "\n";
-    return 1;
+  if (threadsOpt == 0) {
+    if (!callKernel(fn, args)) {
+      llvm::errs() << "error: unsupported argument count " << args.size()
+                   << "\n";
+      return 1;
+    }
+  } else {
+    std::vector<KernelPlan> plan;
+    std::vector<int64_t> intermediateBytes;
+    if (!readPlan(*module, "layer", plan, intermediateBytes)) {
+      llvm::errs() << "error: the entry has no dispatch plan\n";
+      return 1;
+    }
+    // Intermediates are filled with NaN bytes: a kernel that reads what no
+    // kernel wrote shows up in the result.
+    std::vector<std::vector<float>> scratch;
+    std::vector<void *> buffers = args;
+    for (int64_t bytes : intermediateBytes) {
+      scratch.emplace_back((bytes + 3) / 4 + 16, std::nanf(""));
+      buffers.push_back(scratch.back().data());
+    }
+    if (!runPlan(handle, plan, buffers, threadsOpt))
+      return 1;
   }
   dlclose(handle);
   llvm::sys::fs::remove(soPath);
@@ -386,10 +472,10 @@ int main(int argc, char **argv) {
   bool ok = finite && relErr <= toleranceOpt;
   llvm::outs() << llvm::formatv(
       "{0} kind={1} sharing={2} b={3} n={4} d_model={5} h={6} k={7} "
-      "padding={8} bias={9} reassociate={13}: rel_err={10:e2} (tol {11:e1}) compile={12:f2}s\n",
+      "padding={8} bias={9} reassociate={13} threads={14}: rel_err={10:e2} (tol {11:e1}) compile={12:f2}s\n",
       ok ? "PASS" : "FAIL", kindOpt, sharingOpt, b, n, dm, l.heads,
       l.projLen, c.padding, l.hasBias ? 1 : 0, relErr, toleranceOpt.getValue(),
-      compileSeconds, reassociateOpt.getValue());
+      compileSeconds, reassociateOpt.getValue(), threadsOpt.getValue());
   if (!finite)
     llvm::outs() << "output has non-finite values\n";
   return ok ? 0 : 1;

@@ -49,6 +49,39 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
     unsigned rowDim = outDims[outDims.size() - 2];
     tiles[rowDim] = largestDivisorAtMost(ranges[rowDim], rowTile);
   }
+  // Too few workgroups leave threads idle (a [b, k, d] kernel with b = 1
+  // would be one workgroup): split rows, then the innermost dimension (down
+  // to one vector), until there are enough.
+  auto count = [&] {
+    int64_t n = 1;
+    for (unsigned d : outDims)
+      n *= tiles[d] == 0 ? 1 : ranges[d] / tiles[d];
+    return n;
+  };
+  const int64_t kMinWorkgroups = 8, kMinInner = 16;
+  while (count() < kMinWorkgroups) {
+    bool changed = false;
+    if (outDims.size() >= 2) {
+      unsigned rowDim = outDims[outDims.size() - 2];
+      int64_t t = tiles[rowDim] == 0 ? ranges[rowDim] : tiles[rowDim];
+      int64_t smaller = largestDivisorAtMost(ranges[rowDim], t / 2);
+      if (t > 1 && smaller < t) {
+        tiles[rowDim] = smaller;
+        changed = true;
+      }
+    }
+    if (!changed && !outDims.empty()) {
+      unsigned inner = outDims.back();
+      int64_t t = tiles[inner] == 0 ? ranges[inner] : tiles[inner];
+      int64_t smaller = largestDivisorAtMost(ranges[inner], t / 2);
+      if (smaller >= kMinInner && smaller < t) {
+        tiles[inner] = smaller;
+        changed = true;
+      }
+    }
+    if (!changed)
+      break;
+  }
   return tiles;
 }
 

@@ -11,6 +11,8 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -67,6 +69,54 @@ createTargetMachine(const CPUTargetOptions &options, std::string &error) {
   return machine;
 }
 
+/// Adds `void <kernel>_dispatch(void **buffers, int64_t begin, int64_t end)`
+/// for every kernel (an llvm.func with `linformer.workgroups`): the uniform
+/// entry the runtime calls from its threads, whatever the kernel's arity.
+static LogicalResult addDispatchWrappers(ModuleOp module,
+                                         llvm::Module &llvmModule) {
+  llvm::LLVMContext &ctx = llvmModule.getContext();
+  llvm::Type *ptrTy = llvm::PointerType::getUnqual(ctx);
+  llvm::Type *i64Ty = llvm::Type::getInt64Ty(ctx);
+  for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
+    if (!fn->hasAttr("linformer.workgroups"))
+      continue;
+    llvm::Function *kernel = llvmModule.getFunction(fn.getSymName());
+    if (!kernel || kernel->arg_size() == 0 ||
+        !kernel->getArg(kernel->arg_size() - 1)->getType()->isIntegerTy(64))
+      return fn.emitOpError("is not a kernel taking (buffers..., i64)");
+    auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                         {ptrTy, i64Ty, i64Ty}, false);
+    auto *dispatch = llvm::Function::Create(
+        type, llvm::GlobalValue::ExternalLinkage,
+        kernel->getName() + "_dispatch", llvmModule);
+    llvm::Argument *buffers = dispatch->getArg(0);
+    llvm::Argument *begin = dispatch->getArg(1);
+    llvm::Argument *end = dispatch->getArg(2);
+    auto *entry = llvm::BasicBlock::Create(ctx, "entry", dispatch);
+    auto *loop = llvm::BasicBlock::Create(ctx, "loop", dispatch);
+    auto *exit = llvm::BasicBlock::Create(ctx, "exit", dispatch);
+    llvm::IRBuilder<> b(entry);
+    SmallVector<llvm::Value *> args;
+    for (unsigned i = 0; i + 1 < kernel->arg_size(); ++i) {
+      llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, buffers, i);
+      args.push_back(b.CreateLoad(ptrTy, slot));
+    }
+    b.CreateCondBr(b.CreateICmpSLT(begin, end), loop, exit);
+    b.SetInsertPoint(loop);
+    llvm::PHINode *wg = b.CreatePHI(i64Ty, 2);
+    wg->addIncoming(begin, entry);
+    args.push_back(wg);
+    b.CreateCall(kernel, args);
+    args.pop_back();
+    llvm::Value *next = b.CreateAdd(wg, b.getInt64(1));
+    wg->addIncoming(next, loop);
+    b.CreateCondBr(b.CreateICmpSLT(next, end), loop, exit);
+    b.SetInsertPoint(exit);
+    b.CreateRetVoid();
+  }
+  return success();
+}
+
 std::unique_ptr<llvm::Module> mlir::linformer::translateToOptimizedLLVMIR(
     ModuleOp module, llvm::LLVMContext &llvmContext,
     const CPUTargetOptions &requested) {
@@ -81,6 +131,8 @@ std::unique_ptr<llvm::Module> mlir::linformer::translateToOptimizedLLVMIR(
     module.emitError("could not translate the module to LLVM IR");
     return nullptr;
   }
+  if (failed(addDispatchWrappers(module, *llvmModule)))
+    return nullptr;
   std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(options, error);

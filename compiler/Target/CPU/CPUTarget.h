@@ -33,8 +33,12 @@ struct CPUTargetOptions {
 /// The CPU and features actually used for `options` (host ones filled in).
 CPUTargetOptions resolveCPUTarget(const CPUTargetOptions &options);
 
-/// Translates `module` (LLVM dialect) to optimized LLVM IR for the target.
-/// Errors are emitted as diagnostics on the module.
+/// Translates `module` (LLVM dialect) to optimized LLVM IR for the target,
+/// adding for each kernel K (an llvm.func with `linformer.workgroups`) the
+/// runtime's entry `void K_dispatch(void **buffers, int64_t begin,
+/// int64_t end)`, which runs workgroups [begin, end) with the kernel's
+/// buffers taken in order from `buffers`. Errors are emitted as diagnostics
+/// on the module.
 std::unique_ptr<llvm::Module>
 translateToOptimizedLLVMIR(ModuleOp module, llvm::LLVMContext &llvmContext,
                            const CPUTargetOptions &options);
