@@ -34,7 +34,7 @@ def LinformerDecomposeAttentionPass
     %v = linalg.generic ... // X * W_v
     %kp = linformer.project<mean_pool> %k lengths(%l) : ...
     %vp = linformer.project<mean_pool> %v lengths(%l) : ...
-    %m = linalg.generic ...  // [b, k] i1: slots with a real token
+    %m = linalg.generic ...  // [b, k] i8: slots with a real token
     %a = linformer.attention_core %q, %kp, %vp scale(0.35355) key_mask(%m)
     %y = linalg.generic ... // concat(heads) * W_o
     ```

@@ -8,6 +8,7 @@
 
 #include "compiler/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
@@ -51,7 +52,9 @@ struct LowerVectorsPass
                                                      /*maxTransferRank=*/1);
       vector::populateVectorMaskOpLoweringPatterns(patterns);
       populateMathPolynomialApproximationPatterns(
-          patterns, [](StringRef name) { return name == "exp"; });
+          patterns, [](StringRef name) {
+            return name == math::ExpOp::getOperationName();
+          });
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }

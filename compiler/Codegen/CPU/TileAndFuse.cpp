@@ -142,6 +142,7 @@ struct TileAndFusePass
       }
       for (OpResult res : root->getResults())
         rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
+      rewriter.eraseOp(root);
       // The tiled root keeps the mark so that later stages find kernels.
       Operation *tiledRoot = result->tiledAndFusedOps.front();
       tiledRoot->removeAttr(kRootAttrName);

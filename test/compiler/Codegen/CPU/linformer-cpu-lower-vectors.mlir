@@ -1,0 +1,121 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-lower-vectors | FileCheck %s
+
+// Vector ops after bufferization, lowered to what LLVM handles well on
+// CPUs: a contraction becomes one FMA per output row (a broadcast scalar of
+// the left operand times the right operand's row, plus the accumulator
+// row), leading unit dimensions are cast away, row reductions become
+// vector.reduction, transposes become shuffles, and in-bounds 1-D transfers
+// plain loads and stores. (The polynomial approximation of math.exp is
+// tested in linformer-cpu-lower-vectors-exp.mlir.)
+
+// One outer-product step of S = Q K^T on a register tile: 8 rows x 16.
+// CHECK-LABEL: func.func @contract(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: memref<1x1x8x1xf32>, %[[K:[a-z0-9]+]]: memref<1x1x1x16xf32>, %[[S:[a-z0-9]+]]: memref<1x1x8x16xf32>)
+// CHECK-NOT: vector.contract
+// CHECK-DAG: %[[VQ:.*]] = vector.transfer_read %[[Q]]{{.*}} : memref<1x1x8x1xf32>, vector<8x1xf32>
+// CHECK-DAG: %[[VK:.*]] = vector.load %[[K]]{{.*}} : memref<1x1x1x16xf32>, vector<16xf32>
+// CHECK-DAG: %[[VS:.*]] = vector.transfer_read %[[S]]{{.*}} : memref<1x1x8x16xf32>, vector<8x16xf32>
+// Row 0:
+// CHECK: %[[ACC0:.*]] = vector.extract %[[VS]][0] : vector<16xf32> from vector<8x16xf32>
+// CHECK: %[[Q0:.*]] = vector.extract %[[VQ]][0, 0] : f32 from vector<8x1xf32>
+// CHECK: %[[B0:.*]] = vector.broadcast %[[Q0]] : f32 to vector<16xf32>
+// CHECK: %[[F0:.*]] = vector.fma %[[VK]], %[[B0]], %[[ACC0]] : vector<16xf32>
+// CHECK: %[[R0:.*]] = vector.insert %[[F0]], %{{.*}} [0] : vector<16xf32> into vector<8x16xf32>
+// Rows 1 to 7 the same way:
+// CHECK-COUNT-7: vector.fma %[[VK]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.fma
+// CHECK: %[[R7:.*]] = vector.insert %{{.*}}, %{{.*}} [7] : vector<16xf32> into vector<8x16xf32>
+// CHECK: vector.transfer_write %[[R7]], %[[S]]{{.*}} : vector<8x16xf32>, memref<1x1x8x16xf32>
+// CHECK-NOT: vector.contract
+// CHECK-NOT: vector.outerproduct
+// CHECK: return
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#b = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+#c = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+func.func @contract(%q: memref<1x1x8x1xf32>, %k: memref<1x1x1x16xf32>,
+    %s: memref<1x1x8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %va = vector.transfer_read %q[%c0, %c0, %c0, %c0], %p
+          {in_bounds = [true, true, true, true]}
+          : memref<1x1x8x1xf32>, vector<1x1x8x1xf32>
+  %vb = vector.transfer_read %k[%c0, %c0, %c0, %c0], %p
+          {in_bounds = [true, true, true, true]}
+          : memref<1x1x1x16xf32>, vector<1x1x1x16xf32>
+  %vc = vector.transfer_read %s[%c0, %c0, %c0, %c0], %p
+          {in_bounds = [true, true, true, true]}
+          : memref<1x1x8x16xf32>, vector<1x1x8x16xf32>
+  %r = vector.contract {indexing_maps = [#a, #b, #c],
+                        iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"],
+                        kind = #vector.kind<add>} %va, %vb, %vc
+         : vector<1x1x8x1xf32>, vector<1x1x1x16xf32> into vector<1x1x8x16xf32>
+  vector.transfer_write %r, %s[%c0, %c0, %c0, %c0]
+    {in_bounds = [true, true, true, true]}
+    : vector<1x1x8x16xf32>, memref<1x1x8x16xf32>
+  return
+}
+
+// -----
+
+// A plain 2-D matmul tile (m = 4, n = 8, k = 2): one FMA per (row, k).
+// CHECK-LABEL: func.func @contract_2d(
+// CHECK-NOT: vector.contract
+// CHECK-COUNT-8: vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT: vector.fma
+// CHECK-NOT: vector.contract
+// CHECK: return
+func.func @contract_2d(%a: vector<4x2xf32>, %b: vector<2x8xf32>,
+    %c: vector<4x8xf32>) -> vector<4x8xf32> {
+  %r = vector.contract {indexing_maps = [affine_map<(i, j, k) -> (i, k)>,
+                                         affine_map<(i, j, k) -> (k, j)>,
+                                         affine_map<(i, j, k) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel", "reduction"],
+                        kind = #vector.kind<add>} %a, %b, %c
+         : vector<4x2xf32>, vector<2x8xf32> into vector<4x8xf32>
+  return %r : vector<4x8xf32>
+}
+
+// -----
+
+// A softmax row maximum: one horizontal reduction of the row, with plain
+// loads and stores for the (unit-dimension) transfers.
+// CHECK-LABEL: func.func @row_max(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: memref<1x1x1x16xf32>, %[[M:[a-z0-9]+]]: memref<1x1x1xf32>)
+// CHECK-NOT: vector.multi_reduction
+// CHECK-NOT: vector.transfer_
+// CHECK-DAG: %[[ROW:.*]] = vector.load %[[X]]{{.*}} : memref<1x1x1x16xf32>, vector<16xf32>
+// CHECK-DAG: %[[ACC:.*]] = vector.load %[[M]]{{.*}} : memref<1x1x1xf32>, vector<1xf32>
+// CHECK: %[[A:.*]] = vector.extract %[[ACC]][0] : f32 from vector<1xf32>
+// CHECK: %[[R:.*]] = vector.reduction <maxnumf>, %[[ROW]], %[[A]] : vector<16xf32> into f32
+// CHECK: %[[V:.*]] = vector.insert %[[R]], %{{.*}} [0] : f32 into vector<1xf32>
+// CHECK: vector.store %[[V]], %[[M]]{{.*}} : memref<1x1x1xf32>, vector<1xf32>
+// CHECK-NOT: vector.multi_reduction
+func.func @row_max(%x: memref<1x1x1x16xf32>, %m: memref<1x1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %v = vector.transfer_read %x[%c0, %c0, %c0, %c0], %p
+         {in_bounds = [true, true, true, true]}
+         : memref<1x1x1x16xf32>, vector<1x1x1x16xf32>
+  %a = vector.transfer_read %m[%c0, %c0, %c0], %p {in_bounds = [true, true, true]}
+         : memref<1x1x1xf32>, vector<1x1x1xf32>
+  %r = vector.multi_reduction <maxnumf>, %v, %a [3]
+         : vector<1x1x1x16xf32> to vector<1x1x1xf32>
+  vector.transfer_write %r, %m[%c0, %c0, %c0] {in_bounds = [true, true, true]}
+    : vector<1x1x1xf32>, memref<1x1x1xf32>
+  return
+}
+
+// -----
+
+// The row maximum broadcast along its row (exp(L - m)): broadcast and
+// transpose become 1-D shuffles.
+// CHECK-LABEL: func.func @broadcast_transpose(
+// CHECK-NOT: vector.transpose
+// CHECK: vector.shuffle
+// CHECK-NOT: vector.transpose
+// CHECK: return
+func.func @broadcast_transpose(%m: vector<8xf32>) -> vector<8x16xf32> {
+  %b = vector.broadcast %m : vector<8xf32> to vector<16x8xf32>
+  %t = vector.transpose %b, [1, 0] : vector<16x8xf32> to vector<8x16xf32>
+  return %t : vector<8x16xf32>
+}

@@ -1,0 +1,191 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors --cse | FileCheck %s --check-prefixes=CHECK,DEF
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=8 unroll=4" --cse | FileCheck %s --check-prefixes=CHECK,OPT
+
+// Register-level tiling of what one workgroup computes. A contraction with
+// contiguous output channels innermost is tiled to `unroll` rows by
+// `vector-width` channels, one reduction step at a time (one outer product
+// per step); a row reduction (innermost loop a reduction) keeps its
+// reduction whole and takes one row at a time. linalg.softmax is decomposed
+// first (max, exp, sum, divide) and its parts tiled the same way. Sizes
+// are rounded down to divisors; an op that already is one tile is left
+// alone. (--cse only merges the loop bound constants.)
+
+// The scores of one query tile, S = Q K^T: loops (b, h, i, c, j),
+// reduction over c. Default tiles (1, 1, 8, 1, 16); with vector-width=8
+// unroll=4, (1, 1, 4, 1, 8).
+// CHECK-LABEL: func.func @contraction(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x1x32x8xf32>, %[[KT:[a-z0-9]+]]: tensor<1x1x8x64xf32>, %[[INIT:[a-z0-9]+]]: tensor<1x1x32x64xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// DEF-DAG: %[[C16:.*]] = arith.constant 16 : index
+// OPT-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[R:.*]] = scf.for %[[B:.*]] = %[[C0]] to %[[C1]] step %[[C1]] iter_args(%{{.*}} = %[[INIT]])
+// CHECK: scf.for %[[H:.*]] = %[[C0]] to %[[C1]] step %[[C1]]
+// DEF: scf.for %[[I:.*]] = %[[C0]] to %[[C32]] step %[[C8]]
+// OPT: scf.for %[[I:.*]] = %[[C0]] to %[[C32]] step %[[C4]]
+// CHECK: scf.for %[[C:.*]] = %[[C0]] to %[[C8]] step %[[C1]]
+// DEF: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C16]] iter_args(%[[ACC:.*]] = %{{.*}})
+// OPT: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C8]] iter_args(%[[ACC:.*]] = %{{.*}})
+// DEF: %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[I]], %[[C]]] [1, 1, 8, 1] [1, 1, 1, 1]
+// DEF: %[[KS:.*]] = tensor.extract_slice %[[KT]][%[[B]], %[[H]], %[[C]], %[[J]]] [1, 1, 1, 16] [1, 1, 1, 1]
+// DEF: %[[OS:.*]] = tensor.extract_slice %[[ACC]][%[[B]], %[[H]], %[[I]], %[[J]]] [1, 1, 8, 16] [1, 1, 1, 1]
+// DEF: %[[T:.*]] = linalg.generic {{.*}} ins(%[[QS]], %[[KS]] : tensor<1x1x8x1xf32>, tensor<1x1x1x16xf32>) outs(%[[OS]] : tensor<1x1x8x16xf32>)
+// OPT: %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[I]], %[[C]]] [1, 1, 4, 1] [1, 1, 1, 1]
+// OPT: %[[KS:.*]] = tensor.extract_slice %[[KT]][%[[B]], %[[H]], %[[C]], %[[J]]] [1, 1, 1, 8] [1, 1, 1, 1]
+// OPT: %[[OS:.*]] = tensor.extract_slice %[[ACC]][%[[B]], %[[H]], %[[I]], %[[J]]] [1, 1, 4, 8] [1, 1, 1, 1]
+// OPT: %[[T:.*]] = linalg.generic {{.*}} ins(%[[QS]], %[[KS]] : tensor<1x1x4x1xf32>, tensor<1x1x1x8xf32>) outs(%[[OS]] : tensor<1x1x4x8xf32>)
+// CHECK: tensor.insert_slice %[[T]] into %[[ACC]][%[[B]], %[[H]], %[[I]], %[[J]]]
+// CHECK: return %[[R]]
+#q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#kt = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+#s = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+func.func @contraction(%q: tensor<1x1x32x8xf32>, %kt: tensor<1x1x8x64xf32>,
+    %init: tensor<1x1x32x64xf32>) -> tensor<1x1x32x64xf32> {
+  %r = linalg.generic {indexing_maps = [#q, #kt, #s],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : tensor<1x1x32x8xf32>, tensor<1x1x8x64xf32>)
+      outs(%init : tensor<1x1x32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x32x64xf32>
+  return %r : tensor<1x1x32x64xf32>
+}
+
+// -----
+
+// Softmax over the k = 16 scores of each of 32 rows:
+//   m = max_j(L)             one row at a time, the row whole
+//   E = exp(L - m)           8 (4) rows x 16 (8) columns
+//   s = sum_j(E)             one row at a time, the row whole
+//   P = E / s                8 (4) rows x 16 (8) columns
+// CHECK-LABEL: func.func @softmax(
+// CHECK-SAME: %[[L:[a-z0-9]+]]: tensor<1x1x32x16xf32>)
+// CHECK-NOT: linalg.softmax
+// The max accumulator's init (a fill, tiled like any op).
+// CHECK: %[[MAXINIT:.*]] = scf.for
+// CHECK: linalg.fill
+// Row maximum: rows one at a time, the reduction over 16 whole.
+// CHECK: %[[MAX:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[MAXINIT]])
+// CHECK: scf.for
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[C1:[a-z0-9_]+]]
+// CHECK: %[[LS:.*]] = tensor.extract_slice %[[L]][%{{.*}}, %{{.*}}, %[[I]], 0] [1, 1, 1, 16] [1, 1, 1, 1] : tensor<1x1x32x16xf32> to tensor<1x1x1x16xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[LS]] : tensor<1x1x1x16xf32>) outs(%{{.*}} : tensor<1x1x1xf32>)
+// CHECK: arith.maxnumf
+// Exponentials: register tiles.
+// CHECK: %[[EXP:.*]] = scf.for
+// DEF: tensor.extract_slice %[[L]][{{.*}}] [1, 1, 8, 16] [1, 1, 1, 1]
+// DEF: tensor.extract_slice %[[MAX]][{{.*}}] [1, 1, 8] [1, 1, 1]
+// DEF: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x16xf32>, tensor<1x1x8xf32>) outs(%{{.*}} : tensor<1x1x8x16xf32>)
+// OPT: tensor.extract_slice %[[L]][{{.*}}] [1, 1, 4, 8] [1, 1, 1, 1]
+// OPT: tensor.extract_slice %[[MAX]][{{.*}}] [1, 1, 4] [1, 1, 1]
+// OPT: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x4x8xf32>, tensor<1x1x4xf32>) outs(%{{.*}} : tensor<1x1x4x8xf32>)
+// CHECK: arith.subf
+// CHECK: math.exp
+// Row sum of the exponentials.
+// CHECK: %[[SUMINIT:.*]] = scf.for
+// CHECK: linalg.fill
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %[[SUMINIT]])
+// CHECK: tensor.extract_slice %[[EXP]][{{.*}}] [1, 1, 1, 16] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<1x1x1x16xf32>) outs(%{{.*}} : tensor<1x1x1xf32>)
+// CHECK: arith.addf
+// Normalisation.
+// CHECK: %[[P:.*]] = scf.for
+// DEF: tensor.extract_slice %[[EXP]][{{.*}}] [1, 1, 8, 16] [1, 1, 1, 1]
+// DEF: tensor.extract_slice %[[SUM]][{{.*}}] [1, 1, 8] [1, 1, 1]
+// OPT: tensor.extract_slice %[[EXP]][{{.*}}] [1, 1, 4, 8] [1, 1, 1, 1]
+// OPT: tensor.extract_slice %[[SUM]][{{.*}}] [1, 1, 4] [1, 1, 1]
+// CHECK: arith.divf
+// CHECK-NOT: linalg.softmax
+// CHECK: return %[[P]]
+func.func @softmax(%l: tensor<1x1x32x16xf32>) -> tensor<1x1x32x16xf32> {
+  %e = tensor.empty() : tensor<1x1x32x16xf32>
+  %p = linalg.softmax dimension(3) ins(%l : tensor<1x1x32x16xf32>)
+         outs(%e : tensor<1x1x32x16xf32>) -> tensor<1x1x32x16xf32>
+  return %p : tensor<1x1x32x16xf32>
+}
+
+// -----
+
+// A row reduction keeps its reduction whole whatever the vector width: one
+// row (of 64) per step.
+// CHECK-LABEL: func.func @row_reduction(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<32x64xf32>, %[[INIT:[a-z0-9]+]]: tensor<32xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[R:.*]] = scf.for %[[I:.*]] = %[[C0]] to %[[C32]] step %[[C1]] iter_args(%[[ACC:.*]] = %[[INIT]]) -> (tensor<32xf32>) {
+// CHECK-NEXT: %[[XS:.*]] = tensor.extract_slice %[[X]][%[[I]], 0] [1, 64] [1, 1] : tensor<32x64xf32> to tensor<1x64xf32>
+// CHECK-NEXT: %[[OS:.*]] = tensor.extract_slice %[[ACC]][%[[I]]] [1] [1] : tensor<32xf32> to tensor<1xf32>
+// CHECK-NEXT: %[[T:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[XS]] : tensor<1x64xf32>) outs(%[[OS]] : tensor<1xf32>)
+// CHECK: tensor.insert_slice %[[T]] into %[[ACC]][%[[I]]] [1] [1]
+// CHECK-NOT: scf.for
+// CHECK: return %[[R]]
+func.func @row_reduction(%x: tensor<32x64xf32>, %init: tensor<32xf32>)
+    -> tensor<32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<32x64xf32>) outs(%init : tensor<32xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<32xf32>
+  return %r : tensor<32xf32>
+}
+
+// -----
+
+// Sizes that the default tiles do not divide: 24 columns take 12 (16 does
+// not divide 24; 8 does), 12 rows take 6 (4).
+// CHECK-LABEL: func.func @divisors(
+// DEF-DAG: %[[C6:.*]] = arith.constant 6 : index
+// OPT-DAG: %[[C4:.*]] = arith.constant 4 : index
+// OPT-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
+// DEF: scf.for %{{.*}} = %{{.*}} to %[[C12]] step %[[C6]]
+// DEF: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C12]]
+// OPT: scf.for %{{.*}} = %{{.*}} to %[[C12]] step %[[C4]]
+// OPT: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]]
+// DEF: linalg.generic {{.*}} ins(%{{.*}} : tensor<6x12xf32>) outs(%{{.*}} : tensor<6x12xf32>)
+// OPT: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// CHECK: math.exp
+func.func @divisors(%x: tensor<12x24xf32>, %init: tensor<12x24xf32>)
+    -> tensor<12x24xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<12x24xf32>) outs(%init : tensor<12x24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<12x24xf32>
+  return %r : tensor<12x24xf32>
+}
+
+// -----
+
+// An op that already is one register tile is left as it is.
+// CHECK-LABEL: func.func @one_tile(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<4x8xf32>, %[[INIT:[a-z0-9]+]]: tensor<4x8xf32>)
+// CHECK-NOT: scf.for
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<4x8xf32>) outs(%[[INIT]] : tensor<4x8xf32>)
+// CHECK-NOT: scf.for
+// CHECK: return %[[R]]
+func.func @one_tile(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>)
+    -> tensor<4x8xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

@@ -1,0 +1,374 @@
+// RUN: linformer-opt %s --split-input-file --linformer-lower-to-linalg | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --linformer-lower-to-linalg=lower-core=false | FileCheck %s --check-prefix=NOCORE
+
+// Each projection kind, padded and unpadded, and the attention core, lowered
+// to linalg on tensors. Padding becomes bytes (tensor<...xi8>, one byte per
+// token, whatever the user's mask type): padded tokens are replaced by the
+// reduction's neutral element (0, or -inf for max), and windows are counted
+// so that a window without a real token projects to 0. The op that produces
+// a projection's result is marked `linformer.root` (one kernel each).
+// With lower-core=false the projections are lowered the same way but the
+// attention core is left for the CPU pipeline to tile first.
+// Shapes: batch 1, heads 2, n = 16, d = 8, k = 4, so windows of w = 4.
+
+// CHECK-DAG: #[[$LEN_MAP:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[$ID2_MAP:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ID4_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$TOK_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// Loops (b, h, j, t, c): in[b, h, t, c] * E[h, j, t] -> out[b, h, j, c].
+// CHECK-DAG: #[[$IN_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[$E_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d2, d3)>
+// CHECK-DAG: #[[$OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+
+// Learned, padded by lengths: tokens t >= len are zeroed, then contracted
+// with E over t.
+// CHECK-LABEL: func.func @learned_lengths(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[E:[a-z0-9]+]]: tensor<2x4x16xf32>, %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
+// CHECK-DAG: %[[ZERO_I8:.*]] = arith.constant 0 : i8
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[OE:.*]] = tensor.empty() : tensor<1x2x4x8xf32>
+// CHECK-DAG: %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[OE]] : tensor<1x2x4x8xf32>)
+// The valid-token flags are a kernel of their own.
+// CHECK: %[[TE:.*]] = tensor.empty() : tensor<1x16xi8>
+// CHECK: %[[TOK:.*]] = linalg.generic {indexing_maps = [#[[$LEN_MAP]], #[[$ID2_MAP]]], iterator_types = ["parallel", "parallel"]} ins(%[[LEN]] : tensor<1xi32>) outs(%[[TE]] : tensor<1x16xi8>) attrs = {linformer.root}
+// CHECK: arith.cmpi slt
+// CHECK: arith.extui %{{.*}} : i1 to i8
+// CHECK: %[[ME:.*]] = tensor.empty() : tensor<1x2x16x8xf32>
+// CHECK: %[[MASKED:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$TOK_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[K]], %[[TOK]] : tensor<1x2x16x8xf32>, tensor<1x16xi8>) outs(%[[ME]] : tensor<1x2x16x8xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[FLAG:.*]]: i8, %{{.*}}: f32):
+// CHECK: %[[REAL:.*]] = arith.cmpi ne, %[[FLAG]], %[[ZERO_I8]] : i8
+// CHECK: %[[SEL:.*]] = arith.select %[[REAL]], %[[IN]], %[[ZERO]] : f32
+// CHECK: linalg.yield %[[SEL]] : f32
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[$IN_MAP]], #[[$E_MAP]], #[[$OUT_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[MASKED]], %[[E]] : tensor<1x2x16x8xf32>, tensor<2x4x16xf32>) outs(%[[INIT]] : tensor<1x2x4x8xf32>) attrs = {linformer.root}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: return %[[OUT]] : tensor<1x2x4x8xf32>
+// NOCORE-LABEL: func.func @learned_lengths(
+// NOCORE-NOT: linformer.project
+// NOCORE: linalg.generic {{.*}} attrs = {linformer.root}
+func.func @learned_lengths(%k: tensor<1x2x16x8xf32>, %e: tensor<2x4x16xf32>,
+    %len: tensor<1xi32>) -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<learned> %k, %e lengths(%len)
+         : (tensor<1x2x16x8xf32>, tensor<2x4x16xf32>, tensor<1xi32>)
+         -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Learned, one E for all heads, unpadded: E is indexed (j, t) only and the
+// input is contracted as it is.
+// CHECK-DAG: #[[$ES_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3)>
+// CHECK-LABEL: func.func @learned_shared_heads(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[E:[a-z0-9]+]]: tensor<4x16xf32>)
+// CHECK-NOT: xi8>
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$ES_MAP]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[K]], %[[E]] : tensor<1x2x16x8xf32>, tensor<4x16xf32>)
+// CHECK-SAME: attrs = {linformer.root}
+// CHECK: return %[[OUT]]
+func.func @learned_shared_heads(%k: tensor<1x2x16x8xf32>, %e: tensor<4x16xf32>)
+    -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<learned> %k, %e
+         : (tensor<1x2x16x8xf32>, tensor<4x16xf32>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Mean pooling, unpadded: window sums over [b, h, k, w, d], then a multiply
+// by 1 / w (no division, no counts).
+// CHECK-DAG: #[[$WIN_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[$OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[$ID4_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @mean_pool(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>)
+// CHECK-DAG: %[[INV_W:.*]] = arith.constant 2.500000e-01 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x4x8xf32>)
+// CHECK: %[[WIN:.*]] = tensor.expand_shape %[[K]] {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, 4, 4, 8] : tensor<1x2x16x8xf32> into tensor<1x2x4x4x8xf32>
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$WIN_MAP]], #[[$OUT_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[WIN]] : tensor<1x2x4x4x8xf32>) outs(%[[INIT]] : tensor<1x2x4x8xf32>) {
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: %[[ADD:.*]] = arith.addf %[[ACC]], %[[IN]] : f32
+// CHECK: linalg.yield %[[ADD]]
+// CHECK: %[[MEAN:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[SUM]] : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.root}
+// CHECK: arith.mulf %{{.*}}, %[[INV_W]] : f32
+// CHECK-NOT: arith.divf
+// CHECK: return %[[MEAN]]
+func.func @mean_pool(%k: tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<mean_pool> %k
+         : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Mean pooling, padded by i64 lengths: the token flags are a kernel of
+// their own, seen as [b, k, w] windows; padded tokens are replaced by 0
+// inside the window sum, which is divided by max(count, 1), so an empty
+// window stays 0.
+// CHECK-DAG: #[[$WIN_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[$FLAG_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>
+// CHECK-DAG: #[[$OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[$CNT_IN_MAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[$CNT_OUT_MAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[$ID4_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$SLOT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// CHECK-LABEL: func.func @mean_pool_lengths(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[LEN:[a-z0-9]+]]: tensor<1xi64>)
+// CHECK-DAG: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// CHECK-DAG: %[[ZERO_I8:.*]] = arith.constant 0 : i8
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[TOK:.*]] = linalg.generic {{.*}} ins(%[[LEN]] : tensor<1xi64>) outs(%{{.*}} : tensor<1x16xi8>) attrs = {linformer.root}
+// CHECK: arith.index_cast %{{.*}} : index to i64
+// CHECK-DAG: %[[WIN:.*]] = tensor.expand_shape %[[K]] {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, 4, 4, 8] : tensor<1x2x16x8xf32> into tensor<1x2x4x4x8xf32>
+// CHECK-DAG: %[[TWIN:.*]] = tensor.expand_shape %[[TOK]] {{\[\[}}0], [1, 2]] output_shape [1, 4, 4] : tensor<1x16xi8> into tensor<1x4x4xi8>
+// CHECK: %[[CNT:.*]] = linalg.generic {indexing_maps = [#[[$CNT_IN_MAP]], #[[$CNT_OUT_MAP]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<1x4x4xi8>) outs(%{{.*}} : tensor<1x4xf32>)
+// CHECK: arith.uitofp %{{.*}} : i8 to f32
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$WIN_MAP]], #[[$FLAG_MAP]], #[[$OUT_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[WIN]], %[[TWIN]] : tensor<1x2x4x4x8xf32>, tensor<1x4x4xi8>) outs(%{{.*}} : tensor<1x2x4x8xf32>) {
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[FLAG:.*]]: i8, %[[ACC:.*]]: f32):
+// CHECK: %[[REAL:.*]] = arith.cmpi ne, %[[FLAG]], %[[ZERO_I8]] : i8
+// CHECK: %[[X:.*]] = arith.select %[[REAL]], %[[IN]], %[[ZERO]] : f32
+// CHECK: %[[ADD:.*]] = arith.addf %[[ACC]], %[[X]] : f32
+// CHECK: linalg.yield %[[ADD]]
+// CHECK: %[[MEAN:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$SLOT_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[SUM]], %[[CNT]] : tensor<1x2x4x8xf32>, tensor<1x4xf32>) outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.root}
+// CHECK: ^bb0(%[[S:.*]]: f32, %[[C:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[C1:.*]] = arith.maximumf %[[C]], %[[ONE]] : f32
+// CHECK: %[[DIV:.*]] = arith.divf %[[S]], %[[C1]] : f32
+// CHECK: linalg.yield %[[DIV]]
+// CHECK: return %[[MEAN]]
+func.func @mean_pool_lengths(%k: tensor<1x2x16x8xf32>, %len: tensor<1xi64>)
+    -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<mean_pool> %k lengths(%len)
+         : (tensor<1x2x16x8xf32>, tensor<1xi64>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Max pooling, unpadded: a -inf init and maximumf over each window.
+// CHECK-LABEL: func.func @max_pool(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>)
+// CHECK: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[WIN:.*]] = tensor.expand_shape %[[K]] {{.*}} into tensor<1x2x4x4x8xf32>
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<1x2x4x8xf32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[WIN]] : tensor<1x2x4x4x8xf32>) outs(%[[INIT]] : tensor<1x2x4x8xf32>) attrs = {linformer.root}
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[ACC:.*]]: f32):
+// CHECK: arith.maximumf %[[ACC]], %[[IN]] : f32
+// CHECK-NOT: arith.select
+// CHECK: return %[[MAX]]
+func.func @max_pool(%k: tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<max_pool> %k
+         : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Max pooling, padded by an i8 mask (nonzero = real): the mask is
+// normalised to 0/1 bytes, padded tokens become -inf inside the window
+// maximum, and a window without a real token (count 0) gives 0, not -inf.
+// CHECK-LABEL: func.func @max_pool_mask(
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x16xi8>)
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[ZERO_I8:.*]] = arith.constant 0 : i8
+// CHECK: %[[TOK:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<1x16xi8>) outs(%{{.*}} : tensor<1x16xi8>) attrs = {linformer.root}
+// CHECK: arith.cmpi ne, %{{.*}}, %[[ZERO_I8]] : i8
+// CHECK: arith.extui %{{.*}} : i1 to i8
+// CHECK-DAG: %[[WIN:.*]] = tensor.expand_shape %[[K]] {{.*}} into tensor<1x2x4x4x8xf32>
+// CHECK-DAG: %[[TWIN:.*]] = tensor.expand_shape %[[TOK]] {{.*}} into tensor<1x4x4xi8>
+// CHECK: %[[CNT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4xf32>)
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<1x2x4x8xf32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} ins(%[[WIN]], %[[TWIN]] : tensor<1x2x4x4x8xf32>, tensor<1x4x4xi8>) outs(%[[INIT]] : tensor<1x2x4x8xf32>) {
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[FLAG:.*]]: i8, %[[ACC:.*]]: f32):
+// CHECK: %[[REAL:.*]] = arith.cmpi ne, %[[FLAG]], %[[ZERO_I8]] : i8
+// CHECK: %[[X:.*]] = arith.select %[[REAL]], %[[IN]], %[[NEG_INF]] : f32
+// CHECK: arith.maximumf %[[ACC]], %[[X]] : f32
+// CHECK: %[[OUT:.*]] = linalg.generic {{.*}} ins(%[[MAX]], %[[CNT]] : tensor<1x2x4x8xf32>, tensor<1x4xf32>) outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.root}
+// CHECK: ^bb0(%[[V:.*]]: f32, %[[C:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[ANY:.*]] = arith.cmpf ogt, %[[C]], %[[ZERO]] : f32
+// CHECK: %[[SEL:.*]] = arith.select %[[ANY]], %[[V]], %[[ZERO]] : f32
+// CHECK: linalg.yield %[[SEL]]
+// CHECK: return %[[OUT]]
+func.func @max_pool_mask(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi8>)
+    -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<max_pool> %k mask(%m)
+         : (tensor<1x2x16x8xf32>, tensor<1x16xi8>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Conv, per-head kernel [h, d, w], unpadded: a contraction of each window
+// with the kernel over r; loops (b, h, j, r, c), kernel read at (h, c, r).
+// CHECK-DAG: #[[$WIN_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[$KER_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
+// CHECK-DAG: #[[$OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-LABEL: func.func @conv(
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[W:[a-z0-9]+]]: tensor<2x8x4xf32>)
+// CHECK: %[[INIT:.*]] = linalg.fill
+// CHECK: %[[WIN:.*]] = tensor.expand_shape %[[V]] {{.*}} into tensor<1x2x4x4x8xf32>
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#[[$WIN_MAP]], #[[$KER_MAP]], #[[$OUT_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[WIN]], %[[W]] : tensor<1x2x4x4x8xf32>, tensor<2x8x4xf32>) outs(%[[INIT]] : tensor<1x2x4x8xf32>) attrs = {linformer.root}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: return %[[OUT]]
+func.func @conv(%v: tensor<1x2x16x8xf32>, %w: tensor<2x8x4xf32>)
+    -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<conv> %v, %w
+         : (tensor<1x2x16x8xf32>, tensor<2x8x4xf32>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// Conv, one [d, w] kernel for all heads, padded by an i1 mask: the mask
+// becomes bytes, the kernel is read at (c, r), and a padded token's product
+// is replaced by 0 inside the window sum. Conv needs no window counts.
+// CHECK-DAG: #[[$KER_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d4, d3)>
+// CHECK-LABEL: func.func @conv_shared_mask(
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[W:[a-z0-9]+]]: tensor<8x4xf32>, %[[M:[a-z0-9]+]]: tensor<1x16xi1>)
+// CHECK-DAG: %[[ZERO_I8:.*]] = arith.constant 0 : i8
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[TOK:.*]] = linalg.generic {{.*}} ins(%[[M]] : tensor<1x16xi1>) outs(%{{.*}} : tensor<1x16xi8>) attrs = {linformer.root}
+// CHECK: arith.extui %{{.*}} : i1 to i8
+// CHECK-DAG: %[[WIN:.*]] = tensor.expand_shape %[[V]] {{.*}} into tensor<1x2x4x4x8xf32>
+// CHECK-DAG: %[[TWIN:.*]] = tensor.expand_shape %[[TOK]] {{.*}} into tensor<1x4x4xi8>
+// CHECK-NOT: xf32>) {
+// CHECK: %[[OUT:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[$KER_MAP]], #{{.*}}, #{{.*}}], {{.*}} ins(%[[WIN]], %[[W]], %[[TWIN]] : tensor<1x2x4x4x8xf32>, tensor<8x4xf32>, tensor<1x4x4xi8>) {{.*}} attrs = {linformer.root}
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[TAP:.*]]: f32, %[[FLAG:.*]]: i8, %[[ACC:.*]]: f32):
+// CHECK: %[[P:.*]] = arith.mulf %[[IN]], %[[TAP]] : f32
+// CHECK: %[[REAL:.*]] = arith.cmpi ne, %[[FLAG]], %[[ZERO_I8]] : i8
+// CHECK: %[[X:.*]] = arith.select %[[REAL]], %[[P]], %[[ZERO]] : f32
+// CHECK: arith.addf %[[ACC]], %[[X]] : f32
+// CHECK: return %[[OUT]]
+func.func @conv_shared_mask(%v: tensor<1x2x16x8xf32>, %w: tensor<8x4xf32>,
+    %m: tensor<1x16xi1>) -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<conv> %v, %w mask(%m)
+         : (tensor<1x2x16x8xf32>, tensor<8x4xf32>, tensor<1x16xi1>)
+         -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// The attention core with an i8 key mask:
+//   K^T = transpose(K)                               [b, h, d, k]
+//   S = Q K^T                                        [b, h, n, k]
+//   L = mask ? S * scale : -inf
+//   P = softmax(L) over k (dimension 3)
+//   O = P V                                          [b, h, n, d]
+// CHECK-DAG: #[[$Q_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$KT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[$S_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[$ID4_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$KM_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @core_key_mask(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi8>)
+// CHECK-DAG: %[[ZERO_I8:.*]] = arith.constant 0 : i8
+// CHECK-DAG: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[KTE:.*]] = tensor.empty() : tensor<1x2x8x4xf32>
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<1x2x4x8xf32>) outs(%[[KTE]] : tensor<1x2x8x4xf32>) permutation = [0, 1, 3, 2]
+// CHECK: %[[SINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x16x4xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[$Q_MAP]], #[[$KT_MAP]], #[[$S_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[Q]], %[[KT]] : tensor<1x2x16x8xf32>, tensor<1x2x8x4xf32>) outs(%[[SINIT]] : tensor<1x2x16x4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[L:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$KM_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S]], %[[M]] : tensor<1x2x16x4xf32>, tensor<1x4xi8>) outs(%{{.*}} : tensor<1x2x16x4xf32>)
+// CHECK: ^bb0(%[[SV:.*]]: f32, %[[MV:.*]]: i8, %{{.*}}: f32):
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[SV]], %[[SCALE]] : f32
+// CHECK: %[[VALID:.*]] = arith.cmpi ne, %[[MV]], %[[ZERO_I8]] : i8
+// CHECK: %[[SEL:.*]] = arith.select %[[VALID]], %[[SCALED]], %[[NEG_INF]] : f32
+// CHECK: linalg.yield %[[SEL]]
+// CHECK: %[[PE:.*]] = tensor.empty() : tensor<1x2x16x4xf32>
+// CHECK: %[[P:.*]] = linalg.softmax dimension(3) ins(%[[L]] : tensor<1x2x16x4xf32>) outs(%[[PE]] : tensor<1x2x16x4xf32>) -> tensor<1x2x16x4xf32>
+// CHECK: %[[OINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK: %[[O:.*]] = linalg.generic {indexing_maps = [#[[$Q_MAP]], #[[$KT_MAP]], #[[$S_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[P]], %[[V]] : tensor<1x2x16x4xf32>, tensor<1x2x4x8xf32>) outs(%[[OINIT]] : tensor<1x2x16x8xf32>)
+// CHECK: return %[[O]] : tensor<1x2x16x8xf32>
+// NOCORE-LABEL: func.func @core_key_mask(
+// NOCORE-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi8>)
+// NOCORE-NEXT: %[[O:.*]] = linformer.attention_core %[[Q]], %[[K]], %[[V]] scale(1.250000e-01) key_mask(%[[M]]) {linformer.root}
+// NOCORE-NEXT: return %[[O]]
+func.func @core_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi8>) -> tensor<1x2x16x8xf32> {
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
+         {linformer.root}
+         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi8>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// An i1 key mask (a user's, not the decomposition's bytes) selects directly.
+// CHECK-LABEL: func.func @core_i1_key_mask(
+// CHECK-SAME: %{{[a-z0-9]+}}: tensor<1x2x16x8xf32>, %{{[a-z0-9]+}}: tensor<1x2x4x8xf32>, %{{[a-z0-9]+}}: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi1>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[M]] : tensor<1x2x16x4xf32>, tensor<1x4xi1>)
+// CHECK-NEXT: ^bb0(%[[SV:.*]]: f32, %[[MV:.*]]: i1, %{{.*}}: f32):
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SV]], %{{.*}} : f32
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[MV]], %[[SCALED]], %{{.*}} : f32
+// CHECK-NEXT: linalg.yield %[[SEL]]
+// CHECK: linalg.softmax dimension(3)
+func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi1>) -> tensor<1x2x16x8xf32> {
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
+         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi1>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// Without a key mask the logits are only scaled; values may be wider than
+// keys (dv = 12).
+// CHECK-LABEL: func.func @core_no_mask(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x12xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x4xf32>)
+// CHECK: %[[L:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<1x2x16x4xf32>) outs(%{{.*}} : tensor<1x2x16x4xf32>)
+// CHECK-NEXT: ^bb0(%[[SV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SV]], %{{.*}} : f32
+// CHECK-NEXT: linalg.yield %[[SCALED]]
+// CHECK: %[[P:.*]] = linalg.softmax dimension(3) ins(%[[L]] : tensor<1x2x16x4xf32>)
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[V]] : tensor<1x2x16x4xf32>, tensor<1x2x4x12xf32>) outs(%{{.*}} : tensor<1x2x16x12xf32>)
+// CHECK: return %[[O]] : tensor<1x2x16x12xf32>
+// NOCORE-LABEL: func.func @core_no_mask(
+// NOCORE: linformer.attention_core
+// NOCORE-NOT: linalg.softmax
+func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x12xf32>) -> tensor<1x2x16x12xf32> {
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x12xf32>)
+         -> tensor<1x2x16x12xf32>
+  return %o : tensor<1x2x16x12xf32>
+}
+
+// -----
+
+// Parts composed: with lower-core=false the projections are lowered and the
+// core reads their results.
+// CHECK-LABEL: func.func @parts(
+// CHECK-NOT: linformer.project
+// CHECK-NOT: linformer.attention_core
+// CHECK: linalg.softmax
+// CHECK-NOT: linformer.attention_core
+// NOCORE-LABEL: func.func @parts(
+// NOCORE-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x16x8xf32>)
+// NOCORE-NOT: linformer.project
+// NOCORE: %[[KP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x4x4x8xf32>) {{.*}} attrs = {linformer.root}
+// NOCORE: %[[VP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x4x4x8xf32>) {{.*}} attrs = {linformer.root}
+// NOCORE: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(3.535530e-01)
+// NOCORE-NOT: linalg.softmax
+// NOCORE: return %[[O]]
+func.func @parts(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>,
+    %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %kp = linformer.project<max_pool> %k
+          : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
+  %vp = linformer.project<max_pool> %v
+          : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.353553)
+         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+         -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
