@@ -125,8 +125,10 @@ def LinformerCPUTileForVectorsPass
   let summary = "decomposes the softmax and tiles every linalg op to register size";
   let description = [{
     Decomposes aggregate ops (`linalg.softmax` into max, exp, sum, divide),
-    then tiles each linalg op with `scf.for` to the size that one vector
-    operation handles:
+    cuts reductions longer than `reduction-tile` into blocks (so that the
+    operand block a reduction streams stays in cache while all register
+    tiles sweep it), then tiles each linalg op with `scf.for` to the size
+    that one vector operation handles:
     - innermost loop parallel (contractions written with contiguous output
       channels innermost): innermost loop to `vector-width`, the next output
       dimension to `unroll` rows, other loops to 1, reductions to 1 (one
@@ -138,7 +140,9 @@ def LinformerCPUTileForVectorsPass
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "Elements per vector register (16 f32 on AVX-512)">,
     Option<"unroll", "unroll", "int64_t", /*default=*/"8",
-           "Rows handled per step (accumulator registers)">
+           "Rows handled per step (accumulator registers)">,
+    Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"256",
+           "Longest reduction handled without cache blocking (0: never block)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
@@ -160,7 +164,7 @@ def LinformerCPULowerVectorsPass
     : Pass<"linformer-cpu-lower-vectors", "::mlir::func::FuncOp"> {
   let summary = "lowers vector ops to what LLVM handles well on CPUs";
   let description = [{
-    `vector.contract` to outer products (FMAs of a broadcast scalar and a
+    Lowers `vector.contract` to outer products (FMAs of a broadcast scalar and a
     vector), multi-reductions to inner reductions, transposes and transfers
     to plain loads and stores, and `math.exp` to its polynomial
     approximation, so that exp vectorises instead of calling libm per lane.

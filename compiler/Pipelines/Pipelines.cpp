@@ -70,9 +70,16 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   LinformerCPUTileForVectorsPassOptions vectorTileOptions;
   vectorTileOptions.vectorWidth = options.vectorWidth;
   vectorTileOptions.unroll = options.unroll;
+  vectorTileOptions.reductionTile = options.reductionTile;
   funcPm.addPass(createLinformerCPUTileForVectorsPass(vectorTileOptions));
   addCleanup(funcPm);
   funcPm.addPass(createLinformerCPUVectorizePass());
+  addCleanup(funcPm);
+  // The accumulators of a register tile are read and written around every
+  // step of its reduction loop; hoisting the pair out (on tensors, where
+  // the loop carries the tile as an iter_arg) keeps them in registers.
+  funcPm.addPass(createLoopInvariantCodeMotionPass());
+  funcPm.addPass(createLoopInvariantSubsetHoistingPass());
   addCleanup(funcPm);
 
   // Bufferize after vectorization: vector transfers on tensors fold their

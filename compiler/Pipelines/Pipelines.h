@@ -24,6 +24,10 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> unroll{
       *this, "unroll", llvm::cl::desc("Rows per register tile"),
       llvm::cl::init(8)};
+  PassOptions::Option<int64_t> reductionTile{
+      *this, "reduction-tile",
+      llvm::cl::desc("Reduction block kept in cache (0: no blocking)"),
+      llvm::cl::init(256)};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "

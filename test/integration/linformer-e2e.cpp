@@ -19,6 +19,8 @@
 #include "lib/Reference/Reference.h"
 #include "lib/Support/Random.h"
 
+#include "dialect/IR/LinformerOps.h"
+#include "dialect/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -83,6 +85,20 @@ static cl::opt<unsigned> threadsOpt(
              "_dispatch entries, as the runtime does (0: call the sequential "
              "entry function instead)"),
     cl::init(2));
+static cl::opt<unsigned> repeatOpt(
+    "repeat",
+    cl::desc("time this many runs of the dispatch plan after the checked one "
+             "and report the median (a benchmark, see bench/layer)"),
+    cl::init(0));
+static cl::opt<int64_t> rowTileOpt("row-tile", cl::desc("CPU pipeline row-tile"),
+                                   cl::init(32));
+static cl::opt<int64_t> vectorWidthOpt("vector-width",
+                                       cl::desc("CPU pipeline vector-width"),
+                                       cl::init(16));
+static cl::opt<int64_t> unrollOpt("unroll", cl::desc("CPU pipeline unroll"),
+                                  cl::init(8));
+static cl::opt<int64_t> reductionTileOpt(
+    "reduction-tile", cl::desc("CPU pipeline reduction-tile"), cl::init(256));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 
@@ -203,9 +219,11 @@ bool readPlan(ModuleOp module, StringRef entry, std::vector<KernelPlan> &plan,
 /// Runs every kernel's workgroups split across `threads` threads, kernels in
 /// order with a join (barrier) between them.
 bool runPlan(void *handle, const std::vector<KernelPlan> &plan,
-             std::vector<void *> buffers, unsigned threads) {
+             std::vector<void *> buffers, unsigned threads,
+             std::vector<double> *kernelMs = nullptr) {
   using Dispatch = void (*)(void **, int64_t, int64_t);
   for (const KernelPlan &k : plan) {
+    auto start = std::chrono::steady_clock::now();
     auto fn = reinterpret_cast<Dispatch>(
         dlsym(handle, (k.name + "_dispatch").c_str()));
     if (!fn) {
@@ -223,6 +241,10 @@ bool runPlan(void *handle, const std::vector<KernelPlan> &plan,
     }
     for (std::thread &t : pool)
       t.join();
+    if (kernelMs)
+      kernelMs->push_back(std::chrono::duration<double, std::milli>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
   }
   return true;
 }
@@ -381,10 +403,29 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   if (!module)
     return 1;
+  // Make the reassociation choice first, so that the FLOP count below is the
+  // one of the order that runs (the pipeline keeps a choice already made).
+  {
+    PassManager choose(&context);
+    mlir::linformer::LinformerReassociatePassOptions o;
+    o.mode = reassociateOpt;
+    choose.addNestedPass<func::FuncOp>(
+        mlir::linformer::createLinformerReassociatePass(o));
+    if (failed(choose.run(*module)))
+      return 1;
+  }
+  bool reassociated = false;
+  module->walk([&](mlir::linformer::AttentionOp op) {
+    reassociated = op.getReassociate().value_or(false);
+  });
   auto t0 = std::chrono::steady_clock::now();
   PassManager pm(&context);
   mlir::linformer::CPUPipelineOptions options;
   options.reassociate = reassociateOpt;
+  options.rowTile = rowTileOpt;
+  options.vectorWidth = vectorWidthOpt;
+  options.unroll = unrollOpt;
+  options.reductionTile = reductionTileOpt;
   mlir::linformer::buildCPUPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
@@ -454,6 +495,53 @@ int main(int argc, char **argv) {
     }
     if (!runPlan(handle, plan, buffers, threadsOpt))
       return 1;
+    if (repeatOpt > 0) {
+      std::vector<double> ms;
+      std::vector<std::vector<double>> perKernel(plan.size());
+      for (unsigned r = 0; r < repeatOpt; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        std::vector<double> kms;
+        runPlan(handle, plan, buffers, threadsOpt, &kms);
+        for (size_t i = 0; i < kms.size(); ++i)
+          perKernel[i].push_back(kms[i]);
+        ms.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+      }
+      std::sort(ms.begin(), ms.end());
+      double median = ms[ms.size() / 2];
+      for (size_t i = 0; i < plan.size(); ++i) {
+        std::sort(perKernel[i].begin(), perKernel[i].end());
+        llvm::outs() << llvm::formatv(
+            "KERNEL {0} workgroups={1} median_ms={2:f3}\n", plan[i].name,
+            plan[i].workgroups, perKernel[i][perKernel[i].size() / 2]);
+      }
+      // Multiply-add FLOPs of the order that ran (2 per multiply-add);
+      // pooling adds and softmax are left out, as is usual for GEMM-bound
+      // layers.
+      double B = b, N = n, M = dm, K = l.projLen, H = l.heads;
+      double flops = 2 * (2 * B * N * M * M);      // Q and output projections
+      flops += 2 * (2 * B * N * K * M);            // Q Kp^T and P Vp, all heads
+      bool learned = l.kind == ref::ProjectionKind::Learned;
+      bool conv = l.kind == ref::ProjectionKind::Conv;
+      if (reassociated) {
+        double copies = (learned && !l.sharing.kv ? 2 : 1) *
+                        (learned && !l.sharing.heads ? H : 1);
+        flops += copies * (learned ? 2 * B * K * N * M : 0);
+        flops += 2 * (2 * B * K * M * M);
+      } else {
+        flops += 2 * (2 * B * N * M * M);          // K and V projections
+        if (learned)
+          flops += 2 * (2 * B * K * N * M);
+        if (conv)
+          flops += 2 * (2 * B * N * M);
+      }
+      llvm::outs() << llvm::formatv(
+          "TIME median_ms={0:f3} min_ms={1:f3} gflops={2:f1} flops={3:e3} "
+          "threads={4} reassociated={5}\n",
+          median, ms.front(), flops / (median * 1e6), flops,
+          threadsOpt.getValue(), reassociated ? 1 : 0);
+    }
   }
   dlclose(handle);
   llvm::sys::fs::remove(soPath);

@@ -83,6 +83,37 @@ struct TileForVectorsPass
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
+      // Cache level first: a long reduction (over n = 4096 tokens, say) is
+      // cut into blocks so that the operand block it streams stays in L2
+      // while every register tile of the output sweeps it.
+      if (reductionTile > 0) {
+        SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+        SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+        SmallVector<int64_t> blocks(ranges.size(), 0);
+        bool any = false;
+        for (unsigned i = 0; i < ranges.size(); ++i) {
+          if (iters[i] != utils::IteratorType::reduction ||
+              ranges[i] <= reductionTile)
+            continue;
+          blocks[i] = largestDivisorAtMost(ranges[i], reductionTile);
+          any |= blocks[i] < ranges[i];
+        }
+        if (any) {
+          scf::SCFTilingOptions blockOptions;
+          blockOptions.setTileSizes(
+              getAsIndexOpFoldResult(&getContext(), blocks));
+          rewriter.setInsertionPoint(op);
+          FailureOr<scf::SCFTilingResult> blocked = scf::tileUsingSCF(
+              rewriter, cast<TilingInterface>(op.getOperation()),
+              blockOptions);
+          if (failed(blocked)) {
+            op->emitOpError("could not be tiled into reduction blocks");
+            return signalPassFailure();
+          }
+          rewriter.replaceOp(op, blocked->replacements);
+          op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
+        }
+      }
       SmallVector<int64_t> tiles = vectorTileSizes(op, vectorWidth, unroll);
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
@@ -93,6 +124,18 @@ struct TileForVectorsPass
         continue;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      // Reduction loops innermost: the register tile of accumulators then
+      // stays the same across the reduction, and once the transfers of the
+      // accumulators are hoisted out of that loop, it lives in registers.
+      SmallVector<int64_t> interchange;
+      SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+      for (unsigned i = 0; i < iters.size(); ++i)
+        if (iters[i] == utils::IteratorType::parallel)
+          interchange.push_back(i);
+      for (unsigned i = 0; i < iters.size(); ++i)
+        if (iters[i] == utils::IteratorType::reduction)
+          interchange.push_back(i);
+      options.setInterchange(interchange);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
           rewriter, cast<TilingInterface>(op.getOperation()), options);

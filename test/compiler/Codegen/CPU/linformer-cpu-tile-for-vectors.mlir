@@ -12,7 +12,8 @@
 
 // The scores of one query tile, S = Q K^T: loops (b, h, i, c, j),
 // reduction over c. Default tiles (1, 1, 8, 1, 16); with vector-width=8
-// unroll=4, (1, 1, 4, 1, 8).
+// unroll=4, (1, 1, 4, 1, 8). The reduction loop is innermost, so that one
+// register tile of accumulators is live across it.
 // CHECK-LABEL: func.func @contraction(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x1x32x8xf32>, %[[KT:[a-z0-9]+]]: tensor<1x1x8x64xf32>, %[[INIT:[a-z0-9]+]]: tensor<1x1x32x64xf32>)
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -26,9 +27,9 @@
 // CHECK: scf.for %[[H:.*]] = %[[C0]] to %[[C1]] step %[[C1]]
 // DEF: scf.for %[[I:.*]] = %[[C0]] to %[[C32]] step %[[C8]]
 // OPT: scf.for %[[I:.*]] = %[[C0]] to %[[C32]] step %[[C4]]
-// CHECK: scf.for %[[C:.*]] = %[[C0]] to %[[C8]] step %[[C1]]
-// DEF: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C16]] iter_args(%[[ACC:.*]] = %{{.*}})
-// OPT: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C8]] iter_args(%[[ACC:.*]] = %{{.*}})
+// DEF: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C16]]
+// OPT: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C8]]
+// CHECK: scf.for %[[C:.*]] = %[[C0]] to %[[C8]] step %[[C1]] iter_args(%[[ACC:.*]] = %{{.*}})
 // DEF: %[[QS:.*]] = tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[I]], %[[C]]] [1, 1, 8, 1] [1, 1, 1, 1]
 // DEF: %[[KS:.*]] = tensor.extract_slice %[[KT]][%[[B]], %[[H]], %[[C]], %[[J]]] [1, 1, 1, 16] [1, 1, 1, 1]
 // DEF: %[[OS:.*]] = tensor.extract_slice %[[ACC]][%[[B]], %[[H]], %[[I]], %[[J]]] [1, 1, 8, 16] [1, 1, 1, 1]
@@ -188,4 +189,31 @@ func.func @one_tile(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>)
     linalg.yield %e : f32
   } -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A reduction longer than reduction-tile (256) is cut into cache blocks
+// first: the block loop is outermost and carries the whole output, and
+// each block is then register-tiled like any contraction.
+// CHECK-LABEL: func.func @long_reduction(
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG: %[[C1024:.*]] = arith.constant 1024 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C1024]] step %[[C256]] iter_args
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x1x16xf32>) outs(%{{.*}} : tensor<1x8x16xf32>)
+#x = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+#e = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
+#o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+func.func @long_reduction(%x: tensor<1x1024x32xf32>, %e: tensor<16x1024xf32>,
+    %init: tensor<1x16x32xf32>) -> tensor<1x16x32xf32> {
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%e, %x : tensor<16x1024xf32>, tensor<1x1024x32xf32>)
+      outs(%init : tensor<1x16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x32xf32>
+  return %r : tensor<1x16x32xf32>
 }
