@@ -200,7 +200,8 @@ func.func @one_tile(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>)
 // CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
 // CHECK-DAG: %[[C1024:.*]] = arith.constant 1024 : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C1024]] step %[[C256]] iter_args
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x1x16xf32>) outs(%{{.*}} : tensor<1x8x16xf32>)
+// DEF: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x1x16xf32>) outs(%{{.*}} : tensor<1x8x16xf32>)
+// OPT: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x1x8xf32>) outs(%{{.*}} : tensor<1x4x8xf32>)
 #x = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 #e = affine_map<(d0, d1, d2, d3) -> (d1, d2)>
 #o = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
