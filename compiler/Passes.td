@@ -166,8 +166,9 @@ def LinformerCPULowerVectorsPass
   let description = [{
     Lowers `vector.contract` to outer products (FMAs of a broadcast scalar and a
     vector), multi-reductions to inner reductions, transposes and transfers
-    to plain loads and stores, and `math.exp` to its polynomial
-    approximation, so that exp vectorises instead of calling libm per lane.
+    to plain loads and stores, and `math.exp` and `math.erf` (GELU) to
+    their polynomial approximations, so that they vectorise instead of
+    calling libm per lane.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect"];

@@ -21,4 +21,5 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.linformer_tools_dir, append_path=True)
 tool_dirs = [config.linformer_tools_dir, config.llvm_tools_dir]
-llvm_config.add_tool_substitutions(["linformer-opt", "linformer-e2e"], tool_dirs)
+llvm_config.add_tool_substitutions(
+    ["linformer-opt", "linformer-e2e", "linformer-compile", "linformer-run"], tool_dirs)

@@ -53,7 +53,8 @@ struct LowerVectorsPass
       vector::populateVectorMaskOpLoweringPatterns(patterns);
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) {
-            return name == math::ExpOp::getOperationName();
+            return name == math::ExpOp::getOperationName() ||
+                   name == math::ErfOp::getOperationName();
           });
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();

@@ -1,0 +1,627 @@
+//===- peak.cpp - Machine-peak microbenchmark (FMA GFLOP/s, triad GB/s) ----===//
+//
+// Measures the ceiling against which linformer-mlir's benchmark numbers are
+// read:
+//   (a) f32 FMA throughput, GFLOP/s, on 1 thread and on N threads, from 12
+//       independent accumulator chains of 512-bit FMAs (256-bit AVX2 FMAs when
+//       the CPU lacks AVX-512F; scalar-array code on other architectures);
+//   (b) STREAM-style triad bandwidth, GB/s, a[i] = b[i] + s * c[i] over three
+//       arrays of doubles far larger than the last-level cache (by default
+//       together >= 4x the LLC that sysconf reports, >= 64 MiB each), on 1
+//       and N threads.
+//
+// Every measurement is warmed up, then repeated (default 5 runs of >= 0.2 s);
+// the best and the median are reported. A flop is counted as 2 per FMA lane.
+// Triad bytes follow STREAM's convention: 3 x 8 bytes per element (two reads,
+// one write); write-allocate traffic is not counted.
+//
+// Standalone: C++17 standard library, <immintrin.h>, pthreads (through
+// std::thread) and, where present, <unistd.h> for sysconf. The ISA kernels carry target attributes, so the file builds
+// with plain `g++ -O2 -pthread peak.cpp`. It does not throw, so it also builds
+// under -fno-exceptions.
+//
+// Usage: linformer-peak [--threads N] [--json] [--runs R] [--min-time S]
+//                       [--triad-mib M] [--isa avx512|avx2|generic]
+//
+//===----------------------------------------------------------------------===//
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if __has_include(<unistd.h>)
+#include <unistd.h> // sysconf, for the last-level cache size
+#endif
+
+#if defined(__x86_64__) || defined(__i386__)
+#define PEAK_X86 1
+#include <immintrin.h>
+#else
+#define PEAK_X86 0
+#endif
+
+namespace {
+
+// Results land here so that no kernel's work can be optimized away.
+volatile double gSink = 0.0;
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+enum class Isa { Avx512, Avx2, Generic };
+
+const char *isaName(Isa isa) {
+  switch (isa) {
+  case Isa::Avx512:
+    return "avx512";
+  case Isa::Avx2:
+    return "avx2";
+  case Isa::Generic:
+    return "generic";
+  }
+  return "?";
+}
+
+bool isaSupported(Isa isa) {
+#if PEAK_X86
+  __builtin_cpu_init();
+  switch (isa) {
+  case Isa::Avx512:
+    return __builtin_cpu_supports("avx512f");
+  case Isa::Avx2:
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  case Isa::Generic:
+    return true;
+  }
+  return false;
+#else
+  return isa == Isa::Generic;
+#endif
+}
+
+// Number of f32 lanes in one FMA of the given ISA.
+int fmaLanes(Isa isa) {
+  switch (isa) {
+  case Isa::Avx512:
+    return 16;
+  case Isa::Avx2:
+    return 8;
+  case Isa::Generic:
+    return 8;
+  }
+  return 0;
+}
+
+constexpr int kChains = 12;
+
+//===----------------------------------------------------------------------===//
+// FMA kernels: 12 independent chains acc = acc * m + a. With m just below 1
+// each chain converges to a / (1 - m) ~ 1, so values stay normal (no
+// denormals, no overflow) however long it runs. Written out by hand so that
+// -O2 keeps all twelve accumulators in registers.
+//===----------------------------------------------------------------------===//
+
+#if PEAK_X86
+__attribute__((target("avx512f"))) double fmaKernelAvx512(std::uint64_t iters,
+                                                          float seed) {
+  const __m512 m = _mm512_set1_ps(0.999999f);
+  const __m512 a = _mm512_set1_ps(1.0e-6f);
+  __m512 c0 = _mm512_set1_ps(seed + 0.00f), c1 = _mm512_set1_ps(seed + 0.01f);
+  __m512 c2 = _mm512_set1_ps(seed + 0.02f), c3 = _mm512_set1_ps(seed + 0.03f);
+  __m512 c4 = _mm512_set1_ps(seed + 0.04f), c5 = _mm512_set1_ps(seed + 0.05f);
+  __m512 c6 = _mm512_set1_ps(seed + 0.06f), c7 = _mm512_set1_ps(seed + 0.07f);
+  __m512 c8 = _mm512_set1_ps(seed + 0.08f), c9 = _mm512_set1_ps(seed + 0.09f);
+  __m512 c10 = _mm512_set1_ps(seed + 0.10f), c11 = _mm512_set1_ps(seed + 0.11f);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    c0 = _mm512_fmadd_ps(c0, m, a);
+    c1 = _mm512_fmadd_ps(c1, m, a);
+    c2 = _mm512_fmadd_ps(c2, m, a);
+    c3 = _mm512_fmadd_ps(c3, m, a);
+    c4 = _mm512_fmadd_ps(c4, m, a);
+    c5 = _mm512_fmadd_ps(c5, m, a);
+    c6 = _mm512_fmadd_ps(c6, m, a);
+    c7 = _mm512_fmadd_ps(c7, m, a);
+    c8 = _mm512_fmadd_ps(c8, m, a);
+    c9 = _mm512_fmadd_ps(c9, m, a);
+    c10 = _mm512_fmadd_ps(c10, m, a);
+    c11 = _mm512_fmadd_ps(c11, m, a);
+  }
+  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), c2),
+                           _mm512_add_ps(_mm512_add_ps(c3, c4), c5));
+  __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c6, c7), c8),
+                           _mm512_add_ps(_mm512_add_ps(c9, c10), c11));
+  // Not _mm512_reduce_add_ps: GCC 12's header trips -Wuninitialized there.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, _mm512_add_ps(s, t));
+  double sum = 0.0;
+  for (float v : lanes)
+    sum += v;
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) double fmaKernelAvx2(std::uint64_t iters,
+                                                         float seed) {
+  const __m256 m = _mm256_set1_ps(0.999999f);
+  const __m256 a = _mm256_set1_ps(1.0e-6f);
+  __m256 c0 = _mm256_set1_ps(seed + 0.00f), c1 = _mm256_set1_ps(seed + 0.01f);
+  __m256 c2 = _mm256_set1_ps(seed + 0.02f), c3 = _mm256_set1_ps(seed + 0.03f);
+  __m256 c4 = _mm256_set1_ps(seed + 0.04f), c5 = _mm256_set1_ps(seed + 0.05f);
+  __m256 c6 = _mm256_set1_ps(seed + 0.06f), c7 = _mm256_set1_ps(seed + 0.07f);
+  __m256 c8 = _mm256_set1_ps(seed + 0.08f), c9 = _mm256_set1_ps(seed + 0.09f);
+  __m256 c10 = _mm256_set1_ps(seed + 0.10f), c11 = _mm256_set1_ps(seed + 0.11f);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    c0 = _mm256_fmadd_ps(c0, m, a);
+    c1 = _mm256_fmadd_ps(c1, m, a);
+    c2 = _mm256_fmadd_ps(c2, m, a);
+    c3 = _mm256_fmadd_ps(c3, m, a);
+    c4 = _mm256_fmadd_ps(c4, m, a);
+    c5 = _mm256_fmadd_ps(c5, m, a);
+    c6 = _mm256_fmadd_ps(c6, m, a);
+    c7 = _mm256_fmadd_ps(c7, m, a);
+    c8 = _mm256_fmadd_ps(c8, m, a);
+    c9 = _mm256_fmadd_ps(c9, m, a);
+    c10 = _mm256_fmadd_ps(c10, m, a);
+    c11 = _mm256_fmadd_ps(c11, m, a);
+  }
+  __m256 s = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c0, c1), c2),
+                           _mm256_add_ps(_mm256_add_ps(c3, c4), c5));
+  __m256 t = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(c6, c7), c8),
+                           _mm256_add_ps(_mm256_add_ps(c9, c10), c11));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(s, t));
+  double sum = 0.0;
+  for (float v : lanes)
+    sum += v;
+  return sum;
+}
+#endif // PEAK_X86
+
+// Portable fallback: 12 chains of 8 lanes in plain arrays. Whatever the
+// compiler makes of it at -O2 is "the generic peak"; it is not a hardware
+// ceiling.
+double fmaKernelGeneric(std::uint64_t iters, float seed) {
+  float c[kChains][8];
+  for (int j = 0; j < kChains; ++j)
+    for (int l = 0; l < 8; ++l)
+      c[j][l] = seed + 0.01f * static_cast<float>(j);
+  const float m = 0.999999f, a = 1.0e-6f;
+  for (std::uint64_t i = 0; i < iters; ++i)
+    for (int j = 0; j < kChains; ++j)
+      for (int l = 0; l < 8; ++l)
+        c[j][l] = c[j][l] * m + a;
+  double sum = 0.0;
+  for (int j = 0; j < kChains; ++j)
+    for (int l = 0; l < 8; ++l)
+      sum += c[j][l];
+  return sum;
+}
+
+double fmaKernel(Isa isa, std::uint64_t iters, float seed) {
+#if PEAK_X86
+  if (isa == Isa::Avx512)
+    return fmaKernelAvx512(iters, seed);
+  if (isa == Isa::Avx2)
+    return fmaKernelAvx2(iters, seed);
+#endif
+  (void)isa;
+  return fmaKernelGeneric(iters, seed);
+}
+
+//===----------------------------------------------------------------------===//
+// Triad kernels over [lo, hi) of double arrays; lo is a multiple of 8 and the
+// arrays are 64-byte aligned, so the vector loads/stores are aligned.
+// Ordinary (temporal) stores, as in STREAM.
+//===----------------------------------------------------------------------===//
+
+#if PEAK_X86
+__attribute__((target("avx512f"))) void
+triadAvx512(double *__restrict a, const double *__restrict b,
+            const double *__restrict c, double s, std::size_t lo,
+            std::size_t hi) {
+  const __m512d vs = _mm512_set1_pd(s);
+  std::size_t i = lo;
+  for (; i + 8 <= hi; i += 8)
+    _mm512_store_pd(a + i, _mm512_fmadd_pd(vs, _mm512_load_pd(c + i),
+                                           _mm512_load_pd(b + i)));
+  for (; i < hi; ++i)
+    a[i] = b[i] + s * c[i];
+}
+
+__attribute__((target("avx2,fma"))) void
+triadAvx2(double *__restrict a, const double *__restrict b,
+          const double *__restrict c, double s, std::size_t lo,
+          std::size_t hi) {
+  const __m256d vs = _mm256_set1_pd(s);
+  std::size_t i = lo;
+  for (; i + 4 <= hi; i += 4)
+    _mm256_store_pd(a + i, _mm256_fmadd_pd(vs, _mm256_load_pd(c + i),
+                                           _mm256_load_pd(b + i)));
+  for (; i < hi; ++i)
+    a[i] = b[i] + s * c[i];
+}
+#endif // PEAK_X86
+
+void triadGeneric(double *__restrict a, const double *__restrict b,
+                  const double *__restrict c, double s, std::size_t lo,
+                  std::size_t hi) {
+  for (std::size_t i = lo; i < hi; ++i)
+    a[i] = b[i] + s * c[i];
+}
+
+void triad(Isa isa, double *a, const double *b, const double *c, double s,
+           std::size_t lo, std::size_t hi) {
+#if PEAK_X86
+  if (isa == Isa::Avx512)
+    return triadAvx512(a, b, c, s, lo, hi);
+  if (isa == Isa::Avx2)
+    return triadAvx2(a, b, c, s, lo, hi);
+#endif
+  (void)isa;
+  triadGeneric(a, b, c, s, lo, hi);
+}
+
+//===----------------------------------------------------------------------===//
+// Thread harness: runs work(tid) on nthreads threads (the calling thread is
+// thread 0) and returns the wall time from a common start to the last finish.
+// Thread creation is outside the timed region: workers spin until released.
+//===----------------------------------------------------------------------===//
+
+double runParallel(int nthreads, const std::function<void(int)> &work) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> workers;
+  workers.reserve(static_cast<std::size_t>(nthreads - 1));
+  for (int t = 1; t < nthreads; ++t)
+    workers.emplace_back([&, t] {
+      ready.fetch_add(1, std::memory_order_acq_rel);
+      while (!go.load(std::memory_order_acquire))
+        std::this_thread::yield();
+      work(t);
+    });
+  while (ready.load(std::memory_order_acquire) != nthreads - 1)
+    std::this_thread::yield();
+  Clock::time_point t0 = Clock::now();
+  go.store(true, std::memory_order_release);
+  work(0);
+  for (std::thread &w : workers)
+    w.join();
+  return secondsSince(t0);
+}
+
+struct Stats {
+  double best = 0.0;   // highest rate
+  double median = 0.0; // median rate
+  double worst = 0.0;  // lowest rate
+};
+
+Stats summarize(std::vector<double> rates) {
+  Stats s;
+  if (rates.empty())
+    return s;
+  std::sort(rates.begin(), rates.end());
+  std::size_t n = rates.size();
+  s.worst = rates.front();
+  s.best = rates.back();
+  s.median = n % 2 ? rates[n / 2] : 0.5 * (rates[n / 2 - 1] + rates[n / 2]);
+  return s;
+}
+
+struct Options {
+  int threads = 0; // 0: all hardware threads
+  bool json = false;
+  int runs = 5;
+  double minTime = 0.2;
+  std::size_t triadMiB = 0;  // per array; 0: sized from the LLC
+  const char *isa = nullptr; // forced ISA, or nullptr for the best available
+};
+
+// Picks a repeat count so that runOnce(count) takes at least minTime seconds.
+// The calibration runs double as the warm-up.
+std::uint64_t calibrate(const std::function<double(std::uint64_t)> &runOnce,
+                        std::uint64_t start, double minTime) {
+  std::uint64_t count = start;
+  for (;;) {
+    double t = runOnce(count);
+    if (t >= 0.25 * minTime) {
+      double scale = 1.15 * minTime / std::max(t, 1e-9);
+      return std::max<std::uint64_t>(
+          1, static_cast<std::uint64_t>(static_cast<double>(count) * scale) +
+                 1);
+    }
+    count *= 2;
+  }
+}
+
+Stats measureFma(Isa isa, int nthreads, const Options &opt) {
+  std::vector<double> partial(static_cast<std::size_t>(nthreads), 0.0);
+  auto runOnce = [&](std::uint64_t iters) {
+    double t = runParallel(nthreads, [&](int tid) {
+      partial[static_cast<std::size_t>(tid)] =
+          fmaKernel(isa, iters, 0.5f + 0.001f * static_cast<float>(tid));
+    });
+    double sum = 0.0;
+    for (double p : partial)
+      sum += p;
+    gSink = gSink + sum;
+    return t;
+  };
+  // Warm up (also brings the core to its AVX-512 frequency), then calibrate.
+  runOnce(1u << 20);
+  std::uint64_t iters = calibrate(runOnce, 1u << 16, opt.minTime);
+  double flopsPerRun = 2.0 * fmaLanes(isa) * kChains *
+                       static_cast<double>(iters) * nthreads;
+  std::vector<double> rates;
+  for (int r = 0; r < opt.runs; ++r)
+    rates.push_back(flopsPerRun / runOnce(iters) * 1e-9);
+  return summarize(rates);
+}
+
+struct TriadArrays {
+  double *a = nullptr, *b = nullptr, *c = nullptr;
+  std::size_t n = 0;
+  ~TriadArrays() {
+    std::free(a);
+    std::free(b);
+    std::free(c);
+  }
+};
+
+// Splits [0, n) into nthreads slices whose bounds are multiples of 8.
+void slice(std::size_t n, int nthreads, int tid, std::size_t &lo,
+           std::size_t &hi) {
+  std::size_t blocks = (n + 7) / 8;
+  std::size_t per = blocks / static_cast<std::size_t>(nthreads);
+  std::size_t extra = blocks % static_cast<std::size_t>(nthreads);
+  std::size_t t = static_cast<std::size_t>(tid);
+  std::size_t b0 = t * per + std::min(t, extra);
+  std::size_t b1 = b0 + per + (t < extra ? 1 : 0);
+  lo = std::min(n, b0 * 8);
+  hi = std::min(n, b1 * 8);
+}
+
+Stats measureTriad(Isa isa, int nthreads, TriadArrays &arr,
+                   const Options &opt) {
+  const double s = 3.0;
+  // Initialize (first touch) with the same slicing the measurement uses.
+  runParallel(nthreads, [&](int tid) {
+    std::size_t lo, hi;
+    slice(arr.n, nthreads, tid, lo, hi);
+    for (std::size_t i = lo; i < hi; ++i) {
+      arr.a[i] = 0.0;
+      arr.b[i] = 1.0;
+      arr.c[i] = 2.0;
+    }
+  });
+  auto runOnce = [&](std::uint64_t passes) {
+    double t = runParallel(nthreads, [&](int tid) {
+      std::size_t lo, hi;
+      slice(arr.n, nthreads, tid, lo, hi);
+      for (std::uint64_t p = 0; p < passes; ++p)
+        triad(isa, arr.a, arr.b, arr.c, s, lo, hi);
+    });
+    gSink = gSink + arr.a[arr.n / 2] + arr.a[arr.n - 1];
+    return t;
+  };
+  runOnce(2); // warm-up
+  std::uint64_t passes = calibrate(runOnce, 1, opt.minTime);
+  double bytesPerRun =
+      3.0 * sizeof(double) * static_cast<double>(arr.n) *
+      static_cast<double>(passes);
+  std::vector<double> rates;
+  for (int r = 0; r < opt.runs; ++r)
+    rates.push_back(bytesPerRun / runOnce(passes) * 1e-9);
+  return summarize(rates);
+}
+
+// Last-level cache size in bytes as the C library reports it, or 0.
+std::size_t llcBytes() {
+  long best = 0;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  best = std::max(best, sysconf(_SC_LEVEL3_CACHE_SIZE));
+#endif
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  best = std::max(best, sysconf(_SC_LEVEL2_CACHE_SIZE));
+#endif
+  return best > 0 ? static_cast<std::size_t>(best) : 0;
+}
+
+// Default triad array size: the three arrays together span at least four
+// times the LLC (server parts have L3s of hundreds of MiB; with 3 x 64 MiB
+// such a cache serves part of the traffic and inflates the figure), never
+// less than 64 MiB each, rounded up to 32 MiB.
+std::size_t defaultTriadMiB() {
+  const std::size_t mib = std::size_t(1) << 20;
+  std::size_t perArray = (4 * llcBytes() + 3 * mib - 1) / (3 * mib);
+  perArray = std::max<std::size_t>(64, (perArray + 31) / 32 * 32);
+  return perArray;
+}
+
+void usage(const char *argv0) {
+  std::fprintf(
+      stderr,
+      "usage: %s [--threads N] [--json] [--runs R] [--min-time S]\n"
+      "          [--triad-mib M] [--isa avx512|avx2|generic]\n"
+      "  --threads N    threads for the multi-thread figures (default: all\n"
+      "                 hardware threads)\n"
+      "  --json         print one JSON object on stdout (text goes to stderr)\n"
+      "  --runs R       timed runs per measurement (default 5)\n"
+      "  --min-time S   minimum seconds per timed run (default 0.2)\n"
+      "  --triad-mib M  MiB per triad array, 3 arrays (default: the three\n"
+      "                 together >= 4x the last-level cache, at least 64)\n"
+      "  --isa I        force an ISA (default: best the CPU supports)\n",
+      argv0);
+}
+
+bool parseArgs(int argc, char **argv, Options &opt) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&](const char *&out) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "error: %s needs a value\n", arg.c_str());
+        return false;
+      }
+      out = argv[++i];
+      return true;
+    };
+    const char *v = nullptr;
+    char *end = nullptr;
+    if (arg == "--json") {
+      opt.json = true;
+    } else if (arg == "--help" || arg == "-h") {
+      usage(argv[0]);
+      std::exit(0);
+    } else if (arg == "--threads") {
+      if (!value(v))
+        return false;
+      long n = std::strtol(v, &end, 10);
+      if (*end || n < 1 || n > 4096) {
+        std::fprintf(stderr, "error: bad --threads '%s'\n", v);
+        return false;
+      }
+      opt.threads = static_cast<int>(n);
+    } else if (arg == "--runs") {
+      if (!value(v))
+        return false;
+      long n = std::strtol(v, &end, 10);
+      if (*end || n < 1 || n > 1000) {
+        std::fprintf(stderr, "error: bad --runs '%s'\n", v);
+        return false;
+      }
+      opt.runs = static_cast<int>(n);
+    } else if (arg == "--min-time") {
+      if (!value(v))
+        return false;
+      double t = std::strtod(v, &end);
+      if (*end || !(t > 0.0) || t > 60.0) {
+        std::fprintf(stderr, "error: bad --min-time '%s'\n", v);
+        return false;
+      }
+      opt.minTime = t;
+    } else if (arg == "--triad-mib") {
+      if (!value(v))
+        return false;
+      long n = std::strtol(v, &end, 10);
+      if (*end || n < 1 || n > (1L << 20)) {
+        std::fprintf(stderr, "error: bad --triad-mib '%s'\n", v);
+        return false;
+      }
+      opt.triadMiB = static_cast<std::size_t>(n);
+    } else if (arg == "--isa") {
+      if (!value(v))
+        return false;
+      opt.isa = v;
+    } else {
+      std::fprintf(stderr, "error: unknown argument '%s'\n", arg.c_str());
+      usage(argv[0]);
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options opt;
+  if (!parseArgs(argc, argv, opt))
+    return 2;
+
+  Isa isa;
+  if (opt.isa) {
+    std::string name = opt.isa;
+    if (name == "avx512")
+      isa = Isa::Avx512;
+    else if (name == "avx2")
+      isa = Isa::Avx2;
+    else if (name == "generic")
+      isa = Isa::Generic;
+    else {
+      std::fprintf(stderr, "error: unknown --isa '%s'\n", opt.isa);
+      return 2;
+    }
+    if (!isaSupported(isa)) {
+      std::fprintf(stderr, "error: this CPU does not support %s\n", opt.isa);
+      return 2;
+    }
+  } else {
+    isa = isaSupported(Isa::Avx512) ? Isa::Avx512
+          : isaSupported(Isa::Avx2) ? Isa::Avx2
+                                    : Isa::Generic;
+  }
+
+  int nthreads = opt.threads;
+  if (nthreads == 0)
+    nthreads = std::max(1u, std::thread::hardware_concurrency());
+
+  // With --json, stdout carries only the JSON object.
+  std::FILE *text = opt.json ? stderr : stdout;
+  std::fprintf(text,
+               "linformer-peak: isa=%s, %d FMA chains x %d f32 lanes, "
+               "threads 1 and %d, %d runs of >= %.2f s each\n",
+               isaName(isa), kChains, fmaLanes(isa), nthreads, opt.runs,
+               opt.minTime);
+
+  auto report = [&](const char *what, int t, const Stats &s,
+                    const char *unit) {
+    std::fprintf(text,
+                 "%-6s %2d thread%s: best %8.1f %s  median %8.1f  worst "
+                 "%8.1f\n",
+                 what, t, t == 1 ? " " : "s", s.best, unit, s.median, s.worst);
+    std::fflush(text);
+  };
+
+  Stats fma1 = measureFma(isa, 1, opt);
+  report("fma", 1, fma1, "GFLOP/s");
+  Stats fmaN = nthreads == 1 ? fma1 : measureFma(isa, nthreads, opt);
+  if (nthreads != 1)
+    report("fma", nthreads, fmaN, "GFLOP/s");
+
+  if (opt.triadMiB == 0)
+    opt.triadMiB = defaultTriadMiB();
+  TriadArrays arr;
+  arr.n = opt.triadMiB * (std::size_t(1) << 20) / sizeof(double);
+  std::size_t bytes = (arr.n * sizeof(double) + 63) / 64 * 64;
+  arr.a = static_cast<double *>(std::aligned_alloc(64, bytes));
+  arr.b = static_cast<double *>(std::aligned_alloc(64, bytes));
+  arr.c = static_cast<double *>(std::aligned_alloc(64, bytes));
+  if (!arr.a || !arr.b || !arr.c) {
+    std::fprintf(stderr, "error: cannot allocate 3 x %zu MiB\n", opt.triadMiB);
+    return 1;
+  }
+  std::fprintf(text,
+               "triad: 3 arrays x %zu MiB of f64 (LLC %zu MiB), "
+               "a[i] = b[i] + s*c[i], 24 bytes/element counted\n",
+               opt.triadMiB, llcBytes() >> 20);
+  Stats triad1 = measureTriad(isa, 1, arr, opt);
+  report("triad", 1, triad1, "GB/s   ");
+  Stats triadN =
+      nthreads == 1 ? triad1 : measureTriad(isa, nthreads, arr, opt);
+  if (nthreads != 1)
+    report("triad", nthreads, triadN, "GB/s   ");
+
+  if (opt.json) {
+    std::printf("{\"fma_gflops_1t\": %.1f, \"fma_gflops_nt\": %.1f, "
+                "\"threads\": %d, \"triad_gbs_1t\": %.2f, "
+                "\"triad_gbs_nt\": %.2f, \"isa\": \"%s\", "
+                "\"fma_gflops_1t_median\": %.1f, "
+                "\"fma_gflops_nt_median\": %.1f, "
+                "\"triad_gbs_1t_median\": %.2f, "
+                "\"triad_gbs_nt_median\": %.2f, "
+                "\"runs\": %d, \"min_time_s\": %.3f, \"triad_mib\": %zu}\n",
+                fma1.best, fmaN.best, nthreads, triad1.best, triadN.best,
+                isaName(isa), fma1.median, fmaN.median, triad1.median,
+                triadN.median, opt.runs, opt.minTime, opt.triadMiB);
+  }
+  return 0;
+}

@@ -1,0 +1,136 @@
+//===- Common.h - Element types and file errors shared by lib/ --*- C++ -*-===//
+//
+// The vocabulary the artifact, manifest, safetensors and npy readers share:
+// the element types a Linformer artifact can name (DType) and the error value
+// every loader returns (FileError). It lives beside the manifest because the
+// manifest is the format that defines the dtype spellings; the safetensors and
+// npy readers map their own spellings onto the same enum so that the runtime
+// compares a weight's dtype against the manifest's without translation tables.
+//
+// Header-only, standard library only, no exceptions in the interface: the
+// compiler includes it from code built with -fno-exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_LIB_MANIFEST_COMMON_H
+#define LINFORMER_LIB_MANIFEST_COMMON_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace linformer {
+
+/// Element types of buffers, weights and tensor files. The order is part of
+/// the runtime's C ABI (lf_dtype mirrors it), so only append.
+enum class DType { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, I64 = 4, U8 = 5 };
+
+/// The manifest spelling: "f32", "f16", "bf16", "i32", "i64", "u8".
+inline const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  case DType::U8:
+    return "u8";
+  }
+  return "?";
+}
+
+/// Bytes per element.
+inline size_t dtypeSize(DType t) {
+  switch (t) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F16:
+  case DType::BF16:
+    return 2;
+  case DType::I64:
+    return 8;
+  case DType::U8:
+    return 1;
+  }
+  return 0;
+}
+
+/// Parses the manifest spelling; false for anything else.
+inline bool parseDType(std::string_view s, DType &out) {
+  static const std::pair<const char *, DType> table[] = {
+      {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16},
+      {"i32", DType::I32}, {"i64", DType::I64}, {"u8", DType::U8}};
+  for (const auto &[name, t] : table)
+    if (s == name) {
+      out = t;
+      return true;
+    }
+  return false;
+}
+
+/// "[1, 4096, 512]": shapes appear in almost every error message.
+inline std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+/// Number of elements, or -1 when a dimension is negative or the product
+/// overflows 2^62: callers treat -1 as "this shape is invalid" rather than
+/// silently allocating a wrapped-around size.
+inline int64_t shapeNumElements(const std::vector<int64_t> &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return -1;
+    if (d != 0 && n > (int64_t(1) << 62) / d)
+      return -1;
+    n *= d;
+  }
+  return n;
+}
+
+/// Why a load failed. The runtime maps the kinds onto its status codes
+/// (IO -> LF_IO_ERROR, Format -> LF_FORMAT_ERROR, Version ->
+/// LF_VERSION_MISMATCH), so loaders must pick the kind carefully: Version
+/// only when the file is well formed but written for another format version.
+enum class ErrorKind { None, IO, Format, Version };
+
+/// The result of every loader and writer in lib/: empty on success, else a
+/// kind and a message that names the file part at fault. A value type rather
+/// than an exception because the compiler is built without exceptions.
+struct FileError {
+  ErrorKind kind = ErrorKind::None;
+  std::string message;
+
+  FileError() = default;
+  FileError(ErrorKind kind, std::string message)
+      : kind(kind), message(std::move(message)) {}
+  static FileError io(std::string m) { return {ErrorKind::IO, std::move(m)}; }
+  static FileError format(std::string m) {
+    return {ErrorKind::Format, std::move(m)};
+  }
+  static FileError version(std::string m) {
+    return {ErrorKind::Version, std::move(m)};
+  }
+
+  bool ok() const { return kind == ErrorKind::None; }
+  explicit operator bool() const { return !ok(); }
+};
+
+} // namespace linformer
+
+#endif // LINFORMER_LIB_MANIFEST_COMMON_H

@@ -1,0 +1,400 @@
+//===- Manifest.cpp - The artifact manifest: schema, parse, write ---------===//
+//
+// JSON <-> Manifest with nlohmann::ordered_json (ordered so that schedules
+// and model descriptions round-trip with their key order). Parsing checks
+// field types here and leaves cross-field invariants to validateManifest,
+// which the writer runs too: one set of rules for both directions.
+//
+// nlohmann throws on malformed text and type errors; every entry point
+// catches and turns that into a FileError/string, since the compiler calls
+// these functions from code built without exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Manifest/Manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <set>
+
+namespace linformer {
+
+using json = nlohmann::ordered_json;
+
+const char *bufferKindName(BufferKind kind) {
+  switch (kind) {
+  case BufferKind::Input:
+    return "input";
+  case BufferKind::Weight:
+    return "weight";
+  case BufferKind::Output:
+    return "output";
+  case BufferKind::Intermediate:
+    return "intermediate";
+  }
+  return "?";
+}
+
+const char *bufferRoleName(BufferRole role) {
+  switch (role) {
+  case BufferRole::None:
+    return "";
+  case BufferRole::Lengths:
+    return "lengths";
+  case BufferRole::Mask:
+    return "mask";
+  }
+  return "?";
+}
+
+uint64_t ManifestBuffer::byteSize() const {
+  if (kind == BufferKind::Intermediate)
+    return bytes;
+  int64_t n = shapeNumElements(shape);
+  return n < 0 ? 0 : uint64_t(n) * dtypeSize(dtype);
+}
+
+int64_t Manifest::findBuffer(std::string_view name) const {
+  for (size_t i = 0; i < buffers.size(); ++i)
+    if (buffers[i].name == name)
+      return int64_t(i);
+  return -1;
+}
+
+namespace {
+
+/// Thrown inside this file only, to unwind out of nested field parsing with
+/// a message; parseManifest catches it.
+struct ParseError {
+  std::string message;
+};
+
+[[noreturn]] void fail(std::string message) {
+  throw ParseError{"manifest: " + std::move(message)};
+}
+
+const json &field(const json &obj, const char *key, const std::string &where) {
+  auto it = obj.find(key);
+  if (it == obj.end())
+    fail(where + "missing '" + key + "'");
+  return *it;
+}
+
+std::string getString(const json &obj, const char *key,
+                      const std::string &where) {
+  const json &v = field(obj, key, where);
+  if (!v.is_string())
+    fail(where + "'" + key + "' must be a string");
+  return v.get<std::string>();
+}
+
+std::string getOptionalString(const json &obj, const char *key,
+                              const std::string &where) {
+  if (!obj.contains(key))
+    return "";
+  return getString(obj, key, where);
+}
+
+int64_t getInt(const json &obj, const char *key, const std::string &where) {
+  const json &v = field(obj, key, where);
+  if (!v.is_number_integer())
+    fail(where + "'" + key + "' must be an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX))
+    fail(where + "'" + key + "' is too large");
+  return v.get<int64_t>();
+}
+
+std::vector<int64_t> getIntArray(const json &obj, const char *key,
+                                 const std::string &where) {
+  const json &v = field(obj, key, where);
+  if (!v.is_array())
+    fail(where + "'" + key + "' must be an array of integers");
+  std::vector<int64_t> out;
+  for (const json &e : v) {
+    if (!e.is_number_integer() ||
+        (e.is_number_unsigned() && e.get<uint64_t>() > uint64_t(INT64_MAX)))
+      fail(where + "'" + key + "' must be an array of integers");
+    out.push_back(e.get<int64_t>());
+  }
+  return out;
+}
+
+std::string getObjectText(const json &obj, const char *key,
+                          const std::string &where) {
+  if (!obj.contains(key))
+    return "";
+  const json &v = obj.at(key);
+  if (!v.is_object())
+    fail(where + "'" + key + "' must be an object");
+  return v.dump();
+}
+
+std::string bufferWhere(size_t i, const std::string &name) {
+  std::string s = "buffer " + std::to_string(i);
+  if (!name.empty())
+    s += " ('" + name + "')";
+  return s + ": ";
+}
+
+bool isIdentifier(const std::string &s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])))
+    return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return false;
+  return true;
+}
+
+bool isJsonObjectText(const std::string &text) {
+  json v = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return v.is_object();
+}
+
+Manifest parseJson(const json &root) {
+  if (!root.is_object())
+    fail("the top level must be a JSON object");
+  Manifest m;
+  // Version first: a future manifest may break every other rule below, and
+  // the useful message then is the version, not the first missing field.
+  std::string format = getString(root, "format", "");
+  if (format != kManifestFormat)
+    fail("'format' is \"" + format + "\", expected \"" + kManifestFormat +
+         "\"");
+  int64_t version = getInt(root, "format_version", "");
+  if (version != kManifestFormatVersion)
+    throw ParseError{"manifest: format_version " + std::to_string(version) +
+                     " is not supported (this runtime reads " +
+                     std::to_string(kManifestFormatVersion) + ")"};
+  m.formatVersion = int(version);
+  m.compilerVersion = getString(root, "compiler_version", "");
+
+  const json &target = field(root, "target", "");
+  if (!target.is_object())
+    fail("'target' must be an object");
+  m.target.kind = getString(target, "kind", "target: ");
+  m.target.cpu = getOptionalString(target, "cpu", "target: ");
+  m.target.features = getOptionalString(target, "features", "target: ");
+  m.entry = getString(root, "entry", "");
+
+  const json &buffers = field(root, "buffers", "");
+  if (!buffers.is_array())
+    fail("'buffers' must be an array");
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const json &b = buffers[i];
+    if (!b.is_object())
+      fail(bufferWhere(i, "") + "must be an object");
+    ManifestBuffer buf;
+    buf.name = getString(b, "name", bufferWhere(i, ""));
+    std::string where = bufferWhere(i, buf.name);
+    std::string kind = getString(b, "kind", where);
+    if (kind == "input")
+      buf.kind = BufferKind::Input;
+    else if (kind == "weight")
+      buf.kind = BufferKind::Weight;
+    else if (kind == "output")
+      buf.kind = BufferKind::Output;
+    else if (kind == "intermediate")
+      buf.kind = BufferKind::Intermediate;
+    else
+      fail(where + "unknown kind \"" + kind +
+           "\" (expected input, weight, output or intermediate)");
+    if (buf.kind == BufferKind::Intermediate) {
+      int64_t bytes = getInt(b, "bytes", where);
+      if (bytes < 0)
+        fail(where + "'bytes' is negative");
+      buf.bytes = uint64_t(bytes);
+    } else {
+      std::string dtype = getString(b, "dtype", where);
+      if (!parseDType(dtype, buf.dtype))
+        fail(where + "unknown dtype \"" + dtype +
+             "\" (expected f32, f16, bf16, i32, i64 or u8)");
+      buf.shape = getIntArray(b, "shape", where);
+    }
+    std::string role = getOptionalString(b, "role", where);
+    if (role == "lengths")
+      buf.role = BufferRole::Lengths;
+    else if (role == "mask")
+      buf.role = BufferRole::Mask;
+    else if (!role.empty())
+      fail(where + "unknown role \"" + role + "\" (expected lengths or mask)");
+    if (buf.kind != BufferKind::Intermediate)
+      buf.bytes = buf.byteSize();
+    m.buffers.push_back(std::move(buf));
+  }
+
+  const json &kernels = field(root, "kernels", "");
+  if (!kernels.is_array())
+    fail("'kernels' must be an array");
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const json &k = kernels[i];
+    std::string where = "kernel " + std::to_string(i) + ": ";
+    if (!k.is_object())
+      fail(where + "must be an object");
+    ManifestKernel kernel;
+    kernel.symbol = getString(k, "symbol", where);
+    kernel.workgroups = getInt(k, "workgroups", where);
+    kernel.buffers = getIntArray(k, "buffers", where);
+    kernel.scheduleJson = getObjectText(k, "schedule", where);
+    if (kernel.scheduleJson.empty())
+      kernel.scheduleJson = "{}";
+    m.kernels.push_back(std::move(kernel));
+  }
+  m.modelJson = getObjectText(root, "model", "");
+  return m;
+}
+
+} // namespace
+
+std::string validateManifest(const Manifest &m) {
+  auto err = [](std::string s) { return "manifest: " + s; };
+  if (m.formatVersion != kManifestFormatVersion)
+    return err("format_version " + std::to_string(m.formatVersion) +
+               " is not supported (this runtime reads " +
+               std::to_string(kManifestFormatVersion) + ")");
+  if (m.target.kind != "cpu" && m.target.kind != "cuda")
+    return err("unknown target kind \"" + m.target.kind +
+               "\" (expected cpu or cuda)");
+  if (m.entry.empty())
+    return err("'entry' is empty");
+  if (m.buffers.empty())
+    return err("there are no buffers");
+  std::set<std::string> names;
+  int outputs = 0, lengthsBuffers = 0, maskBuffers = 0;
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    std::string where = bufferWhere(i, b.name);
+    if (b.name.empty())
+      return err(where + "the name is empty");
+    if (!names.insert(b.name).second)
+      return err(where + "the name is used by an earlier buffer");
+    if (b.kind == BufferKind::Intermediate) {
+      if (b.bytes == 0)
+        return err(where + "an intermediate needs 'bytes' > 0");
+    } else {
+      if (b.shape.empty() && b.kind != BufferKind::Weight)
+        return err(where + "an " + std::string(bufferKindName(b.kind)) +
+                   " needs a shape of rank >= 1");
+      for (int64_t d : b.shape)
+        if (d <= 0)
+          return err(where + "shape " + shapeString(b.shape) +
+                     " has a dimension <= 0");
+      if (shapeNumElements(b.shape) < 0)
+        return err(where + "shape " + shapeString(b.shape) + " is too large");
+    }
+    if (b.kind == BufferKind::Output)
+      ++outputs;
+    if (b.role != BufferRole::None) {
+      if (b.kind != BufferKind::Input)
+        return err(where + "only inputs have a role");
+      if (b.role == BufferRole::Lengths) {
+        if (++lengthsBuffers > 1)
+          return err(where + "a second buffer with role \"lengths\"");
+        if (b.dtype != DType::I32 || b.shape.size() != 1)
+          return err(where + "a lengths buffer must be i32 of shape [b], not " +
+                     dtypeName(b.dtype) + " " + shapeString(b.shape));
+      } else {
+        if (++maskBuffers > 1)
+          return err(where + "a second buffer with role \"mask\"");
+        if (b.dtype != DType::U8 || b.shape.size() != 2)
+          return err(where + "a mask buffer must be u8 of shape [b, n], not " +
+                     dtypeName(b.dtype) + " " + shapeString(b.shape));
+      }
+    }
+  }
+  if (outputs == 0)
+    return err("there is no output buffer");
+  if (m.kernels.empty())
+    return err("there are no kernels");
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const ManifestKernel &k = m.kernels[i];
+    std::string where = "kernel " + std::to_string(i) + ": ";
+    if (!isIdentifier(k.symbol))
+      return err(where + "symbol \"" + k.symbol + "\" is not a C identifier");
+    if (k.workgroups < 1)
+      return err(where + "workgroups is " + std::to_string(k.workgroups) +
+                 ", must be >= 1");
+    if (k.buffers.empty())
+      return err(where + "binds no buffers");
+    for (int64_t id : k.buffers)
+      if (id < 0 || uint64_t(id) >= m.buffers.size())
+        return err("kernel " + std::to_string(i) + " binds buffer " +
+                   std::to_string(id) + " but there are " +
+                   std::to_string(m.buffers.size()) + " buffers");
+    if (!isJsonObjectText(k.scheduleJson))
+      return err(where + "the schedule is not a JSON object");
+  }
+  if (!m.modelJson.empty() && !isJsonObjectText(m.modelJson))
+    return err("'model' is not a JSON object");
+  return "";
+}
+
+FileError parseManifest(std::string_view text, Manifest &out) {
+  try {
+    json root = json::parse(text.begin(), text.end());
+    Manifest m = parseJson(root);
+    if (std::string why = validateManifest(m); !why.empty())
+      return FileError::format(why);
+    out = std::move(m);
+    return {};
+  } catch (const ParseError &e) {
+    if (e.message.find("format_version") != std::string::npos &&
+        e.message.find("is not supported") != std::string::npos)
+      return FileError::version(e.message);
+    return FileError::format(e.message);
+  } catch (const json::parse_error &e) {
+    return FileError::format(std::string("manifest: invalid JSON: ") +
+                             e.what());
+  } catch (const std::exception &e) {
+    return FileError::format(std::string("manifest: ") + e.what());
+  }
+}
+
+std::string serializeManifest(const Manifest &m, std::string &out) {
+  if (std::string why = validateManifest(m); !why.empty())
+    return why;
+  try {
+    json root;
+    root["format"] = kManifestFormat;
+    root["format_version"] = m.formatVersion;
+    root["compiler_version"] = m.compilerVersion;
+    root["target"] = {{"kind", m.target.kind},
+                      {"cpu", m.target.cpu},
+                      {"features", m.target.features}};
+    root["entry"] = m.entry;
+    json buffers = json::array();
+    for (const ManifestBuffer &b : m.buffers) {
+      json jb;
+      jb["name"] = b.name;
+      jb["kind"] = bufferKindName(b.kind);
+      if (b.kind == BufferKind::Intermediate) {
+        jb["bytes"] = b.bytes;
+      } else {
+        jb["dtype"] = dtypeName(b.dtype);
+        jb["shape"] = b.shape;
+      }
+      if (b.role != BufferRole::None)
+        jb["role"] = bufferRoleName(b.role);
+      buffers.push_back(std::move(jb));
+    }
+    root["buffers"] = std::move(buffers);
+    json kernels = json::array();
+    for (const ManifestKernel &k : m.kernels) {
+      json jk;
+      jk["symbol"] = k.symbol;
+      jk["workgroups"] = k.workgroups;
+      jk["buffers"] = k.buffers;
+      jk["schedule"] = json::parse(k.scheduleJson);
+      kernels.push_back(std::move(jk));
+    }
+    root["kernels"] = std::move(kernels);
+    if (!m.modelJson.empty())
+      root["model"] = json::parse(m.modelJson);
+    out = root.dump(2) + "\n";
+    return "";
+  } catch (const std::exception &e) {
+    return std::string("manifest: cannot serialize: ") + e.what();
+  }
+}
+
+} // namespace linformer

@@ -1,0 +1,126 @@
+//===- Manifest.h - The artifact manifest: schema, parse, write -*- C++ -*-===//
+//
+// The manifest is the contract between the compiler and the runtime: which
+// buffers a compiled model uses (inputs, weights, outputs, intermediates, with
+// dtypes and shapes), which kernels run in which order over which buffers, and
+// the schedule each kernel was built with. The compiler fills a Manifest and
+// serializes it into the artifact's "manifest" section; the runtime parses it
+// and trusts nothing it has not validated here.
+//
+// Schema (format_version 1), as in docs/Runtime.md:
+//
+//   { "format": "linformer-artifact", "format_version": 1,
+//     "compiler_version": "0.1.0",
+//     "target": {"kind": "cpu", "cpu": "emeraldrapids",
+//                "features": "+avx512f"},
+//     "entry": "encoder",
+//     "buffers": [
+//       {"name": "x", "kind": "input", "dtype": "f32",
+//        "shape": [1, 4096, 512]},
+//       {"name": "lengths", "kind": "input", "dtype": "i32", "shape": [1],
+//        "role": "lengths"},
+//       {"name": "w", "kind": "weight", "dtype": "f32", "shape": [512, 512]},
+//       {"name": "y", "kind": "output", "dtype": "f32",
+//        "shape": [1, 4096, 512]},
+//       {"name": "tmp3", "kind": "intermediate", "bytes": 8388608} ],
+//     "kernels": [ {"symbol": "encoder_kernel_0", "workgroups": 384,
+//                   "buffers": [2, 0, 4], "schedule": {...}} ],
+//     "model": {...} }
+//
+// Kernel buffer ids index "buffers". "schedule" and "model" are free-form
+// objects kept verbatim (key order included). Unknown keys are ignored so
+// that a newer compiler can add information older runtimes do not need;
+// anything that changes meaning bumps format_version.
+//
+// No exceptions cross this interface; errors are strings that start with
+// "manifest: " and name the offending entry.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_LIB_MANIFEST_MANIFEST_H
+#define LINFORMER_LIB_MANIFEST_MANIFEST_H
+
+#include "lib/Manifest/Common.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linformer {
+
+inline constexpr int kManifestFormatVersion = 1;
+inline constexpr const char *kManifestFormat = "linformer-artifact";
+
+enum class BufferKind { Input, Weight, Output, Intermediate };
+/// "input", "weight", "output", "intermediate".
+const char *bufferKindName(BufferKind kind);
+
+/// What the runtime fills an input with on the caller's behalf.
+///   Lengths: [b] i32, the number of real tokens of each sequence.
+///   Mask:    [b, n] u8, nonzero = real token.
+enum class BufferRole { None, Lengths, Mask };
+/// "", "lengths", "mask".
+const char *bufferRoleName(BufferRole role);
+
+struct ManifestBuffer {
+  std::string name;
+  BufferKind kind = BufferKind::Input;
+  /// dtype and shape are meaningful for every kind but intermediate, whose
+  /// size is only `bytes`.
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  BufferRole role = BufferRole::None;
+  /// Intermediates: the size the compiler planned. Others: ignored on
+  /// write, and filled with the dtype/shape size on parse.
+  uint64_t bytes = 0;
+
+  /// Bytes the buffer occupies.
+  uint64_t byteSize() const;
+};
+
+struct ManifestKernel {
+  /// The kernel's name; the shared object exports `<symbol>_dispatch`.
+  std::string symbol;
+  int64_t workgroups = 1;
+  /// Indices into Manifest::buffers, in the order the kernel's dispatch
+  /// function receives the base pointers.
+  std::vector<int64_t> buffers;
+  /// The schedule as a JSON object text; "{}" when the compiler has none.
+  std::string scheduleJson = "{}";
+};
+
+struct ManifestTarget {
+  std::string kind = "cpu"; ///< "cpu" or "cuda"
+  std::string cpu;          ///< e.g. "emeraldrapids" (cpu) or "sm_90" (cuda)
+  std::string features;     ///< LLVM feature string, "+avx512f,+avx512bw"
+};
+
+struct Manifest {
+  int formatVersion = kManifestFormatVersion;
+  std::string compilerVersion;
+  ManifestTarget target;
+  std::string entry;
+  std::vector<ManifestBuffer> buffers;
+  std::vector<ManifestKernel> kernels;
+  /// Free-form model description (JSON object text); empty = absent.
+  std::string modelJson;
+
+  /// Index of the buffer named `name`, or -1.
+  int64_t findBuffer(std::string_view name) const;
+};
+
+/// Parses and fully validates manifest JSON text.
+FileError parseManifest(std::string_view text, Manifest &out);
+
+/// Checks the invariants parseManifest guarantees on a Manifest built in
+/// memory (the compiler calls it through serializeManifest). "" if valid.
+std::string validateManifest(const Manifest &m);
+
+/// Validates `m` and writes it as pretty-printed JSON into `out`.
+/// Returns "" or the validation error.
+std::string serializeManifest(const Manifest &m, std::string &out);
+
+} // namespace linformer
+
+#endif // LINFORMER_LIB_MANIFEST_MANIFEST_H

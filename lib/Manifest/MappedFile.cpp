@@ -1,0 +1,130 @@
+//===- MappedFile.cpp - Read-only memory-mapped files ---------------------===//
+//
+// mmap/munmap plumbing behind MappedFile, and whole-file read/write helpers
+// with errno-based messages that name the path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Manifest/MappedFile.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace linformer {
+
+static std::string errnoMessage(const std::string &what,
+                                const std::string &path) {
+  return what + " '" + path + "': " + std::strerror(errno);
+}
+
+MappedFile::MappedFile(MappedFile &&other) noexcept {
+  *this = std::move(other);
+}
+
+MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
+  if (this != &other) {
+    reset();
+    data_ = other.data_;
+    size_ = other.size_;
+    mapping_ = other.mapping_;
+    path_ = std::move(other.path_);
+    other.data_ = nullptr;
+    other.size_ = 0;
+    other.mapping_ = nullptr;
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() { reset(); }
+
+void MappedFile::reset() {
+  if (mapping_)
+    ::munmap(mapping_, size_);
+  data_ = nullptr;
+  size_ = 0;
+  mapping_ = nullptr;
+}
+
+FileError MappedFile::open(const std::string &path, MappedFile &out) {
+  out.reset();
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return FileError::io(errnoMessage("cannot open", path));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    FileError err = FileError::io(errnoMessage("cannot stat", path));
+    ::close(fd);
+    return err;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return FileError::io("cannot map '" + path + "': not a regular file");
+  }
+  out.path_ = path;
+  if (st.st_size == 0) {
+    ::close(fd);
+    static const uint8_t empty = 0;
+    out.data_ = &empty;
+    return {};
+  }
+  void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  FileError err;
+  if (p == MAP_FAILED)
+    err = FileError::io(errnoMessage("cannot mmap", path));
+  ::close(fd);
+  if (err)
+    return err;
+  out.mapping_ = p;
+  out.data_ = static_cast<const uint8_t *>(p);
+  out.size_ = size_t(st.st_size);
+  return {};
+}
+
+FileError readWholeFile(const std::string &path, std::string &out) {
+  MappedFile file;
+  if (FileError err = MappedFile::open(path, file))
+    return err;
+  out.assign(reinterpret_cast<const char *>(file.data()), file.size());
+  return {};
+}
+
+FileError writeWholeFile(const std::string &path, const void *data,
+                         size_t size) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return FileError::io(errnoMessage("cannot create", tmp));
+  const char *p = static_cast<const char *>(data);
+  size_t left = size;
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      FileError err = FileError::io(errnoMessage("cannot write", tmp));
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return err;
+    }
+    p += n;
+    left -= size_t(n);
+  }
+  if (::close(fd) != 0) {
+    FileError err = FileError::io(errnoMessage("cannot write", tmp));
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    FileError err = FileError::io(errnoMessage("cannot rename to", path));
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  return {};
+}
+
+} // namespace linformer

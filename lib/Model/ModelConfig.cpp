@@ -1,0 +1,286 @@
+//===- ModelConfig.cpp - a Linformer encoder description --------*- C++ -*-===//
+//
+// See ModelConfig.h and docs/Model.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Model/ModelConfig.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace linformer {
+
+using json = nlohmann::json;
+
+std::string ModelConfig::sharingName() const {
+  if (shareHeads && shareKV && shareLayers)
+    return "layerwise";
+  if (shareHeads && shareKV)
+    return "key_value";
+  if (shareHeads && !shareKV && !shareLayers)
+    return "headwise";
+  if (!shareHeads && !shareKV && !shareLayers)
+    return "none";
+  std::string s;
+  for (auto [on, name] : {std::pair<bool, const char *>{shareHeads, "heads"},
+                          {shareKV, "kv"},
+                          {shareLayers, "layers"}})
+    if (on)
+      s += (s.empty() ? "" : ", ") + std::string(name);
+  return s;
+}
+
+namespace {
+std::string fail(const std::string &msg) { return "model.json: " + msg; }
+
+bool readInt(const json &j, const char *key, int64_t &out, std::string &err) {
+  if (!j.contains(key))
+    return true;
+  if (!j[key].is_number_integer()) {
+    err = fail(std::string("'") + key + "' must be an integer");
+    return false;
+  }
+  out = j[key].get<int64_t>();
+  return true;
+}
+} // namespace
+
+std::string parseModelConfig(const std::string &text, ModelConfig &c) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded())
+    return fail("not valid JSON");
+  if (!j.is_object())
+    return fail("the top level must be an object");
+  static const std::set<std::string> known = {
+      "layers",     "d_model",  "heads",      "max_seq_len",
+      "batch",      "k",        "projection", "sharing",
+      "ffn_dim",    "activation", "norm",     "dtype",
+      "layer_norm_eps", "padding"};
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (!known.count(it.key()))
+      return fail("unknown field '" + it.key() + "'");
+  std::string err;
+  if (!readInt(j, "layers", c.layers, err) ||
+      !readInt(j, "d_model", c.dModel, err) ||
+      !readInt(j, "heads", c.heads, err) ||
+      !readInt(j, "max_seq_len", c.maxSeqLen, err) ||
+      !readInt(j, "batch", c.batch, err) ||
+      !readInt(j, "ffn_dim", c.ffnDim, err))
+    return err;
+  if (c.layers <= 0)
+    return fail("'layers' must be positive");
+  c.k.assign(c.layers, 256);
+  if (j.contains("k")) {
+    const json &k = j["k"];
+    if (k.is_number_integer()) {
+      c.k.assign(c.layers, k.get<int64_t>());
+    } else if (k.is_array()) {
+      if (static_cast<int64_t>(k.size()) != c.layers)
+        return fail("'k' has " + std::to_string(k.size()) +
+                    " entries but the model has " + std::to_string(c.layers) +
+                    " layers");
+      for (size_t i = 0; i < k.size(); ++i) {
+        if (!k[i].is_number_integer())
+          return fail("'k' entries must be integers");
+        c.k[i] = k[i].get<int64_t>();
+      }
+    } else {
+      return fail("'k' must be an integer or a list of one per layer");
+    }
+  }
+  if (j.contains("projection")) {
+    if (!j["projection"].is_string() ||
+        !ref::parseProjectionKind(j["projection"].get<std::string>(),
+                                  c.projection))
+      return fail("'projection' must be one of learned, mean_pool, "
+                  "max_pool, conv");
+  }
+  if (j.contains("sharing")) {
+    const json &s = j["sharing"];
+    if (s.is_string()) {
+      std::string name = s.get<std::string>();
+      if (name == "none")
+        c.shareHeads = c.shareKV = c.shareLayers = false;
+      else if (name == "headwise")
+        c.shareHeads = true, c.shareKV = c.shareLayers = false;
+      else if (name == "key_value")
+        c.shareHeads = c.shareKV = true, c.shareLayers = false;
+      else if (name == "layerwise")
+        c.shareHeads = c.shareKV = c.shareLayers = true;
+      else
+        return fail("'sharing' preset '" + name +
+                    "' is not one of none, headwise, key_value, layerwise");
+    } else if (s.is_object()) {
+      c.shareHeads = c.shareKV = c.shareLayers = false;
+      for (auto it = s.begin(); it != s.end(); ++it) {
+        if (!it.value().is_boolean())
+          return fail("'sharing." + it.key() + "' must be true or false");
+        bool on = it.value().get<bool>();
+        if (it.key() == "heads")
+          c.shareHeads = on;
+        else if (it.key() == "kv")
+          c.shareKV = on;
+        else if (it.key() == "layers")
+          c.shareLayers = on;
+        else
+          return fail("unknown sharing flag '" + it.key() +
+                      "' (expected heads, kv, layers)");
+      }
+    } else {
+      return fail("'sharing' must be a preset name or an object of flags");
+    }
+  }
+  auto readString = [&](const char *key, std::string &out) {
+    if (!j.contains(key))
+      return true;
+    if (!j[key].is_string()) {
+      err = fail(std::string("'") + key + "' must be a string");
+      return false;
+    }
+    out = j[key].get<std::string>();
+    return true;
+  };
+  std::string norm = "post", padding = "lengths";
+  if (!readString("activation", c.activation) || !readString("norm", norm) ||
+      !readString("dtype", c.dtype) || !readString("padding", padding))
+    return err;
+  if (norm == "post")
+    c.norm = NormPlacement::Post;
+  else if (norm == "pre")
+    c.norm = NormPlacement::Pre;
+  else
+    return fail("'norm' must be post or pre");
+  if (padding == "lengths")
+    c.padding = PaddingInput::Lengths;
+  else if (padding == "mask")
+    c.padding = PaddingInput::Mask;
+  else if (padding == "none")
+    c.padding = PaddingInput::None;
+  else
+    return fail("'padding' must be lengths, mask or none");
+  if (j.contains("layer_norm_eps")) {
+    if (!j["layer_norm_eps"].is_number())
+      return fail("'layer_norm_eps' must be a number");
+    c.layerNormEps = j["layer_norm_eps"].get<double>();
+  }
+  return validateModelConfig(c);
+}
+
+std::string validateModelConfig(const ModelConfig &c) {
+  if (c.dModel <= 0 || c.heads <= 0 || c.maxSeqLen <= 0 || c.batch <= 0 ||
+      c.ffnDim <= 0)
+    return fail("d_model, heads, max_seq_len, batch and ffn_dim must be "
+                "positive");
+  if (c.dModel % c.heads != 0)
+    return fail("heads " + std::to_string(c.heads) + " does not divide d_model " +
+                std::to_string(c.dModel));
+  if (c.activation != "gelu")
+    return fail("activation '" + c.activation +
+                "' is not supported (only gelu)");
+  if (c.dtype != "f32")
+    return fail("dtype '" + c.dtype +
+                "' is not supported by the CPU back end yet (only f32)");
+  if (c.layerNormEps <= 0)
+    return fail("'layer_norm_eps' must be positive");
+  for (int64_t i = 0; i < c.layers; ++i) {
+    ref::LayerConfig l = layerConfig(c, i);
+    if (std::string e = ref::validate(l); !e.empty())
+      return fail("layer " + std::to_string(i) + ": " + e);
+  }
+  bool hasParams = c.projection == ref::ProjectionKind::Learned ||
+                   c.projection == ref::ProjectionKind::Conv;
+  if (c.shareLayers && hasParams)
+    for (int64_t i = 1; i < c.layers; ++i)
+      if (c.k[i] != c.k[0])
+        return fail("layer sharing needs one k for every layer (one "
+                    "projection of shape k x n), but layer " +
+                    std::to_string(i) + " has k " + std::to_string(c.k[i]) +
+                    " and layer 0 has " + std::to_string(c.k[0]));
+  return "";
+}
+
+ref::LayerConfig layerConfig(const ModelConfig &c, int64_t layer) {
+  ref::LayerConfig l;
+  l.batch = c.batch;
+  l.seqLen = c.maxSeqLen;
+  l.dModel = c.dModel;
+  l.heads = c.heads;
+  l.projLen = c.k.empty() ? 0 : c.k[layer];
+  l.kind = c.projection;
+  l.sharing.heads = c.shareHeads;
+  l.sharing.kv = c.shareKV;
+  l.hasBias = true;
+  return l;
+}
+
+std::string layerWeightName(int64_t layer, const std::string &leaf) {
+  return "layers." + std::to_string(layer) + "." + leaf;
+}
+
+std::string projectionWeightName(const ModelConfig &c, int64_t layer,
+                                 bool value) {
+  std::string leaf = value && !c.shareKV ? "f" : "e";
+  if (c.shareLayers)
+    return "shared." + leaf;
+  return layerWeightName(layer, "attn." + leaf);
+}
+
+std::vector<WeightSpec> modelWeights(const ModelConfig &c) {
+  std::vector<WeightSpec> w;
+  int64_t dm = c.dModel, f = c.ffnDim;
+  bool hasParams = c.projection == ref::ProjectionKind::Learned ||
+                   c.projection == ref::ProjectionKind::Conv;
+  auto projShape = [&](int64_t layer) {
+    return ref::projectionWeightShape(c.projection, c.heads, c.maxSeqLen,
+                                      c.headDim(), c.k[layer], c.shareHeads);
+  };
+  if (hasParams && c.shareLayers) {
+    w.push_back({"shared.e", projShape(0)});
+    if (!c.shareKV)
+      w.push_back({"shared.f", projShape(0)});
+  }
+  for (int64_t i = 0; i < c.layers; ++i) {
+    for (const char *n : {"attn.wq", "attn.wk", "attn.wv", "attn.wo"})
+      w.push_back({layerWeightName(i, n), {dm, dm}});
+    for (const char *n : {"attn.bq", "attn.bk", "attn.bv", "attn.bo"})
+      w.push_back({layerWeightName(i, n), {dm}});
+    if (hasParams && !c.shareLayers) {
+      w.push_back({layerWeightName(i, "attn.e"), projShape(i)});
+      if (!c.shareKV)
+        w.push_back({layerWeightName(i, "attn.f"), projShape(i)});
+    }
+    for (const char *n : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"})
+      w.push_back({layerWeightName(i, n), {dm}});
+    w.push_back({layerWeightName(i, "ffn.w1"), {dm, f}});
+    w.push_back({layerWeightName(i, "ffn.b1"), {f}});
+    w.push_back({layerWeightName(i, "ffn.w2"), {f, dm}});
+    w.push_back({layerWeightName(i, "ffn.b2"), {dm}});
+  }
+  return w;
+}
+
+std::string modelConfigJson(const ModelConfig &c) {
+  json j;
+  j["layers"] = c.layers;
+  j["d_model"] = c.dModel;
+  j["heads"] = c.heads;
+  j["max_seq_len"] = c.maxSeqLen;
+  j["batch"] = c.batch;
+  j["k"] = c.k;
+  j["projection"] = ref::projectionKindName(c.projection);
+  j["sharing"] = {{"heads", c.shareHeads}, {"kv", c.shareKV},
+                  {"layers", c.shareLayers}};
+  j["ffn_dim"] = c.ffnDim;
+  j["activation"] = c.activation;
+  j["norm"] = c.norm == NormPlacement::Post ? "post" : "pre";
+  j["dtype"] = c.dtype;
+  j["layer_norm_eps"] = c.layerNormEps;
+  j["padding"] = c.padding == PaddingInput::Lengths ? "lengths"
+                 : c.padding == PaddingInput::Mask  ? "mask"
+                                                    : "none";
+  return j.dump(2);
+}
+
+} // namespace linformer

@@ -1,0 +1,79 @@
+//===- ModelConfig.h - a Linformer encoder description ----------*- C++ -*-===//
+//
+// The model description (model.json) that linformer-compile builds an
+// encoder from, its validation, and the names, shapes and dtypes of the
+// weights it expects (docs/Model.md). MLIR-free: the compiler builds IR from
+// it, the reference implementation and the tools read weights with it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_LIB_MODEL_MODELCONFIG_H
+#define LINFORMER_LIB_MODEL_MODELCONFIG_H
+
+#include "lib/Reference/Reference.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace linformer {
+
+/// Where LayerNorm sits: after each residual add (RoBERTa, "post") or at the
+/// start of each sub-block ("pre").
+enum class NormPlacement { Post, Pre };
+
+/// What the compiled model takes to describe padding.
+enum class PaddingInput { Lengths, Mask, None };
+
+struct ModelConfig {
+  int64_t layers = 4;
+  int64_t dModel = 512;
+  int64_t heads = 8;
+  int64_t maxSeqLen = 4096; ///< n
+  int64_t batch = 1;
+  std::vector<int64_t> k;   ///< per layer (one value repeated if uniform)
+  ref::ProjectionKind projection = ref::ProjectionKind::Learned;
+  bool shareHeads = true, shareKV = true, shareLayers = true;
+  int64_t ffnDim = 2048;
+  std::string activation = "gelu";
+  NormPlacement norm = NormPlacement::Post;
+  std::string dtype = "f32";
+  double layerNormEps = 1e-5;
+  PaddingInput padding = PaddingInput::Lengths;
+
+  int64_t headDim() const { return dModel / heads; }
+  /// The sharing as the preset name the dialect prints, or the flags.
+  std::string sharingName() const;
+};
+
+/// One weight the model expects.
+struct WeightSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+/// Parses and validates model.json text. Returns "" or a message that names
+/// the field and the rule ("model.json: heads 6 does not divide d_model
+/// 512").
+std::string parseModelConfig(const std::string &jsonText, ModelConfig &out);
+
+/// Checks the combination of fields (also called by parseModelConfig).
+std::string validateModelConfig(const ModelConfig &config);
+
+/// The weights in the order the compiled entry takes them.
+std::vector<WeightSpec> modelWeights(const ModelConfig &config);
+
+/// Serializes back (the artifact's manifest keeps the description).
+std::string modelConfigJson(const ModelConfig &config);
+
+/// The reference layer configuration of layer `i`.
+ref::LayerConfig layerConfig(const ModelConfig &config, int64_t layer);
+
+/// Weight names (docs/Model.md).
+std::string layerWeightName(int64_t layer, const std::string &leaf);
+/// The E (or F, with `value`) projection weight used by layer `layer`.
+std::string projectionWeightName(const ModelConfig &config, int64_t layer,
+                                 bool value);
+
+} // namespace linformer
+
+#endif // LINFORMER_LIB_MODEL_MODELCONFIG_H

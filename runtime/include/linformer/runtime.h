@@ -1,0 +1,253 @@
+/*===- runtime.h - The linformer runtime C API --------------------*- C -*-===//
+ *
+ * Loads a compiled Linformer model (an .lfa artifact from linformer-compile),
+ * binds its weights (a safetensors file, memory-mapped) and runs it on CPU
+ * threads. The C API is the stable boundary: plain C types, opaque handles,
+ * and a status return from every function that can fail, so any language
+ * with a C FFI can embed it. No MLIR or LLVM is linked.
+ *
+ * Conventions
+ *   - Functions that can fail return an lf_status. NULL means success; any
+ *     other value carries a code and a message and must be released with
+ *     lf_status_free(). No function throws or aborts on bad input.
+ *   - Handles (lf_module, lf_weights, lf_session) are created by *_load /
+ *     *_create and released by *_free. A session keeps its module and weights
+ *     alive internally, so they may be freed in any order.
+ *   - Thread safety: lf_module and lf_weights are immutable after load and may
+ *     be used from any number of threads. An lf_session runs one call at a
+ *     time (concurrent lf_session_run calls on one session are serialised);
+ *     create one session per thread to run concurrently.
+ *
+ * Example
+ *
+ *   lf_module *m = NULL; lf_weights *w = NULL; lf_session *s = NULL;
+ *   lf_status st = lf_module_load("model.lfa", &m);
+ *   if (!st) st = lf_weights_load("model.safetensors", &w);
+ *   if (!st) st = lf_session_create(m, w, NULL, &s);
+ *   int64_t xshape[3] = {1, 1000, 512}, yshape[3] = {1, 1000, 512};
+ *   lf_tensor x = {"x", LF_DTYPE_F32, 3, xshape, xdata};
+ *   lf_tensor y = {"y", LF_DTYPE_F32, 3, yshape, ydata};
+ *   if (!st) st = lf_session_run(s, &x, 1, &y, 1);
+ *   if (st) { fprintf(stderr, "%s\n", lf_status_get_message(st));
+ *             lf_status_free(st); }
+ *   lf_session_free(s); lf_weights_free(w); lf_module_free(m);
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef LINFORMER_RUNTIME_H
+#define LINFORMER_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(LF_RUNTIME_BUILDING)
+#define LF_API __attribute__((visibility("default")))
+#else
+#define LF_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LF_RUNTIME_VERSION_MAJOR 0
+#define LF_RUNTIME_VERSION_MINOR 1
+#define LF_RUNTIME_VERSION_PATCH 0
+
+/*===--- Status -----------------------------------------------------------===*/
+
+/* Status codes. Stable numbers; new codes are appended. */
+typedef enum lf_status_code {
+  LF_OK = 0,
+  /* A null pointer, unknown tensor name, wrong dtype, out-of-range value. */
+  LF_INVALID_ARGUMENT = 1,
+  /* A file could not be opened, mapped, read or written. */
+  LF_IO_ERROR = 2,
+  /* A file is malformed: artifact, manifest, shared object, safetensors. */
+  LF_FORMAT_ERROR = 3,
+  /* A well-formed file written for a format version this runtime lacks. */
+  LF_VERSION_MISMATCH = 4,
+  /* The weights file does not match what the module expects. */
+  LF_WEIGHTS_MISMATCH = 5,
+  /* A tensor's rank or dimensions do not fit the compiled model. */
+  LF_SHAPE_MISMATCH = 6,
+  /* Needs something this machine or build lacks (CPU feature, CUDA). */
+  LF_UNAVAILABLE = 7,
+  /* A bug or resource exhaustion inside the runtime. */
+  LF_INTERNAL = 8,
+  /* Not a code: widens the enum to 32 bits so that any int32 value passed
+   * through it is representable (the runtime validates, never assumes). */
+  LF_STATUS_CODE_FORCE_32BIT = 0x7fffffff
+} lf_status_code;
+
+/* NULL is success. Otherwise owned by the caller: release with
+ * lf_status_free. */
+typedef struct lf_status_s *lf_status;
+
+/* The code of `status` (LF_OK for NULL). */
+LF_API lf_status_code lf_status_get_code(lf_status status);
+/* The message ("" for NULL); valid until lf_status_free(status). */
+LF_API const char *lf_status_get_message(lf_status status);
+/* Releases `status`; NULL is ignored. */
+LF_API void lf_status_free(lf_status status);
+/* "LF_OK", "LF_SHAPE_MISMATCH", ...; "LF_UNKNOWN" for other values. */
+LF_API const char *lf_status_code_name(lf_status_code code);
+
+/* "0.1.0": the runtime library's version. */
+LF_API const char *lf_runtime_version(void);
+
+/*===--- Tensors ----------------------------------------------------------===*/
+
+/* Element types. The numbers match the manifest's dtype order. */
+typedef enum lf_dtype {
+  LF_DTYPE_F32 = 0,
+  LF_DTYPE_F16 = 1,
+  LF_DTYPE_BF16 = 2,
+  LF_DTYPE_I32 = 3,
+  LF_DTYPE_I64 = 4,
+  LF_DTYPE_U8 = 5,
+  LF_DTYPE_FORCE_32BIT = 0x7fffffff /* not a dtype; see lf_status_code */
+} lf_dtype;
+
+/* Bytes per element; 0 for an unknown value. */
+LF_API size_t lf_dtype_size(lf_dtype dtype);
+/* "f32", "i32", ...; "?" for an unknown value. */
+LF_API const char *lf_dtype_name(lf_dtype dtype);
+
+/* A caller's tensor: dense, row-major, little-endian. The runtime never
+ * keeps the pointers past the call that receives them; input data is only
+ * read. */
+typedef struct lf_tensor {
+  const char *name;
+  lf_dtype dtype;
+  int32_t rank;
+  const int64_t *shape; /* rank entries */
+  void *data;
+} lf_tensor;
+
+/*===--- Modules ----------------------------------------------------------===*/
+
+typedef struct lf_module_s lf_module;
+
+/* Which of a module's buffers lf_module_count / lf_module_describe list. */
+typedef enum lf_io_kind {
+  LF_IO_INPUT = 0,
+  LF_IO_OUTPUT = 1,
+  LF_IO_WEIGHT = 2,
+  LF_IO_KIND_FORCE_32BIT = 0x7fffffff /* not a kind; see lf_status_code */
+} lf_io_kind;
+
+/* What the runtime fills an input with when the caller does not pass it. */
+typedef enum lf_input_role {
+  LF_ROLE_NONE = 0,                /* a data input the caller must pass */
+  LF_ROLE_LENGTHS = 1,             /* i32 [b]: real tokens per sequence */
+  LF_ROLE_MASK = 2,                /* u8 [b, n]: nonzero = real token */
+  LF_ROLE_FORCE_32BIT = 0x7fffffff /* not a role; see lf_status_code */
+} lf_input_role;
+
+/* A module buffer's signature; pointers stay valid while the module lives. */
+typedef struct lf_tensor_desc {
+  const char *name;
+  lf_dtype dtype;
+  int32_t rank;
+  const int64_t *shape;
+  lf_input_role role;
+} lf_tensor_desc;
+
+/* Loads and validates the artifact at `path`: the container, the manifest,
+ * the target (CPU features the kernels need must be present: else
+ * LF_UNAVAILABLE), and the kernels (every `<symbol>_dispatch` must be
+ * exported: else LF_FORMAT_ERROR naming the symbol). */
+LF_API lf_status lf_module_load(const char *path, lf_module **out_module);
+/* Releases the caller's reference; NULL is ignored. */
+LF_API void lf_module_free(lf_module *module);
+
+/* Number of inputs, outputs or weights. */
+LF_API lf_status lf_module_count(const lf_module *module, lf_io_kind kind,
+                                 size_t *out_count);
+/* Signature of the `index`-th input, output or weight (manifest order). */
+LF_API lf_status lf_module_describe(const lf_module *module, lf_io_kind kind,
+                                    size_t index, lf_tensor_desc *out_desc);
+/* The compiled batch size b and sequence length n of the sequence inputs
+ * ([b, n, ...]); both 0 when the model has none. */
+LF_API lf_status lf_module_sequence_shape(const lf_module *module,
+                                          int64_t *out_batch,
+                                          int64_t *out_seq_len);
+/* The manifest JSON text; valid while the module lives. */
+LF_API lf_status lf_module_manifest(const lf_module *module,
+                                    const char **out_json);
+
+/*===--- Weights ----------------------------------------------------------===*/
+
+typedef struct lf_weights_s lf_weights;
+
+/* Maps and validates a safetensors file (read-only, zero-copy). */
+LF_API lf_status lf_weights_load(const char *path, lf_weights **out_weights);
+/* Releases the caller's reference; NULL is ignored. */
+LF_API void lf_weights_free(lf_weights *weights);
+/* Checks that `weights` holds every weight `module` expects with the same
+ * dtype and shape (extra tensors are ignored). LF_WEIGHTS_MISMATCH names
+ * each weight that is missing or differs. lf_session_create runs it too. */
+LF_API lf_status lf_weights_check(const lf_module *module,
+                                  const lf_weights *weights);
+
+/*===--- Sessions ---------------------------------------------------------===*/
+
+typedef struct lf_session_s lf_session;
+
+typedef struct lf_session_options {
+  /* sizeof(lf_session_options), set by lf_session_options_init: lets a
+   * newer runtime read options from code built against an older header. */
+  uint32_t struct_size;
+  /* Threads that run kernels, the calling thread included; 0 = one per
+   * hardware thread. */
+  int32_t num_threads;
+} lf_session_options;
+
+/* Fills `options` with defaults. */
+LF_API void lf_session_options_init(lf_session_options *options);
+
+/* Creates a session: checks the weights, plans and allocates the padded
+ * input, output and intermediate buffers (64-byte aligned, reused by every
+ * run) and starts num_threads - 1 worker threads. `options` may be NULL. */
+LF_API lf_status lf_session_create(const lf_module *module,
+                                   const lf_weights *weights,
+                                   const lf_session_options *options,
+                                   lf_session **out_session);
+/* Stops the workers and releases the buffers; NULL is ignored. */
+LF_API void lf_session_free(lf_session *session);
+/* The number of threads that run kernels (calling thread included). */
+LF_API lf_status lf_session_num_threads(const lf_session *session,
+                                        int32_t *out_threads);
+
+/* Runs the model.
+ *
+ * Inputs are matched by name. Sequence inputs (rank >= 2, compiled shape
+ * [b, n, ...]) may be passed with L <= n tokens ([b, L, ...]); all must agree
+ * on L. They are copied into zero-padded buffers. When L < n the model must
+ * have a lengths or mask input; the runtime fills it:
+ *   - lengths (i32 [b]): from the caller's tensor of that name (i32 or i64
+ *     [b], each value in [1, L]), else L for every sequence; a caller "mask"
+ *     tensor [b, L] that is a prefix mask is converted to lengths;
+ *   - mask (u8 [b, n]): from the caller's tensor of that name (u8 [b, L],
+ *     each row with at least one nonzero), else ones for the first L
+ *     tokens; a caller "lengths" tensor is converted to a prefix mask.
+ * Outputs are matched by name; omitted outputs are computed and dropped.
+ * A sequence output is passed as [b, L, ...] (the first L rows are copied
+ * out) or [b, n, ...] (all rows). Other tensors must match exactly.
+ *
+ * When L == n and a caller buffer is 64-byte aligned, it is bound directly
+ * (no copy): input and output buffers must not overlap.
+ *
+ * Errors: LF_INVALID_ARGUMENT (unknown or repeated name, missing input,
+ * wrong dtype, null data, lengths out of range), LF_SHAPE_MISMATCH (rank,
+ * batch, L > n, L < n without a lengths/mask input, other dimensions). */
+LF_API lf_status lf_session_run(lf_session *session, const lf_tensor *inputs,
+                                size_t num_inputs, const lf_tensor *outputs,
+                                size_t num_outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LINFORMER_RUNTIME_H */

@@ -1,0 +1,192 @@
+//===- runtime.hpp - Header-only C++ wrapper of the runtime -----*- C++ -*-===//
+//
+// RAII and exceptions over the C API in runtime.h, for C++ embedders. It adds
+// no behaviour: every method calls one C function and, when that returns a
+// status, throws lf::Error carrying its code and message. Exceptions were
+// chosen over a Result type because every failure here is exceptional for a
+// caller (a bad file, a wrong shape) and the C API remains available to code
+// that wants status values.
+//
+//   lf::Module module = lf::Module::load("model.lfa");
+//   lf::Weights weights = lf::Weights::load("model.safetensors");
+//   lf::Session session(module, weights, /*numThreads=*/0);
+//   lf::TensorRef x("x", LF_DTYPE_F32, {1, 1000, 512}, xdata);
+//   lf::TensorRef y("y", LF_DTYPE_F32, {1, 1000, 512}, ydata);
+//   session.run({x}, {y});
+//
+// Handles are move-only; a Session keeps its Module and Weights alive
+// internally, so the wrappers may be destroyed in any order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_RUNTIME_HPP
+#define LINFORMER_RUNTIME_HPP
+
+#include "linformer/runtime.h"
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lf {
+
+/// A failed runtime call: the status code and its message.
+class Error : public std::runtime_error {
+public:
+  Error(lf_status_code code, const std::string &message)
+      : std::runtime_error(message), code_(code) {}
+  lf_status_code code() const { return code_; }
+
+private:
+  lf_status_code code_;
+};
+
+/// Throws lf::Error for a non-null status, releasing it.
+inline void check(lf_status status) {
+  if (!status)
+    return;
+  Error error(lf_status_get_code(status), lf_status_get_message(status));
+  lf_status_free(status);
+  throw error;
+}
+
+/// A named view of caller memory, convertible to lf_tensor. Owns its shape
+/// (lf_tensor only points at one), never its data.
+class TensorRef {
+public:
+  TensorRef(std::string name, lf_dtype dtype, std::vector<int64_t> shape,
+            void *data)
+      : name_(std::move(name)), dtype_(dtype), shape_(std::move(shape)),
+        data_(data) {}
+  TensorRef(std::string name, lf_dtype dtype, std::vector<int64_t> shape,
+            const void *data)
+      : TensorRef(std::move(name), dtype, std::move(shape),
+                  const_cast<void *>(data)) {}
+
+  lf_tensor view() const {
+    return lf_tensor{name_.c_str(), dtype_, int32_t(shape_.size()),
+                     shape_.data(), data_};
+  }
+  const std::string &name() const { return name_; }
+  const std::vector<int64_t> &shape() const { return shape_; }
+
+private:
+  std::string name_;
+  lf_dtype dtype_;
+  std::vector<int64_t> shape_;
+  void *data_;
+};
+
+/// A module buffer's signature (copied out of the module).
+struct TensorInfo {
+  std::string name;
+  lf_dtype dtype;
+  std::vector<int64_t> shape;
+  lf_input_role role;
+};
+
+class Module {
+public:
+  static Module load(const std::string &path) {
+    lf_module *m = nullptr;
+    check(lf_module_load(path.c_str(), &m));
+    return Module(m);
+  }
+
+  const lf_module *get() const { return handle_.get(); }
+
+  std::vector<TensorInfo> list(lf_io_kind kind) const {
+    size_t count = 0;
+    check(lf_module_count(get(), kind, &count));
+    std::vector<TensorInfo> out;
+    for (size_t i = 0; i < count; ++i) {
+      lf_tensor_desc d;
+      check(lf_module_describe(get(), kind, i, &d));
+      out.push_back({d.name, d.dtype,
+                     std::vector<int64_t>(d.shape, d.shape + d.rank), d.role});
+    }
+    return out;
+  }
+  std::vector<TensorInfo> inputs() const { return list(LF_IO_INPUT); }
+  std::vector<TensorInfo> outputs() const { return list(LF_IO_OUTPUT); }
+  std::vector<TensorInfo> weights() const { return list(LF_IO_WEIGHT); }
+
+  /// Compiled batch size and sequence length (0, 0 without sequence inputs).
+  std::pair<int64_t, int64_t> sequenceShape() const {
+    int64_t b = 0, n = 0;
+    check(lf_module_sequence_shape(get(), &b, &n));
+    return {b, n};
+  }
+
+  std::string manifestJson() const {
+    const char *json = nullptr;
+    check(lf_module_manifest(get(), &json));
+    return json;
+  }
+
+private:
+  explicit Module(lf_module *m) : handle_(m, &lf_module_free) {}
+  std::unique_ptr<lf_module, void (*)(lf_module *)> handle_;
+};
+
+class Weights {
+public:
+  static Weights load(const std::string &path) {
+    lf_weights *w = nullptr;
+    check(lf_weights_load(path.c_str(), &w));
+    return Weights(w);
+  }
+
+  const lf_weights *get() const { return handle_.get(); }
+  /// Throws LF_WEIGHTS_MISMATCH when `module` expects other weights.
+  void checkAgainst(const Module &module) const {
+    check(lf_weights_check(module.get(), get()));
+  }
+
+private:
+  explicit Weights(lf_weights *w) : handle_(w, &lf_weights_free) {}
+  std::unique_ptr<lf_weights, void (*)(lf_weights *)> handle_;
+};
+
+class Session {
+public:
+  /// numThreads = 0: one per hardware thread.
+  Session(const Module &module, const Weights &weights, int numThreads = 0)
+      : handle_(nullptr, &lf_session_free) {
+    lf_session_options options;
+    lf_session_options_init(&options);
+    options.num_threads = numThreads;
+    lf_session *s = nullptr;
+    check(lf_session_create(module.get(), weights.get(), &options, &s));
+    handle_.reset(s);
+  }
+
+  lf_session *get() const { return handle_.get(); }
+
+  int numThreads() const {
+    int32_t n = 0;
+    check(lf_session_num_threads(get(), &n));
+    return n;
+  }
+
+  /// See lf_session_run for the padding rules.
+  void run(const std::vector<TensorRef> &inputs,
+           const std::vector<TensorRef> &outputs) {
+    std::vector<lf_tensor> in, out;
+    for (const TensorRef &t : inputs)
+      in.push_back(t.view());
+    for (const TensorRef &t : outputs)
+      out.push_back(t.view());
+    check(lf_session_run(get(), in.data(), in.size(), out.data(), out.size()));
+  }
+
+private:
+  std::unique_ptr<lf_session, void (*)(lf_session *)> handle_;
+};
+
+} // namespace lf
+
+#endif // LINFORMER_RUNTIME_HPP

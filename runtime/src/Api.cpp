@@ -1,0 +1,252 @@
+//===- Api.cpp - The C API: handles, statuses, exception barrier ----------===//
+//
+// Every exported function is a thin shell: check pointer arguments, call the
+// C++ implementation inside guard(), which turns any exception into an
+// lf_status. Nothing thrown inside the runtime escapes to a C caller.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <new>
+
+using namespace linformer;
+using namespace linformer::runtime;
+
+struct lf_status_s {
+  lf_status_code code;
+  std::string message;
+};
+
+namespace {
+
+/// Returned when even allocating a status fails; never freed.
+lf_status_s outOfMemoryStatus{LF_INTERNAL, "out of memory"};
+
+lf_status makeStatus(lf_status_code code, const char *message) {
+  try {
+    return new lf_status_s{code, message};
+  } catch (...) {
+    return &outOfMemoryStatus;
+  }
+}
+
+template <typename F> lf_status guard(F &&f) {
+  try {
+    f();
+    return nullptr;
+  } catch (const Error &e) {
+    return makeStatus(e.code, e.what());
+  } catch (const std::bad_alloc &) {
+    return makeStatus(LF_INTERNAL, "out of memory");
+  } catch (const std::exception &e) {
+    return makeStatus(LF_INTERNAL, e.what());
+  } catch (...) {
+    return makeStatus(LF_INTERNAL, "unknown internal error");
+  }
+}
+
+void requireArg(const void *p, const char *what) {
+  if (!p)
+    throw Error(LF_INVALID_ARGUMENT, std::string(what) + " is null");
+}
+
+} // namespace
+
+extern "C" {
+
+lf_status_code lf_status_get_code(lf_status status) {
+  return status ? status->code : LF_OK;
+}
+
+const char *lf_status_get_message(lf_status status) {
+  return status ? status->message.c_str() : "";
+}
+
+void lf_status_free(lf_status status) {
+  if (status && status != &outOfMemoryStatus)
+    delete status;
+}
+
+const char *lf_status_code_name(lf_status_code code) {
+  switch (code) {
+  case LF_OK:
+    return "LF_OK";
+  case LF_INVALID_ARGUMENT:
+    return "LF_INVALID_ARGUMENT";
+  case LF_IO_ERROR:
+    return "LF_IO_ERROR";
+  case LF_FORMAT_ERROR:
+    return "LF_FORMAT_ERROR";
+  case LF_VERSION_MISMATCH:
+    return "LF_VERSION_MISMATCH";
+  case LF_WEIGHTS_MISMATCH:
+    return "LF_WEIGHTS_MISMATCH";
+  case LF_SHAPE_MISMATCH:
+    return "LF_SHAPE_MISMATCH";
+  case LF_UNAVAILABLE:
+    return "LF_UNAVAILABLE";
+  case LF_INTERNAL:
+    return "LF_INTERNAL";
+  case LF_STATUS_CODE_FORCE_32BIT:
+    break;
+  }
+  return "LF_UNKNOWN";
+}
+
+const char *lf_runtime_version(void) { return LINFORMER_RUNTIME_VERSION; }
+
+size_t lf_dtype_size(lf_dtype dtype) {
+  if (int(dtype) < 0 || int(dtype) > int(LF_DTYPE_U8))
+    return 0;
+  return dtypeSize(DType(int(dtype)));
+}
+
+const char *lf_dtype_name(lf_dtype dtype) {
+  if (int(dtype) < 0 || int(dtype) > int(LF_DTYPE_U8))
+    return "?";
+  return dtypeName(DType(int(dtype)));
+}
+
+lf_status lf_module_load(const char *path, lf_module **out_module) {
+  return guard([&] {
+    requireArg(out_module, "out_module");
+    *out_module = nullptr;
+    requireArg(path, "path");
+    auto handle = std::make_unique<lf_module_s>();
+    handle->impl = Module::load(path);
+    *out_module = handle.release();
+  });
+}
+
+void lf_module_free(lf_module *module) { delete module; }
+
+lf_status lf_module_count(const lf_module *module, lf_io_kind kind,
+                          size_t *out_count) {
+  return guard([&] {
+    requireArg(module, "module");
+    requireArg(out_count, "out_count");
+    if (int(kind) < 0 || int(kind) > int(LF_IO_WEIGHT))
+      throw Error(LF_INVALID_ARGUMENT,
+                  "unknown lf_io_kind " + std::to_string(int(kind)));
+    *out_count = module->impl->ios(kind).size();
+  });
+}
+
+lf_status lf_module_describe(const lf_module *module, lf_io_kind kind,
+                             size_t index, lf_tensor_desc *out_desc) {
+  return guard([&] {
+    requireArg(module, "module");
+    requireArg(out_desc, "out_desc");
+    if (int(kind) < 0 || int(kind) > int(LF_IO_WEIGHT))
+      throw Error(LF_INVALID_ARGUMENT,
+                  "unknown lf_io_kind " + std::to_string(int(kind)));
+    const std::vector<size_t> &ids = module->impl->ios(kind);
+    if (index >= ids.size())
+      throw Error(LF_INVALID_ARGUMENT,
+                  "index " + std::to_string(index) + " is out of range (" +
+                      std::to_string(ids.size()) + " entries)");
+    const ManifestBuffer &b = module->impl->manifest().buffers[ids[index]];
+    out_desc->name = b.name.c_str();
+    out_desc->dtype = lf_dtype(int(b.dtype));
+    out_desc->rank = int32_t(b.shape.size());
+    out_desc->shape = b.shape.data();
+    out_desc->role = b.role == BufferRole::Lengths ? LF_ROLE_LENGTHS
+                     : b.role == BufferRole::Mask  ? LF_ROLE_MASK
+                                                   : LF_ROLE_NONE;
+  });
+}
+
+lf_status lf_module_sequence_shape(const lf_module *module, int64_t *out_batch,
+                                   int64_t *out_seq_len) {
+  return guard([&] {
+    requireArg(module, "module");
+    if (out_batch)
+      *out_batch = module->impl->batch();
+    if (out_seq_len)
+      *out_seq_len = module->impl->seqLen();
+  });
+}
+
+lf_status lf_module_manifest(const lf_module *module, const char **out_json) {
+  return guard([&] {
+    requireArg(module, "module");
+    requireArg(out_json, "out_json");
+    *out_json = module->impl->manifestText().c_str();
+  });
+}
+
+lf_status lf_weights_load(const char *path, lf_weights **out_weights) {
+  return guard([&] {
+    requireArg(out_weights, "out_weights");
+    *out_weights = nullptr;
+    requireArg(path, "path");
+    auto handle = std::make_unique<lf_weights_s>();
+    handle->impl = Weights::load(path);
+    *out_weights = handle.release();
+  });
+}
+
+void lf_weights_free(lf_weights *weights) { delete weights; }
+
+lf_status lf_weights_check(const lf_module *module, const lf_weights *weights) {
+  return guard([&] {
+    requireArg(module, "module");
+    requireArg(weights, "weights");
+    weights->impl->check(*module->impl);
+  });
+}
+
+void lf_session_options_init(lf_session_options *options) {
+  if (!options)
+    return;
+  options->struct_size = sizeof(lf_session_options);
+  options->num_threads = 0;
+}
+
+lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
+                            const lf_session_options *options,
+                            lf_session **out_session) {
+  return guard([&] {
+    requireArg(out_session, "out_session");
+    *out_session = nullptr;
+    requireArg(module, "module");
+    requireArg(weights, "weights");
+    lf_session_options opts;
+    lf_session_options_init(&opts);
+    if (options) {
+      if (options->struct_size < sizeof(uint32_t) + sizeof(int32_t))
+        throw Error(LF_INVALID_ARGUMENT,
+                    "options->struct_size is " +
+                        std::to_string(options->struct_size) +
+                        "; call lf_session_options_init first");
+      opts.num_threads = options->num_threads;
+    }
+    auto handle = std::make_unique<lf_session_s>();
+    handle->impl = std::make_unique<Session>(module->impl, weights->impl,
+                                             opts.num_threads);
+    *out_session = handle.release();
+  });
+}
+
+void lf_session_free(lf_session *session) { delete session; }
+
+lf_status lf_session_num_threads(const lf_session *session,
+                                 int32_t *out_threads) {
+  return guard([&] {
+    requireArg(session, "session");
+    requireArg(out_threads, "out_threads");
+    *out_threads = session->impl->numThreads();
+  });
+}
+
+lf_status lf_session_run(lf_session *session, const lf_tensor *inputs,
+                         size_t num_inputs, const lf_tensor *outputs,
+                         size_t num_outputs) {
+  return guard([&] {
+    requireArg(session, "session");
+    session->impl->run(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+} // extern "C"

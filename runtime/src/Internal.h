@@ -1,0 +1,133 @@
+//===- Internal.h - Runtime internals behind the C API ----------*- C++ -*-===//
+//
+// The C++ objects the opaque C handles point to (Module, Weights, Session),
+// and the exception the implementation throws internally. Every C entry
+// point catches it (and everything else) and turns it into an lf_status, so
+// exceptions never cross the C boundary.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_RUNTIME_SRC_INTERNAL_H
+#define LINFORMER_RUNTIME_SRC_INTERNAL_H
+
+#include "linformer/runtime.h"
+
+#include "lib/Manifest/Artifact.h"
+#include "lib/Manifest/Manifest.h"
+#include "lib/Safetensors/Safetensors.h"
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace linformer {
+namespace runtime {
+
+/// The internal error: a status code and a message. Thrown anywhere below
+/// the C API, caught at its boundary.
+struct Error : std::runtime_error {
+  Error(lf_status_code code, const std::string &message)
+      : std::runtime_error(message), code(code) {}
+  lf_status_code code;
+};
+
+/// Maps a lib/ FileError onto the runtime's codes and throws it.
+[[noreturn]] void throwFileError(const FileError &err);
+
+/// `void S_dispatch(void **buffers, int64_t begin, int64_t end)`: runs
+/// workgroups [begin, end) of kernel S over its bound buffers.
+using DispatchFn = void (*)(void **, int64_t, int64_t);
+
+/// A loaded, validated artifact. Immutable after load.
+class Module {
+public:
+  /// Throws Error.
+  static std::shared_ptr<Module> load(const std::string &path);
+  ~Module();
+
+  const std::string &path() const { return path_; }
+  const Manifest &manifest() const { return manifest_; }
+  const std::string &manifestText() const { return manifestText_; }
+  const std::vector<DispatchFn> &dispatch() const { return dispatch_; }
+
+  /// Buffer indices of inputs, outputs and weights, in manifest order.
+  const std::vector<size_t> &ios(lf_io_kind kind) const {
+    return ios_[size_t(kind)];
+  }
+  /// Compiled [b, n] of the sequence inputs; 0 when there are none.
+  int64_t batch() const { return batch_; }
+  int64_t seqLen() const { return seqLen_; }
+  /// Whether buffer `i` has its dim 1 padded to n (sequence input/output).
+  bool isSequence(size_t i) const { return isSequence_[i]; }
+  /// Index of the buffer with that role, or -1.
+  int64_t lengthsBuffer() const { return lengthsBuffer_; }
+  int64_t maskBuffer() const { return maskBuffer_; }
+
+private:
+  Module() = default;
+  void checkGeometry();
+  void openKernels(std::string_view object);
+
+  std::string path_;
+  Manifest manifest_;
+  std::string manifestText_;
+  std::vector<DispatchFn> dispatch_;
+  std::vector<size_t> ios_[3];
+  std::vector<bool> isSequence_;
+  int64_t batch_ = 0, seqLen_ = 0;
+  int64_t lengthsBuffer_ = -1, maskBuffer_ = -1;
+  void *dlHandle_ = nullptr;
+  int objectFd_ = -1;      ///< the memfd (or temp file) dlopen mapped
+  std::string objectPath_; ///< temp file fallback, unlinked on unload
+};
+
+/// A mapped safetensors file. Immutable after load.
+class Weights {
+public:
+  /// Throws Error.
+  static std::shared_ptr<Weights> load(const std::string &path);
+
+  const std::string &path() const { return path_; }
+  const SafetensorsFile &file() const { return file_; }
+  /// Throws LF_WEIGHTS_MISMATCH listing every weight `module` expects that
+  /// is missing or differs.
+  void check(const Module &module) const;
+
+private:
+  std::string path_;
+  SafetensorsFile file_;
+};
+
+class ThreadPool;
+
+/// Runs one module with one set of weights; owns its threads and buffers.
+class Session {
+public:
+  Session(std::shared_ptr<const Module> module,
+          std::shared_ptr<const Weights> weights, int numThreads);
+  ~Session();
+
+  int numThreads() const;
+  void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
+           size_t numOutputs);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace runtime
+} // namespace linformer
+
+struct lf_module_s {
+  std::shared_ptr<const linformer::runtime::Module> impl;
+};
+struct lf_weights_s {
+  std::shared_ptr<const linformer::runtime::Weights> impl;
+};
+struct lf_session_s {
+  std::unique_ptr<linformer::runtime::Session> impl;
+};
+
+#endif // LINFORMER_RUNTIME_SRC_INTERNAL_H

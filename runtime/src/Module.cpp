@@ -1,0 +1,326 @@
+//===- Module.cpp - Loading artifacts: manifest, target, kernels ----------===//
+//
+// Turns an .lfa file into a runnable Module: validates the container and the
+// manifest, checks that this machine can run the target, loads the CPU
+// kernels' shared object from the artifact without extracting it next to the
+// artifact (memfd, or a private temp file where memfd is missing), and
+// resolves every kernel's dispatch function up front so that a bad artifact
+// fails at load, not halfway through a run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace linformer {
+namespace runtime {
+
+[[noreturn]] void throwFileError(const FileError &err) {
+  switch (err.kind) {
+  case ErrorKind::IO:
+    throw Error(LF_IO_ERROR, err.message);
+  case ErrorKind::Version:
+    throw Error(LF_VERSION_MISMATCH, err.message);
+  case ErrorKind::Format:
+  case ErrorKind::None:
+    break;
+  }
+  throw Error(LF_FORMAT_ERROR, err.message);
+}
+
+/// LLVM x86 feature names whose absence means the kernels would die with
+/// SIGILL, and the flag /proc/cpuinfo uses for each. Features outside this
+/// list (tuning flags, features every x86-64 has) are not checked.
+static const char *cpuinfoFlag(const std::string &feature) {
+  static const std::pair<const char *, const char *> table[] = {
+      {"avx", "avx"},
+      {"avx2", "avx2"},
+      {"fma", "fma"},
+      {"f16c", "f16c"},
+      {"bmi", "bmi1"},
+      {"bmi2", "bmi2"},
+      {"sse4.1", "sse4_1"},
+      {"sse4.2", "sse4_2"},
+      {"ssse3", "ssse3"},
+      {"avx512f", "avx512f"},
+      {"avx512bw", "avx512bw"},
+      {"avx512cd", "avx512cd"},
+      {"avx512dq", "avx512dq"},
+      {"avx512vl", "avx512vl"},
+      {"avx512ifma", "avx512ifma"},
+      {"avx512vbmi", "avx512vbmi"},
+      {"avx512vbmi2", "avx512_vbmi2"},
+      {"avx512vnni", "avx512_vnni"},
+      {"avx512bf16", "avx512_bf16"},
+      {"avx512fp16", "avx512_fp16"},
+      {"avx512bitalg", "avx512_bitalg"},
+      {"avx512vpopcntdq", "avx512_vpopcntdq"},
+      {"avxvnni", "avx_vnni"},
+      {"avx512vp2intersect", "avx512_vp2intersect"},
+      {"amx-tile", "amx_tile"},
+      {"amx-bf16", "amx_bf16"},
+      {"amx-int8", "amx_int8"}};
+  for (const auto &[llvm, flag] : table)
+    if (feature == llvm)
+      return flag;
+  return nullptr;
+}
+
+/// Refuses an artifact whose kernels use instructions this CPU lacks.
+static void checkCpuFeatures(const Manifest &m, const std::string &path) {
+#if defined(__x86_64__)
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line, flags;
+  while (std::getline(cpuinfo, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = " " + line.substr(line.find(':') + 1) + " ";
+      break;
+    }
+  if (flags.empty())
+    return; // cannot tell; let it run
+  std::stringstream features(m.target.features);
+  std::string f;
+  std::vector<std::string> missing;
+  while (std::getline(features, f, ',')) {
+    if (f.size() < 2 || f[0] != '+')
+      continue;
+    const char *flag = cpuinfoFlag(f.substr(1));
+    if (flag && flags.find(std::string(" ") + flag + " ") == std::string::npos)
+      missing.push_back(f.substr(1));
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string &s : missing)
+      list += (list.empty() ? "" : ", ") + s;
+    throw Error(LF_UNAVAILABLE, "artifact '" + path +
+                                    "' was compiled for cpu '" + m.target.cpu +
+                                    "' and needs " + list +
+                                    ", which this CPU lacks");
+  }
+#else
+  (void)m;
+  (void)path;
+#endif
+}
+
+std::shared_ptr<Module> Module::load(const std::string &path) {
+  std::shared_ptr<Module> module(new Module());
+  module->path_ = path;
+  Artifact artifact;
+  if (FileError err = Artifact::open(path, artifact))
+    throwFileError(err);
+  module->manifestText_ = std::string(artifact.section(kManifestSection));
+  if (FileError err = parseManifest(module->manifestText_, module->manifest_)) {
+    err.message = "artifact '" + path + "': " + err.message;
+    throwFileError(err);
+  }
+  const Manifest &m = module->manifest_;
+  if (m.target.kind != "cpu")
+    throw Error(LF_UNAVAILABLE, "artifact '" + path + "' targets " +
+                                    m.target.kind + " " + m.target.cpu +
+                                    "; this runtime runs cpu artifacts only");
+  checkCpuFeatures(m, path);
+  module->checkGeometry();
+  if (!artifact.find(kCpuObjectSection))
+    throw Error(LF_FORMAT_ERROR, "artifact '" + path +
+                                     "' targets cpu but has no 'cpu.so' "
+                                     "section");
+  module->openKernels(artifact.section(kCpuObjectSection));
+  return module;
+}
+
+/// Works out which buffers are padded along the sequence and checks that
+/// the role buffers fit the sequence inputs. The rule: inputs without a
+/// role of rank >= 2 are sequence inputs and must all be [b, n, ...];
+/// outputs of rank >= 2 with dims [b, n, ...] are sequence outputs.
+void Module::checkGeometry() {
+  const Manifest &m = manifest_;
+  auto bad = [&](const std::string &msg) {
+    throw Error(LF_FORMAT_ERROR, "artifact '" + path_ + "': " + msg);
+  };
+  isSequence_.assign(m.buffers.size(), false);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    switch (b.kind) {
+    case BufferKind::Input:
+      ios_[LF_IO_INPUT].push_back(i);
+      break;
+    case BufferKind::Output:
+      ios_[LF_IO_OUTPUT].push_back(i);
+      break;
+    case BufferKind::Weight:
+      ios_[LF_IO_WEIGHT].push_back(i);
+      break;
+    case BufferKind::Intermediate:
+      break;
+    }
+    if (b.role == BufferRole::Lengths)
+      lengthsBuffer_ = int64_t(i);
+    if (b.role == BufferRole::Mask)
+      maskBuffer_ = int64_t(i);
+    if (b.kind != BufferKind::Input || b.role != BufferRole::None ||
+        b.shape.size() < 2)
+      continue;
+    if (seqLen_ == 0) {
+      batch_ = b.shape[0];
+      seqLen_ = b.shape[1];
+    } else if (b.shape[0] != batch_ || b.shape[1] != seqLen_) {
+      bad("sequence input '" + b.name + "' has shape " + shapeString(b.shape) +
+          " but the first sequence input is [" + std::to_string(batch_) + ", " +
+          std::to_string(seqLen_) + ", ...]");
+    }
+    isSequence_[i] = true;
+  }
+  if (seqLen_ > 0)
+    for (size_t i : ios_[LF_IO_OUTPUT]) {
+      const ManifestBuffer &b = m.buffers[i];
+      isSequence_[i] =
+          b.shape.size() >= 2 && b.shape[0] == batch_ && b.shape[1] == seqLen_;
+    }
+  if (lengthsBuffer_ >= 0) {
+    const ManifestBuffer &b = m.buffers[size_t(lengthsBuffer_)];
+    if (seqLen_ == 0 || b.shape[0] != batch_)
+      bad("lengths buffer '" + b.name + "' has shape " + shapeString(b.shape) +
+          ", expected [b] for sequence inputs [" + std::to_string(batch_) +
+          ", " + std::to_string(seqLen_) + ", ...]");
+  }
+  if (maskBuffer_ >= 0) {
+    const ManifestBuffer &b = m.buffers[size_t(maskBuffer_)];
+    if (seqLen_ == 0 || b.shape[0] != batch_ || b.shape[1] != seqLen_)
+      bad("mask buffer '" + b.name + "' has shape " + shapeString(b.shape) +
+          ", expected [" + std::to_string(batch_) + ", " +
+          std::to_string(seqLen_) + "]");
+  }
+}
+
+/// dlopen needs a path. A memfd keeps the object off the file system and is
+/// reached as /proc/self/fd/N. glibc recognises an already-loaded object by
+/// its path name, so the name must not be one a loaded object has: the fd
+/// stays open while the module lives (no live module shares N), and objects
+/// linked with -z nodelete (LLVM's default for modules) stay loaded under
+/// their old name after dlclose, which RTLD_NOLOAD detects and a "./"
+/// respelling of the same path avoids.
+void Module::openKernels(std::string_view object) {
+  auto fail = [&](const std::string &what) {
+    throw Error(LF_IO_ERROR, "artifact '" + path_ + "': cannot stage cpu.so (" +
+                                 what + ": " + std::strerror(errno) + ")");
+  };
+  std::string dlPath;
+  objectFd_ = ::memfd_create("linformer-kernels", MFD_CLOEXEC);
+  if (objectFd_ >= 0) {
+    std::string dots;
+    for (int attempt = 0; attempt < 256; ++attempt, dots += "./") {
+      dlPath = "/proc/self/fd/" + dots + std::to_string(objectFd_);
+      void *stale = ::dlopen(dlPath.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+      if (!stale)
+        break;
+      ::dlclose(stale);
+    }
+  } else {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/linformer-kernels-XXXXXX";
+    std::vector<char> buf(tmpl.begin(), tmpl.end());
+    buf.push_back('\0');
+    objectFd_ = ::mkstemp(buf.data());
+    if (objectFd_ < 0)
+      fail("mkstemp");
+    objectPath_ = dlPath = buf.data();
+  }
+  const char *p = object.data();
+  size_t left = object.size();
+  while (left > 0) {
+    ssize_t n = ::write(objectFd_, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      fail("write");
+    p += n;
+    left -= size_t(n);
+  }
+  dlHandle_ = ::dlopen(dlPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!dlHandle_) {
+    const char *why = ::dlerror();
+    throw Error(LF_FORMAT_ERROR, "artifact '" + path_ +
+                                     "': cannot load the cpu.so section: " +
+                                     (why ? why : "unknown dlopen error"));
+  }
+  const Manifest &m = manifest_;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    std::string symbol = m.kernels[i].symbol + "_dispatch";
+    ::dlerror();
+    void *fn = ::dlsym(dlHandle_, symbol.c_str());
+    if (!fn)
+      throw Error(LF_FORMAT_ERROR,
+                  "artifact '" + path_ + "': kernel " + std::to_string(i) +
+                      " needs symbol '" + symbol +
+                      "', which the cpu.so section does not export");
+    dispatch_.push_back(reinterpret_cast<DispatchFn>(fn));
+  }
+}
+
+Module::~Module() {
+  if (dlHandle_)
+    ::dlclose(dlHandle_);
+  if (objectFd_ >= 0)
+    ::close(objectFd_);
+  if (!objectPath_.empty())
+    ::unlink(objectPath_.c_str());
+}
+
+std::shared_ptr<Weights> Weights::load(const std::string &path) {
+  std::shared_ptr<Weights> w(new Weights());
+  w->path_ = path;
+  if (FileError err = SafetensorsFile::open(path, w->file_))
+    throwFileError(err);
+  return w;
+}
+
+void Weights::check(const Module &module) const {
+  const Manifest &m = module.manifest();
+  std::vector<std::string> problems;
+  for (size_t i : module.ios(LF_IO_WEIGHT)) {
+    const ManifestBuffer &b = m.buffers[i];
+    const SafetensorsTensor *t = file_.find(b.name);
+    if (!t) {
+      problems.push_back("weight '" + b.name + "' is missing");
+      continue;
+    }
+    if (t->dtype != b.dtype)
+      problems.push_back("weight '" + b.name + "' is " + dtypeName(t->dtype) +
+                         " in the file, the module expects " +
+                         dtypeName(b.dtype));
+    if (t->shape != b.shape)
+      problems.push_back(
+          "weight '" + b.name + "' has shape " + shapeString(t->shape) +
+          " in the file, the module expects " + shapeString(b.shape));
+    else if (t->dtype == b.dtype && t->size != b.byteSize())
+      problems.push_back("weight '" + b.name + "' holds " +
+                         std::to_string(t->size) + " bytes, expected " +
+                         std::to_string(b.byteSize()));
+  }
+  if (problems.empty())
+    return;
+  // All of them at once: a renamed layer usually breaks many weights, and
+  // one message per attempt would make fixing the file a loop.
+  std::string msg =
+      "weights '" + path_ + "' do not match artifact '" + module.path() + "': ";
+  const size_t shown = 8;
+  for (size_t i = 0; i < problems.size() && i < shown; ++i)
+    msg += (i ? "; " : "") + problems[i];
+  if (problems.size() > shown)
+    msg += "; and " + std::to_string(problems.size() - shown) + " more";
+  throw Error(LF_WEIGHTS_MISMATCH, msg);
+}
+
+} // namespace runtime
+} // namespace linformer

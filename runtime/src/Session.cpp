@@ -1,0 +1,483 @@
+//===- Session.cpp - Planning buffers and running kernels -----------------===//
+//
+// A session binds one module to one set of weights. At creation it plans
+// every buffer the kernels touch: weights point into the mapped safetensors
+// file, and inputs (padded to the compiled n), outputs and intermediates get
+// 64-byte-aligned slots in one arena that every run reuses. A run validates
+// the caller's tensors against the manifest, copies inputs in (padding with
+// zeros and filling lengths/mask), runs the kernels in manifest order on the
+// thread pool with a barrier between them, and copies outputs out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+#include "ThreadPool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+namespace linformer {
+namespace runtime {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+bool isAligned(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % kAlign == 0;
+}
+
+/// An aligned, zero-initialised allocation.
+struct AlignedBuffer {
+  void *data = nullptr;
+  explicit AlignedBuffer(size_t size) {
+    size = alignUp(std::max<size_t>(size, 1));
+    data = std::aligned_alloc(kAlign, size);
+    if (!data)
+      throw Error(LF_INTERNAL, "cannot allocate " + std::to_string(size) +
+                                   " bytes for session buffers");
+    std::memset(data, 0, size);
+  }
+  ~AlignedBuffer() { std::free(data); }
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(const AlignedBuffer &) = delete;
+};
+
+[[noreturn]] void invalid(const std::string &msg) {
+  throw Error(LF_INVALID_ARGUMENT, msg);
+}
+[[noreturn]] void shapeError(const std::string &msg) {
+  throw Error(LF_SHAPE_MISMATCH, msg);
+}
+
+std::vector<int64_t> tensorShape(const lf_tensor &t, const char *what) {
+  std::string name = t.name ? t.name : "<null>";
+  if (t.rank < 0 || t.rank > 32)
+    invalid(std::string(what) + " '" + name + "' has rank " +
+            std::to_string(t.rank));
+  if (t.rank > 0 && !t.shape)
+    invalid(std::string(what) + " '" + name + "' has a null shape");
+  std::vector<int64_t> shape(t.shape, t.shape + t.rank);
+  for (int64_t d : shape)
+    if (d < 0)
+      shapeError(std::string(what) + " '" + name + "' has shape " +
+                 shapeString(shape) + " with a negative dimension");
+  if (shapeNumElements(shape) < 0)
+    shapeError(std::string(what) + " '" + name + "' has shape " +
+               shapeString(shape) + ", too large");
+  return shape;
+}
+
+/// The generic checks every caller tensor gets: a name, a known dtype,
+/// data unless empty.
+void checkTensorBasics(const lf_tensor &t, const char *what) {
+  if (!t.name)
+    invalid(std::string(what) + " with a null name");
+  if (int(t.dtype) < 0 || int(t.dtype) > int(LF_DTYPE_U8))
+    invalid(std::string(what) + " '" + t.name + "' has unknown dtype " +
+            std::to_string(int(t.dtype)));
+  std::vector<int64_t> shape = tensorShape(t, what);
+  if (!t.data && shapeNumElements(shape) > 0)
+    invalid(std::string(what) + " '" + t.name + "' has null data");
+}
+
+const char *lfDtypeName(lf_dtype t) { return dtypeName(DType(int(t))); }
+
+} // namespace
+
+struct Session::Impl {
+  std::shared_ptr<const Module> module;
+  std::shared_ptr<const Weights> weights;
+  ThreadPool pool;
+  std::mutex runMutex;
+
+  std::unique_ptr<AlignedBuffer> arena;
+  /// Per manifest buffer: the session's own slot (null for weights).
+  std::vector<void *> owned;
+  /// Per manifest buffer: the address kernels see in the current run.
+  std::vector<void *> bound;
+  /// Weights whose file data was not element-aligned, copied.
+  std::vector<std::unique_ptr<AlignedBuffer>> weightCopies;
+  /// Per kernel: base pointers in the kernel's binding order.
+  std::vector<std::vector<void *>> args;
+
+  Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
+       int threads)
+      : module(std::move(m)), weights(std::move(w)), pool(threads) {}
+
+  void plan();
+  void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
+           size_t numOutputs);
+};
+
+void Session::Impl::plan() {
+  const Manifest &m = module->manifest();
+  size_t total = 0;
+  std::vector<size_t> offsets(m.buffers.size(), 0);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    if (m.buffers[i].kind == BufferKind::Weight)
+      continue;
+    offsets[i] = total;
+    total += alignUp(size_t(m.buffers[i].byteSize()));
+  }
+  arena = std::make_unique<AlignedBuffer>(total);
+  owned.assign(m.buffers.size(), nullptr);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    if (b.kind != BufferKind::Weight) {
+      owned[i] = static_cast<uint8_t *>(arena->data) + offsets[i];
+      continue;
+    }
+    const SafetensorsTensor *t = weights->file().find(b.name);
+    // Zero-copy unless the file misaligns the tensor for its element type
+    // (possible in files from other writers): kernels may assume natural
+    // alignment, so such a tensor is copied once here.
+    if (reinterpret_cast<uintptr_t>(t->data) % dtypeSize(b.dtype) == 0) {
+      owned[i] = const_cast<uint8_t *>(t->data);
+    } else {
+      weightCopies.push_back(std::make_unique<AlignedBuffer>(t->size));
+      std::memcpy(weightCopies.back()->data, t->data, t->size);
+      owned[i] = weightCopies.back()->data;
+    }
+  }
+  bound = owned;
+  args.resize(m.kernels.size());
+  for (size_t k = 0; k < m.kernels.size(); ++k)
+    args[k].resize(m.kernels[k].buffers.size());
+}
+
+void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
+                        const lf_tensor *outputs, size_t numOutputs) {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
+  const int64_t batch = mod.batch(), n = mod.seqLen();
+  if (numInputs && !inputs)
+    invalid("inputs is null but num_inputs is " + std::to_string(numInputs));
+  if (numOutputs && !outputs)
+    invalid("outputs is null but num_outputs is " + std::to_string(numOutputs));
+
+  auto inputNames = [&] {
+    std::string s;
+    for (size_t i : mod.ios(LF_IO_INPUT))
+      s += (s.empty() ? "" : ", ") + m.buffers[i].name;
+    return s;
+  };
+
+  // Match caller inputs to manifest buffers by name.
+  std::vector<const lf_tensor *> given(m.buffers.size(), nullptr);
+  const lf_tensor *lengthsForMask = nullptr, *maskForLengths = nullptr;
+  for (size_t i = 0; i < numInputs; ++i) {
+    const lf_tensor &t = inputs[i];
+    checkTensorBasics(t, "input");
+    int64_t idx = m.findBuffer(t.name);
+    const lf_tensor **slot = nullptr;
+    if (idx >= 0 && m.buffers[size_t(idx)].kind == BufferKind::Input)
+      slot = &given[size_t(idx)];
+    else if (idx >= 0)
+      invalid(std::string("'") + t.name + "' is a " +
+              bufferKindName(m.buffers[size_t(idx)].kind) +
+              " of the model, not an input");
+    else if (std::strcmp(t.name, "lengths") == 0 && mod.maskBuffer() >= 0)
+      slot = &lengthsForMask;
+    else if (std::strcmp(t.name, "mask") == 0 && mod.lengthsBuffer() >= 0)
+      slot = &maskForLengths;
+    else
+      invalid(std::string("unknown input '") + t.name +
+              "' (the model's inputs are: " + inputNames() + ")");
+    if (*slot)
+      invalid(std::string("input '") + t.name + "' is given twice");
+    *slot = &t;
+  }
+
+  // Check data inputs and find the caller's sequence length L.
+  int64_t L = -1;
+  for (size_t idx : mod.ios(LF_IO_INPUT)) {
+    const ManifestBuffer &b = m.buffers[idx];
+    if (b.role != BufferRole::None)
+      continue;
+    const lf_tensor *t = given[idx];
+    if (!t)
+      invalid("missing input '" + b.name + "' (" + dtypeName(b.dtype) + " " +
+              shapeString(b.shape) + ")");
+    if (DType(int(t->dtype)) != b.dtype)
+      invalid("input '" + b.name + "' is " + lfDtypeName(t->dtype) +
+              ", the model expects " + dtypeName(b.dtype));
+    std::vector<int64_t> shape = tensorShape(*t, "input");
+    std::string where =
+        "input '" + b.name + "' has shape " + shapeString(shape) + ", ";
+    if (!mod.isSequence(idx)) {
+      if (shape != b.shape)
+        shapeError(where + "the model expects " + shapeString(b.shape));
+      continue;
+    }
+    if (shape.size() != b.shape.size())
+      shapeError(where + "rank " + std::to_string(shape.size()) +
+                 ", the model expects rank " + std::to_string(b.shape.size()) +
+                 " " + shapeString(b.shape));
+    if (shape[0] != batch)
+      shapeError(where + "batch " + std::to_string(shape[0]) +
+                 ", the model was compiled for batch " + std::to_string(batch));
+    for (size_t d = 2; d < shape.size(); ++d)
+      if (shape[d] != b.shape[d])
+        shapeError(where + "dimension " + std::to_string(d) + " must be " +
+                   std::to_string(b.shape[d]) + " (model shape " +
+                   shapeString(b.shape) + ")");
+    if (shape[1] > n)
+      shapeError(where + "sequence length " + std::to_string(shape[1]) +
+                 " exceeds the compiled n = " + std::to_string(n));
+    if (shape[1] < 1)
+      shapeError(where + "the sequence is empty");
+    if (L >= 0 && shape[1] != L)
+      shapeError(where + "but other sequence inputs have length " +
+                 std::to_string(L));
+    L = shape[1];
+  }
+  if (L < 0)
+    L = n;
+  if (L < n && mod.lengthsBuffer() < 0 && mod.maskBuffer() < 0)
+    shapeError(
+        "inputs have " + std::to_string(L) +
+        " tokens but the model was compiled for n = " + std::to_string(n) +
+        " and has no lengths or mask input to pad with; pass exactly " +
+        std::to_string(n) + " tokens");
+
+  // Outputs: validate all before running anything.
+  std::vector<const lf_tensor *> wanted(m.buffers.size(), nullptr);
+  for (size_t i = 0; i < numOutputs; ++i) {
+    const lf_tensor &t = outputs[i];
+    checkTensorBasics(t, "output");
+    int64_t idx = m.findBuffer(t.name);
+    if (idx < 0 || m.buffers[size_t(idx)].kind != BufferKind::Output) {
+      std::string names;
+      for (size_t o : mod.ios(LF_IO_OUTPUT))
+        names += (names.empty() ? "" : ", ") + m.buffers[o].name;
+      invalid(std::string("unknown output '") + t.name +
+              "' (the model's outputs are: " + names + ")");
+    }
+    const ManifestBuffer &b = m.buffers[size_t(idx)];
+    if (wanted[size_t(idx)])
+      invalid("output '" + b.name + "' is given twice");
+    if (DType(int(t.dtype)) != b.dtype)
+      invalid("output '" + b.name + "' is " + lfDtypeName(t.dtype) +
+              ", the model produces " + dtypeName(b.dtype));
+    std::vector<int64_t> shape = tensorShape(t, "output");
+    std::vector<int64_t> asL = b.shape;
+    if (mod.isSequence(size_t(idx)))
+      asL[1] = L;
+    if (shape != b.shape && shape != asL)
+      shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
+                 ", expected " + shapeString(asL) +
+                 (asL != b.shape ? " or " + shapeString(b.shape) : ""));
+    wanted[size_t(idx)] = &t;
+  }
+
+  // Bind inputs: zero-copy when nothing needs padding, else copy + pad.
+  bound = owned;
+  for (size_t idx : mod.ios(LF_IO_INPUT)) {
+    const ManifestBuffer &b = m.buffers[idx];
+    const lf_tensor *t = given[idx];
+    if (b.role != BufferRole::None)
+      continue;
+    if ((!mod.isSequence(idx) || L == n) && isAligned(t->data)) {
+      bound[idx] = t->data;
+      continue;
+    }
+    if (!mod.isSequence(idx)) {
+      std::memcpy(owned[idx], t->data, b.byteSize());
+      continue;
+    }
+    size_t row = b.byteSize() / size_t(batch * n);
+    auto *dst = static_cast<uint8_t *>(owned[idx]);
+    auto *src = static_cast<const uint8_t *>(t->data);
+    for (int64_t i = 0; i < batch; ++i) {
+      std::memcpy(dst + size_t(i * n) * row, src + size_t(i * L) * row,
+                  size_t(L) * row);
+      std::memset(dst + size_t(i * n + L) * row, 0, size_t(n - L) * row);
+    }
+  }
+
+  // Lengths: the caller's (by the buffer's name, or converted from a
+  // prefix mask), else L for every sequence.
+  if (int64_t li = mod.lengthsBuffer(); li >= 0) {
+    const ManifestBuffer &b = m.buffers[size_t(li)];
+    auto *lengths = static_cast<int32_t *>(owned[size_t(li)]);
+    if (const lf_tensor *t = given[size_t(li)]) {
+      std::vector<int64_t> shape = tensorShape(*t, "input");
+      if (shape != std::vector<int64_t>{batch})
+        shapeError("input '" + b.name + "' has shape " + shapeString(shape) +
+                   ", expected [" + std::to_string(batch) + "]");
+      if (t->dtype != LF_DTYPE_I32 && t->dtype != LF_DTYPE_I64)
+        invalid("input '" + b.name + "' is " + lfDtypeName(t->dtype) +
+                ", expected i32 or i64");
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t v = t->dtype == LF_DTYPE_I32
+                        ? static_cast<const int32_t *>(t->data)[i]
+                        : static_cast<const int64_t *>(t->data)[i];
+        if (v < 1 || v > L)
+          invalid("input '" + b.name + "': " + b.name + "[" +
+                  std::to_string(i) + "] = " + std::to_string(v) +
+                  " is outside [1, " + std::to_string(L) + "]");
+        lengths[i] = int32_t(v);
+      }
+    } else if (const lf_tensor *t = maskForLengths) {
+      std::vector<int64_t> shape = tensorShape(*t, "input");
+      if (shape != std::vector<int64_t>{batch, L})
+        shapeError("input 'mask' has shape " + shapeString(shape) +
+                   ", expected [" + std::to_string(batch) + ", " +
+                   std::to_string(L) + "]");
+      if (t->dtype != LF_DTYPE_U8)
+        invalid(std::string("input 'mask' is ") + lfDtypeName(t->dtype) +
+                ", expected u8");
+      const auto *mask = static_cast<const uint8_t *>(t->data);
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t len = 0;
+        while (len < L && mask[i * L + len])
+          ++len;
+        for (int64_t j = len; j < L; ++j)
+          if (mask[i * L + j])
+            invalid("input 'mask': row " + std::to_string(i) +
+                    " is not a prefix mask (token " + std::to_string(j) +
+                    " is real after padding), and this model takes "
+                    "lengths, not a mask");
+        if (len == 0)
+          invalid("input 'mask': row " + std::to_string(i) +
+                  " has no real token");
+        lengths[i] = int32_t(len);
+      }
+    } else {
+      for (int64_t i = 0; i < batch; ++i)
+        lengths[i] = int32_t(L);
+    }
+  }
+
+  // Mask: the caller's [b, L] (by the buffer's name), or a prefix mask from
+  // a caller "lengths" tensor, else ones for the L real tokens.
+  if (int64_t mi = mod.maskBuffer(); mi >= 0) {
+    const ManifestBuffer &b = m.buffers[size_t(mi)];
+    auto *mask = static_cast<uint8_t *>(owned[size_t(mi)]);
+    std::memset(mask, 0, size_t(batch * n));
+    if (const lf_tensor *t = given[size_t(mi)]) {
+      std::vector<int64_t> shape = tensorShape(*t, "input");
+      if (shape != std::vector<int64_t>{batch, L})
+        shapeError("input '" + b.name + "' has shape " + shapeString(shape) +
+                   ", expected [" + std::to_string(batch) + ", " +
+                   std::to_string(L) + "]");
+      if (t->dtype != LF_DTYPE_U8)
+        invalid("input '" + b.name + "' is " + lfDtypeName(t->dtype) +
+                ", expected u8");
+      const auto *src = static_cast<const uint8_t *>(t->data);
+      for (int64_t i = 0; i < batch; ++i) {
+        bool any = false;
+        for (int64_t j = 0; j < L; ++j) {
+          mask[i * n + j] = src[i * L + j] ? 1 : 0;
+          any |= src[i * L + j] != 0;
+        }
+        if (!any)
+          invalid("input '" + b.name + "': row " + std::to_string(i) +
+                  " has no real token");
+      }
+    } else if (const lf_tensor *t = lengthsForMask ? lengthsForMask
+                                    : mod.lengthsBuffer() >= 0
+                                        ? given[size_t(mod.lengthsBuffer())]
+                                        : nullptr) {
+      std::vector<int64_t> shape = tensorShape(*t, "input");
+      if (shape != std::vector<int64_t>{batch})
+        shapeError("input 'lengths' has shape " + shapeString(shape) +
+                   ", expected [" + std::to_string(batch) + "]");
+      if (t->dtype != LF_DTYPE_I32 && t->dtype != LF_DTYPE_I64)
+        invalid(std::string("input 'lengths' is ") + lfDtypeName(t->dtype) +
+                ", expected i32 or i64");
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t v = t->dtype == LF_DTYPE_I32
+                        ? static_cast<const int32_t *>(t->data)[i]
+                        : static_cast<const int64_t *>(t->data)[i];
+        if (v < 1 || v > L)
+          invalid("input 'lengths': lengths[" + std::to_string(i) +
+                  "] = " + std::to_string(v) + " is outside [1, " +
+                  std::to_string(L) + "]");
+        std::memset(mask + i * n, 1, size_t(v));
+      }
+    } else {
+      for (int64_t i = 0; i < batch; ++i)
+        std::memset(mask + i * n, 1, size_t(L));
+    }
+  }
+
+  // Outputs the caller wants in full, in aligned memory: write in place.
+  std::vector<bool> direct(m.buffers.size(), false);
+  for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
+    const lf_tensor *t = wanted[idx];
+    if (!t || !isAligned(t->data) ||
+        std::vector<int64_t>(t->shape, t->shape + t->rank) !=
+            m.buffers[idx].shape)
+      continue;
+    bound[idx] = t->data;
+    direct[idx] = true;
+  }
+
+  // Kernels in manifest order; parallelFor returning is the barrier.
+  const std::vector<DispatchFn> &fns = mod.dispatch();
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    const ManifestKernel &kernel = m.kernels[k];
+    std::vector<void *> &a = args[k];
+    for (size_t j = 0; j < kernel.buffers.size(); ++j)
+      a[j] = bound[size_t(kernel.buffers[j])];
+    DispatchFn fn = fns[k];
+    void **argv = a.data();
+    pool.parallelFor(kernel.workgroups, [fn, argv](int64_t begin, int64_t end) {
+      fn(argv, begin, end);
+    });
+  }
+
+  // Copy the rest out: all rows, or the first L of each sequence.
+  for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
+    const lf_tensor *t = wanted[idx];
+    if (!t || direct[idx])
+      continue;
+    const ManifestBuffer &b = m.buffers[idx];
+    bool full = std::vector<int64_t>(t->shape, t->shape + t->rank) == b.shape;
+    if (full || !mod.isSequence(idx)) {
+      std::memcpy(t->data, owned[idx], b.byteSize());
+      continue;
+    }
+    size_t row = b.byteSize() / size_t(batch * n);
+    auto *src = static_cast<const uint8_t *>(owned[idx]);
+    auto *dst = static_cast<uint8_t *>(t->data);
+    for (int64_t i = 0; i < batch; ++i)
+      std::memcpy(dst + size_t(i * L) * row, src + size_t(i * n) * row,
+                  size_t(L) * row);
+  }
+}
+
+Session::Session(std::shared_ptr<const Module> module,
+                 std::shared_ptr<const Weights> weights, int numThreads) {
+  weights->check(*module);
+  if (numThreads < 0)
+    throw Error(LF_INVALID_ARGUMENT,
+                "num_threads is " + std::to_string(numThreads) +
+                    " (use 0 for one per hardware thread)");
+  if (numThreads == 0)
+    numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
+  numThreads = std::min(numThreads, 1024);
+  impl_ =
+      std::make_unique<Impl>(std::move(module), std::move(weights), numThreads);
+  impl_->plan();
+}
+
+Session::~Session() = default;
+
+int Session::numThreads() const { return impl_->pool.size(); }
+
+void Session::run(const lf_tensor *inputs, size_t numInputs,
+                  const lf_tensor *outputs, size_t numOutputs) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  impl_->run(inputs, numInputs, outputs, numOutputs);
+}
+
+} // namespace runtime
+} // namespace linformer

@@ -1,0 +1,60 @@
+//===- ThreadPool.h - The runtime's persistent worker threads ---*- C++ -*-===//
+//
+// Generated CPU kernels never create threads: they expose workgroup ranges
+// and the runtime runs them. A session owns one ThreadPool of num_threads - 1
+// persistent workers; parallelFor hands out chunks of [0, n) through an
+// atomic counter, the calling thread works too, and the call returns only
+// when every chunk is done, which is the barrier between two kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_RUNTIME_SRC_THREADPOOL_H
+#define LINFORMER_RUNTIME_SRC_THREADPOOL_H
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace linformer {
+namespace runtime {
+
+class ThreadPool {
+public:
+  /// `numThreads` counts the caller: numThreads - 1 workers are started.
+  explicit ThreadPool(int numThreads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool &) = delete;
+  ThreadPool &operator=(const ThreadPool &) = delete;
+
+  int size() const { return int(workers_.size()) + 1; }
+
+  /// Calls fn(begin, end) over disjoint chunks covering [0, n), on the
+  /// workers and the caller, and returns when all have finished. One call
+  /// at a time (the session serialises runs).
+  void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn);
+
+private:
+  void workerLoop();
+  void work();
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int busy_ = 0; ///< workers that have not finished the current job
+
+  // The current job; written under mutex_ before generation_ moves.
+  const std::function<void(int64_t, int64_t)> *fn_ = nullptr;
+  int64_t n_ = 0, chunk_ = 1;
+  std::atomic<int64_t> next_{0};
+};
+
+} // namespace runtime
+} // namespace linformer
+
+#endif // LINFORMER_RUNTIME_SRC_THREADPOOL_H

@@ -1,0 +1,126 @@
+/*===- FakeKernels.c - Hand-written kernels for runtime tests -----*- C -*-===//
+ *
+ * A stand-in for the compiler's cpu.so: plain C functions that follow the
+ * dispatch ABI (`void S_dispatch(void **buffers, int64_t begin, int64_t end)`
+ * runs workgroups [begin, end)), so the runtime's loading, buffer binding,
+ * padding and threading are tested without MLIR. The model (see
+ * FakeModel.h) is two kernels over rows of x [B, N, D]:
+ *
+ *   fake_add:          tmp[b,t,:] = x[b,t,:] + bias                 (one row
+ *                                                          per workgroup)
+ *   fake_pool_lengths: y[b,t,:] = scale * (tmp[b,t,:] + mean over real s of
+ *                      tmp[b,s,:]) for real t, else 0; real = s < lengths[b]
+ *   fake_pool_mask:    the same with real = mask[b,s] != 0
+ *   fake_pool_all:     the same with every token real (no padding input)
+ *
+ * The second kernel reads every row of its sequence, so a missing barrier
+ * between kernels or padding that leaks into the result shows up as wrong
+ * numbers. Shapes are compile-time constants, as in generated code.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <stdint.h>
+
+#define B FAKE_BATCH
+#define N FAKE_SEQ
+#define D FAKE_DIM
+
+void fake_add_dispatch(void **buffers, int64_t begin, int64_t end) {
+  const float *x = (const float *)buffers[0];
+  const float *bias = (const float *)buffers[1];
+  float *tmp = (float *)buffers[2];
+  for (int64_t r = begin; r < end; ++r)
+    for (int c = 0; c < D; ++c)
+      tmp[r * D + c] = x[r * D + c] + bias[c];
+}
+
+static void poolRow(const float *tmp, float scale, const uint8_t *real,
+                    float *y, int64_t r) {
+  int64_t b = r / N, t = r % N;
+  float *out = y + r * D;
+  if (!real[t]) {
+    for (int c = 0; c < D; ++c)
+      out[c] = 0.0f;
+    return;
+  }
+  for (int c = 0; c < D; ++c) {
+    float sum = 0.0f;
+    int count = 0;
+    for (int s = 0; s < N; ++s)
+      if (real[s]) {
+        sum += tmp[(b * N + s) * D + c];
+        ++count;
+      }
+    out[c] = scale * (tmp[r * D + c] + sum / (float)count);
+  }
+}
+
+void fake_pool_lengths_dispatch(void **buffers, int64_t begin, int64_t end) {
+  const float *tmp = (const float *)buffers[0];
+  const float *scale = (const float *)buffers[1];
+  const int32_t *lengths = (const int32_t *)buffers[2];
+  float *y = (float *)buffers[3];
+  for (int64_t r = begin; r < end; ++r) {
+    uint8_t real[N];
+    for (int s = 0; s < N; ++s)
+      real[s] = s < lengths[r / N];
+    poolRow(tmp, scale[0], real, y, r);
+  }
+}
+
+void fake_pool_mask_dispatch(void **buffers, int64_t begin, int64_t end) {
+  const float *tmp = (const float *)buffers[0];
+  const float *scale = (const float *)buffers[1];
+  const uint8_t *mask = (const uint8_t *)buffers[2];
+  float *y = (float *)buffers[3];
+  for (int64_t r = begin; r < end; ++r) {
+    uint8_t real[N];
+    for (int s = 0; s < N; ++s)
+      real[s] = mask[(r / N) * N + s] != 0;
+    poolRow(tmp, scale[0], real, y, r);
+  }
+}
+
+void fake_pool_all_dispatch(void **buffers, int64_t begin, int64_t end) {
+  const float *tmp = (const float *)buffers[0];
+  const float *scale = (const float *)buffers[1];
+  float *y = (float *)buffers[2];
+  uint8_t real[N];
+  for (int s = 0; s < N; ++s)
+    real[s] = 1;
+  for (int64_t r = begin; r < end; ++r)
+    poolRow(tmp, scale[0], real, y, r);
+}
+
+/* Barrier probes: fake_clear zeroes marks, fake_mark sets them slowly (so
+ * workgroups are still running when a runtime without a barrier would
+ * start the next kernel), fake_check records whether every mark was set
+ * when it ran. Run in that order, `ok` must be all ones. */
+#define MARKS 64
+
+void fake_clear_dispatch(void **buffers, int64_t begin, int64_t end) {
+  volatile int32_t *marks = (volatile int32_t *)buffers[0];
+  for (int64_t r = begin; r < end; ++r)
+    marks[r] = 0;
+}
+
+void fake_mark_dispatch(void **buffers, int64_t begin, int64_t end) {
+  volatile int32_t *marks = (volatile int32_t *)buffers[0];
+  for (int64_t r = begin; r < end; ++r) {
+    volatile uint64_t spin = 0;
+    for (int i = 0; i < 200000; ++i)
+      spin += (uint64_t)i;
+    marks[r] = 1;
+  }
+}
+
+void fake_check_dispatch(void **buffers, int64_t begin, int64_t end) {
+  volatile const int32_t *marks = (volatile const int32_t *)buffers[0];
+  int32_t *ok = (int32_t *)buffers[1];
+  for (int64_t r = begin; r < end; ++r) {
+    int32_t all = 1;
+    for (int i = 0; i < MARKS; ++i)
+      all &= marks[i] == 1;
+    ok[r] = all;
+  }
+}

@@ -1,0 +1,210 @@
+//===- ManifestTest.cpp - Tests of the manifest schema --------------------===//
+//
+// The manifest is the compiler/runtime contract, so each validation rule
+// gets a case that breaks exactly that rule and checks the message names
+// the problem. Plus a round trip that keeps schedules verbatim.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Manifest/Manifest.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+
+using namespace linformer;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+const char *kValid = R"({
+  "format": "linformer-artifact", "format_version": 1,
+  "compiler_version": "0.1.0",
+  "target": {"kind": "cpu", "cpu": "emeraldrapids", "features": "+avx512f"},
+  "entry": "encoder",
+  "buffers": [
+    {"name": "x", "kind": "input", "dtype": "f32", "shape": [1, 4096, 512]},
+    {"name": "lengths", "kind": "input", "dtype": "i32", "shape": [1],
+     "role": "lengths"},
+    {"name": "layers.0.attn.wq", "kind": "weight", "dtype": "f32",
+     "shape": [512, 512]},
+    {"name": "y", "kind": "output", "dtype": "f32", "shape": [1, 4096, 512]},
+    {"name": "tmp3", "kind": "intermediate", "bytes": 8388608}
+  ],
+  "kernels": [
+    {"symbol": "encoder_kernel_0", "workgroups": 384, "buffers": [2, 0, 4],
+     "schedule": {"tile": [64, 128], "parallel": true, "aaa": 1}},
+    {"symbol": "encoder_kernel_1", "workgroups": 1, "buffers": [4, 1, 3]}
+  ],
+  "model": {"layers": 1, "heads": 8}
+})";
+
+TEST(Manifest, ParsesTheDocumentedExample) {
+  Manifest m;
+  FileError err = parseManifest(kValid, m);
+  ASSERT_TRUE(err.ok()) << err.message;
+  EXPECT_EQ(m.compilerVersion, "0.1.0");
+  EXPECT_EQ(m.target.cpu, "emeraldrapids");
+  ASSERT_EQ(m.buffers.size(), 5u);
+  EXPECT_EQ(m.buffers[1].role, BufferRole::Lengths);
+  EXPECT_EQ(m.buffers[0].byteSize(), 4096u * 512 * 4);
+  EXPECT_EQ(m.buffers[4].byteSize(), 8388608u);
+  EXPECT_EQ(m.findBuffer("y"), 3);
+  EXPECT_EQ(m.findBuffer("nope"), -1);
+  ASSERT_EQ(m.kernels.size(), 2u);
+  EXPECT_EQ(m.kernels[0].workgroups, 384);
+  EXPECT_EQ(m.kernels[0].buffers, (std::vector<int64_t>{2, 0, 4}));
+  // Verbatim, key order included.
+  EXPECT_EQ(m.kernels[0].scheduleJson,
+            R"({"tile":[64,128],"parallel":true,"aaa":1})");
+  EXPECT_EQ(m.kernels[1].scheduleJson, "{}");
+  EXPECT_EQ(m.modelJson, R"({"layers":1,"heads":8})");
+}
+
+TEST(Manifest, RoundTrip) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  Manifest again;
+  FileError err = parseManifest(text, again);
+  ASSERT_TRUE(err.ok()) << err.message;
+  std::string text2;
+  ASSERT_EQ(serializeManifest(again, text2), "");
+  EXPECT_EQ(text, text2);
+  EXPECT_EQ(again.kernels[0].scheduleJson, m.kernels[0].scheduleJson);
+  EXPECT_EQ(again.modelJson, m.modelJson);
+  EXPECT_EQ(again.buffers[2].shape, m.buffers[2].shape);
+  EXPECT_EQ(again.buffers[1].role, BufferRole::Lengths);
+}
+
+TEST(Manifest, SerializeValidatesFirst) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  m.kernels[0].buffers.push_back(9);
+  std::string text;
+  EXPECT_EQ(serializeManifest(m, text),
+            "manifest: kernel 0 binds buffer 9 but there are 5 buffers");
+  m.kernels[0].buffers.pop_back();
+  m.kernels[0].scheduleJson = "[1]";
+  EXPECT_NE(serializeManifest(m, text).find("schedule is not a JSON object"),
+            std::string::npos);
+}
+
+TEST(Manifest, InvalidJson) {
+  Manifest m;
+  FileError err = parseManifest("{\"format\": ", m);
+  EXPECT_EQ(err.kind, ErrorKind::Format);
+  EXPECT_NE(err.message.find("manifest: invalid JSON"), std::string::npos);
+  err = parseManifest("[1, 2]", m);
+  EXPECT_NE(err.message.find("top level must be a JSON object"),
+            std::string::npos);
+}
+
+TEST(Manifest, NewerVersionIsAVersionError) {
+  json j = json::parse(kValid);
+  j["format_version"] = 2;
+  j.erase("buffers"); // a newer schema may lack anything; version wins
+  Manifest m;
+  FileError err = parseManifest(j.dump(), m);
+  EXPECT_EQ(err.kind, ErrorKind::Version);
+  EXPECT_EQ(err.message,
+            "manifest: format_version 2 is not supported (this runtime reads "
+            "1)");
+}
+
+struct BadCase {
+  const char *label;
+  std::function<void(json &)> mutate;
+  const char *expected; ///< substring of the message
+};
+
+class ManifestInvalid : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ManifestInvalid, IsRejectedWithAMessage) {
+  json j = json::parse(kValid);
+  GetParam().mutate(j);
+  Manifest m;
+  FileError err = parseManifest(j.dump(), m);
+  EXPECT_EQ(err.kind, ErrorKind::Format) << err.message;
+  EXPECT_NE(err.message.find(GetParam().expected), std::string::npos)
+      << "message: " << err.message;
+  EXPECT_EQ(err.message.rfind("manifest: ", 0), 0u) << err.message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, ManifestInvalid,
+    ::testing::Values(
+        BadCase{"WrongFormat", [](json &j) { j["format"] = "onnx"; },
+                "'format' is \"onnx\", expected \"linformer-artifact\""},
+        BadCase{"MissingBuffers", [](json &j) { j.erase("buffers"); },
+                "missing 'buffers'"},
+        BadCase{"KernelBindsMissingBuffer",
+                [](json &j) { j["kernels"][1]["buffers"][2] = 17; },
+                "manifest: kernel 1 binds buffer 17 but there are 5 buffers"},
+        BadCase{"NegativeBufferId",
+                [](json &j) { j["kernels"][0]["buffers"][0] = -1; },
+                "kernel 0 binds buffer -1"},
+        BadCase{"UnknownDtype",
+                [](json &j) { j["buffers"][0]["dtype"] = "f64"; },
+                "buffer 0 ('x'): unknown dtype \"f64\""},
+        BadCase{"UnknownKind",
+                [](json &j) { j["buffers"][3]["kind"] = "result"; },
+                "buffer 3 ('y'): unknown kind \"result\""},
+        BadCase{"DuplicateName", [](json &j) { j["buffers"][3]["name"] = "x"; },
+                "buffer 3 ('x'): the name is used by an earlier buffer"},
+        BadCase{"ZeroDimension",
+                [](json &j) { j["buffers"][0]["shape"][1] = 0; },
+                "shape [1, 0, 512] has a dimension <= 0"},
+        BadCase{"ShapeNotInts",
+                [](json &j) { j["buffers"][0]["shape"] = "1x2"; },
+                "'shape' must be an array of integers"},
+        BadCase{"IntermediateWithoutBytes",
+                [](json &j) { j["buffers"][4].erase("bytes"); },
+                "buffer 4 ('tmp3'): missing 'bytes'"},
+        BadCase{"IntermediateZeroBytes",
+                [](json &j) { j["buffers"][4]["bytes"] = 0; },
+                "an intermediate needs 'bytes' > 0"},
+        BadCase{"RoleOnWeight",
+                [](json &j) { j["buffers"][2]["role"] = "mask"; },
+                "only inputs have a role"},
+        BadCase{"UnknownRole",
+                [](json &j) { j["buffers"][1]["role"] = "positions"; },
+                "unknown role \"positions\""},
+        BadCase{"LengthsNotI32",
+                [](json &j) { j["buffers"][1]["dtype"] = "f32"; },
+                "a lengths buffer must be i32 of shape [b]"},
+        BadCase{"NoOutput",
+                [](json &j) {
+                  j["buffers"][3]["kind"] = "intermediate";
+                  j["buffers"][3]["bytes"] = 4;
+                },
+                "there is no output buffer"},
+        BadCase{"NoKernels", [](json &j) { j["kernels"] = json::array(); },
+                "there are no kernels"},
+        BadCase{"ZeroWorkgroups",
+                [](json &j) { j["kernels"][0]["workgroups"] = 0; },
+                "kernel 0: workgroups is 0, must be >= 1"},
+        BadCase{"WorkgroupsNotInt",
+                [](json &j) { j["kernels"][0]["workgroups"] = 1.5; },
+                "kernel 0: 'workgroups' must be an integer"},
+        BadCase{"SymbolNotIdentifier",
+                [](json &j) { j["kernels"][0]["symbol"] = "bad-name"; },
+                "symbol \"bad-name\" is not a C identifier"},
+        BadCase{"ScheduleNotObject",
+                [](json &j) { j["kernels"][0]["schedule"] = 3; },
+                "kernel 0: 'schedule' must be an object"},
+        BadCase{"UnknownTarget", [](json &j) { j["target"]["kind"] = "tpu"; },
+                "unknown target kind \"tpu\""},
+        BadCase{"TargetNotObject", [](json &j) { j["target"] = "cpu"; },
+                "'target' must be an object"},
+        BadCase{"EntryEmpty", [](json &j) { j["entry"] = ""; },
+                "'entry' is empty"},
+        BadCase{"ModelNotObject", [](json &j) { j["model"] = 1; },
+                "'model' must be an object"}),
+    [](const ::testing::TestParamInfo<BadCase> &info) {
+      return std::string(info.param.label);
+    });
+
+} // namespace

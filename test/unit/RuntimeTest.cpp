@@ -1,0 +1,712 @@
+//===- RuntimeTest.cpp - Tests of the runtime's C and C++ API -------------===//
+//
+// Loads artifacts built around the fake kernels (FakeKernels.c) and checks
+// what an embedder relies on: loading refuses bad artifacts with the right
+// status, weights are checked against the module, runs match an independent
+// reference for full and padded inputs, 1 and 4 threads agree bit for bit,
+// sessions on one module run concurrently, and every bad call returns a
+// status with a message instead of crashing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linformer/runtime.h"
+#include "linformer/runtime.hpp"
+
+#include "FakeModel.h"
+#include "TestUtil.h"
+
+#include "lib/Manifest/Artifact.h"
+#include "lib/Manifest/MappedFile.h"
+#include "lib/Support/Random.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+using namespace linformer;
+using namespace linformer::fake;
+
+namespace {
+
+/// Owns a status from a C call so failing assertions do not leak it.
+struct Status {
+  explicit Status(lf_status s) : s(s) {}
+  ~Status() { lf_status_free(s); }
+  Status(const Status &) = delete;
+  Status &operator=(const Status &) = delete;
+  lf_status_code code() const { return lf_status_get_code(s); }
+  std::string message() const { return lf_status_get_message(s); }
+  lf_status s;
+};
+
+#define EXPECT_OK(expr)                                                        \
+  do {                                                                         \
+    Status st_(expr);                                                          \
+    EXPECT_EQ(st_.code(), LF_OK) << st_.message();                             \
+  } while (0)
+#define ASSERT_OK(expr)                                                        \
+  do {                                                                         \
+    Status st_(expr);                                                          \
+    ASSERT_EQ(st_.code(), LF_OK) << st_.message();                             \
+  } while (0)
+
+/// Expects `expr` to fail with `code` and a message containing `text`.
+#define EXPECT_STATUS(expr, code_, text)                                       \
+  do {                                                                         \
+    Status st_(expr);                                                          \
+    EXPECT_EQ(st_.code(), code_)                                               \
+        << lf_status_code_name(st_.code()) << ": " << st_.message();           \
+    EXPECT_NE(st_.message().find(text), std::string::npos)                     \
+        << "message: " << st_.message();                                       \
+  } while (0)
+
+std::vector<float> randomFloats(size_t count, uint64_t seed) {
+  SplitMix64 rng(seed);
+  std::vector<float> v(count);
+  for (float &f : v)
+    f = float(int64_t(rng.next() % 2000) - 1000) / 250.0f;
+  return v;
+}
+
+class RuntimeTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir.path().empty());
+    weightsMap = makeWeights(7);
+    ASSERT_EQ(writeSafetensors(dir.file("w.safetensors"), weightsMap), "");
+    bias = floats(weightsMap["bias"]);
+    scale = floats(weightsMap["scale"])[0];
+    lengthsPath = artifact("lengths.lfa", makeManifest(Padding::Lengths));
+    maskPath = artifact("mask.lfa", makeManifest(Padding::Mask));
+    nonePath = artifact("none.lfa", makeManifest(Padding::None));
+    ASSERT_OK(lf_weights_load(dir.file("w.safetensors").c_str(), &weights));
+  }
+  void TearDown() override { lf_weights_free(weights); }
+
+  std::string artifact(const std::string &name, const Manifest &m) {
+    std::string path = dir.file(name);
+    EXPECT_EQ(writeArtifact(path, m, LINFORMER_FAKE_KERNELS_PATH), "");
+    return path;
+  }
+
+  lf_module *load(const std::string &path) {
+    lf_module *m = nullptr;
+    Status st(lf_module_load(path.c_str(), &m));
+    EXPECT_EQ(st.code(), LF_OK) << st.message();
+    return m;
+  }
+
+  lf_session *session(lf_module *m, int threads) {
+    lf_session_options o;
+    lf_session_options_init(&o);
+    o.num_threads = threads;
+    lf_session *s = nullptr;
+    Status st(lf_session_create(m, weights, &o, &s));
+    EXPECT_EQ(st.code(), LF_OK) << st.message();
+    return s;
+  }
+
+  /// Runs x [B, L, D] (optionally with an extra input) into y [B, yL, D].
+  lf_status run(lf_session *s, std::vector<float> &x, int64_t L,
+                std::vector<float> &y, int64_t yL,
+                const lf_tensor *extra = nullptr) {
+    int64_t xs[3] = {kBatch, L, kDim}, ys[3] = {kBatch, yL, kDim};
+    y.assign(size_t(kBatch * yL * kDim), -777.0f);
+    lf_tensor in[2] = {{"x", LF_DTYPE_F32, 3, xs, x.data()}, {}};
+    if (extra)
+      in[1] = *extra;
+    lf_tensor out = {"y", LF_DTYPE_F32, 3, ys, y.data()};
+    return lf_session_run(s, in, extra ? 2 : 1, &out, 1);
+  }
+
+  /// real[b*L + t] = t < lengths[b].
+  static std::vector<uint8_t> prefix(int64_t L, std::vector<int64_t> lengths) {
+    std::vector<uint8_t> real(size_t(kBatch * L), 0);
+    for (int64_t b = 0; b < kBatch; ++b)
+      for (int64_t t = 0; t < lengths[size_t(b)]; ++t)
+        real[size_t(b * L + t)] = 1;
+    return real;
+  }
+
+  void expectNear(const std::vector<float> &got,
+                  const std::vector<float> &want) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], 1e-4f * (1 + std::abs(want[i])))
+          << "element " << i;
+  }
+
+  test::TempDir dir;
+  std::map<std::string, SafetensorsEntry> weightsMap;
+  std::vector<float> bias;
+  float scale = 0;
+  std::string lengthsPath, maskPath, nonePath;
+  lf_weights *weights = nullptr;
+};
+
+TEST_F(RuntimeTest, StatusBasics) {
+  EXPECT_EQ(lf_status_get_code(nullptr), LF_OK);
+  EXPECT_STREQ(lf_status_get_message(nullptr), "");
+  lf_status_free(nullptr);
+  EXPECT_STREQ(lf_status_code_name(LF_SHAPE_MISMATCH), "LF_SHAPE_MISMATCH");
+  EXPECT_STREQ(lf_status_code_name(lf_status_code(99)), "LF_UNKNOWN");
+  EXPECT_STREQ(lf_runtime_version(), "0.1.0");
+  EXPECT_EQ(lf_dtype_size(LF_DTYPE_BF16), 2u);
+  EXPECT_EQ(lf_dtype_size(lf_dtype(42)), 0u);
+  EXPECT_STREQ(lf_dtype_name(LF_DTYPE_I64), "i64");
+}
+
+TEST_F(RuntimeTest, DescribesTheModule) {
+  lf_module *m = load(lengthsPath);
+  ASSERT_NE(m, nullptr);
+  size_t n = 0;
+  EXPECT_OK(lf_module_count(m, LF_IO_INPUT, &n));
+  EXPECT_EQ(n, 2u);
+  EXPECT_OK(lf_module_count(m, LF_IO_OUTPUT, &n));
+  EXPECT_EQ(n, 1u);
+  EXPECT_OK(lf_module_count(m, LF_IO_WEIGHT, &n));
+  EXPECT_EQ(n, 2u);
+  lf_tensor_desc d;
+  EXPECT_OK(lf_module_describe(m, LF_IO_INPUT, 1, &d));
+  EXPECT_STREQ(d.name, "lengths");
+  EXPECT_EQ(d.role, LF_ROLE_LENGTHS);
+  EXPECT_EQ(d.dtype, LF_DTYPE_I32);
+  ASSERT_EQ(d.rank, 1);
+  EXPECT_EQ(d.shape[0], kBatch);
+  EXPECT_STATUS(lf_module_describe(m, LF_IO_INPUT, 2, &d), LF_INVALID_ARGUMENT,
+                "out of range");
+  EXPECT_STATUS(lf_module_count(m, lf_io_kind(7), &n), LF_INVALID_ARGUMENT,
+                "lf_io_kind");
+  int64_t b = 0, seq = 0;
+  EXPECT_OK(lf_module_sequence_shape(m, &b, &seq));
+  EXPECT_EQ(b, kBatch);
+  EXPECT_EQ(seq, kSeq);
+  const char *json = nullptr;
+  EXPECT_OK(lf_module_manifest(m, &json));
+  EXPECT_NE(std::string(json).find("fake_pool_lengths"), std::string::npos);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, OneAndFourThreadsAgreeWithTheReference) {
+  lf_module *m = load(lengthsPath);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 1);
+  std::vector<float> want =
+      expectedOutput(x, kSeq, prefix(kSeq, {kSeq, kSeq}), bias, scale);
+  std::vector<float> y1, y4;
+  lf_session *s1 = session(m, 1), *s4 = session(m, 4);
+  int32_t threads = 0;
+  EXPECT_OK(lf_session_num_threads(s4, &threads));
+  EXPECT_EQ(threads, 4);
+  ASSERT_OK(run(s1, x, kSeq, y1, kSeq));
+  ASSERT_OK(run(s4, x, kSeq, y4, kSeq));
+  expectNear(y1, want);
+  EXPECT_EQ(0, std::memcmp(y1.data(), y4.data(), y1.size() * sizeof(float)));
+  // Again on the same sessions: buffers are reused, results stay the same.
+  std::vector<float> again;
+  ASSERT_OK(run(s4, x, kSeq, again, kSeq));
+  EXPECT_EQ(again, y4);
+  lf_session_free(s1);
+  lf_session_free(s4);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, ShortInputIsPaddedAndLengthsFilled) {
+  lf_module *m = load(lengthsPath);
+  lf_session *s = session(m, 3);
+  const int64_t L = 10;
+  std::vector<float> x = randomFloats(size_t(kBatch * L * kDim), 2);
+  std::vector<float> y;
+  // Default lengths: L for every sequence.
+  ASSERT_OK(run(s, x, L, y, L));
+  expectNear(y, expectedOutput(x, L, prefix(L, {L, L}), bias, scale));
+  // Caller lengths (i32 and i64).
+  int32_t len32[2] = {10, 3};
+  int64_t lshape[1] = {kBatch};
+  lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len32};
+  ASSERT_OK(run(s, x, L, y, L, &lengths));
+  std::vector<float> want =
+      expectedOutput(x, L, prefix(L, {10, 3}), bias, scale);
+  expectNear(y, want);
+  int64_t len64[2] = {10, 3};
+  lf_tensor lengths64 = {"lengths", LF_DTYPE_I64, 1, lshape, len64};
+  ASSERT_OK(run(s, x, L, y, L, &lengths64));
+  expectNear(y, want);
+  // A prefix mask converts to lengths.
+  std::vector<uint8_t> mask = prefix(L, {10, 3});
+  int64_t mshape[2] = {kBatch, L};
+  lf_tensor maskT = {"mask", LF_DTYPE_U8, 2, mshape, mask.data()};
+  ASSERT_OK(run(s, x, L, y, L, &maskT));
+  expectNear(y, want);
+  mask[1] = 0; // a hole: not expressible as lengths
+  EXPECT_STATUS(run(s, x, L, y, L, &maskT), LF_INVALID_ARGUMENT,
+                "not a prefix mask");
+  // Output of the full compiled length: the first L rows match, the padding
+  // rows are whatever the kernels wrote (zeros for these kernels).
+  std::vector<float> full;
+  ASSERT_OK(run(s, x, L, full, kSeq));
+  std::vector<float> firstRows;
+  for (int64_t b = 0; b < kBatch; ++b)
+    for (int64_t t = 0; t < L; ++t)
+      for (int64_t c = 0; c < kDim; ++c)
+        firstRows.push_back(full[size_t((b * kSeq + t) * kDim + c)]);
+  expectNear(firstRows, expectedOutput(x, L, prefix(L, {L, L}), bias, scale));
+  EXPECT_EQ(full[size_t((0 * kSeq + L) * kDim)], 0.0f);
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, MaskModel) {
+  lf_module *m = load(maskPath);
+  lf_session *s = session(m, 2);
+  const int64_t L = 12;
+  std::vector<float> x = randomFloats(size_t(kBatch * L * kDim), 3);
+  std::vector<float> y;
+  ASSERT_OK(run(s, x, L, y, L));
+  expectNear(y, expectedOutput(x, L, prefix(L, {L, L}), bias, scale));
+  // An arbitrary (non-prefix) caller mask.
+  std::vector<uint8_t> mask(size_t(kBatch * L));
+  for (size_t i = 0; i < mask.size(); ++i)
+    mask[i] = (i % 3) != 1;
+  int64_t mshape[2] = {kBatch, L};
+  lf_tensor maskT = {"mask", LF_DTYPE_U8, 2, mshape, mask.data()};
+  ASSERT_OK(run(s, x, L, y, L, &maskT));
+  expectNear(y, expectedOutput(x, L, mask, bias, scale));
+  // Lengths convert to a prefix mask.
+  int32_t len[2] = {5, 12};
+  int64_t lshape[1] = {kBatch};
+  lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+  ASSERT_OK(run(s, x, L, y, L, &lengths));
+  expectNear(y, expectedOutput(x, L, prefix(L, {5, 12}), bias, scale));
+  // A row without any real token.
+  std::fill(mask.begin(), mask.begin() + L, 0);
+  EXPECT_STATUS(run(s, x, L, y, L, &maskT), LF_INVALID_ARGUMENT,
+                "row 0 has no real token");
+  int64_t badShape[2] = {kBatch, kSeq};
+  lf_tensor wrongMask = {"mask", LF_DTYPE_U8, 2, badShape, mask.data()};
+  EXPECT_STATUS(run(s, x, L, y, L, &wrongMask), LF_SHAPE_MISMATCH,
+                "expected [2, 12]");
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, ModelWithoutPaddingInputNeedsFullLength) {
+  lf_module *m = load(nonePath);
+  lf_session *s = session(m, 2);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 4), y;
+  ASSERT_OK(run(s, x, kSeq, y, kSeq));
+  expectNear(y,
+             expectedOutput(x, kSeq, prefix(kSeq, {kSeq, kSeq}), bias, scale));
+  std::vector<float> shortX = randomFloats(size_t(kBatch * 9 * kDim), 4);
+  EXPECT_STATUS(run(s, shortX, 9, y, 9), LF_SHAPE_MISMATCH,
+                "has no lengths or mask input");
+  int32_t len[2] = {3, 3};
+  int64_t lshape[1] = {kBatch};
+  lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+  EXPECT_STATUS(run(s, x, kSeq, y, kSeq, &lengths), LF_INVALID_ARGUMENT,
+                "unknown input 'lengths'");
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, BadInputsGiveStatuses) {
+  lf_module *m = load(lengthsPath);
+  lf_session *s = session(m, 2);
+  std::vector<float> x = randomFloats(size_t(kBatch * (kSeq + 1) * kDim), 5);
+  std::vector<float> y(size_t(kBatch * (kSeq + 1) * kDim));
+  auto call = [&](std::vector<int64_t> xs, lf_dtype dt = LF_DTYPE_F32,
+                  std::vector<int64_t> ys = {kBatch, kSeq, kDim},
+                  const char *name = "x") {
+    lf_tensor in = {name, dt, int32_t(xs.size()), xs.data(), x.data()};
+    lf_tensor out = {"y", LF_DTYPE_F32, int32_t(ys.size()), ys.data(),
+                     y.data()};
+    return lf_session_run(s, &in, 1, &out, 1);
+  };
+  EXPECT_STATUS(call({kBatch, kSeq}), LF_SHAPE_MISMATCH,
+                "rank 2, the model expects rank 3");
+  EXPECT_STATUS(call({kBatch, kSeq + 1, kDim}), LF_SHAPE_MISMATCH,
+                "sequence length 17 exceeds the compiled n = 16");
+  EXPECT_STATUS(call({kBatch + 1, kSeq, kDim}), LF_SHAPE_MISMATCH,
+                "batch 3, the model was compiled for batch 2");
+  EXPECT_STATUS(call({kBatch, kSeq, kDim + 1}), LF_SHAPE_MISMATCH,
+                "dimension 2 must be 8");
+  EXPECT_STATUS(call({kBatch, 0, kDim}), LF_SHAPE_MISMATCH, "empty");
+  EXPECT_STATUS(call({kBatch, -3, kDim}), LF_SHAPE_MISMATCH, "negative");
+  EXPECT_STATUS(call({kBatch, kSeq, kDim}, LF_DTYPE_F16), LF_INVALID_ARGUMENT,
+                "input 'x' is f16, the model expects f32");
+  EXPECT_STATUS(call({kBatch, kSeq, kDim}, lf_dtype(17)), LF_INVALID_ARGUMENT,
+                "unknown dtype 17");
+  EXPECT_STATUS(call({kBatch, kSeq, kDim}, LF_DTYPE_F32, {kBatch, 5, kDim}),
+                LF_SHAPE_MISMATCH,
+                "output 'y' has shape [2, 5, 8], expected [2, 16, 8]");
+  EXPECT_STATUS(
+      call({kBatch, kSeq, kDim}, LF_DTYPE_F32, {kBatch, kSeq, kDim}, "z"),
+      LF_INVALID_ARGUMENT, "unknown input 'z'");
+  EXPECT_STATUS(
+      call({kBatch, kSeq, kDim}, LF_DTYPE_F32, {kBatch, kSeq, kDim}, "bias"),
+      LF_INVALID_ARGUMENT, "'bias' is a weight of the model");
+  EXPECT_STATUS(lf_session_run(s, nullptr, 0, nullptr, 0), LF_INVALID_ARGUMENT,
+                "missing input 'x'");
+  EXPECT_STATUS(lf_session_run(s, nullptr, 1, nullptr, 0), LF_INVALID_ARGUMENT,
+                "inputs is null");
+  EXPECT_STATUS(lf_session_run(nullptr, nullptr, 0, nullptr, 0),
+                LF_INVALID_ARGUMENT, "session is null");
+  // Lengths out of [1, L].
+  for (int32_t bad : {0, -1, 11}) {
+    std::vector<float> xs = randomFloats(size_t(kBatch * 10 * kDim), 6), ys;
+    int32_t len[2] = {5, bad};
+    int64_t lshape[1] = {kBatch};
+    lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+    EXPECT_STATUS(run(s, xs, 10, ys, 10, &lengths), LF_INVALID_ARGUMENT,
+                  "lengths[1] = " + std::to_string(bad) +
+                      " is outside [1, 10]");
+  }
+  int32_t len[3] = {1, 1, 1};
+  int64_t lshape[1] = {3};
+  lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+  std::vector<float> xs = randomFloats(size_t(kBatch * 10 * kDim), 6), ys;
+  EXPECT_STATUS(run(s, xs, 10, ys, 10, &lengths), LF_SHAPE_MISMATCH,
+                "input 'lengths' has shape [3], expected [2]");
+  // Same input twice.
+  int64_t shape[3] = {kBatch, kSeq, kDim};
+  lf_tensor twice[2] = {{"x", LF_DTYPE_F32, 3, shape, x.data()},
+                        {"x", LF_DTYPE_F32, 3, shape, x.data()}};
+  EXPECT_STATUS(lf_session_run(s, twice, 2, nullptr, 0), LF_INVALID_ARGUMENT,
+                "given twice");
+  lf_tensor nullData = {"x", LF_DTYPE_F32, 3, shape, nullptr};
+  EXPECT_STATUS(lf_session_run(s, &nullData, 1, nullptr, 0),
+                LF_INVALID_ARGUMENT, "null data");
+  // After all that the session still works.
+  std::vector<float> good = randomFloats(size_t(kBatch * kSeq * kDim), 8), out;
+  EXPECT_OK(run(s, good, kSeq, out, kSeq));
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, MisalignedCallerBuffersAreCopied) {
+  lf_module *m = load(lengthsPath);
+  lf_session *s = session(m, 2);
+  size_t count = size_t(kBatch * kSeq * kDim);
+  std::vector<float> x = randomFloats(count, 9);
+  // Storage offset by one float: not 64-byte aligned, so the runtime copies
+  // instead of binding the caller's memory.
+  std::vector<float> xStore(count + 16), yStore(count + 16);
+  float *xp = xStore.data() + 1, *yp = yStore.data() + 1;
+  std::memcpy(xp, x.data(), count * sizeof(float));
+  int64_t shape[3] = {kBatch, kSeq, kDim};
+  lf_tensor in = {"x", LF_DTYPE_F32, 3, shape, xp};
+  lf_tensor out = {"y", LF_DTYPE_F32, 3, shape, yp};
+  ASSERT_OK(lf_session_run(s, &in, 1, &out, 1));
+  expectNear(std::vector<float>(yp, yp + count),
+             expectedOutput(x, kSeq, prefix(kSeq, {kSeq, kSeq}), bias, scale));
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, SessionsOnOneModuleRunConcurrently) {
+  lf_module *m = load(lengthsPath);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      lf_session *s = session(m, 2);
+      for (int i = 0; i < 25; ++i) {
+        int64_t L = 1 + (t * 25 + i) % kSeq;
+        std::vector<float> x = randomFloats(size_t(kBatch * L * kDim),
+                                            uint64_t(t * 100 + i)),
+                           y;
+        Status st(run(s, x, L, y, L));
+        std::vector<float> want =
+            expectedOutput(x, L, prefix(L, {L, L}), bias, scale);
+        bool ok = st.code() == LF_OK;
+        for (size_t k = 0; ok && k < y.size(); ++k)
+          ok = std::abs(y[k] - want[k]) <= 1e-4f * (1 + std::abs(want[k]));
+        if (!ok)
+          ++failures;
+      }
+      lf_session_free(s);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, OneSessionFromSeveralThreadsIsSerialised) {
+  lf_module *m = load(lengthsPath);
+  lf_session *s = session(m, 2);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        int64_t L = kSeq - (t + i) % 5;
+        std::vector<float> x = randomFloats(size_t(kBatch * L * kDim),
+                                            uint64_t(t * 50 + i)),
+                           y;
+        Status st(run(s, x, L, y, L));
+        std::vector<float> want =
+            expectedOutput(x, L, prefix(L, {L, L}), bias, scale);
+        bool ok = st.code() == LF_OK;
+        for (size_t k = 0; ok && k < y.size(); ++k)
+          ok = std::abs(y[k] - want[k]) <= 1e-4f * (1 + std::abs(want[k]));
+        if (!ok)
+          ++failures;
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(failures.load(), 0);
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, KernelsRunInOrderWithABarrierBetween) {
+  // fake_clear -> fake_mark (slow workgroups) -> fake_check: without a
+  // barrier, fake_check sees unset marks; without ordering, cleared ones.
+  const int64_t marks = 64;
+  Manifest probe;
+  probe.compilerVersion = "test";
+  probe.entry = "probe";
+  ManifestBuffer m;
+  m.name = "marks";
+  m.kind = BufferKind::Intermediate;
+  m.bytes = uint64_t(marks * 4);
+  ManifestBuffer ok;
+  ok.name = "ok";
+  ok.kind = BufferKind::Output;
+  ok.dtype = DType::I32;
+  ok.shape = {marks};
+  probe.buffers = {m, ok};
+  probe.kernels = {{"fake_clear", marks, {0}, "{}"},
+                   {"fake_mark", marks, {0}, "{}"},
+                   {"fake_check", marks, {0, 1}, "{}"}};
+  lf_module *mod = load(artifact("probe.lfa", probe));
+  lf_session *s = session(mod, 4);
+  for (int i = 0; i < 10; ++i) {
+    std::vector<int32_t> result(size_t(marks), -1);
+    int64_t shape[1] = {marks};
+    lf_tensor out = {"ok", LF_DTYPE_I32, 1, shape, result.data()};
+    ASSERT_OK(lf_session_run(s, nullptr, 0, &out, 1));
+    for (int64_t r = 0; r < marks; ++r)
+      ASSERT_EQ(result[size_t(r)], 1) << "run " << i << " workgroup " << r;
+  }
+  lf_session_free(s);
+  lf_module_free(mod);
+}
+
+TEST_F(RuntimeTest, HandlesMayBeFreedBeforeTheSession) {
+  lf_module *m = load(lengthsPath);
+  lf_weights *w = nullptr;
+  ASSERT_OK(lf_weights_load(dir.file("w.safetensors").c_str(), &w));
+  lf_session *s = nullptr;
+  ASSERT_OK(lf_session_create(m, w, nullptr, &s));
+  lf_module_free(m);
+  lf_weights_free(w);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 10), y;
+  ASSERT_OK(run(s, x, kSeq, y, kSeq));
+  expectNear(y,
+             expectedOutput(x, kSeq, prefix(kSeq, {kSeq, kSeq}), bias, scale));
+  lf_session_free(s);
+}
+
+TEST_F(RuntimeTest, ModuleLoadErrors) {
+  lf_module *m = nullptr;
+  EXPECT_STATUS(lf_module_load("/nonexistent/model.lfa", &m), LF_IO_ERROR,
+                "/nonexistent/model.lfa");
+  EXPECT_EQ(m, nullptr);
+  EXPECT_STATUS(lf_module_load(nullptr, &m), LF_INVALID_ARGUMENT,
+                "path is null");
+  EXPECT_STATUS(lf_module_load(lengthsPath.c_str(), nullptr),
+                LF_INVALID_ARGUMENT, "out_module is null");
+
+  // A kernel whose dispatch symbol the object does not export.
+  Manifest missing = makeManifest(Padding::Lengths);
+  missing.kernels[1].symbol = "fake_pool_nowhere";
+  EXPECT_STATUS(lf_module_load(artifact("missing.lfa", missing).c_str(), &m),
+                LF_FORMAT_ERROR,
+                "kernel 1 needs symbol 'fake_pool_nowhere_dispatch'");
+
+  // Not an artifact at all.
+  std::ofstream(dir.file("junk.lfa")) << "hello";
+  EXPECT_STATUS(lf_module_load(dir.file("junk.lfa").c_str(), &m),
+                LF_FORMAT_ERROR, "truncated header");
+
+  // A container version from the future.
+  std::string image;
+  ASSERT_TRUE(readWholeFile(lengthsPath, image).ok());
+  test::patchLE(image, 8, 2, 4);
+  ASSERT_TRUE(
+      writeWholeFile(dir.file("v2.lfa"), image.data(), image.size()).ok());
+  EXPECT_STATUS(lf_module_load(dir.file("v2.lfa").c_str(), &m),
+                LF_VERSION_MISMATCH, "format_version 2 is not supported");
+
+  // A manifest version from the future.
+  ArtifactWriter w;
+  ASSERT_EQ(w.addSection("manifest", R"({"format": "linformer-artifact",
+                                         "format_version": 3})"),
+            "");
+  ASSERT_EQ(w.write(dir.file("m3.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("m3.lfa").c_str(), &m),
+                LF_VERSION_MISMATCH,
+                "manifest: format_version 3 is not supported");
+
+  // A broken manifest.
+  ArtifactWriter bad;
+  ASSERT_EQ(bad.addSection("manifest", "{"), "");
+  ASSERT_EQ(bad.write(dir.file("bad.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("bad.lfa").c_str(), &m),
+                LF_FORMAT_ERROR, "invalid JSON");
+
+  // A CPU artifact without its kernels.
+  std::string json;
+  ASSERT_EQ(serializeManifest(makeManifest(Padding::Lengths), json), "");
+  ArtifactWriter noSo;
+  ASSERT_EQ(noSo.addSection("manifest", json), "");
+  ASSERT_EQ(noSo.write(dir.file("noso.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("noso.lfa").c_str(), &m),
+                LF_FORMAT_ERROR, "no 'cpu.so' section");
+
+  // A cpu.so section that is not a shared object.
+  ArtifactWriter garbage;
+  ASSERT_EQ(garbage.addSection("manifest", json), "");
+  ASSERT_EQ(garbage.addSection("cpu.so", "not an ELF file"), "");
+  ASSERT_EQ(garbage.write(dir.file("garbage.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("garbage.lfa").c_str(), &m),
+                LF_FORMAT_ERROR, "cannot load the cpu.so section");
+
+  // Another target.
+  Manifest cuda = makeManifest(Padding::Lengths);
+  cuda.target = {"cuda", "sm_90", ""};
+  EXPECT_STATUS(lf_module_load(artifact("cuda.lfa", cuda).c_str(), &m),
+                LF_UNAVAILABLE, "cpu artifacts only");
+
+  // Role buffers that do not fit the sequence inputs.
+  Manifest wrongLengths = makeManifest(Padding::Lengths);
+  wrongLengths.buffers[5].shape = {kBatch + 1};
+  EXPECT_STATUS(lf_module_load(artifact("wl.lfa", wrongLengths).c_str(), &m),
+                LF_FORMAT_ERROR, "lengths buffer 'lengths' has shape [3]");
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(RuntimeTest, MissingCpuFeatureIsUnavailable) {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string text((std::istreambuf_iterator<char>(cpuinfo)),
+                   std::istreambuf_iterator<char>());
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the feature check is x86-only";
+#endif
+  // Pick a feature from the checked list that this machine lacks.
+  const char *candidates[][2] = {{"amx-int8", "amx_int8"},
+                                 {"avx512fp16", "avx512_fp16"},
+                                 {"avx512vp2intersect", "avx512_vp2intersect"}};
+  const char *lacking = nullptr;
+  for (auto &c : candidates)
+    if (c[1] && text.find(c[1]) == std::string::npos) {
+      lacking = c[0];
+      break;
+    }
+  if (!lacking)
+    GTEST_SKIP() << "this CPU has every candidate feature";
+  Manifest m = makeManifest(Padding::Lengths);
+  m.target.features = std::string("+sse2,+") + lacking + ",-avx512f";
+  lf_module *mod = nullptr;
+  EXPECT_STATUS(lf_module_load(artifact("feat.lfa", m).c_str(), &mod),
+                LF_UNAVAILABLE, std::string("needs ") + lacking);
+}
+
+TEST_F(RuntimeTest, WeightsAreCheckedAgainstTheModule) {
+  lf_module *m = load(lengthsPath);
+  EXPECT_OK(lf_weights_check(m, weights));
+
+  // Extra tensors are fine.
+  auto extra = weightsMap;
+  extra["unused"] = {DType::U8, {3}, "abc"};
+  ASSERT_EQ(writeSafetensors(dir.file("extra.safetensors"), extra), "");
+  lf_weights *w = nullptr;
+  ASSERT_OK(lf_weights_load(dir.file("extra.safetensors").c_str(), &w));
+  EXPECT_OK(lf_weights_check(m, w));
+  lf_weights_free(w);
+
+  // Missing, wrong shape, wrong dtype: all named in one message.
+  auto broken = weightsMap;
+  broken.erase("scale");
+  broken["bias"] = {
+      DType::F32, {kDim + 1}, std::string(size_t(kDim + 1) * 4, '\0')};
+  ASSERT_EQ(writeSafetensors(dir.file("broken.safetensors"), broken), "");
+  ASSERT_OK(lf_weights_load(dir.file("broken.safetensors").c_str(), &w));
+  {
+    Status st(lf_weights_check(m, w));
+    EXPECT_EQ(st.code(), LF_WEIGHTS_MISMATCH);
+    EXPECT_NE(st.message().find("weight 'bias' has shape [9] in the file, the "
+                                "module expects [8]"),
+              std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("weight 'scale' is missing"), std::string::npos)
+        << st.message();
+  }
+  lf_session *s = nullptr;
+  EXPECT_STATUS(lf_session_create(m, w, nullptr, &s), LF_WEIGHTS_MISMATCH,
+                "weight 'scale' is missing");
+  EXPECT_EQ(s, nullptr);
+  lf_weights_free(w);
+
+  auto wrongType = weightsMap;
+  wrongType["bias"] = {DType::I32, {kDim}, std::string(size_t(kDim) * 4, '\0')};
+  ASSERT_EQ(writeSafetensors(dir.file("i32.safetensors"), wrongType), "");
+  ASSERT_OK(lf_weights_load(dir.file("i32.safetensors").c_str(), &w));
+  EXPECT_STATUS(lf_weights_check(m, w), LF_WEIGHTS_MISMATCH,
+                "weight 'bias' is i32 in the file, the module expects f32");
+  lf_weights_free(w);
+
+  // A file that is not safetensors.
+  std::ofstream(dir.file("junk.safetensors")) << "junk";
+  EXPECT_STATUS(lf_weights_load(dir.file("junk.safetensors").c_str(), &w),
+                LF_FORMAT_ERROR, "truncated");
+  EXPECT_STATUS(lf_weights_load("/nonexistent.safetensors", &w), LF_IO_ERROR,
+                "/nonexistent.safetensors");
+
+  // Bad session options.
+  lf_session_options o;
+  lf_session_options_init(&o);
+  o.num_threads = -2;
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "num_threads is -2");
+  o.struct_size = 0;
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "lf_session_options_init");
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, CppWrapper) {
+  lf::Module module = lf::Module::load(lengthsPath);
+  lf::Weights w = lf::Weights::load(dir.file("w.safetensors"));
+  w.checkAgainst(module);
+  EXPECT_EQ(module.sequenceShape(), std::make_pair(kBatch, kSeq));
+  ASSERT_EQ(module.inputs().size(), 2u);
+  EXPECT_EQ(module.inputs()[1].role, LF_ROLE_LENGTHS);
+  EXPECT_EQ(module.weights()[0].name, "bias");
+  lf::Session session(module, w, 2);
+  EXPECT_EQ(session.numThreads(), 2);
+  const int64_t L = 7;
+  std::vector<float> x = randomFloats(size_t(kBatch * L * kDim), 11);
+  std::vector<float> y(x.size());
+  session.run({lf::TensorRef("x", LF_DTYPE_F32, {kBatch, L, kDim}, x.data())},
+              {lf::TensorRef("y", LF_DTYPE_F32, {kBatch, L, kDim}, y.data())});
+  expectNear(y, expectedOutput(x, L, prefix(L, {L, L}), bias, scale));
+  try {
+    session.run(
+        {lf::TensorRef("x", LF_DTYPE_F32, {kBatch, kSeq + 4, kDim}, x.data())},
+        {});
+    FAIL() << "expected lf::Error";
+  } catch (const lf::Error &e) {
+    EXPECT_EQ(e.code(), LF_SHAPE_MISMATCH);
+    EXPECT_NE(std::string(e.what()).find("exceeds"), std::string::npos);
+  }
+  EXPECT_THROW(lf::Module::load("/nonexistent.lfa"), lf::Error);
+}
+
+} // namespace

@@ -1,0 +1,320 @@
+//===- linformer-run.cpp - run an artifact on inputs ------------*- C++ -*-===//
+//
+// Loads an artifact and its weights through the runtime's C++ API, runs it
+// on .npy inputs (or a seeded random input), writes the output as .npy,
+// prints the median time of --repeat runs and, with --check, compares the
+// output with the C++ reference encoder (lib/Reference) and prints the
+// error. Needs no MLIR: it is built with the runtime.
+//
+// Exit status: 0 ok; 1 a runtime or input error (message on stderr); 2 bad
+// usage; 3 --check found an error above --tolerance.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Model/ModelConfig.h"
+#include "lib/Npy/Npy.h"
+#include "lib/Reference/Encoder.h"
+#include "lib/Safetensors/Safetensors.h"
+#include "lib/Support/Random.h"
+#include "linformer/runtime.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace {
+
+const char *kUsage =
+    "usage: linformer-run ARTIFACT.lfa --weights W.safetensors\n"
+    "         (--input x=FILE.npy | --random-input [--seq-len L] [--seed S])\n"
+    "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
+    "         [--output out.npy] [--check] [--tolerance T] [--repeat N]\n"
+    "         [--threads N]\n";
+
+int usage(const std::string &msg) {
+  std::cerr << "linformer-run: " << msg << "\n" << kUsage;
+  return 2;
+}
+
+int error(const std::string &msg) {
+  std::cerr << "linformer-run: error: " << msg << "\n";
+  return 1;
+}
+
+lf_dtype toLf(linformer::DType t) { return static_cast<lf_dtype>(t); }
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string artifact, weightsPath, output, lengthsArg, maskPath;
+  std::map<std::string, std::string> inputs;
+  bool check = false, randomInput = false;
+  double tolerance = 1e-3;
+  int repeat = 1, threads = 0;
+  int64_t seqLen = -1;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&](std::string &out) {
+      if (i + 1 >= argc)
+        return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--weights") {
+      if (!value(weightsPath)) return usage("--weights needs a path");
+    } else if (a == "--input") {
+      if (!value(v) || v.find('=') == std::string::npos)
+        return usage("--input takes NAME=FILE.npy");
+      inputs[v.substr(0, v.find('='))] = v.substr(v.find('=') + 1);
+    } else if (a == "--output") {
+      if (!value(output)) return usage("--output needs a path");
+    } else if (a == "--lengths") {
+      if (!value(lengthsArg)) return usage("--lengths needs a value");
+    } else if (a == "--mask") {
+      if (!value(maskPath)) return usage("--mask needs a path");
+    } else if (a == "--check") {
+      check = true;
+    } else if (a == "--random-input") {
+      randomInput = true;
+    } else if (a == "--tolerance" || a == "--repeat" || a == "--threads" ||
+               a == "--seq-len" || a == "--seed") {
+      if (!value(v)) return usage(a + " needs a number");
+      char *end = nullptr;
+      double num = std::strtod(v.c_str(), &end);
+      if (!end || *end || !std::isfinite(num) || num < 0)
+        return usage(a + " needs a non-negative number, not '" + v + "'");
+      if (a == "--tolerance") tolerance = num;
+      else if (a == "--repeat") repeat = std::max(1, int(num));
+      else if (a == "--threads") threads = int(num);
+      else if (a == "--seq-len") seqLen = int64_t(num);
+      else seed = uint64_t(num);
+    } else if (a == "-h" || a == "--help") {
+      std::cout << kUsage;
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage("unknown option '" + a + "'");
+    } else if (artifact.empty()) {
+      artifact = a;
+    } else {
+      return usage("more than one artifact given");
+    }
+  }
+  if (artifact.empty())
+    return usage("no artifact given");
+  if (weightsPath.empty())
+    return usage("--weights is required");
+  if (!randomInput && inputs.empty())
+    return usage("give --input x=FILE.npy or --random-input");
+
+  try {
+    lf::Module module = lf::Module::load(artifact);
+    lf::Weights weights = lf::Weights::load(weightsPath);
+    weights.checkAgainst(module);
+    lf::Session session(module, weights, threads);
+    auto [batch, n] = module.sequenceShape();
+
+    // Inputs.
+    std::vector<linformer::NpyArray> arrays;
+    std::vector<lf::TensorRef> refs;
+    linformer::NpyArray x;
+    const std::vector<lf::TensorInfo> modelInputs = module.inputs();
+    for (const lf::TensorInfo &info : modelInputs) {
+      if (info.role != LF_ROLE_NONE)
+        continue;
+      linformer::NpyArray a;
+      if (inputs.count(info.name)) {
+        if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
+          return error(e.message);
+      } else if (randomInput) {
+        int64_t L = seqLen < 0 ? n : seqLen;
+        a.dtype = linformer::DType::F32;
+        a.shape = info.shape;
+        if (a.shape.size() >= 2)
+          a.shape[1] = L;
+        std::vector<float> values = linformer::uniformVector(
+            linformer::shapeNumElements(a.shape), seed, -1, 1);
+        a.bytes.assign(reinterpret_cast<const char *>(values.data()),
+                       values.size() * sizeof(float));
+      } else {
+        return error("the model needs input '" + info.name +
+                     "': pass --input " + info.name + "=FILE.npy");
+      }
+      for (const auto &[name, path] : inputs)
+        if (name != info.name && !std::any_of(
+                                     modelInputs.begin(), modelInputs.end(),
+                                     [&](const lf::TensorInfo &t) {
+                                       return t.name == name;
+                                     }))
+          return error("the model has no input named '" + name + "'");
+      arrays.push_back(std::move(a));
+      if (info.name == "x")
+        x = arrays.back();
+    }
+    for (size_t i = 0, j = 0; i < modelInputs.size(); ++i) {
+      const lf::TensorInfo &info = modelInputs[i];
+      if (info.role != LF_ROLE_NONE)
+        continue;
+      linformer::NpyArray &a = arrays[j++];
+      refs.emplace_back(info.name, toLf(a.dtype), a.shape, a.bytes.data());
+    }
+    int64_t L = x.shape.size() >= 2 ? x.shape[1] : n;
+
+    // Padding.
+    std::vector<int32_t> lengths;
+    linformer::NpyArray maskArray;
+    if (!lengthsArg.empty()) {
+      if (lengthsArg.size() > 4 &&
+          lengthsArg.compare(lengthsArg.size() - 4, 4, ".npy") == 0) {
+        linformer::NpyArray la;
+        if (linformer::FileError e = linformer::readNpy(lengthsArg, la))
+          return error(e.message);
+        if (la.dtype == linformer::DType::I32)
+          lengths.assign(la.as<int32_t>(), la.as<int32_t>() + la.numElements());
+        else if (la.dtype == linformer::DType::I64)
+          for (int64_t k = 0; k < la.numElements(); ++k)
+            lengths.push_back(int32_t(la.as<int64_t>()[k]));
+        else
+          return error("--lengths: expected an int32 or int64 array");
+      } else {
+        size_t pos = 0;
+        while (pos <= lengthsArg.size()) {
+          size_t comma = lengthsArg.find(',', pos);
+          std::string item = lengthsArg.substr(
+              pos, comma == std::string::npos ? std::string::npos
+                                              : comma - pos);
+          char *end = nullptr;
+          long value = std::strtol(item.c_str(), &end, 10);
+          if (item.empty() || *end)
+            return usage("--lengths: '" + item + "' is not an integer");
+          lengths.push_back(int32_t(value));
+          if (comma == std::string::npos)
+            break;
+          pos = comma + 1;
+        }
+      }
+      refs.emplace_back("lengths", LF_DTYPE_I32,
+                        std::vector<int64_t>{int64_t(lengths.size())},
+                        lengths.data());
+    }
+    if (!maskPath.empty()) {
+      if (linformer::FileError e = linformer::readNpy(maskPath, maskArray))
+        return error(e.message);
+      refs.emplace_back("mask", LF_DTYPE_U8, maskArray.shape,
+                        maskArray.bytes.data());
+    }
+
+    // Output.
+    std::vector<lf::TensorInfo> outs = module.outputs();
+    if (outs.size() != 1)
+      return error("linformer-run handles models with one output");
+    std::vector<int64_t> outShape = outs[0].shape;
+    if (outShape.size() >= 2)
+      outShape[1] = L;
+    linformer::NpyArray y;
+    y.dtype = linformer::DType::F32;
+    y.shape = outShape;
+    y.bytes.assign(linformer::shapeNumElements(outShape) * sizeof(float), 0);
+    std::vector<lf::TensorRef> outRefs = {
+        lf::TensorRef(outs[0].name, LF_DTYPE_F32, outShape, y.bytes.data())};
+
+    std::vector<double> ms;
+    for (int r = 0; r < repeat; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      session.run(refs, outRefs);
+      ms.push_back(std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - t0)
+                       .count());
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
+                "median %.3f ms over %d run(s) (min %.3f)\n",
+                artifact.c_str(), (long long)batch, (long long)L,
+                (long long)n, session.numThreads(), ms[ms.size() / 2], repeat,
+                ms.front());
+    if (!output.empty()) {
+      if (std::string e = linformer::writeNpy(output, y); !e.empty())
+        return error(e);
+      std::printf("wrote %s\n", output.c_str());
+    }
+
+    if (check) {
+      // The model description travels in the manifest.
+      nlohmann::json manifest = nlohmann::json::parse(module.manifestJson());
+      if (!manifest.contains("model"))
+        return error("--check needs a model description in the artifact "
+                     "(compile from model.json)");
+      linformer::ModelConfig config;
+      if (std::string e =
+              linformer::parseModelConfig(manifest["model"].dump(), config);
+          !e.empty())
+        return error(e);
+      linformer::SafetensorsFile file;
+      if (linformer::FileError e =
+              linformer::SafetensorsFile::open(weightsPath, file))
+        return error(e.message);
+      auto lookup = [&](const std::string &name) -> const float * {
+        const linformer::SafetensorsTensor *t = file.find(name);
+        return t ? reinterpret_cast<const float *>(t->data) : nullptr;
+      };
+      int64_t dm = config.dModel;
+      // The reference sees what the kernels see: x padded with zeros to n,
+      // and the same padding description.
+      std::vector<float> xp(batch * n * dm, 0.0f), ref(batch * n * dm);
+      for (int64_t b = 0; b < batch; ++b)
+        std::memcpy(&xp[b * n * dm], x.as<float>() + b * L * dm,
+                    L * dm * sizeof(float));
+      std::vector<int32_t> refLengths;
+      std::vector<uint8_t> refMask;
+      if (config.padding == linformer::PaddingInput::Lengths) {
+        refLengths = lengths.empty() ? std::vector<int32_t>(batch, int32_t(L))
+                                     : lengths;
+      } else if (config.padding == linformer::PaddingInput::Mask) {
+        refMask.assign(batch * n, 0);
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t t = 0; t < L; ++t)
+            refMask[b * n + t] =
+                maskArray.bytes.empty()
+                    ? (lengths.empty() || t < lengths[b])
+                    : maskArray.as<uint8_t>()[b * L + t] != 0;
+      }
+      if (std::string e = linformer::ref::encoderForward(
+              config, lookup, xp.data(),
+              refLengths.empty() ? nullptr : refLengths.data(),
+              refMask.empty() ? nullptr : refMask.data(), ref.data());
+          !e.empty())
+        return error(e);
+      double maxErr = 0, maxRef = 0;
+      bool finite = true;
+      const float *got = y.as<float>();
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < L * dm; ++i) {
+          float g = got[b * L * dm + i], r = ref[b * n * dm + i];
+          finite &= std::isfinite(g);
+          maxErr = std::max(maxErr, std::fabs(double(g) - double(r)));
+          maxRef = std::max(maxRef, std::fabs(double(r)));
+        }
+      double rel = maxErr / std::max(maxRef, 1e-30);
+      bool ok = finite && rel <= tolerance;
+      std::printf("check: max abs error %.3e, normwise relative error %.3e "
+                  "(tolerance %.1e): %s\n",
+                  maxErr, rel, tolerance, ok ? "PASS" : "FAIL");
+      if (!ok)
+        return 3;
+    }
+  } catch (const lf::Error &e) {
+    return error(std::string(lf_status_code_name(e.code())) + ": " + e.what());
+  } catch (const std::exception &e) {
+    return error(e.what());
+  }
+  return 0;
+}
