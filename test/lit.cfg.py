@@ -2,6 +2,7 @@
 # lit configuration for linformer-mlir: .mlir tests under test/, run with
 # linformer-opt and the LLVM 22 FileCheck/not/count.
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -9,6 +10,7 @@ from lit.llvm import llvm_config
 config.name = "LINFORMER"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
+config.substitutions.append(("%python", sys.executable))
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.linformer_obj_root, "test")
