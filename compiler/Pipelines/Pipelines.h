@@ -19,15 +19,16 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(32)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
-      llvm::cl::desc("Elements per vector register (16 f32 on AVX-512)"),
-      llvm::cl::init(16)};
+      llvm::cl::desc("Elements per register-tile row (32 f32: two AVX-512 "
+                     "registers)"),
+      llvm::cl::init(32)};
   PassOptions::Option<int64_t> unroll{
       *this, "unroll", llvm::cl::desc("Rows per register tile"),
       llvm::cl::init(8)};
   PassOptions::Option<int64_t> reductionTile{
       *this, "reduction-tile",
       llvm::cl::desc("Reduction block kept in cache (0: no blocking)"),
-      llvm::cl::init(256)};
+      llvm::cl::init(64)};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "

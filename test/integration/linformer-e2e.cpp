@@ -94,11 +94,11 @@ static cl::opt<int64_t> rowTileOpt("row-tile", cl::desc("CPU pipeline row-tile")
                                    cl::init(32));
 static cl::opt<int64_t> vectorWidthOpt("vector-width",
                                        cl::desc("CPU pipeline vector-width"),
-                                       cl::init(16));
+                                       cl::init(32));
 static cl::opt<int64_t> unrollOpt("unroll", cl::desc("CPU pipeline unroll"),
                                   cl::init(8));
 static cl::opt<int64_t> reductionTileOpt(
-    "reduction-tile", cl::desc("CPU pipeline reduction-tile"), cl::init(256));
+    "reduction-tile", cl::desc("CPU pipeline reduction-tile"), cl::init(64));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 

@@ -77,11 +77,11 @@ static cl::opt<std::string>
                 cl::init("auto"));
 static cl::opt<int64_t> rowTile("row-tile", cl::init(32),
                                 cl::desc("schedule: rows per workgroup tile"));
-static cl::opt<int64_t> vectorWidth("vector-width", cl::init(16),
+static cl::opt<int64_t> vectorWidth("vector-width", cl::init(32),
                                     cl::desc("schedule: vector width"));
 static cl::opt<int64_t> unroll("unroll", cl::init(8),
                                cl::desc("schedule: register tile rows"));
-static cl::opt<int64_t> reductionTile("reduction-tile", cl::init(256),
+static cl::opt<int64_t> reductionTile("reduction-tile", cl::init(64),
                                       cl::desc("schedule: reduction block"));
 static cl::opt<std::string>
     randomWeights("random-weights",

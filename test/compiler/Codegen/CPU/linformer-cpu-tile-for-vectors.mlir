@@ -1,5 +1,6 @@
-// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors --cse | FileCheck %s --check-prefixes=CHECK,DEF
-// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=8 unroll=4" --cse | FileCheck %s --check-prefixes=CHECK,OPT
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=16 unroll=8 reduction-tile=256" --cse | FileCheck %s --check-prefixes=CHECK,DEF
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors --cse | FileCheck %s --check-prefix=DEFAULTS
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=8 unroll=4 reduction-tile=256" --cse | FileCheck %s --check-prefixes=CHECK,OPT
 
 // Register-level tiling of what one workgroup computes. A contraction with
 // contiguous output channels innermost is tiled to `unroll` rows by
@@ -14,6 +15,9 @@
 // reduction over c. Default tiles (1, 1, 8, 1, 16); with vector-width=8
 // unroll=4, (1, 1, 4, 1, 8). The reduction loop is innermost, so that one
 // register tile of accumulators is live across it.
+// The defaults: 8 rows x 32 channels (two AVX-512 registers per row).
+// DEFAULTS-LABEL: func.func @contraction(
+// DEFAULTS: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x1xf32>, tensor<1x1x1x32xf32>) outs(%{{.*}} : tensor<1x1x8x32xf32>)
 // CHECK-LABEL: func.func @contraction(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x1x32x8xf32>, %[[KT:[a-z0-9]+]]: tensor<1x1x8x64xf32>, %[[INIT:[a-z0-9]+]]: tensor<1x1x32x64xf32>)
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -193,7 +197,10 @@ func.func @one_tile(%x: tensor<4x8xf32>, %init: tensor<4x8xf32>)
 
 // -----
 
-// A reduction longer than reduction-tile (256) is cut into cache blocks
+// With the defaults the 1024-long reduction is cut into 64-blocks.
+// DEFAULTS-LABEL: func.func @long_reduction(
+// DEFAULTS: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c64 iter_args
+// A reduction longer than reduction-tile (256 here) is cut into cache blocks
 // first: the block loop is outermost and carries the whole output, and
 // each block is then register-tiled like any contraction.
 // CHECK-LABEL: func.func @long_reduction(
