@@ -52,8 +52,8 @@ def LinformerReassociatePass
     ```mlir
     // n = 4096, k = 256, d_model = 512, layerwise sharing: reassociated
     %y = linformer.attention ... sharing<layerwise>
-           {linformer.reassociation_cost = {reassociated = 1.4e9 : f64,
-                                            standard = 6.8e9 : f64},
+           {linformer.reassociation_cost = {reassociated = 1373634560 : i64,
+                                            standard = 7113539584 : i64},
             reassociate = true} : ...
     ```
   }];

@@ -71,11 +71,16 @@ struct ReassociatePass
       bool choice = mode == "always" || (mode == "auto" && reassociated < standard);
       Builder b(op.getContext());
       op.setReassociate(choice);
+      // Whole FLOP-equivalents as integers: they print readably (an f64
+      // that does not round-trip through decimal prints in hex).
       op->setAttr("linformer.reassociation_cost",
                   b.getDictionaryAttr(
-                      {b.getNamedAttr("standard", b.getF64FloatAttr(standard)),
+                      {b.getNamedAttr("standard",
+                                      b.getI64IntegerAttr(
+                                          static_cast<int64_t>(standard))),
                        b.getNamedAttr("reassociated",
-                                      b.getF64FloatAttr(reassociated))}));
+                                      b.getI64IntegerAttr(static_cast<int64_t>(
+                                          reassociated)))}));
     });
   }
 };

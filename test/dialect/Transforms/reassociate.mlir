@@ -7,7 +7,7 @@
 // so the cost model reassociates.
 // AUTO-LABEL: func.func @long_shared
 // AUTO: linformer.attention
-// AUTO-SAME: linformer.reassociation_cost = {reassociated = {{.*}} : f64, standard = {{.*}} : f64}
+// AUTO-SAME: linformer.reassociation_cost = {reassociated = {{[0-9]+}} : i64, standard = {{[0-9]+}} : i64}
 // AUTO-SAME: reassociate = true
 // ALWAYS-LABEL: func.func @long_shared
 // ALWAYS: reassociate = true
