@@ -181,11 +181,9 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
         }
         Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1));
         Value count = arith::MaximumFOp::create(nb, l, args[1], one);
-        if (et != count.getType())
-          count = cast<FloatType>(et).getWidth() < 32
-                      ? arith::TruncFOp::create(nb, l, et, count).getResult()
-                      : arith::ExtFOp::create(nb, l, et, count).getResult();
-        return arith::DivFOp::create(nb, l, args[0], count).getResult();
+        return arith::DivFOp::create(nb, l, args[0],
+                                     castFloat(nb, l, count, et))
+            .getResult();
       }));
   if (padded && op.getBq()) {
     // A window without a real token projects to 0, bias included.

@@ -146,6 +146,16 @@ Value mlir::linformer::buildValidSlots(OpBuilder &b, Location loc,
       });
 }
 
+Value mlir::linformer::castFloat(OpBuilder &b, Location loc, Value v,
+                                 Type type) {
+  if (v.getType() == type)
+    return v;
+  if (cast<FloatType>(type).getWidth() <
+      cast<FloatType>(v.getType()).getWidth())
+    return arith::TruncFOp::create(b, loc, type, v);
+  return arith::ExtFOp::create(b, loc, type, v);
+}
+
 Value mlir::linformer::markRoot(Value v) {
   Operation *op = v.getDefiningOp();
   op->setAttr(kRootAttrName, UnitAttr::get(op->getContext()));

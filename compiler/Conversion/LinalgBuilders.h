@@ -60,6 +60,10 @@ Value buildWindowCounts(OpBuilder &b, Location loc, Value validTokens,
 Value buildValidSlots(OpBuilder &b, Location loc, Value lengths, Value mask,
                       int64_t batch, int64_t seqLen, int64_t k);
 
+/// Converts a float scalar to `type` (window counts are kept in f32 so that
+/// they are exact for any window, and converted where they divide).
+Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
+
 /// The attribute that marks a linalg op as the root of a kernel: tiling
 /// starts from roots and fuses their non-root producers into the tile loops.
 constexpr llvm::StringLiteral kRootAttrName = "linformer.root";

@@ -35,16 +35,6 @@ Value negInfinity(OpBuilder &b, Location loc, Type et) {
       b, loc, b.getFloatAttr(ft, -std::numeric_limits<double>::infinity()));
 }
 
-/// Converts a f32 scalar to the element type (counts are kept in f32 so that
-/// they are exact for any window in half precision too).
-Value fromF32(OpBuilder &b, Location loc, Value v, Type et) {
-  if (et == v.getType())
-    return v;
-  if (cast<FloatType>(et).getWidth() < 32)
-    return arith::TruncFOp::create(b, loc, et, v);
-  return arith::ExtFOp::create(b, loc, et, v);
-}
-
 struct LowerProject : OpRewritePattern<ProjectOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -181,7 +171,7 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
             Value one = arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
             Value count = arith::MaximumFOp::create(b, l, args[1], one);
             return arith::DivFOp::create(b, l, args[0],
-                                         fromF32(b, l, count, et))
+                                         castFloat(b, l, count, et))
                 .getResult();
           });
       break;
