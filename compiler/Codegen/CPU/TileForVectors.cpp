@@ -89,14 +89,21 @@ struct TileForVectorsPass
       if (reductionTile > 0) {
         SmallVector<int64_t> ranges = op.getStaticLoopRanges();
         SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+        // The block covers at most `reductionTile` steps of all reduction
+        // loops together (a reduction over heads x channels counts both),
+        // filled from the innermost reduction loop outwards.
         SmallVector<int64_t> blocks(ranges.size(), 0);
         bool any = false;
-        for (unsigned i = 0; i < ranges.size(); ++i) {
-          if (iters[i] != utils::IteratorType::reduction ||
-              ranges[i] <= reductionTile)
+        int64_t budget = reductionTile;
+        for (int i = static_cast<int>(ranges.size()) - 1; i >= 0; --i) {
+          if (iters[i] != utils::IteratorType::reduction)
             continue;
-          blocks[i] = largestDivisorAtMost(ranges[i], reductionTile);
-          any |= blocks[i] < ranges[i];
+          int64_t block = largestDivisorAtMost(ranges[i], std::max<int64_t>(budget, 1));
+          budget /= std::max<int64_t>(block, 1);
+          if (block < ranges[i]) {
+            blocks[i] = block;
+            any = true;
+          }
         }
         if (any) {
           scf::SCFTilingOptions blockOptions;

@@ -225,3 +225,29 @@ func.func @long_reduction(%x: tensor<1x1024x32xf32>, %e: tensor<16x1024xf32>,
   } -> tensor<1x16x32xf32>
   return %r : tensor<1x16x32xf32>
 }
+
+// -----
+
+// Two reduction loops (heads x channels, the output projection): the block
+// budget counts both, so with the default 64 the inner 64 channels fill it
+// and the heads are taken one at a time.
+// DEFAULTS-LABEL: func.func @two_reductions(
+// DEFAULTS: scf.for %{{.*}} = %c0 to %c4 step %c1 iter_args
+// DEFAULTS: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args
+// DEFAULTS: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x8x1xf32>, tensor<1x1x32xf32>)
+#a = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
+#w = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>
+#y = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+func.func @two_reductions(%a: tensor<1x4x32x64xf32>, %w: tensor<4x64x32xf32>,
+    %init: tensor<1x32x32xf32>) -> tensor<1x32x32xf32> {
+  %r = linalg.generic {indexing_maps = [#a, #w, #y],
+                       iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%a, %w : tensor<1x4x32x64xf32>, tensor<4x64x32xf32>)
+      outs(%init : tensor<1x32x32xf32>) {
+  ^bb0(%x: f32, %v: f32, %acc: f32):
+    %m = arith.mulf %x, %v : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x32x32xf32>
+  return %r : tensor<1x32x32xf32>
+}
