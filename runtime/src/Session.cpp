@@ -73,6 +73,32 @@ std::vector<int64_t> tensorShape(const lf_tensor &t, const char *what) {
   return shape;
 }
 
+const char *lfDtypeName(lf_dtype t) { return dtypeName(DType(int(t))); }
+
+/// Reads a caller's lengths tensor (i32 or i64 [batch]) into `out`, each
+/// checked to lie in [1, L]; `name` is the tensor's name in messages.
+void readLengths(const lf_tensor &t, const std::string &name, int64_t batch,
+                 int64_t L, std::vector<int64_t> &out) {
+  std::vector<int64_t> shape = tensorShape(t, "input");
+  if (shape != std::vector<int64_t>{batch})
+    shapeError("input '" + name + "' has shape " + shapeString(shape) +
+               ", expected [" + std::to_string(batch) + "]");
+  if (t.dtype != LF_DTYPE_I32 && t.dtype != LF_DTYPE_I64)
+    invalid("input '" + name + "' is " + lfDtypeName(t.dtype) +
+            ", expected i32 or i64");
+  out.resize(size_t(batch));
+  for (int64_t i = 0; i < batch; ++i) {
+    int64_t v = t.dtype == LF_DTYPE_I32
+                    ? static_cast<const int32_t *>(t.data)[i]
+                    : static_cast<const int64_t *>(t.data)[i];
+    if (v < 1 || v > L)
+      invalid("input '" + name + "': " + name + "[" + std::to_string(i) +
+              "] = " + std::to_string(v) + " is outside [1, " +
+              std::to_string(L) + "]");
+    out[size_t(i)] = v;
+  }
+}
+
 /// The generic checks every caller tensor gets: a name, a known dtype,
 /// data unless empty.
 void checkTensorBasics(const lf_tensor &t, const char *what) {
@@ -86,7 +112,6 @@ void checkTensorBasics(const lf_tensor &t, const char *what) {
     invalid(std::string(what) + " '" + t.name + "' has null data");
 }
 
-const char *lfDtypeName(lf_dtype t) { return dtypeName(DType(int(t))); }
 
 } // namespace
 
@@ -307,24 +332,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     const ManifestBuffer &b = m.buffers[size_t(li)];
     auto *lengths = static_cast<int32_t *>(owned[size_t(li)]);
     if (const lf_tensor *t = given[size_t(li)]) {
-      std::vector<int64_t> shape = tensorShape(*t, "input");
-      if (shape != std::vector<int64_t>{batch})
-        shapeError("input '" + b.name + "' has shape " + shapeString(shape) +
-                   ", expected [" + std::to_string(batch) + "]");
-      if (t->dtype != LF_DTYPE_I32 && t->dtype != LF_DTYPE_I64)
-        invalid("input '" + b.name + "' is " + lfDtypeName(t->dtype) +
-                ", expected i32 or i64");
-      for (int64_t i = 0; i < batch; ++i) {
-        int64_t v = t->dtype == LF_DTYPE_I32
-                        ? static_cast<const int32_t *>(t->data)[i]
-                        : static_cast<const int64_t *>(t->data)[i];
-        if (v < 1 || v > L)
-          invalid("input '" + b.name + "': " + b.name + "[" +
-                  std::to_string(i) + "] = " + std::to_string(v) +
-                  " is outside [1, " + std::to_string(L) + "]");
-        lengths[i] = int32_t(v);
-      }
-    } else if (const lf_tensor *t = maskForLengths) {
+      std::vector<int64_t> values;
+      readLengths(*t, b.name, batch, L, values);
+      for (int64_t i = 0; i < batch; ++i)
+        lengths[i] = int32_t(values[i]);    } else if (const lf_tensor *t = maskForLengths) {
       std::vector<int64_t> shape = tensorShape(*t, "input");
       if (shape != std::vector<int64_t>{batch, L})
         shapeError("input 'mask' has shape " + shapeString(shape) +
@@ -385,23 +396,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                                     : mod.lengthsBuffer() >= 0
                                         ? given[size_t(mod.lengthsBuffer())]
                                         : nullptr) {
-      std::vector<int64_t> shape = tensorShape(*t, "input");
-      if (shape != std::vector<int64_t>{batch})
-        shapeError("input 'lengths' has shape " + shapeString(shape) +
-                   ", expected [" + std::to_string(batch) + "]");
-      if (t->dtype != LF_DTYPE_I32 && t->dtype != LF_DTYPE_I64)
-        invalid(std::string("input 'lengths' is ") + lfDtypeName(t->dtype) +
-                ", expected i32 or i64");
-      for (int64_t i = 0; i < batch; ++i) {
-        int64_t v = t->dtype == LF_DTYPE_I32
-                        ? static_cast<const int32_t *>(t->data)[i]
-                        : static_cast<const int64_t *>(t->data)[i];
-        if (v < 1 || v > L)
-          invalid("input 'lengths': lengths[" + std::to_string(i) +
-                  "] = " + std::to_string(v) + " is outside [1, " +
-                  std::to_string(L) + "]");
-        std::memset(mask + i * n, 1, size_t(v));
-      }
+      std::vector<int64_t> values;
+      readLengths(*t, "lengths", batch, L, values);
+      for (int64_t i = 0; i < batch; ++i)
+        std::memset(mask + i * n, 1, size_t(values[i]));
     } else {
       for (int64_t i = 0; i < batch; ++i)
         std::memset(mask + i * n, 1, size_t(L));
