@@ -113,7 +113,8 @@ def LinformerCPUTileAndFusePass
     static shape.
   }];
   let options = [
-    Option<"rowTile", "row-tile", "int64_t", /*default=*/"32",
+    Option<"rowTile", "row-tile", "int64_t",
+           /*default=*/"::mlir::linformer::kDefaultRowTile",
            "Default rows per workgroup tile">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
@@ -125,9 +126,10 @@ def LinformerCPUTileForVectorsPass
   let summary = "decomposes the softmax and tiles every linalg op to register size";
   let description = [{
     Decomposes aggregate ops (`linalg.softmax` into max, exp, sum, divide),
-    cuts reductions longer than `reduction-tile` into blocks (so that the
-    operand block a reduction streams stays in cache while all register
-    tiles sweep it), then tiles each linalg op with `scf.for` to the size
+    cuts the reduction loops into blocks of at most `reduction-tile` steps
+    counted over all of them together, innermost first (so that the operand
+    block a reduction streams stays in cache while all register tiles sweep
+    it), then tiles each linalg op with `scf.for` to the size
     that one vector operation handles:
     - innermost loop parallel (contractions written with contiguous output
       channels innermost): innermost loop to `vector-width`, the next output
@@ -142,13 +144,17 @@ def LinformerCPUTileForVectorsPass
       reduction whole (one vector reduction).
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"32",
+    Option<"vectorWidth", "vector-width", "int64_t",
+           /*default=*/"::mlir::linformer::kDefaultVectorWidth",
            "Elements per register-tile row (32 f32: two AVX-512 registers, "
            "so each broadcast operand feeds two FMAs)">,
-    Option<"unroll", "unroll", "int64_t", /*default=*/"8",
+    Option<"unroll", "unroll", "int64_t",
+           /*default=*/"::mlir::linformer::kDefaultUnroll",
            "Rows handled per step (accumulator registers)">,
-    Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"64",
-           "Longest reduction handled without cache blocking (0: never block)">
+    Option<"reductionTile", "reduction-tile", "int64_t",
+           /*default=*/"::mlir::linformer::kDefaultReductionTile",
+           "Steps of all reduction loops together kept in one cache block "
+           "(0: never block)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",

@@ -11,24 +11,26 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include "compiler/Pipelines/ScheduleDefaults.h"
+
 namespace mlir::linformer {
 
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> rowTile{
       *this, "row-tile", llvm::cl::desc("Default rows per workgroup tile"),
-      llvm::cl::init(32)};
+      llvm::cl::init(kDefaultRowTile)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("Elements per register-tile row (32 f32: two AVX-512 "
                      "registers)"),
-      llvm::cl::init(32)};
+      llvm::cl::init(kDefaultVectorWidth)};
   PassOptions::Option<int64_t> unroll{
       *this, "unroll", llvm::cl::desc("Rows per register tile"),
-      llvm::cl::init(8)};
+      llvm::cl::init(kDefaultUnroll)};
   PassOptions::Option<int64_t> reductionTile{
       *this, "reduction-tile",
       llvm::cl::desc("Reduction block kept in cache (0: no blocking)"),
-      llvm::cl::init(64)};
+      llvm::cl::init(kDefaultReductionTile)};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "

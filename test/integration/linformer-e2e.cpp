@@ -91,14 +91,15 @@ static cl::opt<unsigned> repeatOpt(
              "and report the median (a benchmark, see bench/layer)"),
     cl::init(0));
 static cl::opt<int64_t> rowTileOpt("row-tile", cl::desc("CPU pipeline row-tile"),
-                                   cl::init(32));
+                                   cl::init(mlir::linformer::kDefaultRowTile));
 static cl::opt<int64_t> vectorWidthOpt("vector-width",
                                        cl::desc("CPU pipeline vector-width"),
-                                       cl::init(32));
+                                       cl::init(mlir::linformer::kDefaultVectorWidth));
 static cl::opt<int64_t> unrollOpt("unroll", cl::desc("CPU pipeline unroll"),
-                                  cl::init(8));
+                                  cl::init(mlir::linformer::kDefaultUnroll));
 static cl::opt<int64_t> reductionTileOpt(
-    "reduction-tile", cl::desc("CPU pipeline reduction-tile"), cl::init(64));
+    "reduction-tile", cl::desc("CPU pipeline reduction-tile"),
+    cl::init(mlir::linformer::kDefaultReductionTile));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 

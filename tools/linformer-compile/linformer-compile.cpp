@@ -75,13 +75,15 @@ static cl::opt<std::string> cpuFeatures("cpu-features",
 static cl::opt<std::string>
     reassociate("reassociate", cl::desc("auto | always | never"),
                 cl::init("auto"));
-static cl::opt<int64_t> rowTile("row-tile", cl::init(32),
+static cl::opt<int64_t> rowTile("row-tile", cl::init(mlir::linformer::kDefaultRowTile),
                                 cl::desc("schedule: rows per workgroup tile"));
-static cl::opt<int64_t> vectorWidth("vector-width", cl::init(32),
+static cl::opt<int64_t> vectorWidth("vector-width",
+                                    cl::init(mlir::linformer::kDefaultVectorWidth),
                                     cl::desc("schedule: vector width"));
-static cl::opt<int64_t> unroll("unroll", cl::init(8),
+static cl::opt<int64_t> unroll("unroll", cl::init(mlir::linformer::kDefaultUnroll),
                                cl::desc("schedule: register tile rows"));
-static cl::opt<int64_t> reductionTile("reduction-tile", cl::init(64),
+static cl::opt<int64_t> reductionTile(
+    "reduction-tile", cl::init(mlir::linformer::kDefaultReductionTile),
                                       cl::desc("schedule: reduction block"));
 static cl::opt<std::string>
     randomWeights("random-weights",
