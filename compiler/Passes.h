@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
+#include "dialect/IR/LinformerDialect.h"
+
 #include "compiler/Pipelines/ScheduleDefaults.h"
 
 namespace mlir::linformer {

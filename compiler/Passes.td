@@ -90,6 +90,66 @@ def LinformerLowerToLinalgPass
 // CPU code generation
 //===----------------------------------------------------------------------===//
 
+def LinformerCPUSelectSchedulesPass
+    : Pass<"linformer-cpu-select-schedules", "::mlir::ModuleOp"> {
+  let summary = "chooses each CPU kernel's schedule (cost model, file, knobs)";
+  let description = [{
+    Choosing a schedule is separate from applying it (IREE's
+    `lowering_config`): this pass attaches to every kernel root (an op
+    marked `linformer.root`, or a `linformer.attention_core`) a
+    `linformer.schedule = #linformer.cpu_schedule<...>` and a
+    `linformer.kernel` dictionary (shape key, kind, loops, iterators,
+    FLOPs, where the schedule came from) that the manifest records. The
+    tiling passes read the schedule; nothing else does.
+
+    The target is the module's `linformer.target` (a `#linformer.cpu_target`
+    that `linformer-compile` attaches); without one, `isa` picks a preset
+    (`avx512`, `avx2`, `sse`) or `host` (the default) describes this machine,
+    and the attribute is attached so that the choice is visible.
+
+    For each root, in order of precedence:
+    1. a record of `schedule-file` (JSON, see docs/Schedules.md) whose key is
+       the root's shape key;
+    2. the knobs `row-tile`, `vector-width`, `unroll`, `reduction-tile`
+       when any is non-zero (experiments: every kernel gets them);
+    3. a `linformer.schedule` already on the root (hand-written IR);
+    4. the cost model (compiler/Schedule/Schedule.h): the register tile that
+       keeps enough accumulators for the FMA latency within the vector
+       registers, a reduction block within half of L1, and at least 4
+       workgroups per core.
+    A schedule that does not fit its kernel (a tile that does not divide its
+    loop, a split reduction, a wrong number of sizes) is an error that names
+    the kernel's key and the problem. A schedule file entry whose key
+    matches no kernel is reported as a warning.
+
+    ```mlir
+    // After (abridged)
+    %q = linalg.generic {...} ins(%x, %w : ...) outs(%init : ...)
+        {linformer.root,
+         linformer.kernel = {key = "contraction/pppRp/1x8x4096x512x64/...",
+                             kind = "contraction", flops = 2.1e9 : f64, ...},
+         linformer.schedule = #linformer.cpu_schedule<workgroup =
+           [1, 1, 32, 0, 0], register = [8, 32], reduction = 64, pack = false>}
+    ```
+  }];
+  let options = [
+    Option<"targetIsa", "isa", "std::string", /*default=*/"\"host\"",
+           "Target when the module has no linformer.target: host, avx512, "
+           "avx2, sse">,
+    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"",
+           "JSON schedule file whose records override the cost model by key">,
+    Option<"rowTile", "row-tile", "int64_t", /*default=*/"0",
+           "Force rows per workgroup tile (0: cost model)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "Force register-tile columns (0: cost model)">,
+    Option<"unroll", "unroll", "int64_t", /*default=*/"0",
+           "Force register-tile rows (0: cost model)">,
+    Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"0",
+           "Force the reduction block (0: cost model; -1: no blocking)">
+  ];
+  let dependentDialects = ["::mlir::linformer::LinformerDialect"];
+}
+
 def LinformerCPUTileAndFusePass
     : Pass<"linformer-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
   let summary = "tiles each kernel root into workgroups and fuses its producers";
@@ -184,6 +244,20 @@ def LinformerCPULowerVectorsPass
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect"];
+}
+
+def LinformerHoistInKernelsPass
+    : Pass<"linformer-hoist-in-kernels", "::mlir::func::FuncOp"> {
+  let summary = "loop-invariant code motion and subset hoisting, inside kernels";
+  let description = [{
+    Upstream loop-invariant code motion and loop-invariant subset hoisting
+    (the accumulators of a register tile, read and written around every step
+    of its reduction loop, move out of it and stay in registers), applied to
+    `scf.for` loops only. A workgroup loop (`scf.forall`) is a kernel: what
+    its body computes must stay in it, or it would end up outside every
+    kernel (code that only the sequential entry runs) or, for work that
+    yields values, could not be outlined at all.
+  }];
 }
 
 def LinformerHoistStaticAllocasPass

@@ -324,7 +324,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
 };
 
 struct DecomposeAttentionPass
-    : linformer::impl::LinformerDecomposeAttentionPassBase<
+    : mlir::linformer::impl::LinformerDecomposeAttentionPassBase<
           DecomposeAttentionPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());

@@ -288,7 +288,7 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
 };
 
 struct LowerToLinalgPass
-    : linformer::impl::LinformerLowerToLinalgPassBase<LowerToLinalgPass> {
+    : mlir::linformer::impl::LinformerLowerToLinalgPassBase<LowerToLinalgPass> {
   using Base::Base;
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());

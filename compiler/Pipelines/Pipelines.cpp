@@ -58,28 +58,35 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   // softmax could not be fused into query tiles.
   addLinalgStages(pm, /*lowerCore=*/false, options.reassociate);
 
+  // Choosing schedules is separate from applying them: every kernel root
+  // gets its #linformer.cpu_schedule here, from the roots' static shapes
+  // (so after decomposition and lowering), before any tiling reads it.
+  LinformerCPUSelectSchedulesPassOptions selectOptions;
+  selectOptions.targetIsa = options.targetIsa;
+  selectOptions.scheduleFile = options.scheduleFile;
+  selectOptions.rowTile = options.rowTile;
+  selectOptions.vectorWidth = options.vectorWidth;
+  selectOptions.unroll = options.unroll;
+  selectOptions.reductionTile = options.reductionTile;
+  pm.addPass(createLinformerCPUSelectSchedulesPass(selectOptions));
+
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
   // runs before any other tiling.
-  LinformerCPUTileAndFusePassOptions tileOptions;
-  tileOptions.rowTile = options.rowTile;
-  funcPm.addPass(createLinformerCPUTileAndFusePass(tileOptions));
+  funcPm.addPass(createLinformerCPUTileAndFusePass());
   // Each core tile becomes scores -> softmax -> weighted sum on its rows.
   funcPm.addPass(createLinformerLowerToLinalgPass());
   addCleanup(funcPm);
-  LinformerCPUTileForVectorsPassOptions vectorTileOptions;
-  vectorTileOptions.vectorWidth = options.vectorWidth;
-  vectorTileOptions.unroll = options.unroll;
-  vectorTileOptions.reductionTile = options.reductionTile;
-  funcPm.addPass(createLinformerCPUTileForVectorsPass(vectorTileOptions));
+  // Register tiles come from each kernel's schedule.
+  funcPm.addPass(createLinformerCPUTileForVectorsPass());
   addCleanup(funcPm);
   funcPm.addPass(createLinformerCPUVectorizePass());
   addCleanup(funcPm);
   // The accumulators of a register tile are read and written around every
   // step of its reduction loop; hoisting the pair out (on tensors, where
   // the loop carries the tile as an iter_arg) keeps them in registers.
-  funcPm.addPass(createLoopInvariantCodeMotionPass());
-  funcPm.addPass(createLoopInvariantSubsetHoistingPass());
+  // Nothing leaves a workgroup loop: it is a kernel.
+  funcPm.addPass(createLinformerHoistInKernelsPass());
   addCleanup(funcPm);
 
   // Bufferize after vectorization: vector transfers on tensors fold their

@@ -16,21 +16,31 @@
 namespace mlir::linformer {
 
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<std::string> targetIsa{
+      *this, "isa",
+      llvm::cl::desc("Target when the module has no linformer.target: host, "
+                     "avx512, avx2, sse"),
+      llvm::cl::init("host")};
+  PassOptions::Option<std::string> scheduleFile{
+      *this, "schedule-file",
+      llvm::cl::desc("JSON schedule file overriding the cost model by key"),
+      llvm::cl::init("")};
   PassOptions::Option<int64_t> rowTile{
-      *this, "row-tile", llvm::cl::desc("Default rows per workgroup tile"),
-      llvm::cl::init(kDefaultRowTile)};
+      *this, "row-tile",
+      llvm::cl::desc("Force rows per workgroup tile (0: cost model)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
-      llvm::cl::desc("Elements per register-tile row (32 f32: two AVX-512 "
-                     "registers)"),
-      llvm::cl::init(kDefaultVectorWidth)};
+      llvm::cl::desc("Force register-tile columns (0: cost model)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> unroll{
-      *this, "unroll", llvm::cl::desc("Rows per register tile"),
-      llvm::cl::init(kDefaultUnroll)};
+      *this, "unroll",
+      llvm::cl::desc("Force register-tile rows (0: cost model)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> reductionTile{
       *this, "reduction-tile",
-      llvm::cl::desc("Reduction block kept in cache (0: no blocking)"),
-      llvm::cl::init(kDefaultReductionTile)};
+      llvm::cl::desc("Force the reduction block (0: cost model, -1: none)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "

@@ -7,6 +7,7 @@
 #define LINFORMER_ATTRS_TD
 
 include "dialect/IR/LinformerBase.td"
+include "mlir/Dialect/SCF/IR/DeviceMappingInterface.td"
 
 class Linformer_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<Linformer_Dialect, name, traits> {
@@ -53,6 +54,95 @@ def Linformer_SharingAttr : Linformer_Attr<"Sharing", "sharing"> {
     /// Builds the attribute for a preset name; null if the name is unknown.
     static SharingAttr getPreset(::mlir::MLIRContext *ctx, ::llvm::StringRef name);
   }];
+}
+
+def Linformer_CPUTargetAttr : Linformer_Attr<"CPUTarget", "cpu_target"> {
+  let summary = "the CPU that schedules are chosen for";
+  let description = [{
+    What the CPU schedule depends on: the LLVM CPU name and features, the
+    vector ISA (`avx512`, `avx2`, `sse`, `generic`), its width in bits and
+    number of vector registers, the FMA units per core and their latency,
+    the L1/L2 (per core) and L3 sizes in bytes and the cores the runtime
+    will use. `linformer-compile` attaches one to the module as
+    `linformer.target` (from the host, or from `--cpu` / `--cpu-features`);
+    `--linformer-cpu-select-schedules` reads it.
+
+    ```mlir
+    module attributes {linformer.target = #linformer.cpu_target<
+        cpu = "znver3", features = "+avx2,+fma", isa = "avx2",
+        vector_bits = 256, vector_registers = 16, fma_units = 2,
+        fma_latency = 4, l1_bytes = 32768, l2_bytes = 524288,
+        l3_bytes = 33554432, cores = 2>} { ... }
+    ```
+  }];
+  let parameters = (ins
+    StringRefParameter<"LLVM CPU name">:$cpu,
+    StringRefParameter<"LLVM feature string">:$features,
+    StringRefParameter<"vector ISA">:$isa,
+    "int64_t":$vector_bits,
+    "int64_t":$vector_registers,
+    "int64_t":$fma_units,
+    "int64_t":$fma_latency,
+    "int64_t":$l1_bytes,
+    "int64_t":$l2_bytes,
+    "int64_t":$l3_bytes,
+    "int64_t":$cores);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
+  let summary = "how one CPU kernel is tiled";
+  let description = [{
+    The schedule of the kernel whose root carries it (as
+    `linformer.schedule`), chosen by `--linformer-cpu-select-schedules`
+    (cost model, schedule file or autotuning) and applied by the tiling
+    passes, as IREE's `lowering_config`:
+    - `workgroup`: the workgroup tile, one size per loop of the root
+      (0 = the whole loop; reduction loops are always whole);
+    - `register`: `[rows, columns]` of the accumulator block a contraction
+      keeps in vector registers (columns in elements);
+    - `reduction`: how many steps of all reduction loops together one cache
+      block covers (0 = no blocking);
+    - `pack`: pack the streamed operand into register-tile panels.
+
+    ```mlir
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 32, 0, 0],
+        register = [8, 32], reduction = 64, pack = false>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "workgroup tile per loop">:$workgroup,
+    "int64_t":$rows,
+    "int64_t":$columns,
+    "int64_t":$reduction,
+    "bool":$pack);
+  let assemblyFormat = [{
+    `<` `workgroup` `=` `[` $workgroup `]` `,` `register` `=` `[` $rows `,`
+    $columns `]` `,` `reduction` `=` $reduction `,` `pack` `=` $pack `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Linformer_WorkgroupMappingAttr
+    : Linformer_Attr<"WorkgroupMapping", "workgroup",
+                     [DeclareAttrInterfaceMethods<DeviceMappingAttrInterface>]> {
+  let summary = "maps a dimension of an scf.forall to the kernel's workgroups";
+  let description = [{
+    The mapping of a workgroup loop (`scf.forall`) made by the CPU
+    tile-and-fuse pass: dimension `dim` of the loop enumerates workgroups,
+    which the runtime distributes over its threads. Like `#gpu.block<x>`,
+    a mapped dimension is never folded away, even with a single iteration:
+    every kernel keeps its loop until it is outlined.
+
+    ```mlir
+    scf.forall (%i, %j) in (8, 128) ... {
+      ...
+    } {mapping = [#linformer.workgroup<0>, #linformer.workgroup<1>]}
+    ```
+  }];
+  let parameters = (ins "int64_t":$dim);
+  let assemblyFormat = "`<` $dim `>`";
 }
 
 #endif // LINFORMER_ATTRS_TD

@@ -133,3 +133,54 @@ void SharingAttr::print(AsmPrinter &printer) const {
   llvm::interleaveComma(flags, printer);
   printer << '>';
 }
+
+//===----------------------------------------------------------------------===//
+// CPUTargetAttr, CPUScheduleAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      StringRef cpu, StringRef features, StringRef isa,
+                      int64_t vectorBits, int64_t vectorRegisters,
+                      int64_t fmaUnits, int64_t fmaLatency, int64_t l1Bytes,
+                      int64_t l2Bytes, int64_t l3Bytes, int64_t cores) {
+  if (!llvm::is_contained({"avx512", "avx2", "sse", "generic"}, isa))
+    return emitError() << "isa must be one of avx512, avx2, sse, generic; "
+                          "got '"
+                       << isa << "'";
+  if (vectorBits < 64 || vectorBits % 32 != 0)
+    return emitError() << "vector_bits must be a multiple of 32 and at least "
+                          "64; got "
+                       << vectorBits;
+  if (vectorRegisters < 4)
+    return emitError() << "vector_registers must be at least 4; got "
+                       << vectorRegisters;
+  if (fmaUnits < 1 || fmaLatency < 1)
+    return emitError() << "fma_units and fma_latency must be positive";
+  if (l1Bytes < 1024 || l2Bytes < 1024 || l3Bytes < 0)
+    return emitError() << "cache sizes must be at least 1 KiB (L3: >= 0)";
+  if (cores < 1)
+    return emitError() << "cores must be positive; got " << cores;
+  return success();
+}
+
+LogicalResult
+CPUScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        ArrayRef<int64_t> workgroup, int64_t rows,
+                        int64_t columns, int64_t reduction, bool pack) {
+  for (auto [i, t] : llvm::enumerate(workgroup))
+    if (t < 0)
+      return emitError() << "workgroup tile " << i
+                         << " is negative (" << t << "); 0 means whole";
+  if (rows < 1 || columns < 1)
+    return emitError() << "register tile [" << rows << ", " << columns
+                       << "] must be positive";
+  if (reduction < 0)
+    return emitError() << "reduction block must be >= 0 (0 = none); got "
+                       << reduction;
+  return success();
+}
+
+int64_t WorkgroupMappingAttr::getMappingId() const { return getDim(); }
+bool WorkgroupMappingAttr::isLinearMapping() const { return false; }
+int64_t WorkgroupMappingAttr::getRelativeIndex() const { return getDim(); }

@@ -7,6 +7,7 @@
 #ifndef LINFORMER_DIALECT_IR_LINFORMERDIALECT_H
 #define LINFORMER_DIALECT_IR_LINFORMERDIALECT_H
 
+#include "mlir/Dialect/SCF/IR/DeviceMappingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -50,7 +50,7 @@ ReassociationCost mlir::linformer::estimateReassociation(AttentionOp op) {
 
 namespace {
 struct ReassociatePass
-    : linformer::impl::LinformerReassociatePassBase<ReassociatePass> {
+    : mlir::linformer::impl::LinformerReassociatePassBase<ReassociatePass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -21,7 +21,7 @@ using namespace mlir::linformer;
 
 namespace {
 struct VerifyLayerSharingPass
-    : linformer::impl::LinformerVerifyLayerSharingPassBase<
+    : mlir::linformer::impl::LinformerVerifyLayerSharingPassBase<
           VerifyLayerSharingPass> {
   void runOnOperation() override {
     bool failedAny = false;

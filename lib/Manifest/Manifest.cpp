@@ -175,6 +175,7 @@ Manifest parseJson(const json &root) {
   m.target.kind = getString(target, "kind", "target: ");
   m.target.cpu = getOptionalString(target, "cpu", "target: ");
   m.target.features = getOptionalString(target, "features", "target: ");
+  m.target.descriptionJson = getObjectText(target, "description", "target: ");
   m.entry = getString(root, "entry", "");
 
   const json &buffers = field(root, "buffers", "");
@@ -324,6 +325,9 @@ std::string validateManifest(const Manifest &m) {
     if (!isJsonObjectText(k.scheduleJson))
       return err(where + "the schedule is not a JSON object");
   }
+  if (!m.target.descriptionJson.empty() &&
+      !isJsonObjectText(m.target.descriptionJson))
+    return err("the target description is not a JSON object");
   if (!m.modelJson.empty() && !isJsonObjectText(m.modelJson))
     return err("'model' is not a JSON object");
   return "";
@@ -361,6 +365,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
     root["target"] = {{"kind", m.target.kind},
                       {"cpu", m.target.cpu},
                       {"features", m.target.features}};
+    if (!m.target.descriptionJson.empty())
+      root["target"]["description"] = json::parse(m.target.descriptionJson);
     root["entry"] = m.entry;
     json buffers = json::array();
     for (const ManifestBuffer &b : m.buffers) {

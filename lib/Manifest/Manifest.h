@@ -12,7 +12,7 @@
 //   { "format": "linformer-artifact", "format_version": 1,
 //     "compiler_version": "0.1.0",
 //     "target": {"kind": "cpu", "cpu": "emeraldrapids",
-//                "features": "+avx512f"},
+//                "features": "+avx512f", "description": {...}},
 //     "entry": "encoder",
 //     "buffers": [
 //       {"name": "x", "kind": "input", "dtype": "f32",
@@ -27,8 +27,9 @@
 //                   "buffers": [2, 0, 4], "schedule": {...}} ],
 //     "model": {...} }
 //
-// Kernel buffer ids index "buffers". "schedule" and "model" are free-form
-// objects kept verbatim (key order included). Unknown keys are ignored so
+// Kernel buffer ids index "buffers". "schedule", the target's
+// "description" and "model" are free-form objects kept verbatim (key order
+// included). Unknown keys are ignored so
 // that a newer compiler can add information older runtimes do not need;
 // anything that changes meaning bumps format_version.
 //
@@ -94,6 +95,10 @@ struct ManifestTarget {
   std::string kind = "cpu"; ///< "cpu" or "cuda"
   std::string cpu;          ///< e.g. "emeraldrapids" (cpu) or "sm_90" (cuda)
   std::string features;     ///< LLVM feature string, "+avx512f,+avx512bw"
+  /// What the schedules were chosen for (a JSON object text: ISA, vector
+  /// width and registers, caches, cores; see compiler/Schedule/Target.h);
+  /// empty = absent.
+  std::string descriptionJson;
 };
 
 struct Manifest {

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "dialect/IR/LinformerDialect.h"
 #include "lib/Reference/Reference.h"
@@ -90,16 +91,23 @@ static cl::opt<unsigned> repeatOpt(
     cl::desc("time this many runs of the dispatch plan after the checked one "
              "and report the median (a benchmark, see bench/layer)"),
     cl::init(0));
-static cl::opt<int64_t> rowTileOpt("row-tile", cl::desc("CPU pipeline row-tile"),
-                                   cl::init(mlir::linformer::kDefaultRowTile));
-static cl::opt<int64_t> vectorWidthOpt("vector-width",
-                                       cl::desc("CPU pipeline vector-width"),
-                                       cl::init(mlir::linformer::kDefaultVectorWidth));
-static cl::opt<int64_t> unrollOpt("unroll", cl::desc("CPU pipeline unroll"),
-                                  cl::init(mlir::linformer::kDefaultUnroll));
+static cl::opt<int64_t> rowTileOpt("row-tile",
+                                   cl::desc("force rows per workgroup tile "
+                                            "(0: cost model)"),
+                                   cl::init(0));
+static cl::opt<int64_t> vectorWidthOpt(
+    "vector-width", cl::desc("force register-tile columns (0: cost model)"),
+    cl::init(0));
+static cl::opt<int64_t> unrollOpt(
+    "unroll", cl::desc("force register-tile rows (0: cost model)"),
+    cl::init(0));
 static cl::opt<int64_t> reductionTileOpt(
-    "reduction-tile", cl::desc("CPU pipeline reduction-tile"),
-    cl::init(mlir::linformer::kDefaultReductionTile));
+    "reduction-tile",
+    cl::desc("force the reduction block (0: cost model, -1: none)"),
+    cl::init(0));
+static cl::opt<std::string> scheduleOpt(
+    "schedule", cl::desc("JSON schedule file overriding the cost model"),
+    cl::init(""));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 
@@ -420,6 +428,11 @@ int main(int argc, char **argv) {
     reassociated = op.getReassociate().value_or(false);
   });
   auto t0 = std::chrono::steady_clock::now();
+  // Schedules are chosen for the CPU the code is generated for.
+  (*module)->setAttr(mlir::linformer::kTargetAttrName,
+                     mlir::linformer::toAttr(
+                         &context, mlir::linformer::hostCPUTarget(
+                                       cpuOpt, cpuFeaturesOpt)));
   PassManager pm(&context);
   mlir::linformer::CPUPipelineOptions options;
   options.reassociate = reassociateOpt;
@@ -427,6 +440,7 @@ int main(int argc, char **argv) {
   options.vectorWidth = vectorWidthOpt;
   options.unroll = unrollOpt;
   options.reductionTile = reductionTileOpt;
+  options.scheduleFile = scheduleOpt;
   mlir::linformer::buildCPUPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;

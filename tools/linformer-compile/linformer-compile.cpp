@@ -13,6 +13,7 @@
 #include "compiler/Model/ModelBuilder.h"
 #include "compiler/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "dialect/IR/LinformerDialect.h"
 #include "dialect/Transforms/Passes.h"
@@ -75,16 +76,35 @@ static cl::opt<std::string> cpuFeatures("cpu-features",
 static cl::opt<std::string>
     reassociate("reassociate", cl::desc("auto | always | never"),
                 cl::init("auto"));
-static cl::opt<int64_t> rowTile("row-tile", cl::init(mlir::linformer::kDefaultRowTile),
-                                cl::desc("schedule: rows per workgroup tile"));
-static cl::opt<int64_t> vectorWidth("vector-width",
-                                    cl::init(mlir::linformer::kDefaultVectorWidth),
-                                    cl::desc("schedule: vector width"));
-static cl::opt<int64_t> unroll("unroll", cl::init(mlir::linformer::kDefaultUnroll),
-                               cl::desc("schedule: register tile rows"));
+static cl::opt<int64_t>
+    rowTile("row-tile", cl::init(0),
+            cl::desc("force every kernel's rows per workgroup tile "
+                     "(0: cost model)"));
+static cl::opt<int64_t>
+    vectorWidth("vector-width", cl::init(0),
+                cl::desc("force every kernel's register-tile columns "
+                         "(0: cost model)"));
+static cl::opt<int64_t>
+    unroll("unroll", cl::init(0),
+           cl::desc("force every kernel's register-tile rows (0: cost "
+                    "model)"));
 static cl::opt<int64_t> reductionTile(
-    "reduction-tile", cl::init(mlir::linformer::kDefaultReductionTile),
-                                      cl::desc("schedule: reduction block"));
+    "reduction-tile", cl::init(0),
+    cl::desc("force every kernel's reduction block (0: cost model, -1: "
+             "none)"));
+static cl::opt<std::string> scheduleFile(
+    "schedule",
+    cl::desc("JSON schedule file (as --print-schedule writes): its records "
+             "replace the cost model's schedules of kernels with the same "
+             "key"),
+    cl::value_desc("FILE.json"), cl::init(""));
+static cl::opt<std::string> printSchedule(
+    "print-schedule",
+    cl::desc("print every kernel's schedule: as a JSON schedule file "
+             "(--print-schedule, editable and accepted by --schedule) or as "
+             "a table (--print-schedule=table); without -o nothing else is "
+             "written"),
+    cl::ValueOptional, cl::init(""));
 static cl::opt<std::string>
     randomWeights("random-weights",
                   cl::desc("write seeded random weights for a model.json "
@@ -276,12 +296,28 @@ int main(int argc, char **argv) {
   if (emit == Emit::Linformer)
     return writeText([&](raw_ostream &os) { module->print(os); });
 
+  // The target the schedules are chosen for: the module's own, or the
+  // host, or what --cpu / --cpu-features say (caches and cores from this
+  // machine).
+  namespace sched = ::linformer::schedule;
+  sched::CPUTarget cpuTarget;
+  if (auto attr = (*module)->getAttrOfType<mlir::linformer::CPUTargetAttr>(
+          mlir::linformer::kTargetAttrName);
+      attr && cpu.empty() && cpuFeatures.empty()) {
+    cpuTarget = mlir::linformer::fromAttr(attr);
+  } else {
+    cpuTarget = mlir::linformer::hostCPUTarget(cpu, cpuFeatures);
+    (*module)->setAttr(mlir::linformer::kTargetAttrName,
+                       mlir::linformer::toAttr(&context, cpuTarget));
+  }
+
   mlir::linformer::CPUPipelineOptions options;
   options.reassociate = reassociate;
   options.rowTile = rowTile;
   options.vectorWidth = vectorWidth;
   options.unroll = unroll;
   options.reductionTile = reductionTile;
+  options.scheduleFile = scheduleFile;
   {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
@@ -296,12 +332,52 @@ int main(int argc, char **argv) {
     if (failed(runWithReproducer(pm, *module, "cpu-pipeline")))
       return 1;
   }
+  // Every kernel's schedule record, from the dispatch plan.
+  auto entryFn = module->lookupSymbol<LLVM::LLVMFuncOp>(entry.name);
+  auto kernels =
+      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
+  auto intermediates =
+      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.intermediates")
+              : nullptr;
+  if (!kernels || !intermediates)
+    return fail("the pipeline produced no dispatch plan for @" + entry.name);
+  sched::ScheduleFile schedules;
+  schedules.target = cpuTarget;
+  schedules.hasTarget = true;
+  std::vector<std::string> scheduleJson;
+  for (Attribute a : kernels) {
+    auto dict = cast<DictionaryAttr>(a);
+    sched::ScheduleRecord record;
+    std::string json = "{}";
+    if (mlir::linformer::kernelRecord(
+            dict.getAs<DictionaryAttr>("kernel"),
+            dict.getAs<mlir::linformer::CPUScheduleAttr>("schedule"),
+            cpuTarget, record)) {
+      record.kernel = cast<StringAttr>(dict.get("name")).str();
+      record.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+      json = sched::recordToJson(record);
+      schedules.kernels.push_back(record);
+    }
+    scheduleJson.push_back(json);
+  }
+  if (printSchedule.getNumOccurrences()) {
+    if (printSchedule == "table")
+      llvm::outs() << sched::formatScheduleTable(schedules);
+    else if (printSchedule.empty() || printSchedule == "json")
+      llvm::outs() << sched::scheduleFileToJson(schedules);
+    else
+      return fail("--print-schedule takes 'json' (the default) or 'table', "
+                  "not '" + printSchedule + "'");
+    if (output.empty())
+      return 0;
+  }
+
   if (emit == Emit::LLVM)
     return writeText([&](raw_ostream &os) { module->print(os); });
 
   mlir::linformer::CPUTargetOptions targetOptions;
-  targetOptions.cpu = cpu;
-  targetOptions.features = cpuFeatures;
+  targetOptions.cpu = cpuTarget.cpu;
+  targetOptions.features = cpuTarget.features;
   targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
   llvm::LLVMContext llvmContext;
   if (emit == Emit::LLVMIR) {
@@ -328,19 +404,12 @@ int main(int argc, char **argv) {
   // The artifact: kernels as a shared object, plus the manifest.
   if (output.empty())
     return fail("an artifact needs -o FILE.lfa");
-  auto entryFn = module->lookupSymbol<LLVM::LLVMFuncOp>(entry.name);
-  auto kernels =
-      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
-  auto intermediates =
-      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.intermediates")
-              : nullptr;
-  if (!kernels || !intermediates)
-    return fail("the pipeline produced no dispatch plan for @" + entry.name);
   lf::Manifest manifest;
   manifest.compilerVersion = kCompilerVersion;
   manifest.target.kind = "cpu";
   manifest.target.cpu = targetOptions.cpu;
   manifest.target.features = targetOptions.features;
+  manifest.target.descriptionJson = sched::toJson(cpuTarget);
   manifest.entry = entry.name;
   if (fromModel)
     manifest.modelJson = lf::modelConfigJson(config);
@@ -388,19 +457,14 @@ int main(int argc, char **argv) {
     b.bytes = cast<IntegerAttr>(a).getInt();
     manifest.buffers.push_back(b);
   }
-  for (Attribute a : kernels) {
+  for (auto [i, a] : llvm::enumerate(kernels)) {
     auto dict = cast<DictionaryAttr>(a);
     lf::ManifestKernel k;
     k.symbol = cast<StringAttr>(dict.get("name")).str();
     k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
     for (Attribute id : cast<ArrayAttr>(dict.get("buffers")))
       k.buffers.push_back(cast<IntegerAttr>(id).getInt());
-    k.scheduleJson =
-        "{\"row_tile\": " + std::to_string(rowTile) +
-        ", \"vector_width\": " + std::to_string(vectorWidth) +
-        ", \"unroll\": " + std::to_string(unroll) +
-        ", \"reduction_tile\": " + std::to_string(reductionTile) +
-        ", \"workgroups\": " + std::to_string(k.workgroups) + "}";
+    k.scheduleJson = scheduleJson[i];
     manifest.kernels.push_back(k);
   }
   std::string manifestText;

@@ -25,7 +25,7 @@ using namespace mlir::linformer;
 
 namespace {
 struct LowerVectorsPass
-    : linformer::impl::LinformerCPULowerVectorsPassBase<LowerVectorsPass> {
+    : mlir::linformer::impl::LinformerCPULowerVectorsPassBase<LowerVectorsPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     // Contractions first: they produce the broadcasts and transposes that

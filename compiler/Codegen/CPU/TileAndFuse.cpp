@@ -8,6 +8,7 @@
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 #include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -25,78 +26,26 @@ using namespace mlir::linformer;
 SmallVector<int64_t>
 mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
                                            int64_t rowTile) {
-  SmallVector<int64_t> ranges;
-  SmallVector<unsigned> outDims;
-  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op.getOperation())) {
-    ranges = linalgOp.getStaticLoopRanges();
-    AffineMap outMap =
-        linalgOp.getIndexingMapMatchingResult(linalgOp->getResult(0));
-    for (AffineExpr e : outMap.getResults())
-      outDims.push_back(cast<AffineDimExpr>(e).getPosition());
-  } else {
-    // Ops whose iteration domain is their result (the attention core).
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    ranges.assign(type.getShape().begin(), type.getShape().end());
-    for (unsigned i = 0; i < ranges.size(); ++i)
-      outDims.push_back(i);
-  }
-  SmallVector<int64_t> tiles(ranges.size(), 0);
-  // Leading output dimensions (batch, heads) one at a time; the second
-  // innermost in row tiles; the innermost whole.
-  for (unsigned i = 0; i + 2 < outDims.size(); ++i)
-    tiles[outDims[i]] = 1;
-  if (outDims.size() >= 2) {
-    unsigned rowDim = outDims[outDims.size() - 2];
-    tiles[rowDim] = largestDivisorAtMost(ranges[rowDim], rowTile);
-  }
-  // Too few workgroups leave threads idle (a [b, k, d] kernel with b = 1
-  // would be one workgroup): split rows, then the innermost dimension (down
-  // to one vector), until there are enough.
-  auto count = [&] {
-    int64_t n = 1;
-    for (unsigned d : outDims)
-      n *= tiles[d] == 0 ? 1 : ranges[d] / tiles[d];
-    return n;
-  };
-  const int64_t kMinWorkgroups = 8, kMinInner = 16;
-  while (count() < kMinWorkgroups) {
-    bool changed = false;
-    if (outDims.size() >= 2) {
-      unsigned rowDim = outDims[outDims.size() - 2];
-      int64_t t = tiles[rowDim] == 0 ? ranges[rowDim] : tiles[rowDim];
-      int64_t smaller = largestDivisorAtMost(ranges[rowDim], t / 2);
-      if (t > 1 && smaller < t) {
-        tiles[rowDim] = smaller;
-        changed = true;
-      }
-    }
-    if (!changed && !outDims.empty()) {
-      unsigned inner = outDims.back();
-      int64_t t = tiles[inner] == 0 ? ranges[inner] : tiles[inner];
-      int64_t smaller = largestDivisorAtMost(ranges[inner], t / 2);
-      if (smaller >= kMinInner && smaller < t) {
-        tiles[inner] = smaller;
-        changed = true;
-      }
-    }
-    if (!changed)
-      break;
-  }
-  return tiles;
+  // The cost model's workgroup tiling with the fixed row tile and at least
+  // 8 workgroups, inner tiles not below 16 elements.
+  FailureOr<::linformer::schedule::KernelShape> shape =
+      analyzeRoot(op.getOperation());
+  if (failed(shape))
+    return SmallVector<int64_t>(op.getLoopIteratorTypes().size(), 0);
+  std::vector<int64_t> tiles = ::linformer::schedule::workgroupTiles(
+      *shape, rowTile, /*minWorkgroups=*/8, /*minInner=*/16);
+  return SmallVector<int64_t>(tiles.begin(), tiles.end());
 }
 
 int64_t mlir::linformer::largestDivisorAtMost(int64_t size, int64_t bound) {
-  if (size <= 0 || ShapedType::isDynamic(size))
+  if (ShapedType::isDynamic(size))
     return 1;
-  for (int64_t t = std::min(size, bound); t > 1; --t)
-    if (size % t == 0)
-      return t;
-  return 1;
+  return ::linformer::schedule::largestDivisorAtMost(size, bound);
 }
 
 namespace {
 struct TileAndFusePass
-    : linformer::impl::LinformerCPUTileAndFusePassBase<TileAndFusePass> {
+    : mlir::linformer::impl::LinformerCPUTileAndFusePassBase<TileAndFusePass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -108,8 +57,16 @@ struct TileAndFusePass
     IRRewriter rewriter(&getContext());
     // Consumers first: a root's producers are then still whole when fused.
     for (TilingInterface root : llvm::reverse(roots)) {
+      // The schedule's workgroup tile, else an explicit tile-size list, else
+      // the default.
       SmallVector<int64_t> tiles;
-      if (auto attr = root->getAttrOfType<DenseI64ArrayAttr>(kTileSizesAttrName))
+      auto schedule = root->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName);
+      auto info = root->getAttrOfType<DictionaryAttr>(kKernelInfoAttrName);
+      if (schedule)
+        tiles.assign(schedule.getWorkgroup().begin(),
+                     schedule.getWorkgroup().end());
+      else if (auto attr =
+                   root->getAttrOfType<DenseI64ArrayAttr>(kTileSizesAttrName))
         tiles.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
       else
         tiles = defaultWorkgroupTileSizes(root, rowTile);
@@ -122,6 +79,30 @@ struct TileAndFusePass
       scf::SCFTilingOptions tiling;
       tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      // A kernel with nothing to split still gets a loop (of one
+      // workgroup), over its first parallel loop.
+      if (llvm::all_of(tiles, [](int64_t t) { return t == 0; })) {
+        SmallVector<utils::IteratorType> iters =
+            root.getLoopIteratorTypes();
+        SmallVector<Range> domain = root.getIterationDomain(rewriter);
+        for (auto [i, it] : llvm::enumerate(iters))
+          if (it == utils::IteratorType::parallel) {
+            if (std::optional<int64_t> size =
+                    getConstantIntValue(domain[i].size)) {
+              tiles[i] = *size;
+              break;
+            }
+          }
+        tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      }
+      // Every tiled dimension enumerates workgroups; the mapping also keeps
+      // canonicalization from folding a single-workgroup loop away.
+      SmallVector<Attribute> mapping;
+      for (int64_t t : tiles)
+        if (t != 0)
+          mapping.push_back(WorkgroupMappingAttr::get(
+              &getContext(), static_cast<int64_t>(mapping.size())));
+      tiling.setMapping(mapping);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);
       // Fuse everything that is not itself the root of another kernel.
@@ -147,7 +128,17 @@ struct TileAndFusePass
       Operation *tiledRoot = result->tiledAndFusedOps.front();
       tiledRoot->removeAttr(kRootAttrName);
       tiledRoot->removeAttr(kTileSizesAttrName);
-      result->loops.front()->setAttr(kRootAttrName, rewriter.getUnitAttr());
+      tiledRoot->removeAttr(kScheduleAttrName);
+      tiledRoot->removeAttr(kKernelInfoAttrName);
+      // The workgroup loop is the kernel from now on: it carries the
+      // schedule (read by the register tiling) and the kernel's facts
+      // (copied into the dispatch plan when the loop is outlined).
+      Operation *loop = result->loops.front();
+      loop->setAttr(kRootAttrName, rewriter.getUnitAttr());
+      if (schedule)
+        loop->setAttr(kScheduleAttrName, schedule);
+      if (info)
+        loop->setAttr(kKernelInfoAttrName, info);
     }
   }
 };

@@ -8,6 +8,7 @@
 
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -57,7 +58,7 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
 
 namespace {
 struct TileForVectorsPass
-    : linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
+    : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -83,6 +84,16 @@ struct TileForVectorsPass
         ops.push_back(op);
     });
     for (linalg::LinalgOp op : ops) {
+      // The kernel's schedule (on its workgroup loop), else the options.
+      int64_t vectorWidth = this->vectorWidth, unroll = this->unroll,
+              reductionTile = this->reductionTile;
+      for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+        if (auto s = p->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName)) {
+          vectorWidth = s.getColumns();
+          unroll = s.getRows();
+          reductionTile = s.getReduction();
+          break;
+        }
       // Cache level first: a long reduction (over n = 4096 tokens, say) is
       // cut into blocks so that the operand block it streams stays in L2
       // while every register tile of the output sweeps it.

@@ -18,7 +18,7 @@ using namespace mlir;
 
 namespace {
 struct HoistStaticAllocasPass
-    : linformer::impl::LinformerHoistStaticAllocasPassBase<
+    : mlir::linformer::impl::LinformerHoistStaticAllocasPassBase<
           HoistStaticAllocasPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();

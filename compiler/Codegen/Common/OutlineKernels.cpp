@@ -52,7 +52,7 @@ bool isBufferRoot(Value v) {
 }
 
 struct OutlineKernelsPass
-    : linformer::impl::LinformerOutlineKernelsPassBase<OutlineKernelsPass> {
+    : mlir::linformer::impl::LinformerOutlineKernelsPassBase<OutlineKernelsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> entries;
@@ -194,6 +194,12 @@ struct OutlineKernelsPass
       workgroups *= tripCounts.back();
     }
     kernel->setAttr("linformer.workgroups", b.getI64IntegerAttr(workgroups));
+    // The schedule and the kernel's facts travel with the kernel into the
+    // dispatch plan (and from there into the manifest).
+    Attribute schedule = forall->getAttr("linformer.schedule");
+    Attribute kernelInfo = forall->getAttr("linformer.kernel");
+    if (schedule)
+      kernel->setAttr("linformer.schedule", schedule);
     Block *kernelBody = kernel.addEntryBlock();
     b.setInsertionPointToStart(kernelBody);
     IRMapping mapping;
@@ -233,10 +239,14 @@ struct OutlineKernelsPass
     SmallVector<Attribute> bufferAttrs;
     for (Value root : roots)
       bufferAttrs.push_back(b.getI64IntegerAttr(bufferIds.lookup(root)));
-    NamedAttribute fields[] = {
+    SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(kernel.getSymName())),
         b.getNamedAttr("workgroups", b.getI64IntegerAttr(workgroups)),
         b.getNamedAttr("buffers", b.getArrayAttr(bufferAttrs))};
+    if (schedule)
+      fields.push_back(b.getNamedAttr("schedule", schedule));
+    if (kernelInfo)
+      fields.push_back(b.getNamedAttr("kernel", kernelInfo));
     return Attribute(DictionaryAttr::get(ctx, fields));
   }
 };

@@ -35,7 +35,7 @@
 // CHECK: scf.forall.in_parallel {
 // DEF-NEXT: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[IB]], %[[IH]], %[[II]], 0] [1, 1, 32, 8] [1, 1, 1, 1] : tensor<1x1x32x8xf32> into tensor<2x2x64x8xf32>
 // ROW16-NEXT: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[IB]], %[[IH]], %[[II]], 0] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<1x1x16x8xf32> into tensor<2x2x64x8xf32>
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK-NEXT: return %[[R]] : tensor<2x2x64x8xf32>
 #bias = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -87,7 +87,7 @@ func.func @input_projection_bias(%x: tensor<2x64x16xf32>, %w: tensor<16x2x8xf32>
 // DEF: %[[T:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[ES]] : tensor<1x1x64x8xf32>, tensor<1x32x64xf32>) outs(%[[INIT]] : tensor<1x1x32x8xf32>) {
 // ROW16: %[[T:.*]] = linalg.generic {{.*}} ins(%[[MASKED]], %[[ES]] : tensor<1x1x64x8xf32>, tensor<1x16x64xf32>) outs(%[[INIT]] : tensor<1x1x16x8xf32>) {
 // CHECK: tensor.parallel_insert_slice %[[T]] into %[[OUT]]
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK-NEXT: return %[[R]]
 #tok_in = affine_map<(d0, d1) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -146,7 +146,7 @@ func.func @learned_projection_masked(%k: tensor<2x4x64x8xf32>,
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<2x64x16xf32>, %[[W:[a-z0-9]+]]: tensor<16x2x8xf32>, %[[KP:[a-z0-9]+]]: tensor<2x2x8x8xf32>, %[[VP:[a-z0-9]+]]: tensor<2x2x8x8xf32>, %[[CNT:[a-z0-9]+]]: tensor<2x8xf32>)
 // CHECK: %[[Q:.*]] = scf.forall ({{.*}}) = (0, 0, 0) to (2, 2, 64)
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x{{16|32}}x16xf32>, tensor<16x1x8xf32>)
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK-NOT: linformer.attention_core
 // DEF: %[[R:.*]] = scf.forall (%[[IB:[a-z0-9]+]], %[[IH:[a-z0-9]+]], %[[II:[a-z0-9]+]]) = ({{.*}}) to (2, 2, 64) step (1, 1, 32) shared_outs(%[[OUT:[a-z0-9]+]] = %{{.*}}) -> (tensor<2x2x64x8xf32>) {
 // ROW16: %[[R:.*]] = scf.forall (%[[IB:[a-z0-9]+]], %[[IH:[a-z0-9]+]], %[[II:[a-z0-9]+]]) = ({{.*}}) to (2, 2, 64) step (1, 1, 16) shared_outs(%[[OUT:[a-z0-9]+]] = %{{.*}}) -> (tensor<2x2x64x8xf32>) {
@@ -162,7 +162,7 @@ func.func @learned_projection_masked(%k: tensor<2x4x64x8xf32>,
 // CHECK: scf.forall.in_parallel {
 // DEF-NEXT: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[IB]], %[[IH]], %[[II]], %{{.*}}] [1, 1, 32, 8] [1, 1, 1, 1] : tensor<1x1x32x8xf32> into tensor<2x2x64x8xf32>
 // ROW16-NEXT: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[IB]], %[[IH]], %[[II]], %{{.*}}] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<1x1x16x8xf32> into tensor<2x2x64x8xf32>
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK-NEXT: return %[[R]]
 #x = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>
 #w = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d4)>
@@ -208,7 +208,7 @@ func.func @attention_core(%x: tensor<2x64x16xf32>, %w: tensor<16x2x8xf32>,
 // CHECK: %[[R:.*]] = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (1, 2, 64) step (1, 1, 16) shared_outs(%{{.*}}) -> (tensor<1x2x64x8xf32>) {
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x16x16xf32>, tensor<16x1x8xf32>) outs(%{{.*}} : tensor<1x1x16x8xf32>) {
 // CHECK: tensor.parallel_insert_slice %[[T]]
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK-NEXT: return %[[R]]
 #x = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>
 #w = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d4)>
@@ -236,7 +236,7 @@ func.func @tile_sizes_override(%x: tensor<1x64x16xf32>, %w: tensor<16x2x8xf32>,
 // CHECK: %[[T:.*]] = linformer.attention_core {{.*}} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
 // CHECK-NOT: linformer.tile_sizes
 // CHECK: tensor.parallel_insert_slice %[[T]]
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @tile_sizes_core(%q: tensor<1x2x64x8xf32>, %kp: tensor<1x2x8x8xf32>,
     %vp: tensor<1x2x8x8xf32>) -> tensor<1x2x64x8xf32> {
   %a = linformer.attention_core %q, %kp, %vp scale(0.125)
@@ -256,7 +256,7 @@ func.func @tile_sizes_core(%q: tensor<1x2x64x8xf32>, %kp: tensor<1x2x8x8xf32>,
 // DEF: linformer.attention_core {{.*}} -> tensor<1x1x24x8xf32>
 // ROW16: scf.forall ({{.*}}) = ({{.*}}) to (4, 2, 48) step (1, 1, 16)
 // ROW16: linformer.attention_core {{.*}} -> tensor<1x1x16x8xf32>
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @row_tile_divisor(%q: tensor<4x2x48x8xf32>, %kp: tensor<4x2x8x8xf32>,
     %vp: tensor<4x2x8x8xf32>) -> tensor<4x2x48x8xf32> {
   %a = linformer.attention_core %q, %kp, %vp scale(0.125)
@@ -273,7 +273,7 @@ func.func @row_tile_divisor(%q: tensor<4x2x48x8xf32>, %kp: tensor<4x2x8x8xf32>,
 // CHECK-LABEL: func.func @min_workgroups_rows(
 // CHECK: scf.forall ({{.*}}) = ({{.*}}) to (1, 2, 32) step (1, 1, 8)
 // CHECK: linformer.attention_core {{.*}} -> tensor<1x1x8x8xf32>
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @min_workgroups_rows(%q: tensor<1x2x32x8xf32>, %kp: tensor<1x2x8x8xf32>,
     %vp: tensor<1x2x8x8xf32>) -> tensor<1x2x32x8xf32> {
   %a = linformer.attention_core %q, %kp, %vp scale(0.125)
@@ -290,10 +290,10 @@ func.func @min_workgroups_rows(%q: tensor<1x2x32x8xf32>, %kp: tensor<1x2x8x8xf32
 // CHECK-LABEL: func.func @min_workgroups_inner(
 // CHECK: scf.forall ({{.*}}) = (0, 0) to (2, 64) step (1, 16)
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x16xf32>)
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK: scf.forall ({{.*}}) = (0, 0) to (1, 32) step (1, 16)
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x16xf32>)
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @min_workgroups_inner(%a: tensor<2x64xf32>, %b: tensor<1x32xf32>)
     -> (tensor<2x64xf32>, tensor<1x32xf32>) {
   %ea = tensor.empty() : tensor<2x64xf32>
@@ -335,7 +335,7 @@ func.func @min_workgroups_inner(%a: tensor<2x64xf32>, %b: tensor<1x32xf32>)
 // CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[BS]] : tensor<16xf32>)
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]} ins(%[[AS]], %{{.*}} : tensor<1x2x{{32|16}}x8xf32>, tensor<2x8x16xf32>) outs(%[[INIT]] :
 // CHECK: tensor.parallel_insert_slice %[[T]]
-// CHECK: } {linformer.root}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 // CHECK-NEXT: return %[[R]]
 #a = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
 #wo = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>

@@ -1,0 +1,578 @@
+//===- Schedule.cpp - CPU kernel schedules and their cost model -*- C++ -*-===//
+//
+// See Schedule.h. The cost model is deliberately small: a register tile is
+// scored by how well it can keep the FMA pipes busy (enough independent
+// accumulators to cover the FMA latency, few enough loads per FMA for the
+// load ports), the reduction block by what fits in L1, the workgroup tile by
+// how many workgroups the cores get. What it cannot see (prefetchers, cache
+// associativity, the quality of the generated loop) is the autotuner's job.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Schedule/Schedule.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace linformer::schedule {
+
+using Json = nlohmann::ordered_json;
+
+const char *kernelKindName(KernelKind kind) {
+  switch (kind) {
+  case KernelKind::Contraction:
+    return "contraction";
+  case KernelKind::AttentionCore:
+    return "attention_core";
+  case KernelKind::Other:
+    return "other";
+  }
+  return "other";
+}
+
+static bool parseKernelKind(const std::string &name, KernelKind &out) {
+  for (KernelKind k : {KernelKind::Contraction, KernelKind::AttentionCore,
+                       KernelKind::Other})
+    if (name == kernelKindName(k)) {
+      out = k;
+      return true;
+    }
+  return false;
+}
+
+int KernelShape::nDim() const {
+  return outputDims.empty() ? -1 : outputDims.back();
+}
+
+int KernelShape::mDim() const {
+  return outputDims.size() < 2 ? -1 : outputDims[outputDims.size() - 2];
+}
+
+int64_t KernelShape::reductionSteps() const {
+  int64_t steps = 1;
+  for (size_t i = 0; i < ranges.size(); ++i)
+    if (i < reduction.size() && reduction[i])
+      steps *= ranges[i];
+  return steps;
+}
+
+int64_t largestDivisorAtMost(int64_t size, int64_t bound) {
+  if (size <= 0)
+    return 1;
+  for (int64_t t = std::min(size, bound); t > 1; --t)
+    if (size % t == 0)
+      return t;
+  return 1;
+}
+
+/// The extent the register tile's columns must divide: the innermost output
+/// loop (its workgroup tile when it is split); for the attention core also
+/// the scores' width k.
+static int64_t columnExtent(const KernelShape &shape,
+                            const std::vector<int64_t> &workgroup) {
+  int n = shape.nDim();
+  if (n < 0)
+    return 1;
+  int64_t extent = shape.ranges[n];
+  if (n < static_cast<int>(workgroup.size()) && workgroup[n] > 0)
+    extent = workgroup[n];
+  if (shape.kind == KernelKind::AttentionCore && shape.coreK > 0)
+    extent = std::gcd(extent, shape.coreK);
+  return extent;
+}
+
+/// The extent the register tile's rows must divide: the workgroup's rows.
+static int64_t rowExtent(const KernelShape &shape,
+                         const std::vector<int64_t> &workgroup) {
+  int m = shape.mDim();
+  if (m < 0)
+    return 1;
+  int64_t extent = shape.ranges[m];
+  if (m < static_cast<int>(workgroup.size()) && workgroup[m] > 0)
+    extent = workgroup[m];
+  return extent;
+}
+
+ScheduleEstimate estimate(const CPUTarget &t, const KernelShape &shape,
+                          const CPUKernelSchedule &s) {
+  ScheduleEstimate e;
+  int64_t lanes = std::max<int64_t>(1, t.lanes());
+  int64_t vectors = (s.columns + lanes - 1) / lanes;
+  e.accumulators = s.rows * vectors;
+  e.registers = e.accumulators + vectors + 1;
+  // Per reduction step: `accumulators` vector FMAs, `vectors` loads of the
+  // streamed operand and `rows` broadcasts. Two load ports is the common
+  // x86 minimum.
+  double fmaCycles = double(e.accumulators) / double(t.fmaUnits);
+  double loadCycles = double(vectors + s.rows) / 2.0;
+  double latency = std::min(1.0, double(e.accumulators) /
+                                     double(std::max<int64_t>(
+                                         1, t.minAccumulators())));
+  double lanesUsed = std::min(1.0, double(s.columns) / double(lanes * vectors));
+  e.efficiency = latency * lanesUsed * fmaCycles /
+                 std::max(fmaCycles, loadCycles);
+  if (e.registers > t.vectorRegisters)
+    e.efficiency *= 0.25; // spills: accumulators go through the stack
+  int64_t kc = s.reduction > 0
+                   ? std::min<int64_t>(s.reduction, shape.reductionSteps())
+                   : shape.reductionSteps();
+  e.l1Bytes = (s.rows + s.columns) * kc * shape.elementBytes;
+  int64_t n = shape.nDim();
+  int64_t nExtent = n >= 0 ? shape.ranges[n] : 1;
+  if (n >= 0 && n < static_cast<int>(s.workgroup.size()) && s.workgroup[n] > 0)
+    nExtent = s.workgroup[n];
+  e.l2Bytes = kc * nExtent * shape.elementBytes;
+  e.workgroups = 1;
+  for (size_t i = 0; i < shape.ranges.size() && i < s.workgroup.size(); ++i)
+    if (s.workgroup[i] > 0)
+      e.workgroups *= shape.ranges[i] / s.workgroup[i];
+  return e;
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
+                       const std::vector<int64_t> &workgroup) {
+  int64_t lanes = std::max<int64_t>(1, t.lanes());
+  int64_t rowsMax = rowExtent(shape, workgroup);
+  int64_t colsMax = columnExtent(shape, workgroup);
+  struct Scored {
+    int64_t rows, cols;
+    ScheduleEstimate e;
+  };
+  std::vector<Scored> all;
+  std::vector<int64_t> colOptions;
+  if (colsMax < lanes) {
+    colOptions.push_back(colsMax);
+  } else {
+    for (int64_t v = 1; v <= 4; ++v)
+      if (colsMax % (v * lanes) == 0)
+        colOptions.push_back(v * lanes);
+  }
+  if (colOptions.empty())
+    colOptions.push_back(largestDivisorAtMost(colsMax, lanes));
+  for (int64_t cols : colOptions)
+    for (int64_t rows = 1; rows <= std::min<int64_t>(rowsMax, 16); ++rows) {
+      if (rowsMax % rows != 0)
+        continue;
+      CPUKernelSchedule s;
+      s.workgroup = workgroup;
+      s.rows = rows;
+      s.columns = cols;
+      ScheduleEstimate e = estimate(t, shape, s);
+      if (e.registers > t.vectorRegisters)
+        continue;
+      all.push_back({rows, cols, e});
+    }
+  std::stable_sort(all.begin(), all.end(), [](const Scored &a,
+                                              const Scored &b) {
+    if (std::fabs(a.e.efficiency - b.e.efficiency) > 1e-9)
+      return a.e.efficiency > b.e.efficiency;
+    if (a.e.accumulators != b.e.accumulators)
+      return a.e.accumulators > b.e.accumulators;
+    return a.rows > b.rows;
+  });
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Scored &s : all)
+    out.push_back({s.rows, s.cols});
+  if (out.empty())
+    out.push_back({1, std::min(colsMax, lanes)});
+  return out;
+}
+
+std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
+                                    int64_t minWorkgroups, int64_t minInner) {
+  std::vector<int64_t> tiles(shape.ranges.size(), 0);
+  const std::vector<int> &out = shape.outputDims;
+  for (size_t i = 0; i + 2 < out.size(); ++i)
+    tiles[out[i]] = 1;
+  int m = shape.mDim(), n = shape.nDim();
+  if (m >= 0)
+    tiles[m] = largestDivisorAtMost(shape.ranges[m], rowTile);
+  if (out.size() == 1 && n >= 0)
+    tiles[n] = shape.ranges[n]; // a vector: split below if needed
+  auto count = [&] {
+    int64_t c = 1;
+    for (int d : out)
+      c *= tiles[d] == 0 ? 1 : shape.ranges[d] / tiles[d];
+    return c;
+  };
+  while (count() < minWorkgroups) {
+    bool changed = false;
+    if (m >= 0) {
+      int64_t cur = tiles[m] == 0 ? shape.ranges[m] : tiles[m];
+      int64_t smaller = largestDivisorAtMost(shape.ranges[m], cur / 2);
+      if (cur > 1 && smaller < cur) {
+        tiles[m] = smaller;
+        changed = true;
+      }
+    }
+    if (!changed && n >= 0) {
+      int64_t cur = tiles[n] == 0 ? shape.ranges[n] : tiles[n];
+      int64_t smaller = largestDivisorAtMost(shape.ranges[n], cur / 2);
+      if (smaller >= minInner && smaller < cur) {
+        tiles[n] = smaller;
+        changed = true;
+      }
+    }
+    if (!changed)
+      break;
+  }
+  return tiles;
+}
+
+/// The largest power of two <= x (at least 1).
+static int64_t floorPow2(int64_t x) {
+  int64_t p = 1;
+  while (p * 2 <= x)
+    p *= 2;
+  return p;
+}
+
+static int64_t chooseReduction(const CPUTarget &t, const KernelShape &shape,
+                               int64_t rows, int64_t cols) {
+  // The register tile's two operand blocks (rows x kc broadcast, kc x cols
+  // streamed) within half of L1, between 16 and 512 steps.
+  int64_t bound =
+      t.l1Bytes / (2 * shape.elementBytes * std::max<int64_t>(1, rows + cols));
+  return std::clamp<int64_t>(floorPow2(std::max<int64_t>(bound, 1)), 16, 512);
+}
+
+CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
+  CPUKernelSchedule s;
+  int64_t lanes = std::max<int64_t>(1, t.lanes());
+  int64_t minWorkgroups = std::max<int64_t>(8, 4 * t.cores);
+  s.workgroup = workgroupTiles(shape, /*rowTile=*/32, minWorkgroups,
+                               /*minInner=*/std::min<int64_t>(16, lanes));
+  if (shape.kind == KernelKind::Other) {
+    // Elementwise work and row reductions: a few rows of two vectors.
+    int64_t colsMax = columnExtent(shape, s.workgroup);
+    s.columns = largestDivisorAtMost(colsMax, 2 * lanes);
+    s.rows = largestDivisorAtMost(rowExtent(shape, s.workgroup), 4);
+    s.reduction = 0;
+    return s;
+  }
+  auto tiles = registerTileCandidates(t, shape, s.workgroup);
+  s.rows = tiles.front().first;
+  s.columns = tiles.front().second;
+  s.reduction = chooseReduction(t, shape, s.rows, s.columns);
+  return s;
+}
+
+std::vector<CPUKernelSchedule> candidates(const CPUTarget &t,
+                                          const KernelShape &shape,
+                                          const CPUKernelSchedule &base,
+                                          int round) {
+  std::vector<CPUKernelSchedule> out;
+  auto add = [&](const CPUKernelSchedule &c) {
+    if (c == base || !validate(shape, c).empty())
+      return;
+    for (const CPUKernelSchedule &o : out)
+      if (o == c)
+        return;
+    out.push_back(c);
+  };
+  if (shape.kind == KernelKind::Other)
+    return out;
+  if (round == 0) {
+    auto tiles = registerTileCandidates(t, shape, base.workgroup);
+    for (size_t i = 0; i < tiles.size() && out.size() < 4; ++i) {
+      CPUKernelSchedule c = base;
+      c.rows = tiles[i].first;
+      c.columns = tiles[i].second;
+      add(c);
+    }
+  } else if (round == 1) {
+    for (int64_t kc : {base.reduction / 2, base.reduction * 2}) {
+      if (kc < 8 || kc > 1024)
+        continue;
+      CPUKernelSchedule c = base;
+      c.reduction = kc;
+      add(c);
+    }
+  } else if (round == 2) {
+    int m = shape.mDim();
+    if (m < 0 || m >= static_cast<int>(base.workgroup.size()))
+      return out;
+    int64_t cur = base.workgroup[m] == 0 ? shape.ranges[m] : base.workgroup[m];
+    for (int64_t rows : {cur / 2, cur * 2}) {
+      if (rows < base.rows || rows > shape.ranges[m] ||
+          shape.ranges[m] % rows != 0 || rows % base.rows != 0)
+        continue;
+      CPUKernelSchedule c = base;
+      c.workgroup[m] = rows;
+      if (estimate(t, shape, c).workgroups < 2 * t.cores)
+        continue;
+      add(c);
+    }
+  }
+  return out;
+}
+
+std::string validate(const KernelShape &shape, const CPUKernelSchedule &s) {
+  if (s.workgroup.size() != shape.ranges.size())
+    return "the workgroup tile has " + std::to_string(s.workgroup.size()) +
+           " sizes but the kernel has " + std::to_string(shape.ranges.size()) +
+           " loops";
+  for (size_t i = 0; i < s.workgroup.size(); ++i) {
+    int64_t tile = s.workgroup[i], range = shape.ranges[i];
+    if (tile < 0 || tile > range)
+      return "workgroup tile " + std::to_string(tile) + " of loop " +
+             std::to_string(i) + " is outside [0, " + std::to_string(range) +
+             "]";
+    if (tile > 0 && range % tile != 0)
+      return "workgroup tile " + std::to_string(tile) + " of loop " +
+             std::to_string(i) + " does not divide its " +
+             std::to_string(range) + " iterations";
+    if (i < shape.reduction.size() && shape.reduction[i] && tile != 0 &&
+        tile != range)
+      return "loop " + std::to_string(i) +
+             " is a reduction: its workgroup tile must be 0 (whole)";
+  }
+  if (s.rows < 1 || s.rows > 64)
+    return "register rows " + std::to_string(s.rows) + " outside [1, 64]";
+  if (s.columns < 1 || s.columns > 256)
+    return "register columns " + std::to_string(s.columns) +
+           " outside [1, 256]";
+  if (s.reduction < 0 || s.reduction > (int64_t(1) << 20))
+    return "reduction block " + std::to_string(s.reduction) +
+           " outside [0, 2^20]";
+  return "";
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+static Json scheduleJson(const CPUKernelSchedule &s) {
+  Json j;
+  j["workgroup"] = s.workgroup;
+  j["register"] = {s.rows, s.columns};
+  j["reduction"] = s.reduction;
+  j["pack"] = s.pack;
+  return j;
+}
+
+std::string scheduleToJson(const CPUKernelSchedule &s) {
+  return scheduleJson(s).dump();
+}
+
+static Json recordJson(const ScheduleRecord &r) {
+  Json j;
+  j["key"] = r.key;
+  if (!r.kernel.empty())
+    j["kernel"] = r.kernel;
+  j["kind"] = kernelKindName(r.kind);
+  j["loops"] = r.ranges;
+  j["iterators"] = r.iterators;
+  j["flops"] = r.flops;
+  j["workgroups"] = r.workgroups;
+  j["schedule"] = scheduleJson(r.schedule);
+  j["source"] = r.source;
+  if (r.hasModelSchedule)
+    j["model_schedule"] = scheduleJson(r.modelSchedule);
+  if (r.modelMs >= 0)
+    j["model_ms"] = r.modelMs;
+  if (r.tunedMs >= 0)
+    j["tuned_ms"] = r.tunedMs;
+  Json e;
+  e["registers"] = r.estimate.registers;
+  e["accumulators"] = r.estimate.accumulators;
+  e["l1_bytes"] = r.estimate.l1Bytes;
+  e["l2_bytes"] = r.estimate.l2Bytes;
+  e["efficiency"] = std::round(r.estimate.efficiency * 1000) / 1000;
+  j["estimate"] = e;
+  return j;
+}
+
+std::string recordToJson(const ScheduleRecord &r) {
+  return recordJson(r).dump();
+}
+
+std::string scheduleFileToJson(const ScheduleFile &f) {
+  Json j;
+  j["format"] = kScheduleFormat;
+  j["version"] = kScheduleFormatVersion;
+  if (f.hasTarget)
+    j["target"] = Json::parse(toJson(f.target));
+  j["kernels"] = Json::array();
+  for (const ScheduleRecord &r : f.kernels)
+    j["kernels"].push_back(recordJson(r));
+  return j.dump(2) + "\n";
+}
+
+static std::string parseSchedule(const nlohmann::json &j,
+                                 const std::string &where,
+                                 CPUKernelSchedule &s) {
+  if (!j.is_object())
+    return where + ": 'schedule' must be an object";
+  auto intArray = [&](const char *key,
+                      std::vector<int64_t> &out) -> std::string {
+    const nlohmann::json &a = j[key];
+    if (!a.is_array())
+      return where + ": '" + key + "' must be an array of integers";
+    out.clear();
+    for (const nlohmann::json &v : a) {
+      if (!v.is_number_integer())
+        return where + ": '" + key + "' must be an array of integers";
+      out.push_back(v.get<int64_t>());
+    }
+    return "";
+  };
+  if (j.contains("workgroup"))
+    if (std::string err = intArray("workgroup", s.workgroup); !err.empty())
+      return err;
+  if (j.contains("register")) {
+    std::vector<int64_t> reg;
+    if (std::string err = intArray("register", reg); !err.empty())
+      return err;
+    if (reg.size() != 2)
+      return where + ": 'register' must be [rows, columns]";
+    s.rows = reg[0];
+    s.columns = reg[1];
+  }
+  if (j.contains("reduction")) {
+    if (!j["reduction"].is_number_integer())
+      return where + ": 'reduction' must be an integer";
+    s.reduction = j["reduction"].get<int64_t>();
+  }
+  if (j.contains("pack")) {
+    if (!j["pack"].is_boolean())
+      return where + ": 'pack' must be true or false";
+    s.pack = j["pack"].get<bool>();
+  }
+  return "";
+}
+
+std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    return "schedule file: not valid JSON";
+  if (!j.is_object())
+    return "schedule file: the top level must be an object";
+  if (j.contains("format") &&
+      (!j["format"].is_string() || j["format"] != kScheduleFormat))
+    return std::string("schedule file: 'format' must be \"") +
+           kScheduleFormat + "\"";
+  if (j.contains("version") &&
+      (!j["version"].is_number_integer() ||
+       j["version"].get<int64_t>() != kScheduleFormatVersion))
+    return "schedule file: 'version' must be " +
+           std::to_string(kScheduleFormatVersion);
+  ScheduleFile f;
+  if (j.contains("target")) {
+    if (std::string err = fromJson(j["target"].dump(), f.target);
+        !err.empty())
+      return "schedule file: " + err;
+    f.hasTarget = true;
+  }
+  if (!j.contains("kernels") || !j["kernels"].is_array())
+    return "schedule file: 'kernels' must be an array";
+  size_t index = 0;
+  for (const nlohmann::json &k : j["kernels"]) {
+    std::string where = "schedule file: kernels[" + std::to_string(index++) +
+                        "]";
+    if (!k.is_object())
+      return where + ": must be an object";
+    ScheduleRecord r;
+    if (!k.contains("key") || !k["key"].is_string() ||
+        k["key"].get<std::string>().empty())
+      return where + ": 'key' (a non-empty string) is required";
+    r.key = k["key"].get<std::string>();
+    where += " ('" + r.key + "')";
+    if (k.contains("kernel") && k["kernel"].is_string())
+      r.kernel = k["kernel"].get<std::string>();
+    if (k.contains("kind") && k["kind"].is_string() &&
+        !parseKernelKind(k["kind"].get<std::string>(), r.kind))
+      return where + ": unknown 'kind'";
+    if (!k.contains("schedule"))
+      return where + ": 'schedule' is required";
+    r.schedule.workgroup.clear();
+    if (std::string err = parseSchedule(k["schedule"], where, r.schedule);
+        !err.empty())
+      return err;
+    if (k.contains("source") && k["source"].is_string())
+      r.source = k["source"].get<std::string>();
+    if (k.contains("model_ms") && k["model_ms"].is_number())
+      r.modelMs = k["model_ms"].get<double>();
+    if (k.contains("tuned_ms") && k["tuned_ms"].is_number())
+      r.tunedMs = k["tuned_ms"].get<double>();
+    if (k.contains("model_schedule")) {
+      r.modelSchedule.workgroup.clear();
+      if (std::string err =
+              parseSchedule(k["model_schedule"], where, r.modelSchedule);
+          !err.empty())
+        return err;
+      r.hasModelSchedule = true;
+    }
+    if (k.contains("loops") && k["loops"].is_array())
+      for (const nlohmann::json &v : k["loops"])
+        if (v.is_number_integer())
+          r.ranges.push_back(v.get<int64_t>());
+    if (k.contains("iterators") && k["iterators"].is_string())
+      r.iterators = k["iterators"].get<std::string>();
+    if (k.contains("flops") && k["flops"].is_number())
+      r.flops = k["flops"].get<double>();
+    if (k.contains("workgroups") && k["workgroups"].is_number_integer())
+      r.workgroups = k["workgroups"].get<int64_t>();
+    f.kernels.push_back(std::move(r));
+  }
+  out = std::move(f);
+  return "";
+}
+
+static std::string joinInts(const std::vector<int64_t> &v,
+                            const char *sep = ",") {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i)
+    s += (i ? sep : "") + std::to_string(v[i]);
+  return s;
+}
+
+std::string formatScheduleTable(const ScheduleFile &f) {
+  std::ostringstream os;
+  if (f.hasTarget)
+    os << "target: " << describe(f.target) << "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-22s %-15s %-24s %-16s %-7s %5s %4s %-10s %s\n",
+                "kernel", "kind", "loops", "workgroup", "reg", "red", "wgs",
+                "source", "regs/eff");
+  os << line;
+  for (const ScheduleRecord &r : f.kernels) {
+    std::string reg = std::to_string(r.schedule.rows) + "x" +
+                      std::to_string(r.schedule.columns);
+    std::string est = std::to_string(r.estimate.registers) + "/" +
+                      std::to_string(int(std::lround(r.estimate.efficiency * 100))) +
+                      "%";
+    std::snprintf(line, sizeof line,
+                  "%-22s %-15s %-24s %-16s %-7s %5lld %4lld %-10s %s\n",
+                  r.kernel.c_str(), kernelKindName(r.kind),
+                  joinInts(r.ranges, "x").c_str(),
+                  joinInts(r.schedule.workgroup).c_str(), reg.c_str(),
+                  static_cast<long long>(r.schedule.reduction),
+                  static_cast<long long>(r.workgroups), r.source.c_str(),
+                  est.c_str());
+    os << line;
+    if (r.hasModelSchedule && r.modelSchedule != r.schedule) {
+      os << "    model pick: workgroup " << joinInts(r.modelSchedule.workgroup)
+         << ", register " << r.modelSchedule.rows << "x"
+         << r.modelSchedule.columns << ", reduction "
+         << r.modelSchedule.reduction;
+      if (r.modelMs >= 0 && r.tunedMs >= 0) {
+        char t[96];
+        std::snprintf(t, sizeof t, "; %.3f ms -> %.3f ms", r.modelMs,
+                      r.tunedMs);
+        os << t;
+      }
+      os << "\n";
+    }
+  }
+  return os.str();
+}
+
+} // namespace linformer::schedule

@@ -1,0 +1,233 @@
+//===- ScheduleAttrs.cpp - schedules and targets in the IR ------*- C++ -*-===//
+//
+// See ScheduleAttrs.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Schedule/ScheduleAttrs.h"
+
+#include "dialect/IR/LinformerOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace mlir::linformer;
+namespace sched = ::linformer::schedule;
+
+sched::CPUTarget mlir::linformer::hostCPUTarget(StringRef cpu,
+                                                StringRef features) {
+  sched::CPUTarget t;
+  t.cpu = (cpu.empty() || cpu == "host") ? llvm::sys::getHostCPUName().str()
+                                          : cpu.str();
+  if (features.empty() || features == "host") {
+    llvm::SubtargetFeatures f;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      f.AddFeature(feature.first(), feature.second);
+    t.features = f.getString();
+  } else {
+    t.features = features.str();
+  }
+  sched::deriveISA(t);
+  sched::readHostCaches(t);
+  return t;
+}
+
+CPUTargetAttr mlir::linformer::toAttr(MLIRContext *ctx,
+                                      const sched::CPUTarget &t) {
+  return CPUTargetAttr::get(ctx, t.cpu, t.features, t.isa, t.vectorBits,
+                            t.vectorRegisters, t.fmaUnits, t.fmaLatency,
+                            t.l1Bytes, t.l2Bytes, t.l3Bytes, t.cores);
+}
+
+sched::CPUTarget mlir::linformer::fromAttr(CPUTargetAttr a) {
+  sched::CPUTarget t;
+  t.cpu = a.getCpu().str();
+  t.features = a.getFeatures().str();
+  t.isa = a.getIsa().str();
+  t.vectorBits = a.getVectorBits();
+  t.vectorRegisters = a.getVectorRegisters();
+  t.fmaUnits = a.getFmaUnits();
+  t.fmaLatency = a.getFmaLatency();
+  t.l1Bytes = a.getL1Bytes();
+  t.l2Bytes = a.getL2Bytes();
+  t.l3Bytes = a.getL3Bytes();
+  t.cores = a.getCores();
+  return t;
+}
+
+CPUScheduleAttr mlir::linformer::toAttr(MLIRContext *ctx,
+                                        const sched::CPUKernelSchedule &s) {
+  return CPUScheduleAttr::get(ctx, s.workgroup, s.rows, s.columns, s.reduction,
+                              s.pack);
+}
+
+sched::CPUKernelSchedule mlir::linformer::fromAttr(CPUScheduleAttr a) {
+  sched::CPUKernelSchedule s;
+  s.workgroup.assign(a.getWorkgroup().begin(), a.getWorkgroup().end());
+  s.rows = a.getRows();
+  s.columns = a.getColumns();
+  s.reduction = a.getReduction();
+  s.pack = a.getPack();
+  return s;
+}
+
+/// True if the generic's body multiplies (a contraction, possibly masked or
+/// with a selected operand), as opposed to a pure sum or max.
+static bool bodyMultiplies(linalg::LinalgOp op) {
+  bool mul = false;
+  op.getBlock()->walk([&](Operation *inner) {
+    if (inner->getName().getStringRef() == "arith.mulf")
+      mul = true;
+  });
+  return mul;
+}
+
+FailureOr<sched::KernelShape> mlir::linformer::analyzeRoot(Operation *root) {
+  sched::KernelShape shape;
+  if (auto core = dyn_cast<AttentionCoreOp>(root)) {
+    auto result = cast<RankedTensorType>(core.getResult().getType());
+    auto key = cast<RankedTensorType>(core.getKey().getType());
+    if (!result.hasStaticShape() || !key.hasStaticShape())
+      return root->emitOpError(
+          "needs static shapes to be scheduled (got a dynamic dimension)");
+    shape.kind = sched::KernelKind::AttentionCore;
+    shape.ranges.assign(result.getShape().begin(), result.getShape().end());
+    shape.reduction.assign(shape.ranges.size(), false);
+    for (unsigned i = 0; i < shape.ranges.size(); ++i)
+      shape.outputDims.push_back(i);
+    shape.coreK = key.getDimSize(2);
+    shape.elementBytes = (result.getElementTypeBitWidth() + 7) / 8;
+    auto q = cast<RankedTensorType>(core.getQ().getType());
+    double b = result.getDimSize(0), h = result.getDimSize(1),
+           n = result.getDimSize(2), dv = result.getDimSize(3),
+           d = q.getDimSize(3), k = shape.coreK;
+    shape.flops = 2 * b * h * n * k * d + 2 * b * h * n * k * dv;
+    return shape;
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(root);
+  if (!linalgOp)
+    return root->emitOpError("is not a kernel root this compiler can "
+                             "schedule (expected a linalg op or "
+                             "linformer.attention_core)");
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return root->emitOpError(
+        "needs static shapes to be scheduled (got a dynamic dimension)");
+  shape.ranges.assign(ranges.begin(), ranges.end());
+  bool anyReduction = false;
+  for (utils::IteratorType it : linalgOp.getIteratorTypesArray()) {
+    shape.reduction.push_back(it == utils::IteratorType::reduction);
+    anyReduction |= shape.reduction.back();
+  }
+  if (root->getNumResults() > 0) {
+    AffineMap outMap =
+        linalgOp.getIndexingMapMatchingResult(root->getResult(0));
+    for (AffineExpr e : outMap.getResults())
+      if (auto dim = dyn_cast<AffineDimExpr>(e))
+        shape.outputDims.push_back(dim.getPosition());
+  }
+  if (!linalgOp->getOperands().empty())
+    shape.elementBytes =
+        (getElementTypeOrSelf(linalgOp->getOperand(0).getType())
+             .getIntOrFloatBitWidth() +
+         7) /
+        8;
+  int n = shape.nDim();
+  bool innerParallel = n >= 0 && !shape.reduction[n];
+  if (anyReduction && innerParallel && linalgOp.getNumDpsInputs() >= 1)
+    shape.kind = sched::KernelKind::Contraction;
+  if (anyReduction && bodyMultiplies(linalgOp)) {
+    double product = 1;
+    for (int64_t r : ranges)
+      product *= static_cast<double>(r);
+    shape.flops = 2 * product;
+  }
+  return shape;
+}
+
+std::string mlir::linformer::shapeKey(Operation *root,
+                                      const sched::KernelShape &shape) {
+  std::string iterators;
+  for (bool r : shape.reduction)
+    iterators += r ? 'R' : 'p';
+  std::string ranges;
+  for (size_t i = 0; i < shape.ranges.size(); ++i)
+    ranges += (i ? "x" : "") + std::to_string(shape.ranges[i]);
+  // What distinguishes roots of equal loops: the operand maps and the body
+  // (a projection and a pooling can share loops), the attention core's k,
+  // mask and value width.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << root->getName() << ";";
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(root)) {
+    for (AffineMap m : linalgOp.getIndexingMapsArray())
+      os << m << ";";
+    linalgOp.getBlock()->walk(
+        [&](Operation *inner) { os << inner->getName() << ","; });
+  } else if (auto core = dyn_cast<AttentionCoreOp>(root)) {
+    os << core.getKey().getType() << core.getValue().getType()
+       << (core.getKeyMask() ? "masked" : "");
+  }
+  for (Type t : root->getOperandTypes())
+    os << getElementTypeOrSelf(t) << ",";
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text)
+    hash = (hash ^ c) * 1099511628211ull;
+  std::string key = std::string(kernelKindName(shape.kind)) + "/" + iterators +
+                    "/" + ranges + "/" + llvm::utohexstr(hash & 0xffffff, true);
+  if (shape.kind == sched::KernelKind::AttentionCore)
+    key = std::string(kernelKindName(shape.kind)) + "/k" +
+          std::to_string(shape.coreK) + "/" + ranges + "/" +
+          llvm::utohexstr(hash & 0xffffff, true);
+  return key;
+}
+
+bool mlir::linformer::kernelRecord(DictionaryAttr info,
+                                   CPUScheduleAttr schedule,
+                                   const sched::CPUTarget &target,
+                                   sched::ScheduleRecord &out) {
+  if (!info || !schedule)
+    return false;
+  auto key = info.getAs<StringAttr>("key");
+  auto kind = info.getAs<StringAttr>("kind");
+  auto loops = info.getAs<DenseI64ArrayAttr>("loops");
+  auto iterators = info.getAs<StringAttr>("iterators");
+  auto flops = info.getAs<IntegerAttr>("flops");
+  if (!key || !kind || !loops || !iterators || !flops)
+    return false;
+  out.key = key.str();
+  out.kind = kind.getValue() == "contraction"
+                 ? sched::KernelKind::Contraction
+             : kind.getValue() == "attention_core"
+                 ? sched::KernelKind::AttentionCore
+                 : sched::KernelKind::Other;
+  out.ranges.assign(loops.asArrayRef().begin(), loops.asArrayRef().end());
+  out.iterators = iterators.str();
+  out.flops = static_cast<double>(flops.getInt());
+  out.schedule = fromAttr(schedule);
+  if (auto source = info.getAs<StringAttr>("source"))
+    out.source = source.str();
+  if (auto model = info.getAs<CPUScheduleAttr>("model_schedule")) {
+    out.hasModelSchedule = true;
+    out.modelSchedule = fromAttr(model);
+  }
+  sched::KernelShape shape;
+  shape.kind = out.kind;
+  shape.ranges = out.ranges;
+  for (char c : out.iterators)
+    shape.reduction.push_back(c == 'R');
+  if (auto outDims = info.getAs<DenseI32ArrayAttr>("output_dims"))
+    shape.outputDims.assign(outDims.asArrayRef().begin(),
+                            outDims.asArrayRef().end());
+  if (auto k = info.getAs<IntegerAttr>("core_k"))
+    shape.coreK = k.getInt();
+  out.estimate = sched::estimate(target, shape, out.schedule);
+  out.workgroups = out.estimate.workgroups;
+  return true;
+}

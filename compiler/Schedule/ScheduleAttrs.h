@@ -1,0 +1,60 @@
+//===- ScheduleAttrs.h - schedules and targets in the IR --------*- C++ -*-===//
+//
+// The bridge between the MLIR-free schedule data (Target.h, Schedule.h) and
+// the IR: conversions to and from #linformer.cpu_target and
+// #linformer.cpu_schedule, the host's target description, and the analysis
+// that turns a kernel root into a KernelShape and a shape key.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_SCHEDULE_SCHEDULEATTRS_H
+#define LINFORMER_COMPILER_SCHEDULE_SCHEDULEATTRS_H
+
+#include "compiler/Schedule/Schedule.h"
+#include "dialect/IR/LinformerDialect.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::linformer {
+
+/// Discardable attributes: the module's target, a root's schedule and the
+/// facts about its kernel that reach the manifest.
+constexpr llvm::StringLiteral kTargetAttrName = "linformer.target";
+constexpr llvm::StringLiteral kScheduleAttrName = "linformer.schedule";
+constexpr llvm::StringLiteral kKernelInfoAttrName = "linformer.kernel";
+
+/// The CPU described by LLVM CPU name `cpu` and features `features` (empty:
+/// the host's), with the host's cache sizes and core count.
+::linformer::schedule::CPUTarget hostCPUTarget(StringRef cpu = "",
+                                               StringRef features = "");
+
+CPUTargetAttr toAttr(MLIRContext *ctx,
+                     const ::linformer::schedule::CPUTarget &t);
+::linformer::schedule::CPUTarget fromAttr(CPUTargetAttr attr);
+
+CPUScheduleAttr toAttr(MLIRContext *ctx,
+                       const ::linformer::schedule::CPUKernelSchedule &s);
+::linformer::schedule::CPUKernelSchedule fromAttr(CPUScheduleAttr attr);
+
+/// The shape facts of a kernel root (a linalg op marked linformer.root or a
+/// linformer.attention_core), or failure with a diagnostic when its shapes
+/// are not static.
+FailureOr<::linformer::schedule::KernelShape> analyzeRoot(Operation *root);
+
+/// A stable, readable key for a root's shape: kind, iterators, loop ranges
+/// and a short hash of the indexing maps and body, e.g.
+/// "contraction/pppRp/1x8x4096x512x64/7c1e09". Kernels with equal keys are
+/// interchangeable for scheduling.
+std::string shapeKey(Operation *root,
+                     const ::linformer::schedule::KernelShape &shape);
+
+/// The record (key, kind, loops, flops, schedule, estimate) of a kernel
+/// from its `linformer.kernel` info and `linformer.schedule`; false if
+/// either is missing.
+bool kernelRecord(DictionaryAttr info, CPUScheduleAttr schedule,
+                  const ::linformer::schedule::CPUTarget &target,
+                  ::linformer::schedule::ScheduleRecord &out);
+
+} // namespace mlir::linformer
+
+#endif // LINFORMER_COMPILER_SCHEDULE_SCHEDULEATTRS_H

@@ -1,0 +1,152 @@
+//===- SelectSchedules.cpp - choose each kernel's schedule -----*- C++ -*-===//
+//
+// Attaches a #linformer.cpu_schedule and the kernel's facts to every kernel
+// root; see LinformerCPUSelectSchedulesPass in Passes.td. Choosing lives
+// here and in the MLIR-free cost model (Schedule.cpp); applying lives in the
+// tiling passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/LinalgBuilders.h"
+#include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
+#include "dialect/IR/LinformerOps.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCPUSELECTSCHEDULESPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+namespace sched = ::linformer::schedule;
+
+namespace {
+struct SelectSchedulesPass
+    : mlir::linformer::impl::LinformerCPUSelectSchedulesPassBase<
+          SelectSchedulesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = &getContext();
+
+    // The target: the module's, else a preset or the host (attached, so
+    // that the choice shows in the IR and reaches the artifact).
+    sched::CPUTarget target;
+    if (auto attr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName)) {
+      target = fromAttr(attr);
+    } else if (targetIsa == "host" || targetIsa.empty()) {
+      target = hostCPUTarget();
+      module->setAttr(kTargetAttrName, toAttr(ctx, target));
+    } else if (targetIsa == "avx512" || targetIsa == "avx2" ||
+               targetIsa == "sse") {
+      target = sched::presetCPUTarget(targetIsa);
+      module->setAttr(kTargetAttrName, toAttr(ctx, target));
+    } else {
+      module.emitError() << "unknown isa '" << targetIsa
+                         << "': expected host, avx512, avx2 or sse";
+      return signalPassFailure();
+    }
+
+    // Records of the schedule file, by key.
+    std::map<std::string, sched::ScheduleRecord> overrides;
+    std::set<std::string> used;
+    if (!scheduleFile.empty()) {
+      auto buffer = llvm::MemoryBuffer::getFile(scheduleFile);
+      if (!buffer) {
+        module.emitError() << "cannot read the schedule file '"
+                           << scheduleFile
+                           << "': " << buffer.getError().message();
+        return signalPassFailure();
+      }
+      sched::ScheduleFile file;
+      if (std::string err =
+              sched::parseScheduleFile((*buffer)->getBuffer().str(), file);
+          !err.empty()) {
+        module.emitError() << scheduleFile << ": " << err;
+        return signalPassFailure();
+      }
+      for (sched::ScheduleRecord &r : file.kernels)
+        overrides[r.key] = r;
+    }
+    bool forced = rowTile != 0 || vectorWidth != 0 || unroll != 0 ||
+                  reductionTile != 0;
+
+    SmallVector<Operation *> roots;
+    module.walk([&](Operation *op) {
+      if (op->hasAttr(kRootAttrName) || isa<AttentionCoreOp>(op))
+        roots.push_back(op);
+    });
+    for (Operation *root : roots) {
+      FailureOr<sched::KernelShape> shape = analyzeRoot(root);
+      if (failed(shape))
+        return signalPassFailure();
+      std::string key = shapeKey(root, *shape);
+      sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);
+      sched::CPUKernelSchedule chosen = model;
+      std::string source = "cost-model";
+      auto it = overrides.find(key);
+      if (it != overrides.end()) {
+        chosen = it->second.schedule;
+        if (chosen.workgroup.empty())
+          chosen.workgroup = model.workgroup;
+        source = it->second.source == "tuned" ? "tuned" : "file";
+        used.insert(key);
+      } else if (forced) {
+        source = "forced";
+        int m = shape->mDim();
+        // Non-positive values are kept as given, for validate() to reject.
+        if (rowTile != 0 && m >= 0)
+          chosen.workgroup[m] =
+              rowTile > 0
+                  ? sched::largestDivisorAtMost(shape->ranges[m], rowTile)
+                  : rowTile;
+        if (vectorWidth != 0)
+          chosen.columns = vectorWidth;
+        if (unroll != 0)
+          chosen.rows = unroll;
+        if (reductionTile != 0)
+          chosen.reduction = reductionTile < 0 ? 0 : reductionTile;
+      } else if (auto existing =
+                     root->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName)) {
+        chosen = fromAttr(existing);
+        source = "ir";
+      }
+      if (std::string err = sched::validate(*shape, chosen); !err.empty()) {
+        root->emitOpError() << "schedule (" << source << ") for kernel '"
+                            << key << "' does not fit: " << err;
+        return signalPassFailure();
+      }
+      std::string iterators;
+      for (bool r : shape->reduction)
+        iterators += r ? 'R' : 'p';
+      Builder b(ctx);
+      SmallVector<NamedAttribute> info = {
+          b.getNamedAttr("key", b.getStringAttr(key)),
+          b.getNamedAttr("kind",
+                         b.getStringAttr(sched::kernelKindName(shape->kind))),
+          b.getNamedAttr("loops", b.getDenseI64ArrayAttr(shape->ranges)),
+          b.getNamedAttr("iterators", b.getStringAttr(iterators)),
+          b.getNamedAttr("output_dims",
+                         b.getDenseI32ArrayAttr(shape->outputDims)),
+          b.getNamedAttr("flops", b.getI64IntegerAttr(
+                                      static_cast<int64_t>(shape->flops))),
+          b.getNamedAttr("source", b.getStringAttr(source))};
+      if (shape->coreK > 0)
+        info.push_back(
+            b.getNamedAttr("core_k", b.getI64IntegerAttr(shape->coreK)));
+      if (chosen != model)
+        info.push_back(b.getNamedAttr("model_schedule", toAttr(ctx, model)));
+      root->setAttr(kKernelInfoAttrName, b.getDictionaryAttr(info));
+      root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
+    }
+    for (auto &[key, record] : overrides)
+      if (!used.count(key))
+        module.emitWarning() << "schedule file entry '" << key
+                             << "' matches no kernel of this module";
+  }
+};
+} // namespace

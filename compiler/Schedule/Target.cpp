@@ -1,0 +1,214 @@
+//===- Target.cpp - What the schedules are chosen for ----------*- C++ -*-===//
+//
+// See Target.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Schedule/Target.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+namespace linformer::schedule {
+
+void deriveISA(CPUTarget &t) {
+  // The last mention of a feature decides ("+avx512f,...,-avx512f" is off).
+  std::map<std::string, bool> on;
+  std::stringstream ss(t.features);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.size() < 2 || (item[0] != '+' && item[0] != '-'))
+      continue;
+    on[item.substr(1)] = item[0] == '+';
+  }
+  auto has = [&](const char *f) {
+    auto it = on.find(f);
+    return it != on.end() && it->second;
+  };
+  if (has("avx512f")) {
+    t.isa = "avx512";
+    t.vectorBits = 512;
+    t.vectorRegisters = 32;
+  } else if (has("avx2") && has("fma")) {
+    t.isa = "avx2";
+    t.vectorBits = 256;
+    t.vectorRegisters = 16;
+  } else if (has("sse2") || has("avx")) {
+    t.isa = "sse";
+    t.vectorBits = 128;
+    t.vectorRegisters = 16;
+  } else {
+    t.isa = "generic";
+    t.vectorBits = 128;
+    t.vectorRegisters = 16;
+  }
+}
+
+/// "32K", "1024K", "32M" -> bytes; 0 if unreadable.
+static int64_t parseSize(const std::string &text) {
+  size_t pos = 0;
+  int64_t value = 0;
+  while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9')
+    value = value * 10 + (text[pos++] - '0');
+  if (pos == 0)
+    return 0;
+  char unit = pos < text.size() ? text[pos] : ' ';
+  if (unit == 'K')
+    value *= 1024;
+  else if (unit == 'M')
+    value *= 1024 * 1024;
+  else if (unit == 'G')
+    value *= 1024LL * 1024 * 1024;
+  return value;
+}
+
+static bool readLine(const std::string &path, std::string &out) {
+  std::ifstream in(path);
+  return static_cast<bool>(std::getline(in, out));
+}
+
+void readHostCaches(CPUTarget &t) {
+  for (int i = 0; i < 8; ++i) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::string level, type, size;
+    if (!readLine(dir + "level", level) || !readLine(dir + "type", type) ||
+        !readLine(dir + "size", size))
+      break;
+    int64_t bytes = parseSize(size);
+    if (bytes <= 0 || type == "Instruction")
+      continue;
+    if (level == "1")
+      t.l1Bytes = bytes;
+    else if (level == "2")
+      t.l2Bytes = bytes;
+    else if (level == "3")
+      t.l3Bytes = bytes;
+  }
+  unsigned n = std::thread::hardware_concurrency();
+  if (n > 0)
+    t.cores = n;
+}
+
+CPUTarget presetCPUTarget(const std::string &isa, int64_t cores) {
+  CPUTarget t;
+  t.cores = cores;
+  if (isa == "avx512") {
+    t.features = "+avx512f,+avx2,+fma";
+    t.l1Bytes = 32 * 1024;
+    t.l2Bytes = 1024 * 1024;
+  } else if (isa == "avx2") {
+    t.features = "+avx2,+fma";
+    t.l1Bytes = 32 * 1024;
+    t.l2Bytes = 512 * 1024;
+  } else if (isa == "sse") {
+    t.features = "+sse2";
+  }
+  deriveISA(t);
+  t.features.clear();
+  return t;
+}
+
+static std::string kib(int64_t bytes) {
+  if (bytes % (1024 * 1024) == 0)
+    return std::to_string(bytes / (1024 * 1024)) + " MiB";
+  return std::to_string(bytes / 1024) + " KiB";
+}
+
+std::string describe(const CPUTarget &t) {
+  std::string s = t.isa + " (" + std::to_string(t.vectorBits) + "-bit, " +
+                  std::to_string(t.vectorRegisters) + " registers), L1 " +
+                  kib(t.l1Bytes) + ", L2 " + kib(t.l2Bytes) + ", L3 " +
+                  kib(t.l3Bytes) + ", " + std::to_string(t.cores) +
+                  (t.cores == 1 ? " core" : " cores");
+  if (!t.cpu.empty())
+    s += ", cpu " + t.cpu;
+  return s;
+}
+
+std::string toJson(const CPUTarget &t) {
+  nlohmann::ordered_json j;
+  j["kind"] = "cpu";
+  j["cpu"] = t.cpu;
+  j["features"] = t.features;
+  j["isa"] = t.isa;
+  j["vector_bits"] = t.vectorBits;
+  j["vector_registers"] = t.vectorRegisters;
+  j["fma_units"] = t.fmaUnits;
+  j["fma_latency"] = t.fmaLatency;
+  j["l1_bytes"] = t.l1Bytes;
+  j["l2_bytes"] = t.l2Bytes;
+  j["l3_bytes"] = t.l3Bytes;
+  j["cores"] = t.cores;
+  return j.dump();
+}
+
+std::string fromJson(const std::string &text, CPUTarget &out) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return "target: not a JSON object";
+  CPUTarget t = out;
+  auto str = [&](const char *key, std::string &field) -> std::string {
+    if (!j.contains(key))
+      return "";
+    if (!j[key].is_string())
+      return std::string("target: '") + key + "' must be a string";
+    field = j[key].get<std::string>();
+    return "";
+  };
+  auto num = [&](const char *key, int64_t &field, int64_t lo,
+                 int64_t hi) -> std::string {
+    if (!j.contains(key))
+      return "";
+    if (!j[key].is_number_integer())
+      return std::string("target: '") + key + "' must be an integer";
+    int64_t v = j[key].get<int64_t>();
+    if (v < lo || v > hi)
+      return std::string("target: '") + key + "' is " + std::to_string(v) +
+             ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
+             "]";
+    field = v;
+    return "";
+  };
+  for (std::string err :
+       {str("cpu", t.cpu), str("features", t.features), str("isa", t.isa),
+        num("vector_bits", t.vectorBits, 64, 2048),
+        num("vector_registers", t.vectorRegisters, 4, 256),
+        num("fma_units", t.fmaUnits, 1, 8),
+        num("fma_latency", t.fmaLatency, 1, 32),
+        num("l1_bytes", t.l1Bytes, 1024, int64_t(1) << 30),
+        num("l2_bytes", t.l2Bytes, 1024, int64_t(1) << 36),
+        num("l3_bytes", t.l3Bytes, 0, int64_t(1) << 40),
+        num("cores", t.cores, 1, 4096)})
+    if (!err.empty())
+      return err;
+  if (t.vectorBits % 32 != 0)
+    return "target: 'vector_bits' must be a multiple of 32";
+  out = t;
+  return "";
+}
+
+std::string fingerprint(const CPUTarget &t) {
+  return t.isa + "-" + std::to_string(t.vectorBits) + "x" +
+         std::to_string(t.vectorRegisters) + "-l1_" +
+         std::to_string(t.l1Bytes / 1024) + "k-l2_" +
+         std::to_string(t.l2Bytes / 1024) + "k-c" + std::to_string(t.cores) +
+         (t.cpu.empty() ? "" : "-" + t.cpu);
+}
+
+CUDATarget presetCUDATarget(int64_t sm) {
+  CUDATarget t;
+  t.sm = sm;
+  if (sm < 90) { // A100
+    t.smCount = 108;
+    t.sharedBytesPerBlock = 163 * 1024;
+    t.sharedBytesPerSM = 164 * 1024;
+  }
+  return t;
+}
+
+} // namespace linformer::schedule

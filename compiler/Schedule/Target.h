@@ -1,0 +1,98 @@
+//===- Target.h - What the schedules are chosen for -------------*- C++ -*-===//
+//
+// Target descriptions: the facts about a machine that a schedule depends on.
+// A CPU target is the vector ISA and width, the number of vector registers,
+// the FMA units and their latency, the cache sizes and the cores; a CUDA
+// target (filled by the CUDA code generator) is the SM version, the SM count,
+// shared memory and registers. They are plain data with no MLIR or LLVM
+// dependency, so that the cost model, the schedule files and their unit
+// tests can use them anywhere; the compiler fills them from the host (LLVM's
+// host detection and /sys) or from --cpu / --cpu-features.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_SCHEDULE_TARGET_H
+#define LINFORMER_COMPILER_SCHEDULE_TARGET_H
+
+#include <cstdint>
+#include <string>
+
+namespace linformer::schedule {
+
+/// A CPU as the schedule sees it.
+struct CPUTarget {
+  /// LLVM CPU name and feature string ("+avx2,+fma,..."): what code
+  /// generation is asked to target.
+  std::string cpu;
+  std::string features;
+  /// "avx512", "avx2", "sse" or "generic", derived from the features.
+  std::string isa = "generic";
+  /// Width of the vector registers used for f32 (512, 256, 128).
+  int64_t vectorBits = 128;
+  /// Architectural vector registers (32 with AVX-512, else 16).
+  int64_t vectorRegisters = 16;
+  /// FMA pipes per core and their latency in cycles: latency x units
+  /// independent accumulators keep them busy.
+  int64_t fmaUnits = 2;
+  int64_t fmaLatency = 4;
+  /// Data cache sizes in bytes: L1 and L2 per core, L3 shared.
+  int64_t l1Bytes = 32 * 1024;
+  int64_t l2Bytes = 1024 * 1024;
+  int64_t l3Bytes = 16 * 1024 * 1024;
+  /// Cores the runtime will run workgroups on.
+  int64_t cores = 1;
+
+  /// f32 lanes per vector register.
+  int64_t lanes() const { return vectorBits / 32; }
+  /// Accumulators needed to hide the FMA latency.
+  int64_t minAccumulators() const { return fmaUnits * fmaLatency; }
+};
+
+/// Fills isa, vectorBits and vectorRegisters of `t` from t.features: a
+/// feature string with +avx512f is AVX-512 (512-bit, 32 registers), with
+/// +avx2 and +fma AVX2 (256-bit, 16), with +sse2 SSE (128-bit, 16). A
+/// feature turned off ("-avx512f") counts as absent; the last mention wins.
+void deriveISA(CPUTarget &t);
+
+/// Reads L1d/L2/L3 sizes from /sys/devices/system/cpu/cpu0/cache and the
+/// number of online CPUs; keeps t's values where nothing can be read.
+void readHostCaches(CPUTarget &t);
+
+/// A CPU target described by an ISA name alone ("avx512", "avx2", "sse"),
+/// with typical cache sizes; for tests and for --cpu-features without a host.
+/// Empty `cpu` and `features`.
+CPUTarget presetCPUTarget(const std::string &isa, int64_t cores = 2);
+
+/// One line: "avx2 (256-bit, 16 registers), L1 32 KiB, L2 1 MiB, L3 32 MiB,
+/// 2 cores, cpu znver3".
+std::string describe(const CPUTarget &t);
+
+/// JSON object text of every field (the manifest's "target" and the schedule
+/// file's "target").
+std::string toJson(const CPUTarget &t);
+
+/// Parses what toJson writes; unknown keys are ignored, missing keys keep
+/// their defaults. Returns "" or an error naming the field.
+std::string fromJson(const std::string &text, CPUTarget &out);
+
+/// A stable short fingerprint of what schedules depend on (ISA, registers,
+/// caches, cores, CPU name): tuning caches are keyed by it.
+std::string fingerprint(const CPUTarget &t);
+
+/// An NVIDIA GPU as the schedule sees it (filled by the CUDA code
+/// generator; defined here so that both targets share one vocabulary).
+struct CUDATarget {
+  int64_t sm = 90;                    ///< compute capability x 10
+  int64_t smCount = 132;              ///< streaming multiprocessors
+  int64_t sharedBytesPerBlock = 227 * 1024;
+  int64_t sharedBytesPerSM = 228 * 1024;
+  int64_t registersPerSM = 65536;
+  int64_t maxRegistersPerThread = 255;
+  int64_t warpSize = 32;
+};
+
+/// H100 (sm_90) and A100 (sm_80) presets.
+CUDATarget presetCUDATarget(int64_t sm);
+
+} // namespace linformer::schedule
+
+#endif // LINFORMER_COMPILER_SCHEDULE_TARGET_H

@@ -1,0 +1,223 @@
+//===- ScheduleTest.cpp - target descriptions and the cost model ----------===//
+//
+// The MLIR-free half of the schedule machinery: ISA detection from feature
+// strings, the cost model's register budget on every target for the shapes
+// of the benchmark layer and encoder, the autotuner's candidates, schedule
+// validation and the schedule file's JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Schedule/Schedule.h"
+#include "compiler/Schedule/Target.h"
+
+#include <gtest/gtest.h>
+
+using namespace linformer::schedule;
+
+namespace {
+
+/// A contraction shape: loops `ranges`, reductions at `reductionLoops`,
+/// output indexed by `out`.
+KernelShape contraction(std::vector<int64_t> ranges,
+                        std::vector<int> reductionLoops, std::vector<int> out) {
+  KernelShape s;
+  s.kind = KernelKind::Contraction;
+  s.ranges = ranges;
+  s.reduction.assign(ranges.size(), false);
+  for (int r : reductionLoops)
+    s.reduction[r] = true;
+  s.outputDims = out;
+  double product = 1;
+  for (int64_t r : ranges)
+    product *= double(r);
+  s.flops = 2 * product;
+  return s;
+}
+
+KernelShape core(int64_t b, int64_t h, int64_t n, int64_t d, int64_t k) {
+  KernelShape s;
+  s.kind = KernelKind::AttentionCore;
+  s.ranges = {b, h, n, d};
+  s.reduction.assign(4, false);
+  s.outputDims = {0, 1, 2, 3};
+  s.coreK = k;
+  return s;
+}
+
+/// The kernels of one benchmark layer (B=1, n=4096, d_model=512, h=8,
+/// k=256) and of the encoder's FFN (2048).
+std::vector<KernelShape> layerShapes() {
+  return {
+      contraction({1, 8, 4096, 512, 64}, {3}, {0, 1, 2, 4}),  // Q projection
+      contraction({1, 256, 4096, 512}, {2}, {0, 1, 3}),       // E X
+      contraction({1, 8, 256, 512, 64}, {3}, {0, 1, 2, 4}),   // (E X) W
+      core(1, 8, 4096, 64, 256),                              // attention core
+      contraction({1, 4096, 8, 64, 512}, {2, 3}, {0, 1, 4}),  // output proj.
+      contraction({1, 4096, 512, 2048}, {2}, {0, 1, 3}),      // FFN up
+      contraction({1, 4096, 2048, 512}, {2}, {0, 1, 3}),      // FFN down
+      contraction({1, 2, 16, 8, 4}, {3}, {0, 1, 2, 4}),       // tiny
+  };
+}
+
+TEST(TargetTest, DerivesTheISAFromFeatures) {
+  CPUTarget t;
+  t.features = "+sse2,+avx,+avx2,+fma,+avx512f";
+  deriveISA(t);
+  EXPECT_EQ(t.isa, "avx512");
+  EXPECT_EQ(t.vectorBits, 512);
+  EXPECT_EQ(t.vectorRegisters, 32);
+  // A feature turned off later in the string is off.
+  t.features = "+avx2,+fma,+avx512f,-avx512f";
+  deriveISA(t);
+  EXPECT_EQ(t.isa, "avx2");
+  EXPECT_EQ(t.vectorBits, 256);
+  EXPECT_EQ(t.vectorRegisters, 16);
+  t.features = "+sse2,+avx2"; // no FMA: not the AVX2 FMA path
+  deriveISA(t);
+  EXPECT_EQ(t.isa, "sse");
+  t.features = "";
+  deriveISA(t);
+  EXPECT_EQ(t.isa, "generic");
+}
+
+TEST(TargetTest, JsonRoundTripAndErrors) {
+  CPUTarget t = presetCPUTarget("avx2", 4);
+  t.cpu = "znver3";
+  CPUTarget back;
+  ASSERT_EQ(fromJson(toJson(t), back), "");
+  EXPECT_EQ(back.isa, "avx2");
+  EXPECT_EQ(back.cores, 4);
+  EXPECT_EQ(back.cpu, "znver3");
+  EXPECT_EQ(fingerprint(back), fingerprint(t));
+  EXPECT_NE(fromJson("[1]", back), "");
+  EXPECT_NE(fromJson(R"({"cores": 0})", back).find("'cores' is 0"),
+            std::string::npos);
+  EXPECT_NE(fromJson(R"({"vector_bits": "wide"})", back).find("integer"),
+            std::string::npos);
+  EXPECT_NE(fingerprint(presetCPUTarget("avx2")),
+            fingerprint(presetCPUTarget("avx512")));
+}
+
+/// The acceptance check of the schedules issue: on every ISA the chosen
+/// register tile fits the register file, for every kernel of the layer.
+TEST(CostModelTest, RegisterTilesFitEveryTarget) {
+  for (const char *isa : {"avx512", "avx2", "sse"}) {
+    CPUTarget t = presetCPUTarget(isa);
+    for (const KernelShape &shape : layerShapes()) {
+      CPUKernelSchedule s = chooseSchedule(t, shape);
+      ScheduleEstimate e = estimate(t, shape, s);
+      EXPECT_LE(e.registers, t.vectorRegisters) << isa;
+      EXPECT_EQ(validate(shape, s), "") << isa;
+      // Every candidate the autotuner would try fits too.
+      for (int round = 0; round < kTuningRounds; ++round)
+        for (const CPUKernelSchedule &c : candidates(t, shape, s, round)) {
+          EXPECT_LE(estimate(t, shape, c).registers, t.vectorRegisters)
+              << isa << " round " << round;
+          EXPECT_EQ(validate(shape, c), "") << isa << " round " << round;
+          EXPECT_NE(c, s);
+        }
+    }
+  }
+}
+
+TEST(CostModelTest, PicksPerISA) {
+  KernelShape q = layerShapes()[0];
+  CPUKernelSchedule avx512 = chooseSchedule(presetCPUTarget("avx512"), q);
+  CPUKernelSchedule avx2 = chooseSchedule(presetCPUTarget("avx2"), q);
+  // Columns are whole vectors of the ISA; enough accumulators to cover the
+  // FMA latency (2 units x 4 cycles).
+  EXPECT_EQ(avx512.columns % 16, 0);
+  EXPECT_EQ(avx2.columns % 8, 0);
+  EXPECT_GE(avx512.rows * avx512.columns / 16, 8);
+  EXPECT_GE(avx2.rows * avx2.columns / 8, 8);
+  // The AVX-512 tile would need 2x the registers AVX2 has.
+  EXPECT_GT(estimate(presetCPUTarget("avx2"), q, avx512).registers, 16);
+  // Workgroups: 32 rows, whole columns and reduction, >= 4 per core.
+  EXPECT_EQ(avx512.workgroup, (std::vector<int64_t>{1, 1, 32, 0, 0}));
+  EXPECT_GE(estimate(presetCPUTarget("avx512"), q, avx512).workgroups, 8);
+  // The reduction block keeps both operand blocks within half of L1.
+  ScheduleEstimate e = estimate(presetCPUTarget("avx2"), q, avx2);
+  EXPECT_LE(e.l1Bytes, presetCPUTarget("avx2").l1Bytes / 2);
+}
+
+TEST(CostModelTest, SplitsSmallKernelsForParallelism) {
+  // E X with b = 1: [1, 256, 512] outputs; 32-row tiles give only 8
+  // workgroups, which is enough for 2 cores but not for 8.
+  KernelShape ex = layerShapes()[1];
+  CPUTarget t = presetCPUTarget("avx512", 8);
+  CPUKernelSchedule s = chooseSchedule(t, ex);
+  EXPECT_GE(estimate(t, ex, s).workgroups, 32);
+}
+
+TEST(CostModelTest, ValidateNamesTheProblem) {
+  KernelShape q = layerShapes()[0];
+  CPUKernelSchedule s = chooseSchedule(presetCPUTarget("avx2"), q);
+  CPUKernelSchedule bad = s;
+  bad.workgroup = {1, 1, 48, 0, 0};
+  EXPECT_NE(validate(q, bad).find("does not divide"), std::string::npos);
+  bad.workgroup = {1, 1, 32, 64, 0};
+  EXPECT_NE(validate(q, bad).find("reduction"), std::string::npos);
+  bad.workgroup = {1, 1};
+  EXPECT_NE(validate(q, bad).find("2 sizes"), std::string::npos);
+  bad = s;
+  bad.rows = 0;
+  EXPECT_NE(validate(q, bad).find("rows"), std::string::npos);
+  bad = s;
+  bad.reduction = -1;
+  EXPECT_NE(validate(q, bad).find("reduction block"), std::string::npos);
+}
+
+TEST(ScheduleFileTest, RoundTrip) {
+  ScheduleFile f;
+  f.target = presetCPUTarget("avx2");
+  f.hasTarget = true;
+  ScheduleRecord r;
+  r.key = "contraction/pppRp/1x8x4096x512x64/8dc03e";
+  r.kernel = "layer_kernel_0";
+  r.kind = KernelKind::Contraction;
+  r.ranges = {1, 8, 4096, 512, 64};
+  r.iterators = "pppRp";
+  r.schedule = chooseSchedule(f.target, layerShapes()[0]);
+  r.source = "tuned";
+  r.hasModelSchedule = true;
+  r.modelSchedule = r.schedule;
+  r.modelSchedule.rows = 2;
+  r.modelMs = 3.5;
+  r.tunedMs = 2.25;
+  f.kernels.push_back(r);
+  ScheduleFile back;
+  ASSERT_EQ(parseScheduleFile(scheduleFileToJson(f), back), "");
+  ASSERT_EQ(back.kernels.size(), 1u);
+  EXPECT_EQ(back.kernels[0].key, r.key);
+  EXPECT_EQ(back.kernels[0].schedule, r.schedule);
+  EXPECT_EQ(back.kernels[0].source, "tuned");
+  EXPECT_TRUE(back.kernels[0].hasModelSchedule);
+  EXPECT_EQ(back.kernels[0].modelSchedule, r.modelSchedule);
+  EXPECT_DOUBLE_EQ(back.kernels[0].tunedMs, 2.25);
+  EXPECT_EQ(back.target.isa, "avx2");
+  EXPECT_NE(formatScheduleTable(back).find("layer_kernel_0"),
+            std::string::npos);
+}
+
+TEST(ScheduleFileTest, ErrorsNameTheRecord) {
+  ScheduleFile f;
+  EXPECT_EQ(parseScheduleFile("not json", f), "schedule file: not valid JSON");
+  EXPECT_NE(parseScheduleFile("{}", f).find("'kernels' must be an array"),
+            std::string::npos);
+  EXPECT_NE(parseScheduleFile(R"({"kernels": [{"schedule": {}}]})", f)
+                .find("kernels[0]: 'key'"),
+            std::string::npos);
+  EXPECT_NE(parseScheduleFile(
+                R"({"kernels": [{"key": "k", "schedule": {"reduction": "x"}}]})",
+                f)
+                .find("kernels[0] ('k'): 'reduction' must be an integer"),
+            std::string::npos);
+  EXPECT_NE(parseScheduleFile(R"({"format": "other", "kernels": []})", f)
+                .find("'format'"),
+            std::string::npos);
+  EXPECT_NE(parseScheduleFile(R"({"version": 2, "kernels": []})", f)
+                .find("'version'"),
+            std::string::npos);
+}
+
+} // namespace
