@@ -8,6 +8,8 @@
 
 #include "Internal.h"
 
+#include <cstddef>
+
 #include <new>
 
 using namespace linformer;
@@ -202,6 +204,7 @@ void lf_session_options_init(lf_session_options *options) {
     return;
   options->struct_size = sizeof(lf_session_options);
   options->num_threads = 0;
+  options->profile = 0;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
@@ -221,10 +224,15 @@ lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
                         std::to_string(options->struct_size) +
                         "; call lf_session_options_init first");
       opts.num_threads = options->num_threads;
+      // Fields added later are read only from callers that have them.
+      if (options->struct_size >= offsetof(lf_session_options, profile) +
+                                      sizeof(options->profile))
+        opts.profile = options->profile;
     }
     auto handle = std::make_unique<lf_session_s>();
     handle->impl = std::make_unique<Session>(module->impl, weights->impl,
-                                             opts.num_threads);
+                                             opts.num_threads,
+                                             opts.profile != 0);
     *out_session = handle.release();
   });
 }
@@ -237,6 +245,31 @@ lf_status lf_session_num_threads(const lf_session *session,
     requireArg(session, "session");
     requireArg(out_threads, "out_threads");
     *out_threads = session->impl->numThreads();
+  });
+}
+
+lf_status lf_session_kernel_count(const lf_session *session,
+                                  size_t *out_count) {
+  return guard([&] {
+    requireArg(session, "session");
+    requireArg(out_count, "out_count");
+    *out_count = session->impl->kernelCount();
+  });
+}
+
+lf_status lf_session_profile(lf_session *session, size_t index,
+                             lf_kernel_profile *out_profile) {
+  return guard([&] {
+    requireArg(session, "session");
+    requireArg(out_profile, "out_profile");
+    session->impl->profile(index, *out_profile);
+  });
+}
+
+lf_status lf_session_profile_reset(lf_session *session) {
+  return guard([&] {
+    requireArg(session, "session");
+    session->impl->resetProfile();
   });
 }
 

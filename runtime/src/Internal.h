@@ -105,10 +105,15 @@ class ThreadPool;
 class Session {
 public:
   Session(std::shared_ptr<const Module> module,
-          std::shared_ptr<const Weights> weights, int numThreads);
+          std::shared_ptr<const Weights> weights, int numThreads,
+          bool profile = false);
   ~Session();
 
   int numThreads() const;
+  size_t kernelCount() const;
+  /// Throws LF_INVALID_ARGUMENT without profiling or for a bad index.
+  void profile(size_t index, lf_kernel_profile &out);
+  void resetProfile();
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
            size_t numOutputs);
 

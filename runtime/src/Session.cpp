@@ -13,7 +13,10 @@
 #include "Internal.h"
 #include "ThreadPool.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -131,9 +134,35 @@ struct Session::Impl {
   /// Per kernel: base pointers in the kernel's binding order.
   std::vector<std::vector<void *>> args;
 
+  /// Profiling: per kernel, the milliseconds of each timed run (the last
+  /// kMaxProfiledRuns), its FLOPs and shape key from the manifest.
+  bool profiling = false;
+  static constexpr size_t kMaxProfiledRuns = 4096;
+  std::vector<std::vector<double>> kernelMs;
+  std::vector<double> kernelFlops;
+  std::vector<std::string> kernelKeys;
+
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
-       int threads)
-      : module(std::move(m)), weights(std::move(w)), pool(threads) {}
+       int threads, bool profile)
+      : module(std::move(m)), weights(std::move(w)), pool(threads),
+        profiling(profile) {
+    const Manifest &manifest = module->manifest();
+    kernelMs.resize(manifest.kernels.size());
+    for (const ManifestKernel &k : manifest.kernels) {
+      // The schedule record is free-form; FLOPs and key are informative.
+      nlohmann::json j = nlohmann::json::parse(k.scheduleJson, nullptr, false);
+      double flops = 0;
+      std::string key;
+      if (j.is_object()) {
+        if (j.contains("flops") && j["flops"].is_number())
+          flops = std::max(0.0, j["flops"].get<double>());
+        if (j.contains("key") && j["key"].is_string())
+          key = j["key"].get<std::string>();
+      }
+      kernelFlops.push_back(flops);
+      kernelKeys.push_back(key);
+    }
+  }
 
   void plan();
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
@@ -427,9 +456,19 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       a[j] = bound[size_t(kernel.buffers[j])];
     DispatchFn fn = fns[k];
     void **argv = a.data();
+    auto start = profiling ? std::chrono::steady_clock::now()
+                           : std::chrono::steady_clock::time_point();
     pool.parallelFor(kernel.workgroups, [fn, argv](int64_t begin, int64_t end) {
       fn(argv, begin, end);
     });
+    if (profiling) {
+      std::vector<double> &times = kernelMs[k];
+      if (times.size() == kMaxProfiledRuns)
+        times.erase(times.begin());
+      times.push_back(std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - start)
+                          .count());
+    }
   }
 
   // Copy the rest out: all rows, or the first L of each sequence.
@@ -453,7 +492,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
 }
 
 Session::Session(std::shared_ptr<const Module> module,
-                 std::shared_ptr<const Weights> weights, int numThreads) {
+                 std::shared_ptr<const Weights> weights, int numThreads,
+                 bool profile) {
   weights->check(*module);
   if (numThreads < 0)
     throw Error(LF_INVALID_ARGUMENT,
@@ -462,14 +502,54 @@ Session::Session(std::shared_ptr<const Module> module,
   if (numThreads == 0)
     numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
   numThreads = std::min(numThreads, 1024);
-  impl_ =
-      std::make_unique<Impl>(std::move(module), std::move(weights), numThreads);
+  impl_ = std::make_unique<Impl>(std::move(module), std::move(weights),
+                                 numThreads, profile);
   impl_->plan();
 }
 
 Session::~Session() = default;
 
 int Session::numThreads() const { return impl_->pool.size(); }
+
+size_t Session::kernelCount() const {
+  return impl_->module->manifest().kernels.size();
+}
+
+void Session::profile(size_t index, lf_kernel_profile &out) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  if (!impl_->profiling)
+    throw Error(LF_INVALID_ARGUMENT,
+                "the session was created without profiling (set "
+                "lf_session_options.profile)");
+  const std::vector<ManifestKernel> &kernels =
+      impl_->module->manifest().kernels;
+  if (index >= kernels.size())
+    throw Error(LF_INVALID_ARGUMENT,
+                "kernel index " + std::to_string(index) + " is out of range (" +
+                    std::to_string(kernels.size()) + " kernels)");
+  std::vector<double> times = impl_->kernelMs[index];
+  out.symbol = kernels[index].symbol.c_str();
+  out.key = impl_->kernelKeys[index].c_str();
+  out.workgroups = kernels[index].workgroups;
+  out.runs = int64_t(times.size());
+  out.flops = impl_->kernelFlops[index];
+  out.min_ms = out.median_ms = out.mean_ms = 0;
+  if (times.empty())
+    return;
+  std::sort(times.begin(), times.end());
+  out.min_ms = times.front();
+  out.median_ms = times[times.size() / 2];
+  double sum = 0;
+  for (double t : times)
+    sum += t;
+  out.mean_ms = sum / double(times.size());
+}
+
+void Session::resetProfile() {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  for (std::vector<double> &times : impl_->kernelMs)
+    times.clear();
+}
 
 void Session::run(const lf_tensor *inputs, size_t numInputs,
                   const lf_tensor *outputs, size_t numOutputs) {

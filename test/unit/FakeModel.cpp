@@ -42,7 +42,8 @@ Manifest makeManifest(Padding padding) {
   tmp.kind = BufferKind::Intermediate;
   tmp.bytes = uint64_t(kBatch * kSeq * kDim * 4);
   m.buffers.push_back(tmp); // 4
-  ManifestKernel add{"fake_add", kBatch * kSeq, {0, 1, 4}, "{\"tile\": 1}"};
+  ManifestKernel add{"fake_add", kBatch * kSeq, {0, 1, 4},
+                     "{\"key\": \"other/ppp/fake\", \"flops\": 128}"};
   m.kernels.push_back(add);
   switch (padding) {
   case Padding::None:

@@ -681,6 +681,64 @@ TEST_F(RuntimeTest, WeightsAreCheckedAgainstTheModule) {
   lf_module_free(m);
 }
 
+TEST_F(RuntimeTest, ProfilingTimesEveryKernel) {
+  lf_module *m = load(lengthsPath);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 3), y;
+  // Without profiling: the kernel count, but no times.
+  lf_session *plain = session(m, 2);
+  size_t count = 0;
+  EXPECT_OK(lf_session_kernel_count(plain, &count));
+  EXPECT_EQ(count, 2u);
+  lf_kernel_profile p;
+  EXPECT_STATUS(lf_session_profile(plain, 0, &p), LF_INVALID_ARGUMENT,
+                "without profiling");
+  lf_session_free(plain);
+
+  lf_session_options o;
+  lf_session_options_init(&o);
+  o.num_threads = 2;
+  o.profile = 1;
+  lf_session *s = nullptr;
+  ASSERT_OK(lf_session_create(m, weights, &o, &s));
+  ASSERT_OK(lf_session_profile(s, 1, &p));
+  EXPECT_EQ(p.runs, 0);
+  for (int r = 0; r < 3; ++r)
+    ASSERT_OK(run(s, x, kSeq, y, kSeq));
+  ASSERT_OK(lf_session_profile(s, 0, &p));
+  EXPECT_STREQ(p.symbol, "fake_add");
+  EXPECT_STREQ(p.key, "other/ppp/fake"); // from the manifest's schedule
+  EXPECT_DOUBLE_EQ(p.flops, 128);
+  EXPECT_EQ(p.workgroups, kBatch * kSeq);
+  EXPECT_EQ(p.runs, 3);
+  EXPECT_GE(p.min_ms, 0);
+  EXPECT_LE(p.min_ms, p.median_ms);
+  ASSERT_OK(lf_session_profile(s, 1, &p));
+  EXPECT_STREQ(p.symbol, "fake_pool_lengths");
+  EXPECT_STREQ(p.key, ""); // no key in its schedule
+  EXPECT_EQ(p.flops, 0);
+  EXPECT_STATUS(lf_session_profile(s, 2, &p), LF_INVALID_ARGUMENT,
+                "kernel index 2 is out of range (2 kernels)");
+  EXPECT_STATUS(lf_session_profile(s, 0, nullptr), LF_INVALID_ARGUMENT,
+                "out_profile");
+  ASSERT_OK(lf_session_profile_reset(s));
+  ASSERT_OK(lf_session_profile(s, 0, &p));
+  EXPECT_EQ(p.runs, 0);
+  lf_session_free(s);
+
+  // A caller built against the older options struct (no `profile`): its
+  // struct_size stops before the field, which is then not read.
+  struct OldOptions {
+    uint32_t struct_size;
+    int32_t num_threads;
+  } old = {sizeof(OldOptions), 1};
+  ASSERT_OK(lf_session_create(
+      m, weights, reinterpret_cast<const lf_session_options *>(&old), &s));
+  EXPECT_STATUS(lf_session_profile(s, 0, &p), LF_INVALID_ARGUMENT,
+                "without profiling");
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
 TEST_F(RuntimeTest, CppWrapper) {
   lf::Module module = lf::Module::load(lengthsPath);
   lf::Weights w = lf::Weights::load(dir.file("w.safetensors"));
@@ -707,6 +765,15 @@ TEST_F(RuntimeTest, CppWrapper) {
     EXPECT_NE(std::string(e.what()).find("exceeds"), std::string::npos);
   }
   EXPECT_THROW(lf::Module::load("/nonexistent.lfa"), lf::Error);
+  EXPECT_THROW(session.kernelProfiles(), lf::Error);
+  lf::Session profiled(module, w, 1, /*profile=*/true);
+  profiled.run(
+      {lf::TensorRef("x", LF_DTYPE_F32, {kBatch, L, kDim}, x.data())}, {});
+  std::vector<lf_kernel_profile> kernels = profiled.kernelProfiles();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].runs, 1);
+  profiled.resetProfile();
+  EXPECT_EQ(profiled.kernelProfiles()[1].runs, 0);
 }
 
 } // namespace

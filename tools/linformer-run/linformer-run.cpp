@@ -26,6 +26,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,7 +38,7 @@ const char *kUsage =
     "         (--input x=FILE.npy | --random-input [--seq-len L] [--seed S])\n"
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
     "         [--output out.npy] [--check] [--tolerance T] [--repeat N]\n"
-    "         [--threads N]\n";
+    "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n";
 
 int usage(const std::string &msg) {
   std::cerr << "linformer-run: " << msg << "\n" << kUsage;
@@ -56,9 +57,10 @@ lf_dtype toLf(linformer::DType t) { return static_cast<lf_dtype>(t); }
 int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
-  bool check = false, randomInput = false;
+  bool check = false, randomInput = false, profile = false;
+  std::string profileJson;
   double tolerance = 1e-3;
-  int repeat = 1, threads = 0;
+  int repeat = 1, threads = 0, warmup = 0;
   int64_t seqLen = -1;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -86,8 +88,12 @@ int main(int argc, char **argv) {
       check = true;
     } else if (a == "--random-input") {
       randomInput = true;
+    } else if (a == "--profile") {
+      profile = true;
+    } else if (a == "--profile-json") {
+      if (!value(profileJson)) return usage("--profile-json needs a path");
     } else if (a == "--tolerance" || a == "--repeat" || a == "--threads" ||
-               a == "--seq-len" || a == "--seed") {
+               a == "--seq-len" || a == "--seed" || a == "--warmup") {
       if (!value(v)) return usage(a + " needs a number");
       char *end = nullptr;
       double num = std::strtod(v.c_str(), &end);
@@ -96,6 +102,7 @@ int main(int argc, char **argv) {
       if (a == "--tolerance") tolerance = num;
       else if (a == "--repeat") repeat = std::max(1, int(num));
       else if (a == "--threads") threads = int(num);
+      else if (a == "--warmup") warmup = int(std::min(num, 1e6));
       else if (a == "--seq-len") seqLen = int64_t(num);
       else seed = uint64_t(num);
     } else if (a == "-h" || a == "--help") {
@@ -120,7 +127,8 @@ int main(int argc, char **argv) {
     lf::Module module = lf::Module::load(artifact);
     lf::Weights weights = lf::Weights::load(weightsPath);
     weights.checkAgainst(module);
-    lf::Session session(module, weights, threads);
+    lf::Session session(module, weights, threads,
+                        profile || !profileJson.empty());
     auto [batch, n] = module.sequenceShape();
 
     // Inputs.
@@ -227,6 +235,10 @@ int main(int argc, char **argv) {
     std::vector<lf::TensorRef> outRefs = {
         lf::TensorRef(outs[0].name, LF_DTYPE_F32, outShape, y.bytes.data())};
 
+    for (int r = 0; r < warmup; ++r)
+      session.run(refs, outRefs);
+    if (profile || !profileJson.empty())
+      session.resetProfile();
     std::vector<double> ms;
     for (int r = 0; r < repeat; ++r) {
       auto t0 = std::chrono::steady_clock::now();
@@ -241,6 +253,42 @@ int main(int argc, char **argv) {
                 artifact.c_str(), (long long)batch, (long long)L,
                 (long long)n, session.numThreads(), ms[ms.size() / 2], repeat,
                 ms.front());
+    if (profile || !profileJson.empty()) {
+      std::vector<lf_kernel_profile> kernels = session.kernelProfiles();
+      double total = 0;
+      for (const lf_kernel_profile &k : kernels)
+        total += k.median_ms;
+      if (profile) {
+        std::printf("%-22s %10s %10s %10s %6s %9s\n", "kernel", "workgroups",
+                    "median_ms", "min_ms", "%time", "GFLOP/s");
+        for (const lf_kernel_profile &k : kernels)
+          std::printf("%-22s %10lld %10.3f %10.3f %5.1f%% %9.1f\n", k.symbol,
+                      (long long)k.workgroups, k.median_ms, k.min_ms,
+                      total > 0 ? 100 * k.median_ms / total : 0.0,
+                      k.median_ms > 0 ? k.flops / (k.median_ms * 1e6) : 0.0);
+      }
+      if (!profileJson.empty()) {
+        nlohmann::ordered_json j;
+        j["artifact"] = artifact;
+        j["threads"] = session.numThreads();
+        j["runs"] = repeat;
+        j["median_ms"] = ms[ms.size() / 2];
+        j["kernels"] = nlohmann::ordered_json::array();
+        for (const lf_kernel_profile &k : kernels)
+          j["kernels"].push_back({{"symbol", k.symbol},
+                                  {"key", k.key},
+                                  {"workgroups", k.workgroups},
+                                  {"runs", k.runs},
+                                  {"median_ms", k.median_ms},
+                                  {"min_ms", k.min_ms},
+                                  {"mean_ms", k.mean_ms},
+                                  {"flops", k.flops}});
+        std::ofstream out(profileJson);
+        out << j.dump(2) << "\n";
+        if (!out)
+          return error("cannot write '" + profileJson + "'");
+      }
+    }
     if (!output.empty()) {
       if (std::string e = linformer::writeNpy(output, y); !e.empty())
         return error(e);

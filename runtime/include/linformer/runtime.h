@@ -202,6 +202,9 @@ typedef struct lf_session_options {
   /* Threads that run kernels, the calling thread included; 0 = one per
    * hardware thread. */
   int32_t num_threads;
+  /* Nonzero: time every kernel of every run (see lf_session_profile); two
+   * clock reads per kernel. 0 by default. */
+  int32_t profile;
 } lf_session_options;
 
 /* Fills `options` with defaults. */
@@ -245,6 +248,32 @@ LF_API lf_status lf_session_num_threads(const lf_session *session,
 LF_API lf_status lf_session_run(lf_session *session, const lf_tensor *inputs,
                                 size_t num_inputs, const lf_tensor *outputs,
                                 size_t num_outputs);
+
+/*===--- Profiling --------------------------------------------------------===*/
+
+/* The times one kernel took in the runs of a profiling session. */
+typedef struct lf_kernel_profile {
+  const char *symbol; /* the kernel's name; valid while the session lives */
+  const char *key;    /* its schedule's shape key, "" if the manifest has none */
+  int64_t workgroups;
+  int64_t runs;       /* timed runs since creation or the last reset */
+  double min_ms;
+  double median_ms;
+  double mean_ms;
+  double flops;       /* multiply-add FLOPs of one run (2 per multiply-add),
+                         from the manifest; 0 when unknown */
+} lf_kernel_profile;
+
+/* Number of kernels a run launches (the manifest's kernels). */
+LF_API lf_status lf_session_kernel_count(const lf_session *session,
+                                         size_t *out_count);
+/* The `index`-th kernel's times (launch order). LF_INVALID_ARGUMENT when the
+ * session was created without `profile` or `index` is out of range. Safe to
+ * call while another thread runs the session (it waits for the run). */
+LF_API lf_status lf_session_profile(lf_session *session, size_t index,
+                                    lf_kernel_profile *out_profile);
+/* Forgets the times recorded so far (e.g. after warm-up runs). */
+LF_API lf_status lf_session_profile_reset(lf_session *session);
 
 #ifdef __cplusplus
 } /* extern "C" */

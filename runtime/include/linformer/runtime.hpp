@@ -153,12 +153,15 @@ private:
 
 class Session {
 public:
-  /// numThreads = 0: one per hardware thread.
-  Session(const Module &module, const Weights &weights, int numThreads = 0)
+  /// numThreads = 0: one per hardware thread. `profile`: time each kernel
+  /// (see kernelProfiles).
+  Session(const Module &module, const Weights &weights, int numThreads = 0,
+          bool profile = false)
       : handle_(nullptr, &lf_session_free) {
     lf_session_options options;
     lf_session_options_init(&options);
     options.num_threads = numThreads;
+    options.profile = profile ? 1 : 0;
     lf_session *s = nullptr;
     check(lf_session_create(module.get(), weights.get(), &options, &s));
     handle_.reset(s);
@@ -182,6 +185,18 @@ public:
       out.push_back(t.view());
     check(lf_session_run(get(), in.data(), in.size(), out.data(), out.size()));
   }
+
+  /// Per kernel, in launch order: its times in the runs so far (a
+  /// profiling session only; see lf_session_profile).
+  std::vector<lf_kernel_profile> kernelProfiles() const {
+    size_t n = 0;
+    check(lf_session_kernel_count(get(), &n));
+    std::vector<lf_kernel_profile> out(n);
+    for (size_t i = 0; i < n; ++i)
+      check(lf_session_profile(get(), i, &out[i]));
+    return out;
+  }
+  void resetProfile() { check(lf_session_profile_reset(get())); }
 
 private:
   std::unique_ptr<lf_session, void (*)(lf_session *)> handle_;
