@@ -96,16 +96,19 @@ public:
         }));
   }
 
-  /// x [b, n, in] * W [in, out] + bias; loops (b, i, m, o), reduction m.
+  /// x [b, n, in] * W [in, out] + bias (if any); loops (b, i, m, o),
+  /// reduction m.
   Value linear(Value x, Value w, Value bias, int64_t in, int64_t out) {
     (void)in;
     SmallVector<int64_t> outShape = {c.batch, c.maxSeqLen, out};
-    Value init = buildGeneric(b, loc, 3, bias, {DimList{2}},
-                              emptyTensor(b, loc, outShape, et),
-                              DimList{0, 1, 2}, {},
-                              [](OpBuilder &, Location, ValueRange a) {
-                                return a[0];
-                              });
+    Value init =
+        bias ? buildGeneric(b, loc, 3, bias, {DimList{2}},
+                            emptyTensor(b, loc, outShape, et),
+                            DimList{0, 1, 2}, {},
+                            [](OpBuilder &, Location, ValueRange a) {
+                              return a[0];
+                            })
+             : filledTensor(b, loc, outShape, et, b.getZeroAttr(et));
     return markRoot(buildContraction(b, loc, 4, x, DimList{0, 1, 2}, w,
                                      DimList{2, 3}, init, DimList{0, 1, 3},
                                      {2}));
@@ -201,6 +204,10 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
     auto w = [&](const char *leaf) {
       return byName.at(lf::layerWeightName(i, leaf));
     };
+    // Biases are absent with "bias": false.
+    auto bias = [&](const char *leaf) {
+      return c.bias ? w(leaf) : Value();
+    };
     Location layerLoc =
         NameLoc::get(b.getStringAttr("layers." + std::to_string(i)), loc);
     Value e, f;
@@ -210,17 +217,22 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
         f = byName.at(lf::projectionWeightName(c, i, true));
     }
     Value attnIn =
-        c.norm == lf::NormPlacement::Pre
+        c.norm == lf::NormPlacement::Pre && !c.attentionOnly()
             ? eb.layerNorm(h, w("ln1.gamma"), w("ln1.beta"))
             : h;
     auto attn = AttentionOp::create(
         b, layerLoc, xType, attnIn, w("attn.wq"), w("attn.wk"), w("attn.wv"),
-        w("attn.wo"), w("attn.bq"), w("attn.bk"), w("attn.bv"), w("attn.bo"),
+        w("attn.wo"), bias("attn.bq"), bias("attn.bk"), bias("attn.bv"),
+        bias("attn.bo"),
         e, f, lengths, mask, b.getI64IntegerAttr(c.heads),
         b.getI64IntegerAttr(c.k[i]),
         ProjectionKindAttr::get(ctx, static_cast<ProjectionKind>(c.projection)),
         SharingAttr::get(ctx, c.shareHeads, c.shareKV, c.shareLayers),
         BoolAttr());
+    if (c.attentionOnly()) {
+      h = attn;
+      continue;
+    }
     Value sum = eb.add(h, attn);
     if (c.norm == lf::NormPlacement::Post)
       h = eb.layerNorm(sum, w("ln1.gamma"), w("ln1.beta"));
@@ -229,9 +241,9 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
     Value ffnIn = c.norm == lf::NormPlacement::Pre
                       ? eb.layerNorm(h, w("ln2.gamma"), w("ln2.beta"))
                       : h;
-    Value mid = eb.linear(ffnIn, w("ffn.w1"), w("ffn.b1"), dm, c.ffnDim);
-    Value ffnOut = eb.linear(eb.gelu(mid), w("ffn.w2"), w("ffn.b2"), c.ffnDim,
-                             dm);
+    Value mid = eb.linear(ffnIn, w("ffn.w1"), bias("ffn.b1"), dm, c.ffnDim);
+    Value ffnOut = eb.linear(eb.gelu(mid), w("ffn.w2"), bias("ffn.b2"),
+                             c.ffnDim, dm);
     Value sum2 = eb.add(h, ffnOut);
     h = c.norm == lf::NormPlacement::Post
             ? eb.layerNorm(sum2, w("ln2.gamma"), w("ln2.beta"))

@@ -57,7 +57,7 @@ std::string parseModelConfig(const std::string &text, ModelConfig &c) {
       "layers",     "d_model",  "heads",      "max_seq_len",
       "batch",      "k",        "projection", "sharing",
       "ffn_dim",    "activation", "norm",     "dtype",
-      "layer_norm_eps", "padding"};
+      "layer_norm_eps", "padding", "block",   "bias"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
       return fail("unknown field '" + it.key() + "'");
@@ -160,6 +160,15 @@ std::string parseModelConfig(const std::string &text, ModelConfig &c) {
     c.padding = PaddingInput::None;
   else
     return fail("'padding' must be lengths, mask or none");
+  if (!readString("block", c.block))
+    return err;
+  if (c.block != "encoder" && c.block != "attention")
+    return fail("'block' must be encoder or attention");
+  if (j.contains("bias")) {
+    if (!j["bias"].is_boolean())
+      return fail("'bias' must be true or false");
+    c.bias = j["bias"].get<bool>();
+  }
   if (j.contains("layer_norm_eps")) {
     if (!j["layer_norm_eps"].is_number())
       return fail("'layer_norm_eps' must be a number");
@@ -211,7 +220,7 @@ ref::LayerConfig layerConfig(const ModelConfig &c, int64_t layer) {
   l.kind = c.projection;
   l.sharing.heads = c.shareHeads;
   l.sharing.kv = c.shareKV;
-  l.hasBias = true;
+  l.hasBias = c.bias;
   return l;
 }
 
@@ -244,19 +253,24 @@ std::vector<WeightSpec> modelWeights(const ModelConfig &c) {
   for (int64_t i = 0; i < c.layers; ++i) {
     for (const char *n : {"attn.wq", "attn.wk", "attn.wv", "attn.wo"})
       w.push_back({layerWeightName(i, n), {dm, dm}});
-    for (const char *n : {"attn.bq", "attn.bk", "attn.bv", "attn.bo"})
-      w.push_back({layerWeightName(i, n), {dm}});
+    if (c.bias)
+      for (const char *n : {"attn.bq", "attn.bk", "attn.bv", "attn.bo"})
+        w.push_back({layerWeightName(i, n), {dm}});
     if (hasParams && !c.shareLayers) {
       w.push_back({layerWeightName(i, "attn.e"), projShape(i)});
       if (!c.shareKV)
         w.push_back({layerWeightName(i, "attn.f"), projShape(i)});
     }
+    if (c.attentionOnly())
+      continue;
     for (const char *n : {"ln1.gamma", "ln1.beta", "ln2.gamma", "ln2.beta"})
       w.push_back({layerWeightName(i, n), {dm}});
     w.push_back({layerWeightName(i, "ffn.w1"), {dm, f}});
-    w.push_back({layerWeightName(i, "ffn.b1"), {f}});
+    if (c.bias)
+      w.push_back({layerWeightName(i, "ffn.b1"), {f}});
     w.push_back({layerWeightName(i, "ffn.w2"), {f, dm}});
-    w.push_back({layerWeightName(i, "ffn.b2"), {dm}});
+    if (c.bias)
+      w.push_back({layerWeightName(i, "ffn.b2"), {dm}});
   }
   return w;
 }
@@ -280,6 +294,8 @@ std::string modelConfigJson(const ModelConfig &c) {
   j["padding"] = c.padding == PaddingInput::Lengths ? "lengths"
                  : c.padding == PaddingInput::Mask  ? "mask"
                                                     : "none";
+  j["block"] = c.block;
+  j["bias"] = c.bias;
   return j.dump(2);
 }
 

@@ -39,6 +39,13 @@ struct ModelConfig {
   std::string dtype = "f32";
   double layerNormEps = 1e-5;
   PaddingInput padding = PaddingInput::Lengths;
+  /// "encoder": attention, residual, LayerNorm and FFN per layer;
+  /// "attention": the multi-head attention layer alone (h = attention(h)).
+  std::string block = "encoder";
+  /// Biases on the attention projections and the FFN.
+  bool bias = true;
+
+  bool attentionOnly() const { return block == "attention"; }
 
   int64_t headDim() const { return dModel / heads; }
   /// The sharing as the preset name the dialect prints, or the flags.

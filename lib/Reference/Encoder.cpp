@@ -50,14 +50,19 @@ std::string encoderForward(const ModelConfig &c, const WeightLookup &weights,
     const float *g1 = nullptr, *b1 = nullptr, *g2 = nullptr, *b2 = nullptr,
                 *w1 = nullptr, *fb1 = nullptr, *w2 = nullptr, *fb2 = nullptr;
     auto name = [&](const char *leaf) { return layerWeightName(i, leaf); };
-    if (!need(name("attn.wq"), w.wq) || !need(name("attn.wk"), w.wk) ||
-        !need(name("attn.wv"), w.wv) || !need(name("attn.wo"), w.wo) ||
-        !need(name("attn.bq"), w.bq) || !need(name("attn.bk"), w.bk) ||
-        !need(name("attn.bv"), w.bv) || !need(name("attn.bo"), w.bo) ||
-        !need(name("ln1.gamma"), g1) || !need(name("ln1.beta"), b1) ||
-        !need(name("ln2.gamma"), g2) || !need(name("ln2.beta"), b2) ||
-        !need(name("ffn.w1"), w1) || !need(name("ffn.b1"), fb1) ||
-        !need(name("ffn.w2"), w2) || !need(name("ffn.b2"), fb2))
+    bool ok = need(name("attn.wq"), w.wq) && need(name("attn.wk"), w.wk) &&
+              need(name("attn.wv"), w.wv) && need(name("attn.wo"), w.wo);
+    if (c.bias)
+      ok = ok && need(name("attn.bq"), w.bq) && need(name("attn.bk"), w.bk) &&
+           need(name("attn.bv"), w.bv) && need(name("attn.bo"), w.bo);
+    if (!c.attentionOnly()) {
+      ok = ok && need(name("ln1.gamma"), g1) && need(name("ln1.beta"), b1) &&
+           need(name("ln2.gamma"), g2) && need(name("ln2.beta"), b2) &&
+           need(name("ffn.w1"), w1) && need(name("ffn.w2"), w2);
+      if (c.bias)
+        ok = ok && need(name("ffn.b1"), fb1) && need(name("ffn.b2"), fb2);
+    }
+    if (!ok)
       return "reference encoder: a weight of layer " + std::to_string(i) +
              " is missing";
     bool hasParams = c.projection == ProjectionKind::Learned ||
@@ -67,6 +72,14 @@ std::string encoderForward(const ModelConfig &c, const WeightLookup &weights,
         return "reference encoder: missing " + projectionWeightName(c, i, false);
       if (!c.shareKV && !need(projectionWeightName(c, i, true), w.f))
         return "reference encoder: missing " + projectionWeightName(c, i, true);
+    }
+    if (c.attentionOnly()) {
+      if (std::string e =
+              attentionLayer(l, w, h.data(), lengths, mask, a.data());
+          !e.empty())
+        return e;
+      h = a;
+      continue;
     }
     // Attention sub-block.
     const float *attnIn = h.data();
