@@ -370,6 +370,9 @@ static Json recordJson(const ScheduleRecord &r) {
   j["kind"] = kernelKindName(r.kind);
   j["loops"] = r.ranges;
   j["iterators"] = r.iterators;
+  j["output_dims"] = r.outputDims;
+  if (r.coreK > 0)
+    j["core_k"] = r.coreK;
   j["flops"] = r.flops;
   j["workgroups"] = r.workgroups;
   j["schedule"] = scheduleJson(r.schedule);
@@ -516,6 +519,12 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
           r.ranges.push_back(v.get<int64_t>());
     if (k.contains("iterators") && k["iterators"].is_string())
       r.iterators = k["iterators"].get<std::string>();
+    if (k.contains("output_dims") && k["output_dims"].is_array())
+      for (const nlohmann::json &v : k["output_dims"])
+        if (v.is_number_integer())
+          r.outputDims.push_back(v.get<int>());
+    if (k.contains("core_k") && k["core_k"].is_number_integer())
+      r.coreK = k["core_k"].get<int64_t>();
     if (k.contains("flops") && k["flops"].is_number())
       r.flops = k["flops"].get<double>();
     if (k.contains("workgroups") && k["workgroups"].is_number_integer())
@@ -524,6 +533,19 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
   }
   out = std::move(f);
   return "";
+}
+
+KernelShape shapeOf(const ScheduleRecord &r) {
+  KernelShape shape;
+  shape.kind = r.kind;
+  shape.ranges = r.ranges;
+  for (char c : r.iterators)
+    shape.reduction.push_back(c == 'R');
+  shape.reduction.resize(shape.ranges.size(), false);
+  shape.outputDims = r.outputDims;
+  shape.coreK = r.coreK;
+  shape.flops = r.flops;
+  return shape;
 }
 
 static std::string joinInts(const std::vector<int64_t> &v,

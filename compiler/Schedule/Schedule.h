@@ -150,7 +150,9 @@ struct ScheduleRecord {
   std::string kernel;
   KernelKind kind = KernelKind::Other;
   std::vector<int64_t> ranges;
-  std::string iterators; ///< "p"/"r" per loop
+  std::string iterators; ///< "p" (parallel) / "R" (reduction) per loop
+  std::vector<int> outputDims;
+  int64_t coreK = 0;
   double flops = 0;
   int64_t workgroups = 0;
   CPUKernelSchedule schedule;
@@ -164,6 +166,9 @@ struct ScheduleRecord {
   double modelMs = -1, tunedMs = -1;
   ScheduleEstimate estimate;
 };
+
+/// The shape facts a record carries (for the autotuner's candidates).
+KernelShape shapeOf(const ScheduleRecord &r);
 
 /// A schedule file: the target it was made for and one record per kernel.
 struct ScheduleFile {

@@ -217,17 +217,12 @@ bool mlir::linformer::kernelRecord(DictionaryAttr info,
     out.hasModelSchedule = true;
     out.modelSchedule = fromAttr(model);
   }
-  sched::KernelShape shape;
-  shape.kind = out.kind;
-  shape.ranges = out.ranges;
-  for (char c : out.iterators)
-    shape.reduction.push_back(c == 'R');
   if (auto outDims = info.getAs<DenseI32ArrayAttr>("output_dims"))
-    shape.outputDims.assign(outDims.asArrayRef().begin(),
-                            outDims.asArrayRef().end());
+    out.outputDims.assign(outDims.asArrayRef().begin(),
+                          outDims.asArrayRef().end());
   if (auto k = info.getAs<IntegerAttr>("core_k"))
-    shape.coreK = k.getInt();
-  out.estimate = sched::estimate(target, shape, out.schedule);
+    out.coreK = k.getInt();
+  out.estimate = sched::estimate(target, sched::shapeOf(out), out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;
 }

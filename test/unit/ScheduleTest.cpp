@@ -7,10 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Schedule/Autotune.h"
 #include "compiler/Schedule/Schedule.h"
 #include "compiler/Schedule/Target.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <unistd.h>
 
 using namespace linformer::schedule;
 
@@ -218,6 +222,107 @@ TEST(ScheduleFileTest, ErrorsNameTheRecord) {
   EXPECT_NE(parseScheduleFile(R"({"version": 2, "kernels": []})", f)
                 .find("'version'"),
             std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+/// A fake machine for the autotuner: time = base x penalties, so that the
+/// best schedule is known. It prefers 2-row register tiles, 128-step
+/// reduction blocks and 64-row workgroups.
+double fakeMs(const CPUKernelSchedule &s, double base) {
+  double ms = base;
+  ms *= s.rows == 2 ? 1.0 : 1.5;
+  ms *= s.reduction == 128 ? 1.0 : 1.2;
+  ms *= s.workgroup[2] == 64 ? 1.0 : 1.1;
+  return ms;
+}
+
+TEST(AutotuneTest, FindsTheFastestCandidatePerShape) {
+  CPUTarget t = presetCPUTarget("avx2");
+  std::vector<TuningKernel> kernels;
+  for (auto [key, shape] : {std::pair<std::string, KernelShape>{
+                                "q", layerShapes()[0]},
+                            {"pv", layerShapes()[2]}}) {
+    TuningKernel k;
+    k.key = key;
+    k.shape = shape;
+    k.start = chooseSchedule(t, shape);
+    kernels.push_back(k);
+  }
+  std::vector<std::string> lines;
+  int calls = 0;
+  AutotuneOptions options;
+  options.measure = [&](const ScheduleMap &m,
+                        std::map<std::string, double> &ms) -> std::string {
+    ++calls;
+    if (calls == 3)
+      return "the third variant crashes"; // discarded, not fatal
+    ms["q"] = fakeMs(m.at("q"), 10);
+    ms["pv"] = fakeMs(m.at("pv"), 1);
+    return "";
+  };
+  options.progress = [&](const std::string &l) { lines.push_back(l); };
+  AutotuneResult r;
+  ASSERT_EQ(autotune(t, kernels, options, r), "");
+  EXPECT_EQ(r.variants, calls);
+  for (const char *key : {"q", "pv"}) {
+    const CPUKernelSchedule &best = r.best.at(key);
+    EXPECT_EQ(best.reduction, 128) << key;
+    EXPECT_LT(r.bestMs.at(key), r.startMs.at(key)) << key;
+    EXPECT_EQ(validate(key == std::string("q") ? layerShapes()[0]
+                                                : layerShapes()[2],
+                       best),
+              "");
+  }
+  EXPECT_EQ(r.best.at("q").workgroup[2], 64);
+  bool sawDiscard = false, sawCandidate = false;
+  for (const std::string &l : lines) {
+    sawDiscard |= l.find("discarded (the third variant crashes)") !=
+                  std::string::npos;
+    sawCandidate |= l.find("round 1/3 (register tile), candidate 1 of") !=
+                    std::string::npos;
+  }
+  EXPECT_TRUE(sawDiscard);
+  EXPECT_TRUE(sawCandidate);
+
+  // The starting point must be measurable.
+  options.measure = [](const ScheduleMap &,
+                       std::map<std::string, double> &) -> std::string {
+    return "no runtime";
+  };
+  EXPECT_NE(autotune(t, kernels, options, r).find("no runtime"),
+            std::string::npos);
+}
+
+TEST(AutotuneTest, TuningCacheRoundTrip) {
+  char dirTemplate[] = "/tmp/linformer-cache-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dirTemplate), nullptr);
+  std::string dir = std::string(dirTemplate) + "/nested/tuning";
+  CPUTarget t = presetCPUTarget("avx512");
+  std::string path = tuningCachePath(dir, t, "0.1.0");
+  EXPECT_NE(path.find(fingerprint(t)), std::string::npos);
+  ScheduleFile f;
+  EXPECT_EQ(loadTuningCache(path, f), ""); // missing = empty
+  EXPECT_TRUE(f.kernels.empty());
+  ScheduleRecord r;
+  r.key = "k";
+  r.schedule = chooseSchedule(t, layerShapes()[0]);
+  r.source = "tuned";
+  f.kernels.push_back(r);
+  ASSERT_EQ(saveTuningCache(path, f), "");
+  ScheduleFile back;
+  ASSERT_EQ(loadTuningCache(path, back), "");
+  ASSERT_EQ(back.kernels.size(), 1u);
+  EXPECT_EQ(back.kernels[0].schedule, r.schedule);
+  // A damaged cache is an error that says how to recover.
+  FILE *junk = std::fopen(path.c_str(), "w");
+  std::fputs("{", junk);
+  std::fclose(junk);
+  EXPECT_NE(loadTuningCache(path, back).find("delete it"), std::string::npos);
+  std::string cmd = "rm -rf " + std::string(dirTemplate);
+  EXPECT_EQ(std::system(cmd.c_str()), 0);
 }
 
 } // namespace

@@ -7,12 +7,17 @@
 // schedules). --emit stops at any stage, Toy-style. On a failing pass it
 // writes a reproducer and prints the linformer-opt line that replays it.
 // --random-weights writes seeded random weights for a model description.
+// Schedules: the cost model picks one per kernel for the target (host or
+// --cpu/--cpu-features); --print-schedule shows them, --schedule FILE
+// replaces them, --autotune times candidates through the runtime and keeps
+// the fastest (compiler/Schedule/Autotune.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Model/ModelBuilder.h"
 #include "compiler/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Schedule/Autotune.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "dialect/IR/LinformerDialect.h"
@@ -33,16 +38,20 @@
 #include "mlir/Support/FileUtilities.h"
 
 #include "llvm/IR/Module.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <set>
 #include <string>
 
 using namespace mlir;
@@ -113,6 +122,28 @@ static cl::opt<std::string>
                   cl::init(""));
 static cl::opt<unsigned> seed("seed", cl::init(1),
                               cl::desc("seed for --random-weights"));
+static cl::opt<bool> autotuneOpt(
+    "autotune",
+    cl::desc("time candidate schedules around the cost model's pick through "
+             "the runtime on this machine and keep the fastest per kernel "
+             "shape; results go to the tuning cache, so a second compile of "
+             "the same shapes for the same target is instant"),
+    cl::init(false));
+static cl::opt<std::string> tuningCache(
+    "tuning-cache",
+    cl::desc("directory of the tuning cache (default: "
+             "$LINFORMER_TUNING_CACHE, else ~/.cache/linformer/tuning)"),
+    cl::init(""));
+static cl::opt<unsigned> autotuneRuns(
+    "autotune-runs",
+    cl::desc("timed runs per candidate (after one warm-up); the median "
+             "counts"),
+    cl::init(5));
+static cl::opt<std::string> runnerPath(
+    "runner",
+    cl::desc("linformer-run to time candidates with (default: the one next "
+             "to linformer-compile, or $LINFORMER_RUN)"),
+    cl::init(""));
 
 namespace {
 
@@ -125,7 +156,8 @@ bool isJson(StringRef path) { return path.ends_with(".json"); }
 
 /// Seeded weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for matrices, small
 /// biases, LayerNorm gamma near 1 and beta near 0.
-int writeRandomWeights(const lf::ModelConfig &config, const std::string &path) {
+int writeRandomWeights(const lf::ModelConfig &config, const std::string &path,
+                       bool quiet = false) {
   std::vector<lf::WeightSpec> specs = lf::modelWeights(config);
   std::map<std::string, lf::SafetensorsEntry> entries;
   uint64_t s = seed;
@@ -161,7 +193,9 @@ int writeRandomWeights(const lf::ModelConfig &config, const std::string &path) {
   if (std::string err = lf::writeSafetensors(path, entries, metadata);
       !err.empty())
     return fail(err);
-  llvm::outs() << "wrote " << specs.size() << " weights to " << path << "\n";
+  if (!quiet)
+    llvm::outs() << "wrote " << specs.size() << " weights to " << path
+                 << "\n";
   return 0;
 }
 
@@ -203,6 +237,463 @@ bool toDType(Type t, lf::DType &out) {
   return true;
 }
 
+/// What is compiled: a model description or a module's text. The module is
+/// rebuilt from it for every compile (the autotuner compiles many times;
+/// the pipeline consumes its input).
+struct Source {
+  bool fromModel = false;
+  lf::ModelConfig config;
+  std::string text;
+  EntryInfo entry;
+};
+
+OwningOpRef<ModuleOp> buildModule(MLIRContext &context, const Source &src) {
+  if (src.fromModel) {
+    mlir::linformer::EncoderSignature sig;
+    return mlir::linformer::buildEncoderModule(&context, src.config, sig);
+  }
+  return parseSourceString<ModuleOp>(src.text, &context,
+                                     llvm::StringRef(inputFile));
+}
+
+/// Fills `src.entry` (and checks the module has one public function).
+int readEntry(MLIRContext &context, Source &src) {
+  EntryInfo &entry = src.entry;
+  if (src.fromModel) {
+    mlir::linformer::EncoderSignature sig;
+    OwningOpRef<ModuleOp> m =
+        mlir::linformer::buildEncoderModule(&context, src.config, sig);
+    if (!m)
+      return 1;
+    entry.name = sig.entry;
+    entry.argNames = sig.argNames;
+    entry.paddingArg = sig.paddingArg;
+    if (src.config.padding == lf::PaddingInput::Lengths)
+      entry.paddingRole = lf::BufferRole::Lengths;
+    else if (src.config.padding == lf::PaddingInput::Mask)
+      entry.paddingRole = lf::BufferRole::Mask;
+    for (size_t i = 0; i < sig.argNames.size(); ++i)
+      entry.argKinds.push_back(static_cast<int>(i) <= sig.paddingArg || i == 0
+                                   ? lf::BufferKind::Input
+                                   : lf::BufferKind::Weight);
+    return 0;
+  }
+  OwningOpRef<ModuleOp> module = buildModule(context, src);
+  if (!module)
+    return 1;
+  func::FuncOp fn;
+  for (func::FuncOp f : module->getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal()) {
+      if (fn)
+        return fail("the module has more than one public function; "
+                    "compile one entry at a time");
+      fn = f;
+    }
+  if (!fn)
+    return fail("the module has no public function to compile");
+  entry.name = fn.getSymName().str();
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    entry.argNames.push_back("arg" + std::to_string(i));
+    entry.argKinds.push_back(lf::BufferKind::Input);
+  }
+  return 0;
+}
+
+namespace sched = ::linformer::schedule;
+
+/// The target schedules are chosen for: the module's own when no flag says
+/// otherwise, else the host or what --cpu / --cpu-features say (caches and
+/// cores from this machine).
+sched::CPUTarget chooseTarget(ModuleOp module) {
+  if (auto attr = module->getAttrOfType<mlir::linformer::CPUTargetAttr>(
+          mlir::linformer::kTargetAttrName);
+      attr && cpu.empty() && cpuFeatures.empty())
+    return mlir::linformer::fromAttr(attr);
+  return mlir::linformer::hostCPUTarget(cpu, cpuFeatures);
+}
+
+void setPipelineOptions(mlir::linformer::CPUPipelineOptions &options,
+                        StringRef scheduleFile) {
+  options.reassociate = reassociate;
+  options.rowTile = rowTile;
+  options.vectorWidth = vectorWidth;
+  options.unroll = unroll;
+  options.reductionTile = reductionTile;
+  options.scheduleFile = scheduleFile.str();
+}
+
+/// Runs the CPU pipeline on `module` (to the LLVM dialect).
+LogicalResult lowerModule(MLIRContext &context, ModuleOp module,
+                          const sched::CPUTarget &target,
+                          StringRef scheduleFile) {
+  module->setAttr(mlir::linformer::kTargetAttrName,
+                  mlir::linformer::toAttr(&context, target));
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  mlir::linformer::CPUPipelineOptions options;
+  setPipelineOptions(options, scheduleFile);
+  mlir::linformer::buildCPUPipeline(pm, options);
+  return runWithReproducer(pm, module, "cpu-pipeline");
+}
+
+/// Measured times of a tuned kernel shape, for its record.
+struct TunedTimes {
+  double modelMs = -1, tunedMs = -1;
+};
+
+/// The lowered module's dispatch plan with every kernel's schedule record.
+struct Plan {
+  ArrayAttr kernels, intermediates;
+  sched::ScheduleFile schedules;
+  /// Per kernel of the plan: its record as JSON ("{}" if it has none).
+  std::vector<std::string> scheduleJson;
+};
+
+bool readPlan(ModuleOp module, StringRef entryName,
+              const sched::CPUTarget &target,
+              const std::map<std::string, TunedTimes> &times, Plan &plan) {
+  auto entryFn = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName);
+  plan.kernels =
+      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
+  plan.intermediates =
+      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.intermediates")
+              : nullptr;
+  if (!plan.kernels || !plan.intermediates)
+    return false;
+  plan.schedules.target = target;
+  plan.schedules.hasTarget = true;
+  for (Attribute a : plan.kernels) {
+    auto dict = cast<DictionaryAttr>(a);
+    sched::ScheduleRecord record;
+    std::string json = "{}";
+    if (mlir::linformer::kernelRecord(
+            dict.getAs<DictionaryAttr>("kernel"),
+            dict.getAs<mlir::linformer::CPUScheduleAttr>("schedule"), target,
+            record)) {
+      record.kernel = cast<StringAttr>(dict.get("name")).str();
+      record.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+      if (auto it = times.find(record.key); it != times.end()) {
+        record.modelMs = it->second.modelMs;
+        record.tunedMs = it->second.tunedMs;
+      }
+      json = sched::recordToJson(record);
+      plan.schedules.kernels.push_back(record);
+    }
+    plan.scheduleJson.push_back(json);
+  }
+  return true;
+}
+
+/// The artifact: the lowered module's kernels as a shared object plus the
+/// manifest (buffers from the source signature, the plan, the schedules).
+int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
+                  const sched::CPUTarget &target, const Plan &plan,
+                  const std::string &output) {
+  mlir::linformer::CPUTargetOptions targetOptions;
+  targetOptions.cpu = target.cpu;
+  targetOptions.features = target.features;
+  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
+  const EntryInfo &entry = src.entry;
+  lf::Manifest manifest;
+  manifest.compilerVersion = kCompilerVersion;
+  manifest.target.kind = "cpu";
+  manifest.target.cpu = targetOptions.cpu;
+  manifest.target.features = targetOptions.features;
+  manifest.target.descriptionJson = sched::toJson(target);
+  manifest.entry = entry.name;
+  if (src.fromModel)
+    manifest.modelJson = lf::modelConfigJson(src.config);
+  // Buffers in the entry's argument order (the output is the appended last
+  // argument), then the intermediates. Types come from the source signature
+  // (the lowered entry takes plain pointers).
+  OwningOpRef<ModuleOp> original = buildModule(context, src);
+  if (!original)
+    return 1;
+  auto sourceFn = original->lookupSymbol<func::FuncOp>(entry.name);
+  for (unsigned i = 0; i < sourceFn.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(sourceFn.getArgument(i).getType());
+    lf::ManifestBuffer b;
+    b.name = entry.argNames[i];
+    b.kind = entry.argKinds[i];
+    if (!toDType(type.getElementType(), b.dtype))
+      return fail("argument " + std::to_string(i) +
+                  " has an element type the runtime cannot take");
+    b.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (static_cast<int>(i) == entry.paddingArg)
+      b.role = entry.paddingRole;
+    manifest.buffers.push_back(b);
+  }
+  for (Type t : sourceFn.getResultTypes()) {
+    auto type = cast<RankedTensorType>(t);
+    lf::ManifestBuffer b;
+    b.name = src.fromModel ? "y" : "result";
+    b.kind = lf::BufferKind::Output;
+    toDType(type.getElementType(), b.dtype);
+    b.shape.assign(type.getShape().begin(), type.getShape().end());
+    manifest.buffers.push_back(b);
+  }
+  for (auto [i, a] : llvm::enumerate(plan.intermediates)) {
+    lf::ManifestBuffer b;
+    b.name = "tmp" + std::to_string(i);
+    b.kind = lf::BufferKind::Intermediate;
+    b.bytes = cast<IntegerAttr>(a).getInt();
+    manifest.buffers.push_back(b);
+  }
+  for (auto [i, a] : llvm::enumerate(plan.kernels)) {
+    auto dict = cast<DictionaryAttr>(a);
+    lf::ManifestKernel k;
+    k.symbol = cast<StringAttr>(dict.get("name")).str();
+    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+    for (Attribute id : cast<ArrayAttr>(dict.get("buffers")))
+      k.buffers.push_back(cast<IntegerAttr>(id).getInt());
+    k.scheduleJson = plan.scheduleJson[i];
+    manifest.kernels.push_back(k);
+  }
+  std::string manifestText;
+  if (std::string err = lf::serializeManifest(manifest, manifestText);
+      !err.empty())
+    return fail(err);
+
+  llvm::SmallString<128> soPath;
+  if (llvm::sys::fs::createTemporaryFile("linformer-kernels", "so", soPath))
+    return fail("cannot create a temporary file");
+  if (failed(mlir::linformer::compileToSharedObject(module, targetOptions,
+                                                    soPath)))
+    return 1;
+  auto so = llvm::MemoryBuffer::getFile(soPath);
+  llvm::sys::fs::remove(soPath);
+  if (!so)
+    return fail("cannot read back the shared object");
+  lf::ArtifactWriter writer;
+  if (std::string err = writer.addSection(lf::kManifestSection, manifestText);
+      !err.empty())
+    return fail(err);
+  if (std::string err =
+          writer.addSection(lf::kCpuObjectSection, (*so)->getBuffer().str());
+      !err.empty())
+    return fail(err);
+  if (std::string err = writer.write(output); !err.empty())
+    return fail(err);
+  return 0;
+}
+
+/// Writes `schedules` (key -> schedule) as a schedule file at `path`, with
+/// `source` as every record's source.
+std::string writeScheduleMap(const sched::ScheduleMap &schedules,
+                             const std::string &source,
+                             const std::string &path) {
+  sched::ScheduleFile f;
+  for (const auto &[key, s] : schedules) {
+    sched::ScheduleRecord r;
+    r.key = key;
+    r.schedule = s;
+    r.source = source;
+    f.kernels.push_back(r);
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return "cannot write '" + path + "': " + ec.message();
+  os << sched::scheduleFileToJson(f);
+  return "";
+}
+
+/// Per shape key: the sum of the median milliseconds of its kernels, from a
+/// linformer-run --profile-json file.
+std::string readProfile(const std::string &path,
+                        std::map<std::string, double> &msByKey) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return "no profile was written";
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return "the profile is not JSON";
+  }
+  const llvm::json::Object *root = value->getAsObject();
+  const llvm::json::Array *kernels =
+      root ? root->getArray("kernels") : nullptr;
+  if (!kernels)
+    return "the profile has no kernels";
+  for (const llvm::json::Value &k : *kernels) {
+    const llvm::json::Object *o = k.getAsObject();
+    if (!o)
+      continue;
+    std::optional<StringRef> key = o->getString("key");
+    std::optional<double> ms = o->getNumber("median_ms");
+    if (key && ms && !key->empty())
+      msByKey[key->str()] += *ms;
+  }
+  return "";
+}
+
+/// The linformer-run the autotuner times candidates with.
+std::string findRunner(const char *argv0) {
+  if (!runnerPath.empty())
+    return runnerPath;
+  if (const char *env = std::getenv("LINFORMER_RUN"); env && *env)
+    return env;
+  std::string self =
+      llvm::sys::fs::getMainExecutable(argv0, (void *)&findRunner);
+  llvm::SmallString<256> sibling(llvm::sys::path::parent_path(self));
+  llvm::sys::path::append(sibling, "linformer-run");
+  if (llvm::sys::fs::can_execute(sibling))
+    return sibling.str().str();
+  llvm::ErrorOr<std::string> onPath =
+      llvm::sys::findProgramByName("linformer-run");
+  return onPath ? *onPath : std::string();
+}
+
+/// --autotune: tunes the kernel shapes not in the tuning cache and returns,
+/// in `scheduleFilePath`, a schedule file with a tuned schedule for every
+/// shape, and their times in `times`.
+int autotune(MLIRContext &context, const Source &src,
+             const sched::CPUTarget &target, const char *argv0,
+             llvm::SmallString<128> &workDir, std::string &scheduleFilePath,
+             std::map<std::string, TunedTimes> &times) {
+  // The cost model's picks, from one pass through the pipeline.
+  OwningOpRef<ModuleOp> module = buildModule(context, src);
+  if (!module || failed(lowerModule(context, *module, target, "")))
+    return 1;
+  Plan plan;
+  if (!readPlan(*module, src.entry.name, target, {}, plan))
+    return fail("the pipeline produced no dispatch plan for @" +
+                src.entry.name);
+
+  std::string cacheDir =
+      tuningCache.empty() ? sched::defaultTuningCacheDir() : tuningCache;
+  std::string cachePath =
+      sched::tuningCachePath(cacheDir, target, kCompilerVersion);
+  sched::ScheduleFile cache;
+  if (std::string err = sched::loadTuningCache(cachePath, cache); !err.empty())
+    return fail(err);
+  std::map<std::string, sched::ScheduleRecord> cached;
+  for (const sched::ScheduleRecord &r : cache.kernels)
+    cached[r.key] = r;
+
+  std::vector<sched::TuningKernel> toTune;
+  std::set<std::string> seen;
+  sched::ScheduleMap fixed; // from the cache
+  for (const sched::ScheduleRecord &r : plan.schedules.kernels) {
+    if (!seen.insert(r.key).second)
+      continue;
+    if (auto it = cached.find(r.key); it != cached.end()) {
+      fixed[r.key] = it->second.schedule;
+      times[r.key] = {it->second.modelMs, it->second.tunedMs};
+      continue;
+    }
+    if (r.kind == sched::KernelKind::Other)
+      continue; // elementwise and row reductions: nothing to tune
+    toTune.push_back({r.key, sched::shapeOf(r), r.schedule});
+  }
+  llvm::errs() << "autotune: target " << sched::describe(target) << "\n"
+               << "autotune: " << seen.size() << " kernel shape(s), "
+               << fixed.size() << " from the tuning cache (" << cachePath
+               << "), " << toTune.size() << " to tune\n";
+
+  sched::AutotuneResult result;
+  if (!toTune.empty()) {
+    std::string runner = findRunner(argv0);
+    if (runner.empty())
+      return fail("--autotune needs linformer-run to time candidates; none "
+                  "was found next to linformer-compile (use --runner PATH)");
+    llvm::SmallString<128> weightsPath(workDir);
+    llvm::sys::path::append(weightsPath, "weights.safetensors");
+    // Random weights: timing does not depend on the values.
+    if (int rc = writeRandomWeights(src.config, weightsPath.str().str(),
+                                    /*quiet=*/true))
+      return rc;
+    int variant = 0;
+    sched::AutotuneOptions options;
+    options.progress = [](const std::string &line) {
+      llvm::errs() << "autotune: " << line << "\n";
+    };
+    options.measure = [&](const sched::ScheduleMap &schedules,
+                          std::map<std::string, double> &msByKey)
+        -> std::string {
+      std::string base =
+          (workDir + "/variant" + std::to_string(variant++)).str();
+      sched::ScheduleMap all = fixed;
+      for (const auto &[key, s] : schedules)
+        all[key] = s;
+      if (std::string err = writeScheduleMap(all, "file", base + ".json");
+          !err.empty())
+        return err;
+      OwningOpRef<ModuleOp> m = buildModule(context, src);
+      if (!m || failed(lowerModule(context, *m, target, base + ".json")))
+        return "the variant did not compile";
+      Plan p;
+      if (!readPlan(*m, src.entry.name, target, {}, p))
+        return "the variant has no dispatch plan";
+      if (writeArtifact(context, *m, src, target, p, base + ".lfa"))
+        return "the variant's artifact could not be written";
+      std::string threads = std::to_string(target.cores);
+      std::string runs = std::to_string(std::max(1u, autotuneRuns.getValue()));
+      std::string profile = base + ".profile.json";
+      std::string log = base + ".log";
+      std::string artifact = base + ".lfa";
+      SmallVector<StringRef> args = {runner,        artifact,
+                                     "--weights",   weightsPath,
+                                     "--random-input", "--threads",
+                                     threads,       "--warmup",
+                                     "1",           "--repeat",
+                                     runs,          "--profile-json",
+                                     profile};
+      std::optional<StringRef> redirects[] = {StringRef(""), StringRef(log),
+                                              StringRef(log)};
+      std::string message;
+      int rc = llvm::sys::ExecuteAndWait(runner, args, std::nullopt,
+                                         redirects, /*secondsToWait=*/600, 0,
+                                         &message);
+      llvm::sys::fs::remove(artifact);
+      if (rc != 0)
+        return "linformer-run failed (exit " + std::to_string(rc) + ")" +
+               (message.empty() ? "" : ": " + message) + "; see " + log;
+      return readProfile(profile, msByKey);
+    };
+    if (std::string err =
+            sched::autotune(target, toTune, options, result);
+        !err.empty())
+      return fail("autotune: " + err);
+    llvm::errs() << "autotune: " << result.variants
+                 << " variants built and timed\n";
+    for (const sched::TuningKernel &k : toTune) {
+      fixed[k.key] = result.best[k.key];
+      times[k.key] = {result.startMs[k.key], result.bestMs[k.key]};
+      sched::ScheduleRecord r;
+      for (const sched::ScheduleRecord &p : plan.schedules.kernels)
+        if (p.key == k.key) {
+          r = p;
+          break;
+        }
+      r.kernel.clear();
+      r.schedule = result.best[k.key];
+      r.source = "tuned";
+      r.hasModelSchedule = true;
+      r.modelSchedule = k.start;
+      r.modelMs = result.startMs[k.key];
+      r.tunedMs = result.bestMs[k.key];
+      cached[k.key] = r;
+    }
+    cache.target = target;
+    cache.hasTarget = true;
+    cache.kernels.clear();
+    for (auto &[key, r] : cached)
+      cache.kernels.push_back(r);
+    if (std::string err = sched::saveTuningCache(cachePath, cache);
+        !err.empty())
+      return fail(err);
+    llvm::errs() << "autotune: wrote the tuning cache " << cachePath << "\n";
+  }
+  scheduleFilePath = (workDir + "/tuned.json").str();
+  if (std::string err = writeScheduleMap(fixed, "tuned", scheduleFilePath);
+      !err.empty())
+    return fail(err);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -222,65 +713,32 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
-  // Parse the input.
+  // Read the input.
   std::string errorMessage;
   auto file = openInputFile(inputFile, &errorMessage);
   if (!file)
     return fail(errorMessage);
-  OwningOpRef<ModuleOp> module;
-  EntryInfo entry;
-  lf::ModelConfig config;
-  bool fromModel = isJson(inputFile);
-  if (fromModel) {
+  Source src;
+  src.fromModel = isJson(inputFile);
+  if (src.fromModel) {
     if (std::string err =
-            lf::parseModelConfig(file->getBuffer().str(), config);
+            lf::parseModelConfig(file->getBuffer().str(), src.config);
         !err.empty())
       return fail(inputFile + ": " + err);
     if (!randomWeights.empty()) {
-      if (int rc = writeRandomWeights(config, randomWeights))
+      if (int rc = writeRandomWeights(src.config, randomWeights))
         return rc;
       if (outputFile.empty())
         return 0;
     }
-    mlir::linformer::EncoderSignature sig;
-    module = mlir::linformer::buildEncoderModule(&context, config, sig);
-    entry.name = sig.entry;
-    entry.argNames = sig.argNames;
-    entry.paddingArg = sig.paddingArg;
-    if (config.padding == lf::PaddingInput::Lengths)
-      entry.paddingRole = lf::BufferRole::Lengths;
-    else if (config.padding == lf::PaddingInput::Mask)
-      entry.paddingRole = lf::BufferRole::Mask;
-    for (size_t i = 0; i < sig.argNames.size(); ++i)
-      entry.argKinds.push_back(
-          static_cast<int>(i) <= sig.paddingArg || i == 0
-              ? lf::BufferKind::Input
-              : lf::BufferKind::Weight);
   } else {
     if (!randomWeights.empty())
       return fail("--random-weights needs a model.json input");
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(std::move(file), SMLoc());
-    module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-    if (!module)
-      return 1;
-    auto fns = llvm::to_vector(module->getOps<func::FuncOp>());
-    func::FuncOp fn;
-    for (func::FuncOp f : fns)
-      if (f.isPublic() && !f.isExternal()) {
-        if (fn)
-          return fail("the module has more than one public function; "
-                      "compile one entry at a time");
-        fn = f;
-      }
-    if (!fn)
-      return fail("the module has no public function to compile");
-    entry.name = fn.getSymName().str();
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      entry.argNames.push_back("arg" + std::to_string(i));
-      entry.argKinds.push_back(lf::BufferKind::Input);
-    }
+    src.text = file->getBuffer().str();
   }
+  if (int rc = readEntry(context, src))
+    return rc;
+  OwningOpRef<ModuleOp> module = buildModule(context, src);
   if (!module)
     return 1;
 
@@ -295,83 +753,58 @@ int main(int argc, char **argv) {
   };
   if (emit == Emit::Linformer)
     return writeText([&](raw_ostream &os) { module->print(os); });
-
-  // The target the schedules are chosen for: the module's own, or the
-  // host, or what --cpu / --cpu-features say (caches and cores from this
-  // machine).
-  namespace sched = ::linformer::schedule;
-  sched::CPUTarget cpuTarget;
-  if (auto attr = (*module)->getAttrOfType<mlir::linformer::CPUTargetAttr>(
-          mlir::linformer::kTargetAttrName);
-      attr && cpu.empty() && cpuFeatures.empty()) {
-    cpuTarget = mlir::linformer::fromAttr(attr);
-  } else {
-    cpuTarget = mlir::linformer::hostCPUTarget(cpu, cpuFeatures);
-    (*module)->setAttr(mlir::linformer::kTargetAttrName,
-                       mlir::linformer::toAttr(&context, cpuTarget));
-  }
-
-  mlir::linformer::CPUPipelineOptions options;
-  options.reassociate = reassociate;
-  options.rowTile = rowTile;
-  options.vectorWidth = vectorWidth;
-  options.unroll = unroll;
-  options.reductionTile = reductionTile;
-  options.scheduleFile = scheduleFile;
-  {
+  if (emit == Emit::Linalg) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
-    if (emit == Emit::Linalg) {
-      mlir::linformer::buildLinalgPipeline(pm);
-      if (failed(runWithReproducer(pm, *module, "linalg")))
-        return 1;
-      return writeText([&](raw_ostream &os) { module->print(os); });
-    }
-    mlir::linformer::buildCPUPipeline(pm, options);
-    if (failed(runWithReproducer(pm, *module, "cpu-pipeline")))
+    mlir::linformer::buildLinalgPipeline(pm);
+    if (failed(runWithReproducer(pm, *module, "linalg")))
       return 1;
+    return writeText([&](raw_ostream &os) { module->print(os); });
   }
-  // Every kernel's schedule record, from the dispatch plan.
-  auto entryFn = module->lookupSymbol<LLVM::LLVMFuncOp>(entry.name);
-  auto kernels =
-      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
-  auto intermediates =
-      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.intermediates")
-              : nullptr;
-  if (!kernels || !intermediates)
-    return fail("the pipeline produced no dispatch plan for @" + entry.name);
-  sched::ScheduleFile schedules;
-  schedules.target = cpuTarget;
-  schedules.hasTarget = true;
-  std::vector<std::string> scheduleJson;
-  for (Attribute a : kernels) {
-    auto dict = cast<DictionaryAttr>(a);
-    sched::ScheduleRecord record;
-    std::string json = "{}";
-    if (mlir::linformer::kernelRecord(
-            dict.getAs<DictionaryAttr>("kernel"),
-            dict.getAs<mlir::linformer::CPUScheduleAttr>("schedule"),
-            cpuTarget, record)) {
-      record.kernel = cast<StringAttr>(dict.get("name")).str();
-      record.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
-      json = sched::recordToJson(record);
-      schedules.kernels.push_back(record);
-    }
-    scheduleJson.push_back(json);
+
+  sched::CPUTarget cpuTarget = chooseTarget(*module);
+  std::string schedulePath = scheduleFile;
+  std::map<std::string, TunedTimes> times;
+  // Temporaries (the autotuner's variants) live in a private directory.
+  llvm::SmallString<128> workDir;
+  llvm::scope_exit cleanup([&] {
+    if (!workDir.empty())
+      llvm::sys::fs::remove_directories(workDir);
+  });
+  if (autotuneOpt) {
+    if (!scheduleFile.empty())
+      return fail("--autotune and --schedule exclude each other: a schedule "
+                  "file fixes what the autotuner would search");
+    if (!src.fromModel)
+      return fail("--autotune needs a model.json input: timing a candidate "
+                  "runs the model on generated weights and inputs");
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("linformer-autotune",
+                                                 workDir))
+      return fail("cannot create a temporary directory: " + ec.message());
+    if (int rc = autotune(context, src, cpuTarget, argv[0], workDir,
+                          schedulePath, times))
+      return rc;
   }
+
+  if (failed(lowerModule(context, *module, cpuTarget, schedulePath)))
+    return 1;
+  Plan plan;
+  if (!readPlan(*module, src.entry.name, cpuTarget, times, plan))
+    return fail("the pipeline produced no dispatch plan for @" +
+                src.entry.name);
   if (printSchedule.getNumOccurrences()) {
     if (printSchedule == "table")
-      llvm::outs() << sched::formatScheduleTable(schedules);
+      llvm::outs() << sched::formatScheduleTable(plan.schedules);
     else if (printSchedule.empty() || printSchedule == "json")
-      llvm::outs() << sched::scheduleFileToJson(schedules);
+      llvm::outs() << sched::scheduleFileToJson(plan.schedules);
     else
       return fail("--print-schedule takes 'json' (the default) or 'table', "
                   "not '" + printSchedule + "'");
     if (output.empty())
       return 0;
   }
-
   if (emit == Emit::LLVM)
     return writeText([&](raw_ostream &os) { module->print(os); });
 
@@ -400,99 +833,13 @@ int main(int argc, char **argv) {
       return fail(err);
     return 0;
   }
-
-  // The artifact: kernels as a shared object, plus the manifest.
   if (output.empty())
     return fail("an artifact needs -o FILE.lfa");
-  lf::Manifest manifest;
-  manifest.compilerVersion = kCompilerVersion;
-  manifest.target.kind = "cpu";
-  manifest.target.cpu = targetOptions.cpu;
-  manifest.target.features = targetOptions.features;
-  manifest.target.descriptionJson = sched::toJson(cpuTarget);
-  manifest.entry = entry.name;
-  if (fromModel)
-    manifest.modelJson = lf::modelConfigJson(config);
-  // Buffers in the entry's argument order (the output is the appended last
-  // argument), then the intermediates.
-  func::FuncOp sourceFn;
-  {
-    // Types come from the source signature, parsed again (the lowered
-    // entry takes plain pointers).
-    OwningOpRef<ModuleOp> original;
-    if (fromModel) {
-      mlir::linformer::EncoderSignature sig;
-      original = mlir::linformer::buildEncoderModule(&context, config, sig);
-    } else {
-      original = parseSourceFile<ModuleOp>(inputFile, &context);
-    }
-    sourceFn = original->lookupSymbol<func::FuncOp>(entry.name);
-    for (unsigned i = 0; i < sourceFn.getNumArguments(); ++i) {
-      auto type = cast<RankedTensorType>(sourceFn.getArgument(i).getType());
-      lf::ManifestBuffer b;
-      b.name = entry.argNames[i];
-      b.kind = entry.argKinds[i];
-      if (!toDType(type.getElementType(), b.dtype))
-        return fail("argument " + std::to_string(i) +
-                    " has an element type the runtime cannot take");
-      b.shape.assign(type.getShape().begin(), type.getShape().end());
-      if (static_cast<int>(i) == entry.paddingArg)
-        b.role = entry.paddingRole;
-      manifest.buffers.push_back(b);
-    }
-    for (Type t : sourceFn.getResultTypes()) {
-      auto type = cast<RankedTensorType>(t);
-      lf::ManifestBuffer b;
-      b.name = fromModel ? "y" : "result";
-      b.kind = lf::BufferKind::Output;
-      toDType(type.getElementType(), b.dtype);
-      b.shape.assign(type.getShape().begin(), type.getShape().end());
-      manifest.buffers.push_back(b);
-    }
-  }
-  for (auto [i, a] : llvm::enumerate(intermediates)) {
-    lf::ManifestBuffer b;
-    b.name = "tmp" + std::to_string(i);
-    b.kind = lf::BufferKind::Intermediate;
-    b.bytes = cast<IntegerAttr>(a).getInt();
-    manifest.buffers.push_back(b);
-  }
-  for (auto [i, a] : llvm::enumerate(kernels)) {
-    auto dict = cast<DictionaryAttr>(a);
-    lf::ManifestKernel k;
-    k.symbol = cast<StringAttr>(dict.get("name")).str();
-    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
-    for (Attribute id : cast<ArrayAttr>(dict.get("buffers")))
-      k.buffers.push_back(cast<IntegerAttr>(id).getInt());
-    k.scheduleJson = scheduleJson[i];
-    manifest.kernels.push_back(k);
-  }
-  std::string manifestText;
-  if (std::string err = lf::serializeManifest(manifest, manifestText);
-      !err.empty())
-    return fail(err);
-
-  llvm::SmallString<128> soPath;
-  if (llvm::sys::fs::createTemporaryFile("linformer-kernels", "so", soPath))
-    return fail("cannot create a temporary file");
-  if (failed(mlir::linformer::compileToSharedObject(*module, targetOptions,
-                                                    soPath)))
-    return 1;
-  auto so = llvm::MemoryBuffer::getFile(soPath);
-  llvm::sys::fs::remove(soPath);
-  if (!so)
-    return fail("cannot read back the shared object");
-  lf::ArtifactWriter writer;
-  if (std::string err = writer.addSection(lf::kManifestSection, manifestText);
-      !err.empty())
-    return fail(err);
-  if (std::string err =
-          writer.addSection(lf::kCpuObjectSection, (*so)->getBuffer().str());
-      !err.empty())
-    return fail(err);
-  if (std::string err = writer.write(output); !err.empty())
-    return fail(err);
-  llvm::outs() << "wrote " << output << ": " << manifest.kernels.size()
-               << " kernels, " << manifest.buffers.size() << " buffers\n";
+  if (int rc = writeArtifact(context, *module, src, cpuTarget, plan, output))
+    return rc;
+  llvm::outs() << "wrote " << output << ": " << plan.kernels.size()
+               << " kernels, " << src.entry.argNames.size() + 1 +
+                                      plan.intermediates.size()
+               << " buffers\n";
   return 0;
 }
