@@ -211,6 +211,24 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
   }
 };
 
+/// The attention core in the transposed form a CPU wants: scores are
+/// computed as S^T = K Q^T ([k, rows]), so that
+/// - the operand streamed by the score contraction is Q^T (one transpose of
+///   the query tile) instead of K^T (a transpose of all k keys per tile);
+/// - the softmax reductions run over the rows of S^T: elementwise max/add
+///   of vectors of queries, no horizontal reductions;
+/// - the scale is applied inside the exponential, exp(scale (s - max)),
+///   which equals the softmax of scale * s for scale > 0 (the verifier's
+///   rule), and the division by the row sum is deferred to the [rows, dv]
+///   output (flash-attention's normalisation), a quarter of the work when
+///   k = 4 dv.
+///
+///   Q^T[b,h,c,i]  = Q[b,h,i,c]
+///   S^T[b,h,j,i]  = sum_c K[b,h,j,c] Q^T[b,h,c,i]        (-inf where masked)
+///   m[b,h,i]      = max_j S^T[b,h,j,i]
+///   P^T[b,h,j,i]  = exp(scale (S^T[b,h,j,i] - m[b,h,i]))
+///   l[b,h,i]      = sum_j P^T[b,h,j,i]
+///   O[b,h,i,c]    = (sum_j P^T[b,h,j,i] V[b,h,j,c]) / l[b,h,i]
 struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -225,63 +243,76 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     Location loc = op.getLoc();
     Type et = qType.getElementType();
     int64_t batch = qType.getDimSize(0), h = qType.getDimSize(1);
-    int64_t n = qType.getDimSize(2), k = kType.getDimSize(2);
-    SmallVector<int64_t> scoreShape = {batch, h, n, k};
+    int64_t n = qType.getDimSize(2), d = qType.getDimSize(3);
+    int64_t k = kType.getDimSize(2);
+    SmallVector<int64_t> scoreShape = {batch, h, k, n};
+    SmallVector<int64_t> rowShape = {batch, h, n};
     DimList all4 = {0, 1, 2, 3};
 
-    // K^T [b, h, d, k] once per (b, h): the score contraction below then
-    // reads contiguous rows of K^T in its innermost loop.
-    int64_t d = qType.getDimSize(3);
-    Value keyT = linalg::TransposeOp::create(
-                     rewriter, loc, op.getKey(),
-                     emptyTensor(rewriter, loc, {batch, h, d, k}, et),
-                     ArrayRef<int64_t>{0, 1, 3, 2})
-                     .getResult()[0];
+    Value qT = linalg::TransposeOp::create(
+                   rewriter, loc, op.getQ(),
+                   emptyTensor(rewriter, loc, {batch, h, d, n}, et),
+                   ArrayRef<int64_t>{0, 1, 3, 2})
+                   .getResult()[0];
 
-    // S[b, h, i, j] = sum_c Q[b, h, i, c] K^T[b, h, c, j]; loops (b,h,i,c,j).
+    // S^T: loops (b, h, j, c, i), reduction c; queries innermost.
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
                                rewriter.getZeroAttr(et));
-    Value scores = buildContraction(rewriter, loc, 5, op.getQ(),
-                                    DimList{0, 1, 2, 3}, keyT,
+    Value scores = buildContraction(rewriter, loc, 5, op.getKey(),
+                                    DimList{0, 1, 2, 3}, qT,
                                     DimList{0, 1, 3, 4}, zeros,
                                     DimList{0, 1, 2, 4}, {3});
+    if (op.getKeyMask())
+      scores = buildGeneric(
+          rewriter, loc, 4, {scores, op.getKeyMask()},
+          {all4, DimList{0, 2}}, emptyTensor(rewriter, loc, scoreShape, et),
+          all4, {}, [&](OpBuilder &b, Location l, ValueRange args) {
+            return arith::SelectOp::create(b, l, maskBit(b, l, args[1]),
+                                           args[0], negInfinity(b, l, et))
+                .getResult();
+          });
 
-    // scale, and -inf for slots with no real token behind them.
+    // Row statistics over j (loops (b, h, j, i), reduction j).
+    DimList rowDims = {0, 1, 3};
+    Value maxInit = filledTensor(
+        rewriter, loc, rowShape, et,
+        rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
+    Value rowMax = buildGeneric(
+        rewriter, loc, 4, scores, {all4}, maxInit, rowDims, {2},
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::MaximumFOp::create(b, l, args[1], args[0]).getResult();
+        });
     double scale = op.getScale().convertToDouble();
-    SmallVector<Value> inputs = {scores};
-    SmallVector<DimList> dims = {all4};
-    if (op.getKeyMask()) {
-      inputs.push_back(op.getKeyMask());
-      dims.push_back(DimList{0, 3});
-    }
-    Value logits = buildGeneric(
-        rewriter, loc, 4, inputs, dims,
+    Value probs = buildGeneric(
+        rewriter, loc, 4, {scores, rowMax}, {all4, rowDims},
         emptyTensor(rewriter, loc, scoreShape, et), all4, {},
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value s = arith::ConstantOp::create(b, l, b.getFloatAttr(et, scale));
-          Value scaled = arith::MulFOp::create(b, l, args[0], s).getResult();
-          if (args.size() == 2)
-            return scaled;
-          return arith::SelectOp::create(b, l, maskBit(b, l, args[1]), scaled,
-                                         negInfinity(b, l, et))
-              .getResult();
+          Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
+          Value scaled = arith::MulFOp::create(b, l, diff, s);
+          return math::ExpOp::create(b, l, scaled).getResult();
+        });
+    Value sumInit = filledTensor(rewriter, loc, rowShape, et,
+                                 rewriter.getZeroAttr(et));
+    Value rowSum = buildGeneric(
+        rewriter, loc, 4, probs, {all4}, sumInit, rowDims, {2},
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
         });
 
-    // One softmax op keeps the chain fusable per query tile; it is
-    // decomposed (max, exp, sum, div) after tiling.
-    Value probs =
-        linalg::SoftmaxOp::create(rewriter, loc, TypeRange{logits.getType()},
-                                  logits,
-                                  emptyTensor(rewriter, loc, scoreShape, et),
-                                  /*dimension=*/3)
-            .getResult()[0];
-
-    // O[b, h, i, c] = sum_j P[b, h, i, j] V[b, h, j, c]; loops (b,h,i,j,c).
+    // O: loops (b, h, i, j, c), reduction j; then O / l.
     Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
                                   rewriter.getZeroAttr(et));
-    Value out = buildContraction(rewriter, loc, 5, probs, DimList{0, 1, 2, 3},
-                                 op.getValue(), DimList{0, 1, 3, 4}, outZeros,
-                                 DimList{0, 1, 2, 4}, {3});
+    Value weighted = buildContraction(rewriter, loc, 5, probs,
+                                      DimList{0, 1, 3, 2}, op.getValue(),
+                                      DimList{0, 1, 3, 4}, outZeros,
+                                      DimList{0, 1, 2, 4}, {3});
+    Value out = buildGeneric(
+        rewriter, loc, 4, {weighted, rowSum}, {all4, DimList{0, 1, 2}},
+        emptyTensor(rewriter, loc, resultType.getShape(), et), all4, {},
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::DivFOp::create(b, l, args[0], args[1]).getResult();
+        });
     rewriter.replaceOp(op, out);
     return success();
   }

@@ -253,39 +253,60 @@ func.func @conv_shared_mask(%v: tensor<1x2x16x8xf32>, %w: tensor<8x4xf32>,
 
 // -----
 
-// The attention core with an i8 key mask:
-//   K^T = transpose(K)                               [b, h, d, k]
-//   S = Q K^T                                        [b, h, n, k]
-//   L = mask ? S * scale : -inf
-//   P = softmax(L) over k (dimension 3)
-//   O = P V                                          [b, h, n, d]
-// CHECK-DAG: #[[$Q_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[$KT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// The attention core with an i8 key mask, in the transposed form (see
+// LowerToLinalg.cpp): scores are S^T [b, h, k, n], so that the softmax
+// reduces over rows (elementwise across query vectors, no horizontal
+// reductions), the query tile is transposed instead of all k keys, the scale
+// goes inside the exponential and the division by the row sum is deferred to
+// the [n, d] output:
+//   Q^T = transpose(Q)                                     [b, h, d, n]
+//   S^T[b,h,j,i] = sum_c K[b,h,j,c] Q^T[b,h,c,i]           [b, h, k, n]
+//   S^T = mask[b, j] ? S^T : -inf
+//   m[b,h,i] = max_j S^T                                    [b, h, n]
+//   P^T = exp(scale (S^T - m))
+//   l[b,h,i] = sum_j P^T
+//   O[b,h,i,c] = (sum_j P^T[b,h,j,i] V[b,h,j,c]) / l[b,h,i] [b, h, n, d]
+// CHECK-DAG: #[[$K_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$QT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
 // CHECK-DAG: #[[$S_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[$PT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d2)>
 // CHECK-DAG: #[[$ID4_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[$KM_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-DAG: #[[$KM_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// CHECK-DAG: #[[$ROW_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[$OROW_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @core_key_mask(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi8>)
 // CHECK-DAG: %[[ZERO_I8:.*]] = arith.constant 0 : i8
 // CHECK-DAG: %[[NEG_INF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[SCALE:.*]] = arith.constant 1.250000e-01 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[KTE:.*]] = tensor.empty() : tensor<1x2x8x4xf32>
-// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<1x2x4x8xf32>) outs(%[[KTE]] : tensor<1x2x8x4xf32>) permutation = [0, 1, 3, 2]
-// CHECK: %[[SINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x16x4xf32>)
-// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[$Q_MAP]], #[[$KT_MAP]], #[[$S_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[Q]], %[[KT]] : tensor<1x2x16x8xf32>, tensor<1x2x8x4xf32>) outs(%[[SINIT]] : tensor<1x2x16x4xf32>)
+// CHECK: %[[QTE:.*]] = tensor.empty() : tensor<1x2x8x16xf32>
+// CHECK: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<1x2x16x8xf32>) outs(%[[QTE]] : tensor<1x2x8x16xf32>) permutation = [0, 1, 3, 2]
+// CHECK: %[[SINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x4x16xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[$K_MAP]], #[[$QT_MAP]], #[[$S_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[K]], %[[QT]] : tensor<1x2x4x8xf32>, tensor<1x2x8x16xf32>) outs(%[[SINIT]] : tensor<1x2x4x16xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: %[[L:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$KM_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S]], %[[M]] : tensor<1x2x16x4xf32>, tensor<1x4xi8>) outs(%{{.*}} : tensor<1x2x16x4xf32>)
+// CHECK: %[[L:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$KM_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[S]], %[[M]] : tensor<1x2x4x16xf32>, tensor<1x4xi8>) outs(%{{.*}} : tensor<1x2x4x16xf32>)
 // CHECK: ^bb0(%[[SV:.*]]: f32, %[[MV:.*]]: i8, %{{.*}}: f32):
-// CHECK: %[[SCALED:.*]] = arith.mulf %[[SV]], %[[SCALE]] : f32
 // CHECK: %[[VALID:.*]] = arith.cmpi ne, %[[MV]], %[[ZERO_I8]] : i8
-// CHECK: %[[SEL:.*]] = arith.select %[[VALID]], %[[SCALED]], %[[NEG_INF]] : f32
+// CHECK: %[[SEL:.*]] = arith.select %[[VALID]], %[[SV]], %[[NEG_INF]] : f32
 // CHECK: linalg.yield %[[SEL]]
-// CHECK: %[[PE:.*]] = tensor.empty() : tensor<1x2x16x4xf32>
-// CHECK: %[[P:.*]] = linalg.softmax dimension(3) ins(%[[L]] : tensor<1x2x16x4xf32>) outs(%[[PE]] : tensor<1x2x16x4xf32>) -> tensor<1x2x16x4xf32>
+// CHECK: %[[MINIT:.*]] = linalg.fill ins(%[[NEG_INF]] : f32) outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$ROW_MAP]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[L]] : tensor<1x2x4x16xf32>) outs(%[[MINIT]] : tensor<1x2x16xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$ROW_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[L]], %[[MAX]] : tensor<1x2x4x16xf32>, tensor<1x2x16xf32>)
+// CHECK-NEXT: ^bb0(%[[LV:.*]]: f32, %[[MXV:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[DIFF:.*]] = arith.subf %[[LV]], %[[MXV]] : f32
+// CHECK-NEXT: %[[SC:.*]] = arith.mulf %[[DIFF]], %[[SCALE]] : f32
+// CHECK-NEXT: %[[EXP:.*]] = math.exp %[[SC]] : f32
+// CHECK-NEXT: linalg.yield %[[EXP]]
+// CHECK: %[[SUMINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$ROW_MAP]]], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%[[P]] : tensor<1x2x4x16xf32>) outs(%[[SUMINIT]] : tensor<1x2x16xf32>)
+// CHECK: arith.addf
 // CHECK: %[[OINIT:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<1x2x16x8xf32>)
-// CHECK: %[[O:.*]] = linalg.generic {indexing_maps = [#[[$Q_MAP]], #[[$KT_MAP]], #[[$S_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[P]], %[[V]] : tensor<1x2x16x4xf32>, tensor<1x2x4x8xf32>) outs(%[[OINIT]] : tensor<1x2x16x8xf32>)
+// CHECK: %[[W:.*]] = linalg.generic {indexing_maps = [#[[$PT_MAP]], #[[$QT_MAP]], #[[$S_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[P]], %[[V]] : tensor<1x2x4x16xf32>, tensor<1x2x4x8xf32>) outs(%[[OINIT]] : tensor<1x2x16x8xf32>)
+// CHECK: %[[O:.*]] = linalg.generic {indexing_maps = [#[[$ID4_MAP]], #[[$OROW_MAP]], #[[$ID4_MAP]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[W]], %[[SUM]] : tensor<1x2x16x8xf32>, tensor<1x2x16xf32>)
+// CHECK: arith.divf
 // CHECK: return %[[O]] : tensor<1x2x16x8xf32>
 // NOCORE-LABEL: func.func @core_key_mask(
 // NOCORE-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi8>)
@@ -305,12 +326,11 @@ func.func @core_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // An i1 key mask (a user's, not the decomposition's bytes) selects directly.
 // CHECK-LABEL: func.func @core_i1_key_mask(
 // CHECK-SAME: %{{[a-z0-9]+}}: tensor<1x2x16x8xf32>, %{{[a-z0-9]+}}: tensor<1x2x4x8xf32>, %{{[a-z0-9]+}}: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi1>)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[M]] : tensor<1x2x16x4xf32>, tensor<1x4xi1>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[M]] : tensor<1x2x4x16xf32>, tensor<1x4xi1>)
 // CHECK-NEXT: ^bb0(%[[SV:.*]]: f32, %[[MV:.*]]: i1, %{{.*}}: f32):
-// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SV]], %{{.*}} : f32
-// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[MV]], %[[SCALED]], %{{.*}} : f32
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[MV]], %[[SV]], %{{.*}} : f32
 // CHECK-NEXT: linalg.yield %[[SEL]]
-// CHECK: linalg.softmax dimension(3)
+// CHECK: math.exp
 func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi1>) -> tensor<1x2x16x8xf32> {
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
@@ -321,21 +341,20 @@ func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 
 // -----
 
-// Without a key mask the logits are only scaled; values may be wider than
-// keys (dv = 12).
+// Without a key mask nothing selects; values may be wider than keys
+// (dv = 12).
 // CHECK-LABEL: func.func @core_no_mask(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x12xf32>)
-// CHECK: %[[S:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x4xf32>)
-// CHECK: %[[L:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<1x2x16x4xf32>) outs(%{{.*}} : tensor<1x2x16x4xf32>)
-// CHECK-NEXT: ^bb0(%[[SV:.*]]: f32, %{{.*}}: f32):
-// CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[SV]], %{{.*}} : f32
-// CHECK-NEXT: linalg.yield %[[SCALED]]
-// CHECK: %[[P:.*]] = linalg.softmax dimension(3) ins(%[[L]] : tensor<1x2x16x4xf32>)
-// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[V]] : tensor<1x2x16x4xf32>, tensor<1x2x4x12xf32>) outs(%{{.*}} : tensor<1x2x16x12xf32>)
+// CHECK-NOT: arith.select
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[K]], %{{.*}} : tensor<1x2x4x8xf32>, tensor<1x2x8x16xf32>) outs(%{{.*}} : tensor<1x2x4x16xf32>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<1x2x4x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[MAX]] : tensor<1x2x4x16xf32>, tensor<1x2x16xf32>)
+// CHECK: %[[W:.*]] = linalg.generic {{.*}} ins(%[[P]], %[[V]] : tensor<1x2x4x16xf32>, tensor<1x2x4x12xf32>) outs(%{{.*}} : tensor<1x2x16x12xf32>)
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[W]], %{{.*}} : tensor<1x2x16x12xf32>, tensor<1x2x16xf32>) outs(%{{.*}} : tensor<1x2x16x12xf32>)
 // CHECK: return %[[O]] : tensor<1x2x16x12xf32>
 // NOCORE-LABEL: func.func @core_no_mask(
 // NOCORE: linformer.attention_core
-// NOCORE-NOT: linalg.softmax
+// NOCORE-NOT: math.exp
 func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x12xf32>) -> tensor<1x2x16x12xf32> {
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
@@ -351,7 +370,7 @@ func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // CHECK-LABEL: func.func @parts(
 // CHECK-NOT: linformer.project
 // CHECK-NOT: linformer.attention_core
-// CHECK: linalg.softmax
+// CHECK: math.exp
 // CHECK-NOT: linformer.attention_core
 // NOCORE-LABEL: func.func @parts(
 // NOCORE-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x16x8xf32>)
@@ -359,7 +378,7 @@ func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // NOCORE: %[[KP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x4x4x8xf32>) {{.*}} attrs = {linformer.root}
 // NOCORE: %[[VP:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x4x4x8xf32>) {{.*}} attrs = {linformer.root}
 // NOCORE: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(3.535530e-01)
-// NOCORE-NOT: linalg.softmax
+// NOCORE-NOT: math.exp
 // NOCORE: return %[[O]]
 func.func @parts(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>,
     %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
