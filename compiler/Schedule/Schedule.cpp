@@ -47,10 +47,14 @@ static bool parseKernelKind(const std::string &name, KernelKind &out) {
 }
 
 int KernelShape::nDim() const {
+  if (nLoop >= 0)
+    return nLoop;
   return outputDims.empty() ? -1 : outputDims.back();
 }
 
 int KernelShape::mDim() const {
+  if (mLoop >= 0)
+    return mLoop;
   return outputDims.size() < 2 ? -1 : outputDims[outputDims.size() - 2];
 }
 
@@ -71,9 +75,10 @@ int64_t largestDivisorAtMost(int64_t size, int64_t bound) {
   return 1;
 }
 
-/// The extent the register tile's columns must divide: the innermost output
-/// loop (its workgroup tile when it is split); for the attention core also
-/// the scores' width k.
+/// The extent a register tile's columns sweep: the innermost output loop
+/// (its workgroup tile when it is split); for the attention core the
+/// tile's query rows and the value width alike (S^T has the queries as
+/// columns, P V the value channels).
 static int64_t columnExtent(const KernelShape &shape,
                             const std::vector<int64_t> &workgroup) {
   int n = shape.nDim();
@@ -82,12 +87,17 @@ static int64_t columnExtent(const KernelShape &shape,
   int64_t extent = shape.ranges[n];
   if (n < static_cast<int>(workgroup.size()) && workgroup[n] > 0)
     extent = workgroup[n];
-  if (shape.kind == KernelKind::AttentionCore && shape.coreK > 0)
-    extent = std::gcd(extent, shape.coreK);
+  if (shape.kind == KernelKind::AttentionCore) {
+    int m = shape.mDim();
+    int64_t rows = shape.ranges[m];
+    if (m < static_cast<int>(workgroup.size()) && workgroup[m] > 0)
+      rows = workgroup[m];
+    extent = std::gcd(extent, rows);
+  }
   return extent;
 }
 
-/// The extent the register tile's rows must divide: the workgroup's rows.
+/// The extent a register tile's rows sweep: the workgroup's rows.
 static int64_t rowExtent(const KernelShape &shape,
                          const std::vector<int64_t> &workgroup) {
   int m = shape.mDim();
@@ -99,26 +109,65 @@ static int64_t rowExtent(const KernelShape &shape,
   return extent;
 }
 
+/// What fraction of the FMA peak one register tile of rows x columns can
+/// reach, and the registers it keeps live.
+static double tileEfficiency(const CPUTarget &t, int64_t rows,
+                             int64_t columns, int64_t *registers = nullptr,
+                             int64_t *accumulators = nullptr) {
+  int64_t lanes = std::max<int64_t>(1, t.lanes());
+  int64_t vectors = (columns + lanes - 1) / lanes;
+  int64_t acc = rows * vectors;
+  int64_t regs = acc + vectors + 1;
+  if (registers)
+    *registers = regs;
+  if (accumulators)
+    *accumulators = acc;
+  // Per reduction step: `acc` vector FMAs, `vectors` loads of the streamed
+  // operand and `rows` broadcasts; two load ports is the common x86
+  // minimum. Hiding the FMA latency takes fma_units x fma_latency
+  // independent accumulators, with a quarter more as slack for the loads
+  // feeding them (measured: on Zen 4 with AVX2, 8 accumulators ran at
+  // ~55% of peak, 12 higher).
+  double fmaCycles = double(acc) / double(t.fmaUnits);
+  double loadCycles = double(vectors + rows) / 2.0;
+  double needed = 1.25 * double(std::max<int64_t>(1, t.minAccumulators()));
+  double latency = std::min(1.0, double(acc) / needed);
+  double lanesUsed = std::min(1.0, double(columns) / double(lanes * vectors));
+  double e = latency * lanesUsed * fmaCycles / std::max(fmaCycles, loadCycles);
+  if (regs > t.vectorRegisters)
+    e *= 0.25; // spills: accumulators go through the stack
+  return e;
+}
+
+/// The efficiency of covering rowsExtent x colsExtent with rows x columns
+/// tiles, the partial last tiles (peeled) at their own efficiency.
+static double coverEfficiency(const CPUTarget &t, int64_t rows,
+                              int64_t columns, int64_t rowsExtent,
+                              int64_t colsExtent) {
+  rows = std::min(rows, rowsExtent);
+  columns = std::min(columns, colsExtent);
+  int64_t rowsFull = rowsExtent / rows * rows, rowsRem = rowsExtent - rowsFull;
+  int64_t colsFull = colsExtent / columns * columns,
+          colsRem = colsExtent - colsFull;
+  double time = 0;
+  auto add = [&](int64_t r, int64_t c, double area) {
+    if (area > 0)
+      time += area / std::max(1e-6, tileEfficiency(t, r, c));
+  };
+  add(rows, columns, double(rowsFull) * double(colsFull));
+  add(rows, colsRem, double(rowsFull) * double(colsRem));
+  add(rowsRem, columns, double(rowsRem) * double(colsFull));
+  add(rowsRem, colsRem, double(rowsRem) * double(colsRem));
+  return time > 0 ? double(rowsExtent) * double(colsExtent) / time : 0;
+}
+
 ScheduleEstimate estimate(const CPUTarget &t, const KernelShape &shape,
                           const CPUKernelSchedule &s) {
   ScheduleEstimate e;
-  int64_t lanes = std::max<int64_t>(1, t.lanes());
-  int64_t vectors = (s.columns + lanes - 1) / lanes;
-  e.accumulators = s.rows * vectors;
-  e.registers = e.accumulators + vectors + 1;
-  // Per reduction step: `accumulators` vector FMAs, `vectors` loads of the
-  // streamed operand and `rows` broadcasts. Two load ports is the common
-  // x86 minimum.
-  double fmaCycles = double(e.accumulators) / double(t.fmaUnits);
-  double loadCycles = double(vectors + s.rows) / 2.0;
-  double latency = std::min(1.0, double(e.accumulators) /
-                                     double(std::max<int64_t>(
-                                         1, t.minAccumulators())));
-  double lanesUsed = std::min(1.0, double(s.columns) / double(lanes * vectors));
-  e.efficiency = latency * lanesUsed * fmaCycles /
-                 std::max(fmaCycles, loadCycles);
-  if (e.registers > t.vectorRegisters)
-    e.efficiency *= 0.25; // spills: accumulators go through the stack
+  tileEfficiency(t, s.rows, s.columns, &e.registers, &e.accumulators);
+  e.efficiency = coverEfficiency(t, s.rows, s.columns,
+                                 rowExtent(shape, s.workgroup),
+                                 columnExtent(shape, s.workgroup));
   int64_t kc = s.reduction > 0
                    ? std::min<int64_t>(s.reduction, shape.reductionSteps())
                    : shape.reductionSteps();
@@ -144,22 +193,23 @@ registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
   struct Scored {
     int64_t rows, cols;
     ScheduleEstimate e;
+    bool exact;
   };
   std::vector<Scored> all;
   std::vector<int64_t> colOptions;
+  // Columns: 1, 2 or 4 whole vectors. (3 vectors would fit some register
+  // files better, but LLVM legalizes a <24 x float> accumulator poorly:
+  // measured 14 GFLOP/s on AVX2.) Rows may leave a partial tile, which the
+  // register tiling peels.
   if (colsMax < lanes) {
     colOptions.push_back(colsMax);
   } else {
-    for (int64_t v = 1; v <= 4; ++v)
-      if (colsMax % (v * lanes) == 0)
+    for (int64_t v : {1, 2, 4})
+      if (v * lanes <= colsMax)
         colOptions.push_back(v * lanes);
   }
-  if (colOptions.empty())
-    colOptions.push_back(largestDivisorAtMost(colsMax, lanes));
   for (int64_t cols : colOptions)
     for (int64_t rows = 1; rows <= std::min<int64_t>(rowsMax, 16); ++rows) {
-      if (rowsMax % rows != 0)
-        continue;
       CPUKernelSchedule s;
       s.workgroup = workgroup;
       s.rows = rows;
@@ -167,12 +217,16 @@ registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
       ScheduleEstimate e = estimate(t, shape, s);
       if (e.registers > t.vectorRegisters)
         continue;
-      all.push_back({rows, cols, e});
+      all.push_back({rows, cols, e, rowsMax % rows == 0 && colsMax % cols == 0});
     }
+  // Best modelled efficiency first; among equals, no partial tiles (no
+  // peeled copies), then more accumulators, then taller tiles.
   std::stable_sort(all.begin(), all.end(), [](const Scored &a,
                                               const Scored &b) {
-    if (std::fabs(a.e.efficiency - b.e.efficiency) > 1e-9)
+    if (std::fabs(a.e.efficiency - b.e.efficiency) > 1e-3)
       return a.e.efficiency > b.e.efficiency;
+    if (a.exact != b.exact)
+      return a.exact;
     if (a.e.accumulators != b.e.accumulators)
       return a.e.accumulators > b.e.accumulators;
     return a.rows > b.rows;
@@ -189,9 +243,10 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
                                     int64_t minWorkgroups, int64_t minInner) {
   std::vector<int64_t> tiles(shape.ranges.size(), 0);
   const std::vector<int> &out = shape.outputDims;
-  for (size_t i = 0; i + 2 < out.size(); ++i)
-    tiles[out[i]] = 1;
   int m = shape.mDim(), n = shape.nDim();
+  for (int d : out)
+    if (d != m && d != n)
+      tiles[d] = 1;
   if (m >= 0)
     tiles[m] = largestDivisorAtMost(shape.ranges[m], rowTile);
   if (out.size() == 1 && n >= 0)
@@ -257,9 +312,28 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
     s.reduction = 0;
     return s;
   }
-  auto tiles = registerTileCandidates(t, shape, s.workgroup);
-  s.rows = tiles.front().first;
-  s.columns = tiles.front().second;
+  // The workgroup rows and the register tile together: 32-row workgroups
+  // unless another height lets the best register tile cover the rows with
+  // less of a partial tile (6-row AVX2 tiles: 30 + 2 rows of 32, 60 + 4 of
+  // 64) and still gives enough workgroups.
+  double bestEff = -1;
+  CPUKernelSchedule best = s;
+  for (int64_t rowTile : {32, 64, 16}) {
+    CPUKernelSchedule c = s;
+    c.workgroup = workgroupTiles(shape, rowTile, minWorkgroups,
+                                 std::min<int64_t>(16, lanes));
+    if (rowTile != 32 && estimate(t, shape, c).workgroups < minWorkgroups)
+      continue;
+    auto tiles = registerTileCandidates(t, shape, c.workgroup);
+    c.rows = tiles.front().first;
+    c.columns = tiles.front().second;
+    double eff = estimate(t, shape, c).efficiency;
+    if (eff > bestEff + 0.01) {
+      bestEff = eff;
+      best = c;
+    }
+  }
+  s = best;
   s.reduction = chooseReduction(t, shape, s.rows, s.columns);
   return s;
 }
@@ -302,7 +376,7 @@ std::vector<CPUKernelSchedule> candidates(const CPUTarget &t,
     int64_t cur = base.workgroup[m] == 0 ? shape.ranges[m] : base.workgroup[m];
     for (int64_t rows : {cur / 2, cur * 2}) {
       if (rows < base.rows || rows > shape.ranges[m] ||
-          shape.ranges[m] % rows != 0 || rows % base.rows != 0)
+          shape.ranges[m] % rows != 0)
         continue;
       CPUKernelSchedule c = base;
       c.workgroup[m] = rows;
@@ -373,6 +447,10 @@ static Json recordJson(const ScheduleRecord &r) {
   j["output_dims"] = r.outputDims;
   if (r.coreK > 0)
     j["core_k"] = r.coreK;
+  if (r.mLoop >= 0)
+    j["m_loop"] = r.mLoop;
+  if (r.nLoop >= 0)
+    j["n_loop"] = r.nLoop;
   j["flops"] = r.flops;
   j["workgroups"] = r.workgroups;
   j["schedule"] = scheduleJson(r.schedule);
@@ -525,6 +603,10 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
           r.outputDims.push_back(v.get<int>());
     if (k.contains("core_k") && k["core_k"].is_number_integer())
       r.coreK = k["core_k"].get<int64_t>();
+    if (k.contains("m_loop") && k["m_loop"].is_number_integer())
+      r.mLoop = k["m_loop"].get<int>();
+    if (k.contains("n_loop") && k["n_loop"].is_number_integer())
+      r.nLoop = k["n_loop"].get<int>();
     if (k.contains("flops") && k["flops"].is_number())
       r.flops = k["flops"].get<double>();
     if (k.contains("workgroups") && k["workgroups"].is_number_integer())
@@ -544,6 +626,8 @@ KernelShape shapeOf(const ScheduleRecord &r) {
   shape.reduction.resize(shape.ranges.size(), false);
   shape.outputDims = r.outputDims;
   shape.coreK = r.coreK;
+  shape.mLoop = r.mLoop;
+  shape.nLoop = r.nLoop;
   shape.flops = r.flops;
   return shape;
 }

@@ -47,6 +47,10 @@ struct KernelShape {
   std::vector<int> outputDims;
   /// Attention core: the projected length k (the scores' width).
   int64_t coreK = 0;
+  /// Contractions: the M loop (rows of a register tile) and the N loop
+  /// (its columns) as inferred from the indexing maps; -1 = take the
+  /// result's second-innermost and innermost loops.
+  int mLoop = -1, nLoop = -1;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.
@@ -153,6 +157,7 @@ struct ScheduleRecord {
   std::string iterators; ///< "p" (parallel) / "R" (reduction) per loop
   std::vector<int> outputDims;
   int64_t coreK = 0;
+  int mLoop = -1, nLoop = -1;
   double flops = 0;
   int64_t workgroups = 0;
   CPUKernelSchedule schedule;

@@ -6,6 +6,8 @@
 
 #include "compiler/Schedule/ScheduleAttrs.h"
 
+#include "compiler/Codegen/CPU/TileUtils.h"
+
 #include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -142,6 +144,12 @@ FailureOr<sched::KernelShape> mlir::linformer::analyzeRoot(Operation *root) {
   bool innerParallel = n >= 0 && !shape.reduction[n];
   if (anyReduction && innerParallel && linalgOp.getNumDpsInputs() >= 1)
     shape.kind = sched::KernelKind::Contraction;
+  if (std::optional<std::pair<unsigned, unsigned>> mn =
+          registerTileDims(linalgOp)) {
+    shape.kind = sched::KernelKind::Contraction;
+    shape.mLoop = mn->first;
+    shape.nLoop = mn->second;
+  }
   if (anyReduction && bodyMultiplies(linalgOp)) {
     double product = 1;
     for (int64_t r : ranges)
@@ -222,6 +230,10 @@ bool mlir::linformer::kernelRecord(DictionaryAttr info,
                           outDims.asArrayRef().end());
   if (auto k = info.getAs<IntegerAttr>("core_k"))
     out.coreK = k.getInt();
+  if (auto m = info.getAs<IntegerAttr>("m_loop"))
+    out.mLoop = m.getInt();
+  if (auto n = info.getAs<IntegerAttr>("n_loop"))
+    out.nLoop = n.getInt();
   out.estimate = sched::estimate(target, sched::shapeOf(out), out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;

@@ -138,6 +138,12 @@ struct SelectSchedulesPass
       if (shape->coreK > 0)
         info.push_back(
             b.getNamedAttr("core_k", b.getI64IntegerAttr(shape->coreK)));
+      if (shape->mLoop >= 0)
+        info.push_back(
+            b.getNamedAttr("m_loop", b.getI64IntegerAttr(shape->mLoop)));
+      if (shape->nLoop >= 0)
+        info.push_back(
+            b.getNamedAttr("n_loop", b.getI64IntegerAttr(shape->nLoop)));
       if (chosen != model)
         info.push_back(b.getNamedAttr("model_schedule", toAttr(ctx, model)));
       root->setAttr(kKernelInfoAttrName, b.getDictionaryAttr(info));

@@ -229,19 +229,23 @@ TEST(ScheduleFileTest, ErrorsNameTheRecord) {
 namespace {
 
 /// A fake machine for the autotuner: time = base x penalties, so that the
-/// best schedule is known. It prefers 2-row register tiles, 128-step
-/// reduction blocks and 64-row workgroups.
-double fakeMs(const CPUKernelSchedule &s, double base) {
-  double ms = base;
-  ms *= s.rows == 2 ? 1.0 : 1.5;
-  ms *= s.reduction == 128 ? 1.0 : 1.2;
-  ms *= s.workgroup[2] == 64 ? 1.0 : 1.1;
-  return ms;
-}
+/// best schedule is known. It prefers the model's second register tile, a
+/// reduction block twice the model's and workgroups half as tall.
+struct FakeMachine {
+  int64_t rows, reduction, wgRows;
+  double ms(const CPUKernelSchedule &s, double base) const {
+    double t = base;
+    t *= s.rows == rows ? 1.0 : 1.5;
+    t *= s.reduction == reduction ? 1.0 : 1.2;
+    t *= s.workgroup[2] == wgRows ? 1.0 : 1.1;
+    return t;
+  }
+};
 
 TEST(AutotuneTest, FindsTheFastestCandidatePerShape) {
   CPUTarget t = presetCPUTarget("avx2");
   std::vector<TuningKernel> kernels;
+  std::map<std::string, FakeMachine> machines;
   for (auto [key, shape] : {std::pair<std::string, KernelShape>{
                                 "q", layerShapes()[0]},
                             {"pv", layerShapes()[2]}}) {
@@ -250,6 +254,10 @@ TEST(AutotuneTest, FindsTheFastestCandidatePerShape) {
     k.shape = shape;
     k.start = chooseSchedule(t, shape);
     kernels.push_back(k);
+    auto tiles = registerTileCandidates(t, shape, k.start.workgroup);
+    ASSERT_GE(tiles.size(), 2u);
+    machines[key] = {tiles[1].first, k.start.reduction * 2,
+                     k.start.workgroup[2] / 2};
   }
   std::vector<std::string> lines;
   int calls = 0;
@@ -259,8 +267,8 @@ TEST(AutotuneTest, FindsTheFastestCandidatePerShape) {
     ++calls;
     if (calls == 3)
       return "the third variant crashes"; // discarded, not fatal
-    ms["q"] = fakeMs(m.at("q"), 10);
-    ms["pv"] = fakeMs(m.at("pv"), 1);
+    ms["q"] = machines["q"].ms(m.at("q"), 10);
+    ms["pv"] = machines["pv"].ms(m.at("pv"), 1);
     return "";
   };
   options.progress = [&](const std::string &l) { lines.push_back(l); };
@@ -269,14 +277,16 @@ TEST(AutotuneTest, FindsTheFastestCandidatePerShape) {
   EXPECT_EQ(r.variants, calls);
   for (const char *key : {"q", "pv"}) {
     const CPUKernelSchedule &best = r.best.at(key);
-    EXPECT_EQ(best.reduction, 128) << key;
+    const FakeMachine &fm = machines[key];
+    EXPECT_EQ(best.rows, fm.rows) << key;
+    EXPECT_EQ(best.reduction, fm.reduction) << key;
+    EXPECT_EQ(best.workgroup[2], fm.wgRows) << key;
     EXPECT_LT(r.bestMs.at(key), r.startMs.at(key)) << key;
     EXPECT_EQ(validate(key == std::string("q") ? layerShapes()[0]
                                                 : layerShapes()[2],
                        best),
               "");
   }
-  EXPECT_EQ(r.best.at("q").workgroup[2], 64);
   bool sawDiscard = false, sawCandidate = false;
   for (const std::string &l : lines) {
     sawDiscard |= l.find("discarded (the third variant crashes)") !=

@@ -37,12 +37,6 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
   return SmallVector<int64_t>(tiles.begin(), tiles.end());
 }
 
-int64_t mlir::linformer::largestDivisorAtMost(int64_t size, int64_t bound) {
-  if (ShapedType::isDynamic(size))
-    return 1;
-  return ::linformer::schedule::largestDivisorAtMost(size, bound);
-}
-
 namespace {
 struct TileAndFusePass
     : mlir::linformer::impl::LinformerCPUTileAndFusePassBase<TileAndFusePass> {

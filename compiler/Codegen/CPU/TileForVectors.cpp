@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -25,13 +26,27 @@ using namespace mlir::linformer;
 
 SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
                                                       int64_t vectorWidth,
-                                                      int64_t unroll) {
+                                                      int64_t unroll,
+                                                      bool exact) {
+  // Exact sizes leave a partial last tile that the pass peels; otherwise
+  // sizes are rounded down to divisors.
+  auto size = [&](int64_t range, int64_t want) {
+    return exact ? std::max<int64_t>(1, std::min(range, want))
+                 : largestDivisorAtMost(range, want);
+  };
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   unsigned numLoops = ranges.size();
   SmallVector<int64_t> tiles(numLoops, 1);
   if (numLoops == 0)
     return tiles;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  // A contraction: rows of its M loop, columns of its N loop, one step of
+  // each reduction (an outer product), whatever the loop order.
+  if (std::optional<std::pair<unsigned, unsigned>> mn = registerTileDims(op)) {
+    tiles[mn->second] = size(ranges[mn->second], vectorWidth);
+    tiles[mn->first] = size(ranges[mn->first], unroll);
+    return tiles;
+  }
   unsigned inner = numLoops - 1;
   if (iters[inner] == utils::IteratorType::reduction) {
     // A row reduction: one vector reduction over the whole row.
@@ -40,7 +55,7 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
         tiles[i] = 0;
     return tiles;
   }
-  tiles[inner] = largestDivisorAtMost(ranges[inner], vectorWidth);
+  tiles[inner] = size(ranges[inner], vectorWidth);
   // The output dimension just outside the innermost one gets `unroll` rows.
   if (op.getNumDpsInits() == 1) {
     AffineMap outMap = op.getIndexingMapMatchingResult(op->getResult(0));
@@ -50,10 +65,49 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
         outDims.push_back(dim.getPosition());
     if (outDims.size() >= 2 && outDims.back() == inner) {
       unsigned row = outDims[outDims.size() - 2];
-      tiles[row] = largestDivisorAtMost(ranges[row], unroll);
+      tiles[row] = size(ranges[row], unroll);
     }
   }
   return tiles;
+}
+
+/// Marks the loops of register tiling, the only ones that may be peeled.
+static constexpr llvm::StringLiteral kRegisterLoopAttr =
+    "linformer.register_loop";
+
+/// Peels every marked loop whose static trip range is not a multiple of its
+/// step: the main loop keeps full register tiles, the last partial tile
+/// becomes a separate copy of the body with its own static size (upstream
+/// peeling rewrites the affine.min of the tile sizes into constants in both),
+/// so that every tile stays vectorizable. Peeling a loop copies the loops
+/// nested in it, which are then peeled in turn.
+static void peelPartialTiles(RewriterBase &rewriter, Operation *scope) {
+  while (true) {
+    scf::ForOp candidate;
+    scope->walk([&](scf::ForOp loop) {
+      if (candidate || !loop->hasAttr(kRegisterLoopAttr))
+        return;
+      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+      std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+      std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+      if (!lb || !ub || !step || *step <= 0 || (*ub - *lb) % *step == 0 ||
+          *ub - *lb < *step)
+        return;
+      candidate = loop;
+    });
+    if (!candidate)
+      return;
+    scf::ForOp partial;
+    rewriter.setInsertionPoint(candidate);
+    if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, candidate,
+                                                 partial))) {
+      candidate->removeAttr(kRegisterLoopAttr);
+      continue;
+    }
+    // The partial iteration runs once; it is no candidate any more.
+    if (partial)
+      partial->removeAttr(kRegisterLoopAttr);
+  }
 }
 
 namespace {
@@ -132,7 +186,8 @@ struct TileForVectorsPass
           op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
         }
       }
-      SmallVector<int64_t> tiles = vectorTileSizes(op, vectorWidth, unroll);
+      SmallVector<int64_t> tiles =
+          vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
       bool whole = true;
@@ -162,7 +217,12 @@ struct TileForVectorsPass
         return signalPassFailure();
       }
       rewriter.replaceOp(op, result->replacements);
+      for (LoopLikeOpInterface loop : result->loops)
+        loop->setAttr(kRegisterLoopAttr, rewriter.getUnitAttr());
     }
+    peelPartialTiles(rewriter, getOperation());
+    getOperation().walk(
+        [](scf::ForOp loop) { loop->removeAttr(kRegisterLoopAttr); });
   }
 };
 } // namespace

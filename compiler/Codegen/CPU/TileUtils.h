@@ -23,9 +23,20 @@ int64_t largestDivisorAtMost(int64_t size, int64_t bound);
 SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
                                                int64_t rowTile);
 
-/// Register-level tile sizes (see LinformerCPUTileForVectorsPass).
+/// For a contraction (two inputs and an init, reduction loops): its M and N
+/// loops as inferred from the indexing maps (upstream
+/// inferContractionDims), the innermost-in-the-result of each when there are
+/// several. A register tile spans rows of M and columns of N, whatever the
+/// loop order. None for other ops.
+std::optional<std::pair<unsigned, unsigned>>
+registerTileDims(linalg::LinalgOp op);
+
+/// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
+/// innermost loop `vectorWidth`, the output row `unroll`; `exact` keeps
+/// them as asked (a partial last tile is peeled), else they are rounded
+/// down to divisors.
 SmallVector<int64_t> vectorTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
-                                     int64_t unroll);
+                                     int64_t unroll, bool exact = false);
 
 } // namespace mlir::linformer
 

@@ -17,17 +17,20 @@
 // The input projection [b=1, h=8, i=4096, m=512, c=64] and the attention
 // core [b=1, h=8, n=4096, d=64] with k = 256 are the benchmark layer's.
 
-// AVX2: 4 x 16 = 8 accumulators (2 ymm per row) + 2 streamed + 1 = 11 <= 16
-// registers; the reduction block keeps (4 + 16) x 128 floats (10 KiB) in
-// half of L1; 32-row workgroups give 8 x 128 = 1024 workgroups.
+// AVX2: 6 x 16 = 12 accumulators (2 ymm per row) + 2 streamed + 1 = 15 <= 16
+// registers; 8 accumulators (4 x 16) are too few to hide the FMA latency
+// with loads in flight. 6 rows leave a partial tile, which is peeled: 64-row
+// workgroups (10 x 6 + 4) waste less than 32-row ones (5 x 6 + 2), and
+// still give 8 x 64 = 512 workgroups. The reduction block keeps
+// (6 + 16) x 128 floats (11 KiB) in half of L1.
 // CHECK-LABEL: func.func @projection_avx2(
 // CHECK: linalg.generic
 // CHECK-SAME: linformer.kernel = {flops = 2147483648 : i64, iterators = "pppRp",
-// CHECK-SAME: key = "contraction/pppRp/1x8x4096x512x64/{{[0-9a-f]+}}", kind = "contraction", loops = array<i64: 1, 8, 4096, 512, 64>, output_dims = array<i32: 0, 1, 2, 4>, source = "cost-model"}
-// CHECK-SAME: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 32, 0, 0], register = [4, 16], reduction = 128, pack = false>
+// CHECK-SAME: key = "contraction/pppRp/1x8x4096x512x64/{{[0-9a-f]+}}", kind = "contraction", loops = array<i64: 1, 8, 4096, 512, 64>, m_loop = 2 : i64, n_loop = 4 : i64, output_dims = array<i32: 0, 1, 2, 4>, source = "cost-model"}
+// CHECK-SAME: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 64, 0, 0], register = [6, 16], reduction = 128, pack = false>
 // CHECK: linformer.attention_core
 // CHECK-SAME: linformer.kernel = {core_k = 256 : i64, flops = 2147483648 : i64
-// CHECK-SAME: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 32, 0], register = [4, 16], reduction = 128, pack = false>
+// CHECK-SAME: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 64, 0], register = [6, 16], reduction = 128, pack = false>
 // A schedule file replaces the model's pick for kernels with its key (the
 // same projection shape in both modules below); the third module has no
 // such kernel, which is a warning.

@@ -1,15 +1,17 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=16 unroll=8 reduction-tile=256" --cse | FileCheck %s --check-prefixes=CHECK,DEF
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors --cse | FileCheck %s --check-prefix=DEFAULTS
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=8 unroll=4 reduction-tile=256" --cse | FileCheck %s --check-prefixes=CHECK,OPT
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=16 unroll=8 reduction-tile=256" --canonicalize --cse | FileCheck %s --check-prefix=PEEL
 
 // Register-level tiling of what one workgroup computes. A contraction with
 // contiguous output channels innermost is tiled to `unroll` rows by
 // `vector-width` channels, one reduction step at a time (one outer product
 // per step); a row reduction (innermost loop a reduction) keeps its
 // reduction whole and takes one row at a time. linalg.softmax is decomposed
-// first (max, exp, sum, divide) and its parts tiled the same way. Sizes
-// are rounded down to divisors; an op that already is one tile is left
-// alone. (--cse only merges the loop bound constants.)
+// first (max, exp, sum, divide) and its parts tiled the same way. A size
+// that does not divide its loop leaves a partial last tile, which is peeled
+// into a copy of its own static size; an op that already is one tile is
+// left alone. (--cse only merges the loop bound constants.)
 
 // The scores of one query tile, S = Q K^T: loops (b, h, i, c, j),
 // reduction over c. Default tiles (1, 1, 8, 1, 16); with vector-width=8
@@ -145,19 +147,25 @@ func.func @row_reduction(%x: tensor<32x64xf32>, %init: tensor<32xf32>)
 
 // -----
 
-// Sizes that the default tiles do not divide: 24 columns take 12 (16 does
-// not divide 24; 8 does), 12 rows take 6 (4).
+// Sizes that do not divide their loops: the last partial tile of each loop
+// is peeled, so that every tile keeps a static shape (vectorizable): with
+// 8 rows x 16 columns over 12 x 24, tiles of 8x16, 8x8, 4x16 and 4x8 (after
+// canonicalization folds the single-iteration loops); with 4 x 8, no
+// remainder.
 // CHECK-LABEL: func.func @divisors(
-// DEF-DAG: %[[C6:.*]] = arith.constant 6 : index
+// PEEL-LABEL: func.func @divisors(
+// PEEL: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// PEEL: linalg.generic {{.*}} ins(%{{.*}} : tensor<8x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// PEEL: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// PEEL: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+// PEEL-NOT: linalg.generic
+// PEEL: return
 // OPT-DAG: %[[C4:.*]] = arith.constant 4 : index
 // OPT-DAG: %[[C8:.*]] = arith.constant 8 : index
-// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
-// CHECK-DAG: %[[C24:.*]] = arith.constant 24 : index
-// DEF: scf.for %{{.*}} = %{{.*}} to %[[C12]] step %[[C6]]
-// DEF: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C12]]
+// OPT-DAG: %[[C12:.*]] = arith.constant 12 : index
+// OPT-DAG: %[[C24:.*]] = arith.constant 24 : index
 // OPT: scf.for %{{.*}} = %{{.*}} to %[[C12]] step %[[C4]]
 // OPT: scf.for %{{.*}} = %{{.*}} to %[[C24]] step %[[C8]]
-// DEF: linalg.generic {{.*}} ins(%{{.*}} : tensor<6x12xf32>) outs(%{{.*}} : tensor<6x12xf32>)
 // OPT: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
 // CHECK: math.exp
 func.func @divisors(%x: tensor<12x24xf32>, %init: tensor<12x24xf32>)
@@ -250,4 +258,28 @@ func.func @two_reductions(%a: tensor<1x4x32x64xf32>, %w: tensor<4x64x32xf32>,
     linalg.yield %s : f32
   } -> tensor<1x32x32xf32>
   return %r : tensor<1x32x32xf32>
+}
+
+// -----
+
+// A matmul written with the reduction innermost, loops (i, n, k): rows and
+// columns are found from the indexing maps (upstream inferContractionDims),
+// not from the loop order, so it is still tiled into 8 x 16 outer products
+// (a row-reduction tiling would make dot products: 1.7 GFLOP/s).
+// CHECK-LABEL: func.func @matmul_reduction_innermost(
+// DEF: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<8x16xf32>)
+// OPT: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x8xf32>) outs(%{{.*}} : tensor<4x8xf32>)
+func.func @matmul_reduction_innermost(%a: tensor<16x8xf32>, %b: tensor<8x32xf32>,
+    %c: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(i, n, k) -> (i, k)>,
+                                        affine_map<(i, n, k) -> (k, n)>,
+                                        affine_map<(i, n, k) -> (i, n)>],
+                       iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : tensor<16x8xf32>, tensor<8x32xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %r : tensor<16x32xf32>
 }

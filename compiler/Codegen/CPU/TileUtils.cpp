@@ -1,0 +1,60 @@
+//===- TileUtils.cpp - tile size helpers for CPU codegen -------*- C++ -*-===//
+//
+// See TileUtils.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CPU/TileUtils.h"
+
+#include "compiler/Schedule/Schedule.h"
+
+using namespace mlir;
+
+int64_t mlir::linformer::largestDivisorAtMost(int64_t size, int64_t bound) {
+  if (ShapedType::isDynamic(size))
+    return 1;
+  return ::linformer::schedule::largestDivisorAtMost(size, bound);
+}
+
+std::optional<std::pair<unsigned, unsigned>>
+mlir::linformer::registerTileDims(linalg::LinalgOp op) {
+  if (op.getNumDpsInputs() < 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0)
+    return std::nullopt;
+  // The first two inputs are the contraction's operands (a third, a mask,
+  // only selects).
+  SmallVector<AffineMap> maps = {
+      op.getMatchingIndexingMap(op.getDpsInputOperand(0)),
+      op.getMatchingIndexingMap(op.getDpsInputOperand(1)),
+      op.getMatchingIndexingMap(op.getDpsInitOperand(0))};
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(maps);
+  if (failed(dims) || dims->m.empty() || dims->n.empty())
+    return std::nullopt;
+  // Of several m (n) dims, the one innermost in the result: its rows
+  // (columns) are what a register tile spans.
+  AffineMap out = maps[2];
+  auto innermost = [&](ArrayRef<unsigned> candidates) {
+    unsigned best = candidates.front();
+    int bestPos = -1;
+    for (unsigned d : candidates) {
+      std::optional<unsigned> pos =
+          out.getResultPosition(getAffineDimExpr(d, op.getContext()));
+      if (pos && static_cast<int>(*pos) > bestPos) {
+        bestPos = *pos;
+        best = d;
+      }
+    }
+    return best;
+  };
+  unsigned m = innermost(dims->m), n = innermost(dims->n);
+  // Columns are vectors: they must be the loop contiguous in the result
+  // (operands can come in either order, so "m" may be the contiguous one).
+  auto pos = [&](unsigned d) {
+    return out.getResultPosition(getAffineDimExpr(d, op.getContext()))
+        .value_or(0);
+  };
+  if (pos(m) > pos(n))
+    std::swap(m, n);
+  return std::make_pair(m, n);
+}
