@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+#===- bench/peers/run.sh - our layer and encoder against the peers -------===#
+#
+# One command (not in CI): builds, creates the benchmark venv under build/
+# (PyPI: torch with its CUDA libraries, jax[cpu], IREE compiler/runtime and
+# iree-turbine, the lucidrains linformer package, numpy, matplotlib; ~6.5
+# GB, once), measures the machine's FMA peak, then runs bench.py (every
+# block x n x k, ours and every peer, same weights, input and threads) and
+# plot.py. Results: bench/results/peers.csv, summary.md and *.png.
+#
+#   bench/peers/run.sh                       # the full sweep (about an hour)
+#   bench/peers/run.sh --n 1024,4096 --k 256 # a quick one
+#   bench/peers/run.sh --autotune            # ours compiled with --autotune
+#
+# Extra arguments go to bench.py (--blocks, --n, --k, --peers, --threads,
+# --runs, --autotune, --max-peer-gflop).
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${LINFORMER_BUILD_DIR:-$root/build}"
+
+"$root/scripts/setup"
+"$root/scripts/build"
+if ! command -v /usr/bin/time >/dev/null; then
+  SUDO=""; [ "$(id -u)" != 0 ] && SUDO="sudo"
+  $SUDO apt-get install -y -qq time >/dev/null
+fi
+venv="$build/bench-venv"
+if ! "$venv/bin/python" -c "import torch, jax, iree.turbine, linformer, matplotlib" 2>/dev/null; then
+  echo "== creating $venv (torch, jax, IREE, linformer, matplotlib; several GB, once)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q numpy threadpoolctl matplotlib torch "jax[cpu]" \
+    iree-base-compiler iree-base-runtime iree-turbine linformer
+fi
+"$venv/bin/python" "$root/bench/peers/bench.py" --build "$build" "$@"
+"$venv/bin/python" "$root/bench/peers/plot.py" "$root/bench/results"
