@@ -145,7 +145,11 @@ def LinformerCPUSelectSchedulesPass
     Option<"unroll", "unroll", "int64_t", /*default=*/"0",
            "Force register-tile rows (0: cost model)">,
     Option<"reductionTile", "reduction-tile", "int64_t", /*default=*/"0",
-           "Force the reduction block (0: cost model; -1: no blocking)">
+           "Force the reduction block (0: cost model; -1: no blocking)">,
+    Option<"candidate", "candidate", "std::string", /*default=*/"",
+           "ROUND:INDEX: give every kernel the INDEX-th autotuning candidate "
+           "of ROUND around the model's pick (where it has one), so that "
+           "tests can run what the autotuner may choose">
   ];
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }

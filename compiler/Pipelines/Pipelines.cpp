@@ -68,6 +68,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   selectOptions.vectorWidth = options.vectorWidth;
   selectOptions.unroll = options.unroll;
   selectOptions.reductionTile = options.reductionTile;
+  selectOptions.candidate = options.candidate;
   pm.addPass(createLinformerCPUSelectSchedulesPass(selectOptions));
 
   OpPassManager &funcPm = pm.nest<func::FuncOp>();

@@ -41,6 +41,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "reduction-tile",
       llvm::cl::desc("Force the reduction block (0: cost model, -1: none)"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> candidate{
+      *this, "candidate",
+      llvm::cl::desc("ROUND:INDEX: every kernel's INDEX-th autotuning "
+                     "candidate of ROUND (tests)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "

@@ -74,6 +74,19 @@ struct SelectSchedulesPass
     }
     bool forced = rowTile != 0 || vectorWidth != 0 || unroll != 0 ||
                   reductionTile != 0;
+    int candidateRound = -1, candidateIndex = -1;
+    if (!candidate.empty()) {
+      StringRef text(candidate);
+      auto [r, i] = text.split(':');
+      if (r.getAsInteger(10, candidateRound) ||
+          i.getAsInteger(10, candidateIndex) || candidateRound < 0 ||
+          candidateRound >= sched::kTuningRounds || candidateIndex < 0) {
+        module.emitError() << "candidate '" << candidate
+                           << "' is not ROUND:INDEX with ROUND in [0, "
+                           << sched::kTuningRounds << ")";
+        return signalPassFailure();
+      }
+    }
 
     SmallVector<Operation *> roots;
     module.walk([&](Operation *op) {
@@ -114,6 +127,13 @@ struct SelectSchedulesPass
                      root->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName)) {
         chosen = fromAttr(existing);
         source = "ir";
+      } else if (candidateRound >= 0) {
+        std::vector<sched::CPUKernelSchedule> list =
+            sched::candidates(target, *shape, model, candidateRound);
+        if (candidateIndex < static_cast<int>(list.size())) {
+          chosen = list[candidateIndex];
+          source = "candidate";
+        }
       }
       if (std::string err = sched::validate(*shape, chosen); !err.empty()) {
         root->emitOpError() << "schedule (" << source << ") for kernel '"

@@ -105,6 +105,11 @@ static cl::opt<int64_t> reductionTileOpt(
     "reduction-tile",
     cl::desc("force the reduction block (0: cost model, -1: none)"),
     cl::init(0));
+static cl::opt<std::string> candidateOpt(
+    "candidate",
+    cl::desc("ROUND:INDEX: run every kernel with that autotuning candidate "
+             "(what --autotune may pick) instead of the model's schedule"),
+    cl::init(""));
 static cl::opt<std::string> scheduleOpt(
     "schedule", cl::desc("JSON schedule file overriding the cost model"),
     cl::init(""));
@@ -441,6 +446,7 @@ int main(int argc, char **argv) {
   options.unroll = unrollOpt;
   options.reductionTile = reductionTileOpt;
   options.scheduleFile = scheduleOpt;
+  options.candidate = candidateOpt;
   mlir::linformer::buildCPUPipeline(pm, options);
   if (failed(pm.run(*module)))
     return 1;
