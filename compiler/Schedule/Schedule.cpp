@@ -245,7 +245,9 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
   const std::vector<int> &out = shape.outputDims;
   int m = shape.mDim(), n = shape.nDim();
   for (int d : out)
-    if (d != m && d != n)
+    if (d != m && d != n &&
+        std::find(shape.columnLoops.begin(), shape.columnLoops.end(), d) ==
+            shape.columnLoops.end())
       tiles[d] = 1;
   if (m >= 0)
     tiles[m] = largestDivisorAtMost(shape.ranges[m], rowTile);
@@ -451,6 +453,8 @@ static Json recordJson(const ScheduleRecord &r) {
     j["m_loop"] = r.mLoop;
   if (r.nLoop >= 0)
     j["n_loop"] = r.nLoop;
+  if (!r.columnLoops.empty())
+    j["column_loops"] = r.columnLoops;
   j["flops"] = r.flops;
   j["workgroups"] = r.workgroups;
   j["schedule"] = scheduleJson(r.schedule);
@@ -607,6 +611,10 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
       r.mLoop = k["m_loop"].get<int>();
     if (k.contains("n_loop") && k["n_loop"].is_number_integer())
       r.nLoop = k["n_loop"].get<int>();
+    if (k.contains("column_loops") && k["column_loops"].is_array())
+      for (const nlohmann::json &v : k["column_loops"])
+        if (v.is_number_integer())
+          r.columnLoops.push_back(v.get<int>());
     if (k.contains("flops") && k["flops"].is_number())
       r.flops = k["flops"].get<double>();
     if (k.contains("workgroups") && k["workgroups"].is_number_integer())
@@ -628,6 +636,7 @@ KernelShape shapeOf(const ScheduleRecord &r) {
   shape.coreK = r.coreK;
   shape.mLoop = r.mLoop;
   shape.nLoop = r.nLoop;
+  shape.columnLoops = r.columnLoops;
   shape.flops = r.flops;
   return shape;
 }

@@ -51,6 +51,10 @@ struct KernelShape {
   /// (its columns) as inferred from the indexing maps; -1 = take the
   /// result's second-innermost and innermost loops.
   int mLoop = -1, nLoop = -1;
+  /// Contractions: every loop on the columns' side (the N loops: in the
+  /// streamed operand and the result, not in the broadcast operand).
+  /// Workgroups keep them whole.
+  std::vector<int> columnLoops;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.
@@ -158,6 +162,7 @@ struct ScheduleRecord {
   std::vector<int> outputDims;
   int64_t coreK = 0;
   int mLoop = -1, nLoop = -1;
+  std::vector<int> columnLoops;
   double flops = 0;
   int64_t workgroups = 0;
   CPUKernelSchedule schedule;

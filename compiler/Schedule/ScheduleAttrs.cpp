@@ -144,11 +144,11 @@ FailureOr<sched::KernelShape> mlir::linformer::analyzeRoot(Operation *root) {
   bool innerParallel = n >= 0 && !shape.reduction[n];
   if (anyReduction && innerParallel && linalgOp.getNumDpsInputs() >= 1)
     shape.kind = sched::KernelKind::Contraction;
-  if (std::optional<std::pair<unsigned, unsigned>> mn =
-          registerTileDims(linalgOp)) {
+  if (std::optional<RegisterTileDims> dims = registerTileDims(linalgOp)) {
     shape.kind = sched::KernelKind::Contraction;
-    shape.mLoop = mn->first;
-    shape.nLoop = mn->second;
+    shape.mLoop = dims->rows;
+    shape.nLoop = dims->columns;
+    shape.columnLoops.assign(dims->columnSide.begin(), dims->columnSide.end());
   }
   if (anyReduction && bodyMultiplies(linalgOp)) {
     double product = 1;
@@ -234,6 +234,8 @@ bool mlir::linformer::kernelRecord(DictionaryAttr info,
     out.mLoop = m.getInt();
   if (auto n = info.getAs<IntegerAttr>("n_loop"))
     out.nLoop = n.getInt();
+  if (auto c = info.getAs<DenseI32ArrayAttr>("column_loops"))
+    out.columnLoops.assign(c.asArrayRef().begin(), c.asArrayRef().end());
   out.estimate = sched::estimate(target, sched::shapeOf(out), out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;

@@ -164,6 +164,9 @@ struct SelectSchedulesPass
       if (shape->nLoop >= 0)
         info.push_back(
             b.getNamedAttr("n_loop", b.getI64IntegerAttr(shape->nLoop)));
+      if (!shape->columnLoops.empty())
+        info.push_back(b.getNamedAttr(
+            "column_loops", b.getDenseI32ArrayAttr(shape->columnLoops)));
       if (chosen != model)
         info.push_back(b.getNamedAttr("model_schedule", toAttr(ctx, model)));
       root->setAttr(kKernelInfoAttrName, b.getDictionaryAttr(info));

@@ -32,6 +32,9 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
       analyzeRoot(op.getOperation());
   if (failed(shape))
     return SmallVector<int64_t>(op.getLoopIteratorTypes().size(), 0);
+  // The plain default splits every leading output loop (heads too); only
+  // the cost model keeps column-side loops whole.
+  shape->columnLoops.clear();
   std::vector<int64_t> tiles = ::linformer::schedule::workgroupTiles(
       *shape, rowTile, /*minWorkgroups=*/8, /*minInner=*/16);
   return SmallVector<int64_t>(tiles.begin(), tiles.end());

@@ -42,9 +42,9 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   // A contraction: rows of its M loop, columns of its N loop, one step of
   // each reduction (an outer product), whatever the loop order.
-  if (std::optional<std::pair<unsigned, unsigned>> mn = registerTileDims(op)) {
-    tiles[mn->second] = size(ranges[mn->second], vectorWidth);
-    tiles[mn->first] = size(ranges[mn->first], unroll);
+  if (std::optional<RegisterTileDims> dims = registerTileDims(op)) {
+    tiles[dims->columns] = size(ranges[dims->columns], vectorWidth);
+    tiles[dims->rows] = size(ranges[dims->rows], unroll);
     return tiles;
   }
   unsigned inner = numLoops - 1;

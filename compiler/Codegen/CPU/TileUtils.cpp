@@ -16,7 +16,7 @@ int64_t mlir::linformer::largestDivisorAtMost(int64_t size, int64_t bound) {
   return ::linformer::schedule::largestDivisorAtMost(size, bound);
 }
 
-std::optional<std::pair<unsigned, unsigned>>
+std::optional<mlir::linformer::RegisterTileDims>
 mlir::linformer::registerTileDims(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() < 2 || op.getNumDpsInits() != 1 ||
       op.getNumReductionLoops() == 0)
@@ -54,7 +54,10 @@ mlir::linformer::registerTileDims(linalg::LinalgOp op) {
     return out.getResultPosition(getAffineDimExpr(d, op.getContext()))
         .value_or(0);
   };
-  if (pos(m) > pos(n))
-    std::swap(m, n);
-  return std::make_pair(m, n);
+  RegisterTileDims result{m, n, SmallVector<unsigned>(dims->n.begin(), dims->n.end())};
+  if (pos(m) > pos(n)) {
+    std::swap(result.rows, result.columns);
+    result.columnSide.assign(dims->m.begin(), dims->m.end());
+  }
+  return result;
 }

@@ -28,8 +28,15 @@ SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
 /// inferContractionDims), the innermost-in-the-result of each when there are
 /// several. A register tile spans rows of M and columns of N, whatever the
 /// loop order. None for other ops.
-std::optional<std::pair<unsigned, unsigned>>
-registerTileDims(linalg::LinalgOp op);
+struct RegisterTileDims {
+  unsigned rows, columns;
+  /// Every loop on the columns' side: indexing the streamed operand and the
+  /// result but not the broadcast one (a head loop next to the channels).
+  /// A workgroup keeps them whole, so that the broadcast operand's rows are
+  /// read once for all of them.
+  SmallVector<unsigned> columnSide;
+};
+std::optional<RegisterTileDims> registerTileDims(linalg::LinalgOp op);
 
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
 /// innermost loop `vectorWidth`, the output row `unroll`; `exact` keeps
