@@ -154,6 +154,35 @@ def LinformerCPUSelectSchedulesPass
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }
 
+def LinformerCPUSplitReductionsPass
+    : Pass<"linformer-cpu-split-reductions", "::mlir::ModuleOp"> {
+  let summary = "splits long reductions whose schedule asks for it (split-K)";
+  let description = [{
+    A kernel root whose `#linformer.cpu_schedule` has `split = S > 1`
+    (the cost model sets it for a single long reduction over an operand
+    larger than half of L3: `E X` at large `n`) is rewritten with upstream
+    `linalg::splitReduction`: a partial contraction with a new leading
+    parallel loop of `S` parts, each reducing `1/S` of the reduction, then
+    a combining op that adds the parts. Both become kernel roots with the
+    cost model's schedules (the parts a batch-like loop, one per
+    workgroup). The row tiles of a part then share its operand block in L3
+    instead of each streaming the whole operand from memory.
+
+    ```mlir
+    // Before: E X over n = 65536, schedule split = 16
+    %ex = linalg.generic {iterator_types = ["parallel", "parallel",
+        "reduction", "parallel"]} ins(%e, %x ...) {linformer.root, ...}
+    // After (abridged)
+    %parts = linalg.generic {iterator_types = ["parallel", "parallel",
+        "parallel", "reduction", "parallel"]} ... -> tensor<16x1x256x512xf32>
+    %ex = linalg.generic {iterator_types = ["reduction", "parallel", ...]}
+        ins(%parts ...) // adds the 16 parts
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def LinformerCPUTileAndFusePass
     : Pass<"linformer-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
   let summary = "tiles each kernel root into workgroups and fuses its producers";

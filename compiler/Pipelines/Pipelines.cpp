@@ -70,6 +70,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   selectOptions.reductionTile = options.reductionTile;
   selectOptions.candidate = options.candidate;
   pm.addPass(createLinformerCPUSelectSchedulesPass(selectOptions));
+  // Split-K is part of a schedule, applied before tiling: its parts are the
+  // kernels that get tiled.
+  pm.addPass(createLinformerCPUSplitReductionsPass());
 
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it

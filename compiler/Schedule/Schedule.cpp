@@ -300,6 +300,34 @@ static int64_t chooseReduction(const CPUTarget &t, const KernelShape &shape,
   return std::clamp<int64_t>(floorPow2(std::max<int64_t>(bound, 1)), 16, 512);
 }
 
+/// Split-K: a single long reduction whose streamed operand (reduction x the
+/// columns' side, all of which every row tile of a workgroup sweeps) is
+/// larger than half of L3 is cut into parts whose operand blocks fit in a
+/// quarter of L3; the row tiles of a part then share its block in L3
+/// instead of each reading the whole operand from memory. Parts keep at
+/// least 256 reduction steps; at most 64 parts.
+static int64_t chooseSplit(const CPUTarget &t, const KernelShape &shape) {
+  int reductionLoops = 0;
+  for (bool r : shape.reduction)
+    reductionLoops += r;
+  if (shape.kind != KernelKind::Contraction || reductionLoops != 1)
+    return 1;
+  double columns = 1;
+  for (int d : shape.columnLoops)
+    columns *= double(shape.ranges[d]);
+  if (shape.columnLoops.empty() && shape.nDim() >= 0)
+    columns = double(shape.ranges[shape.nDim()]);
+  int64_t steps = shape.reductionSteps();
+  double streamed = double(steps) * columns * double(shape.elementBytes);
+  if (t.l3Bytes <= 0 || streamed <= double(t.l3Bytes) / 2)
+    return 1;
+  int64_t split = 1;
+  while (split < 64 && streamed / double(split) > double(t.l3Bytes) / 4 &&
+         steps % (split * 2) == 0 && steps / (split * 2) >= 256)
+    split *= 2;
+  return split;
+}
+
 CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   CPUKernelSchedule s;
   int64_t lanes = std::max<int64_t>(1, t.lanes());
@@ -337,6 +365,7 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   }
   s = best;
   s.reduction = chooseReduction(t, shape, s.rows, s.columns);
+  s.split = chooseSplit(t, shape);
   return s;
 }
 
@@ -418,6 +447,20 @@ std::string validate(const KernelShape &shape, const CPUKernelSchedule &s) {
   if (s.reduction < 0 || s.reduction > (int64_t(1) << 20))
     return "reduction block " + std::to_string(s.reduction) +
            " outside [0, 2^20]";
+  if (s.split < 1 || s.split > 4096)
+    return "split " + std::to_string(s.split) + " outside [1, 4096]";
+  if (s.split > 1) {
+    int reductionLoops = 0;
+    for (bool r : shape.reduction)
+      reductionLoops += r;
+    if (reductionLoops != 1)
+      return "split " + std::to_string(s.split) +
+             " needs exactly one reduction loop; the kernel has " +
+             std::to_string(reductionLoops);
+    if (shape.reductionSteps() % s.split != 0)
+      return "split " + std::to_string(s.split) + " does not divide the " +
+             std::to_string(shape.reductionSteps()) + " reduction steps";
+  }
   return "";
 }
 
@@ -431,6 +474,8 @@ static Json scheduleJson(const CPUKernelSchedule &s) {
   j["register"] = {s.rows, s.columns};
   j["reduction"] = s.reduction;
   j["pack"] = s.pack;
+  if (s.split != 1)
+    j["split"] = s.split;
   return j;
 }
 
@@ -530,6 +575,11 @@ static std::string parseSchedule(const nlohmann::json &j,
     if (!j["pack"].is_boolean())
       return where + ": 'pack' must be true or false";
     s.pack = j["pack"].get<bool>();
+  }
+  if (j.contains("split")) {
+    if (!j["split"].is_number_integer())
+      return where + ": 'split' must be an integer";
+    s.split = j["split"].get<int64_t>();
   }
   return "";
 }

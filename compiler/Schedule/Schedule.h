@@ -81,10 +81,15 @@ struct CPUKernelSchedule {
   int64_t reduction = 64;
   /// Pack the streamed operand into register-tile panels first.
   bool pack = false;
+  /// Split the (single) reduction loop into this many parts computed by
+  /// separate workgroups, then add the partial results (split-K): for long
+  /// reductions over operands larger than the caches (E X at large n).
+  int64_t split = 1;
 
   bool operator==(const CPUKernelSchedule &o) const {
     return workgroup == o.workgroup && rows == o.rows &&
-           columns == o.columns && reduction == o.reduction && pack == o.pack;
+           columns == o.columns && reduction == o.reduction &&
+           pack == o.pack && split == o.split;
   }
   bool operator!=(const CPUKernelSchedule &o) const { return !(*this == o); }
 };

@@ -66,7 +66,7 @@ sched::CPUTarget mlir::linformer::fromAttr(CPUTargetAttr a) {
 CPUScheduleAttr mlir::linformer::toAttr(MLIRContext *ctx,
                                         const sched::CPUKernelSchedule &s) {
   return CPUScheduleAttr::get(ctx, s.workgroup, s.rows, s.columns, s.reduction,
-                              s.pack);
+                              s.pack, s.split);
 }
 
 sched::CPUKernelSchedule mlir::linformer::fromAttr(CPUScheduleAttr a) {
@@ -76,6 +76,7 @@ sched::CPUKernelSchedule mlir::linformer::fromAttr(CPUScheduleAttr a) {
   s.columns = a.getColumns();
   s.reduction = a.getReduction();
   s.pack = a.getPack();
+  s.split = a.getSplit();
   return s;
 }
 
@@ -239,4 +240,39 @@ bool mlir::linformer::kernelRecord(DictionaryAttr info,
   out.estimate = sched::estimate(target, sched::shapeOf(out), out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;
+}
+
+void mlir::linformer::attachSchedule(Operation *root,
+                                     const sched::KernelShape &shape,
+                                     StringRef key,
+                                     const sched::CPUKernelSchedule &chosen,
+                                     const sched::CPUKernelSchedule &model,
+                                     StringRef source) {
+  MLIRContext *ctx = root->getContext();
+  std::string iterators;
+  for (bool r : shape.reduction)
+    iterators += r ? 'R' : 'p';
+  Builder b(ctx);
+  SmallVector<NamedAttribute> info = {
+      b.getNamedAttr("key", b.getStringAttr(key)),
+      b.getNamedAttr("kind", b.getStringAttr(sched::kernelKindName(shape.kind))),
+      b.getNamedAttr("loops", b.getDenseI64ArrayAttr(shape.ranges)),
+      b.getNamedAttr("iterators", b.getStringAttr(iterators)),
+      b.getNamedAttr("output_dims", b.getDenseI32ArrayAttr(shape.outputDims)),
+      b.getNamedAttr("flops",
+                     b.getI64IntegerAttr(static_cast<int64_t>(shape.flops))),
+      b.getNamedAttr("source", b.getStringAttr(source))};
+  if (shape.coreK > 0)
+    info.push_back(b.getNamedAttr("core_k", b.getI64IntegerAttr(shape.coreK)));
+  if (shape.mLoop >= 0)
+    info.push_back(b.getNamedAttr("m_loop", b.getI64IntegerAttr(shape.mLoop)));
+  if (shape.nLoop >= 0)
+    info.push_back(b.getNamedAttr("n_loop", b.getI64IntegerAttr(shape.nLoop)));
+  if (!shape.columnLoops.empty())
+    info.push_back(b.getNamedAttr("column_loops",
+                                  b.getDenseI32ArrayAttr(shape.columnLoops)));
+  if (chosen != model)
+    info.push_back(b.getNamedAttr("model_schedule", toAttr(ctx, model)));
+  root->setAttr(kKernelInfoAttrName, b.getDictionaryAttr(info));
+  root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
 }

@@ -48,6 +48,15 @@ FailureOr<::linformer::schedule::KernelShape> analyzeRoot(Operation *root);
 std::string shapeKey(Operation *root,
                      const ::linformer::schedule::KernelShape &shape);
 
+/// Attaches to `root` its `linformer.kernel` facts (key, kind, loops,
+/// iterators, dims, FLOPs, `source`, and `model` when `chosen` differs from
+/// it) and `linformer.schedule = chosen`.
+void attachSchedule(Operation *root, const ::linformer::schedule::KernelShape &shape,
+                    StringRef key,
+                    const ::linformer::schedule::CPUKernelSchedule &chosen,
+                    const ::linformer::schedule::CPUKernelSchedule &model,
+                    StringRef source);
+
 /// The record (key, kind, loops, flops, schedule, estimate) of a kernel
 /// from its `linformer.kernel` info and `linformer.schedule`; false if
 /// either is missing.

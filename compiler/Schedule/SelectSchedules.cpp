@@ -140,37 +140,7 @@ struct SelectSchedulesPass
                             << key << "' does not fit: " << err;
         return signalPassFailure();
       }
-      std::string iterators;
-      for (bool r : shape->reduction)
-        iterators += r ? 'R' : 'p';
-      Builder b(ctx);
-      SmallVector<NamedAttribute> info = {
-          b.getNamedAttr("key", b.getStringAttr(key)),
-          b.getNamedAttr("kind",
-                         b.getStringAttr(sched::kernelKindName(shape->kind))),
-          b.getNamedAttr("loops", b.getDenseI64ArrayAttr(shape->ranges)),
-          b.getNamedAttr("iterators", b.getStringAttr(iterators)),
-          b.getNamedAttr("output_dims",
-                         b.getDenseI32ArrayAttr(shape->outputDims)),
-          b.getNamedAttr("flops", b.getI64IntegerAttr(
-                                      static_cast<int64_t>(shape->flops))),
-          b.getNamedAttr("source", b.getStringAttr(source))};
-      if (shape->coreK > 0)
-        info.push_back(
-            b.getNamedAttr("core_k", b.getI64IntegerAttr(shape->coreK)));
-      if (shape->mLoop >= 0)
-        info.push_back(
-            b.getNamedAttr("m_loop", b.getI64IntegerAttr(shape->mLoop)));
-      if (shape->nLoop >= 0)
-        info.push_back(
-            b.getNamedAttr("n_loop", b.getI64IntegerAttr(shape->nLoop)));
-      if (!shape->columnLoops.empty())
-        info.push_back(b.getNamedAttr(
-            "column_loops", b.getDenseI32ArrayAttr(shape->columnLoops)));
-      if (chosen != model)
-        info.push_back(b.getNamedAttr("model_schedule", toAttr(ctx, model)));
-      root->setAttr(kKernelInfoAttrName, b.getDictionaryAttr(info));
-      root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
+      attachSchedule(root, *shape, key, chosen, model, source);
     }
     for (auto &[key, record] : overrides)
       if (!used.count(key))

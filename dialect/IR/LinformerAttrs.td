@@ -104,7 +104,10 @@ def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
       keeps in vector registers (columns in elements);
     - `reduction`: how many steps of all reduction loops together one cache
       block covers (0 = no blocking);
-    - `pack`: pack the streamed operand into register-tile panels.
+    - `pack`: pack the streamed operand into register-tile panels;
+    - `split` (printed when not 1): cut the single reduction loop into that
+      many parts computed by separate workgroups and add the partial results
+      (`--linformer-cpu-split-reductions`).
 
     ```mlir
     linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 32, 0, 0],
@@ -116,10 +119,12 @@ def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
     "int64_t":$rows,
     "int64_t":$columns,
     "int64_t":$reduction,
-    "bool":$pack);
+    "bool":$pack,
+    DefaultValuedParameter<"int64_t", "1">:$split);
   let assemblyFormat = [{
     `<` `workgroup` `=` `[` $workgroup `]` `,` `register` `=` `[` $rows `,`
-    $columns `]` `,` `reduction` `=` $reduction `,` `pack` `=` $pack `>`
+    $columns `]` `,` `reduction` `=` $reduction `,` `pack` `=` $pack
+    (`,` `split` `=` $split^)? `>`
   }];
   let genVerifyDecl = 1;
 }

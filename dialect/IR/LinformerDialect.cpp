@@ -167,7 +167,8 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 CPUScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                         ArrayRef<int64_t> workgroup, int64_t rows,
-                        int64_t columns, int64_t reduction, bool pack) {
+                        int64_t columns, int64_t reduction, bool pack,
+                        int64_t split) {
   for (auto [i, t] : llvm::enumerate(workgroup))
     if (t < 0)
       return emitError() << "workgroup tile " << i
@@ -178,6 +179,8 @@ CPUScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (reduction < 0)
     return emitError() << "reduction block must be >= 0 (0 = none); got "
                        << reduction;
+  if (split < 1)
+    return emitError() << "split must be >= 1 (1 = none); got " << split;
   return success();
 }
 

@@ -153,6 +153,36 @@ TEST(CostModelTest, SplitsSmallKernelsForParallelism) {
   EXPECT_GE(estimate(t, ex, s).workgroups, 32);
 }
 
+TEST(CostModelTest, SplitsLongReductionsOverLargeOperands) {
+  CPUTarget t = presetCPUTarget("avx512");
+  t.l3Bytes = 32 << 20;
+  auto ex = [](int64_t n) {
+    KernelShape s = contraction({1, 256, n, 512}, {2}, {0, 1, 3});
+    s.mLoop = 1;
+    s.nLoop = 3;
+    s.columnLoops = {0, 3};
+    return s;
+  };
+  // X of n x 512 floats: 8 MiB at n = 4096 fits in half of L3; at 65536
+  // (128 MiB) 16 parts give 8 MiB blocks (a quarter of L3).
+  EXPECT_EQ(chooseSchedule(t, ex(4096)).split, 1);
+  EXPECT_EQ(chooseSchedule(t, ex(16384)).split, 4);
+  EXPECT_EQ(chooseSchedule(t, ex(65536)).split, 16);
+  // Short reductions (projections over d_model) and two reduction loops
+  // (the output projection) are never split.
+  EXPECT_EQ(chooseSchedule(t, layerShapes()[0]).split, 1);
+  EXPECT_EQ(chooseSchedule(t, layerShapes()[4]).split, 1);
+  CPUKernelSchedule bad = chooseSchedule(t, layerShapes()[4]);
+  bad.split = 2;
+  EXPECT_NE(validate(layerShapes()[4], bad).find("exactly one reduction"),
+            std::string::npos);
+  bad = chooseSchedule(t, ex(4096));
+  bad.split = 3;
+  EXPECT_NE(validate(ex(4096), bad).find("does not divide"), std::string::npos);
+  bad.split = 0;
+  EXPECT_NE(validate(ex(4096), bad).find("split 0"), std::string::npos);
+}
+
 TEST(CostModelTest, ValidateNamesTheProblem) {
   KernelShape q = layerShapes()[0];
   CPUKernelSchedule s = chooseSchedule(presetCPUTarget("avx2"), q);

@@ -1,0 +1,83 @@
+//===- SplitReductions.cpp - split-K for long reductions -------*- C++ -*-===//
+//
+// Applies the `split` of a kernel's schedule with upstream
+// linalg::splitReduction; see LinformerCPUSplitReductionsPass in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Conversion/LinalgBuilders.h"
+#include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCPUSPLITREDUCTIONSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+namespace sched = ::linformer::schedule;
+
+namespace {
+struct SplitReductionsPass
+    : mlir::linformer::impl::LinformerCPUSplitReductionsPassBase<
+          SplitReductionsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto targetAttr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName);
+    SmallVector<linalg::LinalgOp> toSplit;
+    module.walk([&](linalg::LinalgOp op) {
+      auto s = op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName);
+      if (s && s.getSplit() > 1 && op->hasAttr(kRootAttrName))
+        toSplit.push_back(op);
+    });
+    if (toSplit.empty())
+      return;
+    if (!targetAttr) {
+      module.emitError("split reductions need the module's linformer.target "
+                       "(run --linformer-cpu-select-schedules first)");
+      return signalPassFailure();
+    }
+    sched::CPUTarget target = fromAttr(targetAttr);
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : toSplit) {
+      int64_t ratio =
+          op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName).getSplit();
+      auto info = op->getAttrOfType<DictionaryAttr>(kKernelInfoAttrName);
+      std::string source = "cost-model";
+      if (info)
+        if (auto s = info.getAs<StringAttr>("source"))
+          source = s.str();
+      linalg::ControlSplitReductionFn control = [&](linalg::LinalgOp) {
+        return linalg::SplitReductionOptions{ratio, /*index=*/0,
+                                             /*innerParallel=*/false};
+      };
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::SplitReductionResult> result =
+          linalg::splitReduction(rewriter, op, control);
+      if (failed(result)) {
+        op->emitOpError() << "cannot split its reduction into " << ratio
+                          << " parts (it needs a single reduction loop that "
+                             "the parts divide, and an add, mul, min or max "
+                             "combiner)";
+        return signalPassFailure();
+      }
+      // Both halves are kernels with the cost model's schedules; the parts
+      // are not split again.
+      for (linalg::LinalgOp part :
+           {result->splitLinalgOp, result->resultCombiningLinalgOp}) {
+        part->setAttr(kRootAttrName, rewriter.getUnitAttr());
+        FailureOr<sched::KernelShape> shape = analyzeRoot(part);
+        if (failed(shape))
+          return signalPassFailure();
+        sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);
+        model.split = 1;
+        attachSchedule(part, *shape, shapeKey(part, *shape), model, model,
+                       source + ", split " + std::to_string(ratio));
+      }
+    }
+  }
+};
+} // namespace
