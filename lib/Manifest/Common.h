@@ -103,6 +103,22 @@ inline int64_t shapeNumElements(const std::vector<int64_t> &shape) {
   return n;
 }
 
+/// The largest tensor or buffer any file or manifest may describe: 2^62
+/// bytes. Far above real memory, and low enough that sums of a few such
+/// sizes and 64-byte roundings cannot wrap a uint64_t.
+inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 62;
+
+/// Bytes of a tensor of `shape` and `dtype`, or -1 when a dimension is
+/// negative or the size exceeds kMaxTensorBytes. Every loader computes sizes
+/// through this, never as numel * dtypeSize (which wraps for huge shapes).
+inline int64_t shapeByteSize(const std::vector<int64_t> &shape, DType dtype) {
+  int64_t n = shapeNumElements(shape);
+  int64_t elem = int64_t(dtypeSize(dtype));
+  if (n < 0 || elem == 0 || n > kMaxTensorBytes / elem)
+    return -1;
+  return n * elem;
+}
+
 /// Why a load failed. The runtime maps the kinds onto its status codes
 /// (IO -> LF_IO_ERROR, Format -> LF_FORMAT_ERROR, Version ->
 /// LF_VERSION_MISMATCH), so loaders must pick the kind carefully: Version

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Manifest/Manifest.h"
+#include "lib/Support/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -51,8 +52,15 @@ const char *bufferRoleName(BufferRole role) {
 uint64_t ManifestBuffer::byteSize() const {
   if (kind == BufferKind::Intermediate)
     return bytes;
-  int64_t n = shapeNumElements(shape);
-  return n < 0 ? 0 : uint64_t(n) * dtypeSize(dtype);
+  int64_t n = shapeByteSize(shape, dtype);
+  return n < 0 ? 0 : uint64_t(n);
+}
+
+std::string Manifest::sha256Of(std::string_view name) const {
+  for (const auto &[section, hash] : codeSha256)
+    if (section == name)
+      return hash;
+  return "";
 }
 
 int64_t Manifest::findBuffer(std::string_view name) const {
@@ -241,6 +249,16 @@ Manifest parseJson(const json &root) {
       kernel.scheduleJson = "{}";
     m.kernels.push_back(std::move(kernel));
   }
+  if (root.contains("code_sha256")) {
+    const json &code = root.at("code_sha256");
+    if (!code.is_object())
+      fail("'code_sha256' must be an object");
+    for (auto it = code.begin(); it != code.end(); ++it) {
+      if (!it.value().is_string())
+        fail("code_sha256: '" + it.key() + "' must be a string");
+      m.codeSha256.emplace_back(it.key(), it.value().get<std::string>());
+    }
+  }
   m.modelJson = getObjectText(root, "model", "");
   return m;
 }
@@ -272,6 +290,9 @@ std::string validateManifest(const Manifest &m) {
     if (b.kind == BufferKind::Intermediate) {
       if (b.bytes == 0)
         return err(where + "an intermediate needs 'bytes' > 0");
+      if (b.bytes > uint64_t(kMaxTensorBytes))
+        return err(where + "'bytes' " + std::to_string(b.bytes) +
+                   " exceeds the limit of 2^62");
     } else {
       if (b.shape.empty() && b.kind != BufferKind::Weight)
         return err(where + "an " + std::string(bufferKindName(b.kind)) +
@@ -280,8 +301,9 @@ std::string validateManifest(const Manifest &m) {
         if (d <= 0)
           return err(where + "shape " + shapeString(b.shape) +
                      " has a dimension <= 0");
-      if (shapeNumElements(b.shape) < 0)
-        return err(where + "shape " + shapeString(b.shape) + " is too large");
+      if (shapeByteSize(b.shape, b.dtype) < 0)
+        return err(where + "shape " + shapeString(b.shape) + " of " +
+                   dtypeName(b.dtype) + " exceeds the limit of 2^62 bytes");
     }
     if (b.kind == BufferKind::Output)
       ++outputs;
@@ -305,6 +327,18 @@ std::string validateManifest(const Manifest &m) {
   }
   if (outputs == 0)
     return err("there is no output buffer");
+  // What a session allocates: every buffer but the weights, each rounded up
+  // to 64 bytes. Each term is <= 2^62 + 63, so the running sum is checked
+  // before it could wrap.
+  uint64_t sessionBytes = 0;
+  for (const ManifestBuffer &b : m.buffers) {
+    if (b.kind == BufferKind::Weight)
+      continue;
+    sessionBytes += (b.byteSize() + 63) / 64 * 64;
+    if (sessionBytes > uint64_t(kMaxTensorBytes))
+      return err("the buffers other than weights need more than 2^62 bytes "
+                 "together");
+  }
   if (m.kernels.empty())
     return err("there are no kernels");
   for (size_t i = 0; i < m.kernels.size(); ++i) {
@@ -330,6 +364,16 @@ std::string validateManifest(const Manifest &m) {
     return err("the target description is not a JSON object");
   if (!m.modelJson.empty() && !isJsonObjectText(m.modelJson))
     return err("'model' is not a JSON object");
+  std::set<std::string> hashed;
+  for (const auto &[section, hash] : m.codeSha256) {
+    if (!hashed.insert(section).second)
+      return err("code_sha256: section '" + section + "' appears twice");
+    if (!isSha256Hex(hash))
+      return err("code_sha256: '" + section +
+                 "' is not 64 lower-case hex digits");
+  }
+  if (m.target.kind == "cpu" && !hashed.count("cpu.so"))
+    return err("code_sha256 has no hash of section 'cpu.so'");
   return "";
 }
 
@@ -394,6 +438,10 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       kernels.push_back(std::move(jk));
     }
     root["kernels"] = std::move(kernels);
+    json code = json::object();
+    for (const auto &[section, hash] : m.codeSha256)
+      code[section] = hash;
+    root["code_sha256"] = std::move(code);
     if (!m.modelJson.empty())
       root["model"] = json::parse(m.modelJson);
     out = root.dump(2) + "\n";

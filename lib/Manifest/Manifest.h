@@ -7,9 +7,9 @@
 // serializes it into the artifact's "manifest" section; the runtime parses it
 // and trusts nothing it has not validated here.
 //
-// Schema (format_version 1), as in docs/Runtime.md:
+// Schema (format_version 2), as in docs/Runtime.md:
 //
-//   { "format": "linformer-artifact", "format_version": 1,
+//   { "format": "linformer-artifact", "format_version": 2,
 //     "compiler_version": "0.1.0",
 //     "target": {"kind": "cpu", "cpu": "emeraldrapids",
 //                "features": "+avx512f", "description": {...}},
@@ -25,7 +25,11 @@
 //       {"name": "tmp3", "kind": "intermediate", "bytes": 8388608} ],
 //     "kernels": [ {"symbol": "encoder_kernel_0", "workgroups": 384,
 //                   "buffers": [2, 0, 4], "schedule": {...}} ],
+//     "code_sha256": {"cpu.so": "<64 hex digits>"},
 //     "model": {...} }
+//
+// Version 2 added "code_sha256" (required for every code section the target
+// loads) and the kernel records the objects must carry (KernelObject.h).
 //
 // Kernel buffer ids index "buffers". "schedule", the target's
 // "description" and "model" are free-form objects kept verbatim (key order
@@ -50,7 +54,7 @@
 
 namespace linformer {
 
-inline constexpr int kManifestFormatVersion = 1;
+inline constexpr int kManifestFormatVersion = 2;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
 
 enum class BufferKind { Input, Weight, Output, Intermediate };
@@ -108,8 +112,14 @@ struct Manifest {
   std::string entry;
   std::vector<ManifestBuffer> buffers;
   std::vector<ManifestKernel> kernels;
+  /// SHA-256 (lower-case hex) of each code section, by section name; the
+  /// runtime checks it before loading the code.
+  std::vector<std::pair<std::string, std::string>> codeSha256;
   /// Free-form model description (JSON object text); empty = absent.
   std::string modelJson;
+
+  /// The recorded hash of section `name`, or "".
+  std::string sha256Of(std::string_view name) const;
 
   /// Index of the buffer named `name`, or -1.
   int64_t findBuffer(std::string_view name) const;

@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <vector>
+
 namespace linformer {
 
 static std::string errnoMessage(const std::string &what,
@@ -32,10 +34,12 @@ MappedFile &MappedFile::operator=(MappedFile &&other) noexcept {
     data_ = other.data_;
     size_ = other.size_;
     mapping_ = other.mapping_;
+    fd_ = other.fd_;
     path_ = std::move(other.path_);
     other.data_ = nullptr;
     other.size_ = 0;
     other.mapping_ = nullptr;
+    other.fd_ = -1;
   }
   return *this;
 }
@@ -45,9 +49,27 @@ MappedFile::~MappedFile() { reset(); }
 void MappedFile::reset() {
   if (mapping_)
     ::munmap(mapping_, size_);
+  if (fd_ >= 0)
+    ::close(fd_);
   data_ = nullptr;
   size_ = 0;
   mapping_ = nullptr;
+  fd_ = -1;
+}
+
+FileError MappedFile::checkIntact() const {
+  if (fd_ < 0)
+    return {};
+  struct stat st;
+  if (::fstat(fd_, &st) != 0)
+    return FileError::io(errnoMessage("cannot stat", path_));
+  if (st.st_size < 0 || uint64_t(st.st_size) < size_)
+    return FileError::io("'" + path_ + "' shrank from " +
+                         std::to_string(size_) + " to " +
+                         std::to_string(st.st_size) +
+                         " bytes after it was loaded (truncated while in "
+                         "use?); load it again");
+  return {};
 }
 
 FileError MappedFile::open(const std::string &path, MappedFile &out) {
@@ -73,12 +95,12 @@ FileError MappedFile::open(const std::string &path, MappedFile &out) {
     return {};
   }
   void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-  FileError err;
-  if (p == MAP_FAILED)
-    err = FileError::io(errnoMessage("cannot mmap", path));
-  ::close(fd);
-  if (err)
+  if (p == MAP_FAILED) {
+    FileError err = FileError::io(errnoMessage("cannot mmap", path));
+    ::close(fd);
     return err;
+  }
+  out.fd_ = fd;
   out.mapping_ = p;
   out.data_ = static_cast<const uint8_t *>(p);
   out.size_ = size_t(st.st_size);
@@ -95,10 +117,20 @@ FileError readWholeFile(const std::string &path, std::string &out) {
 
 FileError writeWholeFile(const std::string &path, const void *data,
                          size_t size) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A fresh temporary beside the target (so that rename is atomic), created
+  // exclusively by mkostemp (O_CREAT|O_EXCL: a planted file or symlink of
+  // the same name makes it pick another name, never write through it), then
+  // renamed over the target, which replaces a symlink rather than following
+  // it.
+  std::vector<char> name(path.begin(), path.end());
+  static const char suffix[] = ".tmp.XXXXXX";
+  name.insert(name.end(), suffix, suffix + sizeof(suffix));
+  int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  std::string tmp(name.data());
   if (fd < 0)
     return FileError::io(errnoMessage("cannot create", tmp));
+  // mkostemp creates 0600; outputs are ordinary files.
+  (void)::fchmod(fd, 0644);
   const char *p = static_cast<const char *>(data);
   size_t left = size;
   while (left > 0) {

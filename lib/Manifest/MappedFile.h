@@ -37,12 +37,19 @@ public:
   size_t size() const { return size_; }
   const std::string &path() const { return path_; }
 
+  /// Whether the file still holds every mapped byte. Someone truncating a
+  /// mapped file turns reads past the new end into SIGBUS; callers that use
+  /// a mapping long after opening it (the runtime, once per run) ask this
+  /// first. It cannot close the race with a truncation during the use.
+  FileError checkIntact() const;
+
 private:
   void reset();
 
   const uint8_t *data_ = nullptr;
   size_t size_ = 0;
   void *mapping_ = nullptr;
+  int fd_ = -1; ///< kept open (O_CLOEXEC) for checkIntact
   std::string path_;
 };
 

@@ -8,6 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
+
 #include <set>
 
 namespace linformer {
@@ -34,6 +37,44 @@ std::string ModelConfig::sharingName() const {
 
 namespace {
 std::string fail(const std::string &msg) { return "model.json: " + msg; }
+
+/// Per-field bounds (docs/Model.md): far above any real Linformer, low
+/// enough that no product of them overflows and that an absurd value is
+/// refused by name before anything is allocated for it.
+struct FieldLimit {
+  const char *name;
+  int64_t ModelConfig::*field;
+  int64_t max;
+};
+const FieldLimit kFieldLimits[] = {
+    {"layers", &ModelConfig::layers, kMaxLayers},
+    {"d_model", &ModelConfig::dModel, kMaxDModel},
+    {"heads", &ModelConfig::heads, kMaxDModel},
+    {"max_seq_len", &ModelConfig::maxSeqLen, kMaxSeqLen},
+    {"batch", &ModelConfig::batch, kMaxBatch},
+    {"ffn_dim", &ModelConfig::ffnDim, kMaxFfnDim}};
+
+std::string checkLimits(const ModelConfig &c) {
+  for (const FieldLimit &l : kFieldLimits)
+    if (c.*l.field > l.max)
+      return fail("'" + std::string(l.name) + "' is " +
+                  std::to_string(c.*l.field) + ", above the limit of " +
+                  std::to_string(l.max));
+  return "";
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string s;
+  for (int64_t d : shape)
+    s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s;
+}
+
+std::string gib(uint64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f GiB", double(bytes) / double(1ull << 30));
+  return buf;
+}
 
 bool readInt(const json &j, const char *key, int64_t &out, std::string &err) {
   if (!j.contains(key))
@@ -71,6 +112,9 @@ std::string parseModelConfig(const std::string &text, ModelConfig &c) {
     return err;
   if (c.layers <= 0)
     return fail("'layers' must be positive");
+  // Bound before anything is sized by it (c.k below, weights, buffers).
+  if (std::string e = checkLimits(c); !e.empty())
+    return e;
   c.k.assign(c.layers, 256);
   if (j.contains("k")) {
     const json &k = j["k"];
@@ -182,6 +226,15 @@ std::string validateModelConfig(const ModelConfig &c) {
       c.ffnDim <= 0)
     return fail("d_model, heads, max_seq_len, batch and ffn_dim must be "
                 "positive");
+  if (c.layers <= 0)
+    return fail("'layers' must be positive");
+  if (std::string e = checkLimits(c); !e.empty())
+    return e;
+  if (static_cast<int64_t>(c.k.size()) != c.layers)
+    return fail("'k' has " + std::to_string(c.k.size()) +
+                " entries but the model has " + std::to_string(c.layers) +
+                " layers");
+
   if (c.dModel % c.heads != 0)
     return fail("heads " + std::to_string(c.heads) + " does not divide d_model " +
                 std::to_string(c.dModel));
@@ -202,12 +255,46 @@ std::string validateModelConfig(const ModelConfig &c) {
                    c.projection == ref::ProjectionKind::Conv;
   if (c.shareLayers && hasParams)
     for (int64_t i = 1; i < c.layers; ++i)
-      if (c.k[i] != c.k[0])
-        return fail("layer sharing needs one k for every layer (one "
-                    "projection of shape k x n), but layer " +
-                    std::to_string(i) + " has k " + std::to_string(c.k[i]) +
-                    " and layer 0 has " + std::to_string(c.k[0]));
+      if (c.k[i] != c.k[0]) {
+        auto shape = [&](int64_t layer) {
+          return shapeText(ref::projectionWeightShape(
+              c.projection, c.heads, c.maxSeqLen, c.headDim(), c.k[layer],
+              c.shareHeads));
+        };
+        return fail("layer sharing needs one k for every layer (all layers "
+                    "use one " +
+                    std::string(ref::projectionKindName(c.projection)) +
+                    " projection weight), but layer " + std::to_string(i) +
+                    " has k " + std::to_string(c.k[i]) + " (weight " +
+                    shape(i) + ") and layer 0 has k " +
+                    std::to_string(c.k[0]) + " (weight " + shape(0) + ")");
+      }
+  // Totals: what --random-weights would write and what one activation
+  // tensor needs, checked before either is generated or allocated.
+  uint64_t weightBytes = modelWeightBytes(c);
+  if (weightBytes > kMaxModelBytes)
+    return fail("the weights would need " + gib(weightBytes) +
+                ", above the limit of " + gib(kMaxModelBytes) +
+                "; reduce 'layers', 'd_model' or 'ffn_dim'");
+  uint64_t activation = uint64_t(c.batch) * uint64_t(c.maxSeqLen) *
+                        uint64_t(std::max(c.dModel, c.ffnDim)) * 4;
+  if (activation > kMaxModelBytes)
+    return fail("one activation ('batch' x 'max_seq_len' x max('d_model', "
+                "'ffn_dim') floats) would need " +
+                gib(activation) + ", above the limit of " +
+                gib(kMaxModelBytes));
   return "";
+}
+
+uint64_t modelWeightBytes(const ModelConfig &c) {
+  uint64_t total = 0;
+  for (const WeightSpec &w : modelWeights(c)) {
+    uint64_t n = 4;
+    for (int64_t d : w.shape)
+      n *= uint64_t(d);
+    total += n;
+  }
+  return total;
 }
 
 ref::LayerConfig layerConfig(const ModelConfig &c, int64_t layer) {

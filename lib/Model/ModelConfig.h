@@ -24,6 +24,16 @@ enum class NormPlacement { Post, Pre };
 /// What the compiled model takes to describe padding.
 enum class PaddingInput { Lengths, Mask, None };
 
+/// Bounds on model.json fields and totals (docs/Model.md). parseModelConfig
+/// refuses a larger value by name before anything is sized by it.
+inline constexpr int64_t kMaxLayers = 1024;
+inline constexpr int64_t kMaxDModel = 65536;
+inline constexpr int64_t kMaxSeqLen = int64_t(1) << 24;
+inline constexpr int64_t kMaxBatch = 65536;
+inline constexpr int64_t kMaxFfnDim = int64_t(1) << 18;
+/// The weights in total, and any one activation tensor: 64 GiB.
+inline constexpr uint64_t kMaxModelBytes = uint64_t(64) << 30;
+
 struct ModelConfig {
   int64_t layers = 4;
   int64_t dModel = 512;
@@ -68,6 +78,9 @@ std::string validateModelConfig(const ModelConfig &config);
 
 /// The weights in the order the compiled entry takes them.
 std::vector<WeightSpec> modelWeights(const ModelConfig &config);
+
+/// Their total size in bytes (f32), for a validated config.
+uint64_t modelWeightBytes(const ModelConfig &config);
 
 /// Serializes back (the artifact's manifest keeps the description).
 std::string modelConfigJson(const ModelConfig &config);

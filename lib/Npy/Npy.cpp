@@ -240,10 +240,11 @@ FileError parseNpy(std::string_view image, NpyArray &out,
     if (sh == dict.end() || sh->second.kind != PyValue::Tuple)
       return bad("header has no tuple 'shape'");
     a.shape = sh->second.ints;
-    int64_t numel = a.numElements();
-    if (numel < 0)
-      return bad("shape " + shapeString(a.shape) + " is too large");
-    uint64_t need = uint64_t(numel) * dtypeSize(a.dtype);
+    int64_t bytes = shapeByteSize(a.shape, a.dtype);
+    if (bytes < 0)
+      return bad("shape " + shapeString(a.shape) + " of " + d->second.str +
+                 " is too large (over 2^62 bytes)");
+    uint64_t need = uint64_t(bytes);
     size_t dataStart = headerStart + headerLen;
     if (image.size() - dataStart != need)
       return bad("data is " + std::to_string(image.size() - dataStart) +
@@ -272,8 +273,8 @@ std::string serializeNpy(const NpyArray &a, std::string &out) {
   if (descr.empty())
     return std::string("npy: dtype ") + dtypeName(a.dtype) +
            " has no .npy spelling";
-  int64_t numel = a.numElements();
-  if (numel < 0 || uint64_t(numel) * dtypeSize(a.dtype) != a.bytes.size())
+  int64_t bytes = shapeByteSize(a.shape, a.dtype);
+  if (bytes < 0 || uint64_t(bytes) != a.bytes.size())
     return "npy: " + std::to_string(a.bytes.size()) + " bytes do not match " +
            dtypeName(a.dtype) + " " + shapeString(a.shape);
   std::string header =

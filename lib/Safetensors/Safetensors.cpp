@@ -134,9 +134,10 @@ FileError SafetensorsFile::parse(const uint8_t *data, size_t size,
                            "non-negative integer");
       t.shape.push_back(d.get<int64_t>());
     }
-    int64_t numel = shapeNumElements(t.shape);
-    if (numel < 0)
-      return bad(where + "shape " + shapeString(t.shape) + " is too large");
+    int64_t bytes = shapeByteSize(t.shape, t.dtype);
+    if (bytes < 0)
+      return bad(where + safetensorsDTypeName(t.dtype) + " " +
+                 shapeString(t.shape) + " is too large (over 2^62 bytes)");
     auto off = v.find("data_offsets");
     if (off == v.end() || !off->is_array() || off->size() != 2 ||
         !(*off)[0].is_number_unsigned() || !(*off)[1].is_number_unsigned())
@@ -146,7 +147,7 @@ FileError SafetensorsFile::parse(const uint8_t *data, size_t size,
     if (end < begin)
       return bad(where + "data_offsets [" + std::to_string(begin) + ", " +
                  std::to_string(end) + "] end before they begin");
-    uint64_t expected = uint64_t(numel) * dtypeSize(t.dtype);
+    uint64_t expected = uint64_t(bytes);
     if (end - begin != expected)
       return bad(where + "holds " + std::to_string(end - begin) +
                  " bytes but " + safetensorsDTypeName(t.dtype) + " " +
@@ -186,10 +187,9 @@ serializeSafetensors(const std::map<std::string, SafetensorsEntry> &tensors,
   for (const auto &kv : tensors) {
     if (kv.first.empty() || kv.first == "__metadata__")
       return "safetensors: invalid tensor name '" + kv.first + "'";
-    int64_t numel = shapeNumElements(kv.second.shape);
-    uint64_t expected =
-        numel < 0 ? 0 : uint64_t(numel) * dtypeSize(kv.second.dtype);
-    if (numel < 0 || kv.second.bytes.size() != expected)
+    int64_t bytes = shapeByteSize(kv.second.shape, kv.second.dtype);
+    uint64_t expected = bytes < 0 ? 0 : uint64_t(bytes);
+    if (bytes < 0 || kv.second.bytes.size() != expected)
       return "safetensors: tensor '" + kv.first + "' has " +
              std::to_string(kv.second.bytes.size()) + " bytes but " +
              safetensorsDTypeName(kv.second.dtype) + " " +

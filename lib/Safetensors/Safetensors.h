@@ -62,6 +62,9 @@ public:
   const std::vector<SafetensorsTensor> &tensors() const { return tensors_; }
   /// Null when absent.
   const SafetensorsTensor *find(std::string_view name) const;
+  /// For files opened with open(): whether the file still holds every mapped
+  /// byte (see MappedFile::checkIntact).
+  FileError checkIntact() const { return file_.checkIntact(); }
   const std::map<std::string, std::string> &metadata() const {
     return metadata_;
   }

@@ -13,6 +13,7 @@
 #include "linformer/runtime.h"
 
 #include "lib/Manifest/Artifact.h"
+#include "lib/Manifest/KernelObject.h"
 #include "lib/Manifest/Manifest.h"
 #include "lib/Safetensors/Safetensors.h"
 
@@ -44,6 +45,11 @@ class Module {
 public:
   /// Throws Error.
   static std::shared_ptr<Module> load(const std::string &path);
+  /// Everything load() checks before the kernels' object is handed to the
+  /// dynamic loader, on an opened artifact; the result has no kernels. For
+  /// tests and fuzzing of the validation. Throws Error.
+  static std::shared_ptr<Module> validate(const Artifact &artifact,
+                                          const std::string &path);
   ~Module();
 
   const std::string &path() const { return path_; }
@@ -67,12 +73,15 @@ public:
 private:
   Module() = default;
   void checkGeometry();
+  void checkKernels() const;
   void openKernels(std::string_view object);
 
   std::string path_;
   Manifest manifest_;
   std::string manifestText_;
   std::vector<DispatchFn> dispatch_;
+  /// What each kernel's object states about itself (KernelObject.h).
+  std::vector<KernelAbi> abis_;
   std::vector<size_t> ios_[3];
   std::vector<bool> isSequence_;
   int64_t batch_ = 0, seqLen_ = 0;

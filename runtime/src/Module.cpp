@@ -11,6 +11,9 @@
 
 #include "Internal.h"
 
+#include "lib/Manifest/KernelObject.h"
+#include "lib/Support/Sha256.h"
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -113,11 +116,18 @@ static void checkCpuFeatures(const Manifest &m, const std::string &path) {
 }
 
 std::shared_ptr<Module> Module::load(const std::string &path) {
-  std::shared_ptr<Module> module(new Module());
-  module->path_ = path;
   Artifact artifact;
   if (FileError err = Artifact::open(path, artifact))
     throwFileError(err);
+  std::shared_ptr<Module> module = validate(artifact, path);
+  module->openKernels(artifact.section(kCpuObjectSection));
+  return module;
+}
+
+std::shared_ptr<Module> Module::validate(const Artifact &artifact,
+                                         const std::string &path) {
+  std::shared_ptr<Module> module(new Module());
+  module->path_ = path;
   module->manifestText_ = std::string(artifact.section(kManifestSection));
   if (FileError err = parseManifest(module->manifestText_, module->manifest_)) {
     err.message = "artifact '" + path + "': " + err.message;
@@ -134,8 +144,61 @@ std::shared_ptr<Module> Module::load(const std::string &path) {
     throw Error(LF_FORMAT_ERROR, "artifact '" + path +
                                      "' targets cpu but has no 'cpu.so' "
                                      "section");
-  module->openKernels(artifact.section(kCpuObjectSection));
+  // Nothing of the object runs before all of it is checked: its hash, its
+  // structure (no code that runs at load) and what its kernels state about
+  // themselves against the manifest. Only then does the loader see it.
+  std::string_view object = artifact.section(kCpuObjectSection);
+  std::string recorded = m.sha256Of(kCpuObjectSection);
+  std::string actual = sha256Hex(object);
+  if (actual != recorded)
+    throw Error(LF_FORMAT_ERROR,
+                "artifact '" + path + "': the 'cpu.so' section's SHA-256 is " +
+                    actual + " but the manifest records " + recorded +
+                    " (the artifact is corrupt or was edited)");
+  std::vector<std::string> symbols;
+  for (const ManifestKernel &k : m.kernels)
+    symbols.push_back(k.symbol);
+  if (FileError err = inspectKernelObject(object, symbols, module->abis_,
+                                          "artifact '" + path + "': cpu.so"))
+    throwFileError(err);
+  module->checkKernels();
   return module;
+}
+
+/// The manifest must say what the compiled kernels were built for: the same
+/// workgroup count, the same number of buffers, and each bound buffer exactly
+/// the size the code indexes. Any difference would let a kernel read or
+/// write outside a buffer.
+void Module::checkKernels() const {
+  const Manifest &m = manifest_;
+  const std::vector<KernelAbi> &abis = abis_;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const ManifestKernel &k = m.kernels[i];
+    const KernelAbi &abi = abis[i];
+    std::string where = "artifact '" + path_ + "': kernel " +
+                        std::to_string(i) + " ('" + k.symbol + "') ";
+    if (k.workgroups != abi.workgroups)
+      throw Error(LF_FORMAT_ERROR,
+                  where + "has " + std::to_string(k.workgroups) +
+                      " workgroups in the manifest, but its code was "
+                      "compiled for " +
+                      std::to_string(abi.workgroups));
+    if (k.buffers.size() != abi.bufferBytes.size())
+      throw Error(LF_FORMAT_ERROR,
+                  where + "binds " + std::to_string(k.buffers.size()) +
+                      " buffers in the manifest, but its code takes " +
+                      std::to_string(abi.bufferBytes.size()));
+    for (size_t j = 0; j < k.buffers.size(); ++j) {
+      const ManifestBuffer &b = m.buffers[size_t(k.buffers[j])];
+      if (b.byteSize() != abi.bufferBytes[j])
+        throw Error(LF_FORMAT_ERROR,
+                    where + "binds " + bufferKindName(b.kind) + " '" + b.name +
+                        "' (" + std::to_string(b.byteSize()) +
+                        " bytes in the manifest) as buffer " +
+                        std::to_string(j) + ", but its code uses " +
+                        std::to_string(abi.bufferBytes[j]) + " bytes there");
+    }
+  }
 }
 
 /// Works out which buffers are padded along the sequence and checks that
@@ -210,6 +273,7 @@ void Module::checkGeometry() {
 /// their old name after dlclose, which RTLD_NOLOAD detects and a "./"
 /// respelling of the same path avoids.
 void Module::openKernels(std::string_view object) {
+  const std::vector<KernelAbi> &abis = abis_;
   auto fail = [&](const std::string &what) {
     throw Error(LF_IO_ERROR, "artifact '" + path_ + "': cannot stage cpu.so (" +
                                  what + ": " + std::strerror(errno) + ")");
@@ -254,16 +318,28 @@ void Module::openKernels(std::string_view object) {
                                      "': cannot load the cpu.so section: " +
                                      (why ? why : "unknown dlopen error"));
   }
+  // The loader resolved the same symbols the inspection read, with the
+  // same contents (relocations cannot have rewritten a record).
   const Manifest &m = manifest_;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
-    std::string symbol = m.kernels[i].symbol + "_dispatch";
+    auto missing = [&](const std::string &symbol) {
+      return Error(LF_FORMAT_ERROR,
+                   "artifact '" + path_ + "': kernel " + std::to_string(i) +
+                       " needs symbol '" + symbol +
+                       "', which the loaded cpu.so does not export");
+    };
+    std::string symbol = m.kernels[i].symbol + kDispatchSuffix;
+    std::string abiSymbol = m.kernels[i].symbol + kAbiSuffix;
     ::dlerror();
     void *fn = ::dlsym(dlHandle_, symbol.c_str());
     if (!fn)
-      throw Error(LF_FORMAT_ERROR,
-                  "artifact '" + path_ + "': kernel " + std::to_string(i) +
-                      " needs symbol '" + symbol +
-                      "', which the cpu.so section does not export");
+      throw missing(symbol);
+    const void *abi = ::dlsym(dlHandle_, abiSymbol.c_str());
+    if (!abi)
+      throw missing(abiSymbol);
+    if (std::memcmp(abi, abis[i].raw.data(), abis[i].raw.size()) != 0)
+      throw Error(LF_FORMAT_ERROR, "artifact '" + path_ + "': '" + abiSymbol +
+                                       "' changed when the object was loaded");
     dispatch_.push_back(reinterpret_cast<DispatchFn>(fn));
   }
 }

@@ -171,6 +171,7 @@ struct Session::Impl {
 
 void Session::Impl::plan() {
   const Manifest &m = module->manifest();
+  // validateManifest bounds this sum by 2^62: no wrap-around here.
   size_t total = 0;
   std::vector<size_t> offsets(m.buffers.size(), 0);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
@@ -210,6 +211,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   const Module &mod = *module;
   const Manifest &m = mod.manifest();
   const int64_t batch = mod.batch(), n = mod.seqLen();
+  // Kernels read weights in place from the mapping: a file truncated since
+  // it was loaded would turn those reads into SIGBUS.
+  if (FileError err = weights->file().checkIntact())
+    throwFileError(err);
   if (numInputs && !inputs)
     invalid("inputs is null but num_inputs is " + std::to_string(numInputs));
   if (numOutputs && !outputs)

@@ -80,6 +80,7 @@ TEST(Corruption, Manifest) {
   out.kind = BufferKind::Output;
   m.buffers = {in, out};
   m.kernels.push_back({"k", 4, {0, 1}, "{\"a\": [1, 2]}"});
+  m.codeSha256 = {{"cpu.so", std::string(64, 'e')}};
   std::string text;
   ASSERT_EQ(serializeManifest(m, text), "");
   corrupt(text, text.size(), 2000, 2, [](const std::string &b) {
@@ -122,8 +123,8 @@ TEST(Corruption, Npy) {
     FileError err = parseNpy(b, parsed);
     EXPECT_TRUE(err.ok() || !err.message.empty());
     if (err.ok()) {
-      EXPECT_EQ(parsed.bytes.size(),
-                size_t(parsed.numElements()) * dtypeSize(parsed.dtype));
+      EXPECT_EQ(int64_t(parsed.bytes.size()),
+                shapeByteSize(parsed.shape, parsed.dtype));
     }
     return err.ok();
   });

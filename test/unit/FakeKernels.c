@@ -15,7 +15,11 @@
  *
  * The second kernel reads every row of its sequence, so a missing barrier
  * between kernels or padding that leaks into the result shows up as wrong
- * numbers. Shapes are compile-time constants, as in generated code.
+ * numbers. Shapes are compile-time constants, as in generated code, and
+ * each kernel K states them in a `K_abi` record as the compiler's kernels
+ * do (lib/Manifest/KernelObject.h): the runtime refuses a manifest that
+ * disagrees. Linked with -nostartfiles, like the compiler's objects, so the
+ * object has no initializers (which the runtime refuses too).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -24,6 +28,20 @@
 #define B FAKE_BATCH
 #define N FAKE_SEQ
 #define D FAKE_DIM
+
+/* "LFKABI01", workgroups, arity, then each buffer's bytes. */
+#define ABI_MAGIC 0x31304942414b464cULL
+#define ROWS ((uint64_t)(B * N))
+#define ROW_BYTES ((uint64_t)(B * N * D * 4))
+
+const uint64_t fake_add_abi[] = {ABI_MAGIC, ROWS, 3, ROW_BYTES, D * 4,
+                                 ROW_BYTES};
+const uint64_t fake_pool_lengths_abi[] = {ABI_MAGIC, ROWS, 4, ROW_BYTES, 4,
+                                          B * 4, ROW_BYTES};
+const uint64_t fake_pool_mask_abi[] = {ABI_MAGIC, ROWS, 4, ROW_BYTES, 4,
+                                       B * N, ROW_BYTES};
+const uint64_t fake_pool_all_abi[] = {ABI_MAGIC, ROWS, 3, ROW_BYTES, 4,
+                                      ROW_BYTES};
 
 void fake_add_dispatch(void **buffers, int64_t begin, int64_t end) {
   const float *x = (const float *)buffers[0];
@@ -97,6 +115,10 @@ void fake_pool_all_dispatch(void **buffers, int64_t begin, int64_t end) {
  * start the next kernel), fake_check records whether every mark was set
  * when it ran. Run in that order, `ok` must be all ones. */
 #define MARKS 64
+
+const uint64_t fake_clear_abi[] = {ABI_MAGIC, MARKS, 1, MARKS * 4};
+const uint64_t fake_mark_abi[] = {ABI_MAGIC, MARKS, 1, MARKS * 4};
+const uint64_t fake_check_abi[] = {ABI_MAGIC, MARKS, 2, MARKS * 4, MARKS * 4};
 
 void fake_clear_dispatch(void **buffers, int64_t begin, int64_t end) {
   volatile int32_t *marks = (volatile int32_t *)buffers[0];

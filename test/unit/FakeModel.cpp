@@ -9,6 +9,7 @@
 #include "lib/Manifest/Artifact.h"
 #include "lib/Manifest/MappedFile.h"
 #include "lib/Support/Random.h"
+#include "lib/Support/Sha256.h"
 
 #include <cstring>
 
@@ -62,17 +63,21 @@ Manifest makeManifest(Padding padding) {
     break;
   }
   m.modelJson = "{\"kind\": \"fake\"}";
+  // A placeholder; writeArtifact records the real hash of the object.
+  m.codeSha256 = {{kCpuObjectSection, std::string(64, '0')}};
   return m;
 }
 
-std::string writeArtifact(const std::string &path, const Manifest &manifest,
-                          const std::string &soPath) {
-  std::string json;
-  if (std::string why = serializeManifest(manifest, json); !why.empty())
-    return why;
+std::string writeArtifact(const std::string &path, Manifest manifest,
+                          const std::string &soPath, bool hashCode) {
   std::string so;
   if (FileError err = readWholeFile(soPath, so))
     return err.message;
+  if (hashCode)
+    manifest.codeSha256 = {{kCpuObjectSection, sha256Hex(so)}};
+  std::string json;
+  if (std::string why = serializeManifest(manifest, json); !why.empty())
+    return why;
   ArtifactWriter writer;
   if (std::string why = writer.addSection(kManifestSection, json); !why.empty())
     return why;

@@ -32,9 +32,11 @@ enum class Padding { None, Lengths, Mask };
 Manifest makeManifest(Padding padding);
 
 /// Wraps `manifest` and the fake kernels' shared object (`soPath`) into an
-/// artifact at `path`. Returns "" or an error.
-std::string writeArtifact(const std::string &path, const Manifest &manifest,
-                          const std::string &soPath);
+/// artifact at `path`, recording the object's SHA-256 in the manifest unless
+/// `hashCode` is false (then the manifest's own codeSha256 is kept). Returns
+/// "" or an error.
+std::string writeArtifact(const std::string &path, Manifest manifest,
+                          const std::string &soPath, bool hashCode = true);
 
 /// The weights "bias" [kDim] and "scale" [1], seeded.
 std::map<std::string, SafetensorsEntry> makeWeights(uint64_t seed);

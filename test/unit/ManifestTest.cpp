@@ -19,7 +19,7 @@ using json = nlohmann::ordered_json;
 namespace {
 
 const char *kValid = R"({
-  "format": "linformer-artifact", "format_version": 1,
+  "format": "linformer-artifact", "format_version": 2,
   "compiler_version": "0.1.0",
   "target": {"kind": "cpu", "cpu": "emeraldrapids", "features": "+avx512f"},
   "entry": "encoder",
@@ -37,6 +37,8 @@ const char *kValid = R"({
      "schedule": {"tile": [64, 128], "parallel": true, "aaa": 1}},
     {"symbol": "encoder_kernel_1", "workgroups": 1, "buffers": [4, 1, 3]}
   ],
+  "code_sha256": {
+    "cpu.so": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
   "model": {"layers": 1, "heads": 8}
 })";
 
@@ -104,14 +106,18 @@ TEST(Manifest, InvalidJson) {
 
 TEST(Manifest, NewerVersionIsAVersionError) {
   json j = json::parse(kValid);
-  j["format_version"] = 2;
+  j["format_version"] = 3;
   j.erase("buffers"); // a newer schema may lack anything; version wins
   Manifest m;
   FileError err = parseManifest(j.dump(), m);
   EXPECT_EQ(err.kind, ErrorKind::Version);
   EXPECT_EQ(err.message,
-            "manifest: format_version 2 is not supported (this runtime reads "
-            "1)");
+            "manifest: format_version 3 is not supported (this runtime reads "
+            "2)");
+  // Version 1 predates code hashes and kernel records: also refused.
+  j["format_version"] = 1;
+  err = parseManifest(j.dump(), m);
+  EXPECT_EQ(err.kind, ErrorKind::Version);
 }
 
 struct BadCase {
@@ -195,6 +201,36 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"ScheduleNotObject",
                 [](json &j) { j["kernels"][0]["schedule"] = 3; },
                 "kernel 0: 'schedule' must be an object"},
+        BadCase{"NoCodeHash", [](json &j) { j.erase("code_sha256"); },
+                "code_sha256 has no hash of section 'cpu.so'"},
+        BadCase{"CodeHashNotHex",
+                [](json &j) { j["code_sha256"]["cpu.so"] = "abc"; },
+                "code_sha256: 'cpu.so' is not 64 lower-case hex digits"},
+        BadCase{"CodeHashNotString",
+                [](json &j) { j["code_sha256"]["cpu.so"] = 7; },
+                "code_sha256: 'cpu.so' must be a string"},
+        BadCase{"IntermediateTooLarge",
+                [](json &j) {
+                  j["buffers"][4]["bytes"] = INT64_MAX; // once wrapped the arena
+                },
+                "buffer 4 ('tmp3'): 'bytes' 9223372036854775807 exceeds the "
+                "limit of 2^62"},
+        BadCase{"IntermediatesTooLargeTogether",
+                [](json &j) {
+                  j["buffers"][4]["bytes"] = int64_t(1) << 61;
+                  j["buffers"].push_back({{"name", "tmp4"},
+                                          {"kind", "intermediate"},
+                                          {"bytes", int64_t(1) << 61}});
+                },
+                "the buffers other than weights need more than 2^62 bytes "
+                "together"},
+        BadCase{"ShapeBytesTooLarge",
+                [](json &j) {
+                  // 2^61 elements of 8 bytes: 2^64 bytes, which wrapped to 0.
+                  j["buffers"][0]["dtype"] = "i64";
+                  j["buffers"][0]["shape"] = {int64_t(1) << 31, int64_t(1) << 30};
+                },
+                "exceeds the limit of 2^62 bytes"},
         BadCase{"UnknownTarget", [](json &j) { j["target"]["kind"] = "tpu"; },
                 "unknown target kind \"tpu\""},
         BadCase{"TargetNotObject", [](json &j) { j["target"] = "cpu"; },

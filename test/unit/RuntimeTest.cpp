@@ -18,6 +18,7 @@
 #include "lib/Manifest/Artifact.h"
 #include "lib/Manifest/MappedFile.h"
 #include "lib/Support/Random.h"
+#include "lib/Support/Sha256.h"
 
 #include <gtest/gtest.h>
 
@@ -26,6 +27,7 @@
 #include <cstring>
 #include <fstream>
 #include <thread>
+#include <unistd.h>
 
 using namespace linformer;
 using namespace linformer::fake;
@@ -528,7 +530,8 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   missing.kernels[1].symbol = "fake_pool_nowhere";
   EXPECT_STATUS(lf_module_load(artifact("missing.lfa", missing).c_str(), &m),
                 LF_FORMAT_ERROR,
-                "kernel 1 needs symbol 'fake_pool_nowhere_dispatch'");
+                "kernel 'fake_pool_nowhere' has no function "
+                "'fake_pool_nowhere_dispatch'");
 
   // Not an artifact at all.
   std::ofstream(dir.file("junk.lfa")) << "hello";
@@ -570,13 +573,16 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   EXPECT_STATUS(lf_module_load(dir.file("noso.lfa").c_str(), &m),
                 LF_FORMAT_ERROR, "no 'cpu.so' section");
 
-  // A cpu.so section that is not a shared object.
+  // A cpu.so section that is not a shared object (with its right hash).
+  Manifest garbageManifest = makeManifest(Padding::Lengths);
+  garbageManifest.codeSha256 = {{"cpu.so", sha256Hex("not an ELF file")}};
+  ASSERT_EQ(serializeManifest(garbageManifest, json), "");
   ArtifactWriter garbage;
   ASSERT_EQ(garbage.addSection("manifest", json), "");
   ASSERT_EQ(garbage.addSection("cpu.so", "not an ELF file"), "");
   ASSERT_EQ(garbage.write(dir.file("garbage.lfa")), "");
   EXPECT_STATUS(lf_module_load(dir.file("garbage.lfa").c_str(), &m),
-                LF_FORMAT_ERROR, "cannot load the cpu.so section");
+                LF_FORMAT_ERROR, "cpu.so: not an ELF object");
 
   // Another target.
   Manifest cuda = makeManifest(Padding::Lengths);
@@ -590,6 +596,87 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   EXPECT_STATUS(lf_module_load(artifact("wl.lfa", wrongLengths).c_str(), &m),
                 LF_FORMAT_ERROR, "lengths buffer 'lengths' has shape [3]");
   EXPECT_EQ(m, nullptr);
+}
+
+// The manifest edits of the hardening issue: each used to corrupt memory or
+// crash inside a kernel; now the load names the disagreement with the code.
+TEST_F(RuntimeTest, ManifestMustAgreeWithTheCompiledKernels) {
+  lf_module *m = nullptr;
+  // An intermediate shrunk from 1024 to 4 bytes (was a heap overflow).
+  Manifest shrunk = makeManifest(Padding::Lengths);
+  shrunk.buffers[4].bytes = 4;
+  EXPECT_STATUS(lf_module_load(artifact("shrunk.lfa", shrunk).c_str(), &m),
+                LF_FORMAT_ERROR,
+                "kernel 0 ('fake_add') binds intermediate 'tmp' (4 bytes in "
+                "the manifest) as buffer 2, but its code uses 1024 bytes there");
+  // Workgroups 32 -> 100000 (was SIGSEGV inside the dispatch function).
+  Manifest many = makeManifest(Padding::Lengths);
+  many.kernels[0].workgroups = 100000;
+  EXPECT_STATUS(lf_module_load(artifact("many.lfa", many).c_str(), &m),
+                LF_FORMAT_ERROR,
+                "kernel 0 ('fake_add') has 100000 workgroups in the manifest, "
+                "but its code was compiled for 32");
+  // One buffer bound instead of three (was a read past the argument vector).
+  Manifest few = makeManifest(Padding::Lengths);
+  few.kernels[0].buffers = {0};
+  EXPECT_STATUS(lf_module_load(artifact("few.lfa", few).c_str(), &m),
+                LF_FORMAT_ERROR,
+                "kernel 0 ('fake_add') binds 1 buffers in the manifest, but "
+                "its code takes 3");
+  // Buffers swapped: the sizes give it away.
+  Manifest swapped = makeManifest(Padding::Lengths);
+  std::swap(swapped.kernels[0].buffers[0], swapped.kernels[0].buffers[1]);
+  EXPECT_STATUS(lf_module_load(artifact("swapped.lfa", swapped).c_str(), &m),
+                LF_FORMAT_ERROR, "binds weight 'bias' (32 bytes in the "
+                                 "manifest) as buffer 0");
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(RuntimeTest, CodeIsCheckedBeforeItIsLoaded) {
+  lf_module *m = nullptr;
+  // A hash that does not match the object (a corrupt or edited artifact).
+  Manifest wrongHash = makeManifest(Padding::Lengths);
+  wrongHash.codeSha256 = {{"cpu.so", std::string(64, 'a')}};
+  std::string path = dir.file("hash.lfa");
+  ASSERT_EQ(writeArtifact(path, wrongHash, LINFORMER_FAKE_KERNELS_PATH,
+                          /*hashCode=*/false),
+            "");
+  EXPECT_STATUS(lf_module_load(path.c_str(), &m), LF_FORMAT_ERROR,
+                "the 'cpu.so' section's SHA-256 is ");
+  // An object with a constructor: refused, and the constructor never ran
+  // (it used to run inside lf_module_load even when the load then failed).
+  ::unsetenv("LINFORMER_FAKE_CONSTRUCTOR_RAN");
+  path = dir.file("ctor.lfa");
+  ASSERT_EQ(writeArtifact(path, makeManifest(Padding::Lengths),
+                          LINFORMER_FAKE_KERNELS_CTOR_PATH),
+            "");
+  EXPECT_STATUS(lf_module_load(path.c_str(), &m), LF_FORMAT_ERROR,
+                "it would run code when loaded");
+  EXPECT_EQ(std::getenv("LINFORMER_FAKE_CONSTRUCTOR_RAN"), nullptr);
+  EXPECT_EQ(m, nullptr);
+}
+
+TEST_F(RuntimeTest, WeightsTruncatedAfterLoadingAreAnErrorNotSIGBUS) {
+  std::string file = dir.file("shrinking.safetensors");
+  std::map<std::string, SafetensorsEntry> big = weightsMap;
+  // Large enough that the weights lie pages past the new end.
+  big["padding"] = {DType::U8, {1 << 16}, std::string(1 << 16, 'p')};
+  ASSERT_EQ(writeSafetensors(file, big), "");
+  lf_weights *w = nullptr;
+  ASSERT_OK(lf_weights_load(file.c_str(), &w));
+  lf_module *m = load(lengthsPath);
+  lf_session_options o;
+  lf_session_options_init(&o);
+  lf_session *s = nullptr;
+  ASSERT_OK(lf_session_create(m, w, &o, &s));
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 5), y;
+  EXPECT_OK(run(s, x, kSeq, y, kSeq));
+  ASSERT_EQ(::truncate(file.c_str(), 64), 0);
+  EXPECT_STATUS(run(s, x, kSeq, y, kSeq), LF_IO_ERROR,
+                "bytes after it was loaded");
+  lf_session_free(s);
+  lf_module_free(m);
+  lf_weights_free(w);
 }
 
 TEST_F(RuntimeTest, MissingCpuFeatureIsUnavailable) {

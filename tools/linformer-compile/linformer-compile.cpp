@@ -27,9 +27,11 @@
 #include "lib/Model/ModelConfig.h"
 #include "lib/Safetensors/Safetensors.h"
 #include "lib/Support/Random.h"
+#include "lib/Support/Sha256.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -53,6 +55,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -158,6 +161,18 @@ bool isJson(StringRef path) { return path.ends_with(".json"); }
 /// biases, LayerNorm gamma near 1 and beta near 0.
 int writeRandomWeights(const lf::ModelConfig &config, const std::string &path,
                        bool quiet = false) {
+  // The weights are built in memory, then serialized: about three copies.
+  // Refuse up front rather than be killed halfway.
+  uint64_t bytes = lf::modelWeightBytes(config);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && pageSize > 0 &&
+      bytes > uint64_t(pages) * uint64_t(pageSize) / 3)
+    return fail("the model's weights need " +
+                std::to_string(bytes >> 20) +
+                " MiB; writing them needs about three times that, more than "
+                "this machine's " +
+                std::to_string((uint64_t(pages) * uint64_t(pageSize)) >> 20) +
+                " MiB of memory");
   std::vector<lf::WeightSpec> specs = lf::modelWeights(config);
   std::map<std::string, lf::SafetensorsEntry> entries;
   uint64_t s = seed;
@@ -292,11 +307,51 @@ int readEntry(MLIRContext &context, Source &src) {
   if (!fn)
     return fail("the module has no public function to compile");
   entry.name = fn.getSymName().str();
+  // The runtime binds every argument and result to a buffer of a manifest
+  // dtype: say so here, at the offending type, rather than deep in the
+  // pipeline (dynamic shapes are refused by the pipeline, with a
+  // reproducer).
+  auto checkType = [&](Type t, const std::string &what) -> bool {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    lf::DType dtype;
+    if (!tensor) {
+      fn.emitError() << what << " has type " << t
+                     << "; an entry function takes and returns ranked "
+                        "tensors only (the runtime binds each to a buffer)";
+      return false;
+    }
+    if (!toDType(tensor.getElementType(), dtype)) {
+      fn.emitError() << what << " has element type "
+                     << tensor.getElementType()
+                     << ", which the runtime cannot take (f32, f16, bf16, "
+                        "i32, i64, i8 or i1)";
+      return false;
+    }
+    return true;
+  };
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    if (!checkType(fn.getArgument(i).getType(),
+                   "argument " + std::to_string(i)))
+      return 1;
     entry.argNames.push_back("arg" + std::to_string(i));
     entry.argKinds.push_back(lf::BufferKind::Input);
   }
+  if (fn.getNumResults() == 0) {
+    fn.emitError() << "returns nothing; an entry function must return at "
+                      "least one tensor";
+    return 1;
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (!checkType(fn.getResultTypes()[i], "result " + std::to_string(i)))
+      return 1;
   return 0;
+}
+
+/// Output buffer names: "result" for a single result, else result0, ...
+std::string resultName(const Source &src, unsigned index, unsigned count) {
+  if (src.fromModel)
+    return count == 1 ? "y" : "y" + std::to_string(index);
+  return count == 1 ? "result" : "result" + std::to_string(index);
 }
 
 namespace sched = ::linformer::schedule;
@@ -424,10 +479,10 @@ int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
       b.role = entry.paddingRole;
     manifest.buffers.push_back(b);
   }
-  for (Type t : sourceFn.getResultTypes()) {
+  for (auto [i, t] : llvm::enumerate(sourceFn.getResultTypes())) {
     auto type = cast<RankedTensorType>(t);
     lf::ManifestBuffer b;
-    b.name = src.fromModel ? "y" : "result";
+    b.name = resultName(src, unsigned(i), sourceFn.getNumResults());
     b.kind = lf::BufferKind::Output;
     toDType(type.getElementType(), b.dtype);
     b.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -450,27 +505,20 @@ int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
     k.scheduleJson = plan.scheduleJson[i];
     manifest.kernels.push_back(k);
   }
+  // The object first: the manifest records its hash.
+  std::string so;
+  if (failed(mlir::linformer::compileToSharedObject(module, targetOptions, so)))
+    return 1;
+  manifest.codeSha256 = {{lf::kCpuObjectSection, lf::sha256Hex(so)}};
   std::string manifestText;
   if (std::string err = lf::serializeManifest(manifest, manifestText);
       !err.empty())
     return fail(err);
-
-  llvm::SmallString<128> soPath;
-  if (llvm::sys::fs::createTemporaryFile("linformer-kernels", "so", soPath))
-    return fail("cannot create a temporary file");
-  if (failed(mlir::linformer::compileToSharedObject(module, targetOptions,
-                                                    soPath)))
-    return 1;
-  auto so = llvm::MemoryBuffer::getFile(soPath);
-  llvm::sys::fs::remove(soPath);
-  if (!so)
-    return fail("cannot read back the shared object");
   lf::ArtifactWriter writer;
   if (std::string err = writer.addSection(lf::kManifestSection, manifestText);
       !err.empty())
     return fail(err);
-  if (std::string err =
-          writer.addSection(lf::kCpuObjectSection, (*so)->getBuffer().str());
+  if (std::string err = writer.addSection(lf::kCpuObjectSection, std::move(so));
       !err.empty())
     return fail(err);
   if (std::string err = writer.write(output); !err.empty())
@@ -736,6 +784,13 @@ int main(int argc, char **argv) {
       return fail("--random-weights needs a model.json input");
     src.text = file->getBuffer().str();
   }
+  // Diagnostics on a .mlir input print as FILE:LINE:COL with the source
+  // line (the module is parsed from `src.text` under the input's name).
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(src.text, inputFile),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   if (int rc = readEntry(context, src))
     return rc;
   OwningOpRef<ModuleOp> module = buildModule(context, src);

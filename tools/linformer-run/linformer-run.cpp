@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -51,6 +52,20 @@ int error(const std::string &msg) {
 }
 
 lf_dtype toLf(linformer::DType t) { return static_cast<lf_dtype>(t); }
+
+/// A whole decimal integer in [lo, hi].
+bool parseInteger(const std::string &s, long long lo, long long hi,
+                  long long &out) {
+  if (s.empty())
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(s.c_str(), &end, 10);
+  if (*end || errno == ERANGE || v < lo || v > hi)
+    return false;
+  out = v;
+  return true;
+}
 
 } // namespace
 
@@ -92,19 +107,38 @@ int main(int argc, char **argv) {
       profile = true;
     } else if (a == "--profile-json") {
       if (!value(profileJson)) return usage("--profile-json needs a path");
-    } else if (a == "--tolerance" || a == "--repeat" || a == "--threads" ||
-               a == "--seq-len" || a == "--seed" || a == "--warmup") {
+    } else if (a == "--tolerance") {
       if (!value(v)) return usage(a + " needs a number");
       char *end = nullptr;
       double num = std::strtod(v.c_str(), &end);
-      if (!end || *end || !std::isfinite(num) || num < 0)
+      if (v.empty() || !end || *end || !std::isfinite(num) || num < 0)
         return usage(a + " needs a non-negative number, not '" + v + "'");
-      if (a == "--tolerance") tolerance = num;
-      else if (a == "--repeat") repeat = std::max(1, int(num));
+      tolerance = num;
+    } else if (a == "--repeat" || a == "--threads" || a == "--seq-len" ||
+               a == "--warmup") {
+      // Integers in the range each flag can mean; anything else is refused
+      // by name rather than wrapped or truncated into some other value.
+      long long lo = a == "--repeat" || a == "--seq-len" ? 1 : 0;
+      long long hi = a == "--threads"   ? 1024
+                     : a == "--seq-len" ? (1ll << 40)
+                                        : 1000000;
+      long long num = 0;
+      if (!value(v)) return usage(a + " needs a number");
+      if (!parseInteger(v, lo, hi, num))
+        return usage(a + " needs an integer in [" + std::to_string(lo) + ", " +
+                     std::to_string(hi) + "], not '" + v + "'");
+      if (a == "--repeat") repeat = int(num);
       else if (a == "--threads") threads = int(num);
-      else if (a == "--warmup") warmup = int(std::min(num, 1e6));
-      else if (a == "--seq-len") seqLen = int64_t(num);
-      else seed = uint64_t(num);
+      else if (a == "--warmup") warmup = int(num);
+      else seqLen = num;
+    } else if (a == "--seed") {
+      if (!value(v)) return usage(a + " needs a number");
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long num = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || v[0] == '-' || *end || errno == ERANGE)
+        return usage("--seed needs an integer in [0, 2^64), not '" + v + "'");
+      seed = num;
     } else if (a == "-h" || a == "--help") {
       std::cout << kUsage;
       return 0;
@@ -144,6 +178,9 @@ int main(int argc, char **argv) {
         if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
           return error(e.message);
       } else if (randomInput) {
+        if (seqLen > n)
+          return error("--seq-len " + std::to_string(seqLen) +
+                       " exceeds the compiled n = " + std::to_string(n));
         int64_t L = seqLen < 0 ? n : seqLen;
         a.dtype = linformer::DType::F32;
         a.shape = info.shape;
@@ -186,13 +223,23 @@ int main(int argc, char **argv) {
         linformer::NpyArray la;
         if (linformer::FileError e = linformer::readNpy(lengthsArg, la))
           return error(e.message);
+        if (la.shape.size() != 1)
+          return error("--lengths: expected a 1-D array, got shape " +
+                       linformer::shapeString(la.shape));
         if (la.dtype == linformer::DType::I32)
           lengths.assign(la.as<int32_t>(), la.as<int32_t>() + la.numElements());
         else if (la.dtype == linformer::DType::I64)
-          for (int64_t k = 0; k < la.numElements(); ++k)
-            lengths.push_back(int32_t(la.as<int64_t>()[k]));
+          for (int64_t k = 0; k < la.numElements(); ++k) {
+            int64_t value = la.as<int64_t>()[k];
+            if (value < 1 || value > n)
+              return error("--lengths: entry " + std::to_string(k) + " is " +
+                           std::to_string(value) + ", outside [1, n = " +
+                           std::to_string(n) + "]");
+            lengths.push_back(int32_t(value));
+          }
         else
-          return error("--lengths: expected an int32 or int64 array");
+          return error("--lengths: expected an int32 or int64 array, got " +
+                       std::string(linformer::dtypeName(la.dtype)));
       } else {
         size_t pos = 0;
         while (pos <= lengthsArg.size()) {
@@ -200,10 +247,11 @@ int main(int argc, char **argv) {
           std::string item = lengthsArg.substr(
               pos, comma == std::string::npos ? std::string::npos
                                               : comma - pos);
-          char *end = nullptr;
-          long value = std::strtol(item.c_str(), &end, 10);
-          if (item.empty() || *end)
-            return usage("--lengths: '" + item + "' is not an integer");
+          long long value = 0;
+          if (!parseInteger(item, 1, n, value))
+            return usage("--lengths: '" + item +
+                         "' is not an integer in [1, n = " +
+                         std::to_string(n) + "]");
           lengths.push_back(int32_t(value));
           if (comma == std::string::npos)
             break;
@@ -217,6 +265,24 @@ int main(int argc, char **argv) {
     if (!maskPath.empty()) {
       if (linformer::FileError e = linformer::readNpy(maskPath, maskArray))
         return error(e.message);
+      // bool and uint8 masks are used as they are; integer masks (numpy's
+      // default dtype) become nonzero -> 1. Reading an int array's bytes as
+      // u8 would silently turn one token into four or eight.
+      if (maskArray.dtype == linformer::DType::I32 ||
+          maskArray.dtype == linformer::DType::I64) {
+        int64_t count = maskArray.numElements();
+        std::string bytes(size_t(count), '\0');
+        for (int64_t k = 0; k < count; ++k)
+          bytes[size_t(k)] =
+              maskArray.dtype == linformer::DType::I32
+                  ? char(maskArray.as<int32_t>()[k] != 0)
+                  : char(maskArray.as<int64_t>()[k] != 0);
+        maskArray.bytes = std::move(bytes);
+        maskArray.dtype = linformer::DType::U8;
+      } else if (maskArray.dtype != linformer::DType::U8) {
+        return error("--mask: expected a bool, uint8 or integer array, got " +
+                     std::string(linformer::dtypeName(maskArray.dtype)));
+      }
       refs.emplace_back("mask", LF_DTYPE_U8, maskArray.shape,
                         maskArray.bytes.data());
     }

@@ -54,6 +54,19 @@ struct TileAndFusePass
     IRRewriter rewriter(&getContext());
     // Consumers first: a root's producers are then still whole when fused.
     for (TilingInterface root : llvm::reverse(roots)) {
+      // Workgroup counts and tile sizes are compile-time numbers: a dynamic
+      // dimension is refused by name here rather than turning into
+      // ShapedType::kDynamic arithmetic below.
+      SmallVector<Type> types(root->getOperandTypes());
+      llvm::append_range(types, root->getResultTypes());
+      for (Type t : types)
+        if (auto shaped = dyn_cast<ShapedType>(t);
+            shaped && !shaped.hasStaticShape()) {
+          root->emitOpError() << "needs static shapes to be tiled into "
+                                 "workgroups, but has type "
+                              << t;
+          return signalPassFailure();
+        }
       // The schedule's workgroup tile, else an explicit tile-size list, else
       // the default.
       SmallVector<int64_t> tiles;

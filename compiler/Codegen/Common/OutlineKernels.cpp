@@ -44,6 +44,25 @@ bool isRebuildable(Operation *op) {
   return effects && effects.onlyHasEffect<MemoryEffects::Read>();
 }
 
+/// Bytes from a memref's base pointer to one past its last element, or
+/// nullopt unless shape, strides and offset are all static.
+std::optional<int64_t> extentBytes(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset = 0;
+  if (!type.hasStaticShape() ||
+      failed(type.getStridesAndOffset(strides, offset)) ||
+      ShapedType::isDynamic(offset) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t elementBytes = (type.getElementTypeBitWidth() + 7) / 8;
+  if (type.getNumElements() == 0)
+    return 0;
+  int64_t last = offset;
+  for (auto [size, stride] : llvm::zip(type.getShape(), strides))
+    last += (size - 1) * stride;
+  return (last + 1) * elementBytes;
+}
+
 /// Buffers are function arguments or allocations of the entry block.
 bool isBufferRoot(Value v) {
   if (isa<BlockArgument>(v))
@@ -177,10 +196,22 @@ struct OutlineKernelsPass
         worklist.append(def->operand_begin(), def->operand_end());
     }
 
-    // The kernel: (buffers..., workgroup).
+    // The kernel: (buffers..., workgroup). Each buffer's extent in bytes
+    // goes into the object (the K_abi record), where the runtime checks it
+    // against the manifest before running anything.
     SmallVector<Type> argTypes;
-    for (Value root : roots)
+    SmallVector<int64_t> bufferBytes;
+    for (Value root : roots) {
       argTypes.push_back(root.getType());
+      std::optional<int64_t> bytes =
+          extentBytes(cast<MemRefType>(root.getType()));
+      if (!bytes)
+        return forall.emitOpError("binds a buffer of type ")
+               << root.getType()
+               << " whose extent is not static; kernels need statically "
+                  "shaped buffers";
+      bufferBytes.push_back(*bytes);
+    }
     argTypes.push_back(IndexType::get(ctx));
     OpBuilder b(ctx);
     b.setInsertionPoint(entry);
@@ -194,6 +225,8 @@ struct OutlineKernelsPass
       workgroups *= tripCounts.back();
     }
     kernel->setAttr("linformer.workgroups", b.getI64IntegerAttr(workgroups));
+    kernel->setAttr("linformer.buffer_bytes",
+                    b.getDenseI64ArrayAttr(bufferBytes));
     // The schedule and the kernel's facts travel with the kernel into the
     // dispatch plan (and from there into the manifest).
     Attribute schedule = forall->getAttr("linformer.schedule");

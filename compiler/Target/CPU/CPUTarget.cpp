@@ -6,17 +6,24 @@
 
 #include "compiler/Target/CPU/CPUTarget.h"
 
+#include "lib/Manifest/KernelObject.h"
+
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/GlobalVariable.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -69,33 +76,58 @@ createTargetMachine(const CPUTargetOptions &options, std::string &error) {
   return machine;
 }
 
-/// Adds `void <kernel>_dispatch(void **buffers, int64_t begin, int64_t end)`
-/// for every kernel (an llvm.func with `linformer.workgroups`): the uniform
-/// entry the runtime calls from its threads, whatever the kernel's arity.
+/// Adds, for every kernel K (an llvm.func with `linformer.workgroups`):
+///  - `void K_dispatch(void **buffers, int64_t begin, int64_t end)`: the
+///    uniform entry the runtime calls from its threads, whatever the
+///    kernel's arity. It clamps [begin, end) to the compiled workgroups, so
+///    no caller can make the kernel index past its buffers;
+///  - `const uint64_t K_abi[]`: what the code assumes (workgroups, arity,
+///    each buffer's bytes; lib/Manifest/KernelObject.h), which the runtime
+///    compares with the manifest before it loads the object.
 static LogicalResult addDispatchWrappers(ModuleOp module,
                                          llvm::Module &llvmModule) {
   llvm::LLVMContext &ctx = llvmModule.getContext();
   llvm::Type *ptrTy = llvm::PointerType::getUnqual(ctx);
   llvm::Type *i64Ty = llvm::Type::getInt64Ty(ctx);
   for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
-    if (!fn->hasAttr("linformer.workgroups"))
+    auto workgroupsAttr = fn->getAttrOfType<IntegerAttr>("linformer.workgroups");
+    if (!workgroupsAttr)
       continue;
+    auto bytesAttr =
+        fn->getAttrOfType<DenseI64ArrayAttr>("linformer.buffer_bytes");
     llvm::Function *kernel = llvmModule.getFunction(fn.getSymName());
     if (!kernel || kernel->arg_size() == 0 ||
         !kernel->getArg(kernel->arg_size() - 1)->getType()->isIntegerTy(64))
       return fn.emitOpError("is not a kernel taking (buffers..., i64)");
+    if (!bytesAttr || size_t(bytesAttr.size()) + 1 != kernel->arg_size())
+      return fn.emitOpError("needs 'linformer.buffer_bytes' with one entry "
+                            "per buffer argument");
+    int64_t workgroups = workgroupsAttr.getInt();
+    SmallVector<uint64_t> record = {::linformer::kKernelAbiMagic,
+                                    uint64_t(workgroups),
+                                    uint64_t(bytesAttr.size())};
+    for (int64_t bytes : bytesAttr.asArrayRef())
+      record.push_back(uint64_t(bytes));
+    llvm::Constant *init = llvm::ConstantDataArray::get(ctx, record);
+    new llvm::GlobalVariable(llvmModule, init->getType(), /*isConstant=*/true,
+                             llvm::GlobalValue::ExternalLinkage, init,
+                             kernel->getName() + ::linformer::kAbiSuffix);
     auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
                                          {ptrTy, i64Ty, i64Ty}, false);
     auto *dispatch = llvm::Function::Create(
         type, llvm::GlobalValue::ExternalLinkage,
         kernel->getName() + "_dispatch", llvmModule);
     llvm::Argument *buffers = dispatch->getArg(0);
-    llvm::Argument *begin = dispatch->getArg(1);
-    llvm::Argument *end = dispatch->getArg(2);
     auto *entry = llvm::BasicBlock::Create(ctx, "entry", dispatch);
     auto *loop = llvm::BasicBlock::Create(ctx, "loop", dispatch);
     auto *exit = llvm::BasicBlock::Create(ctx, "exit", dispatch);
     llvm::IRBuilder<> b(entry);
+    // [max(begin, 0), min(end, workgroups)).
+    llvm::Value *begin = b.CreateIntrinsic(
+        llvm::Intrinsic::smax, {i64Ty}, {dispatch->getArg(1), b.getInt64(0)});
+    llvm::Value *end =
+        b.CreateIntrinsic(llvm::Intrinsic::smin, {i64Ty},
+                          {dispatch->getArg(2), b.getInt64(workgroups)});
     SmallVector<llvm::Value *> args;
     for (unsigned i = 0; i + 1 < kernel->arg_size(); ++i) {
       llvm::Value *slot = b.CreateConstInBoundsGEP1_64(ptrTy, buffers, i);
@@ -207,6 +239,27 @@ LogicalResult mlir::linformer::linkSharedObject(StringRef objectPath,
   return success();
 }
 
+namespace {
+/// A directory only this user can enter (createUniqueDirectory: mode 0700,
+/// created exclusively), removed with its contents when it goes away. Every
+/// temporary file of the CPU back end lives in one, so no other user can
+/// plant a file or symlink where the compiler will write.
+struct PrivateDir {
+  llvm::SmallString<128> path;
+  std::error_code ec;
+  PrivateDir() { ec = llvm::sys::fs::createUniqueDirectory("linformer-cc", path); }
+  ~PrivateDir() {
+    if (!ec)
+      llvm::sys::fs::remove_directories(path);
+  }
+  std::string file(StringRef name) const {
+    llvm::SmallString<128> p(path);
+    llvm::sys::path::append(p, name);
+    return p.str().str();
+  }
+};
+} // namespace
+
 LogicalResult mlir::linformer::compileToSharedObject(
     ModuleOp module, const CPUTargetOptions &options, StringRef path) {
   llvm::LLVMContext llvmContext;
@@ -214,13 +267,33 @@ LogicalResult mlir::linformer::compileToSharedObject(
       translateToOptimizedLLVMIR(module, llvmContext, options);
   if (!llvmModule)
     return failure();
-  std::string objectPath = (path + ".o").str();
+  PrivateDir dir;
+  if (dir.ec)
+    return module.emitError() << "cannot create a private temporary "
+                                 "directory: "
+                              << dir.ec.message();
+  std::string objectPath = dir.file("kernels.o");
   std::string error;
   if (failed(emitObjectFile(*llvmModule, options, objectPath, error)) ||
-      failed(linkSharedObject(objectPath, path, error))) {
-    module.emitError() << error;
+      failed(linkSharedObject(objectPath, path, error)))
+    return module.emitError() << error;
+  return success();
+}
+
+LogicalResult mlir::linformer::compileToSharedObject(
+    ModuleOp module, const CPUTargetOptions &options, std::string &object) {
+  PrivateDir dir;
+  if (dir.ec)
+    return module.emitError() << "cannot create a private temporary "
+                                 "directory: "
+                              << dir.ec.message();
+  std::string soPath = dir.file("kernels.so");
+  if (failed(compileToSharedObject(module, options, StringRef(soPath))))
     return failure();
-  }
-  llvm::sys::fs::remove(objectPath);
+  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  if (!buffer)
+    return module.emitError() << "cannot read back the shared object: "
+                              << buffer.getError().message();
+  object = (*buffer)->getBuffer().str();
   return success();
 }

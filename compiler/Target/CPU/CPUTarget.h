@@ -53,10 +53,17 @@ LogicalResult emitObjectFile(llvm::Module &llvmModule,
 LogicalResult linkSharedObject(StringRef objectPath,
                                StringRef sharedObjectPath, std::string &error);
 
-/// The whole chain: LLVM dialect module -> shared object at `path`.
+/// The whole chain: LLVM dialect module -> shared object at `path`. The
+/// intermediate object file lives in a private temporary directory.
 LogicalResult compileToSharedObject(ModuleOp module,
                                     const CPUTargetOptions &options,
                                     StringRef path);
+
+/// The same, returning the shared object's bytes; every file it needs lives
+/// in a private temporary directory (mode 0700) removed afterwards.
+LogicalResult compileToSharedObject(ModuleOp module,
+                                    const CPUTargetOptions &options,
+                                    std::string &object);
 
 } // namespace mlir::linformer
 

@@ -1,0 +1,308 @@
+//===- KernelObject.cpp - What a kernel object states about itself --------===//
+//
+// A reader for the part of ELF the dynamic loader uses: the program headers,
+// the dynamic section, the dynamic symbol table (sized through DT_GNU_HASH,
+// as the loader sees it) and the relocation tables. Every offset and size
+// comes from the file, so every read is bounds-checked, every loop is bounded
+// by the file size, and addresses are mapped to file offsets only through
+// PT_LOAD segments.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lib/Manifest/KernelObject.h"
+
+#include <elf.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace linformer {
+
+namespace {
+
+#if defined(__x86_64__)
+constexpr uint16_t kHostMachine = EM_X86_64;
+constexpr uint32_t kIrelative = R_X86_64_IRELATIVE;
+#elif defined(__aarch64__)
+constexpr uint16_t kHostMachine = EM_AARCH64;
+constexpr uint32_t kIrelative = R_AARCH64_IRELATIVE;
+#else
+constexpr uint16_t kHostMachine = EM_NONE;
+constexpr uint32_t kIrelative = ~0u;
+#endif
+
+/// Libraries a kernel object may depend on: generated code calls memcpy,
+/// memset and libm's functions, nothing else.
+bool isAllowedDependency(std::string_view name) {
+  return name == "libc.so.6" || name == "libm.so.6" || name == "libmvec.so.1";
+}
+
+std::string hex(uint64_t v) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[v & 15]);
+    v >>= 4;
+  } while (v);
+  return "0x" + s;
+}
+
+struct Inspector {
+  std::string_view img;
+  std::vector<Elf64_Phdr> loads;
+
+  /// Copies a T from file offset `off`; false when it does not fit.
+  template <typename T> bool read(uint64_t off, T &out) const {
+    if (off > img.size() || sizeof(T) > img.size() - off)
+      return false;
+    std::memcpy(&out, img.data() + off, sizeof(T));
+    return true;
+  }
+
+  /// The file offset of [vaddr, vaddr + size) if one PT_LOAD segment holds
+  /// it in its file-backed part.
+  bool toOffset(uint64_t vaddr, uint64_t size, uint64_t &off) const {
+    for (const Elf64_Phdr &p : loads)
+      if (vaddr >= p.p_vaddr && vaddr - p.p_vaddr <= p.p_filesz &&
+          size <= p.p_filesz - (vaddr - p.p_vaddr)) {
+        off = p.p_offset + (vaddr - p.p_vaddr);
+        return true;
+      }
+    return false;
+  }
+};
+
+} // namespace
+
+FileError inspectKernelObject(std::string_view image,
+                              const std::vector<std::string> &kernels,
+                              std::vector<KernelAbi> &out,
+                              const std::string &what) {
+  auto bad = [&](const std::string &m) {
+    return FileError::format(what + ": " + m);
+  };
+  Inspector in{image, {}};
+  Elf64_Ehdr eh;
+  if (!in.read(0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    return bad("not an ELF object");
+  if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_ident[EI_DATA] != ELFDATA2LSB)
+    return bad("not a 64-bit little-endian ELF object");
+  if (eh.e_type != ET_DYN)
+    return bad("not a shared object (ELF type " + std::to_string(eh.e_type) +
+               ")");
+  if (eh.e_machine != kHostMachine)
+    return bad("built for ELF machine " + std::to_string(eh.e_machine) +
+               ", this runtime runs on machine " +
+               std::to_string(kHostMachine));
+  if (eh.e_phentsize != sizeof(Elf64_Phdr))
+    return bad("unexpected program header size " +
+               std::to_string(eh.e_phentsize));
+
+  // Segments: the loads (for address mapping) and the one dynamic section.
+  Elf64_Phdr dyn{};
+  bool haveDyn = false;
+  for (uint64_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr p;
+    if (!in.read(eh.e_phoff + i * sizeof(Elf64_Phdr), p))
+      return bad("program header " + std::to_string(i) + " is out of bounds");
+    if (p.p_type == PT_LOAD) {
+      if (p.p_offset > image.size() || p.p_filesz > image.size() - p.p_offset)
+        return bad("segment " + std::to_string(i) + " lies outside the file");
+      in.loads.push_back(p);
+    } else if (p.p_type == PT_DYNAMIC) {
+      if (haveDyn)
+        return bad("two dynamic segments");
+      dyn = p;
+      haveDyn = true;
+    }
+  }
+  if (!haveDyn)
+    return bad("no dynamic segment");
+
+  // The dynamic section: what the loader will do with the object.
+  std::map<int64_t, uint64_t> tags;
+  std::vector<uint64_t> needed;
+  const uint64_t maxEntries = dyn.p_filesz / sizeof(Elf64_Dyn);
+  for (uint64_t i = 0; i < maxEntries; ++i) {
+    Elf64_Dyn d;
+    if (!in.read(dyn.p_offset + i * sizeof(Elf64_Dyn), d))
+      return bad("the dynamic section is out of bounds");
+    if (d.d_tag == DT_NULL)
+      break;
+    switch (d.d_tag) {
+    case DT_INIT:
+    case DT_FINI:
+      return bad("has an initializer or finalizer (dynamic tag " +
+                 std::to_string(d.d_tag) +
+                 "): it would run code when loaded or unloaded");
+    case DT_INIT_ARRAYSZ:
+    case DT_FINI_ARRAYSZ:
+    case DT_PREINIT_ARRAYSZ:
+      if (d.d_un.d_val != 0)
+        return bad("has constructors or destructors (dynamic tag " +
+                   std::to_string(d.d_tag) +
+                   "): they would run code when loaded or unloaded");
+      break;
+    case DT_AUDIT:
+    case DT_DEPAUDIT:
+    case DT_AUXILIARY:
+    case DT_FILTER:
+      return bad("names an audit or filter library (dynamic tag " +
+                 hex(uint64_t(d.d_tag)) + ")");
+    case DT_NEEDED:
+      needed.push_back(d.d_un.d_val);
+      break;
+    default:
+      tags[d.d_tag] = d.d_un.d_val;
+    }
+  }
+  for (int64_t required : {int64_t(DT_STRTAB), int64_t(DT_STRSZ),
+                           int64_t(DT_SYMTAB), int64_t(DT_GNU_HASH)})
+    if (!tags.count(required))
+      return bad("the dynamic section lacks tag " + hex(uint64_t(required)));
+  if (tags.count(DT_SYMENT) && tags[DT_SYMENT] != sizeof(Elf64_Sym))
+    return bad("unexpected symbol entry size " +
+               std::to_string(tags[DT_SYMENT]));
+
+  uint64_t strOff = 0, strSize = tags[DT_STRSZ];
+  if (!in.toOffset(tags[DT_STRTAB], strSize, strOff))
+    return bad("the string table is out of bounds");
+  auto name = [&](uint64_t off, std::string_view &s) {
+    if (off >= strSize)
+      return false;
+    const char *p = image.data() + strOff + off;
+    const void *nul = std::memchr(p, 0, strSize - off);
+    if (!nul)
+      return false;
+    s = std::string_view(p, size_t(static_cast<const char *>(nul) - p));
+    return true;
+  };
+  for (uint64_t off : needed) {
+    std::string_view lib;
+    if (!name(off, lib))
+      return bad("a DT_NEEDED name is out of bounds");
+    if (!isAllowedDependency(lib))
+      return bad("depends on '" + std::string(lib) +
+                 "'; kernel objects may only depend on libc and libm");
+  }
+
+  // Relocations: IRELATIVE ones call an IFUNC resolver at load.
+  auto checkRelocations = [&](int64_t tableTag, int64_t sizeTag,
+                              uint64_t entSize) -> FileError {
+    if (!tags.count(tableTag) || !tags.count(sizeTag))
+      return {};
+    uint64_t size = tags[sizeTag], off = 0;
+    if (!in.toOffset(tags[tableTag], size, off))
+      return bad("relocation table " + hex(uint64_t(tableTag)) +
+                 " is out of bounds");
+    for (uint64_t at = 0; at + entSize <= size; at += entSize) {
+      uint64_t info = 0;
+      in.read(off + at + 8, info);
+      if (uint32_t(info & 0xffffffffu) == kIrelative)
+        return bad("has an IFUNC relocation: it would run code when loaded");
+    }
+    return {};
+  };
+  if (FileError err = checkRelocations(DT_RELA, DT_RELASZ, sizeof(Elf64_Rela)))
+    return err;
+  if (FileError err = checkRelocations(DT_REL, DT_RELSZ, sizeof(Elf64_Rel)))
+    return err;
+  if (tags.count(DT_JMPREL))
+    if (FileError err = checkRelocations(
+            DT_JMPREL, DT_PLTRELSZ,
+            tags.count(DT_PLTREL) && tags[DT_PLTREL] == DT_REL
+                ? sizeof(Elf64_Rel)
+                : sizeof(Elf64_Rela)))
+      return err;
+
+  // The symbol count, as the loader's GNU hash lookup bounds it: one past
+  // the end of the longest chain.
+  uint64_t hashOff = 0;
+  uint32_t header[4];
+  if (!in.toOffset(tags[DT_GNU_HASH], sizeof(header), hashOff) ||
+      !in.read(hashOff, header))
+    return bad("the GNU hash table is out of bounds");
+  const uint64_t nbuckets = header[0], symoffset = header[1],
+                 bloomWords = header[2];
+  const uint64_t bucketsOff = hashOff + 16 + bloomWords * 8;
+  if (nbuckets == 0 || bloomWords > image.size() || nbuckets > image.size() ||
+      bucketsOff > image.size() || nbuckets * 4 > image.size() - bucketsOff)
+    return bad("the GNU hash table is malformed");
+  const uint64_t chainsOff = bucketsOff + nbuckets * 4;
+  uint64_t symCount = symoffset;
+  for (uint64_t b = 0; b < nbuckets; ++b) {
+    uint32_t start = 0;
+    in.read(bucketsOff + 4 * b, start);
+    if (start == 0)
+      continue;
+    if (start < symoffset)
+      return bad("the GNU hash table is malformed");
+    for (uint64_t i = start;; ++i) {
+      uint32_t chain = 0;
+      if (i - symoffset > image.size() / 4 ||
+          !in.read(chainsOff + 4 * (i - symoffset), chain))
+        return bad("the GNU hash table is malformed");
+      if (chain & 1) {
+        symCount = std::max(symCount, i + 1);
+        break;
+      }
+    }
+  }
+  if (symCount > image.size() / sizeof(Elf64_Sym))
+    return bad("the symbol table is out of bounds");
+  uint64_t symOff = 0;
+  if (!in.toOffset(tags[DT_SYMTAB], symCount * sizeof(Elf64_Sym), symOff))
+    return bad("the symbol table is out of bounds");
+
+  // Defined symbols by name; IFUNC resolvers run at relocation time.
+  std::map<std::string_view, Elf64_Sym> defined;
+  for (uint64_t i = 0; i < symCount; ++i) {
+    Elf64_Sym s;
+    in.read(symOff + i * sizeof(Elf64_Sym), s);
+    if (s.st_shndx == SHN_UNDEF)
+      continue;
+    std::string_view symName;
+    if (!name(s.st_name, symName))
+      return bad("symbol " + std::to_string(i) + " has no valid name");
+    if (ELF64_ST_TYPE(s.st_info) == STT_GNU_IFUNC)
+      return bad("symbol '" + std::string(symName) +
+                 "' is an IFUNC: its resolver would run when loaded");
+    defined[symName] = s;
+  }
+
+  out.clear();
+  for (const std::string &kernel : kernels) {
+    std::string dispatch = kernel + kDispatchSuffix, abi = kernel + kAbiSuffix;
+    auto d = defined.find(dispatch);
+    if (d == defined.end() || ELF64_ST_TYPE(d->second.st_info) != STT_FUNC)
+      return bad("kernel '" + kernel + "' has no function '" + dispatch + "'");
+    auto a = defined.find(abi);
+    if (a == defined.end())
+      return bad("kernel '" + kernel + "' has no '" + abi +
+                 "' record (an object from an older compiler?)");
+    const Elf64_Sym &s = a->second;
+    uint64_t off = 0;
+    if (ELF64_ST_TYPE(s.st_info) != STT_OBJECT || s.st_size % 8 != 0 ||
+        s.st_size < 8 * kKernelAbiHeaderWords ||
+        s.st_size > 8 * (kKernelAbiHeaderWords + kKernelAbiMaxArity) ||
+        !in.toOffset(s.st_value, s.st_size, off))
+      return bad("'" + abi + "' is not a valid kernel record");
+    std::vector<uint64_t> words(size_t(s.st_size / 8));
+    std::memcpy(words.data(), image.data() + off, size_t(s.st_size));
+    if (words[0] != kKernelAbiMagic)
+      return bad("'" + abi + "' has a bad magic number");
+    if (words[1] < 1 || words[1] > uint64_t(INT64_MAX) ||
+        words[2] != words.size() - kKernelAbiHeaderWords)
+      return bad("'" + abi + "' is not a valid kernel record");
+    KernelAbi k;
+    k.workgroups = int64_t(words[1]);
+    k.bufferBytes.assign(words.begin() + kKernelAbiHeaderWords, words.end());
+    k.raw.assign(image.data() + off, size_t(s.st_size));
+    out.push_back(std::move(k));
+  }
+  return {};
+}
+
+} // namespace linformer

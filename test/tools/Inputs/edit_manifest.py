@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Edits a compiled artifact the way a careless or hostile user would, for
+the hardening tests: rewrites the manifest section (or flips a byte of the
+cpu.so section) and writes a new .lfa with a valid container.
+
+edit_manifest.py IN.lfa OUT.lfa EDIT...
+  workgroups=K:N       kernel K's workgroup count becomes N
+  bytes=NAME:N         intermediate NAME's size becomes N bytes
+  buffers=K:N          kernel K binds only its first N buffers
+  flip-code            flips one byte in the middle of the cpu.so section
+"""
+import json
+import struct
+import sys
+
+
+def read_sections(image):
+    assert image[:8] == b"LFARTIF1"
+    count = struct.unpack_from("<I", image, 12)[0]
+    sections = []
+    for i in range(count):
+        entry = image[16 + 48 * i:16 + 48 * (i + 1)]
+        name = entry[:32].rstrip(b"\0").decode()
+        offset, size = struct.unpack_from("<QQ", entry, 32)
+        sections.append((name, bytearray(image[offset:offset + size])))
+    return sections
+
+
+def write_sections(sections):
+    header = b"LFARTIF1" + struct.pack("<II", 1, len(sections))
+    offset = (16 + 48 * len(sections) + 63) // 64 * 64
+    table, offsets = b"", []
+    for name, data in sections:
+        offsets.append(offset)
+        table += name.encode().ljust(32, b"\0") + struct.pack("<QQ", offset, len(data))
+        offset = (offset + len(data) + 63) // 64 * 64
+    image = bytearray(header + table)
+    for (name, data), at in zip(sections, offsets):
+        image += b"\0" * (at - len(image))
+        image += data
+    return bytes(image)
+
+
+def main():
+    src, dst, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
+    sections = read_sections(open(src, "rb").read())
+    names = [n for n, _ in sections]
+    manifest = json.loads(bytes(sections[names.index("manifest")][1]))
+    for edit in edits:
+        what, _, arg = edit.partition("=")
+        if what == "workgroups":
+            k, n = arg.split(":")
+            manifest["kernels"][int(k)]["workgroups"] = int(n)
+        elif what == "bytes":
+            name, n = arg.split(":")
+            buf = next(b for b in manifest["buffers"] if b["name"] == name)
+            buf["bytes"] = int(n)
+        elif what == "buffers":
+            k, n = arg.split(":")
+            kernel = manifest["kernels"][int(k)]
+            kernel["buffers"] = kernel["buffers"][:int(n)]
+        elif what == "flip-code":
+            code = sections[names.index("cpu.so")][1]
+            code[len(code) // 2] ^= 0x01
+        else:
+            sys.exit("unknown edit " + edit)
+    sections[names.index("manifest")] = (
+        "manifest", bytearray(json.dumps(manifest, indent=2).encode()))
+    open(dst, "wb").write(write_sections(sections))
+
+
+if __name__ == "__main__":
+    main()
