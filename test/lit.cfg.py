@@ -16,7 +16,9 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.linformer_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+# The sanitizer options of scripts/test --sanitize reach the tools too.
+llvm_config.with_system_environment(
+    ["HOME", "TMP", "TEMP", "ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"])
 llvm_config.use_default_substitutions()
 
 # Our tools first, then LLVM's FileCheck, not, count.

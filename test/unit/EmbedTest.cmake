@@ -7,7 +7,10 @@
 # embedder gets from an install, not the build tree.
 #
 # Inputs: BUILD_DIR SOURCE_DIR WORK_DIR MAKE_FAKE FAKE_KERNELS GENERATOR
-#         CXX_COMPILER C_COMPILER
+#         CXX_COMPILER C_COMPILER, and SANITIZE_FLAGS (a ;-list) when the
+#         runtime was built with sanitizers: a program that loads an
+#         instrumented library must be instrumented too (the ASan runtime
+#         has to come first in the link order).
 #
 #===----------------------------------------------------------------------===#
 
@@ -36,10 +39,12 @@ foreach(f ${installed})
   endif()
 endforeach()
 
+string(REPLACE ";" " " sanitize "${SANITIZE_FLAGS}")
 run_step("configure example" ${CMAKE_COMMAND}
   -S ${SOURCE_DIR}/examples/embed -B ${WORK_DIR}/build -G ${GENERATOR}
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
-  -DCMAKE_CXX_COMPILER=${CXX_COMPILER})
+  -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
+  "-DCMAKE_CXX_FLAGS=${sanitize}" "-DCMAKE_EXE_LINKER_FLAGS=${sanitize}")
 run_step("build example" ${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run_step("make data" ${MAKE_FAKE} ${WORK_DIR}/data ${FAKE_KERNELS})
 run_step("run example" ${WORK_DIR}/build/linformer-embed
@@ -58,8 +63,8 @@ if(PKG_CONFIG)
   separate_arguments(flags UNIX_COMMAND "${flags}")
   string(REGEX REPLACE "^.*-L([^ ;]+).*$" "\\1" libdir "${flags}")
   run_step("compile with pkg-config" ${C_COMPILER} -Wall -Wextra -Werror
-    ${SOURCE_DIR}/test/unit/PkgConfigCheck.c ${flags} -Wl,-rpath,${libdir}
-    -o ${WORK_DIR}/pkgconfig-check)
+    ${SANITIZE_FLAGS} ${SOURCE_DIR}/test/unit/PkgConfigCheck.c ${flags}
+    -Wl,-rpath,${libdir} -o ${WORK_DIR}/pkgconfig-check)
   run_step("run pkg-config build" ${WORK_DIR}/pkgconfig-check)
 else()
   message(STATUS "pkg-config not found; skipping the .pc check")
