@@ -1,0 +1,204 @@
+"""linformer_mlir: compile and run Linformer models from Python.
+
+    import linformer_mlir as lf
+    model = lf.load("model.lfa", "weights.safetensors", threads=2)
+    y = model(x)                      # x: float32 [b, L, d_model], L <= n
+
+`load` returns a `Session`; `Module`, `Weights` and `Session` mirror the C API
+of the runtime (docs/Runtime.md), `compile` runs linformer-compile, and
+`linformer_mlir.importer` turns PyTorch Linformer checkpoints into a
+model.json and a safetensors file. Errors raise `linformer_mlir.Error` with
+the runtime's status code and message ("LF_SHAPE_MISMATCH: ...").
+See docs/Python.md.
+"""
+
+import json as _json
+import os as _os
+import shutil as _shutil
+import subprocess as _subprocess
+
+import numpy as _np
+
+from . import _runtime
+from ._runtime import Error
+
+__all__ = ["Error", "Module", "Weights", "Session", "load", "compile", "version"]
+
+_NUMPY_DTYPES = {"f32": _np.float32, "f16": _np.float16, "i32": _np.int32,
+                 "i64": _np.int64, "u8": _np.uint8}
+
+
+def version():
+    """The runtime library's version, "MAJOR.MINOR.PATCH"."""
+    return _runtime.version()
+
+
+class TensorDesc:
+    """One input, output or weight of a module: name, dtype, shape, role
+    ("lengths", "mask" or "" for data)."""
+
+    def __init__(self, name, dtype, shape, role):
+        self.name, self.dtype, self.shape, self.role = name, dtype, tuple(shape), role
+
+    def __repr__(self):
+        role = f", role={self.role!r}" if self.role else ""
+        return f"TensorDesc({self.name!r}, {self.dtype}, {list(self.shape)}{role})"
+
+
+class Module:
+    """A compiled artifact (.lfa), validated and loaded (docs/Runtime.md)."""
+
+    def __init__(self, path):
+        self._m = _runtime._Module.load(_os.fspath(path))
+        self.inputs = [TensorDesc(*t) for t in self._m.inputs()]
+        self.outputs = [TensorDesc(*t) for t in self._m.outputs()]
+        self.weights = [TensorDesc(*t) for t in self._m.weights()]
+        self.batch, self.seq_len = self._m.sequence_shape()
+
+    @property
+    def manifest(self):
+        """The artifact's manifest as a dict."""
+        return _json.loads(self._m.manifest())
+
+
+class Weights:
+    """A safetensors file, mapped read-only (zero-copy)."""
+
+    def __init__(self, path):
+        self._w = _runtime._Weights.load(_os.fspath(path))
+
+    def check(self, module):
+        """Raises Error unless these weights are the ones `module` expects."""
+        self._w.check(module._m)
+
+
+def _contiguous(name, value, dtype):
+    """`value` as a C-contiguous CPU array; no copy when it already is one of
+    the expected dtype (NumPy arrays, or torch tensors through DLPack)."""
+    if hasattr(value, "__dlpack__") and not isinstance(value, _np.ndarray):
+        try:
+            value = _np.from_dlpack(value)
+        except (RuntimeError, TypeError, BufferError) as e:
+            raise TypeError(f"tensor '{name}': {e}") from None
+    a = _np.asarray(value)
+    want = _NUMPY_DTYPES.get(dtype)
+    if want is not None and a.dtype != want:
+        if dtype == "u8" and a.dtype == _np.bool_:
+            a = a.view(_np.uint8)
+        elif dtype in ("i32", "i64", "u8") and not _np.issubdtype(a.dtype, _np.integer) \
+                and a.dtype != _np.bool_:
+            raise TypeError(f"tensor '{name}' has dtype {a.dtype}; the model takes {dtype}")
+        elif dtype in ("i32", "i64"):
+            info = _np.iinfo(want)
+            if a.size and (a.min() < info.min or a.max() > info.max):
+                raise ValueError(f"tensor '{name}' has values outside {dtype}")
+            a = a.astype(want)
+        elif dtype == "u8":
+            a = (a != 0).astype(_np.uint8)  # masks: nonzero = real token
+        else:
+            a = a.astype(want)
+    return _np.ascontiguousarray(a)
+
+
+class Session:
+    """A module bound to weights, with its threads and buffers. Calling it
+    runs the model; sessions may be called from several Python threads (the
+    GIL is released while kernels run)."""
+
+    def __init__(self, module, weights, threads=0, profile=False):
+        if not isinstance(module, Module):
+            module = Module(module)
+        if not isinstance(weights, Weights):
+            weights = Weights(weights)
+        self.module, self.weights = module, weights
+        self._s = _runtime._Session.create(module._m, weights._w, int(threads), bool(profile))
+
+    @property
+    def num_threads(self):
+        return self._s.num_threads()
+
+    def run(self, inputs, outputs=None):
+        """Runs the model. `inputs` maps input names to arrays; `outputs`
+        optionally maps output names to preallocated arrays (written in
+        place). Returns a dict name -> array of every output."""
+        by_name = {d.name: d for d in self.module.inputs}
+        bound, keep = [], []
+        seq = None
+        for name, value in inputs.items():
+            d = by_name.get(name)
+            if d is None:
+                raise Error(f"LF_INVALID_ARGUMENT: no input named '{name}' "
+                            f"(inputs: {', '.join(by_name)})")
+            a = _contiguous(name, value, d.dtype)
+            keep.append(a)
+            bound.append((name, a))
+            if not d.role and a.ndim >= 2 and len(d.shape) >= 2 and d.shape[1] == self.module.seq_len:
+                seq = a.shape[1]
+        result = {}
+        out_bound = []
+        for d in self.module.outputs:
+            given = (outputs or {}).get(d.name)
+            if given is None:
+                shape = list(d.shape)
+                if seq is not None and len(shape) >= 2 and shape[1] == self.module.seq_len:
+                    shape[1] = seq
+                given = _np.empty(shape, dtype=_NUMPY_DTYPES[d.dtype])
+            elif not (isinstance(given, _np.ndarray) and given.flags.c_contiguous):
+                raise TypeError(f"output '{d.name}' must be a C-contiguous numpy array")
+            result[d.name] = given
+            out_bound.append((d.name, given))
+        self._s.run(bound, out_bound)
+        return result
+
+    def __call__(self, x=None, **inputs):
+        """`session(x, lengths=...)`: the data input positionally (or every
+        input by name); returns the output array (a tuple for several)."""
+        if x is not None:
+            data = [d.name for d in self.module.inputs if not d.role]
+            inputs[data[0]] = x
+        out = self.run(inputs)
+        values = tuple(out.values())
+        return values[0] if len(values) == 1 else values
+
+    def profile(self):
+        """Per-kernel times (sessions created with profile=True)."""
+        return self._s.profile()
+
+
+def load(artifact, weights, threads=0, profile=False):
+    """Loads an artifact and its weights: a Session ready to call."""
+    return Session(Module(artifact), Weights(weights), threads=threads, profile=profile)
+
+
+def _tool(name):
+    """A linformer tool: $LINFORMER_BIN_DIR, the build tree, then PATH."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for d in (_os.environ.get("LINFORMER_BIN_DIR"),
+              _os.path.join(here, "..", "..", "bin"),  # build/python/linformer_mlir
+              _os.path.join(here, "bin")):
+        if d and _os.access(_os.path.join(d, name), _os.X_OK):
+            return _os.path.join(d, name)
+    found = _shutil.which(name)
+    if not found:
+        raise FileNotFoundError(f"{name} not found: set LINFORMER_BIN_DIR or put it on PATH")
+    return found
+
+
+def compile(model, output, random_weights=None, extra_args=()):
+    """Compiles `model` (a model.json path, or a dict written to
+    OUTPUT.json) into the artifact `output` with linformer-compile; with
+    `random_weights`, also writes seeded random weights there. Raises Error
+    with the compiler's diagnostics on failure."""
+    output = _os.fspath(output)
+    if isinstance(model, dict):
+        path = output + ".json"
+        with open(path, "w") as f:
+            _json.dump(model, f)
+        model = path
+    cmd = [_tool("linformer-compile"), _os.fspath(model), "-o", output, *extra_args]
+    if random_weights is not None:
+        cmd += ["--random-weights", _os.fspath(random_weights)]
+    p = _subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Error(f"LF_COMPILE_ERROR: {p.stderr.strip() or p.stdout.strip()}")
+    return output

@@ -1,0 +1,242 @@
+//===- _runtime.cpp - Python binding of the runtime's C API -----------------===//
+//
+// A thin nanobind layer over runtime/include/linformer/runtime.h: modules,
+// weights and sessions, tensors passed as nb::ndarray (NumPy arrays, or any
+// CPU object with DLPack or the buffer protocol: torch tensors, JAX arrays)
+// without copies. Shapes, names and defaults are decided in Python
+// (linformer_mlir/__init__.py); this file owns the handles and turns every
+// lf_status into linformer_mlir.Error carrying the runtime's code and message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "linformer/runtime.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace {
+
+/// An lf_status as a C++ exception; translated to linformer_mlir.Error.
+struct RuntimeError : std::runtime_error {
+  explicit RuntimeError(const std::string &what) : std::runtime_error(what) {}
+};
+
+void check(lf_status status) {
+  if (!status)
+    return;
+  std::string what = std::string(lf_status_code_name(lf_status_get_code(
+                         status))) +
+                     ": " + lf_status_get_message(status);
+  lf_status_free(status);
+  throw RuntimeError(what);
+}
+
+struct ModuleDeleter {
+  void operator()(lf_module *m) const { lf_module_free(m); }
+};
+struct WeightsDeleter {
+  void operator()(lf_weights *w) const { lf_weights_free(w); }
+};
+struct SessionDeleter {
+  void operator()(lf_session *s) const { lf_session_free(s); }
+};
+
+struct Module {
+  std::unique_ptr<lf_module, ModuleDeleter> handle;
+};
+struct Weights {
+  std::unique_ptr<lf_weights, WeightsDeleter> handle;
+};
+struct Session {
+  std::unique_ptr<lf_session, SessionDeleter> handle;
+  // Keep the module and weights alive as long as the session.
+  nb::object module, weights;
+};
+
+/// (name, dtype name, shape, role) of a module's inputs/outputs/weights.
+nb::list describe(const Module &m, lf_io_kind kind) {
+  size_t count = 0;
+  check(lf_module_count(m.handle.get(), kind, &count));
+  nb::list out;
+  for (size_t i = 0; i < count; ++i) {
+    lf_tensor_desc d;
+    check(lf_module_describe(m.handle.get(), kind, i, &d));
+    std::vector<int64_t> shape(d.shape, d.shape + d.rank);
+    const char *role = d.role == LF_ROLE_LENGTHS ? "lengths"
+                       : d.role == LF_ROLE_MASK  ? "mask"
+                                                 : "";
+    out.append(nb::make_tuple(std::string(d.name), lf_dtype_name(d.dtype),
+                              nb::tuple(nb::cast(shape)), role));
+  }
+  return out;
+}
+
+bool toLfDtype(nb::dlpack::dtype t, lf_dtype &out) {
+  using nb::dlpack::dtype_code;
+  auto code = static_cast<dtype_code>(t.code);
+  if (t.lanes != 1)
+    return false;
+  if (code == dtype_code::Float && t.bits == 32) out = LF_DTYPE_F32;
+  else if (code == dtype_code::Float && t.bits == 16) out = LF_DTYPE_F16;
+  else if (code == dtype_code::Bfloat && t.bits == 16) out = LF_DTYPE_BF16;
+  else if (code == dtype_code::Int && t.bits == 32) out = LF_DTYPE_I32;
+  else if (code == dtype_code::Int && t.bits == 64) out = LF_DTYPE_I64;
+  else if ((code == dtype_code::UInt || code == dtype_code::Bool) &&
+           t.bits == 8) out = LF_DTYPE_U8;
+  else return false;
+  return true;
+}
+
+// Inputs may be read-only (a DLPack view of a torch tensor is); outputs
+// must be writable.
+using InArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+using OutArray = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+/// Runs `s` on caller arrays, bound in place (the runtime copies only where
+/// it pads a short sequence). The GIL is released while kernels run.
+void run(Session &s,
+         const std::vector<std::pair<std::string, InArray>> &inputs,
+         const std::vector<std::pair<std::string, OutArray>> &outputs) {
+  std::vector<std::vector<int64_t>> shapes;
+  shapes.reserve(inputs.size() + outputs.size());
+  auto convert = [&](const auto &in, std::vector<lf_tensor> &out) {
+    for (const auto &[name, a] : in) {
+      lf_tensor t;
+      t.name = name.c_str();
+      if (!toLfDtype(a.dtype(), t.dtype))
+        throw nb::type_error(("tensor '" + name +
+                              "': unsupported element type (the runtime "
+                              "takes f32, f16, bf16, i32, i64, u8 or bool)")
+                                 .c_str());
+      shapes.emplace_back(a.shape_ptr(), a.shape_ptr() + a.ndim());
+      t.rank = static_cast<int32_t>(a.ndim());
+      t.shape = shapes.back().data();
+      t.data = const_cast<void *>(static_cast<const void *>(a.data()));
+      out.push_back(t);
+    }
+  };
+  std::vector<lf_tensor> in, out;
+  convert(inputs, in);
+  convert(outputs, out);
+  lf_status status;
+  {
+    nb::gil_scoped_release release;
+    status = lf_session_run(s.handle.get(), in.data(), in.size(), out.data(),
+                            out.size());
+  }
+  check(status);
+}
+
+} // namespace
+
+NB_MODULE(_runtime, m) {
+  m.doc() = "linformer runtime (C API binding); use the linformer_mlir package";
+  nb::exception<RuntimeError>(m, "Error", PyExc_RuntimeError);
+  m.def("version", [] { return std::string(lf_runtime_version()); });
+
+  nb::class_<Module>(m, "_Module")
+      .def_static("load",
+                  [](const std::string &path) {
+                    lf_module *raw = nullptr;
+                    {
+                      nb::gil_scoped_release release;
+                      check(lf_module_load(path.c_str(), &raw));
+                    }
+                    Module mod;
+                    mod.handle.reset(raw);
+                    return mod;
+                  })
+      .def("inputs", [](const Module &m) { return describe(m, LF_IO_INPUT); })
+      .def("outputs", [](const Module &m) { return describe(m, LF_IO_OUTPUT); })
+      .def("weights", [](const Module &m) { return describe(m, LF_IO_WEIGHT); })
+      .def("sequence_shape",
+           [](const Module &m) {
+             int64_t b = 0, n = 0;
+             check(lf_module_sequence_shape(m.handle.get(), &b, &n));
+             return nb::make_tuple(b, n);
+           })
+      .def("manifest", [](const Module &m) {
+        const char *json = nullptr;
+        check(lf_module_manifest(m.handle.get(), &json));
+        return std::string(json);
+      });
+
+  nb::class_<Weights>(m, "_Weights")
+      .def_static("load",
+                  [](const std::string &path) {
+                    lf_weights *raw = nullptr;
+                    {
+                      nb::gil_scoped_release release;
+                      check(lf_weights_load(path.c_str(), &raw));
+                    }
+                    Weights w;
+                    w.handle.reset(raw);
+                    return w;
+                  })
+      .def("check", [](const Weights &w, const Module &m) {
+        check(lf_weights_check(m.handle.get(), w.handle.get()));
+      });
+
+  nb::class_<Session>(m, "_Session")
+      .def_static(
+          "create",
+          [](nb::object module, nb::object weights, int threads,
+             bool profile) {
+            const Module &mod = nb::cast<const Module &>(module);
+            const Weights &w = nb::cast<const Weights &>(weights);
+            lf_session_options options;
+            lf_session_options_init(&options);
+            options.num_threads = threads;
+            options.profile = profile ? 1 : 0;
+            lf_session *raw = nullptr;
+            {
+              nb::gil_scoped_release release;
+              check(lf_session_create(mod.handle.get(), w.handle.get(),
+                                      &options, &raw));
+            }
+            Session s;
+            s.handle.reset(raw);
+            s.module = module;
+            s.weights = weights;
+            return s;
+          },
+          nb::arg("module"), nb::arg("weights"), nb::arg("threads") = 0,
+          nb::arg("profile") = false)
+      .def("num_threads",
+           [](const Session &s) {
+             int32_t n = 0;
+             check(lf_session_num_threads(s.handle.get(), &n));
+             return n;
+           })
+      .def("run", &run)
+      .def("profile", [](Session &s) {
+        size_t count = 0;
+        check(lf_session_kernel_count(s.handle.get(), &count));
+        nb::list out;
+        for (size_t i = 0; i < count; ++i) {
+          lf_kernel_profile p;
+          check(lf_session_profile(s.handle.get(), i, &p));
+          nb::dict d;
+          d["symbol"] = std::string(p.symbol);
+          d["key"] = std::string(p.key);
+          d["workgroups"] = p.workgroups;
+          d["runs"] = p.runs;
+          d["min_ms"] = p.min_ms;
+          d["median_ms"] = p.median_ms;
+          d["mean_ms"] = p.mean_ms;
+          d["flops"] = p.flops;
+          out.append(d);
+        }
+        return out;
+      });
+}

@@ -1,0 +1,107 @@
+"""The Python API over the runtime: same numbers as linformer-run, zero-copy
+binding, DLPack inputs, errors carrying the runtime's code and message."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import linformer_mlir as lf
+from conftest import rel_error, run_tool
+
+
+def test_module_describes_its_signature(small):
+    art, _, config = small
+    m = lf.Module(art)
+    assert (m.batch, m.seq_len) == (2, 128)
+    assert [(d.name, d.dtype, d.shape, d.role) for d in m.inputs] == [
+        ("x", "f32", (2, 128, 64), ""), ("lengths", "i32", (2,), "lengths")]
+    assert [d.name for d in m.outputs] == ["y"]
+    assert len(m.weights) == 1 + 2 * 16  # shared.e, 16 per layer
+    assert m.manifest["model"]["layers"] == 2
+
+
+def test_same_numbers_as_linformer_run(small, tmp_path):
+    art, w, _ = small
+    x = np.random.default_rng(0).standard_normal((2, 100, 64), dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    r = run_tool("linformer-run", art, "--weights", w, "--input", f"x={tmp_path / 'x.npy'}",
+                 "--output", tmp_path / "y.npy", "--threads", "2")
+    assert r.returncode == 0, r.stderr
+    want = np.load(tmp_path / "y.npy")
+    model = lf.load(art, w, threads=2)
+    got = model(x)
+    assert got.shape == (2, 100, 64)
+    # The same kernels on the same inputs: every workgroup computes its rows
+    # the same way whichever thread runs it, so the results are identical.
+    np.testing.assert_array_equal(got, want)
+
+
+def test_lengths_masks_and_preallocated_outputs(small):
+    art, w, _ = small
+    s = lf.Session(art, w, threads=1)
+    x = np.random.default_rng(1).standard_normal((2, 128, 64), dtype=np.float32)
+    full = s(x)
+    # Python ints for lengths are converted to the model's i32.
+    short = s(x, lengths=[128, 50])
+    assert np.array_equal(short[0], full[0])
+    assert not np.allclose(short[1], full[1])
+    # The output array given is the one written (no copy back).
+    out = np.zeros((2, 128, 64), np.float32)
+    res = s.run({"x": x, "lengths": np.array([128, 50])}, {"y": out})
+    assert res["y"] is out and np.array_equal(out, short)
+
+
+def test_torch_tensors_through_dlpack(small):
+    torch = pytest.importorskip("torch")
+    art, w, _ = small
+    s = lf.Session(art, w, threads=1)
+    x = torch.randn(2, 128, 64)
+    np.testing.assert_array_equal(s(x), s(x.numpy()))
+
+
+def test_sessions_from_several_python_threads(small):
+    art, w, _ = small
+    s = lf.Session(art, w, threads=1)
+    x = np.random.default_rng(2).standard_normal((2, 128, 64), dtype=np.float32)
+    want = s(x)
+    results = [None] * 4
+
+    def work(i):
+        results[i] = s(x)
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for r in results:
+        np.testing.assert_array_equal(r, want)
+
+
+def test_errors_carry_the_runtime_code_and_message(small, tmp_path):
+    art, w, _ = small
+    with pytest.raises(lf.Error, match=r"LF_IO_ERROR: .*missing\.lfa"):
+        lf.Module(tmp_path / "missing.lfa")
+    (tmp_path / "junk.lfa").write_bytes(b"not an artifact")
+    with pytest.raises(lf.Error, match="LF_FORMAT_ERROR"):
+        lf.Module(tmp_path / "junk.lfa")
+    s = lf.load(art, w, threads=1)
+    with pytest.raises(lf.Error, match=r"LF_SHAPE_MISMATCH: .*200"):
+        s(np.zeros((2, 200, 64), np.float32))
+    with pytest.raises(lf.Error, match="LF_INVALID_ARGUMENT: no input named 'q'"):
+        s.run({"q": np.zeros(3)})
+    with pytest.raises(lf.Error, match=r"LF_INVALID_ARGUMENT: .*lengths"):
+        s(np.zeros((2, 128, 64), np.float32), lengths=[0, 5])
+    with pytest.raises(TypeError, match="tensor 'lengths' has dtype float64"):
+        s(np.zeros((2, 128, 64), np.float32), lengths=[1.5, 2.0])
+    # Weights of another model are refused when the session is created.
+    other = tmp_path / "other"
+    lf.compile({"layers": 1, "d_model": 32, "heads": 4, "max_seq_len": 64, "k": 16, "ffn_dim": 64},
+               str(other) + ".lfa", random_weights=str(other) + ".safetensors")
+    with pytest.raises(lf.Error, match="LF_WEIGHTS_MISMATCH"):
+        lf.load(art, str(other) + ".safetensors")
+
+
+def test_compile_errors_name_the_problem(tmp_path):
+    with pytest.raises(lf.Error, match="heads 6 does not divide d_model 512"):
+        lf.compile({"heads": 6}, tmp_path / "bad.lfa")
