@@ -338,3 +338,30 @@ def LinformerOutlineKernelsPass
 }
 
 #endif // LINFORMER_COMPILER_PASSES_TD
+
+def LinformerCUDATileParallelLoopsPass
+    : Pass<"linformer-cuda-tile-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "tiles each outermost scf.parallel into blocks of threads";
+  let description = [{
+    The first CUDA path's schedule: every outermost `scf.parallel` (one per
+    linalg op, from `convert-linalg-to-parallel-loops`) is tiled with
+    `scf::tileParallelLoop` so that its innermost dimension gets up to
+    `threads-x` threads and the next one up to `threads-y` (each the
+    largest divisor of the extent within the bound, so no thread is idle
+    and every inner bound is a constant), leading dimensions 1. The result
+    is an outer loop over blocks and an inner loop over the threads of one
+    block, mapped here (the `mapping` attribute that
+    `convert-parallel-loops-to-gpu` reads): the innermost dimension to x,
+    the next to y (and z for blocks), the rest sequential, which keeps
+    consecutive threads on consecutive addresses of the row-major buffers
+    (coalesced). Parallel loops nested deeper (inside a reduction loop) and
+    loops without static bounds are mapped sequential.
+  }];
+  let options = [
+    Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",
+           "Threads per block along the innermost dimension">,
+    Option<"threadsY", "threads-y", "int64_t", /*default=*/"8",
+           "Threads per block along the next dimension">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::gpu::GPUDialect"];
+}

@@ -27,3 +27,9 @@ llvm_config.with_environment("PATH", config.linformer_tools_dir, append_path=Tru
 tool_dirs = [config.linformer_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["linformer-opt", "linformer-e2e", "linformer-compile", "linformer-run"], tool_dirs)
+
+# The CUDA path compiles here; ptxas (CUDA toolkit) checks what it emits.
+ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
+if os.access(ptxas, os.X_OK):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -153,6 +155,50 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
+                                        const CUDAPipelineOptions &options) {
+  addLinalgStages(pm, /*lowerCore=*/true, "auto");
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  addCleanup(funcPm);
+  // Every linalg op becomes one scf.parallel (reductions stay sequential
+  // inside it); tiling it makes an outer loop over blocks and an inner one
+  // over the threads of a block, mapped to block and thread ids (x =
+  // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
+  // dimension to a sequential loop).
+  funcPm.addPass(createConvertLinalgToParallelLoopsPass());
+  LinformerCUDATileParallelLoopsPassOptions tileOptions;
+  tileOptions.threadsX = options.threadsX;
+  tileOptions.threadsY = options.threadsY;
+  funcPm.addPass(createLinformerCUDATileParallelLoopsPass(tileOptions));
+  funcPm.addPass(createConvertParallelLoopToGpuPass());
+  addCleanup(funcPm);
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  GpuNVVMAttachTargetOptions targetOptions;
+  targetOptions.chip = options.chip;
+  targetOptions.features = options.features;
+  targetOptions.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(targetOptions));
+  OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
+  nvvmOptions.useBarePtrCallConv = true;
+  gpuPm.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
+  gpuPm.addPass(createReconcileUnrealizedCastsPass());
+  gpuPm.addPass(createCanonicalizerPass());
+  if (options.format != "none") {
+    GpuModuleToBinaryPassOptions binaryOptions;
+    binaryOptions.compilationTarget = options.format;
+    binaryOptions.toolkitPath = options.toolkit;
+    pm.addPass(createGpuModuleToBinaryPass(binaryOptions));
+  }
+}
+
 void mlir::linformer::registerLinformerPipelines() {
   PassPipelineRegistration<>(
       "linformer-linalg-pipeline",
@@ -163,4 +209,9 @@ void mlir::linformer::registerLinformerPipelines() {
       "Linformer ops to LLVM dialect CPU code (tile, fuse, vectorize, "
       "bufferize, lower)",
       buildCPUPipeline);
+  PassPipelineRegistration<CUDAPipelineOptions>(
+      "linformer-cuda-pipeline",
+      "Linformer ops to GPU kernels in PTX (first path: naive mapping, "
+      "no shared memory or tensor cores yet)",
+      buildCUDAPipeline);
 }

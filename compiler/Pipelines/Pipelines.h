@@ -60,7 +60,38 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 
 /// Linformer ops -> linalg on tensors (verification, reassociation choice,
 /// decomposition, lowering of the parts).
+/// The first CUDA path: naive, correct kernels (one linalg op = one kernel,
+/// scf.parallel tiled into blocks of threads), lowered to NVVM and PTX.
+/// No shared memory, no tensor cores, no fusion yet (docs/Pipeline.md).
+struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture: sm_90, sm_80, ..."),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features (+ptx80: PTX ISA 8.0)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<int64_t> threadsX{
+      *this, "threads-x",
+      llvm::cl::desc("Threads per block along each kernel's innermost "
+                     "parallel dimension (at most)"),
+      llvm::cl::init(32)};
+  PassOptions::Option<int64_t> threadsY{
+      *this, "threads-y",
+      llvm::cl::desc("Threads per block along the next dimension (at most)"),
+      llvm::cl::init(8)};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Binary in the GPU modules: isa (PTX), bin (cubin, "
+                     "needs ptxas), fatbin, or none (stop at NVVM IR)"),
+      llvm::cl::init("isa")};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit", llvm::cl::desc("CUDA toolkit (ptxas for bin)"),
+      llvm::cl::init("/usr/local/cuda")};
+};
+
 void buildLinalgPipeline(OpPassManager &pm);
+
+void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 
 /// The whole CPU chain: linalg pipeline, workgroup tiling and fusion,
 /// register tiling, vectorization, bufferization, lowering to LLVM.

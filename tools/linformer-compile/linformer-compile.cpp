@@ -30,11 +30,13 @@
 #include "lib/Support/Sha256.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -68,18 +70,27 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("output file"),
                                        cl::value_desc("path"), cl::init(""));
-enum class Emit { Linformer, Linalg, LLVM, LLVMIR, Obj, Artifact };
+enum class Emit { Linformer, Linalg, GPU, PTX, LLVM, LLVMIR, Obj, Artifact };
 static cl::opt<Emit> emit(
     "emit", cl::desc("stop after this stage"), cl::init(Emit::Artifact),
     cl::values(
         clEnumValN(Emit::Linformer, "linformer", "the input in the dialect"),
         clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(Emit::GPU, "gpu",
+                   "--target=cuda: host code and kernels in NVVM"),
+        clEnumValN(Emit::PTX, "ptx", "--target=cuda: every kernel's PTX"),
         clEnumValN(Emit::LLVM, "llvm", "the LLVM dialect"),
         clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
         clEnumValN(Emit::Obj, "obj", "a native object file"),
         clEnumValN(Emit::Artifact, "artifact", "the .lfa artifact")));
-static cl::opt<std::string> target("target", cl::desc("cpu (cuda: later)"),
-                                   cl::init("cpu"));
+static cl::opt<std::string>
+    target("target",
+           cl::desc("cpu, or cuda (so far up to --emit=ptx: the first, "
+                    "naive CUDA path; docs/Pipeline.md)"),
+           cl::init("cpu"));
+static cl::opt<int> sm("sm", cl::desc("--target=cuda: the SM version (90, "
+                                      "80, ...)"),
+                       cl::init(90));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -742,6 +753,33 @@ int autotune(MLIRContext &context, const Source &src,
   return 0;
 }
 
+/// --target=cuda: the CUDA pipeline, then the GPU IR or every kernel's
+/// PTX (the `gpu.binary` objects, format isa) on the output.
+template <typename WriteText>
+int compileCUDA(MLIRContext &context, ModuleOp module, WriteText writeText) {
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  mlir::linformer::CUDAPipelineOptions options;
+  options.chip = "sm_" + std::to_string(sm.getValue());
+  options.format = emit == Emit::PTX ? "isa" : "none";
+  mlir::linformer::buildCUDAPipeline(pm, options);
+  if (failed(runWithReproducer(pm, module, "cuda")))
+    return 1;
+  if (emit == Emit::GPU)
+    return writeText([&](raw_ostream &os) { module.print(os); });
+  return writeText([&](raw_ostream &os) {
+    module.walk([&](gpu::BinaryOp binary) {
+      for (Attribute a : binary.getObjects()) {
+        auto object = cast<gpu::ObjectAttr>(a);
+        os << "// kernel module @" << binary.getName() << ", "
+           << object.getTarget() << "\n"
+           << object.getObject().getValue() << "\n";
+      }
+    });
+  });
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -749,15 +787,26 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv,
                               "linformer-compile: model -> artifact\n");
-  if (target != "cpu")
-    return fail("target '" + target +
-                "' is not available yet (only cpu; CUDA code generation is a "
-                "later issue)");
+  if (target != "cpu" && target != "cuda")
+    return fail("target '" + target + "' is not one of cpu, cuda");
+  if (target == "cuda" && (sm < 70 || sm > 120))
+    return fail("--sm=" + std::to_string(sm) +
+                " is not an SM version this compiler targets (70 ..= 120: "
+                "Volta to Blackwell)");
+  if (target == "cuda" && emit != Emit::Linformer && emit != Emit::Linalg &&
+      emit != Emit::GPU && emit != Emit::PTX)
+    return fail("--target=cuda stops at --emit=ptx so far: CUDA artifacts "
+                "need the runtime's CUDA path, which does not exist yet "
+                "(use --emit=linformer, linalg, gpu or ptx)");
+  if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
+    return fail("--emit=gpu and --emit=ptx need --target=cuda");
 
   DialectRegistry registry;
   registry.insert<mlir::linformer::LinformerDialect>();
   registerAllDialects(registry);
   registerAllExtensions(registry);
+  // gpu-module-to-binary translates the kernels (NVVM) to LLVM IR.
+  registerAllToLLVMIRTranslations(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
@@ -817,6 +866,9 @@ int main(int argc, char **argv) {
       return 1;
     return writeText([&](raw_ostream &os) { module->print(os); });
   }
+
+  if (target == "cuda")
+    return compileCUDA(context, *module, writeText);
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
   std::string schedulePath = scheduleFile;

@@ -15,6 +15,7 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
@@ -27,6 +28,8 @@ int main(int argc, char **argv) {
   registry.insert<mlir::linformer::LinformerDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates GPU modules (NVVM) to LLVM IR.
+  mlir::registerAllToLLVMIRTranslations(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Linformer optimizer driver\n", registry));
 }

@@ -1,0 +1,138 @@
+//===- TileParallelLoops.cpp - scf.parallel into blocks of threads -*- C++ -*-===//
+//
+// The first CUDA path's schedule (see Passes.td): tile every outermost
+// scf.parallel so that its two innermost dimensions become the x and y
+// threads of a block, with tile sizes that divide the extents.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCUDATILEPARALLELLOOPSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+
+namespace {
+
+/// The largest divisor of `extent` that is at most `bound`.
+int64_t largestDivisor(int64_t extent, int64_t bound) {
+  for (int64_t t = std::min(extent, bound); t > 1; --t)
+    if (extent % t == 0)
+      return t;
+  return 1;
+}
+
+struct CUDATileParallelLoopsPass
+    : mlir::linformer::impl::LinformerCUDATileParallelLoopsPassBase<
+          CUDATileParallelLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (threadsX < 1 || threadsY < 1 || threadsX * threadsY > 1024) {
+      getOperation().emitError()
+          << "threads-x " << int64_t(threadsX) << " x threads-y "
+          << int64_t(threadsY)
+          << " is not a CUDA block size (1 ..= 1024 threads)";
+      return signalPassFailure();
+    }
+    SmallVector<scf::ParallelOp> outermost;
+    getOperation().walk([&](scf::ParallelOp op) {
+      if (!op->getParentOfType<scf::ParallelOp>())
+        outermost.push_back(op);
+    });
+    for (scf::ParallelOp op : outermost) {
+      SmallVector<int64_t> extents;
+      bool unitStepsFromZero = true;
+      for (auto [lb, ub, step] : llvm::zip(
+               op.getLowerBound(), op.getUpperBound(), op.getStep())) {
+        std::optional<int64_t> l = getConstantIntValue(lb),
+                               u = getConstantIntValue(ub),
+                               s = getConstantIntValue(step);
+        if (!l || !u || !s || *l != 0 || *s != 1) {
+          unitStepsFromZero = false;
+          break;
+        }
+        extents.push_back(*u);
+      }
+      if (!unitStepsFromZero || extents.empty())
+        continue;
+      SmallVector<int64_t> tiles(extents.size(), 1);
+      tiles.back() = largestDivisor(extents.back(), threadsX);
+      if (extents.size() > 1)
+        tiles[extents.size() - 2] =
+            largestDivisor(extents[extents.size() - 2], threadsY);
+      auto [outer, inner] =
+          scf::tileParallelLoop(op, tiles, /*noMinMaxBounds=*/true);
+      // Steps and inner bounds come out as `1 * tile` products: make them
+      // constants here (a canonicalizer would also collapse the nest that
+      // the mapping needs).
+      foldConstantSteps(outer);
+      mapInnermostFirst(outer, gpu::Processor::BlockX);
+      mapInnermostFirst(inner, gpu::Processor::ThreadX);
+    }
+    // Parallel loops nested deeper (inside a reduction loop) run
+    // sequentially in their thread.
+    getOperation().walk([&](scf::ParallelOp op) {
+      if (!op->hasAttr(gpu::getMappingAttrName()))
+        mapSequential(op);
+    });
+  }
+
+  /// The last dimension to `first` (block or thread x), the one before to
+  /// y, the one before that to z (blocks only: the thread tiles of leading
+  /// dimensions are 1), the rest sequential.
+  static void mapInnermostFirst(scf::ParallelOp op, gpu::Processor first) {
+    MLIRContext *ctx = op.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    size_t rank = op.getNumLoops();
+    unsigned ids = first == gpu::Processor::BlockX ? 3 : 2;
+    SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
+    for (size_t i = 0; i < rank; ++i) {
+      size_t fromInnermost = rank - 1 - i;
+      gpu::Processor p =
+          fromInnermost < ids
+              ? static_cast<gpu::Processor>(static_cast<uint64_t>(first) +
+                                            fromInnermost)
+              : gpu::Processor::Sequential;
+      mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
+    }
+    (void)gpu::setMappingAttr(op, mapping);
+  }
+
+  static void mapSequential(scf::ParallelOp op) {
+    MLIRContext *ctx = op.getContext();
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
+        op.getNumLoops(), gpu::ParallelLoopDimMappingAttr::get(
+                              ctx, gpu::Processor::Sequential, id, id));
+    (void)gpu::setMappingAttr(op, mapping);
+  }
+
+  static void foldConstantSteps(scf::ParallelOp outer) {
+    for (Value step : outer.getStep()) {
+      auto mul = step.getDefiningOp<arith::MulIOp>();
+      if (!mul)
+        continue;
+      std::optional<int64_t> l = getConstantIntValue(mul.getLhs()),
+                             r = getConstantIntValue(mul.getRhs());
+      if (!l || !r)
+        continue;
+      OpBuilder b(mul);
+      Value c = arith::ConstantIndexOp::create(b, mul.getLoc(), *l * *r);
+      mul.getResult().replaceAllUsesWith(c);
+      mul.erase();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,65 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cuda-tile-parallel-loops | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --linformer-cuda-tile-parallel-loops="threads-x=16 threads-y=4" | FileCheck %s --check-prefix=SMALL
+
+// The two innermost dimensions become the threads of a block, each tile the
+// largest divisor of the extent within threads-x (32) / threads-y (8);
+// leading dimensions get tiles of 1 (one block each).
+// (Constants print as %c<value>[_N], so the names say the tile sizes.)
+// CHECK-LABEL: func.func @rank3(
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c4, %c128, %c64) step (%[[S0:c1_[0-9]+]], %[[S1:c8_[0-9]+]], %[[S2:c32_[0-9]+]])
+// CHECK-NEXT: scf.parallel ({{.*}}) = ({{.*}}) to (%[[S0]], %[[S1]], %[[S2]]) step (%c1, %c1, %c1)
+// CHECK: memref.store
+// The innermost dimension is thread x and block x (coalesced accesses).
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_z{{.*}}>, #gpu.loop_dim_map<processor = block_y{{.*}}>, #gpu.loop_dim_map<processor = block_x{{.*}}>]}
+// SMALL-LABEL: func.func @rank3(
+// SMALL: scf.parallel ({{.*}}) = ({{.*}}) to (%c4, %c128, %c64) step (%c1_{{[0-9]+}}, %c4_{{[0-9]+}}, %c16_{{[0-9]+}})
+func.func @rank3(%out: memref<4x128x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c4, %c128, %c64) step (%c1, %c1, %c1) {
+    memref.store %cst, %out[%i, %j, %k] : memref<4x128x64xf32>
+  }
+  return
+}
+
+// -----
+
+// Extents that 32 and 8 do not divide: the largest divisors within them
+// (18 of 36, 6 of 30), so every block is full and no bound needs a min.
+// CHECK-LABEL: func.func @odd(
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c30, %c36) step (%[[T0:c6_[0-9]+]], %[[T1:c18_[0-9]+]])
+// CHECK-NEXT: scf.parallel ({{.*}}) = ({{.*}}) to (%[[T0]], %[[T1]]) step (%c1, %c1)
+func.func @odd(%out: memref<30x36xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c30 = arith.constant 30 : index
+  %c36 = arith.constant 36 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c30, %c36) step (%c1, %c1) {
+    memref.store %cst, %out[%i, %j] : memref<30x36xf32>
+  }
+  return
+}
+
+// -----
+
+// Dynamic bounds are left alone: one loop, run sequentially.
+// CHECK-LABEL: func.func @dynamic(
+// CHECK: scf.parallel
+// CHECK-NOT: scf.parallel
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>]}
+func.func @dynamic(%out: memref<?xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %cst, %out[%i] : memref<?xf32>
+  }
+  return
+}
+
