@@ -50,6 +50,8 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore,
   addCleanup(funcPm);
 }
 
+static void addLLVMLowering(OpPassManager &pm);
+
 void mlir::linformer::buildLinalgPipeline(OpPassManager &pm) {
   addLinalgStages(pm, /*lowerCore=*/true, "auto");
 }
@@ -134,7 +136,12 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   addCleanup(lowerPm);
   if (!options.toLLVM)
     return;
+  addLLVMLowering(pm);
+}
 
+/// Host code on memrefs and loops to the LLVM dialect, entry points taking
+/// bare pointers.
+static void addLLVMLowering(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -163,6 +170,15 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   bufferizeOptions.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  // The result is a caller-provided buffer, as on the CPU.
+  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
+  outParamOptions.hoistStaticAllocs = true;
+  outParamOptions.modifyPublicFunctions = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  if (options.onHost) {
+    bufferization::BufferDeallocationPipelineOptions deallocOptions;
+    bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+  }
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   addCleanup(funcPm);
   // Every linalg op becomes one scf.parallel (reductions stay sequential
@@ -175,6 +191,13 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   tileOptions.threadsX = options.threadsX;
   tileOptions.threadsY = options.threadsY;
   funcPm.addPass(createLinformerCUDATileParallelLoopsPass(tileOptions));
+  if (options.onHost) {
+    // The tiled loop nest as it would be mapped, run on the CPU: block and
+    // thread loops become sequential loops (tests check it against the
+    // reference without a GPU).
+    addLLVMLowering(pm);
+    return;
+  }
   funcPm.addPass(createConvertParallelLoopToGpuPass());
   addCleanup(funcPm);
   pm.addPass(createGpuKernelOutliningPass());

@@ -84,6 +84,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::desc("Binary in the GPU modules: isa (PTX), bin (cubin, "
                      "needs ptxas), fatbin, or none (stop at NVVM IR)"),
       llvm::cl::init("isa")};
+  PassOptions::Option<bool> onHost{
+      *this, "on-host",
+      llvm::cl::desc("Stop before GPU ids: lower the tiled and mapped loop "
+                     "nest to LLVM for the CPU, to check it against the "
+                     "reference without a GPU"),
+      llvm::cl::init(false)};
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit", llvm::cl::desc("CUDA toolkit (ptxas for bin)"),
       llvm::cl::init("/usr/local/cuda")};

@@ -80,6 +80,12 @@ static cl::opt<std::string>
     cpuFeaturesOpt("cpu-features",
                    cl::desc("LLVM target features (default: host's)"),
                    cl::init(""));
+static cl::opt<std::string> pipelineOpt(
+    "pipeline",
+    cl::desc("cpu (the CPU pipeline), or cuda-host: the CUDA pipeline's "
+             "tiled and mapped loop nest, run on the CPU (needs "
+             "--run-threads=0)"),
+    cl::init("cpu"));
 static cl::opt<unsigned> threadsOpt(
     "run-threads",
     cl::desc("run the kernels' workgroups on this many threads through their "
@@ -438,6 +444,15 @@ int main(int argc, char **argv) {
                      mlir::linformer::toAttr(
                          &context, mlir::linformer::hostCPUTarget(
                                        cpuOpt, cpuFeaturesOpt)));
+  if (pipelineOpt != "cpu" && pipelineOpt != "cuda-host") {
+    llvm::errs() << "error: --pipeline is cpu or cuda-host\n";
+    return 1;
+  }
+  if (pipelineOpt == "cuda-host" && (threadsOpt != 0 || repeatOpt != 0)) {
+    llvm::errs() << "error: --pipeline=cuda-host runs the entry function "
+                    "(--run-threads=0, no --repeat): it has no dispatch plan\n";
+    return 1;
+  }
   PassManager pm(&context);
   mlir::linformer::CPUPipelineOptions options;
   options.reassociate = reassociateOpt;
@@ -447,7 +462,13 @@ int main(int argc, char **argv) {
   options.reductionTile = reductionTileOpt;
   options.scheduleFile = scheduleOpt;
   options.candidate = candidateOpt;
-  mlir::linformer::buildCPUPipeline(pm, options);
+  if (pipelineOpt == "cuda-host") {
+    mlir::linformer::CUDAPipelineOptions cudaOptions;
+    cudaOptions.onHost = true;
+    mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
+  } else {
+    mlir::linformer::buildCPUPipeline(pm, options);
+  }
   if (failed(pm.run(*module)))
     return 1;
   llvm::SmallString<128> dir(workDirOpt.getValue());
