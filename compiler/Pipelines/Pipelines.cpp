@@ -7,6 +7,7 @@
 #include "compiler/Pipelines/Pipelines.h"
 
 #include "compiler/Passes.h"
+#include "compiler/Schedule/Target.h"
 #include "dialect/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -187,9 +188,21 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
   // dimension to a sequential loop).
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
+  // The block shape comes from the target: a warp along x (consecutive
+  // addresses), 8 rows of warps along y (256 threads), within its limit.
+  ::linformer::schedule::CUDATarget target =
+      ::linformer::schedule::presetCUDATarget(90);
+  StringRef chip = options.chip;
+  int64_t sm = 0;
+  if (chip.consume_front("sm_") &&
+      !chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    (void)::linformer::schedule::knownCUDATarget(sm, target);
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
-  tileOptions.threadsX = options.threadsX;
-  tileOptions.threadsY = options.threadsY;
+  tileOptions.threadsX = options.threadsX ? options.threadsX : target.warpSize;
+  tileOptions.threadsY =
+      options.threadsY ? options.threadsY
+                       : std::min<int64_t>(8, target.maxThreadsPerBlock /
+                                                  tileOptions.threadsX);
   funcPm.addPass(createLinformerCUDATileParallelLoopsPass(tileOptions));
   if (options.onHost) {
     // The tiled loop nest as it would be mapped, run on the CPU: block and

@@ -73,12 +73,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<int64_t> threadsX{
       *this, "threads-x",
       llvm::cl::desc("Threads per block along each kernel's innermost "
-                     "parallel dimension (at most)"),
-      llvm::cl::init(32)};
+                     "parallel dimension, at most (0: the target's warp)"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> threadsY{
       *this, "threads-y",
-      llvm::cl::desc("Threads per block along the next dimension (at most)"),
-      llvm::cl::init(8)};
+      llvm::cl::desc("Threads per block along the next dimension, at most "
+                     "(0: 8, within the target's block limit)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Binary in the GPU modules: isa (PTX), bin (cubin, "

@@ -6,6 +6,8 @@
 
 #include "compiler/Schedule/Target.h"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -209,6 +211,45 @@ CUDATarget presetCUDATarget(int64_t sm) {
     t.sharedBytesPerSM = 164 * 1024;
   }
   return t;
+}
+
+int64_t CUDATarget::registerBudget(int64_t threads) const {
+  if (threads < 1)
+    threads = 1;
+  return std::min(maxRegistersPerThread, registersPerBlock / threads);
+}
+
+bool knownCUDATarget(int64_t sm, CUDATarget &out) {
+  // SM counts of the usual parts (V100, T4, A100, A10, L4, H100, B200,
+  // RTX 5090); limits from the CUDA programming guide's table of compute
+  // capabilities.
+  struct Known {
+    int64_t sm, smCount, sharedPerSMKiB, sharedPerBlockKiB;
+  };
+  static const Known known[] = {
+      {70, 80, 96, 96},    {75, 40, 64, 64},    {80, 108, 164, 163},
+      {86, 72, 100, 99},   {89, 58, 100, 99},   {90, 132, 228, 227},
+      {100, 148, 228, 227}, {120, 170, 128, 99}};
+  for (const Known &k : known) {
+    if (k.sm != sm)
+      continue;
+    out = CUDATarget();
+    out.sm = k.sm;
+    out.smCount = k.smCount;
+    out.sharedBytesPerSM = k.sharedPerSMKiB * 1024;
+    out.sharedBytesPerBlock = k.sharedPerBlockKiB * 1024;
+    return true;
+  }
+  return false;
+}
+
+std::string describe(const CUDATarget &t) {
+  return "sm_" + std::to_string(t.sm) + ": " + std::to_string(t.smCount) +
+         " SMs, " + std::to_string(t.registersPerBlock) +
+         " registers per block (" + std::to_string(t.maxRegistersPerThread) +
+         " per thread), " + std::to_string(t.staticSharedBytesPerBlock / 1024) +
+         " KiB static shared memory per block, warp " +
+         std::to_string(t.warpSize);
 }
 
 } // namespace linformer::schedule

@@ -87,11 +87,28 @@ struct CUDATarget {
   int64_t sharedBytesPerSM = 228 * 1024;
   int64_t registersPerSM = 65536;
   int64_t maxRegistersPerThread = 255;
+  int64_t registersPerBlock = 65536;
+  int64_t maxThreadsPerBlock = 1024;
+  /// Static shared memory a kernel may declare without opting in.
+  int64_t staticSharedBytesPerBlock = 48 * 1024;
   int64_t warpSize = 32;
+
+  /// What ptxas may use for a kernel launched with `threads` threads per
+  /// block: registers per thread (the block's registers spread over its
+  /// threads, at most the per-thread limit) and static shared memory.
+  int64_t registerBudget(int64_t threads) const;
 };
 
 /// H100 (sm_90) and A100 (sm_80) presets.
 CUDATarget presetCUDATarget(int64_t sm);
+
+/// The targets the CUDA back end knows (Volta to Blackwell: 70, 75, 80, 86,
+/// 89, 90, 100, 120), with their limits; false for any other `sm`.
+bool knownCUDATarget(int64_t sm, CUDATarget &out);
+
+/// One line: "sm_90: 132 SMs, 65536 registers per block (255 per thread),
+/// 48 KiB static shared memory per block, warp 32".
+std::string describe(const CUDATarget &t);
 
 } // namespace linformer::schedule
 

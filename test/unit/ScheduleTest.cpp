@@ -104,6 +104,27 @@ TEST(TargetTest, JsonRoundTripAndErrors) {
 
 /// The acceptance check of the schedules issue: on every ISA the chosen
 /// register tile fits the register file, for every kernel of the layer.
+TEST(TargetTest, CUDATargetsAndTheirRegisterBudgets) {
+  CUDATarget h100, a100, t;
+  ASSERT_TRUE(knownCUDATarget(90, h100));
+  ASSERT_TRUE(knownCUDATarget(80, a100));
+  EXPECT_EQ(h100.smCount, 132);
+  EXPECT_EQ(a100.smCount, 108);
+  EXPECT_EQ(a100.sharedBytesPerBlock, 163 * 1024);
+  // 65536 registers per block: 255 per thread up to 256 threads, then the
+  // block's registers spread over its threads.
+  EXPECT_EQ(h100.registerBudget(128), 255);
+  EXPECT_EQ(h100.registerBudget(256), 255);
+  EXPECT_EQ(h100.registerBudget(512), 128);
+  EXPECT_EQ(h100.registerBudget(1024), 64);
+  EXPECT_EQ(h100.registerBudget(0), 255);
+  EXPECT_FALSE(knownCUDATarget(50, t));
+  EXPECT_FALSE(knownCUDATarget(91, t));
+  EXPECT_EQ(describe(h100), "sm_90: 132 SMs, 65536 registers per block (255 "
+                            "per thread), 48 KiB static shared memory per "
+                            "block, warp 32");
+}
+
 TEST(CostModelTest, RegisterTilesFitEveryTarget) {
   for (const char *isa : {"avx512", "avx2", "sse"}) {
     CPUTarget t = presetCPUTarget(isa);

@@ -756,7 +756,8 @@ int autotune(MLIRContext &context, const Source &src,
 /// --target=cuda: the CUDA pipeline, then the GPU IR or every kernel's
 /// PTX (the `gpu.binary` objects, format isa) on the output.
 template <typename WriteText>
-int compileCUDA(MLIRContext &context, ModuleOp module, WriteText writeText) {
+int compileCUDA(MLIRContext &context, ModuleOp module,
+                const sched::CUDATarget &cudaTarget, WriteText writeText) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
@@ -772,9 +773,29 @@ int compileCUDA(MLIRContext &context, ModuleOp module, WriteText writeText) {
     module.walk([&](gpu::BinaryOp binary) {
       for (Attribute a : binary.getObjects()) {
         auto object = cast<gpu::ObjectAttr>(a);
+        StringRef ptx = object.getObject().getValue();
+        // The block size the schedule chose (.maxntid) and what the target
+        // allows for it: the budget ptxas must stay within.
+        int64_t threads = 1;
+        size_t at = ptx.find(".maxntid");
+        if (at != StringRef::npos) {
+          StringRef dims = ptx.substr(at + 8).split('\n').first;
+          SmallVector<StringRef> parts;
+          dims.split(parts, ',');
+          for (StringRef p : parts) {
+            int64_t v = 1;
+            if (!p.trim().getAsInteger(10, v))
+              threads *= v;
+          }
+        }
         os << "// kernel module @" << binary.getName() << ", "
            << object.getTarget() << "\n"
-           << object.getObject().getValue() << "\n";
+           << "// budget: " << cudaTarget.registerBudget(threads)
+           << " registers per thread, "
+           << cudaTarget.staticSharedBytesPerBlock
+           << " bytes shared memory (" << threads << " threads per block; "
+           << sched::describe(cudaTarget) << ")\n"
+           << ptx << "\n";
       }
     });
   });
@@ -789,10 +810,11 @@ int main(int argc, char **argv) {
                               "linformer-compile: model -> artifact\n");
   if (target != "cpu" && target != "cuda")
     return fail("target '" + target + "' is not one of cpu, cuda");
-  if (target == "cuda" && (sm < 70 || sm > 120))
+  sched::CUDATarget cudaTarget;
+  if (target == "cuda" && !sched::knownCUDATarget(sm, cudaTarget))
     return fail("--sm=" + std::to_string(sm) +
-                " is not an SM version this compiler targets (70 ..= 120: "
-                "Volta to Blackwell)");
+                " is not an SM version this compiler knows (70, 75, 80, 86, "
+                "89, 90, 100, 120)");
   if (target == "cuda" && emit != Emit::Linformer && emit != Emit::Linalg &&
       emit != Emit::GPU && emit != Emit::PTX)
     return fail("--target=cuda stops at --emit=ptx so far: CUDA artifacts "
@@ -868,7 +890,7 @@ int main(int argc, char **argv) {
   }
 
   if (target == "cuda")
-    return compileCUDA(context, *module, writeText);
+    return compileCUDA(context, *module, cudaTarget, writeText);
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
   std::string schedulePath = scheduleFile;
