@@ -41,41 +41,67 @@ def read_safetensors(path):
     with open(path, "rb") as f:
         raw = f.read(8)
         if len(raw) != 8:
-            raise CheckpointError(f"{path}: not a safetensors file (shorter than 8 bytes)")
+            raise CheckpointError("not a safetensors file (shorter than 8 bytes)")
         (n,) = struct.unpack("<Q", raw)
         if n > 100 << 20:
-            raise CheckpointError(f"{path}: safetensors header of {n} bytes is implausible")
+            raise CheckpointError(f"safetensors header of {n} bytes is implausible")
         try:
             header = json.loads(f.read(n))
         except ValueError as e:
-            raise CheckpointError(f"{path}: safetensors header is not JSON: {e}") from None
+            raise CheckpointError(f"safetensors header is not JSON: {e}") from None
         data = f.read()
+    if not isinstance(header, dict):
+        raise CheckpointError("safetensors header is not a JSON object")
     out = {}
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        dtype = info.get("dtype")
-        begin, end = info["data_offsets"]
+        try:
+            dtype = info.get("dtype")
+            begin, end = (int(v) for v in info["data_offsets"])
+            shape = [int(d) for d in info["shape"]]
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise CheckpointError(f"tensor '{name}' has a malformed header entry") from None
+        if not 0 <= begin <= end <= len(data):
+            raise CheckpointError(f"tensor '{name}' has data offsets [{begin}, {end}] outside the "
+                                  f"{len(data)} bytes of data")
         if dtype == "BF16":
             u16 = np.frombuffer(data[begin:end], dtype=np.uint16)
             a = (u16.astype(np.uint32) << 16).view(np.float32)
         elif dtype in _ST_DTYPES:
+            if (end - begin) % np.dtype(_ST_DTYPES[dtype]).itemsize:
+                raise CheckpointError(f"tensor '{name}': {end - begin} bytes is not a whole number "
+                                      f"of {dtype} elements")
             a = np.frombuffer(data[begin:end], dtype=_ST_DTYPES[dtype])
         else:
-            raise CheckpointError(f"{path}: tensor '{name}' has dtype {dtype}, which is not read")
-        if a.size != int(np.prod(info["shape"], dtype=np.int64)):
-            raise CheckpointError(f"{path}: tensor '{name}' has {a.size} elements for shape {info['shape']}")
-        out[name] = a.reshape(info["shape"])
+            raise CheckpointError(f"tensor '{name}' has dtype {dtype}, which is not read")
+        if a.size != int(np.prod(shape, dtype=np.int64)):
+            raise CheckpointError(f"tensor '{name}' has {a.size} elements for shape {shape}")
+        out[name] = a.reshape(shape)
     return out
 
 
-def read_torch(path):
+def read_torch(path, allow_pickle=False):
     """A state dict from torch.save (a bare state dict, or a checkpoint with
     'model' (fairseq) or 'state_dict'), as name -> numpy; also returns the
-    checkpoint's fairseq configuration when it has one."""
+    checkpoint's fairseq configuration when it has one.
+
+    torch.load runs pickled code; by default only tensors and plain
+    containers are accepted (weights_only=True). A checkpoint that needs
+    more (fairseq's argparse Namespace) loads with allow_pickle, which
+    trusts the file as much as running it."""
+    import pickle
+
     import torch
 
-    obj = torch.load(path, map_location="cpu")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=not allow_pickle)
+    except pickle.UnpicklingError as e:
+        raise CheckpointError(
+            f"torch.load refused it with weights_only=True ({str(e).splitlines()[0]}); if you "
+            f"trust the file, pass --allow-pickle, or convert it to .safetensors") from None
+    except (RuntimeError, EOFError, ValueError) as e:
+        raise CheckpointError(f"torch.load cannot read it: {str(e).splitlines()[0]}") from None
     cfg = None
     if isinstance(obj, torch.nn.Module):
         obj = obj.state_dict()
@@ -91,7 +117,7 @@ def read_torch(path):
     elif isinstance(obj, dict) and "state_dict" in obj and isinstance(obj["state_dict"], dict):
         obj = obj["state_dict"]
     if not isinstance(obj, dict):
-        raise CheckpointError(f"{path}: holds a {type(obj).__name__}, not a state dict")
+        raise CheckpointError(f"it holds a {type(obj).__name__}, not a state dict")
     out = {}
     for name, t in obj.items():
         if isinstance(t, torch.Tensor):
@@ -99,10 +125,10 @@ def read_torch(path):
     return out, cfg
 
 
-def read_state_dict(path):
+def read_state_dict(path, allow_pickle=False):
     if str(path).endswith(".safetensors"):
         return read_safetensors(path), None
-    return read_torch(path)
+    return read_torch(path, allow_pickle)
 
 
 # -------------------------------------------------------------------------
@@ -373,6 +399,8 @@ def detect(sd):
 
 def import_state_dict(sd, fmt="auto", heads=None, cfg=None, norm=None, batch=None, padding=None):
     """(model config dict, {our name: float32 array}, notes)."""
+    if heads is not None and heads < 1:
+        raise CheckpointError(f"--heads {heads}: needs at least one head")
     fmt = detect(sd) if fmt == "auto" else fmt
     if fmt == "lucidrains":
         config, weights, notes = import_lucidrains(sd, heads if heads is not None else 8)
@@ -387,8 +415,8 @@ def import_state_dict(sd, fmt="auto", heads=None, cfg=None, norm=None, batch=Non
     return config, weights, notes
 
 
-def import_checkpoint(path, model_json, weights_path, **kw):
-    sd, cfg = read_state_dict(path)
+def import_checkpoint(path, model_json, weights_path, allow_pickle=False, **kw):
+    sd, cfg = read_state_dict(path, allow_pickle)
     config, weights, notes = import_state_dict(sd, cfg=cfg, **kw)
     with open(model_json, "w") as f:
         json.dump(config, f, indent=2)
@@ -412,10 +440,14 @@ def main(argv=None):
     ap.add_argument("--norm", choices=["pre", "post"], help="fairseq: override encoder_normalize_before")
     ap.add_argument("--batch", type=int, help="the compiled batch size (default 1)")
     ap.add_argument("--padding", choices=["none", "lengths", "mask"], help="the padding input to compile")
+    ap.add_argument("--allow-pickle", action="store_true",
+                    help="let torch.load run the checkpoint's pickled objects (trust the file as code; "
+                         "fairseq checkpoints with an argparse Namespace need it)")
     a = ap.parse_args(argv)
     try:
-        config, notes = import_checkpoint(a.checkpoint, a.model, a.weights, fmt=a.format, heads=a.heads,
-                                          norm=a.norm, batch=a.batch, padding=a.padding)
+        config, notes = import_checkpoint(a.checkpoint, a.model, a.weights, allow_pickle=a.allow_pickle,
+                                          fmt=a.format, heads=a.heads, norm=a.norm, batch=a.batch,
+                                          padding=a.padding)
     except (CheckpointError, OSError) as e:
         print(f"linformer-import: error: {a.checkpoint}: {e}", file=sys.stderr)
         return 1

@@ -215,3 +215,35 @@ def test_not_a_linformer_checkpoint(tmp_path):
                  "-w", tmp_path / "w.safetensors")
     assert r.returncode == 1
     assert "neither a lucidrains Linformer nor a fairseq Linformer state dict" in r.stderr
+
+
+def test_fairseq_checkpoint_with_args_needs_allow_pickle(tmp_path):
+    """A fairseq checkpoint ({"model": ..., "args": Namespace}) holds more
+    than tensors: torch.load runs it only with --allow-pickle; then the
+    heads come from its args."""
+    import argparse
+    rng = np.random.default_rng(7)
+    sd = fairseq_state_dict(rng, 1, 64, 128, 128, 32, shared_kv=True, shared_layer=False)
+    args = argparse.Namespace(encoder_attention_heads=4, encoder_normalize_before=False,
+                              activation_fn="gelu")
+    torch.save({"model": {k: torch.from_numpy(v) for k, v in sd.items()}, "args": args},
+               tmp_path / "checkpoint.pt")
+    out = ["-o", tmp_path / "m.json", "-w", tmp_path / "w.safetensors"]
+    r = run_tool("linformer-import", tmp_path / "checkpoint.pt", *out)
+    assert r.returncode == 1 and "pass --allow-pickle" in r.stderr, r.stderr
+    r = run_tool("linformer-import", tmp_path / "checkpoint.pt", *out, "--allow-pickle")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["heads"] == 4
+
+
+@pytest.mark.parametrize("header,message", [
+    (b'[1, 2]', "header is not a JSON object"),
+    (b'{"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 64]}}', "outside the 0 bytes of data"),
+    (b'{"w": {"dtype": "F32", "shape": "x"}}', "malformed header entry"),
+])
+def test_malformed_safetensors_are_named(tmp_path, header, message):
+    import struct
+    (tmp_path / "bad.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    r = run_tool("linformer-import", tmp_path / "bad.safetensors", "-o", tmp_path / "m.json",
+                 "-w", tmp_path / "w.safetensors")
+    assert r.returncode == 1 and message in r.stderr, r.stderr
