@@ -53,6 +53,21 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore,
 
 static void addLLVMLowering(OpPassManager &pm);
 
+/// Tensors to memrefs across function boundaries (identity layouts), with
+/// results turned into caller-provided output buffers, written in place.
+static void addBufferization(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferizeOptions;
+  bufferizeOptions.bufferizeFunctionBoundaries = true;
+  bufferizeOptions.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
+  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
+  outParamOptions.hoistStaticAllocs = true;
+  outParamOptions.modifyPublicFunctions = true;
+  pm.addPass(
+      bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+}
+
 void mlir::linformer::buildLinalgPipeline(OpPassManager &pm) {
   addLinalgStages(pm, /*lowerCore=*/true, "auto");
 }
@@ -100,16 +115,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
 
   // Bufferize after vectorization: vector transfers on tensors fold their
   // slices, and one-shot analysis then keeps tiles in place.
-  bufferization::OneShotBufferizePassOptions bufferizeOptions;
-  bufferizeOptions.bufferizeFunctionBoundaries = true;
-  bufferizeOptions.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
-  // Results become caller-provided output buffers, written in place.
-  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
-  outParamOptions.hoistStaticAllocs = true;
-  outParamOptions.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  addBufferization(pm);
   OpPassManager &bufPm = pm.nest<func::FuncOp>();
   addCleanup(bufPm);
   // Per-tile scratch (a query tile's scores) lives on the stack.
@@ -166,16 +172,8 @@ static void addLLVMLowering(OpPassManager &pm) {
 void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                         const CUDAPipelineOptions &options) {
   addLinalgStages(pm, /*lowerCore=*/true, "auto");
-  bufferization::OneShotBufferizePassOptions bufferizeOptions;
-  bufferizeOptions.bufferizeFunctionBoundaries = true;
-  bufferizeOptions.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferizeOptions));
   // The result is a caller-provided buffer, as on the CPU.
-  bufferization::BufferResultsToOutParamsPassOptions outParamOptions;
-  outParamOptions.hoistStaticAllocs = true;
-  outParamOptions.modifyPublicFunctions = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParamOptions));
+  addBufferization(pm);
   if (options.onHost) {
     bufferization::BufferDeallocationPipelineOptions deallocOptions;
     bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);

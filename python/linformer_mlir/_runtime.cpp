@@ -57,6 +57,23 @@ struct Module {
 struct Weights {
   std::unique_ptr<lf_weights, WeightsDeleter> handle;
 };
+
+/// Opens `path` with `load` (lf_module_load, lf_weights_load) without the
+/// GIL and wraps the handle.
+template <typename Wrapper, typename Raw>
+Wrapper loadHandle(lf_status (*load)(const char *, Raw **),
+                   const std::string &path) {
+  Raw *raw = nullptr;
+  lf_status status;
+  {
+    nb::gil_scoped_release release;
+    status = load(path.c_str(), &raw);
+  }
+  check(status);
+  Wrapper w;
+  w.handle.reset(raw);
+  return w;
+}
 struct Session {
   std::unique_ptr<lf_session, SessionDeleter> handle;
   // Keep the module and weights alive as long as the session.
@@ -147,14 +164,7 @@ NB_MODULE(_runtime, m) {
   nb::class_<Module>(m, "_Module")
       .def_static("load",
                   [](const std::string &path) {
-                    lf_module *raw = nullptr;
-                    {
-                      nb::gil_scoped_release release;
-                      check(lf_module_load(path.c_str(), &raw));
-                    }
-                    Module mod;
-                    mod.handle.reset(raw);
-                    return mod;
+                    return loadHandle<Module>(lf_module_load, path);
                   })
       .def("inputs", [](const Module &m) { return describe(m, LF_IO_INPUT); })
       .def("outputs", [](const Module &m) { return describe(m, LF_IO_OUTPUT); })
@@ -174,14 +184,7 @@ NB_MODULE(_runtime, m) {
   nb::class_<Weights>(m, "_Weights")
       .def_static("load",
                   [](const std::string &path) {
-                    lf_weights *raw = nullptr;
-                    {
-                      nb::gil_scoped_release release;
-                      check(lf_weights_load(path.c_str(), &raw));
-                    }
-                    Weights w;
-                    w.handle.reset(raw);
-                    return w;
+                    return loadHandle<Weights>(lf_weights_load, path);
                   })
       .def("check", [](const Weights &w, const Module &m) {
         check(lf_weights_check(m.handle.get(), w.handle.get()));

@@ -300,8 +300,8 @@ def import_lucidrains(sd, heads):
 def import_fairseq(sd, heads, cfg=None, norm=None):
     """(model config, our weights, notes) from a fairseq Linformer RoBERTa."""
     notes = []
-    m = next((re.fullmatch(r"(.*?)layers\.0\.self_attn\.q_proj\.weight", k) for k in sd
-              if re.fullmatch(r"(.*?)layers\.0\.self_attn\.q_proj\.weight", k)), None)
+    first = re.compile(r"(.*?)layers\.0\.self_attn\.q_proj\.weight")
+    m = next(filter(None, map(first.fullmatch, sd)), None)
     if m is None:
         raise CheckpointError("not a fairseq Linformer state dict (no '...layers.0.self_attn.q_proj.weight')")
     prefix = m.group(1)
@@ -322,7 +322,6 @@ def import_fairseq(sd, heads, cfg=None, norm=None):
     dim = _need(sd, prefix + "layers.0.self_attn.q_proj.weight").shape[1]
     shared_layer = prefix + "compress_layer.weight" in sd
     ours, ks, kvs, ns, ffn = {}, [], [], set(), None
-    first_e = None
     for i in range(layers):
         p, o = f"{prefix}layers.{i}.", f"layers.{i}."
         a = p + "self_attn."
@@ -344,8 +343,6 @@ def import_fairseq(sd, heads, cfg=None, norm=None):
         ks.append(k)
         ns.add(n)
         kvs.append(kv)
-        if first_e is None:
-            first_e = e
         if shared_layer:
             if i == 0:
                 ours["shared.e"] = e

@@ -77,25 +77,25 @@ struct CUDATileParallelLoopsPass
       // constants here (a canonicalizer would also collapse the nest that
       // the mapping needs).
       foldConstantSteps(outer);
-      mapInnermostFirst(outer, gpu::Processor::BlockX);
-      mapInnermostFirst(inner, gpu::Processor::ThreadX);
+      mapInnermostFirst(outer, gpu::Processor::BlockX, 3);
+      mapInnermostFirst(inner, gpu::Processor::ThreadX, 2);
     }
     // Parallel loops nested deeper (inside a reduction loop) run
     // sequentially in their thread.
     getOperation().walk([&](scf::ParallelOp op) {
       if (!op->hasAttr(gpu::getMappingAttrName()))
-        mapSequential(op);
+        mapInnermostFirst(op, gpu::Processor::Sequential, 0);
     });
   }
 
-  /// The last dimension to `first` (block or thread x), the one before to
-  /// y, the one before that to z (blocks only: the thread tiles of leading
-  /// dimensions are 1), the rest sequential.
-  static void mapInnermostFirst(scf::ParallelOp op, gpu::Processor first) {
+  /// The last `ids` dimensions, innermost first, to `first` (block or
+  /// thread x) and the ids after it (y, then z); the rest sequential. Thread
+  /// loops use x and y only: their leading tiles are 1.
+  static void mapInnermostFirst(scf::ParallelOp op, gpu::Processor first,
+                                size_t ids) {
     MLIRContext *ctx = op.getContext();
     AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
     size_t rank = op.getNumLoops();
-    unsigned ids = first == gpu::Processor::BlockX ? 3 : 2;
     SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
     for (size_t i = 0; i < rank; ++i) {
       size_t fromInnermost = rank - 1 - i;
@@ -106,15 +106,6 @@ struct CUDATileParallelLoopsPass
               : gpu::Processor::Sequential;
       mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
     }
-    (void)gpu::setMappingAttr(op, mapping);
-  }
-
-  static void mapSequential(scf::ParallelOp op) {
-    MLIRContext *ctx = op.getContext();
-    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-    SmallVector<gpu::ParallelLoopDimMappingAttr> mapping(
-        op.getNumLoops(), gpu::ParallelLoopDimMappingAttr::get(
-                              ctx, gpu::Processor::Sequential, id, id));
     (void)gpu::setMappingAttr(op, mapping);
   }
 
