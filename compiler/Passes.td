@@ -339,6 +339,43 @@ def LinformerOutlineKernelsPass
 
 #endif // LINFORMER_COMPILER_PASSES_TD
 
+def LinformerCUDAPrepareLoopsPass
+    : Pass<"linformer-cuda-prepare-loops", "::mlir::func::FuncOp"> {
+  let summary = "linalg on memrefs ready to become one kernel per op";
+  let description = [{
+    Runs before `convert-linalg-to-parallel-loops` in the CUDA pipeline, so
+    that every op becomes one `scf.parallel` over all its parallel
+    dimensions with its reductions sequential inside (one kernel, nothing
+    left on the host, which cannot touch device memory):
+    the iterators of every `linalg.generic` are interchanged to put the
+    reduction dimensions innermost (a head-split projection
+    [b, h, n, k-reduction, dh] would otherwise leave dh as a parallel loop
+    inside the sequential reduction), and `memref.copy` becomes
+    `linalg.copy`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def LinformerCUDAPlanLaunchesPass
+    : Pass<"linformer-cuda-plan-launches", "::mlir::ModuleOp"> {
+  let summary = "records the host function's launches as the runtime's plan";
+  let description = [{
+    Runs after `gpu-kernel-outlining`. The runtime does not run host code:
+    it allocates the buffers and replays the launches this pass records on
+    each entry function, `linformer.kernels` (name, grid, block, dynamic
+    shared bytes, workgroups and the buffer ids each kernel takes, in launch
+    order) and `linformer.intermediates` (bytes of each `memref.alloc`), with
+    buffer ids as in the CPU plan: the entry's arguments, then the
+    intermediates. Views (`memref.expand_shape`, `collapse_shape`, `cast`)
+    bind their source buffer. Any other host op (a loop, a load) is an
+    error at that op: it would touch device memory from the host. Every
+    launched kernel is moved into one `gpu.module` named `<entry>_kernels`,
+    renamed `<entry>_kernel_<i>` after its launch, so the artifact carries a
+    single PTX module.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def LinformerCUDATileParallelLoopsPass
     : Pass<"linformer-cuda-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "tiles each outermost scf.parallel into blocks of threads";

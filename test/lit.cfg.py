@@ -33,3 +33,8 @@ ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptx
 if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# The stand-in CUDA driver (test/unit/FakeCudaDriver.c): the runtime's CUDA
+# path without a GPU.
+fake_cuda = os.path.join(config.linformer_obj_root, "lib", "linformer_fake_cuda.so")
+config.substitutions.append(("%fake_cuda", fake_cuda))

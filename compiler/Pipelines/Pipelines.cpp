@@ -185,6 +185,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // over the threads of a block, mapped to block and thread ids (x =
   // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
   // dimension to a sequential loop).
+  funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   // The block shape comes from the target: a warp along x (consecutive
   // addresses), 8 rows of warps along y (256 threads), within its limit.
@@ -211,7 +212,13 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   }
   funcPm.addPass(createConvertParallelLoopToGpuPass());
   addCleanup(funcPm);
+  // Constants the kernels use are rematerialized inside them rather than
+  // passed as arguments: kernels take buffers only.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // The host function becomes the runtime's launch plan; the kernels one
+  // module.
+  pm.addPass(createLinformerCUDAPlanLaunchesPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   GpuNVVMAttachTargetOptions targetOptions;

@@ -252,4 +252,20 @@ std::string describe(const CUDATarget &t) {
          std::to_string(t.warpSize);
 }
 
+std::string toJson(const CUDATarget &t) {
+  nlohmann::ordered_json j;
+  j["kind"] = "cuda";
+  j["sm"] = t.sm;
+  j["sm_count"] = t.smCount;
+  j["shared_bytes_per_block"] = t.sharedBytesPerBlock;
+  j["shared_bytes_per_sm"] = t.sharedBytesPerSM;
+  j["static_shared_bytes_per_block"] = t.staticSharedBytesPerBlock;
+  j["registers_per_sm"] = t.registersPerSM;
+  j["registers_per_block"] = t.registersPerBlock;
+  j["max_registers_per_thread"] = t.maxRegistersPerThread;
+  j["max_threads_per_block"] = t.maxThreadsPerBlock;
+  j["warp_size"] = t.warpSize;
+  return j.dump();
+}
+
 } // namespace linformer::schedule

@@ -110,6 +110,9 @@ bool knownCUDATarget(int64_t sm, CUDATarget &out);
 /// 48 KiB static shared memory per block, warp 32".
 std::string describe(const CUDATarget &t);
 
+/// The target as a JSON object text (the manifest's target description).
+std::string toJson(const CUDATarget &t);
+
 } // namespace linformer::schedule
 
 #endif // LINFORMER_COMPILER_SCHEDULE_TARGET_H

@@ -247,6 +247,12 @@ Manifest parseJson(const json &root) {
     kernel.scheduleJson = getObjectText(k, "schedule", where);
     if (kernel.scheduleJson.empty())
       kernel.scheduleJson = "{}";
+    if (k.contains("grid"))
+      kernel.grid = getIntArray(k, "grid", where);
+    if (k.contains("block"))
+      kernel.block = getIntArray(k, "block", where);
+    if (k.contains("shared_bytes"))
+      kernel.sharedBytes = getInt(k, "shared_bytes", where);
     m.kernels.push_back(std::move(kernel));
   }
   if (root.contains("code_sha256")) {
@@ -264,6 +270,43 @@ Manifest parseJson(const json &root) {
 }
 
 } // namespace
+
+std::string cudaCubinSection(const std::string &sm) {
+  return "cuda." + sm + ".cubin";
+}
+
+/// A CUDA launch shape within what any CUDA device accepts (the device's
+/// own limits, shared memory above all, are checked when it is opened).
+static std::string checkLaunch(const ManifestKernel &k) {
+  auto dims = [](const std::vector<int64_t> &v) {
+    std::string s;
+    for (int64_t d : v)
+      s += (s.empty() ? "" : ", ") + std::to_string(d);
+    return "[" + s + "]";
+  };
+  if (k.grid.size() != 3 || k.block.size() != 3)
+    return "a cuda kernel needs 'grid' and 'block' of 3 dimensions each";
+  const int64_t gridMax[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
+  const int64_t blockMax[3] = {1024, 1024, 64};
+  for (int d = 0; d < 3; ++d) {
+    if (k.grid[size_t(d)] < 1 || k.grid[size_t(d)] > gridMax[d])
+      return "grid " + dims(k.grid) + " is not a CUDA grid (x up to 2^31-1, "
+             "y and z up to 65535, each >= 1)";
+    if (k.block[size_t(d)] < 1 || k.block[size_t(d)] > blockMax[d])
+      return "block " + dims(k.block) + " is not a CUDA block (x, y up to "
+             "1024, z up to 64, each >= 1)";
+  }
+  if (k.block[0] * k.block[1] * k.block[2] > 1024)
+    return "block " + dims(k.block) + " has more than 1024 threads";
+  if (k.grid[0] * k.grid[1] * k.grid[2] != k.workgroups)
+    return "workgroups is " + std::to_string(k.workgroups) +
+           " but the grid " + dims(k.grid) + " has " +
+           std::to_string(k.grid[0] * k.grid[1] * k.grid[2]) + " blocks";
+  if (k.sharedBytes < 0 || k.sharedBytes > 227 * 1024)
+    return "shared_bytes is " + std::to_string(k.sharedBytes) +
+           ", outside [0, 232448] (227 KiB, the most any CUDA device has)";
+  return "";
+}
 
 std::string validateManifest(const Manifest &m) {
   auto err = [](std::string s) { return "manifest: " + s; };
@@ -358,6 +401,13 @@ std::string validateManifest(const Manifest &m) {
                    std::to_string(m.buffers.size()) + " buffers");
     if (!isJsonObjectText(k.scheduleJson))
       return err(where + "the schedule is not a JSON object");
+    if (m.target.kind == "cuda") {
+      if (std::string e = checkLaunch(k); !e.empty())
+        return err(where + e);
+    } else if (!k.grid.empty() || !k.block.empty() || k.sharedBytes) {
+      return err(where + "grid, block and shared_bytes are for cuda kernels, "
+                         "and the target is " + m.target.kind);
+    }
   }
   if (!m.target.descriptionJson.empty() &&
       !isJsonObjectText(m.target.descriptionJson))
@@ -374,6 +424,9 @@ std::string validateManifest(const Manifest &m) {
   }
   if (m.target.kind == "cpu" && !hashed.count("cpu.so"))
     return err("code_sha256 has no hash of section 'cpu.so'");
+  if (m.target.kind == "cuda" && !hashed.count(kCudaPtxSection))
+    return err(std::string("code_sha256 has no hash of section '") +
+               kCudaPtxSection + "'");
   return "";
 }
 
@@ -435,6 +488,11 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       jk["workgroups"] = k.workgroups;
       jk["buffers"] = k.buffers;
       jk["schedule"] = json::parse(k.scheduleJson);
+      if (m.target.kind == "cuda") {
+        jk["grid"] = k.grid;
+        jk["block"] = k.block;
+        jk["shared_bytes"] = k.sharedBytes;
+      }
       kernels.push_back(std::move(jk));
     }
     root["kernels"] = std::move(kernels);

@@ -26,6 +26,9 @@
 //     "kernels": [ {"symbol": "encoder_kernel_0", "workgroups": 384,
 //                   "buffers": [2, 0, 4], "schedule": {...}} ],
 //     "code_sha256": {"cpu.so": "<64 hex digits>"},
+//   For target kind "cuda" each kernel also has "grid": [x, y, z],
+//   "block": [x, y, z] and "shared_bytes", and the code sections are
+//   "cuda.ptx" (required) and "cuda.sm_NN.cubin" (optional).
 //     "model": {...} }
 //
 // Version 2 added "code_sha256" (required for every code section the target
@@ -56,6 +59,11 @@ namespace linformer {
 
 inline constexpr int kManifestFormatVersion = 2;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
+/// The code sections of a cuda artifact: the kernels' PTX (always) and,
+/// when the compiler found ptxas, their cubin for the target's SM.
+inline constexpr const char *kCudaPtxSection = "cuda.ptx";
+/// "cuda.sm_90.cubin" for target cpu "sm_90".
+std::string cudaCubinSection(const std::string &sm);
 
 enum class BufferKind { Input, Weight, Output, Intermediate };
 /// "input", "weight", "output", "intermediate".
@@ -93,6 +101,12 @@ struct ManifestKernel {
   std::vector<int64_t> buffers;
   /// The schedule as a JSON object text; "{}" when the compiler has none.
   std::string scheduleJson = "{}";
+  /// CUDA kernels (required there, absent for cpu): the launch's grid and
+  /// block shapes (x, y, z) and its dynamic shared memory in bytes.
+  /// `symbol` is the kernel's entry in the module's PTX/cubin; its
+  /// parameters are the bound buffers' device pointers, in order.
+  std::vector<int64_t> grid, block;
+  int64_t sharedBytes = 0;
 };
 
 struct ManifestTarget {

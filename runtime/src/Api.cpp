@@ -178,6 +178,14 @@ lf_status lf_module_manifest(const lf_module *module, const char **out_json) {
   });
 }
 
+lf_status lf_module_device(const lf_module *module, const char **out_device) {
+  return guard([&] {
+    requireArg(module, "module");
+    requireArg(out_device, "out_device");
+    *out_device = module->impl->device().c_str();
+  });
+}
+
 lf_status lf_weights_load(const char *path, lf_weights **out_weights) {
   return guard([&] {
     requireArg(out_weights, "out_weights");

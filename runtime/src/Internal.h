@@ -40,6 +40,8 @@ struct Error : std::runtime_error {
 /// workgroups [begin, end) of kernel S over its bound buffers.
 using DispatchFn = void (*)(void **, int64_t, int64_t);
 
+class CudaModule;
+
 /// A loaded, validated artifact. Immutable after load.
 class Module {
 public:
@@ -56,6 +58,10 @@ public:
   const Manifest &manifest() const { return manifest_; }
   const std::string &manifestText() const { return manifestText_; }
   const std::vector<DispatchFn> &dispatch() const { return dispatch_; }
+  /// The device state of a cuda artifact; null for cpu.
+  const std::shared_ptr<CudaModule> &cuda() const { return cuda_; }
+  /// Where the kernels run: "cpu (<cpu name>)" or the CUDA device.
+  const std::string &device() const { return device_; }
 
   /// Buffer indices of inputs, outputs and weights, in manifest order.
   const std::vector<size_t> &ios(lf_io_kind kind) const {
@@ -86,6 +92,8 @@ private:
   std::vector<bool> isSequence_;
   int64_t batch_ = 0, seqLen_ = 0;
   int64_t lengthsBuffer_ = -1, maskBuffer_ = -1;
+  std::shared_ptr<CudaModule> cuda_;
+  std::string device_;
   void *dlHandle_ = nullptr;
   int objectFd_ = -1;      ///< the memfd (or temp file) dlopen mapped
   std::string objectPath_; ///< temp file fallback, unlinked on unload

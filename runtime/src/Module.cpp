@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cuda.h"
 #include "Internal.h"
 
 #include "lib/Manifest/KernelObject.h"
@@ -120,7 +121,16 @@ std::shared_ptr<Module> Module::load(const std::string &path) {
   if (FileError err = Artifact::open(path, artifact))
     throwFileError(err);
   std::shared_ptr<Module> module = validate(artifact, path);
+  const Manifest &m = module->manifest_;
+  if (m.target.kind == "cuda") {
+    module->cuda_ = openCudaModule(
+        m, artifact.section(kCudaPtxSection),
+        artifact.section(cudaCubinSection(m.target.cpu)), path);
+    module->device_ = describeDevice(*module->cuda_);
+    return module;
+  }
   module->openKernels(artifact.section(kCpuObjectSection));
+  module->device_ = "cpu (" + m.target.cpu + ")";
   return module;
 }
 
@@ -134,10 +144,39 @@ std::shared_ptr<Module> Module::validate(const Artifact &artifact,
     throwFileError(err);
   }
   const Manifest &m = module->manifest_;
-  if (m.target.kind != "cpu")
-    throw Error(LF_UNAVAILABLE, "artifact '" + path + "' targets " +
-                                    m.target.kind + " " + m.target.cpu +
-                                    "; this runtime runs cpu artifacts only");
+  auto checkHash = [&](const std::string &section) {
+    std::string recorded = m.sha256Of(section);
+    std::string actual = sha256Hex(artifact.section(section));
+    if (actual != recorded)
+      throw Error(LF_FORMAT_ERROR,
+                  "artifact '" + path + "': the '" + section +
+                      "' section's SHA-256 is " + actual +
+                      " but the manifest records " + recorded +
+                      " (the artifact is corrupt or was edited)");
+  };
+  if (m.target.kind == "cuda") {
+    // Device code is handed to the driver only after its hash matches; a
+    // cubin the manifest does not record is not used.
+    module->checkGeometry();
+    if (!artifact.find(kCudaPtxSection))
+      throw Error(LF_FORMAT_ERROR, "artifact '" + path +
+                                       "' targets cuda but has no '" +
+                                       kCudaPtxSection + "' section");
+    checkHash(kCudaPtxSection);
+    std::string cubin = cudaCubinSection(m.target.cpu);
+    if (!m.sha256Of(cubin).empty()) {
+      if (!artifact.find(cubin))
+        throw Error(LF_FORMAT_ERROR, "artifact '" + path +
+                                         "': the manifest records section '" +
+                                         cubin + "', which is missing");
+      checkHash(cubin);
+    } else if (artifact.find(cubin)) {
+      throw Error(LF_FORMAT_ERROR, "artifact '" + path + "': section '" +
+                                       cubin +
+                                       "' has no hash in the manifest");
+    }
+    return module;
+  }
   checkCpuFeatures(m, path);
   module->checkGeometry();
   if (!artifact.find(kCpuObjectSection))
@@ -148,13 +187,7 @@ std::shared_ptr<Module> Module::validate(const Artifact &artifact,
   // structure (no code that runs at load) and what its kernels state about
   // themselves against the manifest. Only then does the loader see it.
   std::string_view object = artifact.section(kCpuObjectSection);
-  std::string recorded = m.sha256Of(kCpuObjectSection);
-  std::string actual = sha256Hex(object);
-  if (actual != recorded)
-    throw Error(LF_FORMAT_ERROR,
-                "artifact '" + path + "': the 'cpu.so' section's SHA-256 is " +
-                    actual + " but the manifest records " + recorded +
-                    " (the artifact is corrupt or was edited)");
+  checkHash(kCpuObjectSection);
   std::vector<std::string> symbols;
   for (const ManifestKernel &k : m.kernels)
     symbols.push_back(k.symbol);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cuda.h"
 #include "Internal.h"
 #include "ThreadPool.h"
 
@@ -133,6 +134,9 @@ struct Session::Impl {
   std::vector<std::unique_ptr<AlignedBuffer>> weightCopies;
   /// Per kernel: base pointers in the kernel's binding order.
   std::vector<std::vector<void *>> args;
+  /// Cuda artifacts: the device buffers and stream; the host side above
+  /// stages inputs and receives outputs.
+  std::unique_ptr<CudaSession> cuda;
 
   /// Profiling: per kernel, the milliseconds of each timed run (the last
   /// kMaxProfiledRuns), its FLOPs and shape key from the manifest.
@@ -201,6 +205,9 @@ void Session::Impl::plan() {
     }
   }
   bound = owned;
+  if (module->cuda())
+    cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights,
+                                         profiling);
   args.resize(m.kernels.size());
   for (size_t k = 0; k < m.kernels.size(); ++k)
     args[k].resize(m.kernels[k].buffers.size());
@@ -452,9 +459,18 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     direct[idx] = true;
   }
 
+  if (cuda) {
+    // Staged inputs to the device, the launches, the outputs back into
+    // `bound` (the caller's memory where direct, else the arena).
+    cuda->run(bound, profiling ? &kernelMs : nullptr);
+    if (profiling)
+      for (std::vector<double> &times : kernelMs)
+        if (times.size() > kMaxProfiledRuns)
+          times.erase(times.begin());
+  }
   // Kernels in manifest order; parallelFor returning is the barrier.
   const std::vector<DispatchFn> &fns = mod.dispatch();
-  for (size_t k = 0; k < m.kernels.size(); ++k) {
+  for (size_t k = 0; !cuda && k < m.kernels.size(); ++k) {
     const ManifestKernel &kernel = m.kernels[k];
     std::vector<void *> &a = args[k];
     for (size_t j = 0; j < kernel.buffers.size(); ++j)

@@ -244,3 +244,76 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 } // namespace
+
+namespace {
+
+/// kValid as a cuda manifest: both kernels with a launch shape, the PTX
+/// hashed.
+Manifest cudaManifest() {
+  Manifest m;
+  EXPECT_TRUE(parseManifest(kValid, m).ok());
+  m.target = {"cuda", "sm_90", "+ptx80", ""};
+  m.kernels[0].grid = {8, 16, 3};
+  m.kernels[0].block = {32, 8, 1};
+  m.kernels[0].sharedBytes = 49152;
+  m.kernels[1].grid = {1, 1, 1};
+  m.kernels[1].block = {1024, 1, 1};
+  m.codeSha256 = {{"cuda.ptx", std::string(64, 'a')}};
+  return m;
+}
+
+std::string cudaError(const std::function<void(Manifest &)> &edit) {
+  Manifest m = cudaManifest();
+  edit(m);
+  return validateManifest(m);
+}
+
+} // namespace
+
+TEST(Manifest, CudaLaunchShapesRoundTrip) {
+  Manifest m = cudaManifest();
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  Manifest again;
+  FileError err = parseManifest(text, again);
+  ASSERT_TRUE(err.ok()) << err.message;
+  EXPECT_EQ(again.kernels[0].grid, (std::vector<int64_t>{8, 16, 3}));
+  EXPECT_EQ(again.kernels[0].block, (std::vector<int64_t>{32, 8, 1}));
+  EXPECT_EQ(again.kernels[0].sharedBytes, 49152);
+  EXPECT_EQ(again.kernels[1].block, (std::vector<int64_t>{1024, 1, 1}));
+}
+
+TEST(Manifest, CudaLaunchShapesAreChecked) {
+  EXPECT_EQ(cudaError([](Manifest &m) { m.kernels[1].grid.clear(); }),
+            "manifest: kernel 1: a cuda kernel needs 'grid' and 'block' of 3 "
+            "dimensions each");
+  EXPECT_EQ(cudaError([](Manifest &m) { m.kernels[0].grid = {8, 0, 48}; }),
+            "manifest: kernel 0: grid [8, 0, 48] is not a CUDA grid (x up to "
+            "2^31-1, y and z up to 65535, each >= 1)");
+  EXPECT_EQ(cudaError([](Manifest &m) {
+              m.kernels[0].grid = {1, 70000, 1};
+              m.kernels[0].workgroups = 70000;
+            }),
+            "manifest: kernel 0: grid [1, 70000, 1] is not a CUDA grid (x up "
+            "to 2^31-1, y and z up to 65535, each >= 1)");
+  EXPECT_EQ(cudaError([](Manifest &m) { m.kernels[0].block = {64, 32, 1}; }),
+            "manifest: kernel 0: block [64, 32, 1] has more than 1024 threads");
+  EXPECT_EQ(cudaError([](Manifest &m) { m.kernels[0].block = {1, 1, 65}; }),
+            "manifest: kernel 0: block [1, 1, 65] is not a CUDA block (x, y "
+            "up to 1024, z up to 64, each >= 1)");
+  EXPECT_EQ(cudaError([](Manifest &m) { m.kernels[0].workgroups = 383; }),
+            "manifest: kernel 0: workgroups is 383 but the grid [8, 16, 3] "
+            "has 384 blocks");
+  EXPECT_EQ(cudaError([](Manifest &m) { m.kernels[0].sharedBytes = 1 << 20; }),
+            "manifest: kernel 0: shared_bytes is 1048576, outside [0, 232448] "
+            "(227 KiB, the most any CUDA device has)");
+  EXPECT_EQ(cudaError([](Manifest &m) { m.codeSha256.clear(); }),
+            "manifest: code_sha256 has no hash of section 'cuda.ptx'");
+  // Launch shapes belong to cuda kernels only.
+  Manifest cpu;
+  ASSERT_TRUE(parseManifest(kValid, cpu).ok());
+  cpu.kernels[0].block = {32, 1, 1};
+  EXPECT_EQ(validateManifest(cpu),
+            "manifest: kernel 0: grid, block and shared_bytes are for cuda "
+            "kernels, and the target is cpu");
+}

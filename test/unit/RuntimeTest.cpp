@@ -584,11 +584,37 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   EXPECT_STATUS(lf_module_load(dir.file("garbage.lfa").c_str(), &m),
                 LF_FORMAT_ERROR, "cpu.so: not an ELF object");
 
-  // Another target.
+  // A cuda artifact: checked like any other (its PTX must be there, with
+  // the hash the manifest records) before the driver is asked; without a
+  // driver it is LF_UNAVAILABLE. (This process never opens a real driver:
+  // LF_CUDA_DRIVER points nowhere before the first cuda load.)
+  ASSERT_EQ(::setenv("LF_CUDA_DRIVER", "/nonexistent/libcuda.so.1", 1), 0);
   Manifest cuda = makeManifest(Padding::Lengths);
-  cuda.target = {"cuda", "sm_90", ""};
-  EXPECT_STATUS(lf_module_load(artifact("cuda.lfa", cuda).c_str(), &m),
-                LF_UNAVAILABLE, "cpu artifacts only");
+  cuda.target = {"cuda", "sm_90", "+ptx80", ""};
+  for (ManifestKernel &k : cuda.kernels) {
+    k.grid = {k.workgroups, 1, 1};
+    k.block = {32, 1, 1};
+  }
+  const std::string ptx = ".version 8.0\n.target sm_90\n";
+  cuda.codeSha256 = {{"cuda.ptx", sha256Hex(ptx)}};
+  ASSERT_EQ(serializeManifest(cuda, json), "");
+  ArtifactWriter cudaOk, cudaNoPtx, cudaEdited;
+  ASSERT_EQ(cudaOk.addSection("manifest", json), "");
+  ASSERT_EQ(cudaOk.addSection("cuda.ptx", ptx), "");
+  ASSERT_EQ(cudaOk.write(dir.file("cuda.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("cuda.lfa").c_str(), &m),
+                LF_UNAVAILABLE,
+                "cannot load the CUDA driver /nonexistent/libcuda.so.1");
+  ASSERT_EQ(cudaNoPtx.addSection("manifest", json), "");
+  ASSERT_EQ(cudaNoPtx.write(dir.file("cuda-noptx.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("cuda-noptx.lfa").c_str(), &m),
+                LF_FORMAT_ERROR, "targets cuda but has no 'cuda.ptx' section");
+  ASSERT_EQ(cudaEdited.addSection("manifest", json), "");
+  ASSERT_EQ(cudaEdited.addSection("cuda.ptx", ptx + "// edited\n"), "");
+  ASSERT_EQ(cudaEdited.addSection("cuda.sm_90.cubin", "\x7f" "ELF"), "");
+  ASSERT_EQ(cudaEdited.write(dir.file("cuda-edited.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("cuda-edited.lfa").c_str(), &m),
+                LF_FORMAT_ERROR, "the 'cuda.ptx' section's SHA-256 is");
 
   // Role buffers that do not fit the sequence inputs.
   Manifest wrongLengths = makeManifest(Padding::Lengths);

@@ -85,12 +85,18 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::Artifact, "artifact", "the .lfa artifact")));
 static cl::opt<std::string>
     target("target",
-           cl::desc("cpu, or cuda (so far up to --emit=ptx: the first, "
-                    "naive CUDA path; docs/Pipeline.md)"),
+           cl::desc("cpu, or cuda (the first, naive CUDA path; "
+                    "docs/Pipeline.md)"),
            cl::init("cpu"));
 static cl::opt<int> sm("sm", cl::desc("--target=cuda: the SM version (90, "
                                       "80, ...)"),
                        cl::init(90));
+static cl::opt<std::string> cudaToolkit(
+    "cuda-toolkit",
+    cl::desc("--target=cuda: the CUDA toolkit whose ptxas makes the "
+             "artifact's cubin (default: $CUDA_HOME, else /usr/local/cuda); "
+             "without ptxas the artifact carries PTX only"),
+    cl::init(""));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -451,28 +457,23 @@ bool readPlan(ModuleOp module, StringRef entryName,
   return true;
 }
 
-/// The artifact: the lowered module's kernels as a shared object plus the
-/// manifest (buffers from the source signature, the plan, the schedules).
-int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
-                  const sched::CPUTarget &target, const Plan &plan,
-                  const std::string &output) {
-  mlir::linformer::CPUTargetOptions targetOptions;
-  targetOptions.cpu = target.cpu;
-  targetOptions.features = target.features;
-  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
-  const EntryInfo &entry = src.entry;
+/// A manifest for `target` with what every artifact records of the source.
+lf::Manifest startManifest(const Source &src, lf::ManifestTarget target) {
   lf::Manifest manifest;
   manifest.compilerVersion = kCompilerVersion;
-  manifest.target.kind = "cpu";
-  manifest.target.cpu = targetOptions.cpu;
-  manifest.target.features = targetOptions.features;
-  manifest.target.descriptionJson = sched::toJson(target);
-  manifest.entry = entry.name;
+  manifest.target = std::move(target);
+  manifest.entry = src.entry.name;
   if (src.fromModel)
     manifest.modelJson = lf::modelConfigJson(src.config);
-  // Buffers in the entry's argument order (the output is the appended last
-  // argument), then the intermediates. Types come from the source signature
-  // (the lowered entry takes plain pointers).
+  return manifest;
+}
+
+/// The manifest's buffers: the entry's arguments in order (the output is
+/// the appended last argument), then the plan's intermediates. Types come
+/// from the source signature (the lowered entry takes plain pointers).
+int addBuffers(MLIRContext &context, const Source &src,
+               ArrayAttr intermediates, lf::Manifest &manifest) {
+  const EntryInfo &entry = src.entry;
   OwningOpRef<ModuleOp> original = buildModule(context, src);
   if (!original)
     return 1;
@@ -499,13 +500,30 @@ int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
     b.shape.assign(type.getShape().begin(), type.getShape().end());
     manifest.buffers.push_back(b);
   }
-  for (auto [i, a] : llvm::enumerate(plan.intermediates)) {
+  for (auto [i, a] : llvm::enumerate(intermediates)) {
     lf::ManifestBuffer b;
     b.name = "tmp" + std::to_string(i);
     b.kind = lf::BufferKind::Intermediate;
     b.bytes = cast<IntegerAttr>(a).getInt();
     manifest.buffers.push_back(b);
   }
+  return 0;
+}
+
+/// The artifact: the lowered module's kernels as a shared object plus the
+/// manifest (buffers from the source signature, the plan, the schedules).
+int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
+                  const sched::CPUTarget &target, const Plan &plan,
+                  const std::string &output) {
+  mlir::linformer::CPUTargetOptions targetOptions;
+  targetOptions.cpu = target.cpu;
+  targetOptions.features = target.features;
+  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
+  lf::Manifest manifest =
+      startManifest(src, {"cpu", targetOptions.cpu, targetOptions.features,
+                          sched::toJson(target)});
+  if (int rc = addBuffers(context, src, plan.intermediates, manifest))
+    return rc;
   for (auto [i, a] : llvm::enumerate(plan.kernels)) {
     auto dict = cast<DictionaryAttr>(a);
     lf::ManifestKernel k;
@@ -753,49 +771,186 @@ int autotune(MLIRContext &context, const Source &src,
   return 0;
 }
 
+/// --target=cuda's artifact: the one kernel module's PTX, its cubin when
+/// ptxas is found, and a manifest with the launch plan the pipeline recorded
+/// on the entry (CUDAPlanLaunches.cpp).
+int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
+                      const sched::CUDATarget &cudaTarget,
+                      const mlir::linformer::CUDAPipelineOptions &options) {
+  auto fn = module.lookupSymbol<func::FuncOp>(src.entry.name);
+  ArrayAttr kernels =
+      fn ? fn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
+  ArrayAttr intermediates =
+      fn ? fn->getAttrOfType<ArrayAttr>("linformer.intermediates") : nullptr;
+  if (!kernels || !intermediates)
+    return fail("the CUDA pipeline produced no launch plan for @" +
+                src.entry.name);
+  std::string ptx;
+  int objects = 0;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute a : binary.getObjects()) {
+      ptx = cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+      ++objects;
+    }
+  });
+  if (objects != 1 || ptx.empty())
+    return fail("the CUDA pipeline produced " + std::to_string(objects) +
+                " kernel modules; an artifact carries exactly one");
+
+  lf::Manifest manifest =
+      startManifest(src, {"cuda", options.chip, options.features,
+                          sched::toJson(cudaTarget)});
+  if (int rc = addBuffers(context, src, intermediates, manifest))
+    return rc;
+  auto ints = [](Attribute a) {
+    std::vector<int64_t> v;
+    for (Attribute e : cast<ArrayAttr>(a))
+      v.push_back(cast<IntegerAttr>(e).getInt());
+    return v;
+  };
+  for (Attribute a : kernels) {
+    auto dict = cast<DictionaryAttr>(a);
+    lf::ManifestKernel k;
+    k.symbol = cast<StringAttr>(dict.get("name")).str();
+    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+    k.buffers = ints(dict.get("buffers"));
+    k.grid = ints(dict.get("grid"));
+    k.block = ints(dict.get("block"));
+    k.sharedBytes = cast<IntegerAttr>(dict.get("shared")).getInt();
+    // What the schedule allows this launch: the budget ptxas is held to.
+    int64_t threads = k.block[0] * k.block[1] * k.block[2];
+    llvm::json::Object schedule{
+        {"source", "cuda-first-path"},
+        {"threads", threads},
+        {"register_budget", cudaTarget.registerBudget(threads)},
+        {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock}};
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(std::move(schedule));
+    k.scheduleJson = json;
+    manifest.kernels.push_back(std::move(k));
+  }
+
+  // The cubin, from the toolkit's ptxas, in a private directory.
+  std::string toolkit = cudaToolkit;
+  if (toolkit.empty())
+    if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+      toolkit = home;
+  if (toolkit.empty())
+    toolkit = "/usr/local/cuda";
+  std::string ptxas = toolkit + "/bin/ptxas";
+  std::string cubin;
+  std::string cubinSection = lf::cudaCubinSection(options.chip);
+  if (llvm::sys::fs::can_execute(ptxas)) {
+    llvm::SmallString<128> dir;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("linformer-ptxas", dir))
+      return fail("cannot create a temporary directory: " + ec.message());
+    llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(dir); });
+    std::string in = (dir + "/kernels.ptx").str();
+    std::string out = (dir + "/kernels.cubin").str();
+    std::string log = (dir + "/ptxas.log").str();
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(in, ec);
+      if (ec)
+        return fail("cannot write " + in + ": " + ec.message());
+      os << ptx;
+    }
+    std::string arch = "-arch=" + options.chip;
+    StringRef args[] = {ptxas, arch, "-O3", in, "-o", out};
+    std::optional<StringRef> redirects[] = {StringRef(""), StringRef(log),
+                                            StringRef(log)};
+    std::string message;
+    int rc = llvm::sys::ExecuteAndWait(ptxas, args, std::nullopt, redirects,
+                                       /*secondsToWait=*/600, 0, &message);
+    if (rc != 0) {
+      auto text = llvm::MemoryBuffer::getFile(log);
+      return fail(ptxas + " rejected the generated PTX (exit " +
+                  std::to_string(rc) + "): " +
+                  (text ? (*text)->getBuffer().trim().str() : message));
+    }
+    auto bytes = llvm::MemoryBuffer::getFile(out, /*IsText=*/false);
+    if (!bytes)
+      return fail("cannot read " + out);
+    cubin = (*bytes)->getBuffer().str();
+  } else {
+    llvm::errs() << "linformer-compile: note: no ptxas at " << ptxas
+                 << "; the artifact carries PTX only, which the driver "
+                    "compiles when the module is loaded\n";
+  }
+  manifest.codeSha256 = {{lf::kCudaPtxSection, lf::sha256Hex(ptx)}};
+  if (!cubin.empty())
+    manifest.codeSha256.push_back({cubinSection, lf::sha256Hex(cubin)});
+  std::string manifestText;
+  if (std::string err = lf::serializeManifest(manifest, manifestText);
+      !err.empty())
+    return fail(err);
+  lf::ArtifactWriter writer;
+  for (auto &[name, payload] :
+       std::vector<std::pair<std::string, std::string>>{
+           {lf::kManifestSection, manifestText},
+           {lf::kCudaPtxSection, ptx},
+           {cubinSection, cubin}}) {
+    if (payload.empty())
+      continue;
+    if (std::string err = writer.addSection(name, payload); !err.empty())
+      return fail(err);
+  }
+  if (std::string err = writer.write(outputFile); !err.empty())
+    return fail(err);
+  llvm::outs() << "wrote " << outputFile << ": " << manifest.kernels.size()
+               << " CUDA kernels for " << options.chip << ", "
+               << manifest.buffers.size() << " buffers ("
+               << (cubin.empty() ? "PTX only" : "PTX and cubin") << ")\n";
+  return 0;
+}
+
 /// --target=cuda: the CUDA pipeline, then the GPU IR or every kernel's
 /// PTX (the `gpu.binary` objects, format isa) on the output.
 template <typename WriteText>
-int compileCUDA(MLIRContext &context, ModuleOp module,
+int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
                 const sched::CUDATarget &cudaTarget, WriteText writeText) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   mlir::linformer::CUDAPipelineOptions options;
   options.chip = "sm_" + std::to_string(sm.getValue());
-  options.format = emit == Emit::PTX ? "isa" : "none";
+  options.format = emit == Emit::GPU ? "none" : "isa";
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
+  if (emit == Emit::Artifact)
+    return writeCUDAArtifact(context, module, src, cudaTarget, options);
   if (emit == Emit::GPU)
     return writeText([&](raw_ostream &os) { module.print(os); });
+  // Each kernel's block size from the plan: the budget ptxas must stay
+  // within is the target's registers per block shared by its threads.
+  std::map<std::string, int64_t> threadsOf;
+  module.walk([&](func::FuncOp fn) {
+    if (auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels"))
+      for (Attribute a : kernels) {
+        auto dict = cast<DictionaryAttr>(a);
+        int64_t threads = 1;
+        for (Attribute d : cast<ArrayAttr>(dict.get("block")))
+          threads *= cast<IntegerAttr>(d).getInt();
+        threadsOf[cast<StringAttr>(dict.get("name")).str()] = threads;
+      }
+  });
   return writeText([&](raw_ostream &os) {
     module.walk([&](gpu::BinaryOp binary) {
       for (Attribute a : binary.getObjects()) {
         auto object = cast<gpu::ObjectAttr>(a);
-        StringRef ptx = object.getObject().getValue();
-        // The block size the schedule chose (.maxntid) and what the target
-        // allows for it: the budget ptxas must stay within.
-        int64_t threads = 1;
-        size_t at = ptx.find(".maxntid");
-        if (at != StringRef::npos) {
-          StringRef dims = ptx.substr(at + 8).split('\n').first;
-          SmallVector<StringRef> parts;
-          dims.split(parts, ',');
-          for (StringRef p : parts) {
-            int64_t v = 1;
-            if (!p.trim().getAsInteger(10, v))
-              threads *= v;
-          }
-        }
         os << "// kernel module @" << binary.getName() << ", "
-           << object.getTarget() << "\n"
-           << "// budget: " << cudaTarget.registerBudget(threads)
-           << " registers per thread, "
-           << cudaTarget.staticSharedBytesPerBlock
-           << " bytes shared memory (" << threads << " threads per block; "
-           << sched::describe(cudaTarget) << ")\n"
-           << ptx << "\n";
+           << object.getTarget() << "\n";
+        for (auto &[name, threads] : threadsOf)
+          os << "// budget @" << name << ": "
+             << cudaTarget.registerBudget(threads)
+             << " registers per thread, "
+             << cudaTarget.staticSharedBytesPerBlock
+             << " bytes shared memory (" << threads << " threads per block)\n";
+        os << "// target: " << sched::describe(cudaTarget) << "\n"
+           << object.getObject().getValue() << "\n";
       }
     });
   });
@@ -816,10 +971,11 @@ int main(int argc, char **argv) {
                 " is not an SM version this compiler knows (70, 75, 80, 86, "
                 "89, 90, 100, 120)");
   if (target == "cuda" && emit != Emit::Linformer && emit != Emit::Linalg &&
-      emit != Emit::GPU && emit != Emit::PTX)
-    return fail("--target=cuda stops at --emit=ptx so far: CUDA artifacts "
-                "need the runtime's CUDA path, which does not exist yet "
-                "(use --emit=linformer, linalg, gpu or ptx)");
+      emit != Emit::GPU && emit != Emit::PTX && emit != Emit::Artifact)
+    return fail("--target=cuda emits linformer, linalg, gpu, ptx or an "
+                "artifact (the LLVM stages are the CPU's)");
+  if (target == "cuda" && emit == Emit::Artifact && outputFile.empty())
+    return fail("an artifact needs -o FILE.lfa");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
 
@@ -890,7 +1046,7 @@ int main(int argc, char **argv) {
   }
 
   if (target == "cuda")
-    return compileCUDA(context, *module, cudaTarget, writeText);
+    return compileCUDA(context, *module, src, cudaTarget, writeText);
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
   std::string schedulePath = scheduleFile;

@@ -39,7 +39,10 @@ const char *kUsage =
     "         (--input x=FILE.npy | --random-input [--seq-len L] [--seed S])\n"
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
     "         [--output out.npy] [--check] [--tolerance T] [--repeat N]\n"
-    "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n";
+    "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
+    "         [--device cpu|cuda]\n"
+    "--device: where the artifact must run (a cuda artifact runs on CUDA\n"
+    "device 0, a cpu one on this CPU); a mismatch is an error.\n";
 
 int usage(const std::string &msg) {
   std::cerr << "linformer-run: " << msg << "\n" << kUsage;
@@ -73,7 +76,7 @@ int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
   bool check = false, randomInput = false, profile = false;
-  std::string profileJson;
+  std::string profileJson, device;
   double tolerance = 1e-3;
   int repeat = 1, threads = 0, warmup = 0;
   int64_t seqLen = -1;
@@ -99,6 +102,9 @@ int main(int argc, char **argv) {
       if (!value(lengthsArg)) return usage("--lengths needs a value");
     } else if (a == "--mask") {
       if (!value(maskPath)) return usage("--mask needs a path");
+    } else if (a == "--device") {
+      if (!value(device) || (device != "cpu" && device != "cuda"))
+        return usage("--device takes cpu or cuda");
     } else if (a == "--check") {
       check = true;
     } else if (a == "--random-input") {
@@ -159,6 +165,14 @@ int main(int argc, char **argv) {
 
   try {
     lf::Module module = lf::Module::load(artifact);
+    if (!device.empty()) {
+      std::string target =
+          nlohmann::json::parse(module.manifestJson())["target"]["kind"];
+      if (target != device)
+        return error("--device " + device + ", but " + artifact +
+                     " was compiled for " + target + " (linformer-compile "
+                     "--target=" + device + " makes one for " + device + ")");
+    }
     lf::Weights weights = lf::Weights::load(weightsPath);
     weights.checkAgainst(module);
     lf::Session session(module, weights, threads,
@@ -315,10 +329,10 @@ int main(int argc, char **argv) {
     }
     std::sort(ms.begin(), ms.end());
     std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
-                "median %.3f ms over %d run(s) (min %.3f)\n",
+                "median %.3f ms over %d run(s) (min %.3f) on %s\n",
                 artifact.c_str(), (long long)batch, (long long)L,
                 (long long)n, session.numThreads(), ms[ms.size() / 2], repeat,
-                ms.front());
+                ms.front(), module.device().c_str());
     if (profile || !profileJson.empty()) {
       std::vector<lf_kernel_profile> kernels = session.kernelProfiles();
       double total = 0;

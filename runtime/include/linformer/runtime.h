@@ -157,7 +157,14 @@ typedef struct lf_tensor_desc {
 /* Loads and validates the artifact at `path`: the container, the manifest,
  * the target (CPU features the kernels need must be present: else
  * LF_UNAVAILABLE), and the kernels (every `<symbol>_dispatch` must be
- * exported: else LF_FORMAT_ERROR naming the symbol). */
+ * exported: else LF_FORMAT_ERROR naming the symbol).
+ * A cuda artifact runs on CUDA device 0 through the driver API, which is
+ * opened here (libcuda.so.1, or the library the environment variable
+ * LF_CUDA_DRIVER names): without a driver, a device, or a device that can
+ * run the artifact's code, the status is LF_UNAVAILABLE saying which. Its
+ * sessions keep inputs, outputs and intermediates on the device and copy
+ * the caller's host tensors in and out; weights are uploaded once per
+ * module and weights object, shared by its sessions. */
 LF_API lf_status lf_module_load(const char *path, lf_module **out_module);
 /* Releases the caller's reference; NULL is ignored. */
 LF_API void lf_module_free(lf_module *module);
@@ -176,6 +183,11 @@ LF_API lf_status lf_module_sequence_shape(const lf_module *module,
 /* The manifest JSON text; valid while the module lives. */
 LF_API lf_status lf_module_manifest(const lf_module *module,
                                     const char **out_json);
+/* Where the module's kernels run, in words: "cpu (znver4)", or the CUDA
+ * device ("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, cubin)"); valid while the
+ * module lives. */
+LF_API lf_status lf_module_device(const lf_module *module,
+                                  const char **out_device);
 
 /*===--- Weights ----------------------------------------------------------===*/
 

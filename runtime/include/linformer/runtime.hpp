@@ -126,6 +126,12 @@ public:
     check(lf_module_manifest(get(), &json));
     return json;
   }
+  /// Where the kernels run, in words (lf_module_device).
+  std::string device() const {
+    const char *d = nullptr;
+    check(lf_module_device(get(), &d));
+    return d;
+  }
 
 private:
   explicit Module(lf_module *m) : handle_(m, &lf_module_free) {}

@@ -1,7 +1,9 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cuda-pipeline=format=none \
 // RUN:   | FileCheck %s --check-prefix=GPU \
 // RUN:       --implicit-check-not=linformer.attention --implicit-check-not=linalg. \
-// RUN:       --implicit-check-not=gpu.launch{{[[:space:]]}} --implicit-check-not=scf.parallel
+// RUN:       --implicit-check-not=gpu.launch{{[[:space:]]}} --implicit-check-not=scf.parallel \
+// RUN:       --implicit-check-not=cf.br --implicit-check-not=memref.load \
+// RUN:       --implicit-check-not=memref.copy --implicit-check-not=gpu.module
 // RUN: linformer-opt %s --split-input-file \
 // RUN:   --pass-pipeline='builtin.module(linformer-cuda-pipeline{chip=sm_80 features=+ptx70 threads-x=16 threads-y=4 format=none})' \
 // RUN:   | FileCheck %s --check-prefix=SM80
@@ -9,15 +11,18 @@
 
 // The first CUDA path: every linalg op of the decomposed layer is one
 // kernel; its scf.parallel is tiled into blocks of threads (innermost
-// dimension = thread x), mapped, outlined into a gpu.module per kernel and
+// dimension = thread x), mapped, outlined, gathered into one gpu.module and
 // lowered to NVVM (bare pointers); gpu-module-to-binary then gives PTX.
-// Nothing of the Linformer or linalg dialects, no unmapped scf.parallel and
-// no gpu.launch (all outlined) is left on the host side.
+// Nothing of the Linformer or linalg dialects, no unmapped scf.parallel, no
+// gpu.launch (all outlined) and no host loop, load or copy (the host cannot
+// touch device buffers) is left on the host side: it is the launch plan.
 
 // GPU-LABEL: func.func @learned_headwise(
-// GPU: gpu.launch_func @[[K:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in ({{.*}}) threads in ({{.*}})
+// GPU-SAME: linformer.intermediates = [
+// GPU-SAME: linformer.kernels = [{block = [{{[0-9]+}}, {{[0-9]+}}, 1], buffers = [{{[0-9, ]+}}], grid = [{{[0-9, ]+}}], name = "learned_headwise_kernel_0", shared = 0 : i64, workgroups = {{[0-9]+}} : i64}
+// GPU: gpu.launch_func @learned_headwise_kernels::@learned_headwise_kernel_0 blocks in ({{.*}}) threads in ({{.*}}) args({{[^:]+}} : memref<
 // GPU: return
-// GPU: gpu.module @[[K]] [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
+// GPU: gpu.module @learned_headwise_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
 // GPU: llvm.func @{{[a-z_0-9]+}}({{.*}}) attributes {gpu.kernel, {{.*}}nvvm.kernel
 // GPU: nvvm.read.ptx.sreg.tid.x
 // SM80: gpu.module @{{.*}} [#nvvm.target<O = 3, chip = "sm_80", features = "+ptx70">]

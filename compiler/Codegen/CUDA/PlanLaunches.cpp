@@ -1,0 +1,199 @@
+//===- PlanLaunches.cpp - the host function as a list of launches -*- C++ -*-===//
+//
+// After kernel outlining (see Passes.td): the host function of the CUDA
+// pipeline must be nothing but buffers and launches, because the runtime
+// does not run host code; it replays the plan this pass records:
+//
+//   linformer.kernels       [{name, grid, block, shared, workgroups,
+//                             buffers}] in launch order
+//   linformer.intermediates [bytes of each memref.alloc, in order]
+//
+// with buffer ids numbered like the CPU plan's (OutlineKernels.cpp): the
+// entry's arguments first, then the intermediates. Views of a buffer
+// (expand/collapse_shape, casts) bind the buffer itself: with bare-pointer
+// kernel arguments a view of an identity-layout buffer is its base pointer.
+// Anything else on the host (a loop, a load) is an error at that op.
+//
+// It also moves every outlined kernel into one gpu.module, named after the
+// entry, so that the artifact carries one PTX module (and one cubin).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCUDAPLANLAUNCHESPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+
+namespace {
+
+struct CUDAPlanLaunchesPass
+    : mlir::linformer::impl::LinformerCUDAPlanLaunchesPassBase<
+          CUDAPlanLaunchesPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (func::FuncOp fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal() && failed(plan(fn)))
+        return signalPassFailure();
+  }
+
+  /// The bytes of a statically shaped, identity-layout memref, or failure.
+  static FailureOr<int64_t> staticBytes(MemRefType type) {
+    if (!type.hasStaticShape() || !type.getLayout().isIdentity())
+      return failure();
+    unsigned bits = type.getElementTypeBitWidth();
+    return type.getNumElements() * int64_t((bits + 7) / 8);
+  }
+
+  LogicalResult plan(func::FuncOp fn) {
+    MLIRContext *ctx = fn.getContext();
+    ModuleOp module = getOperation();
+    Builder b(ctx);
+    DenseMap<Value, int64_t> bufferOf;
+    for (BlockArgument arg : fn.getArguments()) {
+      if (!isa<MemRefType>(arg.getType()))
+        return fn.emitError("argument #")
+               << arg.getArgNumber() << " has type " << arg.getType()
+               << "; the CUDA runtime binds buffers only";
+      bufferOf[arg] = arg.getArgNumber();
+    }
+    SmallVector<Attribute> intermediates, kernels;
+    SmallVector<gpu::LaunchFuncOp> launches;
+    for (Operation &op : fn.getBody().getOps()) {
+      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
+        continue;
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        FailureOr<int64_t> bytes = staticBytes(alloc.getType());
+        if (failed(bytes))
+          return alloc.emitError("a device buffer needs a static shape and "
+                                 "an identity layout, not ")
+                 << alloc.getType();
+        bufferOf[alloc] = fn.getNumArguments() + intermediates.size();
+        intermediates.push_back(b.getI64IntegerAttr(*bytes));
+        continue;
+      }
+      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+              op)) {
+        auto it = bufferOf.find(op.getOperand(0));
+        if (it == bufferOf.end() ||
+            !cast<MemRefType>(op.getResult(0).getType())
+                 .getLayout()
+                 .isIdentity())
+          return op.emitError("a view the CUDA runtime cannot bind: its "
+                              "source is not a buffer or its layout is "
+                              "not the identity");
+        bufferOf[op.getResult(0)] = it->second;
+        continue;
+      }
+      auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+      if (!launch)
+        return op.emitError("'")
+               << op.getName()
+               << "' would run on the host, which cannot touch device "
+                  "buffers; the CUDA pipeline must make it part of a kernel";
+      if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+          launch.hasClusterSize())
+        return launch.emitError("async launches and clusters are not "
+                                "planned yet");
+      SmallVector<Attribute> grid, block, buffers;
+      int64_t workgroups = 1;
+      for (Value v : {launch.getGridSizeX(), launch.getGridSizeY(),
+                      launch.getGridSizeZ()}) {
+        std::optional<int64_t> c = getConstantIntValue(v);
+        if (!c)
+          return launch.emitError("the grid must be constant");
+        grid.push_back(b.getI64IntegerAttr(*c));
+        workgroups *= *c;
+      }
+      for (Value v : {launch.getBlockSizeX(), launch.getBlockSizeY(),
+                      launch.getBlockSizeZ()}) {
+        std::optional<int64_t> c = getConstantIntValue(v);
+        if (!c)
+          return launch.emitError("the block must be constant");
+        block.push_back(b.getI64IntegerAttr(*c));
+      }
+      int64_t shared = 0;
+      if (Value s = launch.getDynamicSharedMemorySize()) {
+        std::optional<int64_t> c = getConstantIntValue(s);
+        if (!c)
+          return launch.emitError("the dynamic shared memory must be "
+                                  "constant");
+        shared = *c;
+      }
+      for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
+        auto it = bufferOf.find(v);
+        if (it == bufferOf.end())
+          return launch.emitError("kernel operand #")
+                 << i << " (" << v.getType()
+                 << ") is not a buffer; kernels take buffers only (constants "
+                    "belong inside the kernel)";
+        buffers.push_back(b.getI64IntegerAttr(it->second));
+      }
+      std::string name =
+          (fn.getSymName() + "_kernel_" + Twine(kernels.size())).str();
+      kernels.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("name", b.getStringAttr(name)),
+          b.getNamedAttr("grid", b.getArrayAttr(grid)),
+          b.getNamedAttr("block", b.getArrayAttr(block)),
+          b.getNamedAttr("shared", b.getI64IntegerAttr(shared)),
+          b.getNamedAttr("workgroups", b.getI64IntegerAttr(workgroups)),
+          b.getNamedAttr("buffers", b.getArrayAttr(buffers)),
+      }));
+      launches.push_back(launch);
+    }
+    if (launches.empty())
+      return fn.emitError("the CUDA pipeline produced no kernel launch");
+
+    // One gpu.module for the entry: each launched kernel is moved there
+    // (cloned, so that a kernel launched twice stays valid) under its
+    // plan name.
+    std::string moduleName = (fn.getSymName() + "_kernels").str();
+    if (SymbolTable::lookupSymbolIn(module, moduleName))
+      return fn.emitError("a symbol named '")
+             << moduleName << "' already exists";
+    OpBuilder mb(ctx);
+    mb.setInsertionPointAfter(fn);
+    auto target = gpu::GPUModuleOp::create(mb, fn.getLoc(), moduleName);
+    SymbolTable targetTable(target);
+    llvm::SetVector<Operation *> emptied;
+    for (auto [launch, attr] : llvm::zip(launches, kernels)) {
+      auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+          launch, launch.getKernelAttr());
+      if (!kernel)
+        return launch.emitError("the launched kernel does not exist");
+      std::string name =
+          cast<StringAttr>(cast<DictionaryAttr>(attr).get("name")).str();
+      gpu::GPUFuncOp copy = kernel.clone();
+      copy.setName(name);
+      targetTable.insert(copy);
+      launch.setKernelAttr(SymbolRefAttr::get(
+          b.getStringAttr(moduleName),
+          {FlatSymbolRefAttr::get(b.getStringAttr(name))}));
+      emptied.insert(kernel->getParentOp());
+    }
+    for (Operation *old : emptied) {
+      bool stillUsed = false;
+      auto oldModule = cast<gpu::GPUModuleOp>(old);
+      module.walk([&](gpu::LaunchFuncOp l) {
+        stillUsed |= l.getKernelModuleName() == oldModule.getSymName();
+      });
+      if (!stillUsed)
+        old->erase();
+    }
+    fn->setAttr("linformer.kernels", b.getArrayAttr(kernels));
+    fn->setAttr("linformer.intermediates", b.getArrayAttr(intermediates));
+    return success();
+  }
+};
+
+} // namespace

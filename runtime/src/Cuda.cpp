@@ -1,0 +1,443 @@
+//===- Cuda.cpp - Running cuda artifacts through the driver API -----------===//
+//
+// See Cuda.h. The driver's types and entry points are declared here, from
+// the CUDA driver API's documented ABI (cuda.h is not needed to build the
+// runtime); versioned entry points (cuMemAlloc_v2, ...) are looked up by the
+// names cuda.h maps the plain names to.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Cuda.h"
+#include "Internal.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+
+namespace linformer {
+namespace runtime {
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUevent = void *;
+
+constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
+constexpr int CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75;
+constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
+constexpr int CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97;
+constexpr int CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
+constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
+constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
+constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
+constexpr unsigned CU_EVENT_DEFAULT = 0;
+
+/// The driver entry points the runtime uses.
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *,
+                                 void **);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void *, size_t, CUstream);
+  CUresult (*cuMemcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, unsigned, CUstream,
+                             void **, void **);
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  CUresult (*cuGetErrorName)(CUresult, const char **);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+
+  std::string errorText(CUresult r) const {
+    const char *name = nullptr, *text = nullptr;
+    if (cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+      name = "unknown CUDA error";
+    if (cuGetErrorString(r, &text) != CUDA_SUCCESS || !text)
+      text = "";
+    return std::string(name) + " (" + std::to_string(r) + ")" +
+           (*text ? std::string(": ") + text : "");
+  }
+  /// Throws `code` naming the call when `r` is not CUDA_SUCCESS.
+  void check(CUresult r, const std::string &what,
+             lf_status_code code = LF_INTERNAL) const {
+    if (r != CUDA_SUCCESS)
+      throw Error(code, "CUDA: " + what + " failed: " + errorText(r));
+  }
+};
+
+/// The driver, opened and initialised once per process. Throws
+/// LF_UNAVAILABLE with the reason it cannot be used (remembered: a retry
+/// gives the same answer without reopening).
+const Driver &driver() {
+  static std::once_flag once;
+  static Driver d;
+  static std::string failure;
+  std::call_once(once, [] {
+    const char *override = std::getenv("LF_CUDA_DRIVER");
+    std::string lib = override && *override ? override : "libcuda.so.1";
+    void *h = ::dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char *why = ::dlerror();
+      failure = "cannot load the CUDA driver " + lib + " (" +
+                (why ? why : "dlopen failed") +
+                "): this machine has no NVIDIA driver";
+      return;
+    }
+    std::string missing;
+    auto sym = [&](auto &fn, const char *name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(
+          ::dlsym(h, name));
+      if (!fn)
+        missing += (missing.empty() ? "" : ", ") + std::string(name);
+    };
+    sym(d.cuInit, "cuInit");
+    sym(d.cuDeviceGetCount, "cuDeviceGetCount");
+    sym(d.cuDeviceGet, "cuDeviceGet");
+    sym(d.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+    sym(d.cuDeviceGetName, "cuDeviceGetName");
+    sym(d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+    sym(d.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+    sym(d.cuCtxSetCurrent, "cuCtxSetCurrent");
+    sym(d.cuModuleLoadDataEx, "cuModuleLoadDataEx");
+    sym(d.cuModuleUnload, "cuModuleUnload");
+    sym(d.cuModuleGetFunction, "cuModuleGetFunction");
+    sym(d.cuFuncSetAttribute, "cuFuncSetAttribute");
+    sym(d.cuMemAlloc, "cuMemAlloc_v2");
+    sym(d.cuMemFree, "cuMemFree_v2");
+    sym(d.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+    sym(d.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+    sym(d.cuMemsetD8Async, "cuMemsetD8Async");
+    sym(d.cuStreamCreate, "cuStreamCreate");
+    sym(d.cuStreamDestroy, "cuStreamDestroy_v2");
+    sym(d.cuStreamSynchronize, "cuStreamSynchronize");
+    sym(d.cuLaunchKernel, "cuLaunchKernel");
+    sym(d.cuEventCreate, "cuEventCreate");
+    sym(d.cuEventRecord, "cuEventRecord");
+    sym(d.cuEventElapsedTime, "cuEventElapsedTime");
+    sym(d.cuEventDestroy, "cuEventDestroy_v2");
+    sym(d.cuGetErrorName, "cuGetErrorName");
+    sym(d.cuGetErrorString, "cuGetErrorString");
+    if (!missing.empty()) {
+      failure = "the CUDA driver " + lib + " lacks " + missing +
+                " (a driver older than CUDA 11?)";
+      return;
+    }
+    if (CUresult r = d.cuInit(0); r != CUDA_SUCCESS) {
+      failure = "the CUDA driver found no usable device (cuInit: " +
+                d.errorText(r) + ")";
+      return;
+    }
+    int count = 0;
+    if (CUresult r = d.cuDeviceGetCount(&count);
+        r != CUDA_SUCCESS || count < 1) {
+      failure = "the CUDA driver reports no device" +
+                (r != CUDA_SUCCESS ? " (" + d.errorText(r) + ")"
+                                   : std::string());
+      return;
+    }
+  });
+  if (!failure.empty())
+    throw Error(LF_UNAVAILABLE, failure);
+  return d;
+}
+
+} // namespace
+
+/// Weights on the device, one allocation per weight buffer.
+struct DeviceWeights {
+  std::shared_ptr<const CudaModule> module;
+  std::vector<uint64_t> address; ///< per manifest buffer (0: not a weight)
+  ~DeviceWeights();
+};
+
+class CudaModule : public std::enable_shared_from_this<CudaModule> {
+public:
+  ~CudaModule() {
+    // Only ever built after driver() succeeded: it does not throw here.
+    const Driver &d = driver();
+    if (context)
+      d.cuCtxSetCurrent(context);
+    if (module)
+      d.cuModuleUnload(module);
+    if (context)
+      d.cuDevicePrimaryCtxRelease(device);
+  }
+  void makeCurrent() const {
+    driver().check(driver().cuCtxSetCurrent(context), "cuCtxSetCurrent");
+  }
+  std::shared_ptr<DeviceWeights> weightsFor(const Manifest &m,
+                                            const Weights &w) const;
+
+  CUdevice device = 0;
+  CUcontext context = nullptr;
+  CUmodule module = nullptr;
+  std::vector<CUfunction> functions;
+  std::string name;
+  int sm = 0, smCount = 0;
+  bool fromCubin = false;
+  mutable std::mutex weightsMutex;
+  mutable std::map<const Weights *, std::weak_ptr<DeviceWeights>> weights;
+};
+
+DeviceWeights::~DeviceWeights() {
+  const Driver &d = driver();
+  d.cuCtxSetCurrent(module->context);
+  for (uint64_t a : address)
+    if (a)
+      d.cuMemFree(a);
+}
+
+std::shared_ptr<DeviceWeights>
+CudaModule::weightsFor(const Manifest &m, const Weights &w) const {
+  std::lock_guard<std::mutex> lock(weightsMutex);
+  if (auto it = weights.find(&w); it != weights.end())
+    if (std::shared_ptr<DeviceWeights> shared = it->second.lock())
+      return shared;
+  const Driver &d = driver();
+  makeCurrent();
+  auto dw = std::make_shared<DeviceWeights>();
+  dw->module = shared_from_this();
+  dw->address.assign(m.buffers.size(), 0);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    if (b.kind != BufferKind::Weight)
+      continue;
+    const SafetensorsTensor *t = w.file().find(b.name);
+    CUdeviceptr p = 0;
+    d.check(d.cuMemAlloc(&p, std::max<size_t>(t->size, 1)),
+            "cuMemAlloc of weight '" + b.name + "' (" +
+                std::to_string(t->size) + " bytes)");
+    dw->address[i] = p;
+    d.check(d.cuMemcpyHtoDAsync(p, t->data, t->size, nullptr),
+            "uploading weight '" + b.name + "'");
+  }
+  d.check(d.cuStreamSynchronize(nullptr), "uploading the weights");
+  weights[&w] = dw;
+  return dw;
+}
+
+std::shared_ptr<CudaModule> openCudaModule(const Manifest &m,
+                                           std::string_view ptx,
+                                           std::string_view cubin,
+                                           const std::string &path) {
+  const Driver &d = driver();
+  auto mod = std::make_shared<CudaModule>();
+  d.check(d.cuDeviceGet(&mod->device, 0), "cuDeviceGet(0)", LF_UNAVAILABLE);
+  int major = 0, minor = 0, optin = 0;
+  d.check(d.cuDeviceGetAttribute(
+              &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+              mod->device),
+          "cuDeviceGetAttribute");
+  d.check(d.cuDeviceGetAttribute(
+              &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+              mod->device),
+          "cuDeviceGetAttribute");
+  d.check(d.cuDeviceGetAttribute(&mod->smCount,
+                                 CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                 mod->device),
+          "cuDeviceGetAttribute");
+  d.check(d.cuDeviceGetAttribute(
+              &optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+              mod->device),
+          "cuDeviceGetAttribute");
+  char name[256] = {0};
+  if (d.cuDeviceGetName(name, sizeof(name) - 1, mod->device) == CUDA_SUCCESS)
+    mod->name = name;
+  mod->sm = major * 10 + minor;
+
+  // The code: the cubin runs on the SM it was built for and later minor
+  // versions of the same major; PTX is compiled by the driver for any SM at
+  // least the one it targets.
+  int target = 0;
+  if (m.target.cpu.rfind("sm_", 0) == 0)
+    target = std::atoi(m.target.cpu.c_str() + 3);
+  std::string device = "sm_" + std::to_string(mod->sm) +
+                       (mod->name.empty() ? "" : " (" + mod->name + ")");
+  if (target <= 0 || mod->sm < target)
+    throw Error(LF_UNAVAILABLE, "artifact '" + path + "' was compiled for " +
+                                    m.target.cpu + ", and device 0 is " +
+                                    device + ", which cannot run it");
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    if (m.kernels[i].sharedBytes > optin)
+      throw Error(LF_UNAVAILABLE,
+                  "artifact '" + path + "': kernel '" + m.kernels[i].symbol +
+                      "' needs " + std::to_string(m.kernels[i].sharedBytes) +
+                      " bytes of shared memory, and device 0 (" + device +
+                      ") has " + std::to_string(optin) + " per block");
+  d.check(d.cuDevicePrimaryCtxRetain(&mod->context, mod->device),
+          "cuDevicePrimaryCtxRetain", LF_UNAVAILABLE);
+  mod->makeCurrent();
+  mod->fromCubin = !cubin.empty() && mod->sm / 10 == target / 10;
+  // PTX must end with a NUL for the driver.
+  std::string code = mod->fromCubin ? std::string(cubin) : std::string(ptx);
+  if (!mod->fromCubin)
+    code.push_back('\0');
+  std::vector<char> log(8192, '\0');
+  int options[] = {CU_JIT_ERROR_LOG_BUFFER,
+                   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void *values[] = {log.data(),
+                    reinterpret_cast<void *>(uintptr_t(log.size() - 1))};
+  if (CUresult r = d.cuModuleLoadDataEx(&mod->module, code.data(), 2,
+                                        options, values);
+      r != CUDA_SUCCESS)
+    throw Error(LF_FORMAT_ERROR,
+                "artifact '" + path + "': the CUDA driver refused its " +
+                    (mod->fromCubin ? "cubin" : "PTX") + ": " +
+                    d.errorText(r) + (log[0] ? "; " + std::string(log.data())
+                                             : std::string()));
+  for (const ManifestKernel &k : m.kernels) {
+    CUfunction f = nullptr;
+    if (CUresult r = d.cuModuleGetFunction(&f, mod->module, k.symbol.c_str());
+        r != CUDA_SUCCESS)
+      throw Error(LF_FORMAT_ERROR, "artifact '" + path + "': kernel '" +
+                                       k.symbol + "' is not in its code (" +
+                                       d.errorText(r) + ")");
+    if (k.sharedBytes > 48 * 1024)
+      d.check(d.cuFuncSetAttribute(
+                  f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  int(k.sharedBytes)),
+              "cuFuncSetAttribute(" + k.symbol + ")");
+    mod->functions.push_back(f);
+  }
+  return mod;
+}
+
+std::string describeDevice(const CudaModule &module) {
+  return (module.name.empty() ? std::string("CUDA device 0") : module.name) +
+         " (sm_" + std::to_string(module.sm) + ", " +
+         std::to_string(module.smCount) + " SMs, " +
+         (module.fromCubin ? "cubin" : "PTX compiled by the driver") + ")";
+}
+
+CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
+                         const Manifest &manifest, const Weights &weights,
+                         bool profile)
+    : module_(std::move(module)), manifest_(manifest) {
+  const Driver &d = driver();
+  weights_ = module_->weightsFor(manifest, weights);
+  module_->makeCurrent();
+  device_ = weights_->address;
+  try {
+    for (size_t i = 0; i < manifest.buffers.size(); ++i) {
+      const ManifestBuffer &b = manifest.buffers[i];
+      if (b.kind == BufferKind::Weight)
+        continue;
+      CUdeviceptr p = 0;
+      d.check(d.cuMemAlloc(&p, std::max<size_t>(b.byteSize(), 1)),
+              "cuMemAlloc of " + std::string(bufferKindName(b.kind)) + " '" +
+                  b.name + "' (" + std::to_string(b.byteSize()) + " bytes)");
+      owned_.push_back(p);
+      device_[i] = p;
+    }
+    d.check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING),
+            "cuStreamCreate");
+    if (profile)
+      for (size_t k = 0; k < 2 * manifest.kernels.size(); ++k) {
+        CUevent e = nullptr;
+        d.check(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
+        events_.push_back(e);
+      }
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+CudaSession::~CudaSession() { release(); }
+
+void CudaSession::release() noexcept {
+  // The driver is open: this session's module was loaded through it.
+  const Driver &d = driver();
+  d.cuCtxSetCurrent(module_->context);
+  for (void *e : events_)
+    d.cuEventDestroy(e);
+  events_.clear();
+  if (stream_)
+    d.cuStreamDestroy(stream_);
+  stream_ = nullptr;
+  for (uint64_t p : owned_)
+    d.cuMemFree(p);
+  owned_.clear();
+}
+
+void CudaSession::run(const std::vector<void *> &host,
+                      std::vector<std::vector<double>> *kernelMs) {
+  const Driver &d = driver();
+  const Manifest &m = manifest_;
+  module_->makeCurrent();
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    if (b.kind == BufferKind::Input)
+      d.check(d.cuMemcpyHtoDAsync(device_[i], host[i], b.byteSize(), stream_),
+              "copying input '" + b.name + "' to the device");
+  }
+  std::vector<CUdeviceptr> params;
+  std::vector<void *> argv;
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    const ManifestKernel &kernel = m.kernels[k];
+    params.resize(kernel.buffers.size());
+    argv.resize(kernel.buffers.size());
+    for (size_t j = 0; j < kernel.buffers.size(); ++j) {
+      params[j] = device_[size_t(kernel.buffers[j])];
+      argv[j] = &params[j];
+    }
+    if (!events_.empty())
+      d.check(d.cuEventRecord(events_[2 * k], stream_), "cuEventRecord");
+    d.check(d.cuLaunchKernel(module_->functions[k], unsigned(kernel.grid[0]),
+                             unsigned(kernel.grid[1]),
+                             unsigned(kernel.grid[2]),
+                             unsigned(kernel.block[0]),
+                             unsigned(kernel.block[1]),
+                             unsigned(kernel.block[2]),
+                             unsigned(kernel.sharedBytes), stream_,
+                             argv.data(), nullptr),
+            "launching kernel '" + kernel.symbol + "'");
+    if (!events_.empty())
+      d.check(d.cuEventRecord(events_[2 * k + 1], stream_), "cuEventRecord");
+  }
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    if (b.kind == BufferKind::Output && host[i])
+      d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], b.byteSize(), stream_),
+              "copying output '" + b.name + "' from the device");
+  }
+  // A kernel fault surfaces here, as the error of the run.
+  d.check(d.cuStreamSynchronize(stream_), "running the kernels");
+  if (kernelMs && !events_.empty())
+    for (size_t k = 0; k < m.kernels.size(); ++k) {
+      float ms = 0;
+      d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
+              "cuEventElapsedTime");
+      (*kernelMs)[k].push_back(double(ms));
+    }
+}
+
+} // namespace runtime
+} // namespace linformer

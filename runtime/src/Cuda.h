@@ -1,0 +1,83 @@
+//===- Cuda.h - Running cuda artifacts through the driver API ---*- C++ -*-===//
+//
+// The CUDA half of the runtime, with no link-time CUDA dependency: the
+// driver (libcuda.so.1, or the library LF_CUDA_DRIVER names) is opened with
+// dlopen the first time a cuda artifact is loaded. Without it, or without a
+// device, loading a cuda artifact is LF_UNAVAILABLE and nothing else
+// changes.
+//
+//   CudaModule   one loaded artifact on device 0: the primary context, the
+//                kernel module (the cubin when it fits the device, else the
+//                PTX, compiled by the driver), one CUfunction per manifest
+//                kernel, and the weights uploaded once per Weights object,
+//                shared by every session that runs with them.
+//   CudaSession  one session's device buffers (inputs, outputs,
+//                intermediates) and stream; a run copies the staged inputs
+//                in, launches the kernels in manifest order and copies the
+//                outputs out.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_RUNTIME_SRC_CUDA_H
+#define LINFORMER_RUNTIME_SRC_CUDA_H
+
+#include "lib/Manifest/Manifest.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace linformer {
+namespace runtime {
+
+class Weights;
+class CudaModule;
+struct DeviceWeights;
+
+/// Opens device 0 and loads the artifact's code. Throws Error:
+/// LF_UNAVAILABLE without a driver, a device, or a device that can run the
+/// code; LF_FORMAT_ERROR when the driver refuses the code or a kernel is
+/// missing from it.
+std::shared_ptr<CudaModule> openCudaModule(const Manifest &manifest,
+                                           std::string_view ptx,
+                                           std::string_view cubin,
+                                           const std::string &path);
+
+/// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)".
+std::string describeDevice(const CudaModule &module);
+
+class CudaSession {
+public:
+  /// Allocates the session's device buffers and uploads (or shares) the
+  /// weights. Throws Error.
+  CudaSession(std::shared_ptr<const CudaModule> module,
+              const Manifest &manifest, const Weights &weights,
+              bool profile);
+  ~CudaSession();
+  CudaSession(const CudaSession &) = delete;
+  CudaSession &operator=(const CudaSession &) = delete;
+
+  /// One run: `host[i]` is where buffer i's data is on the host (inputs:
+  /// read; outputs: written; others ignored). With profiling, appends each
+  /// kernel's milliseconds (CUDA events) to `kernelMs[k]`.
+  void run(const std::vector<void *> &host,
+           std::vector<std::vector<double>> *kernelMs);
+
+private:
+  void release() noexcept;
+
+  std::shared_ptr<const CudaModule> module_;
+  const Manifest &manifest_;
+  std::shared_ptr<DeviceWeights> weights_;
+  std::vector<uint64_t> device_; ///< per buffer: its device address
+  std::vector<uint64_t> owned_;  ///< allocations this session frees
+  void *stream_ = nullptr;
+  std::vector<void *> events_; ///< 2 per kernel when profiling
+};
+
+} // namespace runtime
+} // namespace linformer
+
+#endif // LINFORMER_RUNTIME_SRC_CUDA_H

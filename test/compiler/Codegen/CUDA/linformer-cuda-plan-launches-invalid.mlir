@@ -1,0 +1,58 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cuda-plan-launches --verify-diagnostics -o /dev/null
+
+// Host code that would touch device memory is an error at that op.
+module attributes {gpu.container_module} {
+  func.func @host_load(%x: memref<4xf32>, %y: memref<4xf32>) {
+    %c0 = arith.constant 0 : index
+    // expected-error @below {{'memref.load' would run on the host, which cannot touch device buffers; the CUDA pipeline must make it part of a kernel}}
+    %v = memref.load %x[%c0] : memref<4xf32>
+    memref.store %v, %y[%c0] : memref<4xf32>
+    return
+  }
+}
+
+// -----
+
+// A scalar kernel operand has no buffer to bind.
+module attributes {gpu.container_module} {
+  func.func @scalar(%x: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    %f = arith.constant 1.0 : f32
+    // expected-error @below {{kernel operand #1 ('f32') is not a buffer; kernels take buffers only (constants belong inside the kernel)}}
+    gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%x : memref<4xf32>, %f : f32)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<4xf32>, %f: f32) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// The runtime binds buffers, nothing else (here a size the grid would
+// depend on).
+module attributes {gpu.container_module} {
+  // expected-error @below {{argument #1 has type 'index'; the CUDA runtime binds buffers only}}
+  func.func @dynamic_grid(%x: memref<4xf32>, %n: index) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @a::@k blocks in (%n, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<4xf32>) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// A device buffer needs a static size.
+module attributes {gpu.container_module} {
+  func.func @dynamic_alloc(%n: memref<4xf32>) {
+    %c4 = arith.constant 4 : index
+    // expected-error @below {{a device buffer needs a static shape and an identity layout, not 'memref<?xf32>'}}
+    %t = memref.alloc(%c4) : memref<?xf32>
+    return
+  }
+}

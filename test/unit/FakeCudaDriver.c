@@ -1,0 +1,263 @@
+/*===- FakeCudaDriver.c - A stand-in libcuda.so.1 for tests without a GPU -===*
+ *
+ * The runtime opens the CUDA driver with dlopen (LF_CUDA_DRIVER names it).
+ * This library implements the entry points the runtime uses, with no GPU:
+ * "device memory" is host memory, launches run nothing. It shows what the
+ * runtime does on a device (which code it loads, what it allocates, copies
+ * and launches with which buffers) and lets tests play the machines the
+ * runtime must refuse. FAKE_CUDA selects the machine:
+ *
+ *   nodevice   cuInit fails with CUDA_ERROR_NO_DEVICE (a driver, no GPU)
+ *   sm80       one device of compute capability 8.0 (an A100)
+ *   sm90       one device of compute capability 9.0 (an H100); the default
+ *
+ * FAKE_CUDA_LOG names a file that gets one line per event:
+ *   module cubin|ptx            the code handed to cuModuleLoadDataEx
+ *   alloc ID BYTES              cuMemAlloc
+ *   free ID
+ *   htod ID BYTES               host -> device copy into allocation ID
+ *   dtoh ID BYTES               device -> host copy out of allocation ID
+ *   launch NAME GX GY GZ BX BY BZ SHARED : ID ID ...
+ *                               a kernel and the allocation each of its
+ *                               pointer parameters points to (-1: none);
+ *                               the parameter count comes from the PTX
+ *                               .entry (from a cubin: "?", none listed)
+ *
+ *===----------------------------------------------------------------------===*/
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum { kMaxAllocs = 1 << 16 };
+static struct {
+  char *base;
+  size_t size;
+} allocs[kMaxAllocs];
+static int nallocs;
+static int sm = 90;
+static const char *code; /* the loaded image, for cuModuleGetFunction */
+static size_t codeSize;
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#include <stdarg.h>
+static void logf_(const char *fmt, ...) {
+  const char *path = getenv("FAKE_CUDA_LOG");
+  if (!path || !*path)
+    return;
+  FILE *f = fopen(path, "a");
+  if (!f)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fclose(f);
+}
+
+/* The allocation `p` points into, or -1. */
+static int allocOf(CUdeviceptr p) {
+  for (int i = 0; i < nallocs; ++i)
+    if (allocs[i].base && (char *)(uintptr_t)p >= allocs[i].base &&
+        (char *)(uintptr_t)p < allocs[i].base + allocs[i].size)
+      return i;
+  return -1;
+}
+
+CUresult cuInit(unsigned flags) {
+  (void)flags;
+  const char *mode = getenv("FAKE_CUDA");
+  if (mode && strcmp(mode, "nodevice") == 0)
+    return 100; /* CUDA_ERROR_NO_DEVICE */
+  sm = mode && strcmp(mode, "sm80") == 0 ? 80 : 90;
+  return 0;
+}
+CUresult cuDeviceGetCount(int *n) { *n = 1; return 0; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal ? 101 : 0; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
+  (void)dev;
+  switch (attr) {
+  case 16: *v = sm == 90 ? 132 : 108; return 0;      /* SM count */
+  case 75: *v = sm / 10; return 0;                    /* major */
+  case 76: *v = sm % 10; return 0;                    /* minor */
+  case 97: *v = sm == 90 ? 232448 : 166912; return 0; /* shared opt-in */
+  default: *v = 0; return 0;
+  }
+}
+CUresult cuDeviceGetName(char *name, int len, int dev) {
+  (void)dev;
+  snprintf(name, (size_t)len, "Fake CUDA device sm_%d", sm);
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+  (void)dev;
+  *ctx = (void *)&nallocs;
+  return 0;
+}
+CUresult cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return 0; }
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n,
+                            int *options, void **values) {
+  (void)n; (void)options; (void)values;
+  const char *p = (const char *)image;
+  int elf = memcmp(p, "\x7f" "ELF", 4) == 0;
+  if (!elf && !strstr(p, ".version"))
+    return 218; /* CUDA_ERROR_INVALID_PTX */
+  /* The cubin's size is in its ELF header; for this fake it is enough to
+   * search the section-header-free prefix up to a generous bound. */
+  code = p;
+  /* A cubin's size: the ELF64 section header table ends it. */
+  if (elf) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    memcpy(&shoff, p + 0x28, 8);
+    memcpy(&shentsize, p + 0x3a, 2);
+    memcpy(&shnum, p + 0x3c, 2);
+    codeSize = (size_t)(shoff + (uint64_t)shentsize * shnum);
+  } else {
+    codeSize = strlen(p);
+  }
+  logf_("module %s\n", elf ? "cubin" : "ptx");
+  *mod = (void *)(uintptr_t)p;
+  return 0;
+}
+CUresult cuModuleUnload(void *mod) { (void)mod; return 0; }
+struct Function {
+  char name[256];
+  int params; /* -1: unknown (cubin) */
+};
+
+CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
+  (void)mod;
+  size_t len = strlen(name);
+  if (len >= 256)
+    return 1;
+  struct Function *f = calloc(1, sizeof *f);
+  memcpy(f->name, name, len);
+  f->params = -1;
+  if (code[0] != '\x7f') {
+    /* PTX: ".entry NAME(" then one ".param" per parameter up to ")". */
+    char entry[300];
+    snprintf(entry, sizeof entry, ".entry %s(", name);
+    const char *at = strstr(code, entry);
+    if (!at) {
+      free(f);
+      return 500; /* CUDA_ERROR_NOT_FOUND */
+    }
+    const char *end = strchr(at, ')');
+    f->params = 0;
+    for (const char *p = strstr(at, ".param"); p && p < end;
+         p = strstr(p + 1, ".param"))
+      ++f->params;
+  } else {
+    /* A cubin: the name is in its string table, NUL-terminated. */
+    int found = 0;
+    for (size_t i = 1; !found && i + len + 1 < codeSize; ++i)
+      found = code[i - 1] == '\0' && memcmp(code + i, name, len + 1) == 0;
+    if (!found) {
+      free(f);
+      return 500;
+    }
+  }
+  *fn = f;
+  return 0;
+}
+CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
+  (void)fn; (void)attr; (void)value;
+  return 0;
+}
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  if (nallocs == kMaxAllocs)
+    return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  allocs[nallocs].base = calloc(1, bytes);
+  allocs[nallocs].size = bytes;
+  *p = (CUdeviceptr)(uintptr_t)allocs[nallocs].base;
+  logf_("alloc %d %zu\n", nallocs, bytes);
+  ++nallocs;
+  return 0;
+}
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  int id = allocOf(p);
+  if (id < 0)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  free(allocs[id].base);
+  allocs[id].base = NULL;
+  logf_("free %d\n", id);
+  return 0;
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
+                              void *stream) {
+  (void)stream;
+  int id = allocOf(dst);
+  if (id < 0 || (char *)(uintptr_t)dst + n > allocs[id].base + allocs[id].size)
+    return 1;
+  memcpy((void *)(uintptr_t)dst, src, n);
+  logf_("htod %d %zu\n", id, n);
+  return 0;
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
+                              void *stream) {
+  (void)stream;
+  int id = allocOf(src);
+  if (id < 0 || (char *)(uintptr_t)src + n > allocs[id].base + allocs[id].size)
+    return 1;
+  memcpy(dst, (void *)(uintptr_t)src, n);
+  logf_("dtoh %d %zu\n", id, n);
+  return 0;
+}
+CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
+                         void *stream) {
+  (void)stream;
+  memset((void *)(uintptr_t)p, v, n);
+  return 0;
+}
+CUresult cuStreamCreate(void **s, unsigned flags) {
+  (void)flags;
+  *s = malloc(1);
+  return 0;
+}
+CUresult cuStreamDestroy_v2(void *s) { free(s); return 0; }
+CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
+                        unsigned bx, unsigned by, unsigned bz, unsigned shared,
+                        void *stream, void **params, void **extra) {
+  (void)stream; (void)extra;
+  const struct Function *f = fn;
+  char line[8192];
+  int at = snprintf(line, sizeof line, "launch %s %u %u %u %u %u %u %u :",
+                    f->name, gx, gy, gz, bx, by, bz, shared);
+  if (f->params < 0)
+    at += snprintf(line + at, sizeof line - (size_t)at, " ?");
+  for (int i = 0; i < f->params && at < (int)sizeof line - 16; ++i)
+    at += snprintf(line + at, sizeof line - (size_t)at, " %d",
+                   allocOf(*(CUdeviceptr *)params[i]));
+  logf_("%s\n", line);
+  return 0;
+}
+CUresult cuEventCreate(void **e, unsigned flags) {
+  (void)flags;
+  *e = malloc(1);
+  return 0;
+}
+CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
+  (void)a; (void)b;
+  *ms = 0.001f;
+  return 0;
+}
+CUresult cuEventDestroy_v2(void *e) { free(e); return 0; }
+CUresult cuGetErrorName(CUresult r, const char **s) {
+  *s = r == 100 ? "CUDA_ERROR_NO_DEVICE"
+       : r == 218 ? "CUDA_ERROR_INVALID_PTX"
+       : r == 500 ? "CUDA_ERROR_NOT_FOUND"
+                  : "CUDA_ERROR_FAKE";
+  return 0;
+}
+CUresult cuGetErrorString(CUresult r, const char **s) {
+  *s = r == 100 ? "no CUDA-capable device is detected" : "fake driver error";
+  return 0;
+}
