@@ -38,3 +38,21 @@ if os.access(ptxas, os.X_OK):
 # path without a GPU.
 fake_cuda = os.path.join(config.linformer_obj_root, "lib", "linformer_fake_cuda.so")
 config.substitutions.append(("%fake_cuda", fake_cuda))
+
+# A CUDA GPU (a driver that finds a device): test/integration/cuda-gpu.test
+# runs there; elsewhere it is UNSUPPORTED, and this says why.
+def has_cuda_gpu():
+    import ctypes
+    try:
+        cuda = ctypes.CDLL(os.environ.get("LF_CUDA_DRIVER") or "libcuda.so.1")
+    except OSError:
+        return "no CUDA driver (libcuda.so.1)"
+    count = ctypes.c_int(0)
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value < 1:
+        return "the CUDA driver finds no device"
+    return ""
+why = has_cuda_gpu()
+if why:
+    lit_config.note(f"GPU tests skipped (UNSUPPORTED): {why}; scripts/gpu-bundle runs them on a lent GPU")
+else:
+    config.available_features.add("cuda-gpu")

@@ -5,10 +5,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Model/ModelConfig.h"
+#include "lib/Safetensors/Safetensors.h"
+#include "lib/Support/Random.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <cstdio>
 
 #include <set>
@@ -384,6 +388,53 @@ std::string modelConfigJson(const ModelConfig &c) {
   j["block"] = c.block;
   j["bias"] = c.bias;
   return j.dump(2);
+}
+
+static bool endsWith(const std::string &s, const char *suffix) {
+  size_t n = std::char_traits<char>::length(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
+                               const std::string &path, size_t *count) {
+  std::vector<WeightSpec> specs = modelWeights(config);
+  std::map<std::string, SafetensorsEntry> entries;
+  uint64_t s = seed;
+  for (const WeightSpec &w : specs) {
+    int64_t elements = 1;
+    for (int64_t d : w.shape)
+      elements *= d;
+    std::vector<float> values;
+    const std::string &name = w.name;
+    if (endsWith(name, ".gamma")) {
+      values = uniformVector(elements, s++, 0.9f, 1.1f);
+    } else if (endsWith(name, ".beta") || w.shape.size() == 1) {
+      values = uniformVector(elements, s++, -0.1f, 0.1f);
+    } else {
+      // Fan-in: the reduced dimension (rows of W, n for E, the window for
+      // conv kernels).
+      int64_t fanIn = w.shape[0];
+      if (endsWith(name, ".e") || endsWith(name, ".f"))
+        fanIn = w.shape.back();
+      float bound = 1.0f / std::sqrt(static_cast<float>(fanIn));
+      values = uniformVector(elements, s++, -bound, bound);
+    }
+    SafetensorsEntry e;
+    e.dtype = DType::F32;
+    e.shape = w.shape;
+    e.bytes.assign(reinterpret_cast<const char *>(values.data()),
+                   values.size() * sizeof(float));
+    entries[w.name] = std::move(e);
+  }
+  std::map<std::string, std::string> metadata = {
+      {"linformer.model", modelConfigJson(config)},
+      {"linformer.seed", std::to_string(seed)}};
+  if (std::string err = writeSafetensors(path, entries, metadata);
+      !err.empty())
+    return err;
+  if (count)
+    *count = specs.size();
+  return "";
 }
 
 } // namespace linformer

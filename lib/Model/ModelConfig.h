@@ -82,6 +82,15 @@ std::vector<WeightSpec> modelWeights(const ModelConfig &config);
 /// Their total size in bytes (f32), for a validated config.
 uint64_t modelWeightBytes(const ModelConfig &config);
 
+/// Writes seeded random weights for `config` (f32, each tensor drawn
+/// uniformly: LayerNorm gains in [0.9, 1.1], biases and betas in
+/// [-0.1, 0.1], matrices in +-1/sqrt(fan-in)) as safetensors at `path`,
+/// the config and seed in its metadata. The same config and seed give the
+/// same bytes, on any machine (the compiler and linformer-run share it).
+/// Returns "" or the error; `count` gets the number of tensors.
+std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
+                               const std::string &path, size_t *count);
+
 /// Serializes back (the artifact's manifest keeps the description).
 std::string modelConfigJson(const ModelConfig &config);
 

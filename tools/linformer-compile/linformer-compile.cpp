@@ -190,43 +190,12 @@ int writeRandomWeights(const lf::ModelConfig &config, const std::string &path,
                 "this machine's " +
                 std::to_string((uint64_t(pages) * uint64_t(pageSize)) >> 20) +
                 " MiB of memory");
-  std::vector<lf::WeightSpec> specs = lf::modelWeights(config);
-  std::map<std::string, lf::SafetensorsEntry> entries;
-  uint64_t s = seed;
-  for (const lf::WeightSpec &w : specs) {
-    int64_t count = 1;
-    for (int64_t d : w.shape)
-      count *= d;
-    std::vector<float> values;
-    StringRef name(w.name);
-    if (name.ends_with(".gamma")) {
-      values = lf::uniformVector(count, s++, 0.9f, 1.1f);
-    } else if (name.ends_with(".beta") || w.shape.size() == 1) {
-      values = lf::uniformVector(count, s++, -0.1f, 0.1f);
-    } else {
-      // Fan-in: the reduced dimension (rows of W, n for E, the window for
-      // conv kernels).
-      int64_t fanIn = w.shape[0];
-      if (name.ends_with(".e") || name.ends_with(".f"))
-        fanIn = w.shape.back();
-      float bound = 1.0f / std::sqrt(static_cast<float>(fanIn));
-      values = lf::uniformVector(count, s++, -bound, bound);
-    }
-    lf::SafetensorsEntry e;
-    e.dtype = lf::DType::F32;
-    e.shape = w.shape;
-    e.bytes.assign(reinterpret_cast<const char *>(values.data()),
-                   values.size() * sizeof(float));
-    entries[w.name] = std::move(e);
-  }
-  std::map<std::string, std::string> metadata = {
-      {"linformer.model", lf::modelConfigJson(config)},
-      {"linformer.seed", std::to_string(seed)}};
-  if (std::string err = lf::writeSafetensors(path, entries, metadata);
+  size_t count = 0;
+  if (std::string err = lf::writeRandomWeights(config, seed, path, &count);
       !err.empty())
     return fail(err);
   if (!quiet)
-    llvm::outs() << "wrote " << specs.size() << " weights to " << path
+    llvm::outs() << "wrote " << count << " weights to " << path
                  << "\n";
   return 0;
 }

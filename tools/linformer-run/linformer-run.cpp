@@ -11,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lib/Manifest/Artifact.h"
+#include "lib/Manifest/Manifest.h"
 #include "lib/Model/ModelConfig.h"
 #include "lib/Npy/Npy.h"
 #include "lib/Reference/Encoder.h"
@@ -40,7 +42,10 @@ const char *kUsage =
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
     "         [--output out.npy] [--check] [--tolerance T] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
-    "         [--device cpu|cuda]\n"
+    "         [--device cpu|cuda] [--make-weights]\n"
+    "--make-weights: first write seeded random weights (--seed) for the\n"
+    "artifact's model to the --weights path, as linformer-compile\n"
+    "--random-weights does (for machines without the compiler).\n"
     "--device: where the artifact must run (a cuda artifact runs on CUDA\n"
     "device 0, a cpu one on this CPU); a mismatch is an error.\n";
 
@@ -75,7 +80,8 @@ bool parseInteger(const std::string &s, long long lo, long long hi,
 int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
-  bool check = false, randomInput = false, profile = false;
+  bool check = false, randomInput = false, profile = false,
+       makeWeights = false;
   std::string profileJson, device;
   double tolerance = 1e-3;
   int repeat = 1, threads = 0, warmup = 0;
@@ -105,6 +111,8 @@ int main(int argc, char **argv) {
     } else if (a == "--device") {
       if (!value(device) || (device != "cpu" && device != "cuda"))
         return usage("--device takes cpu or cuda");
+    } else if (a == "--make-weights") {
+      makeWeights = true;
     } else if (a == "--check") {
       check = true;
     } else if (a == "--random-input") {
@@ -162,6 +170,30 @@ int main(int argc, char **argv) {
     return usage("--weights is required");
   if (!randomInput && inputs.empty())
     return usage("give --input x=FILE.npy or --random-input");
+
+  if (makeWeights) {
+    // From the manifest alone: no code is loaded (and no device needed).
+    linformer::Artifact art;
+    if (linformer::FileError err = linformer::Artifact::open(artifact, art))
+      return error(err.message);
+    linformer::Manifest m;
+    if (linformer::FileError err =
+            linformer::parseManifest(art.section("manifest"), m))
+      return error(artifact + ": " + err.message);
+    linformer::ModelConfig config;
+    if (m.modelJson.empty())
+      return error("--make-weights needs an artifact compiled from a "
+                   "model.json; " + artifact + " has no model description");
+    if (std::string err = linformer::parseModelConfig(m.modelJson, config);
+        !err.empty())
+      return error(artifact + ": model: " + err);
+    size_t count = 0;
+    if (std::string err =
+            linformer::writeRandomWeights(config, seed, weightsPath, &count);
+        !err.empty())
+      return error(err);
+    std::printf("wrote %zu weights to %s\n", count, weightsPath.c_str());
+  }
 
   try {
     lf::Module module = lf::Module::load(artifact);
