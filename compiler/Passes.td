@@ -376,6 +376,43 @@ def LinformerCUDAPlanLaunchesPass
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def LinformerCUDATensorCoreContractionsPass
+    : Pass<"linformer-cuda-tensor-core-contractions", "::mlir::func::FuncOp"> {
+  let summary = "f32 contractions as warp tiles of nvgpu.mma.sync (TF32)";
+  let description = [{
+    The CUDA pipeline's tensor-core path (`linformer-cuda-pipeline{mma=tf32}`,
+    `linformer-compile --target=cuda --cuda-mma=tf32`), on memrefs before
+    `convert-linalg-to-parallel-loops`. Every f32 contraction
+    `linalg.generic` (C += A * B with projected-permutation maps; dimensions
+    from `linalg::inferContractionDims`) whose innermost m, n and k extents
+    divide by 16, 8 and 4 becomes one `scf.parallel` over (row tiles,
+    column tiles, 32 lanes): a warp per 16x8 tile of C, which loads its
+    accumulator fragment, steps k by 4 with `nvgpu.mma.sync` m16n8k4
+    (`tf32Enabled`: inputs rounded to TF32, products and sums in f32) and
+    stores the fragment back. Batch and outer m dimensions fold into the
+    row tiles, outer n dimensions into the column tiles (the grid has three
+    dimensions); outer k dimensions become loops. Other ops, and
+    contractions whose sizes do not divide or whose folded tiles exceed a
+    grid dimension (65535), stay on the plain path. TF32 keeps 10 mantissa
+    bits: expect normwise relative errors near 1e-3 instead of 1e-6.
+
+    `precision=emulate` builds the same loop nest (tiles, folded dimensions,
+    lanes, k steps, the accumulator fragment's rows and columns) with each
+    lane computing its four C elements in f32 scalars instead of the
+    warp-wide `mma.sync`: the CPU can run it (`linformer-cuda-pipeline{
+    on-host mma=emulate}`), which checks everything but the A/B fragment
+    layouts (those are the PTX ISA's, as in upstream's MmaSyncBuilder).
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
+           "tf32 (mma.sync), or emulate (the same tiles in scalars, for the "
+           "CPU)">,
+  ];
+  let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def LinformerCUDATileParallelLoopsPass
     : Pass<"linformer-cuda-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "tiles each outermost scf.parallel into blocks of threads";

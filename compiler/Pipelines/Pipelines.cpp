@@ -186,6 +186,14 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
   // dimension to a sequential loop).
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
+  // Tensor cores: contractions become warp tiles of mma.sync. The CPU
+  // cannot run a warp-wide mma lane by lane; on-host runs mma=emulate (the
+  // same tiles in scalars) and nothing for tf32.
+  if (options.mma == "emulate" || (options.mma != "none" && !options.onHost)) {
+    LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
+    mmaOptions.precision = options.mma;
+    funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
+  }
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   // The block shape comes from the target: a warp along x (consecutive
   // addresses), 8 rows of warps along y (256 threads), within its limit.
@@ -227,6 +235,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   targetOptions.optLevel = 3;
   pm.addPass(createGpuNVVMAttachTarget(targetOptions));
   OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
+  gpuPm.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
   nvvmOptions.useBarePtrCallConv = true;
   gpuPm.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));

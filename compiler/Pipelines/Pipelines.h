@@ -62,7 +62,8 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 /// decomposition, lowering of the parts).
 /// The first CUDA path: naive, correct kernels (one linalg op = one kernel,
 /// scf.parallel tiled into blocks of threads), lowered to NVVM and PTX.
-/// No shared memory, no tensor cores, no fusion yet (docs/Pipeline.md).
+/// With mma=tf32, f32 contractions run on tensor cores (TF32 products).
+/// No shared memory, no fusion yet (docs/Pipeline.md).
 struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture: sm_90, sm_80, ..."),
@@ -94,6 +95,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit", llvm::cl::desc("CUDA toolkit (ptxas for bin)"),
       llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<std::string> mma{
+      *this, "mma",
+      llvm::cl::desc("Tensor cores for f32 contractions: none, tf32 "
+                     "(nvgpu.mma.sync m16n8k4; sm_80 and later; ignored "
+                     "with on-host), or emulate (the same warp tiles in "
+                     "scalars, to check them on the CPU with on-host)"),
+      llvm::cl::init("none")};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

@@ -86,6 +86,12 @@ static cl::opt<std::string> pipelineOpt(
              "tiled and mapped loop nest, run on the CPU (needs "
              "--run-threads=0)"),
     cl::init("cpu"));
+static cl::opt<std::string> cudaMmaOpt(
+    "cuda-mma",
+    cl::desc("--pipeline=cuda-host: the tensor-core tiles to check "
+             "(none, or emulate: linformer-cuda-tensor-core-contractions' "
+             "warp tiles with scalar products)"),
+    cl::init("none"));
 static cl::opt<unsigned> threadsOpt(
     "run-threads",
     cl::desc("run the kernels' workgroups on this many threads through their "
@@ -465,6 +471,7 @@ int main(int argc, char **argv) {
   if (pipelineOpt == "cuda-host") {
     mlir::linformer::CUDAPipelineOptions cudaOptions;
     cudaOptions.onHost = true;
+    cudaOptions.mma = cudaMmaOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else {
     mlir::linformer::buildCPUPipeline(pm, options);

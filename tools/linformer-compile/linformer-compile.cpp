@@ -97,6 +97,12 @@ static cl::opt<std::string> cudaToolkit(
              "artifact's cubin (default: $CUDA_HOME, else /usr/local/cuda); "
              "without ptxas the artifact carries PTX only"),
     cl::init(""));
+static cl::opt<std::string> cudaMma(
+    "cuda-mma",
+    cl::desc("--target=cuda: tensor cores for f32 contractions: none (the "
+             "default, f32 products) or tf32 (nvgpu.mma.sync, TF32 products, "
+             "f32 accumulation; sm_80 and later)"),
+    cl::init("none"));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -886,6 +892,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   mlir::linformer::CUDAPipelineOptions options;
   options.chip = "sm_" + std::to_string(sm.getValue());
   options.format = emit == Emit::GPU ? "none" : "isa";
+  options.mma = cudaMma;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
@@ -943,6 +950,11 @@ int main(int argc, char **argv) {
       emit != Emit::GPU && emit != Emit::PTX && emit != Emit::Artifact)
     return fail("--target=cuda emits linformer, linalg, gpu, ptx or an "
                 "artifact (the LLVM stages are the CPU's)");
+  if (cudaMma != "none" && cudaMma != "tf32")
+    return fail("--cuda-mma takes none or tf32, not '" + cudaMma + "'");
+  if (target == "cuda" && cudaMma == "tf32" && sm < 80)
+    return fail("--cuda-mma=tf32 needs sm_80 or later (TF32 tensor cores), "
+                "not --sm=" + std::to_string(sm));
   if (target == "cuda" && emit == Emit::Artifact && outputFile.empty())
     return fail("an artifact needs -o FILE.lfa");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))

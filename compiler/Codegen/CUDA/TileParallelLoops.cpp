@@ -67,7 +67,11 @@ struct CUDATileParallelLoopsPass
       if (!unitStepsFromZero || extents.empty())
         continue;
       SmallVector<int64_t> tiles(extents.size(), 1);
-      tiles.back() = largestDivisor(extents.back(), threadsX);
+      // A tensor-core loop's innermost dimension is the 32 lanes of a
+      // warp, which must stay one warp: thread x, whole.
+      bool warpTiles = op->hasAttr("linformer.tensor_core");
+      tiles.back() = warpTiles ? extents.back()
+                               : largestDivisor(extents.back(), threadsX);
       if (extents.size() > 1)
         tiles[extents.size() - 2] =
             largestDivisor(extents[extents.size() - 2], threadsY);
