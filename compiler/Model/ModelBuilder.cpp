@@ -148,6 +148,39 @@ RankedTensorType f32Tensor(ArrayRef<int64_t> shape, MLIRContext *ctx) {
   return RankedTensorType::get(shape, Float32Type::get(ctx));
 }
 
+/// The model's storage element type (f32, f16, bf16).
+Type storageType(const lf::ModelConfig &c, MLIRContext *ctx) {
+  switch (lf::storageType(c)) {
+  case lf::DType::F16:
+    return Float16Type::get(ctx);
+  case lf::DType::BF16:
+    return BFloat16Type::get(ctx);
+  default:
+    return Float32Type::get(ctx);
+  }
+}
+
+/// `v` converted elementwise to element type `to` (extf or truncf, round
+/// to nearest even); `v` itself when it has that type already.
+Value convert(OpBuilder &b, Location loc, Value v, Type to) {
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getElementType() == to)
+    return v;
+  bool widen = to.getIntOrFloatBitWidth() >
+               type.getElementType().getIntOrFloatBitWidth();
+  unsigned rank = type.getRank();
+  DimList all;
+  for (unsigned d = 0; d < rank; ++d)
+    all.push_back(d);
+  return buildGeneric(b, loc, rank, v, {all},
+                      emptyTensor(b, loc, type.getShape(), to), all, {},
+                      [&](OpBuilder &nb, Location l, ValueRange a) -> Value {
+                        if (widen)
+                          return arith::ExtFOp::create(nb, l, to, a[0]);
+                        return arith::TruncFOp::create(nb, l, to, a[0]);
+                      });
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp>
@@ -165,8 +198,13 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
   int64_t batch = c.batch, n = c.maxSeqLen, dm = c.dModel;
   SmallVector<Type> argTypes;
   sig = EncoderSignature();
+  // Weights, input and output in the storage type; the layers compute in
+  // f32 on values extended once at the entry (each extension is fused into
+  // the kernels that read it) and round the output once at the end.
+  Type st = storageType(c, ctx);
   auto xType = f32Tensor({batch, n, dm}, ctx);
-  argTypes.push_back(xType);
+  auto ioType = RankedTensorType::get({batch, n, dm}, st);
+  argTypes.push_back(ioType);
   sig.argNames.push_back("x");
   if (c.padding == lf::PaddingInput::Lengths) {
     sig.paddingArg = argTypes.size();
@@ -180,16 +218,18 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
   std::vector<lf::WeightSpec> weights = lf::modelWeights(c);
   size_t firstWeight = argTypes.size();
   for (const lf::WeightSpec &w : weights) {
-    argTypes.push_back(f32Tensor(w.shape, ctx));
+    argTypes.push_back(RankedTensorType::get(w.shape, st));
     sig.argNames.push_back(w.name);
   }
   auto fn = func::FuncOp::create(b, loc, sig.entry,
-                                 b.getFunctionType(argTypes, {xType}));
+                                 b.getFunctionType(argTypes, {ioType}));
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
   std::map<std::string, Value> byName;
+  Type f32 = b.getF32Type();
   for (size_t i = 0; i < weights.size(); ++i)
-    byName[weights[i].name] = body->getArgument(firstWeight + i);
+    byName[weights[i].name] =
+        convert(b, loc, body->getArgument(firstWeight + i), f32);
   Value lengths, mask;
   if (c.padding == lf::PaddingInput::Lengths)
     lengths = body->getArgument(sig.paddingArg);
@@ -199,7 +239,7 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
   EncoderBuilder eb(b, loc, c);
   bool hasParams = c.projection == lf::ref::ProjectionKind::Learned ||
                    c.projection == lf::ref::ProjectionKind::Conv;
-  Value h = body->getArgument(0);
+  Value h = convert(b, loc, body->getArgument(0), f32);
   for (int64_t i = 0; i < c.layers; ++i) {
     auto w = [&](const char *leaf) {
       return byName.at(lf::layerWeightName(i, leaf));
@@ -249,6 +289,9 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
             ? eb.layerNorm(sum2, w("ln2.gamma"), w("ln2.beta"))
             : markRoot(sum2);
   }
+  // The output rounds once, in a kernel of its own.
+  if (st != f32)
+    h = markRoot(convert(b, loc, h, st));
   func::ReturnOp::create(b, loc, h);
   return module;
 }

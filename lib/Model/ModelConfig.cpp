@@ -6,6 +6,7 @@
 
 #include "lib/Model/ModelConfig.h"
 #include "lib/Safetensors/Safetensors.h"
+#include "lib/Support/Half.h"
 #include "lib/Support/Random.h"
 
 #include <nlohmann/json.hpp>
@@ -245,9 +246,8 @@ std::string validateModelConfig(const ModelConfig &c) {
   if (c.activation != "gelu")
     return fail("activation '" + c.activation +
                 "' is not supported (only gelu)");
-  if (c.dtype != "f32")
-    return fail("dtype '" + c.dtype +
-                "' is not supported by the CPU back end yet (only f32)");
+  if (c.dtype != "f32" && c.dtype != "f16" && c.dtype != "bf16")
+    return fail("dtype '" + c.dtype + "' is not one of f32, f16, bf16");
   if (c.layerNormEps <= 0)
     return fail("'layer_norm_eps' must be positive");
   for (int64_t i = 0; i < c.layers; ++i) {
@@ -390,6 +390,12 @@ std::string modelConfigJson(const ModelConfig &c) {
   return j.dump(2);
 }
 
+DType storageType(const ModelConfig &config) {
+  return config.dtype == "bf16"  ? DType::BF16
+         : config.dtype == "f16" ? DType::F16
+                                 : DType::F32;
+}
+
 static bool endsWith(const std::string &s, const char *suffix) {
   size_t n = std::char_traits<char>::length(suffix);
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -420,10 +426,19 @@ std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
       values = uniformVector(elements, s++, -bound, bound);
     }
     SafetensorsEntry e;
-    e.dtype = DType::F32;
+    e.dtype = storageType(config);
     e.shape = w.shape;
-    e.bytes.assign(reinterpret_cast<const char *>(values.data()),
-                   values.size() * sizeof(float));
+    if (e.dtype == DType::F32) {
+      e.bytes.assign(reinterpret_cast<const char *>(values.data()),
+                     values.size() * sizeof(float));
+    } else {
+      std::vector<uint16_t> half(values.size());
+      for (size_t i = 0; i < values.size(); ++i)
+        half[i] = e.dtype == DType::BF16 ? floatToBF16(values[i])
+                                         : floatToF16(values[i]);
+      e.bytes.assign(reinterpret_cast<const char *>(half.data()),
+                     half.size() * sizeof(uint16_t));
+    }
     entries[w.name] = std::move(e);
   }
   std::map<std::string, std::string> metadata = {

@@ -9,6 +9,7 @@
 #ifndef LINFORMER_LIB_MODEL_MODELCONFIG_H
 #define LINFORMER_LIB_MODEL_MODELCONFIG_H
 
+#include "lib/Manifest/Common.h"
 #include "lib/Reference/Reference.h"
 
 #include <cstdint>
@@ -46,6 +47,9 @@ struct ModelConfig {
   int64_t ffnDim = 2048;
   std::string activation = "gelu";
   NormPlacement norm = NormPlacement::Post;
+  /// Storage type of weights, input and output: "f32", "f16" or "bf16".
+  /// Arithmetic is f32 throughout (the compiled entry extends at its inputs
+  /// and rounds its output once).
   std::string dtype = "f32";
   double layerNormEps = 1e-5;
   PaddingInput padding = PaddingInput::Lengths;
@@ -82,7 +86,10 @@ std::vector<WeightSpec> modelWeights(const ModelConfig &config);
 /// Their total size in bytes (f32), for a validated config.
 uint64_t modelWeightBytes(const ModelConfig &config);
 
-/// Writes seeded random weights for `config` (f32, each tensor drawn
+/// The storage dtype (DType::F32, F16 or BF16) of a validated config.
+DType storageType(const ModelConfig &config);
+
+/// Writes seeded random weights for `config` (in its dtype, each tensor drawn
 /// uniformly: LayerNorm gains in [0.9, 1.1], biases and betas in
 /// [-0.1, 0.1], matrices in +-1/sqrt(fan-in)) as safetensors at `path`,
 /// the config and seed in its metadata. The same config and seed give the

@@ -15,6 +15,7 @@
 #include "lib/Manifest/Manifest.h"
 #include "lib/Model/ModelConfig.h"
 #include "lib/Npy/Npy.h"
+#include "lib/Support/Half.h"
 #include "lib/Reference/Encoder.h"
 #include "lib/Safetensors/Safetensors.h"
 #include "lib/Support/Random.h"
@@ -60,6 +61,33 @@ int error(const std::string &msg) {
 }
 
 lf_dtype toLf(linformer::DType t) { return static_cast<lf_dtype>(t); }
+
+/// f32 values as `dtype` (f32, f16 or bf16) bytes, rounded to nearest even.
+std::string floatsAs(const std::vector<float> &values, linformer::DType dtype) {
+  if (dtype == linformer::DType::F32)
+    return std::string(reinterpret_cast<const char *>(values.data()),
+                       values.size() * sizeof(float));
+  std::vector<uint16_t> half(values.size());
+  for (size_t i = 0; i < values.size(); ++i)
+    half[i] = dtype == linformer::DType::BF16 ? linformer::floatToBF16(values[i])
+                                              : linformer::floatToF16(values[i]);
+  return std::string(reinterpret_cast<const char *>(half.data()),
+                     half.size() * sizeof(uint16_t));
+}
+
+/// `count` values of `dtype` (f32, f16 or bf16) at `data`, as f32.
+std::vector<float> asFloats(const void *data, int64_t count,
+                            linformer::DType dtype) {
+  std::vector<float> out(static_cast<size_t>(count));
+  const auto *half = static_cast<const uint16_t *>(data);
+  for (int64_t i = 0; i < count; ++i)
+    out[size_t(i)] =
+        dtype == linformer::DType::F32
+            ? static_cast<const float *>(data)[i]
+        : dtype == linformer::DType::BF16 ? linformer::bf16ToFloat(half[i])
+                                          : linformer::f16ToFloat(half[i]);
+  return out;
+}
 
 /// A whole decimal integer in [lo, hi].
 bool parseInteger(const std::string &s, long long lo, long long hi,
@@ -223,19 +251,28 @@ int main(int argc, char **argv) {
       if (inputs.count(info.name)) {
         if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
           return error(e.message);
+        // numpy has no bf16: an f32 array feeds an f16 or bf16 input,
+        // rounded to nearest even.
+        linformer::DType want = linformer::DType(info.dtype);
+        if (a.dtype == linformer::DType::F32 &&
+            (want == linformer::DType::BF16 || want == linformer::DType::F16)) {
+          a.bytes = floatsAs(asFloats(a.bytes.data(), a.numElements(),
+                                      a.dtype),
+                             want);
+          a.dtype = want;
+        }
       } else if (randomInput) {
         if (seqLen > n)
           return error("--seq-len " + std::to_string(seqLen) +
                        " exceeds the compiled n = " + std::to_string(n));
         int64_t L = seqLen < 0 ? n : seqLen;
-        a.dtype = linformer::DType::F32;
+        a.dtype = linformer::DType(info.dtype);
         a.shape = info.shape;
         if (a.shape.size() >= 2)
           a.shape[1] = L;
         std::vector<float> values = linformer::uniformVector(
             linformer::shapeNumElements(a.shape), seed, -1, 1);
-        a.bytes.assign(reinterpret_cast<const char *>(values.data()),
-                       values.size() * sizeof(float));
+        a.bytes = floatsAs(values, a.dtype);
       } else {
         return error("the model needs input '" + info.name +
                      "': pass --input " + info.name + "=FILE.npy");
@@ -341,11 +378,13 @@ int main(int argc, char **argv) {
     if (outShape.size() >= 2)
       outShape[1] = L;
     linformer::NpyArray y;
-    y.dtype = linformer::DType::F32;
+    y.dtype = linformer::DType(outs[0].dtype);
     y.shape = outShape;
-    y.bytes.assign(linformer::shapeNumElements(outShape) * sizeof(float), 0);
+    y.bytes.assign(linformer::shapeNumElements(outShape) *
+                       linformer::dtypeSize(y.dtype),
+                   0);
     std::vector<lf::TensorRef> outRefs = {
-        lf::TensorRef(outs[0].name, LF_DTYPE_F32, outShape, y.bytes.data())};
+        lf::TensorRef(outs[0].name, outs[0].dtype, outShape, y.bytes.data())};
 
     for (int r = 0; r < warmup; ++r)
       session.run(refs, outRefs);
@@ -402,7 +441,14 @@ int main(int argc, char **argv) {
       }
     }
     if (!output.empty()) {
-      if (std::string e = linformer::writeNpy(output, y); !e.empty())
+      // numpy has no bf16: a bf16 output is written as f32 (exact).
+      linformer::NpyArray out = y;
+      if (y.dtype == linformer::DType::BF16) {
+        std::vector<float> f = asFloats(y.bytes.data(), y.numElements(), y.dtype);
+        out.dtype = linformer::DType::F32;
+        out.bytes = floatsAs(f, out.dtype);
+      }
+      if (std::string e = linformer::writeNpy(output, out); !e.empty())
         return error(e);
       std::printf("wrote %s\n", output.c_str());
     }
@@ -422,16 +468,28 @@ int main(int argc, char **argv) {
       if (linformer::FileError e =
               linformer::SafetensorsFile::open(weightsPath, file))
         return error(e.message);
+      // Weights of an f16 or bf16 model, as the f32 values the kernels
+      // extend them to.
+      std::map<std::string, std::vector<float>> widened;
       auto lookup = [&](const std::string &name) -> const float * {
         const linformer::SafetensorsTensor *t = file.find(name);
-        return t ? reinterpret_cast<const float *>(t->data) : nullptr;
+        if (!t)
+          return nullptr;
+        if (t->dtype == linformer::DType::F32)
+          return reinterpret_cast<const float *>(t->data);
+        auto [it, fresh] = widened.try_emplace(name);
+        if (fresh)
+          it->second = asFloats(t->data, int64_t(t->size / 2), t->dtype);
+        return it->second.data();
       };
+      std::vector<float> xf =
+          asFloats(x.bytes.data(), x.numElements(), x.dtype);
       int64_t dm = config.dModel;
       // The reference sees what the kernels see: x padded with zeros to n,
       // and the same padding description.
       std::vector<float> xp(batch * n * dm, 0.0f), ref(batch * n * dm);
       for (int64_t b = 0; b < batch; ++b)
-        std::memcpy(&xp[b * n * dm], x.as<float>() + b * L * dm,
+        std::memcpy(&xp[b * n * dm], xf.data() + b * L * dm,
                     L * dm * sizeof(float));
       std::vector<int32_t> refLengths;
       std::vector<uint8_t> refMask;
@@ -455,7 +513,9 @@ int main(int argc, char **argv) {
         return error(e);
       double maxErr = 0, maxRef = 0;
       bool finite = true;
-      const float *got = y.as<float>();
+      std::vector<float> gotValues =
+          asFloats(y.bytes.data(), y.numElements(), y.dtype);
+      const float *got = gotValues.data();
       for (int64_t b = 0; b < batch; ++b)
         for (int64_t i = 0; i < L * dm; ++i) {
           float g = got[b * L * dm + i], r = ref[b * n * dm + i];
