@@ -356,6 +356,21 @@ def LinformerCUDAPrepareLoopsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LinformerCUDAFuseElementwisePass
+    : Pass<"linformer-cuda-fuse-elementwise", "::mlir::func::FuncOp"> {
+  let summary = "fuses elementwise producers into their consumers, not into contractions";
+  let description = [{
+    On tensors, before bufferization in the CUDA pipeline, where each
+    remaining linalg op becomes one kernel: upstream's elementwise fusion
+    patterns (`linalg::populateElementwiseOpsFusionPatterns`) move dtype
+    extensions, GELU, residual adds, the softmax's exponentials and similar
+    producers into the ops that read them, so their results are never
+    written to device memory. Contractions take no producer: they stay plain
+    multiply-adds, which the tensor-core path matches.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def LinformerCUDAPlanLaunchesPass
     : Pass<"linformer-cuda-plan-launches", "::mlir::ModuleOp"> {
   let summary = "records the host function's launches as the runtime's plan";
@@ -428,8 +443,12 @@ def LinformerCUDATileParallelLoopsPass
     `convert-parallel-loops-to-gpu` reads): the innermost dimension to x,
     the next to y (and z for blocks), the rest sequential, which keeps
     consecutive threads on consecutive addresses of the row-major buffers
-    (coalesced). Parallel loops nested deeper (inside a reduction loop) and
-    loops without static bounds are mapped sequential.
+    (coalesced). The grid has three dimensions: a loop of rank 4 or more
+    first has its leading dimensions folded into one (`collapseParallelLoops`,
+    when the fold is at most 65535, the grid's z limit), which becomes block
+    z, so that no dimension is a sequential loop in every thread. Parallel
+    loops nested deeper (inside a reduction loop) and loops without static
+    bounds are mapped sequential.
   }];
   let options = [
     Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",

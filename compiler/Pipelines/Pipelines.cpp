@@ -172,6 +172,10 @@ static void addLLVMLowering(OpPassManager &pm) {
 void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                         const CUDAPipelineOptions &options) {
   addLinalgStages(pm, /*lowerCore=*/true, "auto");
+  // One kernel per linalg op: elementwise producers (dtype extensions, GELU,
+  // residual adds, the softmax's exp) fuse into their consumers instead of
+  // each writing a tensor to device memory; contractions stay plain.
+  pm.addNestedPass<func::FuncOp>(createLinformerCUDAFuseElementwisePass());
   // The result is a caller-provided buffer, as on the CPU.
   addBufferization(pm);
   if (options.onHost) {

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 namespace mlir::linformer {
@@ -50,7 +52,12 @@ struct CUDATileParallelLoopsPass
       if (!op->getParentOfType<scf::ParallelOp>())
         outermost.push_back(op);
     });
+    IRRewriter rewriter(&getContext());
     for (scf::ParallelOp op : outermost) {
+      // The grid has three dimensions: leading dimensions beyond two are
+      // folded into one (the blocks' z), so that none of them is left a
+      // sequential loop inside the kernel, as long as the fold fits z.
+      op = collapseLeading(rewriter, op);
       SmallVector<int64_t> extents;
       bool unitStepsFromZero = true;
       for (auto [lb, ub, step] : llvm::zip(
@@ -90,6 +97,50 @@ struct CUDATileParallelLoopsPass
       if (!op->hasAttr(gpu::getMappingAttrName()))
         mapInnermostFirst(op, gpu::Processor::Sequential, 0);
     });
+  }
+
+  /// `op` with dimensions 0 .. rank-3 folded into one when the rank is
+  /// above 3, the bounds are static and the fold is at most 65535 (the
+  /// grid's z limit); else `op`.
+  static scf::ParallelOp collapseLeading(IRRewriter &rewriter,
+                                         scf::ParallelOp op) {
+    unsigned rank = op.getNumLoops();
+    if (rank <= 3)
+      return op;
+    int64_t fold = 1;
+    std::vector<unsigned> leading;
+    for (unsigned d = 0; d + 2 < rank; ++d) {
+      std::optional<int64_t> l = getConstantIntValue(op.getLowerBound()[d]),
+                             u = getConstantIntValue(op.getUpperBound()[d]),
+                             s = getConstantIntValue(op.getStep()[d]);
+      if (!l || !u || !s || *l != 0 || *s != 1)
+        return op;
+      fold *= *u;
+      leading.push_back(d);
+    }
+    if (fold > 65535)
+      return op;
+    std::optional<int64_t> ny = getConstantIntValue(op.getUpperBound()[rank - 2]),
+                           nx = getConstantIntValue(op.getUpperBound()[rank - 1]);
+    Block *parent = op->getBlock();
+    Operation *next = op->getNextNode();
+    mlir::collapseParallelLoops(rewriter, op,
+                               {leading, {rank - 2}, {rank - 1}});
+    // The collapsed loop replaces `op` where it stood; its bounds come out
+    // as products of constants, which the tiling needs folded.
+    auto collapsed =
+        cast<scf::ParallelOp>(next ? next->getPrevNode() : &parent->back());
+    if (!ny || !nx)
+      return collapsed;
+    OpBuilder b(collapsed);
+    Location loc = collapsed.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    collapsed.getLowerBoundMutable().assign({c(0), c(0), c(0)});
+    collapsed.getUpperBoundMutable().assign({c(fold), c(*ny), c(*nx)});
+    collapsed.getStepMutable().assign({c(1), c(1), c(1)});
+    return collapsed;
   }
 
   /// The last `ids` dimensions, innermost first, to `first` (block or

@@ -63,3 +63,48 @@ func.func @dynamic(%out: memref<?xf32>, %n: index) {
   return
 }
 
+
+// -----
+
+// Rank 4 ([b, h, n, k]): the grid has three dimensions, so b and h fold into
+// one (2 * 4 = 8, the blocks' z) instead of staying a sequential loop in
+// every thread; the indices are recovered inside.
+// CHECK-LABEL: func.func @rank4(
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c8{{.*}}, %c128{{.*}}, %c64{{.*}}) step (%c1{{.*}}, %c8{{.*}}, %c32{{.*}})
+// CHECK: %[[Z:.*]] = arith.addi %arg4, %arg1
+// CHECK: %[[H:.*]] = arith.remsi %[[Z]], %c4
+// CHECK: %[[B:.*]] = arith.divsi %[[Z]], %c4
+// CHECK: memref.store %{{.*}}, %arg0[%[[B]], %[[H]], %{{.*}}, %{{.*}}]
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_z{{.*}}>, #gpu.loop_dim_map<processor = block_y{{.*}}>, #gpu.loop_dim_map<processor = block_x{{.*}}>]}
+func.func @rank4(%out: memref<2x4x128x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%b, %h, %i, %j) = (%c0, %c0, %c0, %c0) to (%c2, %c4, %c128, %c64) step (%c1, %c1, %c1, %c1) {
+    memref.store %cst, %out[%b, %h, %i, %j] : memref<2x4x128x64xf32>
+  }
+  return
+}
+
+// -----
+
+// A fold beyond the grid's z limit (65535) keeps the leading dimension a
+// loop in the kernel rather than making a launch CUDA refuses.
+// CHECK-LABEL: func.func @huge(
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c300, %c300, %c8, %c32)
+func.func @huge(%out: memref<300x300x8x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %c300 = arith.constant 300 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%a, %b, %i, %j) = (%c0, %c0, %c0, %c0) to (%c300, %c300, %c8, %c32) step (%c1, %c1, %c1, %c1) {
+    memref.store %cst, %out[%a, %b, %i, %j] : memref<300x300x8x32xf32>
+  }
+  return
+}
