@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cuda.h"
 #include "Internal.h"
 
 #include <cstddef>
@@ -287,6 +288,68 @@ lf_status lf_session_run(lf_session *session, const lf_tensor *inputs,
   return guard([&] {
     requireArg(session, "session");
     session->impl->run(inputs, num_inputs, outputs, num_outputs);
+  });
+}
+
+lf_status lf_session_run_device(lf_session *session, const lf_tensor *inputs,
+                                size_t num_inputs, const lf_tensor *outputs,
+                                size_t num_outputs) {
+  return guard([&] {
+    requireArg(session, "session");
+    session->impl->run(inputs, num_inputs, outputs, num_outputs,
+                       /*onDevice=*/true);
+  });
+}
+
+/// The module's CUDA state, or LF_INVALID_ARGUMENT for a cpu module.
+static const CudaModule &cudaOf(const lf_module *module) {
+  requireArg(module, "module");
+  if (!module->impl->cuda())
+    throw Error(LF_INVALID_ARGUMENT,
+                "device memory needs a cuda module; '" + module->impl->path() +
+                    "' runs on the cpu");
+  return *module->impl->cuda();
+}
+
+static uint64_t deviceAddress(const void *p) {
+  return uint64_t(reinterpret_cast<uintptr_t>(p));
+}
+
+lf_status lf_device_alloc(const lf_module *module, size_t bytes,
+                          void **out_device_ptr) {
+  return guard([&] {
+    requireArg(out_device_ptr, "out_device_ptr");
+    *out_device_ptr = nullptr;
+    *out_device_ptr = reinterpret_cast<void *>(
+        uintptr_t(deviceAlloc(cudaOf(module), bytes)));
+  });
+}
+
+lf_status lf_device_free(const lf_module *module, void *device_ptr) {
+  return guard([&] {
+    const CudaModule &m = cudaOf(module);
+    if (device_ptr)
+      deviceFree(m, deviceAddress(device_ptr));
+  });
+}
+
+lf_status lf_device_copy_to(const lf_module *module, void *device_dst,
+                            const void *host_src, size_t bytes) {
+  return guard([&] {
+    const CudaModule &m = cudaOf(module);
+    requireArg(device_dst, "device_dst");
+    requireArg(host_src, "host_src");
+    deviceCopy(m, deviceAddress(device_dst), host_src, bytes);
+  });
+}
+
+lf_status lf_device_copy_from(const lf_module *module, void *host_dst,
+                              const void *device_src, size_t bytes) {
+  return guard([&] {
+    const CudaModule &m = cudaOf(module);
+    requireArg(host_dst, "host_dst");
+    requireArg(device_src, "device_src");
+    deviceCopy(m, host_dst, deviceAddress(device_src), bytes);
   });
 }
 

@@ -387,14 +387,53 @@ void CudaSession::release() noexcept {
   owned_.clear();
 }
 
+uint64_t deviceAlloc(const CudaModule &module, size_t bytes) {
+  const Driver &d = driver();
+  module.makeCurrent();
+  CUdeviceptr p = 0;
+  d.check(d.cuMemAlloc(&p, std::max<size_t>(bytes, 1)),
+          "cuMemAlloc of " + std::to_string(bytes) + " bytes");
+  return p;
+}
+
+void deviceFree(const CudaModule &module, uint64_t address) {
+  const Driver &d = driver();
+  module.makeCurrent();
+  d.check(d.cuMemFree(address), "cuMemFree", LF_INVALID_ARGUMENT);
+}
+
+void deviceCopy(const CudaModule &module, uint64_t deviceDst,
+                const void *hostSrc, size_t bytes) {
+  const Driver &d = driver();
+  module.makeCurrent();
+  d.check(d.cuMemcpyHtoDAsync(deviceDst, hostSrc, bytes, nullptr),
+          "copying to the device", LF_INVALID_ARGUMENT);
+  d.check(d.cuStreamSynchronize(nullptr), "copying to the device");
+}
+
+void deviceCopy(const CudaModule &module, void *hostDst, uint64_t deviceSrc,
+                size_t bytes) {
+  const Driver &d = driver();
+  module.makeCurrent();
+  d.check(d.cuMemcpyDtoHAsync(hostDst, deviceSrc, bytes, nullptr),
+          "copying from the device", LF_INVALID_ARGUMENT);
+  d.check(d.cuStreamSynchronize(nullptr), "copying from the device");
+}
+
 void CudaSession::run(const std::vector<void *> &host,
+                      const std::vector<bool> &onDevice,
                       std::vector<std::vector<double>> *kernelMs) {
   const Driver &d = driver();
   const Manifest &m = manifest_;
   module_->makeCurrent();
+  // The caller's device buffers stand in for the session's own this run.
+  std::vector<CUdeviceptr> address(device_.begin(), device_.end());
+  for (size_t i = 0; i < m.buffers.size(); ++i)
+    if (onDevice[i])
+      address[i] = CUdeviceptr(reinterpret_cast<uintptr_t>(host[i]));
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
-    if (b.kind == BufferKind::Input)
+    if (b.kind == BufferKind::Input && !onDevice[i])
       d.check(d.cuMemcpyHtoDAsync(device_[i], host[i], b.byteSize(), stream_),
               "copying input '" + b.name + "' to the device");
   }
@@ -405,7 +444,7 @@ void CudaSession::run(const std::vector<void *> &host,
     params.resize(kernel.buffers.size());
     argv.resize(kernel.buffers.size());
     for (size_t j = 0; j < kernel.buffers.size(); ++j) {
-      params[j] = device_[size_t(kernel.buffers[j])];
+      params[j] = address[size_t(kernel.buffers[j])];
       argv[j] = &params[j];
     }
     if (!events_.empty())
@@ -424,7 +463,7 @@ void CudaSession::run(const std::vector<void *> &host,
   }
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
-    if (b.kind == BufferKind::Output && host[i])
+    if (b.kind == BufferKind::Output && host[i] && !onDevice[i])
       d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], b.byteSize(), stream_),
               "copying output '" + b.name + "' from the device");
   }

@@ -48,6 +48,14 @@ std::shared_ptr<CudaModule> openCudaModule(const Manifest &manifest,
 /// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)".
 std::string describeDevice(const CudaModule &module);
 
+/// Device memory in the module's context (lf_device_*). Throw Error.
+uint64_t deviceAlloc(const CudaModule &module, size_t bytes);
+void deviceFree(const CudaModule &module, uint64_t address);
+void deviceCopy(const CudaModule &module, uint64_t deviceDst,
+                const void *hostSrc, size_t bytes);
+void deviceCopy(const CudaModule &module, void *hostDst, uint64_t deviceSrc,
+                size_t bytes);
+
 class CudaSession {
 public:
   /// Allocates the session's device buffers and uploads (or shares) the
@@ -60,9 +68,11 @@ public:
   CudaSession &operator=(const CudaSession &) = delete;
 
   /// One run: `host[i]` is where buffer i's data is on the host (inputs:
-  /// read; outputs: written; others ignored). With profiling, appends each
-  /// kernel's milliseconds (CUDA events) to `kernelMs[k]`.
-  void run(const std::vector<void *> &host,
+  /// read; outputs: written; others ignored), or, where `onDevice[i]`, the
+  /// caller's device address, bound to the kernels without a copy. With
+  /// profiling, appends each kernel's milliseconds (CUDA events) to
+  /// `kernelMs[k]`.
+  void run(const std::vector<void *> &host, const std::vector<bool> &onDevice,
            std::vector<std::vector<double>> *kernelMs);
 
 private:

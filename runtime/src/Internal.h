@@ -131,8 +131,9 @@ public:
   /// Throws LF_INVALID_ARGUMENT without profiling or for a bad index.
   void profile(size_t index, lf_kernel_profile &out);
   void resetProfile();
+  /// `onDevice`: data inputs and outputs are device pointers (cuda only).
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
-           size_t numOutputs);
+           size_t numOutputs, bool onDevice = false);
 
 private:
   struct Impl;

@@ -170,7 +170,7 @@ struct Session::Impl {
 
   void plan();
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
-           size_t numOutputs);
+           size_t numOutputs, bool onDevice);
 };
 
 void Session::Impl::plan() {
@@ -214,9 +214,15 @@ void Session::Impl::plan() {
 }
 
 void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
-                        const lf_tensor *outputs, size_t numOutputs) {
+                        const lf_tensor *outputs, size_t numOutputs,
+                        bool onDevice) {
   const Module &mod = *module;
   const Manifest &m = mod.manifest();
+  if (onDevice && !cuda)
+    invalid("device tensors need a cuda module; '" + mod.path() +
+            "' runs on the cpu (use lf_session_run)");
+  // Per buffer: bound to a caller's device memory this run.
+  std::vector<bool> devIo(m.buffers.size(), false);
   const int64_t batch = mod.batch(), n = mod.seqLen();
   // Kernels read weights in place from the mapping: a file truncated since
   // it was loaded would turn those reads into SIGBUS.
@@ -276,6 +282,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::vector<int64_t> shape = tensorShape(*t, "input");
     std::string where =
         "input '" + b.name + "' has shape " + shapeString(shape) + ", ";
+    if (onDevice && shape != b.shape)
+      shapeError(where + "and device inputs must have the compiled shape " +
+                 shapeString(b.shape) +
+                 " (no padding on the device: pass host tensors to pad)");
     if (!mod.isSequence(idx)) {
       if (shape != b.shape)
         shapeError(where + "the model expects " + shapeString(b.shape));
@@ -335,6 +345,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::vector<int64_t> asL = b.shape;
     if (mod.isSequence(size_t(idx)))
       asL[1] = L;
+    if (onDevice && shape != b.shape)
+      shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
+                 ", and device outputs must have the compiled shape " +
+                 shapeString(b.shape));
     if (shape != b.shape && shape != asL)
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", expected " + shapeString(asL) +
@@ -349,6 +363,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     const lf_tensor *t = given[idx];
     if (b.role != BufferRole::None)
       continue;
+    if (onDevice) {
+      bound[idx] = t->data;
+      devIo[idx] = true;
+      continue;
+    }
     if ((!mod.isSequence(idx) || L == n) && isAligned(t->data)) {
       bound[idx] = t->data;
       continue;
@@ -451,6 +470,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   std::vector<bool> direct(m.buffers.size(), false);
   for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
     const lf_tensor *t = wanted[idx];
+    if (t && onDevice) {
+      bound[idx] = t->data;
+      direct[idx] = devIo[idx] = true;
+      continue;
+    }
     if (!t || !isAligned(t->data) ||
         std::vector<int64_t>(t->shape, t->shape + t->rank) !=
             m.buffers[idx].shape)
@@ -462,7 +486,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   if (cuda) {
     // Staged inputs to the device, the launches, the outputs back into
     // `bound` (the caller's memory where direct, else the arena).
-    cuda->run(bound, profiling ? &kernelMs : nullptr);
+    cuda->run(bound, devIo, profiling ? &kernelMs : nullptr);
     if (profiling)
       for (std::vector<double> &times : kernelMs)
         if (times.size() > kMaxProfiledRuns)
@@ -573,9 +597,9 @@ void Session::resetProfile() {
 }
 
 void Session::run(const lf_tensor *inputs, size_t numInputs,
-                  const lf_tensor *outputs, size_t numOutputs) {
+                  const lf_tensor *outputs, size_t numOutputs, bool onDevice) {
   std::lock_guard<std::mutex> lock(impl_->runMutex);
-  impl_->run(inputs, numInputs, outputs, numOutputs);
+  impl_->run(inputs, numInputs, outputs, numOutputs, onDevice);
 }
 
 } // namespace runtime

@@ -890,3 +890,26 @@ TEST_F(RuntimeTest, CppWrapper) {
 }
 
 } // namespace
+
+// Device memory and device runs belong to cuda modules; a cpu module says so
+// instead of treating host pointers as device ones.
+TEST_F(RuntimeTest, DeviceMemoryNeedsACudaModule) {
+  lf_module *m = load(lengthsPath);
+  void *p = reinterpret_cast<void *>(uintptr_t(1));
+  EXPECT_STATUS(lf_device_alloc(m, 64, &p), LF_INVALID_ARGUMENT,
+                "device memory needs a cuda module");
+  EXPECT_EQ(p, nullptr);
+  float host[4] = {0};
+  EXPECT_STATUS(lf_device_copy_to(m, host, host, sizeof(host)),
+                LF_INVALID_ARGUMENT, "runs on the cpu");
+  lf_session *s = session(m, 1);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 3);
+  std::vector<float> y(x.size());
+  int64_t shape[3] = {kBatch, kSeq, kDim};
+  lf_tensor in = {"x", LF_DTYPE_F32, 3, shape, x.data()};
+  lf_tensor out = {"y", LF_DTYPE_F32, 3, shape, y.data()};
+  EXPECT_STATUS(lf_session_run_device(s, &in, 1, &out, 1),
+                LF_INVALID_ARGUMENT, "device tensors need a cuda module");
+  lf_session_free(s);
+  lf_module_free(m);
+}

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <iostream>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,7 +44,10 @@ const char *kUsage =
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
     "         [--output out.npy] [--check] [--tolerance T] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
-    "         [--device cpu|cuda] [--make-weights]\n"
+    "         [--device cpu|cuda] [--device-io] [--make-weights]\n"
+    "--device-io: a cuda artifact's input and output live in device memory\n"
+    "(lf_device_alloc, lf_session_run_device); inputs must be the compiled\n"
+    "shape. The timed runs then exclude host<->device copies.\n"
     "--make-weights: first write seeded random weights (--seed) for the\n"
     "artifact's model to the --weights path, as linformer-compile\n"
     "--random-weights does (for machines without the compiler).\n"
@@ -109,7 +113,7 @@ int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
   bool check = false, randomInput = false, profile = false,
-       makeWeights = false;
+       makeWeights = false, deviceIo = false;
   std::string profileJson, device;
   double tolerance = 1e-3;
   int repeat = 1, threads = 0, warmup = 0;
@@ -139,6 +143,8 @@ int main(int argc, char **argv) {
     } else if (a == "--device") {
       if (!value(device) || (device != "cpu" && device != "cuda"))
         return usage("--device takes cpu or cuda");
+    } else if (a == "--device-io") {
+      deviceIo = true;
     } else if (a == "--make-weights") {
       makeWeights = true;
     } else if (a == "--check") {
@@ -386,18 +392,67 @@ int main(int argc, char **argv) {
     std::vector<lf::TensorRef> outRefs = {
         lf::TensorRef(outs[0].name, outs[0].dtype, outShape, y.bytes.data())};
 
+    // --device-io: the data input and the output in device memory, copied
+    // there once before the runs and back once after them.
+    std::vector<void *> deviceBuffers;
+    std::vector<lf::TensorRef> devRefs, devOutRefs;
+    auto freeDevice = [&] {
+      for (void *p : deviceBuffers)
+        lf_status_free(lf_device_free(module.get(), p));
+      deviceBuffers.clear();
+    };
+    auto onDevice = [&](const lf::TensorRef &t, const void *host,
+                        size_t bytes) {
+      void *p = nullptr;
+      lf::check(lf_device_alloc(module.get(), bytes, &p));
+      deviceBuffers.push_back(p);
+      if (host)
+        lf::check(lf_device_copy_to(module.get(), p, host, bytes));
+      lf_tensor v = t.view();
+      return lf::TensorRef(t.name(), v.dtype, t.shape(), p);
+    };
+    if (deviceIo) {
+      size_t j = 0;
+      for (const lf::TensorInfo &info : modelInputs) {
+        if (info.role != LF_ROLE_NONE) {
+          continue;
+        }
+        const linformer::NpyArray &a = arrays[j];
+        devRefs.push_back(onDevice(refs[j], a.bytes.data(), a.bytes.size()));
+        ++j;
+      }
+      // Lengths and mask stay host tensors.
+      for (size_t k = j; k < refs.size(); ++k)
+        devRefs.push_back(refs[k]);
+      devOutRefs.push_back(onDevice(outRefs[0], nullptr, y.bytes.size()));
+    }
+    auto runOnce = [&] {
+      if (deviceIo)
+        session.runDevice(devRefs, devOutRefs);
+      else
+        session.run(refs, outRefs);
+    };
+    struct FreeAtExit {
+      std::function<void()> f;
+      ~FreeAtExit() { f(); }
+    } freeAtExit{freeDevice};
+
     for (int r = 0; r < warmup; ++r)
-      session.run(refs, outRefs);
+      runOnce();
     if (profile || !profileJson.empty())
       session.resetProfile();
     std::vector<double> ms;
     for (int r = 0; r < repeat; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      session.run(refs, outRefs);
+      runOnce();
       ms.push_back(std::chrono::duration<double, std::milli>(
                        std::chrono::steady_clock::now() - t0)
                        .count());
     }
+    if (deviceIo)
+      lf::check(lf_device_copy_from(module.get(), y.bytes.data(),
+                                    devOutRefs[0].view().data,
+                                    y.bytes.size()));
     std::sort(ms.begin(), ms.end());
     std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
                 "median %.3f ms over %d run(s) (min %.3f) on %s\n",

@@ -261,6 +261,34 @@ LF_API lf_status lf_session_run(lf_session *session, const lf_tensor *inputs,
                                 size_t num_inputs, const lf_tensor *outputs,
                                 size_t num_outputs);
 
+/*===--- Device memory (cuda modules) -------------------------------------===*/
+
+/* Device memory in the context a cuda module runs in (device 0's primary
+ * context), for callers without their own CUDA code; a caller with its own
+ * CUDA code may pass its device pointers in that context instead. Addresses
+ * are CUDA device pointers (CUdeviceptr) carried in a void *. For a cpu
+ * module these are LF_INVALID_ARGUMENT. */
+LF_API lf_status lf_device_alloc(const lf_module *module, size_t bytes,
+                                 void **out_device_ptr);
+LF_API lf_status lf_device_free(const lf_module *module, void *device_ptr);
+LF_API lf_status lf_device_copy_to(const lf_module *module, void *device_dst,
+                                   const void *host_src, size_t bytes);
+LF_API lf_status lf_device_copy_from(const lf_module *module, void *host_dst,
+                                     const void *device_src, size_t bytes);
+
+/* lf_session_run with the data inputs and the outputs in device memory (a
+ * cuda module only): their `data` are device pointers, bound as they are
+ * (no copy) for the run, so they must hold the compiled shape exactly
+ * ([b, n, ...]: no padding on the device) and not overlap. The lengths or
+ * mask input, when given, stays a host tensor, as in lf_session_run. The
+ * runtime cannot see a device allocation's size: a smaller one is the
+ * caller's error, like a short host buffer. */
+LF_API lf_status lf_session_run_device(lf_session *session,
+                                       const lf_tensor *inputs,
+                                       size_t num_inputs,
+                                       const lf_tensor *outputs,
+                                       size_t num_outputs);
+
 /*===--- Profiling --------------------------------------------------------===*/
 
 /* The times one kernel took in the runs of a profiling session. */

@@ -184,12 +184,14 @@ public:
   /// See lf_session_run for the padding rules.
   void run(const std::vector<TensorRef> &inputs,
            const std::vector<TensorRef> &outputs) {
-    std::vector<lf_tensor> in, out;
-    for (const TensorRef &t : inputs)
-      in.push_back(t.view());
-    for (const TensorRef &t : outputs)
-      out.push_back(t.view());
-    check(lf_session_run(get(), in.data(), in.size(), out.data(), out.size()));
+    call(&lf_session_run, inputs, outputs);
+  }
+
+  /// lf_session_run_device: data inputs and outputs are CUDA device
+  /// pointers (a cuda module only).
+  void runDevice(const std::vector<TensorRef> &inputs,
+                 const std::vector<TensorRef> &outputs) {
+    call(&lf_session_run_device, inputs, outputs);
   }
 
   /// Per kernel, in launch order: its times in the runs so far (a
@@ -205,6 +207,18 @@ public:
   void resetProfile() { check(lf_session_profile_reset(get())); }
 
 private:
+  using RunFn = lf_status (*)(lf_session *, const lf_tensor *, size_t,
+                              const lf_tensor *, size_t);
+  void call(RunFn fn, const std::vector<TensorRef> &inputs,
+            const std::vector<TensorRef> &outputs) {
+    std::vector<lf_tensor> in, out;
+    for (const TensorRef &t : inputs)
+      in.push_back(t.view());
+    for (const TensorRef &t : outputs)
+      out.push_back(t.view());
+    check(fn(get(), in.data(), in.size(), out.data(), out.size()));
+  }
+
   std::unique_ptr<lf_session, void (*)(lf_session *)> handle_;
 };
 

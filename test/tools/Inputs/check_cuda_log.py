@@ -1,7 +1,7 @@
 """Checks what the runtime did on the fake CUDA driver (FakeCudaDriver.c)
 against the artifact's manifest.
 
-    check_cuda_log.py ARTIFACT.lfa LOG RUNS [SESSIONS]
+    check_cuda_log.py ARTIFACT.lfa LOG RUNS [SESSIONS] [--device-io]
 
 Expected, for SESSIONS sessions of one module and one weights object that
 each ran RUNS times: the weights allocated and uploaded once (shared by the
@@ -9,15 +9,23 @@ sessions), every other buffer allocated per session, and per run: every
 input copied in, every kernel launched in manifest order with its grid,
 block and shared memory and with exactly the allocations of the buffers the
 manifest binds (from PTX: the driver counts the entry's parameters; from a
-cubin it cannot, and only the launch shape is compared), every output copied out. Prints a summary; exits 1 with
+cubin it cannot, and only the launch shape is compared)
+
+--device-io (linformer-run --device-io, one session): the caller's input and
+output are allocated after the session's buffers and the input copied once;
+the runs copy in only the lengths/mask, the kernels take the caller's
+allocations in place of the session's data input and output, nothing is
+copied out per run, and the output is copied back once at the end., every output copied out. Prints a summary; exits 1 with
 the first difference."""
 
 import json
 import struct
 import sys
 
-path, log, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-sessions = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+device_io = "--device-io" in sys.argv
+args = [a for a in sys.argv[1:] if a != "--device-io"]
+path, log, runs = args[0], args[1], int(args[2])
+sessions = int(args[3]) if len(args) > 3 else 1
 data = open(path, "rb").read()
 count = struct.unpack("<I", data[12:16])[0]
 sections = {}
@@ -67,22 +75,43 @@ for s in range(sessions):
         e = expect(f"alloc of {buffers[i]['kind']} {buffers[i]['name']}",
                    lambda e: e[0] == "alloc" and int(e[2]) == max(nbytes(buffers[i]), 1))
         alloc[i] = int(e[1])
+    bound = dict(alloc)
+    if device_io:
+        for i in others:
+            b = buffers[i]
+            if b["kind"] == "input" and "role" not in b:
+                e = expect(f"the caller's device input {b['name']}",
+                           lambda e: e[0] == "alloc" and int(e[2]) == nbytes(b))
+                bound[i] = int(e[1])
+                expect(f"its one copy in", lambda e: e[:3] == ["htod", e[1], str(nbytes(b))]
+                       and int(e[1]) == bound[i])
+        for i in others:
+            b = buffers[i]
+            if b["kind"] == "output":
+                e = expect(f"the caller's device output {b['name']}",
+                           lambda e: e[0] == "alloc" and int(e[2]) == nbytes(b))
+                bound[i] = int(e[1])
     for r in range(runs):
         for i in others:
-            if buffers[i]["kind"] == "input":
+            if buffers[i]["kind"] == "input" and not (device_io and "role" not in buffers[i]):
                 expect(f"copy-in of {buffers[i]['name']}",
                        lambda e: e[:3] == ["htod", str(alloc[i]), str(nbytes(buffers[i]))])
         for k in m["kernels"]:
             want = (["launch", k["symbol"]] + [str(v) for v in k["grid"] + k["block"]] +
-                    [str(k["shared_bytes"]), ":"] + [str(alloc[b]) for b in k["buffers"]])
+                    [str(k["shared_bytes"]), ":"] + [str(bound[b]) for b in k["buffers"]])
             # From a cubin the stand-in driver cannot count parameters ("?").
             expect("launch " + " ".join(want[1:]),
                    lambda e: e == want or (code == "cubin" and e == want[:10] + ["?"]))
             launches += 1
         for i in others:
-            if buffers[i]["kind"] == "output":
+            if buffers[i]["kind"] == "output" and not device_io:
                 expect(f"copy-out of {buffers[i]['name']}",
                        lambda e: e[:3] == ["dtoh", str(alloc[i]), str(nbytes(buffers[i]))])
+    if device_io:
+        for i in others:
+            if buffers[i]["kind"] == "output":
+                expect(f"the one copy out of {buffers[i]['name']}",
+                       lambda e: e[:3] == ["dtoh", str(bound[i]), str(nbytes(buffers[i]))])
     # The session's buffers are freed when it is; the weights stay while
     # another session uses them.
     while pos < len(events) and events[pos][0] == "free":
@@ -90,4 +119,5 @@ for s in range(sessions):
 if pos != len(events):
     sys.exit(f"event {pos}: unexpected {' '.join(events[pos])}")
 print(f"OK: {code}, {len(weights)} weights uploaded once, {sessions} session(s) x {runs} "
-      f"run(s), {launches} launches of {len(m['kernels'])} kernels bound as the manifest says")
+      f"run(s){' with device I/O' if device_io else ''}, "
+      f"{launches} launches of {len(m['kernels'])} kernels bound as the manifest says")
