@@ -44,7 +44,10 @@ const char *kUsage =
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
     "         [--output out.npy] [--check] [--tolerance T] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
-    "         [--device cpu|cuda] [--device-io] [--make-weights]\n"
+    "         [--device cpu|cuda] [--device-io] [--make-weights] [--sessions N]\n"
+    "--sessions N: N sessions on one module and weights (sharing the\n"
+    "weights, on a device too); the others run once after the timed runs\n"
+    "and must give the same output bytes.\n"
     "--device-io: a cuda artifact's input and output live in device memory\n"
     "(lf_device_alloc, lf_session_run_device); inputs must be the compiled\n"
     "shape. The timed runs then exclude host<->device copies.\n"
@@ -116,7 +119,7 @@ int main(int argc, char **argv) {
        makeWeights = false, deviceIo = false;
   std::string profileJson, device;
   double tolerance = 1e-3;
-  int repeat = 1, threads = 0, warmup = 0;
+  int repeat = 1, threads = 0, warmup = 0, sessions = 1;
   int64_t seqLen = -1;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
@@ -163,11 +166,13 @@ int main(int argc, char **argv) {
         return usage(a + " needs a non-negative number, not '" + v + "'");
       tolerance = num;
     } else if (a == "--repeat" || a == "--threads" || a == "--seq-len" ||
-               a == "--warmup") {
+               a == "--warmup" || a == "--sessions") {
       // Integers in the range each flag can mean; anything else is refused
       // by name rather than wrapped or truncated into some other value.
-      long long lo = a == "--repeat" || a == "--seq-len" ? 1 : 0;
-      long long hi = a == "--threads"   ? 1024
+      long long lo =
+          a == "--repeat" || a == "--seq-len" || a == "--sessions" ? 1 : 0;
+      long long hi = a == "--threads"    ? 1024
+                     : a == "--sessions" ? 64
                      : a == "--seq-len" ? (1ll << 40)
                                         : 1000000;
       long long num = 0;
@@ -178,6 +183,7 @@ int main(int argc, char **argv) {
       if (a == "--repeat") repeat = int(num);
       else if (a == "--threads") threads = int(num);
       else if (a == "--warmup") warmup = int(num);
+      else if (a == "--sessions") sessions = int(num);
       else seqLen = num;
     } else if (a == "--seed") {
       if (!value(v)) return usage(a + " needs a number");
@@ -453,6 +459,23 @@ int main(int argc, char **argv) {
       lf::check(lf_device_copy_from(module.get(), y.bytes.data(),
                                     devOutRefs[0].view().data,
                                     y.bytes.size()));
+    // More sessions on the same module and weights: each must reproduce
+    // the first one's output exactly (same kernels, same order).
+    for (int k = 1; k < sessions; ++k) {
+      lf::Session other(module, weights, threads, false);
+      std::string bytes(y.bytes.size(), '\0');
+      std::vector<lf::TensorRef> otherOut = {
+          lf::TensorRef(outs[0].name, outs[0].dtype, outShape, bytes.data())};
+      other.run(refs, otherOut);
+      if (bytes != y.bytes)
+        return error("session " + std::to_string(k + 1) + " of " +
+                     std::to_string(sessions) +
+                     " gave a different output than the first");
+    }
+    if (sessions > 1)
+      std::printf("sessions: %d on one module and weights, outputs "
+                  "identical\n",
+                  sessions);
     std::sort(ms.begin(), ms.end());
     std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
                 "median %.3f ms over %d run(s) (min %.3f) on %s\n",
