@@ -62,6 +62,9 @@ inline constexpr const char *kManifestFormat = "linformer-artifact";
 /// The code sections of a cuda artifact: the kernels' PTX (always) and,
 /// when the compiler found ptxas, their cubin for the target's SM.
 inline constexpr const char *kCudaPtxSection = "cuda.ptx";
+/// An artifact with both targets (linformer-compile --target=cpu,cuda) has
+/// the cpu manifest in "manifest" and the cuda one here.
+inline constexpr const char *kCudaManifestSection = "manifest.cuda";
 /// "cuda.sm_90.cubin" for target cpu "sm_90".
 std::string cudaCubinSection(const std::string &sm);
 

@@ -122,6 +122,18 @@ lf_status lf_module_load(const char *path, lf_module **out_module) {
   });
 }
 
+lf_status lf_module_load_on(const char *path, const char *device,
+                            lf_module **out_module) {
+  return guard([&] {
+    requireArg(out_module, "out_module");
+    *out_module = nullptr;
+    requireArg(path, "path");
+    auto handle = std::make_unique<lf_module_s>();
+    handle->impl = Module::load(path, device ? device : "");
+    *out_module = handle.release();
+  });
+}
+
 void lf_module_free(lf_module *module) { delete module; }
 
 lf_status lf_module_count(const lf_module *module, lf_io_kind kind,

@@ -46,12 +46,16 @@ class CudaModule;
 class Module {
 public:
   /// Throws Error.
-  static std::shared_ptr<Module> load(const std::string &path);
+  /// `device`: "" (the best the artifact and machine allow: cuda when it
+  /// can run, else cpu), "cpu" or "cuda".
+  static std::shared_ptr<Module> load(const std::string &path,
+                                      const std::string &device = "");
   /// Everything load() checks before the kernels' object is handed to the
   /// dynamic loader, on an opened artifact; the result has no kernels. For
   /// tests and fuzzing of the validation. Throws Error.
-  static std::shared_ptr<Module> validate(const Artifact &artifact,
-                                          const std::string &path);
+  static std::shared_ptr<Module> validate(
+      const Artifact &artifact, const std::string &path,
+      const char *manifestSection = kManifestSection);
   ~Module();
 
   const std::string &path() const { return path_; }

@@ -116,29 +116,69 @@ static void checkCpuFeatures(const Manifest &m, const std::string &path) {
 #endif
 }
 
-std::shared_ptr<Module> Module::load(const std::string &path) {
+std::shared_ptr<Module> Module::load(const std::string &path,
+                                     const std::string &device) {
+  if (!device.empty() && device != "cpu" && device != "cuda")
+    throw Error(LF_INVALID_ARGUMENT,
+                "device '" + device + "' is not cpu or cuda");
   Artifact artifact;
   if (FileError err = Artifact::open(path, artifact))
     throwFileError(err);
-  std::shared_ptr<Module> module = validate(artifact, path);
-  const Manifest &m = module->manifest_;
-  if (m.target.kind == "cuda") {
-    module->cuda_ = openCudaModule(
-        m, artifact.section(kCudaPtxSection),
-        artifact.section(cudaCubinSection(m.target.cpu)), path);
-    module->device_ = describeDevice(*module->cuda_);
-    return module;
+  // The targets the artifact has, the GPU first: "manifest" holds one
+  // target, "manifest.cuda" the cuda one beside a cpu one (--target=cpu,cuda).
+  std::vector<std::pair<const char *, std::string>> targets;
+  for (const char *section : {kCudaManifestSection, kManifestSection}) {
+    if (!artifact.find(section))
+      continue;
+    Manifest m;
+    if (FileError err = parseManifest(artifact.section(section), m)) {
+      err.message = "artifact '" + path + "': " + err.message;
+      throwFileError(err);
+    }
+    if (device.empty() || m.target.kind == device)
+      targets.push_back({section, m.target.kind});
+    else if (!artifact.find(kCudaManifestSection))
+      throw Error(LF_INVALID_ARGUMENT,
+                  "artifact '" + path + "' has " + m.target.kind +
+                      " code only, not " + device +
+                      " (linformer-compile --target=" + device +
+                      ", or --target=cpu,cuda for both)");
   }
-  module->openKernels(artifact.section(kCpuObjectSection));
-  module->device_ = "cpu (" + m.target.cpu + ")";
-  return module;
+  if (targets.empty())
+    throw Error(LF_FORMAT_ERROR, "artifact '" + path + "' has no manifest");
+  std::string skipped;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    try {
+      std::shared_ptr<Module> module =
+          validate(artifact, path, targets[i].first);
+      const Manifest &m = module->manifest_;
+      if (m.target.kind == "cuda") {
+        module->cuda_ = openCudaModule(
+            m, artifact.section(kCudaPtxSection),
+            artifact.section(cudaCubinSection(m.target.cpu)), path);
+        module->device_ = describeDevice(*module->cuda_);
+        return module;
+      }
+      module->openKernels(artifact.section(kCpuObjectSection));
+      module->device_ = "cpu (" + m.target.cpu + ")" +
+                        (skipped.empty() ? "" : "; cuda not used: " + skipped);
+      return module;
+    } catch (const Error &e) {
+      // A GPU the machine lacks is a reason to take the CPU code instead.
+      if (e.code != LF_UNAVAILABLE || i + 1 == targets.size())
+        throw;
+      skipped = e.what();
+    }
+  }
+  throw Error(LF_INTERNAL, "artifact '" + path + "': no target loaded");
 }
 
 std::shared_ptr<Module> Module::validate(const Artifact &artifact,
-                                         const std::string &path) {
+                                         const std::string &path,
+                                         const char *manifestSection) {
   std::shared_ptr<Module> module(new Module());
   module->path_ = path;
-  module->manifestText_ = std::string(artifact.section(kManifestSection));
+  module->manifestText_ = std::string(artifact.section(manifestSection));
   if (FileError err = parseManifest(module->manifestText_, module->manifest_)) {
     err.message = "artifact '" + path + "': " + err.message;
     throwFileError(err);

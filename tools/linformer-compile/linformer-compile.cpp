@@ -485,11 +485,12 @@ int addBuffers(MLIRContext &context, const Source &src,
   return 0;
 }
 
-/// The artifact: the lowered module's kernels as a shared object plus the
-/// manifest (buffers from the source signature, the plan, the schedules).
-int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
-                  const sched::CPUTarget &target, const Plan &plan,
-                  const std::string &output) {
+/// The CPU sections of an artifact: the lowered module's kernels as a
+/// shared object plus the manifest (buffers from the source signature, the
+/// plan, the schedules), added to `writer`.
+int addCPUSections(MLIRContext &context, ModuleOp module, const Source &src,
+                   const sched::CPUTarget &target, const Plan &plan,
+                   lf::ArtifactWriter &writer) {
   mlir::linformer::CPUTargetOptions targetOptions;
   targetOptions.cpu = target.cpu;
   targetOptions.features = target.features;
@@ -518,13 +519,22 @@ int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
   if (std::string err = lf::serializeManifest(manifest, manifestText);
       !err.empty())
     return fail(err);
-  lf::ArtifactWriter writer;
   if (std::string err = writer.addSection(lf::kManifestSection, manifestText);
       !err.empty())
     return fail(err);
   if (std::string err = writer.addSection(lf::kCpuObjectSection, std::move(so));
       !err.empty())
     return fail(err);
+  return 0;
+}
+
+/// A CPU artifact at `output`.
+int writeArtifact(MLIRContext &context, ModuleOp module, const Source &src,
+                  const sched::CPUTarget &target, const Plan &plan,
+                  const std::string &output) {
+  lf::ArtifactWriter writer;
+  if (int rc = addCPUSections(context, module, src, target, plan, writer))
+    return rc;
   if (std::string err = writer.write(output); !err.empty())
     return fail(err);
   return 0;
@@ -751,7 +761,8 @@ int autotune(MLIRContext &context, const Source &src,
 /// on the entry (CUDAPlanLaunches.cpp).
 int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
                       const sched::CUDATarget &cudaTarget,
-                      const mlir::linformer::CUDAPipelineOptions &options) {
+                      const mlir::linformer::CUDAPipelineOptions &options,
+                      lf::ArtifactWriter *combined) {
   auto fn = module.lookupSymbol<func::FuncOp>(src.entry.name);
   ArrayAttr kernels =
       fn ? fn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
@@ -861,10 +872,13 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
   if (std::string err = lf::serializeManifest(manifest, manifestText);
       !err.empty())
     return fail(err);
-  lf::ArtifactWriter writer;
+  // Beside CPU sections, the CUDA manifest is "manifest.cuda".
+  lf::ArtifactWriter own;
+  lf::ArtifactWriter &writer = combined ? *combined : own;
   for (auto &[name, payload] :
        std::vector<std::pair<std::string, std::string>>{
-           {lf::kManifestSection, manifestText},
+           {combined ? lf::kCudaManifestSection : lf::kManifestSection,
+            manifestText},
            {lf::kCudaPtxSection, ptx},
            {cubinSection, cubin}}) {
     if (payload.empty())
@@ -872,11 +886,13 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
     if (std::string err = writer.addSection(name, payload); !err.empty())
       return fail(err);
   }
-  if (std::string err = writer.write(outputFile); !err.empty())
-    return fail(err);
-  llvm::outs() << "wrote " << outputFile << ": " << manifest.kernels.size()
-               << " CUDA kernels for " << options.chip << ", "
-               << manifest.buffers.size() << " buffers ("
+  if (!combined)
+    if (std::string err = writer.write(outputFile); !err.empty())
+      return fail(err);
+  llvm::outs() << (combined ? "cuda part" : "wrote " + outputFile) << ": "
+               << manifest.kernels.size() << " CUDA kernels for "
+               << options.chip << ", " << manifest.buffers.size()
+               << " buffers ("
                << (cubin.empty() ? "PTX only" : "PTX and cubin") << ")\n";
   return 0;
 }
@@ -885,7 +901,8 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
 /// PTX (the `gpu.binary` objects, format isa) on the output.
 template <typename WriteText>
 int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
-                const sched::CUDATarget &cudaTarget, WriteText writeText) {
+                const sched::CUDATarget &cudaTarget, WriteText writeText,
+                lf::ArtifactWriter *combined = nullptr) {
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
@@ -897,7 +914,8 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
   if (emit == Emit::Artifact)
-    return writeCUDAArtifact(context, module, src, cudaTarget, options);
+    return writeCUDAArtifact(context, module, src, cudaTarget, options,
+                             combined);
   if (emit == Emit::GPU)
     return writeText([&](raw_ostream &os) { module.print(os); });
   // Each kernel's block size from the plan: the budget ptxas must stay
@@ -939,10 +957,16 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   cl::ParseCommandLineOptions(argc, argv,
                               "linformer-compile: model -> artifact\n");
-  if (target != "cpu" && target != "cuda")
-    return fail("target '" + target + "' is not one of cpu, cuda");
+  if (target != "cpu" && target != "cuda" && target != "cpu,cuda")
+    return fail("target '" + target + "' is not one of cpu, cuda, cpu,cuda");
+  // cpu,cuda: one artifact with both; the runtime takes the GPU when it can.
+  bool both = target == "cpu,cuda";
+  if (both && emit != Emit::Artifact)
+    return fail("--target=cpu,cuda makes an artifact only; emit one target's "
+                "stages with --target=cpu or --target=cuda");
   sched::CUDATarget cudaTarget;
-  if (target == "cuda" && !sched::knownCUDATarget(sm, cudaTarget))
+  if ((target == "cuda" || target == "cpu,cuda") &&
+      !sched::knownCUDATarget(sm, cudaTarget))
     return fail("--sm=" + std::to_string(sm) +
                 " is not an SM version this compiler knows (70, 75, 80, 86, "
                 "89, 90, 100, 120)");
@@ -952,7 +976,7 @@ int main(int argc, char **argv) {
                 "artifact (the LLVM stages are the CPU's)");
   if (cudaMma != "none" && cudaMma != "tf32")
     return fail("--cuda-mma takes none or tf32, not '" + cudaMma + "'");
-  if (target == "cuda" && cudaMma == "tf32" && sm < 80)
+  if (target != "cpu" && cudaMma == "tf32" && sm < 80)
     return fail("--cuda-mma=tf32 needs sm_80 or later (TF32 tensor cores), "
                 "not --sm=" + std::to_string(sm));
   if (target == "cuda" && emit == Emit::Artifact && outputFile.empty())
@@ -1101,8 +1125,23 @@ int main(int argc, char **argv) {
   }
   if (output.empty())
     return fail("an artifact needs -o FILE.lfa");
-  if (int rc = writeArtifact(context, *module, src, cpuTarget, plan, output))
+  if (both) {
+    lf::ArtifactWriter writer;
+    if (int rc =
+            addCPUSections(context, *module, src, cpuTarget, plan, writer))
+      return rc;
+    OwningOpRef<ModuleOp> gpuModule = buildModule(context, src);
+    if (!gpuModule)
+      return 1;
+    if (int rc = compileCUDA(context, *gpuModule, src, cudaTarget, writeText,
+                             &writer))
+      return rc;
+    if (std::string err = writer.write(output); !err.empty())
+      return fail(err);
+  } else if (int rc = writeArtifact(context, *module, src, cpuTarget, plan,
+                                    output)) {
     return rc;
+  }
   llvm::outs() << "wrote " << output << ": " << plan.kernels.size()
                << " kernels, " << src.entry.argNames.size() + 1 +
                                       plan.intermediates.size()

@@ -54,8 +54,8 @@ const char *kUsage =
     "--make-weights: first write seeded random weights (--seed) for the\n"
     "artifact's model to the --weights path, as linformer-compile\n"
     "--random-weights does (for machines without the compiler).\n"
-    "--device: where the artifact must run (a cuda artifact runs on CUDA\n"
-    "device 0, a cpu one on this CPU); a mismatch is an error.\n";
+    "--device: where the artifact must run (CUDA device 0 or this CPU);\n"
+    "without it, an artifact with both takes the GPU when it can.\n";
 
 int usage(const std::string &msg) {
   std::cerr << "linformer-run: " << msg << "\n" << kUsage;
@@ -236,15 +236,7 @@ int main(int argc, char **argv) {
   }
 
   try {
-    lf::Module module = lf::Module::load(artifact);
-    if (!device.empty()) {
-      std::string target =
-          nlohmann::json::parse(module.manifestJson())["target"]["kind"];
-      if (target != device)
-        return error("--device " + device + ", but " + artifact +
-                     " was compiled for " + target + " (linformer-compile "
-                     "--target=" + device + " makes one for " + device + ")");
-    }
+    lf::Module module = lf::Module::load(artifact, device);
     lf::Weights weights = lf::Weights::load(weightsPath);
     weights.checkAgainst(module);
     lf::Session session(module, weights, threads,

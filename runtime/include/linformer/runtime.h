@@ -166,6 +166,14 @@ typedef struct lf_tensor_desc {
  * the caller's host tensors in and out; weights are uploaded once per
  * module and weights object, shared by its sessions. */
 LF_API lf_status lf_module_load(const char *path, lf_module **out_module);
+/* lf_module_load for one device: "cpu" or "cuda", or NULL/"" for the best:
+ * an artifact with both targets (linformer-compile --target=cpu,cuda)
+ * loads its cuda code where the machine can run it and its cpu code
+ * otherwise (lf_module_device then says why cuda was not used);
+ * lf_module_load is the same with NULL. Asking for a device the artifact
+ * has no code for is LF_INVALID_ARGUMENT. */
+LF_API lf_status lf_module_load_on(const char *path, const char *device,
+                                   lf_module **out_module);
 /* Releases the caller's reference; NULL is ignored. */
 LF_API void lf_module_free(lf_module *module);
 

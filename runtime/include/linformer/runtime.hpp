@@ -90,9 +90,10 @@ struct TensorInfo {
 
 class Module {
 public:
-  static Module load(const std::string &path) {
+  /// `device`: "" (the best available), "cpu" or "cuda".
+  static Module load(const std::string &path, const std::string &device = "") {
     lf_module *m = nullptr;
-    check(lf_module_load(path.c_str(), &m));
+    check(lf_module_load_on(path.c_str(), device.c_str(), &m));
     return Module(m);
   }
 
