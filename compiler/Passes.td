@@ -356,6 +356,40 @@ def LinformerCUDAPrepareLoopsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LinformerCUDAFuseAttentionCorePass
+    : Pass<"linformer-cuda-fuse-attention-core", "::mlir::func::FuncOp"> {
+  let summary = "marks each attention core for one fused kernel (tensors)";
+  let description = [{
+    Before the attention core is lowered to linalg in the CUDA pipeline:
+    each `linformer.attention_core` whose value width equals its head width
+    becomes a carrier `linalg.generic` over (b, h, n, c, j) that reads q,
+    key, value (and key_mask) and writes the result, marked
+    `linformer.fused_core` with the scale. It only tells bufferization what
+    the core reads and writes; `linformer-cuda-expand-attention-core`
+    replaces it on buffers with the fused loop nest.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def LinformerCUDAExpandAttentionCorePass
+    : Pass<"linformer-cuda-expand-attention-core", "::mlir::func::FuncOp"> {
+  let summary = "the attention core as one kernel: online softmax per query row";
+  let description = [{
+    After bufferization: each `linformer.fused_core` carrier becomes one
+    `scf.parallel` over (batch, heads, query rows) whose body streams the k
+    projected keys and values with an online softmax: running max, running
+    sum and an accumulator vector of the head width, rescaled when a larger
+    score arrives and divided by the sum at the end. Masked slots score
+    -inf and add nothing. The [b, h, n, k] scores and probabilities are
+    never written to memory: one kernel instead of five.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def LinformerCUDAFuseElementwisePass
     : Pass<"linformer-cuda-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuses elementwise producers into their consumers, not into contractions";

@@ -34,7 +34,7 @@ static void addCleanup(OpPassManager &funcPm) {
 /// Verification and decomposition; lowers the projections, and the
 /// attention core too unless `lowerCore` is off.
 static void addLinalgStages(OpPassManager &pm, bool lowerCore,
-                            StringRef reassociate) {
+                            StringRef reassociate, bool fuseCoreCUDA = false) {
   // Layer sharing is a claim across ops; check it before decomposition
   // erases the ops that make it.
   pm.addPass(createLinformerVerifyLayerSharingPass());
@@ -45,6 +45,8 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore,
   reassociateOptions.mode = reassociate.str();
   funcPm.addPass(createLinformerReassociatePass(reassociateOptions));
   funcPm.addPass(createLinformerDecomposeAttentionPass());
+  if (fuseCoreCUDA)
+    funcPm.addPass(createLinformerCUDAFuseAttentionCorePass());
   LinformerLowerToLinalgPassOptions lowerOptions;
   lowerOptions.lowerCore = lowerCore;
   funcPm.addPass(createLinformerLowerToLinalgPass(lowerOptions));
@@ -171,7 +173,9 @@ static void addLLVMLowering(OpPassManager &pm) {
 
 void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                         const CUDAPipelineOptions &options) {
-  addLinalgStages(pm, /*lowerCore=*/true, "auto");
+  // The attention core becomes one fused kernel (marked here, expanded on
+  // buffers).
+  addLinalgStages(pm, /*lowerCore=*/true, "auto", options.fuseCore);
   // One kernel per linalg op: elementwise producers (dtype extensions, GELU,
   // residual adds, the softmax's exp) fuse into their consumers instead of
   // each writing a tensor to device memory; contractions stay plain.
@@ -189,6 +193,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // over the threads of a block, mapped to block and thread ids (x =
   // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
   // dimension to a sequential loop).
+  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass());
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host runs mma=emulate (the

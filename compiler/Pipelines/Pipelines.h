@@ -95,6 +95,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> toolkit{
       *this, "toolkit", llvm::cl::desc("CUDA toolkit (ptxas for bin)"),
       llvm::cl::init("/usr/local/cuda")};
+  PassOptions::Option<bool> fuseCore{
+      *this, "fuse-core",
+      llvm::cl::desc("The attention core as one kernel (online softmax per "
+                     "query row, no scores in memory); off: five linalg "
+                     "kernels"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for f32 contractions: none, tf32 "

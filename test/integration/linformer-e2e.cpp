@@ -92,6 +92,11 @@ static cl::opt<std::string> cudaMmaOpt(
              "(none, or emulate: linformer-cuda-tensor-core-contractions' "
              "warp tiles with scalar products)"),
     cl::init("none"));
+static cl::opt<bool> cudaFuseCoreOpt(
+    "cuda-fuse-core",
+    cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
+             "(default) or, off, as linalg kernels"),
+    cl::init(true));
 static cl::opt<unsigned> threadsOpt(
     "run-threads",
     cl::desc("run the kernels' workgroups on this many threads through their "
@@ -472,6 +477,7 @@ int main(int argc, char **argv) {
     mlir::linformer::CUDAPipelineOptions cudaOptions;
     cudaOptions.onHost = true;
     cudaOptions.mma = cudaMmaOpt;
+    cudaOptions.fuseCore = cudaFuseCoreOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else {
     mlir::linformer::buildCPUPipeline(pm, options);

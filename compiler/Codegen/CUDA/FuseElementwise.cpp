@@ -5,7 +5,8 @@
 // memory and the next kernel reads it back. This fuses elementwise
 // producers into their consumers with upstream's elementwise fusion
 // patterns, except into contractions: those stay plain multiply-adds, which
-// the tensor-core path (linformer-cuda-tensor-core-contractions) matches.
+// the tensor-core path (linformer-cuda-tensor-core-contractions) matches,
+// nor into the attention core's carrier (FuseAttentionCore.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +34,10 @@ struct CUDAFuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-          return consumer && !linalg::isaContractionOpInterface(consumer);
+          // Nor into the fused attention core's carrier, whose operands
+          // are the core's q, keys, values and mask, as they are.
+          return consumer && !linalg::isaContractionOpInterface(consumer) &&
+                 !consumer->hasAttr("linformer.fused_core");
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

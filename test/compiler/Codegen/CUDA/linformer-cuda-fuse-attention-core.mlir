@@ -1,0 +1,42 @@
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core))' | FileCheck %s --check-prefix=CARRIER
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core))' | FileCheck %s
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core,linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
+
+// The core becomes a carrier over (b, h, n, c, j) that reads q, keys,
+// values and the mask and writes the result, marked with the scale.
+// CARRIER-LABEL: func.func @core
+// CARRIER-NOT: linformer.attention_core
+// CARRIER: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1, %arg2, %arg3 : tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x8xi8>)
+// CARRIER: linformer.fused_core = 2.500000e-01 : f64
+
+// On buffers: one parallel loop over (b, h, n); the k slots stream through
+// an scf.for carrying the running max, sum and a vector accumulator; the
+// only buffer allocated is the result (no scores).
+// CHECK-LABEL: func.func @core
+// CHECK: memref.alloc() {{.*}}: memref<2x4x64x16xf32>
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = ({{.*}}) to (%c2, %c4, %c64)
+// CHECK: %[[Q:.*]] = vector.load %arg0[%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x4x64x16xf32>, vector<16xf32>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c8{{.*}} iter_args(%[[M:.*]] = %cst{{.*}}, %[[L:.*]] = %cst{{.*}}, %[[A:.*]] = %cst{{.*}}) -> (f32, f32, vector<16xf32>)
+// CHECK: vector.load %arg1[%[[B]], %[[H]], %[[J]], %{{.*}}]
+// CHECK: vector.reduction <add>
+// CHECK: memref.load %arg3[%[[B]], %[[J]]] : memref<2x8xi8>
+// CHECK: arith.maximumf %[[M]]
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK: vector.load %arg2[%[[B]], %[[H]], %[[J]], %{{.*}}]
+// CHECK: vector.fma
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x4x64x16xf32>, vector<16xf32>
+// TENSORS: error: the fused attention core expands on buffers: run bufferization first
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
+// STRIDED: error: the fused attention core needs row-major buffers, not 'memref<2x4x64x16xf32, strided<[?, ?, ?, ?], offset: ?>>'
+
+func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
+                %v: tensor<2x4x8x16xf32>, %mask: tensor<2x8xi8>) -> tensor<2x4x64x16xf32> {
+  %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)
+         : (tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>,
+            tensor<2x8xi8>) -> tensor<2x4x64x16xf32>
+  return %o : tensor<2x4x64x16xf32>
+}
