@@ -42,6 +42,16 @@ static int nallocs;
 static int sm = 90;
 static const char *code; /* the loaded image, for cuModuleGetFunction */
 static size_t codeSize;
+struct Function {
+  char name[256];
+  int params; /* -1: unknown (cubin) */
+};
+
+/* The functions of the loaded module, owned by it (as in the real driver:
+ * cuModuleUnload releases them). */
+enum { kMaxFunctions = 1 << 14 };
+static struct Function *functions[kMaxFunctions];
+static int nfunctions;
 
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #include <stdarg.h>
@@ -125,17 +135,21 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n,
   *mod = (void *)(uintptr_t)p;
   return 0;
 }
-CUresult cuModuleUnload(void *mod) { (void)mod; return 0; }
-struct Function {
-  char name[256];
-  int params; /* -1: unknown (cubin) */
-};
+CUresult cuModuleUnload(void *mod) {
+  (void)mod;
+  for (int i = 0; i < nfunctions; ++i)
+    free(functions[i]);
+  nfunctions = 0;
+  return 0;
+}
 
 CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   (void)mod;
   size_t len = strlen(name);
   if (len >= 256)
     return 1;
+  if (nfunctions == kMaxFunctions)
+    return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
   struct Function *f = calloc(1, sizeof *f);
   memcpy(f->name, name, len);
   f->params = -1;
@@ -163,6 +177,7 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
       return 500;
     }
   }
+  functions[nfunctions++] = f;
   *fn = f;
   return 0;
 }
