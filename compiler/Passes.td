@@ -337,6 +337,24 @@ def LinformerOutlineKernelsPass
                            "::mlir::func::FuncDialect"];
 }
 
+def LinformerHalideGroupKernelsPass
+    : Pass<"linformer-halide-group-kernels", "::mlir::func::FuncOp"> {
+  let summary = "linalg on memrefs grouped into the Halide generator's kernels";
+  let description = [{
+    Runs on a bufferized entry function in the Halide pipeline, before
+    `linformer-outline-kernels`: every `memref.copy` becomes a
+    `linalg.generic` copy, and each op that only initializes a buffer (all
+    loops parallel, the old contents unread: a fill, or a bias broadcast) is
+    grouped with the op that next writes the same buffer and reads it as its
+    accumulator, in one single-iteration
+    `scf.forall`, so the two become one kernel and one Halide pipeline (the
+    fill is the accumulator's pure definition, the reduction its update).
+    Every other op becomes a kernel of its own when outlined.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 #endif // LINFORMER_COMPILER_PASSES_TD
 
 def LinformerCUDAPrepareLoopsPass

@@ -34,6 +34,13 @@ if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# The Halide code generator (--backend=halide) is built when scripts/setup
+# installed Halide (build/halide-venv).
+if getattr(config, "linformer_have_halide", False):
+    config.available_features.add("halide")
+else:
+    lit_config.note("Halide tests skipped (UNSUPPORTED): this build has no Halide; scripts/setup installs it")
+
 # The stand-in CUDA driver (test/unit/FakeCudaDriver.c): the runtime's CUDA
 # path without a GPU.
 fake_cuda = os.path.join(config.linformer_obj_root, "lib", "linformer_fake_cuda.so")

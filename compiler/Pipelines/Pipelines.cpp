@@ -258,6 +258,21 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   }
 }
 
+void mlir::linformer::buildHalidePipeline(OpPassManager &pm) {
+  addLinalgStages(pm, /*lowerCore=*/true, "auto");
+  // Elementwise producers fuse into their consumers (as on CUDA: each
+  // kernel is a Halide pipeline, and what stays apart goes through memory).
+  pm.addNestedPass<func::FuncOp>(createLinformerCUDAFuseElementwisePass());
+  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  addBufferization(pm);
+  bufferization::BufferDeallocationPipelineOptions deallocOptions;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  addCleanup(funcPm);
+  funcPm.addPass(createLinformerHalideGroupKernelsPass());
+  pm.addPass(createLinformerOutlineKernelsPass());
+}
+
 void mlir::linformer::registerLinformerPipelines() {
   PassPipelineRegistration<>(
       "linformer-linalg-pipeline",
@@ -268,6 +283,11 @@ void mlir::linformer::registerLinformerPipelines() {
       "Linformer ops to LLVM dialect CPU code (tile, fuse, vectorize, "
       "bufferize, lower)",
       buildCPUPipeline);
+  PassPipelineRegistration<>(
+      "linformer-halide-pipeline",
+      "Linformer ops to kernel functions on buffers, one linalg op each, "
+      "for the Halide code generator",
+      [](OpPassManager &pm) { buildHalidePipeline(pm); });
   PassPipelineRegistration<CUDAPipelineOptions>(
       "linformer-cuda-pipeline",
       "Linformer ops to GPU kernels in PTX (first path: naive mapping, "

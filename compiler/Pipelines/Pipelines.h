@@ -119,6 +119,12 @@ void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// Registers --linformer-linalg-pipeline and --linformer-cpu-pipeline.
+/// Linformer ops to one kernel function per linalg op (a fill grouped with
+/// the reduction that accumulates into it) on buffers, with the dispatch
+/// plan: the input of the Halide code generator (compileHalideToSharedObject
+/// in compiler/Codegen/Halide/HalideTarget.h).
+void buildHalidePipeline(OpPassManager &pm);
+
 void registerLinformerPipelines();
 
 } // namespace mlir::linformer

@@ -253,6 +253,8 @@ Manifest parseJson(const json &root) {
       kernel.block = getIntArray(k, "block", where);
     if (k.contains("shared_bytes"))
       kernel.sharedBytes = getInt(k, "shared_bytes", where);
+    if (k.contains("generator"))
+      kernel.generator = getString(k, "generator", where);
     m.kernels.push_back(std::move(kernel));
   }
   if (root.contains("code_sha256")) {
@@ -401,6 +403,12 @@ std::string validateManifest(const Manifest &m) {
                    std::to_string(m.buffers.size()) + " buffers");
     if (!isJsonObjectText(k.scheduleJson))
       return err(where + "the schedule is not a JSON object");
+    if (k.generator != "mlir" && k.generator != "halide")
+      return err(where + "generator \"" + k.generator +
+                 "\" is not mlir or halide");
+    if (k.generator == "halide" && m.target.kind != "cpu")
+      return err(where + "Halide kernels are cpu kernels, and the target is " +
+                 m.target.kind);
     if (m.target.kind == "cuda") {
       if (std::string e = checkLaunch(k); !e.empty())
         return err(where + e);
@@ -488,6 +496,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       jk["workgroups"] = k.workgroups;
       jk["buffers"] = k.buffers;
       jk["schedule"] = json::parse(k.scheduleJson);
+      if (k.generator != "mlir")
+        jk["generator"] = k.generator;
       if (m.target.kind == "cuda") {
         jk["grid"] = k.grid;
         jk["block"] = k.block;

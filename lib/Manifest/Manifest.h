@@ -110,6 +110,10 @@ struct ManifestKernel {
   /// parameters are the bound buffers' device pointers, in order.
   std::vector<int64_t> grid, block;
   int64_t sharedBytes = 0;
+  /// Which code generator made the kernel: "mlir" (our pipeline, the
+  /// default, not written) or "halide" (docs/Rationale.md, "Halide"). The
+  /// runtime calls both alike.
+  std::string generator = "mlir";
 };
 
 struct ManifestTarget {

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/Halide/HalideTarget.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Target/CPU/CPUTarget.h"
@@ -82,9 +83,9 @@ static cl::opt<std::string>
                    cl::init(""));
 static cl::opt<std::string> pipelineOpt(
     "pipeline",
-    cl::desc("cpu (the CPU pipeline), or cuda-host: the CUDA pipeline's "
-             "tiled and mapped loop nest, run on the CPU (needs "
-             "--run-threads=0)"),
+    cl::desc("cpu (the CPU pipeline), halide (the Halide code generator), "
+             "or cuda-host: the CUDA pipeline's tiled and mapped loop nest, "
+             "run on the CPU (needs --run-threads=0)"),
     cl::init("cpu"));
 static cl::opt<std::string> cudaMmaOpt(
     "cuda-mma",
@@ -97,6 +98,10 @@ static cl::opt<bool> cudaFuseCoreOpt(
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
              "(default) or, off, as linalg kernels"),
     cl::init(true));
+static cl::opt<std::string> halideSchedulerOpt(
+    "halide-autoscheduler",
+    cl::desc("--pipeline=halide: adams2019, mullapudi2016 or li2018"),
+    cl::init("adams2019"));
 static cl::opt<unsigned> threadsOpt(
     "run-threads",
     cl::desc("run the kernels' workgroups on this many threads through their "
@@ -226,7 +231,7 @@ struct KernelPlan {
 /// entry function.
 bool readPlan(ModuleOp module, StringRef entry, std::vector<KernelPlan> &plan,
               std::vector<int64_t> &intermediates) {
-  auto fn = module.lookupSymbol<LLVM::LLVMFuncOp>(entry);
+  Operation *fn = module.lookupSymbol(entry); // llvm.func or func.func
   if (!fn)
     return false;
   auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels");
@@ -430,7 +435,7 @@ int main(int argc, char **argv) {
   std::vector<std::string> argTypes;
   std::string source = buildModule(c, argTypes);
   if (printIR)
-    llvm::outs() << source;
+    llvm::outs() << source << "\n", llvm::outs().flush();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, &context);
   if (!module)
     return 1;
@@ -455,8 +460,14 @@ int main(int argc, char **argv) {
                      mlir::linformer::toAttr(
                          &context, mlir::linformer::hostCPUTarget(
                                        cpuOpt, cpuFeaturesOpt)));
-  if (pipelineOpt != "cpu" && pipelineOpt != "cuda-host") {
-    llvm::errs() << "error: --pipeline is cpu or cuda-host\n";
+  if (pipelineOpt != "cpu" && pipelineOpt != "cuda-host" &&
+      pipelineOpt != "halide") {
+    llvm::errs() << "error: --pipeline is cpu, halide or cuda-host\n";
+    return 1;
+  }
+  if (pipelineOpt == "halide" && threadsOpt == 0) {
+    llvm::errs() << "error: --pipeline=halide runs the dispatch plan "
+                    "(--run-threads=N > 0): it has no entry function\n";
     return 1;
   }
   if (pipelineOpt == "cuda-host" && (threadsOpt != 0 || repeatOpt != 0)) {
@@ -479,6 +490,8 @@ int main(int argc, char **argv) {
     cudaOptions.mma = cudaMmaOpt;
     cudaOptions.fuseCore = cudaFuseCoreOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
+  } else if (pipelineOpt == "halide") {
+    mlir::linformer::buildHalidePipeline(pm);
   } else {
     mlir::linformer::buildCPUPipeline(pm, options);
   }
@@ -496,8 +509,18 @@ int main(int argc, char **argv) {
   mlir::linformer::CPUTargetOptions target;
   target.cpu = cpuOpt;
   target.features = cpuFeaturesOpt;
-  if (failed(mlir::linformer::compileToSharedObject(*module, target, soPath)))
+  if (pipelineOpt == "halide") {
+    mlir::linformer::HalideTargetOptions halide;
+    halide.features = mlir::linformer::resolveCPUTarget(target).features;
+    halide.autoscheduler = halideSchedulerOpt;
+    halide.cores = threadsOpt;
+    if (failed(mlir::linformer::compileHalideToSharedObject(*module, halide,
+                                                             StringRef(soPath))))
+      return 1;
+  } else if (failed(mlir::linformer::compileToSharedObject(*module, target,
+                                                           soPath))) {
     return 1;
+  }
   double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -508,8 +531,9 @@ int main(int argc, char **argv) {
     llvm::errs() << "error: dlopen: " << dlerror() << "\n";
     return 1;
   }
+  // The sequential entry exists only where it is called (--run-threads=0).
   void *fn = dlsym(handle, "layer");
-  if (!fn) {
+  if (!fn && threadsOpt == 0) {
     llvm::errs() << "error: no symbol 'layer' in " << soPath << "\n";
     return 1;
   }

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/Halide/HalideTarget.h"
 #include "compiler/Model/ModelBuilder.h"
 #include "compiler/Passes.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -70,12 +71,14 @@ static cl::opt<std::string> inputFile(cl::Positional,
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::desc("output file"),
                                        cl::value_desc("path"), cl::init(""));
-enum class Emit { Linformer, Linalg, GPU, PTX, LLVM, LLVMIR, Obj, Artifact };
+enum class Emit { Linformer, Linalg, Halide, GPU, PTX, LLVM, LLVMIR, Obj, Artifact };
 static cl::opt<Emit> emit(
     "emit", cl::desc("stop after this stage"), cl::init(Emit::Artifact),
     cl::values(
         clEnumValN(Emit::Linformer, "linformer", "the input in the dialect"),
         clEnumValN(Emit::Linalg, "linalg", "linalg on tensors"),
+        clEnumValN(Emit::Halide, "halide",
+                   "--backend=halide: each kernel's Funcs and schedule"),
         clEnumValN(Emit::GPU, "gpu",
                    "--target=cuda: host code and kernels in NVVM"),
         clEnumValN(Emit::PTX, "ptx", "--target=cuda: every kernel's PTX"),
@@ -83,6 +86,15 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
         clEnumValN(Emit::Obj, "obj", "a native object file"),
         clEnumValN(Emit::Artifact, "artifact", "the .lfa artifact")));
+static cl::opt<std::string>
+    backend("backend",
+            cl::desc("CPU code generator: mlir (our pipeline) or halide "
+                     "(Halide Funcs of the linalg stage, autoscheduled)"),
+            cl::init("mlir"));
+static cl::opt<std::string> halideAutoscheduler(
+    "halide-autoscheduler",
+    cl::desc("--backend=halide: adams2019, mullapudi2016 or li2018"),
+    cl::init("adams2019"));
 static cl::opt<std::string>
     target("target",
            cl::desc("cpu, or cuda (the first, naive CUDA path; "
@@ -400,7 +412,9 @@ struct Plan {
 bool readPlan(ModuleOp module, StringRef entryName,
               const sched::CPUTarget &target,
               const std::map<std::string, TunedTimes> &times, Plan &plan) {
-  auto entryFn = module.lookupSymbol<LLVM::LLVMFuncOp>(entryName);
+  // The entry is an llvm.func after the CPU pipeline, a func.func after the
+  // Halide one.
+  Operation *entryFn = module.lookupSymbol(entryName);
   plan.kernels =
       entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
   plan.intermediates =
@@ -490,7 +504,8 @@ int addBuffers(MLIRContext &context, const Source &src,
 /// plan, the schedules), added to `writer`.
 int addCPUSections(MLIRContext &context, ModuleOp module, const Source &src,
                    const sched::CPUTarget &target, const Plan &plan,
-                   lf::ArtifactWriter &writer) {
+                   lf::ArtifactWriter &writer,
+                   const std::string *prebuilt = nullptr) {
   mlir::linformer::CPUTargetOptions targetOptions;
   targetOptions.cpu = target.cpu;
   targetOptions.features = target.features;
@@ -508,11 +523,16 @@ int addCPUSections(MLIRContext &context, ModuleOp module, const Source &src,
     for (Attribute id : cast<ArrayAttr>(dict.get("buffers")))
       k.buffers.push_back(cast<IntegerAttr>(id).getInt());
     k.scheduleJson = plan.scheduleJson[i];
+    if (auto generator = dict.getAs<StringAttr>("generator"))
+      k.generator = generator.str();
     manifest.kernels.push_back(k);
   }
   // The object first: the manifest records its hash.
   std::string so;
-  if (failed(mlir::linformer::compileToSharedObject(module, targetOptions, so)))
+  if (prebuilt)
+    so = *prebuilt;
+  else if (failed(mlir::linformer::compileToSharedObject(module, targetOptions,
+                                                          so)))
     return 1;
   manifest.codeSha256 = {{lf::kCpuObjectSection, lf::sha256Hex(so)}};
   std::string manifestText;
@@ -899,6 +919,54 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
 
 /// --target=cuda: the CUDA pipeline, then the GPU IR or every kernel's
 /// PTX (the `gpu.binary` objects, format isa) on the output.
+/// --backend=halide: the Halide pipeline, then every kernel through Halide
+/// (compiler/Codegen/Halide), into a CPU artifact.
+template <typename WriteText>
+int compileHalide(MLIRContext &context, ModuleOp module, const Source &src,
+                  WriteText writeText, const std::string &output) {
+  sched::CPUTarget cpuTarget = chooseTarget(module);
+  module->setAttr(mlir::linformer::kTargetAttrName,
+                  mlir::linformer::toAttr(&context, cpuTarget));
+  PassManager pm(&context);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return 1;
+  mlir::linformer::buildHalidePipeline(pm);
+  if (failed(runWithReproducer(pm, module, "halide-pipeline")))
+    return 1;
+  mlir::linformer::CPUTargetOptions targetOptions;
+  targetOptions.cpu = cpuTarget.cpu;
+  targetOptions.features = cpuTarget.features;
+  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
+  mlir::linformer::HalideTargetOptions options;
+  options.features = targetOptions.features;
+  options.autoscheduler = halideAutoscheduler;
+  options.cores = cpuTarget.cores;
+  std::string description;
+  llvm::raw_string_ostream describe(description);
+  if (emit == Emit::Halide)
+    options.describe = &describe;
+  std::string so;
+  if (failed(mlir::linformer::compileHalideToSharedObject(module, options, so)))
+    return 1;
+  if (emit == Emit::Halide)
+    return writeText([&](raw_ostream &os) { os << description; });
+  Plan plan;
+  if (!readPlan(module, src.entry.name, cpuTarget, {}, plan))
+    return fail("the Halide pipeline produced no dispatch plan for @" +
+                src.entry.name);
+  lf::ArtifactWriter writer;
+  if (int rc = addCPUSections(context, module, src, cpuTarget, plan, writer,
+                              &so))
+    return rc;
+  if (std::string err = writer.write(output); !err.empty())
+    return fail(err);
+  llvm::outs() << "wrote " << output << ": " << plan.kernels.size()
+               << " kernels (Halide, " << halideAutoscheduler << "), "
+               << src.entry.argNames.size() + 1 + plan.intermediates.size()
+               << " buffers\n";
+  return 0;
+}
+
 template <typename WriteText>
 int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
                 const sched::CUDATarget &cudaTarget, WriteText writeText,
@@ -983,6 +1051,29 @@ int main(int argc, char **argv) {
     return fail("an artifact needs -o FILE.lfa");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
+  if (backend != "mlir" && backend != "halide")
+    return fail("--backend takes mlir or halide, not '" + backend + "'");
+  if (backend == "halide") {
+    if (target != "cpu")
+      return fail("--backend=halide generates CPU kernels; it takes "
+                  "--target=cpu, not --target=" + target);
+    if (!mlir::linformer::haveHalide())
+      return fail("--backend=halide: this compiler was built without Halide "
+                  "(scripts/setup installs it into build/halide-venv)");
+    if (emit != Emit::Linformer && emit != Emit::Linalg &&
+        emit != Emit::Halide && emit != Emit::Artifact)
+      return fail("--backend=halide emits linformer, linalg, halide or an "
+                  "artifact");
+    if (autotuneOpt || !scheduleFile.empty() ||
+        printSchedule.getNumOccurrences())
+      return fail("--backend=halide: schedules come from Halide's "
+                  "autoscheduler; --autotune, --schedule and --print-schedule "
+                  "are for --backend=mlir");
+    if (emit == Emit::Artifact && outputFile.empty())
+      return fail("an artifact needs -o FILE.lfa");
+  } else if (emit == Emit::Halide) {
+    return fail("--emit=halide needs --backend=halide");
+  }
 
   DialectRegistry registry;
   registry.insert<mlir::linformer::LinformerDialect>();
@@ -1052,6 +1143,8 @@ int main(int argc, char **argv) {
 
   if (target == "cuda")
     return compileCUDA(context, *module, src, cudaTarget, writeText);
+  if (backend == "halide")
+    return compileHalide(context, *module, src, writeText, output);
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
   std::string schedulePath = scheduleFile;

@@ -221,13 +221,25 @@ LogicalResult mlir::linformer::emitObjectFile(llvm::Module &llvmModule,
 LogicalResult mlir::linformer::linkSharedObject(StringRef objectPath,
                                                 StringRef sharedObjectPath,
                                                 std::string &error) {
+  return linkSharedObject(ArrayRef<StringRef>{objectPath}, sharedObjectPath,
+                          error);
+}
+
+LogicalResult mlir::linformer::linkSharedObject(ArrayRef<StringRef> inputs,
+                                                StringRef sharedObjectPath,
+                                                std::string &error) {
   llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
   if (!cc) {
     error = "no C compiler driver ('cc') on PATH to link the shared object";
     return failure();
   }
-  SmallVector<StringRef> args = {*cc, "-shared", "-nostartfiles", "-o",
-                                 sharedObjectPath, objectPath, "-lm"};
+  // C sources among the inputs are compiled on the way (-O2, position
+  // independent); undefined symbols are an error here, not at dlopen.
+  SmallVector<StringRef> args = {*cc,      "-shared", "-nostartfiles",
+                                 "-fPIC",  "-O2",     "-Wl,--no-undefined",
+                                 "-o",     sharedObjectPath};
+  args.append(inputs.begin(), inputs.end());
+  args.push_back("-lm");
   std::string message;
   int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
                                      &message);
@@ -239,26 +251,39 @@ LogicalResult mlir::linformer::linkSharedObject(StringRef objectPath,
   return success();
 }
 
-namespace {
-/// A directory only this user can enter (createUniqueDirectory: mode 0700,
-/// created exclusively), removed with its contents when it goes away. Every
-/// temporary file of the CPU back end lives in one, so no other user can
-/// plant a file or symlink where the compiler will write.
-struct PrivateDir {
-  llvm::SmallString<128> path;
-  std::error_code ec;
-  PrivateDir() { ec = llvm::sys::fs::createUniqueDirectory("linformer-cc", path); }
-  ~PrivateDir() {
-    if (!ec)
-      llvm::sys::fs::remove_directories(path);
-  }
-  std::string file(StringRef name) const {
-    llvm::SmallString<128> p(path);
-    llvm::sys::path::append(p, name);
-    return p.str().str();
-  }
-};
-} // namespace
+mlir::linformer::PrivateTempDir::PrivateTempDir(StringRef prefix) {
+  ec = llvm::sys::fs::createUniqueDirectory(prefix, path);
+}
+
+mlir::linformer::PrivateTempDir::~PrivateTempDir() {
+  if (!ec)
+    llvm::sys::fs::remove_directories(path);
+}
+
+std::string mlir::linformer::PrivateTempDir::file(StringRef name) const {
+  llvm::SmallString<128> p(path);
+  llvm::sys::path::append(p, name);
+  return p.str().str();
+}
+
+LogicalResult mlir::linformer::buildSharedObjectBytes(
+    ModuleOp module, function_ref<LogicalResult(StringRef path)> build,
+    std::string &object) {
+  PrivateTempDir dir;
+  if (dir.ec)
+    return module.emitError() << "cannot create a private temporary "
+                                 "directory: "
+                              << dir.ec.message();
+  std::string soPath = dir.file("kernels.so");
+  if (failed(build(soPath)))
+    return failure();
+  auto buffer = llvm::MemoryBuffer::getFile(soPath);
+  if (!buffer)
+    return module.emitError() << "cannot read back the shared object: "
+                              << buffer.getError().message();
+  object = (*buffer)->getBuffer().str();
+  return success();
+}
 
 LogicalResult mlir::linformer::compileToSharedObject(
     ModuleOp module, const CPUTargetOptions &options, StringRef path) {
@@ -267,7 +292,7 @@ LogicalResult mlir::linformer::compileToSharedObject(
       translateToOptimizedLLVMIR(module, llvmContext, options);
   if (!llvmModule)
     return failure();
-  PrivateDir dir;
+  PrivateTempDir dir;
   if (dir.ec)
     return module.emitError() << "cannot create a private temporary "
                                  "directory: "
@@ -282,18 +307,8 @@ LogicalResult mlir::linformer::compileToSharedObject(
 
 LogicalResult mlir::linformer::compileToSharedObject(
     ModuleOp module, const CPUTargetOptions &options, std::string &object) {
-  PrivateDir dir;
-  if (dir.ec)
-    return module.emitError() << "cannot create a private temporary "
-                                 "directory: "
-                              << dir.ec.message();
-  std::string soPath = dir.file("kernels.so");
-  if (failed(compileToSharedObject(module, options, StringRef(soPath))))
-    return failure();
-  auto buffer = llvm::MemoryBuffer::getFile(soPath);
-  if (!buffer)
-    return module.emitError() << "cannot read back the shared object: "
-                              << buffer.getError().message();
-  object = (*buffer)->getBuffer().str();
-  return success();
+  return buildSharedObjectBytes(
+      module,
+      [&](StringRef path) { return compileToSharedObject(module, options, path); },
+      object);
 }

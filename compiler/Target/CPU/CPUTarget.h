@@ -11,6 +11,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include "llvm/ADT/SmallString.h"
+
 #include <memory>
 #include <string>
 
@@ -51,6 +53,29 @@ LogicalResult emitObjectFile(llvm::Module &llvmModule,
 /// Links `objectPath` into the shared object `sharedObjectPath` with the
 /// system C compiler driver (cc), which the runtime can dlopen.
 LogicalResult linkSharedObject(StringRef objectPath,
+                               StringRef sharedObjectPath, std::string &error);
+
+/// A directory only this user can enter (createUniqueDirectory: mode 0700,
+/// created exclusively), removed with its contents when it goes away. Every
+/// temporary file of the CPU back ends lives in one, so no other user can
+/// plant a file or symlink where the compiler will write.
+struct PrivateTempDir {
+  llvm::SmallString<128> path;
+  std::error_code ec;
+  explicit PrivateTempDir(StringRef prefix = "linformer-cc");
+  ~PrivateTempDir();
+  std::string file(StringRef name) const;
+};
+
+/// Runs `build` on a path in a private temporary directory and returns the
+/// bytes of the shared object it wrote there in `object`.
+LogicalResult
+buildSharedObjectBytes(ModuleOp module,
+                       function_ref<LogicalResult(StringRef path)> build,
+                       std::string &object);
+
+/// The same for several inputs: objects, and C sources compiled on the way.
+LogicalResult linkSharedObject(ArrayRef<StringRef> inputs,
                                StringRef sharedObjectPath, std::string &error);
 
 /// The whole chain: LLVM dialect module -> shared object at `path`. The
