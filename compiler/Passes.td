@@ -208,7 +208,10 @@ def LinformerCPUTileAndFusePass
   let options = [
     Option<"rowTile", "row-tile", "int64_t",
            /*default=*/"::mlir::linformer::kDefaultRowTile",
-           "Default rows per workgroup tile">
+           "Default rows per workgroup tile">,
+    Option<"whole", "whole", "bool", /*default=*/"false",
+           "One workgroup per kernel (the same roots and fused producers, "
+           "untiled): the Halide generator's kernels">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -54,6 +54,31 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore,
 }
 
 static void addLLVMLowering(OpPassManager &pm);
+static void addBufferization(OpPassManager &pm);
+
+/// The Halide generator's input: the CPU pipeline's kernels (same roots,
+/// same fused producers, same split reductions), each one workgroup of
+/// linalg.generic ops on buffers, so that a kernel can come from either
+/// generator (--backend=best).
+static void addHalideKernels(OpPassManager &pm) {
+  OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  LinformerCPUTileAndFusePassOptions tileOptions;
+  tileOptions.whole = true;
+  funcPm.addPass(createLinformerCPUTileAndFusePass(tileOptions));
+  funcPm.addPass(createLinformerLowerToLinalgPass());
+  funcPm.addPass(createLinalgGeneralizeNamedOpsPass());
+  addCleanup(funcPm);
+  addBufferization(pm);
+  bufferization::BufferDeallocationPipelineOptions deallocOptions;
+  bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
+  OpPassManager &bufPm = pm.nest<func::FuncOp>();
+  addCleanup(bufPm);
+  bufPm.addPass(createLinformerHalideGroupKernelsPass());
+  pm.addPass(createLinformerOutlineKernelsPass());
+  // The single workgroup's index folds away: views get static offsets.
+  OpPassManager &kernelPm = pm.nest<func::FuncOp>();
+  addCleanup(kernelPm);
+}
 
 /// Tensors to memrefs across function boundaries (identity layouts), with
 /// results turned into caller-provided output buffers, written in place.
@@ -96,6 +121,10 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   // kernels that get tiled.
   pm.addPass(createLinformerCPUSplitReductionsPass());
 
+  if (options.halide) {
+    addHalideKernels(pm);
+    return;
+  }
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
   // runs before any other tiling.
@@ -259,18 +288,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
 }
 
 void mlir::linformer::buildHalidePipeline(OpPassManager &pm) {
-  addLinalgStages(pm, /*lowerCore=*/true, "auto");
-  // Elementwise producers fuse into their consumers (as on CUDA: each
-  // kernel is a Halide pipeline, and what stays apart goes through memory).
-  pm.addNestedPass<func::FuncOp>(createLinformerCUDAFuseElementwisePass());
-  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
-  addBufferization(pm);
-  bufferization::BufferDeallocationPipelineOptions deallocOptions;
-  bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
-  OpPassManager &funcPm = pm.nest<func::FuncOp>();
-  addCleanup(funcPm);
-  funcPm.addPass(createLinformerHalideGroupKernelsPass());
-  pm.addPass(createLinformerOutlineKernelsPass());
+  CPUPipelineOptions options;
+  options.halide = true;
+  buildCPUPipeline(pm, options);
 }
 
 void mlir::linformer::registerLinformerPipelines() {

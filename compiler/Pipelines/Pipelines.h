@@ -51,6 +51,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "
                      "always ((E X) W), never (E (X W))"),
       llvm::cl::init("auto")};
+  PassOptions::Option<bool> halide{
+      *this, "halide",
+      llvm::cl::desc("Stop at the Halide generator's input: the same "
+                     "kernels, each one untiled workgroup of linalg ops on "
+                     "buffers (compiler/Codegen/Halide)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower to the LLVM dialect (off: stop after "

@@ -46,6 +46,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -88,8 +89,9 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::Artifact, "artifact", "the .lfa artifact")));
 static cl::opt<std::string>
     backend("backend",
-            cl::desc("CPU code generator: mlir (our pipeline) or halide "
-                     "(Halide Funcs of the linalg stage, autoscheduled)"),
+            cl::desc("CPU code generator: mlir (our pipeline), halide "
+                     "(the same kernels as Halide Funcs, autoscheduled) or "
+                     "best (both timed here, the faster kept)"),
             cl::init("mlir"));
 static cl::opt<std::string> halideAutoscheduler(
     "halide-autoscheduler",
@@ -581,10 +583,11 @@ std::string writeScheduleMap(const sched::ScheduleMap &schedules,
   return "";
 }
 
-/// Per shape key: the sum of the median milliseconds of its kernels, from a
-/// linformer-run --profile-json file.
-std::string readProfile(const std::string &path,
-                        std::map<std::string, double> &msByKey) {
+/// Calls `each` with every kernel object of a linformer-run --profile-json
+/// file.
+std::string forEachProfiledKernel(
+    const std::string &path,
+    llvm::function_ref<void(const llvm::json::Object &)> each) {
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     return "no profile was written";
@@ -599,16 +602,22 @@ std::string readProfile(const std::string &path,
       root ? root->getArray("kernels") : nullptr;
   if (!kernels)
     return "the profile has no kernels";
-  for (const llvm::json::Value &k : *kernels) {
-    const llvm::json::Object *o = k.getAsObject();
-    if (!o)
-      continue;
-    std::optional<StringRef> key = o->getString("key");
-    std::optional<double> ms = o->getNumber("median_ms");
+  for (const llvm::json::Value &k : *kernels)
+    if (const llvm::json::Object *o = k.getAsObject())
+      each(*o);
+  return "";
+}
+
+/// Per shape key: the sum of the median milliseconds of its kernels, from a
+/// linformer-run --profile-json file.
+std::string readProfile(const std::string &path,
+                        std::map<std::string, double> &msByKey) {
+  return forEachProfiledKernel(path, [&](const llvm::json::Object &o) {
+    std::optional<StringRef> key = o.getString("key");
+    std::optional<double> ms = o.getNumber("median_ms");
     if (key && ms && !key->empty())
       msByKey[key->str()] += *ms;
-  }
-  return "";
+  });
 }
 
 /// The linformer-run the autotuner times candidates with.
@@ -919,18 +928,22 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
 
 /// --target=cuda: the CUDA pipeline, then the GPU IR or every kernel's
 /// PTX (the `gpu.binary` objects, format isa) on the output.
-/// --backend=halide: the Halide pipeline, then every kernel through Halide
-/// (compiler/Codegen/Halide), into a CPU artifact.
-template <typename WriteText>
-int compileHalide(MLIRContext &context, ModuleOp module, const Source &src,
-                  WriteText writeText, const std::string &output) {
-  sched::CPUTarget cpuTarget = chooseTarget(module);
+/// The Halide generator on `module`: its pipeline, then every kernel
+/// through Halide (compiler/Codegen/Halide). The shared object's bytes go
+/// to `so`, the dispatch plan to `plan`; `describe` gets each kernel's
+/// Funcs and schedule if set.
+int lowerWithHalide(MLIRContext &context, ModuleOp module, const Source &src,
+                    const sched::CPUTarget &cpuTarget, std::string &so,
+                    Plan &plan, llvm::raw_ostream *describe = nullptr) {
   module->setAttr(mlir::linformer::kTargetAttrName,
                   mlir::linformer::toAttr(&context, cpuTarget));
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
-  mlir::linformer::buildHalidePipeline(pm);
+  mlir::linformer::CPUPipelineOptions pipelineOptions;
+  setPipelineOptions(pipelineOptions, "");
+  pipelineOptions.halide = true;
+  mlir::linformer::buildCPUPipeline(pm, pipelineOptions);
   if (failed(runWithReproducer(pm, module, "halide-pipeline")))
     return 1;
   mlir::linformer::CPUTargetOptions targetOptions;
@@ -941,19 +954,29 @@ int compileHalide(MLIRContext &context, ModuleOp module, const Source &src,
   options.features = targetOptions.features;
   options.autoscheduler = halideAutoscheduler;
   options.cores = cpuTarget.cores;
-  std::string description;
-  llvm::raw_string_ostream describe(description);
-  if (emit == Emit::Halide)
-    options.describe = &describe;
-  std::string so;
+  options.describe = describe;
   if (failed(mlir::linformer::compileHalideToSharedObject(module, options, so)))
     return 1;
-  if (emit == Emit::Halide)
-    return writeText([&](raw_ostream &os) { os << description; });
-  Plan plan;
   if (!readPlan(module, src.entry.name, cpuTarget, {}, plan))
     return fail("the Halide pipeline produced no dispatch plan for @" +
                 src.entry.name);
+  return 0;
+}
+
+/// --backend=halide: a CPU artifact of Halide kernels.
+template <typename WriteText>
+int compileHalide(MLIRContext &context, ModuleOp module, const Source &src,
+                  WriteText writeText, const std::string &output) {
+  sched::CPUTarget cpuTarget = chooseTarget(module);
+  std::string description;
+  llvm::raw_string_ostream describe(description);
+  std::string so;
+  Plan plan;
+  if (int rc = lowerWithHalide(context, module, src, cpuTarget, so, plan,
+                               emit == Emit::Halide ? &describe : nullptr))
+    return rc;
+  if (emit == Emit::Halide)
+    return writeText([&](raw_ostream &os) { os << description; });
   lf::ArtifactWriter writer;
   if (int rc = addCPUSections(context, module, src, cpuTarget, plan, writer,
                               &so))
@@ -964,6 +987,159 @@ int compileHalide(MLIRContext &context, ModuleOp module, const Source &src,
                << " kernels (Halide, " << halideAutoscheduler << "), "
                << src.entry.argNames.size() + 1 + plan.intermediates.size()
                << " buffers\n";
+  return 0;
+}
+
+/// Per kernel symbol, the median milliseconds of a linformer-run
+/// --profile-json file.
+std::string readProfileBySymbol(const std::string &path,
+                                std::map<std::string, double> &msBySymbol) {
+  return forEachProfiledKernel(path, [&](const llvm::json::Object &o) {
+    std::optional<StringRef> symbol = o.getString("symbol");
+    std::optional<double> ms = o.getNumber("median_ms");
+    if (symbol && ms)
+      msBySymbol[symbol->str()] = *ms;
+  });
+}
+
+/// Times `artifact` with linformer-run on this machine (random weights and
+/// input; one warm-up, --autotune-runs timed runs) and reads every kernel's
+/// median.
+std::string timeArtifact(const std::string &runner, const std::string &artifact,
+                         const std::string &weights, const std::string &base,
+                         int64_t threads,
+                         std::map<std::string, double> &msBySymbol) {
+  std::string threadText = std::to_string(threads);
+  std::string runs = std::to_string(std::max(1u, autotuneRuns.getValue()));
+  std::string profile = base + ".profile.json";
+  std::string log = base + ".log";
+  SmallVector<StringRef> args = {runner,       artifact,     "--weights",
+                                 weights,      "--random-input", "--threads",
+                                 threadText,   "--warmup",   "1",
+                                 "--repeat",   runs,         "--profile-json",
+                                 profile};
+  std::optional<StringRef> redirects[] = {StringRef(""), StringRef(log),
+                                          StringRef(log)};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(runner, args, std::nullopt, redirects,
+                                     /*secondsToWait=*/600, 0, &message);
+  if (rc != 0)
+    return "linformer-run failed (exit " + std::to_string(rc) + ")" +
+           (message.empty() ? "" : ": " + message) + "; see " + log;
+  return readProfileBySymbol(profile, msBySymbol);
+}
+
+/// --backend=best: both generators' artifacts, timed through the runtime on
+/// this machine; the faster whole one is kept, with every kernel's time
+/// under both generators in its schedule record (docs/Rationale.md,
+/// "Halide": why the choice is per model, not yet per kernel).
+int compileBest(MLIRContext &context, const Source &src, const char *argv0,
+                const std::string &output) {
+  llvm::SmallString<128> workDir;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("linformer-best", workDir))
+    return fail("cannot create a temporary directory: " + ec.message());
+  llvm::scope_exit cleanup([&] { llvm::sys::fs::remove_directories(workDir); });
+  std::string runner = findRunner(argv0);
+  if (runner.empty())
+    return fail("--backend=best needs linformer-run to time both generators; "
+                "none was found next to linformer-compile (use --runner PATH)");
+  std::string weights = (workDir + "/weights.safetensors").str();
+  if (int rc = writeRandomWeights(src.config, weights, /*quiet=*/true))
+    return rc;
+
+  struct Variant {
+    const char *generator;
+    OwningOpRef<ModuleOp> module;
+    std::string so;
+    Plan plan;
+    std::map<std::string, double> ms;
+    double totalMs = 0;
+  };
+  Variant variants[2];
+  variants[0].generator = "mlir";
+  variants[1].generator = "halide";
+  sched::CPUTarget cpuTarget;
+  for (Variant &v : variants) {
+    v.module = buildModule(context, src);
+    if (!v.module)
+      return 1;
+    cpuTarget = chooseTarget(*v.module);
+    if (StringRef(v.generator) == "mlir") {
+      if (failed(lowerModule(context, *v.module, cpuTarget, "")))
+        return 1;
+      if (!readPlan(*v.module, src.entry.name, cpuTarget, {}, v.plan))
+        return fail("the pipeline produced no dispatch plan for @" +
+                    src.entry.name);
+      mlir::linformer::CPUTargetOptions targetOptions;
+      targetOptions.cpu = cpuTarget.cpu;
+      targetOptions.features = cpuTarget.features;
+      if (failed(mlir::linformer::compileToSharedObject(
+              *v.module, mlir::linformer::resolveCPUTarget(targetOptions),
+              v.so)))
+        return 1;
+    } else if (int rc = lowerWithHalide(context, *v.module, src, cpuTarget,
+                                        v.so, v.plan)) {
+      return rc;
+    }
+    std::string base = (workDir + "/" + v.generator).str();
+    lf::ArtifactWriter writer;
+    if (int rc = addCPUSections(context, *v.module, src, cpuTarget, v.plan,
+                                writer, &v.so))
+      return rc;
+    if (std::string err = writer.write(base + ".lfa"); !err.empty())
+      return fail(err);
+    llvm::errs() << "best: timing the " << v.generator << " kernels ("
+                 << v.plan.kernels.size() << ")\n";
+    if (std::string err = timeArtifact(runner, base + ".lfa", weights, base,
+                                       cpuTarget.cores, v.ms);
+        !err.empty())
+      return fail("best: " + err);
+    for (auto &[symbol, ms] : v.ms)
+      v.totalMs += ms;
+  }
+  Variant &mlirV = variants[0], &halideV = variants[1];
+  bool halideWins = halideV.totalMs < mlirV.totalMs;
+  Variant &chosen = halideWins ? halideV : mlirV;
+  // Both times in each kernel's record (the kernels are the same ones:
+  // the Halide generator compiles the CPU pipeline's kernels untiled).
+  llvm::errs() << llvm::formatv("{0,-22} {1,10} {2,10}  faster\n", "kernel",
+                                "mlir ms", "halide ms");
+  for (auto [i, a] : llvm::enumerate(chosen.plan.kernels)) {
+    std::string symbol =
+        cast<StringAttr>(cast<DictionaryAttr>(a).get("name")).str();
+    auto m = mlirV.ms.find(symbol), h = halideV.ms.find(symbol);
+    if (m == mlirV.ms.end() || h == halideV.ms.end())
+      continue;
+    llvm::errs() << llvm::formatv("{0,-22} {1,10:f3} {2,10:f3}  {3}\n",
+                                  symbol, m->second, h->second,
+                                  h->second < m->second ? "halide" : "mlir");
+    llvm::json::Value record = llvm::json::Object{};
+    if (auto parsed = llvm::json::parse(chosen.plan.scheduleJson[i]))
+      record = std::move(*parsed);
+    else
+      llvm::consumeError(parsed.takeError());
+    if (llvm::json::Object *o = record.getAsObject()) {
+      (*o)["mlir_ms"] = m->second;
+      (*o)["halide_ms"] = h->second;
+      std::string text;
+      llvm::raw_string_ostream os(text);
+      os << record;
+      chosen.plan.scheduleJson[i] = text;
+    }
+  }
+  llvm::errs() << llvm::formatv(
+      "best: kernels sum to {0:f3} ms with mlir, {1:f3} ms with halide: "
+      "keeping {2}\n",
+      mlirV.totalMs, halideV.totalMs, chosen.generator);
+  lf::ArtifactWriter writer;
+  if (int rc = addCPUSections(context, *chosen.module, src, cpuTarget,
+                              chosen.plan, writer, &chosen.so))
+    return rc;
+  if (std::string err = writer.write(output); !err.empty())
+    return fail(err);
+  llvm::outs() << "wrote " << output << ": " << chosen.plan.kernels.size()
+               << " kernels (best: " << chosen.generator << ")\n";
   return 0;
 }
 
@@ -1051,15 +1227,24 @@ int main(int argc, char **argv) {
     return fail("an artifact needs -o FILE.lfa");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
-  if (backend != "mlir" && backend != "halide")
-    return fail("--backend takes mlir or halide, not '" + backend + "'");
+  if (backend != "mlir" && backend != "halide" && backend != "best")
+    return fail("--backend takes mlir, halide or best, not '" + backend +
+                "'");
+  if (backend == "best" &&
+      (emit != Emit::Artifact || target != "cpu" || !isJson(inputFile) ||
+       autotuneOpt || !scheduleFile.empty()))
+    return fail("--backend=best makes a CPU artifact from a model.json "
+                "(timing runs it on generated weights), without --autotune "
+                "or --schedule");
+  if (backend != "mlir" && !mlir::linformer::haveHalide())
+    return fail("--backend=" + backend + ": this compiler was built without "
+                "Halide (scripts/setup installs it into build/halide-venv)");
+  if (backend == "best" && outputFile.empty())
+    return fail("an artifact needs -o FILE.lfa");
   if (backend == "halide") {
     if (target != "cpu")
       return fail("--backend=halide generates CPU kernels; it takes "
                   "--target=cpu, not --target=" + target);
-    if (!mlir::linformer::haveHalide())
-      return fail("--backend=halide: this compiler was built without Halide "
-                  "(scripts/setup installs it into build/halide-venv)");
     if (emit != Emit::Linformer && emit != Emit::Linalg &&
         emit != Emit::Halide && emit != Emit::Artifact)
       return fail("--backend=halide emits linformer, linalg, halide or an "
@@ -1145,6 +1330,8 @@ int main(int argc, char **argv) {
     return compileCUDA(context, *module, src, cudaTarget, writeText);
   if (backend == "halide")
     return compileHalide(context, *module, src, writeText, output);
+  if (backend == "best")
+    return compileBest(context, src, argv[0], output);
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
   std::string schedulePath = scheduleFile;

@@ -89,6 +89,10 @@ struct TileAndFusePass
       scf::SCFTilingOptions tiling;
       tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
       tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      // whole: the kernel is the same (root and fused producers) in one
+      // workgroup; the Halide generator splits it itself.
+      if (whole)
+        tiles.assign(numLoops, 0);
       // A kernel with nothing to split still gets a loop (of one
       // workgroup), over its first parallel loop.
       if (llvm::all_of(tiles, [](int64_t t) { return t == 0; })) {

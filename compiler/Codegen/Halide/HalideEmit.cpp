@@ -202,8 +202,15 @@ struct OpBuilder {
   }
 };
 
-std::once_flag pluginOnce;
-std::string pluginError;
+/// Halide's warnings (storage folding it declined, ...) go with the
+/// kernel's description instead of stderr; errors are thrown as without a
+/// reporter.
+struct Reporter : Halide::CompileTimeErrorReporter {
+  std::string warnings;
+  void warning(const char *msg) override { warnings += msg; }
+  void error(const char *msg) override { throw Halide::CompileError(msg); }
+};
+thread_local Reporter reporter;
 
 std::string autoschedulerName(const std::string &plugin) {
   if (plugin == "adams2019")
@@ -242,6 +249,8 @@ std::string compileKernel(const KernelSpec &kernel,
         loaded.insert(scheduler);
       }
     }
+    Halide::set_custom_compile_time_error_reporter(&reporter);
+    reporter.warnings.clear();
     std::map<int, Halide::ImageParam> params;
     std::vector<Halide::Argument> arguments;
     for (int v : kernel.paramViews) {
@@ -351,6 +360,8 @@ std::string compileKernel(const KernelSpec &kernel,
                                target);
     description = text.str() + "  schedule (" + scheduler + "):\n" +
                   results.schedule_source;
+    if (!reporter.warnings.empty())
+      description += "  Halide said: " + reporter.warnings;
     return "";
   } catch (const Halide::Error &e) {
     return std::string("Halide: ") + e.what();

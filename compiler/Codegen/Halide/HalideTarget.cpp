@@ -117,9 +117,11 @@ struct KernelReader {
     while (auto viewOp = root.getDefiningOp<ViewLikeOpInterface>())
       root = viewOp.getViewSource();
     auto arg = dyn_cast<BlockArgument>(root);
-    if (!arg || arg.getOwner() != &fn.getBody().front()) {
+    bool local = isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+        root.getDefiningOp());
+    if (!local && (!arg || arg.getOwner() != &fn.getBody().front())) {
       error(user) << "reads or writes a buffer that is not a view of a kernel "
-                     "argument";
+                     "argument or of its scratch";
       return failure();
     }
     auto type = cast<MemRefType>(v.getType());
@@ -136,7 +138,8 @@ struct KernelReader {
     if (failed(st))
       return failure();
     hl::ViewSpec vs;
-    vs.arg = arg.getArgNumber();
+    // Scratch (arg -1) lives in the pipeline as the Funcs that write it.
+    vs.arg = local ? -1 : static_cast<int>(arg.getArgNumber());
     vs.offset = offset;
     vs.shape.assign(type.getShape().begin(), type.getShape().end());
     vs.strides.assign(strides.begin(), strides.end());
@@ -410,7 +413,9 @@ struct KernelReader {
   LogicalResult read() {
     spec.name = fn.getSymName().str();
     for (Operation &op : fn.getBody().front()) {
-      if (isa<func::ReturnOp>(op) || isa<ViewLikeOpInterface>(op) || isPure(&op))
+      if (isa<func::ReturnOp, memref::AllocOp, memref::AllocaOp,
+              memref::DeallocOp, ViewLikeOpInterface>(op) ||
+          isPure(&op))
         continue;
       auto g = dyn_cast<linalg::GenericOp>(op);
       if (!g)
@@ -423,19 +428,27 @@ struct KernelReader {
     }
     if (spec.ops.empty())
       return fn.emitOpError("has no linalg op to compile");
-    // Every op writes the kernel's one output view; earlier writes are
-    // read from the op that made them.
+    // Ops write scratch or the kernel's one output view (the last op's);
+    // what an earlier op wrote is read from that op.
     int out = spec.ops.back().output;
+    if (spec.views[out].arg < 0)
+      return fn.emitOpError("cannot be compiled with Halide: its last op "
+                            "writes scratch, not a buffer");
     std::set<int> written;
+    LogicalResult status = success();
     auto param = [&](int v) {
-      if (!written.count(v) &&
-          !llvm::is_contained(spec.paramViews, v))
-        spec.paramViews.push_back(v);
+      if (written.count(v) || llvm::is_contained(spec.paramViews, v))
+        return;
+      if (spec.views[v].arg < 0)
+        status = fn.emitOpError("cannot be compiled with Halide: it reads "
+                                "scratch that nothing wrote");
+      spec.paramViews.push_back(v);
     };
     for (hl::OpSpec &op : spec.ops) {
-      if (op.output != out)
-        return fn.emitOpError("cannot be compiled with Halide: it writes "
-                              "more than one buffer view");
+      // A fused producer that bufferization placed in a buffer (the whole
+      // kernel is one workgroup, so its untiled result did not become
+      // scratch) stays in the pipeline, as in the MLIR kernels' per-tile
+      // scratch: no other kernel reads it.
       for (auto [i, v] : llvm::enumerate(op.inputs)) {
         const hl::ViewSpec &iv = spec.views[v];
         if (iv.arg == spec.views[out].arg && !written.count(v)) {
@@ -457,7 +470,7 @@ struct KernelReader {
         param(op.output);
       written.insert(op.output);
     }
-    return success();
+    return status;
   }
 };
 
@@ -720,6 +733,8 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
       NamedAttrList fields(dict);
       fields.set("workgroups", b.getI64IntegerAttr(spec.workgroups));
       fields.set("generator", b.getStringAttr("halide"));
+      // The CPU schedule chose the kernel's boundaries, not its code.
+      fields.erase("schedule");
       updated.push_back(fields.getDictionary(ctx));
       // What the object needs from a runtime.
       auto buffer = llvm::MemoryBuffer::getFile(object);
