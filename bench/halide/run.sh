@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+#===- bench/halide/run.sh - our schedules against Halide's autoschedulers -===#
+#
+# The same kernels from both code generators, in one run on one machine
+# (issue: Halide as a second code generator). For the attention layer
+# (bench/models/layer.json) and the default 4-layer encoder
+# (examples/models/default.json), f32, $THREADS threads (default 2):
+#   - our CPU pipeline (--backend=mlir, the cost model's schedules);
+#   - Halide with Adams2019 and with Mullapudi2016 (--backend=halide);
+#   - best: per kernel the faster of ours and Adams2019 (what per-kernel
+#     mixing would give) and per model the faster whole artifact (what
+#     --backend=best keeps today).
+# Every artifact is checked against the reference. Per-kernel medians come
+# from linformer-run --profile-json; the table and bench/results/halide-*.csv
+# give each kernel's time and GFLOP/s under each generator and the machine's
+# FMA peak (bench/peak). Not part of CI.
+#
+#===----------------------------------------------------------------------===#
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${LINFORMER_BUILD_DIR:-$root/build}"
+threads="${THREADS:-2}"
+repeat="${REPEAT:-5}"
+out="$root/bench/results"
+
+"$root/scripts/setup"
+"$root/scripts/build"
+mkdir -p "$build/bench/halide" "$out"
+g++ -O2 -pthread "$root/bench/peak/peak.cpp" -o "$build/bench/linformer-peak"
+peak=$("$build/bench/linformer-peak" --threads "$threads" --json 2>/dev/null)
+echo "== peak ($threads threads): $peak"
+lscpu | grep -m1 "Model name" || true
+
+for model in "$root/bench/models/layer.json" "$root/examples/models/default.json"; do
+  name=$(basename "$model" .json)
+  dir="$build/bench/halide/$name"
+  mkdir -p "$dir"
+  "$build/bin/linformer-compile" "$model" --random-weights "$dir/w.safetensors" >/dev/null
+  for variant in mlir adams2019 mullapudi2016; do
+    if [ "$variant" = mlir ]; then flags=(--backend=mlir)
+    else flags=(--backend=halide --halide-autoscheduler="$variant"); fi
+    start=$(date +%s.%N)
+    "$build/bin/linformer-compile" "$model" "${flags[@]}" -o "$dir/$variant.lfa" >/dev/null
+    end=$(date +%s.%N)
+    echo "== $name, $variant: compiled in $(python3 -c "print(round($end - $start, 1))") s"
+    "$build/bin/linformer-run" "$dir/$variant.lfa" --weights "$dir/w.safetensors" \
+      --random-input --check --threads "$threads" --warmup 1 --repeat "$repeat" \
+      --profile-json "$dir/$variant.json" | tail -2
+  done
+  python3 - "$dir" "$name" "$out" "$peak" <<'PY'
+import csv, json, os, sys
+d, name, out, peak = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+peak_gflops = max(v for k, v in peak.items() if isinstance(v, (int, float)) and "gflop" in k.lower()) if isinstance(peak, dict) else None
+runs = {v: {k["symbol"]: k for k in json.load(open(os.path.join(d, v + ".json")))["kernels"]}
+        for v in ("mlir", "adams2019", "mullapudi2016")}
+rows, total = [], {v: 0.0 for v in runs}
+total["best_per_kernel"] = 0.0
+for sym, k in runs["mlir"].items():
+    ms = {v: runs[v][sym]["median_ms"] for v in runs if sym in runs[v]}
+    if len(ms) != len(runs):
+        continue
+    for v in runs:
+        total[v] += ms[v]
+    best = min(ms["mlir"], ms["adams2019"])
+    total["best_per_kernel"] += best
+    gf = lambda t: k["flops"] / (t * 1e6) if k.get("flops") else 0.0
+    rows.append([sym, k.get("key", ""), f"{ms['mlir']:.3f}", f"{ms['adams2019']:.3f}",
+                 f"{ms['mullapudi2016']:.3f}", f"{gf(ms['mlir']):.1f}", f"{gf(ms['adams2019']):.1f}",
+                 "halide" if ms["adams2019"] < ms["mlir"] else "mlir"])
+header = ["kernel", "key", "mlir_ms", "adams2019_ms", "mullapudi2016_ms", "mlir_gflops",
+          "adams2019_gflops", "faster"]
+with open(os.path.join(out, f"halide-{name}.csv"), "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(header)
+    w.writerows(rows)
+print(f"\n{name}: per kernel (median ms; GFLOP/s; peak {peak_gflops} GFLOP/s)")
+print(f"{'kernel':20s} {'key':42s} {'mlir':>9s} {'adams':>9s} {'mullapudi':>9s} {'GF mlir':>8s} {'GF adams':>8s}  faster")
+for r in rows:
+    print(f"{r[0]:20s} {r[1][:42]:42s} {r[2]:>9s} {r[3]:>9s} {r[4]:>9s} {r[5]:>8s} {r[6]:>8s}  {r[7]}")
+print(f"{name}: sums: mlir {total['mlir']:.2f} ms, adams2019 {total['adams2019']:.2f} ms "
+      f"({total['adams2019']/total['mlir']:.2f}x ours), mullapudi2016 {total['mullapudi2016']:.2f} ms "
+      f"({total['mullapudi2016']/total['mlir']:.2f}x), best per kernel {total['best_per_kernel']:.2f} ms, "
+      f"best per model {min(total['mlir'], total['adams2019']):.2f} ms")
+PY
+done
+echo "wrote $out/halide-layer.csv and $out/halide-default.csv"
