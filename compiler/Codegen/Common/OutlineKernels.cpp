@@ -272,10 +272,35 @@ struct OutlineKernelsPass
     SmallVector<Attribute> bufferAttrs;
     for (Value root : roots)
       bufferAttrs.push_back(b.getI64IntegerAttr(bufferIds.lookup(root)));
+    // The buffers the kernel writes (from the memory effects of its ops on
+    // views of them): two plans of the same kernels are matched through
+    // them (--backend=best).
+    SetVector<int64_t> written;
+    kernel.walk([&](Operation *op) {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      if (!effects)
+        return;
+      SmallVector<MemoryEffects::EffectInstance> list;
+      effects.getEffects(list);
+      for (const MemoryEffects::EffectInstance &e : list) {
+        if (!isa<MemoryEffects::Write>(e.getEffect()) || !e.getValue())
+          continue;
+        Value v = e.getValue();
+        while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+          v = view.getViewSource();
+        if (auto arg = dyn_cast<BlockArgument>(v);
+            arg && arg.getOwner() == kernelBody)
+          written.insert(bufferIds.lookup(roots[arg.getArgNumber()]));
+      }
+    });
+    SmallVector<Attribute> writtenAttrs;
+    for (int64_t id : written)
+      writtenAttrs.push_back(b.getI64IntegerAttr(id));
     SmallVector<NamedAttribute> fields = {
         b.getNamedAttr("name", b.getStringAttr(kernel.getSymName())),
         b.getNamedAttr("workgroups", b.getI64IntegerAttr(workgroups)),
-        b.getNamedAttr("buffers", b.getArrayAttr(bufferAttrs))};
+        b.getNamedAttr("buffers", b.getArrayAttr(bufferAttrs)),
+        b.getNamedAttr("writes", b.getArrayAttr(writtenAttrs))};
     if (schedule)
       fields.push_back(b.getNamedAttr("schedule", schedule));
     if (kernelInfo)

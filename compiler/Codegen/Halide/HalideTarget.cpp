@@ -694,6 +694,10 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
     for (Attribute a : plan) {
       auto dict = cast<DictionaryAttr>(a);
       StringRef name = cast<StringAttr>(dict.get("name")).getValue();
+      if (!options.only.empty() && !options.only.count(name.str())) {
+        updated.push_back(dict);
+        continue;
+      }
       auto fn = module.lookupSymbol<func::FuncOp>(name);
       if (!fn)
         return entry.emitOpError("plans a kernel that does not exist: ")
@@ -735,6 +739,10 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
       fields.set("generator", b.getStringAttr("halide"));
       // The CPU schedule chose the kernel's boundaries, not its code.
       fields.erase("schedule");
+      // It writes its output only (fused producers stay in the pipeline).
+      auto bound = cast<ArrayAttr>(dict.get("buffers"));
+      int outArg = spec.views[spec.ops.back().output].arg;
+      fields.set("writes", b.getArrayAttr({bound[outArg]}));
       updated.push_back(fields.getDictionary(ctx));
       // What the object needs from a runtime.
       auto buffer = llvm::MemoryBuffer::getFile(object);
@@ -794,6 +802,8 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
   }
   SmallVector<StringRef> inputs;
   for (const std::string &o : objects)
+    inputs.push_back(o);
+  for (const std::string &o : options.extraInputs)
     inputs.push_back(o);
   inputs.push_back(source);
   std::string error;

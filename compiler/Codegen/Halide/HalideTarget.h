@@ -16,7 +16,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
 
+#include <set>
 #include <string>
+#include <vector>
 
 namespace mlir::linformer {
 
@@ -29,6 +31,11 @@ struct HalideTargetOptions {
   int64_t cores = 1;
   /// Where each kernel's Funcs and schedule are printed, if set.
   llvm::raw_ostream *describe = nullptr;
+  /// If not empty, only these kernels are compiled (the others keep their
+  /// plan entries and get no code here).
+  std::set<std::string> only;
+  /// More inputs for the link (another generator's kernels).
+  std::vector<std::string> extraInputs;
 };
 
 /// True if this compiler was built with Halide.
