@@ -32,6 +32,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <set>
 
 using namespace mlir;
@@ -581,9 +582,54 @@ static int lf_halide_failed(const char *what) {
 )C";
 
 
-/// The dispatch entry and ABI record of one kernel, in C.
+/// What the compiled Halide code of a kernel depends on: its ops, the
+/// shapes, strides and types of its views, their order as parameters and
+/// its slices; not its name, nor which buffers (or where in them) the
+/// dispatch binds. Kernels with equal fingerprints (the layers of an
+/// encoder) share one compiled function.
+std::string fingerprint(const hl::KernelSpec &k) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto list = [&](const auto &v) {
+    os << '[';
+    for (const auto &x : v)
+      os << x << ',';
+    os << ']';
+  };
+  for (const hl::ViewSpec &v : k.views) {
+    os << 'v' << static_cast<int>(v.type);
+    list(v.shape);
+    list(v.strides);
+  }
+  for (const hl::OpSpec &op : k.ops) {
+    os << "\nop";
+    list(op.loopExtents);
+    for (bool r : op.reduction)
+      os << (r ? 'R' : 'p');
+    list(op.inputs);
+    for (const std::vector<int> &index : op.inputIndex)
+      list(index);
+    os << op.output;
+    list(op.outputDims);
+    os << op.result << (op.readsOutput ? 'r' : 'w');
+    for (const hl::Node &n : op.nodes) {
+      os << ";" << static_cast<int>(n.kind) << ':' << static_cast<int>(n.type)
+         << ':' << n.name << ':';
+      list(n.operands);
+      os << llvm::formatv("{0:e}", n.fvalue) << ':' << n.ivalue;
+    }
+  }
+  os << "\nparams";
+  list(k.paramViews);
+  os << k.sliceDim << '/' << k.workgroups;
+  return text;
+}
+
+/// The dispatch entry and ABI record of one kernel, in C. `callee` names
+/// the kernel whose compiled Halide function it calls (itself, or an
+/// earlier kernel of the same fingerprint).
 void emitDispatch(const hl::KernelSpec &k, ArrayRef<int64_t> argBytes,
-                  llvm::raw_ostream &os) {
+                  StringRef callee, llvm::raw_ostream &os) {
   // K_abi: magic, workgroups, arity, bytes per buffer.
   os << "__attribute__((visibility(\"default\"))) const uint64_t " << k.name
      << "_abi[] = {0x31304942414b464cULL, " << k.workgroups << "ULL, "
@@ -591,7 +637,7 @@ void emitDispatch(const hl::KernelSpec &k, ArrayRef<int64_t> argBytes,
   for (int64_t b : argBytes)
     os << ", " << b << "ULL";
   os << "};\n";
-  os << "extern int " << k.name << "_halide(";
+  os << "extern int " << callee << "_halide(";
   size_t nparams = k.paramViews.size() + 1;
   for (size_t i = 0; i < nparams; ++i)
     os << (i ? ", " : "") << "struct halide_buffer_t *";
@@ -631,7 +677,7 @@ void emitDispatch(const hl::KernelSpec &k, ArrayRef<int64_t> argBytes,
   os << "    d" << last << "[" << hdim << "].extent = " << chunk << ";\n";
   os << "    b" << last << ".host = base + w * " << chunk * out.strides[k.sliceDim] * elem
      << "LL;\n";
-  os << "    if (" << k.name << "_halide(";
+  os << "    if (" << callee << "_halide(";
   for (size_t i = 0; i < views.size(); ++i)
     os << (i ? ", " : "") << "&b" << i;
   os << ") != 0) {\n";
@@ -683,6 +729,7 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
         "halide_type_t type; int32_t dimensions; struct halide_dimension_t "
         "*dim; void *padding; };\n";
   std::vector<std::string> objects;
+  std::map<std::string, std::string> compiledAs; // fingerprint -> kernel
   std::set<std::string> undefined;
   MLIRContext *ctx = module.getContext();
   Builder b(ctx);
@@ -708,31 +755,38 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
         return failure();
       hl::KernelSpec &spec = reader.spec;
       chooseSlices(spec, options.cores);
+      // One compile per distinct kernel: the layers of an encoder share
+      // their shapes, and the autoscheduler is most of the compile time.
+      auto [same, fresh] = compiledAs.try_emplace(fingerprint(spec), name.str());
       std::string object = dir.file((name + ".o").str());
       std::string description;
+      if (fresh) {
 #if LINFORMER_HAVE_HALIDE
-      std::string err = hl::compileKernel(spec, hopts, object, description);
+        std::string err = hl::compileKernel(spec, hopts, object, description);
 #else
-      std::string err = "this compiler was built without Halide";
+        std::string err = "this compiler was built without Halide";
 #endif
-      if (!err.empty())
-        return fn.emitOpError() << "Halide failed to compile it: " << err;
+        if (!err.empty())
+          return fn.emitOpError() << "Halide failed to compile it: " << err;
+        objects.push_back(object);
+      } else {
+        description = "  the code of " + same->second + " (same shapes)\n";
+      }
       if (options.describe)
         *options.describe << "kernel " << name << ": " << spec.workgroups
                           << " workgroups along dim " << spec.sliceDim
                           << " of the output\n"
                           << description << "\n";
-      objects.push_back(object);
       auto bytes = fn->getAttrOfType<DenseI64ArrayAttr>("linformer.buffer_bytes");
       if (!bytes)
         return fn.emitOpError("has no linformer.buffer_bytes");
       if (options.describe) {
         std::string entry;
         llvm::raw_string_ostream es(entry);
-        emitDispatch(spec, bytes.asArrayRef(), es);
+        emitDispatch(spec, bytes.asArrayRef(), same->second, es);
         *options.describe << "  dispatch (C):\n" << entry << "\n";
       }
-      emitDispatch(spec, bytes.asArrayRef(), ws);
+      emitDispatch(spec, bytes.asArrayRef(), same->second, ws);
       fn->setAttr("linformer.workgroups", b.getI64IntegerAttr(spec.workgroups));
       NamedAttrList fields(dict);
       fields.set("workgroups", b.getI64IntegerAttr(spec.workgroups));
@@ -744,6 +798,8 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
       int outArg = spec.views[spec.ops.back().output].arg;
       fields.set("writes", b.getArrayAttr({bound[outArg]}));
       updated.push_back(fields.getDictionary(ctx));
+      if (!fresh)
+        continue;
       // What the object needs from a runtime.
       auto buffer = llvm::MemoryBuffer::getFile(object);
       if (!buffer)
