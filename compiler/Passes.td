@@ -448,37 +448,54 @@ def LinformerCUDAPlanLaunchesPass
 
 def LinformerCUDATensorCoreContractionsPass
     : Pass<"linformer-cuda-tensor-core-contractions", "::mlir::func::FuncOp"> {
-  let summary = "f32 contractions as warp tiles of nvgpu.mma.sync (TF32)";
+  let summary = "f32 contractions as warp tiles of mma.sync (TF32, BF16 or F16)";
   let description = [{
-    The CUDA pipeline's tensor-core path (`linformer-cuda-pipeline{mma=tf32}`,
-    `linformer-compile --target=cuda --cuda-mma=tf32`), on memrefs before
+    The CUDA pipeline's tensor-core path (`linformer-cuda-pipeline{mma=...}`,
+    `linformer-compile --target=cuda --cuda-mma=...`), on memrefs before
     `convert-linalg-to-parallel-loops`. Every f32 contraction
     `linalg.generic` (C += A * B with projected-permutation maps; dimensions
     from `linalg::inferContractionDims`) whose innermost m, n and k extents
-    divide by 16, 8 and 4 becomes one `scf.parallel` over (row tiles,
-    column tiles, 32 lanes): a warp per 16x8 tile of C, which loads its
-    accumulator fragment, steps k by 4 with `nvgpu.mma.sync` m16n8k4
-    (`tf32Enabled`: inputs rounded to TF32, products and sums in f32) and
-    stores the fragment back. Batch and outer m dimensions fold into the
-    row tiles, outer n dimensions into the column tiles (the grid has three
-    dimensions); outer k dimensions become loops. Other ops, and
-    contractions whose sizes do not divide or whose folded tiles exceed a
-    grid dimension (65535), stay on the plain path. TF32 keeps 10 mantissa
-    bits: expect normwise relative errors near 1e-3 instead of 1e-6.
+    divide by 16, 8 and the instruction's depth becomes one `scf.parallel`
+    over (warp rows, warp columns, 32 lanes): each warp computes a block of
+    `warp-tiles-m` x `warp-tiles-n` 16x8 tiles of C (fewer where the extents
+    do not divide), loads its accumulator fragments once, steps k with one
+    mma.sync per tile, reusing each A fragment across the block's columns
+    and each B fragment across its rows, and stores the fragments back.
 
-    `precision=emulate` builds the same loop nest (tiles, folded dimensions,
-    lanes, k steps, the accumulator fragment's rows and columns) with each
-    lane computing its four C elements in f32 scalars instead of the
-    warp-wide `mma.sync`: the CPU can run it (`linformer-cuda-pipeline{
-    on-host mma=emulate}`), which checks everything but the A/B fragment
-    layouts (those are the PTX ISA's, as in upstream's MmaSyncBuilder).
+    - `precision=tf32`: `nvgpu.mma.sync` m16n8k4 (`tf32Enabled`: inputs
+      rounded to TF32, products and sums in f32); expect normwise relative
+      errors near 1e-3.
+    - `precision=bf16` / `f16`: `nvvm.mma.sync` m16n8k16, each operand
+      rounded to nearest even to bf16 / f16 as its fragment is loaded
+      (packed two to a register), f32 accumulation; expect ~1e-2 (bf16) or
+      ~2e-3 (f16).
+
+    Batch and outer m dimensions fold into the row tiles, outer n dimensions
+    into the column tiles (the grid has three dimensions); outer k
+    dimensions become loops. Other ops, and contractions whose sizes do not
+    divide or whose folded tiles exceed a grid dimension (65535), stay on the
+    plain path.
+
+    `emulate` builds the same loop nest (warp blocks, folded dimensions,
+    lanes, k steps, the accumulator fragments' rows and columns, the
+    operands' rounding) with each lane computing its C elements in f32
+    scalars instead of the warp-wide `mma.sync`: the CPU can run it
+    (`linformer-cuda-pipeline{on-host mma=...}`), which checks everything
+    but the A/B fragment layouts (those are the PTX ISA's).
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
-           "tf32 (mma.sync), or emulate (the same tiles in scalars, for the "
-           "CPU)">,
+           "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands)">,
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "the same tiles in f32 scalars, for the CPU">,
+    Option<"warpTilesM", "warp-tiles-m", "int64_t", /*default=*/"4",
+           "16-row mma tiles a warp computes, at most (1, 2, 4 or 8)">,
+    Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
+           "8-column mma tiles a warp computes, at most (1, 2, 4 or 8)">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::scf::SCFDialect"];
 }

@@ -225,11 +225,12 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   funcPm.addPass(createLinformerCUDAExpandAttentionCorePass());
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
-  // cannot run a warp-wide mma lane by lane; on-host runs mma=emulate (the
-  // same tiles in scalars) and nothing for tf32.
-  if (options.mma == "emulate" || (options.mma != "none" && !options.onHost)) {
+  // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
+  // tiles and rounding in scalars).
+  if (options.mma != "none") {
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
     mmaOptions.precision = options.mma;
+    mmaOptions.emulate = options.onHost;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
   }
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());

@@ -68,7 +68,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 /// decomposition, lowering of the parts).
 /// The first CUDA path: naive, correct kernels (one linalg op = one kernel,
 /// scf.parallel tiled into blocks of threads), lowered to NVVM and PTX.
-/// With mma=tf32, f32 contractions run on tensor cores (TF32 products).
+/// With mma=tf32|bf16|f16, contractions run on tensor cores.
 /// No shared memory, no fusion yet (docs/Pipeline.md).
 struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> chip{
@@ -109,10 +109,11 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(true)};
   PassOptions::Option<std::string> mma{
       *this, "mma",
-      llvm::cl::desc("Tensor cores for f32 contractions: none, tf32 "
-                     "(nvgpu.mma.sync m16n8k4; sm_80 and later; ignored "
-                     "with on-host), or emulate (the same warp tiles in "
-                     "scalars, to check them on the CPU with on-host)"),
+      llvm::cl::desc("Tensor cores for contractions: none, tf32 "
+                     "(mma.sync m16n8k4 on f32 data), bf16 or f16 "
+                     "(m16n8k16 on operands rounded to that type); sm_80 "
+                     "and later; with on-host, the same warp tiles "
+                     "emulated in scalars"),
       llvm::cl::init("none")};
 };
 

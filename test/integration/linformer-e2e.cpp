@@ -90,8 +90,8 @@ static cl::opt<std::string> pipelineOpt(
 static cl::opt<std::string> cudaMmaOpt(
     "cuda-mma",
     cl::desc("--pipeline=cuda-host: the tensor-core tiles to check "
-             "(none, or emulate: linformer-cuda-tensor-core-contractions' "
-             "warp tiles with scalar products)"),
+             "(none, tf32, bf16 or f16: linformer-cuda-tensor-core-"
+             "contractions' warp tiles, emulated with scalar products)"),
     cl::init("none"));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",

@@ -117,10 +117,13 @@ static cl::opt<std::string> cudaToolkit(
     cl::init(""));
 static cl::opt<std::string> cudaMma(
     "cuda-mma",
-    cl::desc("--target=cuda: tensor cores for f32 contractions: none (the "
-             "default, f32 products) or tf32 (nvgpu.mma.sync, TF32 products, "
-             "f32 accumulation; sm_80 and later)"),
-    cl::init("none"));
+    cl::desc("--target=cuda: tensor cores for contractions: none (f32 "
+             "products), tf32 (mma.sync m16n8k4, TF32 products), bf16 or f16 "
+             "(m16n8k16, operands rounded to that type), all with f32 "
+             "accumulation and sm_80 or later; auto (the default): the "
+             "model's dtype (bf16 or f16 models) on sm_80 and later, else "
+             "none"),
+    cl::init("auto"));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -840,6 +843,7 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
     int64_t threads = k.block[0] * k.block[1] * k.block[2];
     llvm::json::Object schedule{
         {"source", "cuda-first-path"},
+        {"mma", options.mma},
         {"threads", threads},
         {"register_budget", cudaTarget.registerBudget(threads)},
         {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock}};
@@ -1308,6 +1312,19 @@ int compileBest(MLIRContext &context, const Source &src, const char *argv0,
   return 0;
 }
 
+/// The tensor-core precision: --cuda-mma, with auto resolved from the
+/// model's storage dtype (f32 stays on the f32 path: TF32 changes its
+/// numerics, so it is asked for, not implied).
+std::string cudaMmaFor(const Source &src) {
+  if (cudaMma != "auto")
+    return cudaMma;
+  if (sm < 80 || !src.fromModel)
+    return "none";
+  if (src.config.dtype == "bf16" || src.config.dtype == "f16")
+    return src.config.dtype;
+  return "none";
+}
+
 template <typename WriteText>
 int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
                 const sched::CUDATarget &cudaTarget, WriteText writeText,
@@ -1318,7 +1335,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   mlir::linformer::CUDAPipelineOptions options;
   options.chip = "sm_" + std::to_string(sm.getValue());
   options.format = emit == Emit::GPU ? "none" : "isa";
-  options.mma = cudaMma;
+  options.mma = cudaMmaFor(src);
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
@@ -1383,11 +1400,14 @@ int main(int argc, char **argv) {
       emit != Emit::GPU && emit != Emit::PTX && emit != Emit::Artifact)
     return fail("--target=cuda emits linformer, linalg, gpu, ptx or an "
                 "artifact (the LLVM stages are the CPU's)");
-  if (cudaMma != "none" && cudaMma != "tf32")
-    return fail("--cuda-mma takes none or tf32, not '" + cudaMma + "'");
-  if (target != "cpu" && cudaMma == "tf32" && sm < 80)
-    return fail("--cuda-mma=tf32 needs sm_80 or later (TF32 tensor cores), "
-                "not --sm=" + std::to_string(sm));
+  if (cudaMma != "auto" && cudaMma != "none" && cudaMma != "tf32" &&
+      cudaMma != "bf16" && cudaMma != "f16")
+    return fail("--cuda-mma takes auto, none, tf32, bf16 or f16, not '" +
+                cudaMma + "'");
+  if (target != "cpu" && cudaMma != "auto" && cudaMma != "none" && sm < 80)
+    return fail("--cuda-mma=" + cudaMma +
+                " needs sm_80 or later (mma.sync on " + cudaMma +
+                " tensor cores), not --sm=" + std::to_string(sm));
   if (target == "cuda" && emit == Emit::Artifact && outputFile.empty())
     return fail("an artifact needs -o FILE.lfa");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))

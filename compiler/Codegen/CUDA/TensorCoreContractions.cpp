@@ -2,17 +2,30 @@
 //
 // The CUDA pipeline's tensor-core path (see Passes.td): every f32
 // contraction `linalg.generic` (C += A * B over projected permutations)
-// whose innermost m, n and k dimensions divide by 16, 8 and 4 becomes one
-// `scf.parallel` over (row tiles, column tiles, 32 lanes) in which each warp
-// computes a 16x8 tile of C with `nvgpu.mma.sync` m16n8k4 on TF32 inputs and
-// f32 accumulation, stepping k by 4.
+// whose innermost m, n and k dimensions divide into mma tiles becomes one
+// `scf.parallel` over (warp-tile rows, warp-tile columns, 32 lanes) in which
+// each warp computes an (16 x MT) x (8 x NT) block of C as MT x NT mma.sync
+// tiles with f32 accumulators held in registers, stepping k by the
+// instruction's depth. A and B fragments are loaded once per k step and
+// reused across the warp's tiles (NT and MT times).
 //
-// Fragment layouts (PTX ISA, mma.m16n8k4 .tf32; the same as upstream's
-// MmaSyncBuilder): g = lane / 4, t = lane % 4;
-//   A (16x4, vector<2x1>):  a0 = A[g][t], a1 = A[g + 8][t]
-//   B (4x8,  vector<1x1>):  b0 = B[t][g]
-//   C (16x8, vector<2x2>):  c00 = C[g][2t], c01 = C[g][2t + 1],
-//                           c10 = C[g + 8][2t], c11 = C[g + 8][2t + 1]
+// Precisions:
+//   tf32: `nvgpu.mma.sync` m16n8k4, f32 data, TF32 products (sm_80+);
+//   bf16, f16: `nvvm.mma.sync` m16n8k16, each operand rounded to nearest
+//     even to bf16 / f16 as its fragment is loaded (the rounding a bf16
+//     model's stored activations get in a framework), products and sums
+//     in f32 (sm_80+). nvgpu's conversion has no bf16 (MLIR 22: "failed to
+//     deduce operand PTX types"), so the NVVM op is built directly.
+//
+// Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k*";
+// g = lane / 4, t = lane % 4):
+//   m16n8k4 .tf32:  A a0 = A[g][t], a1 = A[g + 8][t];  B b0 = B[t][g]
+//   m16n8k16 .bf16/.f16 (two elements a register, the lower k in the low
+//   half):  A r0 = A[g][2t, 2t+1], r1 = A[g+8][2t, 2t+1],
+//             r2 = A[g][2t+8, 2t+9], r3 = A[g+8][2t+8, 2t+9];
+//           B r0 = B[2t, 2t+1][g], r1 = B[2t+8, 2t+9][g]
+//   C (both): c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t],
+//             c3 = C[g+8][2t+1]
 // The lanes are the innermost parallel dimension (extent 32), which
 // linformer-cuda-tile-parallel-loops maps to thread x: one warp per tile.
 // Batch dimensions and the outer m dimensions are folded with the row tiles
@@ -20,12 +33,18 @@
 // the column tiles; outer k dimensions are sequential loops around the
 // stepped innermost one.
 //
+// `emulate` builds the same loop nest with each lane computing its own C
+// elements of every tile in f32 scalars over the same k steps, from the
+// same rounded operands: everything but the warp-wide exchange of A/B
+// fragments, which the CPU can run against the reference.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
 
-#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -43,7 +62,7 @@ using namespace mlir;
 
 namespace {
 
-constexpr int64_t kTileM = 16, kTileN = 8, kTileK = 4, kWarp = 32;
+constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
 
 /// What the rewrite needs of a contraction, or failure (left to the plain
 /// path).
@@ -51,9 +70,20 @@ struct Plan {
   unsigned mDim, nDim, kDim; ///< innermost m, n, k loop dimensions
   SmallVector<unsigned> rowDims, colDims, outerK; ///< folded / looped
   unsigned aOperand, bOperand;                    ///< inputs holding m / n
+  int64_t tilesM, tilesN; ///< mma tiles a warp computes along m and n
+  int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
 };
 
-FailureOr<Plan> planFor(linalg::GenericOp op) {
+/// The largest of `options` that divides `extent`.
+int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
+  for (int64_t o : options)
+    if (o <= extent && extent % o == 0)
+      return o;
+  return 1;
+}
+
+FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
+                        int64_t maxTilesM, int64_t maxTilesN) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(op.getOperation())))
@@ -72,7 +102,7 @@ FailureOr<Plan> planFor(linalg::GenericOp op) {
   p.kDim = dims->k.back();
   if (ShapedType::isDynamic(extents[p.mDim]) || extents[p.mDim] % kTileM ||
       ShapedType::isDynamic(extents[p.nDim]) || extents[p.nDim] % kTileN ||
-      ShapedType::isDynamic(extents[p.kDim]) || extents[p.kDim] % kTileK)
+      ShapedType::isDynamic(extents[p.kDim]) || extents[p.kDim] % tileK)
     return failure();
   p.rowDims.append(dims->batch.begin(), dims->batch.end());
   p.rowDims.append(dims->m.begin(), dims->m.end() - 1);
@@ -89,13 +119,23 @@ FailureOr<Plan> planFor(linalg::GenericOp op) {
                        .has_value();
   p.aOperand = firstHasM ? 0 : 1;
   p.bOperand = firstHasM ? 1 : 0;
+  // A warp's block of tiles: as many as allowed that divide the extents
+  // (powers of two down to one tile).
+  SmallVector<int64_t> optM, optN;
+  for (int64_t v = maxTilesM; v >= 1; v /= 2)
+    optM.push_back(v);
+  for (int64_t v = maxTilesN; v >= 1; v /= 2)
+    optN.push_back(v);
+  p.tilesM = largestDividing(extents[p.mDim] / kTileM, optM);
+  p.tilesN = largestDividing(extents[p.nDim] / kTileN, optN);
   // A grid dimension y or z holds at most 65535 blocks.
-  int64_t rows = extents[p.mDim] / kTileM, cols = extents[p.nDim] / kTileN;
+  p.rows = extents[p.mDim] / (kTileM * p.tilesM);
+  p.cols = extents[p.nDim] / (kTileN * p.tilesN);
   for (unsigned d : p.rowDims)
-    rows *= extents[d];
+    p.rows *= extents[d];
   for (unsigned d : p.colDims)
-    cols *= extents[d];
-  if (rows > 65535 || cols > 65535)
+    p.cols *= extents[d];
+  if (p.rows > 65535 || p.cols > 65535)
     return failure();
   return p;
 }
@@ -106,20 +146,31 @@ struct CUDATensorCoreContractionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (precision != "tf32" && precision != "emulate") {
+    if (precision != "tf32" && precision != "bf16" && precision != "f16") {
       getOperation().emitError()
           << "precision '" << precision
-          << "' is not one this pass has (tf32: f32 data, TF32 products, "
-             "f32 accumulation; emulate: the same tiles in f32 scalars, "
-             "for the CPU)";
+          << "' is not one this pass has (tf32: m16n8k4 on f32 data with "
+             "TF32 products; bf16 or f16: m16n8k16 on operands rounded to "
+             "that type; all accumulate in f32)";
+      return signalPassFailure();
+    }
+    int64_t tilesM = warpTilesM, tilesN = warpTilesN;
+    if (!llvm::is_contained({1, 2, 4, 8}, tilesM) ||
+        !llvm::is_contained({1, 2, 4, 8}, tilesN)) {
+      getOperation().emitError()
+          << "warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (mma tiles "
+             "a warp computes along m and n), not "
+          << tilesM << " and " << tilesN;
       return signalPassFailure();
     }
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
+    int64_t tileK = precision == "tf32" ? 4 : 16;
     for (linalg::GenericOp op : ops)
-      if (FailureOr<Plan> p = planFor(op); succeeded(p))
-        rewrite(rewriter, op, *p);
+      if (FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN);
+          succeeded(p))
+        rewrite(rewriter, op, *p, tileK);
   }
 
   /// Splits `linear` into the indices of `dims` (row-major) and records
@@ -153,147 +204,246 @@ struct CUDATensorCoreContractionsPass
     memref::StoreOp::create(b, loc, value, init->get(), indices);
   }
 
-  void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p) {
-    bool emulate = precision == "emulate";
+  /// The element type the products use (f32 for tf32).
+  Type operandType(MLIRContext *ctx) const {
+    if (precision == "bf16")
+      return BFloat16Type::get(ctx);
+    if (precision == "f16")
+      return Float16Type::get(ctx);
+    return Float32Type::get(ctx);
+  }
+
+  /// `v` (f32) as the operand type, and for emulation back to f32: the
+  /// value the tensor core multiplies.
+  Value rounded(OpBuilder &b, Location loc, Value v, bool backToF32) const {
+    Type t = operandType(b.getContext());
+    if (t.isF32())
+      return v;
+    Value r = arith::TruncFOp::create(b, loc, t, v);
+    return backToF32 ? arith::ExtFOp::create(b, loc, b.getF32Type(), r) : r;
+  }
+
+  /// Two f32 values rounded to the 16-bit operand type and packed into one
+  /// register, the first in the low half: vector<2xf16> for f16 (what
+  /// nvvm.mma.sync takes), an i32 for bf16 (LLVM's NVPTX mma intrinsics
+  /// take bf16 pairs as i32).
+  Value packPair(OpBuilder &b, Location loc, Value lo, Value hi) const {
+    Type half = operandType(b.getContext());
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, half),
+        ValueRange{rounded(b, loc, lo, false), rounded(b, loc, hi, false)});
+    if (half.isF16())
+      return pair;
+    Value word = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, b.getI32Type()), pair);
+    return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+  }
+
+  void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
+               int64_t tileK) {
+    bool tf32 = precision == "tf32";
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     SmallVector<int64_t> extents = op.getStaticLoopRanges();
-    int64_t rows = extents[p.mDim] / kTileM, cols = extents[p.nDim] / kTileN;
-    for (unsigned d : p.rowDims)
-      rows *= extents[d];
-    for (unsigned d : p.colDims)
-      cols *= extents[d];
+    const int64_t MT = p.tilesM, NT = p.tilesN;
     auto c = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value zero = c(rewriter, 0), one = c(rewriter, 1);
     Type f32 = rewriter.getF32Type();
+    auto accType = VectorType::get({2, 2}, f32);
     auto par = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero, zero, zero},
-        ValueRange{c(rewriter, rows), c(rewriter, cols), c(rewriter, kWarp)},
+        ValueRange{c(rewriter, p.rows), c(rewriter, p.cols),
+                   c(rewriter, kWarp)},
         ValueRange{one, one, one},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value rowTile = ivs[0], colTile = ivs[1], lane = ivs[2];
           unsigned rank = op.getNumLoops();
           SmallVector<Value> iv(rank);
-          // Row tiles: the folded batch/outer-m dims, then the m tile.
-          Value mTiles = c(b, extents[p.mDim] / kTileM);
-          Value mTile = arith::RemUIOp::create(b, loc, rowTile, mTiles);
-          delinearize(b, loc, arith::DivUIOp::create(b, loc, rowTile, mTiles),
+          // Row tiles: the folded batch/outer-m dims, then the m block.
+          Value mBlocks = c(b, extents[p.mDim] / (kTileM * MT));
+          Value mBlock = arith::RemUIOp::create(b, loc, rowTile, mBlocks);
+          delinearize(b, loc, arith::DivUIOp::create(b, loc, rowTile, mBlocks),
                       p.rowDims, extents, iv);
-          Value nTiles = c(b, extents[p.nDim] / kTileN);
-          Value nTile = arith::RemUIOp::create(b, loc, colTile, nTiles);
-          delinearize(b, loc, arith::DivUIOp::create(b, loc, colTile, nTiles),
+          Value nBlocks = c(b, extents[p.nDim] / (kTileN * NT));
+          Value nBlock = arith::RemUIOp::create(b, loc, colTile, nBlocks);
+          delinearize(b, loc, arith::DivUIOp::create(b, loc, colTile, nBlocks),
                       p.colDims, extents, iv);
           Value g = arith::DivUIOp::create(b, loc, lane, c(b, 4));
           Value t = arith::RemUIOp::create(b, loc, lane, c(b, 4));
-          Value m0 = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, mTile, c(b, kTileM)), g);
-          Value m8 = arith::AddIOp::create(b, loc, m0, c(b, 8));
-          Value nBase = arith::MulIOp::create(b, loc, nTile, c(b, kTileN));
-          Value n2t = arith::AddIOp::create(
-              b, loc, nBase, arith::MulIOp::create(b, loc, t, c(b, 2)));
-          Value n2t1 = arith::AddIOp::create(b, loc, n2t, c(b, 1));
+          Value mBase = arith::MulIOp::create(b, loc, mBlock, c(b, kTileM * MT));
+          Value nBase = arith::MulIOp::create(b, loc, nBlock, c(b, kTileN * NT));
+          auto add = [&](Value x, int64_t v) -> Value {
+            return arith::AddIOp::create(b, loc, x, c(b, v));
+          };
+          Value two_t = arith::MulIOp::create(b, loc, t, c(b, 2));
+          Value mG = arith::AddIOp::create(b, loc, mBase, g);
+          Value nT = arith::AddIOp::create(b, loc, nBase, two_t);
           Value nG = arith::AddIOp::create(b, loc, nBase, g);
-
-          // The accumulator fragment: C's current values (the init).
-          auto cAt = [&](Value m, Value n) {
+          // The rows (2 per tile) and columns (2 per tile) of C this lane
+          // holds, and the m / n index of its A / B fragment elements.
+          auto rowOf = [&](int64_t i, int64_t half) {
+            return add(mG, i * kTileM + half * 8);
+          };
+          auto colOf = [&](int64_t j, int64_t odd) {
+            return add(nT, j * kTileN + odd);
+          };
+          auto at = [&](Value m, Value n) {
             iv[p.mDim] = m;
             iv[p.nDim] = n;
             return SmallVector<Value>(iv);
           };
-          auto accType = VectorType::get({2, 2}, f32);
-          Value acc = arith::ConstantOp::create(
-              b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
-          Value cInit[2][2] = {{}, {}};
+
+          // The accumulators start as C's current values (the init).
           for (unsigned d : p.outerK)
             iv[d] = c(b, 0);
           iv[p.kDim] = c(b, 0);
           OpOperand *init = op.getDpsInitOperand(0);
-          cInit[0][0] = load(b, loc, op, init, cAt(m0, n2t));
-          cInit[0][1] = load(b, loc, op, init, cAt(m0, n2t1));
-          cInit[1][0] = load(b, loc, op, init, cAt(m8, n2t));
-          cInit[1][1] = load(b, loc, op, init, cAt(m8, n2t1));
-          for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 2; ++j)
-              acc = vector::InsertOp::create(b, loc, cInit[i][j], acc,
-                                             ArrayRef<int64_t>{i, j});
+          SmallVector<Value> accs;
+          for (int64_t i = 0; i < MT; ++i)
+            for (int64_t j = 0; j < NT; ++j) {
+              SmallVector<Value> elems;
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t o = 0; o < 2; ++o)
+                  elems.push_back(
+                      load(b, loc, op, init, at(rowOf(i, h), colOf(j, o))));
+              accs.push_back(
+                  vector::FromElementsOp::create(b, loc, accType, elems));
+            }
+
+          OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
+          OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
+          // One k step: the warp's MT x NT tiles over k .. k + tileK.
+          auto step = [&](OpBuilder &b, Value k,
+                          ValueRange in) -> SmallVector<Value> {
+            SmallVector<Value> out(in.begin(), in.end());
+            auto loadA = [&](Value m, Value kk) {
+              iv[p.mDim] = m;
+              iv[p.kDim] = kk;
+              return load(b, loc, op, aOp, iv);
+            };
+            auto loadB = [&](Value kk, Value n) {
+              iv[p.nDim] = n;
+              iv[p.kDim] = kk;
+              return load(b, loc, op, bOp, iv);
+            };
+            if (emulate) {
+              // Each lane: its four elements of every tile, from the
+              // rounded operands, in f32.
+              for (int64_t i = 0; i < MT; ++i)
+                for (int64_t j = 0; j < NT; ++j) {
+                  Value acc = out[i * NT + j];
+                  for (int64_t h = 0; h < 2; ++h)
+                    for (int64_t o = 0; o < 2; ++o) {
+                      Value sum = vector::ExtractOp::create(
+                          b, loc, acc, ArrayRef<int64_t>{h, o});
+                      for (int64_t q = 0; q < tileK; ++q) {
+                        Value kq = add(k, q);
+                        Value x = rounded(b, loc, loadA(rowOf(i, h), kq), true);
+                        Value y = rounded(b, loc, loadB(kq, colOf(j, o)), true);
+                        sum = arith::AddFOp::create(
+                            b, loc, sum, arith::MulFOp::create(b, loc, x, y));
+                      }
+                      acc = vector::InsertOp::create(b, loc, sum, acc,
+                                                     ArrayRef<int64_t>{h, o});
+                    }
+                  out[i * NT + j] = acc;
+                }
+              return out;
+            }
+            if (tf32) {
+              Value kt = arith::AddIOp::create(b, loc, k, t);
+              SmallVector<Value> aFrag, bFrag;
+              for (int64_t i = 0; i < MT; ++i) {
+                auto aType = VectorType::get({2, 1}, f32);
+                aFrag.push_back(vector::FromElementsOp::create(
+                    b, loc, aType,
+                    ValueRange{loadA(rowOf(i, 0), kt), loadA(rowOf(i, 1), kt)}));
+              }
+              for (int64_t j = 0; j < NT; ++j)
+                bFrag.push_back(vector::FromElementsOp::create(
+                    b, loc, VectorType::get({1, 1}, f32),
+                    ValueRange{loadB(kt, add(nG, j * kTileN))}));
+              for (int64_t i = 0; i < MT; ++i)
+                for (int64_t j = 0; j < NT; ++j)
+                  out[i * NT + j] = nvgpu::MmaSyncOp::create(
+                      b, loc, aFrag[i], bFrag[j], out[i * NT + j],
+                      ArrayRef<int64_t>{kTileM, kTileN, 4},
+                      /*tf32Enabled=*/true);
+              return out;
+            }
+            // m16n8k16 on bf16 / f16 pairs.
+            Value k2t = arith::AddIOp::create(b, loc, k, two_t);
+            Value k2t1 = add(k2t, 1), k2t8 = add(k2t, 8), k2t9 = add(k2t, 9);
+            SmallVector<SmallVector<Value, 4>> aFrag(MT), bFrag(NT);
+            for (int64_t i = 0; i < MT; ++i) {
+              Value r0 = rowOf(i, 0), r8 = rowOf(i, 1);
+              aFrag[i] = {packPair(b, loc, loadA(r0, k2t), loadA(r0, k2t1)),
+                          packPair(b, loc, loadA(r8, k2t), loadA(r8, k2t1)),
+                          packPair(b, loc, loadA(r0, k2t8), loadA(r0, k2t9)),
+                          packPair(b, loc, loadA(r8, k2t8), loadA(r8, k2t9))};
+            }
+            for (int64_t j = 0; j < NT; ++j) {
+              Value n = add(nG, j * kTileN);
+              bFrag[j] = {packPair(b, loc, loadB(k2t, n), loadB(k2t1, n)),
+                          packPair(b, loc, loadB(k2t8, n), loadB(k2t9, n))};
+            }
+            NVVM::MMATypes ptxType = precision == "bf16" ? NVVM::MMATypes::bf16
+                                                         : NVVM::MMATypes::f16;
+            auto resultType = LLVM::LLVMStructType::getLiteral(
+                b.getContext(), {f32, f32, f32, f32});
+            for (int64_t i = 0; i < MT; ++i)
+              for (int64_t j = 0; j < NT; ++j) {
+                Value acc = out[i * NT + j];
+                SmallVector<Value> cIn;
+                for (int64_t h = 0; h < 2; ++h)
+                  for (int64_t o = 0; o < 2; ++o)
+                    cIn.push_back(vector::ExtractOp::create(
+                        b, loc, acc, ArrayRef<int64_t>{h, o}));
+                Value d = NVVM::MmaOp::create(
+                    b, loc, resultType, aFrag[i], bFrag[j], cIn,
+                    ArrayRef<int64_t>{kTileM, kTileN, 16},
+                    /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+                    std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                                   NVVM::MMALayout::col});
+                SmallVector<Value> dOut;
+                for (int64_t e = 0; e < 4; ++e)
+                  dOut.push_back(LLVM::ExtractValueOp::create(b, loc, d, e));
+                out[i * NT + j] =
+                    vector::FromElementsOp::create(b, loc, accType, dOut);
+              }
+            return out;
+          };
 
           // The k loops: outer k dimensions one by one, the innermost in
-          // steps of 4 (one mma each).
-          std::function<Value(OpBuilder &, unsigned, Value)> kLoop =
-              [&](OpBuilder &b, unsigned level, Value acc) -> Value {
+          // steps of the mma depth.
+          std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)>
+              kLoop = [&](OpBuilder &b, unsigned level,
+                          ValueRange in) -> SmallVector<Value> {
             bool inner = level == p.outerK.size();
             unsigned dim = inner ? p.kDim : p.outerK[level];
             auto loop = scf::ForOp::create(
-                b, loc, c(b, 0), c(b, extents[dim]), c(b, inner ? kTileK : 1),
-                ValueRange{acc},
+                b, loc, c(b, 0), c(b, extents[dim]), c(b, inner ? tileK : 1),
+                in,
                 [&](OpBuilder &b, Location loc, Value k, ValueRange args) {
                   iv[dim] = k;
-                  if (!inner) {
-                    scf::YieldOp::create(b, loc,
-                                         kLoop(b, level + 1, args[0]));
-                    return;
-                  }
-                  OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
-                  OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
-                  if (emulate) {
-                    // Each lane computes its own four C elements over the
-                    // same k step in f32 scalars: everything but the
-                    // A/B fragment exchange, which mma.sync does in
-                    // hardware.
-                    Value acc = args[0];
-                    Value mAt[2] = {m0, m8}, nAt[2] = {n2t, n2t1};
-                    for (int i = 0; i < 2; ++i)
-                      for (int j = 0; j < 2; ++j) {
-                        Value sum = vector::ExtractOp::create(
-                            b, loc, acc, ArrayRef<int64_t>{i, j});
-                        for (int64_t q = 0; q < kTileK; ++q) {
-                          iv[p.kDim] = arith::AddIOp::create(b, loc, k,
-                                                             c(b, q));
-                          iv[p.mDim] = mAt[i];
-                          iv[p.nDim] = nAt[j];
-                          Value prod = arith::MulFOp::create(
-                              b, loc, load(b, loc, op, aOp, iv),
-                              load(b, loc, op, bOp, iv));
-                          sum = arith::AddFOp::create(b, loc, sum, prod);
-                        }
-                        acc = vector::InsertOp::create(
-                            b, loc, sum, acc, ArrayRef<int64_t>{i, j});
-                      }
-                    scf::YieldOp::create(b, loc, acc);
-                    return;
-                  }
-                  Value kt = arith::AddIOp::create(b, loc, k, t);
-                  iv[p.kDim] = kt;
-                  iv[p.mDim] = m0;
-                  Value a0 = load(b, loc, op, aOp, iv);
-                  iv[p.mDim] = m8;
-                  Value a1 = load(b, loc, op, aOp, iv);
-                  iv[p.nDim] = nG;
-                  Value b0 = load(b, loc, op, bOp, iv);
-                  auto aType = VectorType::get({2, 1}, f32);
-                  auto bType = VectorType::get({1, 1}, f32);
-                  Value av = vector::BroadcastOp::create(b, loc, aType, a0);
-                  av = vector::InsertOp::create(b, loc, a1, av,
-                                                ArrayRef<int64_t>{1, 0});
-                  Value bv = vector::BroadcastOp::create(b, loc, bType, b0);
-                  Value d = nvgpu::MmaSyncOp::create(
-                      b, loc, av, bv, args[0],
-                      ArrayRef<int64_t>{kTileM, kTileN, kTileK},
-                      /*tf32Enabled=*/true);
-                  scf::YieldOp::create(b, loc, d);
+                  SmallVector<Value> next =
+                      inner ? step(b, k, args) : kLoop(b, level + 1, args);
+                  scf::YieldOp::create(b, loc, next);
                 });
-            return loop.getResult(0);
+            return SmallVector<Value>(loop.getResults());
           };
-          acc = kLoop(b, 0, acc);
-          Value mAt[2] = {m0, m8}, nAt[2] = {n2t, n2t1};
-          for (int i = 0; i < 2; ++i)
-            for (int j = 0; j < 2; ++j)
-              store(b, loc, op,
-                    vector::ExtractOp::create(b, loc, acc,
-                                              ArrayRef<int64_t>{i, j}),
-                    cAt(mAt[i], nAt[j]));
+          accs = kLoop(b, 0, accs);
+          for (int64_t i = 0; i < MT; ++i)
+            for (int64_t j = 0; j < NT; ++j)
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t o = 0; o < 2; ++o)
+                  store(b, loc, op,
+                        vector::ExtractOp::create(b, loc, accs[i * NT + j],
+                                                  ArrayRef<int64_t>{h, o}),
+                        at(rowOf(i, h), colOf(j, o)));
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
     rewriter.eraseOp(op);

@@ -1,35 +1,69 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions))' | FileCheck %s
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=emulate}))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=1 warp-tiles-n=1},canonicalize,cse))' | FileCheck %s --check-prefix=ONE
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=fp8}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=16}))' 2>&1 | FileCheck %s --check-prefix=BADTILES
 
 // A head-split projection [b, h, n, dh] += X[b, n, c] * W[c, h, dh]
 // (reductions innermost, as linformer-cuda-prepare-loops leaves them):
-// m = n (16 rows a tile), n = dh (8 columns), k = c (steps of 4); the
-// batch folds into the row tiles (2 * 32 / 16 = 4), the head (an n
-// dimension: it indexes W and Y, not X) into the column tiles
-// (4 * 16 / 8 = 8); 32 lanes.
+// m = n (32 rows: a warp takes both 16-row tiles), n = dh (16 columns: both
+// 8-column tiles), k = c. The batch folds into the warp rows (2), the head
+// (an n dimension: it indexes W and Y, not X) into the warp columns (4);
+// 32 lanes. Each warp holds 2 x 2 accumulator fragments, loads each A
+// fragment once per k step for both column tiles and each B fragment once
+// for both row tiles.
 // CHECK-LABEL: func.func @projection
 // CHECK-NOT: linalg.generic
-// CHECK: scf.parallel (%[[ROW:.*]], %[[COL:.*]], %[[LANE:.*]]) = (%c0, %c0, %c0) to (%c4, %c8, %c32)
-// CHECK: %[[G:.*]] = arith.divui %[[LANE]], %c4{{.*}}
+// CHECK: scf.parallel (%[[ROW:.*]], %[[COL:.*]], %[[LANE:.*]]) = (%c0, %c0, %c0) to (%c2, %c4, %c32)
+// CHECK: %[[G:.*]] = arith.divui %[[LANE]], %c4
 // CHECK: %[[T:.*]] = arith.remui %[[LANE]], %c4
-// The accumulator fragment starts as C (the bias the fill wrote).
-// CHECK-COUNT-4: memref.load %arg2
-// CHECK: scf.for %[[K:.*]] = %c0{{.*}} to %c64 step %c4{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<2x2xf32>)
+// The accumulator fragments start as C (the bias the fill wrote).
+// CHECK-COUNT-16: memref.load %arg2
+// CHECK: scf.for %[[K:.*]] = %c0 to %c64 step %c4 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
 // CHECK: %[[KT:.*]] = arith.addi %[[K]], %[[T]]
-// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[KT]]] : memref<2x32x64xf32>
-// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[KT]]] : memref<2x32x64xf32>
-// CHECK: memref.load %arg1[%[[KT]], %{{.*}}, %{{.*}}] : memref<64x4x16xf32>
-// CHECK: nvgpu.mma.sync(%{{.*}}, %{{.*}}, %[[ACC]]) {mmaShape = [16, 8, 4], tf32Enabled} : (vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// CHECK: memref.load %arg0[%{{.*}}, %[[G]], %[[KT]]] : memref<2x32x64xf32>
+// CHECK-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 4], tf32Enabled} : (vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: scf.yield
-// CHECK-COUNT-4: memref.store %{{.*}}, %arg2
+// CHECK-COUNT-16: memref.store %{{.*}}, %arg2
 // CHECK: {linformer.tensor_core}
+// m16n8k16 on bf16: two operands a register (the lower k in the low half),
+// A from rows g and g + 8 at k + 2t and k + 2t + 8, B at column g.
+// BF16-LABEL: func.func @projection
+// BF16: scf.for %[[K:.*]] = %c0 to %c64 step %c16
+// BF16: %[[K2T:.*]] = arith.addi %[[K]], %[[TT:.*]] : index
+// BF16: %[[K2T1:.*]] = arith.addi %[[K2T]], %c1
+// BF16: %[[HI:.*]] = memref.load %arg0[%{{.*}}, %[[G:.*]], %[[K2T1]]]
+// BF16: %[[LO:.*]] = memref.load %arg0[%{{.*}}, %[[G]], %[[K2T]]]
+// BF16: %[[LO16:.*]] = arith.truncf %[[LO]] : f32 to bf16
+// BF16: %[[HI16:.*]] = arith.truncf %[[HI]] : f32 to bf16
+// BF16: %[[PAIR:.*]] = vector.from_elements %[[LO16]], %[[HI16]] : vector<2xbf16>
+// BF16: vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
+// BF16: memref.load %arg1[%[[K2T1]], %{{.*}}, %[[G]]] : memref<64x4x16xf32>
+// BF16: nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}]  B[{{.*}}, {{.*}}]  C[{{.*}}, {{.*}}, {{.*}}, {{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
+// BF16-COUNT-3: nvvm.mma.sync
+// BF16-NOT: nvvm.mma.sync
+// BF16: scf.yield
+// F16-LABEL: func.func @projection
+// F16: arith.truncf %{{.*}} : f32 to f16
+// F16: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// Emulated: the same warp blocks and k steps, each lane's 16 elements
+// (2 x 2 tiles of 4) over 16 k values, from operands rounded to bf16.
 // EMU-LABEL: func.func @projection
-// EMU-NOT: nvgpu.mma.sync
-// EMU: scf.parallel
-// EMU: scf.for {{.*}} step %c4{{.*}} iter_args
-// EMU-COUNT-16: arith.mulf
+// EMU-NOT: mma.sync
+// EMU: scf.parallel {{.*}} to (%c2, %c4, %c32)
+// EMU: scf.for {{.*}} step %c16 iter_args
+// EMU: arith.truncf %{{.*}} : f32 to bf16
+// EMU: arith.extf %{{.*}} : bf16 to f32
+// EMU-COUNT-256: arith.mulf
 // EMU: {linformer.tensor_core}
+// One 16x8 tile a warp: 2 x 2 row tiles, 2 x 4 column tiles.
+// ONE-LABEL: func.func @projection
+// ONE: scf.parallel {{.*}} to (%c4, %c8, %c32)
+// ONE: nvgpu.mma.sync
+// ONE-NOT: nvgpu.mma.sync
+// ONE: scf.yield
 #x = affine_map<(b, h, n, d, c) -> (b, n, c)>
 #w = affine_map<(b, h, n, d, c) -> (c, h, d)>
 #y = affine_map<(b, h, n, d, c) -> (b, h, n, d)>
@@ -49,12 +83,16 @@ func.func @projection(%x: memref<2x32x64xf32>, %w: memref<64x4x16xf32>,
 // -----
 
 // The output projection reduces over heads and head dims: the head loop is
-// sequential around the stepped dh loop.
+// sequential around the stepped dh loop (bf16: dh = 8 does not divide into
+// k steps of 16, so that contraction stays plain).
 // CHECK-LABEL: func.func @two_reductions
-// CHECK: scf.parallel {{.*}} to (%c4, %c4{{.*}}, %c32)
-// CHECK: scf.for {{.*}} = %c0{{.*}} to %c4{{.*}} step %c1{{.*}} iter_args
-// CHECK: scf.for {{.*}} = %c0{{.*}} to %c8{{.*}} step %c4{{.*}} iter_args
+// CHECK: scf.parallel {{.*}} to (%c2, %c32)
+// CHECK: scf.for {{.*}} = %c0 to %c4 step %c1 iter_args
+// CHECK: scf.for {{.*}} = %c0 to %c8 step %c4 iter_args
 // CHECK: nvgpu.mma.sync
+// BF16-LABEL: func.func @two_reductions
+// BF16: linalg.generic
+// BF16-NOT: mma.sync
 #a = affine_map<(b, n, d, h, e) -> (b, h, n, e)>
 #o = affine_map<(b, n, d, h, e) -> (h, e, d)>
 #r = affine_map<(b, n, d, h, e) -> (b, n, d)>
@@ -76,6 +114,7 @@ func.func @two_reductions(%v: memref<2x4x32x8xf32>, %wo: memref<4x8x32xf32>,
 // Sizes that do not divide into 16 x 8 x 4 tiles, and ops that are not
 // contractions, stay as they are (the plain path takes them).
 // CHECK-LABEL: func.func @not_divisible
+// CHECK: linalg.matmul
 // CHECK: linalg.generic
 // CHECK-NOT: nvgpu.mma.sync
 func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref<20x8xf32>) {
@@ -92,4 +131,5 @@ func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref
   return
 }
 
-// BAD: error: precision 'fp8' is not one this pass has (tf32: f32 data, TF32 products, f32 accumulation; emulate: the same tiles in f32 scalars, for the CPU)
+// BAD: error: precision 'fp8' is not one this pass has (tf32: m16n8k4 on f32 data with TF32 products; bf16 or f16: m16n8k16 on operands rounded to that type; all accumulate in f32)
+// BADTILES: error: warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (mma tiles a warp computes along m and n), not 16 and 4
