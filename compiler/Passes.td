@@ -472,7 +472,14 @@ def LinformerCUDATensorCoreContractionsPass
 
     Batch and outer m dimensions fold into the row tiles, outer n dimensions
     into the column tiles (the grid has three dimensions); outer k
-    dimensions become loops. Other ops, and contractions whose sizes do not
+    dimensions become loops.
+
+    Split-K: a contraction with a single reduction and fewer warps than
+    `split-k-warps` (E X: a 256 x 512 output over an n-long reduction, 64
+    warps) has its k loop cut into parts (powers of two up to 64, at least
+    16 k steps each); each part's warps write partial sums into a new
+    buffer `[parts] + C's shape`, and a second loop adds them to C in part
+    order (deterministic, unlike atomics). Other ops, and contractions whose sizes do not
     divide or whose folded tiles exceed a grid dimension (65535), stay on the
     plain path.
 
@@ -492,6 +499,10 @@ def LinformerCUDATensorCoreContractionsPass
            "16-row mma tiles a warp computes, at most (1, 2, 4 or 8)">,
     Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
            "8-column mma tiles a warp computes, at most (1, 2, 4 or 8)">,
+    Option<"splitKWarps", "split-k-warps", "int64_t", /*default=*/"1024",
+           "split a single reduction into parts (powers of two, up to 64, "
+           "each at least 16 k steps) until the warps reach this many; 0: "
+           "never">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::NVVM::NVVMDialect",

@@ -72,6 +72,7 @@ struct Plan {
   unsigned aOperand, bOperand;                    ///< inputs holding m / n
   int64_t tilesM, tilesN; ///< mma tiles a warp computes along m and n
   int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
+  int64_t split = 1;      ///< parts of the k loop, each its own warps
 };
 
 /// The largest of `options` that divides `extent`.
@@ -83,7 +84,8 @@ int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
 }
 
 FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
-                        int64_t maxTilesM, int64_t maxTilesN) {
+                        int64_t maxTilesM, int64_t maxTilesN,
+                        int64_t splitWarps) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
       op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(op.getOperation())))
@@ -137,6 +139,17 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
     p.cols *= extents[d];
   if (p.rows > 65535 || p.cols > 65535)
     return failure();
+  // Split-K: a single long reduction over few warp blocks (E X: 256 x 512
+  // outputs, n-long) leaves most of the GPU idle; its k loop is cut into
+  // parts, each part's warps write partial sums, and a second loop adds
+  // them to C in a fixed order (deterministic). Parts keep at least 16 k
+  // steps.
+  int64_t steps = extents[p.kDim] / tileK;
+  if (splitWarps > 0 && p.outerK.empty())
+    while (p.rows * p.cols * p.split < splitWarps && p.split < 64 &&
+           steps % (p.split * 2) == 0 && steps / (p.split * 2) >= 16 &&
+           p.rows * p.split * 2 <= 65535)
+      p.split *= 2;
   return p;
 }
 
@@ -168,7 +181,8 @@ struct CUDATensorCoreContractionsPass
     IRRewriter rewriter(&getContext());
     int64_t tileK = precision == "tf32" ? 4 : 16;
     for (linalg::GenericOp op : ops)
-      if (FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN);
+      if (FailureOr<Plan> p =
+              planFor(op, tileK, tilesM, tilesN, splitKWarps);
           succeeded(p))
         rewrite(rewriter, op, *p, tileK);
   }
@@ -252,12 +266,31 @@ struct CUDATensorCoreContractionsPass
     Value zero = c(rewriter, 0), one = c(rewriter, 1);
     Type f32 = rewriter.getF32Type();
     auto accType = VectorType::get({2, 2}, f32);
+    // Split-K: the parts' partial sums, [split] + C's shape.
+    OpOperand *init = op.getDpsInitOperand(0);
+    auto initType = cast<MemRefType>(init->get().getType());
+    Value partials;
+    if (p.split > 1) {
+      SmallVector<int64_t> shape{p.split};
+      llvm::append_range(shape, initType.getShape());
+      partials = memref::AllocOp::create(rewriter, loc,
+                                         MemRefType::get(shape, f32));
+    }
+    int64_t kPart = extents[p.kDim] / p.split;
+    SmallVector<Value> lbs, ubs, steps;
+    if (p.split > 1) {
+      lbs.push_back(zero);
+      ubs.push_back(c(rewriter, p.split));
+      steps.push_back(one);
+    }
+    lbs.append({zero, zero, zero});
+    ubs.append({c(rewriter, p.rows), c(rewriter, p.cols), c(rewriter, kWarp)});
+    steps.append({one, one, one});
     auto par = scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero, zero, zero},
-        ValueRange{c(rewriter, p.rows), c(rewriter, p.cols),
-                   c(rewriter, kWarp)},
-        ValueRange{one, one, one},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        rewriter, loc, lbs, ubs, steps,
+        [&](OpBuilder &b, Location loc, ValueRange allIvs) {
+          Value part = p.split > 1 ? allIvs[0] : Value();
+          ValueRange ivs = allIvs.take_back(3);
           Value rowTile = ivs[0], colTile = ivs[1], lane = ivs[2];
           unsigned rank = op.getNumLoops();
           SmallVector<Value> iv(rank);
@@ -295,14 +328,20 @@ struct CUDATensorCoreContractionsPass
             return SmallVector<Value>(iv);
           };
 
-          // The accumulators start as C's current values (the init).
+          // The accumulators start as C's current values (the init), or
+          // at zero for a part's partial sums.
           for (unsigned d : p.outerK)
             iv[d] = c(b, 0);
           iv[p.kDim] = c(b, 0);
-          OpOperand *init = op.getDpsInitOperand(0);
           SmallVector<Value> accs;
+          Value zeros = arith::ConstantOp::create(
+              b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
           for (int64_t i = 0; i < MT; ++i)
             for (int64_t j = 0; j < NT; ++j) {
+              if (part) {
+                accs.push_back(zeros);
+                continue;
+              }
               SmallVector<Value> elems;
               for (int64_t h = 0; h < 2; ++h)
                 for (int64_t o = 0; o < 2; ++o)
@@ -424,9 +463,13 @@ struct CUDATensorCoreContractionsPass
                           ValueRange in) -> SmallVector<Value> {
             bool inner = level == p.outerK.size();
             unsigned dim = inner ? p.kDim : p.outerK[level];
+            Value lb = c(b, 0), ub = c(b, extents[dim]);
+            if (inner && part) {
+              lb = arith::MulIOp::create(b, loc, part, c(b, kPart));
+              ub = arith::AddIOp::create(b, loc, lb, c(b, kPart));
+            }
             auto loop = scf::ForOp::create(
-                b, loc, c(b, 0), c(b, extents[dim]), c(b, inner ? tileK : 1),
-                in,
+                b, loc, lb, ub, c(b, inner ? tileK : 1), in,
                 [&](OpBuilder &b, Location loc, Value k, ValueRange args) {
                   iv[dim] = k;
                   SmallVector<Value> next =
@@ -436,16 +479,52 @@ struct CUDATensorCoreContractionsPass
             return SmallVector<Value>(loop.getResults());
           };
           accs = kLoop(b, 0, accs);
+          AffineMap outMap = op.getMatchingIndexingMap(init);
           for (int64_t i = 0; i < MT; ++i)
             for (int64_t j = 0; j < NT; ++j)
               for (int64_t h = 0; h < 2; ++h)
-                for (int64_t o = 0; o < 2; ++o)
-                  store(b, loc, op,
-                        vector::ExtractOp::create(b, loc, accs[i * NT + j],
-                                                  ArrayRef<int64_t>{h, o}),
-                        at(rowOf(i, h), colOf(j, o)));
+                for (int64_t o = 0; o < 2; ++o) {
+                  Value v = vector::ExtractOp::create(
+                      b, loc, accs[i * NT + j], ArrayRef<int64_t>{h, o});
+                  SmallVector<Value> idx = at(rowOf(i, h), colOf(j, o));
+                  if (!part) {
+                    store(b, loc, op, v, idx);
+                    continue;
+                  }
+                  SmallVector<Value> indices{part};
+                  for (unsigned r = 0; r < outMap.getNumResults(); ++r)
+                    indices.push_back(idx[outMap.getDimPosition(r)]);
+                  memref::StoreOp::create(b, loc, v, partials, indices);
+                }
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
+    if (p.split > 1) {
+      // C += the parts' sums, part 0 first: one loop over C's elements.
+      SmallVector<Value> lo, hi, st;
+      for (int64_t e : initType.getShape()) {
+        lo.push_back(zero);
+        hi.push_back(c(rewriter, e));
+        st.push_back(one);
+      }
+      scf::ParallelOp::create(
+          rewriter, loc, lo, hi, st,
+          [&](OpBuilder &b, Location loc, ValueRange idx) {
+            Value sum = memref::LoadOp::create(b, loc, init->get(), idx);
+            auto loop = scf::ForOp::create(
+                b, loc, zero, c(b, p.split), one, ValueRange{sum},
+                [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
+                  SmallVector<Value> indices{s};
+                  indices.append(idx.begin(), idx.end());
+                  Value x = memref::LoadOp::create(b, loc, partials, indices);
+                  scf::YieldOp::create(
+                      b, loc,
+                      ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
+                });
+            memref::StoreOp::create(b, loc, loop.getResult(0), init->get(),
+                                    idx);
+          });
+      memref::DeallocOp::create(rewriter, loc, partials);
+    }
     rewriter.eraseOp(op);
   }
 };

@@ -3,6 +3,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=1 warp-tiles-n=1},canonicalize,cse))' | FileCheck %s --check-prefix=ONE
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=0},canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=fp8}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=16}))' 2>&1 | FileCheck %s --check-prefix=BADTILES
 
@@ -133,3 +134,44 @@ func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref
 
 // BAD: error: precision 'fp8' is not one this pass has (tf32: m16n8k4 on f32 data with TF32 products; bf16 or f16: m16n8k16 on operands rounded to that type; all accumulate in f32)
 // BADTILES: error: warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (mma tiles a warp computes along m and n), not 16 and 4
+
+// -----
+
+// Split-K: E X with a 16 x 64 output has two warp blocks but a 4096-long
+// reduction. Its k loop is cut into 64 parts of 64 (16 mma steps each);
+// each part's warps start from zero and write a slice of a new partials
+// buffer, and one more loop adds the parts to C in order.
+// CHECK-LABEL: func.func @split_k
+// CHECK: %[[P:.*]] = memref.alloc() : memref<64x16x64xf32>
+// CHECK: scf.parallel (%[[PART:.*]], %{{.*}}, %{{.*}}) = (%c0, %c0, %c0) to (%c64, %c2, %c32)
+// CHECK: %[[LB:.*]] = arith.muli %[[PART]], %c64
+// CHECK: %[[UB:.*]] = arith.addi %[[LB]], %c64
+// CHECK: scf.for %{{.*}} = %[[LB]] to %[[UB]] step %c4
+// CHECK-COUNT-4: nvgpu.mma.sync
+// CHECK: memref.store %{{.*}}, %[[P]][%[[PART]], %{{.*}}, %{{.*}}]
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%c16, %c64)
+// CHECK: %[[C0:.*]] = memref.load %arg2[%[[I]], %[[J]]]
+// CHECK: scf.for %[[S:.*]] = %c0 to %c64 step %c1 iter_args(%[[ACC:.*]] = %[[C0]])
+// CHECK: memref.load %[[P]][%[[S]], %[[I]], %[[J]]]
+// CHECK: memref.store %{{.*}}, %arg2[%[[I]], %[[J]]]
+// CHECK: memref.dealloc %[[P]]
+// bf16 steps k by 16: 256 steps, 16 parts of 16.
+// BF16-LABEL: func.func @split_k
+// BF16: memref.alloc() : memref<16x16x64xf32>
+// Asked not to split, it does not.
+// ONE-LABEL: func.func @split_k
+// ONE: memref.alloc
+// NOSPLIT-LABEL: func.func @split_k
+// NOSPLIT-NOT: memref.alloc
+// NOSPLIT: scf.for %{{.*}} = %c0 to %c4096 step %c4
+func.func @split_k(%e: memref<16x4096xf32>, %x: memref<4096x64xf32>, %c: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<16x4096xf32>, memref<4096x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
