@@ -404,11 +404,36 @@ def LinformerCUDAExpandAttentionCorePass
     score arrives and divided by the sum at the end. Masked slots score
     -inf and add nothing. The [b, h, n, k] scores and probabilities are
     never written to memory: one kernel instead of five.
+
+    With `mma=bf16` or `f16` (and the query rows, projected slots and head
+    width multiples of 16), the core runs on tensor cores instead, one warp
+    per 16 query rows, as FlashAttention-2 does: the warp keeps its Q
+    fragments in registers and walks the slots 16 at a time; S = Q K^T is
+    two m16n8k16 tiles a head-width step, the running max of each row is
+    exchanged within its four lanes (`gpu.shuffle xor` 1, 2), and the
+    probabilities P, rounded to the operand type, are packed straight from
+    the S accumulators into the A fragment of O += P V (the C layout of two
+    8-column tiles is the A layout of one 16-deep step), so P never leaves
+    registers. Each lane's running sum is partial until a final exchange.
+    `emulate` builds the same loops for the CPU, each lane computing the
+    full rows it needs in f32 scalars (no shuffles, no fragment exchange).
   }];
+  let options = [
+    Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
+           "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
+    Option<"emulate", "emulate", "bool", /*default=*/"false",
+           "the tensor-core core's loops in scalars, for the CPU">,
+    Option<"exact", "exact", "bool", /*default=*/"false",
+           "with emulate: no rounding of the operands (checks the loops' "
+           "structure at f32 accuracy)">,
+  ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
                            "::mlir::math::MathDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def LinformerCUDAFuseElementwisePass
@@ -495,6 +520,9 @@ def LinformerCUDATensorCoreContractionsPass
            "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "the same tiles in f32 scalars, for the CPU">,
+    Option<"exact", "exact", "bool", /*default=*/"false",
+           "with emulate: no rounding of the operands (checks the tiles' "
+           "structure at f32 accuracy)">,
     Option<"warpTilesM", "warp-tiles-m", "int64_t", /*default=*/"4",
            "16-row mma tiles a warp computes, at most (1, 2, 4 or 8)">,
     Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",

@@ -222,7 +222,12 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // over the threads of a block, mapped to block and thread ids (x =
   // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
   // dimension to a sequential loop).
-  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass());
+  LinformerCUDAExpandAttentionCorePassOptions coreOptions;
+  if (options.mma == "bf16" || options.mma == "f16")
+    coreOptions.mma = options.mma;
+  coreOptions.emulate = options.onHost;
+  coreOptions.exact = options.onHost && options.mmaExact;
+  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
@@ -231,6 +236,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
     mmaOptions.precision = options.mma;
     mmaOptions.emulate = options.onHost;
+    mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
   }
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());

@@ -115,6 +115,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "and later; with on-host, the same warp tiles "
                      "emulated in scalars"),
       llvm::cl::init("none")};
+  PassOptions::Option<bool> mmaExact{
+      *this, "mma-exact",
+      llvm::cl::desc("With on-host: emulate the tensor-core tiles without "
+                     "rounding their operands, so that their structure is "
+                     "checked at f32 accuracy"),
+      llvm::cl::init(false)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

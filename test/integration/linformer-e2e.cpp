@@ -93,6 +93,12 @@ static cl::opt<std::string> cudaMmaOpt(
              "(none, tf32, bf16 or f16: linformer-cuda-tensor-core-"
              "contractions' warp tiles, emulated with scalar products)"),
     cl::init("none"));
+static cl::opt<bool> cudaMmaExactOpt(
+    "cuda-mma-exact",
+    cl::desc("--pipeline=cuda-host with --cuda-mma: emulate the tensor-core "
+             "tiles without rounding their operands (their structure, "
+             "checked at f32 accuracy)"),
+    cl::init(false));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -488,6 +494,7 @@ int main(int argc, char **argv) {
     mlir::linformer::CUDAPipelineOptions cudaOptions;
     cudaOptions.onHost = true;
     cudaOptions.mma = cudaMmaOpt;
+    cudaOptions.mmaExact = cudaMmaExactOpt;
     cudaOptions.fuseCore = cudaFuseCoreOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {

@@ -18,14 +18,9 @@
 //     deduce operand PTX types"), so the NVVM op is built directly.
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k*";
-// g = lane / 4, t = lane % 4):
-//   m16n8k4 .tf32:  A a0 = A[g][t], a1 = A[g + 8][t];  B b0 = B[t][g]
-//   m16n8k16 .bf16/.f16 (two elements a register, the lower k in the low
-//   half):  A r0 = A[g][2t, 2t+1], r1 = A[g+8][2t, 2t+1],
-//             r2 = A[g][2t+8, 2t+9], r3 = A[g+8][2t+8, 2t+9];
-//           B r0 = B[2t, 2t+1][g], r1 = B[2t+8, 2t+9][g]
-//   C (both): c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t],
-//             c3 = C[g+8][2t+1]
+// g = lane / 4, t = lane % 4): m16n8k4 .tf32: A a0 = A[g][t],
+// a1 = A[g + 8][t]; B b0 = B[t][g]; C as for m16n8k16, whose layouts
+// MmaUtils.h gives.
 // The lanes are the innermost parallel dimension (extent 32), which
 // linformer-cuda-tile-parallel-loops maps to thread x: one warp per tile.
 // Batch dimensions and the outer m dimensions are folded with the row tiles
@@ -40,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -218,39 +214,13 @@ struct CUDATensorCoreContractionsPass
     memref::StoreOp::create(b, loc, value, init->get(), indices);
   }
 
-  /// The element type the products use (f32 for tf32).
-  Type operandType(MLIRContext *ctx) const {
-    if (precision == "bf16")
-      return BFloat16Type::get(ctx);
-    if (precision == "f16")
-      return Float16Type::get(ctx);
-    return Float32Type::get(ctx);
-  }
-
-  /// `v` (f32) as the operand type, and for emulation back to f32: the
-  /// value the tensor core multiplies.
   Value rounded(OpBuilder &b, Location loc, Value v, bool backToF32) const {
-    Type t = operandType(b.getContext());
-    if (t.isF32())
+    if (emulate && exact)
       return v;
-    Value r = arith::TruncFOp::create(b, loc, t, v);
-    return backToF32 ? arith::ExtFOp::create(b, loc, b.getF32Type(), r) : r;
+    return mlir::linformer::cuda::roundToOperand(b, loc, v, precision, backToF32);
   }
-
-  /// Two f32 values rounded to the 16-bit operand type and packed into one
-  /// register, the first in the low half: vector<2xf16> for f16 (what
-  /// nvvm.mma.sync takes), an i32 for bf16 (LLVM's NVPTX mma intrinsics
-  /// take bf16 pairs as i32).
   Value packPair(OpBuilder &b, Location loc, Value lo, Value hi) const {
-    Type half = operandType(b.getContext());
-    Value pair = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, half),
-        ValueRange{rounded(b, loc, lo, false), rounded(b, loc, hi, false)});
-    if (half.isF16())
-      return pair;
-    Value word = vector::BitCastOp::create(
-        b, loc, VectorType::get({1}, b.getI32Type()), pair);
-    return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+    return mlir::linformer::cuda::packOperandPair(b, loc, lo, hi, precision);
   }
 
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
@@ -428,31 +398,10 @@ struct CUDATensorCoreContractionsPass
               bFrag[j] = {packPair(b, loc, loadB(k2t, n), loadB(k2t1, n)),
                           packPair(b, loc, loadB(k2t8, n), loadB(k2t9, n))};
             }
-            NVVM::MMATypes ptxType = precision == "bf16" ? NVVM::MMATypes::bf16
-                                                         : NVVM::MMATypes::f16;
-            auto resultType = LLVM::LLVMStructType::getLiteral(
-                b.getContext(), {f32, f32, f32, f32});
             for (int64_t i = 0; i < MT; ++i)
-              for (int64_t j = 0; j < NT; ++j) {
-                Value acc = out[i * NT + j];
-                SmallVector<Value> cIn;
-                for (int64_t h = 0; h < 2; ++h)
-                  for (int64_t o = 0; o < 2; ++o)
-                    cIn.push_back(vector::ExtractOp::create(
-                        b, loc, acc, ArrayRef<int64_t>{h, o}));
-                Value d = NVVM::MmaOp::create(
-                    b, loc, resultType, aFrag[i], bFrag[j], cIn,
-                    ArrayRef<int64_t>{kTileM, kTileN, 16},
-                    /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
-                    std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-                    std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                                   NVVM::MMALayout::col});
-                SmallVector<Value> dOut;
-                for (int64_t e = 0; e < 4; ++e)
-                  dOut.push_back(LLVM::ExtractValueOp::create(b, loc, d, e));
-                out[i * NT + j] =
-                    vector::FromElementsOp::create(b, loc, accType, dOut);
-              }
+              for (int64_t j = 0; j < NT; ++j)
+                out[i * NT + j] = mlir::linformer::cuda::mmaM16N8K16(
+                    b, loc, aFrag[i], bFrag[j], out[i * NT + j], precision);
             return out;
           };
 

@@ -1,6 +1,10 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core))' | FileCheck %s --check-prefix=CARRIER
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core))' | FileCheck %s
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core,linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
+// BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
 // The core becomes a carrier over (b, h, n, c, j) that reads q, keys,
 // values and the mask and writes the result, marked with the scale.
@@ -38,5 +42,46 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
   %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)
          : (tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>,
             tensor<2x8xi8>) -> tensor<2x4x64x16xf32>
+  return %o : tensor<2x4x64x16xf32>
+}
+
+// On tensor cores (mma=bf16): 8 slots do not fill a 16-slot block, so @core
+// keeps the scalar loop.
+// MMA-LABEL: func.func @core(
+// MMA: vector.reduction <add>
+// MMA-NOT: mma.sync
+// With 32 slots and a head width of 16: one warp per 16 query rows
+// (2 x 4 x 64 / 16 = 32 warps), the slots in blocks of 16; S = Q K^T is two
+// m16n8k16 tiles (one head-width step), each row's max is exchanged within
+// its quad of lanes, P is packed from the S accumulators into the A
+// fragment of O += P V (two 8-column tiles of the head), the running sums
+// are summed over the quad at the end.
+// MMA-LABEL: func.func @core16
+// MMA: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c32, %c32)
+// MMA: scf.for %[[J:.*]] = %c0 to %c32 step %c16 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>)
+// MMA-COUNT-2: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
+// MMA: memref.load %arg3
+// MMA: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// MMA: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// MMA: math.exp
+// MMA-COUNT-2: nvvm.mma.sync
+// MMA: scf.yield
+// MMA-COUNT-4: gpu.shuffle  xor
+// MMA-COUNT-4: arith.divf
+// MMA: {linformer.tensor_core}
+// Emulated: the same warps and blocks, no shuffles or mma.sync; operands
+// rounded to bf16 and back.
+// EMU-LABEL: func.func @core16
+// EMU-NOT: gpu.shuffle
+// EMU-NOT: mma.sync
+// EMU: scf.for {{.*}} step %c16
+// EMU: arith.truncf {{.*}} to bf16
+// EMU: math.exp
+// EMU: {linformer.tensor_core}
+func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
+                  %v: tensor<2x4x32x16xf32>, %mask: tensor<2x32xi8>) -> tensor<2x4x64x16xf32> {
+  %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)
+         : (tensor<2x4x64x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>,
+            tensor<2x32xi8>) -> tensor<2x4x64x16xf32>
   return %o : tensor<2x4x64x16xf32>
 }

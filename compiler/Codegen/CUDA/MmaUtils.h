@@ -1,0 +1,96 @@
+//===- MmaUtils.h - warp-level mma.sync pieces shared by the CUDA passes ===//
+//
+// What the tensor-core contractions and the tensor-core attention core
+// share: rounding f32 operands to the mma's input type, packing two of them
+// into one register, and one m16n8k16 mma.sync on bf16 or f16 pairs with f32
+// accumulation (nvvm.mma.sync directly: nvgpu's conversion has no bf16 in
+// MLIR 22).
+//
+// Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16";
+// g = lane / 4, t = lane % 4; two elements a register, the lower k in the
+// low half):
+//   A (16x16): r0 = A[g][2t, 2t+1], r1 = A[g+8][2t, 2t+1],
+//              r2 = A[g][2t+8, 2t+9], r3 = A[g+8][2t+8, 2t+9]
+//   B (16x8):  r0 = B[2t, 2t+1][g], r1 = B[2t+8, 2t+9][g]
+//   C (16x8):  c0 = C[g][2t], c1 = C[g][2t+1], c2 = C[g+8][2t],
+//              c3 = C[g+8][2t+1]   (vector<2x2xf32>: [row half][column])
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
+#define LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+namespace mlir::linformer::cuda {
+
+/// The element type products use for a precision (f32 for tf32).
+inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
+  if (precision == "bf16")
+    return BFloat16Type::get(ctx);
+  if (precision == "f16")
+    return Float16Type::get(ctx);
+  return Float32Type::get(ctx);
+}
+
+/// `v` (f32) rounded to the operand type; with `backToF32`, extended back
+/// (the value the tensor core multiplies, for emulation).
+inline Value roundToOperand(OpBuilder &b, Location loc, Value v,
+                            StringRef precision, bool backToF32) {
+  Type t = mmaOperandType(b.getContext(), precision);
+  if (t.isF32())
+    return v;
+  Value r = arith::TruncFOp::create(b, loc, t, v);
+  return backToF32 ? arith::ExtFOp::create(b, loc, b.getF32Type(), r) : r;
+}
+
+/// Two f32 values rounded to the 16-bit operand type and packed into one
+/// register, the first in the low half: vector<2xf16> for f16 (what
+/// nvvm.mma.sync takes), an i32 for bf16 (LLVM's NVPTX mma intrinsics take
+/// bf16 pairs as i32).
+inline Value packOperandPair(OpBuilder &b, Location loc, Value lo, Value hi,
+                             StringRef precision) {
+  Type half = mmaOperandType(b.getContext(), precision);
+  Value pair = vector::FromElementsOp::create(
+      b, loc, VectorType::get({2}, half),
+      ValueRange{roundToOperand(b, loc, lo, precision, false),
+                 roundToOperand(b, loc, hi, precision, false)});
+  if (half.isF16())
+    return pair;
+  Value word = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, b.getI32Type()), pair);
+  return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+}
+
+/// acc (vector<2x2xf32>) + A (4 packed registers) x B (2 packed registers)
+/// with mma.sync m16n8k16 on `precision` (bf16 or f16) pairs.
+inline Value mmaM16N8K16(OpBuilder &b, Location loc, ValueRange a,
+                         ValueRange bFrag, Value acc, StringRef precision) {
+  Type f32 = b.getF32Type();
+  SmallVector<Value> cIn;
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t o = 0; o < 2; ++o)
+      cIn.push_back(
+          vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h, o}));
+  NVVM::MMATypes ptxType =
+      precision == "bf16" ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  auto resultType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  Value d = NVVM::MmaOp::create(
+      b, loc, resultType, a, bFrag, cIn, ArrayRef<int64_t>{16, 8, 16},
+      /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
+      std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+      std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                     NVVM::MMALayout::col});
+  SmallVector<Value> out;
+  for (int64_t e = 0; e < 4; ++e)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, d, e));
+  return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
+                                        out);
+}
+
+} // namespace mlir::linformer::cuda
+
+#endif // LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
