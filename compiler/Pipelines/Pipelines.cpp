@@ -229,19 +229,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.exact = options.onHost && options.mmaExact;
   funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
-  // Tensor cores: contractions become warp tiles of mma.sync. The CPU
-  // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
-  // tiles and rounding in scalars).
-  if (options.mma != "none") {
-    LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
-    mmaOptions.precision = options.mma;
-    mmaOptions.emulate = options.onHost;
-    mmaOptions.exact = options.onHost && options.mmaExact;
-    funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
-  }
-  funcPm.addPass(createConvertLinalgToParallelLoopsPass());
-  // The block shape comes from the target: a warp along x (consecutive
-  // addresses), 8 rows of warps along y (256 threads), within its limit.
+  // The schedule's numbers come from the target: its SM count (split-K),
+  // a warp along x (consecutive addresses) and 8 rows of warps along y (256
+  // threads), within its block limit.
   ::linformer::schedule::CUDATarget target =
       ::linformer::schedule::presetCUDATarget(90);
   StringRef chip = options.chip;
@@ -249,6 +239,20 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   if (chip.consume_front("sm_") &&
       !chip.take_while(llvm::isDigit).getAsInteger(10, sm))
     (void)::linformer::schedule::knownCUDATarget(sm, target);
+  // Tensor cores: contractions become warp tiles of mma.sync. The CPU
+  // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
+  // tiles and rounding in scalars).
+  if (options.mma != "none") {
+    LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
+    mmaOptions.precision = options.mma;
+    // Split-K until a contraction has 8 warps an SM (one 256-thread block
+    // each): 1056 on an H100, 864 on an A100.
+    mmaOptions.splitKWarps = 8 * target.smCount;
+    mmaOptions.emulate = options.onHost;
+    mmaOptions.exact = options.onHost && options.mmaExact;
+    funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
+  }
+  funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
   tileOptions.threadsX = options.threadsX ? options.threadsX : target.warpSize;
   tileOptions.threadsY =
