@@ -79,11 +79,12 @@ func.func @projection_avx2(%x: tensor<1x4096x512xf32>, %w: tensor<512x8x64xf32>,
 // AVX-512: 4 x 64 = 16 accumulators (4 zmm per row) + 4 + 1 = 21 <= 32
 // registers, as many as 8 x 32 but 8 loads per 16 FMAs instead of 10 (the
 // tie-break); (4 + 64) x 64 floats = 17 KiB per reduction block, within
-// half of L1 and its 10% slack. The attention core's query tile has 32
-// columns: 8 x 32 there.
+// half of L1 and its 10% slack. The attention core's query tile bounds
+// its columns, so it takes 64 query rows to fit 4 x 64 (equal modelled
+// efficiency, fewer loads per FMA than 32 rows' 8 x 32).
 // CHECK-LABEL: func.func @projection_avx512(
 // CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 32, 0, 0], register = [4, 64], reduction = 64, pack = false>
-// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 32, 0], register = [8, 32], reduction = 64, pack = false>
+// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 64, 0], register = [4, 64], reduction = 64, pack = false>
 // FILE-LABEL: func.func @projection_avx512(
 // FILE: source = "file"
 // FILE-SAME: register = [8, 8]
