@@ -508,6 +508,26 @@ int addBuffers(MLIRContext &context, const Source &src,
   return 0;
 }
 
+/// LLVM's target options for a schedule target (features resolved).
+mlir::linformer::CPUTargetOptions llvmTargetOf(const sched::CPUTarget &t) {
+  mlir::linformer::CPUTargetOptions options;
+  options.cpu = t.cpu;
+  options.features = t.features;
+  return mlir::linformer::resolveCPUTarget(options);
+}
+
+/// The Halide generator's options for a target (its features as LLVM
+/// resolved them, --halide-autoscheduler, the target's cores).
+mlir::linformer::HalideTargetOptions
+halideOptionsOf(const sched::CPUTarget &t,
+                const mlir::linformer::CPUTargetOptions &llvmTarget) {
+  mlir::linformer::HalideTargetOptions options;
+  options.features = llvmTarget.features;
+  options.autoscheduler = halideAutoscheduler;
+  options.cores = t.cores;
+  return options;
+}
+
 /// The CPU sections of an artifact: the lowered module's kernels as a
 /// shared object plus the manifest (buffers from the source signature, the
 /// plan, the schedules), added to `writer`.
@@ -515,10 +535,7 @@ int addCPUSections(MLIRContext &context, ModuleOp module, const Source &src,
                    const sched::CPUTarget &target, const Plan &plan,
                    lf::ArtifactWriter &writer,
                    const std::string *prebuilt = nullptr) {
-  mlir::linformer::CPUTargetOptions targetOptions;
-  targetOptions.cpu = target.cpu;
-  targetOptions.features = target.features;
-  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
+  mlir::linformer::CPUTargetOptions targetOptions = llvmTargetOf(target);
   lf::Manifest manifest =
       startManifest(src, {"cpu", targetOptions.cpu, targetOptions.features,
                           sched::toJson(target)});
@@ -954,14 +971,9 @@ int lowerWithHalide(MLIRContext &context, ModuleOp module, const Source &src,
   mlir::linformer::buildCPUPipeline(pm, pipelineOptions);
   if (failed(runWithReproducer(pm, module, "halide-pipeline")))
     return 1;
-  mlir::linformer::CPUTargetOptions targetOptions;
-  targetOptions.cpu = cpuTarget.cpu;
-  targetOptions.features = cpuTarget.features;
-  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
-  mlir::linformer::HalideTargetOptions options;
-  options.features = targetOptions.features;
-  options.autoscheduler = halideAutoscheduler;
-  options.cores = cpuTarget.cores;
+  mlir::linformer::CPUTargetOptions targetOptions = llvmTargetOf(cpuTarget);
+  mlir::linformer::HalideTargetOptions options =
+      halideOptionsOf(cpuTarget, targetOptions);
   options.describe = describe;
   if (failed(mlir::linformer::compileHalideToSharedObject(module, options, so)))
     return 1;
@@ -1129,10 +1141,7 @@ std::string mixPlans(MLIRContext &context, const Source &src,
       op->erase();
   if (Operation *entry = mlirModule.lookupSymbol(src.entry.name))
     entry->erase();
-  mlir::linformer::CPUTargetOptions targetOptions;
-  targetOptions.cpu = cpuTarget.cpu;
-  targetOptions.features = cpuTarget.features;
-  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
+  mlir::linformer::CPUTargetOptions targetOptions = llvmTargetOf(cpuTarget);
   llvm::LLVMContext llvmContext;
   auto llvmModule = mlir::linformer::translateToOptimizedLLVMIR(
       mlirModule, llvmContext, targetOptions);
@@ -1143,10 +1152,8 @@ std::string mixPlans(MLIRContext &context, const Source &src,
   if (failed(mlir::linformer::emitObjectFile(*llvmModule, targetOptions,
                                              object, err)))
     return err;
-  mlir::linformer::HalideTargetOptions options;
-  options.features = targetOptions.features;
-  options.autoscheduler = halideAutoscheduler;
-  options.cores = cpuTarget.cores;
+  mlir::linformer::HalideTargetOptions options =
+      halideOptionsOf(cpuTarget, targetOptions);
   options.only = halideKernels;
   options.extraInputs = {object};
   if (failed(mlir::linformer::compileHalideToSharedObject(halideModule,
@@ -1216,12 +1223,8 @@ int compileBest(MLIRContext &context, const Source &src, const char *argv0,
       if (!readPlan(*v.module, src.entry.name, cpuTarget, {}, v.plan))
         return fail("the pipeline produced no dispatch plan for @" +
                     src.entry.name);
-      mlir::linformer::CPUTargetOptions targetOptions;
-      targetOptions.cpu = cpuTarget.cpu;
-      targetOptions.features = cpuTarget.features;
       if (failed(mlir::linformer::compileToSharedObject(
-              *v.module, mlir::linformer::resolveCPUTarget(targetOptions),
-              v.so)))
+              *v.module, llvmTargetOf(cpuTarget), v.so)))
         return 1;
     } else if (int rc = lowerWithHalide(context, *v.module, src, cpuTarget,
                                         v.so, v.plan)) {
@@ -1563,10 +1566,7 @@ int main(int argc, char **argv) {
   if (emit == Emit::LLVM)
     return writeText([&](raw_ostream &os) { module->print(os); });
 
-  mlir::linformer::CPUTargetOptions targetOptions;
-  targetOptions.cpu = cpuTarget.cpu;
-  targetOptions.features = cpuTarget.features;
-  targetOptions = mlir::linformer::resolveCPUTarget(targetOptions);
+  mlir::linformer::CPUTargetOptions targetOptions = llvmTargetOf(cpuTarget);
   llvm::LLVMContext llvmContext;
   if (emit == Emit::LLVMIR) {
     auto llvmModule = mlir::linformer::translateToOptimizedLLVMIR(

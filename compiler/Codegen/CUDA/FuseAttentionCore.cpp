@@ -102,7 +102,18 @@ struct CUDAFuseAttentionCorePass
   }
 };
 
-/// A carrier's buffers (the mask may be null), sizes and scale.
+/// exp((x - max) * scale) of the online softmax, or 0 while `live` is false
+/// (every slot so far masked: the running max is still -inf).
+static Value scaledExpOrZero(OpBuilder &b, Location loc, Value x, Value max,
+                             Value scale, Value live, Value zero) {
+  Value diff = arith::SubFOp::create(b, loc, x, max);
+  Value e =
+      math::ExpOp::create(b, loc, arith::MulFOp::create(b, loc, diff, scale));
+  return arith::SelectOp::create(b, loc, live, e, zero);
+}
+
+/// A carrier's buffers (the mask may be null), sizes and scale, and the
+/// two ways to expand it.
 struct CoreOperands {
   Value q, key, value, mask, out;
   int64_t batch, heads, n, d, k;
@@ -125,74 +136,15 @@ struct CoreOperands {
     c.scale = cast<FloatAttr>(op->getAttr(kFusedCoreAttr)).getValueAsDouble();
     return c;
   }
-};
-
-struct CUDAExpandAttentionCorePass
-    : mlir::linformer::impl::LinformerCUDAExpandAttentionCorePassBase<
-          CUDAExpandAttentionCorePass> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    if (mma != "none" && mma != "bf16" && mma != "f16") {
-      getOperation().emitError()
-          << "mma '" << mma
-          << "' is not one this pass has (none, bf16 or f16)";
-      return signalPassFailure();
-    }
-    SmallVector<linalg::GenericOp> carriers;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kFusedCoreAttr))
-        carriers.push_back(op);
-    });
-    IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : carriers) {
-      if (!op.hasPureBufferSemantics()) {
-        op.emitError("the fused attention core expands on buffers: run "
-                     "bufferization first");
-        return signalPassFailure();
-      }
-      // Rows are read and written as vectors: the head dimension must be
-      // contiguous.
-      for (Value v : op->getOperands())
-        if (!cast<MemRefType>(v.getType()).getLayout().isIdentity()) {
-          op.emitError("the fused attention core needs row-major buffers, "
-                       "not ")
-              << v.getType();
-          return signalPassFailure();
-        }
-      if (mma != "none" && fitsTensorCores(op)) {
-        expandOnTensorCores(rewriter, op, mma, emulate, exact);
-        continue;
-      }
-      expand(rewriter, op);
-    }
-  }
-
-  /// Query rows, slots and head width in whole 16s, f32 buffers.
-  static bool fitsTensorCores(linalg::GenericOp op) {
-    auto qType = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType());
-    auto kType = cast<MemRefType>(op.getDpsInputOperand(1)->get().getType());
-    return qType.hasStaticShape() && kType.hasStaticShape() &&
-           qType.getElementType().isF32() &&
-           kType.getElementType().isF32() && qType.getDimSize(2) % 16 == 0 &&
-           qType.getDimSize(3) % 16 == 0 && kType.getDimSize(2) % 16 == 0;
-  }
 
   /// The core on tensor cores, one warp per 16 query rows (see Passes.td).
   /// Lane (g, t) = (lane / 4, lane % 4) holds rows g and g + 8 of its
   /// 16-row tile; of a 16-slot block, S columns 2t, 2t + 1 of each 8-slot
   /// half; of the output, columns 2t, 2t + 1 of each 8-column tile.
-  static void expandOnTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
-                                  StringRef precision, bool emulate,
-                                  bool exact) {
+  void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
+                     StringRef precision, bool emulate, bool exact) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    CoreOperands core = CoreOperands::of(op);
-    Value q = core.q, key = core.key, value = core.value, mask = core.mask,
-          out = core.out;
-    int64_t batch = core.batch, heads = core.heads, n = core.n, d = core.d,
-            k = core.k;
-    double scale = core.scale;
     int64_t dSteps = d / 16, dTiles = d / 8;
     Type f32 = rewriter.getF32Type();
     auto accType = VectorType::get({2, 2}, f32);
@@ -242,6 +194,22 @@ struct CUDAExpandAttentionCorePass
           Value negInf = cF(-std::numeric_limits<double>::infinity());
           Value zeros = arith::ConstantOp::create(
               b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+
+          // A row's value over its four lanes (xor 1, 2 stay within the
+          // quad); emulated lanes already hold whole rows.
+          auto quad = [&](Value x, bool isMax) -> Value {
+            if (emulate)
+              return x;
+            for (int32_t off : {1, 2}) {
+              Value other = gpu::ShuffleOp::create(b, loc, x, off, 32,
+                                                   gpu::ShuffleMode::XOR)
+                                .getShuffleResult();
+              x = isMax ? arith::MaximumFOp::create(b, loc, x, other)
+                              .getResult()
+                        : arith::AddFOp::create(b, loc, x, other).getResult();
+            }
+            return x;
+          };
 
           // Q's A fragments, once: one per 16-wide step of the head.
           SmallVector<SmallVector<Value, 4>> qFrag;
@@ -321,22 +289,7 @@ struct CUDAExpandAttentionCorePass
                             slots[nt * 2 + o]));
                 }
                 // The rows' maxima over the block: across the four lanes
-                // of a row on the GPU (xor 1, 2 stay within the quad).
-                auto quad = [&](Value x, bool isMax) -> Value {
-                  if (emulate)
-                    return x;
-                  for (int32_t off : {1, 2}) {
-                    Value other =
-                        gpu::ShuffleOp::create(
-                            b, loc, x, off, 32, gpu::ShuffleMode::XOR)
-                            .getShuffleResult();
-                    x = isMax ? arith::MaximumFOp::create(b, loc, x, other)
-                                    .getResult()
-                              : arith::AddFOp::create(b, loc, x, other)
-                                    .getResult();
-                  }
-                  return x;
-                };
+                // of a row on the GPU.
                 Value mNew[2], alpha[2], live[2];
                 SmallVector<SmallVector<Value>> p(2);
                 for (int h = 0; h < 2; ++h) {
@@ -349,11 +302,9 @@ struct CUDAExpandAttentionCorePass
                   // nothing to rescale, nothing to add.
                   live[h] = arith::CmpFOp::create(
                       b, loc, arith::CmpFPredicate::OGT, mNew[h], negInf);
-                  auto expScaled = [&](Value v) -> Value {
-                    Value diff = arith::SubFOp::create(b, loc, v, mNew[h]);
-                    Value e = math::ExpOp::create(
-                        b, loc, arith::MulFOp::create(b, loc, diff, scaleV));
-                    return arith::SelectOp::create(b, loc, live[h], e, fzero);
+                  auto expScaled = [&](Value v) {
+                    return scaledExpOrZero(b, loc, v, mNew[h], scaleV, live[h],
+                                           fzero);
                   };
                   alpha[h] = expScaled(m[h]);
                   Value sum = fzero;
@@ -410,18 +361,8 @@ struct CUDAExpandAttentionCorePass
                 scf::YieldOp::create(b, loc, next);
               });
           // Each row's sum over its four lanes, then O / l.
-          Value lTotal[2];
-          for (int h = 0; h < 2; ++h) {
-            Value x = loop.getResult(2 + h);
-            if (!emulate)
-              for (int32_t off : {1, 2})
-                x = arith::AddFOp::create(
-                    b, loc, x,
-                    gpu::ShuffleOp::create(b, loc, x, off, 32,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult());
-            lTotal[h] = x;
-          }
+          Value lTotal[2] = {quad(loop.getResult(2), false),
+                             quad(loop.getResult(3), false)};
           for (int64_t dt = 0; dt < dTiles; ++dt)
             for (int h = 0; h < 2; ++h)
               for (int64_t o = 0; o < 2; ++o) {
@@ -437,15 +378,10 @@ struct CUDAExpandAttentionCorePass
     rewriter.eraseOp(op);
   }
 
-  static void expand(IRRewriter &rewriter, linalg::GenericOp op) {
+  /// One thread a query row, f32, online softmax (see the file comment).
+  void scalar(IRRewriter &rewriter, linalg::GenericOp op) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    CoreOperands core = CoreOperands::of(op);
-    Value q = core.q, key = core.key, value = core.value, mask = core.mask,
-          out = core.out;
-    int64_t batch = core.batch, heads = core.heads, n = core.n, d = core.d,
-            k = core.k;
-    double scale = core.scale;
     Type et = cast<MemRefType>(q.getType()).getElementType();
     auto vec = VectorType::get({d}, et);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -490,11 +426,8 @@ struct CUDAExpandAttentionCorePass
                 // to rescale, nothing to add.
                 Value live = arith::CmpFOp::create(
                     b, loc, arith::CmpFPredicate::OGT, mNew, negInf);
-                auto expScaled = [&](Value x) -> Value {
-                  Value diff = arith::SubFOp::create(b, loc, x, mNew);
-                  Value e = math::ExpOp::create(
-                      b, loc, arith::MulFOp::create(b, loc, diff, scaleV));
-                  return arith::SelectOp::create(b, loc, live, e, fzero);
+                auto expScaled = [&](Value x) {
+                  return scaledExpOrZero(b, loc, x, mNew, scaleV, live, fzero);
                 };
                 Value alpha = expScaled(m), p = expScaled(s);
                 Value lNew = arith::AddFOp::create(
@@ -516,6 +449,59 @@ struct CUDAExpandAttentionCorePass
         });
     rewriter.eraseOp(op);
   }
+};
+
+struct CUDAExpandAttentionCorePass
+    : mlir::linformer::impl::LinformerCUDAExpandAttentionCorePassBase<
+          CUDAExpandAttentionCorePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (mma != "none" && mma != "bf16" && mma != "f16") {
+      getOperation().emitError()
+          << "mma '" << mma
+          << "' is not one this pass has (none, bf16 or f16)";
+      return signalPassFailure();
+    }
+    SmallVector<linalg::GenericOp> carriers;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(kFusedCoreAttr))
+        carriers.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : carriers) {
+      if (!op.hasPureBufferSemantics()) {
+        op.emitError("the fused attention core expands on buffers: run "
+                     "bufferization first");
+        return signalPassFailure();
+      }
+      // Rows are read and written as vectors: the head dimension must be
+      // contiguous.
+      for (Value v : op->getOperands())
+        if (!cast<MemRefType>(v.getType()).getLayout().isIdentity()) {
+          op.emitError("the fused attention core needs row-major buffers, "
+                       "not ")
+              << v.getType();
+          return signalPassFailure();
+        }
+      if (mma != "none" && fitsTensorCores(op)) {
+        CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact);
+        continue;
+      }
+      CoreOperands::of(op).scalar(rewriter, op);
+    }
+  }
+
+  /// Query rows, slots and head width in whole 16s, f32 buffers.
+  static bool fitsTensorCores(linalg::GenericOp op) {
+    auto qType = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType());
+    auto kType = cast<MemRefType>(op.getDpsInputOperand(1)->get().getType());
+    return qType.hasStaticShape() && kType.hasStaticShape() &&
+           qType.getElementType().isF32() &&
+           kType.getElementType().isF32() && qType.getDimSize(2) % 16 == 0 &&
+           qType.getDimSize(3) % 16 == 0 && kType.getDimSize(2) % 16 == 0;
+  }
+
 };
 
 } // namespace

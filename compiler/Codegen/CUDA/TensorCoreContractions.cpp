@@ -195,23 +195,34 @@ struct CUDATensorCoreContractionsPass
     }
   }
 
-  static Value load(OpBuilder &b, Location loc, linalg::GenericOp op,
-                    OpOperand *operand, ArrayRef<Value> iv) {
+  /// `operand`'s indices at the loop indices `iv` (its indexing map).
+  static SmallVector<Value> indicesOf(linalg::GenericOp op, OpOperand *operand,
+                                      ArrayRef<Value> iv) {
     AffineMap map = op.getMatchingIndexingMap(operand);
     SmallVector<Value> indices;
     for (unsigned i = 0; i < map.getNumResults(); ++i)
       indices.push_back(iv[map.getDimPosition(i)]);
-    return memref::LoadOp::create(b, loc, operand->get(), indices);
+    return indices;
   }
 
+  static Value load(OpBuilder &b, Location loc, linalg::GenericOp op,
+                    OpOperand *operand, ArrayRef<Value> iv) {
+    return memref::LoadOp::create(b, loc, operand->get(),
+                                  indicesOf(op, operand, iv));
+  }
+
+  /// C at `iv`, or with split-K, part `part` of the partial sums.
   static void store(OpBuilder &b, Location loc, linalg::GenericOp op,
-                    Value value, ArrayRef<Value> iv) {
+                    Value value, ArrayRef<Value> iv, Value partials = {},
+                    Value part = {}) {
     OpOperand *init = op.getDpsInitOperand(0);
-    AffineMap map = op.getMatchingIndexingMap(init);
-    SmallVector<Value> indices;
-    for (unsigned i = 0; i < map.getNumResults(); ++i)
-      indices.push_back(iv[map.getDimPosition(i)]);
-    memref::StoreOp::create(b, loc, value, init->get(), indices);
+    SmallVector<Value> indices = indicesOf(op, init, iv);
+    if (!partials) {
+      memref::StoreOp::create(b, loc, value, init->get(), indices);
+      return;
+    }
+    indices.insert(indices.begin(), part);
+    memref::StoreOp::create(b, loc, value, partials, indices);
   }
 
   Value rounded(OpBuilder &b, Location loc, Value v, bool backToF32) const {
@@ -428,23 +439,14 @@ struct CUDATensorCoreContractionsPass
             return SmallVector<Value>(loop.getResults());
           };
           accs = kLoop(b, 0, accs);
-          AffineMap outMap = op.getMatchingIndexingMap(init);
           for (int64_t i = 0; i < MT; ++i)
             for (int64_t j = 0; j < NT; ++j)
               for (int64_t h = 0; h < 2; ++h)
-                for (int64_t o = 0; o < 2; ++o) {
-                  Value v = vector::ExtractOp::create(
-                      b, loc, accs[i * NT + j], ArrayRef<int64_t>{h, o});
-                  SmallVector<Value> idx = at(rowOf(i, h), colOf(j, o));
-                  if (!part) {
-                    store(b, loc, op, v, idx);
-                    continue;
-                  }
-                  SmallVector<Value> indices{part};
-                  for (unsigned r = 0; r < outMap.getNumResults(); ++r)
-                    indices.push_back(idx[outMap.getDimPosition(r)]);
-                  memref::StoreOp::create(b, loc, v, partials, indices);
-                }
+                for (int64_t o = 0; o < 2; ++o)
+                  store(b, loc, op,
+                        vector::ExtractOp::create(b, loc, accs[i * NT + j],
+                                                  ArrayRef<int64_t>{h, o}),
+                        at(rowOf(i, h), colOf(j, o)), partials, part);
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
     if (p.split > 1) {
