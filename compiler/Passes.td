@@ -417,6 +417,17 @@ def LinformerCUDAExpandAttentionCorePass
     registers. Each lane's running sum is partial until a final exchange.
     `emulate` builds the same loops for the CPU, each lane computing the
     full rows it needs in f32 scalars (no shuffles, no fragment exchange).
+
+    With `shared-bytes` > 0 and one (b, h)'s keys and values fitting in it
+    (k (d/2 + 4) + d (k/2 + 4) words of two operands: 69 KiB at k = 256,
+    d = 64), the loops come out already mapped: a block per (b, h) and
+    `warps` consecutive query tiles (the largest divisor of n/16 up to
+    `warps`), whose threads copy K and V into dynamic shared memory once,
+    rounded and packed (K as pairs of head columns, V as pairs of slots:
+    each fragment register is one 32-bit shared load, the rows padded so a
+    warp's loads hit 32 banks), meet at a `gpu.barrier`, then compute as
+    above reading their fragments from there. Emulated, the copy and the
+    computation are two thread loops over one buffer a block.
   }];
   let options = [
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
@@ -426,6 +437,11 @@ def LinformerCUDAExpandAttentionCorePass
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the loops' "
            "structure at f32 accuracy)">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
+           "shared memory a block may use to stage its (b, h)'s projected "
+           "keys and values (0: warps read them from global memory)">,
+    Option<"warps", "warps", "int64_t", /*default=*/"8",
+           "at most this many warps a block when staging">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
@@ -449,6 +465,22 @@ def LinformerCUDAFuseElementwisePass
     multiply-adds, which the tensor-core path matches.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def LinformerCUDAExternDynamicSharedPass
+    : Pass<"linformer-cuda-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "dynamic shared memory as an extern array, as nvcc declares it";
+  let description = [{
+    After `convert-gpu-to-nvvm`: the symbol `gpu.dynamic_shared_memory`
+    lowers to is an internal zero-length array in the shared address space,
+    which the NVPTX back end emits as a one-byte static shared variable
+    (`.shared .b8 __dynamic_shmem__0;`, reported by ptxas as 1 byte of
+    static shared memory). This pass makes every such array an external
+    declaration instead, emitted as `.extern .shared .b8 NAME[];`: what
+    nvcc writes for `extern __shared__ char smem[];`, whose size is the
+    launch's dynamic shared memory alone.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def LinformerCUDAPlanLaunchesPass

@@ -227,11 +227,10 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     coreOptions.mma = options.mma;
   coreOptions.emulate = options.onHost;
   coreOptions.exact = options.onHost && options.mmaExact;
-  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
-  funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // The schedule's numbers come from the target: its SM count (split-K),
-  // a warp along x (consecutive addresses) and 8 rows of warps along y (256
-  // threads), within its block limit.
+  // its shared memory (the staged core), a warp along x (consecutive
+  // addresses) and 8 rows of warps along y (256 threads), within its block
+  // limit.
   ::linformer::schedule::CUDATarget target =
       ::linformer::schedule::presetCUDATarget(90);
   StringRef chip = options.chip;
@@ -239,6 +238,20 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   if (chip.consume_front("sm_") &&
       !chip.take_while(llvm::isDigit).getAsInteger(10, sm))
     (void)::linformer::schedule::knownCUDATarget(sm, target);
+  int64_t threadsX = options.threadsX ? options.threadsX : target.warpSize;
+  int64_t threadsY =
+      options.threadsY
+          ? options.threadsY
+          : std::min<int64_t>(8, target.maxThreadsPerBlock / threadsX);
+  // A block's keys and values in shared memory, at most half an SM's so
+  // that two blocks (16 warps) can share one.
+  coreOptions.sharedBytes =
+      options.stageCore ? std::min(target.sharedBytesPerBlock,
+                                   target.sharedBytesPerSM / 2)
+                        : 0;
+  coreOptions.warps = threadsY;
+  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
+  funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
   // tiles and rounding in scalars).
@@ -254,11 +267,8 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   }
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
-  tileOptions.threadsX = options.threadsX ? options.threadsX : target.warpSize;
-  tileOptions.threadsY =
-      options.threadsY ? options.threadsY
-                       : std::min<int64_t>(8, target.maxThreadsPerBlock /
-                                                  tileOptions.threadsX);
+  tileOptions.threadsX = threadsX;
+  tileOptions.threadsY = threadsY;
   funcPm.addPass(createLinformerCUDATileParallelLoopsPass(tileOptions));
   if (options.onHost) {
     // The tiled loop nest as it would be mapped, run on the CPU: block and
@@ -289,6 +299,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   nvvmOptions.useBarePtrCallConv = true;
   gpuPm.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
   gpuPm.addPass(createReconcileUnrealizedCastsPass());
+  gpuPm.addPass(createLinformerCUDAExternDynamicSharedPass());
   gpuPm.addPass(createCanonicalizerPass());
   if (options.format != "none") {
     GpuModuleToBinaryPassOptions binaryOptions;

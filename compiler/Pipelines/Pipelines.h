@@ -121,6 +121,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "rounding their operands, so that their structure is "
                      "checked at f32 accuracy"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> stageCore{
+      *this, "stage-core",
+      llvm::cl::desc("The tensor-core attention core copies each (b, h)'s "
+                     "projected keys and values into shared memory once a "
+                     "block (when they fit); off: every warp reads them "
+                     "from global memory"),
+      llvm::cl::init(true)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

@@ -99,6 +99,11 @@ static cl::opt<bool> cudaMmaExactOpt(
              "tiles without rounding their operands (their structure, "
              "checked at f32 accuracy)"),
     cl::init(false));
+static cl::opt<bool> cudaStageCoreOpt(
+    "cuda-stage-core",
+    cl::desc("With --pipeline=cuda-host: the tensor-core attention core "
+             "stages keys and values in a block's (emulated) shared memory"),
+    cl::init(true));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -496,6 +501,7 @@ int main(int argc, char **argv) {
     cudaOptions.mma = cudaMmaOpt;
     cudaOptions.mmaExact = cudaMmaExactOpt;
     cudaOptions.fuseCore = cudaFuseCoreOpt;
+    cudaOptions.stageCore = cudaStageCoreOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {
     mlir::linformer::buildHalidePipeline(pm);

@@ -45,7 +45,11 @@ static size_t codeSize;
 struct Function {
   char name[256];
   int params; /* -1: unknown (cubin) */
+  int maxShared; /* dynamic shared bytes a launch may ask for */
 };
+
+/* Shared memory a block may opt in to (cuFuncSetAttribute), per SM. */
+static int sharedOptin(void) { return sm == 90 ? 232448 : 166912; }
 
 /* The functions of the loaded module, owned by it (as in the real driver:
  * cuModuleUnload releases them). */
@@ -94,7 +98,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
   case 16: *v = sm == 90 ? 132 : 108; return 0;      /* SM count */
   case 75: *v = sm / 10; return 0;                    /* major */
   case 76: *v = sm % 10; return 0;                    /* minor */
-  case 97: *v = sm == 90 ? 232448 : 166912; return 0; /* shared opt-in */
+  case 97: *v = sharedOptin(); return 0; /* shared opt-in */
   default: *v = 0; return 0;
   }
 }
@@ -153,6 +157,7 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   struct Function *f = calloc(1, sizeof *f);
   memcpy(f->name, name, len);
   f->params = -1;
+  f->maxShared = 48 * 1024;
   if (code[0] != '\x7f') {
     /* PTX: ".entry NAME(" then one ".param" per parameter up to ")". */
     char entry[300];
@@ -181,8 +186,14 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
   *fn = f;
   return 0;
 }
+/* As the real driver: a launch may use more than 48 KiB of dynamic shared
+ * memory only after opting in (attribute 8), up to the device's limit. */
 CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
-  (void)fn; (void)attr; (void)value;
+  struct Function *f = fn;
+  if (attr != 8 || value < 0 || value > sharedOptin())
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  f->maxShared = value;
+  logf_("funcattr %s %d %d\n", f->name, attr, value);
   return 0;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
@@ -242,6 +253,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                         void *stream, void **params, void **extra) {
   (void)stream; (void)extra;
   const struct Function *f = fn;
+  if ((int)shared > f->maxShared)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
   char line[8192];
   int at = snprintf(line, sizeof line, "launch %s %u %u %u %u %u %u %u :",
                     f->name, gx, gy, gz, bx, by, bz, shared);

@@ -124,6 +124,13 @@ static cl::opt<std::string> cudaMma(
              "model's dtype (bf16 or f16 models) on sm_80 and later, else "
              "none"),
     cl::init("auto"));
+static cl::opt<bool> cudaStageCore(
+    "cuda-stage-core",
+    cl::desc("--target=cuda: the tensor-core attention core copies each "
+             "(b, h)'s projected keys and values into shared memory once a "
+             "block, when they fit (default); =false: every warp reads them "
+             "from device memory (for comparisons)"),
+    cl::init(true));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -863,7 +870,16 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
         {"mma", options.mma},
         {"threads", threads},
         {"register_budget", cudaTarget.registerBudget(threads)},
-        {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock}};
+        {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock},
+        {"dynamic_shared", k.sharedBytes},
+        {"dynamic_shared_budget", cudaTarget.sharedBytesPerBlock}};
+    if (k.sharedBytes > cudaTarget.sharedBytesPerBlock)
+      return fail("kernel '" + k.symbol + "' needs " +
+                  std::to_string(k.sharedBytes) +
+                  " bytes of shared memory, more than the " +
+                  std::to_string(cudaTarget.sharedBytesPerBlock) +
+                  " a block of sm_" + std::to_string(cudaTarget.sm) +
+                  " may have");
     std::string json;
     llvm::raw_string_ostream os(json);
     os << llvm::json::Value(std::move(schedule));
@@ -1339,6 +1355,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.chip = "sm_" + std::to_string(sm.getValue());
   options.format = emit == Emit::GPU ? "none" : "isa";
   options.mma = cudaMmaFor(src);
+  options.stageCore = cudaStageCore;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
@@ -1349,7 +1366,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
     return writeText([&](raw_ostream &os) { module.print(os); });
   // Each kernel's block size from the plan: the budget ptxas must stay
   // within is the target's registers per block shared by its threads.
-  std::map<std::string, int64_t> threadsOf;
+  std::map<std::string, int64_t> threadsOf, sharedOf;
   module.walk([&](func::FuncOp fn) {
     if (auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels"))
       for (Attribute a : kernels) {
@@ -1357,7 +1374,9 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
         int64_t threads = 1;
         for (Attribute d : cast<ArrayAttr>(dict.get("block")))
           threads *= cast<IntegerAttr>(d).getInt();
-        threadsOf[cast<StringAttr>(dict.get("name")).str()] = threads;
+        std::string name = cast<StringAttr>(dict.get("name")).str();
+        threadsOf[name] = threads;
+        sharedOf[name] = cast<IntegerAttr>(dict.get("shared")).getInt();
       }
   });
   return writeText([&](raw_ostream &os) {
@@ -1372,6 +1391,11 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
              << " registers per thread, "
              << cudaTarget.staticSharedBytesPerBlock
              << " bytes shared memory (" << threads << " threads per block)\n";
+        for (auto &[name, bytes] : sharedOf)
+          if (bytes > 0)
+            os << "// dynamic shared @" << name << ": " << bytes
+               << " bytes (budget " << cudaTarget.sharedBytesPerBlock
+               << ")\n";
         os << "// target: " << sched::describe(cudaTarget) << "\n"
            << object.getObject().getValue() << "\n";
       }

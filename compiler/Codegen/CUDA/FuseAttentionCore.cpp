@@ -31,6 +31,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -39,6 +40,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <functional>
 #include <limits>
 
 namespace mlir::linformer {
@@ -102,6 +104,14 @@ struct CUDAFuseAttentionCorePass
   }
 };
 
+/// The largest divisor of `extent` that is at most `bound`.
+static int64_t largestDivisor(int64_t extent, int64_t bound) {
+  for (int64_t t = std::min(extent, bound); t > 1; --t)
+    if (extent % t == 0)
+      return t;
+  return 1;
+}
+
 /// exp((x - max) * scale) of the online softmax, or 0 while `live` is false
 /// (every slot so far masked: the running max is still -inf).
 static Value scaledExpOrZero(OpBuilder &b, Location loc, Value x, Value max,
@@ -137,245 +147,494 @@ struct CoreOperands {
     return c;
   }
 
+  /// Where a warp reads the projected keys and values: operand pairs for
+  /// the mma fragments (keyPair: K[slot][e0, e0 + 1]; valuePair:
+  /// V[slot0, slot0 + 1][col]) and, for emulation, single operands as the
+  /// tensor core would multiply them (slot j0 + jj).
+  struct KVSource {
+    std::function<Value(OpBuilder &, Value slot, Value e0)> keyPair;
+    std::function<Value(OpBuilder &, Value slot0, Value col)> valuePair;
+    std::function<Value(OpBuilder &, Value j0, int64_t jj, int64_t e)> keyAt;
+    std::function<Value(OpBuilder &, Value j0, int64_t jj, Value col)>
+        valueAt;
+  };
+
+  /// The shared-memory copy of one (b, h)'s projected keys and values, in
+  /// words of two operands: K as [k][d/2 + 4] (a word holds two adjacent
+  /// head columns of a slot: a B fragment register of S = Q K^T), V as
+  /// [d][k/2 + 4] (two adjacent slots of a column: a B fragment register
+  /// of P V). The 4 words of padding make a row stride of 4 x odd words,
+  /// so the 8 rows x 4 words a fragment load touches fall in 32 distinct
+  /// banks.
+  struct StagedLayout {
+    int64_t kStride, vStride, vBase, words;
+    StagedLayout(int64_t d, int64_t k)
+        : kStride(d / 2 + 4), vStride(k / 2 + 4), vBase(k * (d / 2 + 4)),
+          words(k * (d / 2 + 4) + d * (k / 2 + 4)) {}
+  };
+
   /// The core on tensor cores, one warp per 16 query rows (see Passes.td).
-  /// Lane (g, t) = (lane / 4, lane % 4) holds rows g and g + 8 of its
-  /// 16-row tile; of a 16-slot block, S columns 2t, 2t + 1 of each 8-slot
-  /// half; of the output, columns 2t, 2t + 1 of each 8-column tile.
+  /// With `sharedBytes` > 0 and (b, h)'s keys and values fitting in it, a
+  /// block of up to `maxWarps` warps shares one (b, h): its threads first
+  /// copy the keys and values into shared memory (rounded and packed once),
+  /// then every warp reads its fragments from there.
   void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
-                     StringRef precision, bool emulate, bool exact) const {
+                     StringRef precision, bool emulate, bool exact,
+                     int64_t sharedBytes, int64_t maxWarps) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    int64_t dSteps = d / 16, dTiles = d / 8;
-    Type f32 = rewriter.getF32Type();
-    auto accType = VectorType::get({2, 2}, f32);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
-    int64_t rows = batch * heads * (n / 16);
+    int64_t tiles = n / 16;
+    StagedLayout layout(d, k);
+    // The plan is the GPU's: emulation stages whenever the GPU would
+    // (its i64 words of `exact` are not what the budget counts).
+    if (sharedBytes > 0 && layout.words * 4 <= sharedBytes) {
+      staged(rewriter, op, precision, emulate, exact, layout,
+             largestDivisor(tiles, maxWarps));
+      return;
+    }
+    int64_t rows = batch * heads * tiles;
     auto par = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero, zero},
         ValueRange{cIdx(rewriter, rows), cIdx(rewriter, 32)},
         ValueRange{one, one},
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           auto c = [&](int64_t v) { return cIdx(b, v); };
-          auto addI = [&](Value x, int64_t v) -> Value {
-            return arith::AddIOp::create(b, loc, x, c(v));
-          };
-          auto cF = [&](double v) -> Value {
-            return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-          };
           // Row tiles: query tiles fastest, so the warps of a block share
           // their (b, h)'s keys and values through L1.
-          Value tile = arith::RemUIOp::create(b, loc, ivs[0], c(n / 16));
-          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(n / 16));
+          Value tile = arith::RemUIOp::create(b, loc, ivs[0], c(tiles));
+          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(tiles));
           Value hi = arith::RemUIOp::create(b, loc, bh, c(heads));
           Value bi = arith::DivUIOp::create(b, loc, bh, c(heads));
-          Value lane = ivs[1];
-          Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-          Value t = arith::RemUIOp::create(b, loc, lane, c(4));
-          Value twoT = arith::MulIOp::create(b, loc, t, c(2));
-          Value row[2];
-          row[0] = arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, tile, c(16)), g);
-          row[1] = addI(row[0], 8);
-          auto ld = [&](Value buf, Value r, Value col) -> Value {
+          auto ld = [&, bi, hi](OpBuilder &b, Value buf, Value r, Value col) {
             return memref::LoadOp::create(b, loc, buf,
-                                          ValueRange{bi, hi, r, col});
+                                          ValueRange{bi, hi, r, col})
+                .getResult();
           };
-          auto rnd = [&](Value v) {
+          auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+            return arith::AddIOp::create(b, loc, x, cIdx(b, v));
+          };
+          auto rnd = [&](OpBuilder &b, Value v) {
             return exact ? v
                          : cuda::roundToOperand(b, loc, v, precision, true);
           };
-          auto pack = [&](Value lo, Value hiV) {
-            return cuda::packOperandPair(b, loc, lo, hiV, precision);
+          KVSource kv;
+          kv.keyPair = [&, ld](OpBuilder &b, Value slot, Value e0) {
+            return cuda::packOperandPair(b, loc, ld(b, key, slot, e0),
+                                         ld(b, key, slot, addI(b, e0, 1)),
+                                         precision);
           };
-          Value fzero = cF(0.0), scaleV = cF(scale);
-          Value negInf = cF(-std::numeric_limits<double>::infinity());
-          Value zeros = arith::ConstantOp::create(
-              b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
-
-          // A row's value over its four lanes (xor 1, 2 stay within the
-          // quad); emulated lanes already hold whole rows.
-          auto quad = [&](Value x, bool isMax) -> Value {
-            if (emulate)
-              return x;
-            for (int32_t off : {1, 2}) {
-              Value other = gpu::ShuffleOp::create(b, loc, x, off, 32,
-                                                   gpu::ShuffleMode::XOR)
-                                .getShuffleResult();
-              x = isMax ? arith::MaximumFOp::create(b, loc, x, other)
-                              .getResult()
-                        : arith::AddFOp::create(b, loc, x, other).getResult();
-            }
-            return x;
+          kv.valuePair = [&, ld](OpBuilder &b, Value slot0, Value col) {
+            return cuda::packOperandPair(b, loc, ld(b, value, slot0, col),
+                                         ld(b, value, addI(b, slot0, 1), col),
+                                         precision);
           };
-
-          // Q's A fragments, once: one per 16-wide step of the head.
-          SmallVector<SmallVector<Value, 4>> qFrag;
-          if (!emulate)
-            for (int64_t s = 0; s < dSteps; ++s) {
-              Value c0 = addI(twoT, 16 * s), c1 = addI(c0, 1),
-                    c8 = addI(c0, 8), c9 = addI(c0, 9);
-              qFrag.push_back({pack(ld(q, row[0], c0), ld(q, row[0], c1)),
-                               pack(ld(q, row[1], c0), ld(q, row[1], c1)),
-                               pack(ld(q, row[0], c8), ld(q, row[0], c9)),
-                               pack(ld(q, row[1], c8), ld(q, row[1], c9))});
-            }
-
-          // Iter args: max and (partial) sum of each of the lane's two
-          // rows, then the output tiles' accumulators.
-          SmallVector<Value> init = {negInf, negInf, fzero, fzero};
-          for (int64_t dt = 0; dt < dTiles; ++dt)
-            init.push_back(zeros);
-          auto loop = scf::ForOp::create(
-              b, loc, c(0), c(k), c(16), init,
-              [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
-                Value m[2] = {it[0], it[1]}, l[2] = {it[2], it[3]};
-                SmallVector<Value> acc(it.begin() + 4, it.end());
-                auto masked = [&](Value s, Value slot) -> Value {
-                  if (!mask)
-                    return s;
-                  Value flag =
-                      memref::LoadOp::create(b, loc, mask, ValueRange{bi, slot});
-                  return arith::SelectOp::create(b, loc, maskBit(b, loc, flag),
-                                                 s, negInf);
-                };
-                // s[h][jj]: the scores this lane holds, row h, slot jj of
-                // the block (GPU: jj in {8 nt + 2t + o}; emulated: all 16).
-                SmallVector<SmallVector<Value>> s(2);
-                SmallVector<Value> slots;
-                if (emulate) {
-                  for (int64_t jj = 0; jj < 16; ++jj)
-                    slots.push_back(addI(j0, jj));
-                  for (int h = 0; h < 2; ++h)
-                    for (int64_t jj = 0; jj < 16; ++jj) {
-                      Value sum = fzero;
-                      for (int64_t e = 0; e < d; ++e) {
-                        Value x = rnd(ld(q, row[h], c(e)));
-                        Value y = rnd(ld(key, slots[jj], c(e)));
-                        sum = arith::AddFOp::create(
-                            b, loc, sum, arith::MulFOp::create(b, loc, x, y));
-                      }
-                      s[h].push_back(masked(sum, slots[jj]));
-                    }
-                } else {
-                  Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
-                  for (int64_t nt = 0; nt < 2; ++nt)
-                    for (int64_t o = 0; o < 2; ++o)
-                      slots.push_back(addI(j2t, 8 * nt + o));
-                  Value jg = arith::AddIOp::create(b, loc, j0, g);
-                  Value sAcc[2];
-                  for (int64_t nt = 0; nt < 2; ++nt) {
-                    Value keyRow = addI(jg, 8 * nt);
-                    Value a = zeros;
-                    for (int64_t st = 0; st < dSteps; ++st) {
-                      Value c0 = addI(twoT, 16 * st), c1 = addI(c0, 1),
-                            c8 = addI(c0, 8), c9 = addI(c0, 9);
-                      Value bFrag[2] = {
-                          pack(ld(key, keyRow, c0), ld(key, keyRow, c1)),
-                          pack(ld(key, keyRow, c8), ld(key, keyRow, c9))};
-                      a = cuda::mmaM16N8K16(b, loc, qFrag[st], bFrag, a,
-                                            precision);
-                    }
-                    sAcc[nt] = a;
-                  }
-                  for (int h = 0; h < 2; ++h)
-                    for (int64_t nt = 0; nt < 2; ++nt)
-                      for (int64_t o = 0; o < 2; ++o)
-                        s[h].push_back(masked(
-                            vector::ExtractOp::create(b, loc, sAcc[nt],
-                                                      ArrayRef<int64_t>{h, o}),
-                            slots[nt * 2 + o]));
-                }
-                // The rows' maxima over the block: across the four lanes
-                // of a row on the GPU.
-                Value mNew[2], alpha[2], live[2];
-                SmallVector<SmallVector<Value>> p(2);
-                for (int h = 0; h < 2; ++h) {
-                  Value x = s[h][0];
-                  for (size_t jj = 1; jj < s[h].size(); ++jj)
-                    x = arith::MaximumFOp::create(b, loc, x, s[h][jj]);
-                  mNew[h] = arith::MaximumFOp::create(b, loc, m[h],
-                                                      quad(x, true));
-                  // While every slot so far is masked, m' is -inf:
-                  // nothing to rescale, nothing to add.
-                  live[h] = arith::CmpFOp::create(
-                      b, loc, arith::CmpFPredicate::OGT, mNew[h], negInf);
-                  auto expScaled = [&](Value v) {
-                    return scaledExpOrZero(b, loc, v, mNew[h], scaleV, live[h],
-                                           fzero);
-                  };
-                  alpha[h] = expScaled(m[h]);
-                  Value sum = fzero;
-                  for (Value v : s[h]) {
-                    p[h].push_back(expScaled(v));
-                    sum = arith::AddFOp::create(b, loc, sum, p[h].back());
-                  }
-                  l[h] = arith::AddFOp::create(
-                      b, loc, arith::MulFOp::create(b, loc, l[h], alpha[h]),
-                      sum);
-                }
-                // O = O * alpha + P V.
-                Value alphaV = vector::FromElementsOp::create(
-                    b, loc, accType,
-                    ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-                SmallVector<Value> pFrag;
-                if (!emulate)
-                  pFrag = {pack(p[0][0], p[0][1]), pack(p[1][0], p[1][1]),
-                           pack(p[0][2], p[0][3]), pack(p[1][2], p[1][3])};
-                Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
-                for (int64_t dt = 0; dt < dTiles; ++dt) {
-                  Value scaled = arith::MulFOp::create(b, loc, acc[dt], alphaV);
-                  if (emulate) {
-                    // Each of the lane's four output elements: its rows'
-                    // full probabilities against the column of V.
-                    Value r = scaled;
-                    for (int h = 0; h < 2; ++h)
-                      for (int64_t o = 0; o < 2; ++o) {
-                        Value col = addI(twoT, 8 * dt + o);
-                        Value sum = vector::ExtractOp::create(
-                            b, loc, r, ArrayRef<int64_t>{h, o});
-                        for (int64_t jj = 0; jj < 16; ++jj)
-                          sum = arith::AddFOp::create(
-                              b, loc, sum,
-                              arith::MulFOp::create(
-                                  b, loc, rnd(p[h][jj]),
-                                  rnd(ld(value, slots[jj], col))));
-                        r = vector::InsertOp::create(b, loc, sum, r,
-                                                     ArrayRef<int64_t>{h, o});
-                      }
-                    acc[dt] = r;
-                    continue;
-                  }
-                  Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
-                  Value vFrag[2] = {
-                      pack(ld(value, j2t, col), ld(value, addI(j2t, 1), col)),
-                      pack(ld(value, addI(j2t, 8), col),
-                           ld(value, addI(j2t, 9), col))};
-                  acc[dt] = cuda::mmaM16N8K16(b, loc, pFrag, vFrag, scaled,
-                                              precision);
-                }
-                SmallVector<Value> next = {mNew[0], mNew[1], l[0], l[1]};
-                next.append(acc.begin(), acc.end());
-                scf::YieldOp::create(b, loc, next);
-              });
-          // Each row's sum over its four lanes, then O / l.
-          Value lTotal[2] = {quad(loop.getResult(2), false),
-                             quad(loop.getResult(3), false)};
-          for (int64_t dt = 0; dt < dTiles; ++dt)
-            for (int h = 0; h < 2; ++h)
-              for (int64_t o = 0; o < 2; ++o) {
-                Value v = vector::ExtractOp::create(
-                    b, loc, loop.getResult(4 + dt), ArrayRef<int64_t>{h, o});
-                memref::StoreOp::create(
-                    b, loc, arith::DivFOp::create(b, loc, v, lTotal[h]), out,
-                    ValueRange{bi, hi, row[h], addI(twoT, 8 * dt + o)});
-              }
+          kv.keyAt = [&, ld](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+            return rnd(b, ld(b, key, addI(b, j0, jj), cIdx(b, e)));
+          };
+          kv.valueAt = [&, ld](OpBuilder &b, Value j0, int64_t jj, Value col) {
+            return rnd(b, ld(b, value, addI(b, j0, jj), col));
+          };
+          warp(b, loc, bi, hi, tile, ivs[1], kv, precision, emulate, exact);
           scf::ReduceOp::create(b, loc);
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
     rewriter.eraseOp(op);
+  }
+
+  /// The staged core: an scf.parallel over blocks (one (b, h) and `warps`
+  /// consecutive query tiles each) around one over its threads (warps x
+  /// 32 lanes), both already mapped to block and thread ids. On the GPU
+  /// the threads copy the keys and values into dynamic shared memory,
+  /// meet at a barrier and compute; emulated (a CPU runs a thread loop to
+  /// its end before the next starts) the copy and the computation are two
+  /// thread loops over one buffer of the block.
+  void staged(IRRewriter &rewriter, linalg::GenericOp op, StringRef precision,
+              bool emulate, bool exact, const StagedLayout &layout,
+              int64_t warps) const {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
+    int64_t groupsPerHead = n / 16 / warps;
+    Type word = cuda::stagedWordType(ctx, exact);
+    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
+    auto map = [&](scf::ParallelOp loop, ArrayRef<gpu::Processor> procs) {
+      SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
+      for (gpu::Processor p : procs)
+        mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
+      (void)gpu::setMappingAttr(loop, mapping);
+    };
+    auto outer = scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero},
+        ValueRange{cIdx(rewriter, batch * heads * groupsPerHead)},
+        ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          auto c = [&](int64_t v) { return cIdx(b, v); };
+          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(groupsPerHead));
+          Value tile0 = arith::MulIOp::create(
+              b, loc, arith::RemUIOp::create(b, loc, ivs[0], c(groupsPerHead)),
+              c(warps));
+          Value hi = arith::RemUIOp::create(b, loc, bh, c(heads));
+          Value bi = arith::DivUIOp::create(b, loc, bh, c(heads));
+          // One loop over the block's threads running `body(w, lane)`.
+          auto threads = [&](OpBuilder &b,
+                             function_ref<void(OpBuilder &, Value, Value)>
+                                 body) {
+            auto inner = scf::ParallelOp::create(
+                b, loc, ValueRange{zero, zero},
+                ValueRange{c(warps), c(32)}, ValueRange{one, one},
+                [&](OpBuilder &b, Location loc, ValueRange tv) {
+                  body(b, tv[0], tv[1]);
+                  scf::ReduceOp::create(b, loc);
+                });
+            map(inner, {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+          };
+          auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+            return arith::AddIOp::create(b, loc, x, cIdx(b, v));
+          };
+          auto mulI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+            return arith::MulIOp::create(b, loc, x, cIdx(b, v));
+          };
+          // Thread (w, lane) copies every (warps x 32)-th word of K, then
+          // of V: consecutive threads read consecutive pairs of K's head
+          // columns, and consecutive columns of two slots of V.
+          auto copy = [&](OpBuilder &b, Value w, Value lane, Value smem) {
+            Value tid = arith::AddIOp::create(b, loc, mulI(b, w, 32), lane);
+            auto ld = [&](OpBuilder &b, Value buf, Value r, Value col) {
+              return memref::LoadOp::create(b, loc, buf,
+                                            ValueRange{bi, hi, r, col})
+                  .getResult();
+            };
+            auto stride = [&](int64_t count, auto fn) {
+              scf::ForOp::create(
+                  b, loc, tid, cIdx(b, count), cIdx(b, warps * 32),
+                  ValueRange{},
+                  [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                    fn(b, i);
+                    scf::YieldOp::create(b, loc);
+                  });
+            };
+            stride(k * (d / 2), [&](OpBuilder &b, Value i) {
+              Value slot = arith::DivUIOp::create(b, loc, i, cIdx(b, d / 2));
+              Value p = arith::RemUIOp::create(b, loc, i, cIdx(b, d / 2));
+              Value e0 = mulI(b, p, 2);
+              Value wd = cuda::packWord(b, loc, ld(b, key, slot, e0),
+                                        ld(b, key, slot, addI(b, e0, 1)),
+                                        precision, exact);
+              Value at = arith::AddIOp::create(
+                  b, loc, mulI(b, slot, layout.kStride), p);
+              memref::StoreOp::create(b, loc, wd, smem, ValueRange{at});
+            });
+            stride((k / 2) * d, [&](OpBuilder &b, Value i) {
+              Value col = arith::RemUIOp::create(b, loc, i, cIdx(b, d));
+              Value sp = arith::DivUIOp::create(b, loc, i, cIdx(b, d));
+              Value s0 = mulI(b, sp, 2);
+              Value wd = cuda::packWord(b, loc, ld(b, value, s0, col),
+                                        ld(b, value, addI(b, s0, 1), col),
+                                        precision, exact);
+              Value at = addI(b,
+                              arith::AddIOp::create(
+                                  b, loc, mulI(b, col, layout.vStride), sp),
+                              layout.vBase);
+              memref::StoreOp::create(b, loc, wd, smem, ValueRange{at});
+            });
+          };
+          auto compute = [&](OpBuilder &b, Value w, Value lane, Value smem) {
+            auto word = [&](OpBuilder &b, Value at) {
+              return memref::LoadOp::create(b, loc, smem, ValueRange{at})
+                  .getResult();
+            };
+            auto half = [&](OpBuilder &b, Value x) {
+              return arith::DivUIOp::create(b, loc, x, cIdx(b, 2)).getResult();
+            };
+            auto kAt = [&](OpBuilder &b, Value slot, Value pairIdx) {
+              return word(b, arith::AddIOp::create(
+                                 b, loc, mulI(b, slot, layout.kStride),
+                                 pairIdx));
+            };
+            auto vAt = [&](OpBuilder &b, Value col, Value pairIdx) {
+              return word(
+                  b, addI(b,
+                          arith::AddIOp::create(
+                              b, loc, mulI(b, col, layout.vStride), pairIdx),
+                          layout.vBase));
+            };
+            KVSource kv;
+            kv.keyPair = [&](OpBuilder &b, Value slot, Value e0) {
+              return cuda::wordToOperand(b, loc, kAt(b, slot, half(b, e0)),
+                                         precision);
+            };
+            kv.valuePair = [&](OpBuilder &b, Value slot0, Value col) {
+              return cuda::wordToOperand(b, loc, vAt(b, col, half(b, slot0)),
+                                         precision);
+            };
+            kv.keyAt = [&](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+              return cuda::wordElement(
+                  b, loc, kAt(b, addI(b, j0, jj), cIdx(b, e / 2)), e % 2,
+                  precision, exact);
+            };
+            kv.valueAt = [&](OpBuilder &b, Value j0, int64_t jj, Value col) {
+              // j0 is a multiple of 16: slot j0 + jj is word j0/2 + jj/2.
+              return cuda::wordElement(
+                  b, loc, vAt(b, col, addI(b, half(b, j0), jj / 2)), jj % 2,
+                  precision, exact);
+            };
+            warp(b, loc, bi, hi, arith::AddIOp::create(b, loc, tile0, w), lane,
+                 kv, precision, emulate, exact);
+          };
+          if (emulate) {
+            Value smem = memref::AllocOp::create(
+                b, loc, MemRefType::get({layout.words}, word));
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              copy(b, w, lane, smem);
+            });
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              compute(b, w, lane, smem);
+            });
+            memref::DeallocOp::create(b, loc, smem);
+          } else {
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              auto workgroup = gpu::AddressSpaceAttr::get(
+                  ctx, gpu::AddressSpace::Workgroup);
+              Value raw = gpu::DynamicSharedMemoryOp::create(
+                  b, loc,
+                  MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                                  MemRefLayoutAttrInterface(), workgroup));
+              Value smem = memref::ViewOp::create(
+                  b, loc,
+                  MemRefType::get({layout.words}, word,
+                                  MemRefLayoutAttrInterface(), workgroup),
+                  raw, cIdx(b, 0), ValueRange{});
+              copy(b, w, lane, smem);
+              gpu::BarrierOp::create(b, loc);
+              compute(b, w, lane, smem);
+            });
+          }
+          scf::ReduceOp::create(b, loc);
+        });
+    map(outer, {gpu::Processor::BlockX});
+    rewriter.eraseOp(op);
+  }
+
+  /// One warp's 16 query rows `tile` of (bi, hi), as lane `lane`. Lane
+  /// (g, t) = (lane / 4, lane % 4) holds rows g and g + 8 of the tile; of
+  /// a 16-slot block, S columns 2t, 2t + 1 of each 8-slot half; of the
+  /// output, columns 2t, 2t + 1 of each 8-column tile.
+  void warp(OpBuilder &b, Location loc, Value bi, Value hi, Value tile,
+            Value lane, const KVSource &kv, StringRef precision, bool emulate,
+            bool exact) const {
+    int64_t dSteps = d / 16, dTiles = d / 8;
+    Type f32 = b.getF32Type();
+    auto accType = VectorType::get({2, 2}, f32);
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto addI = [&](Value x, int64_t v) -> Value {
+      return arith::AddIOp::create(b, loc, x, c(v));
+    };
+    auto cF = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    };
+    Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+    Value t = arith::RemUIOp::create(b, loc, lane, c(4));
+    Value twoT = arith::MulIOp::create(b, loc, t, c(2));
+    Value row[2];
+    row[0] = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, tile, c(16)), g);
+    row[1] = addI(row[0], 8);
+    auto ld = [&](Value buf, Value r, Value col) -> Value {
+      return memref::LoadOp::create(b, loc, buf, ValueRange{bi, hi, r, col});
+    };
+    auto rnd = [&](Value v) {
+      return exact ? v : cuda::roundToOperand(b, loc, v, precision, true);
+    };
+    auto pack = [&](Value lo, Value hiV) {
+      return cuda::packOperandPair(b, loc, lo, hiV, precision);
+    };
+    Value fzero = cF(0.0), scaleV = cF(scale);
+    Value negInf = cF(-std::numeric_limits<double>::infinity());
+    Value zeros = arith::ConstantOp::create(
+        b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+
+    // A row's value over its four lanes (xor 1, 2 stay within the quad);
+    // emulated lanes already hold whole rows.
+    auto quad = [&](OpBuilder &b, Value x, bool isMax) -> Value {
+      if (emulate)
+        return x;
+      for (int32_t off : {1, 2}) {
+        Value other =
+            gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
+                .getShuffleResult();
+        x = isMax ? arith::MaximumFOp::create(b, loc, x, other).getResult()
+                  : arith::AddFOp::create(b, loc, x, other).getResult();
+      }
+      return x;
+    };
+
+    // Q's A fragments, once: one per 16-wide step of the head.
+    SmallVector<SmallVector<Value, 4>> qFrag;
+    if (!emulate)
+      for (int64_t s = 0; s < dSteps; ++s) {
+        Value c0 = addI(twoT, 16 * s), c1 = addI(c0, 1), c8 = addI(c0, 8),
+              c9 = addI(c0, 9);
+        qFrag.push_back({pack(ld(q, row[0], c0), ld(q, row[0], c1)),
+                         pack(ld(q, row[1], c0), ld(q, row[1], c1)),
+                         pack(ld(q, row[0], c8), ld(q, row[0], c9)),
+                         pack(ld(q, row[1], c8), ld(q, row[1], c9))});
+      }
+
+    // Iter args: max and (partial) sum of each of the lane's two rows,
+    // then the output tiles' accumulators.
+    SmallVector<Value> init = {negInf, negInf, fzero, fzero};
+    for (int64_t dt = 0; dt < dTiles; ++dt)
+      init.push_back(zeros);
+    auto loop = scf::ForOp::create(
+        b, loc, c(0), c(k), c(16), init,
+        [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
+          auto c = [&](int64_t v) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, v);
+          };
+          auto addI = [&](Value x, int64_t v) -> Value {
+            return arith::AddIOp::create(b, loc, x, c(v));
+          };
+          Value m[2] = {it[0], it[1]}, l[2] = {it[2], it[3]};
+          SmallVector<Value> acc(it.begin() + 4, it.end());
+          auto masked = [&](Value s, Value slot) -> Value {
+            if (!mask)
+              return s;
+            Value flag =
+                memref::LoadOp::create(b, loc, mask, ValueRange{bi, slot});
+            return arith::SelectOp::create(b, loc, maskBit(b, loc, flag), s,
+                                           negInf);
+          };
+          // s[h][jj]: the scores this lane holds, row h, slot jj of the
+          // block (GPU: jj in {8 nt + 2t + o}; emulated: all 16).
+          SmallVector<SmallVector<Value>> s(2);
+          SmallVector<Value> slots;
+          if (emulate) {
+            for (int64_t jj = 0; jj < 16; ++jj)
+              slots.push_back(addI(j0, jj));
+            for (int h = 0; h < 2; ++h)
+              for (int64_t jj = 0; jj < 16; ++jj) {
+                Value sum = fzero;
+                for (int64_t e = 0; e < d; ++e) {
+                  Value x = rnd(ld(q, row[h], c(e)));
+                  Value y = kv.keyAt(b, j0, jj, e);
+                  sum = arith::AddFOp::create(
+                      b, loc, sum, arith::MulFOp::create(b, loc, x, y));
+                }
+                s[h].push_back(masked(sum, slots[jj]));
+              }
+          } else {
+            Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
+            for (int64_t nt = 0; nt < 2; ++nt)
+              for (int64_t o = 0; o < 2; ++o)
+                slots.push_back(addI(j2t, 8 * nt + o));
+            Value jg = arith::AddIOp::create(b, loc, j0, g);
+            Value sAcc[2];
+            for (int64_t nt = 0; nt < 2; ++nt) {
+              Value keyRow = addI(jg, 8 * nt);
+              Value a = zeros;
+              for (int64_t st = 0; st < dSteps; ++st) {
+                Value c0 = addI(twoT, 16 * st), c8 = addI(c0, 8);
+                Value bFrag[2] = {kv.keyPair(b, keyRow, c0),
+                                  kv.keyPair(b, keyRow, c8)};
+                a = cuda::mmaM16N8K16(b, loc, qFrag[st], bFrag, a, precision);
+              }
+              sAcc[nt] = a;
+            }
+            for (int h = 0; h < 2; ++h)
+              for (int64_t nt = 0; nt < 2; ++nt)
+                for (int64_t o = 0; o < 2; ++o)
+                  s[h].push_back(
+                      masked(vector::ExtractOp::create(
+                                 b, loc, sAcc[nt], ArrayRef<int64_t>{h, o}),
+                             slots[nt * 2 + o]));
+          }
+          // The rows' maxima over the block: across the four lanes of a
+          // row on the GPU.
+          Value mNew[2], alpha[2], live[2];
+          SmallVector<SmallVector<Value>> p(2);
+          for (int h = 0; h < 2; ++h) {
+            Value x = s[h][0];
+            for (size_t jj = 1; jj < s[h].size(); ++jj)
+              x = arith::MaximumFOp::create(b, loc, x, s[h][jj]);
+            mNew[h] = arith::MaximumFOp::create(b, loc, m[h], quad(b, x, true));
+            // While every slot so far is masked, m' is -inf: nothing to
+            // rescale, nothing to add.
+            live[h] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                            mNew[h], negInf);
+            auto expScaled = [&](Value v) {
+              return scaledExpOrZero(b, loc, v, mNew[h], scaleV, live[h],
+                                     fzero);
+            };
+            alpha[h] = expScaled(m[h]);
+            Value sum = fzero;
+            for (Value v : s[h]) {
+              p[h].push_back(expScaled(v));
+              sum = arith::AddFOp::create(b, loc, sum, p[h].back());
+            }
+            l[h] = arith::AddFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, l[h], alpha[h]), sum);
+          }
+          // O = O * alpha + P V.
+          Value alphaV = vector::FromElementsOp::create(
+              b, loc, accType,
+              ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
+          SmallVector<Value> pFrag;
+          if (!emulate)
+            pFrag = {pack(p[0][0], p[0][1]), pack(p[1][0], p[1][1]),
+                     pack(p[0][2], p[0][3]), pack(p[1][2], p[1][3])};
+          Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
+          for (int64_t dt = 0; dt < dTiles; ++dt) {
+            Value scaled = arith::MulFOp::create(b, loc, acc[dt], alphaV);
+            if (emulate) {
+              // Each of the lane's four output elements: its rows' full
+              // probabilities against the column of V.
+              Value r = scaled;
+              for (int h = 0; h < 2; ++h)
+                for (int64_t o = 0; o < 2; ++o) {
+                  Value col = addI(twoT, 8 * dt + o);
+                  Value sum = vector::ExtractOp::create(
+                      b, loc, r, ArrayRef<int64_t>{h, o});
+                  for (int64_t jj = 0; jj < 16; ++jj)
+                    sum = arith::AddFOp::create(
+                        b, loc, sum,
+                        arith::MulFOp::create(b, loc, rnd(p[h][jj]),
+                                              kv.valueAt(b, j0, jj, col)));
+                  r = vector::InsertOp::create(b, loc, sum, r,
+                                               ArrayRef<int64_t>{h, o});
+                }
+              acc[dt] = r;
+              continue;
+            }
+            Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
+            Value vFrag[2] = {kv.valuePair(b, j2t, col),
+                              kv.valuePair(b, addI(j2t, 8), col)};
+            acc[dt] =
+                cuda::mmaM16N8K16(b, loc, pFrag, vFrag, scaled, precision);
+          }
+          SmallVector<Value> next = {mNew[0], mNew[1], l[0], l[1]};
+          next.append(acc.begin(), acc.end());
+          scf::YieldOp::create(b, loc, next);
+        });
+    // Each row's sum over its four lanes, then O / l.
+    Value lTotal[2] = {quad(b, loop.getResult(2), false),
+                       quad(b, loop.getResult(3), false)};
+    for (int64_t dt = 0; dt < dTiles; ++dt)
+      for (int h = 0; h < 2; ++h)
+        for (int64_t o = 0; o < 2; ++o) {
+          Value v = vector::ExtractOp::create(b, loc, loop.getResult(4 + dt),
+                                              ArrayRef<int64_t>{h, o});
+          memref::StoreOp::create(
+              b, loc, arith::DivFOp::create(b, loc, v, lTotal[h]), out,
+              ValueRange{bi, hi, row[h], addI(twoT, 8 * dt + o)});
+        }
   }
 
   /// One thread a query row, f32, online softmax (see the file comment).
@@ -485,7 +744,8 @@ struct CUDAExpandAttentionCorePass
           return signalPassFailure();
         }
       if (mma != "none" && fitsTensorCores(op)) {
-        CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact);
+        CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
+                                           sharedBytes, warps);
         continue;
       }
       CoreOperands::of(op).scalar(rewriter, op);

@@ -64,6 +64,56 @@ inline Value packOperandPair(OpBuilder &b, Location loc, Value lo, Value hi,
   return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
 }
 
+/// The word a staged operand pair is kept in: i32 (two 16-bit operands),
+/// or i64 when `exact` keeps the f32 values unrounded (emulation only).
+inline Type stagedWordType(MLIRContext *ctx, bool exact) {
+  return IntegerType::get(ctx, exact ? 64 : 32);
+}
+
+/// Two f32 values as one staged word: rounded to `precision` and packed
+/// (the first in the low half), or with `exact` the f32 pair itself.
+inline Value packWord(OpBuilder &b, Location loc, Value lo, Value hi,
+                      StringRef precision, bool exact) {
+  Value pair;
+  if (exact)
+    pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{lo, hi});
+  else
+    pair = packOperandPair(b, loc, lo, hi, precision);
+  if (!isa<VectorType>(pair.getType()))
+    return pair; // bf16: already an i32
+  Type word = stagedWordType(b.getContext(), exact);
+  Value bits =
+      vector::BitCastOp::create(b, loc, VectorType::get({1}, word), pair);
+  return vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+}
+
+/// A staged i32 word as the register nvvm.mma.sync takes for `precision`:
+/// the i32 itself (bf16) or vector<2xf16>.
+inline Value wordToOperand(OpBuilder &b, Location loc, Value word,
+                           StringRef precision) {
+  if (precision != "f16")
+    return word;
+  Value v = vector::BroadcastOp::create(
+      b, loc, VectorType::get({1}, word.getType()), word);
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({2}, b.getF16Type()), v);
+}
+
+/// Element `idx` (0: low half) of a staged word, as the f32 the tensor
+/// core multiplies.
+inline Value wordElement(OpBuilder &b, Location loc, Value word, int64_t idx,
+                         StringRef precision, bool exact) {
+  Type elem = exact ? b.getF32Type()
+                    : mmaOperandType(b.getContext(), precision);
+  Value v = vector::BroadcastOp::create(
+      b, loc, VectorType::get({1}, word.getType()), word);
+  Value pair =
+      vector::BitCastOp::create(b, loc, VectorType::get({2}, elem), v);
+  Value e = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{idx});
+  return elem.isF32() ? e : arith::ExtFOp::create(b, loc, b.getF32Type(), e);
+}
+
 /// acc (vector<2x2xf32>) + A (4 packed registers) x B (2 packed registers)
 /// with mma.sync m16n8k16 on `precision` (bf16 or f16) pairs.
 inline Value mmaM16N8K16(OpBuilder &b, Location loc, ValueRange a,

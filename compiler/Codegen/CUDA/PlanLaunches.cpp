@@ -55,6 +55,33 @@ struct CUDAPlanLaunchesPass
     return type.getNumElements() * int64_t((bits + 7) / 8);
   }
 
+  /// The end of the furthest memref.view of dynamic shared memory in the
+  /// launched kernel (0 without one); an error at a view whose offset or
+  /// shape is not static.
+  static FailureOr<int64_t> dynamicSharedBytes(gpu::LaunchFuncOp launch) {
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernel());
+    int64_t end = 0;
+    if (!kernel)
+      return end;
+    WalkResult r = kernel.walk([&](memref::ViewOp view) {
+      if (!view.getSource().getDefiningOp<gpu::DynamicSharedMemoryOp>())
+        return WalkResult::advance();
+      std::optional<int64_t> shift = getConstantIntValue(view.getByteShift());
+      FailureOr<int64_t> bytes = staticBytes(view.getType());
+      if (!shift || failed(bytes)) {
+        view.emitError("a view of dynamic shared memory needs a constant "
+                       "offset and a static shape to size the launch");
+        return WalkResult::interrupt();
+      }
+      end = std::max(end, *shift + *bytes);
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      return failure();
+    return end;
+  }
+
   LogicalResult plan(func::FuncOp fn) {
     MLIRContext *ctx = fn.getContext();
     ModuleOp module = getOperation();
@@ -123,6 +150,18 @@ struct CUDAPlanLaunchesPass
         block.push_back(b.getI64IntegerAttr(*c));
       }
       int64_t shared = 0;
+      // A kernel that views dynamic shared memory (the staged attention
+      // core) is launched with as many bytes as its views reach.
+      if (!launch.getDynamicSharedMemorySize()) {
+        FailureOr<int64_t> bytes = dynamicSharedBytes(launch);
+        if (failed(bytes))
+          return failure();
+        if (*bytes > 0) {
+          OpBuilder ob(launch);
+          launch.getDynamicSharedMemorySizeMutable().assign(
+              arith::ConstantIntOp::create(ob, launch.getLoc(), *bytes, 32));
+        }
+      }
       if (Value s = launch.getDynamicSharedMemorySize()) {
         std::optional<int64_t> c = getConstantIntValue(s);
         if (!c)

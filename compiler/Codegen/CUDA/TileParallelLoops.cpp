@@ -48,8 +48,11 @@ struct CUDATileParallelLoopsPass
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> outermost;
+    // Loops that come mapped already (the staged attention core, whose
+    // threads share a block's memory) keep their mapping.
     getOperation().walk([&](scf::ParallelOp op) {
-      if (!op->getParentOfType<scf::ParallelOp>())
+      if (!op->getParentOfType<scf::ParallelOp>() &&
+          !op->hasAttr(gpu::getMappingAttrName()))
         outermost.push_back(op);
     });
     IRRewriter rewriter(&getContext());

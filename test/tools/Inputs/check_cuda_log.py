@@ -60,6 +60,12 @@ def expect(what, pred):
 
 
 code = expect("the module", lambda e: e[0] == "module")[1]
+# Kernels with more than 48 KiB of dynamic shared memory opt in once, when
+# the module loads.
+for k in m["kernels"]:
+    if k["shared_bytes"] > 48 * 1024:
+        expect(f"the shared-memory opt-in of {k['symbol']}",
+               lambda e: e == ["funcattr", k["symbol"], "8", str(k["shared_bytes"])])
 weights = [i for i, b in enumerate(buffers) if b["kind"] == "weight"]
 others = [i for i, b in enumerate(buffers) if b["kind"] != "weight"]
 alloc = {}

@@ -7,6 +7,7 @@ edit_manifest.py IN.lfa OUT.lfa EDIT...
   workgroups=K:N       kernel K's workgroup count becomes N
   bytes=NAME:N         intermediate NAME's size becomes N bytes
   buffers=K:N          kernel K binds only its first N buffers
+  shared=K:N           kernel K asks for N bytes of shared memory (CUDA)
   flip-code            flips one byte in the middle of the cpu.so section
 """
 import json
@@ -59,6 +60,9 @@ def main():
             k, n = arg.split(":")
             kernel = manifest["kernels"][int(k)]
             kernel["buffers"] = kernel["buffers"][:int(n)]
+        elif what == "shared":
+            k, n = arg.split(":")
+            manifest["kernels"][int(k)]["shared_bytes"] = int(n)
         elif what == "flip-code":
             code = sections[names.index("cpu.so")][1]
             code[len(code) // 2] ^= 0x01

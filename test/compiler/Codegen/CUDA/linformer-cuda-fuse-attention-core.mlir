@@ -3,6 +3,9 @@
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core,linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2815},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
@@ -78,6 +81,46 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // EMU: arith.truncf {{.*}} to bf16
 // EMU: math.exp
 // EMU: {linformer.tensor_core}
+// Staged (shared-bytes at least the 704 words of one (b, h)'s K and V: 32
+// slots x (8 + 4) + 16 columns x (16 + 4); one byte less keeps the
+// unstaged loops above): a block per (b, h) with its 4 query tiles as 4
+// warps (2 x 4 x 1 = 8 blocks), mapped already; the threads copy K and V
+// into dynamic shared memory (256 words each, 128 threads), meet at a
+// barrier, then read every fragment register as one word from there.
+// STAGED-LABEL: func.func @core16
+// STAGED: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1) {
+// STAGED: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+// STAGED: %[[RAW:.*]] = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+// STAGED: %[[SMEM:.*]] = memref.view %[[RAW]][%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<704xi32, #gpu.address_space<workgroup>>
+// STAGED: scf.for {{.*}} to %c256 step %c128 {
+// STAGED: arith.truncf {{.*}} to bf16
+// STAGED: memref.store {{.*}}, %[[SMEM]]
+// STAGED: scf.for {{.*}} to %c256 step %c128 {
+// STAGED: memref.store {{.*}}, %[[SMEM]]
+// STAGED: gpu.barrier
+// STAGED: scf.for {{.*}} = %c0 to %c32 step %c16 iter_args
+// STAGED: memref.load %[[SMEM]]
+// STAGED: nvvm.mma.sync
+// STAGED: gpu.shuffle  xor
+// STAGED: memref.load %[[SMEM]]
+// STAGED: nvvm.mma.sync
+// STAGED: } {mapping = [#gpu.loop_dim_map<processor = thread_y, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// STAGED-NEXT: scf.reduce
+// STAGED-NEXT: } {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+// STAGED-NOT: linformer.tensor_core
+// Emulated, the copy and the computation are two thread loops over one
+// buffer of the block.
+// STAGEDEMU-LABEL: func.func @core16
+// STAGEDEMU: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1) {
+// STAGEDEMU: %[[BUF:.*]] = memref.alloc() : memref<704xi32>
+// STAGEDEMU: scf.parallel
+// STAGEDEMU: memref.store {{.*}}, %[[BUF]]
+// STAGEDEMU: {mapping = [#gpu.loop_dim_map<processor = thread_y
+// STAGEDEMU: scf.parallel
+// STAGEDEMU-NOT: gpu.
+// STAGEDEMU: memref.load %[[BUF]]
+// STAGEDEMU: {mapping = [#gpu.loop_dim_map<processor = thread_y
+// STAGEDEMU: memref.dealloc %[[BUF]]
 func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
                   %v: tensor<2x4x32x16xf32>, %mask: tensor<2x32xi8>) -> tensor<2x4x64x16xf32> {
   %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)

@@ -56,3 +56,26 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// The launch's dynamic shared memory is sized from the kernel's views of
+// it: a view at an offset the pass cannot know is an error there.
+module attributes {gpu.container_module} {
+  func.func @dynamic_view(%x: memref<4xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @m {
+    gpu.func @k(%a: memref<4xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %o = gpu.thread_id x
+      // expected-error @+1 {{a view of dynamic shared memory needs a constant offset and a static shape to size the launch}}
+      %s = memref.view %raw[%o][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xf32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
+  }
+}

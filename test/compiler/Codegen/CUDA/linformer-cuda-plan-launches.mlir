@@ -2,11 +2,14 @@
 
 // The host function is the runtime's plan: buffer ids are the arguments
 // (0, 1), then each alloc (2); a view binds its source; kernels take buffers
-// only. Both kernels move into one module, named after their launch.
+// only. Both kernels move into one module, named after their launch. A
+// kernel that views dynamic shared memory is launched with as many bytes as
+// its furthest view reaches (@a: 16 floats at byte 64, 128 bytes).
 // CHECK-LABEL: func.func @entry(
 // CHECK-SAME: linformer.intermediates = [512]
-// CHECK-SAME: linformer.kernels = [{block = [32, 4, 1], buffers = [0, 2], grid = [1, 1, 1], name = "entry_kernel_0", shared = 0 : i64, workgroups = 1 : i64}, {block = [32, 1, 1], buffers = [2, 1], grid = [2, 2, 1], name = "entry_kernel_1", shared = 256 : i64, workgroups = 4 : i64}]
-// CHECK: gpu.launch_func @entry_kernels::@entry_kernel_0
+// CHECK-SAME: linformer.kernels = [{block = [32, 4, 1], buffers = [0, 2], grid = [1, 1, 1], name = "entry_kernel_0", shared = 128 : i64, workgroups = 1 : i64}, {block = [32, 1, 1], buffers = [2, 1], grid = [2, 2, 1], name = "entry_kernel_1", shared = 256 : i64, workgroups = 4 : i64}]
+// CHECK: %[[BYTES:.*]] = arith.constant 128 : i32
+// CHECK: gpu.launch_func @entry_kernels::@entry_kernel_0 {{.*}} dynamic_shared_memory_size %[[BYTES]]
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_1
 // CHECK: gpu.module @entry_kernels {
 // CHECK: gpu.func @entry_kernel_0(
@@ -30,7 +33,14 @@ module attributes {gpu.container_module} {
     return
   }
   gpu.module @a {
-    gpu.func @k(%a: memref<4x32xf32>, %b: memref<4x32xf32>) kernel { gpu.return }
+    gpu.func @k(%a: memref<4x32xf32>, %b: memref<4x32xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %c64 = arith.constant 64 : index
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %s0 = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<8xf32, #gpu.address_space<workgroup>>
+      %s1 = memref.view %raw[%c64][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+      gpu.return
+    }
   }
   gpu.module @b {
     gpu.func @k(%a: memref<128xf32>, %b: memref<128xf32>) kernel { gpu.return }

@@ -108,3 +108,29 @@ func.func @huge(%out: memref<300x300x8x32xf32>) {
   }
   return
 }
+
+// -----
+
+// A nest that comes mapped (the staged attention core: its threads share a
+// block's memory) is kept as it is, not tiled again.
+// CHECK-LABEL: func.func @premapped(
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c64) step (%c1) {
+// CHECK-NEXT: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+// CHECK: gpu.barrier
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
+func.func @premapped(%out: memref<64x4x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%b) = (%c0) to (%c64) step (%c1) {
+    scf.parallel (%w, %l) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+      gpu.barrier
+      memref.store %cst, %out[%b, %w, %l] : memref<64x4x32xf32>
+    } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}

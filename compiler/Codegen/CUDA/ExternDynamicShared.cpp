@@ -1,0 +1,42 @@
+//===- ExternDynamicShared.cpp - dynamic shared memory as extern -*- C++ -*-===//
+//
+// After convert-gpu-to-nvvm (see Passes.td): zero-length arrays in the
+// shared address space (what gpu.dynamic_shared_memory lowers to) become
+// external declarations, which NVPTX emits as `.extern .shared` arrays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCUDAEXTERNDYNAMICSHAREDPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+
+namespace {
+
+struct CUDAExternDynamicSharedPass
+    : mlir::linformer::impl::LinformerCUDAExternDynamicSharedPassBase<
+          CUDAExternDynamicSharedPass> {
+  void runOnOperation() override {
+    getOperation().walk([](LLVM::GlobalOp global) {
+      auto array = dyn_cast<LLVM::LLVMArrayType>(global.getGlobalType());
+      if (!array || array.getNumElements() != 0 ||
+          global.getAddrSpace() !=
+              static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared) ||
+          global.getInitializerRegion().getBlocks().size() != 0 ||
+          global.getValueOrNull())
+        return;
+      global.setLinkage(LLVM::Linkage::External);
+      global.setDsoLocal(false);
+    });
+  }
+};
+
+} // namespace
