@@ -332,7 +332,8 @@ void mlir::linformer::registerLinformerPipelines() {
       [](OpPassManager &pm) { buildHalidePipeline(pm); });
   PassPipelineRegistration<CUDAPipelineOptions>(
       "linformer-cuda-pipeline",
-      "Linformer ops to GPU kernels in PTX (first path: naive mapping, "
-      "no shared memory or tensor cores yet)",
+      "Linformer ops to GPU kernels in PTX (blocks x threads from the "
+      "target; tensor cores with mma=...; the fused attention core with "
+      "its keys and values staged in shared memory)",
       buildCUDAPipeline);
 }
