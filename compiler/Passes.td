@@ -461,8 +461,10 @@ def LinformerCUDAFuseElementwisePass
     patterns (`linalg::populateElementwiseOpsFusionPatterns`) move dtype
     extensions, GELU, residual adds, the softmax's exponentials and similar
     producers into the ops that read them, so their results are never
-    written to device memory. Contractions take no producer: they stay plain
-    multiply-adds, which the tensor-core path matches.
+    written to device memory. Contractions take dtype extensions only (a
+    bf16 weight's `extf`, moved across a `tensor.expand_shape` such as the
+    head split to meet its reader): they stay multiply-adds of extended
+    operands, which the tensor-core path matches and reads as stored.
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
@@ -509,8 +511,9 @@ def LinformerCUDATensorCoreContractionsPass
   let description = [{
     The CUDA pipeline's tensor-core path (`linformer-cuda-pipeline{mma=...}`,
     `linformer-compile --target=cuda --cuda-mma=...`), on memrefs before
-    `convert-linalg-to-parallel-loops`. Every f32 contraction
-    `linalg.generic` (C += A * B with projected-permutation maps; dimensions
+    `convert-linalg-to-parallel-loops`. Every contraction into f32
+    `linalg.generic` (C += A * B with projected-permutation maps, A and B
+    f32 or bf16/f16 data the body extends, nothing else in it; dimensions
     from `linalg::inferContractionDims`) whose innermost m, n and k extents
     divide by 16, 8 and the instruction's depth becomes one `scf.parallel`
     over (warp rows, warp columns, 32 lanes): each warp computes a block of

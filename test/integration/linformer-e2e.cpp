@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <dlfcn.h>
 #include <thread>
@@ -99,6 +100,12 @@ static cl::opt<bool> cudaMmaExactOpt(
              "tiles without rounding their operands (their structure, "
              "checked at f32 accuracy)"),
     cl::init(false));
+static cl::opt<bool> bf16WeightsOpt(
+    "bf16-weights",
+    cl::desc("Wq, Wk, Wv, Wo, E and F stored as bf16 (rounded to nearest "
+             "even; the reference uses the rounded values) and extended to "
+             "f32 in the function, as a bf16 model's entry does"),
+    cl::init(false));
 static cl::opt<bool> cudaStageCoreOpt(
     "cuda-stage-core",
     cl::desc("With --pipeline=cuda-host: the tensor-core attention core "
@@ -154,6 +161,9 @@ struct Config {
   ref::LayerConfig layer;
   bool layers = false;
   std::string padding;
+  /// The weights (Wq, Wk, Wv, Wo, E, F) stored as bf16: the function takes
+  /// them in bf16 and extends them to f32, as a bf16 model's entry does.
+  bool bf16Weights = false;
 };
 
 std::string tensorType(std::initializer_list<int64_t> shape,
@@ -171,14 +181,39 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
   const ref::LayerConfig &l = c.layer;
   int64_t b = l.batch, n = l.seqLen, dm = l.dModel, h = l.heads, k = l.projLen;
   std::vector<std::string> args, uses;
+  std::string extensions;
   auto add = [&](const std::string &name, const std::string &type) {
     args.push_back("%" + name + ": " + type);
     argTypes.push_back(type);
   };
+  // A weight: with bf16 weights the argument is bf16 and one linalg.generic
+  // extends it (what ModelBuilder's entry does for a bf16 model).
+  auto addWeight = [&](const std::string &name, const std::string &type) {
+    if (!c.bf16Weights)
+      return add(name, type);
+    std::string stored = type.substr(0, type.size() - 4) + "bf16>";
+    args.push_back("%" + name + "_bf16: " + stored);
+    argTypes.push_back(type);
+    size_t rank = llvm::count(type, 'x');
+    std::vector<std::string> dims;
+    for (size_t i = 0; i < rank; ++i)
+      dims.push_back("d" + std::to_string(i));
+    std::string id = "affine_map<(" + llvm::join(dims, ", ") + ") -> (" +
+                     llvm::join(dims, ", ") + ")>";
+    extensions += "  %" + name + "_init = tensor.empty() : " + type + "\n";
+    extensions += "  %" + name + " = linalg.generic {indexing_maps = [" + id +
+                  ", " + id + "], iterator_types = [" +
+                  llvm::join(std::vector<std::string>(rank, "\"parallel\""),
+                             ", ") +
+                  "]} ins(%" + name + "_bf16 : " + stored + ") outs(%" + name +
+                  "_init : " + type + ") {\n  ^bb0(%a: bf16, %o: f32):\n" +
+                  "    %f = arith.extf %a : bf16 to f32\n" +
+                  "    linalg.yield %f : f32\n  } -> " + type + "\n";
+  };
   std::string x = tensorType({b, n, dm}), w = tensorType({dm, dm});
   add("x", x);
   for (const char *name : {"wq", "wk", "wv", "wo"})
-    add(name, w);
+    addWeight(name, w);
   if (l.hasBias)
     for (const char *name : {"bq", "bk", "bv", "bo"})
       add(name, tensorType({dm}));
@@ -201,9 +236,9 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
     for (int64_t d : shape)
       projShape += std::to_string(d) + "x";
     projShape += "f32>";
-    add("e", projShape);
+    addWeight("e", projShape);
     if (!l.sharing.kv)
-      add("f", projShape);
+      addWeight("f", projShape);
   }
   if (c.padding == "mask")
     add("mask", tensorType({b, n}, "i1"));
@@ -228,7 +263,7 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
     op += "lengths(%lengths) ";
   op += ": (" + llvm::join(argTypes, ", ") + ") -> " + x;
   return "func.func @layer(" + llvm::join(args, ", ") + ") -> " + x +
-         " {\n  " + op + "\n  return %y : " + x + "\n}\n";
+         " {\n" + extensions + "  " + op + "\n  return %y : " + x + "\n}\n";
 }
 
 /// One kernel of the dispatch plan the compiler recorded on the entry.
@@ -371,6 +406,7 @@ int main(int argc, char **argv) {
   c.layer.projLen = projOpt;
   c.layer.hasBias = biasOpt;
   c.padding = paddingOpt;
+  c.bf16Weights = bf16WeightsOpt;
   if (!ref::parseProjectionKind(kindOpt, c.layer.kind) ||
       !parseSharing(sharingOpt, c)) {
     llvm::errs() << "error: unknown --kind or --sharing\n";
@@ -406,6 +442,30 @@ int main(int argc, char **argv) {
     if (!l.sharing.kv)
       f = ::linformer::uniformVector(projElems, seed++, -s, s);
   }
+  // bf16 weights: rounded in place (the reference sees what the kernels
+  // see) and kept as their 16-bit patterns for the function.
+  std::vector<std::vector<uint16_t>> stored;
+  auto toBf16 = [&](std::vector<float> &v) -> void * {
+    if (!c.bf16Weights)
+      return v.data();
+    std::vector<uint16_t> bits(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &v[i], 4);
+      u += 0x7fffu + ((u >> 16) & 1u);
+      bits[i] = static_cast<uint16_t>(u >> 16);
+      u = static_cast<uint32_t>(bits[i]) << 16;
+      std::memcpy(&v[i], &u, 4);
+    }
+    stored.push_back(std::move(bits));
+    return stored.back().data();
+  };
+  stored.reserve(6);
+  std::vector<void *> weightArgs;
+  for (auto &m : w)
+    weightArgs.push_back(toBf16(m));
+  void *eArg = e.empty() ? nullptr : toBf16(e);
+  void *fArg = f.empty() ? nullptr : toBf16(f);
   std::vector<int32_t> lengths;
   std::vector<uint8_t> mask;
   if (c.padding == "lengths")
@@ -551,14 +611,14 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::vector<float> out(b * n * dm, std::nanf(""));
-  std::vector<void *> args = {x.data(), w[0].data(), w[1].data(), w[2].data(),
-                              w[3].data()};
+  std::vector<void *> args = {x.data(), weightArgs[0], weightArgs[1],
+                              weightArgs[2], weightArgs[3]};
   for (auto &bias : biases)
     args.push_back(bias.data());
-  if (!e.empty())
-    args.push_back(e.data());
-  if (!f.empty())
-    args.push_back(f.data());
+  if (eArg)
+    args.push_back(eArg);
+  if (fArg)
+    args.push_back(fArg);
   if (!mask.empty())
     args.push_back(mask.data());
   if (!lengths.empty())

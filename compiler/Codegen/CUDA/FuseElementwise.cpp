@@ -4,17 +4,22 @@
 // each elementwise op that stays separate writes a whole tensor to device
 // memory and the next kernel reads it back. This fuses elementwise
 // producers into their consumers with upstream's elementwise fusion
-// patterns, except into contractions: those stay plain multiply-adds, which
-// the tensor-core path (linformer-cuda-tensor-core-contractions) matches,
-// nor into the attention core's carrier (FuseAttentionCore.cpp).
+// patterns. Into contractions only dtype extensions (a bf16 weight's
+// extension to f32): the contraction stays a multiply-add of extended
+// operands, which the tensor-core path (linformer-cuda-tensor-core-
+// contractions) matches, and reads the 16-bit data itself instead of an f32
+// copy a kernel of its own would write. Nothing into the attention core's
+// carrier (FuseAttentionCore.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linformer {
@@ -26,6 +31,22 @@ using namespace mlir;
 
 namespace {
 
+/// An elementwise linalg.generic that only extends its one input's float
+/// type (`linalg.yield (arith.extf %in)`).
+bool isExtension(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!g || g.getNumDpsInputs() != 1 || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops())
+    return false;
+  Block &body = g.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return false;
+  auto ext = dyn_cast<arith::ExtFOp>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return ext && ext.getIn() == body.getArgument(0) &&
+         yield.getValues().size() == 1 && yield.getValues()[0] == ext;
+}
+
 struct CUDAFuseElementwisePass
     : mlir::linformer::impl::LinformerCUDAFuseElementwisePassBase<
           CUDAFuseElementwisePass> {
@@ -34,10 +55,20 @@ struct CUDAFuseElementwisePass
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-          // Nor into the fused attention core's carrier, whose operands
+          // Nothing into the fused attention core's carrier, whose operands
           // are the core's q, keys, values and mask, as they are.
-          return consumer && !linalg::isaContractionOpInterface(consumer) &&
-                 !consumer->hasAttr("linformer.fused_core");
+          if (!consumer || consumer->hasAttr("linformer.fused_core"))
+            return false;
+          return !linalg::isaContractionOpInterface(consumer) ||
+                 isExtension(fused->get().getDefiningOp());
+        });
+    // A weight's extension often reaches its contraction through a
+    // reshape (the head split of W: [d, d] -> [d, h, dh]): the extension
+    // is expanded instead, so that it meets its reader.
+    linalg::populateFoldReshapeOpsByExpansionPatterns(
+        patterns, [](OpOperand *fused) {
+          return isa<tensor::ExpandShapeOp>(fused->getOwner()) &&
+                 isExtension(fused->get().getDefiningOp());
         });
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

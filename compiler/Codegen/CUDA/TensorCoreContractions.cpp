@@ -86,8 +86,20 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
       op.getNumDpsInits() != 1 ||
       !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(op.getOperation())))
     return failure();
-  for (Value v : op->getOperands())
-    if (!cast<MemRefType>(v.getType()).getElementType().isF32())
+  // f32 accumulation into C; the operands f32, or bf16 / f16 data the
+  // body extends (a weight's extension fused into its reader): nothing
+  // but extensions, one multiply and one add in the body.
+  if (!cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+           .getElementType()
+           .isF32())
+    return failure();
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (!isa<Float32Type, BFloat16Type, Float16Type>(
+            cast<MemRefType>(in->get().getType()).getElementType()))
+      return failure();
+  for (Operation &bodyOp : op.getRegion().front())
+    if (!isa<arith::ExtFOp, arith::MulFOp, arith::AddFOp, linalg::YieldOp>(
+            bodyOp))
       return failure();
   FailureOr<linalg::ContractionDimensions> dims =
       linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
@@ -205,10 +217,15 @@ struct CUDATensorCoreContractionsPass
     return indices;
   }
 
+  /// `operand` at `iv`, as f32 (a bf16 / f16 operand extended: exact, and
+  /// rounding it back to its own type for a fragment is the identity).
   static Value load(OpBuilder &b, Location loc, linalg::GenericOp op,
                     OpOperand *operand, ArrayRef<Value> iv) {
-    return memref::LoadOp::create(b, loc, operand->get(),
-                                  indicesOf(op, operand, iv));
+    Value v = memref::LoadOp::create(b, loc, operand->get(),
+                                     indicesOf(op, operand, iv));
+    if (!v.getType().isF32())
+      v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    return v;
   }
 
   /// C at `iv`, or with split-K, part `part` of the partial sums.

@@ -1,13 +1,12 @@
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-elementwise))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-elementwise))' | FileCheck %s
 
-// A bf16 weight's extension feeds a contraction and an elementwise add:
-// it fuses into the add (one kernel, nothing written in between) but not
-// into the contraction, which stays a plain multiply-add of f32 operands
-// for the tensor-core path.
+// A bf16 weight's extension feeds a contraction and an elementwise add: it
+// fuses into both (no f32 copy of the weight is written). The contraction
+// stays a multiply-add, now of an extended bf16 operand, which the
+// tensor-core path reads as bf16.
 // CHECK-LABEL: func.func @mixed
-// CHECK: %[[EXT:.*]] = linalg.generic {{.*}} ins(%arg1 : tensor<64x32xbf16>)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1 : tensor<16x64xf32>, tensor<64x32xbf16>)
 // CHECK: arith.extf
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %[[EXT]] : tensor<16x64xf32>, tensor<64x32xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // The add reads the bf16 weight itself, extended inside.
@@ -44,4 +43,72 @@ func.func @mixed(%x: tensor<16x64xf32>, %w: tensor<64x32xbf16>, %y: tensor<64x32
     linalg.yield %s : f32
   } -> tensor<64x32xf32>
   return %mm, %sum : tensor<16x32xf32>, tensor<64x32xf32>
+}
+
+// -----
+
+// The head split of a weight ([d, d] -> [d, h, dh]) stands between its
+// extension and the projection: the extension is expanded instead, and
+// fuses.
+// CHECK-LABEL: func.func @head_split
+// CHECK: %[[W:.*]] = tensor.expand_shape %arg1 {{\[\[}}0], [1, 2]] output_shape [64, 4, 16] : tensor<64x64xbf16> into tensor<64x4x16xbf16>
+// CHECK: linalg.generic {{.*}} ins(%arg0, %[[W]] : tensor<8x64xf32>, tensor<64x4x16xbf16>)
+// CHECK: arith.extf
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+func.func @head_split(%x: tensor<8x64xf32>, %w: tensor<64x64xbf16>) -> tensor<8x4x16xf32> {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %wf = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<64x64xbf16>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %f = arith.extf %a : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<64x64xf32>
+  %w3 = tensor.expand_shape %wf [[0], [1, 2]] output_shape [64, 4, 16] : tensor<64x64xf32> into tensor<64x4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<8x4x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<8x4x16xf32>) -> tensor<8x4x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, h, d, k) -> (m, k)>, affine_map<(m, h, d, k) -> (k, h, d)>, affine_map<(m, h, d, k) -> (m, h, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w3 : tensor<8x64xf32>, tensor<64x4x16xf32>) outs(%c : tensor<8x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4x16xf32>
+  return %y : tensor<8x4x16xf32>
+}
+
+// -----
+
+// Any other elementwise producer (here a scaling) stays out of a
+// contraction, which must remain a plain multiply-add; and a reshape is
+// not moved for it.
+// CHECK-LABEL: func.func @scaled
+// CHECK: %[[S:.*]] = linalg.generic
+// CHECK: arith.mulf
+// CHECK: tensor.expand_shape %[[S]]
+// CHECK: linalg.generic {{.*}}"reduction"
+func.func @scaled(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x4x16xf32> {
+  %e = tensor.empty() : tensor<64x64xf32>
+  %two = arith.constant 2.0 : f32
+  %ws = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %f = arith.mulf %a, %two : f32
+    linalg.yield %f : f32
+  } -> tensor<64x64xf32>
+  %w3 = tensor.expand_shape %ws [[0], [1, 2]] output_shape [64, 4, 16] : tensor<64x64xf32> into tensor<64x4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<8x4x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<8x4x16xf32>) -> tensor<8x4x16xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(m, h, d, k) -> (m, k)>, affine_map<(m, h, d, k) -> (k, h, d)>, affine_map<(m, h, d, k) -> (m, h, d)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w3 : tensor<8x64xf32>, tensor<64x4x16xf32>) outs(%c : tensor<8x4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4x16xf32>
+  return %y : tensor<8x4x16xf32>
 }

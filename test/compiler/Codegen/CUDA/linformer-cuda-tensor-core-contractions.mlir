@@ -175,3 +175,61 @@ func.func @split_k(%e: memref<16x4096xf32>, %x: memref<4096x64xf32>, %c: memref<
   }
   return
 }
+
+// -----
+
+// A bf16 weight whose extension was fused into its projection
+// (linformer-cuda-fuse-elementwise): the warps read the bf16 data itself;
+// rounding an extended bf16 back to bf16 for a fragment is the identity
+// (the canonicalizer folds the pair away: B's pairs are the loaded bf16
+// values), and emulated it is exact.
+// BF16-LABEL: func.func @bf16_weight
+// BF16: %[[HI:.*]] = memref.load %arg1[{{.*}}] : memref<64x4x16xbf16>
+// BF16-NEXT: %[[LO:.*]] = memref.load %arg1[{{.*}}] : memref<64x4x16xbf16>
+// BF16-NEXT: vector.from_elements %[[LO]], %[[HI]] : vector<2xbf16>
+// BF16: nvvm.mma.sync
+// BF16: {linformer.tensor_core}
+// EMU-LABEL: func.func @bf16_weight
+// EMU: memref.load %arg1[{{.*}}] : memref<64x4x16xbf16>
+// EMU: {linformer.tensor_core}
+#x = affine_map<(b, h, n, d, c) -> (b, n, c)>
+#w = affine_map<(b, h, n, d, c) -> (c, h, d)>
+#y = affine_map<(b, h, n, d, c) -> (b, h, n, d)>
+func.func @bf16_weight(%x: memref<2x32x64xf32>, %w: memref<64x4x16xbf16>,
+                       %y: memref<2x4x32x16xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x32x64xf32>, memref<64x4x16xbf16>) outs(%y : memref<2x4x32x16xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Any other operation in the body (here a negation) is not a plain
+// multiply-add of extended operands: the contraction stays as it is.
+// BF16-LABEL: func.func @negated
+// BF16-NOT: nvvm.mma.sync
+// BF16: linalg.generic
+// BF16: arith.negf
+#x = affine_map<(b, h, n, d, c) -> (b, n, c)>
+#w = affine_map<(b, h, n, d, c) -> (c, h, d)>
+#y = affine_map<(b, h, n, d, c) -> (b, h, n, d)>
+func.func @negated(%x: memref<2x32x64xf32>, %w: memref<64x4x16xf32>,
+                   %y: memref<2x4x32x16xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x32x64xf32>, memref<64x4x16xf32>) outs(%y : memref<2x4x32x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %nb = arith.negf %b : f32
+    %m = arith.mulf %a, %nb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
