@@ -100,9 +100,9 @@ static cl::opt<bool> cudaMmaExactOpt(
              "tiles without rounding their operands (their structure, "
              "checked at f32 accuracy)"),
     cl::init(false));
-static cl::opt<bool> bf16WeightsOpt(
-    "bf16-weights",
-    cl::desc("Wq, Wk, Wv, Wo, E and F stored as bf16 (rounded to nearest "
+static cl::opt<bool> bf16StorageOpt(
+    "bf16-storage",
+    cl::desc("x, Wq, Wk, Wv, Wo, E and F stored as bf16 (rounded to nearest "
              "even; the reference uses the rounded values) and extended to "
              "f32 in the function, as a bf16 model's entry does"),
     cl::init(false));
@@ -161,9 +161,10 @@ struct Config {
   ref::LayerConfig layer;
   bool layers = false;
   std::string padding;
-  /// The weights (Wq, Wk, Wv, Wo, E, F) stored as bf16: the function takes
-  /// them in bf16 and extends them to f32, as a bf16 model's entry does.
-  bool bf16Weights = false;
+  /// The input and the weights (x, Wq, Wk, Wv, Wo, E, F) stored as bf16:
+  /// the function takes them in bf16 and extends them to f32, as a bf16
+  /// model's entry does.
+  bool bf16Storage = false;
 };
 
 std::string tensorType(std::initializer_list<int64_t> shape,
@@ -186,10 +187,11 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
     args.push_back("%" + name + ": " + type);
     argTypes.push_back(type);
   };
-  // A weight: with bf16 weights the argument is bf16 and one linalg.generic
-  // extends it (what ModelBuilder's entry does for a bf16 model).
+  // The input or a weight: with bf16 storage the argument is bf16 and one
+  // linalg.generic extends it (what ModelBuilder's entry does for a bf16
+  // model).
   auto addWeight = [&](const std::string &name, const std::string &type) {
-    if (!c.bf16Weights)
+    if (!c.bf16Storage)
       return add(name, type);
     std::string stored = type.substr(0, type.size() - 4) + "bf16>";
     args.push_back("%" + name + "_bf16: " + stored);
@@ -211,7 +213,7 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
                   "    linalg.yield %f : f32\n  } -> " + type + "\n";
   };
   std::string x = tensorType({b, n, dm}), w = tensorType({dm, dm});
-  add("x", x);
+  addWeight("x", x);
   for (const char *name : {"wq", "wk", "wv", "wo"})
     addWeight(name, w);
   if (l.hasBias)
@@ -406,7 +408,7 @@ int main(int argc, char **argv) {
   c.layer.projLen = projOpt;
   c.layer.hasBias = biasOpt;
   c.padding = paddingOpt;
-  c.bf16Weights = bf16WeightsOpt;
+  c.bf16Storage = bf16StorageOpt;
   if (!ref::parseProjectionKind(kindOpt, c.layer.kind) ||
       !parseSharing(sharingOpt, c)) {
     llvm::errs() << "error: unknown --kind or --sharing\n";
@@ -442,11 +444,12 @@ int main(int argc, char **argv) {
     if (!l.sharing.kv)
       f = ::linformer::uniformVector(projElems, seed++, -s, s);
   }
-  // bf16 weights: rounded in place (the reference sees what the kernels
-  // see) and kept as their 16-bit patterns for the function.
+  // bf16 storage: x and the weights rounded in place (the reference sees
+  // what the kernels see) and kept as their 16-bit patterns for the
+  // function.
   std::vector<std::vector<uint16_t>> stored;
   auto toBf16 = [&](std::vector<float> &v) -> void * {
-    if (!c.bf16Weights)
+    if (!c.bf16Storage)
       return v.data();
     std::vector<uint16_t> bits(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
@@ -460,7 +463,8 @@ int main(int argc, char **argv) {
     stored.push_back(std::move(bits));
     return stored.back().data();
   };
-  stored.reserve(6);
+  stored.reserve(7);
+  void *xArg = toBf16(x);
   std::vector<void *> weightArgs;
   for (auto &m : w)
     weightArgs.push_back(toBf16(m));
@@ -611,7 +615,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::vector<float> out(b * n * dm, std::nanf(""));
-  std::vector<void *> args = {x.data(), weightArgs[0], weightArgs[1],
+  std::vector<void *> args = {xArg, weightArgs[0], weightArgs[1],
                               weightArgs[2], weightArgs[3]};
   for (auto &bias : biases)
     args.push_back(bias.data());
