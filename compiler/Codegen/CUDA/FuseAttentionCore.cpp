@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
@@ -31,7 +32,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -103,14 +103,6 @@ struct CUDAFuseAttentionCorePass
     }
   }
 };
-
-/// The largest divisor of `extent` that is at most `bound`.
-static int64_t largestDivisor(int64_t extent, int64_t bound) {
-  for (int64_t t = std::min(extent, bound); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
 
 /// exp((x - max) * scale) of the online softmax, or 0 while `live` is false
 /// (every slot so far masked: the running max is still -inf).
@@ -193,7 +185,7 @@ struct CoreOperands {
     // (its i64 words of `exact` are not what the budget counts).
     if (sharedBytes > 0 && layout.words * 4 <= sharedBytes) {
       staged(rewriter, op, precision, emulate, exact, layout,
-             largestDivisor(tiles, maxWarps));
+             cuda::largestDivisor(tiles, maxWarps));
       return;
     }
     int64_t rows = batch * heads * tiles;
@@ -263,13 +255,6 @@ struct CoreOperands {
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     int64_t groupsPerHead = n / 16 / warps;
     Type word = cuda::stagedWordType(ctx, exact);
-    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
-    auto map = [&](scf::ParallelOp loop, ArrayRef<gpu::Processor> procs) {
-      SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
-      for (gpu::Processor p : procs)
-        mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
-      (void)gpu::setMappingAttr(loop, mapping);
-    };
     auto outer = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero},
         ValueRange{cIdx(rewriter, batch * heads * groupsPerHead)},
@@ -292,7 +277,8 @@ struct CoreOperands {
                   body(b, tv[0], tv[1]);
                   scf::ReduceOp::create(b, loc);
                 });
-            map(inner, {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+            cuda::mapLoop(inner,
+                          {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
           };
           auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
             return arith::AddIOp::create(b, loc, x, cIdx(b, v));
@@ -417,7 +403,7 @@ struct CoreOperands {
           }
           scf::ReduceOp::create(b, loc);
         });
-    map(outer, {gpu::Processor::BlockX});
+    cuda::mapLoop(outer, {gpu::Processor::BlockX});
     rewriter.eraseOp(op);
   }
 

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,16 +24,9 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
+using mlir::linformer::cuda::largestDivisor;
 
 namespace {
-
-/// The largest divisor of `extent` that is at most `bound`.
-int64_t largestDivisor(int64_t extent, int64_t bound) {
-  for (int64_t t = std::min(extent, bound); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
 
 struct CUDATileParallelLoopsPass
     : mlir::linformer::impl::LinformerCUDATileParallelLoopsPassBase<
@@ -151,20 +145,17 @@ struct CUDATileParallelLoopsPass
   /// loops use x and y only: their leading tiles are 1.
   static void mapInnermostFirst(scf::ParallelOp op, gpu::Processor first,
                                 size_t ids) {
-    MLIRContext *ctx = op.getContext();
-    AffineMap id = AffineMap::getMultiDimIdentityMap(1, ctx);
     size_t rank = op.getNumLoops();
-    SmallVector<gpu::ParallelLoopDimMappingAttr> mapping;
+    SmallVector<gpu::Processor> processors;
     for (size_t i = 0; i < rank; ++i) {
       size_t fromInnermost = rank - 1 - i;
-      gpu::Processor p =
+      processors.push_back(
           fromInnermost < ids
               ? static_cast<gpu::Processor>(static_cast<uint64_t>(first) +
                                             fromInnermost)
-              : gpu::Processor::Sequential;
-      mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
+              : gpu::Processor::Sequential);
     }
-    (void)gpu::setMappingAttr(op, mapping);
+    mlir::linformer::cuda::mapLoop(op, processors);
   }
 
   static void foldConstantSteps(scf::ParallelOp outer) {
