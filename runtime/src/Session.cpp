@@ -32,6 +32,11 @@ constexpr size_t kAlign = 64;
 
 size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 
+/// What generated CUDA kernels assume of every buffer they are given (a
+/// k-adjacent pair of elements is one aligned vector load); cuMemAlloc's
+/// allocations are 256-byte aligned.
+constexpr uintptr_t kDeviceAlign = 16;
+
 bool isAligned(const void *p) {
   return reinterpret_cast<uintptr_t>(p) % kAlign == 0;
 }
@@ -282,6 +287,12 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::vector<int64_t> shape = tensorShape(*t, "input");
     std::string where =
         "input '" + b.name + "' has shape " + shapeString(shape) + ", ";
+    if (onDevice && reinterpret_cast<uintptr_t>(t->data) % kDeviceAlign)
+      invalid("input '" + b.name + "' is at a device address that is not " +
+              std::to_string(kDeviceAlign) +
+              "-byte aligned (the kernels read element pairs with aligned "
+              "vector loads); pass memory from lf_device_alloc or cuMemAlloc, "
+              "or an offset that keeps that alignment");
     if (onDevice && shape != b.shape)
       shapeError(where + "and device inputs must have the compiled shape " +
                  shapeString(b.shape) +
@@ -345,6 +356,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::vector<int64_t> asL = b.shape;
     if (mod.isSequence(size_t(idx)))
       asL[1] = L;
+    if (onDevice && reinterpret_cast<uintptr_t>(t.data) % kDeviceAlign)
+      invalid("output '" + b.name + "' is at a device address that is not " +
+              std::to_string(kDeviceAlign) +
+              "-byte aligned; pass memory from lf_device_alloc or cuMemAlloc, "
+              "or an offset that keeps that alignment");
     if (onDevice && shape != b.shape)
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", and device outputs must have the compiled shape " +

@@ -51,6 +51,9 @@ const char *kUsage =
     "--device-io: a cuda artifact's input and output live in device memory\n"
     "(lf_device_alloc, lf_session_run_device); inputs must be the compiled\n"
     "shape. The timed runs then exclude host<->device copies.\n"
+    "--device-io-offset B: with --device-io, place the input B bytes past\n"
+    "its allocation's start (the runtime refuses addresses that are not\n"
+    "16-byte aligned).\n"
     "--make-weights: first write seeded random weights (--seed) for the\n"
     "artifact's model to the --weights path, as linformer-compile\n"
     "--random-weights does (for machines without the compiler).\n"
@@ -117,6 +120,7 @@ int main(int argc, char **argv) {
   std::map<std::string, std::string> inputs;
   bool check = false, randomInput = false, profile = false,
        makeWeights = false, deviceIo = false;
+  int64_t deviceIoOffset = 0;
   std::string profileJson, device;
   double tolerance = 1e-3;
   int repeat = 1, threads = 0, warmup = 0, sessions = 1;
@@ -148,6 +152,12 @@ int main(int argc, char **argv) {
         return usage("--device takes cpu or cuda");
     } else if (a == "--device-io") {
       deviceIo = true;
+    } else if (a == "--device-io-offset") {
+      std::string v;
+      long long num = 0;
+      if (!value(v) || !parseInteger(v, 0, 4096, num))
+        return usage("--device-io-offset needs a byte count from 0 to 4096");
+      deviceIoOffset = num;
     } else if (a == "--make-weights") {
       makeWeights = true;
     } else if (a == "--check") {
@@ -400,10 +410,11 @@ int main(int argc, char **argv) {
       deviceBuffers.clear();
     };
     auto onDevice = [&](const lf::TensorRef &t, const void *host,
-                        size_t bytes) {
+                        size_t bytes, int64_t offset = 0) {
       void *p = nullptr;
-      lf::check(lf_device_alloc(module.get(), bytes, &p));
+      lf::check(lf_device_alloc(module.get(), bytes + size_t(offset), &p));
       deviceBuffers.push_back(p);
+      p = static_cast<char *>(p) + offset;
       if (host)
         lf::check(lf_device_copy_to(module.get(), p, host, bytes));
       lf_tensor v = t.view();
@@ -416,7 +427,8 @@ int main(int argc, char **argv) {
           continue;
         }
         const linformer::NpyArray &a = arrays[j];
-        devRefs.push_back(onDevice(refs[j], a.bytes.data(), a.bytes.size()));
+        devRefs.push_back(onDevice(refs[j], a.bytes.data(), a.bytes.size(),
+                                   deviceIoOffset));
         ++j;
       }
       // Lengths and mask stay host tensors.
