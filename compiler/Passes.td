@@ -543,12 +543,38 @@ def LinformerCUDATensorCoreContractionsPass
     divide or whose folded tiles exceed a grid dimension (65535), stay on the
     plain path.
 
+    Staging (`shared-bytes` > 0, bf16 / f16): the warps of a block share
+    their operands. Up to `block-warps` warps (at least 2; up to 4 along n,
+    so 8 warps of 64 x 32 make a 128 x 128 block tile of C, which must
+    divide the innermost m and n extents) run as one pre-mapped nest
+    (block x; warps on thread y, lanes on thread x) around the k loop: per
+    chunk of `chunk-k` k values (or fewer, down to 16, where the buffer
+    does not fit or the chunk does not divide the k range; 16 by default:
+    ptxas then holds every staged GEMM of the default bf16 encoder but one
+    to 128 registers, two 256-thread blocks an SM), all threads copy the block's A rows and B
+    columns into `gpu.dynamic_shared_memory`, rounded and packed two
+    k-adjacent values to a word (a fragment register), meet at
+    `gpu.barrier`, run the chunk's mma steps reading each fragment
+    register as one shared-memory word, and meet again before the next
+    copy. A copy thread reads consecutive addresses along the operand's
+    contiguous dimension (a k-adjacent pair of an identity-layout operand
+    whose k is contiguous is one aligned two-element load), up to 8 words
+    in flight; the buffer's layout follows it (k-major rows of
+    chunk/2 + 4 words, or pair-major rows of rows + 8 words), so stores
+    and fragment loads are free of bank conflicts. Each operand is read
+    from device memory once a block instead of once a warp. Split-K parts
+    are blocks too. A contraction that has no such block keeps the
+    unstaged tiles. TF32 is not staged.
+
     `emulate` builds the same loop nest (warp blocks, folded dimensions,
     lanes, k steps, the accumulator fragments' rows and columns, the
     operands' rounding) with each lane computing its C elements in f32
     scalars instead of the warp-wide `mma.sync`: the CPU can run it
     (`linformer-cuda-pipeline{on-host mma=...}`), which checks everything
-    but the A/B fragment layouts (those are the PTX ISA's).
+    but the A/B fragment layouts (those are the PTX ISA's). A staged nest
+    is emulated phase by phase: the copy and the compute of each chunk are
+    separate thread loops over a buffer the block allocates, with each
+    thread's accumulators kept in memory between them.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
@@ -566,8 +592,19 @@ def LinformerCUDATensorCoreContractionsPass
            "split a single reduction into parts (powers of two, up to 64, "
            "each at least 16 k steps) until the warps reach this many; 0: "
            "never">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
+           "bf16 / f16: blocks of warps share A and B through this much "
+           "shared memory at most, a chunk of k at a time; 0: every warp "
+           "loads its own fragments">,
+    Option<"blockWarps", "block-warps", "int64_t", /*default=*/"8",
+           "with shared-bytes: warps in a block, at most">,
+    Option<"chunkK", "chunk-k", "int64_t", /*default=*/"16",
+           "with shared-bytes: k values a block copies at a time, at most "
+           "(16, 32 or 64; less where it does not divide or fit)">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::NVVM::NVVMDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::vector::VectorDialect",

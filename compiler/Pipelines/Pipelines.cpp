@@ -261,6 +261,13 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     // Split-K until a contraction has 8 warps an SM (one 256-thread block
     // each): 1056 on an H100, 864 on an A100.
     mmaOptions.splitKWarps = 8 * target.smCount;
+    // Staged contractions: 8-warp blocks (as the core), their buffer
+    // within the core's budget.
+    mmaOptions.sharedBytes =
+        options.stageContractions ? std::min(target.sharedBytesPerBlock,
+                                             target.sharedBytesPerSM / 2)
+                                  : 0;
+    mmaOptions.blockWarps = threadsY;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));

@@ -128,6 +128,14 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "block (when they fit); off: every warp reads them "
                      "from global memory"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> stageContractions{
+      *this, "stage-contractions",
+      llvm::cl::desc("bf16 / f16 tensor-core contractions: a block's warps "
+                     "share A and B through shared memory, copied a chunk "
+                     "of k at a time (when a block tile divides the "
+                     "extents); off: every warp loads its own fragments "
+                     "from global memory"),
+      llvm::cl::init(true)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

@@ -111,6 +111,12 @@ static cl::opt<bool> cudaStageCoreOpt(
     cl::desc("With --pipeline=cuda-host: the tensor-core attention core "
              "stages keys and values in a block's (emulated) shared memory"),
     cl::init(true));
+static cl::opt<bool> cudaStageContractionsOpt(
+    "cuda-stage-contractions",
+    cl::desc("With --pipeline=cuda-host: bf16 / f16 tensor-core "
+             "contractions stage A and B in a block's (emulated) shared "
+             "memory"),
+    cl::init(true));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -566,6 +572,7 @@ int main(int argc, char **argv) {
     cudaOptions.mmaExact = cudaMmaExactOpt;
     cudaOptions.fuseCore = cudaFuseCoreOpt;
     cudaOptions.stageCore = cudaStageCoreOpt;
+    cudaOptions.stageContractions = cudaStageContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {
     mlir::linformer::buildHalidePipeline(pm);

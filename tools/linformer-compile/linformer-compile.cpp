@@ -131,6 +131,13 @@ static cl::opt<bool> cudaStageCore(
              "block, when they fit (default); =false: every warp reads them "
              "from device memory (for comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaStageContractions(
+    "cuda-stage-contractions",
+    cl::desc("--target=cuda: bf16 / f16 tensor-core contractions share A "
+             "and B among a block's warps through shared memory, a chunk of "
+             "k at a time (default); =false: every warp loads its own "
+             "fragments from device memory (for comparisons)"),
+    cl::init(true));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1356,6 +1363,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.format = emit == Emit::GPU ? "none" : "isa";
   options.mma = cudaMmaFor(src);
   options.stageCore = cudaStageCore;
+  options.stageContractions = cudaStageContractions;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;

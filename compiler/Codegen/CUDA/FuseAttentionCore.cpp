@@ -385,17 +385,7 @@ struct CoreOperands {
             memref::DeallocOp::create(b, loc, smem);
           } else {
             threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              auto workgroup = gpu::AddressSpaceAttr::get(
-                  ctx, gpu::AddressSpace::Workgroup);
-              Value raw = gpu::DynamicSharedMemoryOp::create(
-                  b, loc,
-                  MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                                  MemRefLayoutAttrInterface(), workgroup));
-              Value smem = memref::ViewOp::create(
-                  b, loc,
-                  MemRefType::get({layout.words}, word,
-                                  MemRefLayoutAttrInterface(), workgroup),
-                  raw, cIdx(b, 0), ValueRange{});
+              Value smem = cuda::sharedWords(b, loc, layout.words, word);
               copy(b, w, lane, smem);
               gpu::BarrierOp::create(b, loc);
               compute(b, w, lane, smem);

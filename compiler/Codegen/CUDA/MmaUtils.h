@@ -20,7 +20,9 @@
 #define LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -68,6 +70,23 @@ inline Value packOperandPair(OpBuilder &b, Location loc, Value lo, Value hi,
 /// or i64 when `exact` keeps the f32 values unrounded (emulation only).
 inline Type stagedWordType(MLIRContext *ctx, bool exact) {
   return IntegerType::get(ctx, exact ? 64 : 32);
+}
+
+/// A block's staging buffer on the GPU: `words` words of type `word` at
+/// the start of the kernel's dynamic shared memory (its launch is sized
+/// from this view, linformer-cuda-plan-launches).
+inline Value sharedWords(OpBuilder &b, Location loc, int64_t words,
+                         Type word) {
+  auto workgroup =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value raw = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  return memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({words}, word, MemRefLayoutAttrInterface(), workgroup),
+      raw, arith::ConstantIndexOp::create(b, loc, 0), ValueRange{});
 }
 
 /// Two f32 values as one staged word: rounded to `precision` and packed

@@ -35,10 +35,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -55,10 +57,38 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
+namespace cuda = mlir::linformer::cuda;
 
 namespace {
 
 constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
+
+/// A staged operand's chunk in shared memory: `rows` rows (of C's m or n)
+/// by `chunk` k values, in words of two k-adjacent values (a fragment
+/// register). k-major (the operand's k is contiguous in memory):
+/// word (r, p) at r * stride + p with stride chunk / 2 + 4; otherwise at
+/// p * stride + r with stride rows + 8. Either way consecutive copy threads
+/// store consecutive words after reading consecutive addresses, and the 8 x
+/// 4 words a fragment load takes (rows g, pairs t) fall in 32 distinct banks
+/// (stride = 4 mod 8 words along rows; 8 or 24 mod 32 along pairs).
+struct StagedBuffer {
+  bool kMajor = true;
+  int64_t rows = 0, stride = 0, base = 0, words = 0;
+  StagedBuffer() = default;
+  StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base)
+      : kMajor(kMajor), rows(rows),
+        stride(kMajor ? chunk / 2 + 4 : rows + 8), base(base),
+        words(kMajor ? rows * (chunk / 2 + 4) : (chunk / 2) * (rows + 8)) {}
+};
+
+/// How a block of warps shares a contraction's operands through shared
+/// memory: `warpsM` x `warpsN` warps (each a warp block of the plan) over
+/// one block tile of C, its A rows and B columns copied `chunk` k values at
+/// a time.
+struct Staging {
+  int64_t warpsM = 0, warpsN = 0, chunk = 0;
+  StagedBuffer a, b;
+};
 
 /// What the rewrite needs of a contraction, or failure (left to the plain
 /// path).
@@ -69,6 +99,7 @@ struct Plan {
   int64_t tilesM, tilesN; ///< mma tiles a warp computes along m and n
   int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
   int64_t split = 1;      ///< parts of the k loop, each its own warps
+  Staging staging;        ///< a block's shared copy (warpsM == 0: none)
 };
 
 /// The largest of `options` that divides `extent`.
@@ -161,6 +192,64 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
   return p;
 }
 
+/// Whether `operand`'s k dimension is its innermost (contiguous) one.
+bool kInnermost(linalg::GenericOp op, OpOperand *operand, unsigned kDim) {
+  AffineMap map = op.getMatchingIndexingMap(operand);
+  return map.getNumResults() > 0 &&
+         map.getResults().back() == getAffineDimExpr(kDim, op.getContext());
+}
+
+/// The staging of plan `p` in `sharedBytes` with blocks of at most
+/// `blockWarps` warps: the most warps (at least 2) whose block tile divides
+/// the innermost m and n extents, up to 4 along n (a 2 x 4 block of 64 x 32
+/// warp blocks is 128 x 128 of C); then the longest chunk of k values, from
+/// `maxChunk` down to 16, that divides a part's k range and fits. None if
+/// nothing fits.
+Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
+                   int64_t blockWarps, int64_t maxChunk) {
+  Staging s;
+  if (sharedBytes <= 0 || blockWarps < 2)
+    return s;
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  int64_t mInner = extents[p.mDim] / (kTileM * p.tilesM);
+  int64_t nInner = extents[p.nDim] / (kTileN * p.tilesN);
+  int64_t best = 1, bestM = 1, bestN = 1;
+  for (int64_t wn = std::min<int64_t>(4, blockWarps); wn >= 1; wn /= 2) {
+    if (nInner % wn)
+      continue;
+    SmallVector<int64_t> optM;
+    for (int64_t v = blockWarps / wn; v >= 1; v /= 2)
+      optM.push_back(v);
+    int64_t wm = largestDividing(mInner, optM);
+    if (wm * wn > best) {
+      best = wm * wn;
+      bestM = wm;
+      bestN = wn;
+    }
+  }
+  if (best < 2)
+    return s;
+  int64_t bm = bestM * kTileM * p.tilesM, bn = bestN * kTileN * p.tilesN;
+  int64_t kPart = extents[p.kDim] / p.split;
+  bool aK = kInnermost(op, op.getDpsInputOperand(p.aOperand), p.kDim);
+  bool bK = kInnermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
+  for (int64_t chunk = maxChunk; chunk >= 16; chunk /= 2) {
+    if (kPart % chunk)
+      continue;
+    StagedBuffer a(aK, bm, chunk, 0);
+    StagedBuffer b(bK, bn, chunk, a.words);
+    if ((a.words + b.words) * 4 > sharedBytes)
+      continue;
+    s.warpsM = bestM;
+    s.warpsN = bestN;
+    s.chunk = chunk;
+    s.a = a;
+    s.b = b;
+    return s;
+  }
+  return s;
+}
+
 struct CUDATensorCoreContractionsPass
     : mlir::linformer::impl::LinformerCUDATensorCoreContractionsPassBase<
           CUDATensorCoreContractionsPass> {
@@ -184,16 +273,29 @@ struct CUDATensorCoreContractionsPass
           << tilesM << " and " << tilesN;
       return signalPassFailure();
     }
+    if (!llvm::is_contained({16, 32, 64}, int64_t(chunkK))) {
+      getOperation().emitError()
+          << "chunk-k must be 16, 32 or 64 (k values a staged block copies "
+             "at a time), not "
+          << int64_t(chunkK);
+      return signalPassFailure();
+    }
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     int64_t tileK = precision == "tf32" ? 4 : 16;
-    for (linalg::GenericOp op : ops)
-      if (FailureOr<Plan> p =
-              planFor(op, tileK, tilesM, tilesN, splitKWarps);
-          succeeded(p))
-        rewrite(rewriter, op, *p, tileK);
+    for (linalg::GenericOp op : ops) {
+      FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
+      if (failed(p))
+        continue;
+      // Staged words hold two 16-bit operands (TF32 keeps the plain path).
+      if (!tf32())
+        p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK);
+      rewrite(rewriter, op, *p, tileK);
+    }
   }
+
+  bool tf32() const { return precision == "tf32"; }
 
   /// Splits `linear` into the indices of `dims` (row-major) and records
   /// them in `iv`.
@@ -251,19 +353,13 @@ struct CUDATensorCoreContractionsPass
     return mlir::linformer::cuda::packOperandPair(b, loc, lo, hi, precision);
   }
 
+  /// `op` as warp tiles (staged through shared memory when `p` says so),
+  /// then with split-K the parts' sums added to C.
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
                int64_t tileK) {
-    bool tf32 = precision == "tf32";
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    SmallVector<int64_t> extents = op.getStaticLoopRanges();
-    const int64_t MT = p.tilesM, NT = p.tilesN;
-    auto c = [&](OpBuilder &b, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value zero = c(rewriter, 0), one = c(rewriter, 1);
     Type f32 = rewriter.getF32Type();
-    auto accType = VectorType::get({2, 2}, f32);
     // Split-K: the parts' partial sums, [split] + C's shape.
     OpOperand *init = op.getDpsInitOperand(0);
     auto initType = cast<MemRefType>(init->get().getType());
@@ -274,6 +370,60 @@ struct CUDATensorCoreContractionsPass
       partials = memref::AllocOp::create(rewriter, loc,
                                          MemRefType::get(shape, f32));
     }
+    if (p.staging.warpsM)
+      staged(rewriter, op, p, partials);
+    else
+      warpTiles(rewriter, op, p, tileK, partials);
+    if (p.split > 1) {
+      auto c = [&](OpBuilder &b, int64_t v) -> Value {
+        return arith::ConstantIndexOp::create(b, loc, v);
+      };
+      Value zero = c(rewriter, 0), one = c(rewriter, 1);
+      // C += the parts' sums, part 0 first: one loop over C's elements.
+      SmallVector<Value> lo, hi, st;
+      for (int64_t e : initType.getShape()) {
+        lo.push_back(zero);
+        hi.push_back(c(rewriter, e));
+        st.push_back(one);
+      }
+      scf::ParallelOp::create(
+          rewriter, loc, lo, hi, st,
+          [&](OpBuilder &b, Location loc, ValueRange idx) {
+            Value sum = memref::LoadOp::create(b, loc, init->get(), idx);
+            auto loop = scf::ForOp::create(
+                b, loc, zero, c(b, p.split), one, ValueRange{sum},
+                [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
+                  SmallVector<Value> indices{s};
+                  indices.append(idx.begin(), idx.end());
+                  Value x = memref::LoadOp::create(b, loc, partials, indices);
+                  scf::YieldOp::create(
+                      b, loc,
+                      ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
+                });
+            memref::StoreOp::create(b, loc, loop.getResult(0), init->get(),
+                                    idx);
+          });
+      memref::DeallocOp::create(rewriter, loc, partials);
+    }
+    rewriter.eraseOp(op);
+  }
+
+  /// The unstaged warp tiles: one scf.parallel over (part,) warp rows, warp
+  /// columns and lanes; every warp loads its fragments from `op`'s
+  /// operands.
+  void warpTiles(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
+                 int64_t tileK, Value partials) {
+    bool tf32 = this->tf32();
+    Location loc = op.getLoc();
+    SmallVector<int64_t> extents = op.getStaticLoopRanges();
+    const int64_t MT = p.tilesM, NT = p.tilesN;
+    auto c = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value zero = c(rewriter, 0), one = c(rewriter, 1);
+    Type f32 = rewriter.getF32Type();
+    auto accType = VectorType::get({2, 2}, f32);
+    OpOperand *init = op.getDpsInitOperand(0);
     int64_t kPart = extents[p.kDim] / p.split;
     SmallVector<Value> lbs, ubs, steps;
     if (p.split > 1) {
@@ -466,34 +616,378 @@ struct CUDATensorCoreContractionsPass
                         at(rowOf(i, h), colOf(j, o)), partials, part);
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
-    if (p.split > 1) {
-      // C += the parts' sums, part 0 first: one loop over C's elements.
-      SmallVector<Value> lo, hi, st;
-      for (int64_t e : initType.getShape()) {
-        lo.push_back(zero);
-        hi.push_back(c(rewriter, e));
-        st.push_back(one);
-      }
-      scf::ParallelOp::create(
-          rewriter, loc, lo, hi, st,
-          [&](OpBuilder &b, Location loc, ValueRange idx) {
-            Value sum = memref::LoadOp::create(b, loc, init->get(), idx);
+  }
+  /// The staged warp tiles: an scf.parallel over blocks (mapped to block
+  /// x; with split-K, part-major) around the block's threads (warps along
+  /// thread y, lanes along x), each warp one warp block of the plan. For
+  /// each chunk of k the threads copy the block's A rows and B columns into
+  /// shared memory (rounded and packed two to a word, once a block instead
+  /// of once a warp), meet at a barrier, run the chunk's mma steps from
+  /// there and meet again before the next copy. Emulated (a CPU runs a
+  /// thread loop to its end before the next one starts), each phase is its
+  /// own thread loop, the block's buffer a memref.alloc and the
+  /// accumulators kept per thread in memory between phases.
+  void staged(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
+              Value partials) {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    SmallVector<int64_t> extents = op.getStaticLoopRanges();
+    const Staging &s = p.staging;
+    const int64_t MT = p.tilesM, NT = p.tilesN, WN = s.warpsN;
+    const int64_t warps = s.warpsM * WN, threadCount = warps * kWarp;
+    const int64_t BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;
+    const int64_t BK = s.chunk, kPart = extents[p.kDim] / p.split;
+    const int64_t blockRows = p.rows / s.warpsM, blockCols = p.cols / WN;
+    auto c = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto add = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::AddIOp::create(b, loc, x, c(b, v));
+    };
+    auto addV = [&](OpBuilder &b, Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, loc, x, y);
+    };
+    auto mul = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::MulIOp::create(b, loc, x, c(b, v));
+    };
+    auto div = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::DivUIOp::create(b, loc, x, c(b, v));
+    };
+    auto rem = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::RemUIOp::create(b, loc, x, c(b, v));
+    };
+    Value zero = c(rewriter, 0), one = c(rewriter, 1);
+    Type f32 = rewriter.getF32Type();
+    auto accType = VectorType::get({2, 2}, f32);
+    Type word = cuda::stagedWordType(ctx, exact);
+    OpOperand *init = op.getDpsInitOperand(0);
+    OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
+    OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
+    unsigned rank = op.getNumLoops();
+
+    auto outer = scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero},
+        ValueRange{c(rewriter, p.split * blockRows * blockCols)},
+        ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          // Block columns fastest: neighbouring blocks share A's rows.
+          Value blockCol = rem(b, ivs[0], blockCols);
+          Value rest = div(b, ivs[0], blockCols);
+          Value blockRow = rem(b, rest, blockRows);
+          Value part = p.split > 1 ? div(b, rest, blockRows) : Value();
+          SmallVector<Value> iv(rank);
+          // The block tile: folded outer dims, then the first row / column
+          // of the innermost m / n dims.
+          int64_t mBlocks = extents[p.mDim] / BM, nBlocks = extents[p.nDim] / BN;
+          Value mBase = mul(b, rem(b, blockRow, mBlocks), BM);
+          delinearize(b, loc, div(b, blockRow, mBlocks), p.rowDims, extents, iv);
+          Value nBase = mul(b, rem(b, blockCol, nBlocks), BN);
+          delinearize(b, loc, div(b, blockCol, nBlocks), p.colDims, extents, iv);
+
+          // A thread's place: warp (wm, wn) of the block, lane (g, t).
+          struct Lane {
+            Value tid, wm, wn, g, t;
+          };
+          auto laneOf = [&](OpBuilder &b, Value w, Value lane) {
+            return Lane{addV(b, mul(b, w, kWarp), lane), div(b, w, WN),
+                        rem(b, w, WN), div(b, lane, 4), rem(b, lane, 4)};
+          };
+          // Within the block tile: C's row of tile i, half h; C's column of
+          // tile j, element o; the column of B fragment j.
+          auto rowIn = [&](OpBuilder &b, const Lane &l, int64_t i, int64_t h) {
+            return add(b, addV(b, mul(b, l.wm, kTileM * MT), l.g),
+                       i * kTileM + h * 8);
+          };
+          auto colIn = [&](OpBuilder &b, const Lane &l, int64_t j, int64_t o) {
+            return add(b, addV(b, mul(b, l.wn, kTileN * NT), mul(b, l.t, 2)),
+                       j * kTileN + o);
+          };
+          auto bColIn = [&](OpBuilder &b, const Lane &l, int64_t j) {
+            return add(b, addV(b, mul(b, l.wn, kTileN * NT), l.g),
+                       j * kTileN);
+          };
+          auto cAt = [&](OpBuilder &b, const Lane &l, int64_t i, int64_t h,
+                         int64_t j, int64_t o) {
+            iv[p.mDim] = addV(b, mBase, rowIn(b, l, i, h));
+            iv[p.nDim] = addV(b, nBase, colIn(b, l, j, o));
+            return SmallVector<Value>(iv);
+          };
+          // The accumulators start as C (or zero for a part's sums) and end
+          // in C (or the part's sums).
+          auto initAccs = [&](OpBuilder &b, const Lane &l) {
+            SmallVector<Value> accs;
+            for (int64_t i = 0; i < MT; ++i)
+              for (int64_t j = 0; j < NT; ++j) {
+                if (part) {
+                  accs.push_back(arith::ConstantOp::create(
+                      b, loc, accType, DenseElementsAttr::get(accType, 0.0f)));
+                  continue;
+                }
+                SmallVector<Value> elems;
+                for (int64_t h = 0; h < 2; ++h)
+                  for (int64_t o = 0; o < 2; ++o)
+                    elems.push_back(
+                        load(b, loc, op, init, cAt(b, l, i, h, j, o)));
+                accs.push_back(
+                    vector::FromElementsOp::create(b, loc, accType, elems));
+              }
+            return accs;
+          };
+          auto storeAccs = [&](OpBuilder &b, const Lane &l, ValueRange accs) {
+            for (int64_t i = 0; i < MT; ++i)
+              for (int64_t j = 0; j < NT; ++j)
+                for (int64_t h = 0; h < 2; ++h)
+                  for (int64_t o = 0; o < 2; ++o)
+                    store(b, loc, op,
+                          vector::ExtractOp::create(b, loc, accs[i * NT + j],
+                                                    ArrayRef<int64_t>{h, o}),
+                          cAt(b, l, i, h, j, o), partials, part);
+          };
+          // Word (r, pair) of a staged operand.
+          auto wordIndex = [&](OpBuilder &b, const StagedBuffer &buf, Value r,
+                               Value pair) {
+            Value at = buf.kMajor ? addV(b, mul(b, r, buf.stride), pair)
+                                  : addV(b, mul(b, pair, buf.stride), r);
+            return add(b, at, buf.base);
+          };
+          auto wordAt = [&](OpBuilder &b, Value smem, const StagedBuffer &buf,
+                            Value r, Value pair) {
+            return memref::LoadOp::create(b, loc, smem,
+                                          wordIndex(b, buf, r, pair))
+                .getResult();
+          };
+          // The copy of chunk k0 .. k0 + BK: thread tid takes every
+          // threadCount-th word of A's, then of B's; consecutive threads
+          // read consecutive addresses along the operand's contiguous dim.
+          // A k-major pair of an operand with an identity layout is one
+          // aligned two-element load (its k is even and the innermost
+          // extent a multiple of 16; buffers are at least 16-byte aligned:
+          // the runtime checks the caller's device pointers).
+          auto copy = [&](OpBuilder &b, Value tid, Value smem, Value k0) {
+            auto operand = [&](OpOperand *src, const StagedBuffer &buf,
+                               unsigned rowDim, Value base) {
+              int64_t count = buf.rows * (BK / 2);
+              auto srcType = cast<MemRefType>(src->get().getType());
+              bool pairLoad = buf.kMajor && srcType.getLayout().isIdentity();
+              // Word `i`: where it goes and its value.
+              auto fetch = [&](OpBuilder &b, Value i) -> std::pair<Value, Value> {
+                Value r = buf.kMajor ? div(b, i, BK / 2) : rem(b, i, buf.rows);
+                Value pair =
+                    buf.kMajor ? rem(b, i, BK / 2) : div(b, i, buf.rows);
+                iv[rowDim] = addV(b, base, r);
+                iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
+                Value lo, hi;
+                if (pairLoad) {
+                  Type elem = srcType.getElementType();
+                  int64_t bytes = 2 * elem.getIntOrFloatBitWidth() / 8;
+                  Value v = vector::LoadOp::create(
+                      b, loc, VectorType::get({2}, elem), src->get(),
+                      indicesOf(op, src, iv), /*nontemporal=*/false,
+                      llvm::MaybeAlign(bytes));
+                  lo = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
+                  hi = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{1});
+                  if (!elem.isF32()) {
+                    lo = arith::ExtFOp::create(b, loc, b.getF32Type(), lo);
+                    hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
+                  }
+                } else {
+                  lo = load(b, loc, op, src, iv);
+                  iv[p.kDim] = add(b, iv[p.kDim], 1);
+                  hi = load(b, loc, op, src, iv);
+                }
+                return {wordIndex(b, buf, r, pair),
+                        cuda::packWord(b, loc, lo, hi, precision, exact)};
+              };
+              auto put = [&](OpBuilder &b, std::pair<Value, Value> w) {
+                memref::StoreOp::create(b, loc, w.second, smem,
+                                        ValueRange{w.first});
+              };
+              // Up to 32 words a thread: unrolled, in groups of 8 whose
+              // loads are all issued before the group's first store, so
+              // their latencies overlap (8 words of f32 pairs are 16
+              // registers in flight, next to the 64 accumulators: two
+              // blocks an SM still fit in 128 registers).
+              if (count % threadCount == 0 && count / threadCount <= 32) {
+                int64_t n = count / threadCount;
+                for (int64_t g0 = 0; g0 < n; g0 += 8) {
+                  SmallVector<std::pair<Value, Value>> words;
+                  for (int64_t it = g0; it < std::min<int64_t>(n, g0 + 8); ++it)
+                    words.push_back(fetch(b, add(b, tid, it * threadCount)));
+                  for (auto &w : words)
+                    put(b, w);
+                }
+                return;
+              }
+              scf::ForOp::create(
+                  b, loc, tid, c(b, count), c(b, threadCount), ValueRange{},
+                  [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                    put(b, fetch(b, i));
+                    scf::YieldOp::create(b, loc);
+                  });
+            };
+            operand(aOp, s.a, p.mDim, mBase);
+            operand(bOp, s.b, p.nDim, nBase);
+          };
+          // The chunk's mma steps from shared memory: per 16 k, A fragment
+          // i = words (rows g, g + 8) x (pairs t, t + 4), B fragment j =
+          // column g's words at pairs t, t + 4.
+          auto compute = [&](OpBuilder &b, const Lane &l, Value smem,
+                             ValueRange in) {
+            SmallVector<Value> out(in.begin(), in.end());
+            for (int64_t st = 0; st < BK / 16; ++st) {
+              Value p0 = add(b, l.t, st * 8), p4 = add(b, l.t, st * 8 + 4);
+              auto reg = [&](const StagedBuffer &buf, Value r, Value pair) {
+                return cuda::wordToOperand(b, loc, wordAt(b, smem, buf, r, pair),
+                                           precision);
+              };
+              SmallVector<SmallVector<Value, 4>> aFrag(MT), bFrag(NT);
+              for (int64_t i = 0; i < MT; ++i) {
+                Value r0 = rowIn(b, l, i, 0), r8 = rowIn(b, l, i, 1);
+                aFrag[i] = {reg(s.a, r0, p0), reg(s.a, r8, p0),
+                            reg(s.a, r0, p4), reg(s.a, r8, p4)};
+              }
+              for (int64_t j = 0; j < NT; ++j) {
+                Value col = bColIn(b, l, j);
+                bFrag[j] = {reg(s.b, col, p0), reg(s.b, col, p4)};
+              }
+              for (int64_t i = 0; i < MT; ++i)
+                for (int64_t j = 0; j < NT; ++j)
+                  out[i * NT + j] = cuda::mmaM16N8K16(
+                      b, loc, aFrag[i], bFrag[j], out[i * NT + j], precision);
+            }
+            return out;
+          };
+          // Emulated: each lane's own C elements over the chunk's pairs,
+          // from the same staged words.
+          auto emulated = [&](OpBuilder &b, const Lane &l, Value smem,
+                              ValueRange in) {
             auto loop = scf::ForOp::create(
-                b, loc, zero, c(b, p.split), one, ValueRange{sum},
-                [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
-                  SmallVector<Value> indices{s};
-                  indices.append(idx.begin(), idx.end());
-                  Value x = memref::LoadOp::create(b, loc, partials, indices);
-                  scf::YieldOp::create(
-                      b, loc,
-                      ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
+                b, loc, zero, c(b, BK / 2), one, in,
+                [&](OpBuilder &b, Location loc, Value pair, ValueRange args) {
+                  SmallVector<Value> out(args.begin(), args.end());
+                  for (int64_t i = 0; i < MT; ++i)
+                    for (int64_t j = 0; j < NT; ++j) {
+                      Value acc = out[i * NT + j];
+                      for (int64_t h = 0; h < 2; ++h)
+                        for (int64_t o = 0; o < 2; ++o) {
+                          Value wa = wordAt(b, smem, s.a, rowIn(b, l, i, h), pair);
+                          Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o), pair);
+                          Value sum = vector::ExtractOp::create(
+                              b, loc, acc, ArrayRef<int64_t>{h, o});
+                          for (int64_t e = 0; e < 2; ++e)
+                            sum = arith::AddFOp::create(
+                                b, loc, sum,
+                                arith::MulFOp::create(
+                                    b, loc,
+                                    cuda::wordElement(b, loc, wa, e, precision,
+                                                      exact),
+                                    cuda::wordElement(b, loc, wb, e, precision,
+                                                      exact)));
+                          acc = vector::InsertOp::create(
+                              b, loc, sum, acc, ArrayRef<int64_t>{h, o});
+                        }
+                      out[i * NT + j] = acc;
+                    }
+                  scf::YieldOp::create(b, loc, out);
                 });
-            memref::StoreOp::create(b, loc, loop.getResult(0), init->get(),
-                                    idx);
-          });
-      memref::DeallocOp::create(rewriter, loc, partials);
-    }
-    rewriter.eraseOp(op);
+            return SmallVector<Value>(loop.getResults());
+          };
+          // The k loops: outer k dims one by one, then the chunks of the
+          // innermost (of the part's range with split-K).
+          using ChunkFn = function_ref<SmallVector<Value>(OpBuilder &, Value,
+                                                         ValueRange)>;
+          std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange,
+                                           ChunkFn)>
+              kLoop = [&](OpBuilder &b, unsigned level, ValueRange in,
+                          ChunkFn chunk) -> SmallVector<Value> {
+            bool inner = level == p.outerK.size();
+            unsigned dim = inner ? p.kDim : p.outerK[level];
+            Value lb = c(b, 0), ub = c(b, extents[dim]);
+            if (inner && part) {
+              lb = mul(b, part, kPart);
+              ub = add(b, lb, kPart);
+            }
+            auto loop = scf::ForOp::create(
+                b, loc, lb, ub, c(b, inner ? BK : 1), in,
+                [&](OpBuilder &b, Location loc, Value k, ValueRange args) {
+                  SmallVector<Value> next;
+                  if (inner) {
+                    next = chunk(b, k, args);
+                  } else {
+                    iv[dim] = k;
+                    next = kLoop(b, level + 1, args, chunk);
+                  }
+                  scf::YieldOp::create(b, loc, next);
+                });
+            return SmallVector<Value>(loop.getResults());
+          };
+          // One loop over the block's threads running `body`.
+          auto threads = [&](OpBuilder &b,
+                             function_ref<void(OpBuilder &, const Lane &)> body) {
+            auto inner = scf::ParallelOp::create(
+                b, loc, ValueRange{zero, zero},
+                ValueRange{c(b, warps), c(b, kWarp)}, ValueRange{one, one},
+                [&](OpBuilder &b, Location loc, ValueRange tv) {
+                  body(b, laneOf(b, tv[0], tv[1]));
+                  scf::ReduceOp::create(b, loc);
+                });
+            cuda::mapLoop(inner,
+                          {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+          };
+          int64_t words = s.a.words + s.b.words;
+          if (!emulate) {
+            threads(b, [&](OpBuilder &b, const Lane &l) {
+              Value smem = cuda::sharedWords(b, loc, words, word);
+              SmallVector<Value> accs = kLoop(
+                  b, 0, initAccs(b, l),
+                  [&](OpBuilder &b, Value k0, ValueRange in) {
+                    copy(b, l.tid, smem, k0);
+                    gpu::BarrierOp::create(b, loc);
+                    SmallVector<Value> out = compute(b, l, smem, in);
+                    gpu::BarrierOp::create(b, loc);
+                    return out;
+                  });
+              storeAccs(b, l, accs);
+            });
+          } else {
+            Value smem =
+                memref::AllocOp::create(b, loc, MemRefType::get({words}, word));
+            // Each thread's accumulators between the phases.
+            Value saved = memref::AllocOp::create(
+                b, loc, MemRefType::get({warps * kWarp, MT * NT}, accType));
+            auto save = [&](OpBuilder &b, const Lane &l, ValueRange accs) {
+              for (int64_t a = 0; a < MT * NT; ++a)
+                memref::StoreOp::create(b, loc, accs[a], saved,
+                                        ValueRange{l.tid, c(b, a)});
+            };
+            auto restore = [&](OpBuilder &b, const Lane &l) {
+              SmallVector<Value> accs;
+              for (int64_t a = 0; a < MT * NT; ++a)
+                accs.push_back(memref::LoadOp::create(
+                    b, loc, saved, ValueRange{l.tid, c(b, a)}));
+              return accs;
+            };
+            threads(b, [&](OpBuilder &b, const Lane &l) {
+              save(b, l, initAccs(b, l));
+            });
+            kLoop(b, 0, ValueRange{},
+                  [&](OpBuilder &b, Value k0, ValueRange) {
+                    threads(b, [&](OpBuilder &b, const Lane &l) {
+                      copy(b, l.tid, smem, k0);
+                    });
+                    threads(b, [&](OpBuilder &b, const Lane &l) {
+                      save(b, l, emulated(b, l, smem, restore(b, l)));
+                    });
+                    return SmallVector<Value>();
+                  });
+            threads(b, [&](OpBuilder &b, const Lane &l) {
+              storeAccs(b, l, restore(b, l));
+            });
+            memref::DeallocOp::create(b, loc, saved);
+            memref::DeallocOp::create(b, loc, smem);
+          }
+          scf::ReduceOp::create(b, loc);
+        });
+    cuda::mapLoop(outer, {gpu::Processor::BlockX});
   }
 };
 

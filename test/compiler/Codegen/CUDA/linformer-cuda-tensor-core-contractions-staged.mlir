@@ -1,0 +1,161 @@
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152},cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 emulate},cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=4096},cse))' | FileCheck %s --check-prefix=SMALL
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 block-warps=1},cse))' | FileCheck %s --check-prefix=UNSTAGED
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=tf32 shared-bytes=49152},cse))' | FileCheck %s --check-prefix=UNSTAGED
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=32},cse))' | FileCheck %s --check-prefix=CHUNK32
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
+// BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
+// (Only cse: the canonicalizer merges a pre-mapped nest whose block body
+// is empty into one loop, dropping the mapping; the pipeline runs none in
+// between.)
+
+// Staged: a head-split projection [b, h, n, dh] += X[b, n, c] * W[c, h, dh]
+// (X f32, W stored as bf16). Warp blocks of 4 x 4 tiles (64 x 32); the
+// innermost m (n = 128) has 2 of them, the innermost n (dh = 32) one, so a
+// block is 2 warps over 128 x 32 of C; batch and head make 4 blocks. Chunks
+// of 16 k values; the buffer: X's rows are k-major (k is X's contiguous
+// dim): 128 rows x (16 / 2 + 4) words = 1536; W's k is not contiguous:
+// pair-major, 8 pairs x (32 + 8) words = 320, after X's.
+// CHECK-LABEL: func.func @projection
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1) {
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c32) step (%c1, %c1) {
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: memref.view {{.*}} to memref<1856xi32, #gpu.address_space<workgroup>>
+// The accumulators start as C.
+// CHECK-COUNT-64: memref.load %arg2
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args
+// The copy: 64 threads take X's 1024 pairs, 16 each, in two groups of 8
+// aligned pair loads (all loads of a group before its stores), rounded
+// to bf16 and packed into words at row * 12 + pair; then W's 256, 4 each,
+// as two scalar loads k and k + 1 apart (extended and rounded back: the
+// identity, which the pipeline's cleanup folds), at pair * 40 + row + 1536.
+// CHECK-COUNT-8: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<2x128x64xf32>, vector<2xf32>
+// CHECK: arith.muli %{{.*}}, %c12{{(_[0-9]+)?}} :
+// CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK-COUNT-8: memref.store %{{.*}}, %view
+// CHECK-COUNT-8: vector.load %arg0
+// CHECK-COUNT-8: memref.store %{{.*}}, %view
+// CHECK: memref.load %arg1
+// CHECK: memref.load %arg1
+// CHECK: arith.muli %{{.*}}, %c40{{(_[0-9]+)?}} :
+// CHECK: %c1536
+// CHECK: memref.store %{{.*}}, %view
+// Then the warps' k step (16 tiles) from shared memory, between barriers;
+// the fragments are words of the buffer.
+// CHECK: gpu.barrier
+// CHECK-NOT: memref.load %arg
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK-NOT: memref.load %arg
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK-COUNT-64: memref.store %{{.*}}, %arg2
+// CHECK: mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}processor = thread_x
+// CHECK: mapping = [#gpu.loop_dim_map<processor = block_x
+// Emulated phase by phase: the buffer and each thread's accumulators are
+// the block's allocations; one thread loop saves the initial
+// accumulators, then per chunk one copies and one computes (each lane its
+// own C elements from the same words), and one stores.
+// EMU-LABEL: func.func @projection
+// EMU-NOT: mma.sync
+// EMU: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1) {
+// EMU: %[[SMEM:.*]] = memref.alloc() : memref<1856xi32>
+// EMU: %[[SAVED:.*]] = memref.alloc() : memref<64x16xvector<2x2xf32>>
+// EMU: scf.parallel
+// EMU-COUNT-16: memref.store %{{.*}}, %[[SAVED]]
+// EMU: scf.for %{{.*}} = %c0 to %c64 step %c16 {
+// EMU: scf.parallel
+// EMU: memref.store %{{.*}}, %[[SMEM]]
+// EMU: scf.parallel
+// EMU: memref.load %[[SAVED]]
+// EMU: scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args
+// EMU: memref.load %[[SMEM]]
+// EMU-COUNT-128: arith.mulf
+// EMU: memref.store %{{.*}}, %[[SAVED]]
+// EMU: scf.parallel
+// EMU: memref.load %[[SAVED]]
+// EMU: memref.store %{{.*}}, %arg2
+// EMU: memref.dealloc %[[SAVED]]
+// EMU: memref.dealloc %[[SMEM]]
+// EMU: processor = block_x
+// Chunks of 32: rows of 16 + 4 words, 16 pairs of W.
+// CHUNK32-LABEL: func.func @projection
+// CHUNK32: memref.view {{.*}} to memref<3200xi32
+// CHUNK32: scf.for {{.*}} step %c32{{(_[0-9]+)?}} iter_args
+// CHUNK32-COUNT-32: nvvm.mma.sync
+// CHUNK32: gpu.barrier
+// The buffer (1856 words) exceeds 4096 bytes: the unstaged warp tiles.
+// SMALL-LABEL: func.func @projection
+// SMALL-NOT: gpu.barrier
+// SMALL: {linformer.tensor_core}
+// UNSTAGED-LABEL: func.func @projection
+// UNSTAGED-NOT: gpu.barrier
+// UNSTAGED: {linformer.tensor_core}
+#x = affine_map<(b, h, n, d, c) -> (b, n, c)>
+#w = affine_map<(b, h, n, d, c) -> (c, h, d)>
+#y = affine_map<(b, h, n, d, c) -> (b, h, n, d)>
+func.func @projection(%x: memref<2x128x64xf32>, %w: memref<64x2x32xbf16>,
+                      %y: memref<2x2x128x32xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x128x64xf32>, memref<64x2x32xbf16>) outs(%y : memref<2x2x128x32xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %e = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %e : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Staged and split: the sequence projection E X (32 x 64 outputs over
+// n = 1024) is 2 warps (one block), so split-K cuts it into 4 parts of 256;
+// each part is a block whose k loop steps through its range in chunks of
+// 16 (E k-major: 32 x 12 words; X pair-major: 8 x 72), writing its
+// partial sums, which a second loop adds to C in order.
+// CHECK-LABEL: func.func @sequence_projection
+// CHECK: %[[PARTS:.*]] = memref.alloc() : memref<4x1x32x64xf32>
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1) {
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c32{{(_[0-9]+)?}}) step
+// CHECK: memref.view {{.*}} to memref<960xi32, #gpu.address_space<workgroup>>
+// CHECK: %[[LB:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: %[[UB:.*]] = arith.addi %[[LB]], %c256
+// CHECK: scf.for %{{.*}} = %[[LB]] to %[[UB]] step %c16{{(_[0-9]+)?}} iter_args
+// CHECK-COUNT-4: vector.load %arg0{{.*}} : memref<32x1024xf32>, vector<2xf32>
+// CHECK: memref.load %arg1{{.*}} : memref<1x1024x64xf32>
+// CHECK: arith.muli %{{.*}}, %c72{{(_[0-9]+)?}} :
+// CHECK: gpu.barrier
+// CHECK-COUNT-8: nvvm.mma.sync
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK-COUNT-32: memref.store %{{.*}}, %[[PARTS]]
+// CHECK: processor = block_x
+// CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c4{{(_[0-9]+)?}} step
+// CHECK: memref.load %[[PARTS]]
+// CHECK: memref.dealloc %[[PARTS]]
+// 960 words fit in 4096 bytes.
+// SMALL-LABEL: func.func @sequence_projection
+// SMALL: memref.view {{.*}} to memref<960xi32
+// SMALL: scf.for {{.*}} step %c16{{(_[0-9]+)?}} iter_args
+// SMALL: gpu.barrier
+// UNSTAGED-LABEL: func.func @sequence_projection
+// UNSTAGED-NOT: gpu.barrier
+// UNSTAGED: {linformer.tensor_core}
+#e = affine_map<(b, k, d, n) -> (k, n)>
+#xx = affine_map<(b, k, d, n) -> (b, n, d)>
+#p = affine_map<(b, k, d, n) -> (b, k, d)>
+func.func @sequence_projection(%e: memref<32x1024xf32>, %x: memref<1x1024x64xf32>,
+                               %p: memref<1x32x64xf32>) {
+  linalg.generic {indexing_maps = [#e, #xx, #p],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<32x1024xf32>, memref<1x1024x64xf32>) outs(%p : memref<1x32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
