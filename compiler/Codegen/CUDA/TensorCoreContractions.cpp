@@ -330,18 +330,89 @@ struct CUDATensorCoreContractionsPass
     return v;
   }
 
-  /// C at `iv`, or with split-K, part `part` of the partial sums.
-  static void store(OpBuilder &b, Location loc, linalg::GenericOp op,
-                    Value value, ArrayRef<Value> iv, Value partials = {},
-                    Value part = {}) {
-    OpOperand *init = op.getDpsInitOperand(0);
-    SmallVector<Value> indices = indicesOf(op, init, iv);
-    if (!partials) {
-      memref::StoreOp::create(b, loc, value, init->get(), indices);
-      return;
+  /// The k loops of plan `p`: its outer k dims one by one, then the
+  /// innermost in steps of `step` (over part `part`'s range with split-K),
+  /// each loop's index recorded in `iv`, carrying `in` through
+  /// `body(k, carried)` at every innermost step.
+  using KStep =
+      function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)>;
+  static SmallVector<Value> kLoops(OpBuilder &b, Location loc, const Plan &p,
+                                   ArrayRef<int64_t> extents,
+                                   SmallVectorImpl<Value> &iv, Value part,
+                                   int64_t step, ValueRange in, KStep body,
+                                   unsigned level = 0) {
+    auto c = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    bool inner = level == p.outerK.size();
+    unsigned dim = inner ? p.kDim : p.outerK[level];
+    Value lb = c(b, 0), ub = c(b, extents[dim]);
+    if (inner && part) {
+      int64_t kPart = extents[p.kDim] / p.split;
+      lb = arith::MulIOp::create(b, loc, part, c(b, kPart));
+      ub = arith::AddIOp::create(b, loc, lb, c(b, kPart));
     }
-    indices.insert(indices.begin(), part);
-    memref::StoreOp::create(b, loc, value, partials, indices);
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, c(b, inner ? step : 1), in,
+        [&](OpBuilder &b, Location loc, Value k, ValueRange args) {
+          iv[dim] = k;
+          SmallVector<Value> next =
+              inner ? body(b, k, args)
+                    : kLoops(b, loc, p, extents, iv, part, step, args, body,
+                             level + 1);
+          scf::YieldOp::create(b, loc, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  /// The loop indices of a lane's element (h, o) of C tile (i, j).
+  using TileElement = function_ref<SmallVector<Value>(int64_t i, int64_t h,
+                                                      int64_t j, int64_t o)>;
+
+  /// A warp's MT x NT accumulator fragments as it starts: C's current
+  /// values (the init), or zero for a split-K part's partial sums.
+  static SmallVector<Value> initialAccs(OpBuilder &b, Location loc,
+                                        linalg::GenericOp op, int64_t MT,
+                                        int64_t NT, bool zero,
+                                        TileElement at) {
+    auto accType = VectorType::get({2, 2}, b.getF32Type());
+    if (zero)
+      return SmallVector<Value>(
+          MT * NT, arith::ConstantOp::create(
+                       b, loc, accType, DenseElementsAttr::get(accType, 0.0f)));
+    SmallVector<Value> accs;
+    for (int64_t i = 0; i < MT; ++i)
+      for (int64_t j = 0; j < NT; ++j) {
+        SmallVector<Value> elems;
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t o = 0; o < 2; ++o)
+            elems.push_back(
+                load(b, loc, op, op.getDpsInitOperand(0), at(i, h, j, o)));
+        accs.push_back(vector::FromElementsOp::create(b, loc, accType, elems));
+      }
+    return accs;
+  }
+
+  /// The accumulator fragments into C, or with split-K into part `part` of
+  /// the partial sums.
+  static void storeAccs(OpBuilder &b, Location loc, linalg::GenericOp op,
+                        ValueRange accs, int64_t MT, int64_t NT,
+                        TileElement at, Value partials, Value part) {
+    OpOperand *init = op.getDpsInitOperand(0);
+    for (int64_t i = 0; i < MT; ++i)
+      for (int64_t j = 0; j < NT; ++j)
+        for (int64_t h = 0; h < 2; ++h)
+          for (int64_t o = 0; o < 2; ++o) {
+            Value v = vector::ExtractOp::create(b, loc, accs[i * NT + j],
+                                                ArrayRef<int64_t>{h, o});
+            SmallVector<Value> indices = indicesOf(op, init, at(i, h, j, o));
+            if (!partials) {
+              memref::StoreOp::create(b, loc, v, init->get(), indices);
+              continue;
+            }
+            indices.insert(indices.begin(), part);
+            memref::StoreOp::create(b, loc, v, partials, indices);
+          }
   }
 
   Value rounded(OpBuilder &b, Location loc, Value v, bool backToF32) const {
@@ -422,9 +493,6 @@ struct CUDATensorCoreContractionsPass
     };
     Value zero = c(rewriter, 0), one = c(rewriter, 1);
     Type f32 = rewriter.getF32Type();
-    auto accType = VectorType::get({2, 2}, f32);
-    OpOperand *init = op.getDpsInitOperand(0);
-    int64_t kPart = extents[p.kDim] / p.split;
     SmallVector<Value> lbs, ubs, steps;
     if (p.split > 1) {
       lbs.push_back(zero);
@@ -476,28 +544,14 @@ struct CUDATensorCoreContractionsPass
             return SmallVector<Value>(iv);
           };
 
-          // The accumulators start as C's current values (the init), or
-          // at zero for a part's partial sums.
+          auto element = [&](int64_t i, int64_t h, int64_t j, int64_t o) {
+            return at(rowOf(i, h), colOf(j, o));
+          };
           for (unsigned d : p.outerK)
             iv[d] = c(b, 0);
           iv[p.kDim] = c(b, 0);
-          SmallVector<Value> accs;
-          Value zeros = arith::ConstantOp::create(
-              b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
-          for (int64_t i = 0; i < MT; ++i)
-            for (int64_t j = 0; j < NT; ++j) {
-              if (part) {
-                accs.push_back(zeros);
-                continue;
-              }
-              SmallVector<Value> elems;
-              for (int64_t h = 0; h < 2; ++h)
-                for (int64_t o = 0; o < 2; ++o)
-                  elems.push_back(
-                      load(b, loc, op, init, at(rowOf(i, h), colOf(j, o))));
-              accs.push_back(
-                  vector::FromElementsOp::create(b, loc, accType, elems));
-            }
+          SmallVector<Value> accs =
+              initialAccs(b, loc, op, MT, NT, bool(part), element);
 
           OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
           OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
@@ -585,35 +639,8 @@ struct CUDATensorCoreContractionsPass
 
           // The k loops: outer k dimensions one by one, the innermost in
           // steps of the mma depth.
-          std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange)>
-              kLoop = [&](OpBuilder &b, unsigned level,
-                          ValueRange in) -> SmallVector<Value> {
-            bool inner = level == p.outerK.size();
-            unsigned dim = inner ? p.kDim : p.outerK[level];
-            Value lb = c(b, 0), ub = c(b, extents[dim]);
-            if (inner && part) {
-              lb = arith::MulIOp::create(b, loc, part, c(b, kPart));
-              ub = arith::AddIOp::create(b, loc, lb, c(b, kPart));
-            }
-            auto loop = scf::ForOp::create(
-                b, loc, lb, ub, c(b, inner ? tileK : 1), in,
-                [&](OpBuilder &b, Location loc, Value k, ValueRange args) {
-                  iv[dim] = k;
-                  SmallVector<Value> next =
-                      inner ? step(b, k, args) : kLoop(b, level + 1, args);
-                  scf::YieldOp::create(b, loc, next);
-                });
-            return SmallVector<Value>(loop.getResults());
-          };
-          accs = kLoop(b, 0, accs);
-          for (int64_t i = 0; i < MT; ++i)
-            for (int64_t j = 0; j < NT; ++j)
-              for (int64_t h = 0; h < 2; ++h)
-                for (int64_t o = 0; o < 2; ++o)
-                  store(b, loc, op,
-                        vector::ExtractOp::create(b, loc, accs[i * NT + j],
-                                                  ArrayRef<int64_t>{h, o}),
-                        at(rowOf(i, h), colOf(j, o)), partials, part);
+          accs = kLoops(b, loc, p, extents, iv, part, tileK, accs, step);
+          storeAccs(b, loc, op, accs, MT, NT, element, partials, part);
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
   }
@@ -636,7 +663,7 @@ struct CUDATensorCoreContractionsPass
     const int64_t MT = p.tilesM, NT = p.tilesN, WN = s.warpsN;
     const int64_t warps = s.warpsM * WN, threadCount = warps * kWarp;
     const int64_t BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;
-    const int64_t BK = s.chunk, kPart = extents[p.kDim] / p.split;
+    const int64_t BK = s.chunk;
     const int64_t blockRows = p.rows / s.warpsM, blockCols = p.cols / WN;
     auto c = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -660,7 +687,6 @@ struct CUDATensorCoreContractionsPass
     Type f32 = rewriter.getF32Type();
     auto accType = VectorType::get({2, 2}, f32);
     Type word = cuda::stagedWordType(ctx, exact);
-    OpOperand *init = op.getDpsInitOperand(0);
     OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
     OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
     unsigned rank = op.getNumLoops();
@@ -714,33 +740,18 @@ struct CUDATensorCoreContractionsPass
           // The accumulators start as C (or zero for a part's sums) and end
           // in C (or the part's sums).
           auto initAccs = [&](OpBuilder &b, const Lane &l) {
-            SmallVector<Value> accs;
-            for (int64_t i = 0; i < MT; ++i)
-              for (int64_t j = 0; j < NT; ++j) {
-                if (part) {
-                  accs.push_back(arith::ConstantOp::create(
-                      b, loc, accType, DenseElementsAttr::get(accType, 0.0f)));
-                  continue;
-                }
-                SmallVector<Value> elems;
-                for (int64_t h = 0; h < 2; ++h)
-                  for (int64_t o = 0; o < 2; ++o)
-                    elems.push_back(
-                        load(b, loc, op, init, cAt(b, l, i, h, j, o)));
-                accs.push_back(
-                    vector::FromElementsOp::create(b, loc, accType, elems));
-              }
-            return accs;
+            return initialAccs(
+                b, loc, op, MT, NT, bool(part),
+                [&](int64_t i, int64_t h, int64_t j, int64_t o) {
+                  return cAt(b, l, i, h, j, o);
+                });
           };
-          auto storeAccs = [&](OpBuilder &b, const Lane &l, ValueRange accs) {
-            for (int64_t i = 0; i < MT; ++i)
-              for (int64_t j = 0; j < NT; ++j)
-                for (int64_t h = 0; h < 2; ++h)
-                  for (int64_t o = 0; o < 2; ++o)
-                    store(b, loc, op,
-                          vector::ExtractOp::create(b, loc, accs[i * NT + j],
-                                                    ArrayRef<int64_t>{h, o}),
-                          cAt(b, l, i, h, j, o), partials, part);
+          auto finishAccs = [&](OpBuilder &b, const Lane &l, ValueRange accs) {
+            storeAccs(b, loc, op, accs, MT, NT,
+                      [&](int64_t i, int64_t h, int64_t j, int64_t o) {
+                        return cAt(b, l, i, h, j, o);
+                      },
+                      partials, part);
           };
           // Word (r, pair) of a staged operand.
           auto wordIndex = [&](OpBuilder &b, const StagedBuffer &buf, Value r,
@@ -891,35 +902,6 @@ struct CUDATensorCoreContractionsPass
                 });
             return SmallVector<Value>(loop.getResults());
           };
-          // The k loops: outer k dims one by one, then the chunks of the
-          // innermost (of the part's range with split-K).
-          using ChunkFn = function_ref<SmallVector<Value>(OpBuilder &, Value,
-                                                         ValueRange)>;
-          std::function<SmallVector<Value>(OpBuilder &, unsigned, ValueRange,
-                                           ChunkFn)>
-              kLoop = [&](OpBuilder &b, unsigned level, ValueRange in,
-                          ChunkFn chunk) -> SmallVector<Value> {
-            bool inner = level == p.outerK.size();
-            unsigned dim = inner ? p.kDim : p.outerK[level];
-            Value lb = c(b, 0), ub = c(b, extents[dim]);
-            if (inner && part) {
-              lb = mul(b, part, kPart);
-              ub = add(b, lb, kPart);
-            }
-            auto loop = scf::ForOp::create(
-                b, loc, lb, ub, c(b, inner ? BK : 1), in,
-                [&](OpBuilder &b, Location loc, Value k, ValueRange args) {
-                  SmallVector<Value> next;
-                  if (inner) {
-                    next = chunk(b, k, args);
-                  } else {
-                    iv[dim] = k;
-                    next = kLoop(b, level + 1, args, chunk);
-                  }
-                  scf::YieldOp::create(b, loc, next);
-                });
-            return SmallVector<Value>(loop.getResults());
-          };
           // One loop over the block's threads running `body`.
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, const Lane &)> body) {
@@ -937,8 +919,10 @@ struct CUDATensorCoreContractionsPass
           if (!emulate) {
             threads(b, [&](OpBuilder &b, const Lane &l) {
               Value smem = cuda::sharedWords(b, loc, words, word);
-              SmallVector<Value> accs = kLoop(
-                  b, 0, initAccs(b, l),
+              // The k loops, the innermost in chunks (of the part's range
+              // with split-K).
+              SmallVector<Value> accs = kLoops(
+                  b, loc, p, extents, iv, part, BK, initAccs(b, l),
                   [&](OpBuilder &b, Value k0, ValueRange in) {
                     copy(b, l.tid, smem, k0);
                     gpu::BarrierOp::create(b, loc);
@@ -946,7 +930,7 @@ struct CUDATensorCoreContractionsPass
                     gpu::BarrierOp::create(b, loc);
                     return out;
                   });
-              storeAccs(b, l, accs);
+              finishAccs(b, l, accs);
             });
           } else {
             Value smem =
@@ -969,8 +953,8 @@ struct CUDATensorCoreContractionsPass
             threads(b, [&](OpBuilder &b, const Lane &l) {
               save(b, l, initAccs(b, l));
             });
-            kLoop(b, 0, ValueRange{},
-                  [&](OpBuilder &b, Value k0, ValueRange) {
+            kLoops(b, loc, p, extents, iv, part, BK, ValueRange{},
+                   [&](OpBuilder &b, Value k0, ValueRange) {
                     threads(b, [&](OpBuilder &b, const Lane &l) {
                       copy(b, l.tid, smem, k0);
                     });
@@ -980,7 +964,7 @@ struct CUDATensorCoreContractionsPass
                     return SmallVector<Value>();
                   });
             threads(b, [&](OpBuilder &b, const Lane &l) {
-              storeAccs(b, l, restore(b, l));
+              finishAccs(b, l, restore(b, l));
             });
             memref::DeallocOp::create(b, loc, saved);
             memref::DeallocOp::create(b, loc, smem);
