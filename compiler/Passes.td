@@ -566,6 +566,24 @@ def LinformerCUDATensorCoreContractionsPass
     are blocks too. A contraction that has no such block keeps the
     unstaged tiles. TF32 is not staged.
 
+    Prefetching (`prefetch`, with staging): when both buffers fit and a
+    thread copies at most 16 words a chunk (unrolled), the block keeps two
+    buffers and walks its chunks (outer k dimensions included) by one
+    index: the first chunk is loaded before the loop, and each iteration
+    stores the chunk it holds in registers into buffer `chunk % 2`, issues
+    the next chunk's global loads (the last chunk's again at the end, so
+    there is no branch), meets the block at its only barrier and runs the
+    mma while those loads are in flight. One barrier suffices: the buffer
+    an iteration writes was last read two chunks earlier, before the
+    previous barrier. The loads precede the barrier so that LLVM cannot
+    sink them into the next iteration (InstCombine folds a phi of loads
+    into a load of a phi when nothing after them in their block writes
+    memory). A warp loads its B fragments for the step first, then each A
+    fragment right before its row of mma, so at most 12 fragment registers
+    are live: with prefetching every staged GEMM of the default bf16
+    encoder fits 128 registers (two 256-thread blocks an SM) on sm_90 and
+    sm_80 without spills.
+
     `emulate` builds the same loop nest (warp blocks, folded dimensions,
     lanes, k steps, the accumulator fragments' rows and columns, the
     operands' rounding) with each lane computing its C elements in f32
@@ -574,7 +592,9 @@ def LinformerCUDATensorCoreContractionsPass
     but the A/B fragment layouts (those are the PTX ISA's). A staged nest
     is emulated phase by phase: the copy and the compute of each chunk are
     separate thread loops over a buffer the block allocates, with each
-    thread's accumulators kept in memory between them.
+    thread's accumulators kept in memory between them; prefetched, each
+    thread's next-chunk words are kept in memory too, and a chunk is three
+    thread loops (store into its buffer, load the next chunk, compute).
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
@@ -601,6 +621,9 @@ def LinformerCUDATensorCoreContractionsPass
     Option<"chunkK", "chunk-k", "int64_t", /*default=*/"16",
            "with shared-bytes: k values a block copies at a time, at most "
            "(16, 32 or 64; less where it does not divide or fit)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"false",
+           "with shared-bytes: two buffers, and each chunk's loads issued "
+           "during the previous chunk's mma (one barrier a chunk)">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

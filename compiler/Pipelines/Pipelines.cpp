@@ -268,6 +268,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                              target.sharedBytesPerSM / 2)
                                   : 0;
     mmaOptions.blockWarps = threadsY;
+    mmaOptions.prefetch = options.prefetchContractions;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));

@@ -136,6 +136,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "extents); off: every warp loads its own fragments "
                      "from global memory"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> prefetchContractions{
+      *this, "prefetch-contractions",
+      llvm::cl::desc("Staged contractions: two shared buffers, and each "
+                     "chunk's global loads issued into registers while the "
+                     "previous chunk's mma run (one barrier a chunk); off: "
+                     "copy, barrier, mma, barrier"),
+      llvm::cl::init(true)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

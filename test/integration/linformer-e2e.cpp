@@ -117,6 +117,11 @@ static cl::opt<bool> cudaStageContractionsOpt(
              "contractions stage A and B in a block's (emulated) shared "
              "memory"),
     cl::init(true));
+static cl::opt<bool> cudaPrefetchContractionsOpt(
+    "cuda-prefetch-contractions",
+    cl::desc("With --pipeline=cuda-host: staged contractions double-buffer "
+             "and prefetch the next chunk (emulated phase by phase)"),
+    cl::init(true));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -573,6 +578,7 @@ int main(int argc, char **argv) {
     cudaOptions.fuseCore = cudaFuseCoreOpt;
     cudaOptions.stageCore = cudaStageCoreOpt;
     cudaOptions.stageContractions = cudaStageContractionsOpt;
+    cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {
     mlir::linformer::buildHalidePipeline(pm);

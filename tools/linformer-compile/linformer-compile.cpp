@@ -138,6 +138,13 @@ static cl::opt<bool> cudaStageContractions(
              "k at a time (default); =false: every warp loads its own "
              "fragments from device memory (for comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaPrefetchContractions(
+    "cuda-prefetch-contractions",
+    cl::desc("--target=cuda: staged contractions keep two shared buffers "
+             "and load the next chunk into registers during this chunk's "
+             "mma (default); =false: copy, barrier, mma, barrier (for "
+             "comparisons)"),
+    cl::init(true));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1364,6 +1371,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.mma = cudaMmaFor(src);
   options.stageCore = cudaStageCore;
   options.stageContractions = cudaStageContractions;
+  options.prefetchContractions = cudaPrefetchContractions;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;

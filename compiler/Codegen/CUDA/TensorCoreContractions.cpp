@@ -88,7 +88,20 @@ struct StagedBuffer {
 struct Staging {
   int64_t warpsM = 0, warpsN = 0, chunk = 0;
   StagedBuffer a, b;
+  bool prefetch = false; ///< two buffers, the next chunk in registers
 };
+
+/// The words of `buf`'s chunk each of `threads` threads copies, when they
+/// divide evenly and are few enough (32) to unroll; else 0 (a loop).
+int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
+                      int64_t threads) {
+  int64_t count = buf.rows * (chunk / 2);
+  return count % threads == 0 && count / threads <= 32 ? count / threads : 0;
+}
+
+/// A thread prefetches at most this many words (two f32 registers each
+/// while they are in flight, next to the 64 accumulators).
+constexpr int64_t kMaxPrefetchWords = 16;
 
 /// What the rewrite needs of a contraction, or failure (left to the plain
 /// path).
@@ -204,9 +217,11 @@ bool kInnermost(linalg::GenericOp op, OpOperand *operand, unsigned kDim) {
 /// the innermost m and n extents, up to 4 along n (a 2 x 4 block of 64 x 32
 /// warp blocks is 128 x 128 of C); then the longest chunk of k values, from
 /// `maxChunk` down to 16, that divides a part's k range and fits. None if
-/// nothing fits.
+/// nothing fits. With `prefetch`, the chunk is double-buffered when both
+/// buffers fit and a thread's words are unrolled and at most
+/// kMaxPrefetchWords.
 Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
-                   int64_t blockWarps, int64_t maxChunk) {
+                   int64_t blockWarps, int64_t maxChunk, bool prefetch) {
   Staging s;
   if (sharedBytes <= 0 || blockWarps < 2)
     return s;
@@ -245,6 +260,11 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
     s.chunk = chunk;
     s.a = a;
     s.b = b;
+    int64_t threads = bestM * bestN * kWarp;
+    int64_t wa = unrolledWords(a, chunk, threads),
+            wb = unrolledWords(b, chunk, threads);
+    s.prefetch = prefetch && wa && wb && wa + wb <= kMaxPrefetchWords &&
+                 2 * (a.words + b.words) * 4 <= sharedBytes;
     return s;
   }
   return s;
@@ -290,7 +310,8 @@ struct CUDATensorCoreContractionsPass
         continue;
       // Staged words hold two 16-bit operands (TF32 keeps the plain path).
       if (!tf32())
-        p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK);
+        p->staging =
+            stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch);
       rewrite(rewriter, op, *p, tileK);
     }
   }
@@ -753,124 +774,208 @@ struct CUDATensorCoreContractionsPass
                       },
                       partials, part);
           };
-          // Word (r, pair) of a staged operand.
+          // Word (r, pair) of a staged operand, in the buffer at word `off`
+          // (none: the first).
           auto wordIndex = [&](OpBuilder &b, const StagedBuffer &buf, Value r,
-                               Value pair) {
+                               Value pair, Value off) {
             Value at = buf.kMajor ? addV(b, mul(b, r, buf.stride), pair)
                                   : addV(b, mul(b, pair, buf.stride), r);
-            return add(b, at, buf.base);
+            at = add(b, at, buf.base);
+            return off ? addV(b, at, off) : at;
           };
           auto wordAt = [&](OpBuilder &b, Value smem, const StagedBuffer &buf,
-                            Value r, Value pair) {
+                            Value r, Value pair, Value off) {
             return memref::LoadOp::create(b, loc, smem,
-                                          wordIndex(b, buf, r, pair))
+                                          wordIndex(b, buf, r, pair, off))
                 .getResult();
           };
-          // The copy of chunk k0 .. k0 + BK: thread tid takes every
-          // threadCount-th word of A's, then of B's; consecutive threads
-          // read consecutive addresses along the operand's contiguous dim.
-          // A k-major pair of an operand with an identity layout is one
+          // The copied operands: A's rows from mBase, B's columns from
+          // nBase, `count` words a chunk. Thread tid takes every
+          // threadCount-th word, A's then B's: consecutive threads read
+          // consecutive addresses along the operand's contiguous dim. A
+          // k-major pair of an operand with an identity layout is one
           // aligned two-element load (its k is even and the innermost
           // extent a multiple of 16; buffers are at least 16-byte aligned:
           // the runtime checks the caller's device pointers).
+          struct Copied {
+            OpOperand *src;
+            const StagedBuffer *buf;
+            unsigned rowDim;
+            Value base;
+            int64_t count, perThread; ///< perThread: 0 unless unrolled
+            bool pairLoad;
+          };
+          auto copied = [&](OpOperand *src, const StagedBuffer &buf,
+                            unsigned rowDim, Value base) {
+            int64_t count = buf.rows * (BK / 2);
+            return Copied{src,
+                          &buf,
+                          rowDim,
+                          base,
+                          count,
+                          unrolledWords(buf, BK, threadCount),
+                          buf.kMajor && cast<MemRefType>(src->get().getType())
+                                            .getLayout()
+                                            .isIdentity()};
+          };
+          const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
+                                   copied(bOp, s.b, p.nDim, nBase)};
+          // Word `i` of an operand's chunk: its row and pair.
+          auto place = [&](OpBuilder &b, const Copied &cp,
+                           Value i) -> std::pair<Value, Value> {
+            const StagedBuffer &buf = *cp.buf;
+            return {buf.kMajor ? div(b, i, BK / 2) : rem(b, i, buf.rows),
+                    buf.kMajor ? rem(b, i, BK / 2) : div(b, i, buf.rows)};
+          };
+          // Its values in the chunk at k0 (iv holds the outer k indices) as
+          // loaded: one pair vector or two scalars, of the operand's type.
+          auto fetch = [&](OpBuilder &b, const Copied &cp, Value i,
+                           Value k0) {
+            auto [r, pair] = place(b, cp, i);
+            iv[cp.rowDim] = addV(b, cp.base, r);
+            iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
+            Value src = cp.src->get();
+            SmallVector<Value, 2> raw;
+            if (cp.pairLoad) {
+              Type elem = cast<MemRefType>(src.getType()).getElementType();
+              raw.push_back(vector::LoadOp::create(
+                  b, loc, VectorType::get({2}, elem), src,
+                  indicesOf(op, cp.src, iv), /*nontemporal=*/false,
+                  llvm::MaybeAlign(2 * elem.getIntOrFloatBitWidth() / 8)));
+            } else {
+              raw.push_back(memref::LoadOp::create(b, loc, src,
+                                                   indicesOf(op, cp.src, iv)));
+              iv[p.kDim] = add(b, iv[p.kDim], 1);
+              raw.push_back(memref::LoadOp::create(b, loc, src,
+                                                   indicesOf(op, cp.src, iv)));
+            }
+            return raw;
+          };
+          // Loaded values as a staged word (rounded and packed).
+          auto pack = [&](OpBuilder &b, ValueRange raw) {
+            Value lo = raw[0], hi = raw.size() > 1 ? raw[1] : Value();
+            if (!hi) {
+              hi = vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{1});
+              lo = vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{0});
+            }
+            if (!lo.getType().isF32()) {
+              lo = arith::ExtFOp::create(b, loc, b.getF32Type(), lo);
+              hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
+            }
+            return cuda::packWord(b, loc, lo, hi, precision, exact);
+          };
+          auto put = [&](OpBuilder &b, const Copied &cp, Value i, Value w,
+                         Value smem, Value off) {
+            auto [r, pair] = place(b, cp, i);
+            memref::StoreOp::create(b, loc, w, smem,
+                                    ValueRange{wordIndex(b, *cp.buf, r, pair, off)});
+          };
+          // The copy of chunk k0 .. k0 + BK into the first buffer. Up to 32
+          // words a thread: unrolled, in groups of 8 whose loads are all
+          // issued before the group's first store, so their latencies
+          // overlap (8 words of f32 pairs are 16 registers in flight, next
+          // to the 64 accumulators: two blocks an SM still fit in 128
+          // registers).
           auto copy = [&](OpBuilder &b, Value tid, Value smem, Value k0) {
-            auto operand = [&](OpOperand *src, const StagedBuffer &buf,
-                               unsigned rowDim, Value base) {
-              int64_t count = buf.rows * (BK / 2);
-              auto srcType = cast<MemRefType>(src->get().getType());
-              bool pairLoad = buf.kMajor && srcType.getLayout().isIdentity();
-              // Word `i`: where it goes and its value.
-              auto fetch = [&](OpBuilder &b, Value i) -> std::pair<Value, Value> {
-                Value r = buf.kMajor ? div(b, i, BK / 2) : rem(b, i, buf.rows);
-                Value pair =
-                    buf.kMajor ? rem(b, i, BK / 2) : div(b, i, buf.rows);
-                iv[rowDim] = addV(b, base, r);
-                iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
-                Value lo, hi;
-                if (pairLoad) {
-                  Type elem = srcType.getElementType();
-                  int64_t bytes = 2 * elem.getIntOrFloatBitWidth() / 8;
-                  Value v = vector::LoadOp::create(
-                      b, loc, VectorType::get({2}, elem), src->get(),
-                      indicesOf(op, src, iv), /*nontemporal=*/false,
-                      llvm::MaybeAlign(bytes));
-                  lo = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{0});
-                  hi = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{1});
-                  if (!elem.isF32()) {
-                    lo = arith::ExtFOp::create(b, loc, b.getF32Type(), lo);
-                    hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
-                  }
-                } else {
-                  lo = load(b, loc, op, src, iv);
-                  iv[p.kDim] = add(b, iv[p.kDim], 1);
-                  hi = load(b, loc, op, src, iv);
-                }
-                return {wordIndex(b, buf, r, pair),
-                        cuda::packWord(b, loc, lo, hi, precision, exact)};
-              };
-              auto put = [&](OpBuilder &b, std::pair<Value, Value> w) {
-                memref::StoreOp::create(b, loc, w.second, smem,
-                                        ValueRange{w.first});
-              };
-              // Up to 32 words a thread: unrolled, in groups of 8 whose
-              // loads are all issued before the group's first store, so
-              // their latencies overlap (8 words of f32 pairs are 16
-              // registers in flight, next to the 64 accumulators: two
-              // blocks an SM still fit in 128 registers).
-              if (count % threadCount == 0 && count / threadCount <= 32) {
-                int64_t n = count / threadCount;
-                for (int64_t g0 = 0; g0 < n; g0 += 8) {
-                  SmallVector<std::pair<Value, Value>> words;
-                  for (int64_t it = g0; it < std::min<int64_t>(n, g0 + 8); ++it)
-                    words.push_back(fetch(b, add(b, tid, it * threadCount)));
-                  for (auto &w : words)
-                    put(b, w);
-                }
-                return;
+            for (const Copied &cp : copies) {
+              if (!cp.perThread) {
+                scf::ForOp::create(
+                    b, loc, tid, c(b, cp.count), c(b, threadCount),
+                    ValueRange{},
+                    [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+                      put(b, cp, i, pack(b, fetch(b, cp, i, k0)), smem,
+                          Value());
+                      scf::YieldOp::create(b, loc);
+                    });
+                continue;
               }
-              scf::ForOp::create(
-                  b, loc, tid, c(b, count), c(b, threadCount), ValueRange{},
-                  [&](OpBuilder &b, Location loc, Value i, ValueRange) {
-                    put(b, fetch(b, i));
-                    scf::YieldOp::create(b, loc);
-                  });
-            };
-            operand(aOp, s.a, p.mDim, mBase);
-            operand(bOp, s.b, p.nDim, nBase);
+              for (int64_t g0 = 0; g0 < cp.perThread; g0 += 8) {
+                SmallVector<std::pair<Value, SmallVector<Value, 2>>> group;
+                for (int64_t it = g0; it < std::min<int64_t>(cp.perThread, g0 + 8);
+                     ++it) {
+                  Value i = add(b, tid, it * threadCount);
+                  group.push_back({i, fetch(b, cp, i, k0)});
+                }
+                for (auto &[i, raw] : group)
+                  put(b, cp, i, pack(b, raw), smem, Value());
+              }
+            }
+          };
+          // Prefetching: a thread's words of the chunk at k0 as loaded, in
+          // copy order (the registers carried across a chunk's mma) ...
+          auto fetchAll = [&](OpBuilder &b, Value tid, Value k0) {
+            SmallVector<Value> raw;
+            for (const Copied &cp : copies)
+              for (int64_t it = 0; it < cp.perThread; ++it)
+                llvm::append_range(
+                    raw, fetch(b, cp, add(b, tid, it * threadCount), k0));
+            return raw;
+          };
+          // ... as words ...
+          auto packAll = [&](OpBuilder &b, ValueRange raw) {
+            SmallVector<Value> words;
+            size_t at = 0;
+            for (const Copied &cp : copies)
+              for (int64_t it = 0; it < cp.perThread; ++it) {
+                size_t n = cp.pairLoad ? 1 : 2;
+                words.push_back(pack(b, raw.slice(at, n)));
+                at += n;
+              }
+            return words;
+          };
+          // ... and stored into the buffer at `off`.
+          auto putAll = [&](OpBuilder &b, Value tid, ValueRange words,
+                            Value smem, Value off) {
+            size_t at = 0;
+            for (const Copied &cp : copies)
+              for (int64_t it = 0; it < cp.perThread; ++it)
+                put(b, cp, add(b, tid, it * threadCount), words[at++], smem,
+                    off);
+          };
+          // Prefetching walks a part's chunks by one index: chunk `ci` sets
+          // iv's outer k indices and is at k0 of the innermost k.
+          int64_t kPart = extents[p.kDim] / p.split, inner = kPart / BK;
+          int64_t chunks = inner;
+          for (unsigned d : p.outerK)
+            chunks *= extents[d];
+          auto chunkAt = [&](OpBuilder &b, Value ci) {
+            if (!p.outerK.empty())
+              delinearize(b, loc, div(b, ci, inner), p.outerK, extents, iv);
+            Value k0 = mul(b, rem(b, ci, inner), BK);
+            return part ? addV(b, k0, mul(b, part, kPart)) : k0;
           };
           // The chunk's mma steps from shared memory: per 16 k, A fragment
           // i = words (rows g, g + 8) x (pairs t, t + 4), B fragment j =
           // column g's words at pairs t, t + 4.
-          auto compute = [&](OpBuilder &b, const Lane &l, Value smem,
+          auto compute = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
                              ValueRange in) {
             SmallVector<Value> out(in.begin(), in.end());
             for (int64_t st = 0; st < BK / 16; ++st) {
               Value p0 = add(b, l.t, st * 8), p4 = add(b, l.t, st * 8 + 4);
               auto reg = [&](const StagedBuffer &buf, Value r, Value pair) {
-                return cuda::wordToOperand(b, loc, wordAt(b, smem, buf, r, pair),
+                return cuda::wordToOperand(b, loc, wordAt(b, smem, buf, r, pair, off),
                                            precision);
               };
-              SmallVector<SmallVector<Value, 4>> aFrag(MT), bFrag(NT);
-              for (int64_t i = 0; i < MT; ++i) {
-                Value r0 = rowIn(b, l, i, 0), r8 = rowIn(b, l, i, 1);
-                aFrag[i] = {reg(s.a, r0, p0), reg(s.a, r8, p0),
-                            reg(s.a, r0, p4), reg(s.a, r8, p4)};
-              }
+              SmallVector<SmallVector<Value, 4>> bFrag(NT);
               for (int64_t j = 0; j < NT; ++j) {
                 Value col = bColIn(b, l, j);
                 bFrag[j] = {reg(s.b, col, p0), reg(s.b, col, p4)};
               }
-              for (int64_t i = 0; i < MT; ++i)
+              for (int64_t i = 0; i < MT; ++i) {
+                Value r0 = rowIn(b, l, i, 0), r8 = rowIn(b, l, i, 1);
+                SmallVector<Value, 4> aFrag = {reg(s.a, r0, p0), reg(s.a, r8, p0),
+                                               reg(s.a, r0, p4), reg(s.a, r8, p4)};
                 for (int64_t j = 0; j < NT; ++j)
                   out[i * NT + j] = cuda::mmaM16N8K16(
-                      b, loc, aFrag[i], bFrag[j], out[i * NT + j], precision);
+                      b, loc, aFrag, bFrag[j], out[i * NT + j], precision);
+              }
             }
             return out;
           };
           // Emulated: each lane's own C elements over the chunk's pairs,
           // from the same staged words.
           auto emulated = [&](OpBuilder &b, const Lane &l, Value smem,
-                              ValueRange in) {
+                              Value off, ValueRange in) {
             auto loop = scf::ForOp::create(
                 b, loc, zero, c(b, BK / 2), one, in,
                 [&](OpBuilder &b, Location loc, Value pair, ValueRange args) {
@@ -880,8 +985,8 @@ struct CUDATensorCoreContractionsPass
                       Value acc = out[i * NT + j];
                       for (int64_t h = 0; h < 2; ++h)
                         for (int64_t o = 0; o < 2; ++o) {
-                          Value wa = wordAt(b, smem, s.a, rowIn(b, l, i, h), pair);
-                          Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o), pair);
+                          Value wa = wordAt(b, smem, s.a, rowIn(b, l, i, h), pair, off);
+                          Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off);
                           Value sum = vector::ExtractOp::create(
                               b, loc, acc, ArrayRef<int64_t>{h, o});
                           for (int64_t e = 0; e < 2; ++e)
@@ -916,7 +1021,45 @@ struct CUDATensorCoreContractionsPass
                           {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
           };
           int64_t words = s.a.words + s.b.words;
-          if (!emulate) {
+          Value last = c(b, chunks - 1);
+          if (!emulate && s.prefetch) {
+            // Software-pipelined: two buffers; chunk ci is stored (from
+            // registers loaded during chunk ci - 1's mma) into buffer
+            // ci % 2, the next chunk's loads are issued, and past the
+            // barrier this chunk's mma run while they are in flight. One
+            // barrier a chunk: buffer ci % 2 was last read by chunk
+            // ci - 2's mma, which every thread finished before it reached
+            // chunk ci - 1's barrier. The loads come before the barrier on
+            // purpose: after it, only the mma would follow them in the
+            // loop body, and LLVM's InstCombine would sink them into the
+            // next iteration as loads of the phi's address (a load is sunk
+            // only when nothing after it in its block writes memory), which
+            // undoes the prefetch.
+            threads(b, [&](OpBuilder &b, const Lane &l) {
+              Value smem = cuda::sharedWords(b, loc, 2 * words, word);
+              SmallVector<Value> init = initAccs(b, l);
+              size_t nAcc = init.size();
+              llvm::append_range(init, fetchAll(b, l.tid, chunkAt(b, zero)));
+              auto loop = scf::ForOp::create(
+                  b, loc, zero, c(b, chunks), one, init,
+                  [&](OpBuilder &b, Location loc, Value ci, ValueRange args) {
+                    Value off = mul(b, rem(b, ci, 2), words);
+                    putAll(b, l.tid, packAll(b, args.drop_front(nAcc)), smem,
+                           off);
+                    // The last chunk loads itself again: no branch.
+                    Value next =
+                        arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
+                    SmallVector<Value> raw =
+                        fetchAll(b, l.tid, chunkAt(b, next));
+                    gpu::BarrierOp::create(b, loc);
+                    SmallVector<Value> out =
+                        compute(b, l, smem, off, args.take_front(nAcc));
+                    llvm::append_range(out, raw);
+                    scf::YieldOp::create(b, loc, out);
+                  });
+              finishAccs(b, l, loop.getResults().take_front(nAcc));
+            });
+          } else if (!emulate) {
             threads(b, [&](OpBuilder &b, const Lane &l) {
               Value smem = cuda::sharedWords(b, loc, words, word);
               // The k loops, the innermost in chunks (of the part's range
@@ -926,15 +1069,16 @@ struct CUDATensorCoreContractionsPass
                   [&](OpBuilder &b, Value k0, ValueRange in) {
                     copy(b, l.tid, smem, k0);
                     gpu::BarrierOp::create(b, loc);
-                    SmallVector<Value> out = compute(b, l, smem, in);
+                    SmallVector<Value> out = compute(b, l, smem, Value(), in);
                     gpu::BarrierOp::create(b, loc);
                     return out;
                   });
               finishAccs(b, l, accs);
             });
           } else {
-            Value smem =
-                memref::AllocOp::create(b, loc, MemRefType::get({words}, word));
+            Value smem = memref::AllocOp::create(
+                b, loc,
+                MemRefType::get({(s.prefetch ? 2 : 1) * words}, word));
             // Each thread's accumulators between the phases.
             Value saved = memref::AllocOp::create(
                 b, loc, MemRefType::get({warps * kWarp, MT * NT}, accType));
@@ -953,16 +1097,56 @@ struct CUDATensorCoreContractionsPass
             threads(b, [&](OpBuilder &b, const Lane &l) {
               save(b, l, initAccs(b, l));
             });
-            kLoops(b, loc, p, extents, iv, part, BK, ValueRange{},
-                   [&](OpBuilder &b, Value k0, ValueRange) {
+            if (s.prefetch) {
+              // Each thread's prefetched words between the phases; per
+              // chunk: store them into the chunk's buffer, fetch the next
+              // chunk's, compute from the buffer.
+              int64_t perThread = copies[0].perThread + copies[1].perThread;
+              Value held = memref::AllocOp::create(
+                  b, loc, MemRefType::get({warps * kWarp, perThread}, word));
+              auto hold = [&](OpBuilder &b, const Lane &l, Value ci) {
+                SmallVector<Value> w =
+                    packAll(b, fetchAll(b, l.tid, chunkAt(b, ci)));
+                for (int64_t a = 0; a < perThread; ++a)
+                  memref::StoreOp::create(b, loc, w[a], held,
+                                          ValueRange{l.tid, c(b, a)});
+              };
+              threads(b, [&](OpBuilder &b, const Lane &l) { hold(b, l, zero); });
+              scf::ForOp::create(
+                  b, loc, zero, c(b, chunks), one, ValueRange{},
+                  [&](OpBuilder &b, Location loc, Value ci, ValueRange) {
+                    Value off = mul(b, rem(b, ci, 2), words);
                     threads(b, [&](OpBuilder &b, const Lane &l) {
-                      copy(b, l.tid, smem, k0);
+                      SmallVector<Value> w;
+                      for (int64_t a = 0; a < perThread; ++a)
+                        w.push_back(memref::LoadOp::create(
+                            b, loc, held, ValueRange{l.tid, c(b, a)}));
+                      putAll(b, l.tid, w, smem, off);
+                    });
+                    Value next =
+                        arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
+                    threads(b, [&](OpBuilder &b, const Lane &l) {
+                      hold(b, l, next);
                     });
                     threads(b, [&](OpBuilder &b, const Lane &l) {
-                      save(b, l, emulated(b, l, smem, restore(b, l)));
+                      save(b, l, emulated(b, l, smem, off, restore(b, l)));
                     });
-                    return SmallVector<Value>();
+                    scf::YieldOp::create(b, loc);
                   });
+              memref::DeallocOp::create(b, loc, held);
+            } else {
+              kLoops(b, loc, p, extents, iv, part, BK, ValueRange{},
+                     [&](OpBuilder &b, Value k0, ValueRange) {
+                       threads(b, [&](OpBuilder &b, const Lane &l) {
+                         copy(b, l.tid, smem, k0);
+                       });
+                       threads(b, [&](OpBuilder &b, const Lane &l) {
+                         save(b, l,
+                              emulated(b, l, smem, Value(), restore(b, l)));
+                       });
+                       return SmallVector<Value>();
+                     });
+            }
             threads(b, [&](OpBuilder &b, const Lane &l) {
               finishAccs(b, l, restore(b, l));
             });

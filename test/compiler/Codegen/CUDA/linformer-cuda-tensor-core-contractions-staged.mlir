@@ -4,6 +4,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 block-warps=1},cse))' | FileCheck %s --check-prefix=UNSTAGED
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=tf32 shared-bytes=49152},cse))' | FileCheck %s --check-prefix=UNSTAGED
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=32},cse))' | FileCheck %s --check-prefix=CHUNK32
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch},cse))' | FileCheck %s --check-prefix=PREFETCH
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch emulate},cse))' | FileCheck %s --check-prefix=EMUPF
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
@@ -32,8 +34,8 @@
 // as two scalar loads k and k + 1 apart (extended and rounded back: the
 // identity, which the pipeline's cleanup folds), at pair * 40 + row + 1536.
 // CHECK-COUNT-8: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<2x128x64xf32>, vector<2xf32>
-// CHECK: arith.muli %{{.*}}, %c12{{(_[0-9]+)?}} :
 // CHECK: arith.truncf {{.*}} : f32 to bf16
+// CHECK: arith.muli %{{.*}}, %c12{{(_[0-9]+)?}} :
 // CHECK-COUNT-8: memref.store %{{.*}}, %view
 // CHECK-COUNT-8: vector.load %arg0
 // CHECK-COUNT-8: memref.store %{{.*}}, %view
@@ -159,3 +161,89 @@ func.func @sequence_projection(%e: memref<32x1024xf32>, %x: memref<1x1024x64xf32
   }
   return
 }
+
+// -----
+
+// An outer k dimension (the heads of an output projection,
+// Y[n, c] += A[h, n, d] * W[h, d, c]): a block of 2 x 2 warps over
+// 128 x 64 of C; 2 chunks of d a head.
+#ao = affine_map<(n, c, h, d) -> (h, n, d)>
+#wo = affine_map<(n, c, h, d) -> (h, d, c)>
+#yo = affine_map<(n, c, h, d) -> (n, c)>
+func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
+                             %y: memref<128x64xf32>) {
+  linalg.generic {indexing_maps = [#ao, #wo, #yo],
+                  iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+      ins(%a, %w : memref<2x128x32xf32>, memref<2x32x64xbf16>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%x: f32, %v: bf16, %acc: f32):
+    %e = arith.extf %v : bf16 to f32
+    %m = arith.mulf %x, %e : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// Without prefetching (@projection: 20 words a thread, more than 16): one buffer,
+// two barriers.
+// PREFETCH-LABEL: func.func @projection
+// PREFETCH: memref.view {{.*}} to memref<1856xi32, #gpu.address_space<workgroup>>
+// PREFETCH: scf.for %{{.*}} = %c0 to %c64 step %c16
+// PREFETCH: gpu.barrier
+// PREFETCH: nvvm.mma.sync
+// PREFETCH: gpu.barrier
+// Prefetching: 2 x 2 warps copy 8 words of A and 4 of W a thread (12: at
+// most 16 are carried), so the block gets two buffers of 1536 + 576 words
+// and walks its 4 chunks by one index (head = chunk / 2, d = chunk % 2 *
+// 16). Chunk 0 is loaded before the loop; its values (8 A pairs, 8 W
+// scalars) ride in the loop's iter_args next to the accumulators. Each
+// iteration stores them into buffer chunk % 2, loads chunk
+// min(chunk + 1, 3), meets the block at its only barrier and runs the mma
+// from the buffer it stored.
+// PREFETCH-LABEL: func.func @output_projection
+// PREFETCH: memref.view {{.*}} to memref<4224xi32, #gpu.address_space<workgroup>>
+// PREFETCH-COUNT-64: memref.load %arg2
+// PREFETCH-COUNT-8: vector.load %arg0
+// PREFETCH-COUNT-8: memref.load %arg1
+// PREFETCH-NOT: gpu.barrier
+// PREFETCH: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 iter_args({{.*}}) -> ({{.*}}vector<2x2xf32>, vector<2xf32>, {{.*}}vector<2xf32>, bf16, {{.*}}bf16) {
+// PREFETCH: %[[HALF:.*]] = arith.remui %[[CI]], %c2
+// PREFETCH: %[[OFF:.*]] = arith.muli %[[HALF]], %c2112
+// PREFETCH: arith.truncf
+// PREFETCH: %[[AT:.*]] = arith.addi %{{.*}}, %[[OFF]]
+// PREFETCH: memref.store %{{.*}}, %view[%[[AT]]]
+// PREFETCH-NOT: gpu.barrier
+// PREFETCH: %[[NEXT1:.*]] = arith.addi %[[CI]], %c1
+// PREFETCH: %[[NEXT:.*]] = arith.minui %[[NEXT1]], %c3
+// PREFETCH: %[[HEAD:.*]] = arith.divui %[[NEXT]], %c2
+// PREFETCH: %[[H:.*]] = arith.remui %[[HEAD]], %c2
+// PREFETCH: %[[IN:.*]] = arith.remui %[[NEXT]], %c2
+// PREFETCH: arith.muli %[[IN]], %c16
+// PREFETCH-COUNT-8: vector.load %arg0[%[[H]],
+// PREFETCH-COUNT-8: memref.load %arg1[%[[H]],
+// PREFETCH-NOT: memref.load %arg
+// PREFETCH: gpu.barrier
+// PREFETCH-NOT: gpu.barrier
+// PREFETCH: memref.load %view
+// PREFETCH-NOT: gpu.barrier
+// PREFETCH-COUNT-16: nvvm.mma.sync
+// PREFETCH-NOT: gpu.barrier
+// PREFETCH: scf.yield
+// PREFETCH-COUNT-64: memref.store %{{.*}}, %arg2
+// Emulated: the same chunks phase by phase, each thread's 12 words held in
+// memory between them: per chunk one thread loop stores them into buffer
+// chunk % 2, one holds the next chunk's, one computes.
+// EMUPF-LABEL: func.func @output_projection
+// EMUPF: memref.alloc() : memref<4224xi32>
+// EMUPF: memref.alloc() : memref<128x16xvector<2x2xf32>>
+// EMUPF: memref.alloc() : memref<128x12xi32>
+// EMUPF: scf.parallel
+// EMUPF: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 {
+// EMUPF: %[[HALF:.*]] = arith.remui %[[CI]], %c2
+// EMUPF: arith.muli %[[HALF]], %c2112
+// EMUPF: scf.parallel
+// EMUPF: arith.minui %{{.*}}, %c3
+// EMUPF: scf.parallel
+// EMUPF: scf.parallel
+// EMUPF: memref.dealloc %{{.*}} : memref<128x12xi32>
+
