@@ -638,23 +638,25 @@ struct CUDATensorCoreContractionsPass
             // m16n8k16 on bf16 / f16 pairs.
             Value k2t = arith::AddIOp::create(b, loc, k, two_t);
             Value k2t1 = add(k2t, 1), k2t8 = add(k2t, 8), k2t9 = add(k2t, 9);
-            SmallVector<SmallVector<Value, 4>> aFrag(MT), bFrag(NT);
-            for (int64_t i = 0; i < MT; ++i) {
-              Value r0 = rowOf(i, 0), r8 = rowOf(i, 1);
-              aFrag[i] = {packPair(b, loc, loadA(r0, k2t), loadA(r0, k2t1)),
-                          packPair(b, loc, loadA(r8, k2t), loadA(r8, k2t1)),
-                          packPair(b, loc, loadA(r0, k2t8), loadA(r0, k2t9)),
-                          packPair(b, loc, loadA(r8, k2t8), loadA(r8, k2t9))};
-            }
+            // B fragments first, then each A fragment right before its
+            // row of mma: 4 + 2 NT fragment registers live, not 4 MT + 2 NT.
+            SmallVector<SmallVector<Value, 4>> bFrag(NT);
             for (int64_t j = 0; j < NT; ++j) {
               Value n = add(nG, j * kTileN);
               bFrag[j] = {packPair(b, loc, loadB(k2t, n), loadB(k2t1, n)),
                           packPair(b, loc, loadB(k2t8, n), loadB(k2t9, n))};
             }
-            for (int64_t i = 0; i < MT; ++i)
+            for (int64_t i = 0; i < MT; ++i) {
+              Value r0 = rowOf(i, 0), r8 = rowOf(i, 1);
+              SmallVector<Value, 4> aFrag = {
+                  packPair(b, loc, loadA(r0, k2t), loadA(r0, k2t1)),
+                  packPair(b, loc, loadA(r8, k2t), loadA(r8, k2t1)),
+                  packPair(b, loc, loadA(r0, k2t8), loadA(r0, k2t9)),
+                  packPair(b, loc, loadA(r8, k2t8), loadA(r8, k2t9))};
               for (int64_t j = 0; j < NT; ++j)
                 out[i * NT + j] = mlir::linformer::cuda::mmaM16N8K16(
-                    b, loc, aFrag[i], bFrag[j], out[i * NT + j], precision);
+                    b, loc, aFrag, bFrag[j], out[i * NT + j], precision);
+            }
             return out;
           };
 
@@ -932,8 +934,9 @@ struct CUDATensorCoreContractionsPass
                 put(b, cp, add(b, tid, it * threadCount), words[at++], smem,
                     off);
           };
-          // Prefetching walks a part's chunks by one index: chunk `ci` sets
-          // iv's outer k indices and is at k0 of the innermost k.
+          // The k loop walks a part's chunks by one index (outer k
+          // dimensions included, so that a prefetch crosses them): chunk
+          // `ci` sets iv's outer k indices and is at k0 of the innermost k.
           int64_t kPart = extents[p.kDim] / p.split, inner = kPart / BK;
           int64_t chunks = inner;
           for (unsigned d : p.outerK)
@@ -1062,18 +1065,16 @@ struct CUDATensorCoreContractionsPass
           } else if (!emulate) {
             threads(b, [&](OpBuilder &b, const Lane &l) {
               Value smem = cuda::sharedWords(b, loc, words, word);
-              // The k loops, the innermost in chunks (of the part's range
-              // with split-K).
-              SmallVector<Value> accs = kLoops(
-                  b, loc, p, extents, iv, part, BK, initAccs(b, l),
-                  [&](OpBuilder &b, Value k0, ValueRange in) {
-                    copy(b, l.tid, smem, k0);
+              auto loop = scf::ForOp::create(
+                  b, loc, zero, c(b, chunks), one, initAccs(b, l),
+                  [&](OpBuilder &b, Location loc, Value ci, ValueRange in) {
+                    copy(b, l.tid, smem, chunkAt(b, ci));
                     gpu::BarrierOp::create(b, loc);
                     SmallVector<Value> out = compute(b, l, smem, Value(), in);
                     gpu::BarrierOp::create(b, loc);
-                    return out;
+                    scf::YieldOp::create(b, loc, out);
                   });
-              finishAccs(b, l, accs);
+              finishAccs(b, l, loop.getResults());
             });
           } else {
             Value smem = memref::AllocOp::create(
@@ -1135,17 +1136,17 @@ struct CUDATensorCoreContractionsPass
                   });
               memref::DeallocOp::create(b, loc, held);
             } else {
-              kLoops(b, loc, p, extents, iv, part, BK, ValueRange{},
-                     [&](OpBuilder &b, Value k0, ValueRange) {
-                       threads(b, [&](OpBuilder &b, const Lane &l) {
-                         copy(b, l.tid, smem, k0);
-                       });
-                       threads(b, [&](OpBuilder &b, const Lane &l) {
-                         save(b, l,
-                              emulated(b, l, smem, Value(), restore(b, l)));
-                       });
-                       return SmallVector<Value>();
-                     });
+              scf::ForOp::create(
+                  b, loc, zero, c(b, chunks), one, ValueRange{},
+                  [&](OpBuilder &b, Location loc, Value ci, ValueRange) {
+                    threads(b, [&](OpBuilder &b, const Lane &l) {
+                      copy(b, l.tid, smem, chunkAt(b, ci));
+                    });
+                    threads(b, [&](OpBuilder &b, const Lane &l) {
+                      save(b, l, emulated(b, l, smem, Value(), restore(b, l)));
+                    });
+                    scf::YieldOp::create(b, loc);
+                  });
             }
             threads(b, [&](OpBuilder &b, const Lane &l) {
               finishAccs(b, l, restore(b, l));

@@ -27,7 +27,10 @@
 // CHECK: memref.view {{.*}} to memref<1856xi32, #gpu.address_space<workgroup>>
 // The accumulators start as C.
 // CHECK-COUNT-64: memref.load %arg2
-// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c16 iter_args
+// The k loop walks the 4 chunks by index, chunk c at k = c % 4 * 16.
+// CHECK: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 iter_args
+// CHECK: %[[IN:.*]] = arith.remui %[[CI]], %c4
+// CHECK: arith.muli %[[IN]], %c16
 // The copy: 64 threads take X's 1024 pairs, 16 each, in two groups of 8
 // aligned pair loads (all loads of a group before its stores), rounded
 // to bf16 and packed into words at row * 12 + pair; then W's 256, 4 each,
@@ -66,7 +69,7 @@
 // EMU: %[[SAVED:.*]] = memref.alloc() : memref<64x16xvector<2x2xf32>>
 // EMU: scf.parallel
 // EMU-COUNT-16: memref.store %{{.*}}, %[[SAVED]]
-// EMU: scf.for %{{.*}} = %c0 to %c64 step %c16 {
+// EMU: scf.for %{{.*}} = %c0 to %c4 step %c1 {
 // EMU: scf.parallel
 // EMU: memref.store %{{.*}}, %[[SMEM]]
 // EMU: scf.parallel
@@ -84,7 +87,9 @@
 // Chunks of 32: rows of 16 + 4 words, 16 pairs of W.
 // CHUNK32-LABEL: func.func @projection
 // CHUNK32: memref.view {{.*}} to memref<3200xi32
-// CHUNK32: scf.for {{.*}} step %c32{{(_[0-9]+)?}} iter_args
+// CHUNK32: scf.for %[[CI:.*]] = %c0 to %c2 step %c1 iter_args
+// CHUNK32: %[[IN:.*]] = arith.remui %[[CI]], %c2
+// CHUNK32: arith.muli %[[IN]], %c32
 // CHUNK32-COUNT-32: nvvm.mma.sync
 // CHUNK32: gpu.barrier
 // The buffer (1856 words) exceeds 4096 bytes: the unstaged warp tiles.
@@ -123,9 +128,12 @@ func.func @projection(%x: memref<2x128x64xf32>, %w: memref<64x2x32xbf16>,
 // CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1) {
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c2, %c32{{(_[0-9]+)?}}) step
 // CHECK: memref.view {{.*}} to memref<960xi32, #gpu.address_space<workgroup>>
-// CHECK: %[[LB:.*]] = arith.muli %{{.*}}, %c256
-// CHECK: %[[UB:.*]] = arith.addi %[[LB]], %c256
-// CHECK: scf.for %{{.*}} = %[[LB]] to %[[UB]] step %c16{{(_[0-9]+)?}} iter_args
+// A part's 16 chunks: chunk c at k = c % 16 * 16 + part * 256.
+// CHECK: scf.for %[[CI:.*]] = %c0 to %c16 step %c1 iter_args
+// CHECK: %[[IN:.*]] = arith.remui %[[CI]], %c16
+// CHECK: %[[K:.*]] = arith.muli %[[IN]], %c16
+// CHECK: %[[PB:.*]] = arith.muli %{{.*}}, %c256
+// CHECK: arith.addi %[[K]], %[[PB]]
 // CHECK-COUNT-4: vector.load %arg0{{.*}} : memref<32x1024xf32>, vector<2xf32>
 // CHECK: memref.load %arg1{{.*}} : memref<1x1024x64xf32>
 // CHECK: arith.muli %{{.*}}, %c72{{(_[0-9]+)?}} :
@@ -141,7 +149,7 @@ func.func @projection(%x: memref<2x128x64xf32>, %w: memref<64x2x32xbf16>,
 // 960 words fit in 4096 bytes.
 // SMALL-LABEL: func.func @sequence_projection
 // SMALL: memref.view {{.*}} to memref<960xi32
-// SMALL: scf.for {{.*}} step %c16{{(_[0-9]+)?}} iter_args
+// SMALL: scf.for %{{.*}} = %c0 to %c16 step %c1 iter_args
 // SMALL: gpu.barrier
 // UNSTAGED-LABEL: func.func @sequence_projection
 // UNSTAGED-NOT: gpu.barrier
@@ -188,7 +196,7 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // two barriers.
 // PREFETCH-LABEL: func.func @projection
 // PREFETCH: memref.view {{.*}} to memref<1856xi32, #gpu.address_space<workgroup>>
-// PREFETCH: scf.for %{{.*}} = %c0 to %c64 step %c16
+// PREFETCH: scf.for %{{.*}} = %c0 to %c4 step %c1
 // PREFETCH: gpu.barrier
 // PREFETCH: nvvm.mma.sync
 // PREFETCH: gpu.barrier

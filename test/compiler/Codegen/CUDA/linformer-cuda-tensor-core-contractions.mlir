@@ -35,13 +35,16 @@
 // BF16: scf.for %[[K:.*]] = %c0 to %c64 step %c16
 // BF16: %[[K2T:.*]] = arith.addi %[[K]], %[[TT:.*]] : index
 // BF16: %[[K2T1:.*]] = arith.addi %[[K2T]], %c1
-// BF16: %[[HI:.*]] = memref.load %arg0[%{{.*}}, %[[G:.*]], %[[K2T1]]]
+// The B fragments of all the warp's column tiles first, then each A
+// fragment right before its row of mma (fewer registers live).
+// BF16: memref.load %arg1[%[[K2T1]], %{{.*}}, %[[G:.*]]] : memref<64x4x16xf32>
+// BF16-NOT: memref.load %arg0
+// BF16: %[[HI:.*]] = memref.load %arg0[%{{.*}}, %[[G]], %[[K2T1]]]
 // BF16: %[[LO:.*]] = memref.load %arg0[%{{.*}}, %[[G]], %[[K2T]]]
 // BF16: %[[LO16:.*]] = arith.truncf %[[LO]] : f32 to bf16
 // BF16: %[[HI16:.*]] = arith.truncf %[[HI]] : f32 to bf16
 // BF16: %[[PAIR:.*]] = vector.from_elements %[[LO16]], %[[HI16]] : vector<2xbf16>
 // BF16: vector.bitcast %[[PAIR]] : vector<2xbf16> to vector<1xi32>
-// BF16: memref.load %arg1[%[[K2T1]], %{{.*}}, %[[G]]] : memref<64x4x16xf32>
 // BF16: nvvm.mma.sync A[{{.*}}, {{.*}}, {{.*}}, {{.*}}]  B[{{.*}}, {{.*}}]  C[{{.*}}, {{.*}}, {{.*}}, {{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // BF16-COUNT-3: nvvm.mma.sync
 // BF16-NOT: nvvm.mma.sync
