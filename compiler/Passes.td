@@ -501,8 +501,24 @@ def LinformerCUDAPlanLaunchesPass
     launched kernel is moved into one `gpu.module` named `<entry>_kernels`,
     renamed `<entry>_kernel_<i>` after its launch, so the artifact carries a
     single PTX module.
+
+    Occupancy (`blocks-per-sm` > 1, with `sm`): each kernel is meant to run
+    that many blocks an SM at once where the target's threads and shared
+    memory per SM allow it (the driver's 1 KiB per block counted). The
+    kernel gets `nvvm.minctasm` (PTX `.minnctapersm`), so ptxas must fit
+    its registers to that many blocks or spill (which the tests refuse),
+    and its plan entry records `blocks_per_sm`; the register budget
+    `linformer-compile` writes for ptxas follows it.
   }];
-  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let options = [
+    Option<"sm", "sm", "int64_t", /*default=*/"90",
+           "the target's compute capability x 10 (its limits per SM)">,
+    Option<"blocksPerSM", "blocks-per-sm", "int64_t", /*default=*/"1",
+           "blocks of each kernel an SM should hold at once, where they "
+           "fit (1: no request)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::NVVM::NVVMDialect"];
 }
 
 def LinformerCUDATensorCoreContractionsPass

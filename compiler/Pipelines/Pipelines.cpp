@@ -293,7 +293,10 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   pm.addPass(createGpuKernelOutliningPass());
   // The host function becomes the runtime's launch plan; the kernels one
   // module.
-  pm.addPass(createLinformerCUDAPlanLaunchesPass());
+  LinformerCUDAPlanLaunchesPassOptions planOptions;
+  planOptions.sm = target.sm;
+  planOptions.blocksPerSM = options.blocksPerSM;
+  pm.addPass(createLinformerCUDAPlanLaunchesPass(planOptions));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   GpuNVVMAttachTargetOptions targetOptions;

@@ -136,6 +136,14 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "extents); off: every warp loads its own fragments "
                      "from global memory"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> blocksPerSM{
+      *this, "blocks-per-sm",
+      llvm::cl::desc("Blocks of each kernel an SM should hold at once where "
+                     "its threads and shared memory allow (ptxas "
+                     ".minnctapersm: registers fit that many blocks or "
+                     "spill); the staged kernels' shared memory is sized "
+                     "for 2; 1: no request, ptxas chooses"),
+      llvm::cl::init(1)};
   PassOptions::Option<bool> prefetchContractions{
       *this, "prefetch-contractions",
       llvm::cl::desc("Staged contractions: two shared buffers, and each "

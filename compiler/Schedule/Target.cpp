@@ -213,10 +213,19 @@ CUDATarget presetCUDATarget(int64_t sm) {
   return t;
 }
 
-int64_t CUDATarget::registerBudget(int64_t threads) const {
-  if (threads < 1)
-    threads = 1;
-  return std::min(maxRegistersPerThread, registersPerBlock / threads);
+int64_t CUDATarget::registerBudget(int64_t threads, int64_t blocks) const {
+  threads = std::max<int64_t>(threads, 1);
+  blocks = std::max<int64_t>(blocks, 1);
+  return std::min({maxRegistersPerThread, registersPerBlock / threads,
+                   registersPerSM / (threads * blocks)});
+}
+
+int64_t CUDATarget::residentBlocks(int64_t threads, int64_t sharedBytes,
+                                   int64_t wanted) const {
+  int64_t n = std::min(wanted, maxThreadsPerSM / std::max<int64_t>(threads, 1));
+  if (sharedBytes > 0)
+    n = std::min(n, sharedBytesPerSM / (sharedBytes + 1024));
+  return std::max<int64_t>(n, 1);
 }
 
 bool knownCUDATarget(int64_t sm, CUDATarget &out) {
@@ -224,12 +233,13 @@ bool knownCUDATarget(int64_t sm, CUDATarget &out) {
   // RTX 5090); limits from the CUDA programming guide's table of compute
   // capabilities.
   struct Known {
-    int64_t sm, smCount, sharedPerSMKiB, sharedPerBlockKiB;
+    int64_t sm, smCount, sharedPerSMKiB, sharedPerBlockKiB, threadsPerSM;
   };
   static const Known known[] = {
-      {70, 80, 96, 96},    {75, 40, 64, 64},    {80, 108, 164, 163},
-      {86, 72, 100, 99},   {89, 58, 100, 99},   {90, 132, 228, 227},
-      {100, 148, 228, 227}, {120, 170, 128, 99}};
+      {70, 80, 96, 96, 2048},     {75, 40, 64, 64, 1024},
+      {80, 108, 164, 163, 2048},  {86, 72, 100, 99, 1536},
+      {89, 58, 100, 99, 1536},    {90, 132, 228, 227, 2048},
+      {100, 148, 228, 227, 2048}, {120, 170, 128, 99, 1536}};
   for (const Known &k : known) {
     if (k.sm != sm)
       continue;
@@ -238,6 +248,7 @@ bool knownCUDATarget(int64_t sm, CUDATarget &out) {
     out.smCount = k.smCount;
     out.sharedBytesPerSM = k.sharedPerSMKiB * 1024;
     out.sharedBytesPerBlock = k.sharedPerBlockKiB * 1024;
+    out.maxThreadsPerSM = k.threadsPerSM;
     return true;
   }
   return false;
@@ -264,6 +275,7 @@ std::string toJson(const CUDATarget &t) {
   j["registers_per_block"] = t.registersPerBlock;
   j["max_registers_per_thread"] = t.maxRegistersPerThread;
   j["max_threads_per_block"] = t.maxThreadsPerBlock;
+  j["max_threads_per_sm"] = t.maxThreadsPerSM;
   j["warp_size"] = t.warpSize;
   return j.dump();
 }

@@ -89,14 +89,22 @@ struct CUDATarget {
   int64_t maxRegistersPerThread = 255;
   int64_t registersPerBlock = 65536;
   int64_t maxThreadsPerBlock = 1024;
+  int64_t maxThreadsPerSM = 2048;
   /// Static shared memory a kernel may declare without opting in.
   int64_t staticSharedBytesPerBlock = 48 * 1024;
   int64_t warpSize = 32;
 
   /// What ptxas may use for a kernel launched with `threads` threads per
-  /// block: registers per thread (the block's registers spread over its
-  /// threads, at most the per-thread limit) and static shared memory.
-  int64_t registerBudget(int64_t threads) const;
+  /// block, `blocks` of them resident on an SM at once: registers per
+  /// thread (the block's registers, or the SM's shared by its blocks,
+  /// spread over their threads; at most the per-thread limit).
+  int64_t registerBudget(int64_t threads, int64_t blocks = 1) const;
+
+  /// How many blocks of `threads` threads and `sharedBytes` of dynamic
+  /// shared memory (plus the 1 KiB the driver reserves per block) fit on
+  /// one SM at once, at most `wanted`; at least 1.
+  int64_t residentBlocks(int64_t threads, int64_t sharedBytes,
+                         int64_t wanted) const;
 };
 
 /// H100 (sm_90) and A100 (sm_80) presets.

@@ -118,6 +118,22 @@ TEST(TargetTest, CUDATargetsAndTheirRegisterBudgets) {
   EXPECT_EQ(h100.registerBudget(512), 128);
   EXPECT_EQ(h100.registerBudget(1024), 64);
   EXPECT_EQ(h100.registerBudget(0), 255);
+  // Two 256-thread blocks an SM share its 65536 registers: 128 each.
+  EXPECT_EQ(h100.registerBudget(256, 2), 128);
+  EXPECT_EQ(h100.registerBudget(128, 2), 255);
+  EXPECT_EQ(h100.registerBudget(256, 0), 255);
+  // Blocks an SM holds: threads (2048 on sm_90, 1536 on sm_86) and shared
+  // memory with the driver's 1 KiB a block bound the request.
+  EXPECT_EQ(h100.maxThreadsPerSM, 2048);
+  EXPECT_EQ(h100.residentBlocks(256, 0, 2), 2);
+  EXPECT_EQ(h100.residentBlocks(256, 70656, 4), 3);
+  EXPECT_EQ(h100.residentBlocks(256, 120 * 1024, 2), 1);
+  EXPECT_EQ(h100.residentBlocks(1024, 0, 4), 2);
+  EXPECT_EQ(h100.residentBlocks(256, 0, 0), 1);
+  CUDATarget sm86;
+  ASSERT_TRUE(knownCUDATarget(86, sm86));
+  EXPECT_EQ(sm86.residentBlocks(1024, 0, 2), 1);
+  EXPECT_EQ(sm86.residentBlocks(256, 1024, 8), 6);
   EXPECT_FALSE(knownCUDATarget(50, t));
   EXPECT_FALSE(knownCUDATarget(91, t));
   EXPECT_EQ(describe(h100), "sm_90: 132 SMs, 65536 registers per block (255 "

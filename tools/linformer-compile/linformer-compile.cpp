@@ -138,6 +138,13 @@ static cl::opt<bool> cudaStageContractions(
              "k at a time (default); =false: every warp loads its own "
              "fragments from device memory (for comparisons)"),
     cl::init(true));
+static cl::opt<int64_t> cudaBlocksPerSM(
+    "cuda-blocks-per-sm",
+    cl::desc("--target=cuda: blocks of each kernel an SM should hold at once, "
+             "where threads and shared memory allow; ptxas then fits the "
+             "registers to them or spills (default 1: no request, ptxas "
+             "chooses)"),
+    cl::init(1));
 static cl::opt<bool> cudaPrefetchContractions(
     "cuda-prefetch-contractions",
     cl::desc("--target=cuda: staged contractions keep two shared buffers "
@@ -879,11 +886,13 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
     k.sharedBytes = cast<IntegerAttr>(dict.get("shared")).getInt();
     // What the schedule allows this launch: the budget ptxas is held to.
     int64_t threads = k.block[0] * k.block[1] * k.block[2];
+    int64_t resident = cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt();
     llvm::json::Object schedule{
         {"source", "cuda-first-path"},
         {"mma", options.mma},
         {"threads", threads},
-        {"register_budget", cudaTarget.registerBudget(threads)},
+        {"blocks_per_sm", resident},
+        {"register_budget", cudaTarget.registerBudget(threads, resident)},
         {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock},
         {"dynamic_shared", k.sharedBytes},
         {"dynamic_shared_budget", cudaTarget.sharedBytesPerBlock}};
@@ -1372,6 +1381,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.stageCore = cudaStageCore;
   options.stageContractions = cudaStageContractions;
   options.prefetchContractions = cudaPrefetchContractions;
+  options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
@@ -1382,7 +1392,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
     return writeText([&](raw_ostream &os) { module.print(os); });
   // Each kernel's block size from the plan: the budget ptxas must stay
   // within is the target's registers per block shared by its threads.
-  std::map<std::string, int64_t> threadsOf, sharedOf;
+  std::map<std::string, int64_t> threadsOf, sharedOf, residentOf;
   module.walk([&](func::FuncOp fn) {
     if (auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels"))
       for (Attribute a : kernels) {
@@ -1393,6 +1403,8 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
         std::string name = cast<StringAttr>(dict.get("name")).str();
         threadsOf[name] = threads;
         sharedOf[name] = cast<IntegerAttr>(dict.get("shared")).getInt();
+        residentOf[name] =
+            cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt();
       }
   });
   return writeText([&](raw_ostream &os) {
@@ -1403,10 +1415,11 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
            << object.getTarget() << "\n";
         for (auto &[name, threads] : threadsOf)
           os << "// budget @" << name << ": "
-             << cudaTarget.registerBudget(threads)
+             << cudaTarget.registerBudget(threads, residentOf[name])
              << " registers per thread, "
              << cudaTarget.staticSharedBytesPerBlock
-             << " bytes shared memory (" << threads << " threads per block)\n";
+             << " bytes shared memory (" << threads << " threads per block, "
+             << residentOf[name] << " an SM)\n";
         for (auto &[name, bytes] : sharedOf)
           if (bytes > 0)
             os << "// dynamic shared @" << name << ": " << bytes

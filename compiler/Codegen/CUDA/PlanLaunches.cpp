@@ -20,10 +20,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/Schedule/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
@@ -40,8 +42,21 @@ namespace {
 struct CUDAPlanLaunchesPass
     : mlir::linformer::impl::LinformerCUDAPlanLaunchesPassBase<
           CUDAPlanLaunchesPass> {
+  using Base::Base;
+
+  ::linformer::schedule::CUDATarget target;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (blocksPerSM < 1 ||
+        !::linformer::schedule::knownCUDATarget(sm, target)) {
+      module.emitError() << "linformer-cuda-plan-launches needs a known sm "
+                            "(70, 75, 80, 86, 89, 90, 100 or 120) and "
+                            "blocks-per-sm >= 1, not sm "
+                         << int64_t(sm) << " and blocks-per-sm "
+                         << int64_t(blocksPerSM);
+      return signalPassFailure();
+    }
     for (func::FuncOp fn : module.getOps<func::FuncOp>())
       if (!fn.isExternal() && failed(plan(fn)))
         return signalPassFailure();
@@ -180,7 +195,12 @@ struct CUDAPlanLaunchesPass
       }
       std::string name =
           (fn.getSymName() + "_kernel_" + Twine(kernels.size())).str();
+      int64_t threads = 1;
+      for (Attribute d : block)
+        threads *= cast<IntegerAttr>(d).getInt();
+      int64_t resident = target.residentBlocks(threads, shared, blocksPerSM);
       kernels.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(resident)),
           b.getNamedAttr("name", b.getStringAttr(name)),
           b.getNamedAttr("grid", b.getArrayAttr(grid)),
           b.getNamedAttr("block", b.getArrayAttr(block)),
@@ -214,6 +234,13 @@ struct CUDAPlanLaunchesPass
           cast<StringAttr>(cast<DictionaryAttr>(attr).get("name")).str();
       gpu::GPUFuncOp copy = kernel.clone();
       copy.setName(name);
+      // ptxas keeps the registers within what that many blocks leave.
+      int64_t resident =
+          cast<IntegerAttr>(cast<DictionaryAttr>(attr).get("blocks_per_sm"))
+              .getInt();
+      if (resident > 1)
+        copy->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      b.getI32IntegerAttr(resident));
       targetTable.insert(copy);
       launch.setKernelAttr(SymbolRefAttr::get(
           b.getStringAttr(moduleName),

@@ -1,4 +1,8 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cuda-plan-launches --verify-diagnostics -o /dev/null
+// RUN: not linformer-opt %s --split-input-file --linformer-cuda-plan-launches='sm=91' -o /dev/null 2>&1 | FileCheck %s --check-prefix=SM
+// RUN: not linformer-opt %s --split-input-file --linformer-cuda-plan-launches='blocks-per-sm=0' -o /dev/null 2>&1 | FileCheck %s --check-prefix=BLOCKS
+// SM: error: linformer-cuda-plan-launches needs a known sm (70, 75, 80, 86, 89, 90, 100 or 120) and blocks-per-sm >= 1, not sm 91 and blocks-per-sm 1
+// BLOCKS: error: linformer-cuda-plan-launches needs a known sm (70, 75, 80, 86, 89, 90, 100 or 120) and blocks-per-sm >= 1, not sm 90 and blocks-per-sm 0
 
 // Host code that would touch device memory is an error at that op.
 module attributes {gpu.container_module} {

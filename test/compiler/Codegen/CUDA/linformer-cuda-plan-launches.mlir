@@ -1,4 +1,6 @@
-// RUN: linformer-opt %s --linformer-cuda-plan-launches | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --linformer-cuda-plan-launches | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --linformer-cuda-plan-launches='sm=90 blocks-per-sm=2' | FileCheck %s --check-prefix=TWO
+// RUN: linformer-opt %s --split-input-file --linformer-cuda-plan-launches='sm=86 blocks-per-sm=4' | FileCheck %s --check-prefix=SM86
 
 // The host function is the runtime's plan: buffer ids are the arguments
 // (0, 1), then each alloc (2); a view binds its source; kernels take buffers
@@ -7,14 +9,19 @@
 // its furthest view reaches (@a: 16 floats at byte 64, 128 bytes).
 // CHECK-LABEL: func.func @entry(
 // CHECK-SAME: linformer.intermediates = [512]
-// CHECK-SAME: linformer.kernels = [{block = [32, 4, 1], buffers = [0, 2], grid = [1, 1, 1], name = "entry_kernel_0", shared = 128 : i64, workgroups = 1 : i64}, {block = [32, 1, 1], buffers = [2, 1], grid = [2, 2, 1], name = "entry_kernel_1", shared = 256 : i64, workgroups = 4 : i64}]
+// CHECK-SAME: linformer.kernels = [{block = [32, 4, 1], blocks_per_sm = 1 : i64, buffers = [0, 2], grid = [1, 1, 1], name = "entry_kernel_0", shared = 128 : i64, workgroups = 1 : i64}, {block = [32, 1, 1], blocks_per_sm = 1 : i64, buffers = [2, 1], grid = [2, 2, 1], name = "entry_kernel_1", shared = 256 : i64, workgroups = 4 : i64}]
 // CHECK: %[[BYTES:.*]] = arith.constant 128 : i32
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_0 {{.*}} dynamic_shared_memory_size %[[BYTES]]
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_1
 // CHECK: gpu.module @entry_kernels {
 // CHECK: gpu.func @entry_kernel_0(
+// CHECK-NOT: nvvm.minctasm
 // CHECK: gpu.func @entry_kernel_1(
+// CHECK-NOT: nvvm.minctasm
 // CHECK-NOT: gpu.module
+// CHECK-LABEL: func.func @occupancy(
+// CHECK-SAME: blocks_per_sm = 1 : i64,
+// CHECK-NOT: nvvm.minctasm
 module attributes {gpu.container_module} {
   func.func @entry(%x: memref<4x32xf32>, %y: memref<128xf32>) {
     %c1 = arith.constant 1 : index
@@ -44,5 +51,52 @@ module attributes {gpu.container_module} {
   }
   gpu.module @b {
     gpu.func @k(%a: memref<128xf32>, %b: memref<128xf32>) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// Occupancy: with blocks-per-sm = 2 each kernel asks ptxas to fit two
+// blocks an SM (nvvm.minctasm), where threads and shared memory allow:
+// @small (256 threads, 1 KiB) gets 2; @wide (1024 threads) gets 2 on
+// sm_90 (2048 threads an SM); @big (120 KiB of dynamic shared memory, plus
+// the driver's 1 KiB, of 228 KiB an SM) only 1, so no request. sm_86
+// holds 1536 threads and 100 KiB an SM: @small gets 4 (shared for 50, threads
+// for 6), @wide and @big 1.
+// TWO-LABEL: func.func @occupancy(
+// TWO-SAME: {block = [32, 8, 1], blocks_per_sm = 2 : i64, {{.*}}name = "occupancy_kernel_0"
+// TWO-SAME: {block = [32, 32, 1], blocks_per_sm = 2 : i64, {{.*}}name = "occupancy_kernel_1"
+// TWO-SAME: {block = [32, 8, 1], blocks_per_sm = 1 : i64, {{.*}}name = "occupancy_kernel_2"
+// TWO: gpu.func @occupancy_kernel_0({{.*}}) kernel attributes {nvvm.minctasm = 2 : i32}
+// TWO: gpu.func @occupancy_kernel_1({{.*}}) kernel attributes {nvvm.minctasm = 2 : i32}
+// TWO: gpu.func @occupancy_kernel_2({{[^)]*}}) kernel {
+// SM86-LABEL: func.func @occupancy(
+// SM86-SAME: {block = [32, 8, 1], blocks_per_sm = 4 : i64, {{.*}}name = "occupancy_kernel_0"
+// SM86-SAME: {block = [32, 32, 1], blocks_per_sm = 1 : i64, {{.*}}name = "occupancy_kernel_1"
+// SM86-SAME: {block = [32, 8, 1], blocks_per_sm = 1 : i64, {{.*}}name = "occupancy_kernel_2"
+// SM86: gpu.func @occupancy_kernel_0({{.*}}) kernel attributes {nvvm.minctasm = 4 : i32}
+module attributes {gpu.container_module} {
+  func.func @occupancy(%x: memref<256xf32>) {
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c32 = arith.constant 32 : index
+    %small = arith.constant 1024 : i32
+    %big = arith.constant 122880 : i32
+    gpu.launch_func @small::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c8, %c1)
+        dynamic_shared_memory_size %small args(%x : memref<256xf32>)
+    gpu.launch_func @wide::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c32, %c1)
+        args(%x : memref<256xf32>)
+    gpu.launch_func @big::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c8, %c1)
+        dynamic_shared_memory_size %big args(%x : memref<256xf32>)
+    return
+  }
+  gpu.module @small {
+    gpu.func @k(%a: memref<256xf32>) kernel { gpu.return }
+  }
+  gpu.module @wide {
+    gpu.func @k(%a: memref<256xf32>) kernel { gpu.return }
+  }
+  gpu.module @big {
+    gpu.func @k(%a: memref<256xf32>) kernel { gpu.return }
   }
 }
