@@ -64,6 +64,19 @@ struct AlignedBuffer {
   throw Error(LF_SHAPE_MISMATCH, msg);
 }
 
+/// Refuses a caller's device buffer the kernels cannot read: `what` (input
+/// or output) `name` at `p`.
+void checkDeviceAligned(const void *p, const char *what,
+                        const std::string &name) {
+  if (reinterpret_cast<uintptr_t>(p) % kDeviceAlign)
+    invalid(std::string(what) + " '" + name +
+            "' is at a device address that is not " +
+            std::to_string(kDeviceAlign) +
+            "-byte aligned (the kernels read element pairs with aligned "
+            "vector loads); pass memory from lf_device_alloc or cuMemAlloc, "
+            "or an offset that keeps that alignment");
+}
+
 std::vector<int64_t> tensorShape(const lf_tensor &t, const char *what) {
   std::string name = t.name ? t.name : "<null>";
   if (t.rank < 0 || t.rank > 32)
@@ -287,12 +300,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::vector<int64_t> shape = tensorShape(*t, "input");
     std::string where =
         "input '" + b.name + "' has shape " + shapeString(shape) + ", ";
-    if (onDevice && reinterpret_cast<uintptr_t>(t->data) % kDeviceAlign)
-      invalid("input '" + b.name + "' is at a device address that is not " +
-              std::to_string(kDeviceAlign) +
-              "-byte aligned (the kernels read element pairs with aligned "
-              "vector loads); pass memory from lf_device_alloc or cuMemAlloc, "
-              "or an offset that keeps that alignment");
+    if (onDevice)
+      checkDeviceAligned(t->data, "input", b.name);
     if (onDevice && shape != b.shape)
       shapeError(where + "and device inputs must have the compiled shape " +
                  shapeString(b.shape) +
@@ -356,11 +365,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::vector<int64_t> asL = b.shape;
     if (mod.isSequence(size_t(idx)))
       asL[1] = L;
-    if (onDevice && reinterpret_cast<uintptr_t>(t.data) % kDeviceAlign)
-      invalid("output '" + b.name + "' is at a device address that is not " +
-              std::to_string(kDeviceAlign) +
-              "-byte aligned; pass memory from lf_device_alloc or cuMemAlloc, "
-              "or an offset that keeps that alignment");
+    if (onDevice)
+      checkDeviceAligned(t.data, "output", b.name);
     if (onDevice && shape != b.shape)
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", and device outputs must have the compiled shape " +

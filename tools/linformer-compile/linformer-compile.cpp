@@ -536,6 +536,27 @@ int addBuffers(MLIRContext &context, const Source &src,
   return 0;
 }
 
+/// What the launch plan (linformer-cuda-plan-launches) says of one kernel
+/// that sets ptxas's budget: its block's threads, its dynamic shared
+/// memory and the blocks an SM is meant to hold.
+struct PlannedLaunch {
+  std::string name;
+  int64_t threads = 1, sharedBytes = 0, blocksPerSM = 1;
+
+  explicit PlannedLaunch(DictionaryAttr dict)
+      : name(cast<StringAttr>(dict.get("name")).str()),
+        sharedBytes(cast<IntegerAttr>(dict.get("shared")).getInt()),
+        blocksPerSM(cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt()) {
+    for (Attribute d : cast<ArrayAttr>(dict.get("block")))
+      threads *= cast<IntegerAttr>(d).getInt();
+  }
+
+  /// Registers per thread ptxas may use.
+  int64_t registerBudget(const sched::CUDATarget &t) const {
+    return t.registerBudget(threads, blocksPerSM);
+  }
+};
+
 /// LLVM's target options for a schedule target (features resolved).
 mlir::linformer::CPUTargetOptions llvmTargetOf(const sched::CPUTarget &t) {
   mlir::linformer::CPUTargetOptions options;
@@ -885,14 +906,13 @@ int writeCUDAArtifact(MLIRContext &context, ModuleOp module, const Source &src,
     k.block = ints(dict.get("block"));
     k.sharedBytes = cast<IntegerAttr>(dict.get("shared")).getInt();
     // What the schedule allows this launch: the budget ptxas is held to.
-    int64_t threads = k.block[0] * k.block[1] * k.block[2];
-    int64_t resident = cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt();
+    PlannedLaunch launch(dict);
     llvm::json::Object schedule{
         {"source", "cuda-first-path"},
         {"mma", options.mma},
-        {"threads", threads},
-        {"blocks_per_sm", resident},
-        {"register_budget", cudaTarget.registerBudget(threads, resident)},
+        {"threads", launch.threads},
+        {"blocks_per_sm", launch.blocksPerSM},
+        {"register_budget", launch.registerBudget(cudaTarget)},
         {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock},
         {"dynamic_shared", k.sharedBytes},
         {"dynamic_shared_budget", cudaTarget.sharedBytesPerBlock}};
@@ -1392,19 +1412,12 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
     return writeText([&](raw_ostream &os) { module.print(os); });
   // Each kernel's block size from the plan: the budget ptxas must stay
   // within is the target's registers per block shared by its threads.
-  std::map<std::string, int64_t> threadsOf, sharedOf, residentOf;
+  std::map<std::string, PlannedLaunch> launches;
   module.walk([&](func::FuncOp fn) {
     if (auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels"))
       for (Attribute a : kernels) {
-        auto dict = cast<DictionaryAttr>(a);
-        int64_t threads = 1;
-        for (Attribute d : cast<ArrayAttr>(dict.get("block")))
-          threads *= cast<IntegerAttr>(d).getInt();
-        std::string name = cast<StringAttr>(dict.get("name")).str();
-        threadsOf[name] = threads;
-        sharedOf[name] = cast<IntegerAttr>(dict.get("shared")).getInt();
-        residentOf[name] =
-            cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt();
+        PlannedLaunch launch(cast<DictionaryAttr>(a));
+        launches.emplace(launch.name, launch);
       }
   });
   return writeText([&](raw_ostream &os) {
@@ -1413,16 +1426,15 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
         auto object = cast<gpu::ObjectAttr>(a);
         os << "// kernel module @" << binary.getName() << ", "
            << object.getTarget() << "\n";
-        for (auto &[name, threads] : threadsOf)
-          os << "// budget @" << name << ": "
-             << cudaTarget.registerBudget(threads, residentOf[name])
+        for (auto &[name, l] : launches)
+          os << "// budget @" << name << ": " << l.registerBudget(cudaTarget)
              << " registers per thread, "
              << cudaTarget.staticSharedBytesPerBlock
-             << " bytes shared memory (" << threads << " threads per block, "
-             << residentOf[name] << " an SM)\n";
-        for (auto &[name, bytes] : sharedOf)
-          if (bytes > 0)
-            os << "// dynamic shared @" << name << ": " << bytes
+             << " bytes shared memory (" << l.threads
+             << " threads per block, " << l.blocksPerSM << " an SM)\n";
+        for (auto &[name, l] : launches)
+          if (l.sharedBytes > 0)
+            os << "// dynamic shared @" << name << ": " << l.sharedBytes
                << " bytes (budget " << cudaTarget.sharedBytesPerBlock
                << ")\n";
         os << "// target: " << sched::describe(cudaTarget) << "\n"
