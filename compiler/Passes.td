@@ -555,7 +555,17 @@ def LinformerCUDATensorCoreContractionsPass
     warps) has its k loop cut into parts (powers of two up to 64, at least
     16 k steps each); each part's warps write partial sums into a new
     buffer `[parts] + C's shape`, and a second loop adds them to C in part
-    order (deterministic, unlike atomics). Other ops, and contractions whose sizes do not
+    order (deterministic, unlike atomics).
+
+    C's initial values: when the op right before the contraction (past
+    ops that touch no memory) writes all of C elementwise from other
+    buffers, with a pure body that uses nothing from outside but constants
+    (a bias broadcast, the bias times E's row sums, a constant fill), the
+    accumulators (and split-K's sum) compute those values from its
+    operands, and the op, a kernel that wrote C only for the contraction
+    to read it back, goes. An op that reads C stays.
+
+    Other ops, and contractions whose sizes do not
     divide or whose folded tiles exceed a grid dimension (65535), stay on the
     plain path.
 

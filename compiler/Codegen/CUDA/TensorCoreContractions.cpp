@@ -49,7 +49,10 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDATENSORCORECONTRACTIONSPASS
@@ -113,6 +116,9 @@ struct Plan {
   int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
   int64_t split = 1;      ///< parts of the k loop, each its own warps
   Staging staging;        ///< a block's shared copy (warpsM == 0: none)
+  /// The op that wrote C's initial values (a bias broadcast, a fill), when
+  /// the accumulators compute them instead of loading them (null: loaded).
+  Operation *initFrom = nullptr;
 };
 
 /// The largest of `options` that divides `extent`.
@@ -203,6 +209,50 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
            p.rows * p.split * 2 <= 65535)
       p.split *= 2;
   return p;
+}
+
+/// The op right before `op` (past ops that touch no memory) when it only
+/// writes `op`'s C elementwise from operands other than C: a bias
+/// broadcast (`C[b, i, j] = bias[j]`, extended to f32, or a bias times
+/// E's row sums), or a constant fill. Such an op is a kernel that writes
+/// all of C for the contraction's kernel to read back as its starting
+/// values; the accumulators compute those values instead, from the op's
+/// (small) operands, and the op goes. Its body is cloned into the warp
+/// tiles, so it must be pure and use nothing from outside but constants
+/// (kernels take buffers only). Null otherwise.
+Operation *absorbableInit(linalg::GenericOp op) {
+  Value c = op.getDpsInitOperand(0)->get();
+  Operation *prev = op->getPrevNode();
+  while (prev && isMemoryEffectFree(prev) && prev->getNumRegions() == 0)
+    prev = prev->getPrevNode();
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
+    return fill.hasPureBufferSemantics() &&
+                   fill.getDpsInitOperand(0)->get() == c &&
+                   fill.value().getType().isF32() &&
+                   matchPattern(fill.value(), m_Constant())
+               ? prev
+               : nullptr;
+  auto g = dyn_cast_or_null<linalg::GenericOp>(prev);
+  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getDpsInitOperand(0)->get() != c ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      g.getRegionOutputArgs()[0].use_empty() == false)
+    return nullptr;
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (in->get() == c ||
+        !g.getMatchingIndexingMap(in).isProjectedPermutation(
+            /*allowZeroInResults=*/false))
+      return nullptr;
+  Block &body = g.getRegion().front();
+  for (Operation &bodyOp : body.without_terminator()) {
+    if (!isMemoryEffectFree(&bodyOp) || bodyOp.getNumRegions())
+      return nullptr;
+    for (Value v : bodyOp.getOperands())
+      if (v.getParentBlock() != &body && !v.getDefiningOp<arith::ConstantOp>())
+        return nullptr;
+  }
+  return prev;
 }
 
 /// Whether `operand`'s k dimension is its innermost (contiguous) one.
@@ -312,7 +362,10 @@ struct CUDATensorCoreContractionsPass
       if (!tf32())
         p->staging =
             stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch);
+      p->initFrom = absorbableInit(op);
       rewrite(rewriter, op, *p, tileK);
+      if (p->initFrom)
+        rewriter.eraseOp(p->initFrom);
     }
   }
 
@@ -390,12 +443,45 @@ struct CUDATensorCoreContractionsPass
   using TileElement = function_ref<SmallVector<Value>(int64_t i, int64_t h,
                                                       int64_t j, int64_t o)>;
 
-  /// A warp's MT x NT accumulator fragments as it starts: C's current
-  /// values (the init), or zero for a split-K part's partial sums.
+  /// C's initial value at `indices`: loaded, or computed as `from` (see
+  /// absorbableInit) would have stored it.
+  static Value initialValue(OpBuilder &b, Location loc, Value c,
+                            Operation *from, ArrayRef<Value> indices) {
+    if (!from)
+      return memref::LoadOp::create(b, loc, c, indices);
+    if (auto fill = dyn_cast<linalg::FillOp>(from))
+      return b.clone(*fill.value().getDefiningOp())->getResult(0);
+    auto g = cast<linalg::GenericOp>(from);
+    // The output map is the identity: C's indices are g's loop indices.
+    IRMapping map;
+    Block &body = g.getRegion().front();
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      AffineMap m = g.getMatchingIndexingMap(in);
+      SmallVector<Value> at;
+      for (unsigned i = 0; i < m.getNumResults(); ++i)
+        at.push_back(indices[m.getDimPosition(i)]);
+      map.map(g.getMatchingBlockArgument(in),
+              memref::LoadOp::create(b, loc, in->get(), at));
+    }
+    for (Operation &bodyOp : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+        map.map(index.getResult(), indices[index.getDim()]);
+        continue;
+      }
+      for (Value v : bodyOp.getOperands())
+        if (!map.contains(v) && v.getParentBlock() != &body)
+          map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+      b.clone(bodyOp, map);
+    }
+    return map.lookup(body.getTerminator()->getOperand(0));
+  }
+
+  /// A warp's MT x NT accumulator fragments as it starts: C's initial
+  /// values, or zero for a split-K part's partial sums.
   static SmallVector<Value> initialAccs(OpBuilder &b, Location loc,
                                         linalg::GenericOp op, int64_t MT,
-                                        int64_t NT, bool zero,
-                                        TileElement at) {
+                                        int64_t NT, bool zero, TileElement at,
+                                        Operation *initFrom) {
     auto accType = VectorType::get({2, 2}, b.getF32Type());
     if (zero)
       return SmallVector<Value>(
@@ -406,9 +492,11 @@ struct CUDATensorCoreContractionsPass
       for (int64_t j = 0; j < NT; ++j) {
         SmallVector<Value> elems;
         for (int64_t h = 0; h < 2; ++h)
-          for (int64_t o = 0; o < 2; ++o)
-            elems.push_back(
-                load(b, loc, op, op.getDpsInitOperand(0), at(i, h, j, o)));
+          for (int64_t o = 0; o < 2; ++o) {
+            OpOperand *c = op.getDpsInitOperand(0);
+            elems.push_back(initialValue(b, loc, c->get(), initFrom,
+                                         indicesOf(op, c, at(i, h, j, o))));
+          }
         accs.push_back(vector::FromElementsOp::create(b, loc, accType, elems));
       }
     return accs;
@@ -481,7 +569,8 @@ struct CUDATensorCoreContractionsPass
       scf::ParallelOp::create(
           rewriter, loc, lo, hi, st,
           [&](OpBuilder &b, Location loc, ValueRange idx) {
-            Value sum = memref::LoadOp::create(b, loc, init->get(), idx);
+            Value sum = initialValue(b, loc, init->get(), p.initFrom,
+                                     SmallVector<Value>(idx));
             auto loop = scf::ForOp::create(
                 b, loc, zero, c(b, p.split), one, ValueRange{sum},
                 [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
@@ -572,7 +661,8 @@ struct CUDATensorCoreContractionsPass
             iv[d] = c(b, 0);
           iv[p.kDim] = c(b, 0);
           SmallVector<Value> accs =
-              initialAccs(b, loc, op, MT, NT, bool(part), element);
+              initialAccs(b, loc, op, MT, NT, bool(part), element,
+                          p.initFrom);
 
           OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
           OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
@@ -767,7 +857,8 @@ struct CUDATensorCoreContractionsPass
                 b, loc, op, MT, NT, bool(part),
                 [&](int64_t i, int64_t h, int64_t j, int64_t o) {
                   return cAt(b, l, i, h, j, o);
-                });
+                },
+                p.initFrom);
           };
           auto finishAccs = [&](OpBuilder &b, const Lane &l, ValueRange accs) {
             storeAccs(b, loc, op, accs, MT, NT,

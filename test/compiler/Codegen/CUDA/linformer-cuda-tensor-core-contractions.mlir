@@ -236,3 +236,152 @@ func.func @negated(%x: memref<2x32x64xf32>, %w: memref<64x4x16xf32>,
   }
   return
 }
+
+// -----
+
+// A bias broadcast right before its projection (what bufferization leaves
+// of `outs(broadcast(b))`) writes all of C for the projection to read back.
+// The accumulators start from the bias itself, loaded at each element's
+// (h, d) and extended, and the broadcast (a kernel writing 2 x 4 x 32 x 16
+// floats) goes. Constants and views between the two are looked past.
+// CHECK-LABEL: func.func @bias_init
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel (%{{.*}}, %[[COL:.*]], %[[LANE:.*]]) = (%c0, %c0, %c0) to (%c2, %c4, %c32)
+// CHECK: %[[H:.*]] = arith.remui %[[COL]], %c4
+// CHECK: %[[T:.*]] = arith.remui %[[LANE]], %c4
+// CHECK: %[[T2:.*]] = arith.muli %[[T]], %c2
+// CHECK: %[[B0:.*]] = memref.load %arg3[%[[H]], %[[T2]]] : memref<4x16xbf16>
+// CHECK: arith.extf %[[B0]] : bf16 to f32
+// CHECK-NOT: memref.load %arg2
+// CHECK: scf.for
+// CHECK: nvgpu.mma.sync
+// CHECK-COUNT-16: memref.store %{{.*}}, %arg2
+// EMU-LABEL: func.func @bias_init
+// EMU-NOT: linalg.generic
+// EMU: memref.load %arg3[{{.*}}] : memref<4x16xbf16>
+// EMU-NOT: memref.load %arg2
+// EMU: {linformer.tensor_core}
+#b = affine_map<(b, h, n, d) -> (h, d)>
+#c = affine_map<(b, h, n, d) -> (b, h, n, d)>
+#x = affine_map<(b, h, n, d, c) -> (b, n, c)>
+#w = affine_map<(b, h, n, d, c) -> (c, h, d)>
+#y = affine_map<(b, h, n, d, c) -> (b, h, n, d)>
+func.func @bias_init(%x: memref<2x32x64xf32>, %w: memref<64x4x16xf32>,
+                     %y: memref<2x4x32x16xf32>, %bias: memref<4x16xbf16>) {
+  linalg.generic {indexing_maps = [#b, #c],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bias : memref<4x16xbf16>) outs(%y : memref<2x4x32x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  }
+  %unused = arith.constant 1.0 : f32
+  linalg.generic {indexing_maps = [#x, #w, #y],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<2x32x64xf32>, memref<64x4x16xf32>) outs(%y : memref<2x4x32x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A zero fill before a split-K reduction: the parts' sum starts from the
+// fill's constant instead of C, and the fill goes.
+// CHECK-LABEL: func.func @fill_init
+// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK-NOT: linalg.fill
+// CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%c16, %c64)
+// CHECK-NOT: memref.load %arg2
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c1 iter_args(%{{.*}} = %[[ZERO]])
+// CHECK: memref.store %{{.*}}, %arg2[%[[I]], %[[J]]]
+func.func @fill_init(%e: memref<16x4096xf32>, %x: memref<4096x64xf32>, %c: memref<16x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<16x64xf32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<16x4096xf32>, memref<4096x64xf32>) outs(%c : memref<16x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Producers whose values the accumulators cannot compute stay kernels, and
+// the accumulators load C: one that reads C (a residual added to the
+// bias); one separated from the contraction by a write to memory (which
+// might be to C); one whose body uses a value from outside that is not a
+// constant (a kernel would take it as an argument).
+// CHECK-LABEL: func.func @init_kept
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg3 : memref<16xf32>) outs(%arg2 : memref<32x16xf32>)
+// CHECK: scf.parallel
+// CHECK: memref.load %arg2
+// CHECK: nvgpu.mma.sync
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg3 : memref<16xf32>) outs(%arg2 : memref<32x16xf32>)
+// CHECK: memref.store %arg5, %arg4
+// CHECK: scf.parallel
+// CHECK: memref.load %arg2
+// CHECK: nvgpu.mma.sync
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%arg3 : memref<16xf32>) outs(%arg2 : memref<32x16xf32>)
+// CHECK: arith.mulf %{{.*}}, %arg5
+// CHECK: scf.parallel
+// CHECK: memref.load %arg2
+// CHECK: nvgpu.mma.sync
+#bias = affine_map<(i, j) -> (j)>
+#id = affine_map<(i, j) -> (i, j)>
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+func.func @init_kept(%a: memref<32x16xf32>, %b: memref<16x16xf32>, %c: memref<32x16xf32>,
+                     %bias: memref<16xf32>, %other: memref<f32>, %s: f32) {
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<16xf32>) outs(%c : memref<32x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x16xf32>, memref<16x16xf32>) outs(%c : memref<32x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<16xf32>) outs(%c : memref<32x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  memref.store %s, %other[] : memref<f32>
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x16xf32>, memref<16x16xf32>) outs(%c : memref<32x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#bias, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%bias : memref<16xf32>) outs(%c : memref<32x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %s : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<32x16xf32>, memref<16x16xf32>) outs(%c : memref<32x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  return
+}
