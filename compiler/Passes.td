@@ -565,6 +565,18 @@ def LinformerCUDATensorCoreContractionsPass
     operands, and the op, a kernel that wrote C only for the contraction
     to read it back, goes. An op that reads C stays.
 
+    C's final values: when the op right after the contraction is
+    elementwise over C's shape and reads C only at the element it writes
+    (GELU after the FFN's first projection, in place or into a buffer of
+    its own when C has no other user), its body runs on the accumulators
+    as they are stored and the op goes. With bf16 / f16, when the buffer
+    the results end in is an f32 allocation that nothing reads afterwards
+    but contractions this pass maps (which round it to the operand type as
+    they load it), the results are stored rounded into a new 16-bit
+    buffer instead, which those contractions read as a 16-bit weight: the
+    same bits, half the bytes (the FFN's hidden layer). Not with `exact`
+    emulation, which rounds nothing.
+
     Other ops, and contractions whose sizes do not
     divide or whose folded tiles exceed a grid dimension (65535), stay on the
     plain path.

@@ -401,12 +401,11 @@ static bool endsWith(const std::string &s, const char *suffix) {
   return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
 }
 
-std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
-                               const std::string &path, size_t *count) {
-  std::vector<WeightSpec> specs = modelWeights(config);
-  std::map<std::string, SafetensorsEntry> entries;
+std::vector<std::vector<float>> randomWeightValues(const ModelConfig &config,
+                                                  uint64_t seed) {
+  std::vector<std::vector<float>> all;
   uint64_t s = seed;
-  for (const WeightSpec &w : specs) {
+  for (const WeightSpec &w : modelWeights(config)) {
     int64_t elements = 1;
     for (int64_t d : w.shape)
       elements *= d;
@@ -425,6 +424,19 @@ std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
       float bound = 1.0f / std::sqrt(static_cast<float>(fanIn));
       values = uniformVector(elements, s++, -bound, bound);
     }
+    all.push_back(std::move(values));
+  }
+  return all;
+}
+
+std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
+                               const std::string &path, size_t *count) {
+  std::vector<WeightSpec> specs = modelWeights(config);
+  std::vector<std::vector<float>> drawn = randomWeightValues(config, seed);
+  std::map<std::string, SafetensorsEntry> entries;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const WeightSpec &w = specs[i];
+    const std::vector<float> &values = drawn[i];
     SafetensorsEntry e;
     e.dtype = storageType(config);
     e.shape = w.shape;
@@ -433,9 +445,9 @@ std::string writeRandomWeights(const ModelConfig &config, uint64_t seed,
                      values.size() * sizeof(float));
     } else {
       std::vector<uint16_t> half(values.size());
-      for (size_t i = 0; i < values.size(); ++i)
-        half[i] = e.dtype == DType::BF16 ? floatToBF16(values[i])
-                                         : floatToF16(values[i]);
+      for (size_t j = 0; j < values.size(); ++j)
+        half[j] = e.dtype == DType::BF16 ? floatToBF16(values[j])
+                                         : floatToF16(values[j]);
       e.bytes.assign(reinterpret_cast<const char *>(half.data()),
                      half.size() * sizeof(uint16_t));
     }

@@ -89,6 +89,11 @@ uint64_t modelWeightBytes(const ModelConfig &config);
 /// The storage dtype (DType::F32, F16 or BF16) of a validated config.
 DType storageType(const ModelConfig &config);
 
+/// The values writeRandomWeights draws, in modelWeights order, as f32
+/// (before rounding to the config's dtype).
+std::vector<std::vector<float>> randomWeightValues(const ModelConfig &config,
+                                                  uint64_t seed);
+
 /// Writes seeded random weights for `config` (in its dtype, each tensor drawn
 /// uniformly: LayerNorm gains in [0.9, 1.1], biases and betas in
 /// [-0.1, 0.1], matrices in +-1/sqrt(fan-in)) as safetensors at `path`,

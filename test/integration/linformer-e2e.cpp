@@ -14,11 +14,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/Halide/HalideTarget.h"
+#include "compiler/Model/ModelBuilder.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "dialect/IR/LinformerDialect.h"
+#include "lib/Model/ModelConfig.h"
+#include "lib/Reference/Encoder.h"
 #include "lib/Reference/Reference.h"
+#include "lib/Support/Half.h"
 #include "lib/Support/Random.h"
 
 #include "dialect/IR/LinformerOps.h"
@@ -35,6 +39,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -43,7 +48,9 @@
 #include <cstring>
 #include <cmath>
 #include <dlfcn.h>
+#include <map>
 #include <thread>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -163,6 +170,12 @@ static cl::opt<std::string> candidateOpt(
     cl::init(""));
 static cl::opt<std::string> scheduleOpt(
     "schedule", cl::desc("JSON schedule file overriding the cost model"),
+    cl::init(""));
+static cl::opt<std::string> modelPathOpt(
+    "model",
+    cl::desc("a model.json: its whole encoder (built as linformer-compile "
+             "builds it, with the weights it draws) against the reference "
+             "encoder; the layer options are ignored"),
     cl::init(""));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
@@ -345,38 +358,22 @@ bool runPlan(void *handle, const std::vector<KernelPlan> &plan,
 }
 
 /// Calls a bare-pointer kernel with `args.size()` pointer arguments.
+template <size_t> using Pointer = void *;
+template <size_t... I>
+void callWith(void *fn, std::vector<void *> &a, std::index_sequence<I...>) {
+  reinterpret_cast<void (*)(Pointer<I>...)>(fn)(a[I]...);
+}
+
+/// Calls the entry `fn` with the pointers `a` (one argument each).
+template <size_t N = 1>
 bool callKernel(void *fn, std::vector<void *> &a) {
-  using P = void *;
-  switch (a.size()) {
-#define LF_CASE(N, ...)                                                        \
-  case N:                                                                      \
-    reinterpret_cast<void (*)(__VA_ARGS__)>(fn)
-    LF_CASE(6, P, P, P, P, P, P)(a[0], a[1], a[2], a[3], a[4], a[5]);
-    return true;
-    LF_CASE(7, P, P, P, P, P, P, P)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-    return true;
-    LF_CASE(8, P, P, P, P, P, P, P, P)
-    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-    return true;
-    LF_CASE(9, P, P, P, P, P, P, P, P, P)
-    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]);
-    return true;
-    LF_CASE(10, P, P, P, P, P, P, P, P, P, P)
-    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
-    return true;
-    LF_CASE(11, P, P, P, P, P, P, P, P, P, P, P)
-    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10]);
-    return true;
-    LF_CASE(12, P, P, P, P, P, P, P, P, P, P, P, P)
-    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
-    return true;
-    LF_CASE(13, P, P, P, P, P, P, P, P, P, P, P, P, P)
-    (a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11],
-     a[12]);
-    return true;
-#undef LF_CASE
-  default:
+  if constexpr (N > 40) {
     return false;
+  } else {
+    if (a.size() != N)
+      return callKernel<N + 1>(fn, a);
+    callWith(fn, a, std::make_index_sequence<N>{});
+    return true;
   }
 }
 
@@ -405,11 +402,220 @@ bool parseSharing(const std::string &text, Config &c) {
   }
   return true;
 }
+/// Lowers `module` with --pipeline's chain and compiles it to a shared
+/// object, `soPath`, in `dir` (--work-dir or a new directory); false after
+/// printing why.
+bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
+                   llvm::SmallString<128> &soPath) {
+  PassManager pm(module.getContext());
+  mlir::linformer::CPUPipelineOptions options;
+  options.reassociate = reassociateOpt;
+  options.rowTile = rowTileOpt;
+  options.vectorWidth = vectorWidthOpt;
+  options.unroll = unrollOpt;
+  options.reductionTile = reductionTileOpt;
+  options.scheduleFile = scheduleOpt;
+  options.candidate = candidateOpt;
+  if (pipelineOpt == "cuda-host") {
+    mlir::linformer::CUDAPipelineOptions cudaOptions;
+    cudaOptions.onHost = true;
+    cudaOptions.mma = cudaMmaOpt;
+    cudaOptions.mmaExact = cudaMmaExactOpt;
+    cudaOptions.fuseCore = cudaFuseCoreOpt;
+    cudaOptions.stageCore = cudaStageCoreOpt;
+    cudaOptions.stageContractions = cudaStageContractionsOpt;
+    cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
+    mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
+  } else if (pipelineOpt == "halide") {
+    mlir::linformer::buildHalidePipeline(pm);
+  } else {
+    mlir::linformer::buildCPUPipeline(pm, options);
+  }
+  if (failed(pm.run(module)))
+    return false;
+  dir = workDirOpt.getValue();
+  if (dir.empty() &&
+      llvm::sys::fs::createUniqueDirectory("linformer-e2e", dir)) {
+    llvm::errs() << "error: cannot create a work directory\n";
+    return false;
+  }
+  llvm::sys::fs::create_directories(dir);
+  soPath = dir;
+  llvm::sys::path::append(soPath, "layer.so");
+  mlir::linformer::CPUTargetOptions target;
+  target.cpu = cpuOpt;
+  target.features = cpuFeaturesOpt;
+  if (pipelineOpt == "halide") {
+    mlir::linformer::HalideTargetOptions halide;
+    halide.features = mlir::linformer::resolveCPUTarget(target).features;
+    halide.autoscheduler = halideSchedulerOpt;
+    halide.cores = threadsOpt;
+    if (failed(mlir::linformer::compileHalideToSharedObject(module, halide,
+                                                             StringRef(soPath))))
+      return false;
+  } else if (failed(mlir::linformer::compileToSharedObject(module, target,
+                                                           soPath))) {
+    return false;
+  }
+  return true;
+}
+
+/// max |out - expected| / max |expected|; `finite` is false if `out` has a
+/// NaN or an infinity.
+double relativeError(const std::vector<float> &out,
+                     const std::vector<float> &expected, bool &finite) {
+  double maxErr = 0, maxRef = 0;
+  finite = true;
+  for (size_t i = 0; i < out.size(); ++i) {
+    finite &= std::isfinite(out[i]);
+    maxErr = std::max(maxErr, std::fabs(double(out[i]) - double(expected[i])));
+    maxRef = std::max(maxRef, std::fabs(double(expected[i])));
+  }
+  return maxErr / std::max(maxRef, 1e-30);
+}
+
+/// --model: the whole encoder a model.json describes, built as
+/// linformer-compile builds it, with x and the padding drawn as for a layer
+/// and the weights linformer-compile would draw (rounded to the model's
+/// dtype, which the reference then sees too), run through its entry
+/// against the reference encoder.
+int runModel(MLIRContext &context) {
+  auto file = llvm::MemoryBuffer::getFile(modelPathOpt);
+  if (!file) {
+    llvm::errs() << "error: cannot read " << modelPathOpt << "\n";
+    return 2;
+  }
+  ::linformer::ModelConfig config;
+  if (std::string err =
+          ::linformer::parseModelConfig((*file)->getBuffer().str(), config);
+      !err.empty() ||
+      !(err = ::linformer::validateModelConfig(config)).empty()) {
+    llvm::errs() << "error: " << modelPathOpt << ": " << err << "\n";
+    return 2;
+  }
+  int64_t b = config.batch, n = config.maxSeqLen, dm = config.dModel;
+  uint64_t seed = seedOpt;
+  ::linformer::DType dtype = ::linformer::storageType(config);
+  // Rounds `v` to the storage type in place; returns the data to pass.
+  std::vector<std::vector<uint16_t>> stored;
+  auto toStorage = [&](std::vector<float> &v) -> void * {
+    if (dtype == ::linformer::DType::F32)
+      return v.data();
+    std::vector<uint16_t> bits(v.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+      bool bf16 = dtype == ::linformer::DType::BF16;
+      bits[i] = bf16 ? ::linformer::floatToBF16(v[i])
+                     : ::linformer::floatToF16(v[i]);
+      v[i] = bf16 ? ::linformer::bf16ToFloat(bits[i])
+                  : ::linformer::f16ToFloat(bits[i]);
+    }
+    stored.push_back(std::move(bits));
+    return stored.back().data();
+  };
+  std::vector<::linformer::WeightSpec> specs = ::linformer::modelWeights(config);
+  std::vector<std::vector<float>> weights =
+      ::linformer::randomWeightValues(config, seed + 1);
+  stored.reserve(weights.size() + 2);
+  std::vector<float> x = ::linformer::uniformVector(b * n * dm, seed, -1, 1);
+  std::vector<void *> args = {toStorage(x)};
+  std::vector<int32_t> lengths;
+  std::vector<uint8_t> mask;
+  if (config.padding == ::linformer::PaddingInput::Lengths) {
+    lengths = ::linformer::randomLengths(b, n, seed + 2);
+    args.push_back(lengths.data());
+  } else if (config.padding == ::linformer::PaddingInput::Mask) {
+    mask = ::linformer::randomMask(b, n, seed + 2, 0.6);
+    args.push_back(mask.data());
+  }
+  std::map<std::string, const float *> byName;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    args.push_back(toStorage(weights[i]));
+    byName[specs[i].name] = weights[i].data();
+  }
+  std::vector<float> expected(b * n * dm);
+  if (std::string err = ::linformer::ref::encoderForward(
+          config,
+          [&](const std::string &name) -> const float * {
+            auto it = byName.find(name);
+            return it == byName.end() ? nullptr : it->second;
+          },
+          x.data(), lengths.empty() ? nullptr : lengths.data(),
+          mask.empty() ? nullptr : mask.data(), expected.data());
+      !err.empty()) {
+    llvm::errs() << "error: reference: " << err << "\n";
+    return 2;
+  }
+
+  mlir::linformer::EncoderSignature signature;
+  OwningOpRef<ModuleOp> module =
+      mlir::linformer::buildEncoderModule(&context, config, signature);
+  if (!module)
+    return 1;
+  if (threadsOpt != 0 || pipelineOpt == "halide") {
+    llvm::errs() << "error: --model runs the entry function "
+                    "(--run-threads=0; not --pipeline=halide)\n";
+    return 1;
+  }
+  (*module)->setAttr(mlir::linformer::kTargetAttrName,
+                     mlir::linformer::toAttr(
+                         &context, mlir::linformer::hostCPUTarget(
+                                       cpuOpt, cpuFeaturesOpt)));
+  llvm::SmallString<128> dir, soPath;
+  if (!compileModule(*module, dir, soPath))
+    return 1;
+  void *handle = dlopen(soPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void *fn = handle ? dlsym(handle, signature.entry.c_str()) : nullptr;
+  if (!fn) {
+    llvm::errs() << "error: no entry '" << signature.entry << "' in "
+                 << soPath << "\n";
+    return 1;
+  }
+  // The output in the storage type, NaN patterns until the entry writes.
+  std::vector<float> out(b * n * dm, std::nanf(""));
+  std::vector<uint16_t> outBits(b * n * dm, 0x7fc0);
+  args.push_back(dtype == ::linformer::DType::F32
+                     ? static_cast<void *>(out.data())
+                     : static_cast<void *>(outBits.data()));
+  if (!callKernel(fn, args)) {
+    llvm::errs() << "error: unsupported argument count " << args.size()
+                 << "\n";
+    return 1;
+  }
+  dlclose(handle);
+  llvm::sys::fs::remove(soPath);
+  if (workDirOpt.empty())
+    llvm::sys::fs::remove(dir);
+  if (dtype != ::linformer::DType::F32)
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = dtype == ::linformer::DType::BF16
+                   ? ::linformer::bf16ToFloat(outBits[i])
+                   : ::linformer::f16ToFloat(outBits[i]);
+  bool finite = true;
+  double relErr = relativeError(out, expected, finite);
+  bool ok = finite && relErr <= toleranceOpt;
+  llvm::outs() << llvm::formatv(
+      "{0} model={1} layers={2} dtype={3} b={4} n={5} d_model={6}: "
+      "rel_err={7:e2} (tol {8:e1})\n",
+      ok ? "PASS" : "FAIL", llvm::sys::path::filename(modelPathOpt),
+      config.layers, config.dtype, b, n, dm, relErr, toleranceOpt.getValue());
+  if (!finite)
+    llvm::outs() << "output has non-finite values\n";
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Linformer end-to-end CPU check\n");
+  if (!modelPathOpt.empty()) {
+    DialectRegistry registry;
+    registry.insert<mlir::linformer::LinformerDialect>();
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    MLIRContext context(registry);
+    return runModel(context);
+  }
 
   Config c;
   c.layer.batch = batchOpt;
@@ -561,56 +767,9 @@ int main(int argc, char **argv) {
                     "(--run-threads=0, no --repeat): it has no dispatch plan\n";
     return 1;
   }
-  PassManager pm(&context);
-  mlir::linformer::CPUPipelineOptions options;
-  options.reassociate = reassociateOpt;
-  options.rowTile = rowTileOpt;
-  options.vectorWidth = vectorWidthOpt;
-  options.unroll = unrollOpt;
-  options.reductionTile = reductionTileOpt;
-  options.scheduleFile = scheduleOpt;
-  options.candidate = candidateOpt;
-  if (pipelineOpt == "cuda-host") {
-    mlir::linformer::CUDAPipelineOptions cudaOptions;
-    cudaOptions.onHost = true;
-    cudaOptions.mma = cudaMmaOpt;
-    cudaOptions.mmaExact = cudaMmaExactOpt;
-    cudaOptions.fuseCore = cudaFuseCoreOpt;
-    cudaOptions.stageCore = cudaStageCoreOpt;
-    cudaOptions.stageContractions = cudaStageContractionsOpt;
-    cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
-    mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
-  } else if (pipelineOpt == "halide") {
-    mlir::linformer::buildHalidePipeline(pm);
-  } else {
-    mlir::linformer::buildCPUPipeline(pm, options);
-  }
-  if (failed(pm.run(*module)))
+  llvm::SmallString<128> dir, soPath;
+  if (!compileModule(*module, dir, soPath))
     return 1;
-  llvm::SmallString<128> dir(workDirOpt.getValue());
-  if (dir.empty() &&
-      llvm::sys::fs::createUniqueDirectory("linformer-e2e", dir)) {
-    llvm::errs() << "error: cannot create a work directory\n";
-    return 1;
-  }
-  llvm::sys::fs::create_directories(dir);
-  llvm::SmallString<128> soPath(dir);
-  llvm::sys::path::append(soPath, "layer.so");
-  mlir::linformer::CPUTargetOptions target;
-  target.cpu = cpuOpt;
-  target.features = cpuFeaturesOpt;
-  if (pipelineOpt == "halide") {
-    mlir::linformer::HalideTargetOptions halide;
-    halide.features = mlir::linformer::resolveCPUTarget(target).features;
-    halide.autoscheduler = halideSchedulerOpt;
-    halide.cores = threadsOpt;
-    if (failed(mlir::linformer::compileHalideToSharedObject(*module, halide,
-                                                             StringRef(soPath))))
-      return 1;
-  } else if (failed(mlir::linformer::compileToSharedObject(*module, target,
-                                                           soPath))) {
-    return 1;
-  }
   double compileSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
           .count();
@@ -718,14 +877,8 @@ int main(int argc, char **argv) {
     llvm::sys::fs::remove(dir);
 
   // Compare.
-  double maxErr = 0, maxRef = 0;
   bool finite = true;
-  for (size_t i = 0; i < out.size(); ++i) {
-    finite &= std::isfinite(out[i]);
-    maxErr = std::max(maxErr, std::fabs(double(out[i]) - double(expected[i])));
-    maxRef = std::max(maxRef, std::fabs(double(expected[i])));
-  }
-  double relErr = maxErr / std::max(maxRef, 1e-30);
+  double relErr = relativeError(out, expected, finite);
   bool ok = finite && relErr <= toleranceOpt;
   llvm::outs() << llvm::formatv(
       "{0} kind={1} sharing={2} b={3} n={4} d_model={5} h={6} k={7} "

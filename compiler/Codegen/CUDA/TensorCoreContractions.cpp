@@ -119,6 +119,14 @@ struct Plan {
   /// The op that wrote C's initial values (a bias broadcast, a fill), when
   /// the accumulators compute them instead of loading them (null: loaded).
   Operation *initFrom = nullptr;
+  /// The elementwise op right after that C's values go through on their
+  /// way out (GELU after the FFN's first projection; null: none).
+  linalg::GenericOp epilogue;
+  unsigned epilogueC = 0; ///< the epilogue's input that reads C
+  /// Where the results go: C, the epilogue's output, or a 16-bit copy of
+  /// either when every reader rounds them to that anyway (its element type
+  /// says which).
+  Value out;
 };
 
 /// The largest of `options` that divides `extent`.
@@ -211,6 +219,20 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
   return p;
 }
 
+/// Whether `op`'s body is pure and takes nothing from outside but constants
+/// (it can be cloned into a kernel, which takes buffers only).
+bool clonableBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  for (Operation &bodyOp : body.without_terminator()) {
+    if (!isMemoryEffectFree(&bodyOp) || bodyOp.getNumRegions())
+      return false;
+    for (Value v : bodyOp.getOperands())
+      if (v.getParentBlock() != &body && !v.getDefiningOp<arith::ConstantOp>())
+        return false;
+  }
+  return true;
+}
+
 /// The op right before `op` (past ops that touch no memory) when it only
 /// writes `op`'s C elementwise from operands other than C: a bias
 /// broadcast (`C[b, i, j] = bias[j]`, extended to f32, or a bias times
@@ -244,15 +266,51 @@ Operation *absorbableInit(linalg::GenericOp op) {
         !g.getMatchingIndexingMap(in).isProjectedPermutation(
             /*allowZeroInResults=*/false))
       return nullptr;
-  Block &body = g.getRegion().front();
-  for (Operation &bodyOp : body.without_terminator()) {
-    if (!isMemoryEffectFree(&bodyOp) || bodyOp.getNumRegions())
-      return nullptr;
-    for (Value v : bodyOp.getOperands())
-      if (v.getParentBlock() != &body && !v.getDefiningOp<arith::ConstantOp>())
-        return nullptr;
+  return clonableBody(g) ? prev : nullptr;
+}
+
+/// The op right after `op` (past ops that touch no memory) when it is
+/// elementwise over C's shape and reads C only at the element it produces
+/// (an activation): its body can run on the accumulators as they are
+/// stored, and the op, a kernel that read all of C and wrote it again,
+/// goes. Its output is C itself (in place) or a buffer of C's shape, and
+/// then C must have no users but `op`, it and `initFrom`, since C's values
+/// are never stored. Null otherwise.
+linalg::GenericOp absorbableEpilogue(linalg::GenericOp op,
+                                     Operation *initFrom) {
+  Value c = op.getDpsInitOperand(0)->get();
+  Operation *next = op->getNextNode();
+  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
+    next = next->getNextNode();
+  auto g = dyn_cast_or_null<linalg::GenericOp>(next);
+  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      g.getNumLoops() != cast<MemRefType>(c.getType()).getRank() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      !g.getRegionOutputArgs()[0].use_empty() || !clonableBody(g))
+    return {};
+  Value d = g.getDpsInitOperand(0)->get();
+  int readsOfC = 0;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap map = g.getMatchingIndexingMap(in);
+    if (in->get() == c) {
+      if (!map.isIdentity())
+        return {};
+      ++readsOfC;
+      continue;
+    }
+    if (in->get() == d ||
+        !map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return {};
   }
-  return prev;
+  if (readsOfC != 1)
+    return {};
+  if (d != c)
+    for (Operation *user : c.getUsers())
+      if (user != op && user != g && user != initFrom &&
+          !isa<memref::DeallocOp>(user))
+        return {};
+  return g;
 }
 
 /// Whether `operand`'s k dimension is its innermost (contiguous) one.
@@ -354,7 +412,11 @@ struct CUDATensorCoreContractionsPass
     getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     int64_t tileK = precision == "tf32" ? 4 : 16;
+    // Epilogues absorbed into an earlier contraction are gone.
+    llvm::SmallPtrSet<Operation *, 8> erased;
     for (linalg::GenericOp op : ops) {
+      if (erased.contains(op))
+        continue;
       FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
       if (failed(p))
         continue;
@@ -363,13 +425,104 @@ struct CUDATensorCoreContractionsPass
         p->staging =
             stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch);
       p->initFrom = absorbableInit(op);
+      Value c = op.getDpsInitOperand(0)->get();
+      p->out = c;
+      if ((p->epilogue = absorbableEpilogue(op, p->initFrom))) {
+        p->out = p->epilogue.getDpsInitOperand(0)->get();
+        for (OpOperand *in : p->epilogue.getDpsInputOperands())
+          if (in->get() == c)
+            p->epilogueC = in->getOperandNumber();
+      }
+      Value stored = p->out;
+      if (tf32() == false && !(emulate && exact))
+        demote(rewriter, op, *p, tileK);
       rewrite(rewriter, op, *p, tileK);
       if (p->initFrom)
         rewriter.eraseOp(p->initFrom);
+      if (p->epilogue) {
+        erased.insert(p->epilogue);
+        rewriter.eraseOp(p->epilogue);
+      }
+      // C, or the buffer the results went to before they were rounded,
+      // when nothing but deallocations uses it any more.
+      eraseIfUnused(rewriter, c);
+      if (stored != c)
+        eraseIfUnused(rewriter, stored);
     }
   }
 
   bool tf32() const { return precision == "tf32"; }
+
+  /// Rounds `op`'s results as it stores them when that is exact: the
+  /// buffer they end in (C, or the epilogue's output) is a plain f32
+  /// allocation that nothing reads after them but contractions this pass
+  /// maps, each reading it as one operand, which they round to the
+  /// operand type as they load it. Rounding to nearest even once at the
+  /// store gives the same bits, and the buffer's bytes, written once and
+  /// read by every block of the readers, halve. The results go to a new
+  /// 16-bit allocation, which the readers read as they read a 16-bit
+  /// weight (extended in their body).
+  void demote(IRRewriter &rewriter, linalg::GenericOp op, Plan &p,
+              int64_t tileK) {
+    Value t = p.out;
+    auto alloc = t.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !alloc.getType().getElementType().isF32() ||
+        !alloc.getType().getLayout().isIdentity())
+      return;
+    Operation *last =
+        p.epilogue ? p.epilogue.getOperation() : op.getOperation();
+    SmallVector<OpOperand *> reads;
+    for (OpOperand &use : t.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == op || user == p.epilogue || user == p.initFrom ||
+          isa<memref::DeallocOp>(user))
+        continue;
+      auto r = dyn_cast<linalg::GenericOp>(user);
+      if (!r || r->getBlock() != op->getBlock() || !last->isBeforeInBlock(r) ||
+          !r.isDpsInput(&use) || llvm::count(r->getOperands(), t) != 1 ||
+          failed(planFor(r, tileK, warpTilesM, warpTilesN, splitKWarps)))
+        return;
+      reads.push_back(&use);
+    }
+    if (reads.empty())
+      return;
+    Type type = cuda::mmaOperandType(&getContext(), precision);
+    rewriter.setInsertionPoint(alloc);
+    auto demoted = memref::AllocOp::create(
+        rewriter, alloc.getLoc(),
+        MemRefType::get(alloc.getType().getShape(), type));
+    demoted.setAlignmentAttr(alloc.getAlignmentAttr());
+    for (OpOperand *use : reads) {
+      auto r = cast<linalg::GenericOp>(use->getOwner());
+      BlockArgument arg = r.getMatchingBlockArgument(use);
+      rewriter.modifyOpInPlace(r, [&] {
+        use->set(demoted);
+        arg.setType(type);
+      });
+      rewriter.setInsertionPointToStart(arg.getOwner());
+      auto ext = arith::ExtFOp::create(rewriter, r.getLoc(),
+                                       rewriter.getF32Type(), arg);
+      rewriter.replaceAllUsesExcept(arg, ext, ext);
+    }
+    for (Operation *user : llvm::make_early_inc_range(t.getUsers()))
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+        rewriter.setInsertionPointAfter(dealloc);
+        memref::DeallocOp::create(rewriter, dealloc.getLoc(), demoted);
+      }
+    p.out = demoted;
+  }
+
+  /// Erases `buffer`'s allocation when only its deallocations use it.
+  static void eraseIfUnused(IRRewriter &rewriter, Value buffer) {
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !llvm::all_of(alloc->getUsers(), [](Operation *user) {
+          return isa<memref::DeallocOp>(user);
+        }))
+      return;
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      rewriter.eraseOp(user);
+    rewriter.eraseOp(alloc);
+  }
 
   /// Splits `linear` into the indices of `dims` (row-major) and records
   /// them in `iv`.
@@ -443,19 +596,19 @@ struct CUDATensorCoreContractionsPass
   using TileElement = function_ref<SmallVector<Value>(int64_t i, int64_t h,
                                                       int64_t j, int64_t o)>;
 
-  /// C's initial value at `indices`: loaded, or computed as `from` (see
-  /// absorbableInit) would have stored it.
-  static Value initialValue(OpBuilder &b, Location loc, Value c,
-                            Operation *from, ArrayRef<Value> indices) {
-    if (!from)
-      return memref::LoadOp::create(b, loc, c, indices);
-    if (auto fill = dyn_cast<linalg::FillOp>(from))
-      return b.clone(*fill.value().getDefiningOp())->getResult(0);
-    auto g = cast<linalg::GenericOp>(from);
-    // The output map is the identity: C's indices are g's loop indices.
+  /// The value `g`'s body yields at loop indices `indices` (its output map
+  /// is the identity: C's indices), each input loaded at its own indices
+  /// but `given`, which is `value`.
+  static Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
+                         ArrayRef<Value> indices, OpOperand *given = nullptr,
+                         Value value = {}) {
     IRMapping map;
     Block &body = g.getRegion().front();
     for (OpOperand *in : g.getDpsInputOperands()) {
+      if (in == given) {
+        map.map(g.getMatchingBlockArgument(in), value);
+        continue;
+      }
       AffineMap m = g.getMatchingIndexingMap(in);
       SmallVector<Value> at;
       for (unsigned i = 0; i < m.getNumResults(); ++i)
@@ -474,6 +627,31 @@ struct CUDATensorCoreContractionsPass
       b.clone(bodyOp, map);
     }
     return map.lookup(body.getTerminator()->getOperand(0));
+  }
+
+  /// C's initial value at `indices`: loaded, or computed as `from` (see
+  /// absorbableInit) would have stored it.
+  static Value initialValue(OpBuilder &b, Location loc, Value c,
+                            Operation *from, ArrayRef<Value> indices) {
+    if (!from)
+      return memref::LoadOp::create(b, loc, c, indices);
+    if (auto fill = dyn_cast<linalg::FillOp>(from))
+      return b.clone(*fill.value().getDefiningOp())->getResult(0);
+    return cloneBody(b, loc, cast<linalg::GenericOp>(from), indices);
+  }
+
+  /// Stores C's final value `acc` at `indices` where plan `p` puts it: run
+  /// through its epilogue, rounded to its output's type.
+  static void storeResult(OpBuilder &b, Location loc, const Plan &p,
+                          Value acc, ArrayRef<Value> indices) {
+    Value v = acc;
+    if (linalg::GenericOp e = p.epilogue)
+      v = cloneBody(b, loc, e, indices, e.getDpsInputOperand(p.epilogueC),
+                    acc);
+    Type type = cast<MemRefType>(p.out.getType()).getElementType();
+    if (v.getType() != type)
+      v = arith::TruncFOp::create(b, loc, type, v);
+    memref::StoreOp::create(b, loc, v, p.out, indices);
   }
 
   /// A warp's MT x NT accumulator fragments as it starts: C's initial
@@ -505,7 +683,7 @@ struct CUDATensorCoreContractionsPass
   /// The accumulator fragments into C, or with split-K into part `part` of
   /// the partial sums.
   static void storeAccs(OpBuilder &b, Location loc, linalg::GenericOp op,
-                        ValueRange accs, int64_t MT, int64_t NT,
+                        const Plan &p, ValueRange accs, int64_t MT, int64_t NT,
                         TileElement at, Value partials, Value part) {
     OpOperand *init = op.getDpsInitOperand(0);
     for (int64_t i = 0; i < MT; ++i)
@@ -516,7 +694,7 @@ struct CUDATensorCoreContractionsPass
                                                 ArrayRef<int64_t>{h, o});
             SmallVector<Value> indices = indicesOf(op, init, at(i, h, j, o));
             if (!partials) {
-              memref::StoreOp::create(b, loc, v, init->get(), indices);
+              storeResult(b, loc, p, v, indices);
               continue;
             }
             indices.insert(indices.begin(), part);
@@ -581,8 +759,7 @@ struct CUDATensorCoreContractionsPass
                       b, loc,
                       ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
                 });
-            memref::StoreOp::create(b, loc, loop.getResult(0), init->get(),
-                                    idx);
+            storeResult(b, loc, p, loop.getResult(0), SmallVector<Value>(idx));
           });
       memref::DeallocOp::create(rewriter, loc, partials);
     }
@@ -753,7 +930,7 @@ struct CUDATensorCoreContractionsPass
           // The k loops: outer k dimensions one by one, the innermost in
           // steps of the mma depth.
           accs = kLoops(b, loc, p, extents, iv, part, tileK, accs, step);
-          storeAccs(b, loc, op, accs, MT, NT, element, partials, part);
+          storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part);
         });
     par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
   }
@@ -861,7 +1038,7 @@ struct CUDATensorCoreContractionsPass
                 p.initFrom);
           };
           auto finishAccs = [&](OpBuilder &b, const Lane &l, ValueRange accs) {
-            storeAccs(b, loc, op, accs, MT, NT,
+            storeAccs(b, loc, op, p, accs, MT, NT,
                       [&](int64_t i, int64_t h, int64_t j, int64_t o) {
                         return cAt(b, l, i, h, j, o);
                       },

@@ -385,3 +385,67 @@ func.func @init_kept(%a: memref<32x16xf32>, %b: memref<16x16xf32>, %c: memref<32
   }
   return
 }
+
+// -----
+
+// The FFN: H = 0, H += X W1, GELU in place, Y = H W2. GELU reads H only at the
+// element it writes: it runs on the accumulators as they are stored and its
+// kernel goes. The only reader of H after that is the second projection,
+// which rounds H to its operand type as it loads it; so with bf16 the first
+// stores H rounded (the same bits, half the bytes) into a new bf16 buffer,
+// which the second reads as it reads a bf16 weight. TF32 rounds nothing
+// (H stays f32); the exact emulation neither.
+// CHECK-LABEL: func.func @ffn
+// CHECK-NOT: linalg.
+// CHECK-NOT: bf16
+// CHECK: math.erf
+// CHECK: memref.store %{{.*}}, %[[H:.*]][%{{.*}}, %{{.*}}] : memref<64x32xf32>
+// CHECK: memref.load %[[H]]
+// BF16-LABEL: func.func @ffn
+// BF16-NOT: linalg.
+// BF16: %[[H16:.*]] = memref.alloc() : memref<64x32xbf16>
+// BF16-NOT: memref.alloc
+// BF16: math.erf
+// BF16: %[[R:.*]] = arith.truncf %{{.*}} : f32 to bf16
+// BF16: memref.store %[[R]], %[[H16]]
+// BF16: memref.load %[[H16]]{{.*}} : memref<64x32xbf16>
+// BF16: nvvm.mma.sync
+// BF16: memref.dealloc %[[H16]]
+// BF16-NOT: memref.dealloc
+// EMU-LABEL: func.func @ffn
+// EMU: memref.alloc() : memref<64x32xbf16>
+// EMU-NOT: linalg.generic
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @ffn(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x16xf32>,
+               %y: memref<64x16xf32>) {
+  %h = memref.alloc() : memref<64x32xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%h : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : memref<64x16xf32>, memref<16x32xf32>) outs(%h : memref<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<64x32xf32>) outs(%h : memref<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %half = arith.constant 0.5 : f32
+    %e = math.erf %in : f32
+    %r = arith.mulf %e, %half : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%h, %w2 : memref<64x32xf32>, memref<32x16xf32>) outs(%y : memref<64x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %h : memref<64x32xf32>
+  return
+}
