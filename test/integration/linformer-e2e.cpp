@@ -45,7 +45,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <cmath>
 #include <dlfcn.h>
 #include <map>
@@ -402,11 +401,36 @@ bool parseSharing(const std::string &text, Config &c) {
   }
   return true;
 }
+
+/// Rounds `v` in place to `dtype` (the reference then sees what the kernels
+/// see) and returns the data to hand the entry: `v` itself for f32, else
+/// its 16-bit patterns, kept in `stored`.
+void *toStorage(std::vector<float> &v, ::linformer::DType dtype,
+                std::vector<std::vector<uint16_t>> &stored) {
+  if (dtype == ::linformer::DType::F32)
+    return v.data();
+  bool bf16 = dtype == ::linformer::DType::BF16;
+  std::vector<uint16_t> bits(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    bits[i] =
+        bf16 ? ::linformer::floatToBF16(v[i]) : ::linformer::floatToF16(v[i]);
+    v[i] = bf16 ? ::linformer::bf16ToFloat(bits[i])
+                : ::linformer::f16ToFloat(bits[i]);
+  }
+  stored.push_back(std::move(bits));
+  return stored.back().data();
+}
+
 /// Lowers `module` with --pipeline's chain and compiles it to a shared
 /// object, `soPath`, in `dir` (--work-dir or a new directory); false after
 /// printing why.
 bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
                    llvm::SmallString<128> &soPath) {
+  // Schedules are chosen for the CPU the code is generated for.
+  module->setAttr(mlir::linformer::kTargetAttrName,
+                  mlir::linformer::toAttr(module.getContext(),
+                                          mlir::linformer::hostCPUTarget(
+                                              cpuOpt, cpuFeaturesOpt)));
   PassManager pm(module.getContext());
   mlir::linformer::CPUPipelineOptions options;
   options.reassociate = reassociateOpt;
@@ -480,6 +504,11 @@ double relativeError(const std::vector<float> &out,
 /// dtype, which the reference then sees too), run through its entry
 /// against the reference encoder.
 int runModel(MLIRContext &context) {
+  if (threadsOpt != 0 || pipelineOpt == "halide") {
+    llvm::errs() << "error: --model runs the entry function "
+                    "(--run-threads=0; not --pipeline=halide)\n";
+    return 1;
+  }
   auto file = llvm::MemoryBuffer::getFile(modelPathOpt);
   if (!file) {
     llvm::errs() << "error: cannot read " << modelPathOpt << "\n";
@@ -497,27 +526,14 @@ int runModel(MLIRContext &context) {
   uint64_t seed = seedOpt;
   ::linformer::DType dtype = ::linformer::storageType(config);
   // Rounds `v` to the storage type in place; returns the data to pass.
+  // The input and weights in their storage type (moving `stored`'s
+  // vectors keeps their data where it is).
   std::vector<std::vector<uint16_t>> stored;
-  auto toStorage = [&](std::vector<float> &v) -> void * {
-    if (dtype == ::linformer::DType::F32)
-      return v.data();
-    std::vector<uint16_t> bits(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      bool bf16 = dtype == ::linformer::DType::BF16;
-      bits[i] = bf16 ? ::linformer::floatToBF16(v[i])
-                     : ::linformer::floatToF16(v[i]);
-      v[i] = bf16 ? ::linformer::bf16ToFloat(bits[i])
-                  : ::linformer::f16ToFloat(bits[i]);
-    }
-    stored.push_back(std::move(bits));
-    return stored.back().data();
-  };
   std::vector<::linformer::WeightSpec> specs = ::linformer::modelWeights(config);
   std::vector<std::vector<float>> weights =
       ::linformer::randomWeightValues(config, seed + 1);
-  stored.reserve(weights.size() + 2);
   std::vector<float> x = ::linformer::uniformVector(b * n * dm, seed, -1, 1);
-  std::vector<void *> args = {toStorage(x)};
+  std::vector<void *> args = {toStorage(x, dtype, stored)};
   std::vector<int32_t> lengths;
   std::vector<uint8_t> mask;
   if (config.padding == ::linformer::PaddingInput::Lengths) {
@@ -529,7 +545,7 @@ int runModel(MLIRContext &context) {
   }
   std::map<std::string, const float *> byName;
   for (size_t i = 0; i < specs.size(); ++i) {
-    args.push_back(toStorage(weights[i]));
+    args.push_back(toStorage(weights[i], dtype, stored));
     byName[specs[i].name] = weights[i].data();
   }
   std::vector<float> expected(b * n * dm);
@@ -551,15 +567,6 @@ int runModel(MLIRContext &context) {
       mlir::linformer::buildEncoderModule(&context, config, signature);
   if (!module)
     return 1;
-  if (threadsOpt != 0 || pipelineOpt == "halide") {
-    llvm::errs() << "error: --model runs the entry function "
-                    "(--run-threads=0; not --pipeline=halide)\n";
-    return 1;
-  }
-  (*module)->setAttr(mlir::linformer::kTargetAttrName,
-                     mlir::linformer::toAttr(
-                         &context, mlir::linformer::hostCPUTarget(
-                                       cpuOpt, cpuFeaturesOpt)));
   llvm::SmallString<128> dir, soPath;
   if (!compileModule(*module, dir, soPath))
     return 1;
@@ -608,14 +615,13 @@ int runModel(MLIRContext &context) {
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "Linformer end-to-end CPU check\n");
-  if (!modelPathOpt.empty()) {
-    DialectRegistry registry;
-    registry.insert<mlir::linformer::LinformerDialect>();
-    registerAllDialects(registry);
-    registerAllExtensions(registry);
-    MLIRContext context(registry);
+  DialectRegistry registry;
+  registry.insert<mlir::linformer::LinformerDialect>();
+  registerAllDialects(registry);
+  registerAllExtensions(registry);
+  MLIRContext context(registry);
+  if (!modelPathOpt.empty())
     return runModel(context);
-  }
 
   Config c;
   c.layer.batch = batchOpt;
@@ -665,28 +671,14 @@ int main(int argc, char **argv) {
   // what the kernels see) and kept as their 16-bit patterns for the
   // function.
   std::vector<std::vector<uint16_t>> stored;
-  auto toBf16 = [&](std::vector<float> &v) -> void * {
-    if (!c.bf16Storage)
-      return v.data();
-    std::vector<uint16_t> bits(v.size());
-    for (size_t i = 0; i < v.size(); ++i) {
-      uint32_t u;
-      std::memcpy(&u, &v[i], 4);
-      u += 0x7fffu + ((u >> 16) & 1u);
-      bits[i] = static_cast<uint16_t>(u >> 16);
-      u = static_cast<uint32_t>(bits[i]) << 16;
-      std::memcpy(&v[i], &u, 4);
-    }
-    stored.push_back(std::move(bits));
-    return stored.back().data();
-  };
-  stored.reserve(7);
-  void *xArg = toBf16(x);
+  ::linformer::DType storage =
+      c.bf16Storage ? ::linformer::DType::BF16 : ::linformer::DType::F32;
+  void *xArg = toStorage(x, storage, stored);
   std::vector<void *> weightArgs;
   for (auto &m : w)
-    weightArgs.push_back(toBf16(m));
-  void *eArg = e.empty() ? nullptr : toBf16(e);
-  void *fArg = f.empty() ? nullptr : toBf16(f);
+    weightArgs.push_back(toStorage(m, storage, stored));
+  void *eArg = e.empty() ? nullptr : toStorage(e, storage, stored);
+  void *fArg = f.empty() ? nullptr : toStorage(f, storage, stored);
   std::vector<int32_t> lengths;
   std::vector<uint8_t> mask;
   if (c.padding == "lengths")
@@ -719,11 +711,6 @@ int main(int argc, char **argv) {
   }
 
   // Compile.
-  DialectRegistry registry;
-  registry.insert<mlir::linformer::LinformerDialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  MLIRContext context(registry);
   std::vector<std::string> argTypes;
   std::string source = buildModule(c, argTypes);
   if (printIR)
@@ -747,11 +734,6 @@ int main(int argc, char **argv) {
     reassociated = op.getReassociate().value_or(false);
   });
   auto t0 = std::chrono::steady_clock::now();
-  // Schedules are chosen for the CPU the code is generated for.
-  (*module)->setAttr(mlir::linformer::kTargetAttrName,
-                     mlir::linformer::toAttr(
-                         &context, mlir::linformer::hostCPUTarget(
-                                       cpuOpt, cpuFeaturesOpt)));
   if (pipelineOpt != "cpu" && pipelineOpt != "cuda-host" &&
       pipelineOpt != "halide") {
     llvm::errs() << "error: --pipeline is cpu, halide or cuda-host\n";

@@ -119,14 +119,20 @@ struct Plan {
   /// The op that wrote C's initial values (a bias broadcast, a fill), when
   /// the accumulators compute them instead of loading them (null: loaded).
   Operation *initFrom = nullptr;
-  /// The elementwise op right after that C's values go through on their
-  /// way out (GELU after the FFN's first projection; null: none).
-  linalg::GenericOp epilogue;
-  unsigned epilogueC = 0; ///< the epilogue's input that reads C
+  /// The input of the elementwise op right after that reads C, when C's
+  /// values go through that op on their way out (GELU after the FFN's
+  /// first projection; null: none).
+  OpOperand *epilogueRead = nullptr;
   /// Where the results go: C, the epilogue's output, or a 16-bit copy of
   /// either when every reader rounds them to that anyway (its element type
   /// says which).
   Value out;
+
+  /// The op of `epilogueRead`, or null.
+  linalg::GenericOp epilogue() const {
+    return epilogueRead ? cast<linalg::GenericOp>(epilogueRead->getOwner())
+                        : linalg::GenericOp();
+  }
 };
 
 /// The largest of `options` that divides `extent`.
@@ -233,20 +239,46 @@ bool clonableBody(linalg::GenericOp op) {
   return true;
 }
 
-/// The op right before `op` (past ops that touch no memory) when it only
-/// writes `op`'s C elementwise from operands other than C: a bias
-/// broadcast (`C[b, i, j] = bias[j]`, extended to f32, or a bias times
-/// E's row sums), or a constant fill. Such an op is a kernel that writes
-/// all of C for the contraction's kernel to read back as its starting
-/// values; the accumulators compute those values instead, from the op's
-/// (small) operands, and the op goes. Its body is cloned into the warp
-/// tiles, so it must be pure and use nothing from outside but constants
-/// (kernels take buffers only). Null otherwise.
+/// The op next to `op` (before it, or after it with `after`), past ops
+/// that touch no memory (constants, views).
+Operation *neighbour(Operation *op, bool after) {
+  auto step = [&](Operation *o) {
+    return after ? o->getNextNode() : o->getPrevNode();
+  };
+  Operation *next = step(op);
+  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
+    next = step(next);
+  return next;
+}
+
+/// `op` when it is an elementwise linalg.generic that writes its one
+/// output at its own loop indices without reading it, reads its inputs at
+/// projected permutations of them, and has a body that can be cloned into
+/// a kernel. Null otherwise.
+linalg::GenericOp clonableElementwise(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      !g.getRegionOutputArgs()[0].use_empty() || !clonableBody(g))
+    return {};
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (!g.getMatchingIndexingMap(in).isProjectedPermutation(
+            /*allowZeroInResults=*/false))
+      return {};
+  return g;
+}
+
+/// The op right before `op` when it only writes `op`'s C, elementwise from
+/// operands other than C: a bias broadcast (`C[b, i, j] = bias[j]`,
+/// extended to f32, or a bias times E's row sums), or a constant fill.
+/// Such an op is a kernel that writes all of C for the contraction's
+/// kernel to read back as its starting values; the accumulators compute
+/// those values instead, from the op's (small) operands, and the op goes.
+/// Null otherwise.
 Operation *absorbableInit(linalg::GenericOp op) {
   Value c = op.getDpsInitOperand(0)->get();
-  Operation *prev = op->getPrevNode();
-  while (prev && isMemoryEffectFree(prev) && prev->getNumRegions() == 0)
-    prev = prev->getPrevNode();
+  Operation *prev = neighbour(op, /*after=*/false);
   if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
     return fill.hasPureBufferSemantics() &&
                    fill.getDpsInitOperand(0)->get() == c &&
@@ -254,63 +286,44 @@ Operation *absorbableInit(linalg::GenericOp op) {
                    matchPattern(fill.value(), m_Constant())
                ? prev
                : nullptr;
-  auto g = dyn_cast_or_null<linalg::GenericOp>(prev);
-  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
-      g.getDpsInitOperand(0)->get() != c ||
-      g.getNumParallelLoops() != g.getNumLoops() ||
-      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
-      g.getRegionOutputArgs()[0].use_empty() == false)
+  linalg::GenericOp g = clonableElementwise(prev);
+  if (!g || g.getDpsInitOperand(0)->get() != c ||
+      llvm::is_contained(g.getDpsInputs(), c))
     return nullptr;
-  for (OpOperand *in : g.getDpsInputOperands())
-    if (in->get() == c ||
-        !g.getMatchingIndexingMap(in).isProjectedPermutation(
-            /*allowZeroInResults=*/false))
-      return nullptr;
-  return clonableBody(g) ? prev : nullptr;
+  return g;
 }
 
-/// The op right after `op` (past ops that touch no memory) when it is
-/// elementwise over C's shape and reads C only at the element it produces
-/// (an activation): its body can run on the accumulators as they are
-/// stored, and the op, a kernel that read all of C and wrote it again,
-/// goes. Its output is C itself (in place) or a buffer of C's shape, and
-/// then C must have no users but `op`, it and `initFrom`, since C's values
-/// are never stored. Null otherwise.
-linalg::GenericOp absorbableEpilogue(linalg::GenericOp op,
-                                     Operation *initFrom) {
+/// The op right after `op` when it is elementwise over C's shape and reads
+/// C only at the element it produces (an activation): its body can run on
+/// the accumulators as they are stored, and the op, a kernel that read all
+/// of C and wrote it again, goes. Its output is C itself (in place) or a
+/// buffer of C's shape, and then C must have no users but `op`, it and
+/// `initFrom`, since C's values are never stored. Returns its operand that
+/// reads C, or null.
+OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   Value c = op.getDpsInitOperand(0)->get();
-  Operation *next = op->getNextNode();
-  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
-    next = next->getNextNode();
-  auto g = dyn_cast_or_null<linalg::GenericOp>(next);
-  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
-      g.getNumParallelLoops() != g.getNumLoops() ||
-      g.getNumLoops() != cast<MemRefType>(c.getType()).getRank() ||
-      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
-      !g.getRegionOutputArgs()[0].use_empty() || !clonableBody(g))
-    return {};
+  linalg::GenericOp g = clonableElementwise(neighbour(op, /*after=*/true));
+  if (!g || g.getNumLoops() != cast<MemRefType>(c.getType()).getRank())
+    return nullptr;
   Value d = g.getDpsInitOperand(0)->get();
-  int readsOfC = 0;
+  OpOperand *readOfC = nullptr;
   for (OpOperand *in : g.getDpsInputOperands()) {
-    AffineMap map = g.getMatchingIndexingMap(in);
-    if (in->get() == c) {
-      if (!map.isIdentity())
-        return {};
-      ++readsOfC;
+    if (in->get() == d && d != c)
+      return nullptr;
+    if (in->get() != c)
       continue;
-    }
-    if (in->get() == d ||
-        !map.isProjectedPermutation(/*allowZeroInResults=*/false))
-      return {};
+    if (readOfC || !g.getMatchingIndexingMap(in).isIdentity())
+      return nullptr;
+    readOfC = in;
   }
-  if (readsOfC != 1)
-    return {};
+  if (!readOfC)
+    return nullptr;
   if (d != c)
     for (Operation *user : c.getUsers())
       if (user != op && user != g && user != initFrom &&
           !isa<memref::DeallocOp>(user))
-        return {};
-  return g;
+        return nullptr;
+  return readOfC;
 }
 
 /// Whether `operand`'s k dimension is its innermost (contiguous) one.
@@ -427,21 +440,19 @@ struct CUDATensorCoreContractionsPass
       p->initFrom = absorbableInit(op);
       Value c = op.getDpsInitOperand(0)->get();
       p->out = c;
-      if ((p->epilogue = absorbableEpilogue(op, p->initFrom))) {
-        p->out = p->epilogue.getDpsInitOperand(0)->get();
-        for (OpOperand *in : p->epilogue.getDpsInputOperands())
-          if (in->get() == c)
-            p->epilogueC = in->getOperandNumber();
-      }
+      p->epilogueRead = absorbableEpilogue(op, p->initFrom);
+      linalg::GenericOp epilogue = p->epilogue();
+      if (epilogue)
+        p->out = epilogue.getDpsInitOperand(0)->get();
       Value stored = p->out;
-      if (tf32() == false && !(emulate && exact))
+      if (!tf32() && !(emulate && exact))
         demote(rewriter, op, *p, tileK);
       rewrite(rewriter, op, *p, tileK);
       if (p->initFrom)
         rewriter.eraseOp(p->initFrom);
-      if (p->epilogue) {
-        erased.insert(p->epilogue);
-        rewriter.eraseOp(p->epilogue);
+      if (epilogue) {
+        erased.insert(epilogue);
+        rewriter.eraseOp(epilogue);
       }
       // C, or the buffer the results went to before they were rounded,
       // when nothing but deallocations uses it any more.
@@ -469,12 +480,12 @@ struct CUDATensorCoreContractionsPass
     if (!alloc || !alloc.getType().getElementType().isF32() ||
         !alloc.getType().getLayout().isIdentity())
       return;
-    Operation *last =
-        p.epilogue ? p.epilogue.getOperation() : op.getOperation();
+    linalg::GenericOp epilogue = p.epilogue();
+    Operation *last = epilogue ? epilogue.getOperation() : op.getOperation();
     SmallVector<OpOperand *> reads;
     for (OpOperand &use : t.getUses()) {
       Operation *user = use.getOwner();
-      if (user == op || user == p.epilogue || user == p.initFrom ||
+      if (user == op || user == epilogue || user == p.initFrom ||
           isa<memref::DeallocOp>(user))
         continue;
       auto r = dyn_cast<linalg::GenericOp>(user);
@@ -645,9 +656,8 @@ struct CUDATensorCoreContractionsPass
   static void storeResult(OpBuilder &b, Location loc, const Plan &p,
                           Value acc, ArrayRef<Value> indices) {
     Value v = acc;
-    if (linalg::GenericOp e = p.epilogue)
-      v = cloneBody(b, loc, e, indices, e.getDpsInputOperand(p.epilogueC),
-                    acc);
+    if (linalg::GenericOp e = p.epilogue())
+      v = cloneBody(b, loc, e, indices, p.epilogueRead, acc);
     Type type = cast<MemRefType>(p.out.getType()).getElementType();
     if (v.getType() != type)
       v = arith::TruncFOp::create(b, loc, type, v);
