@@ -464,7 +464,18 @@ def LinformerCUDAFuseElementwisePass
     written to device memory. Contractions take dtype extensions only (a
     bf16 weight's `extf`, moved across a `tensor.expand_shape` such as the
     head split to meet its reader): they stay multiply-adds of extended
-    operands, which the tensor-core path matches and reads as stored.
+    operands, which the tensor-core path matches and reads as stored. An
+    extension several ops read is cloned for each first: fusing a producer
+    that still has other readers makes upstream keep its value as a second
+    result of the fused op, which is then no contraction.
+
+    Any other producer fuses only when every reader takes it (none is a
+    contraction, a reshape or the result). One reader that needs it in
+    memory means it is written anyway, and the readers that fused it would
+    recompute it from its inputs instead of reading it: in an encoder, each
+    LayerNorm's statistics and the next layer's projections recomputed the
+    residual chain through every earlier layer's LayerNorms (layer 4's Q
+    projection took 33 operands and missed the tensor cores).
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }

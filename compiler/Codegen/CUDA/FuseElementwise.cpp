@@ -8,8 +8,9 @@
 // extension to f32): the contraction stays a multiply-add of extended
 // operands, which the tensor-core path (linformer-cuda-tensor-core-
 // contractions) matches, and reads the 16-bit data itself instead of an f32
-// copy a kernel of its own would write. Nothing into the attention core's
-// carrier (FuseAttentionCore.cpp).
+// copy a kernel of its own would write (an extension several ops read is
+// cloned for each first). Nothing into the attention core's carrier
+// (FuseAttentionCore.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,20 +48,56 @@ bool isExtension(Operation *op) {
          yield.getValues().size() == 1 && yield.getValues()[0] == ext;
 }
 
+/// Whether `op` can take elementwise producers: a linalg op, but not the
+/// fused attention core's carrier, whose operands are the core's q, keys,
+/// values and mask, as they are.
+bool takesElementwise(Operation *op) {
+  return isa<linalg::LinalgOp>(op) && !op->hasAttr("linformer.fused_core");
+}
+
 struct CUDAFuseElementwisePass
     : mlir::linformer::impl::LinformerCUDAFuseElementwisePassBase<
           CUDAFuseElementwisePass> {
   void runOnOperation() override {
+    // An extension with several readers is cloned for each: fusing a
+    // producer that has other readers into a contraction keeps the
+    // producer's value as a second result of the fused op (upstream's
+    // elementwise fusion), which is then no contraction. It missed the
+    // tensor-core path, took every elementwise producer after it (layer
+    // 4's Q projection recomputed 3 layers of LayerNorms) and wrote the f32
+    // copy of the weight all the same.
+    SmallVector<linalg::GenericOp> shared;
+    getOperation().walk([&](linalg::GenericOp g) {
+      if (isExtension(g) && !g->getResult(0).hasOneUse())
+        shared.push_back(g);
+    });
+    OpBuilder builder(&getContext());
+    for (linalg::GenericOp g : shared) {
+      SmallVector<OpOperand *> uses = llvm::map_to_vector(
+          g->getResult(0).getUses(), [](OpOperand &u) { return &u; });
+      builder.setInsertionPointAfter(g);
+      for (OpOperand *use : ArrayRef(uses).drop_front())
+        use->set(builder.clone(*g)->getResult(0));
+    }
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
-          auto consumer = dyn_cast<linalg::LinalgOp>(fused->getOwner());
-          // Nothing into the fused attention core's carrier, whose operands
-          // are the core's q, keys, values and mask, as they are.
-          if (!consumer || consumer->hasAttr("linformer.fused_core"))
+          if (!takesElementwise(fused->getOwner()))
             return false;
-          return !linalg::isaContractionOpInterface(consumer) ||
-                 isExtension(fused->get().getDefiningOp());
+          // An extension (one reader, see above) fuses into anything.
+          if (isExtension(fused->get().getDefiningOp()))
+            return fused->get().hasOneUse();
+          // Anything else only when every reader takes it: not when a
+          // reader needs it in memory anyway (a contraction, a reshape,
+          // the result), where fusing makes the other readers recompute it
+          // from its inputs while it is written all the same.
+          return !linalg::isaContractionOpInterface(
+                     cast<linalg::LinalgOp>(fused->getOwner())) &&
+                 llvm::all_of(fused->get().getUsers(), [](Operation *user) {
+                   return takesElementwise(user) &&
+                          !linalg::isaContractionOpInterface(
+                              cast<linalg::LinalgOp>(user));
+                 });
         });
     // A weight's extension often reaches its contraction through a
     // reshape (the head split of W: [d, d] -> [d, h, dh]): the extension

@@ -112,3 +112,100 @@ func.func @scaled(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> tensor<8x4x16x
   } -> tensor<8x4x16xf32>
   return %y : tensor<8x4x16xf32>
 }
+
+// -----
+
+// One extension read by two contractions (upstream's fusion would keep the
+// extended weight as a second result of the first fused op, which would
+// then be no contraction): each contraction gets its own copy, and both
+// stay single-result multiply-adds of the bf16 weight.
+// CHECK-LABEL: func.func @shared_extension
+// CHECK-NOT: linalg.generic {{.*}} ins(%arg2 : tensor<64x32xbf16>)
+// CHECK: %[[A:.*]] = linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg2 : tensor<16x64xf32>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: %[[B:.*]] = linalg.generic {{.*}}"reduction"]} ins(%arg1, %arg2 : tensor<16x64xf32>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: return %[[A]], %[[B]]
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @shared_extension(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>, %w: tensor<64x32xbf16>)
+    -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %e = tensor.empty() : tensor<64x32xf32>
+  %wf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<64x32xbf16>) outs(%e : tensor<64x32xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %f = arith.extf %a : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<64x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<16x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %a = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wf : tensor<16x64xf32>, tensor<64x32xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %b = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%y, %wf : tensor<16x64xf32>, tensor<64x32xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %a, %b : tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// A LayerNorm's output is read by the next projection, which needs it in
+// memory, and by a residual add and a row sum: it stays one op that both
+// read, instead of each recomputing it from its inputs (in an encoder, a
+// chain back through every earlier layer's LayerNorms).
+// CHECK-LABEL: func.func @materialized
+// CHECK: %[[N:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<16x64xf32>, tensor<64xf32>)
+// CHECK: arith.mulf
+// CHECK: linalg.generic {{.*}}"reduction"]} ins(%[[N]], %arg2
+// CHECK: linalg.generic {{.*}} ins(%[[N]], %arg3 : tensor<16x64xf32>, tensor<16x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[N]] : tensor<16x64xf32>)
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @materialized(%x: tensor<16x64xf32>, %g: tensor<64xf32>, %w: tensor<64x32xf32>,
+                        %r: tensor<16x64xf32>)
+    -> (tensor<16x32xf32>, tensor<16x64xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<16x64xf32>
+  %n = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (j)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %g : tensor<16x64xf32>, tensor<64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<16x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %c0 = tensor.empty() : tensor<16x32xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %p = linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%n, %w : tensor<16x64xf32>, tensor<64x32xf32>) outs(%c : tensor<16x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %res = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%n, %r : tensor<16x64xf32>, tensor<16x64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  %s0 = tensor.empty() : tensor<16xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%s0 : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (i)>], iterator_types = ["parallel", "reduction"]}
+      ins(%n : tensor<16x64xf32>) outs(%sf : tensor<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %p, %res, %sum : tensor<16x32xf32>, tensor<16x64xf32>, tensor<16xf32>
+}
