@@ -428,6 +428,14 @@ def LinformerCUDAExpandAttentionCorePass
     warp's loads hit 32 banks), meet at a `gpu.barrier`, then compute as
     above reading their fragments from there. Emulated, the copy and the
     computation are two thread loops over one buffer a block.
+
+    Runs after linformer-cuda-tensor-core-contractions, which may leave q,
+    key, value and the output as bf16 / f16 buffers (the projections
+    around a core on tensor cores store them rounded, since the core and
+    they round them at every load anyway): the tensor-core core loads them
+    as they are and rounds what it stores into a 16-bit output. The
+    one-thread-a-row core takes f32 only; a 16-bit buffer there is an
+    error.
   }];
   let options = [
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
@@ -580,13 +588,21 @@ def LinformerCUDATensorCoreContractionsPass
     elementwise over C's shape and reads C only at the element it writes
     (GELU after the FFN's first projection, in place or into a buffer of
     its own when C has no other user), its body runs on the accumulators
-    as they are stored and the op goes. With bf16 / f16, when the buffer
-    the results end in is an f32 allocation that nothing reads afterwards
-    but contractions this pass maps (which round it to the operand type as
-    they load it), the results are stored rounded into a new 16-bit
-    buffer instead, which those contractions read as a 16-bit weight: the
-    same bits, half the bytes (the FFN's hidden layer). Not with `exact`
-    emulation, which rounds nothing.
+    as they are stored and the op goes.
+
+    16-bit intermediates (bf16 / f16; not with `exact` emulation, which
+    rounds nothing): when the buffer a contraction's results end in is an
+    f32 allocation and every read of the values it leaves there (the uses
+    up to the buffer's deallocation or the next op that overwrites all of
+    it: buffers are reused, every layer's FFN writes one hidden buffer) is
+    an operand of a contraction this pass maps or q, key or value of an
+    attention core carrier that runs on tensor cores (both round it to the
+    operand type as they load it), the results are stored rounded into a
+    16-bit twin of the buffer, which those readers read as a 16-bit weight:
+    the same bits, half the bytes. The core's output gets the same
+    treatment (its expansion, after this pass, rounds what it stores).
+    In the default bf16 encoder: the FFN's hidden layer, q, the projected
+    keys and values, and the core's output.
 
     Other ops, and contractions whose sizes do not
     divide or whose folded tiles exceed a grid dimension (65535), stay on the

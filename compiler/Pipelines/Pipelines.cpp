@@ -253,7 +253,6 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                    target.sharedBytesPerSM / 2)
                         : 0;
   coreOptions.warps = threadsY;
-  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
@@ -276,6 +275,10 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
   }
+  // After the contractions, which store what the core reads (q, the
+  // projected keys and values) as 16-bit buffers when it rounds them
+  // anyway, and read its output as one when they do.
+  funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
   tileOptions.threadsX = threadsX;

@@ -54,7 +54,7 @@ using namespace mlir::linformer;
 
 namespace {
 
-constexpr const char *kFusedCoreAttr = "linformer.fused_core";
+using cuda::kFusedCoreAttr;
 
 struct CUDAFuseAttentionCorePass
     : mlir::linformer::impl::LinformerCUDAFuseAttentionCorePassBase<
@@ -112,6 +112,16 @@ static Value scaledExpOrZero(OpBuilder &b, Location loc, Value x, Value max,
   Value e =
       math::ExpOp::create(b, loc, arith::MulFOp::create(b, loc, diff, scale));
   return arith::SelectOp::create(b, loc, live, e, zero);
+}
+
+/// `buf` at `indices` as f32 (a 16-bit q, key or value extended: exact,
+/// and rounding it back for a fragment is the identity).
+static Value loadF32(OpBuilder &b, Location loc, Value buf,
+                     ValueRange indices) {
+  Value v = memref::LoadOp::create(b, loc, buf, indices);
+  if (!v.getType().isF32())
+    v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  return v;
 }
 
 /// A carrier's buffers (the mask may be null), sizes and scale, and the
@@ -202,9 +212,7 @@ struct CoreOperands {
           Value hi = arith::RemUIOp::create(b, loc, bh, c(heads));
           Value bi = arith::DivUIOp::create(b, loc, bh, c(heads));
           auto ld = [&, bi, hi](OpBuilder &b, Value buf, Value r, Value col) {
-            return memref::LoadOp::create(b, loc, buf,
-                                          ValueRange{bi, hi, r, col})
-                .getResult();
+            return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
           };
           auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
             return arith::AddIOp::create(b, loc, x, cIdx(b, v));
@@ -292,9 +300,7 @@ struct CoreOperands {
           auto copy = [&](OpBuilder &b, Value w, Value lane, Value smem) {
             Value tid = arith::AddIOp::create(b, loc, mulI(b, w, 32), lane);
             auto ld = [&](OpBuilder &b, Value buf, Value r, Value col) {
-              return memref::LoadOp::create(b, loc, buf,
-                                            ValueRange{bi, hi, r, col})
-                  .getResult();
+              return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
             };
             auto stride = [&](int64_t count, auto fn) {
               scf::ForOp::create(
@@ -424,7 +430,7 @@ struct CoreOperands {
         b, loc, arith::MulIOp::create(b, loc, tile, c(16)), g);
     row[1] = addI(row[0], 8);
     auto ld = [&](Value buf, Value r, Value col) -> Value {
-      return memref::LoadOp::create(b, loc, buf, ValueRange{bi, hi, r, col});
+      return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
     };
     auto rnd = [&](Value v) {
       return exact ? v : cuda::roundToOperand(b, loc, v, precision, true);
@@ -599,16 +605,21 @@ struct CoreOperands {
           next.append(acc.begin(), acc.end());
           scf::YieldOp::create(b, loc, next);
         });
-    // Each row's sum over its four lanes, then O / l.
+    // Each row's sum over its four lanes, then O / l (rounded to nearest
+    // even into a 16-bit output).
     Value lTotal[2] = {quad(b, loop.getResult(2), false),
                        quad(b, loop.getResult(3), false)};
+    Type outType = cast<MemRefType>(out.getType()).getElementType();
     for (int64_t dt = 0; dt < dTiles; ++dt)
       for (int h = 0; h < 2; ++h)
         for (int64_t o = 0; o < 2; ++o) {
           Value v = vector::ExtractOp::create(b, loc, loop.getResult(4 + dt),
                                               ArrayRef<int64_t>{h, o});
+          Value r = arith::DivFOp::create(b, loc, v, lTotal[h]);
+          if (r.getType() != outType)
+            r = arith::TruncFOp::create(b, loc, outType, r);
           memref::StoreOp::create(
-              b, loc, arith::DivFOp::create(b, loc, v, lTotal[h]), out,
+              b, loc, r, out,
               ValueRange{bi, hi, row[h], addI(twoT, 8 * dt + o)});
         }
   }
@@ -719,25 +730,28 @@ struct CUDAExpandAttentionCorePass
               << v.getType();
           return signalPassFailure();
         }
-      if (mma != "none" && fitsTensorCores(op)) {
+      if (cuda::coreOnTensorCores(op, mma)) {
         CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
                                            sharedBytes, warps);
         continue;
       }
+      // 16-bit buffers come from linformer-cuda-tensor-core-contractions,
+      // for a core it saw run on tensor cores.
+      for (Value v : {op.getDpsInputOperand(0)->get(),
+                      op.getDpsInputOperand(1)->get(),
+                      op.getDpsInputOperand(2)->get(),
+                      op.getDpsInitOperand(0)->get()})
+        if (!cast<MemRefType>(v.getType()).getElementType().isF32()) {
+          op.emitError("the fused attention core on one thread a row takes "
+                       "f32 q, key, value and output, not ")
+              << v.getType()
+              << " (16-bit ones need the tensor-core core: mma=bf16 or "
+                 "f16, query rows, slots and head width in whole 16s)";
+          return signalPassFailure();
+        }
       CoreOperands::of(op).scalar(rewriter, op);
     }
   }
-
-  /// Query rows, slots and head width in whole 16s, f32 buffers.
-  static bool fitsTensorCores(linalg::GenericOp op) {
-    auto qType = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType());
-    auto kType = cast<MemRefType>(op.getDpsInputOperand(1)->get().getType());
-    return qType.hasStaticShape() && kType.hasStaticShape() &&
-           qType.getElementType().isF32() &&
-           kType.getElementType().isF32() && qType.getDimSize(2) % 16 == 0 &&
-           qType.getDimSize(3) % 16 == 0 && kType.getDimSize(2) % 16 == 0;
-  }
-
 };
 
 } // namespace

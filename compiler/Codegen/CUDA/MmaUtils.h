@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -35,6 +36,38 @@ inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
   if (precision == "f16")
     return Float16Type::get(ctx);
   return Float32Type::get(ctx);
+}
+
+/// Marks the fused attention core's carrier `linalg.generic` between
+/// linformer-cuda-fuse-attention-core and linformer-cuda-expand-attention-
+/// core (its value: the softmax scale).
+constexpr const char *kFusedCoreAttr = "linformer.fused_core";
+
+/// Whether the core carrier `op` (q, key, value[, mask] -> out) expands on
+/// tensor cores at `precision`: query rows, projected slots and head width
+/// in whole 16s, and q, key, value and out each f32 or the operand type
+/// (16-bit buffers that linformer-cuda-tensor-core-contractions demoted:
+/// the tensor-core core rounds q, key and value to that type as it loads
+/// them anyway, and its output feeds contractions that do).
+inline bool coreOnTensorCores(linalg::GenericOp op, StringRef precision) {
+  if (precision != "bf16" && precision != "f16")
+    return false;
+  Type operand = mmaOperandType(op.getContext(), precision);
+  auto typeOf = [](Value v) { return cast<MemRefType>(v.getType()); };
+  MemRefType q = typeOf(op.getDpsInputOperand(0)->get()),
+             key = typeOf(op.getDpsInputOperand(1)->get());
+  SmallVector<Value> data = {op.getDpsInputOperand(0)->get(),
+                             op.getDpsInputOperand(1)->get(),
+                             op.getDpsInputOperand(2)->get(),
+                             op.getDpsInitOperand(0)->get()};
+  for (Value v : data) {
+    Type e = typeOf(v).getElementType();
+    if (!e.isF32() && e != operand)
+      return false;
+  }
+  return q.hasStaticShape() && key.hasStaticShape() &&
+         q.getDimSize(2) % 16 == 0 && q.getDimSize(3) % 16 == 0 &&
+         key.getDimSize(2) % 16 == 0;
 }
 
 /// `v` (f32) rounded to the operand type; with `backToF32`, extended back

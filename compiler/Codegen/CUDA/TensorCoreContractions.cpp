@@ -424,12 +424,21 @@ struct CUDATensorCoreContractionsPass
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
-    int64_t tileK = precision == "tf32" ? 4 : 16;
+    int64_t tileK = this->tileK();
+    // Rounding results at the store (16-bit buffers) is exact unless
+    // nothing is rounded at all.
+    bool demotes = !tf32() && !(emulate && exact);
+    demotedOf.clear();
     // Epilogues absorbed into an earlier contraction are gone.
     llvm::SmallPtrSet<Operation *, 8> erased;
     for (linalg::GenericOp op : ops) {
       if (erased.contains(op))
         continue;
+      if (op->hasAttr(cuda::kFusedCoreAttr)) {
+        if (demotes && cuda::coreOnTensorCores(op, precision))
+          demoteCoreOutput(rewriter, op);
+        continue;
+      }
       FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
       if (failed(p))
         continue;
@@ -445,8 +454,8 @@ struct CUDATensorCoreContractionsPass
       if (epilogue)
         p->out = epilogue.getDpsInitOperand(0)->get();
       Value stored = p->out;
-      if (!tf32() && !(emulate && exact))
-        demote(rewriter, op, *p, tileK);
+      if (demotes)
+        demote(rewriter, op, *p);
       rewrite(rewriter, op, *p, tileK);
       if (p->initFrom)
         rewriter.eraseOp(p->initFrom);
@@ -463,77 +472,172 @@ struct CUDATensorCoreContractionsPass
   }
 
   bool tf32() const { return precision == "tf32"; }
+  /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
+  int64_t tileK() const { return tf32() ? 4 : 16; }
 
   /// Rounds `op`'s results as it stores them when that is exact: the
   /// buffer they end in (C, or the epilogue's output) is a plain f32
-  /// allocation that nothing reads after them but contractions this pass
-  /// maps, each reading it as one operand, which they round to the
-  /// operand type as they load it. Rounding to nearest even once at the
-  /// store gives the same bits, and the buffer's bytes, written once and
-  /// read by every block of the readers, halve. The results go to a new
-  /// 16-bit allocation, which the readers read as they read a 16-bit
-  /// weight (extended in their body).
-  void demote(IRRewriter &rewriter, linalg::GenericOp op, Plan &p,
-              int64_t tileK) {
-    Value t = p.out;
+  /// allocation and everything that reads the values they leave there
+  /// rounds them to the operand type as it loads them (see roundedReads).
+  /// Rounding to nearest even once at the store gives the same bits, and
+  /// the values' bytes, written once and read by every block of the
+  /// readers, halve. The results go to a 16-bit buffer, which the readers
+  /// read as they read a 16-bit weight (extended in their body).
+  void demote(IRRewriter &rewriter, linalg::GenericOp op, Plan &p) {
+    linalg::GenericOp epilogue = p.epilogue();
+    Operation *last = epilogue ? epilogue.getOperation() : op.getOperation();
+    std::optional<SmallVector<OpOperand *>> reads = roundedReads(p.out, last);
+    if (reads)
+      p.out = demoteReads(rewriter, p.out, *reads);
+  }
+
+  /// The same for the attention core `carrier`'s output (its expansion
+  /// rounds what it stores into a 16-bit output): the output projection
+  /// reads it.
+  void demoteCoreOutput(IRRewriter &rewriter, linalg::GenericOp carrier) {
+    OpOperand *init = carrier.getDpsInitOperand(0);
+    std::optional<SmallVector<OpOperand *>> reads =
+        roundedReads(init->get(), carrier);
+    if (!reads)
+      return;
+    Value old = init->get();
+    Value demoted = demoteReads(rewriter, old, *reads);
+    // The carrier's body is never run, but it must stay well typed:
+    // extend its 16-bit output argument, round what it yields.
+    auto yield = cast<linalg::YieldOp>(carrier.getBody()->getTerminator());
+    Type type = cast<MemRefType>(demoted.getType()).getElementType();
+    retypeOperand(rewriter, carrier, init, demoted);
+    rewriter.setInsertionPoint(yield);
+    Value rounded = arith::TruncFOp::create(rewriter, carrier.getLoc(), type,
+                                            yield.getOperand(0));
+    rewriter.modifyOpInPlace(yield,
+                             [&] { yield->setOperand(0, rounded); });
+    eraseIfUnused(rewriter, old);
+  }
+
+  /// Whether `user` overwrites all of `t` without reading it (a fill, a
+  /// copy, an elementwise op writing every element, the attention core):
+  /// what `t` held before is dead after it.
+  static bool overwrites(Operation *user, Value t) {
+    auto l = dyn_cast<linalg::LinalgOp>(user);
+    if (!l || !l.hasPureBufferSemantics() || l.getNumDpsInits() != 1 ||
+        l.getDpsInitOperand(0)->get() != t ||
+        llvm::is_contained(l.getDpsInputs(), t))
+      return false;
+    if (user->hasAttr(cuda::kFusedCoreAttr))
+      return true; // every (b, h, row, column) of its output, once
+    OpOperand *init = l.getDpsInitOperand(0);
+    return l.getNumParallelLoops() == l.getNumLoops() &&
+           l.getMatchingIndexingMap(init).isIdentity() &&
+           !l.payloadUsesValueFromOperand(init);
+  }
+
+  /// The reads of the values `last` leaves in `t`: the uses of `t` after
+  /// `last` in its block, up to its deallocation or the next op that
+  /// overwrites it (buffers are reused: every layer's FFN writes its hidden
+  /// layer into one buffer). `t` must be a plain f32 allocation, and each
+  /// of those uses one input of a contraction this pass maps or q, key or
+  /// value of an attention core that runs on tensor cores: readers that
+  /// round it to the operand type as they load it. Else none.
+  std::optional<SmallVector<OpOperand *>> roundedReads(Value t,
+                                                       Operation *last) {
     auto alloc = t.getDefiningOp<memref::AllocOp>();
     if (!alloc || !alloc.getType().getElementType().isF32() ||
         !alloc.getType().getLayout().isIdentity())
-      return;
-    linalg::GenericOp epilogue = p.epilogue();
-    Operation *last = epilogue ? epilogue.getOperation() : op.getOperation();
-    SmallVector<OpOperand *> reads;
+      return std::nullopt;
+    Block *block = last->getBlock();
+    // The uses after `last` by the op of `block` they are in, in order.
+    SmallVector<std::pair<Operation *, OpOperand *>> after;
     for (OpOperand &use : t.getUses()) {
-      Operation *user = use.getOwner();
-      if (user == op || user == epilogue || user == p.initFrom ||
-          isa<memref::DeallocOp>(user))
-        continue;
-      auto r = dyn_cast<linalg::GenericOp>(user);
-      if (!r || r->getBlock() != op->getBlock() || !last->isBeforeInBlock(r) ||
-          !r.isDpsInput(&use) || llvm::count(r->getOperands(), t) != 1 ||
-          failed(planFor(r, tileK, warpTilesM, warpTilesN, splitKWarps)))
-        return;
-      reads.push_back(&use);
+      Operation *owner = block->findAncestorOpInBlock(*use.getOwner());
+      if (!owner)
+        return std::nullopt;
+      if (owner != last && last->isBeforeInBlock(owner))
+        after.push_back({owner, &use});
+    }
+    llvm::sort(after, [](const auto &x, const auto &y) {
+      return x.first != y.first && x.first->isBeforeInBlock(y.first);
+    });
+    SmallVector<OpOperand *> reads;
+    for (auto [owner, use] : after) {
+      if (isa<memref::DeallocOp>(owner) || overwrites(owner, t))
+        break;
+      auto r = dyn_cast<linalg::GenericOp>(owner);
+      if (!r || use->getOwner() != owner || !r.isDpsInput(use) ||
+          llvm::count(r->getOperands(), t) != 1)
+        return std::nullopt;
+      bool rounds =
+          r->hasAttr(cuda::kFusedCoreAttr)
+              ? use->getOperandNumber() < 3 &&
+                    cuda::coreOnTensorCores(r, precision)
+              : succeeded(planFor(r, tileK(), warpTilesM, warpTilesN,
+                                  splitKWarps));
+      if (!rounds)
+        return std::nullopt;
+      reads.push_back(use);
     }
     if (reads.empty())
-      return;
-    Type type = cuda::mmaOperandType(&getContext(), precision);
-    rewriter.setInsertionPoint(alloc);
-    auto demoted = memref::AllocOp::create(
-        rewriter, alloc.getLoc(),
-        MemRefType::get(alloc.getType().getShape(), type));
-    demoted.setAlignmentAttr(alloc.getAlignmentAttr());
-    for (OpOperand *use : reads) {
-      auto r = cast<linalg::GenericOp>(use->getOwner());
-      BlockArgument arg = r.getMatchingBlockArgument(use);
-      rewriter.modifyOpInPlace(r, [&] {
-        use->set(demoted);
-        arg.setType(type);
-      });
-      rewriter.setInsertionPointToStart(arg.getOwner());
-      auto ext = arith::ExtFOp::create(rewriter, r.getLoc(),
-                                       rewriter.getF32Type(), arg);
-      rewriter.replaceAllUsesExcept(arg, ext, ext);
+      return std::nullopt;
+    return reads;
+  }
+
+  /// Points `reads` of `t` at its 16-bit twin (one per buffer, made on
+  /// first use: the values it holds live in turn, as they did in `t`),
+  /// each reader extending it in its body. Returns the twin.
+  Value demoteReads(IRRewriter &rewriter, Value t,
+                    ArrayRef<OpOperand *> reads) {
+    Value &demoted = demotedOf[t];
+    if (!demoted) {
+      auto alloc = t.getDefiningOp<memref::AllocOp>();
+      rewriter.setInsertionPoint(alloc);
+      auto twin = memref::AllocOp::create(
+          rewriter, alloc.getLoc(),
+          MemRefType::get(alloc.getType().getShape(),
+                          cuda::mmaOperandType(&getContext(), precision)));
+      twin.setAlignmentAttr(alloc.getAlignmentAttr());
+      for (Operation *user : llvm::make_early_inc_range(t.getUsers()))
+        if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+          rewriter.setInsertionPointAfter(dealloc);
+          memref::DeallocOp::create(rewriter, dealloc.getLoc(), twin);
+        }
+      demoted = twin;
     }
-    for (Operation *user : llvm::make_early_inc_range(t.getUsers()))
-      if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
-        rewriter.setInsertionPointAfter(dealloc);
-        memref::DeallocOp::create(rewriter, dealloc.getLoc(), demoted);
-      }
-    p.out = demoted;
+    for (OpOperand *use : reads)
+      retypeOperand(rewriter, cast<linalg::GenericOp>(use->getOwner()), use,
+                    demoted);
+    return demoted;
+  }
+
+  /// Points `op`'s operand `use` at the 16-bit `buffer`: its block argument
+  /// takes the 16-bit type and is extended to f32 where the body uses it.
+  static void retypeOperand(IRRewriter &rewriter, linalg::GenericOp op,
+                            OpOperand *use, Value buffer) {
+    BlockArgument arg = op.getMatchingBlockArgument(use);
+    rewriter.modifyOpInPlace(op, [&] {
+      use->set(buffer);
+      arg.setType(cast<MemRefType>(buffer.getType()).getElementType());
+    });
+    rewriter.setInsertionPointToStart(arg.getOwner());
+    auto ext = arith::ExtFOp::create(rewriter, op.getLoc(),
+                                     rewriter.getF32Type(), arg);
+    rewriter.replaceAllUsesExcept(arg, ext, ext);
   }
 
   /// Erases `buffer`'s allocation when only its deallocations use it.
-  static void eraseIfUnused(IRRewriter &rewriter, Value buffer) {
+  void eraseIfUnused(IRRewriter &rewriter, Value buffer) {
     auto alloc = buffer.getDefiningOp<memref::AllocOp>();
     if (!alloc || !llvm::all_of(alloc->getUsers(), [](Operation *user) {
           return isa<memref::DeallocOp>(user);
         }))
       return;
+    demotedOf.erase(buffer);
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       rewriter.eraseOp(user);
     rewriter.eraseOp(alloc);
   }
+
+  /// The 16-bit twin of each f32 buffer whose values were demoted.
+  DenseMap<Value, Value> demotedOf;
 
   /// Splits `linear` into the indices of `dims` (row-major) and records
   /// them in `iv`.

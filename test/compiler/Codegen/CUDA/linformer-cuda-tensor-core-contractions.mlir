@@ -406,8 +406,7 @@ func.func @init_kept(%a: memref<32x16xf32>, %b: memref<16x16xf32>, %c: memref<32
 // BF16: %[[H16:.*]] = memref.alloc() : memref<64x32xbf16>
 // BF16-NOT: memref.alloc
 // BF16: math.erf
-// BF16: %[[R:.*]] = arith.truncf %{{.*}} : f32 to bf16
-// BF16: memref.store %[[R]], %[[H16]]
+// BF16: memref.store %{{.*}}, %[[H16]]{{.*}} : memref<64x32xbf16>
 // BF16: memref.load %[[H16]]{{.*}} : memref<64x32xbf16>
 // BF16: nvvm.mma.sync
 // BF16: memref.dealloc %[[H16]]
@@ -447,5 +446,139 @@ func.func @ffn(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x16x
     linalg.yield %r : f32
   }
   memref.dealloc %h : memref<64x32xf32>
+  return
+}
+
+// -----
+
+// One buffer, two values (every layer's FFN reuses its hidden buffer): the
+// first is read only by a contraction, so it is stored rounded into a
+// 16-bit twin; the second, which the fill before the third contraction
+// starts, is read by a plain op (which does not round it; transposed, so
+// not an epilogue) and stays f32.
+// CHECK-LABEL: func.func @reused
+// CHECK-NOT: bf16
+// EMU-LABEL: func.func @reused
+// EMU: memref.alloc() : memref<64x32xbf16>
+// BF16-LABEL: func.func @reused
+// BF16-DAG: %[[H:.*]] = memref.alloc() : memref<64x32xf32>
+// BF16-DAG: %[[H16:.*]] = memref.alloc() : memref<64x32xbf16>
+// BF16: memref.store %{{.*}}, %[[H16]]{{.*}} : memref<64x32xbf16>
+// BF16: memref.load %[[H16]]{{.*}} : memref<64x32xbf16>
+// BF16: nvvm.mma.sync
+// BF16: memref.store %{{.*}}, %[[H]]{{.*}} : memref<64x32xf32>
+// BF16: linalg.generic {{.*}} ins(%[[H]] : memref<64x32xf32>)
+// BF16: memref.dealloc %[[H]]
+// BF16: memref.dealloc %[[H16]]
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x16xf32>,
+                  %y: memref<64x16xf32>, %z: memref<32x64xf32>) {
+  %h = memref.alloc() : memref<64x32xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%h : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : memref<64x16xf32>, memref<16x32xf32>) outs(%h : memref<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%h, %w2 : memref<64x32xf32>, memref<32x16xf32>) outs(%y : memref<64x16xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%h : memref<64x32xf32>)
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : memref<64x16xf32>, memref<16x32xf32>) outs(%h : memref<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (j, i)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : memref<64x32xf32>) outs(%z : memref<32x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %h : memref<64x32xf32>
+  return
+}
+
+// -----
+
+// The attention core's q comes from a projection and its output goes to
+// one; the core on tensor cores rounds q as it loads it, the projection
+// its input: both buffers become bf16. The carrier (expanded later) reads
+// q as bf16 and writes bf16, extending and rounding in its (never run)
+// body; its keys and values, arguments here, stay as they are.
+// CHECK-LABEL: func.func @core_io
+// CHECK-NOT: bf16
+// EMU-LABEL: func.func @core_io
+// EMU: linalg.generic {{.*}} outs(%{{.*}} : memref<1x1x32x16xbf16>) attrs =  {linformer.fused_core
+// BF16-LABEL: func.func @core_io
+// BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
+// BF16: %[[Q:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
+// BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
+// BF16: memref.store %{{.*}}, %[[Q]]{{.*}} : memref<1x1x32x16xbf16>
+// BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
+// BF16: %[[O:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
+// BF16: linalg.generic {{.*}} ins(%[[Q]], %arg2, %arg3 : memref<1x1x32x16xbf16>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>) outs(%[[O]] : memref<1x1x32x16xbf16>) attrs =  {linformer.fused_core
+// BF16: ^bb0(%[[QE:.*]]: bf16, %{{.*}}: f32, %{{.*}}: f32, %[[OE:.*]]: bf16):
+// BF16: arith.extf %[[OE]]
+// BF16: arith.extf %[[QE]]
+// BF16: %[[T:.*]] = arith.truncf
+// BF16: linalg.yield %[[T]] : bf16
+// BF16: memref.load %[[O]]{{.*}} : memref<1x1x32x16xbf16>
+// BF16: nvvm.mma.sync
+func.func @core_io(%x: memref<1x32x16xf32>, %wq: memref<16x1x16xf32>,
+                   %k: memref<1x1x16x16xf32>, %v: memref<1x1x16x16xf32>,
+                   %wo: memref<1x16x16xf32>, %y: memref<1x32x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %q = memref.alloc() : memref<1x1x32x16xf32>
+  linalg.fill ins(%zero : f32) outs(%q : memref<1x1x32x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, h, n, d, c) -> (b, n, c)>,
+                                   affine_map<(b, h, n, d, c) -> (c, h, d)>,
+                                   affine_map<(b, h, n, d, c) -> (b, h, n, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %wq : memref<1x32x16xf32>, memref<16x1x16xf32>) outs(%q : memref<1x1x32x16xf32>) {
+  ^bb0(%p: f32, %w: f32, %acc: f32):
+    %m = arith.mulf %p, %w : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  %o = memref.alloc() : memref<1x1x32x16xf32>
+  linalg.generic {indexing_maps = [affine_map<(b, h, n, c, j) -> (b, h, n, c)>,
+                                   affine_map<(b, h, n, c, j) -> (b, h, j, c)>,
+                                   affine_map<(b, h, n, c, j) -> (b, h, j, c)>,
+                                   affine_map<(b, h, n, c, j) -> (b, h, n, c)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %k, %v : memref<1x1x32x16xf32>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>)
+      outs(%o : memref<1x1x32x16xf32>) attrs = {linformer.fused_core = 2.500000e-01 : f64} {
+  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
+    %t = arith.mulf %a, %b : f32
+    %u = arith.mulf %t, %c : f32
+    %r = arith.addf %out, %u : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%y : memref<1x32x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(b, n, c, h, d) -> (b, h, n, d)>,
+                                   affine_map<(b, n, c, h, d) -> (h, d, c)>,
+                                   affine_map<(b, n, c, h, d) -> (b, n, c)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%o, %wo : memref<1x1x32x16xf32>, memref<1x16x16xf32>) outs(%y : memref<1x32x16xf32>) {
+  ^bb0(%p: f32, %w: f32, %acc: f32):
+    %m = arith.mulf %p, %w : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %q : memref<1x1x32x16xf32>
+  memref.dealloc %o : memref<1x1x32x16xf32>
   return
 }
