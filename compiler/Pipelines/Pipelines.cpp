@@ -279,6 +279,11 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // projected keys and values) as 16-bit buffers when it rounds them
   // anyway, and read its output as one when they do.
   funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
+  // Row sums (LayerNorm statistics, E's row sums): one warp a row.
+  LinformerCUDAWarpReductionsPassOptions reduceOptions;
+  reduceOptions.warps = threadsY;
+  reduceOptions.emulate = options.onHost;
+  funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
   tileOptions.threadsX = threadsX;

@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/BodyCloning.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
@@ -50,7 +51,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -61,6 +61,9 @@ namespace mlir::linformer {
 
 using namespace mlir;
 namespace cuda = mlir::linformer::cuda;
+using cuda::clonableBody;
+using cuda::cloneBody;
+using cuda::neighbour;
 
 namespace {
 
@@ -225,32 +228,6 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
   return p;
 }
 
-/// Whether `op`'s body is pure and takes nothing from outside but constants
-/// (it can be cloned into a kernel, which takes buffers only).
-bool clonableBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  for (Operation &bodyOp : body.without_terminator()) {
-    if (!isMemoryEffectFree(&bodyOp) || bodyOp.getNumRegions())
-      return false;
-    for (Value v : bodyOp.getOperands())
-      if (v.getParentBlock() != &body && !v.getDefiningOp<arith::ConstantOp>())
-        return false;
-  }
-  return true;
-}
-
-/// The op next to `op` (before it, or after it with `after`), past ops
-/// that touch no memory (constants, views).
-Operation *neighbour(Operation *op, bool after) {
-  auto step = [&](Operation *o) {
-    return after ? o->getNextNode() : o->getPrevNode();
-  };
-  Operation *next = step(op);
-  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
-    next = step(next);
-  return next;
-}
-
 /// `op` when it is an elementwise linalg.generic that writes its one
 /// output at its own loop indices without reading it, reads its inputs at
 /// projected permutations of them, and has a body that can be cloned into
@@ -271,7 +248,8 @@ linalg::GenericOp clonableElementwise(Operation *op) {
 
 /// The op right before `op` when it only writes `op`'s C, elementwise from
 /// operands other than C: a bias broadcast (`C[b, i, j] = bias[j]`,
-/// extended to f32, or a bias times E's row sums), or a constant fill.
+/// extended to f32, or a bias times E's row sums), or a constant fill (or
+/// a copy of a constant-filled buffer, as bufferization leaves them).
 /// Such an op is a kernel that writes all of C for the contraction's
 /// kernel to read back as its starting values; the accumulators compute
 /// those values instead, from the op's (small) operands, and the op goes.
@@ -279,13 +257,8 @@ linalg::GenericOp clonableElementwise(Operation *op) {
 Operation *absorbableInit(linalg::GenericOp op) {
   Value c = op.getDpsInitOperand(0)->get();
   Operation *prev = neighbour(op, /*after=*/false);
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(prev))
-    return fill.hasPureBufferSemantics() &&
-                   fill.getDpsInitOperand(0)->get() == c &&
-                   fill.value().getType().isF32() &&
-                   matchPattern(fill.value(), m_Constant())
-               ? prev
-               : nullptr;
+  if (isa_and_nonnull<linalg::FillOp, linalg::CopyOp>(prev))
+    return cuda::filledConstant(prev, c) ? prev : nullptr;
   linalg::GenericOp g = clonableElementwise(prev);
   if (!g || g.getDpsInitOperand(0)->get() != c ||
       llvm::is_contained(g.getDpsInputs(), c))
@@ -457,7 +430,9 @@ struct CUDATensorCoreContractionsPass
       if (demotes)
         demote(rewriter, op, *p);
       rewrite(rewriter, op, *p, tileK);
-      if (p->initFrom)
+      if (p->initFrom && isa<linalg::FillOp, linalg::CopyOp>(p->initFrom))
+        cuda::eraseFilling(rewriter, p->initFrom);
+      else if (p->initFrom)
         rewriter.eraseOp(p->initFrom);
       if (epilogue) {
         erased.insert(epilogue);
@@ -711,47 +686,14 @@ struct CUDATensorCoreContractionsPass
   using TileElement = function_ref<SmallVector<Value>(int64_t i, int64_t h,
                                                       int64_t j, int64_t o)>;
 
-  /// The value `g`'s body yields at loop indices `indices` (its output map
-  /// is the identity: C's indices), each input loaded at its own indices
-  /// but `given`, which is `value`.
-  static Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
-                         ArrayRef<Value> indices, OpOperand *given = nullptr,
-                         Value value = {}) {
-    IRMapping map;
-    Block &body = g.getRegion().front();
-    for (OpOperand *in : g.getDpsInputOperands()) {
-      if (in == given) {
-        map.map(g.getMatchingBlockArgument(in), value);
-        continue;
-      }
-      AffineMap m = g.getMatchingIndexingMap(in);
-      SmallVector<Value> at;
-      for (unsigned i = 0; i < m.getNumResults(); ++i)
-        at.push_back(indices[m.getDimPosition(i)]);
-      map.map(g.getMatchingBlockArgument(in),
-              memref::LoadOp::create(b, loc, in->get(), at));
-    }
-    for (Operation &bodyOp : body.without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
-        map.map(index.getResult(), indices[index.getDim()]);
-        continue;
-      }
-      for (Value v : bodyOp.getOperands())
-        if (!map.contains(v) && v.getParentBlock() != &body)
-          map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
-      b.clone(bodyOp, map);
-    }
-    return map.lookup(body.getTerminator()->getOperand(0));
-  }
-
   /// C's initial value at `indices`: loaded, or computed as `from` (see
   /// absorbableInit) would have stored it.
   static Value initialValue(OpBuilder &b, Location loc, Value c,
                             Operation *from, ArrayRef<Value> indices) {
     if (!from)
       return memref::LoadOp::create(b, loc, c, indices);
-    if (auto fill = dyn_cast<linalg::FillOp>(from))
-      return b.clone(*fill.value().getDefiningOp())->getResult(0);
+    if (arith::ConstantOp cst = cuda::filledConstant(from, c))
+      return b.clone(*cst)->getResult(0);
     return cloneBody(b, loc, cast<linalg::GenericOp>(from), indices);
   }
 

@@ -1,0 +1,140 @@
+//===- BodyCloning.h - a linalg body evaluated inside a kernel --*- C++ -*-===//
+//
+// What the CUDA passes that fold a linalg op into a kernel of their own
+// share (linformer-cuda-tensor-core-contractions: bias inits and GELU
+// epilogues; linformer-cuda-warp-reductions: a row's sum): whether a body
+// can be cloned into a kernel, the op next to another past ops that touch
+// no memory, the body's value at given loop indices, and the constant an
+// output starts from.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LINFORMER_COMPILER_CODEGEN_CUDA_BODYCLONING_H
+#define LINFORMER_COMPILER_CODEGEN_CUDA_BODYCLONING_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::linformer::cuda {
+
+/// Whether `op`'s body is pure and takes nothing from outside but constants
+/// (it can be cloned into a kernel, which takes buffers only).
+inline bool clonableBody(linalg::GenericOp op) {
+  Block &body = op.getRegion().front();
+  for (Operation &bodyOp : body.without_terminator()) {
+    if (!isMemoryEffectFree(&bodyOp) || bodyOp.getNumRegions())
+      return false;
+    for (Value v : bodyOp.getOperands())
+      if (v.getParentBlock() != &body && !v.getDefiningOp<arith::ConstantOp>())
+        return false;
+  }
+  return true;
+}
+
+/// The op next to `op` (before it, or after it with `after`), past ops
+/// that touch no memory (constants, views).
+inline Operation *neighbour(Operation *op, bool after) {
+  auto step = [&](Operation *o) {
+    return after ? o->getNextNode() : o->getPrevNode();
+  };
+  Operation *next = step(op);
+  while (next && isMemoryEffectFree(next) && next->getNumRegions() == 0)
+    next = step(next);
+  return next;
+}
+
+/// The value `g`'s (clonable) body yields at loop indices `indices`, each
+/// input loaded at its own indices but `given` (an input, or the output
+/// for a reduction's running value), which is `value`.
+inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
+                       ArrayRef<Value> indices, OpOperand *given = nullptr,
+                       Value value = {}) {
+  IRMapping map;
+  Block &body = g.getRegion().front();
+  if (given)
+    map.map(g.getMatchingBlockArgument(given), value);
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    if (in == given)
+      continue;
+    AffineMap m = g.getMatchingIndexingMap(in);
+    SmallVector<Value> at;
+    for (unsigned i = 0; i < m.getNumResults(); ++i)
+      at.push_back(indices[m.getDimPosition(i)]);
+    map.map(g.getMatchingBlockArgument(in),
+            memref::LoadOp::create(b, loc, in->get(), at));
+  }
+  for (Operation &bodyOp : body.without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+      map.map(index.getResult(), indices[index.getDim()]);
+      continue;
+    }
+    for (Value v : bodyOp.getOperands())
+      if (!map.contains(v) && v.getParentBlock() != &body)
+        map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+    b.clone(bodyOp, map);
+  }
+  return map.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// The constant `op` writes into all of `c`: `op` is a linalg.fill of `c`
+/// with an f32 constant, or a linalg.copy into `c` from a buffer whose last
+/// writer before it is such a fill (bufferization copies one zero-filled
+/// tensor into the output of every reduction that starts from it, and the
+/// last of them into that tensor itself). Null otherwise.
+inline arith::ConstantOp filledConstant(Operation *op, Value c) {
+  auto constantOf = [](linalg::FillOp fill) {
+    auto cst = fill.value().getDefiningOp<arith::ConstantOp>();
+    return fill.hasPureBufferSemantics() && cst && cst.getType().isF32()
+               ? cst
+               : arith::ConstantOp();
+  };
+  if (auto fill = dyn_cast_or_null<linalg::FillOp>(op))
+    return fill.getDpsInitOperand(0)->get() == c ? constantOf(fill)
+                                                 : arith::ConstantOp();
+  auto copy = dyn_cast_or_null<linalg::CopyOp>(op);
+  if (!copy || !copy.hasPureBufferSemantics() ||
+      copy.getDpsInitOperand(0)->get() != c)
+    return {};
+  Value src = copy.getDpsInputOperand(0)->get();
+  if (src.getType() != c.getType() || !src.getDefiningOp<memref::AllocOp>())
+    return {};
+  // The last op before the copy that may write `src` must be the fill.
+  Operation *last = nullptr;
+  for (OpOperand &use : src.getUses()) {
+    Operation *owner = copy->getBlock()->findAncestorOpInBlock(*use.getOwner());
+    if (!owner)
+      return {};
+    auto reader = dyn_cast<linalg::CopyOp>(use.getOwner());
+    if (owner == copy || !owner->isBeforeInBlock(copy) ||
+        (reader && reader.isDpsInput(&use)))
+      continue;
+    if (!last || last->isBeforeInBlock(owner))
+      last = owner;
+  }
+  auto writer = dyn_cast_or_null<linalg::FillOp>(last);
+  if (writer && writer.getDpsInitOperand(0)->get() != src)
+    return {};
+  return writer ? constantOf(writer) : arith::ConstantOp();
+}
+
+/// Erases `op` (which filledConstant accepted), and with a copy its source
+/// buffer when nothing but its fill and deallocations use it any more.
+inline void eraseFilling(RewriterBase &rewriter, Operation *op) {
+  auto copy = dyn_cast<linalg::CopyOp>(op);
+  Value src = copy ? copy.getDpsInputOperand(0)->get() : Value();
+  rewriter.eraseOp(op);
+  if (!src || !llvm::all_of(src.getUsers(), [](Operation *user) {
+        return isa<linalg::FillOp, memref::DeallocOp>(user);
+      }))
+    return;
+  for (Operation *user : llvm::make_early_inc_range(src.getUsers()))
+    rewriter.eraseOp(user);
+  rewriter.eraseOp(src.getDefiningOp());
+}
+
+} // namespace mlir::linformer::cuda
+
+#endif // LINFORMER_COMPILER_CODEGEN_CUDA_BODYCLONING_H

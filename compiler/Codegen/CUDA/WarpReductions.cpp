@@ -1,0 +1,255 @@
+//===- WarpReductions.cpp - row sums one warp a row -------------*- C++ -*-===//
+//
+// The CUDA pipeline's row sums (see Passes.td): a linalg.generic that adds
+// over one innermost reduction dimension into an output indexed by its
+// parallel dimensions (a LayerNorm's mean and variance over d_model, E's
+// row sums over n), reading every input that has that dimension along its
+// contiguous one, becomes one scf.parallel over blocks of `warps` rows
+// around one over the block's threads (warps x 32 lanes), mapped to block
+// and thread ids. A warp takes a row: lane l adds the row's elements l,
+// l + 32, ... in a register (the warp's loads are 32 consecutive
+// addresses), the warp adds its 32 partial sums by `gpu.shuffle xor` 16,
+// 8, 4, 2, 1, and lane 0 adds the total to the output's initial value (or
+// to the constant a fill right before wrote, and the fill goes) and
+// stores it.
+//
+// The plain path gives each row to one thread, which walks the row alone
+// (a warp's loads 32 rows apart) and loads and stores the output at every
+// step: 4096 rows are 128 warps for 132 SMs.
+//
+// `emulate` builds the same loops for the CPU, which runs a thread loop to
+// its end before the next: the lanes store their partial sums, and lane
+// 0's butterfly is replayed from them in the same order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CUDA/BodyCloning.h"
+#include "compiler/Codegen/CUDA/LoopMapping.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCUDAWARPREDUCTIONSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+namespace cuda = mlir::linformer::cuda;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+/// Whether `op` is a row sum this pass takes: buffers with identity
+/// layouts, static sizes, loops (parallel..., reduction) with at least 32
+/// reduction steps, the f32 output indexed by the parallel loops in order,
+/// every input that has the reduction dimension having it last
+/// (contiguous), and a clonable body that yields `out + t` with `out` used
+/// nowhere else.
+bool isRowSum(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 1 || op.getNumLoops() < 2 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction ||
+      !cuda::clonableBody(op))
+    return false;
+  unsigned red = op.getNumLoops() - 1;
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  if (llvm::any_of(extents, ShapedType::isDynamic) || extents[red] < kWarp)
+    return false;
+  for (Value v : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(v.getType());
+    if (!type || !type.getLayout().isIdentity())
+      return false;
+  }
+  OpOperand *init = op.getDpsInitOperand(0);
+  AffineMap outMap = op.getMatchingIndexingMap(init);
+  if (!cast<MemRefType>(init->get().getType()).getElementType().isF32() ||
+      !outMap.isProjectedPermutation() || outMap.getNumResults() != red)
+    return false;
+  for (unsigned i = 0; i < red; ++i)
+    if (outMap.getDimPosition(i) != i)
+      return false;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap m = op.getMatchingIndexingMap(in);
+    if (!m.isProjectedPermutation())
+      return false;
+    for (unsigned i = 0; i < m.getNumResults(); ++i)
+      if (m.getDimPosition(i) == red && i + 1 != m.getNumResults())
+        return false;
+  }
+  BlockArgument out = op.getRegionOutputArgs()[0];
+  auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
+  auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
+  return add && out.hasOneUse() &&
+         (add.getLhs() == out || add.getRhs() == out);
+}
+
+struct CUDAWarpReductionsPass
+    : mlir::linformer::impl::LinformerCUDAWarpReductionsPassBase<
+          CUDAWarpReductionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (warps < 1 || warps > 32) {
+      getOperation().emitError()
+          << "warps must be 1 to 32 (a block's rows), not " << int64_t(warps);
+      return signalPassFailure();
+    }
+    SmallVector<linalg::GenericOp> sums;
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (isRowSum(op))
+        sums.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : sums)
+      rewrite(rewriter, op);
+  }
+
+  /// The op right before `op` when it writes a constant into all of
+  /// `op`'s output (which `op` then overwrites element by element), or
+  /// null.
+  static Operation *absorbableFill(linalg::GenericOp op) {
+    Operation *prev = cuda::neighbour(op, /*after=*/false);
+    return cuda::filledConstant(prev, op.getDpsInitOperand(0)->get())
+               ? prev
+               : nullptr;
+  }
+
+  void rewrite(IRRewriter &rewriter, linalg::GenericOp op) const {
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    SmallVector<int64_t> extents = op.getStaticLoopRanges();
+    unsigned red = extents.size() - 1;
+    int64_t rows = 1;
+    for (unsigned d = 0; d < red; ++d)
+      rows *= extents[d];
+    // No idle warp, constant bounds.
+    int64_t rowsPerBlock = cuda::largestDivisor(rows, warps);
+    OpOperand *init = op.getDpsInitOperand(0);
+    Value c = init->get();
+    Operation *fill = absorbableFill(op);
+    arith::ConstantOp startValue =
+        fill ? cuda::filledConstant(fill, c) : arith::ConstantOp();
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto cF = [&](OpBuilder &b, double v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    };
+    Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
+    auto outer = scf::ParallelOp::create(
+        rewriter, loc, ValueRange{zero},
+        ValueRange{cIdx(rewriter, rows / rowsPerBlock)}, ValueRange{one},
+        [&](OpBuilder &b, Location loc, ValueRange blockIvs) {
+          // One loop over the block's threads running `body(w, lane)`.
+          auto threads = [&](OpBuilder &b,
+                             function_ref<void(OpBuilder &, Value, Value)>
+                                 body) {
+            auto inner = scf::ParallelOp::create(
+                b, loc, ValueRange{zero, zero},
+                ValueRange{cIdx(b, rowsPerBlock), cIdx(b, kWarp)},
+                ValueRange{one, one},
+                [&](OpBuilder &b, Location loc, ValueRange tv) {
+                  body(b, tv[0], tv[1]);
+                  scf::ReduceOp::create(b, loc);
+                });
+            cuda::mapLoop(inner,
+                          {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+          };
+          // The block's first row, then warp `w`'s row as loop indices
+          // (the parallel ones).
+          Value base = arith::MulIOp::create(b, loc, blockIvs[0],
+                                             cIdx(b, rowsPerBlock));
+          auto rowIndices = [&](OpBuilder &b, Value w) {
+            Value linear = arith::AddIOp::create(b, loc, base, w);
+            SmallVector<Value> iv(extents.size());
+            for (unsigned d = red; d-- > 0;) {
+              iv[d] = arith::RemUIOp::create(b, loc, linear,
+                                             cIdx(b, extents[d]));
+              linear = arith::DivUIOp::create(b, loc, linear,
+                                              cIdx(b, extents[d]));
+            }
+            return iv;
+          };
+          // Lane `lane`'s sum of the row's elements lane, lane + 32, ...
+          auto partial = [&](OpBuilder &b, SmallVector<Value> iv, Value lane) {
+            auto loop = scf::ForOp::create(
+                b, loc, lane, cIdx(b, extents[red]), cIdx(b, kWarp),
+                ValueRange{cF(b, 0.0)},
+                [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+                  iv[red] = r;
+                  scf::YieldOp::create(
+                      b, loc, cuda::cloneBody(b, loc, op, iv, init, acc[0]));
+                });
+            return loop.getResult(0);
+          };
+          // Lane 0: the output's initial value plus the row's total.
+          auto store = [&](OpBuilder &b, ArrayRef<Value> iv, Value total) {
+            SmallVector<Value> at(iv.begin(), iv.begin() + red);
+            Value start =
+                startValue ? b.clone(*startValue)->getResult(0)
+                           : memref::LoadOp::create(b, loc, c, at).getResult();
+            memref::StoreOp::create(
+                b, loc, arith::AddFOp::create(b, loc, start, total), c, at);
+          };
+          auto onLaneZero = [&](OpBuilder &b, Value lane,
+                                function_ref<void(OpBuilder &)> then) {
+            Value first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, lane, cIdx(b, 0));
+            scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
+              then(b);
+              scf::YieldOp::create(b, loc);
+            });
+          };
+          if (!emulate) {
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              SmallVector<Value> iv = rowIndices(b, w);
+              Value x = partial(b, iv, lane);
+              for (int32_t off = kWarp / 2; off >= 1; off /= 2) {
+                Value other = gpu::ShuffleOp::create(b, loc, x, off, kWarp,
+                                                     gpu::ShuffleMode::XOR)
+                                  .getShuffleResult();
+                x = arith::AddFOp::create(b, loc, x, other);
+              }
+              onLaneZero(b, lane, [&](OpBuilder &b) { store(b, iv, x); });
+            });
+          } else {
+            // The lanes' partial sums, then lane 0's butterfly over them:
+            // after the step with offset `off`, lane l < off holds
+            // p[l] + p[l + off] (l xor off = l + off).
+            auto type = MemRefType::get({rowsPerBlock, kWarp}, b.getF32Type());
+            Value p = memref::AllocOp::create(b, loc, type);
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              memref::StoreOp::create(b, loc, partial(b, rowIndices(b, w), lane),
+                                      p, ValueRange{w, lane});
+            });
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              onLaneZero(b, lane, [&](OpBuilder &b) {
+                SmallVector<Value> x;
+                for (int64_t l = 0; l < kWarp; ++l)
+                  x.push_back(memref::LoadOp::create(
+                      b, loc, p, ValueRange{w, cIdx(b, l)}));
+                for (int64_t off = kWarp / 2; off >= 1; off /= 2)
+                  for (int64_t l = 0; l < off; ++l)
+                    x[l] = arith::AddFOp::create(b, loc, x[l], x[l + off]);
+                store(b, rowIndices(b, w), x[0]);
+              });
+            });
+            memref::DeallocOp::create(b, loc, p);
+          }
+          scf::ReduceOp::create(b, loc);
+        });
+    cuda::mapLoop(outer, {gpu::Processor::BlockX});
+    rewriter.eraseOp(op);
+    if (fill)
+      cuda::eraseFilling(rewriter, fill);
+  }
+};
+
+} // namespace

@@ -1,0 +1,191 @@
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions,canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{warps=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// A LayerNorm's mean: the sum over c of the residual x + y, after a zero
+// fill. 2 x 12 = 24 rows: blocks of 8 warps (3 blocks), a warp a row; lane
+// l adds c = l and l + 32, the warp's shuffles add the 32 partials, and
+// lane 0 stores 0 + total (the fill is gone).
+// CHECK-LABEL: func.func @mean
+// CHECK-NOT: linalg.
+// CHECK: scf.parallel (%[[BLK:.*]]) = (%c0) to (%c3) step (%c1)
+// CHECK: scf.parallel (%[[W:.*]], %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32) step (%c1, %c1)
+// CHECK: %[[P:.*]] = scf.for %[[R:.*]] = %[[LANE]] to %c64 step %c32 iter_args(%[[ACC:.*]] = %{{.*}}) -> (f32)
+// CHECK: %[[X:.*]] = memref.load %arg0[%{{.*}}, %{{.*}}, %[[R]]]
+// CHECK: %[[Y:.*]] = memref.load %arg1[%{{.*}}, %{{.*}}, %[[R]]]
+// CHECK: %[[S:.*]] = arith.addf %[[X]], %[[Y]]
+// CHECK: %[[N:.*]] = arith.addf %[[ACC]], %[[S]]
+// CHECK: scf.yield %[[N]]
+// CHECK: gpu.shuffle  xor %[[P]], %c16_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c8_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c4_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32
+// CHECK: %[[T:.*]] = arith.addf
+// CHECK: scf.if
+// CHECK-NOT: memref.load %arg2
+// CHECK: %[[V:.*]] = arith.addf %[[T]], %cst
+// CHECK: memref.store %[[V]], %arg2
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = thread_y, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
+// CHECK: {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+// Emulated: no shuffles; the lanes' partials go to a buffer of the block,
+// and a second thread loop adds them as the butterfly does.
+// EMU-LABEL: func.func @mean
+// EMU-NOT: gpu.shuffle
+// EMU: %[[BUF:.*]] = memref.alloc() : memref<8x32xf32>
+// EMU: scf.for
+// EMU: memref.store %{{.*}}, %[[BUF]]
+// EMU: scf.if
+// EMU-COUNT-32: memref.load %[[BUF]]
+// EMU-COUNT-31: arith.addf
+// EMU: arith.addf
+// EMU: memref.store %{{.*}}, %arg2
+// EMU: memref.dealloc %[[BUF]]
+#x = affine_map<(b, n, c) -> (b, n, c)>
+#row = affine_map<(b, n, c) -> (b, n)>
+func.func @mean(%x: memref<2x12x64xf32>, %y: memref<2x12x64xf32>, %m: memref<2x12xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<2x12xf32>)
+  linalg.generic {indexing_maps = [#x, #x, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : memref<2x12x64xf32>, memref<2x12x64xf32>) outs(%m : memref<2x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.addf %acc, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// A variance: reads the mean at the row (no reduction dimension: the same
+// for every lane), starts from the output as it is (no fill before), and a
+// constant from outside the body is cloned in. 5 rows: one block of 5
+// warps (its one-iteration block loop folds away here).
+// CHECK-LABEL: func.func @variance
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c5, %c32)
+// CHECK: scf.for
+// CHECK: memref.load %arg1
+// CHECK: gpu.shuffle
+// CHECK: scf.if
+// CHECK: %[[C:.*]] = memref.load %arg2
+// CHECK: arith.addf %[[C]]
+// CHECK: memref.store
+#x = affine_map<(n, c) -> (n, c)>
+#row = affine_map<(n, c) -> (n)>
+func.func @variance(%x: memref<5x512xf32>, %mean: memref<5xf32>, %v: memref<5xf32>) {
+  %two = arith.constant 2.0 : f32
+  linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %mean : memref<5x512xf32>, memref<5xf32>) outs(%v : memref<5xf32>) {
+  ^bb0(%a: f32, %mu: f32, %acc: f32):
+    %d = arith.subf %a, %mu : f32
+    %sq = arith.mulf %d, %d : f32
+    %t = arith.mulf %sq, %two : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Bufferization fills one zero buffer and copies it into each reduction's
+// output; the last reduction writes the buffer itself. A copy whose source
+// was last written by a constant fill is that constant (the copy goes); a
+// copy of a buffer written since is a copy (kept, its values loaded); the
+// buffer and its fill stay, since the last reduction starts from them.
+// CHECK-LABEL: func.func @copied
+// CHECK: %[[Z:.*]] = memref.alloc() : memref<4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[Z]] : memref<4xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: scf.if
+// CHECK-NOT: memref.load %arg1
+// CHECK: memref.store %{{.*}}, %arg1
+// CHECK: linalg.generic {{.*}} outs(%[[Z]] : memref<4xf32>)
+// CHECK: linalg.copy ins(%[[Z]] : memref<4xf32>) outs(%arg2 : memref<4xf32>)
+// CHECK: scf.if
+// CHECK: memref.load %arg2
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: scf.if
+// CHECK: memref.load %[[Z]]
+// CHECK: memref.store %{{.*}}, %[[Z]]
+#x = affine_map<(n, c) -> (n, c)>
+#row = affine_map<(n, c) -> (n)>
+func.func @copied(%x: memref<4x64xf32>, %m1: memref<4xf32>, %m2: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %z = memref.alloc() : memref<4xf32>
+  linalg.fill ins(%zero : f32) outs(%z : memref<4xf32>)
+  linalg.copy ins(%z : memref<4xf32>) outs(%m1 : memref<4xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%m1 : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(n) -> (n)>, affine_map<(n) -> (n)>], iterator_types = ["parallel"]}
+      ins(%m1 : memref<4xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  }
+  linalg.copy ins(%z : memref<4xf32>) outs(%m2 : memref<4xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%m2 : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x64xf32>) outs(%z : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %z : memref<4xf32>
+  return
+}
+
+// -----
+
+// Left alone: a contraction (B is read along k across its rows: lanes on
+// consecutive k would not be consecutive addresses), a sum of 16 (fewer
+// steps than lanes), a maximum (not a sum), and a reduction that is not
+// innermost.
+// CHECK-LABEL: func.func @left
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-4: linalg.generic
+// CHECK-NOT: gpu.shuffle
+func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
+                %s: memref<8x16xf32>, %o: memref<8xf32>, %t: memref<64x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>, affine_map<(i, j, k) -> (k, j)>, affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x64xf32>, memref<64x8xf32>) outs(%c : memref<8x8xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%s : memref<8x16xf32>) outs(%o : memref<8xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(i, k) -> (i, k)>, affine_map<(i, k) -> (i)>],
+                  iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<8x64xf32>) outs(%o : memref<8xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %r = arith.maximumf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(k, i) -> (k, i)>, affine_map<(k, i) -> (i)>],
+                  iterator_types = ["reduction", "parallel"]}
+      ins(%t : memref<64x8xf32>) outs(%o : memref<8xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %r = arith.addf %acc, %p : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// BAD: warps must be 1 to 32 (a block's rows), not 0
