@@ -572,7 +572,11 @@ def LinformerCUDATensorCoreContractionsPass
     Split-K: a contraction with a single reduction and fewer warps than
     `split-k-warps` (E X: a 256 x 512 output over an n-long reduction, 64
     warps) has its k loop cut into parts (powers of two up to 64, at least
-    16 k steps each); each part's warps write partial sums into a new
+    16 k steps each, as many as keep the parts' warps within
+    `split-k-warps`: one that nearly fills the GPU alone, the Q projection
+    and the FFN's second GEMM at n = 4096 with 1024 warps for 1056, is not
+    split, since doubling its warps would buy little and write and read
+    back two f32 copies of C); each part's warps write partial sums into a new
     buffer `[parts] + C's shape`, and a second loop adds them to C in part
     order (deterministic, unlike atomics).
 

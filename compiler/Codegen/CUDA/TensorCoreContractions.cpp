@@ -218,10 +218,14 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
   // outputs, n-long) leaves most of the GPU idle; its k loop is cut into
   // parts, each part's warps write partial sums, and a second loop adds
   // them to C in a fixed order (deterministic). Parts keep at least 16 k
-  // steps.
+  // steps, and the parts' warps stay within `splitWarps` (what fills the
+  // GPU): a contraction that nearly fills it alone (the Q projection and
+  // the FFN's second GEMM at n = 4096: 1024 warps for 1056) would gain
+  // little parallelism and pay two f32 copies of C, written and read
+  // back, and a kernel.
   int64_t steps = extents[p.kDim] / tileK;
   if (splitWarps > 0 && p.outerK.empty())
-    while (p.rows * p.cols * p.split < splitWarps && p.split < 64 &&
+    while (p.rows * p.cols * p.split * 2 <= splitWarps && p.split < 64 &&
            steps % (p.split * 2) == 0 && steps / (p.split * 2) >= 16 &&
            p.rows * p.split * 2 <= 65535)
       p.split *= 2;

@@ -4,6 +4,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=1 warp-tiles-n=1},canonicalize,cse))' | FileCheck %s --check-prefix=ONE
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=0},canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=3},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT3
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=4},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT4
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=fp8}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=16}))' 2>&1 | FileCheck %s --check-prefix=BADTILES
 
@@ -164,6 +166,13 @@ func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref
 // Asked not to split, it does not.
 // ONE-LABEL: func.func @split_k
 // ONE: memref.alloc
+// The parts' warps stay within split-k-warps: 2 warps split in 2 fill 4
+// but would overshoot 3, which 2 alone nearly fill (no split).
+// SPLIT3-LABEL: func.func @split_k
+// SPLIT3-NOT: memref.alloc
+// SPLIT3: scf.for %{{.*}} = %c0 to %c4096 step %c4
+// SPLIT4-LABEL: func.func @split_k
+// SPLIT4: memref.alloc() : memref<2x16x64xf32>
 // NOSPLIT-LABEL: func.func @split_k
 // NOSPLIT-NOT: memref.alloc
 // NOSPLIT: scf.for %{{.*}} = %c0 to %c4096 step %c4
