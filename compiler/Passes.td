@@ -473,9 +473,12 @@ def LinformerCUDAFuseElementwisePass
     bf16 weight's `extf`, moved across a `tensor.expand_shape` such as the
     head split to meet its reader): they stay multiply-adds of extended
     operands, which the tensor-core path matches and reads as stored. An
-    extension several ops read is cloned for each first: fusing a producer
-    that still has other readers makes upstream keep its value as a second
-    result of the fused op, which is then no contraction.
+    extension several ops read is cloned for each (before fusing, and
+    again after, since fusing an op into its readers hands them its
+    extensions: the model input's, through the residual add into the
+    LayerNorm's statistics): fusing a producer that still has other
+    readers makes upstream keep its value as a second result of the fused
+    op, which is then no contraction.
 
     Any other producer fuses only when every reader takes it (none is a
     contraction, a reshape or the result). One reader that needs it in

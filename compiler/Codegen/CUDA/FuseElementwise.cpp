@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linformer {
@@ -58,17 +59,18 @@ bool takesElementwise(Operation *op) {
 struct CUDAFuseElementwisePass
     : mlir::linformer::impl::LinformerCUDAFuseElementwisePassBase<
           CUDAFuseElementwisePass> {
-  void runOnOperation() override {
-    // An extension with several readers is cloned for each: fusing a
-    // producer that has other readers into a contraction keeps the
-    // producer's value as a second result of the fused op (upstream's
-    // elementwise fusion), which is then no contraction. It missed the
-    // tensor-core path, took every elementwise producer after it (layer
-    // 4's Q projection recomputed 3 layers of LayerNorms) and wrote the f32
-    // copy of the weight all the same.
+  /// Clones each extension with several readers for each of them, and says
+  /// whether there was one. Fusing a producer that has other readers into
+  /// a contraction keeps the producer's value as a second result of the
+  /// fused op (upstream's elementwise fusion), which is then no
+  /// contraction: it missed the tensor-core path, took every elementwise
+  /// producer after it (layer 4's Q projection recomputed 3 layers of
+  /// LayerNorms) and wrote the f32 copy of the weight all the same.
+  bool cloneSharedExtensions() {
     SmallVector<linalg::GenericOp> shared;
     getOperation().walk([&](linalg::GenericOp g) {
-      if (isExtension(g) && !g->getResult(0).hasOneUse())
+      if (isExtension(g) && !g->getResult(0).hasOneUse() &&
+          !g->getResult(0).use_empty())
         shared.push_back(g);
     });
     OpBuilder builder(&getContext());
@@ -79,12 +81,17 @@ struct CUDAFuseElementwisePass
       for (OpOperand *use : ArrayRef(uses).drop_front())
         use->set(builder.clone(*g)->getResult(0));
     }
+    return !shared.empty();
+  }
+
+  void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {
           if (!takesElementwise(fused->getOwner()))
             return false;
-          // An extension (one reader, see above) fuses into anything.
+          // An extension (one reader, see cloneSharedExtensions) fuses
+          // into anything.
           if (isExtension(fused->get().getDefiningOp()))
             return fused->get().hasOneUse();
           // Anything else only when every reader takes it: not when a
@@ -107,8 +114,18 @@ struct CUDAFuseElementwisePass
           return isa<tensor::ExpandShapeOp>(fused->getOwner()) &&
                  isExtension(fused->get().getDefiningOp());
         });
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // Fusing an op into its readers hands the extensions it read to each
+    // of them: clone and fuse again until no extension is shared (the
+    // model input's extension, read by the residual add, which every
+    // statistic of the LayerNorm after it takes in).
+    cloneSharedExtensions();
+    for (int round = 0; round < 8; ++round) {
+      if (failed(applyPatternsGreedily(getOperation(), frozen)))
+        return signalPassFailure();
+      if (!cloneSharedExtensions())
+        break;
+    }
   }
 };
 

@@ -209,3 +209,50 @@ func.func @materialized(%x: tensor<16x64xf32>, %g: tensor<64xf32>, %w: tensor<64
   } -> tensor<16xf32>
   return %p, %res, %sum : tensor<16x32xf32>, tensor<16x64xf32>, tensor<16xf32>
 }
+
+// -----
+
+// The model input's extension feeds the residual add, which both row sums
+// of the LayerNorm after it take in: fused twice over, the extension gains
+// a reader per sum, is cloned for each and fuses too. Both sums read the
+// bf16 input; nothing writes its f32 copy.
+// CHECK-LABEL: func.func @input_residual
+// CHECK-NOT: ins(%arg0 : tensor<16x64xbf16>)
+// CHECK: linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg1 : tensor<16x64xbf16>, tensor<16x64xf32>)
+// CHECK: linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg1 : tensor<16x64xbf16>, tensor<16x64xf32>)
+// CHECK-NOT: linalg.generic
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @input_residual(%x: tensor<16x64xbf16>, %a: tensor<16x64xf32>)
+    -> (tensor<16xf32>, tensor<16xf32>) {
+  %e = tensor.empty() : tensor<16x64xf32>
+  %xf = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<16x64xbf16>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%v: bf16, %o: f32):
+    %f = arith.extf %v : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<16x64xf32>
+  %r = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%xf, %a : tensor<16x64xf32>, tensor<16x64xf32>) outs(%e : tensor<16x64xf32>) {
+  ^bb0(%p: f32, %q: f32, %o: f32):
+    %s = arith.addf %p, %q : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  %zero = arith.constant 0.0 : f32
+  %s0 = tensor.empty() : tensor<16xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%s0 : tensor<16xf32>) -> tensor<16xf32>
+  %sum = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%r : tensor<16x64xf32>) outs(%sf : tensor<16xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %sq = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%r : tensor<16x64xf32>) outs(%sf : tensor<16xf32>) {
+  ^bb0(%p: f32, %acc: f32):
+    %m = arith.mulf %p, %p : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  return %sum, %sq : tensor<16xf32>, tensor<16xf32>
+}
