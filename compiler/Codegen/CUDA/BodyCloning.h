@@ -120,9 +120,10 @@ inline arith::ConstantOp filledConstant(Operation *op, Value c) {
   return writer ? constantOf(writer) : arith::ConstantOp();
 }
 
-/// Erases `op` (which filledConstant accepted), and with a copy its source
-/// buffer when nothing but its fill and deallocations use it any more.
-inline void eraseFilling(RewriterBase &rewriter, Operation *op) {
+/// Erases `op`, an output's initial writer that a kernel absorbed, and
+/// when it is a copy (see filledConstant) its source buffer too if nothing
+/// but its fill and deallocations use that any more.
+inline void eraseInitWriter(RewriterBase &rewriter, Operation *op) {
   auto copy = dyn_cast<linalg::CopyOp>(op);
   Value src = copy ? copy.getDpsInputOperand(0)->get() : Value();
   rewriter.eraseOp(op);

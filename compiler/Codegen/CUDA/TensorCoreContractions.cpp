@@ -434,10 +434,8 @@ struct CUDATensorCoreContractionsPass
       if (demotes)
         demote(rewriter, op, *p);
       rewrite(rewriter, op, *p, tileK);
-      if (p->initFrom && isa<linalg::FillOp, linalg::CopyOp>(p->initFrom))
-        cuda::eraseFilling(rewriter, p->initFrom);
-      else if (p->initFrom)
-        rewriter.eraseOp(p->initFrom);
+      if (p->initFrom)
+        cuda::eraseInitWriter(rewriter, p->initFrom);
       if (epilogue) {
         erased.insert(epilogue);
         rewriter.eraseOp(epilogue);

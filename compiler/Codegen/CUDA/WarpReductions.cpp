@@ -248,7 +248,7 @@ struct CUDAWarpReductionsPass
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
     rewriter.eraseOp(op);
     if (fill)
-      cuda::eraseFilling(rewriter, fill);
+      cuda::eraseInitWriter(rewriter, fill);
   }
 };
 
