@@ -278,15 +278,7 @@ struct CoreOperands {
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, Value, Value)>
                                  body) {
-            auto inner = scf::ParallelOp::create(
-                b, loc, ValueRange{zero, zero},
-                ValueRange{c(warps), c(32)}, ValueRange{one, one},
-                [&](OpBuilder &b, Location loc, ValueRange tv) {
-                  body(b, tv[0], tv[1]);
-                  scf::ReduceOp::create(b, loc);
-                });
-            cuda::mapLoop(inner,
-                          {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+            cuda::blockThreads(b, loc, warps, body);
           };
           auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
             return arith::AddIOp::create(b, loc, x, cIdx(b, v));
@@ -737,10 +729,7 @@ struct CUDAExpandAttentionCorePass
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,
       // for a core it saw run on tensor cores.
-      for (Value v : {op.getDpsInputOperand(0)->get(),
-                      op.getDpsInputOperand(1)->get(),
-                      op.getDpsInputOperand(2)->get(),
-                      op.getDpsInitOperand(0)->get()})
+      for (Value v : cuda::coreData(op))
         if (!cast<MemRefType>(v.getType()).getElementType().isF32()) {
           op.emitError("the fused attention core on one thread a row takes "
                        "f32 q, key, value and output, not ")

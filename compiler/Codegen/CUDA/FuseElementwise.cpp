@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -30,6 +31,7 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
+namespace cuda = mlir::linformer::cuda;
 
 namespace {
 
@@ -53,7 +55,7 @@ bool isExtension(Operation *op) {
 /// fused attention core's carrier, whose operands are the core's q, keys,
 /// values and mask, as they are.
 bool takesElementwise(Operation *op) {
-  return isa<linalg::LinalgOp>(op) && !op->hasAttr("linformer.fused_core");
+  return isa<linalg::LinalgOp>(op) && !op->hasAttr(cuda::kFusedCoreAttr);
 }
 
 struct CUDAFuseElementwisePass
@@ -94,13 +96,12 @@ struct CUDAFuseElementwisePass
           // into anything.
           if (isExtension(fused->get().getDefiningOp()))
             return fused->get().hasOneUse();
-          // Anything else only when every reader takes it: not when a
-          // reader needs it in memory anyway (a contraction, a reshape,
-          // the result), where fusing makes the other readers recompute it
-          // from its inputs while it is written all the same.
-          return !linalg::isaContractionOpInterface(
-                     cast<linalg::LinalgOp>(fused->getOwner())) &&
-                 llvm::all_of(fused->get().getUsers(), [](Operation *user) {
+          // Anything else only when every reader (this consumer among
+          // them) takes it: not when a reader needs it in memory anyway (a
+          // contraction, a reshape, the result), where fusing makes the
+          // other readers recompute it from its inputs while it is written
+          // all the same.
+          return llvm::all_of(fused->get().getUsers(), [](Operation *user) {
                    return takesElementwise(user) &&
                           !linalg::isaContractionOpInterface(
                               cast<linalg::LinalgOp>(user));

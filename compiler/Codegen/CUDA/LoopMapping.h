@@ -8,6 +8,7 @@
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
 #define LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -33,6 +34,25 @@ inline void mapLoop(scf::ParallelOp op, ArrayRef<gpu::Processor> processors) {
   for (gpu::Processor p : processors)
     mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
   (void)gpu::setMappingAttr(op, mapping);
+}
+
+/// One loop over a block's `warps` x 32 threads, mapped to thread y
+/// (the warp) and thread x (the lane), running `body(w, lane)`: the inner
+/// loop of the nests that come out mapped already (the staged core and
+/// GEMMs, the warp row sums).
+inline void blockThreads(OpBuilder &b, Location loc, int64_t warps,
+                         function_ref<void(OpBuilder &, Value, Value)> body) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto inner = scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{arith::ConstantIndexOp::create(b, loc, warps),
+                 arith::ConstantIndexOp::create(b, loc, 32)},
+      ValueRange{one, one}, [&](OpBuilder &b, Location loc, ValueRange tv) {
+        body(b, tv[0], tv[1]);
+        scf::ReduceOp::create(b, loc);
+      });
+  mapLoop(inner, {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
 }
 
 } // namespace mlir::linformer::cuda

@@ -27,6 +27,8 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
+
 namespace mlir::linformer::cuda {
 
 /// The element type products use for a precision (f32 for tf32).
@@ -43,6 +45,12 @@ inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
 /// core (its value: the softmax scale).
 constexpr const char *kFusedCoreAttr = "linformer.fused_core";
 
+/// The core carrier `op`'s q, key, value and output (not its mask).
+inline std::array<Value, 4> coreData(linalg::GenericOp op) {
+  return {op.getDpsInputOperand(0)->get(), op.getDpsInputOperand(1)->get(),
+          op.getDpsInputOperand(2)->get(), op.getDpsInitOperand(0)->get()};
+}
+
 /// Whether the core carrier `op` (q, key, value[, mask] -> out) expands on
 /// tensor cores at `precision`: query rows, projected slots and head width
 /// in whole 16s, and q, key, value and out each f32 or the operand type
@@ -53,18 +61,14 @@ inline bool coreOnTensorCores(linalg::GenericOp op, StringRef precision) {
   if (precision != "bf16" && precision != "f16")
     return false;
   Type operand = mmaOperandType(op.getContext(), precision);
-  auto typeOf = [](Value v) { return cast<MemRefType>(v.getType()); };
-  MemRefType q = typeOf(op.getDpsInputOperand(0)->get()),
-             key = typeOf(op.getDpsInputOperand(1)->get());
-  SmallVector<Value> data = {op.getDpsInputOperand(0)->get(),
-                             op.getDpsInputOperand(1)->get(),
-                             op.getDpsInputOperand(2)->get(),
-                             op.getDpsInitOperand(0)->get()};
+  std::array<Value, 4> data = coreData(op);
   for (Value v : data) {
-    Type e = typeOf(v).getElementType();
+    Type e = cast<MemRefType>(v.getType()).getElementType();
     if (!e.isF32() && e != operand)
       return false;
   }
+  auto q = cast<MemRefType>(data[0].getType()),
+       key = cast<MemRefType>(data[1].getType());
   return q.hasStaticShape() && key.hasStaticShape() &&
          q.getDimSize(2) % 16 == 0 && q.getDimSize(3) % 16 == 0 &&
          key.getDimSize(2) % 16 == 0;

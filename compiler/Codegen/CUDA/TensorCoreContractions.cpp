@@ -1339,15 +1339,10 @@ struct CUDATensorCoreContractionsPass
           // One loop over the block's threads running `body`.
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, const Lane &)> body) {
-            auto inner = scf::ParallelOp::create(
-                b, loc, ValueRange{zero, zero},
-                ValueRange{c(b, warps), c(b, kWarp)}, ValueRange{one, one},
-                [&](OpBuilder &b, Location loc, ValueRange tv) {
-                  body(b, laneOf(b, tv[0], tv[1]));
-                  scf::ReduceOp::create(b, loc);
-                });
-            cuda::mapLoop(inner,
-                          {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+            cuda::blockThreads(b, loc, warps,
+                               [&](OpBuilder &b, Value w, Value lane) {
+                                 body(b, laneOf(b, w, lane));
+                               });
           };
           int64_t words = s.a.words + s.b.words;
           Value last = c(b, chunks - 1);

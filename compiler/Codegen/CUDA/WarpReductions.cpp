@@ -111,16 +111,6 @@ struct CUDAWarpReductionsPass
       rewrite(rewriter, op);
   }
 
-  /// The op right before `op` when it writes a constant into all of
-  /// `op`'s output (which `op` then overwrites element by element), or
-  /// null.
-  static Operation *absorbableFill(linalg::GenericOp op) {
-    Operation *prev = cuda::neighbour(op, /*after=*/false);
-    return cuda::filledConstant(prev, op.getDpsInitOperand(0)->get())
-               ? prev
-               : nullptr;
-  }
-
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
@@ -133,9 +123,11 @@ struct CUDAWarpReductionsPass
     int64_t rowsPerBlock = cuda::largestDivisor(rows, warps);
     OpOperand *init = op.getDpsInitOperand(0);
     Value c = init->get();
-    Operation *fill = absorbableFill(op);
-    arith::ConstantOp startValue =
-        fill ? cuda::filledConstant(fill, c) : arith::ConstantOp();
+    // The op right before, when it writes a constant into all of the
+    // output (which the rows then overwrite element by element): the rows
+    // start from that constant, and it goes.
+    Operation *fill = cuda::neighbour(op, /*after=*/false);
+    arith::ConstantOp startValue = cuda::filledConstant(fill, c);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -151,16 +143,7 @@ struct CUDAWarpReductionsPass
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, Value, Value)>
                                  body) {
-            auto inner = scf::ParallelOp::create(
-                b, loc, ValueRange{zero, zero},
-                ValueRange{cIdx(b, rowsPerBlock), cIdx(b, kWarp)},
-                ValueRange{one, one},
-                [&](OpBuilder &b, Location loc, ValueRange tv) {
-                  body(b, tv[0], tv[1]);
-                  scf::ReduceOp::create(b, loc);
-                });
-            cuda::mapLoop(inner,
-                          {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+            cuda::blockThreads(b, loc, rowsPerBlock, body);
           };
           // The block's first row, then warp `w`'s row as loop indices
           // (the parallel ones).
@@ -247,7 +230,7 @@ struct CUDAWarpReductionsPass
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
     rewriter.eraseOp(op);
-    if (fill)
+    if (startValue)
       cuda::eraseInitWriter(rewriter, fill);
   }
 };
