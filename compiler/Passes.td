@@ -480,6 +480,12 @@ def LinformerCUDAFuseElementwisePass
     readers makes upstream keep its value as a second result of the fused
     op, which is then no contraction.
 
+    A guarded extension (casts, compares and selects only: the padding
+    mask applied to E) is cloned for each reader too and fuses into every
+    reader but a contraction, which linformer-cuda-tensor-core-
+    contractions has compute it as it loads the operand: E's row sums read
+    E and the lengths instead of an f32 copy of E per sequence.
+
     Any other producer fuses only when every reader takes it (none is a
     contraction, a reshape or the result). One reader that needs it in
     memory means it is written anyway, and the readers that fused it would
@@ -596,6 +602,14 @@ def LinformerCUDATensorCoreContractionsPass
     (GELU after the FFN's first projection, in place or into a buffer of
     its own when C has no other user), its body runs on the accumulators
     as they are stored and the op goes.
+
+    Masked operands: when an operand's buffer is written only by a guarded
+    extension (converts, compares and selects: the padding mask applied to
+    E, `n < lengths[b] ? E[k, n] : 0`, broadcast over the batch into an
+    f32 [b, k, n]) whose inputs are function arguments nothing writes, and
+    only the contraction reads it, the loads compute its values from those
+    inputs (a compare and a select a value) and the op and its buffer go:
+    at B = 16, n = 4096 that buffer was 64 MiB written and read back.
 
     16-bit intermediates (bf16 / f16; not with `exact` emulation, which
     rounds nothing): when the buffer a contraction's results end in is an

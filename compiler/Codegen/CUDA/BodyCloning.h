@@ -34,6 +34,35 @@ inline bool clonableBody(linalg::GenericOp op) {
   return true;
 }
 
+/// An elementwise linalg.generic (identity output map, projected
+/// permutations in) that only converts, compares and selects: its body
+/// holds casts, comparisons of inputs and loop indices, selects and
+/// constants, at least one select, no arithmetic (the padding mask applied
+/// to E: `n < lengths[b] ? extf(E[k, n]) : 0`). Where it is read it costs
+/// a compare and a select to recompute, against an f32 buffer of the
+/// reader's whole iteration space written and read back (E broadcast to
+/// every sequence of the batch).
+inline bool isGuardedExtension(Operation *op) {
+  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
+  if (!g || g.getNumDpsInits() != 1 ||
+      g.getNumParallelLoops() != g.getNumLoops() ||
+      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
+      !g.getRegionOutputArgs()[0].use_empty() || !clonableBody(g))
+    return false;
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (!g.getMatchingIndexingMap(in).isProjectedPermutation())
+      return false;
+  bool selects = false;
+  for (Operation &bodyOp : g.getRegion().front().without_terminator()) {
+    if (!isa<arith::ExtFOp, arith::TruncFOp, arith::IndexCastOp,
+             arith::CmpIOp, arith::CmpFOp, arith::SelectOp, arith::ConstantOp,
+             linalg::IndexOp>(bodyOp))
+      return false;
+    selects |= isa<arith::SelectOp>(bodyOp);
+  }
+  return selects;
+}
+
 /// The op next to `op` (before it, or after it with `after`), past ops
 /// that touch no memory (constants, views).
 inline Operation *neighbour(Operation *op, bool after) {

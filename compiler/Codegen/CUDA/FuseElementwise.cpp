@@ -9,11 +9,15 @@
 // operands, which the tensor-core path (linformer-cuda-tensor-core-
 // contractions) matches, and reads the 16-bit data itself instead of an f32
 // copy a kernel of its own would write (an extension several ops read is
-// cloned for each first). Nothing into the attention core's carrier
-// (FuseAttentionCore.cpp).
+// cloned for each first). A guarded extension (the padding mask applied to
+// E, BodyCloning.h) is cloned for each reader too and fuses into the others
+// but not into a contraction: linformer-cuda-tensor-core-contractions
+// recomputes it as it loads the operand, so its f32 buffer goes. Nothing
+// into the attention core's carrier (FuseAttentionCore.cpp).
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/BodyCloning.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
@@ -67,11 +71,14 @@ struct CUDAFuseElementwisePass
   /// fused op (upstream's elementwise fusion), which is then no
   /// contraction: it missed the tensor-core path, took every elementwise
   /// producer after it (layer 4's Q projection recomputed 3 layers of
-  /// LayerNorms) and wrote the f32 copy of the weight all the same.
+  /// LayerNorms) and wrote the f32 copy of the weight all the same. A
+  /// guarded extension likewise, so that it fuses into its other readers
+  /// while a contraction still reads it.
   bool cloneSharedExtensions() {
     SmallVector<linalg::GenericOp> shared;
     getOperation().walk([&](linalg::GenericOp g) {
-      if (isExtension(g) && !g->getResult(0).hasOneUse() &&
+      if ((isExtension(g) || cuda::isGuardedExtension(g)) &&
+          !g->getResult(0).hasOneUse() &&
           !g->getResult(0).use_empty())
         shared.push_back(g);
     });
@@ -94,8 +101,15 @@ struct CUDAFuseElementwisePass
             return false;
           // An extension (one reader, see cloneSharedExtensions) fuses
           // into anything.
-          if (isExtension(fused->get().getDefiningOp()))
+          Operation *producer = fused->get().getDefiningOp();
+          if (isExtension(producer))
             return fused->get().hasOneUse();
+          // A guarded extension into anything but a contraction, which
+          // recomputes it as it loads it (and stays a plain contraction).
+          if (cuda::isGuardedExtension(producer))
+            return fused->get().hasOneUse() &&
+                   !linalg::isaContractionOpInterface(
+                       cast<linalg::LinalgOp>(fused->getOwner()));
           // Anything else only when every reader (this consumer among
           // them) takes it: not when a reader needs it in memory anyway (a
           // contraction, a reshape, the result), where fusing makes the

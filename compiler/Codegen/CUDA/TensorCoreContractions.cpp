@@ -53,6 +53,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDATENSORCORECONTRACTIONSPASS
@@ -126,6 +127,10 @@ struct Plan {
   /// values go through that op on their way out (GELU after the FFN's
   /// first projection; null: none).
   OpOperand *epilogueRead = nullptr;
+  /// Per input: the guarded extension that wrote it, when the operand's
+  /// values are recomputed from that op's inputs as they are loaded (the
+  /// op and its buffer go); null: loaded.
+  std::array<linalg::GenericOp, 2> operandFrom;
   /// Where the results go: C, the epilogue's output, or a 16-bit copy of
   /// either when every reader rounds them to that anyway (its element type
   /// says which).
@@ -303,6 +308,56 @@ OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   return readOfC;
 }
 
+/// Whether `v` is a function argument that nothing writes: every use,
+/// through views, reads it.
+bool readOnlyArgument(Value v) {
+  if (!isa<BlockArgument>(v))
+    return false;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value cur = work.pop_back_val();
+    for (OpOperand &use : cur.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<ViewLikeOpInterface>(user)) {
+        llvm::append_range(work, user->getResults());
+        continue;
+      }
+      auto dps = dyn_cast<DestinationStyleOpInterface>(user);
+      if (dps ? dps.isDpsInit(&use)
+              : !isa<memref::LoadOp, memref::DeallocOp, vector::LoadOp>(user))
+        return false;
+    }
+  }
+  return true;
+}
+
+/// The guarded extension (BodyCloning.h) that wrote `operand` of
+/// contraction `op`, when the loads can compute its values instead: it is
+/// the buffer's only writer and comes before `op` in its block, nothing but
+/// `op` (and deallocations) reads the buffer, and its own inputs are
+/// function arguments nothing writes (their values at `op` are those it
+/// read). Null otherwise.
+linalg::GenericOp absorbableOperand(linalg::GenericOp op, OpOperand *operand) {
+  Value src = operand->get();
+  if (!src.getDefiningOp<memref::AllocOp>())
+    return {};
+  linalg::GenericOp writer;
+  for (Operation *user : src.getUsers()) {
+    if (user == op || isa<memref::DeallocOp>(user))
+      continue;
+    auto g = dyn_cast<linalg::GenericOp>(user);
+    if (writer || !g || !cuda::isGuardedExtension(g) ||
+        g.getDpsInitOperand(0)->get() != src ||
+        g->getBlock() != op->getBlock() || !g->isBeforeInBlock(op))
+      return {};
+    writer = g;
+  }
+  if (!writer || !writer.hasPureBufferSemantics() ||
+      !llvm::all_of(writer.getDpsInputs(), readOnlyArgument))
+    return {};
+  return writer;
+}
+
 /// Whether `operand`'s k dimension is its innermost (contiguous) one.
 bool kInnermost(linalg::GenericOp op, OpOperand *operand, unsigned kDim) {
   AffineMap map = op.getMatchingIndexingMap(operand);
@@ -424,6 +479,8 @@ struct CUDATensorCoreContractionsPass
         p->staging =
             stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch);
       p->initFrom = absorbableInit(op);
+      for (unsigned i = 0; i < 2; ++i)
+        p->operandFrom[i] = absorbableOperand(op, op.getDpsInputOperand(i));
       Value c = op.getDpsInitOperand(0)->get();
       p->out = c;
       p->epilogueRead = absorbableEpilogue(op, p->initFrom);
@@ -436,6 +493,12 @@ struct CUDATensorCoreContractionsPass
       rewrite(rewriter, op, *p, tileK);
       if (p->initFrom)
         cuda::eraseInitWriter(rewriter, p->initFrom);
+      for (linalg::GenericOp from : p->operandFrom)
+        if (from) {
+          Value buffer = from.getDpsInitOperand(0)->get();
+          rewriter.eraseOp(from);
+          eraseIfUnused(rewriter, buffer);
+        }
       if (epilogue) {
         erased.insert(epilogue);
         rewriter.eraseOp(epilogue);
@@ -639,11 +702,16 @@ struct CUDATensorCoreContractionsPass
   }
 
   /// `operand` at `iv`, as f32 (a bf16 / f16 operand extended: exact, and
-  /// rounding it back to its own type for a fragment is the identity).
-  static Value load(OpBuilder &b, Location loc, linalg::GenericOp op,
-                    OpOperand *operand, ArrayRef<Value> iv) {
-    Value v = memref::LoadOp::create(b, loc, operand->get(),
-                                     indicesOf(op, operand, iv));
+  /// rounding it back to its own type for a fragment is the identity), or
+  /// computed as the guarded extension that plan `p` absorbed for it would
+  /// have stored it.
+  static Value load(OpBuilder &b, Location loc, const Plan &p,
+                    linalg::GenericOp op, OpOperand *operand,
+                    ArrayRef<Value> iv) {
+    SmallVector<Value> at = indicesOf(op, operand, iv);
+    linalg::GenericOp from = p.operandFrom[operand->getOperandNumber()];
+    Value v = from ? cloneBody(b, loc, from, at)
+                   : memref::LoadOp::create(b, loc, operand->get(), at);
     if (!v.getType().isF32())
       v = arith::ExtFOp::create(b, loc, b.getF32Type(), v);
     return v;
@@ -908,12 +976,12 @@ struct CUDATensorCoreContractionsPass
             auto loadA = [&](Value m, Value kk) {
               iv[p.mDim] = m;
               iv[p.kDim] = kk;
-              return load(b, loc, op, aOp, iv);
+              return load(b, loc, p, op, aOp, iv);
             };
             auto loadB = [&](Value kk, Value n) {
               iv[p.nDim] = n;
               iv[p.kDim] = kk;
-              return load(b, loc, op, bOp, iv);
+              return load(b, loc, p, op, bOp, iv);
             };
             if (emulate) {
               // Each lane: its four elements of every tile, from the
@@ -1124,7 +1192,9 @@ struct CUDATensorCoreContractionsPass
           // k-major pair of an operand with an identity layout is one
           // aligned two-element load (its k is even and the innermost
           // extent a multiple of 16; buffers are at least 16-byte aligned:
-          // the runtime checks the caller's device pointers).
+          // the runtime checks the caller's device pointers). An operand
+          // whose guarded extension the plan absorbed is computed value by
+          // value instead.
           struct Copied {
             OpOperand *src;
             const StagedBuffer *buf;
@@ -1142,9 +1212,10 @@ struct CUDATensorCoreContractionsPass
                           base,
                           count,
                           unrolledWords(buf, BK, threadCount),
-                          buf.kMajor && cast<MemRefType>(src->get().getType())
-                                            .getLayout()
-                                            .isIdentity()};
+                          buf.kMajor && !p.operandFrom[src->getOperandNumber()] &&
+                              cast<MemRefType>(src->get().getType())
+                                  .getLayout()
+                                  .isIdentity()};
           };
           const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
                                    copied(bOp, s.b, p.nDim, nBase)};
@@ -1171,11 +1242,16 @@ struct CUDATensorCoreContractionsPass
                   indicesOf(op, cp.src, iv), /*nontemporal=*/false,
                   llvm::MaybeAlign(2 * elem.getIntOrFloatBitWidth() / 8)));
             } else {
-              raw.push_back(memref::LoadOp::create(b, loc, src,
-                                                   indicesOf(op, cp.src, iv)));
+              linalg::GenericOp from =
+                  p.operandFrom[cp.src->getOperandNumber()];
+              auto one = [&]() -> Value {
+                SmallVector<Value> at = indicesOf(op, cp.src, iv);
+                return from ? cloneBody(b, loc, from, at)
+                            : memref::LoadOp::create(b, loc, src, at);
+              };
+              raw.push_back(one());
               iv[p.kDim] = add(b, iv[p.kDim], 1);
-              raw.push_back(memref::LoadOp::create(b, loc, src,
-                                                   indicesOf(op, cp.src, iv)));
+              raw.push_back(one());
             }
             return raw;
           };

@@ -256,3 +256,57 @@ func.func @input_residual(%x: tensor<16x64xbf16>, %a: tensor<16x64xf32>)
   } -> tensor<16xf32>
   return %sum, %sq : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// The padding mask applied to E (a guarded extension: `n < lengths[b] ?
+// extf(E[k, n]) : 0`, broadcast over the batch) is read by E X and by E's
+// row sums. It is cloned for each: the sum takes its clone in (and reads E
+// and the lengths), the contraction keeps its own, unfused, for the
+// tensor-core path to recompute as it loads it. A guarded extension is not
+// fused into a contraction.
+// CHECK-LABEL: func.func @guarded
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<8x64xbf16>, tensor<2xi32>) outs(%{{.*}} : tensor<2x8x64xf32>)
+// CHECK: arith.select
+// CHECK: linalg.generic {{.*}}"reduction"]} ins(%[[M]], %arg2 : tensor<2x8x64xf32>, tensor<2x64x16xbf16>)
+// CHECK-NOT: arith.select
+// CHECK: linalg.generic {{.*}}"reduction"]} ins(%arg0, %arg1 : tensor<8x64xbf16>, tensor<2xi32>) outs(%{{.*}} : tensor<2x8xf32>)
+// CHECK: arith.select
+#e = affine_map<(b, k, n) -> (k, n)>
+#len = affine_map<(b, k, n) -> (b)>
+#bkn = affine_map<(b, k, n) -> (b, k, n)>
+#bk = affine_map<(b, k, n) -> (b, k)>
+func.func @guarded(%E: tensor<8x64xbf16>, %lengths: tensor<2xi32>, %x: tensor<2x64x16xbf16>)
+    -> (tensor<2x8x16xf32>, tensor<2x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<2x8x64xf32>
+  %masked = linalg.generic {indexing_maps = [#e, #len, #bkn], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%E, %lengths : tensor<8x64xbf16>, tensor<2xi32>) outs(%e0 : tensor<2x8x64xf32>) {
+  ^bb0(%v: bf16, %l: i32, %o: f32):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i32
+    %in = arith.cmpi slt, %ni, %l : i32
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.select %in, %f, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x64xf32>
+  %c0 = tensor.empty() : tensor<2x8x16xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%c0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %ex = linalg.generic {indexing_maps = [affine_map<(b, k, d, n) -> (b, k, n)>, affine_map<(b, k, d, n) -> (b, n, d)>, affine_map<(b, k, d, n) -> (b, k, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%masked, %x : tensor<2x8x64xf32>, tensor<2x64x16xbf16>) outs(%c : tensor<2x8x16xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x16xf32>
+  %s0 = tensor.empty() : tensor<2x8xf32>
+  %sf = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sum = linalg.generic {indexing_maps = [#bkn, #bk], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%masked : tensor<2x8x64xf32>) outs(%sf : tensor<2x8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %acc, %a : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8xf32>
+  return %ex, %sum : tensor<2x8x16xf32>, tensor<2x8xf32>
+}

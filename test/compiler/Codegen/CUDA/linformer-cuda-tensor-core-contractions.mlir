@@ -591,3 +591,90 @@ func.func @core_io(%x: memref<1x32x16xf32>, %wq: memref<16x1x16xf32>,
   memref.dealloc %o : memref<1x1x32x16xf32>
   return
 }
+
+// -----
+
+// E X under the padding mask: E broadcast over the batch with the
+// positions past each sequence's length zeroed (a guarded extension,
+// E[k, n] if n < lengths[b] else 0) into an f32 buffer of [b, k, n] that
+// only the contraction reads. The loads compute the mask instead (a
+// compare and a select on E and the length); the op and its buffer go.
+// In @guarded_kept, something writes E after the mask was taken, so the
+// values in the buffer are not those the loads would compute: both stay.
+// CHECK-LABEL: func.func @guarded
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: scf.parallel
+// CHECK-DAG: memref.load %arg0
+// CHECK-DAG: memref.load %arg1
+// CHECK-DAG: arith.select
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc
+// CHECK-LABEL: func.func @guarded_kept
+// CHECK: %[[M:.*]] = memref.alloc() : memref<2x16x64xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[M]] : memref<2x16x64xf32>)
+// CHECK: memref.load %[[M]]
+// BF16-LABEL: func.func @guarded
+// BF16-NOT: memref.alloc
+// BF16: scf.parallel
+// BF16-DAG: memref.load %arg0
+// BF16-DAG: memref.load %arg1
+// BF16-DAG: arith.select
+// BF16: nvvm.mma.sync
+// EMU-LABEL: func.func @guarded
+// EMU-NOT: memref.alloc() : memref<2x16x64xf32>
+// EMU: arith.select
+#mask = [affine_map<(b, k, n) -> (k, n)>, affine_map<(b, k, n) -> (b)>, affine_map<(b, k, n) -> (b, k, n)>]
+#ex = [affine_map<(b, k, d, n) -> (b, k, n)>, affine_map<(b, k, d, n) -> (b, n, d)>, affine_map<(b, k, d, n) -> (b, k, d)>]
+func.func @guarded(%E: memref<16x64xbf16>, %lengths: memref<2xi32>, %x: memref<2x64x16xbf16>,
+                   %c: memref<2x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<2x16x64xf32>
+  linalg.generic {indexing_maps = #mask, iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%E, %lengths : memref<16x64xbf16>, memref<2xi32>) outs(%m : memref<2x16x64xf32>) {
+  ^bb0(%v: bf16, %l: i32, %o: f32):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i32
+    %in = arith.cmpi slt, %ni, %l : i32
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.select %in, %f, %zero : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = #ex, iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%m, %x : memref<2x16x64xf32>, memref<2x64x16xbf16>) outs(%c : memref<2x16x16xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %m : memref<2x16x64xf32>
+  return
+}
+func.func @guarded_kept(%E: memref<16x64xbf16>, %lengths: memref<2xi32>, %x: memref<2x64x16xbf16>,
+                        %c: memref<2x16x16xf32>, %other: memref<16x64xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<2x16x64xf32>
+  linalg.generic {indexing_maps = #mask, iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%E, %lengths : memref<16x64xbf16>, memref<2xi32>) outs(%m : memref<2x16x64xf32>) {
+  ^bb0(%v: bf16, %l: i32, %o: f32):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i32
+    %in = arith.cmpi slt, %ni, %l : i32
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.select %in, %f, %zero : f32
+    linalg.yield %s : f32
+  }
+  memref.copy %other, %E : memref<16x64xbf16> to memref<16x64xbf16>
+  linalg.generic {indexing_maps = #ex, iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%m, %x : memref<2x16x64xf32>, memref<2x64x16xbf16>) outs(%c : memref<2x16x16xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %m : memref<2x16x64xf32>
+  return
+}
