@@ -643,11 +643,17 @@ def LinformerCUDATensorCoreContractionsPass
     `gpu.barrier`, run the chunk's mma steps reading each fragment
     register as one shared-memory word, and meet again before the next
     copy. A copy thread reads consecutive addresses along the operand's
-    contiguous dimension (a k-adjacent pair of an identity-layout operand
-    whose k is contiguous is one aligned two-element load), up to 8 words
-    in flight; the buffer's layout follows it (k-major rows of
-    chunk/2 + 4 words, or pair-major rows of rows + 8 words), so stores
-    and fragment loads are free of bank conflicts. Each operand is read
+    contiguous dimension, up to 8 words in flight; the buffer's layout
+    follows it (k-major rows of chunk/2 + 4 words, or pair-major rows of
+    rows + 8 words), so stores and fragment loads are free of bank
+    conflicts. An identity-layout operand whose contiguous dimension is k
+    or its rows moves in units of up to 4 words, every thread as many:
+    a k-major unit is one aligned vector load of 2 x 4 values, any other
+    two of 4 values (the pair's two k rows, interleaved into the words),
+    16 bytes at most, and the unit's words are one vector store (the bf16
+    encoder's weights and activations: one 16-byte or two 8-byte global
+    loads and one 16-byte shared store for 4 words, where each word took
+    one or two global loads and a store). Each operand is read
     from device memory once a block instead of once a warp. Split-K parts
     are blocks too. A contraction that has no such block keeps the
     unstaged tiles. TF32 is not staged.

@@ -106,6 +106,24 @@ int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
   return count % threads == 0 && count / threads <= 32 ? count / threads : 0;
 }
 
+/// The words a copy thread moves at once for `buf` (a chunk of `chunk` k
+/// values over `threads` threads; elements of `bytes` bytes, loaded in
+/// vectors): the most, up to 4 (one 16-byte shared store), whose loads
+/// stay within 16 bytes (2 vw values of a k-major row, vw of the others)
+/// and divide the chunk's rows or pairs, and whose units every thread has
+/// as many of; else 1.
+int64_t copyWidth(const StagedBuffer &buf, int64_t chunk, int64_t threads,
+                  int64_t bytes) {
+  for (int64_t vw = 4; vw >= 2; vw /= 2) {
+    int64_t loadBytes = (buf.kMajor ? 2 * vw : vw) * bytes;
+    int64_t along = buf.kMajor ? chunk / 2 : buf.rows;
+    if (loadBytes <= 16 && along % vw == 0 &&
+        (buf.rows * (chunk / 2) / vw) % threads == 0)
+      return vw;
+  }
+  return 1;
+}
+
 /// A thread prefetches at most this many words (two f32 registers each
 /// while they are in flight, next to the 64 accumulators).
 constexpr int64_t kMaxPrefetchWords = 16;
@@ -358,11 +376,11 @@ linalg::GenericOp absorbableOperand(linalg::GenericOp op, OpOperand *operand) {
   return writer;
 }
 
-/// Whether `operand`'s k dimension is its innermost (contiguous) one.
-bool kInnermost(linalg::GenericOp op, OpOperand *operand, unsigned kDim) {
+/// Whether loop dimension `dim` is `operand`'s innermost (contiguous) one.
+bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim) {
   AffineMap map = op.getMatchingIndexingMap(operand);
   return map.getNumResults() > 0 &&
-         map.getResults().back() == getAffineDimExpr(kDim, op.getContext());
+         map.getResults().back() == getAffineDimExpr(dim, op.getContext());
 }
 
 /// The staging of plan `p` in `sharedBytes` with blocks of at most
@@ -399,8 +417,8 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
     return s;
   int64_t bm = bestM * kTileM * p.tilesM, bn = bestN * kTileN * p.tilesN;
   int64_t kPart = extents[p.kDim] / p.split;
-  bool aK = kInnermost(op, op.getDpsInputOperand(p.aOperand), p.kDim);
-  bool bK = kInnermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
+  bool aK = innermost(op, op.getDpsInputOperand(p.aOperand), p.kDim);
+  bool bK = innermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
   for (int64_t chunk = maxChunk; chunk >= 16; chunk /= 2) {
     if (kPart % chunk)
       continue;
@@ -1186,97 +1204,141 @@ struct CUDATensorCoreContractionsPass
                 .getResult();
           };
           // The copied operands: A's rows from mBase, B's columns from
-          // nBase, `count` words a chunk. Thread tid takes every
-          // threadCount-th word, A's then B's: consecutive threads read
-          // consecutive addresses along the operand's contiguous dim. A
-          // k-major pair of an operand with an identity layout is one
-          // aligned two-element load (its k is even and the innermost
-          // extent a multiple of 16; buffers are at least 16-byte aligned:
-          // the runtime checks the caller's device pointers). An operand
-          // whose guarded extension the plan absorbed is computed value by
-          // value instead.
+          // nBase, `units` units a chunk of `vw` words each: consecutive
+          // pairs of a row (k-major) or the same pair of consecutive rows.
+          // Thread tid takes every threadCount-th unit, A's then B's:
+          // consecutive threads read consecutive addresses along the
+          // operand's contiguous dim. An operand with an identity layout
+          // whose contiguous dim is k or the rows is loaded in vectors: a
+          // k-major unit as one of 2 vw values, any other as two of vw (the
+          // pair's two k rows), at most 16 bytes, aligned (the innermost
+          // extent is a multiple of the block tile and of the chunk;
+          // buffers are at least 16-byte aligned: the runtime checks the
+          // caller's device pointers). Its vw words are stored as one
+          // vector too (aligned: strides and offsets are multiples of 4
+          // words). An operand whose guarded extension the plan absorbed
+          // is computed value by value instead (vw = 1).
           struct Copied {
             OpOperand *src;
             const StagedBuffer *buf;
             unsigned rowDim;
             Value base;
-            int64_t count, perThread; ///< perThread: 0 unless unrolled
-            bool pairLoad;
+            int64_t vw, units;
+            int64_t perThread; ///< units a thread; 0 unless unrolled
+            bool vector;       ///< loaded in vectors
+            /// Loaded values a unit: one vector (k-major), or two.
+            size_t raws() const { return vector && buf->kMajor ? 1 : 2; }
           };
           auto copied = [&](OpOperand *src, const StagedBuffer &buf,
                             unsigned rowDim, Value base) {
-            int64_t count = buf.rows * (BK / 2);
+            auto type = cast<MemRefType>(src->get().getType());
+            bool vector = !p.operandFrom[src->getOperandNumber()] &&
+                          type.getLayout().isIdentity() &&
+                          (buf.kMajor || innermost(op, src, rowDim));
+            int64_t vw =
+                vector ? copyWidth(buf, BK, threadCount,
+                                   type.getElementType().getIntOrFloatBitWidth() / 8)
+                       : 1;
+            int64_t units = buf.rows * (BK / 2) / vw;
             return Copied{src,
                           &buf,
                           rowDim,
                           base,
-                          count,
-                          unrolledWords(buf, BK, threadCount),
-                          buf.kMajor && !p.operandFrom[src->getOperandNumber()] &&
-                              cast<MemRefType>(src->get().getType())
-                                  .getLayout()
-                                  .isIdentity()};
+                          vw,
+                          units,
+                          units % threadCount == 0 && units / threadCount <= 32
+                              ? units / threadCount
+                              : 0,
+                          vector && (buf.kMajor || vw > 1)};
           };
           const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
                                    copied(bOp, s.b, p.nDim, nBase)};
-          // Word `i` of an operand's chunk: its row and pair.
+          // Unit `u` of an operand's chunk: its (first) row and pair.
           auto place = [&](OpBuilder &b, const Copied &cp,
-                           Value i) -> std::pair<Value, Value> {
+                           Value u) -> std::pair<Value, Value> {
             const StagedBuffer &buf = *cp.buf;
-            return {buf.kMajor ? div(b, i, BK / 2) : rem(b, i, buf.rows),
-                    buf.kMajor ? rem(b, i, BK / 2) : div(b, i, buf.rows)};
+            if (buf.kMajor) {
+              int64_t perRow = BK / 2 / cp.vw;
+              return {div(b, u, perRow), mul(b, rem(b, u, perRow), cp.vw)};
+            }
+            int64_t perPair = buf.rows / cp.vw;
+            return {mul(b, rem(b, u, perPair), cp.vw), div(b, u, perPair)};
           };
           // Its values in the chunk at k0 (iv holds the outer k indices) as
-          // loaded: one pair vector or two scalars, of the operand's type.
-          auto fetch = [&](OpBuilder &b, const Copied &cp, Value i,
+          // loaded, of the operand's type (see Copied::raws).
+          auto fetch = [&](OpBuilder &b, const Copied &cp, Value u,
                            Value k0) {
-            auto [r, pair] = place(b, cp, i);
+            auto [r, pair] = place(b, cp, u);
             iv[cp.rowDim] = addV(b, cp.base, r);
             iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
             Value src = cp.src->get();
+            Type elem = cast<MemRefType>(src.getType()).getElementType();
+            int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
             SmallVector<Value, 2> raw;
-            if (cp.pairLoad) {
-              Type elem = cast<MemRefType>(src.getType()).getElementType();
+            auto vectorLoad = [&](int64_t n) {
               raw.push_back(vector::LoadOp::create(
-                  b, loc, VectorType::get({2}, elem), src,
+                  b, loc, VectorType::get({n}, elem), src,
                   indicesOf(op, cp.src, iv), /*nontemporal=*/false,
-                  llvm::MaybeAlign(2 * elem.getIntOrFloatBitWidth() / 8)));
-            } else {
-              linalg::GenericOp from =
-                  p.operandFrom[cp.src->getOperandNumber()];
-              auto one = [&]() -> Value {
-                SmallVector<Value> at = indicesOf(op, cp.src, iv);
-                return from ? cloneBody(b, loc, from, at)
-                            : memref::LoadOp::create(b, loc, src, at);
-              };
-              raw.push_back(one());
-              iv[p.kDim] = add(b, iv[p.kDim], 1);
-              raw.push_back(one());
+                  llvm::MaybeAlign(n * bytes)));
+            };
+            linalg::GenericOp from = p.operandFrom[cp.src->getOperandNumber()];
+            auto scalar = [&]() {
+              SmallVector<Value> at = indicesOf(op, cp.src, iv);
+              raw.push_back(from ? cloneBody(b, loc, from, at)
+                                 : memref::LoadOp::create(b, loc, src, at)
+                                       .getResult());
+            };
+            if (cp.vector && cp.buf->kMajor) {
+              vectorLoad(2 * cp.vw);
+              return raw;
             }
+            cp.vector ? vectorLoad(cp.vw) : scalar();
+            iv[p.kDim] = add(b, iv[p.kDim], 1);
+            cp.vector ? vectorLoad(cp.vw) : scalar();
             return raw;
           };
-          // Loaded values as a staged word (rounded and packed).
-          auto pack = [&](OpBuilder &b, ValueRange raw) {
-            Value lo = raw[0], hi = raw.size() > 1 ? raw[1] : Value();
-            if (!hi) {
-              hi = vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{1});
-              lo = vector::ExtractOp::create(b, loc, lo, ArrayRef<int64_t>{0});
+          // Loaded values as the unit's staged words (rounded and packed).
+          auto pack = [&](OpBuilder &b, const Copied &cp, ValueRange raw) {
+            auto element = [&](Value v, int64_t at) -> Value {
+              if (!cp.vector)
+                return v;
+              return vector::ExtractOp::create(b, loc, v,
+                                               ArrayRef<int64_t>{at});
+            };
+            SmallVector<Value> words;
+            for (int64_t w = 0; w < cp.vw; ++w) {
+              Value lo = raw.size() == 1 ? element(raw[0], 2 * w)
+                                         : element(raw[0], w);
+              Value hi = raw.size() == 1 ? element(raw[0], 2 * w + 1)
+                                         : element(raw[1], w);
+              if (!lo.getType().isF32()) {
+                lo = arith::ExtFOp::create(b, loc, b.getF32Type(), lo);
+                hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
+              }
+              words.push_back(cuda::packWord(b, loc, lo, hi, precision, exact));
             }
-            if (!lo.getType().isF32()) {
-              lo = arith::ExtFOp::create(b, loc, b.getF32Type(), lo);
-              hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
-            }
-            return cuda::packWord(b, loc, lo, hi, precision, exact);
+            return words;
           };
-          auto put = [&](OpBuilder &b, const Copied &cp, Value i, Value w,
-                         Value smem, Value off) {
-            auto [r, pair] = place(b, cp, i);
-            memref::StoreOp::create(b, loc, w, smem,
-                                    ValueRange{wordIndex(b, *cp.buf, r, pair, off)});
+          auto put = [&](OpBuilder &b, const Copied &cp, Value u,
+                         ValueRange words, Value smem, Value off) {
+            auto [r, pair] = place(b, cp, u);
+            Value at = wordIndex(b, *cp.buf, r, pair, off);
+            if (cp.vw == 1) {
+              memref::StoreOp::create(b, loc, words[0], smem, ValueRange{at});
+              return;
+            }
+            Value v = vector::FromElementsOp::create(
+                b, loc, VectorType::get({cp.vw}, word), words);
+            // (16 bytes at most: exact emulation's i64 words in a host
+            // allocation.)
+            vector::StoreOp::create(
+                b, loc, v, smem, ValueRange{at}, /*nontemporal=*/false,
+                llvm::MaybeAlign(std::min<int64_t>(
+                    16, cp.vw * word.getIntOrFloatBitWidth() / 8)));
           };
           // The copy of chunk k0 .. k0 + BK into the first buffer. Up to 32
-          // words a thread: unrolled, in groups of 8 whose loads are all
-          // issued before the group's first store, so their latencies
+          // units a thread: unrolled, in groups of 8 words whose loads are
+          // all issued before the group's first store, so their latencies
           // overlap (8 words of f32 pairs are 16 registers in flight, next
           // to the 64 accumulators: two blocks an SM still fit in 128
           // registers).
@@ -1284,28 +1346,29 @@ struct CUDATensorCoreContractionsPass
             for (const Copied &cp : copies) {
               if (!cp.perThread) {
                 scf::ForOp::create(
-                    b, loc, tid, c(b, cp.count), c(b, threadCount),
+                    b, loc, tid, c(b, cp.units), c(b, threadCount),
                     ValueRange{},
-                    [&](OpBuilder &b, Location loc, Value i, ValueRange) {
-                      put(b, cp, i, pack(b, fetch(b, cp, i, k0)), smem,
+                    [&](OpBuilder &b, Location loc, Value u, ValueRange) {
+                      put(b, cp, u, pack(b, cp, fetch(b, cp, u, k0)), smem,
                           Value());
                       scf::YieldOp::create(b, loc);
                     });
                 continue;
               }
-              for (int64_t g0 = 0; g0 < cp.perThread; g0 += 8) {
-                SmallVector<std::pair<Value, SmallVector<Value, 2>>> group;
-                for (int64_t it = g0; it < std::min<int64_t>(cp.perThread, g0 + 8);
-                     ++it) {
-                  Value i = add(b, tid, it * threadCount);
-                  group.push_back({i, fetch(b, cp, i, k0)});
+              int64_t group = std::max<int64_t>(1, 8 / cp.vw);
+              for (int64_t g0 = 0; g0 < cp.perThread; g0 += group) {
+                SmallVector<std::pair<Value, SmallVector<Value, 2>>> loaded;
+                for (int64_t it = g0;
+                     it < std::min<int64_t>(cp.perThread, g0 + group); ++it) {
+                  Value u = add(b, tid, it * threadCount);
+                  loaded.push_back({u, fetch(b, cp, u, k0)});
                 }
-                for (auto &[i, raw] : group)
-                  put(b, cp, i, pack(b, raw), smem, Value());
+                for (auto &[u, raw] : loaded)
+                  put(b, cp, u, pack(b, cp, raw), smem, Value());
               }
             }
           };
-          // Prefetching: a thread's words of the chunk at k0 as loaded, in
+          // Prefetching: a thread's units of the chunk at k0 as loaded, in
           // copy order (the registers carried across a chunk's mma) ...
           auto fetchAll = [&](OpBuilder &b, Value tid, Value k0) {
             SmallVector<Value> raw;
@@ -1321,9 +1384,8 @@ struct CUDATensorCoreContractionsPass
             size_t at = 0;
             for (const Copied &cp : copies)
               for (int64_t it = 0; it < cp.perThread; ++it) {
-                size_t n = cp.pairLoad ? 1 : 2;
-                words.push_back(pack(b, raw.slice(at, n)));
-                at += n;
+                llvm::append_range(words, pack(b, cp, raw.slice(at, cp.raws())));
+                at += cp.raws();
               }
             return words;
           };
@@ -1332,9 +1394,11 @@ struct CUDATensorCoreContractionsPass
                             Value smem, Value off) {
             size_t at = 0;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < cp.perThread; ++it)
-                put(b, cp, add(b, tid, it * threadCount), words[at++], smem,
-                    off);
+              for (int64_t it = 0; it < cp.perThread; ++it) {
+                put(b, cp, add(b, tid, it * threadCount),
+                    words.slice(at, cp.vw), smem, off);
+                at += cp.vw;
+              }
           };
           // The k loop walks a part's chunks by one index (outer k
           // dimensions included, so that a prefetch crosses them): chunk
@@ -1499,7 +1563,8 @@ struct CUDATensorCoreContractionsPass
               // Each thread's prefetched words between the phases; per
               // chunk: store them into the chunk's buffer, fetch the next
               // chunk's, compute from the buffer.
-              int64_t perThread = copies[0].perThread + copies[1].perThread;
+              int64_t perThread = copies[0].perThread * copies[0].vw +
+                                  copies[1].perThread * copies[1].vw;
               Value held = memref::AllocOp::create(
                   b, loc, MemRefType::get({warps * kWarp, perThread}, word));
               auto hold = [&](OpBuilder &b, const Lane &l, Value ci) {

@@ -31,22 +31,24 @@
 // CHECK: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 iter_args
 // CHECK: %[[IN:.*]] = arith.remui %[[CI]], %c4
 // CHECK: arith.muli %[[IN]], %c16
-// The copy: 64 threads take X's 1024 pairs, 16 each, in two groups of 8
-// aligned pair loads (all loads of a group before its stores), rounded
-// to bf16 and packed into words at row * 12 + pair; then W's 256, 4 each,
-// as two scalar loads k and k + 1 apart (extended and rounded back: the
-// identity, which the pipeline's cleanup folds), at pair * 40 + row + 1536.
-// CHECK-COUNT-8: vector.load %arg0{{.*}} {alignment = 8 : i64} : memref<2x128x64xf32>, vector<2xf32>
+// The copy: 64 threads take X's 1024 words in units of 2 (4 k-adjacent
+// f32, one aligned 16-byte load), 8 units each, in two groups of 4 (all
+// loads of a group before its stores), rounded to bf16 and packed into
+// words stored two at a time at row * 12 + pair; then W's 256 words in
+// units of 4 rows of a pair, 1 each: two 8-byte loads of 4 bf16, k and
+// k + 1 apart (extended and rounded back: the identity, which the
+// pipeline's cleanup folds), interleaved into 4 words stored at once at
+// pair * 40 + row + 1536.
+// CHECK-COUNT-4: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<2x128x64xf32>, vector<4xf32>
 // CHECK: arith.truncf {{.*}} : f32 to bf16
 // CHECK: arith.muli %{{.*}}, %c12{{(_[0-9]+)?}} :
-// CHECK-COUNT-8: memref.store %{{.*}}, %view
-// CHECK-COUNT-8: vector.load %arg0
-// CHECK-COUNT-8: memref.store %{{.*}}, %view
-// CHECK: memref.load %arg1
-// CHECK: memref.load %arg1
+// CHECK-COUNT-4: vector.store %{{.*}}, %view{{.*}} {alignment = 8 : i64} : memref<1856xi32, #gpu.address_space<workgroup>>, vector<2xi32>
+// CHECK-COUNT-4: vector.load %arg0
+// CHECK-COUNT-4: vector.store %{{.*}}, %view
+// CHECK-COUNT-2: vector.load %arg1{{.*}} {alignment = 8 : i64} : memref<64x2x32xbf16>, vector<4xbf16>
 // CHECK: arith.muli %{{.*}}, %c40{{(_[0-9]+)?}} :
 // CHECK: %c1536
-// CHECK: memref.store %{{.*}}, %view
+// CHECK: vector.store %{{.*}}, %view{{.*}} {alignment = 16 : i64} : memref<1856xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // Then the warps' k step (16 tiles) from shared memory, between barriers;
 // the fragments are words of the buffer.
 // CHECK: gpu.barrier
@@ -134,8 +136,8 @@ func.func @projection(%x: memref<2x128x64xf32>, %w: memref<64x2x32xbf16>,
 // CHECK: %[[K:.*]] = arith.muli %[[IN]], %c16
 // CHECK: %[[PB:.*]] = arith.muli %{{.*}}, %c256
 // CHECK: arith.addi %[[K]], %[[PB]]
-// CHECK-COUNT-4: vector.load %arg0{{.*}} : memref<32x1024xf32>, vector<2xf32>
-// CHECK: memref.load %arg1{{.*}} : memref<1x1024x64xf32>
+// CHECK-COUNT-2: vector.load %arg0{{.*}} : memref<32x1024xf32>, vector<4xf32>
+// CHECK: vector.load %arg1{{.*}} : memref<1x1024x64xf32>, vector<4xf32>
 // CHECK: arith.muli %{{.*}}, %c72{{(_[0-9]+)?}} :
 // CHECK: gpu.barrier
 // CHECK-COUNT-8: nvvm.mma.sync
@@ -203,23 +205,24 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // Prefetching: 2 x 2 warps copy 8 words of A and 4 of W a thread (12: at
 // most 16 are carried), so the block gets two buffers of 1536 + 576 words
 // and walks its 4 chunks by one index (head = chunk / 2, d = chunk % 2 *
-// 16). Chunk 0 is loaded before the loop; its values (8 A pairs, 8 W
-// scalars) ride in the loop's iter_args next to the accumulators. Each
+// 16). Chunk 0 is loaded before the loop; its values (A's 8 words as 4
+// vectors of 4 f32, W's 4 as two vectors of 4 bf16, the pair's k rows)
+// ride in the loop's iter_args next to the accumulators. Each
 // iteration stores them into buffer chunk % 2, loads chunk
 // min(chunk + 1, 3), meets the block at its only barrier and runs the mma
 // from the buffer it stored.
 // PREFETCH-LABEL: func.func @output_projection
 // PREFETCH: memref.view {{.*}} to memref<4224xi32, #gpu.address_space<workgroup>>
 // PREFETCH-COUNT-64: memref.load %arg2
-// PREFETCH-COUNT-8: vector.load %arg0
-// PREFETCH-COUNT-8: memref.load %arg1
+// PREFETCH-COUNT-4: vector.load %arg0{{.*}} : memref<2x128x32xf32>, vector<4xf32>
+// PREFETCH-COUNT-2: vector.load %arg1{{.*}} : memref<2x32x64xbf16>, vector<4xbf16>
 // PREFETCH-NOT: gpu.barrier
-// PREFETCH: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 iter_args({{.*}}) -> ({{.*}}vector<2x2xf32>, vector<2xf32>, {{.*}}vector<2xf32>, bf16, {{.*}}bf16) {
+// PREFETCH: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 iter_args({{.*}}) -> ({{.*}}vector<2x2xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xbf16>, vector<4xbf16>) {
 // PREFETCH: %[[HALF:.*]] = arith.remui %[[CI]], %c2
 // PREFETCH: %[[OFF:.*]] = arith.muli %[[HALF]], %c2112
 // PREFETCH: arith.truncf
 // PREFETCH: %[[AT:.*]] = arith.addi %{{.*}}, %[[OFF]]
-// PREFETCH: memref.store %{{.*}}, %view[%[[AT]]]
+// PREFETCH: vector.store %{{.*}}, %view[%[[AT]]]
 // PREFETCH-NOT: gpu.barrier
 // PREFETCH: %[[NEXT1:.*]] = arith.addi %[[CI]], %c1
 // PREFETCH: %[[NEXT:.*]] = arith.minui %[[NEXT1]], %c3
@@ -227,8 +230,8 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // PREFETCH: %[[H:.*]] = arith.remui %[[HEAD]], %c2
 // PREFETCH: %[[IN:.*]] = arith.remui %[[NEXT]], %c2
 // PREFETCH: arith.muli %[[IN]], %c16
-// PREFETCH-COUNT-8: vector.load %arg0[%[[H]],
-// PREFETCH-COUNT-8: memref.load %arg1[%[[H]],
+// PREFETCH-COUNT-4: vector.load %arg0[%[[H]],
+// PREFETCH-COUNT-2: vector.load %arg1[%[[H]],
 // PREFETCH-NOT: memref.load %arg
 // PREFETCH: gpu.barrier
 // PREFETCH-NOT: gpu.barrier
