@@ -72,8 +72,8 @@ struct CUDAFuseElementwisePass
   /// contraction: it missed the tensor-core path, took every elementwise
   /// producer after it (layer 4's Q projection recomputed 3 layers of
   /// LayerNorms) and wrote the f32 copy of the weight all the same. A
-  /// guarded extension likewise, so that it fuses into its other readers
-  /// while a contraction still reads it.
+  /// guarded extension likewise for its readers that are no contraction,
+  /// so that it fuses into them while contractions still read it.
   bool cloneSharedExtensions() {
     SmallVector<linalg::GenericOp> shared;
     getOperation().walk([&](linalg::GenericOp g) {
@@ -83,14 +83,29 @@ struct CUDAFuseElementwisePass
         shared.push_back(g);
     });
     OpBuilder builder(&getContext());
+    bool cloned = false;
     for (linalg::GenericOp g : shared) {
       SmallVector<OpOperand *> uses = llvm::map_to_vector(
           g->getResult(0).getUses(), [](OpOperand &u) { return &u; });
+      // A guarded extension stays one op for all the contractions that
+      // read it (each recomputes it as it loads it on the tensor-core
+      // path; on the others they read the one copy): clones go to the
+      // other readers only.
+      if (cuda::isGuardedExtension(g))
+        llvm::erase_if(uses, [](OpOperand *use) {
+          auto reader = dyn_cast<linalg::LinalgOp>(use->getOwner());
+          return reader && linalg::isaContractionOpInterface(reader);
+        });
+      else
+        uses.erase(uses.begin());
+      if (uses.size() == g->getResult(0).getNumUses())
+        uses.erase(uses.begin());
       builder.setInsertionPointAfter(g);
-      for (OpOperand *use : ArrayRef(uses).drop_front())
+      for (OpOperand *use : uses)
         use->set(builder.clone(*g)->getResult(0));
+      cloned |= !uses.empty();
     }
-    return !shared.empty();
+    return cloned;
   }
 
   void runOnOperation() override {

@@ -352,24 +352,39 @@ bool readOnlyArgument(Value v) {
 /// The guarded extension (BodyCloning.h) that wrote `operand` of
 /// contraction `op`, when the loads can compute its values instead: it is
 /// the buffer's only writer and comes before `op` in its block, nothing but
-/// `op` (and deallocations) reads the buffer, and its own inputs are
-/// function arguments nothing writes (their values at `op` are those it
-/// read). Null otherwise.
+/// `op` and other contractions after it (and deallocations) reads the
+/// buffer, and its own inputs are function arguments nothing writes (their
+/// values at `op` are those it read). Null otherwise. (Layerwise sharing:
+/// every layer's E X reads the one masked E; the op and its buffer go with
+/// the last of them, see eraseAbsorbed.)
 linalg::GenericOp absorbableOperand(linalg::GenericOp op, OpOperand *operand) {
   Value src = operand->get();
   if (!src.getDefiningOp<memref::AllocOp>())
     return {};
   linalg::GenericOp writer;
-  for (Operation *user : src.getUsers()) {
-    if (user == op || isa<memref::DeallocOp>(user))
+  SmallVector<Operation *> readers;
+  for (OpOperand &use : src.getUses()) {
+    Operation *user = use.getOwner();
+    if (isa<memref::DeallocOp>(user))
       continue;
     auto g = dyn_cast<linalg::GenericOp>(user);
+    if (g && g.isDpsInput(&use) &&
+        linalg::isaContractionOpInterface(
+            cast<linalg::LinalgOp>(g.getOperation()))) {
+      readers.push_back(g);
+      continue;
+    }
     if (writer || !g || !cuda::isGuardedExtension(g) ||
         g.getDpsInitOperand(0)->get() != src ||
         g->getBlock() != op->getBlock() || !g->isBeforeInBlock(op))
       return {};
     writer = g;
   }
+  if (!writer || llvm::any_of(readers, [&](Operation *r) {
+        return r->getBlock() != writer->getBlock() ||
+               !writer->isBeforeInBlock(r);
+      }))
+    return {};
   if (!writer || !writer.hasPureBufferSemantics() ||
       !llvm::all_of(writer.getDpsInputs(), readOnlyArgument))
     return {};
@@ -512,11 +527,8 @@ struct CUDATensorCoreContractionsPass
       if (p->initFrom)
         cuda::eraseInitWriter(rewriter, p->initFrom);
       for (linalg::GenericOp from : p->operandFrom)
-        if (from) {
-          Value buffer = from.getDpsInitOperand(0)->get();
-          rewriter.eraseOp(from);
-          eraseIfUnused(rewriter, buffer);
-        }
+        if (from)
+          eraseAbsorbed(rewriter, from);
       if (epilogue) {
         erased.insert(epilogue);
         rewriter.eraseOp(epilogue);
@@ -679,6 +691,18 @@ struct CUDATensorCoreContractionsPass
     auto ext = arith::ExtFOp::create(rewriter, op.getLoc(),
                                      rewriter.getF32Type(), arg);
     rewriter.replaceAllUsesExcept(arg, ext, ext);
+  }
+
+  /// Erases `from`, a guarded extension whose values contractions computed
+  /// as they loaded them, and its buffer, once no other op reads it.
+  void eraseAbsorbed(IRRewriter &rewriter, linalg::GenericOp from) {
+    Value buffer = from.getDpsInitOperand(0)->get();
+    if (!llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+          return user == from.getOperation() || isa<memref::DeallocOp>(user);
+        }))
+      return;
+    rewriter.eraseOp(from);
+    eraseIfUnused(rewriter, buffer);
   }
 
   /// Erases `buffer`'s allocation when only its deallocations use it.

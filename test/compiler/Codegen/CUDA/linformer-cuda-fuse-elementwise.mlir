@@ -264,7 +264,9 @@ func.func @input_residual(%x: tensor<16x64xbf16>, %a: tensor<16x64xf32>)
 // row sums. It is cloned for each: the sum takes its clone in (and reads E
 // and the lengths), the contraction keeps its own, unfused, for the
 // tensor-core path to recompute as it loads it. A guarded extension is not
-// fused into a contraction.
+// fused into a contraction. (Several contractions would share the one op:
+// on the paths without tensor cores they read it from memory, and a copy
+// each would be a kernel each.)
 // CHECK-LABEL: func.func @guarded
 // CHECK: %[[M:.*]] = linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<8x64xbf16>, tensor<2xi32>) outs(%{{.*}} : tensor<2x8x64xf32>)
 // CHECK: arith.select

@@ -678,3 +678,52 @@ func.func @guarded_kept(%E: memref<16x64xbf16>, %lengths: memref<2xi32>, %x: mem
   memref.dealloc %m : memref<2x16x64xf32>
   return
 }
+
+// -----
+
+// Layerwise sharing: two layers' E X read the one masked E. Each computes
+// the mask as it loads it; the op and its buffer go with the second.
+// CHECK-LABEL: func.func @guarded_two_readers
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: linalg.generic
+// CHECK: arith.select
+// CHECK: nvgpu.mma.sync
+// CHECK: arith.select
+// CHECK: nvgpu.mma.sync
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: memref.dealloc
+#mask = [affine_map<(b, k, n) -> (k, n)>, affine_map<(b, k, n) -> (b)>, affine_map<(b, k, n) -> (b, k, n)>]
+#ex = [affine_map<(b, k, d, n) -> (b, k, n)>, affine_map<(b, k, d, n) -> (b, n, d)>, affine_map<(b, k, d, n) -> (b, k, d)>]
+func.func @guarded_two_readers(%E: memref<16x64xbf16>, %lengths: memref<2xi32>, %x: memref<2x64x16xbf16>,
+                               %c: memref<2x16x16xf32>, %x2: memref<2x64x16xbf16>, %c2: memref<2x16x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %m = memref.alloc() : memref<2x16x64xf32>
+  linalg.generic {indexing_maps = #mask, iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%E, %lengths : memref<16x64xbf16>, memref<2xi32>) outs(%m : memref<2x16x64xf32>) {
+  ^bb0(%v: bf16, %l: i32, %o: f32):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i32
+    %in = arith.cmpi slt, %ni, %l : i32
+    %f = arith.extf %v : bf16 to f32
+    %s = arith.select %in, %f, %zero : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = #ex, iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%m, %x : memref<2x16x64xf32>, memref<2x64x16xbf16>) outs(%c : memref<2x16x16xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = #ex, iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%m, %x2 : memref<2x16x64xf32>, memref<2x64x16xbf16>) outs(%c2 : memref<2x16x16xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %bf = arith.extf %b : bf16 to f32
+    %p = arith.mulf %a, %bf : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %m : memref<2x16x64xf32>
+  return
+}
