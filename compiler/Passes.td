@@ -481,10 +481,11 @@ def LinformerCUDAFuseElementwisePass
     op, which is then no contraction.
 
     A guarded extension (casts, compares and selects only: the padding
-    mask applied to E) is cloned for each reader too and fuses into every
-    reader but a contraction, which linformer-cuda-tensor-core-
-    contractions has compute it as it loads the operand: E's row sums read
-    E and the lengths instead of an f32 copy of E per sequence.
+    mask applied to E) is cloned for each reader that is no contraction
+    too, and fuses into those. The contractions share the op, which
+    linformer-cuda-tensor-core-contractions has each compute as it loads
+    the operand. E's row sums read E and the lengths instead of an f32
+    copy of E per sequence.
 
     Any other producer fuses only when every reader takes it (none is a
     contraction, a reshape or the result). One reader that needs it in
@@ -607,9 +608,11 @@ def LinformerCUDATensorCoreContractionsPass
     extension (converts, compares and selects: the padding mask applied to
     E, `n < lengths[b] ? E[k, n] : 0`, broadcast over the batch into an
     f32 [b, k, n]) whose inputs are function arguments nothing writes, and
-    only the contraction reads it, the loads compute its values from those
-    inputs (a compare and a select a value) and the op and its buffer go:
-    at B = 16, n = 4096 that buffer was 64 MiB written and read back.
+    only contractions after it read it (every layer's E X, with layerwise
+    sharing), each one's loads compute its values from those inputs (a
+    compare and a select a value), and the op and its buffer go with the
+    last of them: at B = 16, n = 4096 that buffer was 64 MiB written and
+    read back.
 
     16-bit intermediates (bf16 / f16; not with `exact` emulation, which
     rounds nothing): when the buffer a contraction's results end in is an

@@ -10,9 +10,10 @@
 // contractions) matches, and reads the 16-bit data itself instead of an f32
 // copy a kernel of its own would write (an extension several ops read is
 // cloned for each first). A guarded extension (the padding mask applied to
-// E, BodyCloning.h) is cloned for each reader too and fuses into the others
-// but not into a contraction: linformer-cuda-tensor-core-contractions
-// recomputes it as it loads the operand, so its f32 buffer goes. Nothing
+// E, BodyCloning.h) is cloned for each reader that is no contraction and
+// fuses into those; the contractions share it, and linformer-cuda-tensor-
+// core-contractions recomputes it as they load the operand, so its f32
+// buffer goes. Nothing
 // into the attention core's carrier (FuseAttentionCore.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -91,13 +92,13 @@ struct CUDAFuseElementwisePass
       // read it (each recomputes it as it loads it on the tensor-core
       // path; on the others they read the one copy): clones go to the
       // other readers only.
+      // Otherwise (and when no contraction reads it) the first reader
+      // keeps the op.
       if (cuda::isGuardedExtension(g))
         llvm::erase_if(uses, [](OpOperand *use) {
           auto reader = dyn_cast<linalg::LinalgOp>(use->getOwner());
           return reader && linalg::isaContractionOpInterface(reader);
         });
-      else
-        uses.erase(uses.begin());
       if (uses.size() == g->getResult(0).getNumUses())
         uses.erase(uses.begin());
       builder.setInsertionPointAfter(g);

@@ -98,12 +98,17 @@ struct Staging {
   bool prefetch = false; ///< two buffers, the next chunk in registers
 };
 
-/// The words of `buf`'s chunk each of `threads` threads copies, when they
+/// Each of `threads` threads' share of `count` copied items, when they
 /// divide evenly and are few enough (32) to unroll; else 0 (a loop).
+int64_t evenShare(int64_t count, int64_t threads) {
+  return count % threads == 0 && count / threads <= 32 ? count / threads : 0;
+}
+
+/// The words of `buf`'s chunk each of `threads` threads copies, unrolled
+/// (see evenShare).
 int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
                       int64_t threads) {
-  int64_t count = buf.rows * (chunk / 2);
-  return count % threads == 0 && count / threads <= 32 ? count / threads : 0;
+  return evenShare(buf.rows * (chunk / 2), threads);
 }
 
 /// The words a copy thread moves at once for `buf` (a chunk of `chunk` k
@@ -349,15 +354,15 @@ bool readOnlyArgument(Value v) {
   return true;
 }
 
-/// The guarded extension (BodyCloning.h) that wrote `operand` of
-/// contraction `op`, when the loads can compute its values instead: it is
-/// the buffer's only writer and comes before `op` in its block, nothing but
-/// `op` and other contractions after it (and deallocations) reads the
-/// buffer, and its own inputs are function arguments nothing writes (their
-/// values at `op` are those it read). Null otherwise. (Layerwise sharing:
-/// every layer's E X reads the one masked E; the op and its buffer go with
-/// the last of them, see eraseAbsorbed.)
-linalg::GenericOp absorbableOperand(linalg::GenericOp op, OpOperand *operand) {
+/// The guarded extension (BodyCloning.h) that wrote `operand` of a
+/// contraction, when the loads can compute its values instead: it is the
+/// buffer's only writer, nothing but contractions after it in its block
+/// (and deallocations) reads the buffer, and its own inputs are function
+/// arguments nothing writes (their values at the readers are those it
+/// read). Null otherwise. (Layerwise sharing: every layer's E X reads the
+/// one masked E; the op and its buffer go with the last of them, see
+/// eraseAbsorbed.)
+linalg::GenericOp absorbableOperand(OpOperand *operand) {
   Value src = operand->get();
   if (!src.getDefiningOp<memref::AllocOp>())
     return {};
@@ -375,18 +380,16 @@ linalg::GenericOp absorbableOperand(linalg::GenericOp op, OpOperand *operand) {
       continue;
     }
     if (writer || !g || !cuda::isGuardedExtension(g) ||
-        g.getDpsInitOperand(0)->get() != src ||
-        g->getBlock() != op->getBlock() || !g->isBeforeInBlock(op))
+        g.getDpsInitOperand(0)->get() != src)
       return {};
     writer = g;
   }
-  if (!writer || llvm::any_of(readers, [&](Operation *r) {
+  if (!writer || !writer.hasPureBufferSemantics() ||
+      !llvm::all_of(writer.getDpsInputs(), readOnlyArgument) ||
+      llvm::any_of(readers, [&](Operation *r) {
         return r->getBlock() != writer->getBlock() ||
                !writer->isBeforeInBlock(r);
       }))
-    return {};
-  if (!writer || !writer.hasPureBufferSemantics() ||
-      !llvm::all_of(writer.getDpsInputs(), readOnlyArgument))
     return {};
   return writer;
 }
@@ -513,7 +516,7 @@ struct CUDATensorCoreContractionsPass
             stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch);
       p->initFrom = absorbableInit(op);
       for (unsigned i = 0; i < 2; ++i)
-        p->operandFrom[i] = absorbableOperand(op, op.getDpsInputOperand(i));
+        p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
       Value c = op.getDpsInitOperand(0)->get();
       p->out = c;
       p->epilogueRead = absorbableEpilogue(op, p->initFrom);
@@ -1270,9 +1273,7 @@ struct CUDATensorCoreContractionsPass
                           base,
                           vw,
                           units,
-                          units % threadCount == 0 && units / threadCount <= 32
-                              ? units / threadCount
-                              : 0,
+                          evenShare(units, threadCount),
                           vector && (buf.kMajor || vw > 1)};
           };
           const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
@@ -1305,12 +1306,8 @@ struct CUDATensorCoreContractionsPass
                   indicesOf(op, cp.src, iv), /*nontemporal=*/false,
                   llvm::MaybeAlign(n * bytes)));
             };
-            linalg::GenericOp from = p.operandFrom[cp.src->getOperandNumber()];
             auto scalar = [&]() {
-              SmallVector<Value> at = indicesOf(op, cp.src, iv);
-              raw.push_back(from ? cloneBody(b, loc, from, at)
-                                 : memref::LoadOp::create(b, loc, src, at)
-                                       .getResult());
+              raw.push_back(load(b, loc, p, op, cp.src, iv));
             };
             if (cp.vector && cp.buf->kMajor) {
               vectorLoad(2 * cp.vw);
