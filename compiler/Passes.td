@@ -679,12 +679,25 @@ def LinformerCUDATensorCoreContractionsPass
     encoder fits 128 registers (two 256-thread blocks an SM) on sm_90 and
     sm_80 without spills.
 
+    ldmatrix (`ldmatrix`, with staging): when A's buffer is k-major (rows
+    of chunk/2 + 4 words, 16-byte aligned), its fragments are read with
+    `nvgpu.ldmatrix` (PTX `ldmatrix.sync.aligned.m8n8.x4.shared.b16`): a
+    tile's four registers a k step in one instruction instead of four
+    `ld.shared.b32`. Lane L points at row L % 16, pair L / 16 * 4 of the
+    step; the 8 rows each phase reads fall in distinct banks (the stride is
+    4 mod 8 words). Every A of the encoder's GEMMs is k-major (activations
+    and E are read along k). B stays word loads: no B of the models is
+    k-major (weights are [in][out], X in E X is [n][d]).
+
     `emulate` builds the same loop nest (warp blocks, folded dimensions,
     lanes, k steps, the accumulator fragments' rows and columns, the
     operands' rounding) with each lane computing its C elements in f32
     scalars instead of the warp-wide `mma.sync`: the CPU can run it
     (`linformer-cuda-pipeline{on-host mma=...}`), which checks everything
-    but the A/B fragment layouts (those are the PTX ISA's). A staged nest
+    but the A/B fragment layouts (those are the PTX ISA's). With ldmatrix,
+    each lane reads a word where ldmatrix would deliver it from: word
+    pair % 4 of the row the lane holding it (8q + g) points register q at,
+    so the emulation checks those addresses. A staged nest
     is emulated phase by phase: the copy and the compute of each chunk are
     separate thread loops over a buffer the block allocates, with each
     thread's accumulators kept in memory between them; prefetched, each
@@ -719,6 +732,9 @@ def LinformerCUDATensorCoreContractionsPass
     Option<"prefetch", "prefetch", "bool", /*default=*/"false",
            "with shared-bytes: two buffers, and each chunk's loads issued "
            "during the previous chunk's mma (one barrier a chunk)">,
+    Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
+           "with shared-bytes: A's fragments read with ldmatrix.x4 (one a "
+           "tile and k step) when its buffer is k-major">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

@@ -271,6 +271,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                   : 0;
     mmaOptions.blockWarps = threadsY;
     mmaOptions.prefetch = options.prefetchContractions;
+    mmaOptions.ldmatrix = options.ldmatrixContractions;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));

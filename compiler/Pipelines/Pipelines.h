@@ -151,6 +151,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "previous chunk's mma run (one barrier a chunk); off: "
                      "copy, barrier, mma, barrier"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> ldmatrixContractions{
+      *this, "ldmatrix-contractions",
+      llvm::cl::desc("Staged contractions: A's fragments read with "
+                     "ldmatrix.x4 when it is staged k-major (one instruction "
+                     "for four registers); off: one ld.shared.b32 a "
+                     "register"),
+      llvm::cl::init(true)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

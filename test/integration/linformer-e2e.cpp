@@ -128,6 +128,12 @@ static cl::opt<bool> cudaPrefetchContractionsOpt(
     cl::desc("With --pipeline=cuda-host: staged contractions double-buffer "
              "and prefetch the next chunk (emulated phase by phase)"),
     cl::init(true));
+static cl::opt<bool> cudaLdmatrixContractionsOpt(
+    "cuda-ldmatrix-contractions",
+    cl::desc("With --pipeline=cuda-host: staged contractions read k-major "
+             "fragments as ldmatrix would (each lane's word from the row "
+             "its holder points at)"),
+    cl::init(true));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -449,6 +455,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.stageCore = cudaStageCoreOpt;
     cudaOptions.stageContractions = cudaStageContractionsOpt;
     cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
+    cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {
     mlir::linformer::buildHalidePipeline(pm);

@@ -152,6 +152,12 @@ static cl::opt<bool> cudaPrefetchContractions(
              "mma (default); =false: copy, barrier, mma, barrier (for "
              "comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaLdmatrixContractions(
+    "cuda-ldmatrix-contractions",
+    cl::desc("--target=cuda: staged contractions read the A fragments of a "
+             "k-major operand with ldmatrix.x4 (default); =false: one "
+             "ld.shared.b32 a register (for comparisons)"),
+    cl::init(true));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1401,6 +1407,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.stageCore = cudaStageCore;
   options.stageContractions = cudaStageContractions;
   options.prefetchContractions = cudaPrefetchContractions;
+  options.ldmatrixContractions = cudaLdmatrixContractions;
   options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))

@@ -96,6 +96,9 @@ struct Staging {
   int64_t warpsM = 0, warpsN = 0, chunk = 0;
   StagedBuffer a, b;
   bool prefetch = false; ///< two buffers, the next chunk in registers
+  /// A's fragments read with ldmatrix (one x4 a tile and k step; its
+  /// buffer is k-major).
+  bool ldmatrixA = false;
 };
 
 /// Each of `threads` threads' share of `count` copied items, when they
@@ -408,9 +411,12 @@ bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim) {
 /// `maxChunk` down to 16, that divides a part's k range and fits. None if
 /// nothing fits. With `prefetch`, the chunk is double-buffered when both
 /// buffers fit and a thread's words are unrolled and at most
-/// kMaxPrefetchWords.
+/// kMaxPrefetchWords. With `ldmatrix`, A's fragments are read with
+/// ldmatrix when its buffer is k-major (16-byte aligned rows: strides and
+/// offsets are multiples of 4 words).
 Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
-                   int64_t blockWarps, int64_t maxChunk, bool prefetch) {
+                   int64_t blockWarps, int64_t maxChunk, bool prefetch,
+                   bool ldmatrix) {
   Staging s;
   if (sharedBytes <= 0 || blockWarps < 2)
     return s;
@@ -454,6 +460,7 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
             wb = unrolledWords(b, chunk, threads);
     s.prefetch = prefetch && wa && wb && wa + wb <= kMaxPrefetchWords &&
                  2 * (a.words + b.words) * 4 <= sharedBytes;
+    s.ldmatrixA = ldmatrix && a.kMajor;
     return s;
   }
   return s;
@@ -513,7 +520,8 @@ struct CUDATensorCoreContractionsPass
       // Staged words hold two 16-bit operands (TF32 keeps the plain path).
       if (!tf32())
         p->staging =
-            stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch);
+            stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch,
+                       ldmatrix);
       p->initFrom = absorbableInit(op);
       for (unsigned i = 0; i < 2; ++i)
         p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
@@ -1172,11 +1180,11 @@ struct CUDATensorCoreContractionsPass
 
           // A thread's place: warp (wm, wn) of the block, lane (g, t).
           struct Lane {
-            Value tid, wm, wn, g, t;
+            Value tid, wm, wn, lane, g, t;
           };
           auto laneOf = [&](OpBuilder &b, Value w, Value lane) {
             return Lane{addV(b, mul(b, w, kWarp), lane), div(b, w, WN),
-                        rem(b, w, WN), div(b, lane, 4), rem(b, lane, 4)};
+                        rem(b, w, WN), lane, div(b, lane, 4), rem(b, lane, 4)};
           };
           // Within the block tile: C's row of tile i, half h; C's column of
           // tile j, element o; the column of B fragment j.
@@ -1228,6 +1236,47 @@ struct CUDATensorCoreContractionsPass
                             Value r, Value pair, Value off) {
             return memref::LoadOp::create(b, loc, smem,
                                           wordIndex(b, buf, r, pair, off))
+                .getResult();
+          };
+          // ldmatrix.x4 reads four 8 x 8 matrices of 16-bit values, each
+          // row 4 words from the address one lane gives (lanes 8q .. 8q + 7
+          // for matrix q); lane (g, t) receives word t of row g of matrix q
+          // in register q. For A tile i at the k step from `pair0` the
+          // matrices are its rows 0-7 and 8-15 at pairs 0-3, then at pairs
+          // 4-7 (registers a0 .. a3): lane L points at row L % 16, pair
+          // L / 16 * 4. (B's buffers are k-major for no contraction of the
+          // models, weights being [in][out] and X in E X [n][d]: their
+          // fragments stay word loads.)
+          auto aMatrixRow = [&](OpBuilder &b, const Lane &l, Value lane,
+                                int64_t i, Value pair0, Value off) {
+            Value row = addV(b, mul(b, l.wm, kTileM * MT), rem(b, lane, 16));
+            Value pair = addV(b, pair0, mul(b, div(b, lane, 16), 4));
+            return wordIndex(b, s.a, add(b, row, i * kTileM), pair, off);
+          };
+          // One ldmatrix.x4 from word `at` of a lane: its 4 registers.
+          auto ldmatrix = [&](OpBuilder &b, Value smem, Value at) {
+            Value v = nvgpu::LdMatrixOp::create(
+                b, loc, VectorType::get({4, 1}, word), smem, ValueRange{at},
+                /*transpose=*/false, 4);
+            SmallVector<Value, 4> regs;
+            for (int64_t q = 0; q < 4; ++q)
+              regs.push_back(
+                  vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{q, 0}));
+            return regs;
+          };
+          // The staged word lane l's C elements take from A tile i's row
+          // g + 8h at `pair`, as the mma gets it from the lane holding it:
+          // read with ldmatrix, word pair % 4 of the row that lane 8q + g
+          // pointed register q at (emulation checks those addresses).
+          auto aWord = [&](OpBuilder &b, const Lane &l, Value smem, int64_t i,
+                           int64_t h, Value pair, Value off) {
+            if (!s.ldmatrixA)
+              return wordAt(b, smem, s.a, rowIn(b, l, i, h), pair, off);
+            Value q = add(b, mul(b, div(b, rem(b, pair, 8), 4), 2), h);
+            Value row = aMatrixRow(b, l, addV(b, mul(b, q, 8), l.g), i,
+                                   mul(b, div(b, pair, 8), 8), off);
+            return memref::LoadOp::create(b, loc, smem,
+                                          addV(b, row, rem(b, pair, 4)))
                 .getResult();
           };
           // The copied operands: A's rows from mBase, B's columns from
@@ -1443,18 +1492,28 @@ struct CUDATensorCoreContractionsPass
             for (int64_t st = 0; st < BK / 16; ++st) {
               Value p0 = add(b, l.t, st * 8), p4 = add(b, l.t, st * 8 + 4);
               auto reg = [&](const StagedBuffer &buf, Value r, Value pair) {
-                return cuda::wordToOperand(b, loc, wordAt(b, smem, buf, r, pair, off),
-                                           precision);
+                return wordAt(b, smem, buf, r, pair, off);
+              };
+              auto operands = [&](SmallVector<Value, 4> regs) {
+                for (Value &r : regs)
+                  r = cuda::wordToOperand(b, loc, r, precision);
+                return regs;
               };
               SmallVector<SmallVector<Value, 4>> bFrag(NT);
               for (int64_t j = 0; j < NT; ++j) {
                 Value col = bColIn(b, l, j);
-                bFrag[j] = {reg(s.b, col, p0), reg(s.b, col, p4)};
+                bFrag[j] = operands({reg(s.b, col, p0), reg(s.b, col, p4)});
               }
               for (int64_t i = 0; i < MT; ++i) {
-                Value r0 = rowIn(b, l, i, 0), r8 = rowIn(b, l, i, 1);
-                SmallVector<Value, 4> aFrag = {reg(s.a, r0, p0), reg(s.a, r8, p0),
-                                               reg(s.a, r0, p4), reg(s.a, r8, p4)};
+                SmallVector<Value, 4> aFrag;
+                if (s.ldmatrixA) {
+                  aFrag = operands(ldmatrix(
+                      b, smem, aMatrixRow(b, l, l.lane, i, c(b, st * 8), off)));
+                } else {
+                  Value r0 = rowIn(b, l, i, 0), r8 = rowIn(b, l, i, 1);
+                  aFrag = operands({reg(s.a, r0, p0), reg(s.a, r8, p0),
+                                    reg(s.a, r0, p4), reg(s.a, r8, p4)});
+                }
                 for (int64_t j = 0; j < NT; ++j)
                   out[i * NT + j] = cuda::mmaM16N8K16(
                       b, loc, aFrag, bFrag[j], out[i * NT + j], precision);
@@ -1475,7 +1534,7 @@ struct CUDATensorCoreContractionsPass
                       Value acc = out[i * NT + j];
                       for (int64_t h = 0; h < 2; ++h)
                         for (int64_t o = 0; o < 2; ++o) {
-                          Value wa = wordAt(b, smem, s.a, rowIn(b, l, i, h), pair, off);
+                          Value wa = aWord(b, l, smem, i, h, pair, off);
                           Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off);
                           Value sum = vector::ExtractOp::create(
                               b, loc, acc, ArrayRef<int64_t>{h, o});

@@ -6,6 +6,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=32},cse))' | FileCheck %s --check-prefix=CHUNK32
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch},cse))' | FileCheck %s --check-prefix=PREFETCH
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch emulate},cse))' | FileCheck %s --check-prefix=EMUPF
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 ldmatrix},cse))' | FileCheck %s --check-prefix=LDM
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
@@ -53,6 +54,7 @@
 // the fragments are words of the buffer.
 // CHECK: gpu.barrier
 // CHECK-NOT: memref.load %arg
+// CHECK-NOT: nvgpu.ldmatrix
 // CHECK-COUNT-16: nvvm.mma.sync
 // CHECK-NOT: memref.load %arg
 // CHECK: gpu.barrier
@@ -86,6 +88,34 @@
 // EMU: memref.dealloc %[[SAVED]]
 // EMU: memref.dealloc %[[SMEM]]
 // EMU: processor = block_x
+// With ldmatrix: X's buffer is k-major, so each row tile's A fragment
+// (4 words a lane) is one ldmatrix.x4, lane L pointing at row
+// wm * 64 + L % 16 + 16 i, pair L / 16 * 4 (word row * 12 + pair); W's
+// buffer is pair-major and its fragments stay word loads (4 column tiles x
+// 2, before the first row tile's mma).
+// LDM-LABEL: func.func @projection
+// LDM: gpu.barrier
+// LDM-COUNT-8: memref.load %view[%{{.*}}] : memref<1856xi32
+// LDM: %[[L16:.*]] = arith.remui %[[LANE:.*]], %c16
+// LDM: %[[ROW:.*]] = arith.addi %{{.*}}, %[[L16]]
+// LDM: %[[HALF:.*]] = arith.divui %[[LANE]], %c16
+// LDM: %[[PAIR:.*]] = arith.muli %[[HALF]], %c4
+// LDM: %[[R0:.*]] = arith.addi %[[ROW]], %c0
+// LDM: %[[W:.*]] = arith.muli %[[R0]], %c12
+// LDM: arith.addi %[[W]], %{{.*}}
+// LDM: %[[A0:.*]] = nvgpu.ldmatrix %view[%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<1856xi32, #gpu.address_space<workgroup>> -> vector<4x1xi32>
+// LDM-COUNT-4: vector.extract %[[A0]][{{[0-3]}}, 0]
+// LDM-COUNT-4: nvvm.mma.sync
+// LDM: %[[R1:.*]] = arith.addi %[[ROW]], %c16
+// LDM: arith.muli %[[R1]], %c12
+// LDM: nvgpu.ldmatrix
+// LDM-COUNT-4: nvvm.mma.sync
+// LDM: nvgpu.ldmatrix
+// LDM-COUNT-4: nvvm.mma.sync
+// LDM: nvgpu.ldmatrix
+// LDM-COUNT-4: nvvm.mma.sync
+// LDM-NOT: nvgpu.ldmatrix
+// LDM: gpu.barrier
 // Chunks of 32: rows of 16 + 4 words, 16 pairs of W.
 // CHUNK32-LABEL: func.func @projection
 // CHUNK32: memref.view {{.*}} to memref<3200xi32
