@@ -612,7 +612,11 @@ def LinformerCUDATensorCoreContractionsPass
     sharing), each one's loads compute its values from those inputs (a
     compare and a select a value), and the op and its buffer go with the
     last of them: at B = 16, n = 4096 that buffer was 64 MiB written and
-    read back.
+    read back. A staged copy computes a unit of such an operand from
+    vectors when its contiguous dim is that of every input that has it (E
+    and a [b, n] mask along n, loaded as one vector each, 16 bytes at most:
+    8 bf16 values of E a unit; the lengths as one scalar), instead of one
+    2-byte load a value.
 
     16-bit intermediates (bf16 / f16; not with `exact` emulation, which
     rounds nothing): when the buffer a contraction's results end in is an

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -106,6 +107,100 @@ inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
     b.clone(bodyOp, map);
   }
   return map.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// Whether `g`'s inputs all allow cloneBodyRun: each either has `g`'s
+/// last loop dimension as its own last (contiguous: an identity layout, of
+/// whole bytes) or does not have it at all.
+inline bool runClonable(linalg::GenericOp g) {
+  AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(in);
+    if (!llvm::is_contained(m.getResults(), last))
+      continue;
+    auto type = dyn_cast<MemRefType>(in->get().getType());
+    if (!type || !type.getLayout().isIdentity() ||
+        m.getResults().back() != last ||
+        !type.getElementType().isIntOrFloat() ||
+        type.getElementType().getIntOrFloatBitWidth() % 8)
+      return false;
+  }
+  return true;
+}
+
+/// The widest element, in bytes, of the inputs cloneBodyRun loads as
+/// vectors (4 if none).
+inline int64_t runElementBytes(linalg::GenericOp g) {
+  AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
+  int64_t widest = 0;
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
+      widest = std::max<int64_t>(
+          widest, cast<MemRefType>(in->get().getType())
+                          .getElementType()
+                          .getIntOrFloatBitWidth() /
+                      8);
+  return widest ? widest : 4;
+}
+
+/// The values `g`'s body (clonable, runClonable) yields at loop indices
+/// `indices` and at the `n` - 1 after them along its last loop dimension:
+/// an input that has that dimension is loaded once, as a vector of n
+/// aligned to its size (the caller's indices make it so), any other once
+/// as a scalar; the body is cloned for each value.
+inline SmallVector<Value> cloneBodyRun(OpBuilder &b, Location loc,
+                                       linalg::GenericOp g,
+                                       ArrayRef<Value> indices, int64_t n) {
+  unsigned lastDim = g.getNumLoops() - 1;
+  AffineExpr last = getAffineDimExpr(lastDim, g.getContext());
+  Block &body = g.getRegion().front();
+  SmallVector<std::pair<BlockArgument, Value>> loaded;
+  SmallVector<bool> isVector;
+  for (OpOperand *in : g.getDpsInputOperands()) {
+    AffineMap m = g.getMatchingIndexingMap(in);
+    SmallVector<Value> at;
+    for (unsigned i = 0; i < m.getNumResults(); ++i)
+      at.push_back(indices[m.getDimPosition(i)]);
+    Value v;
+    bool vec = llvm::is_contained(m.getResults(), last);
+    if (vec) {
+      Type elem = cast<MemRefType>(in->get().getType()).getElementType();
+      v = vector::LoadOp::create(
+          b, loc, VectorType::get({n}, elem), in->get(), at,
+          /*nontemporal=*/false,
+          llvm::MaybeAlign(n * elem.getIntOrFloatBitWidth() / 8));
+    } else {
+      v = memref::LoadOp::create(b, loc, in->get(), at);
+    }
+    loaded.push_back({g.getMatchingBlockArgument(in), v});
+    isVector.push_back(vec);
+  }
+  SmallVector<Value> out;
+  for (int64_t e = 0; e < n; ++e) {
+    IRMapping map;
+    for (auto [arg, v] : llvm::enumerate(loaded))
+      map.map(v.first, isVector[arg] ? vector::ExtractOp::create(
+                                           b, loc, v.second,
+                                           ArrayRef<int64_t>{e})
+                                           .getResult()
+                                     : v.second);
+    for (Operation &bodyOp : body.without_terminator()) {
+      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
+        Value i = indices[index.getDim()];
+        if (index.getDim() == lastDim && e)
+          i = arith::AddIOp::create(
+              b, loc, i, arith::ConstantIndexOp::create(b, loc, e));
+        map.map(index.getResult(), i);
+        continue;
+      }
+      for (Value v : bodyOp.getOperands())
+        if (!map.contains(v) && v.getParentBlock() != &body)
+          map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
+      b.clone(bodyOp, map);
+    }
+    out.push_back(map.lookup(body.getTerminator()->getOperand(0)));
+  }
+  return out;
 }
 
 /// The constant `op` writes into all of `c`: `op` is a linalg.fill of `c`

@@ -1293,7 +1293,10 @@ struct CUDATensorCoreContractionsPass
           // caller's device pointers). Its vw words are stored as one
           // vector too (aligned: strides and offsets are multiples of 4
           // words). An operand whose guarded extension the plan absorbed
-          // is computed value by value instead (vw = 1).
+          // is computed the same way from that op's inputs, each loaded
+          // once a unit: one along the same contiguous dim as a vector
+          // (E, a mask; vw from the widest of them), any other as a scalar
+          // (the lengths).
           struct Copied {
             OpOperand *src;
             const StagedBuffer *buf;
@@ -1308,13 +1311,14 @@ struct CUDATensorCoreContractionsPass
           auto copied = [&](OpOperand *src, const StagedBuffer &buf,
                             unsigned rowDim, Value base) {
             auto type = cast<MemRefType>(src->get().getType());
-            bool vector = !p.operandFrom[src->getOperandNumber()] &&
-                          type.getLayout().isIdentity() &&
+            linalg::GenericOp from = p.operandFrom[src->getOperandNumber()];
+            bool vector = (from ? cuda::runClonable(from)
+                                : type.getLayout().isIdentity()) &&
                           (buf.kMajor || innermost(op, src, rowDim));
-            int64_t vw =
-                vector ? copyWidth(buf, BK, threadCount,
-                                   type.getElementType().getIntOrFloatBitWidth() / 8)
-                       : 1;
+            int64_t bytes =
+                from ? cuda::runElementBytes(from)
+                     : type.getElementType().getIntOrFloatBitWidth() / 8;
+            int64_t vw = vector ? copyWidth(buf, BK, threadCount, bytes) : 1;
             int64_t units = buf.rows * (BK / 2) / vw;
             return Copied{src,
                           &buf,
@@ -1350,6 +1354,15 @@ struct CUDATensorCoreContractionsPass
             int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
             SmallVector<Value, 2> raw;
             auto vectorLoad = [&](int64_t n) {
+              if (linalg::GenericOp from =
+                      p.operandFrom[cp.src->getOperandNumber()]) {
+                SmallVector<Value> values = cuda::cloneBodyRun(
+                    b, loc, from, indicesOf(op, cp.src, iv), n);
+                raw.push_back(vector::FromElementsOp::create(
+                    b, loc, VectorType::get({n}, values[0].getType()),
+                    values));
+                return;
+              }
               raw.push_back(vector::LoadOp::create(
                   b, loc, VectorType::get({n}, elem), src,
                   indicesOf(op, cp.src, iv), /*nontemporal=*/false,

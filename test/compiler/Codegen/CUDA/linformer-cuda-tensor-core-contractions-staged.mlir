@@ -288,3 +288,48 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // EMUPF: scf.parallel
 // EMUPF: memref.dealloc %{{.*}} : memref<128x12xi32>
 
+
+// -----
+
+// A masked operand, staged: E under the padding mask (a guarded extension
+// into an f32 [b, k, n] buffer) read by E X. The copy computes each unit
+// from the extension's inputs: E and the mask along n (the contiguous dim)
+// as one vector each (8 bf16 and 8 i8: 4 words a unit, the width E's 2
+// bytes allow), then a compare and a select a value; the op and its
+// buffer go.
+// CHECK-LABEL: func.func @guarded_mask
+// CHECK-NOT: memref<1x32x1024xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: %[[E:.*]] = vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x1024xbf16>, vector<8xbf16>
+// CHECK: %[[M:.*]] = vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<1x1024xi8>, vector<8xi8>
+// CHECK-COUNT-8: arith.select
+// CHECK: vector.store %{{.*}}, %view{{.*}} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, vector<4xi32>
+// CHECK: gpu.barrier
+// CHECK-NOT: linalg.generic
+func.func @guarded_mask(%E: memref<32x1024xbf16>, %mask: memref<1x1024xi8>,
+                        %x: memref<1x1024x64xbf16>, %p: memref<1x32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0_i8 = arith.constant 0 : i8
+  %masked = memref.alloc() : memref<1x32x1024xf32>
+  linalg.generic {indexing_maps = [affine_map<(b, k, n) -> (k, n)>, affine_map<(b, k, n) -> (b, n)>, affine_map<(b, k, n) -> (b, k, n)>],
+                  iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%E, %mask : memref<32x1024xbf16>, memref<1x1024xi8>) outs(%masked : memref<1x32x1024xf32>) {
+  ^bb0(%e: bf16, %m: i8, %out: f32):
+    %v = arith.extf %e : bf16 to f32
+    %keep = arith.cmpi ne, %m, %c0_i8 : i8
+    %s = arith.select %keep, %v, %zero : f32
+    linalg.yield %s : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(b, k, d, n) -> (b, k, n)>, affine_map<(b, k, d, n) -> (b, n, d)>, affine_map<(b, k, d, n) -> (b, k, d)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%masked, %x : memref<1x32x1024xf32>, memref<1x1024x64xbf16>) outs(%p : memref<1x32x64xf32>) {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %be : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  memref.dealloc %masked : memref<1x32x1024xf32>
+  return
+}
