@@ -665,6 +665,18 @@ def LinformerCUDATensorCoreContractionsPass
     are blocks too. A contraction that has no such block keeps the
     unstaged tiles. TF32 is not staged.
 
+    SIMT (`precision=f32`, the pipeline's choice without tensor cores):
+    the staged tiles with f32 products. Words are f32 pairs (8 bytes, so
+    the buffer takes twice the bytes; no ldmatrix, no rounding, no 16-bit
+    intermediates), the copies as above; each lane updates the elements of
+    C an mma fragment would give it (64 of a 4 x 4 warp block) with two
+    `fma` a pair of k values, loading its 2 MT A words and 2 NT B words
+    once a pair (a row's word is the same for the lanes of a g, a
+    column's for those of a t: broadcasts), the chunk's pairs unrolled.
+    A contraction that does not stage keeps the plain path (one thread an
+    element) under SIMT: there are no unstaged SIMT tiles. The host runs
+    the same per-lane code under `emulate`.
+
     Prefetching (`prefetch`, with staging): when both buffers fit and a
     thread copies at most 16 words a chunk (unrolled), the block keeps two
     buffers and walks its chunks (outer k dimensions included) by one
@@ -710,7 +722,9 @@ def LinformerCUDATensorCoreContractionsPass
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
-           "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands)">,
+           "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands), "
+           "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "
+           "contractions only)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "the same tiles in f32 scalars, for the CPU">,
     Option<"exact", "exact", "bool", /*default=*/"false",

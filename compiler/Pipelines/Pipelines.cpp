@@ -257,9 +257,13 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
   // tiles and rounding in scalars).
-  if (options.mma != "none") {
+  // Without them (mma=none), f32 contractions run as the same staged tiles
+  // with f32 products (precision=f32, SIMT).
+  if (options.mma != "none" ||
+      (options.simtContractions && options.stageContractions)) {
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
-    mmaOptions.precision = options.mma;
+    mmaOptions.precision =
+        options.mma != "none" ? std::string(options.mma) : "f32";
     // Split-K until a contraction has 8 warps an SM (one 256-thread block
     // each): 1056 on an H100, 864 on an A100.
     mmaOptions.splitKWarps = 8 * target.smCount;

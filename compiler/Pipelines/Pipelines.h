@@ -151,6 +151,14 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "previous chunk's mma run (one barrier a chunk); off: "
                      "copy, barrier, mma, barrier"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> simtContractions{
+      *this, "simt-contractions",
+      llvm::cl::desc("Without tensor cores (mma=none): contractions whose "
+                     "block tile divides run as staged SIMT tiles (f32 "
+                     "pairs in shared memory, each lane's 64 C elements "
+                     "with fma); off: one thread an element, loading its "
+                     "operands from device memory"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> ldmatrixContractions{
       *this, "ldmatrix-contractions",
       llvm::cl::desc("Staged contractions: A's fragments read with "

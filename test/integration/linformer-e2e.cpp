@@ -128,6 +128,11 @@ static cl::opt<bool> cudaPrefetchContractionsOpt(
     cl::desc("With --pipeline=cuda-host: staged contractions double-buffer "
              "and prefetch the next chunk (emulated phase by phase)"),
     cl::init(true));
+static cl::opt<bool> cudaSimtContractionsOpt(
+    "cuda-simt-contractions",
+    cl::desc("With --pipeline=cuda-host and no tensor cores: contractions "
+             "as staged SIMT tiles (f32 pairs, fma by each lane)"),
+    cl::init(true));
 static cl::opt<bool> cudaLdmatrixContractionsOpt(
     "cuda-ldmatrix-contractions",
     cl::desc("With --pipeline=cuda-host: staged contractions read k-major "
@@ -456,6 +461,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.stageContractions = cudaStageContractionsOpt;
     cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
     cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
+    cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {
     mlir::linformer::buildHalidePipeline(pm);

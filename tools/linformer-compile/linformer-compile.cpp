@@ -152,6 +152,13 @@ static cl::opt<bool> cudaPrefetchContractions(
              "mma (default); =false: copy, barrier, mma, barrier (for "
              "comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaSimtContractions(
+    "cuda-simt-contractions",
+    cl::desc("--target=cuda without tensor cores (an f32 model, or "
+             "--cuda-mma=none): contractions run as staged SIMT tiles, f32 "
+             "pairs in shared memory and fma by each lane (default); "
+             "=false: one thread an output element (for comparisons)"),
+    cl::init(true));
 static cl::opt<bool> cudaLdmatrixContractions(
     "cuda-ldmatrix-contractions",
     cl::desc("--target=cuda: staged contractions read the A fragments of a "
@@ -1408,6 +1415,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.stageContractions = cudaStageContractions;
   options.prefetchContractions = cudaPrefetchContractions;
   options.ldmatrixContractions = cudaLdmatrixContractions;
+  options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))

@@ -177,6 +177,27 @@ int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
   return 1;
 }
 
+/// A lane's elements of its MT x NT accumulator tiles (vector<2x2xf32>
+/// each: [row half h][column o]), each replaced by `update(i, j, h, o,
+/// element)` (the emulated and SIMT products: each lane its own).
+using ElementUpdate =
+    function_ref<Value(int64_t, int64_t, int64_t, int64_t, Value)>;
+void updateElements(OpBuilder &b, Location loc, MutableArrayRef<Value> accs,
+                    int64_t MT, int64_t NT, ElementUpdate update) {
+  for (int64_t i = 0; i < MT; ++i)
+    for (int64_t j = 0; j < NT; ++j) {
+      Value acc = accs[i * NT + j];
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t o = 0; o < 2; ++o) {
+          Value e =
+              vector::ExtractOp::create(b, loc, acc, ArrayRef<int64_t>{h, o});
+          acc = vector::InsertOp::create(b, loc, update(i, j, h, o, e), acc,
+                                         ArrayRef<int64_t>{h, o});
+        }
+      accs[i * NT + j] = acc;
+    }
+}
+
 FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
                         int64_t maxTilesM, int64_t maxTilesN,
                         int64_t splitWarps) {
@@ -413,10 +434,11 @@ bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim) {
 /// buffers fit and a thread's words are unrolled and at most
 /// kMaxPrefetchWords. With `ldmatrix`, A's fragments are read with
 /// ldmatrix when its buffer is k-major (16-byte aligned rows: strides and
-/// offsets are multiples of 4 words).
+/// offsets are multiples of 4 words). Words are `wordBytes` bytes (4: a
+/// 16-bit pair; 8: an f32 pair).
 Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
                    int64_t blockWarps, int64_t maxChunk, bool prefetch,
-                   bool ldmatrix) {
+                   bool ldmatrix, int64_t wordBytes) {
   Staging s;
   if (sharedBytes <= 0 || blockWarps < 2)
     return s;
@@ -448,7 +470,7 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
       continue;
     StagedBuffer a(aK, bm, chunk, 0);
     StagedBuffer b(bK, bn, chunk, a.words);
-    if ((a.words + b.words) * 4 > sharedBytes)
+    if ((a.words + b.words) * wordBytes > sharedBytes)
       continue;
     s.warpsM = bestM;
     s.warpsN = bestN;
@@ -459,7 +481,7 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
     int64_t wa = unrolledWords(a, chunk, threads),
             wb = unrolledWords(b, chunk, threads);
     s.prefetch = prefetch && wa && wb && wa + wb <= kMaxPrefetchWords &&
-                 2 * (a.words + b.words) * 4 <= sharedBytes;
+                 2 * (a.words + b.words) * wordBytes <= sharedBytes;
     s.ldmatrixA = ldmatrix && a.kMajor;
     return s;
   }
@@ -472,12 +494,14 @@ struct CUDATensorCoreContractionsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (precision != "tf32" && precision != "bf16" && precision != "f16") {
+    if (precision != "tf32" && precision != "bf16" && precision != "f16" &&
+        precision != "f32") {
       getOperation().emitError()
           << "precision '" << precision
           << "' is not one this pass has (tf32: m16n8k4 on f32 data with "
              "TF32 products; bf16 or f16: m16n8k16 on operands rounded to "
-             "that type; all accumulate in f32)";
+             "that type; all accumulate in f32; f32: staged f32 pairs "
+             "multiplied by each lane with fma, no tensor cores)";
       return signalPassFailure();
     }
     int64_t tilesM = warpTilesM, tilesN = warpTilesN;
@@ -502,7 +526,7 @@ struct CUDATensorCoreContractionsPass
     int64_t tileK = this->tileK();
     // Rounding results at the store (16-bit buffers) is exact unless
     // nothing is rounded at all.
-    bool demotes = !tf32() && !(emulate && exact);
+    bool demotes = !tf32() && !simt() && !(emulate && exact);
     demotedOf.clear();
     // Epilogues absorbed into an earlier contraction are gone.
     llvm::SmallPtrSet<Operation *, 8> erased;
@@ -519,9 +543,12 @@ struct CUDATensorCoreContractionsPass
         continue;
       // Staged words hold two 16-bit operands (TF32 keeps the plain path).
       if (!tf32())
-        p->staging =
-            stagingFor(op, *p, sharedBytes, blockWarps, chunkK, prefetch,
-                       ldmatrix);
+        p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
+                                prefetch, ldmatrix && !simt(),
+                                simt() || exact ? 8 : 4);
+      // SIMT has no unstaged warp tiles: the plain path keeps the rest.
+      if (simt() && !p->staging.warpsM)
+        continue;
       p->initFrom = absorbableInit(op);
       for (unsigned i = 0; i < 2; ++i)
         p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
@@ -553,6 +580,9 @@ struct CUDATensorCoreContractionsPass
   }
 
   bool tf32() const { return precision == "tf32"; }
+  /// f32 without tensor cores: the staged tiles, each lane multiplying its
+  /// own C elements with fma from staged f32 pairs.
+  bool simt() const { return precision == "f32"; }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
   int64_t tileK() const { return tf32() ? 4 : 16; }
 
@@ -1039,25 +1069,18 @@ struct CUDATensorCoreContractionsPass
             if (emulate) {
               // Each lane: its four elements of every tile, from the
               // rounded operands, in f32.
-              for (int64_t i = 0; i < MT; ++i)
-                for (int64_t j = 0; j < NT; ++j) {
-                  Value acc = out[i * NT + j];
-                  for (int64_t h = 0; h < 2; ++h)
-                    for (int64_t o = 0; o < 2; ++o) {
-                      Value sum = vector::ExtractOp::create(
-                          b, loc, acc, ArrayRef<int64_t>{h, o});
-                      for (int64_t q = 0; q < tileK; ++q) {
-                        Value kq = add(k, q);
-                        Value x = rounded(b, loc, loadA(rowOf(i, h), kq), true);
-                        Value y = rounded(b, loc, loadB(kq, colOf(j, o)), true);
-                        sum = arith::AddFOp::create(
-                            b, loc, sum, arith::MulFOp::create(b, loc, x, y));
-                      }
-                      acc = vector::InsertOp::create(b, loc, sum, acc,
-                                                     ArrayRef<int64_t>{h, o});
+              updateElements(
+                  b, loc, out, MT, NT,
+                  [&](int64_t i, int64_t j, int64_t h, int64_t o, Value sum) {
+                    for (int64_t q = 0; q < tileK; ++q) {
+                      Value kq = add(k, q);
+                      Value x = rounded(b, loc, loadA(rowOf(i, h), kq), true);
+                      Value y = rounded(b, loc, loadB(kq, colOf(j, o)), true);
+                      sum = arith::AddFOp::create(
+                          b, loc, sum, arith::MulFOp::create(b, loc, x, y));
                     }
-                  out[i * NT + j] = acc;
-                }
+                    return sum;
+                  });
               return out;
             }
             if (tf32) {
@@ -1155,7 +1178,9 @@ struct CUDATensorCoreContractionsPass
     Value zero = c(rewriter, 0), one = c(rewriter, 1);
     Type f32 = rewriter.getF32Type();
     auto accType = VectorType::get({2, 2}, f32);
-    Type word = cuda::stagedWordType(ctx, exact);
+    // Words of f32 pairs: SIMT, or exact emulation.
+    const bool f32Words = simt() || exact;
+    Type word = cuda::stagedWordType(ctx, f32Words);
     OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
     OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
     unsigned rank = op.getNumLoops();
@@ -1398,7 +1423,8 @@ struct CUDATensorCoreContractionsPass
                 lo = arith::ExtFOp::create(b, loc, b.getF32Type(), lo);
                 hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
               }
-              words.push_back(cuda::packWord(b, loc, lo, hi, precision, exact));
+              words.push_back(
+                  cuda::packWord(b, loc, lo, hi, precision, f32Words));
             }
             return words;
           };
@@ -1542,32 +1568,76 @@ struct CUDATensorCoreContractionsPass
                 b, loc, zero, c(b, BK / 2), one, in,
                 [&](OpBuilder &b, Location loc, Value pair, ValueRange args) {
                   SmallVector<Value> out(args.begin(), args.end());
-                  for (int64_t i = 0; i < MT; ++i)
-                    for (int64_t j = 0; j < NT; ++j) {
-                      Value acc = out[i * NT + j];
-                      for (int64_t h = 0; h < 2; ++h)
-                        for (int64_t o = 0; o < 2; ++o) {
-                          Value wa = aWord(b, l, smem, i, h, pair, off);
-                          Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off);
-                          Value sum = vector::ExtractOp::create(
-                              b, loc, acc, ArrayRef<int64_t>{h, o});
-                          for (int64_t e = 0; e < 2; ++e)
-                            sum = arith::AddFOp::create(
-                                b, loc, sum,
-                                arith::MulFOp::create(
-                                    b, loc,
-                                    cuda::wordElement(b, loc, wa, e, precision,
-                                                      exact),
-                                    cuda::wordElement(b, loc, wb, e, precision,
-                                                      exact)));
-                          acc = vector::InsertOp::create(
-                              b, loc, sum, acc, ArrayRef<int64_t>{h, o});
-                        }
-                      out[i * NT + j] = acc;
-                    }
+                  updateElements(
+                      b, loc, out, MT, NT,
+                      [&](int64_t i, int64_t j, int64_t h, int64_t o,
+                          Value sum) {
+                        Value wa = aWord(b, l, smem, i, h, pair, off);
+                        Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o),
+                                          pair, off);
+                        for (int64_t e = 0; e < 2; ++e)
+                          sum = arith::AddFOp::create(
+                              b, loc, sum,
+                              arith::MulFOp::create(
+                                  b, loc,
+                                  cuda::wordElement(b, loc, wa, e, precision,
+                                                    exact),
+                                  cuda::wordElement(b, loc, wb, e, precision,
+                                                    exact)));
+                        return sum;
+                      });
                   scf::YieldOp::create(b, loc, out);
                 });
             return SmallVector<Value>(loop.getResults());
+          };
+          // SIMT (f32, no tensor cores): the same elements of C a lane
+          // holds as an mma fragment (rows g and g + 8 of each row tile,
+          // columns 2t and 2t + 1 of each column tile), each updated with
+          // two fma a pair of k values from the chunk's f32 pairs: per
+          // pair, the lane's 2 MT A words and 2 NT B words are loaded once
+          // (8-byte shared loads; a row's word is the same for the 4 lanes
+          // of a g, a column's for the 8 of a t: broadcasts), then
+          // 8 MT NT fma. The chunk's pairs are unrolled. Plain per-lane
+          // code: the host runs it as it is.
+          auto simtCompute = [&](OpBuilder &b, const Lane &l, Value smem,
+                                 Value off, ValueRange in) {
+            SmallVector<Value> out(in.begin(), in.end());
+            auto pairOf = [&](const StagedBuffer &buf, Value r, Value pair) {
+              Value w = wordAt(b, smem, buf, r, pair, off);
+              return std::array<Value, 2>{
+                  cuda::wordElement(b, loc, w, 0, precision, true),
+                  cuda::wordElement(b, loc, w, 1, precision, true)};
+            };
+            for (int64_t pr = 0; pr < BK / 2; ++pr) {
+              Value pair = c(b, pr);
+              SmallVector<std::array<Value, 2>> as, bs;
+              for (int64_t i = 0; i < MT; ++i)
+                for (int64_t h = 0; h < 2; ++h)
+                  as.push_back(pairOf(s.a, rowIn(b, l, i, h), pair));
+              for (int64_t j = 0; j < NT; ++j)
+                for (int64_t o = 0; o < 2; ++o)
+                  bs.push_back(pairOf(s.b, colIn(b, l, j, o), pair));
+              updateElements(
+                  b, loc, out, MT, NT,
+                  [&](int64_t i, int64_t j, int64_t h, int64_t o, Value sum) {
+                    for (int64_t e = 0; e < 2; ++e)
+                      sum = LLVM::FMAOp::create(b, loc, as[i * 2 + h][e],
+                                                bs[j * 2 + o][e], sum);
+                    return sum;
+                  });
+            }
+            return out;
+          };
+          // A chunk's products on the GPU and on the host.
+          auto onGPU = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
+                           ValueRange in) {
+            return simt() ? simtCompute(b, l, smem, off, in)
+                          : compute(b, l, smem, off, in);
+          };
+          auto onHost = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
+                            ValueRange in) {
+            return simt() ? simtCompute(b, l, smem, off, in)
+                          : emulated(b, l, smem, off, in);
           };
           // One loop over the block's threads running `body`.
           auto threads = [&](OpBuilder &b,
@@ -1610,7 +1680,7 @@ struct CUDATensorCoreContractionsPass
                         fetchAll(b, l.tid, chunkAt(b, next));
                     gpu::BarrierOp::create(b, loc);
                     SmallVector<Value> out =
-                        compute(b, l, smem, off, args.take_front(nAcc));
+                        onGPU(b, l, smem, off, args.take_front(nAcc));
                     llvm::append_range(out, raw);
                     scf::YieldOp::create(b, loc, out);
                   });
@@ -1624,7 +1694,7 @@ struct CUDATensorCoreContractionsPass
                   [&](OpBuilder &b, Location loc, Value ci, ValueRange in) {
                     copy(b, l.tid, smem, chunkAt(b, ci));
                     gpu::BarrierOp::create(b, loc);
-                    SmallVector<Value> out = compute(b, l, smem, Value(), in);
+                    SmallVector<Value> out = onGPU(b, l, smem, Value(), in);
                     gpu::BarrierOp::create(b, loc);
                     scf::YieldOp::create(b, loc, out);
                   });
@@ -1685,7 +1755,7 @@ struct CUDATensorCoreContractionsPass
                       hold(b, l, next);
                     });
                     threads(b, [&](OpBuilder &b, const Lane &l) {
-                      save(b, l, emulated(b, l, smem, off, restore(b, l)));
+                      save(b, l, onHost(b, l, smem, off, restore(b, l)));
                     });
                     scf::YieldOp::create(b, loc);
                   });
@@ -1698,7 +1768,7 @@ struct CUDATensorCoreContractionsPass
                       copy(b, l.tid, smem, chunkAt(b, ci));
                     });
                     threads(b, [&](OpBuilder &b, const Lane &l) {
-                      save(b, l, emulated(b, l, smem, Value(), restore(b, l)));
+                      save(b, l, onHost(b, l, smem, Value(), restore(b, l)));
                     });
                     scf::YieldOp::create(b, loc);
                   });

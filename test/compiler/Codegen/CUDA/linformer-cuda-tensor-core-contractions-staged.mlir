@@ -7,6 +7,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch},cse))' | FileCheck %s --check-prefix=PREFETCH
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch emulate},cse))' | FileCheck %s --check-prefix=EMUPF
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 ldmatrix},cse))' | FileCheck %s --check-prefix=LDM
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=49152},cse))' | FileCheck %s --check-prefix=SIMT
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=4096},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
@@ -116,6 +118,31 @@
 // LDM-COUNT-4: nvvm.mma.sync
 // LDM-NOT: nvgpu.ldmatrix
 // LDM: gpu.barrier
+// SIMT (precision=f32, no tensor cores): the same block, chunks and
+// copies, in words of f32 pairs (i64: 1856 x 8 bytes), X's units 2 words
+// (4 f32, one 16-byte load) stored as one vector<2xi64>; per chunk, each
+// lane's 64 elements of C get two fma a pair of k values, the 8 pairs
+// unrolled: 16 word loads (8 of A's rows, 8 of W's columns), then 128 fma,
+// a pair.
+// SIMT-LABEL: func.func @projection
+// SIMT-NOT: nvvm.mma.sync
+// SIMT: memref.view {{.*}} to memref<1856xi64, #gpu.address_space<workgroup>>
+// SIMT: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<2x128x64xf32>, vector<4xf32>
+// SIMT: vector.store %{{.*}}, %view{{.*}} {alignment = 16 : i64} : memref<1856xi64, #gpu.address_space<workgroup>>, vector<2xi64>
+// SIMT: gpu.barrier
+// SIMT-COUNT-16: memref.load %view
+// SIMT-NOT: memref.load %view
+// SIMT-COUNT-128: llvm.intr.fma
+// SIMT-COUNT-16: memref.load %view
+// SIMT-NOT: memref.load %view
+// SIMT-COUNT-128: llvm.intr.fma
+// SIMT-NOT: nvvm.mma.sync
+// SIMT: gpu.barrier
+// SIMT: scf.yield
+// Staged or nothing: where the buffer does not fit, SIMT leaves the op to
+// the plain path.
+// SIMTSMALL-LABEL: func.func @projection
+// SIMTSMALL: linalg.generic
 // Chunks of 32: rows of 16 + 4 words, 16 pairs of W.
 // CHUNK32-LABEL: func.func @projection
 // CHUNK32: memref.view {{.*}} to memref<3200xi32
