@@ -672,7 +672,9 @@ def LinformerCUDATensorCoreContractionsPass
     C an mma fragment would give it (64 of a 4 x 4 warp block) with two
     `fma` a pair of k values, loading its 2 MT A words and 2 NT B words
     once a pair (a row's word is the same for the lanes of a g, a
-    column's for those of a t: broadcasts), the chunk's pairs unrolled.
+    column's for those of a t: broadcasts), in a loop over the chunk's
+    pairs (rolled: unrolled, LLVM hoists later pairs' loads and ptxas
+    needs 220 registers instead of 127, one block an SM instead of two).
     A contraction that does not stage keeps the plain path (one thread an
     element) under SIMT: there are no unstaged SIMT tiles. The host runs
     the same per-lane code under `emulate`.

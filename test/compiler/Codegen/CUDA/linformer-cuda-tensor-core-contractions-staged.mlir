@@ -120,22 +120,21 @@
 // LDM: gpu.barrier
 // SIMT (precision=f32, no tensor cores): the same block, chunks and
 // copies, in words of f32 pairs (i64: 1856 x 8 bytes), X's units 2 words
-// (4 f32, one 16-byte load) stored as one vector<2xi64>; per chunk, each
-// lane's 64 elements of C get two fma a pair of k values, the 8 pairs
-// unrolled: 16 word loads (8 of A's rows, 8 of W's columns), then 128 fma,
-// a pair.
+// (4 f32, one 16-byte load) stored as one vector<2xi64>; per chunk, a loop
+// over its 8 pairs of k values: 16 word loads (8 of A's rows, 8 of W's
+// columns), then two fma for each of the lane's 64 elements of C.
 // SIMT-LABEL: func.func @projection
 // SIMT-NOT: nvvm.mma.sync
 // SIMT: memref.view {{.*}} to memref<1856xi64, #gpu.address_space<workgroup>>
 // SIMT: vector.load %arg0{{.*}} {alignment = 16 : i64} : memref<2x128x64xf32>, vector<4xf32>
 // SIMT: vector.store %{{.*}}, %view{{.*}} {alignment = 16 : i64} : memref<1856xi64, #gpu.address_space<workgroup>>, vector<2xi64>
 // SIMT: gpu.barrier
+// SIMT: scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args
 // SIMT-COUNT-16: memref.load %view
 // SIMT-NOT: memref.load %view
 // SIMT-COUNT-128: llvm.intr.fma
-// SIMT-COUNT-16: memref.load %view
-// SIMT-NOT: memref.load %view
-// SIMT-COUNT-128: llvm.intr.fma
+// SIMT-NOT: llvm.intr.fma
+// SIMT: scf.yield
 // SIMT-NOT: nvvm.mma.sync
 // SIMT: gpu.barrier
 // SIMT: scf.yield
