@@ -403,7 +403,12 @@ def LinformerCUDAExpandAttentionCorePass
     sum and an accumulator vector of the head width, rescaled when a larger
     score arrives and divided by the sum at the end. Masked slots score
     -inf and add nothing. The [b, h, n, k] scores and probabilities are
-    never written to memory: one kernel instead of five.
+    never written to memory: one kernel instead of five. The slots go 16
+    at a time (the largest of 16, 8, 4, 2 that divides k): their scores as
+    16 independent fma chains over the head width, one max and one rescale
+    of the accumulator a block (a slot at a time, each score was a chain
+    of mul and dependent adds and the accumulator was rescaled every slot:
+    4 instructions for every 2 useful flops of a slot's head width).
 
     With `mma=bf16` or `f16` (and the query rows, projected slots and head
     width multiples of 16), the core runs on tensor cores instead, one warp

@@ -21,6 +21,9 @@
 //
 //   (alpha and p are 0 while m' is -inf: every slot so far masked.) The
 //   [b, h, n, k] scores never exist in memory: one kernel instead of five.
+//   The slots go 16 at a time (or the largest of 8, 4, 2 dividing k): the
+//   block's scores as independent fma chains over the head width, m' the
+//   max over the block, a and l rescaled once a block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -626,6 +629,14 @@ struct CoreOperands {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
+    // Rows of q, key, value and out start 16-byte aligned when the head
+    // width is a multiple of 4 (buffers are: the runtime allocates them or
+    // checks the caller's), so each row moves in 16-byte vectors.
+    llvm::MaybeAlign rowAlign(d % 4 == 0 ? 16 : 4);
+    auto row = [&](OpBuilder &b, Value buf, ValueRange at) -> Value {
+      return vector::LoadOp::create(b, loc, vec, buf, at,
+                                    /*nontemporal=*/false, rowAlign);
+    };
     scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero, zero, zero},
         ValueRange{cIdx(rewriter, batch), cIdx(rewriter, heads),
@@ -639,27 +650,51 @@ struct CoreOperands {
           Value fzero = cF(0.0), scaleV = cF(scale);
           Value negInf = cF(-std::numeric_limits<double>::infinity());
           Value c0 = cIdx(b, 0);
-          Value qRow =
-              vector::LoadOp::create(b, loc, vec, q, ValueRange{bi, hi, i, c0});
+          Value qRow = row(b, q, ValueRange{bi, hi, i, c0});
+          SmallVector<Value> qs;
+          for (int64_t c = 0; c < d; ++c)
+            qs.push_back(
+                vector::ExtractOp::create(b, loc, qRow, ArrayRef<int64_t>{c}));
           Value accInit = arith::ConstantOp::create(
               b, loc, vec, DenseElementsAttr::get(vec, b.getFloatAttr(et, 0.0)));
+          // The slots `block` at a time: their scores (independent fma
+          // chains over the head width), one max and one rescale of the
+          // accumulator a block, then P V.
+          int64_t block = 1;
+          for (int64_t o : {16, 8, 4, 2})
+            if (k % o == 0) {
+              block = o;
+              break;
+            }
           auto loop = scf::ForOp::create(
-              b, loc, c0, cIdx(b, k), cIdx(b, 1),
+              b, loc, c0, cIdx(b, k), cIdx(b, block),
               ValueRange{negInf, fzero, accInit},
-              [&](OpBuilder &b, Location loc, Value j, ValueRange it) {
+              [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
                 Value m = it[0], l = it[1], acc = it[2];
-                Value kRow = vector::LoadOp::create(
-                    b, loc, vec, key, ValueRange{bi, hi, j, c0});
-                Value s = vector::ReductionOp::create(
-                    b, loc, vector::CombiningKind::ADD,
-                    arith::MulFOp::create(b, loc, qRow, kRow));
-                if (mask) {
-                  Value flag =
-                      memref::LoadOp::create(b, loc, mask, ValueRange{bi, j});
-                  s = arith::SelectOp::create(b, loc, maskBit(b, loc, flag), s,
-                                              negInf);
+                SmallVector<Value> slots, scores;
+                Value mNew = m;
+                for (int64_t jj = 0; jj < block; ++jj) {
+                  Value j = jj ? arith::AddIOp::create(b, loc, j0, cIdx(b, jj))
+                                     .getResult()
+                               : j0;
+                  slots.push_back(j);
+                  Value kRow = row(b, key, ValueRange{bi, hi, j, c0});
+                  Value s = fzero;
+                  for (int64_t c = 0; c < d; ++c)
+                    s = LLVM::FMAOp::create(
+                        b, loc, qs[c],
+                        vector::ExtractOp::create(b, loc, kRow,
+                                                  ArrayRef<int64_t>{c}),
+                        s);
+                  if (mask) {
+                    Value flag =
+                        memref::LoadOp::create(b, loc, mask, ValueRange{bi, j});
+                    s = arith::SelectOp::create(b, loc, maskBit(b, loc, flag),
+                                                s, negInf);
+                  }
+                  scores.push_back(s);
+                  mNew = arith::MaximumFOp::create(b, loc, mNew, s);
                 }
-                Value mNew = arith::MaximumFOp::create(b, loc, m, s);
                 // While every slot so far is masked, m' is -inf: nothing
                 // to rescale, nothing to add.
                 Value live = arith::CmpFOp::create(
@@ -667,22 +702,26 @@ struct CoreOperands {
                 auto expScaled = [&](Value x) {
                   return scaledExpOrZero(b, loc, x, mNew, scaleV, live, fzero);
                 };
-                Value alpha = expScaled(m), p = expScaled(s);
-                Value lNew = arith::AddFOp::create(
-                    b, loc, arith::MulFOp::create(b, loc, l, alpha), p);
-                Value vRow = vector::LoadOp::create(
-                    b, loc, vec, value, ValueRange{bi, hi, j, c0});
-                Value alphaV = vector::BroadcastOp::create(b, loc, vec, alpha);
-                Value pV = vector::BroadcastOp::create(b, loc, vec, p);
-                Value accNew = vector::FMAOp::create(
-                    b, loc, pV, vRow,
-                    arith::MulFOp::create(b, loc, acc, alphaV));
+                Value alpha = expScaled(m);
+                Value lNew = arith::MulFOp::create(b, loc, l, alpha);
+                Value accNew = arith::MulFOp::create(
+                    b, loc, acc, vector::BroadcastOp::create(b, loc, vec, alpha));
+                for (int64_t jj = 0; jj < block; ++jj) {
+                  Value p = expScaled(scores[jj]);
+                  lNew = arith::AddFOp::create(b, loc, lNew, p);
+                  Value vRow = row(b, value, ValueRange{bi, hi, slots[jj], c0});
+                  accNew = vector::FMAOp::create(
+                      b, loc, vector::BroadcastOp::create(b, loc, vec, p), vRow,
+                      accNew);
+                }
                 scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
               });
           Value lV =
               vector::BroadcastOp::create(b, loc, vec, loop.getResult(1));
-          Value row = arith::DivFOp::create(b, loc, loop.getResult(2), lV);
-          vector::StoreOp::create(b, loc, row, out, ValueRange{bi, hi, i, c0});
+          Value result = arith::DivFOp::create(b, loc, loop.getResult(2), lV);
+          vector::StoreOp::create(b, loc, result, out,
+                                  ValueRange{bi, hi, i, c0},
+                                  /*nontemporal=*/false, rowAlign);
           scf::ReduceOp::create(b, loc);
         });
     rewriter.eraseOp(op);

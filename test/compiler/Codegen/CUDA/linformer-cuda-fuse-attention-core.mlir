@@ -17,25 +17,39 @@
 // CARRIER: linformer.fused_core = 2.500000e-01 : f64
 
 // On buffers: one parallel loop over (b, h, n); the k slots stream through
-// an scf.for carrying the running max, sum and a vector accumulator; the
-// only buffer allocated is the result (no scores).
+// an scf.for carrying the running max, sum and a vector accumulator, a
+// block of 8 slots an iteration (k = 8: the largest of 16, 8, 4, 2 that
+// divides it): each slot's score one fma chain over the head width (16),
+// masked, and the block's max; one rescale, then each slot's P V. Rows move
+// as 16-byte aligned vectors. The only buffer allocated is the result (no
+// scores).
 // CHECK-LABEL: func.func @core
 // CHECK: memref.alloc() {{.*}}: memref<2x4x64x16xf32>
 // CHECK-NOT: memref.alloc
 // CHECK: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]]) = ({{.*}}) to (%c2, %c4, %c64)
-// CHECK: %[[Q:.*]] = vector.load %arg0[%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x4x64x16xf32>, vector<16xf32>
-// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c8{{.*}} iter_args(%[[M:.*]] = %cst{{.*}}, %[[L:.*]] = %cst{{.*}}, %[[A:.*]] = %cst{{.*}}) -> (f32, f32, vector<16xf32>)
-// CHECK: vector.load %arg1[%[[B]], %[[H]], %[[J]], %{{.*}}]
-// CHECK: vector.reduction <add>
+// CHECK: %[[Q:.*]] = vector.load %arg0[%[[B]], %[[H]], %[[I]], %{{.*}}] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<16xf32>
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %c8{{.*}} step %c8{{.*}} iter_args(%[[M:.*]] = %cst{{.*}}, %[[L:.*]] = %cst{{.*}}, %[[A:.*]] = %cst{{.*}}) -> (f32, f32, vector<16xf32>)
+// CHECK: vector.load %arg1[%[[B]], %[[H]], %[[J]], %{{.*}}] {alignment = 16 : i64}
+// CHECK-COUNT-16: llvm.intr.fma
 // CHECK: memref.load %arg3[%[[B]], %[[J]]] : memref<2x8xi8>
-// CHECK: arith.maximumf %[[M]]
+// CHECK: %[[M0:.*]] = arith.maximumf %[[M]]
+// CHECK: vector.load %arg1
+// CHECK-COUNT-16: llvm.intr.fma
+// CHECK: memref.load %arg3
+// CHECK: arith.maximumf %[[M0]]
+// CHECK-COUNT-6: arith.maximumf
+// CHECK-NOT: vector.load %arg1
 // CHECK: math.exp
+// CHECK: vector.broadcast
+// CHECK: arith.mulf %[[A]]
 // CHECK: math.exp
-// CHECK: vector.load %arg2[%[[B]], %[[H]], %[[J]], %{{.*}}]
+// CHECK: vector.load %arg2[%[[B]], %[[H]], %[[J]], %{{.*}}] {alignment = 16 : i64}
 // CHECK: vector.fma
+// CHECK-COUNT-7: vector.fma
+// CHECK-NOT: math.exp
 // CHECK: scf.yield
 // CHECK: arith.divf
-// CHECK: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %{{.*}}] : memref<2x4x64x16xf32>, vector<16xf32>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %{{.*}}] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<16xf32>
 // TENSORS: error: the fused attention core expands on buffers: run bufferization first
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: error: the fused attention core needs row-major buffers, not 'memref<2x4x64x16xf32, strided<[?, ?, ?, ?], offset: ?>>'
@@ -51,7 +65,7 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // On tensor cores (mma=bf16): 8 slots do not fill a 16-slot block, so @core
 // keeps the scalar loop.
 // MMA-LABEL: func.func @core(
-// MMA: vector.reduction <add>
+// MMA: llvm.intr.fma
 // MMA-NOT: mma.sync
 // With 32 slots and a head width of 16: one warp per 16 query rows
 // (2 x 4 x 64 / 16 = 32 warps), the slots in blocks of 16; S = Q K^T is two
