@@ -15,7 +15,10 @@
 //     even to bf16 / f16 as its fragment is loaded (the rounding a bf16
 //     model's stored activations get in a framework), products and sums
 //     in f32 (sm_80+). nvgpu's conversion has no bf16 (MLIR 22: "failed to
-//     deduce operand PTX types"), so the NVVM op is built directly.
+//     deduce operand PTX types"), so the NVVM op is built directly;
+//   f32 (SIMT, no tensor cores): staged tiles only, each lane updating the
+//     C elements its mma fragments would hold with fma from staged f32
+//     pairs (the pipeline's choice for f32 models).
 //
 // Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k*";
 // g = lane / 4, t = lane % 4): m16n8k4 .tf32: A a0 = A[g][t],
