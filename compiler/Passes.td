@@ -432,7 +432,15 @@ def LinformerCUDAExpandAttentionCorePass
     each fragment register is one 32-bit shared load, the rows padded so a
     warp's loads hit 32 banks), meet at a `gpu.barrier`, then compute as
     above reading their fragments from there. Emulated, the copy and the
-    computation are two thread loops over one buffer a block.
+    computation are two thread loops over one buffer a block. With
+    `ldmatrix`, both buffers being k-major for their products, the B
+    fragments come from `nvgpu.ldmatrix` x4: a key tile's registers for two
+    head steps, or two value tiles' registers, in one instruction instead
+    of four `ld.shared.b32` (x2 for a last odd step or tile): 8 instead of
+    32 shared loads a block of 16 slots at head width 64, for 16 mma.
+    Emulated, each operand is read where ldmatrix delivers it (word t of
+    the row its holder, lane 8q + g, points at), which checks the
+    addresses.
 
     Runs after linformer-cuda-tensor-core-contractions, which may leave q,
     key, value and the output as bf16 / f16 buffers (the projections
@@ -455,9 +463,13 @@ def LinformerCUDAExpandAttentionCorePass
            "keys and values (0: warps read them from global memory)">,
     Option<"warps", "warps", "int64_t", /*default=*/"8",
            "at most this many warps a block when staging">,
+    Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
+           "when staging: the keys' and values' B fragments read with "
+           "ldmatrix (one x4 for two mma's registers)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::gpu::GPUDialect",

@@ -253,6 +253,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                    target.sharedBytesPerSM / 2)
                         : 0;
   coreOptions.warps = threadsY;
+  coreOptions.ldmatrix = options.ldmatrixCore;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same

@@ -159,6 +159,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "with fma); off: one thread an element, loading its "
                      "operands from device memory"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> ldmatrixCore{
+      *this, "ldmatrix-core",
+      llvm::cl::desc("The staged tensor-core attention core: the keys' and "
+                     "values' fragments read with ldmatrix.x4 (one "
+                     "instruction for two mma's registers); off: one "
+                     "ld.shared.b32 a register"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> ldmatrixContractions{
       *this, "ldmatrix-contractions",
       llvm::cl::desc("Staged contractions: A's fragments read with "

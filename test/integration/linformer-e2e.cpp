@@ -133,6 +133,12 @@ static cl::opt<bool> cudaSimtContractionsOpt(
     cl::desc("With --pipeline=cuda-host and no tensor cores: contractions "
              "as staged SIMT tiles (f32 pairs, fma by each lane)"),
     cl::init(true));
+static cl::opt<bool> cudaLdmatrixCoreOpt(
+    "cuda-ldmatrix-core",
+    cl::desc("With --pipeline=cuda-host: the staged tensor-core core reads "
+             "keys and values as ldmatrix would (each lane's operand from "
+             "the row its holder points at)"),
+    cl::init(true));
 static cl::opt<bool> cudaLdmatrixContractionsOpt(
     "cuda-ldmatrix-contractions",
     cl::desc("With --pipeline=cuda-host: staged contractions read k-major "
@@ -461,6 +467,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.stageContractions = cudaStageContractionsOpt;
     cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
     cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
+    cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {

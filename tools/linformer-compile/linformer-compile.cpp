@@ -159,6 +159,12 @@ static cl::opt<bool> cudaSimtContractions(
              "pairs in shared memory and fma by each lane (default); "
              "=false: one thread an output element (for comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaLdmatrixCore(
+    "cuda-ldmatrix-core",
+    cl::desc("--target=cuda: the staged tensor-core attention core reads "
+             "its keys' and values' fragments with ldmatrix.x4 (default); "
+             "=false: one ld.shared.b32 a register (for comparisons)"),
+    cl::init(true));
 static cl::opt<bool> cudaLdmatrixContractions(
     "cuda-ldmatrix-contractions",
     cl::desc("--target=cuda: staged contractions read the A fragments of a "
@@ -1415,6 +1421,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.stageContractions = cudaStageContractions;
   options.prefetchContractions = cudaPrefetchContractions;
   options.ldmatrixContractions = cudaLdmatrixContractions;
+  options.ldmatrixCore = cudaLdmatrixCore;
   options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);

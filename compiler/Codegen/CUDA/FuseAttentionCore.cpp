@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -162,6 +163,16 @@ struct CoreOperands {
     std::function<Value(OpBuilder &, Value j0, int64_t jj, int64_t e)> keyAt;
     std::function<Value(OpBuilder &, Value j0, int64_t jj, Value col)>
         valueAt;
+    /// With ldmatrix (staged): the B fragments of key tile nt (slots
+    /// j0 + 8 nt ..) for head steps st and st + 1 (4 registers; 2 when
+    /// `n` is 2: st alone), and of value tiles dt and dt + 1 (columns
+    /// 8 dt ..; 2 registers: dt alone). Null: keyPair / valuePair.
+    std::function<SmallVector<Value, 4>(OpBuilder &, Value j0, int64_t nt,
+                                        int64_t st, int64_t n)>
+        keyFrags;
+    std::function<SmallVector<Value, 4>(OpBuilder &, Value j0, int64_t dt,
+                                        int64_t n)>
+        valueFrags;
   };
 
   /// The shared-memory copy of one (b, h)'s projected keys and values, in
@@ -185,7 +196,8 @@ struct CoreOperands {
   /// then every warp reads its fragments from there.
   void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
                      StringRef precision, bool emulate, bool exact,
-                     int64_t sharedBytes, int64_t maxWarps) const {
+                     int64_t sharedBytes, int64_t maxWarps,
+                     bool ldmatrix) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -198,7 +210,7 @@ struct CoreOperands {
     // (its i64 words of `exact` are not what the budget counts).
     if (sharedBytes > 0 && layout.words * 4 <= sharedBytes) {
       staged(rewriter, op, precision, emulate, exact, layout,
-             cuda::largestDivisor(tiles, maxWarps));
+             cuda::largestDivisor(tiles, maxWarps), ldmatrix);
       return;
     }
     int64_t rows = batch * heads * tiles;
@@ -257,7 +269,7 @@ struct CoreOperands {
   /// thread loops over one buffer of the block.
   void staged(IRRewriter &rewriter, linalg::GenericOp op, StringRef precision,
               bool emulate, bool exact, const StagedLayout &layout,
-              int64_t warps) const {
+              int64_t warps, bool ldmatrix) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -371,6 +383,104 @@ struct CoreOperands {
                   b, loc, vAt(b, col, addI(b, half(b, j0), jj / 2)), jj % 2,
                   precision, exact);
             };
+            if (ldmatrix) {
+              // ldmatrix reads 8 x 8 matrices of 16-bit values, each row 4
+              // words from the address one lane gives (lanes 8q .. 8q + 7
+              // for matrix q); lane (g, t) receives word t of row g of
+              // matrix q in register q. Both buffers are k-major for their
+              // products (K: a slot's head-column pairs; V: a column's slot
+              // pairs), so their B fragments come as rows: key tile nt,
+              // head steps st and st + 1 = matrices (st, pairs 0-3),
+              // (st, 4-7), (st + 1, 0-3), (st + 1, 4-7), lane L pointing
+              // at slot j0 + 8 nt + L % 8, word 8 st + 4 (L / 8); value
+              // tiles dt and dt + 1 = (dt, slot pairs 0-3), (dt, 4-7),
+              // (dt + 1, 0-3), (dt + 1, 4-7), lane L pointing at column
+              // 8 (dt + L / 16) + L % 8, word j0 / 2 + 4 (L / 8 % 2).
+              // Emulated, each operand is read where ldmatrix delivers it:
+              // word t of the row its holder (lane 8q + g) points at.
+              auto kRow = [&](OpBuilder &b, Value j0, Value l, int64_t nt,
+                              int64_t st) {
+                Value slot = arith::AddIOp::create(
+                    b, loc, addI(b, j0, 8 * nt),
+                    arith::RemUIOp::create(b, loc, l, cIdx(b, 8)));
+                Value q = arith::DivUIOp::create(b, loc, l, cIdx(b, 8));
+                return arith::AddIOp::create(
+                           b, loc, mulI(b, slot, layout.kStride),
+                           addI(b, mulI(b, q, 4), 8 * st))
+                    .getResult();
+              };
+              auto vRow = [&](OpBuilder &b, Value j0, Value l, int64_t dt) {
+                Value col = arith::AddIOp::create(
+                    b, loc,
+                    mulI(b, arith::DivUIOp::create(b, loc, l, cIdx(b, 16)), 8),
+                    arith::RemUIOp::create(b, loc, l, cIdx(b, 8)));
+                Value hiHalf = arith::RemUIOp::create(
+                    b, loc, arith::DivUIOp::create(b, loc, l, cIdx(b, 8)),
+                    cIdx(b, 2));
+                return addI(b,
+                            arith::AddIOp::create(
+                                b, loc,
+                                mulI(b, addI(b, col, 8 * dt), layout.vStride),
+                                arith::AddIOp::create(b, loc, half(b, j0),
+                                                      mulI(b, hiHalf, 4))),
+                            layout.vBase);
+              };
+              auto ldm = [&](OpBuilder &b, Value at, int64_t n) {
+                Value v = nvgpu::LdMatrixOp::create(
+                    b, loc,
+                    VectorType::get({n, 1},
+                                    cuda::stagedWordType(b.getContext(), exact)),
+                    smem,
+                    ValueRange{at}, /*transpose=*/false, n);
+                SmallVector<Value, 4> regs;
+                for (int64_t r = 0; r < n; ++r)
+                  regs.push_back(cuda::wordToOperand(
+                      b, loc,
+                      vector::ExtractOp::create(b, loc, v,
+                                                ArrayRef<int64_t>{r, 0}),
+                      precision));
+                return regs;
+              };
+              kv.keyFrags = [&](OpBuilder &b, Value j0, int64_t nt, int64_t st,
+                                int64_t n) {
+                return ldm(b, kRow(b, j0, lane, nt, st), n);
+              };
+              kv.valueFrags = [&](OpBuilder &b, Value j0, int64_t dt,
+                                  int64_t n) {
+                return ldm(b, vRow(b, j0, lane, dt), n);
+              };
+              kv.keyAt = [&](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+                int64_t st = e / 16, q = (e % 16) / 8 + 2 * (st % 2);
+                Value holder = cIdx(b, 8 * q + jj % 8);
+                Value at = addI(b, kRow(b, j0, holder, jj / 8, st - st % 2),
+                                (e % 8) / 2);
+                return cuda::wordElement(b, loc, word(b, at), e % 2, precision,
+                                         exact);
+              };
+              kv.valueAt = [&](OpBuilder &b, Value j0, int64_t jj, Value col) {
+                // The holder of column col: g = col % 8 of tile col / 8.
+                Value tileOf = arith::DivUIOp::create(b, loc, col, cIdx(b, 8));
+                Value q = arith::AddIOp::create(
+                    b, loc,
+                    mulI(b, arith::RemUIOp::create(b, loc, tileOf, cIdx(b, 2)),
+                         2),
+                    cIdx(b, jj / 8));
+                Value holder = arith::AddIOp::create(
+                    b, loc, mulI(b, q, 8),
+                    arith::RemUIOp::create(b, loc, col, cIdx(b, 8)));
+                Value base = arith::SubIOp::create(
+                    b, loc, tileOf,
+                    arith::RemUIOp::create(b, loc, tileOf, cIdx(b, 2)));
+                // vRow's tile is static; add the pair of tiles' base here.
+                Value at = addI(
+                    b,
+                    arith::AddIOp::create(b, loc, vRow(b, j0, holder, 0),
+                                          mulI(b, base, 8 * layout.vStride)),
+                    (jj % 8) / 2);
+                return cuda::wordElement(b, loc, word(b, at), jj % 2, precision,
+                                         exact);
+              };
+            }
             warp(b, loc, bi, hi, arith::AddIOp::create(b, loc, tile0, w), lane,
                  kv, precision, emulate, exact);
           };
@@ -517,10 +627,20 @@ struct CoreOperands {
             for (int64_t nt = 0; nt < 2; ++nt) {
               Value keyRow = addI(jg, 8 * nt);
               Value a = zeros;
+              SmallVector<Value, 4> regs;
               for (int64_t st = 0; st < dSteps; ++st) {
-                Value c0 = addI(twoT, 16 * st), c8 = addI(c0, 8);
-                Value bFrag[2] = {kv.keyPair(b, keyRow, c0),
-                                  kv.keyPair(b, keyRow, c8)};
+                SmallVector<Value, 2> bFrag;
+                if (kv.keyFrags) {
+                  // Steps st and st + 1 in one ldmatrix (x2 for a last odd
+                  // one).
+                  if (st % 2 == 0)
+                    regs = kv.keyFrags(b, j0, nt, st, st + 1 < dSteps ? 4 : 2);
+                  bFrag = {regs[2 * (st % 2)], regs[2 * (st % 2) + 1]};
+                } else {
+                  Value c0 = addI(twoT, 16 * st), c8 = addI(c0, 8);
+                  bFrag = {kv.keyPair(b, keyRow, c0),
+                           kv.keyPair(b, keyRow, c8)};
+                }
                 a = cuda::mmaM16N8K16(b, loc, qFrag[st], bFrag, a, precision);
               }
               sAcc[nt] = a;
@@ -568,6 +688,7 @@ struct CoreOperands {
             pFrag = {pack(p[0][0], p[0][1]), pack(p[1][0], p[1][1]),
                      pack(p[0][2], p[0][3]), pack(p[1][2], p[1][3])};
           Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
+          SmallVector<Value, 4> vRegs;
           for (int64_t dt = 0; dt < dTiles; ++dt) {
             Value scaled = arith::MulFOp::create(b, loc, acc[dt], alphaV);
             if (emulate) {
@@ -590,9 +711,18 @@ struct CoreOperands {
               acc[dt] = r;
               continue;
             }
-            Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
-            Value vFrag[2] = {kv.valuePair(b, j2t, col),
-                              kv.valuePair(b, addI(j2t, 8), col)};
+            SmallVector<Value, 2> vFrag;
+            if (kv.valueFrags) {
+              // Tiles dt and dt + 1 in one ldmatrix (x2 for a last odd
+              // one).
+              if (dt % 2 == 0)
+                vRegs = kv.valueFrags(b, j0, dt, dt + 1 < dTiles ? 4 : 2);
+              vFrag = {vRegs[2 * (dt % 2)], vRegs[2 * (dt % 2) + 1]};
+            } else {
+              Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
+              vFrag = {kv.valuePair(b, j2t, col),
+                       kv.valuePair(b, addI(j2t, 8), col)};
+            }
             acc[dt] =
                 cuda::mmaM16N8K16(b, loc, pFrag, vFrag, scaled, precision);
           }
@@ -763,7 +893,7 @@ struct CUDAExpandAttentionCorePass
         }
       if (cuda::coreOnTensorCores(op, mma)) {
         CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
-                                           sharedBytes, warps);
+                                           sharedBytes, warps, ldmatrix);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,

@@ -6,6 +6,7 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2815},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
@@ -124,6 +125,28 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGED-NOT: linformer.tensor_core
 // Emulated, the copy and the computation are two thread loops over one
 // buffer of the block.
+// With ldmatrix: per 16 slots, each key tile's B fragment (head width 16:
+// one step) from one ldmatrix x2, then its mma; after the softmax, both
+// value tiles' fragments from one x4 (registers 0, 1 for tile 0; 2, 3 for
+// tile 1). No word loads remain.
+// STAGEDLDM-LABEL: func.func @core16
+// STAGEDLDM: gpu.barrier
+// STAGEDLDM: scf.for {{.*}} = %c0 to %c32 step %c16 iter_args
+// STAGEDLDM-NOT: memref.load %view
+// STAGEDLDM: nvgpu.ldmatrix %view[%{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<704xi32, #gpu.address_space<workgroup>> -> vector<2x1xi32>
+// STAGEDLDM: nvvm.mma.sync
+// STAGEDLDM: nvgpu.ldmatrix %view[%{{.*}}] {numTiles = 2 : i32, transpose = false}
+// STAGEDLDM: nvvm.mma.sync
+// STAGEDLDM: gpu.shuffle  xor
+// STAGEDLDM: %[[V:.*]] = nvgpu.ldmatrix %view[%{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<704xi32, #gpu.address_space<workgroup>> -> vector<4x1xi32>
+// STAGEDLDM-DAG: %[[V0:.*]] = vector.extract %[[V]][0, 0]
+// STAGEDLDM-DAG: %[[V1:.*]] = vector.extract %[[V]][1, 0]
+// STAGEDLDM-DAG: %[[V2:.*]] = vector.extract %[[V]][2, 0]
+// STAGEDLDM-DAG: %[[V3:.*]] = vector.extract %[[V]][3, 0]
+// STAGEDLDM: nvvm.mma.sync A[{{.*}}]  B[%[[V0]], %[[V1]]]
+// STAGEDLDM: nvvm.mma.sync A[{{.*}}]  B[%[[V2]], %[[V3]]]
+// STAGEDLDM-NOT: memref.load %view
+// STAGEDLDM: scf.yield
 // STAGEDEMU-LABEL: func.func @core16
 // STAGEDEMU: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1) {
 // STAGEDEMU: %[[BUF:.*]] = memref.alloc() : memref<704xi32>
