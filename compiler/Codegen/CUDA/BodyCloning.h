@@ -76,29 +76,25 @@ inline Operation *neighbour(Operation *op, bool after) {
   return next;
 }
 
-/// The value `g`'s (clonable) body yields at loop indices `indices`, each
-/// input loaded at its own indices but `given` (an input, or the output
-/// for a reduction's running value), which is `value`.
-inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
-                       ArrayRef<Value> indices, OpOperand *given = nullptr,
-                       Value value = {}) {
-  IRMapping map;
+/// `in`'s indices (an operand of `g`) at `g`'s loop indices `indices`.
+inline SmallVector<Value> operandIndices(linalg::GenericOp g, OpOperand *in,
+                                       ArrayRef<Value> indices) {
+  AffineMap m = g.getMatchingIndexingMap(in);
+  SmallVector<Value> at;
+  for (unsigned i = 0; i < m.getNumResults(); ++i)
+    at.push_back(indices[m.getDimPosition(i)]);
+  return at;
+}
+
+/// The value `g`'s (clonable) body yields with its block arguments as
+/// `map` maps them and `linalg.index d` as `index(d)`: its ops cloned
+/// (and the constants they take from outside it).
+inline Value cloneOps(OpBuilder &b, linalg::GenericOp g, IRMapping &map,
+                      function_ref<Value(unsigned)> index) {
   Block &body = g.getRegion().front();
-  if (given)
-    map.map(g.getMatchingBlockArgument(given), value);
-  for (OpOperand *in : g.getDpsInputOperands()) {
-    if (in == given)
-      continue;
-    AffineMap m = g.getMatchingIndexingMap(in);
-    SmallVector<Value> at;
-    for (unsigned i = 0; i < m.getNumResults(); ++i)
-      at.push_back(indices[m.getDimPosition(i)]);
-    map.map(g.getMatchingBlockArgument(in),
-            memref::LoadOp::create(b, loc, in->get(), at));
-  }
   for (Operation &bodyOp : body.without_terminator()) {
-    if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
-      map.map(index.getResult(), indices[index.getDim()]);
+    if (auto op = dyn_cast<linalg::IndexOp>(bodyOp)) {
+      map.map(op.getResult(), index(op.getDim()));
       continue;
     }
     for (Value v : bodyOp.getOperands())
@@ -107,6 +103,23 @@ inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
     b.clone(bodyOp, map);
   }
   return map.lookup(body.getTerminator()->getOperand(0));
+}
+
+/// The value `g`'s (clonable) body yields at loop indices `indices`, each
+/// input loaded at its own indices but `given` (an input, or the output
+/// for a reduction's running value), which is `value`.
+inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
+                       ArrayRef<Value> indices, OpOperand *given = nullptr,
+                       Value value = {}) {
+  IRMapping map;
+  if (given)
+    map.map(g.getMatchingBlockArgument(given), value);
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (in != given)
+      map.map(g.getMatchingBlockArgument(in),
+              memref::LoadOp::create(b, loc, in->get(),
+                                     operandIndices(g, in, indices)));
+  return cloneOps(b, g, map, [&](unsigned d) { return indices[d]; });
 }
 
 /// Whether `g`'s inputs all allow cloneBodyRun: each either has `g`'s
@@ -153,16 +166,17 @@ inline SmallVector<Value> cloneBodyRun(OpBuilder &b, Location loc,
                                        ArrayRef<Value> indices, int64_t n) {
   unsigned lastDim = g.getNumLoops() - 1;
   AffineExpr last = getAffineDimExpr(lastDim, g.getContext());
-  Block &body = g.getRegion().front();
-  SmallVector<std::pair<BlockArgument, Value>> loaded;
-  SmallVector<bool> isVector;
+  struct Loaded {
+    BlockArgument arg;
+    Value value;
+    bool vector;
+  };
+  SmallVector<Loaded> loaded;
   for (OpOperand *in : g.getDpsInputOperands()) {
-    AffineMap m = g.getMatchingIndexingMap(in);
-    SmallVector<Value> at;
-    for (unsigned i = 0; i < m.getNumResults(); ++i)
-      at.push_back(indices[m.getDimPosition(i)]);
+    SmallVector<Value> at = operandIndices(g, in, indices);
+    bool vec =
+        llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last);
     Value v;
-    bool vec = llvm::is_contained(m.getResults(), last);
     if (vec) {
       Type elem = cast<MemRefType>(in->get().getType()).getElementType();
       v = vector::LoadOp::create(
@@ -172,33 +186,22 @@ inline SmallVector<Value> cloneBodyRun(OpBuilder &b, Location loc,
     } else {
       v = memref::LoadOp::create(b, loc, in->get(), at);
     }
-    loaded.push_back({g.getMatchingBlockArgument(in), v});
-    isVector.push_back(vec);
+    loaded.push_back({g.getMatchingBlockArgument(in), v, vec});
   }
   SmallVector<Value> out;
   for (int64_t e = 0; e < n; ++e) {
     IRMapping map;
-    for (auto [arg, v] : llvm::enumerate(loaded))
-      map.map(v.first, isVector[arg] ? vector::ExtractOp::create(
-                                           b, loc, v.second,
-                                           ArrayRef<int64_t>{e})
-                                           .getResult()
-                                     : v.second);
-    for (Operation &bodyOp : body.without_terminator()) {
-      if (auto index = dyn_cast<linalg::IndexOp>(bodyOp)) {
-        Value i = indices[index.getDim()];
-        if (index.getDim() == lastDim && e)
-          i = arith::AddIOp::create(
-              b, loc, i, arith::ConstantIndexOp::create(b, loc, e));
-        map.map(index.getResult(), i);
-        continue;
-      }
-      for (Value v : bodyOp.getOperands())
-        if (!map.contains(v) && v.getParentBlock() != &body)
-          map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
-      b.clone(bodyOp, map);
-    }
-    out.push_back(map.lookup(body.getTerminator()->getOperand(0)));
+    for (const Loaded &l : loaded)
+      map.map(l.arg, l.vector ? vector::ExtractOp::create(
+                                    b, loc, l.value, ArrayRef<int64_t>{e})
+                                    .getResult()
+                              : l.value);
+    out.push_back(cloneOps(b, g, map, [&](unsigned d) -> Value {
+      if (d != lastDim || !e)
+        return indices[d];
+      return arith::AddIOp::create(b, loc, indices[d],
+                                   arith::ConstantIndexOp::create(b, loc, e));
+    }));
   }
   return out;
 }

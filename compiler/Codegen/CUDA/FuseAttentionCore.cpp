@@ -38,7 +38,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -384,15 +383,13 @@ struct CoreOperands {
                   precision, exact);
             };
             if (ldmatrix) {
-              // ldmatrix reads 8 x 8 matrices of 16-bit values, each row 4
-              // words from the address one lane gives (lanes 8q .. 8q + 7
-              // for matrix q); lane (g, t) receives word t of row g of
-              // matrix q in register q. Both buffers are k-major for their
-              // products (K: a slot's head-column pairs; V: a column's slot
-              // pairs), so their B fragments come as rows: key tile nt,
-              // head steps st and st + 1 = matrices (st, pairs 0-3),
-              // (st, 4-7), (st + 1, 0-3), (st + 1, 4-7), lane L pointing
-              // at slot j0 + 8 nt + L % 8, word 8 st + 4 (L / 8); value
+              // ldmatrix (see cuda::ldmatrixOperands). Both buffers are
+              // k-major for their products (K: a slot's head-column pairs;
+              // V: a column's slot pairs), so their B fragments come as
+              // rows: key tile nt, head steps st and st + 1 = matrices
+              // (st, pairs 0-3), (st, 4-7), (st + 1, 0-3), (st + 1, 4-7),
+              // lane L pointing at slot j0 + 8 nt + L % 8, word
+              // 8 st + 4 (L / 8); value
               // tiles dt and dt + 1 = (dt, slot pairs 0-3), (dt, 4-7),
               // (dt + 1, 0-3), (dt + 1, 4-7), lane L pointing at column
               // 8 (dt + L / 16) + L % 8, word j0 / 2 + 4 (L / 8 % 2).
@@ -409,7 +406,8 @@ struct CoreOperands {
                            addI(b, mulI(b, q, 4), 8 * st))
                     .getResult();
               };
-              auto vRow = [&](OpBuilder &b, Value j0, Value l, int64_t dt) {
+              // Lane l's row for the value tiles from column `col0`.
+              auto vRow = [&](OpBuilder &b, Value j0, Value l, Value col0) {
                 Value col = arith::AddIOp::create(
                     b, loc,
                     mulI(b, arith::DivUIOp::create(b, loc, l, cIdx(b, 16)), 8),
@@ -420,26 +418,16 @@ struct CoreOperands {
                 return addI(b,
                             arith::AddIOp::create(
                                 b, loc,
-                                mulI(b, addI(b, col, 8 * dt), layout.vStride),
+                                mulI(b, arith::AddIOp::create(b, loc, col, col0),
+                                     layout.vStride),
                                 arith::AddIOp::create(b, loc, half(b, j0),
                                                       mulI(b, hiHalf, 4))),
                             layout.vBase);
               };
               auto ldm = [&](OpBuilder &b, Value at, int64_t n) {
-                Value v = nvgpu::LdMatrixOp::create(
-                    b, loc,
-                    VectorType::get({n, 1},
-                                    cuda::stagedWordType(b.getContext(), exact)),
-                    smem,
-                    ValueRange{at}, /*transpose=*/false, n);
-                SmallVector<Value, 4> regs;
-                for (int64_t r = 0; r < n; ++r)
-                  regs.push_back(cuda::wordToOperand(
-                      b, loc,
-                      vector::ExtractOp::create(b, loc, v,
-                                                ArrayRef<int64_t>{r, 0}),
-                      precision));
-                return regs;
+                return cuda::ldmatrixOperands(
+                    b, loc, smem, at, n,
+                    cuda::stagedWordType(b.getContext(), exact), precision);
               };
               kv.keyFrags = [&](OpBuilder &b, Value j0, int64_t nt, int64_t st,
                                 int64_t n) {
@@ -447,7 +435,7 @@ struct CoreOperands {
               };
               kv.valueFrags = [&](OpBuilder &b, Value j0, int64_t dt,
                                   int64_t n) {
-                return ldm(b, vRow(b, j0, lane, dt), n);
+                return ldm(b, vRow(b, j0, lane, cIdx(b, 8 * dt)), n);
               };
               kv.keyAt = [&](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
                 int64_t st = e / 16, q = (e % 16) / 8 + 2 * (st % 2);
@@ -468,15 +456,13 @@ struct CoreOperands {
                 Value holder = arith::AddIOp::create(
                     b, loc, mulI(b, q, 8),
                     arith::RemUIOp::create(b, loc, col, cIdx(b, 8)));
-                Value base = arith::SubIOp::create(
-                    b, loc, tileOf,
-                    arith::RemUIOp::create(b, loc, tileOf, cIdx(b, 2)));
-                // vRow's tile is static; add the pair of tiles' base here.
-                Value at = addI(
+                Value col0 = mulI(
                     b,
-                    arith::AddIOp::create(b, loc, vRow(b, j0, holder, 0),
-                                          mulI(b, base, 8 * layout.vStride)),
-                    (jj % 8) / 2);
+                    arith::SubIOp::create(
+                        b, loc, tileOf,
+                        arith::RemUIOp::create(b, loc, tileOf, cIdx(b, 2))),
+                    8);
+                Value at = addI(b, vRow(b, j0, holder, col0), (jj % 8) / 2);
                 return cuda::wordElement(b, loc, word(b, at), jj % 2, precision,
                                          exact);
               };

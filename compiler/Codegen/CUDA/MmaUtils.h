@@ -24,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -168,6 +169,25 @@ inline Value wordElement(OpBuilder &b, Location loc, Value word, int64_t idx,
       vector::BitCastOp::create(b, loc, VectorType::get({2}, elem), v);
   Value e = vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{idx});
   return elem.isF32() ? e : arith::ExtFOp::create(b, loc, b.getF32Type(), e);
+}
+
+/// One `ldmatrix` of `n` (2 or 4) 8 x 8 matrices of 16-bit values from
+/// the staged words `smem` (of type `word`), this lane pointing at word
+/// `at`: lanes 8q .. 8q + 7 give matrix q's rows (4 words each), and lane
+/// (g, t) receives word t of row g of matrix q as its register q, returned
+/// as the mma operand for `precision` (see wordToOperand).
+inline SmallVector<Value, 4> ldmatrixOperands(OpBuilder &b, Location loc,
+                                              Value smem, Value at, int64_t n,
+                                              Type word, StringRef precision) {
+  Value v = nvgpu::LdMatrixOp::create(b, loc, VectorType::get({n, 1}, word),
+                                      smem, ValueRange{at},
+                                      /*transpose=*/false, n);
+  SmallVector<Value, 4> regs;
+  for (int64_t q = 0; q < n; ++q)
+    regs.push_back(wordToOperand(
+        b, loc, vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{q, 0}),
+        precision));
+  return regs;
 }
 
 /// acc (vector<2x2xf32>) + A (4 packed registers) x B (2 packed registers)

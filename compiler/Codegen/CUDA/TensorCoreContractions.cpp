@@ -68,6 +68,7 @@ namespace cuda = mlir::linformer::cuda;
 using cuda::clonableBody;
 using cuda::cloneBody;
 using cuda::neighbour;
+using cuda::operandIndices;
 
 namespace {
 
@@ -544,11 +545,12 @@ struct CUDATensorCoreContractionsPass
       FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
       if (failed(p))
         continue;
-      // Staged words hold two 16-bit operands (TF32 keeps the plain path).
+      // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
+      // exact emulation); TF32 keeps the plain path.
       if (!tf32())
         p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
                                 prefetch, ldmatrix && !simt(),
-                                simt() || exact ? 8 : 4);
+                                f32Words() ? 8 : 4);
       // SIMT has no unstaged warp tiles: the plain path keeps the rest.
       if (simt() && !p->staging.warpsM)
         continue;
@@ -586,6 +588,9 @@ struct CUDATensorCoreContractionsPass
   /// f32 without tensor cores: the staged tiles, each lane multiplying its
   /// own C elements with fma from staged f32 pairs.
   bool simt() const { return precision == "f32"; }
+  /// Whether staged words are f32 pairs (SIMT, exact emulation) rather
+  /// than two rounded 16-bit operands.
+  bool f32Words() const { return simt() || exact; }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
   int64_t tileK() const { return tf32() ? 4 : 16; }
 
@@ -777,16 +782,6 @@ struct CUDATensorCoreContractionsPass
     }
   }
 
-  /// `operand`'s indices at the loop indices `iv` (its indexing map).
-  static SmallVector<Value> indicesOf(linalg::GenericOp op, OpOperand *operand,
-                                      ArrayRef<Value> iv) {
-    AffineMap map = op.getMatchingIndexingMap(operand);
-    SmallVector<Value> indices;
-    for (unsigned i = 0; i < map.getNumResults(); ++i)
-      indices.push_back(iv[map.getDimPosition(i)]);
-    return indices;
-  }
-
   /// `operand` at `iv`, as f32 (a bf16 / f16 operand extended: exact, and
   /// rounding it back to its own type for a fragment is the identity), or
   /// computed as the guarded extension that plan `p` absorbed for it would
@@ -794,7 +789,7 @@ struct CUDATensorCoreContractionsPass
   static Value load(OpBuilder &b, Location loc, const Plan &p,
                     linalg::GenericOp op, OpOperand *operand,
                     ArrayRef<Value> iv) {
-    SmallVector<Value> at = indicesOf(op, operand, iv);
+    SmallVector<Value> at = operandIndices(op, operand, iv);
     linalg::GenericOp from = p.operandFrom[operand->getOperandNumber()];
     Value v = from ? cloneBody(b, loc, from, at)
                    : memref::LoadOp::create(b, loc, operand->get(), at);
@@ -885,7 +880,7 @@ struct CUDATensorCoreContractionsPass
           for (int64_t o = 0; o < 2; ++o) {
             OpOperand *c = op.getDpsInitOperand(0);
             elems.push_back(initialValue(b, loc, c->get(), initFrom,
-                                         indicesOf(op, c, at(i, h, j, o))));
+                                         operandIndices(op, c, at(i, h, j, o))));
           }
         accs.push_back(vector::FromElementsOp::create(b, loc, accType, elems));
       }
@@ -904,7 +899,7 @@ struct CUDATensorCoreContractionsPass
           for (int64_t o = 0; o < 2; ++o) {
             Value v = vector::ExtractOp::create(b, loc, accs[i * NT + j],
                                                 ArrayRef<int64_t>{h, o});
-            SmallVector<Value> indices = indicesOf(op, init, at(i, h, j, o));
+            SmallVector<Value> indices = operandIndices(op, init, at(i, h, j, o));
             if (!partials) {
               storeResult(b, loc, p, v, indices);
               continue;
@@ -1181,9 +1176,7 @@ struct CUDATensorCoreContractionsPass
     Value zero = c(rewriter, 0), one = c(rewriter, 1);
     Type f32 = rewriter.getF32Type();
     auto accType = VectorType::get({2, 2}, f32);
-    // Words of f32 pairs: SIMT, or exact emulation.
-    const bool f32Words = simt() || exact;
-    Type word = cuda::stagedWordType(ctx, f32Words);
+    Type word = cuda::stagedWordType(ctx, f32Words());
     OpOperand *aOp = op.getDpsInputOperand(p.aOperand);
     OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
     unsigned rank = op.getNumLoops();
@@ -1266,13 +1259,10 @@ struct CUDATensorCoreContractionsPass
                                           wordIndex(b, buf, r, pair, off))
                 .getResult();
           };
-          // ldmatrix.x4 reads four 8 x 8 matrices of 16-bit values, each
-          // row 4 words from the address one lane gives (lanes 8q .. 8q + 7
-          // for matrix q); lane (g, t) receives word t of row g of matrix q
-          // in register q. For A tile i at the k step from `pair0` the
-          // matrices are its rows 0-7 and 8-15 at pairs 0-3, then at pairs
-          // 4-7 (registers a0 .. a3): lane L points at row L % 16, pair
-          // L / 16 * 4. (B's buffers are k-major for no contraction of the
+          // ldmatrix.x4 (see cuda::ldmatrixOperands): for A tile i at the
+          // k step from `pair0` the matrices are its rows 0-7 and 8-15 at
+          // pairs 0-3, then at pairs 4-7 (registers a0 .. a3): lane L
+          // points at row L % 16, pair L / 16 * 4. (B's buffers are k-major for no contraction of the
           // models, weights being [in][out] and X in E X [n][d]: their
           // fragments stay word loads.)
           auto aMatrixRow = [&](OpBuilder &b, const Lane &l, Value lane,
@@ -1280,17 +1270,6 @@ struct CUDATensorCoreContractionsPass
             Value row = addV(b, mul(b, l.wm, kTileM * MT), rem(b, lane, 16));
             Value pair = addV(b, pair0, mul(b, div(b, lane, 16), 4));
             return wordIndex(b, s.a, add(b, row, i * kTileM), pair, off);
-          };
-          // One ldmatrix.x4 from word `at` of a lane: its 4 registers.
-          auto ldmatrix = [&](OpBuilder &b, Value smem, Value at) {
-            Value v = nvgpu::LdMatrixOp::create(
-                b, loc, VectorType::get({4, 1}, word), smem, ValueRange{at},
-                /*transpose=*/false, 4);
-            SmallVector<Value, 4> regs;
-            for (int64_t q = 0; q < 4; ++q)
-              regs.push_back(
-                  vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{q, 0}));
-            return regs;
           };
           // The staged word lane l's C elements take from A tile i's row
           // g + 8h at `pair`, as the mma gets it from the lane holding it:
@@ -1385,7 +1364,7 @@ struct CUDATensorCoreContractionsPass
               if (linalg::GenericOp from =
                       p.operandFrom[cp.src->getOperandNumber()]) {
                 SmallVector<Value> values = cuda::cloneBodyRun(
-                    b, loc, from, indicesOf(op, cp.src, iv), n);
+                    b, loc, from, operandIndices(op, cp.src, iv), n);
                 raw.push_back(vector::FromElementsOp::create(
                     b, loc, VectorType::get({n}, values[0].getType()),
                     values));
@@ -1393,7 +1372,7 @@ struct CUDATensorCoreContractionsPass
               }
               raw.push_back(vector::LoadOp::create(
                   b, loc, VectorType::get({n}, elem), src,
-                  indicesOf(op, cp.src, iv), /*nontemporal=*/false,
+                  operandIndices(op, cp.src, iv), /*nontemporal=*/false,
                   llvm::MaybeAlign(n * bytes)));
             };
             auto scalar = [&]() {
@@ -1427,7 +1406,7 @@ struct CUDATensorCoreContractionsPass
                 hi = arith::ExtFOp::create(b, loc, b.getF32Type(), hi);
               }
               words.push_back(
-                  cuda::packWord(b, loc, lo, hi, precision, f32Words));
+                  cuda::packWord(b, loc, lo, hi, precision, f32Words()));
             }
             return words;
           };
@@ -1549,8 +1528,10 @@ struct CUDATensorCoreContractionsPass
               for (int64_t i = 0; i < MT; ++i) {
                 SmallVector<Value, 4> aFrag;
                 if (s.ldmatrixA) {
-                  aFrag = operands(ldmatrix(
-                      b, smem, aMatrixRow(b, l, l.lane, i, c(b, st * 8), off)));
+                  aFrag = cuda::ldmatrixOperands(
+                      b, loc, smem,
+                      aMatrixRow(b, l, l.lane, i, c(b, st * 8), off), 4, word,
+                      precision);
                 } else {
                   Value r0 = rowIn(b, l, i, 0), r8 = rowIn(b, l, i, 1);
                   aFrag = operands({reg(s.a, r0, p0), reg(s.a, r8, p0),
@@ -1563,89 +1544,62 @@ struct CUDATensorCoreContractionsPass
             }
             return out;
           };
-          // Emulated: each lane's own C elements over the chunk's pairs,
-          // from the same staged words.
-          auto emulated = [&](OpBuilder &b, const Lane &l, Value smem,
-                              Value off, ValueRange in) {
+          // Each lane's own elements of C (those its mma fragments hold:
+          // rows g and g + 8 of each row tile, columns 2t and 2t + 1 of
+          // each column tile) updated from the chunk's staged words, a loop
+          // over its pairs of k values: per pair, the lane's 2 MT A words
+          // and 2 NT B words are loaded once (a row's word is the same for
+          // the 4 lanes of a g, a column's for the 8 of a t: broadcasts),
+          // then each element takes both of the pair's products, with fma
+          // (SIMT: f32, no tensor cores, on the GPU too) or as the
+          // emulated mma adds them (each A word where ldmatrix delivers it
+          // when the GPU uses ldmatrix). Plain per-lane code: the host runs
+          // it as it is. (Unrolled over the pairs, LLVM hoisted later
+          // pairs' loads over earlier fma: 220 registers in the f32 bench
+          // layer's GEMMs, one block an SM; rolled, 127, two blocks.)
+          auto perLane = [&](OpBuilder &b, const Lane &l, Value smem,
+                             Value off, ValueRange in) {
             auto loop = scf::ForOp::create(
                 b, loc, zero, c(b, BK / 2), one, in,
                 [&](OpBuilder &b, Location loc, Value pair, ValueRange args) {
                   SmallVector<Value> out(args.begin(), args.end());
-                  updateElements(
-                      b, loc, out, MT, NT,
-                      [&](int64_t i, int64_t j, int64_t h, int64_t o,
-                          Value sum) {
-                        Value wa = aWord(b, l, smem, i, h, pair, off);
-                        Value wb = wordAt(b, smem, s.b, colIn(b, l, j, o),
-                                          pair, off);
-                        for (int64_t e = 0; e < 2; ++e)
-                          sum = arith::AddFOp::create(
-                              b, loc, sum,
-                              arith::MulFOp::create(
-                                  b, loc,
-                                  cuda::wordElement(b, loc, wa, e, precision,
-                                                    exact),
-                                  cuda::wordElement(b, loc, wb, e, precision,
-                                                    exact)));
-                        return sum;
-                      });
-                  scf::YieldOp::create(b, loc, out);
-                });
-            return SmallVector<Value>(loop.getResults());
-          };
-          // SIMT (f32, no tensor cores): the same elements of C a lane
-          // holds as an mma fragment (rows g and g + 8 of each row tile,
-          // columns 2t and 2t + 1 of each column tile), each updated with
-          // two fma a pair of k values from the chunk's f32 pairs: per
-          // pair, the lane's 2 MT A words and 2 NT B words are loaded once
-          // (8-byte shared loads; a row's word is the same for the 4 lanes
-          // of a g, a column's for the 8 of a t: broadcasts), then
-          // 8 MT NT fma. A loop over the chunk's pairs: unrolled, LLVM
-          // hoisted later pairs' loads over earlier fma (220 registers in
-          // the f32 bench layer's GEMMs, one block an SM); rolled, 127 (two
-          // blocks). Plain per-lane code: the host runs it as it is.
-          auto simtCompute = [&](OpBuilder &b, const Lane &l, Value smem,
-                                 Value off, ValueRange in) {
-            auto loop = scf::ForOp::create(
-                b, loc, zero, c(b, BK / 2), one, in,
-                [&](OpBuilder &b, Location loc, Value pair, ValueRange args) {
-                  SmallVector<Value> out(args.begin(), args.end());
-                  auto pairOf = [&](const StagedBuffer &buf, Value r) {
-                    Value w = wordAt(b, smem, buf, r, pair, off);
+                  auto elements = [&](Value w) {
                     return std::array<Value, 2>{
-                        cuda::wordElement(b, loc, w, 0, precision, true),
-                        cuda::wordElement(b, loc, w, 1, precision, true)};
+                        cuda::wordElement(b, loc, w, 0, precision, f32Words()),
+                        cuda::wordElement(b, loc, w, 1, precision, f32Words())};
                   };
                   SmallVector<std::array<Value, 2>> as, bs;
                   for (int64_t i = 0; i < MT; ++i)
                     for (int64_t h = 0; h < 2; ++h)
-                      as.push_back(pairOf(s.a, rowIn(b, l, i, h)));
+                      as.push_back(elements(aWord(b, l, smem, i, h, pair, off)));
                   for (int64_t j = 0; j < NT; ++j)
                     for (int64_t o = 0; o < 2; ++o)
-                      bs.push_back(pairOf(s.b, colIn(b, l, j, o)));
+                      bs.push_back(elements(
+                          wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off)));
                   updateElements(
                       b, loc, out, MT, NT,
                       [&](int64_t i, int64_t j, int64_t h, int64_t o,
                           Value sum) {
-                        for (int64_t e = 0; e < 2; ++e)
-                          sum = LLVM::FMAOp::create(b, loc, as[i * 2 + h][e],
-                                                    bs[j * 2 + o][e], sum);
+                        for (int64_t e = 0; e < 2; ++e) {
+                          Value x = as[i * 2 + h][e], y = bs[j * 2 + o][e];
+                          sum = simt() ? LLVM::FMAOp::create(b, loc, x, y, sum)
+                                             .getResult()
+                                       : arith::AddFOp::create(
+                                             b, loc, sum,
+                                             arith::MulFOp::create(b, loc, x, y))
+                                             .getResult();
+                        }
                         return sum;
                       });
                   scf::YieldOp::create(b, loc, out);
                 });
             return SmallVector<Value>(loop.getResults());
           };
-          // A chunk's products on the GPU and on the host.
+          // A chunk's products on the GPU.
           auto onGPU = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
                            ValueRange in) {
-            return simt() ? simtCompute(b, l, smem, off, in)
+            return simt() ? perLane(b, l, smem, off, in)
                           : compute(b, l, smem, off, in);
-          };
-          auto onHost = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
-                            ValueRange in) {
-            return simt() ? simtCompute(b, l, smem, off, in)
-                          : emulated(b, l, smem, off, in);
           };
           // One loop over the block's threads running `body`.
           auto threads = [&](OpBuilder &b,
@@ -1763,7 +1717,7 @@ struct CUDATensorCoreContractionsPass
                       hold(b, l, next);
                     });
                     threads(b, [&](OpBuilder &b, const Lane &l) {
-                      save(b, l, onHost(b, l, smem, off, restore(b, l)));
+                      save(b, l, perLane(b, l, smem, off, restore(b, l)));
                     });
                     scf::YieldOp::create(b, loc);
                   });
@@ -1776,7 +1730,7 @@ struct CUDATensorCoreContractionsPass
                       copy(b, l.tid, smem, chunkAt(b, ci));
                     });
                     threads(b, [&](OpBuilder &b, const Lane &l) {
-                      save(b, l, onHost(b, l, smem, Value(), restore(b, l)));
+                      save(b, l, perLane(b, l, smem, Value(), restore(b, l)));
                     });
                     scf::YieldOp::create(b, loc);
                   });
