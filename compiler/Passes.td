@@ -721,8 +721,26 @@ def LinformerCUDATensorCoreContractionsPass
     `ld.shared.b32`. Lane L points at row L % 16, pair L / 16 * 4 of the
     step; the 8 rows each phase reads fall in distinct banks (the stride is
     4 mod 8 words). Every A of the encoder's GEMMs is k-major (activations
-    and E are read along k). B stays word loads: no B of the models is
-    k-major (weights are [in][out], X in E X is [n][d]).
+    and E are read along k).
+
+    ldmatrix.trans (`ldmatrix-trans`, with staging, not SIMT): no B of the
+    models is k-major (weights are [in][out], X in E X is [n][d]), so a B
+    whose copy reads runs along n is staged in its own [k][n] layout
+    instead of pair-major: k rows of rows/2 + 4 words, two n-adjacent
+    16-bit values a word (the same size; rows 16-byte aligned, the 8 k
+    rows of a matrix in distinct banks). A copy unit is one run of up to 8
+    values of a k row, one vector load, its words stored as loaded (no
+    pairs of k rows to interleave; a 16-bit B of the operand type is not
+    converted at all). Two column tiles' fragments a k step are one
+    `nvgpu.ldmatrix` x4 with `transpose` (PTX
+    `ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16`) from a 16-bit view of
+    the buffer (x2 for an odd last tile): lane L points at k row L % 16 of
+    tile j + L / 16, and lane (g, t) receives the values of k rows 2t,
+    2t + 1 (and 2t + 8, 2t + 9) of column g: B's registers. One base address
+    a chunk, constant offsets for the tiles and k steps. The bench layer's
+    GEMMs load no `ld.shared` at all then (2 ldmatrix.x4.trans instead of 8
+    word loads a k step), but ptxas takes 130-134 registers for the Q/K/V
+    projections unforced (124-128 before: one block an SM instead of two).
 
     `emulate` builds the same loop nest (warp blocks, folded dimensions,
     lanes, k steps, the accumulator fragments' rows and columns, the
@@ -732,7 +750,10 @@ def LinformerCUDATensorCoreContractionsPass
     but the A/B fragment layouts (those are the PTX ISA's). With ldmatrix,
     each lane reads a word where ldmatrix would deliver it from: word
     pair % 4 of the row the lane holding it (8q + g) points register q at,
-    so the emulation checks those addresses. A staged nest
+    so the emulation checks those addresses; with ldmatrix.trans each B
+    value likewise, from the k row lane 16 (j % 2) + 2 (pair % 8) + e
+    points at, word t, half o (exact emulation keeps f32 pairs along n in
+    the same words). A staged nest
     is emulated phase by phase: the copy and the compute of each chunk are
     separate thread loops over a buffer the block allocates, with each
     thread's accumulators kept in memory between them; prefetched, each
@@ -772,6 +793,11 @@ def LinformerCUDATensorCoreContractionsPass
     Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
            "with shared-bytes: A's fragments read with ldmatrix.x4 (one a "
            "tile and k step) when its buffer is k-major">,
+    Option<"ldmatrixTrans", "ldmatrix-trans", "bool", /*default=*/"false",
+           "with shared-bytes: B staged in its own [k][n] layout when its "
+           "copy reads runs along n (copied as loaded), its fragments read "
+           "with ldmatrix.x4.trans (two column tiles a k step); not for "
+           "precision=f32">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

@@ -277,6 +277,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     mmaOptions.blockWarps = threadsY;
     mmaOptions.prefetch = options.prefetchContractions;
     mmaOptions.ldmatrix = options.ldmatrixContractions;
+    mmaOptions.ldmatrixTrans = options.ldmatrixTransContractions;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));

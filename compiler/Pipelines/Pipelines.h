@@ -173,6 +173,14 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "for four registers); off: one ld.shared.b32 a "
                      "register"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> ldmatrixTransContractions{
+      *this, "ldmatrix-trans-contractions",
+      llvm::cl::desc("Staged contractions: B staged in its own layout when "
+                     "it is contiguous along n, copied as loaded, and its "
+                     "fragments read with ldmatrix.x4.trans (one "
+                     "instruction for two column tiles); off: pair-major, "
+                     "one ld.shared.b32 a register"),
+      llvm::cl::init(true)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

@@ -145,6 +145,13 @@ static cl::opt<bool> cudaLdmatrixContractionsOpt(
              "fragments as ldmatrix would (each lane's word from the row "
              "its holder points at)"),
     cl::init(true));
+static cl::opt<bool> cudaLdmatrixTransContractionsOpt(
+    "cuda-ldmatrix-trans-contractions",
+    cl::desc("With --pipeline=cuda-host: staged contractions keep a B "
+             "contiguous along n in its own layout and read it as "
+             "ldmatrix.trans would (each lane's values from the rows their "
+             "holder's neighbours point at)"),
+    cl::init(true));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -467,6 +474,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.stageContractions = cudaStageContractionsOpt;
     cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
     cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
+    cudaOptions.ldmatrixTransContractions = cudaLdmatrixTransContractionsOpt;
     cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);

@@ -171,6 +171,13 @@ static cl::opt<bool> cudaLdmatrixContractions(
              "k-major operand with ldmatrix.x4 (default); =false: one "
              "ld.shared.b32 a register (for comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaLdmatrixTransContractions(
+    "cuda-ldmatrix-trans-contractions",
+    cl::desc("--target=cuda: staged contractions keep a B operand that is "
+             "contiguous along n in its own layout, copy it as loaded and "
+             "read its fragments with ldmatrix.x4.trans (default); =false: "
+             "pair-major, one ld.shared.b32 a register (for comparisons)"),
+    cl::init(true));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1421,6 +1428,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.stageContractions = cudaStageContractions;
   options.prefetchContractions = cudaPrefetchContractions;
   options.ldmatrixContractions = cudaLdmatrixContractions;
+  options.ldmatrixTransContractions = cudaLdmatrixTransContractions;
   options.ldmatrixCore = cudaLdmatrixCore;
   options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;

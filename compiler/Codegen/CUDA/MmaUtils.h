@@ -127,6 +127,20 @@ inline Value sharedWords(OpBuilder &b, Location loc, int64_t words,
       raw, arith::ConstantIndexOp::create(b, loc, 0), ValueRange{});
 }
 
+/// The 16-bit view of a staging buffer `words` (a view sharedWords made):
+/// the same bytes, word w's halves at 2w (low) and 2w + 1. What
+/// ldmatrix.trans reads (nvgpu's verifier wants 16-bit elements there).
+inline Value sharedHalves(OpBuilder &b, Location loc, Value words) {
+  auto view = words.getDefiningOp<memref::ViewOp>();
+  auto type = cast<MemRefType>(words.getType());
+  int64_t halves = type.getNumElements() * type.getElementTypeBitWidth() / 16;
+  return memref::ViewOp::create(
+      b, loc,
+      MemRefType::get({halves}, b.getI16Type(), MemRefLayoutAttrInterface(),
+                      type.getMemorySpace()),
+      view.getSource(), view.getByteShift(), ValueRange{});
+}
+
 /// Two f32 values as one staged word: rounded to `precision` and packed
 /// (the first in the low half), or with `exact` the f32 pair itself.
 inline Value packWord(OpBuilder &b, Location loc, Value lo, Value hi,
@@ -176,17 +190,34 @@ inline Value wordElement(OpBuilder &b, Location loc, Value word, int64_t idx,
 /// `at`: lanes 8q .. 8q + 7 give matrix q's rows (4 words each), and lane
 /// (g, t) receives word t of row g of matrix q as its register q, returned
 /// as the mma operand for `precision` (see wordToOperand).
-inline SmallVector<Value, 4> ldmatrixOperands(OpBuilder &b, Location loc,
-                                              Value smem, Value at, int64_t n,
-                                              Type word, StringRef precision) {
-  Value v = nvgpu::LdMatrixOp::create(b, loc, VectorType::get({n, 1}, word),
-                                      smem, ValueRange{at},
-                                      /*transpose=*/false, n);
+///
+/// With `transpose` (ldmatrix.trans), `smem` is the buffer's 16-bit view
+/// (sharedHalves) and `at` a half index; lane (g, t) receives values
+/// (2t, g) and (2t + 1, g) of matrix q (row, column), the first in the low
+/// half: a B fragment register of rows 2t, 2t + 1 when matrix rows run
+/// along k.
+inline SmallVector<Value, 4>
+ldmatrixOperands(OpBuilder &b, Location loc, Value smem, Value at, int64_t n,
+                 Type word, StringRef precision, bool transpose = false) {
+  Type i32 = b.getI32Type();
+  Value v = nvgpu::LdMatrixOp::create(
+      b, loc,
+      transpose ? VectorType::get({n, 2}, b.getI16Type())
+                : VectorType::get({n, 1}, word),
+      smem, ValueRange{at}, transpose, n);
   SmallVector<Value, 4> regs;
-  for (int64_t q = 0; q < n; ++q)
-    regs.push_back(wordToOperand(
-        b, loc, vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{q, 0}),
-        precision));
+  for (int64_t q = 0; q < n; ++q) {
+    Value reg;
+    if (transpose) {
+      Value pair = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{q});
+      Value bits = vector::BitCastOp::create(
+          b, loc, VectorType::get({1}, i32), pair);
+      reg = vector::ExtractOp::create(b, loc, bits, ArrayRef<int64_t>{0});
+    } else {
+      reg = vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{q, 0});
+    }
+    regs.push_back(wordToOperand(b, loc, reg, precision));
+  }
   return regs;
 }
 

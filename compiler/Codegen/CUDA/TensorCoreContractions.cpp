@@ -82,14 +82,27 @@ constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
 /// store consecutive words after reading consecutive addresses, and the 8 x
 /// 4 words a fragment load takes (rows g, pairs t) fall in 32 distinct banks
 /// (stride = 4 mod 8 words along rows; 8 or 24 mod 32 along pairs).
+///
+/// `natural` (a B operand whose rows are contiguous, read with
+/// ldmatrix.trans): the operand's own [k][rows] layout instead, 16-bit
+/// values two rows to a word, k row kk's rows r, r + 1 at word
+/// kk * stride + r / 2 with stride rows / 2 + 4: the same size as the
+/// pair-major buffer, rows 16-byte aligned, the 8 k rows of an 8 x 8
+/// matrix in distinct banks, and a copy stores the values as it loads them
+/// (no pairs of k rows to interleave).
 struct StagedBuffer {
-  bool kMajor = true;
+  bool kMajor = true, natural = false;
   int64_t rows = 0, stride = 0, base = 0, words = 0;
   StagedBuffer() = default;
-  StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base)
-      : kMajor(kMajor), rows(rows),
-        stride(kMajor ? chunk / 2 + 4 : rows + 8), base(base),
+  StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
+               bool natural = false)
+      : kMajor(kMajor), natural(natural), rows(rows),
+        stride(kMajor ? chunk / 2 + 4 : natural ? rows / 2 + 4 : rows + 8),
+        base(base),
         words(kMajor ? rows * (chunk / 2 + 4) : (chunk / 2) * (rows + 8)) {}
+  /// Whether a copy unit's words come from one contiguous run of the
+  /// operand (two values a word), rather than from two k rows.
+  bool runs() const { return kMajor || natural; }
 };
 
 /// How a block of warps shares a contraction's operands through shared
@@ -103,6 +116,9 @@ struct Staging {
   /// A's fragments read with ldmatrix (one x4 a tile and k step; its
   /// buffer is k-major).
   bool ldmatrixA = false;
+  /// B's fragments read with ldmatrix.trans (one x4 two column tiles and
+  /// a k step; its buffer is natural).
+  bool ldmatrixB() const { return b.natural; }
 };
 
 /// Each of `threads` threads' share of `count` copied items, when they
@@ -121,14 +137,14 @@ int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
 /// The words a copy thread moves at once for `buf` (a chunk of `chunk` k
 /// values over `threads` threads; elements of `bytes` bytes, loaded in
 /// vectors): the most, up to 4 (one 16-byte shared store), whose loads
-/// stay within 16 bytes (2 vw values of a k-major row, vw of the others)
-/// and divide the chunk's rows or pairs, and whose units every thread has
-/// as many of; else 1.
+/// stay within 16 bytes (2 vw values of a run, vw of the others) and
+/// divide the chunk's pairs (k-major), a k row's words (natural) or the
+/// rows (pair-major), and whose units every thread has as many of; else 1.
 int64_t copyWidth(const StagedBuffer &buf, int64_t chunk, int64_t threads,
                   int64_t bytes) {
   for (int64_t vw = 4; vw >= 2; vw /= 2) {
-    int64_t loadBytes = (buf.kMajor ? 2 * vw : vw) * bytes;
-    int64_t along = buf.kMajor ? chunk / 2 : buf.rows;
+    int64_t loadBytes = (buf.runs() ? 2 * vw : vw) * bytes;
+    int64_t along = buf.kMajor ? chunk / 2 : buf.natural ? buf.rows / 2 : buf.rows;
     if (loadBytes <= 16 && along % vw == 0 &&
         (buf.rows * (chunk / 2) / vw) % threads == 0)
       return vw;
@@ -429,6 +445,18 @@ bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim) {
          map.getResults().back() == getAffineDimExpr(dim, op.getContext());
 }
 
+/// Whether a staged copy of `src` (computed by the absorbed guarded
+/// extension `from`, or null: loaded) reads runs of values as vectors: its
+/// memref has an identity layout (or `from` clones along a run, see
+/// runClonable), and its contiguous dimension is k (`kMajor`) or the
+/// buffer's rows (loop dimension `rowDim`).
+bool vectorCopy(linalg::GenericOp op, OpOperand *src, linalg::GenericOp from,
+                bool kMajor, unsigned rowDim) {
+  auto type = cast<MemRefType>(src->get().getType());
+  return (from ? cuda::runClonable(from) : type.getLayout().isIdentity()) &&
+         (kMajor || innermost(op, src, rowDim));
+}
+
 /// The staging of plan `p` in `sharedBytes` with blocks of at most
 /// `blockWarps` warps: the most warps (at least 2) whose block tile divides
 /// the innermost m and n extents, up to 4 along n (a 2 x 4 block of 64 x 32
@@ -442,7 +470,7 @@ bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim) {
 /// 16-bit pair; 8: an f32 pair).
 Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
                    int64_t blockWarps, int64_t maxChunk, bool prefetch,
-                   bool ldmatrix, int64_t wordBytes) {
+                   bool ldmatrix, bool naturalB, int64_t wordBytes) {
   Staging s;
   if (sharedBytes <= 0 || blockWarps < 2)
     return s;
@@ -473,7 +501,7 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
     if (kPart % chunk)
       continue;
     StagedBuffer a(aK, bm, chunk, 0);
-    StagedBuffer b(bK, bn, chunk, a.words);
+    StagedBuffer b(bK, bn, chunk, a.words, !bK && naturalB);
     if ((a.words + b.words) * wordBytes > sharedBytes)
       continue;
     s.warpsM = bestM;
@@ -547,16 +575,23 @@ struct CUDATensorCoreContractionsPass
         continue;
       // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
       // exact emulation); TF32 keeps the plain path.
+      for (unsigned i = 0; i < 2; ++i)
+        p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
+      // B's buffer is natural (ldmatrix.trans) when its copy reads runs
+      // along the rows (exact emulation: f32 pairs along the rows, read
+      // where ldmatrix.trans would deliver them).
+      bool naturalB =
+          ldmatrixTrans && !simt() &&
+          vectorCopy(op, op.getDpsInputOperand(p->bOperand),
+                     p->operandFrom[p->bOperand], false, p->nDim);
       if (!tf32())
         p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
-                                prefetch, ldmatrix && !simt(),
+                                prefetch, ldmatrix && !simt(), naturalB,
                                 f32Words() ? 8 : 4);
       // SIMT has no unstaged warp tiles: the plain path keeps the rest.
       if (simt() && !p->staging.warpsM)
         continue;
       p->initFrom = absorbableInit(op);
-      for (unsigned i = 0; i < 2; ++i)
-        p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
       Value c = op.getDpsInitOperand(0)->get();
       p->out = c;
       p->epilogueRead = absorbableEpilogue(op, p->initFrom);
@@ -1259,12 +1294,28 @@ struct CUDATensorCoreContractionsPass
                                           wordIndex(b, buf, r, pair, off))
                 .getResult();
           };
+          // Word `w` along the rows of k row `kk` in B's natural buffer.
+          auto naturalIndex = [&](OpBuilder &b, Value kk, Value w, Value off) {
+            Value at = add(b, addV(b, mul(b, kk, s.b.stride), w), s.b.base);
+            return off ? addV(b, at, off) : at;
+          };
+          // ldmatrix.trans from B's natural buffer (see
+          // cuda::ldmatrixOperands) at the k step from k value `k0`, x4
+          // for column tiles j, j + 1 (registers b0, b1 of each) or x2 for
+          // tile j: the matrices are the tile's k rows 0-7 and 8-15 (8
+          // columns, 4 words each), then the next tile's: lane L points
+          // at k row k0 + L % 16 of tile j + L / 16 (an x2 ignores lanes
+          // 16-31).
+          auto bMatrixRow = [&](OpBuilder &b, const Lane &l, Value lane,
+                                int64_t j, Value k0, Value off) {
+            Value w = addV(b, mul(b, l.wn, kTileN * NT / 2),
+                           mul(b, add(b, div(b, lane, 16), j), kTileN / 2));
+            return naturalIndex(b, addV(b, k0, rem(b, lane, 16)), w, off);
+          };
           // ldmatrix.x4 (see cuda::ldmatrixOperands): for A tile i at the
           // k step from `pair0` the matrices are its rows 0-7 and 8-15 at
           // pairs 0-3, then at pairs 4-7 (registers a0 .. a3): lane L
-          // points at row L % 16, pair L / 16 * 4. (B's buffers are k-major for no contraction of the
-          // models, weights being [in][out] and X in E X [n][d]: their
-          // fragments stay word loads.)
+          // points at row L % 16, pair L / 16 * 4.
           auto aMatrixRow = [&](OpBuilder &b, const Lane &l, Value lane,
                                 int64_t i, Value pair0, Value off) {
             Value row = addV(b, mul(b, l.wm, kTileM * MT), rem(b, lane, 16));
@@ -1312,16 +1363,14 @@ struct CUDATensorCoreContractionsPass
             int64_t vw, units;
             int64_t perThread; ///< units a thread; 0 unless unrolled
             bool vector;       ///< loaded in vectors
-            /// Loaded values a unit: one vector (k-major), or two.
-            size_t raws() const { return vector && buf->kMajor ? 1 : 2; }
+            /// Loaded values a unit: one vector (a run), or two.
+            size_t raws() const { return vector && buf->runs() ? 1 : 2; }
           };
           auto copied = [&](OpOperand *src, const StagedBuffer &buf,
                             unsigned rowDim, Value base) {
             auto type = cast<MemRefType>(src->get().getType());
             linalg::GenericOp from = p.operandFrom[src->getOperandNumber()];
-            bool vector = (from ? cuda::runClonable(from)
-                                : type.getLayout().isIdentity()) &&
-                          (buf.kMajor || innermost(op, src, rowDim));
+            bool vector = vectorCopy(op, src, from, buf.kMajor, rowDim);
             int64_t bytes =
                 from ? cuda::runElementBytes(from)
                      : type.getElementType().getIntOrFloatBitWidth() / 8;
@@ -1334,14 +1383,19 @@ struct CUDATensorCoreContractionsPass
                           vw,
                           units,
                           evenShare(units, threadCount),
-                          vector && (buf.kMajor || vw > 1)};
+                          vector && (buf.runs() || vw > 1)};
           };
           const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
                                    copied(bOp, s.b, p.nDim, nBase)};
-          // Unit `u` of an operand's chunk: its (first) row and pair.
+          // Unit `u` of an operand's chunk: its (first) row and pair; in a
+          // natural buffer its k row and (first) word along the rows.
           auto place = [&](OpBuilder &b, const Copied &cp,
                            Value u) -> std::pair<Value, Value> {
             const StagedBuffer &buf = *cp.buf;
+            if (buf.natural) {
+              int64_t perRow = buf.rows / 2 / cp.vw;
+              return {div(b, u, perRow), mul(b, rem(b, u, perRow), cp.vw)};
+            }
             if (buf.kMajor) {
               int64_t perRow = BK / 2 / cp.vw;
               return {div(b, u, perRow), mul(b, rem(b, u, perRow), cp.vw)};
@@ -1354,8 +1408,13 @@ struct CUDATensorCoreContractionsPass
           auto fetch = [&](OpBuilder &b, const Copied &cp, Value u,
                            Value k0) {
             auto [r, pair] = place(b, cp, u);
-            iv[cp.rowDim] = addV(b, cp.base, r);
-            iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
+            if (cp.buf->natural) {
+              iv[cp.rowDim] = addV(b, cp.base, mul(b, pair, 2));
+              iv[p.kDim] = addV(b, k0, r);
+            } else {
+              iv[cp.rowDim] = addV(b, cp.base, r);
+              iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
+            }
             Value src = cp.src->get();
             Type elem = cast<MemRefType>(src.getType()).getElementType();
             int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
@@ -1378,7 +1437,7 @@ struct CUDATensorCoreContractionsPass
             auto scalar = [&]() {
               raw.push_back(load(b, loc, p, op, cp.src, iv));
             };
-            if (cp.vector && cp.buf->kMajor) {
+            if (cp.vector && cp.buf->runs()) {
               vectorLoad(2 * cp.vw);
               return raw;
             }
@@ -1413,7 +1472,8 @@ struct CUDATensorCoreContractionsPass
           auto put = [&](OpBuilder &b, const Copied &cp, Value u,
                          ValueRange words, Value smem, Value off) {
             auto [r, pair] = place(b, cp, u);
-            Value at = wordIndex(b, *cp.buf, r, pair, off);
+            Value at = cp.buf->natural ? naturalIndex(b, r, pair, off)
+                                       : wordIndex(b, *cp.buf, r, pair, off);
             if (cp.vw == 1) {
               memref::StoreOp::create(b, loc, words[0], smem, ValueRange{at});
               return;
@@ -1510,6 +1570,13 @@ struct CUDATensorCoreContractionsPass
           auto compute = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
                              ValueRange in) {
             SmallVector<Value> out(in.begin(), in.end());
+            // B's ldmatrix.trans addresses: one base (tile 0, k step 0) and
+            // constant offsets, which ptxas folds into the instruction.
+            Value halves, bBase;
+            if (s.ldmatrixB()) {
+              halves = cuda::sharedHalves(b, loc, smem);
+              bBase = mul(b, bMatrixRow(b, l, l.lane, 0, zero, off), 2);
+            }
             for (int64_t st = 0; st < BK / 16; ++st) {
               Value p0 = add(b, l.t, st * 8), p4 = add(b, l.t, st * 8 + 4);
               auto reg = [&](const StagedBuffer &buf, Value r, Value pair) {
@@ -1522,8 +1589,21 @@ struct CUDATensorCoreContractionsPass
               };
               SmallVector<SmallVector<Value, 4>> bFrag(NT);
               for (int64_t j = 0; j < NT; ++j) {
-                Value col = bColIn(b, l, j);
-                bFrag[j] = operands({reg(s.b, col, p0), reg(s.b, col, p4)});
+                if (!s.ldmatrixB()) {
+                  Value col = bColIn(b, l, j);
+                  bFrag[j] = operands({reg(s.b, col, p0), reg(s.b, col, p4)});
+                  continue;
+                }
+                if (j % 2)
+                  continue;
+                bool x4 = j + 1 < NT;
+                SmallVector<Value, 4> regs = cuda::ldmatrixOperands(
+                    b, loc, halves,
+                    add(b, bBase, 2 * (st * 16 * s.b.stride + j * kTileN / 2)),
+                    x4 ? 4 : 2, word, precision, /*transpose=*/true);
+                bFrag[j] = {regs[0], regs[1]};
+                if (x4)
+                  bFrag[j + 1] = {regs[2], regs[3]};
               }
               for (int64_t i = 0; i < MT; ++i) {
                 SmallVector<Value, 4> aFrag;
@@ -1541,6 +1621,33 @@ struct CUDATensorCoreContractionsPass
                   out[i * NT + j] = cuda::mmaM16N8K16(
                       b, loc, aFrag, bFrag[j], out[i * NT + j], precision);
               }
+            }
+            return out;
+          };
+          // The k values 2 pair, 2 pair + 1 of column 2t + o of B tile j,
+          // as the mma gets them. From a natural buffer with
+          // ldmatrix.trans: lane (2t + o, pair % 4)'s register
+          // (pair % 8) / 4 (+ 2: the second tile of an x4), values (rows)
+          // 2 (pair % 4) + e of that matrix, which lane
+          // 16 (j % 2) + 2 (pair % 8) + e pointed at; column 2t + o of
+          // its 8 is half o of word t (emulation checks those addresses).
+          auto bElements = [&](OpBuilder &b, const Lane &l, Value smem,
+                               int64_t j, int64_t o, Value pair, Value off) {
+            auto element = [&](Value w, int64_t half) {
+              return cuda::wordElement(b, loc, w, half, precision, f32Words());
+            };
+            if (!s.ldmatrixB()) {
+              Value w = wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off);
+              return std::array<Value, 2>{element(w, 0), element(w, 1)};
+            }
+            std::array<Value, 2> out;
+            for (int64_t e = 0; e < 2; ++e) {
+              Value lane =
+                  add(b, mul(b, rem(b, pair, 8), 2), 16 * (j % 2) + e);
+              Value row = bMatrixRow(b, l, lane, j - j % 2,
+                                     mul(b, div(b, pair, 8), 16), off);
+              out[e] = element(
+                  memref::LoadOp::create(b, loc, smem, addV(b, row, l.t)), o);
             }
             return out;
           };
@@ -1574,8 +1681,7 @@ struct CUDATensorCoreContractionsPass
                       as.push_back(elements(aWord(b, l, smem, i, h, pair, off)));
                   for (int64_t j = 0; j < NT; ++j)
                     for (int64_t o = 0; o < 2; ++o)
-                      bs.push_back(elements(
-                          wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off)));
+                      bs.push_back(bElements(b, l, smem, j, o, pair, off));
                   updateElements(
                       b, loc, out, MT, NT,
                       [&](int64_t i, int64_t j, int64_t h, int64_t o,

@@ -6,7 +6,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=32},cse))' | FileCheck %s --check-prefix=CHUNK32
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch},cse))' | FileCheck %s --check-prefix=PREFETCH
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch emulate},cse))' | FileCheck %s --check-prefix=EMUPF
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 ldmatrix},cse))' | FileCheck %s --check-prefix=LDM
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 ldmatrix ldmatrix-trans},cse))' | FileCheck %s --check-prefix=LDM
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=49152},cse))' | FileCheck %s --check-prefix=SIMT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=4096},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
@@ -92,16 +92,43 @@
 // EMU: processor = block_x
 // With ldmatrix: X's buffer is k-major, so each row tile's A fragment
 // (4 words a lane) is one ldmatrix.x4, lane L pointing at row
-// wm * 64 + L % 16 + 16 i, pair L / 16 * 4 (word row * 12 + pair); W's
-// buffer is pair-major and its fragments stay word loads (4 column tiles x
-// 2, before the first row tile's mma).
+// wm * 64 + L % 16 + 16 i, pair L / 16 * 4 (word row * 12 + pair). W's
+// buffer is natural instead of pair-major: W's own [k][dh] layout, 16 k
+// rows of 32 / 2 + 4 = 20 words after X's 1536 (the same 320 words), each
+// of the 64 threads copying one 16-byte run (8 bf16 along dh, loaded as one
+// vector and stored as 4 words); two column tiles' B fragments (b0, b1 of
+// each) are one ldmatrix.x4.trans from the buffer's 16-bit view, lane L
+// pointing at k row L % 16 of column tile j + L / 16, half
+// 2 (k * 20 + wn * 16 + L / 16 * 4 + 1536) + 8 j (k step 0).
 // LDM-LABEL: func.func @projection
+// LDM: %[[WLOAD:.*]] = vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<64x2x32xbf16>, vector<8xbf16>
+// LDM: %[[K:.*]] = arith.muli %{{.*}}, %c20
+// LDM: %[[KW:.*]] = arith.addi %[[K]], %{{.*}}
+// LDM: %[[WAT:.*]] = arith.addi %[[KW]], %c1536
+// LDM: vector.store %{{.*}}, %view[%[[WAT]]] {alignment = 16 : i64} : memref<1856xi32, #gpu.address_space<workgroup>>, vector<4xi32>
 // LDM: gpu.barrier
-// LDM-COUNT-8: memref.load %view[%{{.*}}] : memref<1856xi32
-// LDM: %[[L16:.*]] = arith.remui %[[LANE:.*]], %c16
-// LDM: %[[ROW:.*]] = arith.addi %{{.*}}, %[[L16]]
-// LDM: %[[HALF:.*]] = arith.divui %[[LANE]], %c16
-// LDM: %[[PAIR:.*]] = arith.muli %[[HALF]], %c4
+// LDM: %[[HALVES:.*]] = memref.view %{{.*}} to memref<3712xi16, #gpu.address_space<workgroup>>
+// LDM: %[[SECOND:.*]] = arith.divui %[[LANE:.*]], %c16
+// LDM: %[[TILE0:.*]] = arith.addi %[[SECOND]], %c0
+// LDM: %[[TILE:.*]] = arith.muli %[[TILE0]], %c4
+// LDM: %[[WN:.*]] = arith.muli %{{.*}}, %c16
+// LDM: %[[COL:.*]] = arith.addi %[[WN]], %[[TILE]]
+// LDM: %[[KROW:.*]] = arith.remui %[[LANE]], %c16
+// LDM: %[[KK:.*]] = arith.addi %c0, %[[KROW]]
+// LDM: %[[KOFF:.*]] = arith.muli %[[KK]], %c20
+// LDM: %[[B0:.*]] = arith.addi %[[KOFF]], %[[COL]]
+// LDM: %[[B1:.*]] = arith.addi %[[B0]], %c1536
+// LDM: %[[BH:.*]] = arith.muli %[[B1]], %c2
+// LDM: %[[BH0:.*]] = arith.addi %[[BH]], %c0
+// LDM: nvgpu.ldmatrix %[[HALVES]][%[[BH0]]] {numTiles = 4 : i32, transpose = true} : memref<3712xi16, #gpu.address_space<workgroup>> -> vector<4x2xi16>
+// LDM-COUNT-4: vector.bitcast %{{.*}} : vector<2xi16> to vector<1xi32>
+// The next two column tiles: 8 words (16 halves) on.
+// LDM: %[[BH1:.*]] = arith.addi %[[BH]], %c16
+// LDM: nvgpu.ldmatrix %[[HALVES]][%[[BH1]]] {numTiles = 4 : i32, transpose = true}
+// LDM-NOT: memref.load %view
+// LDM: %[[ROW:.*]] = arith.addi %{{.*}}, %[[KROW]]
+// LDM: %[[PAIR0:.*]] = arith.muli %[[SECOND]], %c4
+// LDM: %[[PAIR:.*]] = arith.addi %c0, %[[PAIR0]]
 // LDM: %[[R0:.*]] = arith.addi %[[ROW]], %c0
 // LDM: %[[W:.*]] = arith.muli %[[R0]], %c12
 // LDM: arith.addi %[[W]], %{{.*}}
