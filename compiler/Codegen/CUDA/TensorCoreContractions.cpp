@@ -90,16 +90,21 @@ constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
 /// pair-major buffer, rows 16-byte aligned, the 8 k rows of an 8 x 8
 /// matrix in distinct banks, and a copy stores the values as it loads them
 /// (no pairs of k rows to interleave).
+///
+/// Each layout is `lines` lines of `line` contiguous words (a k-major
+/// row's pairs, a pair-major pair's rows, a natural k row's words), `stride`
+/// words apart: word `at` of line `l` is at l * stride + at.
 struct StagedBuffer {
   bool kMajor = true, natural = false;
-  int64_t rows = 0, stride = 0, base = 0, words = 0;
+  int64_t rows = 0, line = 0, lines = 0, stride = 0, base = 0, words = 0;
   StagedBuffer() = default;
   StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
                bool natural = false)
       : kMajor(kMajor), natural(natural), rows(rows),
-        stride(kMajor ? chunk / 2 + 4 : natural ? rows / 2 + 4 : rows + 8),
-        base(base),
-        words(kMajor ? rows * (chunk / 2 + 4) : (chunk / 2) * (rows + 8)) {}
+        line(kMajor ? chunk / 2 : natural ? rows / 2 : rows),
+        lines(kMajor ? rows : natural ? chunk : chunk / 2),
+        stride(line + (kMajor || natural ? 4 : 8)), base(base),
+        words(lines * stride) {}
   /// Whether a copy unit's words come from one contiguous run of the
   /// operand (two values a word), rather than from two k rows.
   bool runs() const { return kMajor || natural; }
@@ -138,14 +143,13 @@ int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
 /// values over `threads` threads; elements of `bytes` bytes, loaded in
 /// vectors): the most, up to 4 (one 16-byte shared store), whose loads
 /// stay within 16 bytes (2 vw values of a run, vw of the others) and
-/// divide the chunk's pairs (k-major), a k row's words (natural) or the
-/// rows (pair-major), and whose units every thread has as many of; else 1.
+/// divide the buffer's lines, and whose units every thread has as many
+/// of; else 1.
 int64_t copyWidth(const StagedBuffer &buf, int64_t chunk, int64_t threads,
                   int64_t bytes) {
   for (int64_t vw = 4; vw >= 2; vw /= 2) {
     int64_t loadBytes = (buf.runs() ? 2 * vw : vw) * bytes;
-    int64_t along = buf.kMajor ? chunk / 2 : buf.natural ? buf.rows / 2 : buf.rows;
-    if (loadBytes <= 16 && along % vw == 0 &&
+    if (loadBytes <= 16 && buf.line % vw == 0 &&
         (buf.rows * (chunk / 2) / vw) % threads == 0)
       return vw;
   }
@@ -573,8 +577,6 @@ struct CUDATensorCoreContractionsPass
       FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
       if (failed(p))
         continue;
-      // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
-      // exact emulation); TF32 keeps the plain path.
       for (unsigned i = 0; i < 2; ++i)
         p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
       // B's buffer is natural (ldmatrix.trans) when its copy reads runs
@@ -584,6 +586,8 @@ struct CUDATensorCoreContractionsPass
           ldmatrixTrans && !simt() &&
           vectorCopy(op, op.getDpsInputOperand(p->bOperand),
                      p->operandFrom[p->bOperand], false, p->nDim);
+      // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
+      // exact emulation); TF32 keeps the plain path.
       if (!tf32())
         p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
                                 prefetch, ldmatrix && !simt(), naturalB,
@@ -1279,25 +1283,24 @@ struct CUDATensorCoreContractionsPass
                       },
                       partials, part);
           };
-          // Word (r, pair) of a staged operand, in the buffer at word `off`
-          // (none: the first).
+          // Word `at` of line `l` of a staged operand, in the buffer at
+          // word `off` (none: the first).
+          auto lineIndex = [&](OpBuilder &b, const StagedBuffer &buf, Value l,
+                               Value at, Value off) {
+            Value w = add(b, addV(b, mul(b, l, buf.stride), at), buf.base);
+            return off ? addV(b, w, off) : w;
+          };
+          // Word (r, pair) of a k-major or pair-major staged operand.
           auto wordIndex = [&](OpBuilder &b, const StagedBuffer &buf, Value r,
                                Value pair, Value off) {
-            Value at = buf.kMajor ? addV(b, mul(b, r, buf.stride), pair)
-                                  : addV(b, mul(b, pair, buf.stride), r);
-            at = add(b, at, buf.base);
-            return off ? addV(b, at, off) : at;
+            return buf.kMajor ? lineIndex(b, buf, r, pair, off)
+                              : lineIndex(b, buf, pair, r, off);
           };
           auto wordAt = [&](OpBuilder &b, Value smem, const StagedBuffer &buf,
                             Value r, Value pair, Value off) {
             return memref::LoadOp::create(b, loc, smem,
                                           wordIndex(b, buf, r, pair, off))
                 .getResult();
-          };
-          // Word `w` along the rows of k row `kk` in B's natural buffer.
-          auto naturalIndex = [&](OpBuilder &b, Value kk, Value w, Value off) {
-            Value at = add(b, addV(b, mul(b, kk, s.b.stride), w), s.b.base);
-            return off ? addV(b, at, off) : at;
           };
           // ldmatrix.trans from B's natural buffer (see
           // cuda::ldmatrixOperands) at the k step from k value `k0`, x4
@@ -1310,7 +1313,7 @@ struct CUDATensorCoreContractionsPass
                                 int64_t j, Value k0, Value off) {
             Value w = addV(b, mul(b, l.wn, kTileN * NT / 2),
                            mul(b, add(b, div(b, lane, 16), j), kTileN / 2));
-            return naturalIndex(b, addV(b, k0, rem(b, lane, 16)), w, off);
+            return lineIndex(b, s.b, addV(b, k0, rem(b, lane, 16)), w, off);
           };
           // ldmatrix.x4 (see cuda::ldmatrixOperands): for A tile i at the
           // k step from `pair0` the matrices are its rows 0-7 and 8-15 at
@@ -1387,34 +1390,23 @@ struct CUDATensorCoreContractionsPass
           };
           const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
                                    copied(bOp, s.b, p.nDim, nBase)};
-          // Unit `u` of an operand's chunk: its (first) row and pair; in a
-          // natural buffer its k row and (first) word along the rows.
+          // Unit `u` of an operand's chunk: its line and (first) word.
           auto place = [&](OpBuilder &b, const Copied &cp,
                            Value u) -> std::pair<Value, Value> {
-            const StagedBuffer &buf = *cp.buf;
-            if (buf.natural) {
-              int64_t perRow = buf.rows / 2 / cp.vw;
-              return {div(b, u, perRow), mul(b, rem(b, u, perRow), cp.vw)};
-            }
-            if (buf.kMajor) {
-              int64_t perRow = BK / 2 / cp.vw;
-              return {div(b, u, perRow), mul(b, rem(b, u, perRow), cp.vw)};
-            }
-            int64_t perPair = buf.rows / cp.vw;
-            return {mul(b, rem(b, u, perPair), cp.vw), div(b, u, perPair)};
+            int64_t perLine = cp.buf->line / cp.vw;
+            return {div(b, u, perLine), mul(b, rem(b, u, perLine), cp.vw)};
           };
           // Its values in the chunk at k0 (iv holds the outer k indices) as
           // loaded, of the operand's type (see Copied::raws).
           auto fetch = [&](OpBuilder &b, const Copied &cp, Value u,
                            Value k0) {
-            auto [r, pair] = place(b, cp, u);
-            if (cp.buf->natural) {
-              iv[cp.rowDim] = addV(b, cp.base, mul(b, pair, 2));
-              iv[p.kDim] = addV(b, k0, r);
-            } else {
-              iv[cp.rowDim] = addV(b, cp.base, r);
-              iv[p.kDim] = addV(b, k0, mul(b, pair, 2));
-            }
+            // Its first row and k value in the chunk.
+            const StagedBuffer &buf = *cp.buf;
+            auto [l, at] = place(b, cp, u);
+            Value r = buf.kMajor ? l : buf.natural ? mul(b, at, 2) : at;
+            Value k = buf.kMajor ? mul(b, at, 2) : buf.natural ? l : mul(b, l, 2);
+            iv[cp.rowDim] = addV(b, cp.base, r);
+            iv[p.kDim] = addV(b, k0, k);
             Value src = cp.src->get();
             Type elem = cast<MemRefType>(src.getType()).getElementType();
             int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
@@ -1471,9 +1463,8 @@ struct CUDATensorCoreContractionsPass
           };
           auto put = [&](OpBuilder &b, const Copied &cp, Value u,
                          ValueRange words, Value smem, Value off) {
-            auto [r, pair] = place(b, cp, u);
-            Value at = cp.buf->natural ? naturalIndex(b, r, pair, off)
-                                       : wordIndex(b, *cp.buf, r, pair, off);
+            auto [l, w] = place(b, cp, u);
+            Value at = lineIndex(b, *cp.buf, l, w, off);
             if (cp.vw == 1) {
               memref::StoreOp::create(b, loc, words[0], smem, ValueRange{at});
               return;
