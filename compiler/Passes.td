@@ -740,7 +740,28 @@ def LinformerCUDATensorCoreContractionsPass
     a chunk, constant offsets for the tiles and k steps. The bench layer's
     GEMMs load no `ld.shared` at all then (2 ldmatrix.x4.trans instead of 8
     word loads a k step), but ptxas takes 130-134 registers for the Q/K/V
-    projections unforced (124-128 before: one block an SM instead of two).
+    projections unforced (124-128 before: one block an SM instead of two)
+    unless cp.async takes their prefetch out of registers (below: 120-128).
+
+    cp.async (`async-copy`, with prefetching, bf16 / f16 words): an
+    operand that is loaded as it is staged (a 16-bit buffer of the
+    operand type with an identity layout, no absorbed extension) into a
+    buffer whose units are runs (k-major A, natural B) is copied with
+    `nvgpu.device_async_copy` (PTX `cp.async.cg.shared.global` for a
+    16-byte unit, `.ca` for 4 or 8 bytes) from a view of the buffer in the
+    operand's element type: the bytes land in shared memory without
+    passing through registers. The pipelined loop then is: store the
+    register-prefetched operands' words (if any) into buffer `chunk % 2`,
+    issue their next loads, meet the block at the barrier, issue the next
+    chunk's async copies into the other buffer (last read by the previous
+    chunk's mma, which every thread finished before this barrier) and
+    commit them as a group, run the mma, and wait for the group
+    (`cp.async.wait_group 0`), so the next iteration's barrier publishes
+    it. Still one barrier a chunk; the copies fly during the mma, as the
+    register loads did, but hold no registers, and an async operand needs
+    no even share of units. Emulated as a byte copy (the loaded 16-bit
+    values bitcast to words, stored at the same index), into the chunk's
+    own buffer before its compute.
 
     `emulate` builds the same loop nest (warp blocks, folded dimensions,
     lanes, k steps, the accumulator fragments' rows and columns, the
@@ -798,6 +819,10 @@ def LinformerCUDATensorCoreContractionsPass
            "copy reads runs along n (copied as loaded), its fragments read "
            "with ldmatrix.x4.trans (two column tiles a k step); not for "
            "precision=f32">,
+    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
+           "with prefetch, bf16 / f16: an operand loaded as staged (16-bit, "
+           "identity layout, staged as runs) copied with cp.async straight "
+           "into the other buffer during the mma (no registers)">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

@@ -278,6 +278,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     mmaOptions.prefetch = options.prefetchContractions;
     mmaOptions.ldmatrix = options.ldmatrixContractions;
     mmaOptions.ldmatrixTrans = options.ldmatrixTransContractions;
+    mmaOptions.asyncCopy = options.asyncCopyContractions;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));

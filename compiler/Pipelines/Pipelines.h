@@ -181,6 +181,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "instruction for two column tiles); off: pair-major, "
                      "one ld.shared.b32 a register"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> asyncCopyContractions{
+      *this, "async-copy-contractions",
+      llvm::cl::desc("Prefetched staged contractions: an operand loaded as "
+                     "it is staged (16-bit of the operand type) copied with "
+                     "cp.async into the next buffer, no registers; off: "
+                     "loaded into registers and stored after the mma"),
+      llvm::cl::init(true)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

@@ -152,6 +152,12 @@ static cl::opt<bool> cudaLdmatrixTransContractionsOpt(
              "ldmatrix.trans would (each lane's values from the rows their "
              "holder's neighbours point at)"),
     cl::init(true));
+static cl::opt<bool> cudaAsyncCopyContractionsOpt(
+    "cuda-async-copy-contractions",
+    cl::desc("With --pipeline=cuda-host: prefetched staged contractions "
+             "copy a 16-bit operand of the operand type as cp.async would "
+             "(its bytes, straight into the chunk's buffer)"),
+    cl::init(true));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -475,6 +481,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
     cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
     cudaOptions.ldmatrixTransContractions = cudaLdmatrixTransContractionsOpt;
+    cudaOptions.asyncCopyContractions = cudaAsyncCopyContractionsOpt;
     cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);

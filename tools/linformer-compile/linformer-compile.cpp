@@ -178,6 +178,13 @@ static cl::opt<bool> cudaLdmatrixTransContractions(
              "read its fragments with ldmatrix.x4.trans (default); =false: "
              "pair-major, one ld.shared.b32 a register (for comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaAsyncCopyContractions(
+    "cuda-async-copy-contractions",
+    cl::desc("--target=cuda: prefetched staged contractions copy an operand "
+             "that is staged as loaded (bf16 / f16 of the operand type) "
+             "with cp.async, straight into shared memory (default); =false: "
+             "through registers (for comparisons)"),
+    cl::init(true));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1429,6 +1436,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.prefetchContractions = cudaPrefetchContractions;
   options.ldmatrixContractions = cudaLdmatrixContractions;
   options.ldmatrixTransContractions = cudaLdmatrixTransContractions;
+  options.asyncCopyContractions = cudaAsyncCopyContractions;
   options.ldmatrixCore = cudaLdmatrixCore;
   options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;

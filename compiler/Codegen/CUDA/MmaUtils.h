@@ -127,17 +127,20 @@ inline Value sharedWords(OpBuilder &b, Location loc, int64_t words,
       raw, arith::ConstantIndexOp::create(b, loc, 0), ValueRange{});
 }
 
-/// The 16-bit view of a staging buffer `words` (a view sharedWords made):
-/// the same bytes, word w's halves at 2w (low) and 2w + 1. What
-/// ldmatrix.trans reads (nvgpu's verifier wants 16-bit elements there).
-inline Value sharedHalves(OpBuilder &b, Location loc, Value words) {
+/// A 16-bit view of a staging buffer `words` (a view sharedWords made),
+/// of element type `half` (default i16): the same bytes, word w's halves
+/// at 2w (low) and 2w + 1. What ldmatrix.trans reads (nvgpu's verifier
+/// wants 16-bit elements there) and cp.async writes (in the source's
+/// element type).
+inline Value sharedHalves(OpBuilder &b, Location loc, Value words,
+                          Type half = {}) {
   auto view = words.getDefiningOp<memref::ViewOp>();
   auto type = cast<MemRefType>(words.getType());
   int64_t halves = type.getNumElements() * type.getElementTypeBitWidth() / 16;
   return memref::ViewOp::create(
       b, loc,
-      MemRefType::get({halves}, b.getI16Type(), MemRefLayoutAttrInterface(),
-                      type.getMemorySpace()),
+      MemRefType::get({halves}, half ? half : b.getI16Type(),
+                      MemRefLayoutAttrInterface(), type.getMemorySpace()),
       view.getSource(), view.getByteShift(), ValueRange{});
 }
 

@@ -96,6 +96,9 @@ constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
 /// words apart: word `at` of line `l` is at l * stride + at.
 struct StagedBuffer {
   bool kMajor = true, natural = false;
+  /// Copied with cp.async: the operand's bytes straight into the buffer
+  /// (a prefetched chunk, see Staging).
+  bool async = false;
   int64_t rows = 0, line = 0, lines = 0, stride = 0, base = 0, words = 0;
   StagedBuffer() = default;
   StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
@@ -144,13 +147,16 @@ int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
 /// vectors): the most, up to 4 (one 16-byte shared store), whose loads
 /// stay within 16 bytes (2 vw values of a run, vw of the others) and
 /// divide the buffer's lines, and whose units every thread has as many
-/// of; else 1.
+/// of; else 1. An async buffer's units hold no registers: fewer units than
+/// threads are fine there when they divide them (some threads copy
+/// nothing), so 16-byte copies (cp.async.cg) win over narrower ones.
 int64_t copyWidth(const StagedBuffer &buf, int64_t chunk, int64_t threads,
                   int64_t bytes) {
   for (int64_t vw = 4; vw >= 2; vw /= 2) {
     int64_t loadBytes = (buf.runs() ? 2 * vw : vw) * bytes;
+    int64_t units = buf.rows * (chunk / 2) / vw;
     if (loadBytes <= 16 && buf.line % vw == 0 &&
-        (buf.rows * (chunk / 2) / vw) % threads == 0)
+        (units % threads == 0 || (buf.async && threads % units == 0)))
       return vw;
   }
   return 1;
@@ -471,10 +477,15 @@ bool vectorCopy(linalg::GenericOp op, OpOperand *src, linalg::GenericOp from,
 /// kMaxPrefetchWords. With `ldmatrix`, A's fragments are read with
 /// ldmatrix when its buffer is k-major (16-byte aligned rows: strides and
 /// offsets are multiples of 4 words). Words are `wordBytes` bytes (4: a
-/// 16-bit pair; 8: an f32 pair).
+/// 16-bit pair; 8: an f32 pair). Operand i whose `copyable[i]` holds (it
+/// is loaded as it is staged) is copied with cp.async when the chunk is
+/// prefetched and its buffer's units are runs: it holds no registers and
+/// needs no even share, so only the others count toward the prefetch's
+/// limits.
 Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
                    int64_t blockWarps, int64_t maxChunk, bool prefetch,
-                   bool ldmatrix, bool naturalB, int64_t wordBytes) {
+                   bool ldmatrix, bool naturalB, int64_t wordBytes,
+                   std::array<bool, 2> copyable) {
   Staging s;
   if (sharedBytes <= 0 || blockWarps < 2)
     return s;
@@ -514,10 +525,15 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
     s.a = a;
     s.b = b;
     int64_t threads = bestM * bestN * kWarp;
-    int64_t wa = unrolledWords(a, chunk, threads),
-            wb = unrolledWords(b, chunk, threads);
-    s.prefetch = prefetch && wa && wb && wa + wb <= kMaxPrefetchWords &&
+    bool asyncA = copyable[p.aOperand] && a.runs(),
+         asyncB = copyable[p.bOperand] && b.runs();
+    int64_t wa = asyncA ? 0 : unrolledWords(a, chunk, threads),
+            wb = asyncB ? 0 : unrolledWords(b, chunk, threads);
+    s.prefetch = prefetch && (wa || asyncA) && (wb || asyncB) &&
+                 wa + wb <= kMaxPrefetchWords &&
                  2 * (a.words + b.words) * wordBytes <= sharedBytes;
+    s.a.async = s.prefetch && asyncA;
+    s.b.async = s.prefetch && asyncB;
     s.ldmatrixA = ldmatrix && a.kMajor;
     return s;
   }
@@ -586,12 +602,22 @@ struct CUDATensorCoreContractionsPass
           ldmatrixTrans && !simt() &&
           vectorCopy(op, op.getDpsInputOperand(p->bOperand),
                      p->operandFrom[p->bOperand], false, p->nDim);
+      // An operand is copied as it is loaded (cp.async) when its words
+      // are two of its own values: a 16-bit buffer of the operand type,
+      // read as it is (no absorbed extension) along a contiguous run.
+      std::array<bool, 2> copyable = {false, false};
+      for (unsigned i = 0; i < 2 && asyncCopy && !f32Words() && !tf32(); ++i) {
+        auto type = cast<MemRefType>(op.getDpsInputOperand(i)->get().getType());
+        copyable[i] = !p->operandFrom[i] &&
+                      type.getLayout().isIdentity() &&
+                      type.getElementType() == operandType();
+      }
       // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
       // exact emulation); TF32 keeps the plain path.
       if (!tf32())
         p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
                                 prefetch, ldmatrix && !simt(), naturalB,
-                                f32Words() ? 8 : 4);
+                                f32Words() ? 8 : 4, copyable);
       // SIMT has no unstaged warp tiles: the plain path keeps the rest.
       if (simt() && !p->staging.warpsM)
         continue;
@@ -630,6 +656,14 @@ struct CUDATensorCoreContractionsPass
   /// Whether staged words are f32 pairs (SIMT, exact emulation) rather
   /// than two rounded 16-bit operands.
   bool f32Words() const { return simt() || exact; }
+  /// The 16-bit type operands are rounded to (bf16, f16), or null.
+  Type operandType() {
+    if (precision == "bf16")
+      return BFloat16Type::get(&getContext());
+    if (precision == "f16")
+      return Float16Type::get(&getContext());
+    return {};
+  }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
   int64_t tileK() const { return tf32() ? 4 : 16; }
 
@@ -1366,6 +1400,9 @@ struct CUDATensorCoreContractionsPass
             int64_t vw, units;
             int64_t perThread; ///< units a thread; 0 unless unrolled
             bool vector;       ///< loaded in vectors
+            /// Copied with cp.async (see StagedBuffer::async): not part of
+            /// the register prefetch.
+            bool async() const { return buf->async; }
             /// Loaded values a unit: one vector (a run), or two.
             size_t raws() const { return vector && buf->runs() ? 1 : 2; }
           };
@@ -1396,17 +1433,21 @@ struct CUDATensorCoreContractionsPass
             int64_t perLine = cp.buf->line / cp.vw;
             return {div(b, u, perLine), mul(b, rem(b, u, perLine), cp.vw)};
           };
-          // Its values in the chunk at k0 (iv holds the outer k indices) as
-          // loaded, of the operand's type (see Copied::raws).
-          auto fetch = [&](OpBuilder &b, const Copied &cp, Value u,
-                           Value k0) {
-            // Its first row and k value in the chunk.
+          // Points iv at its first row and k value in the chunk at k0 (iv
+          // holds the outer k indices).
+          auto aim = [&](OpBuilder &b, const Copied &cp, Value u, Value k0) {
             const StagedBuffer &buf = *cp.buf;
             auto [l, at] = place(b, cp, u);
             Value r = buf.kMajor ? l : buf.natural ? mul(b, at, 2) : at;
             Value k = buf.kMajor ? mul(b, at, 2) : buf.natural ? l : mul(b, l, 2);
             iv[cp.rowDim] = addV(b, cp.base, r);
             iv[p.kDim] = addV(b, k0, k);
+          };
+          // Its values in the chunk at k0 as loaded, of the operand's type
+          // (see Copied::raws).
+          auto fetch = [&](OpBuilder &b, const Copied &cp, Value u,
+                           Value k0) {
+            aim(b, cp, u, k0);
             Value src = cp.src->get();
             Type elem = cast<MemRefType>(src.getType()).getElementType();
             int64_t bytes = elem.getIntOrFloatBitWidth() / 8;
@@ -1478,6 +1519,66 @@ struct CUDATensorCoreContractionsPass
                 llvm::MaybeAlign(std::min<int64_t>(
                     16, cp.vw * word.getIntOrFloatBitWidth() / 8)));
           };
+          // Unit u of an async operand's chunk at k0 copied into the buffer
+          // at `off`, its 2 vw values as they are: on the GPU one cp.async
+          // into `dst`, the buffer's view in the operand's element type
+          // (16 bytes bypass L1: .cg; 4 or 8: .ca), emulated the same bytes
+          // as words into `dst`, the words.
+          auto issue = [&](OpBuilder &b, const Copied &cp, Value u, Value k0,
+                           Value dst, Value off) {
+            aim(b, cp, u, k0);
+            Value src = cp.src->get();
+            SmallVector<Value> from = operandIndices(op, cp.src, iv);
+            auto [l, w] = place(b, cp, u);
+            Value at = lineIndex(b, *cp.buf, l, w, off);
+            int64_t n = 2 * cp.vw;
+            if (!emulate) {
+              bool cg = n * 2 == 16;
+              nvgpu::DeviceAsyncCopyOp::create(
+                  b, loc, dst, ValueRange{mul(b, at, 2)}, src, from,
+                  b.getIndexAttr(n), /*srcElements=*/Value(),
+                  cg ? b.getUnitAttr() : UnitAttr());
+              return;
+            }
+            Type elem = cast<MemRefType>(src.getType()).getElementType();
+            Value v = vector::LoadOp::create(b, loc, VectorType::get({n}, elem),
+                                             src, from);
+            Value words = vector::BitCastOp::create(
+                b, loc, VectorType::get({cp.vw}, word), v);
+            vector::StoreOp::create(b, loc, words, dst, ValueRange{at});
+          };
+          // Each thread's units of the async operands' chunk at k0.
+          auto issueAll = [&](OpBuilder &b, Value tid, Value k0, Value dst,
+                              Value off) {
+            for (const Copied &cp : copies) {
+              if (!cp.async())
+                continue;
+              for (int64_t it = 0; it < cp.perThread; ++it)
+                issue(b, cp, add(b, tid, it * threadCount), k0, dst, off);
+              if (cp.perThread)
+                continue;
+              if (threadCount % cp.units == 0) {
+                // Fewer units than threads (see copyWidth): one each for
+                // the first threads.
+                Value some = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::ult, tid, c(b, cp.units));
+                scf::IfOp::create(b, loc, some,
+                                  [&](OpBuilder &b, Location loc) {
+                                    issue(b, cp, tid, k0, dst, off);
+                                    scf::YieldOp::create(b, loc);
+                                  });
+              } else {
+                scf::ForOp::create(
+                    b, loc, tid, c(b, cp.units), c(b, threadCount),
+                    ValueRange{},
+                    [&](OpBuilder &b, Location loc, Value u, ValueRange) {
+                      issue(b, cp, u, k0, dst, off);
+                      scf::YieldOp::create(b, loc);
+                    });
+              }
+            }
+          };
+          bool async = s.a.async || s.b.async;
           // The copy of chunk k0 .. k0 + BK into the first buffer. Up to 32
           // units a thread: unrolled, in groups of 8 words whose loads are
           // all issued before the group's first store, so their latencies
@@ -1511,11 +1612,12 @@ struct CUDATensorCoreContractionsPass
             }
           };
           // Prefetching: a thread's units of the chunk at k0 as loaded, in
-          // copy order (the registers carried across a chunk's mma) ...
+          // copy order (the registers carried across a chunk's mma; async
+          // operands have none) ...
           auto fetchAll = [&](OpBuilder &b, Value tid, Value k0) {
             SmallVector<Value> raw;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < cp.perThread; ++it)
+              for (int64_t it = 0; it < (cp.async() ? 0 : cp.perThread); ++it)
                 llvm::append_range(
                     raw, fetch(b, cp, add(b, tid, it * threadCount), k0));
             return raw;
@@ -1525,7 +1627,7 @@ struct CUDATensorCoreContractionsPass
             SmallVector<Value> words;
             size_t at = 0;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < cp.perThread; ++it) {
+              for (int64_t it = 0; it < (cp.async() ? 0 : cp.perThread); ++it) {
                 llvm::append_range(words, pack(b, cp, raw.slice(at, cp.raws())));
                 at += cp.raws();
               }
@@ -1536,7 +1638,7 @@ struct CUDATensorCoreContractionsPass
                             Value smem, Value off) {
             size_t at = 0;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < cp.perThread; ++it) {
+              for (int64_t it = 0; it < (cp.async() ? 0 : cp.perThread); ++it) {
                 put(b, cp, add(b, tid, it * threadCount),
                     words.slice(at, cp.vw), smem, off);
                 at += cp.vw;
@@ -1721,11 +1823,35 @@ struct CUDATensorCoreContractionsPass
             // next iteration as loads of the phi's address (a load is sunk
             // only when nothing after it in its block writes memory), which
             // undoes the prefetch.
+            //
+            // Async operands (cp.async) are issued after the barrier, into
+            // the other buffer (last read by chunk ci - 1's mma, which every
+            // thread finished before this barrier), committed as a group
+            // and waited for after the mma: the next iteration's barrier
+            // publishes them. The first chunk's are issued and waited for
+            // before the loop.
             threads(b, [&](OpBuilder &b, const Lane &l) {
               Value smem = cuda::sharedWords(b, loc, 2 * words, word);
+              Value dst = async ? cuda::sharedHalves(b, loc, smem,
+                                                     operandType())
+                                : Value();
+              auto commit = [&](OpBuilder &b) {
+                return nvgpu::DeviceAsyncCreateGroupOp::create(
+                    b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+                    ValueRange{});
+              };
+              auto wait = [&](OpBuilder &b, Value group) {
+                nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                                 b.getI32IntegerAttr(0));
+              };
               SmallVector<Value> init = initAccs(b, l);
               size_t nAcc = init.size();
-              llvm::append_range(init, fetchAll(b, l.tid, chunkAt(b, zero)));
+              Value first = chunkAt(b, zero);
+              llvm::append_range(init, fetchAll(b, l.tid, first));
+              if (async) {
+                issueAll(b, l.tid, first, dst, Value());
+                wait(b, commit(b));
+              }
               auto loop = scf::ForOp::create(
                   b, loc, zero, c(b, chunks), one, init,
                   [&](OpBuilder &b, Location loc, Value ci, ValueRange args) {
@@ -1735,11 +1861,19 @@ struct CUDATensorCoreContractionsPass
                     // The last chunk loads itself again: no branch.
                     Value next =
                         arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
-                    SmallVector<Value> raw =
-                        fetchAll(b, l.tid, chunkAt(b, next));
+                    Value k0 = chunkAt(b, next);
+                    SmallVector<Value> raw = fetchAll(b, l.tid, k0);
                     gpu::BarrierOp::create(b, loc);
+                    Value group;
+                    if (async) {
+                      issueAll(b, l.tid, k0, dst,
+                               mul(b, rem(b, add(b, ci, 1), 2), words));
+                      group = commit(b);
+                    }
                     SmallVector<Value> out =
                         onGPU(b, l, smem, off, args.take_front(nAcc));
+                    if (async)
+                      wait(b, group);
                     llvm::append_range(out, raw);
                     scf::YieldOp::create(b, loc, out);
                   });
@@ -1785,11 +1919,21 @@ struct CUDATensorCoreContractionsPass
               // Each thread's prefetched words between the phases; per
               // chunk: store them into the chunk's buffer, fetch the next
               // chunk's, compute from the buffer.
-              int64_t perThread = copies[0].perThread * copies[0].vw +
-                                  copies[1].perThread * copies[1].vw;
-              Value held = memref::AllocOp::create(
-                  b, loc, MemRefType::get({warps * kWarp, perThread}, word));
+              // Async operands are copied (their bytes) in the store phase,
+              // into the chunk's own buffer.
+              int64_t perThread = 0;
+              for (const Copied &cp : copies)
+                perThread += cp.async() ? 0 : cp.perThread * cp.vw;
+              Value held =
+                  perThread ? memref::AllocOp::create(
+                                  b, loc,
+                                  MemRefType::get({warps * kWarp, perThread},
+                                                  word))
+                                  .getResult()
+                            : Value();
               auto hold = [&](OpBuilder &b, const Lane &l, Value ci) {
+                if (!held)
+                  return;
                 SmallVector<Value> w =
                     packAll(b, fetchAll(b, l.tid, chunkAt(b, ci)));
                 for (int64_t a = 0; a < perThread; ++a)
@@ -1807,6 +1951,8 @@ struct CUDATensorCoreContractionsPass
                         w.push_back(memref::LoadOp::create(
                             b, loc, held, ValueRange{l.tid, c(b, a)}));
                       putAll(b, l.tid, w, smem, off);
+                      if (async)
+                        issueAll(b, l.tid, chunkAt(b, ci), smem, off);
                     });
                     Value next =
                         arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
@@ -1818,7 +1964,8 @@ struct CUDATensorCoreContractionsPass
                     });
                     scf::YieldOp::create(b, loc);
                   });
-              memref::DeallocOp::create(b, loc, held);
+              if (held)
+                memref::DeallocOp::create(b, loc, held);
             } else {
               scf::ForOp::create(
                   b, loc, zero, c(b, chunks), one, ValueRange{},

@@ -7,6 +7,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch},cse))' | FileCheck %s --check-prefix=PREFETCH
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch emulate},cse))' | FileCheck %s --check-prefix=EMUPF
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 ldmatrix ldmatrix-trans},cse))' | FileCheck %s --check-prefix=LDM
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy},cse))' | FileCheck %s --check-prefix=ASYNC
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy emulate},cse))' | FileCheck %s --check-prefix=EMUASYNC
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=49152},cse))' | FileCheck %s --check-prefix=SIMT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=4096},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
@@ -340,6 +342,45 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // EMUPF: scf.parallel
 // EMUPF: scf.parallel
 // EMUPF: memref.dealloc %{{.*}} : memref<128x12xi32>
+// With cp.async (async-copy): W is bf16, read as it is staged (natural
+// buffer: its runs along the columns), so it is copied with one 16-byte
+// nvgpu.device_async_copy a thread (8 bf16, L1 bypassed) into the
+// buffer's bf16 view, at half 2 x its word index (k row * (64 / 2 + 4)
+// + word + 1536, after A's words); A (f32, rounded as it is
+// staged) stays in registers. Chunk 0's copy is committed and waited for
+// before the loop; the loop carries only A's 4 vectors. Each iteration
+// stores them, loads A's next chunk, meets the barrier, issues W's next
+// chunk into the other buffer ((chunk + 1) % 2 x 2112 words), commits it,
+// runs the mma and waits for the group before the next barrier.
+// ASYNC-LABEL: func.func @output_projection
+// ASYNC: %[[WORDS:.*]] = memref.view {{.*}} to memref<4224xi32, #gpu.address_space<workgroup>>
+// ASYNC: %[[BF16:.*]] = memref.view {{.*}} to memref<8448xbf16, #gpu.address_space<workgroup>>
+// ASYNC-COUNT-4: vector.load %arg0{{.*}} : memref<2x128x32xf32>, vector<4xf32>
+// ASYNC-NOT: vector.load %arg1
+// ASYNC: %[[K:.*]] = arith.muli %{{.*}}, %c36
+// ASYNC: %[[KW:.*]] = arith.addi %[[K]], %{{.*}}
+// ASYNC: %[[WAT:.*]] = arith.addi %[[KW]], %c1536
+// ASYNC: %[[AT:.*]] = arith.muli %[[WAT]], %c2
+// ASYNC: nvgpu.device_async_copy %arg1[{{.*}}], %[[BF16]][%[[AT]]], 8 {bypassL1} : memref<2x32x64xbf16> to memref<8448xbf16, #gpu.address_space<workgroup>>
+// ASYNC: %[[G0:.*]] = nvgpu.device_async_create_group
+// ASYNC: nvgpu.device_async_wait %[[G0]] {numGroups = 0 : i32}
+// ASYNC: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 iter_args({{.*}}) -> ({{.*}}vector<2x2xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// ASYNC-COUNT-4: vector.store %{{.*}}, %[[WORDS]]
+// ASYNC: %[[NEXT:.*]] = arith.addi %[[CI]], %c1
+// ASYNC-COUNT-4: vector.load %arg0
+// ASYNC-NOT: nvgpu.device_async_copy
+// ASYNC: gpu.barrier
+// ASYNC: %[[OTHER:.*]] = arith.remui %[[NEXT]], %c2
+// ASYNC: %[[OFF:.*]] = arith.muli %[[OTHER]], %c2112
+// ASYNC: %[[W:.*]] = arith.addi %{{.*}}, %[[OFF]]
+// ASYNC: %[[H:.*]] = arith.muli %[[W]], %c2
+// ASYNC: nvgpu.device_async_copy %arg1[{{.*}}], %[[BF16]][%[[H]]], 8 {bypassL1}
+// ASYNC: %[[G:.*]] = nvgpu.device_async_create_group
+// ASYNC-NOT: gpu.barrier
+// ASYNC-COUNT-16: nvvm.mma.sync
+// ASYNC-NOT: gpu.barrier
+// ASYNC: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
+// ASYNC-NEXT: scf.yield
 
 
 // -----
@@ -384,5 +425,56 @@ func.func @guarded_mask(%E: memref<32x1024xbf16>, %mask: memref<1x1024xi8>,
     linalg.yield %s : f32
   }
   memref.dealloc %masked : memref<1x32x1024xf32>
+  return
+}
+
+// -----
+
+// Both operands bf16 and read as staged: both copied with cp.async (A
+// k-major, 2 units of 8 values a thread; W natural, one), the loop carries
+// the accumulators only. Emulated, each unit's 8 bf16 are loaded as they
+// are, bitcast to 4 words and stored at the same word index into the
+// chunk's own buffer, in the thread loop that stores (nothing is held
+// between the phases).
+// ASYNC-LABEL: func.func @bf16_gemm
+// ASYNC-NOT: vector.load
+// ASYNC-COUNT-2: nvgpu.device_async_copy %arg0{{.*}}, 8 {bypassL1} : memref<128x64xbf16> to memref<8448xbf16, #gpu.address_space<workgroup>>
+// ASYNC: nvgpu.device_async_copy %arg1{{.*}}, 8 {bypassL1} : memref<64x64xbf16> to memref<8448xbf16, #gpu.address_space<workgroup>>
+// ASYNC: nvgpu.device_async_wait
+// ASYNC: scf.for {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
+// ASYNC-NOT: vector.load
+// ASYNC: gpu.barrier
+// ASYNC-COUNT-3: nvgpu.device_async_copy
+// ASYNC: nvgpu.device_async_create_group
+// ASYNC-COUNT-16: nvvm.mma.sync
+// ASYNC: nvgpu.device_async_wait
+// EMUASYNC-LABEL: func.func @bf16_gemm
+// EMUASYNC: %[[SMEM:.*]] = memref.alloc() : memref<4224xi32>
+// EMUASYNC-NOT: memref.alloc() : memref<128x{{[0-9]+}}xi32>
+// EMUASYNC: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 {
+// EMUASYNC: %[[HALF:.*]] = arith.remui %[[CI]], %c2
+// EMUASYNC: %[[OFF:.*]] = arith.muli %[[HALF]], %c2112
+// EMUASYNC: scf.parallel
+// EMUASYNC: %[[A:.*]] = vector.load %arg0[{{.*}}] : memref<128x64xbf16>, vector<8xbf16>
+// EMUASYNC: %[[AW:.*]] = vector.bitcast %[[A]] : vector<8xbf16> to vector<4xi32>
+// EMUASYNC: vector.store %[[AW]], %[[SMEM]][%{{.*}}] : memref<4224xi32>, vector<4xi32>
+// EMUASYNC: vector.load %arg0
+// EMUASYNC: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x64xbf16>, vector<8xbf16>
+// EMUASYNC: %[[WW:.*]] = vector.bitcast %[[W]] : vector<8xbf16> to vector<4xi32>
+// EMUASYNC: vector.store %[[WW]], %[[SMEM]]
+// EMUASYNC: scf.parallel
+// EMUASYNC: scf.parallel
+func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
+                     %y: memref<128x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<128x64xbf16>, memref<64x64xbf16>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
   return
 }
