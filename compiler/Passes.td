@@ -759,7 +759,13 @@ def LinformerCUDATensorCoreContractionsPass
     (`cp.async.wait_group 0`), so the next iteration's barrier publishes
     it. Still one barrier a chunk; the copies fly during the mma, as the
     register loads did, but hold no registers, and an async operand needs
-    no even share of units. Emulated as a byte copy (the loaded 16-bit
+    no even share of units. When both operands are async the block keeps
+    `async-stages` buffers S where they fit: before the loop chunks
+    0 .. S - 2 are issued (a group each) and chunk 0 waited for; iteration
+    ci issues chunk ci + S - 1 (the last again past the end: no branch)
+    into buffer (ci - 1) % S after the barrier, commits a group and after
+    its mma waits
+    until at most S - 2 groups are in flight, so chunk ci + 1 has landed. Emulated as a byte copy (the loaded 16-bit
     values bitcast to words, stored at the same index), into the chunk's
     own buffer before its compute.
 
@@ -823,6 +829,10 @@ def LinformerCUDATensorCoreContractionsPass
            "with prefetch, bf16 / f16: an operand loaded as staged (16-bit, "
            "identity layout, staged as runs) copied with cp.async straight "
            "into the other buffer during the mma (no registers)">,
+    Option<"asyncStages", "async-stages", "int64_t", /*default=*/"2",
+           "with async-copy: buffers a block keeps when both operands are "
+           "copied with cp.async and they fit (chunks up to this many - 1 "
+           "ahead in flight; at least 2)">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

@@ -279,6 +279,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     mmaOptions.ldmatrix = options.ldmatrixContractions;
     mmaOptions.ldmatrixTrans = options.ldmatrixTransContractions;
     mmaOptions.asyncCopy = options.asyncCopyContractions;
+    mmaOptions.asyncStages = options.asyncStages;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));

@@ -181,6 +181,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "instruction for two column tiles); off: pair-major, "
                      "one ld.shared.b32 a register"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> asyncStages{
+      *this, "async-stages",
+      llvm::cl::desc("Staged contractions whose operands are both copied "
+                     "with cp.async: shared buffers a block keeps, chunks "
+                     "up to this many - 1 ahead in flight (2 or more; 2 "
+                     "where more do not fit)"),
+      llvm::cl::init(3)};
   PassOptions::Option<bool> asyncCopyContractions{
       *this, "async-copy-contractions",
       llvm::cl::desc("Prefetched staged contractions: an operand loaded as "

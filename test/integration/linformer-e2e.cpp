@@ -152,6 +152,12 @@ static cl::opt<bool> cudaLdmatrixTransContractionsOpt(
              "ldmatrix.trans would (each lane's values from the rows their "
              "holder's neighbours point at)"),
     cl::init(true));
+static cl::opt<int64_t> cudaAsyncStagesOpt(
+    "cuda-async-stages",
+    cl::desc("With --pipeline=cuda-host: buffers of a staged contraction "
+             "whose operands are both copied as cp.async would (the "
+             "chunk's buffer is chunk % stages)"),
+    cl::init(3));
 static cl::opt<bool> cudaAsyncCopyContractionsOpt(
     "cuda-async-copy-contractions",
     cl::desc("With --pipeline=cuda-host: prefetched staged contractions "
@@ -482,6 +488,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
     cudaOptions.ldmatrixTransContractions = cudaLdmatrixTransContractionsOpt;
     cudaOptions.asyncCopyContractions = cudaAsyncCopyContractionsOpt;
+    cudaOptions.asyncStages = cudaAsyncStagesOpt;
     cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);

@@ -178,6 +178,13 @@ static cl::opt<bool> cudaLdmatrixTransContractions(
              "read its fragments with ldmatrix.x4.trans (default); =false: "
              "pair-major, one ld.shared.b32 a register (for comparisons)"),
     cl::init(true));
+static cl::opt<int64_t> cudaAsyncStages(
+    "cuda-async-stages",
+    cl::desc("--target=cuda: shared buffers of a staged contraction whose "
+             "operands are both copied with cp.async (default 3: two "
+             "chunks in flight during a chunk's mma; 2 or more, 2 where "
+             "more do not fit)"),
+    cl::init(3));
 static cl::opt<bool> cudaAsyncCopyContractions(
     "cuda-async-copy-contractions",
     cl::desc("--target=cuda: prefetched staged contractions copy an operand "
@@ -1437,6 +1444,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.ldmatrixContractions = cudaLdmatrixContractions;
   options.ldmatrixTransContractions = cudaLdmatrixTransContractions;
   options.asyncCopyContractions = cudaAsyncCopyContractions;
+  options.asyncStages = cudaAsyncStages;
   options.ldmatrixCore = cudaLdmatrixCore;
   options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;
@@ -1510,6 +1518,10 @@ int main(int argc, char **argv) {
       cudaMma != "bf16" && cudaMma != "f16")
     return fail("--cuda-mma takes auto, none, tf32, bf16 or f16, not '" +
                 cudaMma + "'");
+  if (cudaAsyncStages < 2 || cudaAsyncStages > 8)
+    return fail("--cuda-async-stages takes 2 to 8 (shared buffers of a "
+                "staged contraction copied with cp.async), not " +
+                std::to_string(cudaAsyncStages));
   if (target != "cpu" && cudaMma != "auto" && cudaMma != "none" && sm < 80)
     return fail("--cuda-mma=" + cudaMma +
                 " needs sm_80 or later (mma.sync on " + cudaMma +

@@ -121,6 +121,11 @@ struct Staging {
   int64_t warpsM = 0, warpsN = 0, chunk = 0;
   StagedBuffer a, b;
   bool prefetch = false; ///< two buffers, the next chunk in registers
+  /// Buffers when prefetching: 2, or more when every operand is copied
+  /// with cp.async (chunks up to stages - 1 ahead in flight).
+  int64_t stages = 2;
+  /// The buffers the block keeps.
+  int64_t buffers() const { return prefetch ? stages : 1; }
   /// A's fragments read with ldmatrix (one x4 a tile and k step; its
   /// buffer is k-major).
   bool ldmatrixA = false;
@@ -481,11 +486,12 @@ bool vectorCopy(linalg::GenericOp op, OpOperand *src, linalg::GenericOp from,
 /// is loaded as it is staged) is copied with cp.async when the chunk is
 /// prefetched and its buffer's units are runs: it holds no registers and
 /// needs no even share, so only the others count toward the prefetch's
-/// limits.
+/// limits. When both are, the block keeps `asyncStages` buffers if they
+/// fit (else 2).
 Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
                    int64_t blockWarps, int64_t maxChunk, bool prefetch,
                    bool ldmatrix, bool naturalB, int64_t wordBytes,
-                   std::array<bool, 2> copyable) {
+                   std::array<bool, 2> copyable, int64_t asyncStages) {
   Staging s;
   if (sharedBytes <= 0 || blockWarps < 2)
     return s;
@@ -534,6 +540,9 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
                  2 * (a.words + b.words) * wordBytes <= sharedBytes;
     s.a.async = s.prefetch && asyncA;
     s.b.async = s.prefetch && asyncB;
+    if (s.a.async && s.b.async &&
+        asyncStages * (a.words + b.words) * wordBytes <= sharedBytes)
+      s.stages = asyncStages;
     s.ldmatrixA = ldmatrix && a.kMajor;
     return s;
   }
@@ -570,6 +579,13 @@ struct CUDATensorCoreContractionsPass
           << "chunk-k must be 16, 32 or 64 (k values a staged block copies "
              "at a time), not "
           << int64_t(chunkK);
+      return signalPassFailure();
+    }
+    if (asyncStages < 2 || asyncStages > 8) {
+      getOperation().emitError()
+          << "async-stages must be 2 to 8 (shared buffers of a staged "
+             "contraction copied with cp.async), not "
+          << int64_t(asyncStages);
       return signalPassFailure();
     }
     SmallVector<linalg::GenericOp> ops;
@@ -617,7 +633,7 @@ struct CUDATensorCoreContractionsPass
       if (!tf32())
         p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
                                 prefetch, ldmatrix && !simt(), naturalB,
-                                f32Words() ? 8 : 4, copyable);
+                                f32Words() ? 8 : 4, copyable, asyncStages);
       // SIMT has no unstaged warp tiles: the plain path keeps the rest.
       if (simt() && !p->staging.warpsM)
         continue;
@@ -1824,14 +1840,20 @@ struct CUDATensorCoreContractionsPass
             // only when nothing after it in its block writes memory), which
             // undoes the prefetch.
             //
-            // Async operands (cp.async) are issued after the barrier, into
-            // the other buffer (last read by chunk ci - 1's mma, which every
-            // thread finished before this barrier), committed as a group
-            // and waited for after the mma: the next iteration's barrier
-            // publishes them. The first chunk's are issued and waited for
-            // before the loop.
+            // Async operands (cp.async) are issued after the barrier, up to
+            // S - 1 chunks ahead with S buffers (S = 2 when an operand is
+            // prefetched in registers): chunk ci + S - 1 into buffer
+            // (ci - 1) % S, last read by chunk ci - 1's mma, which every
+            // thread finished before this barrier (past the end, the last
+            // chunk again, into buffers no later chunk reads). Each
+            // iteration commits one group and, after its mma, waits until
+            // at most S - 2 are in flight: chunk ci + 1 has landed, and the
+            // next iteration's barrier publishes it. Before the loop,
+            // chunks 0 .. S - 2 are issued, a group each, and chunk 0
+            // waited for.
+            int64_t S = s.buffers();
             threads(b, [&](OpBuilder &b, const Lane &l) {
-              Value smem = cuda::sharedWords(b, loc, 2 * words, word);
+              Value smem = cuda::sharedWords(b, loc, S * words, word);
               Value dst = async ? cuda::sharedHalves(b, loc, smem,
                                                      operandType())
                                 : Value();
@@ -1842,32 +1864,41 @@ struct CUDATensorCoreContractionsPass
               };
               auto wait = [&](OpBuilder &b, Value group) {
                 nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                                 b.getI32IntegerAttr(0));
+                                                 b.getI32IntegerAttr(S - 2));
               };
               SmallVector<Value> init = initAccs(b, l);
               size_t nAcc = init.size();
-              Value first = chunkAt(b, zero);
-              llvm::append_range(init, fetchAll(b, l.tid, first));
+              llvm::append_range(init, fetchAll(b, l.tid, chunkAt(b, zero)));
               if (async) {
-                issueAll(b, l.tid, first, dst, Value());
-                wait(b, commit(b));
+                Value group;
+                for (int64_t st = 0; st + 1 < S; ++st) {
+                  if (st < chunks)
+                    issueAll(b, l.tid, chunkAt(b, c(b, st)), dst,
+                             st ? c(b, st * words) : Value());
+                  group = commit(b);
+                }
+                wait(b, group);
               }
               auto loop = scf::ForOp::create(
                   b, loc, zero, c(b, chunks), one, init,
                   [&](OpBuilder &b, Location loc, Value ci, ValueRange args) {
-                    Value off = mul(b, rem(b, ci, 2), words);
+                    Value off = mul(b, rem(b, ci, S), words);
                     putAll(b, l.tid, packAll(b, args.drop_front(nAcc)), smem,
                            off);
                     // The last chunk loads itself again: no branch.
                     Value next =
                         arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
-                    Value k0 = chunkAt(b, next);
-                    SmallVector<Value> raw = fetchAll(b, l.tid, k0);
+                    SmallVector<Value> raw =
+                        fetchAll(b, l.tid, chunkAt(b, next));
                     gpu::BarrierOp::create(b, loc);
                     Value group;
                     if (async) {
-                      issueAll(b, l.tid, k0, dst,
-                               mul(b, rem(b, add(b, ci, 1), 2), words));
+                      // Past the last chunk, the last again: no branch.
+                      Value ahead = add(b, ci, S - 1);
+                      issueAll(b, l.tid,
+                               chunkAt(b, arith::MinUIOp::create(b, loc, ahead,
+                                                                 last)),
+                               dst, mul(b, rem(b, ahead, S), words));
                       group = commit(b);
                     }
                     SmallVector<Value> out =
@@ -1896,7 +1927,7 @@ struct CUDATensorCoreContractionsPass
           } else {
             Value smem = memref::AllocOp::create(
                 b, loc,
-                MemRefType::get({(s.prefetch ? 2 : 1) * words}, word));
+                MemRefType::get({s.buffers() * words}, word));
             // Each thread's accumulators between the phases.
             Value saved = memref::AllocOp::create(
                 b, loc, MemRefType::get({warps * kWarp, MT * NT}, accType));
@@ -1944,7 +1975,7 @@ struct CUDATensorCoreContractionsPass
               scf::ForOp::create(
                   b, loc, zero, c(b, chunks), one, ValueRange{},
                   [&](OpBuilder &b, Location loc, Value ci, ValueRange) {
-                    Value off = mul(b, rem(b, ci, 2), words);
+                    Value off = mul(b, rem(b, ci, s.buffers()), words);
                     threads(b, [&](OpBuilder &b, const Lane &l) {
                       SmallVector<Value> w;
                       for (int64_t a = 0; a < perThread; ++a)

@@ -9,10 +9,14 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 ldmatrix ldmatrix-trans},cse))' | FileCheck %s --check-prefix=LDM
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy},cse))' | FileCheck %s --check-prefix=ASYNC
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy emulate},cse))' | FileCheck %s --check-prefix=EMUASYNC
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},cse))' | FileCheck %s --check-prefix=ASYNC3
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 emulate},cse))' | FileCheck %s --check-prefix=EMUASYNC3
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=49152},cse))' | FileCheck %s --check-prefix=SIMT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=4096},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 async-stages=1}))' 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
+// BADSTAGES: error: async-stages must be 2 to 8 (shared buffers of a staged contraction copied with cp.async), not 1
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
 // is empty into one loop, dropping the mapping; the pipeline runs none in
 // between.)
@@ -381,6 +385,11 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // ASYNC-NOT: gpu.barrier
 // ASYNC: nvgpu.device_async_wait %[[G]] {numGroups = 0 : i32}
 // ASYNC-NEXT: scf.yield
+// Three stages only where every operand is async: A is in registers
+// here, so two buffers still.
+// ASYNC3-LABEL: func.func @output_projection
+// ASYNC3: memref.view {{.*}} to memref<4224xi32, #gpu.address_space<workgroup>>
+// ASYNC3: nvgpu.device_async_wait %{{.*}} {numGroups = 0 : i32}
 
 
 // -----
@@ -464,6 +473,47 @@ func.func @guarded_mask(%E: memref<32x1024xbf16>, %mask: memref<1x1024xi8>,
 // EMUASYNC: vector.store %[[WW]], %[[SMEM]]
 // EMUASYNC: scf.parallel
 // EMUASYNC: scf.parallel
+// Three stages (async-stages=3): three buffers of 2112 words. Before the
+// loop chunk 0 goes into buffer 0 and chunk 1 into buffer 1, a group
+// each, and the wait lets one stay in flight. Iteration ci computes from
+// buffer ci % 3 and, after the barrier, issues chunk min(ci + 2, 3) into
+// buffer (ci + 2) % 3 (the one chunk ci - 1 read), commits it and, after
+// the mma, waits until one group is left: chunk ci + 1's has landed.
+// ASYNC3-LABEL: func.func @bf16_gemm
+// ASYNC3: memref.view {{.*}} to memref<6336xi32, #gpu.address_space<workgroup>>
+// ASYNC3: %[[BF16:.*]] = memref.view {{.*}} to memref<12672xbf16, #gpu.address_space<workgroup>>
+// ASYNC3-COUNT-3: nvgpu.device_async_copy
+// ASYNC3-NEXT: nvgpu.device_async_create_group
+// ASYNC3: %[[A1:.*]] = arith.addi %{{.*}}, %c2112
+// ASYNC3: %[[H1:.*]] = arith.muli %[[A1]], %c2
+// ASYNC3: nvgpu.device_async_copy %arg0[{{.*}}], %[[BF16]][%[[H1]]]
+// ASYNC3-COUNT-2: nvgpu.device_async_copy
+// ASYNC3-NEXT: %[[G1:.*]] = nvgpu.device_async_create_group
+// ASYNC3-NEXT: nvgpu.device_async_wait %[[G1]] {numGroups = 1 : i32}
+// ASYNC3-NEXT: scf.for %[[CI:.*]] = %c0 to %c4 step %c1
+// ASYNC3: %[[CUR:.*]] = arith.remui %[[CI]], %c3
+// ASYNC3: gpu.barrier
+// ASYNC3-NEXT: %[[AHEAD:.*]] = arith.addi %[[CI]], %c2
+// ASYNC3-NEXT: %[[BUF:.*]] = arith.remui %[[AHEAD]], %c3
+// ASYNC3-NEXT: %[[OFF:.*]] = arith.muli %[[BUF]], %c2112
+// ASYNC3-NEXT: %[[CHUNK:.*]] = arith.minui %[[AHEAD]], %c3
+// ASYNC3: %[[AT:.*]] = arith.addi %{{.*}}, %[[OFF]]
+// ASYNC3: %[[H:.*]] = arith.muli %[[AT]], %c2
+// ASYNC3: nvgpu.device_async_copy %arg0[{{.*}}], %[[BF16]][%[[H]]]
+// ASYNC3-COUNT-2: nvgpu.device_async_copy
+// ASYNC3-NEXT: %[[G:.*]] = nvgpu.device_async_create_group
+// ASYNC3-NOT: gpu.barrier
+// ASYNC3-COUNT-16: nvvm.mma.sync
+// ASYNC3-NOT: gpu.barrier
+// ASYNC3: nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
+// ASYNC3-NEXT: scf.yield
+// Emulated: three buffers, chunk ci copied into buffer ci % 3.
+// EMUASYNC3-LABEL: func.func @bf16_gemm
+// EMUASYNC3: %[[SMEM:.*]] = memref.alloc() : memref<6336xi32>
+// EMUASYNC3: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 {
+// EMUASYNC3: %[[BUF:.*]] = arith.remui %[[CI]], %c3
+// EMUASYNC3: arith.muli %[[BUF]], %c2112
+// EMUASYNC3: vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
 func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
                      %y: memref<128x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
