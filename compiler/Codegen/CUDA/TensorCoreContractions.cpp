@@ -622,11 +622,12 @@ struct CUDATensorCoreContractionsPass
       // are two of its own values: a 16-bit buffer of the operand type,
       // read as it is (no absorbed extension) along a contiguous run.
       std::array<bool, 2> copyable = {false, false};
-      for (unsigned i = 0; i < 2 && asyncCopy && !f32Words() && !tf32(); ++i) {
+      for (unsigned i = 0; i < 2; ++i) {
         auto type = cast<MemRefType>(op.getDpsInputOperand(i)->get().getType());
-        copyable[i] = !p->operandFrom[i] &&
-                      type.getLayout().isIdentity() &&
-                      type.getElementType() == operandType();
+        copyable[i] = asyncCopy && !f32Words() && !tf32() &&
+                      !p->operandFrom[i] && type.getLayout().isIdentity() &&
+                      type.getElementType() ==
+                          cuda::mmaOperandType(&getContext(), precision);
       }
       // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
       // exact emulation); TF32 keeps the plain path.
@@ -672,14 +673,6 @@ struct CUDATensorCoreContractionsPass
   /// Whether staged words are f32 pairs (SIMT, exact emulation) rather
   /// than two rounded 16-bit operands.
   bool f32Words() const { return simt() || exact; }
-  /// The 16-bit type operands are rounded to (bf16, f16), or null.
-  Type operandType() {
-    if (precision == "bf16")
-      return BFloat16Type::get(&getContext());
-    if (precision == "f16")
-      return Float16Type::get(&getContext());
-    return {};
-  }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
   int64_t tileK() const { return tf32() ? 4 : 16; }
 
@@ -1419,6 +1412,8 @@ struct CUDATensorCoreContractionsPass
             /// Copied with cp.async (see StagedBuffer::async): not part of
             /// the register prefetch.
             bool async() const { return buf->async; }
+            /// Units a thread carries in registers when prefetching.
+            int64_t held() const { return async() ? 0 : perThread; }
             /// Loaded values a unit: one vector (a run), or two.
             size_t raws() const { return vector && buf->runs() ? 1 : 2; }
           };
@@ -1563,36 +1558,40 @@ struct CUDATensorCoreContractionsPass
                 b, loc, VectorType::get({cp.vw}, word), v);
             vector::StoreOp::create(b, loc, words, dst, ValueRange{at});
           };
+          // `body` on each of thread tid's units of cp's chunk: unrolled
+          // (perThread), one for each of the first threads when there are
+          // fewer units than threads (an async buffer, see copyWidth), else
+          // a loop.
+          auto eachUnit = [&](OpBuilder &b, const Copied &cp, Value tid,
+                              function_ref<void(OpBuilder &, Value)> body) {
+            for (int64_t it = 0; it < cp.perThread; ++it)
+              body(b, add(b, tid, it * threadCount));
+            if (cp.perThread)
+              return;
+            if (threadCount % cp.units == 0) {
+              Value some = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, tid, c(b, cp.units));
+              scf::IfOp::create(b, loc, some, [&](OpBuilder &b, Location loc) {
+                body(b, tid);
+                scf::YieldOp::create(b, loc);
+              });
+              return;
+            }
+            scf::ForOp::create(
+                b, loc, tid, c(b, cp.units), c(b, threadCount), ValueRange{},
+                [&](OpBuilder &b, Location loc, Value u, ValueRange) {
+                  body(b, u);
+                  scf::YieldOp::create(b, loc);
+                });
+          };
           // Each thread's units of the async operands' chunk at k0.
           auto issueAll = [&](OpBuilder &b, Value tid, Value k0, Value dst,
                               Value off) {
-            for (const Copied &cp : copies) {
-              if (!cp.async())
-                continue;
-              for (int64_t it = 0; it < cp.perThread; ++it)
-                issue(b, cp, add(b, tid, it * threadCount), k0, dst, off);
-              if (cp.perThread)
-                continue;
-              if (threadCount % cp.units == 0) {
-                // Fewer units than threads (see copyWidth): one each for
-                // the first threads.
-                Value some = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::ult, tid, c(b, cp.units));
-                scf::IfOp::create(b, loc, some,
-                                  [&](OpBuilder &b, Location loc) {
-                                    issue(b, cp, tid, k0, dst, off);
-                                    scf::YieldOp::create(b, loc);
-                                  });
-              } else {
-                scf::ForOp::create(
-                    b, loc, tid, c(b, cp.units), c(b, threadCount),
-                    ValueRange{},
-                    [&](OpBuilder &b, Location loc, Value u, ValueRange) {
-                      issue(b, cp, u, k0, dst, off);
-                      scf::YieldOp::create(b, loc);
-                    });
-              }
-            }
+            for (const Copied &cp : copies)
+              if (cp.async())
+                eachUnit(b, cp, tid, [&](OpBuilder &b, Value u) {
+                  issue(b, cp, u, k0, dst, off);
+                });
           };
           bool async = s.a.async || s.b.async;
           // The copy of chunk k0 .. k0 + BK into the first buffer. Up to 32
@@ -1604,14 +1603,10 @@ struct CUDATensorCoreContractionsPass
           auto copy = [&](OpBuilder &b, Value tid, Value smem, Value k0) {
             for (const Copied &cp : copies) {
               if (!cp.perThread) {
-                scf::ForOp::create(
-                    b, loc, tid, c(b, cp.units), c(b, threadCount),
-                    ValueRange{},
-                    [&](OpBuilder &b, Location loc, Value u, ValueRange) {
-                      put(b, cp, u, pack(b, cp, fetch(b, cp, u, k0)), smem,
-                          Value());
-                      scf::YieldOp::create(b, loc);
-                    });
+                eachUnit(b, cp, tid, [&](OpBuilder &b, Value u) {
+                  put(b, cp, u, pack(b, cp, fetch(b, cp, u, k0)), smem,
+                      Value());
+                });
                 continue;
               }
               int64_t group = std::max<int64_t>(1, 8 / cp.vw);
@@ -1633,7 +1628,7 @@ struct CUDATensorCoreContractionsPass
           auto fetchAll = [&](OpBuilder &b, Value tid, Value k0) {
             SmallVector<Value> raw;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < (cp.async() ? 0 : cp.perThread); ++it)
+              for (int64_t it = 0; it < cp.held(); ++it)
                 llvm::append_range(
                     raw, fetch(b, cp, add(b, tid, it * threadCount), k0));
             return raw;
@@ -1643,7 +1638,7 @@ struct CUDATensorCoreContractionsPass
             SmallVector<Value> words;
             size_t at = 0;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < (cp.async() ? 0 : cp.perThread); ++it) {
+              for (int64_t it = 0; it < cp.held(); ++it) {
                 llvm::append_range(words, pack(b, cp, raw.slice(at, cp.raws())));
                 at += cp.raws();
               }
@@ -1654,7 +1649,7 @@ struct CUDATensorCoreContractionsPass
                             Value smem, Value off) {
             size_t at = 0;
             for (const Copied &cp : copies)
-              for (int64_t it = 0; it < (cp.async() ? 0 : cp.perThread); ++it) {
+              for (int64_t it = 0; it < cp.held(); ++it) {
                 put(b, cp, add(b, tid, it * threadCount),
                     words.slice(at, cp.vw), smem, off);
                 at += cp.vw;
@@ -1854,8 +1849,9 @@ struct CUDATensorCoreContractionsPass
             int64_t S = s.buffers();
             threads(b, [&](OpBuilder &b, const Lane &l) {
               Value smem = cuda::sharedWords(b, loc, S * words, word);
-              Value dst = async ? cuda::sharedHalves(b, loc, smem,
-                                                     operandType())
+              Value dst = async ? cuda::sharedHalves(
+                                      b, loc, smem,
+                                      cuda::mmaOperandType(ctx, precision))
                                 : Value();
               auto commit = [&](OpBuilder &b) {
                 return nvgpu::DeviceAsyncCreateGroupOp::create(
@@ -1954,7 +1950,7 @@ struct CUDATensorCoreContractionsPass
               // into the chunk's own buffer.
               int64_t perThread = 0;
               for (const Copied &cp : copies)
-                perThread += cp.async() ? 0 : cp.perThread * cp.vw;
+                perThread += cp.held() * cp.vw;
               Value held =
                   perThread ? memref::AllocOp::create(
                                   b, loc,
