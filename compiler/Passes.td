@@ -515,6 +515,22 @@ def LinformerCUDAFuseElementwisePass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def LinformerCUDASinkConstantsPass
+    : Pass<"linformer-cuda-sink-constants", "::mlir::ModuleOp"> {
+  let summary = "constant-like ops a gpu.launch uses, cloned into it";
+  let description = [{
+    Before `gpu-kernel-outlining`, after `gpu-launch-sink-index-computations`
+    (which sinks `arith.constant` and a few index ops, not other dialects'
+    constants): every constant-like op defined outside a `gpu.launch` and
+    used inside it (`llvm.mlir.poison`, the empty struct a wgmma's
+    accumulators are inserted into; canonicalization hoists such ops to the
+    function's entry) is cloned into the launch body, so that the kernel
+    makes it instead of taking it as an argument the host would have to
+    produce.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def LinformerCUDAExternDynamicSharedPass
     : Pass<"linformer-cuda-extern-dynamic-shared", "::mlir::gpu::GPUModuleOp"> {
   let summary = "dynamic shared memory as an extern array, as nvcc declares it";
@@ -786,6 +802,30 @@ def LinformerCUDATensorCoreContractionsPass
     thread's accumulators kept in memory between them; prefetched, each
     thread's next-chunk words are kept in memory too, and a chunk is three
     thread loops (store into its buffer, load the next chunk, compute).
+
+    wgmma (`wgmma`, sm_90a; bf16 / f16): a contraction whose operands both
+    go by cp.async, A k-major and B k-major or natural, is planned as warps
+    of one 16-row tile by up to 16 column tiles, every warp of the block
+    along m (4 consecutive warps are a warpgroup: 64 rows x 8 NT columns,
+    the same accumulator count a thread as the mma.sync plan). Its staged
+    buffers take wgmma's canonical layout without swizzling (PTX ISA,
+    "Shared Memory Matrix Layout"): core matrices of 8 lines x 16 bytes,
+    each 128 contiguous bytes, a line's 16-byte units 128 bytes apart and
+    groups of 8 lines 8 x line words apart, so that a copy unit u lands at
+    words 4u .. 4u + 3 (consecutive threads, consecutive 16 bytes). A
+    line is a row of k-major A or B (k runs along it: LBO 128 bytes, SBO
+    32 x line bytes) or a k row of natural B (n along it: LBO 32 x line
+    bytes, SBO 128 bytes, B transposed). Each chunk is then, per
+    warpgroup, `wgmma.fence`, one `wgmma.mma_async` m64n(8 NT)k16 a k step
+    from descriptors of the two buffers (the warpgroup's 64 A rows, every
+    B column), a commit and a wait for it before the next barrier; after
+    each cp.async wait, `fence.proxy.async.shared::cta` makes the copies
+    visible to the tensor cores. Chunks of 64 k where they fit. The
+    accumulators are the warpgroup's D fragments: warp w of the group holds
+    rows 16 w + g and 16 w + g + 8, columns 8 j + 2 t (+ 1), the m16n8 C
+    layout of its one row tile, so the plan's epilogue stores them as it
+    stores mma.sync's. Emulated, each lane reads A and B where the layout
+    puts them (the same index formula as the copies).
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
@@ -833,6 +873,11 @@ def LinformerCUDATensorCoreContractionsPass
            "with async-copy: buffers a block keeps when both operands are "
            "copied with cp.async and they fit (chunks up to this many - 1 "
            "ahead in flight; at least 2)">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "with async-copy, bf16 / f16 (sm_90a): a contraction whose "
+           "operands both go by cp.async (k-major A; k-major or natural B) "
+           "runs as warpgroup MMAs (wgmma.mma_async m64nNk16) reading "
+           "both from shared memory in wgmma's canonical layout">,
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

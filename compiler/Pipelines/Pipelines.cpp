@@ -280,6 +280,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     mmaOptions.ldmatrixTrans = options.ldmatrixTransContractions;
     mmaOptions.asyncCopy = options.asyncCopyContractions;
     mmaOptions.asyncStages = options.asyncStages;
+    mmaOptions.wgmma = options.wgmma;
     mmaOptions.emulate = options.onHost;
     mmaOptions.exact = options.onHost && options.mmaExact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
@@ -310,6 +311,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // Constants the kernels use are rematerialized inside them rather than
   // passed as arguments: kernels take buffers only.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  // Other constant-like ops too (a wgmma's accumulator struct starts as
+  // llvm.mlir.poison).
+  pm.addPass(createLinformerCUDASinkConstantsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // The host function becomes the runtime's launch plan; the kernels one
   // module.
@@ -329,6 +333,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
   nvvmOptions.useBarePtrCallConv = true;
   gpuPm.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
+  // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  if (options.wgmma)
+    gpuPm.addPass(createConvertNVVMToLLVMPass());
   gpuPm.addPass(createReconcileUnrealizedCastsPass());
   gpuPm.addPass(createLinformerCUDAExternDynamicSharedPass());
   gpuPm.addPass(createCanonicalizerPass());

@@ -195,6 +195,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "cp.async into the next buffer, no registers; off: "
                      "loaded into registers and stored after the mma"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> wgmma{
+      *this, "wgmma",
+      llvm::cl::desc("Staged bf16 / f16 contractions whose operands both go "
+                     "by cp.async run as warpgroup MMAs (wgmma.mma_async "
+                     "from shared memory; needs chip sm_90a)"),
+      llvm::cl::init(false)};
 };
 
 void buildLinalgPipeline(OpPassManager &pm);

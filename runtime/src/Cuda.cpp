@@ -280,7 +280,9 @@ std::shared_ptr<CudaModule> openCudaModule(const Manifest &m,
     target = std::atoi(m.target.cpu.c_str() + 3);
   std::string device = "sm_" + std::to_string(mod->sm) +
                        (mod->name.empty() ? "" : " (" + mod->name + ")");
-  if (target <= 0 || mod->sm < target)
+  // An arch-specific target (sm_90a: wgmma) runs on that SM alone.
+  bool specific = !m.target.cpu.empty() && m.target.cpu.back() == 'a';
+  if (target <= 0 || mod->sm < target || (specific && mod->sm != target))
     throw Error(LF_UNAVAILABLE, "artifact '" + path + "' was compiled for " +
                                     m.target.cpu + ", and device 0 is " +
                                     device + ", which cannot run it");

@@ -164,6 +164,12 @@ static cl::opt<bool> cudaAsyncCopyContractionsOpt(
              "copy a 16-bit operand of the operand type as cp.async would "
              "(its bytes, straight into the chunk's buffer)"),
     cl::init(true));
+static cl::opt<bool> cudaWgmmaOpt(
+    "cuda-wgmma",
+    cl::desc("With --pipeline=cuda-host: staged contractions whose operands "
+             "both go by cp.async read them as wgmma would, from buffers in "
+             "its canonical layout"),
+    cl::init(false));
 static cl::opt<bool> cudaFuseCoreOpt(
     "cuda-fuse-core",
     cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
@@ -489,6 +495,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.ldmatrixTransContractions = cudaLdmatrixTransContractionsOpt;
     cudaOptions.asyncCopyContractions = cudaAsyncCopyContractionsOpt;
     cudaOptions.asyncStages = cudaAsyncStagesOpt;
+    cudaOptions.wgmma = cudaWgmmaOpt;
     cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);

@@ -192,6 +192,14 @@ static cl::opt<bool> cudaAsyncCopyContractions(
              "with cp.async, straight into shared memory (default); =false: "
              "through registers (for comparisons)"),
     cl::init(true));
+static cl::opt<bool> cudaWgmma(
+    "cuda-wgmma",
+    cl::desc("--target=cuda --sm=90: staged bf16 / f16 contractions whose "
+             "operands both go by cp.async run as warpgroup MMAs "
+             "(wgmma.mma_async from shared memory) and the code is built "
+             "for sm_90a, which runs on sm_90 devices only (default off: "
+             "not yet timed or checked on a GPU)"),
+    cl::init(false));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1435,7 +1443,9 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   mlir::linformer::CUDAPipelineOptions options;
-  options.chip = "sm_" + std::to_string(sm.getValue());
+  // wgmma is an sm_90a instruction: code for sm_90 devices only.
+  options.chip = "sm_" + std::to_string(sm.getValue()) + (cudaWgmma ? "a" : "");
+  options.wgmma = cudaWgmma;
   options.format = emit == Emit::GPU ? "none" : "isa";
   options.mma = cudaMmaFor(src);
   options.stageCore = cudaStageCore;
@@ -1522,6 +1532,10 @@ int main(int argc, char **argv) {
     return fail("--cuda-async-stages takes 2 to 8 (shared buffers of a "
                 "staged contraction copied with cp.async), not " +
                 std::to_string(cudaAsyncStages));
+  if (target != "cpu" && cudaWgmma && sm != 90)
+    return fail("--cuda-wgmma needs --sm=90 (wgmma is an sm_90a instruction, "
+                "which other SMs do not have), not --sm=" +
+                std::to_string(sm));
   if (target != "cpu" && cudaMma != "auto" && cudaMma != "none" && sm < 80)
     return fail("--cuda-mma=" + cudaMma +
                 " needs sm_80 or later (mma.sync on " + cudaMma +

@@ -94,20 +94,31 @@ constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
 /// Each layout is `lines` lines of `line` contiguous words (a k-major
 /// row's pairs, a pair-major pair's rows, a natural k row's words), `stride`
 /// words apart: word `at` of line `l` is at l * stride + at.
+///
+/// `core` (wgmma, k-major or natural): the same lines in wgmma's canonical
+/// layout without swizzling instead, unpadded: core matrices of 8 lines x
+/// 4 words (16 bytes), 128 contiguous bytes each; word `at` of line `l` at
+/// (l / 8) * 8 line + (at / 4) * 32 + (l % 8) * 4 + at % 4 (a line's
+/// 16-byte units one core matrix apart, groups of 8 lines 8 line words).
 struct StagedBuffer {
   bool kMajor = true, natural = false;
   /// Copied with cp.async: the operand's bytes straight into the buffer
   /// (a prefetched chunk, see Staging).
   bool async = false;
+  bool core = false;
   int64_t rows = 0, line = 0, lines = 0, stride = 0, base = 0, words = 0;
   StagedBuffer() = default;
   StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
-               bool natural = false)
-      : kMajor(kMajor), natural(natural), rows(rows),
+               bool natural = false, bool core = false)
+      : kMajor(kMajor), natural(natural), core(core), rows(rows),
         line(kMajor ? chunk / 2 : natural ? rows / 2 : rows),
         lines(kMajor ? rows : natural ? chunk : chunk / 2),
-        stride(line + (kMajor || natural ? 4 : 8)), base(base),
+        stride(line + (core ? 0 : kMajor || natural ? 4 : 8)), base(base),
         words(lines * stride) {}
+  /// Core layout: the byte distances wgmma's descriptor gives, between
+  /// core matrices adjacent along k (leading) and along m / n (stride).
+  int64_t leadingBytes() const { return kMajor ? 128 : 32 * line; }
+  int64_t strideBytes() const { return kMajor ? 32 * line : 128; }
   /// Whether a copy unit's words come from one contiguous run of the
   /// operand (two values a word), rather than from two k rows.
   bool runs() const { return kMajor || natural; }
@@ -129,9 +140,12 @@ struct Staging {
   /// A's fragments read with ldmatrix (one x4 a tile and k step; its
   /// buffer is k-major).
   bool ldmatrixA = false;
+  /// Warpgroup MMAs (wgmma) from core-layout buffers: every warp along m
+  /// (warpsN 1), one row tile each, 4 consecutive warps a warpgroup.
+  bool wgmma = false;
   /// B's fragments read with ldmatrix.trans (one x4 two column tiles and
   /// a k step; its buffer is natural).
-  bool ldmatrixB() const { return b.natural; }
+  bool ldmatrixB() const { return b.natural && !wgmma; }
 };
 
 /// Each of `threads` threads' share of `count` copied items, when they
@@ -549,6 +563,57 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
   return s;
 }
 
+/// The staging of a wgmma plan `p` (one row tile a warp): the block's
+/// warps all along m, 4 a warpgroup, both operands copied with cp.async
+/// into core-layout buffers (A k-major, B k-major or natural), chunks of
+/// 64, 32 or 16 k (the largest that divides and fits `asyncStages`
+/// buffers, or two), each copy unit 16 bytes. None (warpsM 0) when the
+/// contraction does not qualify.
+Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
+                        int64_t sharedBytes, int64_t blockWarps,
+                        bool naturalB, std::array<bool, 2> copyable,
+                        int64_t asyncStages) {
+  Staging s;
+  if (sharedBytes <= 0 || p.tilesM != 1 || !copyable[p.aOperand] ||
+      !copyable[p.bOperand])
+    return s;
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  int64_t mInner = extents[p.mDim] / kTileM;
+  int64_t warps = blockWarps - blockWarps % 4;
+  while (warps >= 4 && mInner % warps)
+    warps -= 4;
+  if (warps < 4)
+    return s;
+  bool bK = innermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
+  if (!innermost(op, op.getDpsInputOperand(p.aOperand), p.kDim) ||
+      (!bK && !naturalB))
+    return s;
+  int64_t bm = warps * kTileM, bn = kTileN * p.tilesN;
+  int64_t kPart = extents[p.kDim] / p.split, threads = warps * kWarp;
+  for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
+    if (kPart % chunk)
+      continue;
+    StagedBuffer a(true, bm, chunk, 0, false, /*core=*/true);
+    StagedBuffer b(bK, bn, chunk, a.words, !bK, /*core=*/true);
+    a.async = b.async = true;
+    int64_t bytes = (a.words + b.words) * 4;
+    int64_t stages = asyncStages * bytes <= sharedBytes ? asyncStages : 2;
+    if (stages * bytes > sharedBytes || copyWidth(a, chunk, threads, 2) != 4 ||
+        copyWidth(b, chunk, threads, 2) != 4)
+      continue;
+    s.warpsM = warps;
+    s.warpsN = 1;
+    s.chunk = chunk;
+    s.a = a;
+    s.b = b;
+    s.prefetch = true;
+    s.stages = stages;
+    s.wgmma = true;
+    return s;
+  }
+  return s;
+}
+
 struct CUDATensorCoreContractionsPass
     : mlir::linformer::impl::LinformerCUDATensorCoreContractionsPassBase<
           CUDATensorCoreContractionsPass> {
@@ -629,9 +694,25 @@ struct CUDATensorCoreContractionsPass
                       type.getElementType() ==
                           cuda::mmaOperandType(&getContext(), precision);
       }
+      // wgmma: the contraction planned again as one row tile a warp by up
+      // to 16 column tiles (64 x 128 a warpgroup), when both operands go
+      // by cp.async into core-layout buffers.
+      if (wgmma && copyable[0] && copyable[1]) {
+        FailureOr<Plan> w = planFor(op, tileK, 1, 16, splitKWarps);
+        if (succeeded(w)) {
+          w->operandFrom = p->operandFrom;
+          OpOperand *bIn = op.getDpsInputOperand(w->bOperand);
+          bool natural = vectorCopy(op, bIn, w->operandFrom[w->bOperand],
+                                    false, w->nDim);
+          w->staging = wgmmaStagingFor(op, *w, sharedBytes, blockWarps,
+                                       natural, copyable, asyncStages);
+          if (w->staging.wgmma)
+            p = w;
+        }
+      }
       // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
       // exact emulation); TF32 keeps the plain path.
-      if (!tf32())
+      if (!tf32() && !p->staging.wgmma)
         p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
                                 prefetch, ldmatrix && !simt(), naturalB,
                                 f32Words() ? 8 : 4, copyable, asyncStages);
@@ -1330,7 +1411,15 @@ struct CUDATensorCoreContractionsPass
           // word `off` (none: the first).
           auto lineIndex = [&](OpBuilder &b, const StagedBuffer &buf, Value l,
                                Value at, Value off) {
-            Value w = add(b, addV(b, mul(b, l, buf.stride), at), buf.base);
+            Value w;
+            if (buf.core)
+              w = addV(b,
+                       addV(b, mul(b, div(b, l, 8), 8 * buf.line),
+                            mul(b, div(b, at, 4), 32)),
+                       addV(b, mul(b, rem(b, l, 8), 4), rem(b, at, 4)));
+            else
+              w = addV(b, mul(b, l, buf.stride), at);
+            w = add(b, w, buf.base);
             return off ? addV(b, w, off) : w;
           };
           // Word (r, pair) of a k-major or pair-major staged operand.
@@ -1426,6 +1515,7 @@ struct CUDATensorCoreContractionsPass
                 from ? cuda::runElementBytes(from)
                      : type.getElementType().getIntOrFloatBitWidth() / 8;
             int64_t vw = vector ? copyWidth(buf, BK, threadCount, bytes) : 1;
+            assert((!buf.core || vw == 4) && "core layouts copy 16 bytes");
             int64_t units = buf.rows * (BK / 2) / vw;
             return Copied{src,
                           &buf,
@@ -1438,10 +1528,17 @@ struct CUDATensorCoreContractionsPass
           };
           const Copied copies[] = {copied(aOp, s.a, p.mDim, mBase),
                                    copied(bOp, s.b, p.nDim, nBase)};
-          // Unit `u` of an operand's chunk: its line and (first) word.
+          // Unit `u` of an operand's chunk: its line and (first) word. In
+          // a core layout (16-byte units) the units go core matrix by core
+          // matrix: unit u is line u % 8 of its group of 8 lines, at the
+          // line's unit (u / 8) % (line / 4), so it lands at words 4u ..
+          // 4u + 3.
           auto place = [&](OpBuilder &b, const Copied &cp,
                            Value u) -> std::pair<Value, Value> {
             int64_t perLine = cp.buf->line / cp.vw;
+            if (cp.buf->core)
+              return {addV(b, rem(b, u, 8), mul(b, div(b, u, 8 * perLine), 8)),
+                      mul(b, rem(b, div(b, u, 8), perLine), 4)};
             return {div(b, u, perLine), mul(b, rem(b, u, perLine), cp.vw)};
           };
           // Points iv at its first row and k value in the chunk at k0 (iv
@@ -1740,6 +1837,19 @@ struct CUDATensorCoreContractionsPass
             auto element = [&](Value w, int64_t half) {
               return cuda::wordElement(b, loc, w, half, precision, f32Words());
             };
+            if (s.b.natural && s.wgmma) {
+              // k rows 2 pair + e, the word of columns 2t + 8j, + 1: half
+              // o.
+              Value at = div(b, colIn(b, l, j, o), 2);
+              std::array<Value, 2> out;
+              for (int64_t e = 0; e < 2; ++e)
+                out[e] = element(
+                    memref::LoadOp::create(
+                        b, loc, smem,
+                        lineIndex(b, s.b, add(b, mul(b, pair, 2), e), at, off)),
+                    o);
+              return out;
+            }
             if (!s.ldmatrixB()) {
               Value w = wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off);
               return std::array<Value, 2>{element(w, 0), element(w, 1)};
@@ -1805,11 +1915,96 @@ struct CUDATensorCoreContractionsPass
                 });
             return SmallVector<Value>(loop.getResults());
           };
+          // wgmma (see Staging::wgmma): per k step of the chunk, one
+          // wgmma.mma_async m64n(8 NT)k16 of the lane's warpgroup (warps
+          // 4q .. 4q + 3: the block's rows 64q .. 64q + 63, all its
+          // columns) from descriptors of the core-layout buffers at `off`.
+          // The accumulators are the warpgroup's D fragments: registers
+          // 4j .. 4j + 3 of a thread of warp w are rows 16 w + g, + 8 by
+          // columns 8j + 2t, + 1 (PTX ISA, "Register Fragments" of
+          // wgmma .m64nNk16), the m16n8 C layout of the warp's one row
+          // tile: accumulator j's (h, o) is register 4j + 2h + o.
+          auto warpgroupMma = [&](OpBuilder &b, const Lane &l, Value smem,
+                                  Value off, ValueRange in) {
+            Type i64 = b.getI64Type();
+            auto i64c = [&](int64_t v) -> Value {
+              return arith::ConstantIntOp::create(b, loc, i64, v);
+            };
+            Value addr =
+                memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+            // Matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
+            // bits 0-13 the start address >> 4 (a shared address is below
+            // 2^18), 16-29 the leading byte offset >> 4, 32-45 the stride
+            // byte offset >> 4, base offset 0, 62-63 swizzle 0 (none).
+            auto descriptor = [&](const StagedBuffer &buf, Value word) {
+              Value start = arith::IndexCastUIOp::create(
+                  b, loc, i64, addV(b, addr, mul(b, word, 4)));
+              start = arith::ShRUIOp::create(
+                  b, loc, arith::AndIOp::create(b, loc, start, i64c(0x3FFFF)),
+                  i64c(4));
+              int64_t fields = (buf.leadingBytes() >> 4) << 16 |
+                               (buf.strideBytes() >> 4) << 32;
+              return arith::OrIOp::create(b, loc, start, i64c(fields))
+                  .getResult();
+            };
+            Value descA = descriptor(
+                s.a, lineIndex(b, s.a, mul(b, div(b, l.wm, 4), 64), zero, off));
+            Value descB = descriptor(s.b, lineIndex(b, s.b, zero, zero, off));
+            // A k step moves 16 k: two 16-byte units along a k-major line
+            // (256 bytes), two groups of 8 lines of a natural buffer (8
+            // line words each).
+            int64_t stepA = 256, stepB = s.b.kMajor ? 256 : 64 * s.b.line;
+            int64_t regs = 4 * NT;
+            auto dType = LLVM::LLVMStructType::getLiteral(
+                ctx, SmallVector<Type>(regs, f32));
+            Value d = LLVM::PoisonOp::create(b, loc, dType);
+            for (int64_t j = 0; j < NT; ++j)
+              for (int64_t h = 0; h < 2; ++h)
+                for (int64_t o = 0; o < 2; ++o)
+                  d = LLVM::InsertValueOp::create(
+                      b, loc, d,
+                      vector::ExtractOp::create(b, loc, in[j],
+                                                ArrayRef<int64_t>{h, o}),
+                      ArrayRef<int64_t>{4 * j + 2 * h + o});
+            NVVM::WGMMATypes type = precision == "bf16"
+                                        ? NVVM::WGMMATypes::bf16
+                                        : NVVM::WGMMATypes::f16;
+            NVVM::WgmmaFenceAlignedOp::create(b, loc);
+            for (int64_t st = 0; st < BK / 16; ++st) {
+              auto at = [&](Value desc, int64_t bytes) -> Value {
+                return st ? arith::AddIOp::create(b, loc, desc,
+                                                  i64c(st * bytes >> 4))
+                                .getResult()
+                          : desc;
+              };
+              d = NVVM::WgmmaMmaAsyncOp::create(
+                  b, loc, dType, d, at(descA, stepA), at(descB, stepB),
+                  NVVM::MMAShapeAttr::get(ctx, 64, kTileN * NT, 16), type,
+                  type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+                  NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+                  NVVM::MMALayout::row,
+                  s.b.kMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+                  /*satfinite=*/nullptr);
+            }
+            NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+            SmallVector<Value> out;
+            for (int64_t j = 0; j < NT; ++j) {
+              SmallVector<Value> e;
+              for (int64_t r = 0; r < 4; ++r)
+                e.push_back(LLVM::ExtractValueOp::create(b, loc, d, 4 * j + r));
+              out.push_back(
+                  vector::FromElementsOp::create(b, loc, accType, e));
+            }
+            return out;
+          };
           // A chunk's products on the GPU.
           auto onGPU = [&](OpBuilder &b, const Lane &l, Value smem, Value off,
                            ValueRange in) {
-            return simt() ? perLane(b, l, smem, off, in)
-                          : compute(b, l, smem, off, in);
+            if (simt())
+              return perLane(b, l, smem, off, in);
+            return s.wgmma ? warpgroupMma(b, l, smem, off, in)
+                           : compute(b, l, smem, off, in);
           };
           // One loop over the block's threads running `body`.
           auto threads = [&](OpBuilder &b,
@@ -1858,9 +2053,18 @@ struct CUDATensorCoreContractionsPass
                     b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
                     ValueRange{});
               };
+              // wgmma reads the buffers through the async proxy: each
+              // thread's landed copies are fenced before the barrier.
               auto wait = [&](OpBuilder &b, Value group) {
                 nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                                  b.getI32IntegerAttr(S - 2));
+                if (s.wgmma)
+                  NVVM::FenceProxyOp::create(
+                      b, loc,
+                      NVVM::ProxyKindAttr::get(ctx,
+                                               NVVM::ProxyKind::async_shared),
+                      NVVM::SharedSpaceAttr::get(
+                          ctx, NVVM::SharedSpace::shared_cta));
               };
               SmallVector<Value> init = initAccs(b, l);
               size_t nAcc = init.size();

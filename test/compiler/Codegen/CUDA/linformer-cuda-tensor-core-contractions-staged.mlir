@@ -15,6 +15,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f32 shared-bytes=4096},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=49152 async-stages=1}))' 2>&1 | FileCheck %s --check-prefix=BADSTAGES
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},cse))' | FileCheck %s --check-prefix=WGMMA
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma emulate},cse))' | FileCheck %s --check-prefix=EMUWGMMA
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
 // BADSTAGES: error: async-stages must be 2 to 8 (shared buffers of a staged contraction copied with cp.async), not 1
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
@@ -356,6 +358,11 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // stores them, loads A's next chunk, meets the barrier, issues W's next
 // chunk into the other buffer ((chunk + 1) % 2 x 2112 words), commits it,
 // runs the mma and waits for the group before the next barrier.
+// wgmma wants both operands copied as they are: A here is f32 (rounded as
+// it is staged), so the mma.sync plan stays.
+// WGMMA-LABEL: func.func @output_projection
+// WGMMA-NOT: nvvm.wgmma
+// WGMMA: nvvm.mma.sync
 // ASYNC-LABEL: func.func @output_projection
 // ASYNC: %[[WORDS:.*]] = memref.view {{.*}} to memref<4224xi32, #gpu.address_space<workgroup>>
 // ASYNC: %[[BF16:.*]] = memref.view {{.*}} to memref<8448xbf16, #gpu.address_space<workgroup>>
@@ -519,6 +526,107 @@ func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
                   iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%x, %w : memref<128x64xbf16>, memref<64x64xbf16>) outs(%y : memref<128x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// wgmma: both operands bf16 and copied as they are, A k-major and W natural
+// ([k][n]). Every warp along m, one 16-row tile by 16 column tiles each:
+// two warpgroups of 64 x 128. Chunks of 64 k, three stages of unpadded
+// core-layout buffers (A 128 x 64, W 64 x 128: 8192 words). After each
+// cp.async wait, the fence that makes the copies visible to the tensor
+// cores. Per chunk: the descriptors (A: leading byte offset 128 = 8 << 16,
+// stride 1024 = 64 << 32; natural W: leading 2048 = 128 << 16, stride 128
+// = 8 << 32), then 4 wgmma m64n128k16, B transposed (row: MN-major), each
+// k step 256 bytes further along A (16 in the descriptor) and 4096 along W
+// (256); commit, wait for it, then the cp.async wait and fence.
+// WGMMA-LABEL: func.func @wgmma_gemm
+// WGMMA: memref.view {{.*}} to memref<24576xi32, #gpu.address_space<workgroup>>
+// WGMMA: nvgpu.device_async_wait %{{.*}} {numGroups = 1 : i32}
+// WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT: scf.for {{.*}} -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>) {
+// WGMMA: gpu.barrier
+// WGMMA: %[[GROUP:.*]] = nvgpu.device_async_create_group
+// WGMMA: memref.extract_aligned_pointer_as_index
+// WGMMA: %[[A0:.*]] = arith.ori %{{.*}}, %c274878431232_i64 : i64
+// WGMMA: %[[B0:.*]] = arith.ori %{{.*}}, %c34368126976_i64 : i64
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA-NEXT: nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// WGMMA-NEXT: %c256_i64 = arith.constant 256 : i64
+// WGMMA-NEXT: %[[B1:.*]] = arith.addi %[[B0]], %c256_i64 : i64
+// WGMMA-NEXT: %c16_i64 = arith.constant 16 : i64
+// WGMMA-NEXT: %[[A1:.*]] = arith.addi %[[A0]], %c16_i64 : i64
+// WGMMA-NEXT: nvvm.wgmma.mma_async %[[A1]], %[[B1]]
+// WGMMA-COUNT-2: nvvm.wgmma.mma_async
+// WGMMA-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA-NOT: gpu.barrier
+// WGMMA: nvgpu.device_async_wait %[[GROUP]] {numGroups = 1 : i32}
+// WGMMA-NEXT: nvvm.fence.proxy
+// WGMMA-NEXT: scf.yield
+// Emulated: the same three buffers, each thread's 16 accumulators kept
+// between the phases; a copy unit u (8 bf16 of a row, its 16-byte unit
+// (u / 8) % 8 at row u % 8 + 8 (u / 64)) stored at (row / 8) * 256 +
+// unit * 32 + (row % 8) * 4: words 4u .. 4u + 3 of the chunk's buffer.
+// EMUWGMMA-LABEL: func.func @wgmma_gemm
+// EMUWGMMA: memref.alloc() : memref<24576xi32>
+// EMUWGMMA: memref.alloc() : memref<256x16xvector<2x2xf32>>
+// EMUWGMMA: %[[ROWS:.*]] = arith.divui %[[U:.*]], %c64
+// EMUWGMMA: %[[ROW8:.*]] = arith.muli %[[ROWS]], %c8
+// EMUWGMMA: %[[ROWIN:.*]] = arith.remui %[[U]], %c8
+// EMUWGMMA: %[[ROW:.*]] = arith.addi %[[ROWIN]], %[[ROW8]]
+// EMUWGMMA: %[[UNITS:.*]] = arith.divui %[[U]], %c8
+// EMUWGMMA: %[[UNIT:.*]] = arith.remui %[[UNITS]], %c8
+// EMUWGMMA: %[[AT:.*]] = arith.muli %[[UNIT]], %c4
+// EMUWGMMA: arith.divui %[[AT]], %c4
+// EMUWGMMA: arith.muli %{{.*}}, %c32
+// EMUWGMMA: arith.divui %[[ROW]], %c8
+// EMUWGMMA: arith.muli %{{.*}}, %c256
+// EMUWGMMA: vector.load %arg0{{.*}} : memref<128x128xbf16>, vector<8xbf16>
+// EMUWGMMA-NEXT: vector.bitcast
+// EMUWGMMA-NEXT: vector.store
+// EMUWGMMA-NOT: nvvm
+func.func @wgmma_gemm(%x: memref<128x128xbf16>, %w: memref<128x128xbf16>,
+                      %y: memref<128x128xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<128x128xbf16>, memref<128x128xbf16>) outs(%y : memref<128x128xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A k-major W ([n][k], as a torch Linear keeps it): its buffer has the A
+// layout (leading 128, stride 1024), B is not transposed (col: K-major),
+// and each k step moves both 256 bytes; 64 columns: m64n64k16.
+// WGMMA-LABEL: func.func @wgmma_kmajor
+// WGMMA: %[[A0:.*]] = arith.ori %{{.*}}, %c274878431232_i64 : i64
+// WGMMA: %[[B0:.*]] = arith.ori %{{.*}}, %c274878431232_i64 : i64
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA-NEXT: nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WGMMA-NEXT: %c16_i64 = arith.constant 16 : i64
+// WGMMA-NEXT: arith.addi %[[B0]], %c16_i64 : i64
+// WGMMA-NEXT: arith.addi %[[A0]], %c16_i64 : i64
+func.func @wgmma_kmajor(%x: memref<128x128xbf16>, %w: memref<64x128xbf16>,
+                        %y: memref<128x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : memref<128x128xbf16>, memref<64x128xbf16>) outs(%y : memref<128x64xf32>) {
   ^bb0(%a: bf16, %b: bf16, %acc: f32):
     %ae = arith.extf %a : bf16 to f32
     %be = arith.extf %b : bf16 to f32
