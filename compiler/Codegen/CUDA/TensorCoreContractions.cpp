@@ -563,7 +563,8 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
   return s;
 }
 
-/// The staging of a wgmma plan `p` (one row tile a warp): the block's
+/// The staging of a wgmma plan `p` (one row tile a warp) whose operands
+/// are both copyable (loaded as staged: the caller checks): the block's
 /// warps all along m, 4 a warpgroup, both operands copied with cp.async
 /// into core-layout buffers (A k-major, B k-major or natural), chunks of
 /// 64, 32 or 16 k (the largest that divides and fits `asyncStages`
@@ -571,11 +572,9 @@ Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
 /// contraction does not qualify.
 Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
                         int64_t sharedBytes, int64_t blockWarps,
-                        bool naturalB, std::array<bool, 2> copyable,
-                        int64_t asyncStages) {
+                        bool naturalB, int64_t asyncStages) {
   Staging s;
-  if (sharedBytes <= 0 || p.tilesM != 1 || !copyable[p.aOperand] ||
-      !copyable[p.bOperand])
+  if (sharedBytes <= 0 || p.tilesM != 1)
     return s;
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   int64_t mInner = extents[p.mDim] / kTileM;
@@ -705,7 +704,7 @@ struct CUDATensorCoreContractionsPass
           bool natural = vectorCopy(op, bIn, w->operandFrom[w->bOperand],
                                     false, w->nDim);
           w->staging = wgmmaStagingFor(op, *w, sharedBytes, blockWarps,
-                                       natural, copyable, asyncStages);
+                                       natural, asyncStages);
           if (w->staging.wgmma)
             p = w;
         }
@@ -1950,10 +1949,10 @@ struct CUDATensorCoreContractionsPass
             Value descA = descriptor(
                 s.a, lineIndex(b, s.a, mul(b, div(b, l.wm, 4), 64), zero, off));
             Value descB = descriptor(s.b, lineIndex(b, s.b, zero, zero, off));
-            // A k step moves 16 k: two 16-byte units along a k-major line
-            // (256 bytes), two groups of 8 lines of a natural buffer (8
-            // line words each).
-            int64_t stepA = 256, stepB = s.b.kMajor ? 256 : 64 * s.b.line;
+            // A k step moves 16 k: two core matrices along k, in either
+            // layout.
+            int64_t stepA = 2 * s.a.leadingBytes(),
+                    stepB = 2 * s.b.leadingBytes();
             int64_t regs = 4 * NT;
             auto dType = LLVM::LLVMStructType::getLiteral(
                 ctx, SmallVector<Type>(regs, f32));
