@@ -420,7 +420,15 @@ def LinformerCUDAExpandAttentionCorePass
     the S accumulators into the A fragment of O += P V (the C layout of two
     8-column tiles is the A layout of one 16-deep step), so P never leaves
     registers. Each lane's running sum is partial until a final exchange.
-    `emulate` builds the same loops for the CPU, each lane computing the
+    A step takes `slots` slots (32: two 16-slot blocks of S, then of P V;
+    halved until it divides k): one max exchange, one alpha and one
+    rescale of the accumulators a step rather than every 16 slots (64
+    holds 32 scores a lane: about 136 registers, one 8-warp block an SM). The
+    exponentials are FlashAttention's exp2(s c - m c), c = scale log2(e):
+    one fma and one `ex2.approx.ftz` each, not libdevice's expf after a
+    subtraction and a multiplication (13 instructions); the scalar core
+    uses the same form, and both divide by the sum once a row. `emulate`
+    builds the same loops for the CPU, each lane computing the
     full rows it needs in f32 scalars (no shuffles, no fragment exchange).
 
     With `shared-bytes` > 0 and one (b, h)'s keys and values fitting in it
@@ -466,6 +474,9 @@ def LinformerCUDAExpandAttentionCorePass
     Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
            "when staging: the keys' and values' B fragments read with "
            "ldmatrix (one x4 for two mma's registers)">,
+    Option<"slots", "slots", "int64_t", /*default=*/"32",
+           "the tensor-core core's slots a step of the online softmax: 16, "
+           "32 or 64 (halved until it divides k)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",

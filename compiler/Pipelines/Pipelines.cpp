@@ -254,6 +254,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                         : 0;
   coreOptions.warps = threadsY;
   coreOptions.ldmatrix = options.ldmatrixCore;
+  coreOptions.slots = options.coreSlots;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same

@@ -166,6 +166,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "instruction for two mma's registers); off: one "
                      "ld.shared.b32 a register"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> coreSlots{
+      *this, "core-slots",
+      llvm::cl::desc("The tensor-core attention core's slots a step of its "
+                     "online softmax: 16, 32 or 64 (halved until it divides "
+                     "k): one max exchange, alpha and rescale of the "
+                     "accumulators a step"),
+      llvm::cl::init(32)};
   PassOptions::Option<bool> ldmatrixContractions{
       *this, "ldmatrix-contractions",
       llvm::cl::desc("Staged contractions: A's fragments read with "

@@ -139,6 +139,11 @@ static cl::opt<bool> cudaLdmatrixCoreOpt(
              "keys and values as ldmatrix would (each lane's operand from "
              "the row its holder points at)"),
     cl::init(true));
+static cl::opt<int64_t> cudaCoreSlotsOpt(
+    "cuda-core-slots",
+    cl::desc("With --pipeline=cuda-host: the tensor-core core's slots a "
+             "step (16, 32 or 64)"),
+    cl::init(32));
 static cl::opt<bool> cudaLdmatrixContractionsOpt(
     "cuda-ldmatrix-contractions",
     cl::desc("With --pipeline=cuda-host: staged contractions read k-major "
@@ -497,6 +502,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.asyncStages = cudaAsyncStagesOpt;
     cudaOptions.wgmma = cudaWgmmaOpt;
     cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
+    cudaOptions.coreSlots = cudaCoreSlotsOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {

@@ -165,6 +165,12 @@ static cl::opt<bool> cudaLdmatrixCore(
              "its keys' and values' fragments with ldmatrix.x4 (default); "
              "=false: one ld.shared.b32 a register (for comparisons)"),
     cl::init(true));
+static cl::opt<int64_t> cudaCoreSlots(
+    "cuda-core-slots",
+    cl::desc("--target=cuda: the tensor-core attention core's slots a step "
+             "of its online softmax: 16, 32 (default) or 64, halved until "
+             "it divides k"),
+    cl::init(32));
 static cl::opt<bool> cudaLdmatrixContractions(
     "cuda-ldmatrix-contractions",
     cl::desc("--target=cuda: staged contractions read the A fragments of a "
@@ -1456,6 +1462,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.asyncCopyContractions = cudaAsyncCopyContractions;
   options.asyncStages = cudaAsyncStages;
   options.ldmatrixCore = cudaLdmatrixCore;
+  options.coreSlots = cudaCoreSlots;
   options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);
@@ -1532,6 +1539,10 @@ int main(int argc, char **argv) {
     return fail("--cuda-async-stages takes 2 to 8 (shared buffers of a "
                 "staged contraction copied with cp.async), not " +
                 std::to_string(cudaAsyncStages));
+  if (cudaCoreSlots != 16 && cudaCoreSlots != 32 && cudaCoreSlots != 64)
+    return fail("--cuda-core-slots takes 16, 32 or 64 (slots a step of the "
+                "tensor-core attention core), not " +
+                std::to_string(cudaCoreSlots));
   if (target != "cpu" && cudaWgmma && sm != 90)
     return fail("--cuda-wgmma needs --sm=90 (wgmma is an sm_90a instruction, "
                 "which other SMs do not have), not --sm=" +

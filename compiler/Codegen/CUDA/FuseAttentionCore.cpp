@@ -17,13 +17,15 @@
 //     s = q . key_j (masked slot: -inf);  m' = max(m, s)
 //     alpha = exp((m - m') * scale);  p = exp((s - m') * scale)
 //     l = l * alpha + p;  a = a * alpha + p * value_j;  m = m'
-//     result = a / l
+//     result = a * (1 / l)
 //
-//   (alpha and p are 0 while m' is -inf: every slot so far masked.) The
+//   (alpha and p are 0 while m' is -inf: every slot so far masked; each
+//   exp is exp2(x c - m' c), c = scale log2(e), see SoftmaxStep.) The
 //   [b, h, n, k] scores never exist in memory: one kernel instead of five.
-//   The slots go 16 at a time (or the largest of 8, 4, 2 dividing k): the
-//   block's scores as independent fma chains over the head width, m' the
-//   max over the block, a and l rescaled once a block.
+//   The slots go 16 at a time (or the largest of 8, 4, 2 dividing k; on
+//   tensor cores `slots` at a time, 32 by default): the block's scores as
+//   independent fma chains over the head width, m' the max over the
+//   block, a and l rescaled once a block.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <functional>
 #include <limits>
@@ -107,15 +110,47 @@ struct CUDAFuseAttentionCorePass
   }
 };
 
-/// exp((x - max) * scale) of the online softmax, or 0 while `live` is false
-/// (every slot so far masked: the running max is still -inf).
-static Value scaledExpOrZero(OpBuilder &b, Location loc, Value x, Value max,
-                             Value scale, Value live, Value zero) {
-  Value diff = arith::SubFOp::create(b, loc, x, max);
-  Value e =
-      math::ExpOp::create(b, loc, arith::MulFOp::create(b, loc, diff, scale));
-  return arith::SelectOp::create(b, loc, live, e, zero);
-}
+/// One row's step of the online softmax, FlashAttention's way: exp((x -
+/// max) * scale) as exp2(x * c - max * c), c = scale * log2(e), with
+/// -max * c once a step: an fma and an ex2.approx.ftz on the GPU instead
+/// of a sub, a mul and libdevice's expf (ten more instructions), exp2 on
+/// a CPU (emulated). The GPU's exp2 flushes a result below 2^-126 to 0:
+/// such a p adds nothing a sum of at least 1 (the max's p) keeps. With a
+/// mask the new max may still be -inf (every slot so far masked), where
+/// x * c - max * c is NaN: every exp is then 0. Without one the max is
+/// finite from the first slot on, so nothing is selected (the first
+/// step's alpha, of the initial -inf, is exp2(-inf) = 0).
+struct SoftmaxStep {
+  Value c, negMaxC, live, zero;
+  bool gpu;
+  SoftmaxStep(OpBuilder &b, Location loc, Value max, Value c, bool masked,
+              bool gpu)
+      : c(c), gpu(gpu) {
+    Type t = max.getType();
+    negMaxC = arith::NegFOp::create(b, loc,
+                                    arith::MulFOp::create(b, loc, max, c));
+    if (!masked)
+      return;
+    Value negInf = arith::ConstantOp::create(
+        b, loc, b.getFloatAttr(t, -std::numeric_limits<double>::infinity()));
+    live = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, max,
+                                 negInf);
+    zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(t, 0.0));
+  }
+  Value exp(OpBuilder &b, Location loc, Value x) const {
+    Value y = math::FmaOp::create(b, loc, x, c, negMaxC);
+    // libdevice's exp2f is ex2.approx without ftz: a denormal result costs
+    // the SASS extra instructions around MUFU.EX2.
+    Value e = gpu ? LLVM::CallIntrinsicOp::create(
+                        b, loc, y.getType(),
+                        b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
+                        ValueRange{y})
+                        .getResult(0)
+                  : math::Exp2Op::create(b, loc, y).getResult();
+    return live ? arith::SelectOp::create(b, loc, live, e, zero).getResult()
+                : e;
+  }
+};
 
 /// `buf` at `indices` as f32 (a 16-bit q, key or value extended: exact,
 /// and rounding it back for a fragment is the identity).
@@ -133,6 +168,18 @@ struct CoreOperands {
   Value q, key, value, mask, out;
   int64_t batch, heads, n, d, k;
   double scale;
+  /// The tensor-core core's slots a step of its online softmax (the
+  /// pass's `slots`).
+  int64_t slots = 32;
+
+  /// Blocks of 16 slots a step: slots / 16, halved until it divides the
+  /// k / 16 blocks.
+  int64_t slotBlocks() const {
+    int64_t blocks = std::max<int64_t>(1, slots / 16);
+    while (blocks > 1 && (k / 16) % blocks)
+      blocks /= 2;
+    return blocks;
+  }
 
   static CoreOperands of(linalg::GenericOp op) {
     CoreOperands c;
@@ -529,7 +576,7 @@ struct CoreOperands {
     auto pack = [&](Value lo, Value hiV) {
       return cuda::packOperandPair(b, loc, lo, hiV, precision);
     };
-    Value fzero = cF(0.0), scaleV = cF(scale);
+    Value fzero = cF(0.0), scaleLog2 = cF(scale * llvm::numbers::log2e);
     Value negInf = cF(-std::numeric_limits<double>::infinity());
     Value zeros = arith::ConstantOp::create(
         b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
@@ -562,12 +609,15 @@ struct CoreOperands {
       }
 
     // Iter args: max and (partial) sum of each of the lane's two rows,
-    // then the output tiles' accumulators.
+    // then the output tiles' accumulators. A step of the loop takes
+    // `blocks` blocks of 16 slots: their scores, one max and one alpha a
+    // row, one rescale of the accumulators, then their P V products.
+    int64_t blocks = slotBlocks();
     SmallVector<Value> init = {negInf, negInf, fzero, fzero};
     for (int64_t dt = 0; dt < dTiles; ++dt)
       init.push_back(zeros);
     auto loop = scf::ForOp::create(
-        b, loc, c(0), c(k), c(16), init,
+        b, loc, c(0), c(k), c(16 * blocks), init,
         [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
           auto c = [&](int64_t v) -> Value {
             return arith::ConstantIndexOp::create(b, loc, v);
@@ -585,30 +635,32 @@ struct CoreOperands {
             return arith::SelectOp::create(b, loc, maskBit(b, loc, flag), s,
                                            negInf);
           };
-          // s[h][jj]: the scores this lane holds, row h, slot jj of the
-          // block (GPU: jj in {8 nt + 2t + o}; emulated: all 16).
+          // Block u starts at slot j0 + 16 u.
+          SmallVector<Value> jb;
+          for (int64_t u = 0; u < blocks; ++u)
+            jb.push_back(u ? addI(j0, 16 * u) : j0);
+          // s[h][per * u + jj]: the scores this lane holds, row h, slot jj
+          // of block u (GPU: jj in {8 nt + 2t + o}, per = 4; emulated: all
+          // 16, per = 16).
+          int64_t per = emulate ? 16 : 4;
           SmallVector<SmallVector<Value>> s(2);
-          SmallVector<Value> slots;
-          if (emulate) {
-            for (int64_t jj = 0; jj < 16; ++jj)
-              slots.push_back(addI(j0, jj));
-            for (int h = 0; h < 2; ++h)
-              for (int64_t jj = 0; jj < 16; ++jj) {
-                Value sum = fzero;
-                for (int64_t e = 0; e < d; ++e) {
-                  Value x = rnd(ld(q, row[h], c(e)));
-                  Value y = kv.keyAt(b, j0, jj, e);
-                  sum = arith::AddFOp::create(
-                      b, loc, sum, arith::MulFOp::create(b, loc, x, y));
+          for (int64_t u = 0; u < blocks; ++u) {
+            if (emulate) {
+              for (int h = 0; h < 2; ++h)
+                for (int64_t jj = 0; jj < 16; ++jj) {
+                  Value sum = fzero;
+                  for (int64_t e = 0; e < d; ++e) {
+                    Value x = rnd(ld(q, row[h], c(e)));
+                    Value y = kv.keyAt(b, jb[u], jj, e);
+                    sum = arith::AddFOp::create(
+                        b, loc, sum, arith::MulFOp::create(b, loc, x, y));
+                  }
+                  s[h].push_back(masked(sum, addI(jb[u], jj)));
                 }
-                s[h].push_back(masked(sum, slots[jj]));
-              }
-          } else {
-            Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
-            for (int64_t nt = 0; nt < 2; ++nt)
-              for (int64_t o = 0; o < 2; ++o)
-                slots.push_back(addI(j2t, 8 * nt + o));
-            Value jg = arith::AddIOp::create(b, loc, j0, g);
+              continue;
+            }
+            Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+            Value jg = arith::AddIOp::create(b, loc, jb[u], g);
             Value sAcc[2];
             for (int64_t nt = 0; nt < 2; ++nt) {
               Value keyRow = addI(jg, 8 * nt);
@@ -620,7 +672,8 @@ struct CoreOperands {
                   // Steps st and st + 1 in one ldmatrix (x2 for a last odd
                   // one).
                   if (st % 2 == 0)
-                    regs = kv.keyFrags(b, j0, nt, st, st + 1 < dSteps ? 4 : 2);
+                    regs = kv.keyFrags(b, jb[u], nt, st,
+                                       st + 1 < dSteps ? 4 : 2);
                   bFrag = {regs[2 * (st % 2)], regs[2 * (st % 2) + 1]};
                 } else {
                   Value c0 = addI(twoT, 16 * st), c8 = addI(c0, 8);
@@ -637,96 +690,99 @@ struct CoreOperands {
                   s[h].push_back(
                       masked(vector::ExtractOp::create(
                                  b, loc, sAcc[nt], ArrayRef<int64_t>{h, o}),
-                             slots[nt * 2 + o]));
+                             addI(j2t, 8 * nt + o)));
           }
-          // The rows' maxima over the block: across the four lanes of a
+          // The rows' maxima over the step: across the four lanes of a
           // row on the GPU.
-          Value mNew[2], alpha[2], live[2];
+          Value mNew[2], alpha[2];
           SmallVector<SmallVector<Value>> p(2);
           for (int h = 0; h < 2; ++h) {
             Value x = s[h][0];
             for (size_t jj = 1; jj < s[h].size(); ++jj)
               x = arith::MaximumFOp::create(b, loc, x, s[h][jj]);
             mNew[h] = arith::MaximumFOp::create(b, loc, m[h], quad(b, x, true));
-            // While every slot so far is masked, m' is -inf: nothing to
-            // rescale, nothing to add.
-            live[h] = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                            mNew[h], negInf);
-            auto expScaled = [&](Value v) {
-              return scaledExpOrZero(b, loc, v, mNew[h], scaleV, live[h],
-                                     fzero);
-            };
-            alpha[h] = expScaled(m[h]);
+            SoftmaxStep step(b, loc, mNew[h], scaleLog2, mask != nullptr,
+                             !emulate);
+            alpha[h] = step.exp(b, loc, m[h]);
             Value sum = fzero;
             for (Value v : s[h]) {
-              p[h].push_back(expScaled(v));
+              p[h].push_back(step.exp(b, loc, v));
               sum = arith::AddFOp::create(b, loc, sum, p[h].back());
             }
             l[h] = arith::AddFOp::create(
                 b, loc, arith::MulFOp::create(b, loc, l[h], alpha[h]), sum);
           }
-          // O = O * alpha + P V.
+          // O = O * alpha + P V, block by block.
           Value alphaV = vector::FromElementsOp::create(
               b, loc, accType,
               ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-          SmallVector<Value> pFrag;
-          if (!emulate)
-            pFrag = {pack(p[0][0], p[0][1]), pack(p[1][0], p[1][1]),
-                     pack(p[0][2], p[0][3]), pack(p[1][2], p[1][3])};
-          Value j2t = arith::AddIOp::create(b, loc, j0, twoT);
-          SmallVector<Value, 4> vRegs;
-          for (int64_t dt = 0; dt < dTiles; ++dt) {
-            Value scaled = arith::MulFOp::create(b, loc, acc[dt], alphaV);
+          for (int64_t dt = 0; dt < dTiles; ++dt)
+            acc[dt] = arith::MulFOp::create(b, loc, acc[dt], alphaV);
+          for (int64_t u = 0; u < blocks; ++u) {
             if (emulate) {
               // Each of the lane's four output elements: its rows' full
               // probabilities against the column of V.
-              Value r = scaled;
-              for (int h = 0; h < 2; ++h)
-                for (int64_t o = 0; o < 2; ++o) {
-                  Value col = addI(twoT, 8 * dt + o);
-                  Value sum = vector::ExtractOp::create(
-                      b, loc, r, ArrayRef<int64_t>{h, o});
-                  for (int64_t jj = 0; jj < 16; ++jj)
-                    sum = arith::AddFOp::create(
-                        b, loc, sum,
-                        arith::MulFOp::create(b, loc, rnd(p[h][jj]),
-                                              kv.valueAt(b, j0, jj, col)));
-                  r = vector::InsertOp::create(b, loc, sum, r,
-                                               ArrayRef<int64_t>{h, o});
-                }
-              acc[dt] = r;
+              for (int64_t dt = 0; dt < dTiles; ++dt) {
+                Value r = acc[dt];
+                for (int h = 0; h < 2; ++h)
+                  for (int64_t o = 0; o < 2; ++o) {
+                    Value col = addI(twoT, 8 * dt + o);
+                    Value sum = vector::ExtractOp::create(
+                        b, loc, r, ArrayRef<int64_t>{h, o});
+                    for (int64_t jj = 0; jj < 16; ++jj)
+                      sum = arith::AddFOp::create(
+                          b, loc, sum,
+                          arith::MulFOp::create(
+                              b, loc, rnd(p[h][per * u + jj]),
+                              kv.valueAt(b, jb[u], jj, col)));
+                    r = vector::InsertOp::create(b, loc, sum, r,
+                                                 ArrayRef<int64_t>{h, o});
+                  }
+                acc[dt] = r;
+              }
               continue;
             }
-            SmallVector<Value, 2> vFrag;
-            if (kv.valueFrags) {
-              // Tiles dt and dt + 1 in one ldmatrix (x2 for a last odd
-              // one).
-              if (dt % 2 == 0)
-                vRegs = kv.valueFrags(b, j0, dt, dt + 1 < dTiles ? 4 : 2);
-              vFrag = {vRegs[2 * (dt % 2)], vRegs[2 * (dt % 2) + 1]};
-            } else {
-              Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
-              vFrag = {kv.valuePair(b, j2t, col),
-                       kv.valuePair(b, addI(j2t, 8), col)};
+            auto pu = [&](int h, int64_t i) { return p[h][per * u + i]; };
+            SmallVector<Value> pFrag = {
+                pack(pu(0, 0), pu(0, 1)), pack(pu(1, 0), pu(1, 1)),
+                pack(pu(0, 2), pu(0, 3)), pack(pu(1, 2), pu(1, 3))};
+            Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+            SmallVector<Value, 4> vRegs;
+            for (int64_t dt = 0; dt < dTiles; ++dt) {
+              SmallVector<Value, 2> vFrag;
+              if (kv.valueFrags) {
+                // Tiles dt and dt + 1 in one ldmatrix (x2 for a last odd
+                // one).
+                if (dt % 2 == 0)
+                  vRegs =
+                      kv.valueFrags(b, jb[u], dt, dt + 1 < dTiles ? 4 : 2);
+                vFrag = {vRegs[2 * (dt % 2)], vRegs[2 * (dt % 2) + 1]};
+              } else {
+                Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
+                vFrag = {kv.valuePair(b, j2t, col),
+                         kv.valuePair(b, addI(j2t, 8), col)};
+              }
+              acc[dt] =
+                  cuda::mmaM16N8K16(b, loc, pFrag, vFrag, acc[dt], precision);
             }
-            acc[dt] =
-                cuda::mmaM16N8K16(b, loc, pFrag, vFrag, scaled, precision);
           }
           SmallVector<Value> next = {mNew[0], mNew[1], l[0], l[1]};
           next.append(acc.begin(), acc.end());
           scf::YieldOp::create(b, loc, next);
         });
-    // Each row's sum over its four lanes, then O / l (rounded to nearest
-    // even into a 16-bit output).
-    Value lTotal[2] = {quad(b, loop.getResult(2), false),
-                       quad(b, loop.getResult(3), false)};
+    // Each row's sum over its four lanes, then O / l as O times 1 / l (one
+    // division a row; rounded to nearest even into a 16-bit output).
+    Value rcp[2];
+    for (int h = 0; h < 2; ++h)
+      rcp[h] = arith::DivFOp::create(b, loc, cF(1.0),
+                                     quad(b, loop.getResult(2 + h), false));
     Type outType = cast<MemRefType>(out.getType()).getElementType();
     for (int64_t dt = 0; dt < dTiles; ++dt)
       for (int h = 0; h < 2; ++h)
         for (int64_t o = 0; o < 2; ++o) {
           Value v = vector::ExtractOp::create(b, loc, loop.getResult(4 + dt),
                                               ArrayRef<int64_t>{h, o});
-          Value r = arith::DivFOp::create(b, loc, v, lTotal[h]);
+          Value r = arith::MulFOp::create(b, loc, v, rcp[h]);
           if (r.getType() != outType)
             r = arith::TruncFOp::create(b, loc, outType, r);
           memref::StoreOp::create(
@@ -736,7 +792,7 @@ struct CoreOperands {
   }
 
   /// One thread a query row, f32, online softmax (see the file comment).
-  void scalar(IRRewriter &rewriter, linalg::GenericOp op) const {
+  void scalar(IRRewriter &rewriter, linalg::GenericOp op, bool emulate) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     Type et = cast<MemRefType>(q.getType()).getElementType();
@@ -763,7 +819,7 @@ struct CoreOperands {
           auto cF = [&](double v) -> Value {
             return arith::ConstantOp::create(b, loc, b.getFloatAttr(et, v));
           };
-          Value fzero = cF(0.0), scaleV = cF(scale);
+          Value fzero = cF(0.0), scaleLog2 = cF(scale * llvm::numbers::log2e);
           Value negInf = cF(-std::numeric_limits<double>::infinity());
           Value c0 = cIdx(b, 0);
           Value qRow = row(b, q, ValueRange{bi, hi, i, c0});
@@ -811,19 +867,14 @@ struct CoreOperands {
                   scores.push_back(s);
                   mNew = arith::MaximumFOp::create(b, loc, mNew, s);
                 }
-                // While every slot so far is masked, m' is -inf: nothing
-                // to rescale, nothing to add.
-                Value live = arith::CmpFOp::create(
-                    b, loc, arith::CmpFPredicate::OGT, mNew, negInf);
-                auto expScaled = [&](Value x) {
-                  return scaledExpOrZero(b, loc, x, mNew, scaleV, live, fzero);
-                };
-                Value alpha = expScaled(m);
+                SoftmaxStep step(b, loc, mNew, scaleLog2, mask != nullptr,
+                                 !emulate);
+                Value alpha = step.exp(b, loc, m);
                 Value lNew = arith::MulFOp::create(b, loc, l, alpha);
                 Value accNew = arith::MulFOp::create(
                     b, loc, acc, vector::BroadcastOp::create(b, loc, vec, alpha));
                 for (int64_t jj = 0; jj < block; ++jj) {
-                  Value p = expScaled(scores[jj]);
+                  Value p = step.exp(b, loc, scores[jj]);
                   lNew = arith::AddFOp::create(b, loc, lNew, p);
                   Value vRow = row(b, value, ValueRange{bi, hi, slots[jj], c0});
                   accNew = vector::FMAOp::create(
@@ -832,9 +883,11 @@ struct CoreOperands {
                 }
                 scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
               });
-          Value lV =
-              vector::BroadcastOp::create(b, loc, vec, loop.getResult(1));
-          Value result = arith::DivFOp::create(b, loc, loop.getResult(2), lV);
+          // One division a row: the accumulator times 1 / l.
+          Value rcp = arith::DivFOp::create(b, loc, cF(1.0), loop.getResult(1));
+          Value result = arith::MulFOp::create(
+              b, loc, loop.getResult(2),
+              vector::BroadcastOp::create(b, loc, vec, rcp));
           vector::StoreOp::create(b, loc, result, out,
                                   ValueRange{bi, hi, i, c0},
                                   /*nontemporal=*/false, rowAlign);
@@ -854,6 +907,12 @@ struct CUDAExpandAttentionCorePass
       getOperation().emitError()
           << "mma '" << mma
           << "' is not one this pass has (none, bf16 or f16)";
+      return signalPassFailure();
+    }
+    if (slots != 16 && slots != 32 && slots != 64) {
+      getOperation().emitError()
+          << "slots " << int64_t(slots)
+          << " is not a step the tensor-core core takes (16, 32 or 64)";
       return signalPassFailure();
     }
     SmallVector<linalg::GenericOp> carriers;
@@ -878,8 +937,10 @@ struct CUDAExpandAttentionCorePass
           return signalPassFailure();
         }
       if (cuda::coreOnTensorCores(op, mma)) {
-        CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
-                                           sharedBytes, warps, ldmatrix);
+        CoreOperands core = CoreOperands::of(op);
+        core.slots = slots;
+        core.onTensorCores(rewriter, op, mma, emulate, exact, sharedBytes,
+                           warps, ldmatrix);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,
@@ -893,7 +954,7 @@ struct CUDAExpandAttentionCorePass
                  "f16, query rows, slots and head width in whole 16s)";
           return signalPassFailure();
         }
-      CoreOperands::of(op).scalar(rewriter, op);
+      CoreOperands::of(op).scalar(rewriter, op, emulate);
     }
   }
 };

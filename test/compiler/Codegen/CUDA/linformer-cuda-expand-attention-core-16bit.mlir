@@ -14,7 +14,8 @@
 // CHECK: memref.load %arg1{{.*}} : memref<1x2x16x16xbf16>
 // CHECK: memref.load %arg2{{.*}} : memref<1x2x16x16xf32>
 // CHECK: nvvm.mma.sync
-// CHECK: %[[D:.*]] = arith.divf
+// CHECK: %[[RCP:.*]] = arith.divf
+// CHECK: %[[D:.*]] = arith.mulf %{{.*}}, %[[RCP]] : f32
 // CHECK-NEXT: %[[R:.*]] = arith.truncf %[[D]] : f32 to bf16
 // CHECK-NEXT: memref.store %[[R]], %arg3{{.*}} : memref<1x2x32x16xbf16>
 // Staged: the keys are copied from the bf16 buffer into shared words.

@@ -1,13 +1,17 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core))' | FileCheck %s --check-prefix=CARRIER
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core))' | FileCheck %s
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core,linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2815},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2815 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STEP
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16 slots=48}))' 2>&1 | FileCheck %s --check-prefix=BADSLOTS
+// BADSLOTS: error: slots 48 is not a step the tensor-core core takes (16, 32 or 64)
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
 // The core becomes a carrier over (b, h, n, c, j) that reads q, keys,
@@ -21,9 +25,11 @@
 // an scf.for carrying the running max, sum and a vector accumulator, a
 // block of 8 slots an iteration (k = 8: the largest of 16, 8, 4, 2 that
 // divides it): each slot's score one fma chain over the head width (16),
-// masked, and the block's max; one rescale, then each slot's P V. Rows move
-// as 16-byte aligned vectors. The only buffer allocated is the result (no
-// scores).
+// masked, and the block's max; one rescale, then each slot's P V. Each
+// exponential is exp2(s c - m c) (c = scale log2(e)): one fma of the score
+// and -m c, then ex2.approx.ftz, 0 while the running max is -inf (the
+// mask). One division a row. Rows move as 16-byte aligned vectors. The only
+// buffer allocated is the result (no scores).
 // CHECK-LABEL: func.func @core
 // CHECK: memref.alloc() {{.*}}: memref<2x4x64x16xf32>
 // CHECK-NOT: memref.alloc
@@ -40,16 +46,25 @@
 // CHECK: arith.maximumf %[[M0]]
 // CHECK-COUNT-6: arith.maximumf
 // CHECK-NOT: vector.load %arg1
-// CHECK: math.exp
-// CHECK: vector.broadcast
+// CHECK: %[[MC:.*]] = arith.mulf %[[MNEW:.*]], %[[C:.*]] : f32
+// CHECK: %[[NMC:.*]] = arith.negf %[[MC]]
+// CHECK: %[[LIVE:.*]] = arith.cmpf ogt, %[[MNEW]]
+// CHECK: %[[X:.*]] = math.fma %[[M]], %[[C]], %[[NMC]] : f32
+// CHECK: %[[E:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%[[X]])
+// CHECK: %[[ALPHA:.*]] = arith.select %[[LIVE]], %[[E]]
+// CHECK: vector.broadcast %[[ALPHA]]
 // CHECK: arith.mulf %[[A]]
-// CHECK: math.exp
+// CHECK: math.fma %{{.*}}, %[[C]], %[[NMC]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: vector.load %arg2[%[[B]], %[[H]], %[[J]], %{{.*}}] {alignment = 16 : i64}
 // CHECK: vector.fma
 // CHECK-COUNT-7: vector.fma
 // CHECK-NOT: math.exp
+// CHECK-NOT: llvm.call_intrinsic
 // CHECK: scf.yield
-// CHECK: arith.divf
+// CHECK: %[[RCP:.*]] = arith.divf %cst{{.*}}, %{{.*}}#1 : f32
+// CHECK-NOT: arith.divf
+// CHECK: arith.mulf %{{.*}}#2, %{{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %{{.*}}] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<16xf32>
 // TENSORS: error: the fused attention core expands on buffers: run bufferization first
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
@@ -68,7 +83,8 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // MMA-LABEL: func.func @core(
 // MMA: llvm.intr.fma
 // MMA-NOT: mma.sync
-// With 32 slots and a head width of 16: one warp per 16 query rows
+// With 32 slots and a head width of 16 (slots=16: a step of one 16-slot
+// block; @core_k64 shows the default two): one warp per 16 query rows
 // (2 x 4 x 64 / 16 = 32 warps), the slots in blocks of 16; S = Q K^T is two
 // m16n8k16 tiles (one head-width step), each row's max is exchanged within
 // its quad of lanes, P is packed from the S accumulators into the A
@@ -81,11 +97,14 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // MMA: memref.load %arg3
 // MMA: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
 // MMA: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
-// MMA: math.exp
+// MMA: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // MMA-COUNT-2: nvvm.mma.sync
 // MMA: scf.yield
-// MMA-COUNT-4: gpu.shuffle  xor
-// MMA-COUNT-4: arith.divf
+// MMA-COUNT-2: gpu.shuffle  xor
+// MMA: arith.divf
+// MMA-COUNT-2: gpu.shuffle  xor
+// MMA: arith.divf
+// MMA-NOT: arith.divf
 // MMA: {linformer.tensor_core}
 // Emulated: the same warps and blocks, no shuffles or mma.sync; operands
 // rounded to bf16 and back.
@@ -94,7 +113,8 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // EMU-NOT: mma.sync
 // EMU: scf.for {{.*}} step %c16
 // EMU: arith.truncf {{.*}} to bf16
-// EMU: math.exp
+// EMU-NOT: llvm.call_intrinsic
+// EMU: math.exp2
 // EMU: {linformer.tensor_core}
 // Staged (shared-bytes at least the 704 words of one (b, h)'s K and V: 32
 // slots x (8 + 4) + 16 columns x (16 + 4); one byte less keeps the
@@ -123,6 +143,7 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGED-NEXT: scf.reduce
 // STAGED-NEXT: } {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
 // STAGED-NOT: linformer.tensor_core
+// STAGED-LABEL: func.func @core_k64
 // Emulated, the copy and the computation are two thread loops over one
 // buffer of the block.
 // With ldmatrix: per 16 slots, each key tile's B fragment (head width 16:
@@ -164,4 +185,40 @@ func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
          : (tensor<2x4x64x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>,
             tensor<2x32xi8>) -> tensor<2x4x64x16xf32>
   return %o : tensor<2x4x64x16xf32>
+}
+
+// The default step (slots=32) over 64 slots: two steps of two 16-slot
+// blocks. A step's scores are the two blocks' four m16n8k16 tiles; each row
+// exchanges its max once (two shuffles) and takes 9 ex2.approx: its alpha
+// and the 8 probabilities the lane holds (4 a block); then one rescale of
+// the accumulators and the blocks' P V tiles (two each). No mask: the max
+// is finite from the first slot on, so nothing selects.
+// STEP-LABEL: func.func @core_k64
+// STEP: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args
+// STEP-COUNT-4: nvvm.mma.sync
+// STEP-NOT: nvvm.mma.sync
+// STEP-COUNT-2: gpu.shuffle  xor
+// STEP-NOT: arith.select
+// STEP-COUNT-9: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// STEP-NOT: nvvm.mma.sync
+// STEP-COUNT-2: gpu.shuffle  xor
+// STEP-NOT: arith.select
+// STEP-COUNT-9: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
+// STEP-NOT: gpu.shuffle
+// STEP-COUNT-2: arith.mulf %{{.*}} : vector<2x2xf32>
+// STEP-COUNT-4: nvvm.mma.sync
+// STEP-NOT: llvm.call_intrinsic
+// STEP: scf.yield
+// Emulated: the same steps, exp2 on the CPU.
+// STEPEMU-LABEL: func.func @core_k64
+// STEPEMU: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args
+// STEPEMU-NOT: llvm.call_intrinsic
+// STEPEMU: math.exp2
+// STEPEMU: scf.yield
+func.func @core_k64(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x64x16xf32>,
+                    %v: tensor<1x2x64x16xf32>) -> tensor<1x2x32x16xf32> {
+  %o = linformer.attention_core %q, %k, %v scale(0.25)
+         : (tensor<1x2x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
+         -> tensor<1x2x32x16xf32>
+  return %o : tensor<1x2x32x16xf32>
 }
