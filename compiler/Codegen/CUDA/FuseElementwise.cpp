@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/Rewrite/FrozenRewritePatternSet.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -109,7 +110,46 @@ struct CUDAFuseElementwisePass
     return cloned;
   }
 
+  /// Gives each linalg op that writes into a shared `linalg.fill` (its
+  /// init) a fill of its own, of its own `tensor.empty`, right before it.
+  /// The projected keys' and values' GEMMs shared one zero fill: the
+  /// first, right after it, had it absorbed by its accumulators
+  /// (linformer-cuda-tensor-core-contractions takes an init computed right
+  /// before the GEMM), the other read a zero-filled buffer that a kernel
+  /// of its own wrote.
+  void cloneSharedFills() {
+    SmallVector<linalg::FillOp> shared;
+    getOperation().walk([&](linalg::FillOp fill) {
+      if (!fill->getResult(0).hasOneUse() && !fill->getResult(0).use_empty())
+        shared.push_back(fill);
+    });
+    OpBuilder builder(&getContext());
+    for (linalg::FillOp fill : shared) {
+      SmallVector<OpOperand *> inits;
+      for (OpOperand &use : fill->getResult(0).getUses()) {
+        auto writer = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+        if (writer && writer.isDpsInit(&use))
+          inits.push_back(&use);
+      }
+      for (OpOperand *use : inits) {
+        builder.setInsertionPoint(use->getOwner());
+        IRMapping map;
+        if (auto empty =
+                fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+          map.map(empty.getResult(), builder.clone(*empty)->getResult(0));
+        use->set(builder.clone(*fill, map)->getResult(0));
+      }
+      if (!fill->use_empty())
+        continue;
+      Operation *empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>();
+      fill->erase();
+      if (empty && empty->use_empty())
+        empty->erase();
+    }
+  }
+
   void runOnOperation() override {
+    cloneSharedFills();
     RewritePatternSet patterns(&getContext());
     linalg::populateElementwiseOpsFusionPatterns(
         patterns, [](OpOperand *fused) {

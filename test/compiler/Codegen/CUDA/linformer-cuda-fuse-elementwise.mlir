@@ -312,3 +312,45 @@ func.func @guarded(%E: tensor<8x64xbf16>, %lengths: tensor<2xi32>, %x: tensor<2x
   } -> tensor<2x8xf32>
   return %ex, %sum : tensor<2x8x16xf32>, tensor<2x8xf32>
 }
+
+// -----
+
+// Two GEMMs write into one zero fill (the projected keys' and values'):
+// each gets a fill of its own tensor.empty right before it, which its
+// accumulators absorb on the tensor-core path; the shared fill goes. A
+// fill that an op only reads keeps the original.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<16x8xf32>
+// CHECK-NEXT: %[[F1:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E1]] : tensor<16x8xf32>)
+// CHECK-NEXT: %[[K:.*]] = linalg.matmul ins(%arg0, %arg1 : {{.*}}) outs(%[[F1]] : tensor<16x8xf32>)
+// CHECK-NEXT: %[[E2:.*]] = tensor.empty() : tensor<16x8xf32>
+// CHECK-NEXT: %[[F2:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E2]] : tensor<16x8xf32>)
+// CHECK-NEXT: %[[V:.*]] = linalg.matmul ins(%arg0, %arg2 : {{.*}}) outs(%[[F2]] : tensor<16x8xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: return %[[K]], %[[V]]
+func.func @shared_fill(%x: tensor<16x32xf32>, %wk: tensor<32x8xf32>,
+                       %wv: tensor<32x8xf32>) -> (tensor<16x8xf32>, tensor<16x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %k = linalg.matmul ins(%x, %wk : tensor<16x32xf32>, tensor<32x8xf32>)
+                     outs(%f : tensor<16x8xf32>) -> tensor<16x8xf32>
+  %v = linalg.matmul ins(%x, %wv : tensor<16x32xf32>, tensor<32x8xf32>)
+                     outs(%f : tensor<16x8xf32>) -> tensor<16x8xf32>
+  return %k, %v : tensor<16x8xf32>, tensor<16x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @read_fill
+// CHECK: %[[F:.*]] = linalg.fill
+// CHECK: %[[F2:.*]] = linalg.fill
+// CHECK-NEXT: linalg.matmul ins(%[[F]], %arg0 : {{.*}}) outs(%[[F2]] : tensor<16x16xf32>)
+func.func @read_fill(%w: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %r = linalg.matmul ins(%f, %w : tensor<16x16xf32>, tensor<16x16xf32>)
+                     outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
+  return %r : tensor<16x16xf32>
+}
