@@ -450,6 +450,17 @@ def LinformerCUDAExpandAttentionCorePass
     the row its holder, lane 8q + g, points at), which checks the
     addresses.
 
+    With `wgmma` (sm_90a; off by default, not yet run on a GPU) and the
+    block's warps in whole warpgroups (4 consecutive query tiles: 64 rows),
+    K and V's transpose are staged unpadded in wgmma's canonical layout
+    (core matrices of 8 lines x 16 bytes; k d words: 64 KiB at k = 256,
+    d = 64) and each warpgroup runs S = Q K^T as one
+    `wgmma.mma_async` m64n(slots)k16 a head step and O += P V as one
+    m64n(d)k16 a 16-slot block, A from registers (Q's and P's m16n8k16 A
+    fragments are the RS operand layout) as inline PTX, B by descriptor;
+    the D registers are the m16n8 C layout, so the softmax between is the
+    same. Emulated, the loops read K and V through the same layout.
+
     Runs after linformer-cuda-tensor-core-contractions, which may leave q,
     key, value and the output as bf16 / f16 buffers (the projections
     around a core on tensor cores store them rounded, since the core and
@@ -474,6 +485,10 @@ def LinformerCUDAExpandAttentionCorePass
     Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
            "when staging: the keys' and values' B fragments read with "
            "ldmatrix (one x4 for two mma's registers)">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "when staging whole warpgroups (sm_90a): S and P V as "
+           "wgmma.mma_async with A from registers and K / V^T in wgmma's "
+           "canonical shared layout">,
     Option<"slots", "slots", "int64_t", /*default=*/"32",
            "the tensor-core core's slots a step of the online softmax: 16, "
            "32 or 64 (halved until it divides k)">,

@@ -255,6 +255,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.warps = threadsY;
   coreOptions.ldmatrix = options.ldmatrixCore;
   coreOptions.slots = options.coreSlots;
+  coreOptions.wgmma = options.wgmma;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same

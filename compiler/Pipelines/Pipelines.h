@@ -205,8 +205,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("Staged bf16 / f16 contractions whose operands both go "
-                     "by cp.async run as warpgroup MMAs (wgmma.mma_async "
-                     "from shared memory; needs chip sm_90a)"),
+                     "by cp.async, and the staged attention core, run as "
+                     "warpgroup MMAs (wgmma.mma_async; needs chip sm_90a)"),
       llvm::cl::init(false)};
 };
 

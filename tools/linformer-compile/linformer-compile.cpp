@@ -201,8 +201,8 @@ static cl::opt<bool> cudaAsyncCopyContractions(
 static cl::opt<bool> cudaWgmma(
     "cuda-wgmma",
     cl::desc("--target=cuda --sm=90: staged bf16 / f16 contractions whose "
-             "operands both go by cp.async run as warpgroup MMAs "
-             "(wgmma.mma_async from shared memory) and the code is built "
+             "operands both go by cp.async, and the staged attention core, "
+             "run as warpgroup MMAs (wgmma.mma_async) and the code is built "
              "for sm_90a, which runs on sm_90 devices only (default off: "
              "not yet timed or checked on a GPU)"),
     cl::init(false));

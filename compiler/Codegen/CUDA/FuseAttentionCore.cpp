@@ -219,6 +219,12 @@ struct CoreOperands {
     std::function<SmallVector<Value, 4>(OpBuilder &, Value j0, int64_t dt,
                                         int64_t n)>
         valueFrags;
+    /// With wgmma (staged, core layout): the matrix descriptors of the
+    /// keys from slot j0 at head step st (B of S = Q K^T) and of the
+    /// values' transpose from slot j0 (B of O += P V), both k-major. Null:
+    /// the fragments above.
+    std::function<Value(OpBuilder &, Value j0, int64_t st)> keyDesc;
+    std::function<Value(OpBuilder &, Value j0)> valueDesc;
   };
 
   /// The shared-memory copy of one (b, h)'s projected keys and values, in
@@ -228,11 +234,41 @@ struct CoreOperands {
   /// of P V). The 4 words of padding make a row stride of 4 x odd words,
   /// so the 8 rows x 4 words a fragment load touches fall in 32 distinct
   /// banks.
+  /// With `core` (wgmma), K as d/2-word lines of slots and V's
+  /// transpose as k/2-word lines of head columns, both in the canonical
+  /// layout wgmma reads (cuda::coreWord), unpadded.
   struct StagedLayout {
+    bool core;
     int64_t kStride, vStride, vBase, words;
-    StagedLayout(int64_t d, int64_t k)
-        : kStride(d / 2 + 4), vStride(k / 2 + 4), vBase(k * (d / 2 + 4)),
-          words(k * (d / 2 + 4) + d * (k / 2 + 4)) {}
+    StagedLayout(int64_t d, int64_t k, bool core = false)
+        : core(core), kStride(core ? d / 2 : d / 2 + 4),
+          vStride(core ? k / 2 : k / 2 + 4), vBase(k * kStride),
+          words(k * kStride + d * vStride) {}
+    /// The word of K's slot `slot`, pair `pair` of head columns.
+    Value kWord(OpBuilder &b, Location loc, Value slot, Value pair) const {
+      if (core)
+        return cuda::coreWord(b, loc, slot, pair, kStride);
+      return arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, slot,
+                                arith::ConstantIndexOp::create(b, loc,
+                                                               kStride)),
+          pair);
+    }
+    /// The word of V's column `col`, pair `pair` of slots.
+    Value vWord(OpBuilder &b, Location loc, Value col, Value pair) const {
+      Value at = core ? cuda::coreWord(b, loc, col, pair, vStride)
+                      : arith::AddIOp::create(
+                            b, loc,
+                            arith::MulIOp::create(
+                                b, loc, col,
+                                arith::ConstantIndexOp::create(b, loc,
+                                                               vStride)),
+                            pair)
+                            .getResult();
+      return arith::AddIOp::create(
+          b, loc, at, arith::ConstantIndexOp::create(b, loc, vBase));
+    }
   };
 
   /// The core on tensor cores, one warp per 16 query rows (see Passes.td).
@@ -242,8 +278,8 @@ struct CoreOperands {
   /// then every warp reads its fragments from there.
   void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
                      StringRef precision, bool emulate, bool exact,
-                     int64_t sharedBytes, int64_t maxWarps,
-                     bool ldmatrix) const {
+                     int64_t sharedBytes, int64_t maxWarps, bool ldmatrix,
+                     bool wgmma) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -251,12 +287,17 @@ struct CoreOperands {
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     int64_t tiles = n / 16;
-    StagedLayout layout(d, k);
+    int64_t warps = cuda::largestDivisor(tiles, maxWarps);
+    // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
+    // step's slots and the head width a valid n (at most 256).
+    bool core = wgmma && warps % 4 == 0 && 16 * slotBlocks() <= 256 &&
+                d <= 256;
+    StagedLayout layout(d, k, core);
     // The plan is the GPU's: emulation stages whenever the GPU would
     // (its i64 words of `exact` are not what the budget counts).
     if (sharedBytes > 0 && layout.words * 4 <= sharedBytes) {
-      staged(rewriter, op, precision, emulate, exact, layout,
-             cuda::largestDivisor(tiles, maxWarps), ldmatrix);
+      staged(rewriter, op, precision, emulate, exact, layout, warps,
+             ldmatrix && !core);
       return;
     }
     int64_t rows = batch * heads * tiles;
@@ -371,9 +412,8 @@ struct CoreOperands {
               Value wd = cuda::packWord(b, loc, ld(b, key, slot, e0),
                                         ld(b, key, slot, addI(b, e0, 1)),
                                         precision, exact);
-              Value at = arith::AddIOp::create(
-                  b, loc, mulI(b, slot, layout.kStride), p);
-              memref::StoreOp::create(b, loc, wd, smem, ValueRange{at});
+              memref::StoreOp::create(b, loc, wd, smem,
+                                      ValueRange{layout.kWord(b, loc, slot, p)});
             });
             stride((k / 2) * d, [&](OpBuilder &b, Value i) {
               Value col = arith::RemUIOp::create(b, loc, i, cIdx(b, d));
@@ -382,11 +422,8 @@ struct CoreOperands {
               Value wd = cuda::packWord(b, loc, ld(b, value, s0, col),
                                         ld(b, value, addI(b, s0, 1), col),
                                         precision, exact);
-              Value at = addI(b,
-                              arith::AddIOp::create(
-                                  b, loc, mulI(b, col, layout.vStride), sp),
-                              layout.vBase);
-              memref::StoreOp::create(b, loc, wd, smem, ValueRange{at});
+              memref::StoreOp::create(b, loc, wd, smem,
+                                      ValueRange{layout.vWord(b, loc, col, sp)});
             });
           };
           auto compute = [&](OpBuilder &b, Value w, Value lane, Value smem) {
@@ -398,16 +435,10 @@ struct CoreOperands {
               return arith::DivUIOp::create(b, loc, x, cIdx(b, 2)).getResult();
             };
             auto kAt = [&](OpBuilder &b, Value slot, Value pairIdx) {
-              return word(b, arith::AddIOp::create(
-                                 b, loc, mulI(b, slot, layout.kStride),
-                                 pairIdx));
+              return word(b, layout.kWord(b, loc, slot, pairIdx));
             };
             auto vAt = [&](OpBuilder &b, Value col, Value pairIdx) {
-              return word(
-                  b, addI(b,
-                          arith::AddIOp::create(
-                              b, loc, mulI(b, col, layout.vStride), pairIdx),
-                          layout.vBase));
+              return word(b, layout.vWord(b, loc, col, pairIdx));
             };
             KVSource kv;
             kv.keyPair = [&](OpBuilder &b, Value slot, Value e0) {
@@ -429,7 +460,22 @@ struct CoreOperands {
                   b, loc, vAt(b, col, addI(b, half(b, j0), jj / 2)), jj % 2,
                   precision, exact);
             };
-            if (ldmatrix) {
+            if (layout.core && !emulate) {
+              // wgmma: descriptors of the core-layout buffers. Along k
+              // (head columns of K, slots of V) core matrices are 128
+              // bytes apart; along the lines (slots of K, columns of V)
+              // 8 lines of kStride or vStride words.
+              kv.keyDesc = [&, smem](OpBuilder &b, Value j0, int64_t st) {
+                return cuda::wgmmaDescriptor(
+                    b, loc, smem, layout.kWord(b, loc, j0, cIdx(b, 8 * st)),
+                    128, 32 * layout.kStride);
+              };
+              kv.valueDesc = [&, smem](OpBuilder &b, Value j0) {
+                return cuda::wgmmaDescriptor(
+                    b, loc, smem, layout.vWord(b, loc, cIdx(b, 0), half(b, j0)),
+                    128, 32 * layout.vStride);
+              };
+            } else if (ldmatrix) {
               // ldmatrix (see cuda::ldmatrixOperands). Both buffers are
               // k-major for their products (K: a slot's head-column pairs;
               // V: a column's slot pairs), so their B fragments come as
@@ -644,7 +690,30 @@ struct CoreOperands {
           // 16, per = 16).
           int64_t per = emulate ? 16 : 4;
           SmallVector<SmallVector<Value>> s(2);
+          // wgmma: the warpgroup's scores of the whole step, one m64n(16
+          // blocks)k16 a head step with Q's fragments as A; register
+          // 4 nt + 2 h + o is row h, slot 8 nt + 2t + o of the step.
+          SmallVector<Value> sRegs;
+          if (!emulate && kv.keyDesc) {
+            sRegs.assign(8 * blocks, fzero);
+            NVVM::WgmmaFenceAlignedOp::create(b, loc);
+            for (int64_t st = 0; st < dSteps; ++st)
+              sRegs = cuda::wgmmaRS(b, loc, sRegs, qFrag[st],
+                                    kv.keyDesc(b, j0, st), 16 * blocks,
+                                    precision);
+            NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+          }
           for (int64_t u = 0; u < blocks; ++u) {
+            if (!sRegs.empty()) {
+              Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+              for (int h = 0; h < 2; ++h)
+                for (int64_t nt = 0; nt < 2; ++nt)
+                  for (int64_t o = 0; o < 2; ++o)
+                    s[h].push_back(masked(sRegs[4 * (2 * u + nt) + 2 * h + o],
+                                          addI(j2t, 8 * nt + o)));
+              continue;
+            }
             if (emulate) {
               for (int h = 0; h < 2; ++h)
                 for (int64_t jj = 0; jj < 16; ++jj) {
@@ -718,7 +787,38 @@ struct CoreOperands {
               ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
           for (int64_t dt = 0; dt < dTiles; ++dt)
             acc[dt] = arith::MulFOp::create(b, loc, acc[dt], alphaV);
-          for (int64_t u = 0; u < blocks; ++u) {
+          // wgmma: the warpgroup's O (register 4 dt + 2 h + o: tile dt's
+          // (h, o)) += P V, one m64n(d)k16 a block with P's fragments as A.
+          auto pFragOf = [&](int64_t u) {
+            auto pu = [&](int h, int64_t i) { return p[h][per * u + i]; };
+            return SmallVector<Value>{
+                pack(pu(0, 0), pu(0, 1)), pack(pu(1, 0), pu(1, 1)),
+                pack(pu(0, 2), pu(0, 3)), pack(pu(1, 2), pu(1, 3))};
+          };
+          if (!emulate && kv.valueDesc) {
+            SmallVector<Value> regs;
+            for (int64_t dt = 0; dt < dTiles; ++dt)
+              for (int h = 0; h < 2; ++h)
+                for (int64_t o = 0; o < 2; ++o)
+                  regs.push_back(vector::ExtractOp::create(
+                      b, loc, acc[dt], ArrayRef<int64_t>{h, o}));
+            // Every block's A registers before the fence (ptxas otherwise
+            // injects a warpgroup.arrive between the wgmmas).
+            SmallVector<SmallVector<Value>> pf;
+            for (int64_t u = 0; u < blocks; ++u)
+              pf.push_back(pFragOf(u));
+            NVVM::WgmmaFenceAlignedOp::create(b, loc);
+            for (int64_t u = 0; u < blocks; ++u)
+              regs = cuda::wgmmaRS(b, loc, regs, pf[u],
+                                   kv.valueDesc(b, jb[u]), d, precision);
+            NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+            for (int64_t dt = 0; dt < dTiles; ++dt)
+              acc[dt] = vector::FromElementsOp::create(
+                  b, loc, accType, ArrayRef<Value>(regs).slice(4 * dt, 4));
+          }
+          for (int64_t u = 0; u < blocks && !(!emulate && kv.valueDesc);
+               ++u) {
             if (emulate) {
               // Each of the lane's four output elements: its rows' full
               // probabilities against the column of V.
@@ -742,10 +842,7 @@ struct CoreOperands {
               }
               continue;
             }
-            auto pu = [&](int h, int64_t i) { return p[h][per * u + i]; };
-            SmallVector<Value> pFrag = {
-                pack(pu(0, 0), pu(0, 1)), pack(pu(1, 0), pu(1, 1)),
-                pack(pu(0, 2), pu(0, 3)), pack(pu(1, 2), pu(1, 3))};
+            SmallVector<Value> pFrag = pFragOf(u);
             Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
             SmallVector<Value, 4> vRegs;
             for (int64_t dt = 0; dt < dTiles; ++dt) {
@@ -940,7 +1037,7 @@ struct CUDAExpandAttentionCorePass
         CoreOperands core = CoreOperands::of(op);
         core.slots = slots;
         core.onTensorCores(rewriter, op, mma, emulate, exact, sharedBytes,
-                           warps, ldmatrix);
+                           warps, ldmatrix, wgmma);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,

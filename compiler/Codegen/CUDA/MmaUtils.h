@@ -28,7 +28,10 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <array>
+#include <string>
 
 namespace mlir::linformer::cuda {
 
@@ -249,6 +252,108 @@ inline Value mmaM16N8K16(OpBuilder &b, Location loc, ValueRange a,
     out.push_back(LLVM::ExtractValueOp::create(b, loc, d, e));
   return vector::FromElementsOp::create(b, loc, VectorType::get({2, 2}, f32),
                                         out);
+}
+
+/// Word `w` of the unswizzled canonical ("core matrix") layout wgmma reads
+/// k-major operands in: `line` (a row of the operand along m or n) `l`,
+/// word `at` of the line (two k-adjacent 16-bit values), lines of `words`
+/// words. A core matrix is 8 lines x 4 words, 128 contiguous bytes; core
+/// matrices follow each other along k (128 bytes apart: the leading byte
+/// offset) and then along the lines (32 `words` bytes: the stride byte
+/// offset).
+inline Value coreWord(OpBuilder &b, Location loc, Value l, Value at,
+                      int64_t words) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto mul = [&](Value x, int64_t v) -> Value {
+    return arith::MulIOp::create(b, loc, x, c(v));
+  };
+  Value l8 = arith::DivUIOp::create(b, loc, l, c(8));
+  Value lr = arith::RemUIOp::create(b, loc, l, c(8));
+  Value a4 = arith::DivUIOp::create(b, loc, at, c(4));
+  Value ar = arith::RemUIOp::create(b, loc, at, c(4));
+  Value sum = arith::AddIOp::create(b, loc, mul(l8, 8 * words), mul(a4, 32));
+  sum = arith::AddIOp::create(b, loc, sum, mul(lr, 4));
+  return arith::AddIOp::create(b, loc, sum, ar);
+}
+
+/// A wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format") of the
+/// operand starting `word` 4-byte words into shared buffer `smem`: bits
+/// 0-13 the start address >> 4 (a shared address is below 2^18), 16-29
+/// the leading byte offset >> 4, 32-45 the stride byte offset >> 4, base
+/// offset 0, bits 62-63 swizzle 0 (none).
+inline Value wgmmaDescriptor(OpBuilder &b, Location loc, Value smem,
+                             Value word, int64_t leadingBytes,
+                             int64_t strideBytes) {
+  Type i64 = b.getI64Type();
+  auto i64c = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, i64, v);
+  };
+  Value addr = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
+  Value start = arith::AddIOp::create(
+      b, loc, addr,
+      arith::MulIOp::create(b, loc, word,
+                            arith::ConstantIndexOp::create(b, loc, 4)));
+  start = arith::IndexCastUIOp::create(b, loc, i64, start);
+  start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, start, i64c(0x3FFFF)), i64c(4));
+  int64_t fields = (leadingBytes >> 4) << 16 | (strideBytes >> 4) << 32;
+  return arith::OrIOp::create(b, loc, start, i64c(fields));
+}
+
+/// D (`d`: 64 x n / 128 f32 a thread) += A x B with one
+/// `wgmma.mma_async` m64nNk16 whose A comes from registers (`a`: the 4
+/// packed registers of the thread's warp's m16n8k16 A fragment, rows 16 w
+/// .. of the warpgroup) and B from shared memory (`descB`, k-major).
+/// NVVM's op takes A from shared memory only, so this is inline PTX (as
+/// CUTLASS's SM90 RS atoms): D registers tied in and out, scale-d 1. The
+/// caller fences (wgmma.fence), commits and waits. D register 4j + 2h + o
+/// is row 16 w + g + 8h, column 8j + 2t + o: the m16n8 C layout, tile j.
+inline SmallVector<Value> wgmmaRS(OpBuilder &b, Location loc, ValueRange d,
+                                  ValueRange a, Value descB, int64_t n,
+                                  StringRef precision) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = b.getI32Type();
+  int64_t r = static_cast<int64_t>(d.size());
+  SmallVector<Value> operands(d.begin(), d.end());
+  for (Value reg : a) {
+    if (auto vec = dyn_cast<VectorType>(reg.getType())) {
+      Value w = vector::BitCastOp::create(b, loc, VectorType::get({1}, i32),
+                                          reg);
+      reg = vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
+    }
+    operands.push_back(reg);
+  }
+  operands.push_back(descB);
+  std::string type = precision == "bf16" ? "bf16" : "f16";
+  std::string ptx, constraints;
+  llvm::raw_string_ostream os(ptx), cs(constraints);
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync."
+        "aligned.m64n"
+     << n << "k16.f32." << type << "." << type << " {";
+  for (int64_t i = 0; i < r; ++i)
+    os << (i ? ", " : "") << "$" << i;
+  os << "}, {$" << 2 * r << ", $" << 2 * r + 1 << ", $" << 2 * r + 2
+     << ", $" << 2 * r + 3 << "}, $" << 2 * r + 4 << ", p, 1, 1, 0;\n}";
+  for (int64_t i = 0; i < r; ++i)
+    cs << "=f,";
+  for (int64_t i = 0; i < r; ++i)
+    cs << i << ",";
+  cs << "r,r,r,r,l";
+  auto resultType = LLVM::LLVMStructType::getLiteral(
+      ctx, SmallVector<Type>(r, b.getF32Type()));
+  Value res = LLVM::InlineAsmOp::create(
+                  b, loc, resultType, operands, ptx, constraints,
+                  /*has_side_effects=*/true, /*is_align_stack=*/false,
+                  LLVM::tailcallkind::TailCallKind::None,
+                  LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+                  /*operand_attrs=*/ArrayAttr())
+                  .getResult(0);
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < r; ++i)
+    out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
+  return out;
 }
 
 } // namespace mlir::linformer::cuda

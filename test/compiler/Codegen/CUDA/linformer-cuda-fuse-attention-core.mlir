@@ -12,6 +12,8 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16 slots=48}))' 2>&1 | FileCheck %s --check-prefix=BADSLOTS
 // BADSLOTS: error: slots 48 is not a step the tensor-core core takes (16, 32 or 64)
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCORE
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
 // The core becomes a carrier over (b, h, n, c, j) that reads q, keys,
@@ -179,6 +181,41 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGEDEMU: memref.load %[[BUF]]
 // STAGEDEMU: {mapping = [#gpu.loop_dim_map<processor = thread_y
 // STAGEDEMU: memref.dealloc %[[BUF]]
+// wgmma (4 warps: one warpgroup of 64 query rows): K and V's transpose
+// in the core layout, unpadded (32 x 8 + 16 x 16 = 512 words, not 704);
+// with 32 slots one step: S = Q K^T as one wgmma m64n32k16 (one head step
+// of 16; A = Q's four fragment registers, B by a descriptor with leading
+// byte offset 128 and stride byte offset 8 lines x 8 words = 256 bytes:
+// (128 >> 4) << 16 | (256 >> 4) << 32 = 68720001024), then the softmax,
+// then O += P V as one m64n16k16 a 16-slot block (stride 8 x 16 words =
+// 512 bytes: 137439477760); each group fenced, committed and waited for.
+// ldmatrix is moot (the fragments come from the descriptors).
+// WGCORE-LABEL: func.func @core16
+// WGCORE-NOT: nvgpu.ldmatrix
+// WGCORE: memref.view {{.*}} to memref<512xi32, #gpu.address_space<workgroup>>
+// WGCORE: gpu.barrier
+// WGCORE: nvvm.wgmma.fence.aligned
+// WGCORE: %[[DK:.*]] = arith.ori %{{.*}}, %c68720001024_i64 : i64
+// WGCORE-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;{{.*}}", "=f,{{.*}},0,1,{{.*}},15,r,r,r,r,l" {{.*}}, %[[DK]] :
+// WGCORE-NEXT: llvm.extractvalue
+// WGCORE-NOT: llvm.inline_asm
+// WGCORE: nvvm.wgmma.commit.group.sync.aligned
+// WGCORE-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGCORE: gpu.shuffle  xor
+// WGCORE: nvvm.wgmma.fence.aligned
+// WGCORE: arith.ori %{{.*}}, %c137439477760_i64 : i64
+// WGCORE-NEXT: m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;
+// WGCORE: arith.ori %{{.*}}, %c137439477760_i64 : i64
+// WGCORE-NEXT: m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;
+// WGCORE: nvvm.wgmma.commit.group.sync.aligned
+// WGCORE-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGCORE-NOT: nvvm.mma.sync
+// WGCORE-LABEL: func.func @core_k64
+// Emulated: the same core-layout buffer, read where the copy put it.
+// WGCOREEMU-LABEL: func.func @core16
+// WGCOREEMU: memref.alloc() : memref<512xi32>
+// WGCOREEMU-NOT: llvm.inline_asm
+// WGCOREEMU: math.exp2
 func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
                   %v: tensor<2x4x32x16xf32>, %mask: tensor<2x32xi8>) -> tensor<2x4x64x16xf32> {
   %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)
