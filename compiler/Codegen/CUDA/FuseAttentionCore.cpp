@@ -695,12 +695,13 @@ struct CoreOperands {
           // 4 nt + 2 h + o is row h, slot 8 nt + 2t + o of the step.
           SmallVector<Value> sRegs;
           if (!emulate && kv.keyDesc) {
-            sRegs.assign(8 * blocks, fzero);
+            // The first head step overwrites (scale-d 0): no zeroing.
+            sRegs.assign(8 * blocks, LLVM::PoisonOp::create(b, loc, f32));
             NVVM::WgmmaFenceAlignedOp::create(b, loc);
             for (int64_t st = 0; st < dSteps; ++st)
               sRegs = cuda::wgmmaRS(b, loc, sRegs, qFrag[st],
                                     kv.keyDesc(b, j0, st), 16 * blocks,
-                                    precision);
+                                    precision, /*accumulate=*/st > 0);
             NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
             NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
           }

@@ -307,12 +307,15 @@ inline Value wgmmaDescriptor(OpBuilder &b, Location loc, Value smem,
 /// packed registers of the thread's warp's m16n8k16 A fragment, rows 16 w
 /// .. of the warpgroup) and B from shared memory (`descB`, k-major).
 /// NVVM's op takes A from shared memory only, so this is inline PTX (as
-/// CUTLASS's SM90 RS atoms): D registers tied in and out, scale-d 1. The
-/// caller fences (wgmma.fence), commits and waits. D register 4j + 2h + o
-/// is row 16 w + g + 8h, column 8j + 2t + o: the m16n8 C layout, tile j.
+/// CUTLASS's SM90 RS atoms): D registers tied in and out; without
+/// `accumulate` (scale-d 0) D = A x B and `d` only gives the count (pass
+/// poison: nothing is read or initialized). The caller fences
+/// (wgmma.fence), commits and waits. D register 4j + 2h + o is row
+/// 16 w + g + 8h, column 8j + 2t + o: the m16n8 C layout, tile j.
 inline SmallVector<Value> wgmmaRS(OpBuilder &b, Location loc, ValueRange d,
                                   ValueRange a, Value descB, int64_t n,
-                                  StringRef precision) {
+                                  StringRef precision,
+                                  bool accumulate = true) {
   MLIRContext *ctx = b.getContext();
   Type i32 = b.getI32Type();
   int64_t r = static_cast<int64_t>(d.size());
@@ -329,7 +332,8 @@ inline SmallVector<Value> wgmmaRS(OpBuilder &b, Location loc, ValueRange d,
   std::string type = precision == "bf16" ? "bf16" : "f16";
   std::string ptx, constraints;
   llvm::raw_string_ostream os(ptx), cs(constraints);
-  os << "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync."
+  os << "{\n.reg .pred p;\nsetp.ne.b32 p, " << (accumulate ? 1 : 0)
+     << ", 0;\nwgmma.mma_async.sync."
         "aligned.m64n"
      << n << "k16.f32." << type << "." << type << " {";
   for (int64_t i = 0; i < r; ++i)

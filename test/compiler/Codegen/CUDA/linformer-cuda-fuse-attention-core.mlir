@@ -184,7 +184,8 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // wgmma (4 warps: one warpgroup of 64 query rows): K and V's transpose
 // in the core layout, unpadded (32 x 8 + 16 x 16 = 512 words, not 704);
 // with 32 slots one step: S = Q K^T as one wgmma m64n32k16 (one head step
-// of 16; A = Q's four fragment registers, B by a descriptor with leading
+// of 16, which overwrites: scale-d 0, no zeroed registers; A = Q's four
+// fragment registers, B by a descriptor with leading
 // byte offset 128 and stride byte offset 8 lines x 8 words = 256 bytes:
 // (128 >> 4) << 16 | (256 >> 4) << 32 = 68720001024), then the softmax,
 // then O += P V as one m64n16k16 a 16-slot block (stride 8 x 16 words =
@@ -196,7 +197,7 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // WGCORE: gpu.barrier
 // WGCORE: nvvm.wgmma.fence.aligned
 // WGCORE: %[[DK:.*]] = arith.ori %{{.*}}, %c68720001024_i64 : i64
-// WGCORE-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;{{.*}}", "=f,{{.*}},0,1,{{.*}},15,r,r,r,r,l" {{.*}}, %[[DK]] :
+// WGCORE-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}setp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;{{.*}}", "=f,{{.*}},0,1,{{.*}},15,r,r,r,r,l" {{.*}}, %[[DK]] :
 // WGCORE-NEXT: llvm.extractvalue
 // WGCORE-NOT: llvm.inline_asm
 // WGCORE: nvvm.wgmma.commit.group.sync.aligned
@@ -204,9 +205,9 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // WGCORE: gpu.shuffle  xor
 // WGCORE: nvvm.wgmma.fence.aligned
 // WGCORE: arith.ori %{{.*}}, %c137439477760_i64 : i64
-// WGCORE-NEXT: m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;
+// WGCORE-NEXT: setp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;
 // WGCORE: arith.ori %{{.*}}, %c137439477760_i64 : i64
-// WGCORE-NEXT: m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;
+// WGCORE-NEXT: setp.ne.b32 p, 1, 0;\0Awgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {$0, {{.*}}, $7}, {$16, $17, $18, $19}, $20, p, 1, 1, 0;
 // WGCORE: nvvm.wgmma.commit.group.sync.aligned
 // WGCORE-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGCORE-NOT: nvvm.mma.sync
