@@ -461,6 +461,11 @@ def LinformerCUDAExpandAttentionCorePass
     the D registers are the m16n8 C layout, so the softmax between is the
     same. Emulated, the loops read K and V through the same layout.
 
+    With `groups` > 1 a staged block walks up to that many consecutive
+    groups of its query tiles after one copy of K and V (keeping at least
+    `min-blocks` blocks): at k = 256, d = 64 each copy moves 64 KiB from
+    L2 for 128 query rows, 256 MiB over the B = 1, n = 65536 core.
+
     Runs after linformer-cuda-tensor-core-contractions, which may leave q,
     key, value and the output as bf16 / f16 buffers (the projections
     around a core on tensor cores store them rounded, since the core and
@@ -489,6 +494,12 @@ def LinformerCUDAExpandAttentionCorePass
            "when staging whole warpgroups (sm_90a): S and P V as "
            "wgmma.mma_async with A from registers and K / V^T in wgmma's "
            "canonical shared layout">,
+    Option<"groups", "groups", "int64_t", /*default=*/"1",
+           "when staging: query groups (warps x 16 rows) a block walks "
+           "after one copy of its keys and values (the largest divisor up "
+           "to this that keeps min-blocks blocks)">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
+           "with groups: at least this many blocks">,
     Option<"slots", "slots", "int64_t", /*default=*/"32",
            "the tensor-core core's slots a step of the online softmax: 16, "
            "32 or 64 (halved until it divides k)">,

@@ -255,6 +255,11 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.warps = threadsY;
   coreOptions.ldmatrix = options.ldmatrixCore;
   coreOptions.slots = options.coreSlots;
+  // Two blocks an SM (the staged core's shared memory and registers), two
+  // waves at least.
+  coreOptions.groups = options.coreGroups;
+  coreOptions.minBlocks = options.coreMinBlocks >= 0 ? options.coreMinBlocks
+                                                     : 4 * target.smCount;
   coreOptions.wgmma = options.wgmma;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU

@@ -173,6 +173,17 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "k): one max exchange, alpha and rescale of the "
                      "accumulators a step"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> coreGroups{
+      *this, "core-groups",
+      llvm::cl::desc("The staged attention core: query groups (8 warps x "
+                     "16 rows) a block walks after one copy of its keys and "
+                     "values, as long as 4 blocks an SM remain"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> coreMinBlocks{
+      *this, "core-min-blocks",
+      llvm::cl::desc("With core-groups: the blocks the staged core keeps at "
+                     "least (-1: 4 an SM of the target)"),
+      llvm::cl::init(-1)};
   PassOptions::Option<bool> ldmatrixContractions{
       *this, "ldmatrix-contractions",
       llvm::cl::desc("Staged contractions: A's fragments read with "

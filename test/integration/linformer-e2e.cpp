@@ -144,6 +144,16 @@ static cl::opt<int64_t> cudaCoreSlotsOpt(
     cl::desc("With --pipeline=cuda-host: the tensor-core core's slots a "
              "step (16, 32 or 64)"),
     cl::init(32));
+static cl::opt<int64_t> cudaCoreGroupsOpt(
+    "cuda-core-groups",
+    cl::desc("With --pipeline=cuda-host: query groups a staged core block "
+             "walks"),
+    cl::init(4));
+static cl::opt<int64_t> cudaCoreMinBlocksOpt(
+    "cuda-core-min-blocks",
+    cl::desc("With --pipeline=cuda-host: the blocks the staged core keeps "
+             "at least (-1: 4 an SM)"),
+    cl::init(-1));
 static cl::opt<bool> cudaLdmatrixContractionsOpt(
     "cuda-ldmatrix-contractions",
     cl::desc("With --pipeline=cuda-host: staged contractions read k-major "
@@ -503,6 +513,8 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.wgmma = cudaWgmmaOpt;
     cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
     cudaOptions.coreSlots = cudaCoreSlotsOpt;
+    cudaOptions.coreGroups = cudaCoreGroupsOpt;
+    cudaOptions.coreMinBlocks = cudaCoreMinBlocksOpt;
     cudaOptions.simtContractions = cudaSimtContractionsOpt;
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {

@@ -171,6 +171,13 @@ static cl::opt<int64_t> cudaCoreSlots(
              "of its online softmax: 16, 32 (default) or 64, halved until "
              "it divides k"),
     cl::init(32));
+static cl::opt<int64_t> cudaCoreGroups(
+    "cuda-core-groups",
+    cl::desc("--target=cuda: query groups (8 warps x 16 rows) a staged "
+             "attention-core block walks after one copy of its keys and "
+             "values, as long as 4 blocks an SM remain (default 4; 1: a "
+             "copy a group)"),
+    cl::init(4));
 static cl::opt<bool> cudaLdmatrixContractions(
     "cuda-ldmatrix-contractions",
     cl::desc("--target=cuda: staged contractions read the A fragments of a "
@@ -1463,6 +1470,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   options.asyncStages = cudaAsyncStages;
   options.ldmatrixCore = cudaLdmatrixCore;
   options.coreSlots = cudaCoreSlots;
+  options.coreGroups = cudaCoreGroups;
   options.simtContractions = cudaSimtContractions;
   options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);
@@ -1539,6 +1547,10 @@ int main(int argc, char **argv) {
     return fail("--cuda-async-stages takes 2 to 8 (shared buffers of a "
                 "staged contraction copied with cp.async), not " +
                 std::to_string(cudaAsyncStages));
+  if (cudaCoreGroups < 1 || cudaCoreGroups > 64)
+    return fail("--cuda-core-groups takes 1 to 64 (query groups a staged "
+                "attention-core block walks), not " +
+                std::to_string(cudaCoreGroups));
   if (cudaCoreSlots != 16 && cudaCoreSlots != 32 && cudaCoreSlots != 64)
     return fail("--cuda-core-slots takes 16, 32 or 64 (slots a step of the "
                 "tensor-core attention core), not " +

@@ -171,6 +171,22 @@ struct CoreOperands {
   /// The tensor-core core's slots a step of its online softmax (the
   /// pass's `slots`).
   int64_t slots = 32;
+  /// The staged core's query groups a block (the pass's `groups`, kept to
+  /// at least `minBlocks` blocks).
+  int64_t groups = 1, minBlocks = 0;
+
+  /// Query groups (warps x 16 rows) a staged block walks after one copy
+  /// of its (b, h)'s keys and values: the largest divisor of
+  /// `groupsPerHead` up to `groups` that leaves at least `minBlocks`
+  /// blocks.
+  int64_t groupsPerBlock(int64_t groupsPerHead) const {
+    int64_t best = 1;
+    for (int64_t r = 2; r <= groups; ++r)
+      if (groupsPerHead % r == 0 &&
+          batch * heads * (groupsPerHead / r) >= minBlocks)
+        best = r;
+    return best;
+  }
 
   /// Blocks of 16 slots a step: slots / 16, halved until it divides the
   /// k / 16 blocks.
@@ -364,16 +380,20 @@ struct CoreOperands {
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     int64_t groupsPerHead = n / 16 / warps;
+    // A block walks `perBlock` consecutive groups of `warps` query tiles
+    // with one copy of K and V.
+    int64_t perBlock = groupsPerBlock(groupsPerHead);
+    int64_t blocksPerHead = groupsPerHead / perBlock;
     Type word = cuda::stagedWordType(ctx, exact);
     auto outer = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero},
-        ValueRange{cIdx(rewriter, batch * heads * groupsPerHead)},
+        ValueRange{cIdx(rewriter, batch * heads * blocksPerHead)},
         ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           auto c = [&](int64_t v) { return cIdx(b, v); };
-          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(groupsPerHead));
+          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(blocksPerHead));
           Value tile0 = arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, ivs[0], c(groupsPerHead)),
-              c(warps));
+              b, loc, arith::RemUIOp::create(b, loc, ivs[0], c(blocksPerHead)),
+              c(perBlock * warps));
           Value hi = arith::RemUIOp::create(b, loc, bh, c(heads));
           Value bi = arith::DivUIOp::create(b, loc, bh, c(heads));
           // One loop over the block's threads running `body(w, lane)`.
@@ -522,15 +542,18 @@ struct CoreOperands {
                     b, loc, smem, at, n,
                     cuda::stagedWordType(b.getContext(), exact), precision);
               };
-              kv.keyFrags = [&](OpBuilder &b, Value j0, int64_t nt, int64_t st,
-                                int64_t n) {
+              // kRow, vRow and ldm by value: they end with this block,
+              // the sources are called after it.
+              kv.keyFrags = [&, kRow, ldm](OpBuilder &b, Value j0, int64_t nt,
+                                           int64_t st, int64_t n) {
                 return ldm(b, kRow(b, j0, lane, nt, st), n);
               };
-              kv.valueFrags = [&](OpBuilder &b, Value j0, int64_t dt,
-                                  int64_t n) {
+              kv.valueFrags = [&, vRow, ldm](OpBuilder &b, Value j0,
+                                             int64_t dt, int64_t n) {
                 return ldm(b, vRow(b, j0, lane, cIdx(b, 8 * dt)), n);
               };
-              kv.keyAt = [&](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+              kv.keyAt = [&, kRow](OpBuilder &b, Value j0, int64_t jj,
+                                   int64_t e) {
                 int64_t st = e / 16, q = (e % 16) / 8 + 2 * (st % 2);
                 Value holder = cIdx(b, 8 * q + jj % 8);
                 Value at = addI(b, kRow(b, j0, holder, jj / 8, st - st % 2),
@@ -538,7 +561,8 @@ struct CoreOperands {
                 return cuda::wordElement(b, loc, word(b, at), e % 2, precision,
                                          exact);
               };
-              kv.valueAt = [&](OpBuilder &b, Value j0, int64_t jj, Value col) {
+              kv.valueAt = [&, vRow](OpBuilder &b, Value j0, int64_t jj,
+                                     Value col) {
                 // The holder of column col: g = col % 8 of tile col / 8.
                 Value tileOf = arith::DivUIOp::create(b, loc, col, cIdx(b, 8));
                 Value q = arith::AddIOp::create(
@@ -560,8 +584,19 @@ struct CoreOperands {
                                          exact);
               };
             }
-            warp(b, loc, bi, hi, arith::AddIOp::create(b, loc, tile0, w), lane,
-                 kv, precision, emulate, exact);
+            Value first = arith::AddIOp::create(b, loc, tile0, w);
+            if (perBlock == 1) {
+              warp(b, loc, bi, hi, first, lane, kv, precision, emulate, exact);
+              return;
+            }
+            scf::ForOp::create(
+                b, loc, cIdx(b, 0), cIdx(b, perBlock * warps), cIdx(b, warps),
+                ValueRange{},
+                [&](OpBuilder &b, Location loc, Value r, ValueRange) {
+                  warp(b, loc, bi, hi, arith::AddIOp::create(b, loc, first, r),
+                       lane, kv, precision, emulate, exact);
+                  scf::YieldOp::create(b, loc);
+                });
           };
           if (emulate) {
             Value smem = memref::AllocOp::create(
@@ -1037,6 +1072,8 @@ struct CUDAExpandAttentionCorePass
       if (cuda::coreOnTensorCores(op, mma)) {
         CoreOperands core = CoreOperands::of(op);
         core.slots = slots;
+        core.groups = groups;
+        core.minBlocks = minBlocks;
         core.onTensorCores(rewriter, op, mma, emulate, exact, sharedBytes,
                            warps, ldmatrix, wgmma);
         continue;
