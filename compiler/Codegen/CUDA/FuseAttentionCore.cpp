@@ -831,7 +831,8 @@ struct CoreOperands {
                 pack(pu(0, 0), pu(0, 1)), pack(pu(1, 0), pu(1, 1)),
                 pack(pu(0, 2), pu(0, 3)), pack(pu(1, 2), pu(1, 3))};
           };
-          if (!emulate && kv.valueDesc) {
+          bool wgmmaPV = !emulate && kv.valueDesc;
+          if (wgmmaPV) {
             SmallVector<Value> regs;
             for (int64_t dt = 0; dt < dTiles; ++dt)
               for (int h = 0; h < 2; ++h)
@@ -853,8 +854,7 @@ struct CoreOperands {
               acc[dt] = vector::FromElementsOp::create(
                   b, loc, accType, ArrayRef<Value>(regs).slice(4 * dt, 4));
           }
-          for (int64_t u = 0; u < blocks && !(!emulate && kv.valueDesc);
-               ++u) {
+          for (int64_t u = 0; u < blocks && !wgmmaPV; ++u) {
             if (emulate) {
               // Each of the lane's four output elements: its rows' full
               // probabilities against the column of V.

@@ -254,13 +254,14 @@ inline Value mmaM16N8K16(OpBuilder &b, Location loc, ValueRange a,
                                         out);
 }
 
-/// Word `w` of the unswizzled canonical ("core matrix") layout wgmma reads
-/// k-major operands in: `line` (a row of the operand along m or n) `l`,
-/// word `at` of the line (two k-adjacent 16-bit values), lines of `words`
-/// words. A core matrix is 8 lines x 4 words, 128 contiguous bytes; core
-/// matrices follow each other along k (128 bytes apart: the leading byte
-/// offset) and then along the lines (32 `words` bytes: the stride byte
-/// offset).
+/// The word of line `l`, word `at` of a staged operand (lines of `words`
+/// words) in the unswizzled canonical ("core matrix") layout wgmma reads.
+/// A core matrix is 8 lines x 4 words, 128 contiguous bytes; core matrices
+/// follow each other along a line (128 bytes apart) and then from one
+/// group of 8 lines to the next (32 `words` bytes). For a k-major operand
+/// (lines along m or n, two k-adjacent values a word) those are the
+/// leading and the stride byte offsets; for a natural one (lines along k)
+/// the other way round.
 inline Value coreWord(OpBuilder &b, Location loc, Value l, Value at,
                       int64_t words) {
   auto c = [&](int64_t v) -> Value {

@@ -1412,10 +1412,7 @@ struct CUDATensorCoreContractionsPass
                                Value at, Value off) {
             Value w;
             if (buf.core)
-              w = addV(b,
-                       addV(b, mul(b, div(b, l, 8), 8 * buf.line),
-                            mul(b, div(b, at, 4), 32)),
-                       addV(b, mul(b, rem(b, l, 8), 4), rem(b, at, 4)));
+              w = cuda::coreWord(b, loc, l, at, buf.line);
             else
               w = addV(b, mul(b, l, buf.stride), at);
             w = add(b, w, buf.base);
@@ -1929,22 +1926,10 @@ struct CUDATensorCoreContractionsPass
             auto i64c = [&](int64_t v) -> Value {
               return arith::ConstantIntOp::create(b, loc, i64, v);
             };
-            Value addr =
-                memref::ExtractAlignedPointerAsIndexOp::create(b, loc, smem);
-            // Matrix descriptor (PTX ISA, "Matrix Descriptor Format"):
-            // bits 0-13 the start address >> 4 (a shared address is below
-            // 2^18), 16-29 the leading byte offset >> 4, 32-45 the stride
-            // byte offset >> 4, base offset 0, 62-63 swizzle 0 (none).
             auto descriptor = [&](const StagedBuffer &buf, Value word) {
-              Value start = arith::IndexCastUIOp::create(
-                  b, loc, i64, addV(b, addr, mul(b, word, 4)));
-              start = arith::ShRUIOp::create(
-                  b, loc, arith::AndIOp::create(b, loc, start, i64c(0x3FFFF)),
-                  i64c(4));
-              int64_t fields = (buf.leadingBytes() >> 4) << 16 |
-                               (buf.strideBytes() >> 4) << 32;
-              return arith::OrIOp::create(b, loc, start, i64c(fields))
-                  .getResult();
+              return cuda::wgmmaDescriptor(b, loc, smem, word,
+                                           buf.leadingBytes(),
+                                           buf.strideBytes());
             };
             Value descA = descriptor(
                 s.a, lineIndex(b, s.a, mul(b, div(b, l.wm, 4), 64), zero, off));
