@@ -217,7 +217,9 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       *this, "wgmma",
       llvm::cl::desc("Staged bf16 / f16 contractions whose operands both go "
                      "by cp.async, and the staged attention core, run as "
-                     "warpgroup MMAs (wgmma.mma_async; needs chip sm_90a)"),
+                     "warpgroup MMAs (wgmma.mma_async; needs chip sm_90a, "
+                     "which linformer-compile --sm=90 then builds for); off "
+                     "by default: not yet checked on a GPU"),
       llvm::cl::init(false)};
 };
 

@@ -15,6 +15,7 @@
 
 #include "compiler/Codegen/Halide/HalideTarget.h"
 #include "compiler/Model/ModelBuilder.h"
+#include "compiler/Pipelines/CUDAFlags.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Target/CPU/CPUTarget.h"
@@ -112,84 +113,6 @@ static cl::opt<bool> bf16StorageOpt(
              "even; the reference uses the rounded values) and extended to "
              "f32 in the function, as a bf16 model's entry does"),
     cl::init(false));
-static cl::opt<bool> cudaStageCoreOpt(
-    "cuda-stage-core",
-    cl::desc("With --pipeline=cuda-host: the tensor-core attention core "
-             "stages keys and values in a block's (emulated) shared memory"),
-    cl::init(true));
-static cl::opt<bool> cudaStageContractionsOpt(
-    "cuda-stage-contractions",
-    cl::desc("With --pipeline=cuda-host: bf16 / f16 tensor-core "
-             "contractions stage A and B in a block's (emulated) shared "
-             "memory"),
-    cl::init(true));
-static cl::opt<bool> cudaPrefetchContractionsOpt(
-    "cuda-prefetch-contractions",
-    cl::desc("With --pipeline=cuda-host: staged contractions double-buffer "
-             "and prefetch the next chunk (emulated phase by phase)"),
-    cl::init(true));
-static cl::opt<bool> cudaSimtContractionsOpt(
-    "cuda-simt-contractions",
-    cl::desc("With --pipeline=cuda-host and no tensor cores: contractions "
-             "as staged SIMT tiles (f32 pairs, fma by each lane)"),
-    cl::init(true));
-static cl::opt<bool> cudaLdmatrixCoreOpt(
-    "cuda-ldmatrix-core",
-    cl::desc("With --pipeline=cuda-host: the staged tensor-core core reads "
-             "keys and values as ldmatrix would (each lane's operand from "
-             "the row its holder points at)"),
-    cl::init(true));
-static cl::opt<int64_t> cudaCoreSlotsOpt(
-    "cuda-core-slots",
-    cl::desc("With --pipeline=cuda-host: the tensor-core core's slots a "
-             "step (16, 32 or 64)"),
-    cl::init(32));
-static cl::opt<int64_t> cudaCoreGroupsOpt(
-    "cuda-core-groups",
-    cl::desc("With --pipeline=cuda-host: query groups a staged core block "
-             "walks"),
-    cl::init(4));
-static cl::opt<int64_t> cudaCoreMinBlocksOpt(
-    "cuda-core-min-blocks",
-    cl::desc("With --pipeline=cuda-host: the blocks the staged core keeps "
-             "at least (-1: 4 an SM)"),
-    cl::init(-1));
-static cl::opt<bool> cudaLdmatrixContractionsOpt(
-    "cuda-ldmatrix-contractions",
-    cl::desc("With --pipeline=cuda-host: staged contractions read k-major "
-             "fragments as ldmatrix would (each lane's word from the row "
-             "its holder points at)"),
-    cl::init(true));
-static cl::opt<bool> cudaLdmatrixTransContractionsOpt(
-    "cuda-ldmatrix-trans-contractions",
-    cl::desc("With --pipeline=cuda-host: staged contractions keep a B "
-             "contiguous along n in its own layout and read it as "
-             "ldmatrix.trans would (each lane's values from the rows their "
-             "holder's neighbours point at)"),
-    cl::init(true));
-static cl::opt<int64_t> cudaAsyncStagesOpt(
-    "cuda-async-stages",
-    cl::desc("With --pipeline=cuda-host: buffers of a staged contraction "
-             "whose operands are both copied as cp.async would (the "
-             "chunk's buffer is chunk % stages)"),
-    cl::init(3));
-static cl::opt<bool> cudaAsyncCopyContractionsOpt(
-    "cuda-async-copy-contractions",
-    cl::desc("With --pipeline=cuda-host: prefetched staged contractions "
-             "copy a 16-bit operand of the operand type as cp.async would "
-             "(its bytes, straight into the chunk's buffer)"),
-    cl::init(true));
-static cl::opt<bool> cudaWgmmaOpt(
-    "cuda-wgmma",
-    cl::desc("With --pipeline=cuda-host: staged contractions whose operands "
-             "both go by cp.async read them as wgmma would, from buffers in "
-             "its canonical layout"),
-    cl::init(false));
-static cl::opt<bool> cudaFuseCoreOpt(
-    "cuda-fuse-core",
-    cl::desc("--pipeline=cuda-host: the attention core as one fused kernel "
-             "(default) or, off, as linalg kernels"),
-    cl::init(true));
 static cl::opt<std::string> halideSchedulerOpt(
     "halide-autoscheduler",
     cl::desc("--pipeline=halide: adams2019, mullapudi2016 or li2018"),
@@ -502,20 +425,7 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.onHost = true;
     cudaOptions.mma = cudaMmaOpt;
     cudaOptions.mmaExact = cudaMmaExactOpt;
-    cudaOptions.fuseCore = cudaFuseCoreOpt;
-    cudaOptions.stageCore = cudaStageCoreOpt;
-    cudaOptions.stageContractions = cudaStageContractionsOpt;
-    cudaOptions.prefetchContractions = cudaPrefetchContractionsOpt;
-    cudaOptions.ldmatrixContractions = cudaLdmatrixContractionsOpt;
-    cudaOptions.ldmatrixTransContractions = cudaLdmatrixTransContractionsOpt;
-    cudaOptions.asyncCopyContractions = cudaAsyncCopyContractionsOpt;
-    cudaOptions.asyncStages = cudaAsyncStagesOpt;
-    cudaOptions.wgmma = cudaWgmmaOpt;
-    cudaOptions.ldmatrixCore = cudaLdmatrixCoreOpt;
-    cudaOptions.coreSlots = cudaCoreSlotsOpt;
-    cudaOptions.coreGroups = cudaCoreGroupsOpt;
-    cudaOptions.coreMinBlocks = cudaCoreMinBlocksOpt;
-    cudaOptions.simtContractions = cudaSimtContractionsOpt;
+    mlir::linformer::applyCUDAFlags(cudaOptions);
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {
     mlir::linformer::buildHalidePipeline(pm);
@@ -681,7 +591,17 @@ int runModel(MLIRContext &context) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  mlir::linformer::registerCUDAFlags();
   cl::ParseCommandLineOptions(argc, argv, "Linformer end-to-end CPU check\n");
+  {
+    mlir::linformer::CUDAPipelineOptions cudaFlags;
+    mlir::linformer::applyCUDAFlags(cudaFlags);
+    if (std::string err = mlir::linformer::checkCUDAOptions(cudaFlags);
+        !err.empty()) {
+      llvm::errs() << "error: " << err << "\n";
+      return 1;
+    }
+  }
   DialectRegistry registry;
   registry.insert<mlir::linformer::LinformerDialect>();
   registerAllDialects(registry);

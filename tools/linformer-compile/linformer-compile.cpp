@@ -17,6 +17,7 @@
 #include "compiler/Codegen/Halide/HalideTarget.h"
 #include "compiler/Model/ModelBuilder.h"
 #include "compiler/Passes.h"
+#include "compiler/Pipelines/CUDAFlags.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Schedule/Autotune.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
@@ -124,95 +125,6 @@ static cl::opt<std::string> cudaMma(
              "model's dtype (bf16 or f16 models) on sm_80 and later, else "
              "none"),
     cl::init("auto"));
-static cl::opt<bool> cudaStageCore(
-    "cuda-stage-core",
-    cl::desc("--target=cuda: the tensor-core attention core copies each "
-             "(b, h)'s projected keys and values into shared memory once a "
-             "block, when they fit (default); =false: every warp reads them "
-             "from device memory (for comparisons)"),
-    cl::init(true));
-static cl::opt<bool> cudaStageContractions(
-    "cuda-stage-contractions",
-    cl::desc("--target=cuda: bf16 / f16 tensor-core contractions share A "
-             "and B among a block's warps through shared memory, a chunk of "
-             "k at a time (default); =false: every warp loads its own "
-             "fragments from device memory (for comparisons)"),
-    cl::init(true));
-static cl::opt<int64_t> cudaBlocksPerSM(
-    "cuda-blocks-per-sm",
-    cl::desc("--target=cuda: blocks of each kernel an SM should hold at once, "
-             "where threads and shared memory allow; ptxas then fits the "
-             "registers to them or spills (default 1: no request, ptxas "
-             "chooses)"),
-    cl::init(1));
-static cl::opt<bool> cudaPrefetchContractions(
-    "cuda-prefetch-contractions",
-    cl::desc("--target=cuda: staged contractions keep two shared buffers "
-             "and load the next chunk into registers during this chunk's "
-             "mma (default); =false: copy, barrier, mma, barrier (for "
-             "comparisons)"),
-    cl::init(true));
-static cl::opt<bool> cudaSimtContractions(
-    "cuda-simt-contractions",
-    cl::desc("--target=cuda without tensor cores (an f32 model, or "
-             "--cuda-mma=none): contractions run as staged SIMT tiles, f32 "
-             "pairs in shared memory and fma by each lane (default); "
-             "=false: one thread an output element (for comparisons)"),
-    cl::init(true));
-static cl::opt<bool> cudaLdmatrixCore(
-    "cuda-ldmatrix-core",
-    cl::desc("--target=cuda: the staged tensor-core attention core reads "
-             "its keys' and values' fragments with ldmatrix.x4 (default); "
-             "=false: one ld.shared.b32 a register (for comparisons)"),
-    cl::init(true));
-static cl::opt<int64_t> cudaCoreSlots(
-    "cuda-core-slots",
-    cl::desc("--target=cuda: the tensor-core attention core's slots a step "
-             "of its online softmax: 16, 32 (default) or 64, halved until "
-             "it divides k"),
-    cl::init(32));
-static cl::opt<int64_t> cudaCoreGroups(
-    "cuda-core-groups",
-    cl::desc("--target=cuda: query groups (8 warps x 16 rows) a staged "
-             "attention-core block walks after one copy of its keys and "
-             "values, as long as 4 blocks an SM remain (default 4; 1: a "
-             "copy a group)"),
-    cl::init(4));
-static cl::opt<bool> cudaLdmatrixContractions(
-    "cuda-ldmatrix-contractions",
-    cl::desc("--target=cuda: staged contractions read the A fragments of a "
-             "k-major operand with ldmatrix.x4 (default); =false: one "
-             "ld.shared.b32 a register (for comparisons)"),
-    cl::init(true));
-static cl::opt<bool> cudaLdmatrixTransContractions(
-    "cuda-ldmatrix-trans-contractions",
-    cl::desc("--target=cuda: staged contractions keep a B operand that is "
-             "contiguous along n in its own layout, copy it as loaded and "
-             "read its fragments with ldmatrix.x4.trans (default); =false: "
-             "pair-major, one ld.shared.b32 a register (for comparisons)"),
-    cl::init(true));
-static cl::opt<int64_t> cudaAsyncStages(
-    "cuda-async-stages",
-    cl::desc("--target=cuda: shared buffers of a staged contraction whose "
-             "operands are both copied with cp.async (default 3: two "
-             "chunks in flight during a chunk's mma; 2 or more, 2 where "
-             "more do not fit)"),
-    cl::init(3));
-static cl::opt<bool> cudaAsyncCopyContractions(
-    "cuda-async-copy-contractions",
-    cl::desc("--target=cuda: prefetched staged contractions copy an operand "
-             "that is staged as loaded (bf16 / f16 of the operand type) "
-             "with cp.async, straight into shared memory (default); =false: "
-             "through registers (for comparisons)"),
-    cl::init(true));
-static cl::opt<bool> cudaWgmma(
-    "cuda-wgmma",
-    cl::desc("--target=cuda --sm=90: staged bf16 / f16 contractions whose "
-             "operands both go by cp.async, and the staged attention core, "
-             "run as warpgroup MMAs (wgmma.mma_async) and the code is built "
-             "for sm_90a, which runs on sm_90 devices only (default off: "
-             "not yet timed or checked on a GPU)"),
-    cl::init(false));
 static cl::opt<std::string> cpu("cpu", cl::desc("LLVM CPU (default: host)"),
                                 cl::init(""));
 static cl::opt<std::string> cpuFeatures("cpu-features",
@@ -1457,22 +1369,12 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
     return 1;
   mlir::linformer::CUDAPipelineOptions options;
   // wgmma is an sm_90a instruction: code for sm_90 devices only.
-  options.chip = "sm_" + std::to_string(sm.getValue()) + (cudaWgmma ? "a" : "");
-  options.wgmma = cudaWgmma;
+  mlir::linformer::applyCUDAFlags(options);
+  // wgmma is an sm_90a instruction: code for sm_90 devices only.
+  options.chip =
+      "sm_" + std::to_string(sm.getValue()) + (options.wgmma ? "a" : "");
   options.format = emit == Emit::GPU ? "none" : "isa";
   options.mma = cudaMmaFor(src);
-  options.stageCore = cudaStageCore;
-  options.stageContractions = cudaStageContractions;
-  options.prefetchContractions = cudaPrefetchContractions;
-  options.ldmatrixContractions = cudaLdmatrixContractions;
-  options.ldmatrixTransContractions = cudaLdmatrixTransContractions;
-  options.asyncCopyContractions = cudaAsyncCopyContractions;
-  options.asyncStages = cudaAsyncStages;
-  options.ldmatrixCore = cudaLdmatrixCore;
-  options.coreSlots = cudaCoreSlots;
-  options.coreGroups = cudaCoreGroups;
-  options.simtContractions = cudaSimtContractions;
-  options.blocksPerSM = cudaBlocksPerSM;
   mlir::linformer::buildCUDAPipeline(pm, options);
   if (failed(runWithReproducer(pm, module, "cuda")))
     return 1;
@@ -1520,6 +1422,7 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerPassManagerCLOptions();
+  mlir::linformer::registerCUDAFlags();
   cl::ParseCommandLineOptions(argc, argv,
                               "linformer-compile: model -> artifact\n");
   if (target != "cpu" && target != "cuda" && target != "cpu,cuda")
@@ -1543,19 +1446,12 @@ int main(int argc, char **argv) {
       cudaMma != "bf16" && cudaMma != "f16")
     return fail("--cuda-mma takes auto, none, tf32, bf16 or f16, not '" +
                 cudaMma + "'");
-  if (cudaAsyncStages < 2 || cudaAsyncStages > 8)
-    return fail("--cuda-async-stages takes 2 to 8 (shared buffers of a "
-                "staged contraction copied with cp.async), not " +
-                std::to_string(cudaAsyncStages));
-  if (cudaCoreGroups < 1 || cudaCoreGroups > 64)
-    return fail("--cuda-core-groups takes 1 to 64 (query groups a staged "
-                "attention-core block walks), not " +
-                std::to_string(cudaCoreGroups));
-  if (cudaCoreSlots != 16 && cudaCoreSlots != 32 && cudaCoreSlots != 64)
-    return fail("--cuda-core-slots takes 16, 32 or 64 (slots a step of the "
-                "tensor-core attention core), not " +
-                std::to_string(cudaCoreSlots));
-  if (target != "cpu" && cudaWgmma && sm != 90)
+  mlir::linformer::CUDAPipelineOptions cudaFlags;
+  mlir::linformer::applyCUDAFlags(cudaFlags);
+  if (std::string err = mlir::linformer::checkCUDAOptions(cudaFlags);
+      !err.empty())
+    return fail(err);
+  if (target != "cpu" && cudaFlags.wgmma && sm != 90)
     return fail("--cuda-wgmma needs --sm=90 (wgmma is an sm_90a instruction, "
                 "which other SMs do not have), not --sm=" +
                 std::to_string(sm));

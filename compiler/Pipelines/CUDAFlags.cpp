@@ -1,0 +1,98 @@
+//===- CUDAFlags.cpp - the CUDA pipeline's knobs as --cuda-* flags --------===//
+
+#include "compiler/Pipelines/CUDAFlags.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ManagedStatic.h"
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <vector>
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace {
+
+template <typename T>
+using Knob = detail::PassOptions::Option<T> CUDAPipelineOptions::*;
+
+/// One --cuda-<name> flag a knob, named, described and defaulted as the
+/// pipeline option is.
+struct Flags {
+  CUDAPipelineOptions defaults;
+  std::deque<std::string> names;
+  std::vector<std::unique_ptr<llvm::cl::Option>> flags;
+  std::vector<std::function<void(CUDAPipelineOptions &)>> copies;
+
+  template <typename T> void mirror(Knob<T> knob) {
+    auto &option = defaults.*knob;
+    names.push_back(("cuda-" + option.ArgStr).str());
+    auto flag = std::make_unique<llvm::cl::opt<T>>(
+        llvm::StringRef(names.back()), llvm::cl::desc(option.HelpStr),
+        llvm::cl::init(option.getValue()));
+    copies.push_back([knob, flag = flag.get()](CUDAPipelineOptions &o) {
+      o.*knob = flag->getValue();
+    });
+    flags.push_back(std::move(flag));
+  }
+
+  Flags() {
+    // The schedule knobs: what a user compares or tunes. The target (chip,
+    // features), the output format and the tensor-core precision stay the
+    // tools' own: their defaults and meaning differ between them.
+    mirror<bool>(&CUDAPipelineOptions::fuseCore);
+    mirror<bool>(&CUDAPipelineOptions::stageCore);
+    mirror<bool>(&CUDAPipelineOptions::ldmatrixCore);
+    mirror<int64_t>(&CUDAPipelineOptions::coreSlots);
+    mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
+    mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
+    mirror<bool>(&CUDAPipelineOptions::stageContractions);
+    mirror<bool>(&CUDAPipelineOptions::prefetchContractions);
+    mirror<bool>(&CUDAPipelineOptions::simtContractions);
+    mirror<bool>(&CUDAPipelineOptions::ldmatrixContractions);
+    mirror<bool>(&CUDAPipelineOptions::ldmatrixTransContractions);
+    mirror<bool>(&CUDAPipelineOptions::asyncCopyContractions);
+    mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
+    mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
+    mirror<bool>(&CUDAPipelineOptions::wgmma);
+  }
+};
+
+llvm::ManagedStatic<Flags> flags;
+
+} // namespace
+
+void mlir::linformer::registerCUDAFlags() { *flags; }
+
+void mlir::linformer::applyCUDAFlags(CUDAPipelineOptions &options) {
+  for (auto &copy : flags->copies)
+    copy(options);
+}
+
+std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
+                                              llvm::StringRef prefix) {
+  auto bad = [&](const auto &option, llvm::StringRef takes,
+                 llvm::StringRef what) {
+    return (prefix + option.ArgStr + " takes " + takes + " (" + what +
+            "), not " + std::to_string(option.getValue()))
+        .str();
+  };
+  if (o.asyncStages < 2 || o.asyncStages > 8)
+    return bad(o.asyncStages, "2 to 8",
+               "shared buffers of a staged contraction copied with cp.async");
+  if (o.coreGroups < 1 || o.coreGroups > 64)
+    return bad(o.coreGroups, "1 to 64",
+               "query groups a staged attention-core block walks");
+  if (o.coreSlots != 16 && o.coreSlots != 32 && o.coreSlots != 64)
+    return bad(o.coreSlots, "16, 32 or 64",
+               "slots a step of the tensor-core attention core");
+  if (o.coreMinBlocks < -1)
+    return bad(o.coreMinBlocks, "-1 or a count of blocks",
+               "-1: 4 an SM of the target");
+  // 32: the most resident blocks an SM of any target this compiler knows.
+  if (o.blocksPerSM < 1 || o.blocksPerSM > 32)
+    return bad(o.blocksPerSM, "1 to 32", "blocks of a kernel an SM holds");
+  return "";
+}
