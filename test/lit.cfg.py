@@ -33,6 +33,11 @@ ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptx
 if os.access(ptxas, os.X_OK):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note(f"no ptxas at {ptxas}: the ptxas checks of the CUDA tests "
+                    "(spills, registers and shared memory against the "
+                    "schedule's budget, cubins) are skipped; install the CUDA "
+                    "toolkit there or point CUDA_HOME at one")
 
 # The Halide code generator (--backend=halide) is built when scripts/setup
 # installed Halide (build/halide-venv).
