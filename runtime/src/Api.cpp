@@ -226,6 +226,7 @@ void lf_session_options_init(lf_session_options *options) {
   options->struct_size = sizeof(lf_session_options);
   options->num_threads = 0;
   options->profile = 0;
+  options->cuda_stream = nullptr;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
@@ -249,11 +250,15 @@ lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
       if (options->struct_size >= offsetof(lf_session_options, profile) +
                                       sizeof(options->profile))
         opts.profile = options->profile;
+      if (options->struct_size >= offsetof(lf_session_options, cuda_stream) +
+                                      sizeof(options->cuda_stream))
+        opts.cuda_stream = options->cuda_stream;
     }
     auto handle = std::make_unique<lf_session_s>();
     handle->impl = std::make_unique<Session>(module->impl, weights->impl,
                                              opts.num_threads,
-                                             opts.profile != 0);
+                                             opts.profile != 0,
+                                             opts.cuda_stream);
     *out_session = handle.release();
   });
 }

@@ -340,8 +340,9 @@ std::string describeDevice(const CudaModule &module) {
 
 CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
                          const Manifest &manifest, const Weights &weights,
-                         bool profile)
-    : module_(std::move(module)), manifest_(manifest) {
+                         bool profile, void *stream)
+    : module_(std::move(module)), manifest_(manifest), stream_(stream),
+      ownsStream_(stream == nullptr) {
   const Driver &d = driver();
   weights_ = module_->weightsFor(manifest, weights);
   module_->makeCurrent();
@@ -358,8 +359,9 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
       owned_.push_back(p);
       device_[i] = p;
     }
-    d.check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING),
-            "cuStreamCreate");
+    if (ownsStream_)
+      d.check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING),
+              "cuStreamCreate");
     if (profile)
       for (size_t k = 0; k < 2 * manifest.kernels.size(); ++k) {
         CUevent e = nullptr;
@@ -381,7 +383,7 @@ void CudaSession::release() noexcept {
   for (void *e : events_)
     d.cuEventDestroy(e);
   events_.clear();
-  if (stream_)
+  if (stream_ && ownsStream_)
     d.cuStreamDestroy(stream_);
   stream_ = nullptr;
   for (uint64_t p : owned_)
@@ -469,8 +471,17 @@ void CudaSession::run(const std::vector<void *> &host,
       d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], b.byteSize(), stream_),
               "copying output '" + b.name + "' from the device");
   }
-  // A kernel fault surfaces here, as the error of the run.
-  d.check(d.cuStreamSynchronize(stream_), "running the kernels");
+  // A kernel fault surfaces here, as the error of the run. On the caller's
+  // stream with every output on the device, the caller waits when it needs
+  // to (it may be capturing the stream into a graph).
+  bool hostOutputs = false, deviceRun = false;
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    hostOutputs |= m.buffers[i].kind == BufferKind::Output && host[i] &&
+                   !onDevice[i];
+    deviceRun |= onDevice[i];
+  }
+  if (ownsStream_ || hostOutputs || !deviceRun || !events_.empty())
+    d.check(d.cuStreamSynchronize(stream_), "running the kernels");
   if (kernelMs && !events_.empty())
     for (size_t k = 0; k < m.kernels.size(); ++k) {
       float ms = 0;

@@ -59,10 +59,11 @@ void deviceCopy(const CudaModule &module, void *hostDst, uint64_t deviceSrc,
 class CudaSession {
 public:
   /// Allocates the session's device buffers and uploads (or shares) the
-  /// weights. Throws Error.
+  /// weights. `stream`: the caller's, which the session uses and never
+  /// destroys; null: one of its own. Throws Error.
   CudaSession(std::shared_ptr<const CudaModule> module,
               const Manifest &manifest, const Weights &weights,
-              bool profile);
+              bool profile, void *stream = nullptr);
   ~CudaSession();
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
@@ -71,7 +72,8 @@ public:
   /// read; outputs: written; others ignored), or, where `onDevice[i]`, the
   /// caller's device address, bound to the kernels without a copy. With
   /// profiling, appends each kernel's milliseconds (CUDA events) to
-  /// `kernelMs[k]`.
+  /// `kernelMs[k]`. On the caller's stream, a run whose outputs all stay
+  /// on the device (and that is not profiled) returns without waiting.
   void run(const std::vector<void *> &host, const std::vector<bool> &onDevice,
            std::vector<std::vector<double>> *kernelMs);
 
@@ -84,6 +86,7 @@ private:
   std::vector<uint64_t> device_; ///< per buffer: its device address
   std::vector<uint64_t> owned_;  ///< allocations this session frees
   void *stream_ = nullptr;
+  bool ownsStream_ = true;
   std::vector<void *> events_; ///< 2 per kernel when profiling
 };
 

@@ -125,9 +125,10 @@ class ThreadPool;
 /// Runs one module with one set of weights; owns its threads and buffers.
 class Session {
 public:
+  /// `cudaStream`: the caller's CUstream (cuda modules only), or null.
   Session(std::shared_ptr<const Module> module,
           std::shared_ptr<const Weights> weights, int numThreads,
-          bool profile = false);
+          bool profile = false, void *cudaStream = nullptr);
   ~Session();
 
   int numThreads() const;

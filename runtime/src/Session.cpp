@@ -159,15 +159,16 @@ struct Session::Impl {
   /// Profiling: per kernel, the milliseconds of each timed run (the last
   /// kMaxProfiledRuns), its FLOPs and shape key from the manifest.
   bool profiling = false;
+  void *cudaStream = nullptr; ///< the caller's, or null
   static constexpr size_t kMaxProfiledRuns = 4096;
   std::vector<std::vector<double>> kernelMs;
   std::vector<double> kernelFlops;
   std::vector<std::string> kernelKeys;
 
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
-       int threads, bool profile)
+       int threads, bool profile, void *stream)
       : module(std::move(m)), weights(std::move(w)), pool(threads),
-        profiling(profile) {
+        profiling(profile), cudaStream(stream) {
     const Manifest &manifest = module->manifest();
     kernelMs.resize(manifest.kernels.size());
     for (const ManifestKernel &k : manifest.kernels) {
@@ -225,7 +226,7 @@ void Session::Impl::plan() {
   bound = owned;
   if (module->cuda())
     cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights,
-                                         profiling);
+                                         profiling, cudaStream);
   args.resize(m.kernels.size());
   for (size_t k = 0; k < m.kernels.size(); ++k)
     args[k].resize(m.kernels[k].buffers.size());
@@ -560,8 +561,12 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
 
 Session::Session(std::shared_ptr<const Module> module,
                  std::shared_ptr<const Weights> weights, int numThreads,
-                 bool profile) {
+                 bool profile, void *cudaStream) {
   weights->check(*module);
+  if (cudaStream && !module->cuda())
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_stream is set, and '" + module->path() +
+                    "' runs on the cpu (a stream needs a cuda module)");
   if (numThreads < 0)
     throw Error(LF_INVALID_ARGUMENT,
                 "num_threads is " + std::to_string(numThreads) +
@@ -570,7 +575,7 @@ Session::Session(std::shared_ptr<const Module> module,
     numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
   numThreads = std::min(numThreads, 1024);
   impl_ = std::make_unique<Impl>(std::move(module), std::move(weights),
-                                 numThreads, profile);
+                                 numThreads, profile, cudaStream);
   impl_->plan();
 }
 

@@ -22,6 +22,12 @@
  *                               pointer parameters points to (-1: none);
  *                               the parameter count comes from the PTX
  *                               .entry (from a cubin: "?", none listed)
+ * With FAKE_CUDA_STREAMS set, streams too (numbered from 1 as created; 0 is
+ * the default stream):
+ *   stream ID                   cuStreamCreate
+ *   destroy ID                  cuStreamDestroy
+ *   sync ID                     cuStreamSynchronize
+ *   on ID                       the stream of the launch or copy just above
  *
  *===----------------------------------------------------------------------===*/
 
@@ -74,6 +80,16 @@ static void logf_(const char *fmt, ...) {
 }
 
 /* The allocation `p` points into, or -1. */
+struct Stream {
+  int id;
+};
+static int nstreams;
+static int streamId(void *s) { return s ? ((struct Stream *)s)->id : 0; }
+static void logStream(const char *event, void *s) {
+  if (getenv("FAKE_CUDA_STREAMS"))
+    logf_("%s %d\n", event, streamId(s));
+}
+
 static int allocOf(CUdeviceptr p) {
   for (int i = 0; i < nallocs; ++i)
     if (allocs[i].base && (char *)(uintptr_t)p >= allocs[i].base &&
@@ -217,22 +233,22 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n,
                               void *stream) {
-  (void)stream;
   int id = allocOf(dst);
   if (id < 0 || (char *)(uintptr_t)dst + n > allocs[id].base + allocs[id].size)
     return 1;
   memcpy((void *)(uintptr_t)dst, src, n);
   logf_("htod %d %zu\n", id, n);
+  logStream("on", stream);
   return 0;
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
                               void *stream) {
-  (void)stream;
   int id = allocOf(src);
   if (id < 0 || (char *)(uintptr_t)src + n > allocs[id].base + allocs[id].size)
     return 1;
   memcpy(dst, (void *)(uintptr_t)src, n);
   logf_("dtoh %d %zu\n", id, n);
+  logStream("on", stream);
   return 0;
 }
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
@@ -243,15 +259,25 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
 }
 CUresult cuStreamCreate(void **s, unsigned flags) {
   (void)flags;
-  *s = malloc(1);
+  struct Stream *stream = malloc(sizeof *stream);
+  stream->id = ++nstreams;
+  *s = stream;
+  logStream("stream", stream);
   return 0;
 }
-CUresult cuStreamDestroy_v2(void *s) { free(s); return 0; }
-CUresult cuStreamSynchronize(void *s) { (void)s; return 0; }
+CUresult cuStreamDestroy_v2(void *s) {
+  logStream("destroy", s);
+  free(s);
+  return 0;
+}
+CUresult cuStreamSynchronize(void *s) {
+  logStream("sync", s);
+  return 0;
+}
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                         unsigned bx, unsigned by, unsigned bz, unsigned shared,
                         void *stream, void **params, void **extra) {
-  (void)stream; (void)extra;
+  (void)extra;
   const struct Function *f = fn;
   if ((int)shared > f->maxShared)
     return 1; /* CUDA_ERROR_INVALID_VALUE */
@@ -264,6 +290,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
     at += snprintf(line + at, sizeof line - (size_t)at, " %d",
                    allocOf(*(CUdeviceptr *)params[i]));
   logf_("%s\n", line);
+  logStream("on", stream);
   return 0;
 }
 CUresult cuEventCreate(void **e, unsigned flags) {

@@ -225,6 +225,14 @@ typedef struct lf_session_options {
   /* Nonzero: time every kernel of every run (see lf_session_profile); two
    * clock reads per kernel. 0 by default. */
   int32_t profile;
+  /* A cuda module only: the CUstream (carried in a void *) of device 0's
+   * primary context that the session's copies and launches go on, so that
+   * they are ordered with the caller's own work on it (and a stream capture
+   * records them into a CUDA graph). The caller keeps it alive for the
+   * session's lifetime and destroys it after. NULL (the default): the
+   * session creates a stream of its own. A non-NULL stream for a cpu
+   * module is LF_INVALID_ARGUMENT. */
+  void *cuda_stream;
 } lf_session_options;
 
 /* Fills `options` with defaults. */
@@ -290,7 +298,12 @@ LF_API lf_status lf_device_copy_from(const lf_module *module, void *host_dst,
  * ([b, n, ...]: no padding on the device) and not overlap. The lengths or
  * mask input, when given, stays a host tensor, as in lf_session_run. The
  * runtime cannot see a device allocation's size: a smaller one is the
- * caller's error, like a short host buffer. */
+ * caller's error, like a short host buffer.
+ * On a session with the caller's cuda_stream (and without profiling) the
+ * run is enqueued on that stream and returns without waiting: the outputs
+ * are ready once the stream reaches that point, and a kernel fault shows at
+ * the caller's next synchronization. Otherwise the run waits for its
+ * kernels and reports a fault as its own error. */
 LF_API lf_status lf_session_run_device(lf_session *session,
                                        const lf_tensor *inputs,
                                        size_t num_inputs,
