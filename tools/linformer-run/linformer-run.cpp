@@ -19,11 +19,13 @@
 #include "lib/Reference/Encoder.h"
 #include "lib/Safetensors/Safetensors.h"
 #include "lib/Support/Random.h"
+#include "lib/Support/Sha256.h"
 #include "linformer/runtime.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -146,29 +148,23 @@ std::pair<double, std::string> defaultTolerance(const nlohmann::json &manifest,
   return t;
 }
 
-/// FNV-1a over `bytes`, continuing from `h`.
-uint64_t fnv1a(const void *bytes, size_t size,
-               uint64_t h = 1469598103934665603ull) {
-  const auto *p = static_cast<const unsigned char *>(bytes);
-  for (size_t i = 0; i < size; ++i)
-    h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
 /// --reference-cache: the reference output saved with a fingerprint of what
-/// it was computed from (the model, every weight's bytes, the input and the
-/// padding), so twins of one model (the GPU bundle's variants) compute it
-/// once. A file whose fingerprint differs, or that is not one of these, is
-/// recomputed and overwritten, never trusted.
+/// it was computed from (SHA-256 of the model, every weight's name and
+/// bytes, the input and the padding), so twins of one model (the GPU
+/// bundle's variants) compute it once. A file whose fingerprint differs, or
+/// that is not one of these, is recomputed and overwritten, never trusted.
 constexpr char kRefMagic[8] = {'L', 'F', 'R', 'E', 'F', '0', '0', '1'};
+using Fingerprint = std::array<uint8_t, 32>;
 
-bool readReference(const std::string &path, uint64_t fingerprint,
+bool readReference(const std::string &path, const Fingerprint &fingerprint,
                    std::vector<float> &out) {
   std::ifstream in(path, std::ios::binary);
   char magic[8];
-  uint64_t fp = 0, count = 0;
+  Fingerprint fp;
+  uint64_t count = 0;
   if (!in.read(magic, 8) || std::memcmp(magic, kRefMagic, 8) != 0 ||
-      !in.read(reinterpret_cast<char *>(&fp), 8) || fp != fingerprint ||
+      !in.read(reinterpret_cast<char *>(fp.data()), fp.size()) ||
+      fp != fingerprint ||
       !in.read(reinterpret_cast<char *>(&count), 8) || count != out.size())
     return false;
   std::vector<float> values(out.size());
@@ -180,14 +176,15 @@ bool readReference(const std::string &path, uint64_t fingerprint,
   return true;
 }
 
-bool writeReference(const std::string &path, uint64_t fingerprint,
+bool writeReference(const std::string &path, const Fingerprint &fingerprint,
                     const std::vector<float> &values) {
   std::string tmp = path + ".tmp";
   {
     std::ofstream os(tmp, std::ios::binary | std::ios::trunc);
     uint64_t count = values.size();
     os.write(kRefMagic, 8);
-    os.write(reinterpret_cast<const char *>(&fingerprint), 8);
+    os.write(reinterpret_cast<const char *>(fingerprint.data()),
+             fingerprint.size());
     os.write(reinterpret_cast<const char *>(&count), 8);
     os.write(reinterpret_cast<const char *>(values.data()),
              std::streamsize(values.size() * sizeof(float)));
@@ -704,19 +701,19 @@ int main(int argc, char **argv) {
                     : maskArray.as<uint8_t>()[b * L + t] != 0;
       }
       // What the reference is computed from, for --reference-cache.
-      uint64_t fingerprint = 0;
+      Fingerprint fingerprint{};
       bool cached = false;
       if (!referenceCache.empty()) {
-        std::string model = manifest["model"].dump();
-        fingerprint = fnv1a(model.data(), model.size());
+        linformer::Sha256 h;
+        h.update(manifest["model"].dump());
         for (const linformer::SafetensorsTensor &t : file.tensors()) {
-          fingerprint = fnv1a(t.name.data(), t.name.size(), fingerprint);
-          fingerprint = fnv1a(t.data, t.size, fingerprint);
+          h.update(t.name);
+          h.update(t.data, t.size);
         }
-        fingerprint = fnv1a(xp.data(), xp.size() * sizeof(float), fingerprint);
-        fingerprint = fnv1a(refLengths.data(),
-                            refLengths.size() * sizeof(int32_t), fingerprint);
-        fingerprint = fnv1a(refMask.data(), refMask.size(), fingerprint);
+        h.update(xp.data(), xp.size() * sizeof(float));
+        h.update(refLengths.data(), refLengths.size() * sizeof(int32_t));
+        h.update(refMask.data(), refMask.size());
+        fingerprint = h.finish();
         cached = readReference(referenceCache, fingerprint, ref);
       }
       if (!cached) {
