@@ -260,30 +260,27 @@ struct CoreOperands {
         : core(core), kStride(core ? d / 2 : d / 2 + 4),
           vStride(core ? k / 2 : k / 2 + 4), vBase(k * kStride),
           words(k * kStride + d * vStride) {}
-    /// The word of K's slot `slot`, pair `pair` of head columns.
-    Value kWord(OpBuilder &b, Location loc, Value slot, Value pair) const {
+    /// Word `pair` of line `l` of lines `stride` words long (padded, or
+    /// in the core layout).
+    Value lineWord(OpBuilder &b, Location loc, Value l, Value pair,
+                   int64_t stride) const {
       if (core)
-        return cuda::coreWord(b, loc, slot, pair, kStride);
+        return cuda::coreWord(b, loc, l, pair, stride);
       return arith::AddIOp::create(
           b, loc,
-          arith::MulIOp::create(b, loc, slot,
-                                arith::ConstantIndexOp::create(b, loc,
-                                                               kStride)),
+          arith::MulIOp::create(b, loc, l,
+                                arith::ConstantIndexOp::create(b, loc, stride)),
           pair);
+    }
+    /// The word of K's slot `slot`, pair `pair` of head columns.
+    Value kWord(OpBuilder &b, Location loc, Value slot, Value pair) const {
+      return lineWord(b, loc, slot, pair, kStride);
     }
     /// The word of V's column `col`, pair `pair` of slots.
     Value vWord(OpBuilder &b, Location loc, Value col, Value pair) const {
-      Value at = core ? cuda::coreWord(b, loc, col, pair, vStride)
-                      : arith::AddIOp::create(
-                            b, loc,
-                            arith::MulIOp::create(
-                                b, loc, col,
-                                arith::ConstantIndexOp::create(b, loc,
-                                                               vStride)),
-                            pair)
-                            .getResult();
       return arith::AddIOp::create(
-          b, loc, at, arith::ConstantIndexOp::create(b, loc, vBase));
+          b, loc, lineWord(b, loc, col, pair, vStride),
+          arith::ConstantIndexOp::create(b, loc, vBase));
     }
   };
 
