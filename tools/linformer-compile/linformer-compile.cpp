@@ -1368,7 +1368,6 @@ int compileCUDA(MLIRContext &context, ModuleOp module, const Source &src,
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
   mlir::linformer::CUDAPipelineOptions options;
-  // wgmma is an sm_90a instruction: code for sm_90 devices only.
   mlir::linformer::applyCUDAFlags(options);
   // wgmma is an sm_90a instruction: code for sm_90 devices only.
   options.chip =
