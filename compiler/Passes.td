@@ -282,6 +282,36 @@ def LinformerCPULowerVectorsPass
                            "::mlir::arith::ArithDialect"];
 }
 
+def LinformerCPUExpandBF16Pass
+    : Pass<"linformer-cpu-expand-bf16", "::mlir::ModuleOp"> {
+  let summary = "expands f32 <-> bf16 conversions into integer arithmetic "
+                "unless the target converts in hardware";
+  let description = [{
+    LLVM lowers an f32 -> bf16 `fptrunc` to one instruction on CPUs with
+    AVX512_BF16 or AVX-NE-CONVERT and to a call into the compiler runtime
+    (`__truncsfbf2`) everywhere else. That helper is in GCC 13's libgcc and
+    not in GCC 12's (Debian 12), so a bf16 model could not be linked for an
+    AVX2 CPU, and an artifact that needed the helper would depend on what
+    the machine running it has. Without hardware conversion, this pass
+    rewrites `arith.truncf` f32 -> bf16 (round to nearest even, NaN kept
+    quiet) and `arith.extf` bf16 -> f32 (a shift) with upstream's arith bf16
+    expansion, on scalars and vectors alike, so the kernels call nothing.
+
+    The target is the module's `linformer.target` (the host's when it has
+    none): its features decide (`+avx512bf16` or `+avxneconvert` keep the
+    conversions as they are).
+
+    ```mlir
+    %b = arith.truncf %x : vector<8xf32> to vector<8xbf16>
+    // becomes, for an AVX2 target:
+    //   %i = arith.bitcast %x : vector<8xf32> to vector<8xi32>
+    //   ... round to nearest even on the upper 16 bits, NaN -> quiet NaN ...
+    //   %b = arith.bitcast %t : vector<8xi16> to vector<8xbf16>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def LinformerHoistInKernelsPass
     : Pass<"linformer-hoist-in-kernels", "::mlir::func::FuncOp"> {
   let summary = "loop-invariant code motion and subset hoisting, inside kernels";

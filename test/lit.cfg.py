@@ -68,3 +68,21 @@ if why:
     lit_config.note(f"GPU tests skipped (UNSUPPORTED): {why}; scripts/gpu-bundle runs them on a lent GPU")
 else:
     config.available_features.add("cuda-gpu")
+
+# The host CPU's x86 vector features (/proc/cpuinfo): tests that run kernels
+# compiled for a named CPU (--cpu=haswell, --cpu=znver3) need what that CPU
+# has.
+def host_cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+flags = host_cpu_flags()
+if {"avx2", "fma", "f16c", "bmi1", "bmi2", "movbe"} <= flags:
+    config.available_features.add("host-avx2")
+if "avx512f" in flags:
+    config.available_features.add("host-avx512")

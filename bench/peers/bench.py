@@ -79,24 +79,41 @@ def main():
                     help="processes per measurement, interleaved with the other peers; the best median counts "
                          "(this machine's two vCPUs sometimes run a whole process 1.5x slower)")
     ap.add_argument("--autotune", action="store_true", help="compile ours with --autotune")
+    ap.add_argument("--isa", default="native", choices=["native", "avx2"],
+                    help="avx2: ours compiled for --isa-cpu, the peers limited to AVX2 (see peer.py), the peak "
+                         "measured with AVX2; results go to OUT/avx2 beside the native ones")
+    ap.add_argument("--isa-cpu", default="znver3", help="the AVX2 CPU ours and IREE compile for with --isa avx2")
     ap.add_argument("--max-peer-gflop", type=float, default=4000,
                     help="skip a peer whose run would exceed this many GFLOP (full attention at large n)")
     a = ap.parse_args()
 
     bin_dir = os.path.join(a.build, "bin")
-    work = os.path.join(a.build, "bench", "peers")
+    work = os.path.join(a.build, "bench", "peers" if a.isa == "native" else "peers-" + a.isa)
+    if a.isa != "native":
+        a.out = os.path.join(a.out, a.isa)
     os.makedirs(work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     py = sys.executable
     env = dict(os.environ)
     env["OMP_NUM_THREADS"] = str(a.threads)
+    ours_target = []
+    peer_isa = []
+    if a.isa == "avx2":
+        # Every peer's kernels limited to AVX2: ATen's dispatch, oneDNN,
+        # MKL (torch's sgemm), XLA; IREE and ours compile for an AVX2 CPU.
+        env.update({"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
+                    "MKL_ENABLE_INSTRUCTIONS": "AVX2"})
+        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX2").strip()
+        ours_target = [f"--cpu={a.isa_cpu}"]
+        peer_isa = ["--isa", a.isa, "--isa-cpu", a.isa_cpu]
 
     # The machine's ceiling, measured in this run.
     peak_bin = os.path.join(a.build, "bench", "linformer-peak")
     subprocess.run(["g++", "-O2", "-pthread", os.path.join(ROOT, "bench", "peak", "peak.cpp"), "-o", peak_bin],
                    check=True)
-    peak = json.loads(subprocess.run([peak_bin, "--threads", str(a.threads), "--json"], capture_output=True,
-                                     text=True, check=True).stdout)
+    peak_isa = ["--isa", a.isa] if a.isa != "native" else []
+    peak = json.loads(subprocess.run([peak_bin, "--threads", str(a.threads), "--json"] + peak_isa,
+                                     capture_output=True, text=True, check=True).stdout)
     peak_gflops = peak["fma_gflops_nt"]
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     cpu = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith("Model name")), "?")
@@ -143,7 +160,7 @@ def main():
                 # Ours.
                 lfa = os.path.join(d, "model.lfa")
                 t0 = time.time()
-                compile_cmd = [os.path.join(bin_dir, "linformer-compile"), cfg_path, "-o", lfa]
+                compile_cmd = [os.path.join(bin_dir, "linformer-compile"), cfg_path, "-o", lfa] + ours_target
                 if a.autotune:
                     compile_cmd.append("--autotune")
                 subprocess.run(compile_cmd, check=True, capture_output=True)
@@ -168,7 +185,7 @@ def main():
                     cmd = [py, os.path.join(HERE, "peer.py"), peer, "--config", cfg_path,
                            "--weights", lr_weights if peer == "lucidrains" else w, "--input", x_path,
                            "--reference", lr_ref if peer == "lucidrains" else y_path,
-                           "--threads", str(a.threads), "--runs", str(runs)]
+                           "--threads", str(a.threads), "--runs", str(runs)] + peer_isa
                     rc, out, err, _ = run_measured(with_rss(cmd), env)
                     result = None
                     for line in out.splitlines():
@@ -190,8 +207,8 @@ def main():
                     pre_path = os.path.join(d, "model-pre.json")
                     json.dump(pre_cfg, open(pre_path, "w"))
                     pre_lfa = os.path.join(d, "model-pre.lfa")
-                    subprocess.run([os.path.join(bin_dir, "linformer-compile"), pre_path, "-o", pre_lfa],
-                                   check=True, capture_output=True)
+                    subprocess.run([os.path.join(bin_dir, "linformer-compile"), pre_path, "-o", pre_lfa] +
+                                   ours_target, check=True, capture_output=True)
                     lr_ref = os.path.join(d, "y-pre.npy")
                     subprocess.run([os.path.join(bin_dir, "linformer-run"), pre_lfa, "--weights", lr_weights,
                                     "--input", f"x={x_path}", "--output", lr_ref, "--threads", str(a.threads)],
@@ -239,7 +256,8 @@ def main():
                 emit({"block": block, "n": n, "k": k, "peer": "ours", "median_ms": ours_ms, "min_ms": ours_ms,
                       "gflops": flop / (ours_ms * 1e6), "pct_peak": 100 * flop / (ours_ms * 1e6) / peak_gflops,
                       "rss_mib": ours["rss_mib"], "compile_s": compile_s,
-                      "notes": "; ".join(["linformer-compile" + (" --autotune" if a.autotune else ""),
+                      "notes": "; ".join(["linformer-compile" + (" --autotune" if a.autotune else "") +
+                                          "".join(" " + t for t in ours_target),
                                           spread(ours_all)] + ours["notes"])})
                 for peer, skip in todo:
                     if skip:

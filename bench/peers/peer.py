@@ -2,6 +2,7 @@
 
     peer.py PEER --config model.json --weights w.safetensors --input x.npy
             [--reference y.npy] [--threads T] [--runs R] [--warmup W]
+            [--isa avx2 [--isa-cpu znver3]]
 
 PEER: torch_eager, torch_compile, lucidrains, sdpa (full softmax attention,
 torch eager, same n), iree (iree-turbine export of the torch module, IREE
@@ -9,6 +10,13 @@ llvm-cpu for the host CPU), jax (jax.jit). The output is checked against
 --reference (our output) before timing; a mismatch above 1e-3 normwise
 relative error is reported, and the peer is not timed. The parent process
 measures peak RSS (one process per peer).
+
+--isa avx2 limits the peer to AVX2 on an AVX-512 machine: the parent sets
+ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, MKL_ENABLE_INSTRUCTIONS=AVX2
+and XLA_FLAGS=--xla_cpu_max_isa=AVX2 in the environment; here IREE compiles
+for --isa-cpu instead of the host, and every peer reports in its notes which
+ISA it really ran (torch's ATen capability, oneDNN's and MKL's verbose
+lines, XLA's flag, IREE's target CPU), so a limit that did not take shows.
 """
 
 import argparse
@@ -37,6 +45,41 @@ def timed(fn, runs, warmup):
     return ms[len(ms) // 2], ms[0]
 
 
+def torch_isa_notes(torch, run):
+    """What ISA torch's kernels ran: ATen's dispatch capability, and the ISA
+    lines oneDNN and MKL print in verbose mode (one run, with the process's
+    stdout captured)."""
+    notes = [f"ATen {torch.backends.cpu.get_cpu_capability()}"]
+    import tempfile
+    with tempfile.TemporaryFile(mode="w+") as capture:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(capture.fileno(), 1)
+        try:
+            mkl = getattr(torch.backends, "mkl", None)
+            with torch.backends.mkldnn.verbose(torch.backends.mkldnn.VERBOSE_ON):
+                if mkl is not None and hasattr(mkl, "verbose"):
+                    with mkl.verbose(mkl.VERBOSE_ON):
+                        run()
+                else:
+                    run()
+        finally:
+            sys.stdout.flush()
+            os.dup2(saved, 1)
+            os.close(saved)
+        capture.seek(0)
+        text = capture.read()
+    for line in text.splitlines():
+        if ",info,cpu,isa:" in line:
+            notes.append("oneDNN " + line.split("isa:", 1)[1].strip())
+            break
+    for line in text.splitlines():
+        if line.startswith("MKL_VERBOSE") and "enabled processors" in line:
+            notes.append("MKL " + line.split(" for ", 1)[-1].split(" with ", 1)[0].strip()[:80])
+            break
+    return notes
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("peer")
@@ -47,6 +90,8 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--isa", default="native", choices=["native", "avx2"])
+    ap.add_argument("--isa-cpu", default="znver3")
     a = ap.parse_args()
     config = json.load(open(a.config))
     weights = models.read_safetensors(a.weights)
@@ -66,6 +111,10 @@ def main():
         result["compile_s"] = time.perf_counter() - t0
         run = lambda: f(xj).block_until_ready()
         notes.append(f"jax {jax.__version__}")
+        if a.isa != "native":
+            # XLA aborts on a flag it does not know, so getting here means
+            # the limit was parsed.
+            notes.append("XLA_FLAGS " + os.environ.get("XLA_FLAGS", "").strip())
     elif a.peer == "iree":
         import torch
         import iree.compiler as ireec
@@ -76,8 +125,9 @@ def main():
         t0 = time.perf_counter()
         exported = aot.export(m, torch.from_numpy(x))
         mlir = str(exported.mlir_module)
+        target_cpu = "host" if a.isa == "native" else a.isa_cpu
         vmfb = ireec.compile_str(mlir, target_backends=["llvm-cpu"],
-                                 extra_args=["--iree-llvmcpu-target-cpu=host"])
+                                 extra_args=[f"--iree-llvmcpu-target-cpu={target_cpu}"])
         result["compile_s"] = time.perf_counter() - t0
         ireert.flags.parse_flags(f"--task_topology_max_group_count={a.threads}")
         rt_config = ireert.Config("local-task")
@@ -86,7 +136,7 @@ def main():
         fn = ctx.modules.module["main"]
         y = np.asarray(fn(x).to_host())
         run = lambda: fn(x).to_host()
-        notes.append("iree-turbine aot.export, llvm-cpu, target-cpu=host")
+        notes.append(f"iree-turbine aot.export, llvm-cpu, target-cpu={target_cpu}")
     else:
         import torch
         torch.set_num_threads(a.threads)
@@ -106,6 +156,7 @@ def main():
             with torch.inference_mode():
                 m(xt)
         notes.append(f"torch {torch.__version__}")
+        notes += torch_isa_notes(torch, run)
 
     if a.reference and a.peer != "sdpa":
         err = models.rel_error(y, np.load(a.reference))

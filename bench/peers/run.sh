@@ -11,9 +11,11 @@
 #   bench/peers/run.sh                       # the full sweep (about an hour)
 #   bench/peers/run.sh --n 1024,4096 --k 256 # a quick one
 #   bench/peers/run.sh --autotune            # ours compiled with --autotune
+#   bench/peers/run.sh --isa avx2            # AVX2 mode on any machine: ours
+#                                            # for znver3, peers limited to AVX2
 #
 # Extra arguments go to bench.py (--blocks, --n, --k, --peers, --threads,
-# --runs, --autotune, --max-peer-gflop).
+# --runs, --autotune, --isa, --isa-cpu, --max-peer-gflop).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -35,4 +37,12 @@ if ! "$venv/bin/python" -c "import torch, jax, iree.turbine, linformer, matplotl
     iree-base-compiler iree-base-runtime iree-turbine linformer
 fi
 "$venv/bin/python" "$root/bench/peers/bench.py" --build "$build" "$@"
-"$venv/bin/python" "$root/bench/peers/plot.py" "$root/bench/results"
+# --isa avx2 writes its results beside the native ones, in results/avx2.
+results="$root/bench/results"
+prev=""
+for arg in "$@"; do
+  case "$arg" in --isa=avx2) results="$root/bench/results/avx2" ;; esac
+  if [ "$prev" = "--isa" ] && [ "$arg" = avx2 ]; then results="$root/bench/results/avx2"; fi
+  prev="$arg"
+done
+"$venv/bin/python" "$root/bench/peers/plot.py" "$results"

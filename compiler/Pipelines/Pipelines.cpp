@@ -180,6 +180,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
 /// Host code on memrefs and loops to the LLVM dialect, entry points taking
 /// bare pointers.
 static void addLLVMLowering(OpPassManager &pm) {
+  // While conversions are still arith ops: without hardware bf16
+  // conversion LLVM would call a libgcc helper that GCC 12 lacks.
+  pm.addPass(createLinformerCPUExpandBF16Pass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

@@ -7,6 +7,7 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Target/CPU/CPUTarget.h"
 
 #include "dialect/IR/LinformerOps.h"
 
@@ -15,8 +16,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
-#include "llvm/TargetParser/Host.h"
-#include "llvm/TargetParser/SubtargetFeature.h"
 
 using namespace mlir;
 using namespace mlir::linformer;
@@ -25,16 +24,12 @@ namespace sched = ::linformer::schedule;
 sched::CPUTarget mlir::linformer::hostCPUTarget(StringRef cpu,
                                                 StringRef features) {
   sched::CPUTarget t;
-  t.cpu = (cpu.empty() || cpu == "host") ? llvm::sys::getHostCPUName().str()
-                                          : cpu.str();
-  if (features.empty() || features == "host") {
-    llvm::SubtargetFeatures f;
-    for (const auto &feature : llvm::sys::getHostCPUFeatures())
-      f.AddFeature(feature.first(), feature.second);
-    t.features = f.getString();
-  } else {
-    t.features = features.str();
-  }
+  CPUTargetOptions requested;
+  requested.cpu = cpu.str();
+  requested.features = features.str();
+  CPUTargetOptions resolved = resolveCPUTarget(requested);
+  t.cpu = resolved.cpu;
+  t.features = resolved.features;
   sched::deriveISA(t);
   sched::readHostCaches(t);
   return t;

@@ -23,8 +23,10 @@ constexpr llvm::StringLiteral kTargetAttrName = "linformer.target";
 constexpr llvm::StringLiteral kScheduleAttrName = "linformer.schedule";
 constexpr llvm::StringLiteral kKernelInfoAttrName = "linformer.kernel";
 
-/// The CPU described by LLVM CPU name `cpu` and features `features` (empty:
-/// the host's), with the host's cache sizes and core count.
+/// The CPU described by LLVM CPU name `cpu` and features `features`, with
+/// the host's cache sizes and core count. Empty `cpu`: the host's CPU; empty
+/// `features`: the named CPU's own features (on x86, written out), or the
+/// host's when no CPU is named either.
 ::linformer::schedule::CPUTarget hostCPUTarget(StringRef cpu = "",
                                                StringRef features = "");
 

@@ -17,20 +17,24 @@
 
 namespace linformer::schedule {
 
-void deriveISA(CPUTarget &t) {
+bool hasFeature(const CPUTarget &t, const std::string &feature) {
   // The last mention of a feature decides ("+avx512f,...,-avx512f" is off).
-  std::map<std::string, bool> on;
+  bool on = false;
   std::stringstream ss(t.features);
   std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item.size() < 2 || (item[0] != '+' && item[0] != '-'))
-      continue;
-    on[item.substr(1)] = item[0] == '+';
-  }
-  auto has = [&](const char *f) {
-    auto it = on.find(f);
-    return it != on.end() && it->second;
-  };
+  while (std::getline(ss, item, ','))
+    if (item.size() >= 2 && (item[0] == '+' || item[0] == '-') &&
+        item.compare(1, std::string::npos, feature) == 0)
+      on = item[0] == '+';
+  return on;
+}
+
+bool convertsBF16Natively(const CPUTarget &t) {
+  return hasFeature(t, "avx512bf16") || hasFeature(t, "avxneconvert");
+}
+
+void deriveISA(CPUTarget &t) {
+  auto has = [&](const char *f) { return hasFeature(t, f); };
   if (has("avx512f")) {
     t.isa = "avx512";
     t.vectorBits = 512;

@@ -47,6 +47,16 @@ struct CPUTarget {
   int64_t minAccumulators() const { return fmaUnits * fmaLatency; }
 };
 
+/// Whether t.features turns `feature` on ("avx2" for "+avx2"); the last
+/// mention wins, an absent feature is off.
+bool hasFeature(const CPUTarget &t, const std::string &feature);
+
+/// Whether the target converts f32 to bf16 in hardware (AVX512_BF16 or
+/// AVX-NE-CONVERT). Without it LLVM calls a compiler runtime helper
+/// (`__truncsfbf2`) that not every libgcc has, so the compiler expands the
+/// conversion in the IR instead (linformer-cpu-expand-bf16).
+bool convertsBF16Natively(const CPUTarget &t);
+
 /// Fills isa, vectorBits and vectorRegisters of `t` from t.features: a
 /// feature string with +avx512f is AVX-512 (512-bit, 32 registers), with
 /// +avx2 and +fma AVX2 (256-bit, 16), with +sse2 SSE (128-bit, 16). A

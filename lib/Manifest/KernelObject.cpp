@@ -256,13 +256,72 @@ FileError inspectKernelObject(std::string_view image,
   if (!in.toOffset(tags[DT_SYMTAB], symCount * sizeof(Elf64_Sym), symOff))
     return bad("the symbol table is out of bounds");
 
+  // Version needs: which library each version index of DT_VERSYM names.
+  // glibc versions every symbol it exports, so a reference it satisfies
+  // carries one of its versions; an unversioned reference could be bound to
+  // whatever the process happens to export.
+  std::map<uint16_t, std::string_view> versionFile;
+  if (tags.count(DT_VERNEED)) {
+    uint64_t count = tags.count(DT_VERNEEDNUM) ? tags[DT_VERNEEDNUM] : 0;
+    uint64_t at = 0;
+    if (!in.toOffset(tags[DT_VERNEED], sizeof(Elf64_Verneed), at))
+      return bad("the version needs are out of bounds");
+    for (uint64_t n = 0; n < count && n < image.size(); ++n) {
+      Elf64_Verneed vn;
+      if (!in.read(at, vn))
+        return bad("the version needs are out of bounds");
+      std::string_view file;
+      if (!name(vn.vn_file, file))
+        return bad("a version need names no valid file");
+      uint64_t aux = at + vn.vn_aux;
+      for (uint64_t a = 0; a < vn.vn_cnt && a < image.size(); ++a) {
+        Elf64_Vernaux va;
+        if (!in.read(aux, va))
+          return bad("the version needs are out of bounds");
+        versionFile[uint16_t(va.vna_other & 0x7fff)] = file;
+        if (!va.vna_next)
+          break;
+        aux += va.vna_next;
+      }
+      if (!vn.vn_next)
+        break;
+      at += vn.vn_next;
+    }
+  }
+  uint64_t versymOff = 0;
+  const bool haveVersym =
+      tags.count(DT_VERSYM) &&
+      in.toOffset(tags[DT_VERSYM], symCount * sizeof(Elf64_Half), versymOff);
+  if (tags.count(DT_VERSYM) && !haveVersym)
+    return bad("the symbol version table is out of bounds");
+
   // Defined symbols by name; IFUNC resolvers run at relocation time.
+  // Undefined ones must come from the libraries allowed above.
   std::map<std::string_view, Elf64_Sym> defined;
   for (uint64_t i = 0; i < symCount; ++i) {
     Elf64_Sym s;
     in.read(symOff + i * sizeof(Elf64_Sym), s);
-    if (s.st_shndx == SHN_UNDEF)
+    if (s.st_shndx == SHN_UNDEF) {
+      if (i == 0 || s.st_name == 0)
+        continue;
+      std::string_view symName;
+      if (!name(s.st_name, symName))
+        return bad("symbol " + std::to_string(i) + " has no valid name");
+      Elf64_Half version = 0;
+      if (haveVersym)
+        in.read(versymOff + i * sizeof(Elf64_Half), version);
+      auto file = versionFile.find(uint16_t(version & 0x7fff));
+      if (file == versionFile.end())
+        return bad("needs symbol '" + std::string(symName) +
+                   "', which no version of libc, libm or libmvec provides "
+                   "(a compiler runtime helper?): the machine that runs the "
+                   "artifact may lack it");
+      if (!isAllowedDependency(file->second))
+        return bad("needs symbol '" + std::string(symName) + "' from '" +
+                   std::string(file->second) +
+                   "'; kernel objects may only depend on libc and libm");
       continue;
+    }
     std::string_view symName;
     if (!name(s.st_name, symName))
       return bad("symbol " + std::to_string(i) + " has no valid name");

@@ -14,9 +14,11 @@
 // the dynamic loader map it, and refuses an artifact whose manifest says
 // anything else (docs/Runtime.md, "Trust"). inspectKernelObject also refuses
 // objects that would run code while being loaded or unloaded: initializers
-// and finalizers, IFUNC resolvers, audit/filter libraries and dependencies
-// other than the C and math libraries. The object is thus validated without
-// executing any of it.
+// and finalizers, IFUNC resolvers, audit/filter libraries, dependencies
+// other than the C and math libraries, and undefined symbols that no version
+// of those libraries provides (a compiler runtime helper such as
+// `__truncsfbf2` exists in one libgcc and not in another). The object is thus
+// validated without executing any of it.
 //
 // Standard library only, no exceptions in the interface.
 //

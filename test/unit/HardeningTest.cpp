@@ -88,6 +88,20 @@ TEST(KernelObject, RefusesCodeThatRunsAtLoad) {
       << err.message;
 }
 
+TEST(KernelObject, RefusesAnUndefinedHelper) {
+  // The fake kernels themselves need nothing or glibc's versioned symbols;
+  // the helper is unversioned, so no allowed library provides it.
+  std::string image = readFile(LINFORMER_FAKE_KERNELS_HELPER_PATH);
+  std::vector<KernelAbi> abis;
+  FileError err = inspect(image, {"fake_add"}, abis);
+  EXPECT_EQ(err.kind, ErrorKind::Format);
+  EXPECT_NE(err.message.find("needs symbol 'linformer_fake_missing_helper', "
+                             "which no version of libc, libm or libmvec "
+                             "provides"),
+            std::string::npos)
+      << err.message;
+}
+
 TEST(KernelObject, NamesWhatIsWrong) {
   std::string image = readFile(LINFORMER_FAKE_KERNELS_PATH);
   std::vector<KernelAbi> abis;

@@ -32,6 +32,7 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/TargetParser/X86TargetParser.h"
 
 using namespace mlir;
 using namespace mlir::linformer;
@@ -39,9 +40,22 @@ using namespace mlir::linformer;
 CPUTargetOptions
 mlir::linformer::resolveCPUTarget(const CPUTargetOptions &options) {
   CPUTargetOptions resolved = options;
-  if (resolved.cpu.empty() || resolved.cpu == "host")
+  bool namedCPU = !resolved.cpu.empty() && resolved.cpu != "host";
+  if (!namedCPU)
     resolved.cpu = llvm::sys::getHostCPUName().str();
-  if (resolved.features.empty() || resolved.features == "host") {
+  bool noFeatures = resolved.features.empty() || resolved.features == "host";
+  if (namedCPU && noFeatures) {
+    // A named CPU brings its own features, not the host's: `--cpu=znver3`
+    // on an AVX-512 host means AVX2 code and AVX2 schedules. Written out on
+    // x86, so that the runtime checks them against the machine it runs on;
+    // elsewhere LLVM takes the CPU's defaults.
+    resolved.features.clear();
+    if (llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86()) {
+      SmallVector<StringRef> own;
+      llvm::X86::getFeaturesForCPU(resolved.cpu, own, /*NeedPlus=*/true);
+      resolved.features = llvm::join(own, ",");
+    }
+  } else if (noFeatures) {
     llvm::SubtargetFeatures features;
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       features.AddFeature(feature.first(), feature.second);

@@ -26,7 +26,8 @@ namespace mlir::linformer {
 struct CPUTargetOptions {
   /// LLVM CPU name; empty = the host's (llvm::sys::getHostCPUName).
   std::string cpu;
-  /// Comma-separated LLVM features (+avx512f,...); empty = the host's.
+  /// Comma-separated LLVM features (+avx512f,...); empty = the named CPU's
+  /// own, or the host's when `cpu` is empty too.
   std::string features;
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;

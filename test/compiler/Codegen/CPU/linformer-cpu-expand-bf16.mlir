@@ -1,0 +1,82 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-expand-bf16 | FileCheck %s
+
+// f32 -> bf16 truncation without hardware conversion (an AVX2 target):
+// integer arithmetic, so LLVM never calls the libgcc helper __truncsfbf2
+// (missing from GCC 12's libgcc). Round to nearest even: add 0x7fff plus
+// the lowest kept bit, keep the upper 16 bits; a NaN becomes the quiet NaN
+// 0x7fc0.
+// The extension back is a shift by 16.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @avx2(
+// CHECK-SAME: %[[X:.*]]: vector<8xf32>, %[[B:.*]]: vector<8xbf16>
+// CHECK-NOT: arith.truncf
+// CHECK-NOT: arith.extf
+// CHECK-DAG: %[[ONE:.*]] = arith.constant dense<1> : vector<8xi32>
+// CHECK-DAG: %[[C16:.*]] = arith.constant dense<16> : vector<8xi32>
+// CHECK-DAG: %[[QNAN:.*]] = arith.constant dense<32704> : vector<8xi16>
+// CHECK-DAG: %[[HALF:.*]] = arith.constant dense<32767> : vector<8xi32>
+// CHECK: %[[ISNAN:.*]] = arith.cmpf une, %[[X]], %[[X]] : vector<8xf32>
+// CHECK: %[[XI:.*]] = arith.bitcast %[[X]] : vector<8xf32> to vector<8xi32>
+// CHECK: %[[HI:.*]] = arith.shrui %[[XI]], %[[C16]]
+// CHECK: %[[ODD:.*]] = arith.andi %[[HI]], %[[ONE]]
+// CHECK: %[[BIAS:.*]] = arith.addi %[[ODD]], %[[HALF]]
+// CHECK: %[[RND:.*]] = arith.addi %[[XI]], %[[BIAS]]
+// CHECK: %[[TOP:.*]] = arith.shrui %[[RND]], %[[C16]]
+// CHECK: %[[T:.*]] = arith.trunci %[[TOP]] : vector<8xi32> to vector<8xi16>
+// CHECK: %[[SEL:.*]] = arith.select %[[ISNAN]], %[[QNAN]], %[[T]]
+// CHECK: %[[TB:.*]] = arith.bitcast %[[SEL]] : vector<8xi16> to vector<8xbf16>
+// CHECK: %[[BI:.*]] = arith.bitcast %[[B]] : vector<8xbf16> to vector<8xi16>
+// CHECK: %[[BE:.*]] = arith.extui %[[BI]] : vector<8xi16> to vector<8xi32>
+// CHECK: %[[BS:.*]] = arith.shli %[[BE]], %[[C16]] : vector<8xi32>
+// CHECK: %[[BF:.*]] = arith.bitcast %[[BS]] : vector<8xi32> to vector<8xf32>
+// CHECK: return %[[TB]], %[[BF]]
+func.func @avx2(%x: vector<8xf32>, %b: vector<8xbf16>) -> (vector<8xbf16>, vector<8xf32>) {
+  %t = arith.truncf %x : vector<8xf32> to vector<8xbf16>
+  %e = arith.extf %b : vector<8xbf16> to vector<8xf32>
+  return %t, %e : vector<8xbf16>, vector<8xf32>
+}
+// Scalars too; f16 is left to LLVM (F16C, or libgcc's __truncsfhf2, which
+// GCC 12 has).
+// CHECK-LABEL: func.func @scalar(
+// CHECK-NOT: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @scalar(%x: f32) -> (bf16, f16) {
+  %t = arith.truncf %x : f32 to bf16
+  %h = arith.truncf %x : f32 to f16
+  return %t, %h : bf16, f16
+}
+}
+
+// -----
+
+// With AVX512_BF16 the hardware converts (vcvtneps2bf16): nothing changes.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver4",
+    features = "+avx512f,+avx512bf16,+avx2,+fma", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 32768, l2_bytes = 1048576, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @native(
+// CHECK: arith.truncf %{{.*}} : vector<16xf32> to vector<16xbf16>
+func.func @native(%x: vector<16xf32>) -> vector<16xbf16> {
+  %t = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+  return %t : vector<16xbf16>
+}
+}
+
+// -----
+
+// A feature turned off after it was turned on counts as absent.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver4",
+    features = "+avx512f,+avx512bf16,-avx512bf16", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 32768, l2_bytes = 1048576, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @turned_off(
+// CHECK-NOT: arith.truncf
+// CHECK: arith.bitcast %{{.*}} : vector<16xi16> to vector<16xbf16>
+func.func @turned_off(%x: vector<16xf32>) -> vector<16xbf16> {
+  %t = arith.truncf %x : vector<16xf32> to vector<16xbf16>
+  return %t : vector<16xbf16>
+}
+}
