@@ -65,6 +65,8 @@ def torch_isa_notes(torch, run):
                     run()
         finally:
             sys.stdout.flush()
+            import ctypes
+            ctypes.CDLL(None).fflush(None)  # MKL and oneDNN print through C stdio
             os.dup2(saved, 1)
             os.close(saved)
         capture.seek(0)
@@ -74,8 +76,10 @@ def torch_isa_notes(torch, run):
             notes.append("oneDNN " + line.split("isa:", 1)[1].strip())
             break
     for line in text.splitlines():
-        if line.startswith("MKL_VERBOSE") and "enabled processors" in line:
-            notes.append("MKL " + line.split(" for ", 1)[-1].split(" with ", 1)[0].strip()[:80])
+        # "MKL_VERBOSE oneMKL 2024.0 ... for Intel(R) 64 architecture Intel(R)
+        # Advanced Vector Extensions 2 (Intel(R) AVX2) enabled processors, Lnx ..."
+        if line.startswith("MKL_VERBOSE") and " for " in line and ", Lnx" in line:
+            notes.append("MKL " + line.split(" for ", 1)[1].split(", Lnx", 1)[0].strip())
             break
     return notes
 

@@ -19,7 +19,7 @@
 namespace linformer::schedule {
 
 static const char *kRoundNames[kTuningRounds] = {
-    "register tile", "reduction block", "workgroup rows"};
+    "register tile", "reduction block and packing", "workgroup rows"};
 
 static std::string describeSchedule(const CPUKernelSchedule &s) {
   std::string w;

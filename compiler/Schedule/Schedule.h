@@ -79,7 +79,10 @@ struct CPUKernelSchedule {
   int64_t columns = 32;
   /// Steps of all reduction loops together in one cache block; 0 = none.
   int64_t reduction = 64;
-  /// Pack the streamed operand into register-tile panels first.
+  /// Pack the streamed operand: the register tiles' column loop goes
+  /// outside their row loop, and each tile of columns first copies its
+  /// block of the streamed operand (reduction block x columns) into a
+  /// contiguous panel that all row tiles read from L1 (GotoBLAS's packed B).
   bool pack = false;
   /// Split the (single) reduction loop into this many parts computed by
   /// separate workgroups, then add the partial results (split-K): for long

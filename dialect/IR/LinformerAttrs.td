@@ -104,7 +104,10 @@ def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
       keeps in vector registers (columns in elements);
     - `reduction`: how many steps of all reduction loops together one cache
       block covers (0 = no blocking);
-    - `pack`: pack the streamed operand into register-tile panels;
+    - `pack`: pack the streamed operand into register-tile panels: the
+      columns' register tiles loop outside the rows', and each copies its
+      block of the streamed operand (reduction block x columns) into a
+      contiguous buffer that every row tile reads;
     - `split` (printed when not 1): cut the single reduction loop into that
       many parts computed by separate workgroups and add the partial results
       (`--linformer-cpu-split-reductions`).

@@ -220,6 +220,30 @@ TEST(CostModelTest, SplitsLongReductionsOverLargeOperands) {
   EXPECT_NE(validate(ex(4096), bad).find("split 0"), std::string::npos);
 }
 
+TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
+  // The FFN's weights: a 128-step block over all 2048 (512) columns is
+  // 1 MiB (256 KiB), at least half of L2, while a 6 x 16 tile's panel is
+  // 8 KiB: packed on AVX2. The Q projection's per-head 64 columns (32 KiB
+  // a block) and the tiny kernel are not; nor is anything on AVX-512,
+  // where packing was not measured (its 4 x 64 panels exceed half of L1).
+  CPUTarget avx2 = presetCPUTarget("avx2");
+  avx2.l2Bytes = 512 << 10;
+  std::vector<KernelShape> shapes = layerShapes();
+  EXPECT_TRUE(chooseSchedule(avx2, shapes[5]).pack);
+  EXPECT_TRUE(chooseSchedule(avx2, shapes[6]).pack);
+  EXPECT_FALSE(chooseSchedule(avx2, shapes[0]).pack);
+  EXPECT_FALSE(chooseSchedule(avx2, shapes[3]).pack); // the core
+  EXPECT_FALSE(chooseSchedule(avx2, shapes[7]).pack);
+  for (const KernelShape &shape : shapes)
+    EXPECT_FALSE(chooseSchedule(presetCPUTarget("avx512"), shape).pack);
+  // The autotuner tries the other choice.
+  CPUKernelSchedule base = chooseSchedule(avx2, shapes[5]);
+  bool tried = false;
+  for (const CPUKernelSchedule &c : candidates(avx2, shapes[5], base, 1))
+    tried |= !c.pack;
+  EXPECT_TRUE(tried);
+}
+
 TEST(CostModelTest, ValidateNamesTheProblem) {
   KernelShape q = layerShapes()[0];
   CPUKernelSchedule s = chooseSchedule(presetCPUTarget("avx2"), q);

@@ -11,6 +11,7 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
@@ -110,6 +111,85 @@ static void peelPartialTiles(RewriterBase &rewriter, Operation *scope) {
   }
 }
 
+/// The input of contraction `op` that a register tile streams: indexed by
+/// the columns loop and not by the rows loop (the other one is broadcast).
+static OpOperand *streamedOperand(linalg::LinalgOp op,
+                                  const RegisterTileDims &dims) {
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (in->getOperandNumber() > 1)
+      break; // a third input (a mask) only selects
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (map.isFunctionOfDim(dims.columns) && !map.isFunctionOfDim(dims.rows))
+      return in;
+  }
+  return nullptr;
+}
+
+/// The schedule's `pack`: a loop over the columns' register tiles outside
+/// the rows' ones, and in it the streamed operand's block (reduction block x
+/// one tile of columns) copied into a contiguous buffer, which every row
+/// tile then reads from L1. Without it, rows outside columns, each row tile
+/// sweeps the whole streamed block (reduction block x all columns: 1 MiB for
+/// a 128-step block of a 2048-wide FFN weight, more than an L2), and the
+/// block's rows, a row of the operand apart (8 KiB there), fall into the
+/// same L1 sets. This is GotoBLAS's packed B panel at the register tile's
+/// width. Returns the op inside the columns loop that reads the packed
+/// block, with the loops it created marked for peeling; `op` itself when it
+/// has no streamed operand of static shape.
+static FailureOr<linalg::LinalgOp>
+packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
+                    const RegisterTileDims &dims, int64_t vectorWidth,
+                    int64_t unroll, StringRef loopAttr) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<int64_t> columnTiles(ranges.size(), 0);
+  int64_t columns = std::max<int64_t>(1, std::min(ranges[dims.columns],
+                                                  vectorWidth));
+  if (columns < ranges[dims.columns]) {
+    columnTiles[dims.columns] = columns;
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), columnTiles));
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(op, tiled->replacements);
+    for (LoopLikeOpInterface loop : tiled->loops)
+      loop->setAttr(loopAttr, rewriter.getUnitAttr());
+    op = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+  }
+  OpOperand *streamed = streamedOperand(op, dims);
+  if (!streamed)
+    return op;
+  auto type = dyn_cast<RankedTensorType>(streamed->get().getType());
+  if (!type || !type.hasStaticShape())
+    return op;
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                        type.getElementType());
+  auto copy = linalg::CopyOp::create(rewriter, loc, streamed->get(), empty);
+  rewriter.modifyOpInPlace(op, [&] { streamed->set(copy.getResult(0)); });
+  // The copy in register-sized pieces, like every other op here.
+  auto copyOp = cast<linalg::LinalgOp>(copy.getOperation());
+  SmallVector<int64_t> copyTiles =
+      vectorTileSizes(copyOp, vectorWidth, unroll, /*exact=*/false);
+  SmallVector<int64_t> copyRanges = copyOp.getStaticLoopRanges();
+  bool whole = true;
+  for (auto [t, r] : llvm::zip(copyTiles, copyRanges))
+    whole &= (t == 0 || t == r);
+  if (!whole) {
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), copyTiles));
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(copy.getOperation()), options);
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(copy, tiled->replacements);
+  }
+  return op;
+}
+
 namespace {
 struct TileForVectorsPass
     : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
@@ -141,11 +221,13 @@ struct TileForVectorsPass
       // The kernel's schedule (on its workgroup loop), else the options.
       int64_t vectorWidth = this->vectorWidth, unroll = this->unroll,
               reductionTile = this->reductionTile;
+      bool pack = false;
       for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
         if (auto s = p->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName)) {
           vectorWidth = s.getColumns();
           unroll = s.getRows();
           reductionTile = s.getReduction();
+          pack = s.getPack();
           break;
         }
       // Cache level first: a long reduction (over n = 4096 tokens, say) is
@@ -185,6 +267,16 @@ struct TileForVectorsPass
           rewriter.replaceOp(op, blocked->replacements);
           op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
         }
+      }
+      if (std::optional<RegisterTileDims> dims = registerTileDims(op);
+          pack && dims) {
+        FailureOr<linalg::LinalgOp> packed = packStreamedOperand(
+            rewriter, op, *dims, vectorWidth, unroll, kRegisterLoopAttr);
+        if (failed(packed)) {
+          op->emitOpError("could not pack its streamed operand");
+          return signalPassFailure();
+        }
+        op = *packed;
       }
       SmallVector<int64_t> tiles =
           vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);

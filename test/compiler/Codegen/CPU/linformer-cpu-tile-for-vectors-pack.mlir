@@ -1,0 +1,56 @@
+// RUN: linformer-opt %s --linformer-cpu-tile-for-vectors --canonicalize --cse | FileCheck %s
+
+// A schedule with `pack = true` (the kernel's schedule, found on an
+// enclosing op): Y = X W on a workgroup of 12 rows, 4 x 16 register tiles,
+// 16-step reduction blocks. Inside each reduction block the columns' tiles
+// loop outside the rows' ones, and each first copies its block of W (the
+// streamed operand: 16 steps x 16 columns, rows of W 256 bytes apart) into a
+// contiguous 16 x 16 buffer, in 4 x 16 pieces; every row tile's outer
+// products then read that buffer.
+//   for kb in 0..32 step 16:            reduction block
+//     for j in 0..64 step 16:           columns' register tiles
+//       P = copy(W[kb:kb+16, j:j+16])   the packed panel
+//       for i in 0..12 step 4:          rows' register tiles
+//         for k in 0..16:               one outer product a step
+//           Y[i:i+4, j:j+16] += X[i:i+4, kb+k] * P[k, 0:16]
+// CHECK-LABEL: func.func @packed(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<12x32xf32>, %[[W:[a-z0-9]+]]: tensor<32x64xf32>, %[[Y:[a-z0-9]+]]: tensor<12x64xf32>)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C12:.*]] = arith.constant 12 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %[[KB:.*]] = %[[C0]] to %[[C32]] step %[[C16]]
+// CHECK: %[[WB:.*]] = tensor.extract_slice %[[W]][%[[KB]], 0] [16, 64] [1, 1]
+// CHECK: scf.for %[[J:.*]] = %[[C0]] to %[[C64]] step %[[C16]]
+// CHECK: %[[WS:.*]] = tensor.extract_slice %[[WB]][0, %[[J]]] [16, 16] [1, 1]
+// CHECK: %[[YS:.*]] = tensor.extract_slice
+// CHECK: %[[EMPTY:.*]] = tensor.empty() : tensor<16x16xf32>
+// CHECK: %[[PANEL:.*]] = scf.for %[[PR:.*]] = %[[C0]] to %[[C16]] step %[[C4]] iter_args(%[[PACC:.*]] = %[[EMPTY]])
+// CHECK: %[[PIN:.*]] = tensor.extract_slice %[[WS]][%[[PR]], 0] [4, 16] [1, 1]
+// CHECK: %[[POUT:.*]] = tensor.extract_slice %[[PACC]][%[[PR]], 0] [4, 16] [1, 1]
+// CHECK: linalg.copy ins(%[[PIN]] : tensor<4x16xf32>) outs(%[[POUT]] : tensor<4x16xf32>)
+// CHECK: scf.for %[[I:.*]] = %[[C0]] to %[[C12]] step %[[C4]] iter_args(%{{.*}} = %[[YS]])
+// CHECK: scf.for %[[K:.*]] = %[[C0]] to %[[C16]] step %[[C1]]
+// CHECK: %[[PS:.*]] = tensor.extract_slice %[[PANEL]][%[[K]], 0] [1, 16] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PS]] : tensor<4x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+#x = affine_map<(i, k, j) -> (i, k)>
+#w = affine_map<(i, k, j) -> (k, j)>
+#y = affine_map<(i, k, j) -> (i, j)>
+func.func @packed(%x: tensor<12x32xf32>, %w: tensor<32x64xf32>,
+    %y: tensor<12x64xf32>) -> tensor<12x64xf32> attributes {
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [12, 0, 0],
+        register = [4, 16], reduction = 16, pack = true>} {
+  %r = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<12x32xf32>, tensor<32x64xf32>)
+      outs(%y : tensor<12x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<12x64xf32>
+  return %r : tensor<12x64xf32>
+}
