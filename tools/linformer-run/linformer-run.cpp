@@ -691,6 +691,16 @@ int main(int argc, char **argv) {
       if (config.padding == linformer::PaddingInput::Lengths) {
         refLengths = lengths.empty() ? std::vector<int32_t>(batch, int32_t(L))
                                      : lengths;
+        // A prefix mask given to a lengths model: the runtime takes each
+        // row's run of leading ones as its length (and refused the run had
+        // a row not been a prefix), so the reference does the same.
+        if (!maskArray.bytes.empty())
+          for (int64_t b = 0; b < batch; ++b) {
+            int32_t len = 0;
+            while (len < L && maskArray.as<uint8_t>()[b * L + len] != 0)
+              ++len;
+            refLengths[size_t(b)] = len;
+          }
       } else if (config.padding == linformer::PaddingInput::Mask) {
         refMask.assign(batch * n, 0);
         for (int64_t b = 0; b < batch; ++b)
