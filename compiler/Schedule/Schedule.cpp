@@ -161,6 +161,14 @@ static double coverEfficiency(const CPUTarget &t, int64_t rows,
   return time > 0 ? double(rowsExtent) * double(colsExtent) / time : 0;
 }
 
+/// Reduction steps one cache block of `s` covers.
+static int64_t blockSteps(const KernelShape &shape,
+                          const CPUKernelSchedule &s) {
+  return s.reduction > 0
+             ? std::min<int64_t>(s.reduction, shape.reductionSteps())
+             : shape.reductionSteps();
+}
+
 ScheduleEstimate estimate(const CPUTarget &t, const KernelShape &shape,
                           const CPUKernelSchedule &s) {
   ScheduleEstimate e;
@@ -168,9 +176,7 @@ ScheduleEstimate estimate(const CPUTarget &t, const KernelShape &shape,
   e.efficiency = coverEfficiency(t, s.rows, s.columns,
                                  rowExtent(shape, s.workgroup),
                                  columnExtent(shape, s.workgroup));
-  int64_t kc = s.reduction > 0
-                   ? std::min<int64_t>(s.reduction, shape.reductionSteps())
-                   : shape.reductionSteps();
+  int64_t kc = blockSteps(shape, s);
   e.l1Bytes = (s.rows + s.columns) * kc * shape.elementBytes;
   int64_t n = shape.nDim();
   int64_t nExtent = n >= 0 ? shape.ranges[n] : 1;
@@ -365,10 +371,7 @@ static bool choosePack(const CPUTarget &t, const KernelShape &shape,
   if (shape.kind != KernelKind::Contraction || t.isa != "avx2")
     return false;
   ScheduleEstimate e = estimate(t, shape, s);
-  int64_t kc = s.reduction > 0
-                   ? std::min<int64_t>(s.reduction, shape.reductionSteps())
-                   : shape.reductionSteps();
-  int64_t panel = kc * s.columns * shape.elementBytes;
+  int64_t panel = blockSteps(shape, s) * s.columns * shape.elementBytes;
   return rowExtent(shape, s.workgroup) >= 2 * s.rows &&
          2 * e.l2Bytes >= t.l2Bytes && 2 * panel <= t.l1Bytes;
 }

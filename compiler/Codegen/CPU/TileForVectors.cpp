@@ -111,6 +111,15 @@ static void peelPartialTiles(RewriterBase &rewriter, Operation *scope) {
   }
 }
 
+/// Whether tile sizes `tiles` (0 = whole) cover loops of `ranges` in one
+/// tile: tiling would make no loop.
+static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
+  return llvm::all_of(llvm::zip(tiles, ranges), [](auto tr) {
+    auto [t, r] = tr;
+    return t == 0 || t == r;
+  });
+}
+
 /// The input of contraction `op` that a register tile streams: indexed by
 /// the columns loop and not by the rows loop (the other one is broadcast).
 static OpOperand *streamedOperand(linalg::LinalgOp op,
@@ -174,11 +183,7 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
   auto copyOp = cast<linalg::LinalgOp>(copy.getOperation());
   SmallVector<int64_t> copyTiles =
       vectorTileSizes(copyOp, vectorWidth, unroll, /*exact=*/false);
-  SmallVector<int64_t> copyRanges = copyOp.getStaticLoopRanges();
-  bool whole = true;
-  for (auto [t, r] : llvm::zip(copyTiles, copyRanges))
-    whole &= (t == 0 || t == r);
-  if (!whole) {
+  if (!isOneTile(copyTiles, copyOp.getStaticLoopRanges())) {
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), copyTiles));
     FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
@@ -282,10 +287,7 @@ struct TileForVectorsPass
           vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
-      bool whole = true;
-      for (auto [t, r] : llvm::zip(tiles, ranges))
-        whole &= (t == 0 || t == r);
-      if (whole)
+      if (isOneTile(tiles, ranges))
         continue;
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
