@@ -1,0 +1,175 @@
+//===- ArtifactBuilder.cpp - dispatch plan -> manifest + sections ---------===//
+//
+// What an artifact records: the entry's buffers (from the source signature:
+// the lowered entry takes plain pointers), the dispatch plan the pipeline
+// wrote on the entry, every kernel's schedule record, and the hash of the
+// code it carries.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/DriverImpl.h"
+
+#include "compiler/Schedule/ScheduleAttrs.h"
+#include "lib/Support/Sha256.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::linformer;
+using namespace mlir::linformer::driver;
+
+bool Compile::readPlan(ModuleOp module, const sched::CPUTarget &target,
+                       const std::map<std::string, TunedTimes> &times,
+                       Plan &plan) {
+  // The entry is an llvm.func after the CPU pipeline, a func.func after the
+  // Halide one.
+  Operation *entryFn = module.lookupSymbol(src.entry.name);
+  plan.kernels =
+      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
+  plan.intermediates =
+      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.intermediates")
+              : nullptr;
+  if (!plan.kernels || !plan.intermediates)
+    return false;
+  plan.schedules.target = target;
+  plan.schedules.hasTarget = true;
+  for (Attribute a : plan.kernels) {
+    auto dict = cast<DictionaryAttr>(a);
+    sched::ScheduleRecord record;
+    std::string json = "{}";
+    if (kernelRecord(dict.getAs<DictionaryAttr>("kernel"),
+                     dict.getAs<CPUScheduleAttr>("schedule"), target, record)) {
+      record.kernel = cast<StringAttr>(dict.get("name")).str();
+      record.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+      if (auto it = times.find(record.key); it != times.end()) {
+        record.modelMs = it->second.modelMs;
+        record.tunedMs = it->second.tunedMs;
+      }
+      json = sched::recordToJson(record);
+      plan.schedules.kernels.push_back(record);
+    }
+    plan.scheduleJson.push_back(json);
+  }
+  return true;
+}
+
+/// A manifest for `target` with what every artifact records of the source.
+lf::Manifest Compile::startManifest(lf::ManifestTarget target) {
+  lf::Manifest manifest;
+  manifest.compilerVersion = kCompilerVersion;
+  manifest.target = std::move(target);
+  manifest.entry = src.entry.name;
+  if (src.fromModel)
+    manifest.modelJson = lf::modelConfigJson(src.config);
+  return manifest;
+}
+
+/// Output buffer names: "y" (a model) or "result" (a module) for a single
+/// result, else numbered.
+static std::string resultName(const Source &src, unsigned index,
+                              unsigned count) {
+  if (src.fromModel)
+    return count == 1 ? "y" : "y" + std::to_string(index);
+  return count == 1 ? "result" : "result" + std::to_string(index);
+}
+
+/// The manifest's buffers: the entry's arguments in order (the output is
+/// the appended last argument), then the plan's intermediates. Types come
+/// from the source signature (the lowered entry takes plain pointers).
+llvm::Error Compile::addBuffers(ArrayAttr intermediates,
+                                lf::Manifest &manifest) {
+  const EntryInfo &entry = src.entry;
+  OwningOpRef<ModuleOp> original = buildModule();
+  if (!original)
+    return diagnosed("the input could not be built");
+  auto sourceFn = original->lookupSymbol<func::FuncOp>(entry.name);
+  for (unsigned i = 0; i < sourceFn.getNumArguments(); ++i) {
+    auto type = cast<RankedTensorType>(sourceFn.getArgument(i).getType());
+    lf::ManifestBuffer b;
+    b.name = entry.argNames[i];
+    b.kind = entry.argKinds[i];
+    if (!toDType(type.getElementType(), b.dtype))
+      return makeError("argument " + std::to_string(i) +
+                       " has an element type the runtime cannot take");
+    b.shape.assign(type.getShape().begin(), type.getShape().end());
+    if (static_cast<int>(i) == entry.paddingArg)
+      b.role = entry.paddingRole;
+    manifest.buffers.push_back(b);
+  }
+  for (auto [i, t] : llvm::enumerate(sourceFn.getResultTypes())) {
+    auto type = cast<RankedTensorType>(t);
+    lf::ManifestBuffer b;
+    b.name = resultName(src, unsigned(i), sourceFn.getNumResults());
+    b.kind = lf::BufferKind::Output;
+    toDType(type.getElementType(), b.dtype);
+    b.shape.assign(type.getShape().begin(), type.getShape().end());
+    manifest.buffers.push_back(b);
+  }
+  for (auto [i, a] : llvm::enumerate(intermediates)) {
+    lf::ManifestBuffer b;
+    b.name = "tmp" + std::to_string(i);
+    b.kind = lf::BufferKind::Intermediate;
+    b.bytes = cast<IntegerAttr>(a).getInt();
+    manifest.buffers.push_back(b);
+  }
+  return llvm::Error::success();
+}
+
+/// The CPU sections of an artifact: the lowered module's kernels as a
+/// shared object (or `prebuilt`'s bytes) plus the manifest, added to
+/// `writer`.
+llvm::Error Compile::addCPUSections(ModuleOp module,
+                                    const sched::CPUTarget &target,
+                                    const Plan &plan,
+                                    lf::ArtifactWriter &writer,
+                                    const std::string *prebuilt) {
+  CPUTargetOptions targetOptions = llvmTargetOf(target);
+  lf::Manifest manifest =
+      startManifest({"cpu", targetOptions.cpu, targetOptions.features,
+                     sched::toJson(target)});
+  if (llvm::Error err = addBuffers(plan.intermediates, manifest))
+    return err;
+  for (auto [i, a] : llvm::enumerate(plan.kernels)) {
+    auto dict = cast<DictionaryAttr>(a);
+    lf::ManifestKernel k;
+    k.symbol = cast<StringAttr>(dict.get("name")).str();
+    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+    for (Attribute id : cast<ArrayAttr>(dict.get("buffers")))
+      k.buffers.push_back(cast<IntegerAttr>(id).getInt());
+    k.scheduleJson = plan.scheduleJson[i];
+    if (auto generator = dict.getAs<StringAttr>("generator"))
+      k.generator = generator.str();
+    manifest.kernels.push_back(k);
+  }
+  // The object first: the manifest records its hash.
+  std::string so;
+  if (prebuilt)
+    so = *prebuilt;
+  else if (failed(compileToSharedObject(module, targetOptions, so)))
+    return diagnosed("the kernels could not be compiled to a shared object");
+  manifest.codeSha256 = {{lf::kCpuObjectSection, lf::sha256Hex(so)}};
+  std::string manifestText;
+  if (std::string err = lf::serializeManifest(manifest, manifestText);
+      !err.empty())
+    return makeError(err);
+  if (std::string err = writer.addSection(lf::kManifestSection, manifestText);
+      !err.empty())
+    return makeError(err);
+  if (std::string err = writer.addSection(lf::kCpuObjectSection, std::move(so));
+      !err.empty())
+    return makeError(err);
+  return llvm::Error::success();
+}
+
+/// A CPU artifact at `path` (the autotuner's and --backend=best's
+/// candidates).
+llvm::Error Compile::writeArtifact(ModuleOp module,
+                                   const sched::CPUTarget &target,
+                                   const Plan &plan, const std::string &path) {
+  lf::ArtifactWriter writer;
+  if (llvm::Error err = addCPUSections(module, target, plan, writer))
+    return err;
+  if (std::string err = writer.write(path); !err.empty())
+    return makeError(err);
+  return llvm::Error::success();
+}

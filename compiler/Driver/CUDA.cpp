@@ -1,0 +1,236 @@
+//===- CUDA.cpp - --target=cuda: PTX, cubin and the CUDA artifact ---------===//
+//
+// The CUDA pipeline (compiler/Pipelines), then the GPU IR, every kernel's
+// PTX with the budgets ptxas is held to, or an artifact: the one kernel
+// module's PTX, its cubin when ptxas is found (Target/CUDA), and a manifest
+// with the launch plan the pipeline recorded on the entry
+// (Codegen/CUDA/PlanLaunches.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/DriverImpl.h"
+
+#include "compiler/Target/CUDA/CUDATarget.h"
+#include "lib/Support/Sha256.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include "llvm/Support/FileSystem.h"
+
+using namespace mlir;
+using namespace mlir::linformer;
+using namespace mlir::linformer::driver;
+
+namespace {
+
+/// What the launch plan (linformer-cuda-plan-launches) says of one kernel
+/// that sets ptxas's budget: its block's threads, its dynamic shared
+/// memory and the blocks an SM is meant to hold.
+struct PlannedLaunch {
+  std::string name;
+  int64_t threads = 1, sharedBytes = 0, blocksPerSM = 1;
+
+  explicit PlannedLaunch(DictionaryAttr dict)
+      : name(cast<StringAttr>(dict.get("name")).str()),
+        sharedBytes(cast<IntegerAttr>(dict.get("shared")).getInt()),
+        blocksPerSM(cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt()) {
+    for (Attribute d : cast<ArrayAttr>(dict.get("block")))
+      threads *= cast<IntegerAttr>(d).getInt();
+  }
+
+  /// Registers per thread ptxas may use.
+  int64_t registerBudget(const sched::CUDATarget &t) const {
+    return t.registerBudget(threads, blocksPerSM);
+  }
+};
+
+} // namespace
+
+/// The tensor-core precision: --cuda-mma, with auto resolved from the
+/// model's storage dtype (f32 stays on the f32 path: TF32 changes its
+/// numerics, so it is asked for, not implied).
+std::string Compile::cudaMma() {
+  if (options.cudaMma != "auto")
+    return options.cudaMma;
+  if (options.sm < 80 || !src.fromModel)
+    return "none";
+  if (src.config.dtype == "bf16" || src.config.dtype == "f16")
+    return src.config.dtype;
+  return "none";
+}
+
+/// --target=cuda's artifact: the one kernel module's PTX, its cubin when
+/// ptxas is found, and a manifest with the launch plan the pipeline recorded
+/// on the entry (CUDAPlanLaunches.cpp).
+llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
+                                       const sched::CUDATarget &cudaTarget,
+                                       const CUDAPipelineOptions &pipeline,
+                                       lf::ArtifactWriter *combined) {
+  auto fn = module.lookupSymbol<func::FuncOp>(src.entry.name);
+  ArrayAttr kernels =
+      fn ? fn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
+  ArrayAttr intermediates =
+      fn ? fn->getAttrOfType<ArrayAttr>("linformer.intermediates") : nullptr;
+  if (!kernels || !intermediates)
+    return makeError("the CUDA pipeline produced no launch plan for @" +
+                src.entry.name);
+  std::string ptx;
+  int objects = 0;
+  module.walk([&](gpu::BinaryOp binary) {
+    for (Attribute a : binary.getObjects()) {
+      ptx = cast<gpu::ObjectAttr>(a).getObject().getValue().str();
+      ++objects;
+    }
+  });
+  if (objects != 1 || ptx.empty())
+    return makeError("the CUDA pipeline produced " + std::to_string(objects) +
+                " kernel modules; an artifact carries exactly one");
+
+  lf::Manifest manifest = startManifest(
+      {"cuda", pipeline.chip, pipeline.features, sched::toJson(cudaTarget)});
+  if (llvm::Error err = addBuffers(intermediates, manifest))
+    return err;
+  auto ints = [](Attribute a) {
+    std::vector<int64_t> v;
+    for (Attribute e : cast<ArrayAttr>(a))
+      v.push_back(cast<IntegerAttr>(e).getInt());
+    return v;
+  };
+  for (Attribute a : kernels) {
+    auto dict = cast<DictionaryAttr>(a);
+    lf::ManifestKernel k;
+    k.symbol = cast<StringAttr>(dict.get("name")).str();
+    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+    k.buffers = ints(dict.get("buffers"));
+    k.grid = ints(dict.get("grid"));
+    k.block = ints(dict.get("block"));
+    k.sharedBytes = cast<IntegerAttr>(dict.get("shared")).getInt();
+    // What the schedule allows this launch: the budget ptxas is held to.
+    PlannedLaunch launch(dict);
+    llvm::json::Object schedule{
+        {"source", "cuda-first-path"},
+        {"mma", pipeline.mma},
+        {"threads", launch.threads},
+        {"blocks_per_sm", launch.blocksPerSM},
+        {"register_budget", launch.registerBudget(cudaTarget)},
+        {"static_shared_budget", cudaTarget.staticSharedBytesPerBlock},
+        {"dynamic_shared", k.sharedBytes},
+        {"dynamic_shared_budget", cudaTarget.sharedBytesPerBlock}};
+    if (k.sharedBytes > cudaTarget.sharedBytesPerBlock)
+      return makeError("kernel '" + k.symbol + "' needs " +
+                  std::to_string(k.sharedBytes) +
+                  " bytes of shared memory, more than the " +
+                  std::to_string(cudaTarget.sharedBytesPerBlock) +
+                  " a block of sm_" + std::to_string(cudaTarget.sm) +
+                  " may have");
+    std::string json;
+    llvm::raw_string_ostream os(json);
+    os << llvm::json::Value(std::move(schedule));
+    k.scheduleJson = json;
+    manifest.kernels.push_back(std::move(k));
+  }
+
+  // The cubin, from the toolkit's ptxas (Target/CUDA).
+  std::string ptxas = ptxasPath(options.cudaToolkit);
+  std::string cubin;
+  std::string cubinSection = lf::cudaCubinSection(pipeline.chip);
+  if (llvm::sys::fs::can_execute(ptxas)) {
+    llvm::Expected<std::string> assembled =
+        assemblePTX(ptxas, ptx, pipeline.chip);
+    if (!assembled)
+      return assembled.takeError();
+    cubin = std::move(*assembled);
+  } else {
+    log << "linformer-compile: note: no ptxas at " << ptxas
+        << "; the artifact carries PTX only, which the driver compiles when "
+           "the module is loaded\n";
+  }
+  manifest.codeSha256 = {{lf::kCudaPtxSection, lf::sha256Hex(ptx)}};
+  if (!cubin.empty())
+    manifest.codeSha256.push_back({cubinSection, lf::sha256Hex(cubin)});
+  std::string manifestText;
+  if (std::string err = lf::serializeManifest(manifest, manifestText);
+      !err.empty())
+    return makeError(err);
+  // Beside CPU sections, the CUDA manifest is "manifest.cuda".
+  lf::ArtifactWriter own;
+  lf::ArtifactWriter &writer = combined ? *combined : own;
+  for (auto &[name, payload] :
+       std::vector<std::pair<std::string, std::string>>{
+           {combined ? lf::kCudaManifestSection : lf::kManifestSection,
+            manifestText},
+           {lf::kCudaPtxSection, ptx},
+           {cubinSection, cubin}}) {
+    if (payload.empty())
+      continue;
+    if (std::string err = writer.addSection(name, payload); !err.empty())
+      return makeError(err);
+  }
+  if (!combined)
+    if (llvm::Error err = finishArtifact(writer))
+      return err;
+  out << (combined ? "cuda part" : "wrote " + outputName()) << ": "
+      << manifest.kernels.size() << " CUDA kernels for " << pipeline.chip
+      << ", " << manifest.buffers.size() << " buffers ("
+      << (cubin.empty() ? "PTX only" : "PTX and cubin") << ")\n";
+  return llvm::Error::success();
+}
+
+/// --target=cuda: the CUDA pipeline, then the GPU IR, every kernel's PTX
+/// (the `gpu.binary` objects, format isa) or the artifact.
+llvm::Error Compile::compileCUDA(ModuleOp module,
+                                 const sched::CUDATarget &cudaTarget,
+                                 lf::ArtifactWriter *combined) {
+  const Emit emit = options.emit;
+  PassManager pm(&context);
+  if (failed(applyFlags(pm)))
+    return diagnosed("the pass manager's options");
+  CUDAPipelineOptions pipeline;
+  options.applyCUDAKnobs(pipeline);
+  // wgmma is an sm_90a instruction: code for sm_90 devices only.
+  pipeline.chip =
+      "sm_" + std::to_string(options.sm) + (pipeline.wgmma ? "a" : "");
+  pipeline.format = emit == Emit::GPU ? "none" : "isa";
+  pipeline.mma = cudaMma();
+  buildCUDAPipeline(pm, pipeline);
+  if (llvm::Error err = runWithReproducer(pm, module, "cuda"))
+    return err;
+  if (emit == Emit::Artifact)
+    return writeCUDAArtifact(module, cudaTarget, pipeline, combined);
+  if (emit == Emit::GPU)
+    return writeText([&](raw_ostream &os) { module.print(os); });
+  // Each kernel's block size from the plan: the budget ptxas must stay
+  // within is the target's registers per block shared by its threads.
+  std::map<std::string, PlannedLaunch> launches;
+  module.walk([&](func::FuncOp fn) {
+    if (auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels"))
+      for (Attribute a : kernels) {
+        PlannedLaunch launch(cast<DictionaryAttr>(a));
+        launches.emplace(launch.name, launch);
+      }
+  });
+  return writeText([&](raw_ostream &os) {
+    module.walk([&](gpu::BinaryOp binary) {
+      for (Attribute a : binary.getObjects()) {
+        auto object = cast<gpu::ObjectAttr>(a);
+        os << "// kernel module @" << binary.getName() << ", "
+           << object.getTarget() << "\n";
+        for (auto &[name, l] : launches)
+          os << "// budget @" << name << ": " << l.registerBudget(cudaTarget)
+             << " registers per thread, "
+             << cudaTarget.staticSharedBytesPerBlock
+             << " bytes shared memory (" << l.threads
+             << " threads per block, " << l.blocksPerSM << " an SM)\n";
+        for (auto &[name, l] : launches)
+          if (l.sharedBytes > 0)
+            os << "// dynamic shared @" << name << ": " << l.sharedBytes
+               << " bytes (budget " << cudaTarget.sharedBytesPerBlock
+               << ")\n";
+        os << "// target: " << sched::describe(cudaTarget) << "\n"
+           << object.getObject().getValue() << "\n";
+      }
+    });
+  });
+}
+

@@ -1,0 +1,107 @@
+//===- CompileOptions.h - what one compile is asked to do -------*- C++ -*-===//
+//
+// The options of one compile, as a plain struct the tools, the tests and the
+// Python package fill in (linformer-compile maps its flags onto it one to
+// one). `verify()` holds every cross-check between options in one place, so
+// a bad combination is refused the same way whoever asks, before anything
+// is compiled.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_COMPILER_DRIVER_COMPILEOPTIONS_H
+#define LINFORMER_COMPILER_DRIVER_COMPILEOPTIONS_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::linformer {
+struct CUDAPipelineOptions;
+} // namespace mlir::linformer
+
+namespace mlir::linformer::driver {
+
+/// The stage a compile stops after.
+enum class Emit { Linformer, Linalg, Halide, GPU, PTX, LLVM, LLVMIR, Obj, Artifact };
+
+/// The compiler's version, recorded in every artifact and in the tuning
+/// cache's key.
+extern const char *const kCompilerVersion;
+
+struct CompileOptions {
+  /// The input: a model description (a path ending in .json) or a module in
+  /// the Linformer dialect. `inputText`, when set, is the input's contents
+  /// (`inputPath` then only names it, for diagnostics and its kind).
+  std::string inputPath;
+  std::optional<std::string> inputText;
+  /// Where the result goes: the artifact, the object, or the text of an
+  /// --emit stage (empty: standard output, for text).
+  std::string outputPath;
+  Emit emit = Emit::Artifact;
+
+  /// cpu, cuda, or cpu,cuda (one artifact with both).
+  std::string target = "cpu";
+  /// The CPU code generator: mlir, halide, or best (both timed, the faster
+  /// kept, per kernel where it can).
+  std::string backend = "mlir";
+  std::string halideAutoscheduler = "adams2019";
+  /// --backend=best: these kernels from Halide whatever the times.
+  std::vector<std::string> bestHalideKernels;
+
+  /// The CPU target: LLVM CPU name and features (empty: the host's, or the
+  /// named CPU's own features).
+  std::string cpu, cpuFeatures;
+  /// CPU schedule overrides (0: the cost model's choice).
+  std::string reassociate = "auto";
+  int64_t rowTile = 0, vectorWidth = 0, unroll = 0, reductionTile = 0;
+  /// A schedule file whose records replace the cost model's.
+  std::string scheduleFile;
+  /// Print every kernel's schedule: "json" or "table"; unset: do not.
+  std::optional<std::string> printSchedule;
+
+  /// Time candidate schedules through the runtime and keep the fastest.
+  bool autotune = false;
+  std::string tuningCache; // empty: the default cache directory
+  unsigned autotuneRuns = 5;
+  /// linformer-run, to time candidates with; empty: $LINFORMER_RUN, else the
+  /// one beside `toolPath`, else the one on PATH.
+  std::string runnerPath;
+  /// The executable asking (its directory is searched for linformer-run).
+  std::string toolPath;
+
+  /// Write seeded random weights for a model description to this file.
+  std::string randomWeights;
+  unsigned seed = 1;
+
+  /// CUDA: the SM version, the toolkit whose ptxas makes the cubin (empty:
+  /// $CUDA_HOME, else /usr/local/cuda), the tensor-core precision.
+  int sm = 90;
+  std::string cudaToolkit;
+  std::string cudaMma = "auto";
+  /// Sets the CUDA pipeline's schedule knobs (linformer-compile: its
+  /// --cuda-* flags); unset: the pipeline's defaults.
+  std::function<void(CUDAPipelineOptions &)> cudaKnobs;
+
+  /// Apply MLIR's pass-manager command-line options (--mlir-print-ir-*,
+  /// --mlir-timing, ...) to every pipeline; only a tool that registered
+  /// them (registerPassManagerCLOptions) may ask.
+  bool passManagerCLOptions = false;
+
+  /// Every cross-check between the options; the first violation, named as
+  /// linformer-compile's flags name it. `toMemory`: the artifact is returned
+  /// in memory (compileToArtifact), so it needs no output path.
+  llvm::Error verify(bool toMemory = false) const;
+
+  /// Whether the input is a model description.
+  bool inputIsModel() const;
+  /// The CUDA pipeline options with `cudaKnobs` applied.
+  void applyCUDAKnobs(CUDAPipelineOptions &options) const;
+};
+
+} // namespace mlir::linformer::driver
+
+#endif // LINFORMER_COMPILER_DRIVER_COMPILEOPTIONS_H

@@ -1,0 +1,488 @@
+//===- Driver.cpp - the compiler session and the CPU path -----------------===//
+//
+// Reads the input (a model description or a module), runs the pipeline the
+// options ask for and writes what they ask for: a stage's text, an object,
+// or an artifact (ArtifactBuilder.cpp). On a failing pass it writes a
+// reproducer and names the linformer-opt line that replays it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Driver/DriverImpl.h"
+
+#include "compiler/Model/ModelBuilder.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
+#include "dialect/IR/LinformerDialect.h"
+#include "lib/Support/Random.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::linformer;
+using namespace mlir::linformer::driver;
+
+char DiagnosedError::ID = 0;
+
+void DiagnosedError::log(llvm::raw_ostream &os) const {
+  os << (diagnostics.empty() ? what : StringRef(diagnostics).rtrim().str());
+}
+
+llvm::Error mlir::linformer::driver::makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+bool mlir::linformer::driver::toDType(Type t, lf::DType &out) {
+  if (t.isF32()) out = lf::DType::F32;
+  else if (t.isF16()) out = lf::DType::F16;
+  else if (t.isBF16()) out = lf::DType::BF16;
+  else if (t.isInteger(32)) out = lf::DType::I32;
+  else if (t.isInteger(64)) out = lf::DType::I64;
+  else if (t.isInteger(8) || t.isInteger(1)) out = lf::DType::U8;
+  else return false;
+  return true;
+}
+
+CPUTargetOptions mlir::linformer::driver::llvmTargetOf(const sched::CPUTarget &t) {
+  CPUTargetOptions options;
+  options.cpu = t.cpu;
+  options.features = t.features;
+  return resolveCPUTarget(options);
+}
+
+llvm::Error Compile::diagnosed(const llvm::Twine &what) {
+  return llvm::make_error<DiagnosedError>(what.str(), takeDiagnostics());
+}
+
+//===----------------------------------------------------------------------===//
+// The source
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> Compile::buildModule() {
+  if (src.fromModel) {
+    EncoderSignature sig;
+    return buildEncoderModule(&context, src.config, sig);
+  }
+  return parseSourceString<ModuleOp>(src.text, &context,
+                                     llvm::StringRef(options.inputPath));
+}
+
+/// Seeded weights: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for matrices, small
+/// biases, LayerNorm gamma near 1 and beta near 0.
+llvm::Error Compile::writeRandomWeights(const std::string &path, bool quiet) {
+  // The weights are built in memory, then serialized: about three copies.
+  // Refuse up front rather than be killed halfway.
+  uint64_t bytes = lf::modelWeightBytes(src.config);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && pageSize > 0 &&
+      bytes > uint64_t(pages) * uint64_t(pageSize) / 3)
+    return makeError(
+        "the model's weights need " + std::to_string(bytes >> 20) +
+        " MiB; writing them needs about three times that, more than "
+        "this machine's " +
+        std::to_string((uint64_t(pages) * uint64_t(pageSize)) >> 20) +
+        " MiB of memory");
+  size_t count = 0;
+  if (std::string err =
+          lf::writeRandomWeights(src.config, options.seed, path, &count);
+      !err.empty())
+    return makeError(err);
+  if (!quiet)
+    out << "wrote " << count << " weights to " << path << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Error Compile::readSource() {
+  src.fromModel = options.inputIsModel();
+  std::string text;
+  if (options.inputText) {
+    text = *options.inputText;
+  } else {
+    std::string errorMessage;
+    auto file = openInputFile(options.inputPath, &errorMessage);
+    if (!file)
+      return makeError(errorMessage);
+    text = file->getBuffer().str();
+  }
+  if (!src.fromModel) {
+    src.text = std::move(text);
+    return llvm::Error::success();
+  }
+  if (std::string err = lf::parseModelConfig(text, src.config); !err.empty())
+    return makeError(options.inputPath + ": " + err);
+  return llvm::Error::success();
+}
+
+/// Fills `src.entry` (and checks the module has one public function).
+llvm::Error Compile::readEntry() {
+  EntryInfo &entry = src.entry;
+  if (src.fromModel) {
+    EncoderSignature sig;
+    OwningOpRef<ModuleOp> m = buildEncoderModule(&context, src.config, sig);
+    if (!m)
+      return diagnosed("the model could not be built");
+    entry.name = sig.entry;
+    entry.argNames = sig.argNames;
+    entry.paddingArg = sig.paddingArg;
+    if (src.config.padding == lf::PaddingInput::Lengths)
+      entry.paddingRole = lf::BufferRole::Lengths;
+    else if (src.config.padding == lf::PaddingInput::Mask)
+      entry.paddingRole = lf::BufferRole::Mask;
+    for (size_t i = 0; i < sig.argNames.size(); ++i)
+      entry.argKinds.push_back(static_cast<int>(i) <= sig.paddingArg || i == 0
+                                   ? lf::BufferKind::Input
+                                   : lf::BufferKind::Weight);
+    return llvm::Error::success();
+  }
+  OwningOpRef<ModuleOp> module = buildModule();
+  if (!module)
+    return diagnosed("the module could not be parsed");
+  func::FuncOp fn;
+  for (func::FuncOp f : module->getOps<func::FuncOp>())
+    if (f.isPublic() && !f.isExternal()) {
+      if (fn)
+        return makeError("the module has more than one public function; "
+                         "compile one entry at a time");
+      fn = f;
+    }
+  if (!fn)
+    return makeError("the module has no public function to compile");
+  entry.name = fn.getSymName().str();
+  // The runtime binds every argument and result to a buffer of a manifest
+  // dtype: say so here, at the offending type, rather than deep in the
+  // pipeline (dynamic shapes are refused by the pipeline, with a
+  // reproducer).
+  auto checkType = [&](Type t, const std::string &what) -> bool {
+    auto tensor = dyn_cast<RankedTensorType>(t);
+    lf::DType dtype;
+    if (!tensor) {
+      fn.emitError() << what << " has type " << t
+                     << "; an entry function takes and returns ranked "
+                        "tensors only (the runtime binds each to a buffer)";
+      return false;
+    }
+    if (!toDType(tensor.getElementType(), dtype)) {
+      fn.emitError() << what << " has element type "
+                     << tensor.getElementType()
+                     << ", which the runtime cannot take (f32, f16, bf16, "
+                        "i32, i64, i8 or i1)";
+      return false;
+    }
+    return true;
+  };
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    if (!checkType(fn.getArgument(i).getType(),
+                   "argument " + std::to_string(i)))
+      return diagnosed("the entry's signature");
+    entry.argNames.push_back("arg" + std::to_string(i));
+    entry.argKinds.push_back(lf::BufferKind::Input);
+  }
+  if (fn.getNumResults() == 0) {
+    fn.emitError() << "returns nothing; an entry function must return at "
+                      "least one tensor";
+    return diagnosed("the entry's signature");
+  }
+  for (unsigned i = 0; i < fn.getNumResults(); ++i)
+    if (!checkType(fn.getResultTypes()[i], "result " + std::to_string(i)))
+      return diagnosed("the entry's signature");
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pipelines
+//===----------------------------------------------------------------------===//
+
+/// Runs `pm`; on failure writes a reproducer next to the output and prints
+/// the linformer-opt command that replays the failing pass.
+llvm::Error Compile::runWithReproducer(PassManager &pm, ModuleOp module,
+                                       StringRef stage) {
+  std::string reproducer = (options.outputPath.empty()
+                                ? std::string("linformer")
+                                : options.outputPath) +
+                           "." + stage.str() + ".reproducer.mlir";
+  pm.enableCrashReproducerGeneration(reproducer, /*genLocalReproducer=*/false);
+  if (succeeded(pm.run(module)))
+    return llvm::Error::success();
+  std::string replay = ("the " + stage + " stage failed; to replay it (input "
+                        "and pipeline are in the reproducer):\n"
+                        "  linformer-opt --run-reproducer " +
+                        reproducer)
+                           .str();
+  // Printed diagnostics come before the error; collected ones go in it.
+  return makeError(takeDiagnostics() + replay);
+}
+
+/// The target schedules are chosen for: the module's own when no option
+/// says otherwise, else the host or what `cpu` / `cpuFeatures` say (caches
+/// and cores from this machine).
+sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
+  if (auto attr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName);
+      attr && options.cpu.empty() && options.cpuFeatures.empty())
+    return fromAttr(attr);
+  return hostCPUTarget(options.cpu, options.cpuFeatures);
+}
+
+void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
+                                 StringRef scheduleFile) {
+  pipeline.reassociate = options.reassociate;
+  pipeline.rowTile = options.rowTile;
+  pipeline.vectorWidth = options.vectorWidth;
+  pipeline.unroll = options.unroll;
+  pipeline.reductionTile = options.reductionTile;
+  pipeline.scheduleFile = scheduleFile.str();
+}
+
+/// Runs the CPU pipeline on `module` (to the LLVM dialect).
+llvm::Error Compile::lowerModule(ModuleOp module,
+                                 const sched::CPUTarget &target,
+                                 StringRef scheduleFile) {
+  module->setAttr(kTargetAttrName, toAttr(&context, target));
+  PassManager pm(&context);
+  if (failed(applyFlags(pm)))
+    return diagnosed("the pass manager's options");
+  CPUPipelineOptions pipeline;
+  setPipelineOptions(pipeline, scheduleFile);
+  buildCPUPipeline(pm, pipeline);
+  return runWithReproducer(pm, module, "cpu-pipeline");
+}
+
+//===----------------------------------------------------------------------===//
+// Outputs
+//===----------------------------------------------------------------------===//
+
+llvm::Error
+Compile::writeText(llvm::function_ref<void(llvm::raw_ostream &)> print) {
+  if (options.outputPath.empty()) {
+    print(out);
+    return llvm::Error::success();
+  }
+  std::string errorMessage;
+  auto file = openOutputFile(options.outputPath, &errorMessage);
+  if (!file)
+    return makeError(errorMessage);
+  print(file->os());
+  file->keep();
+  return llvm::Error::success();
+}
+
+llvm::Error Compile::finishArtifact(const lf::ArtifactWriter &writer) {
+  if (image) {
+    *image = writer.serialize();
+    return llvm::Error::success();
+  }
+  if (std::string err = writer.write(options.outputPath); !err.empty())
+    return makeError(err);
+  return llvm::Error::success();
+}
+
+/// Where the compile goes after the input is read: the stages every target
+/// shares, then the target's and the generator's path.
+llvm::Error Compile::run() {
+  if (!options.randomWeights.empty()) {
+    if (llvm::Error err = writeRandomWeights(options.randomWeights, false))
+      return err;
+    if (options.outputPath.empty() && !image)
+      return llvm::Error::success();
+  }
+  if (llvm::Error err = readEntry())
+    return err;
+  OwningOpRef<ModuleOp> module = buildModule();
+  if (!module)
+    return diagnosed("the input could not be built");
+
+  const Emit emit = options.emit;
+  if (emit == Emit::Linformer)
+    return writeText([&](raw_ostream &os) { module->print(os); });
+  if (emit == Emit::Linalg) {
+    PassManager pm(&context);
+    if (failed(applyFlags(pm)))
+      return diagnosed("the pass manager's options");
+    buildLinalgPipeline(pm);
+    if (llvm::Error err = runWithReproducer(pm, *module, "linalg"))
+      return err;
+    return writeText([&](raw_ostream &os) { module->print(os); });
+  }
+
+  sched::CUDATarget cudaTarget;
+  if (options.target != "cpu")
+    sched::knownCUDATarget(options.sm, cudaTarget); // verify() checked it
+  if (options.target == "cuda")
+    return compileCUDA(*module, cudaTarget);
+  if (options.backend == "halide")
+    return compileHalide(*module);
+  if (options.backend == "best")
+    return compileBest();
+
+  sched::CPUTarget cpuTarget = chooseTarget(*module);
+  std::string schedulePath = options.scheduleFile;
+  std::map<std::string, TunedTimes> times;
+  // Temporaries (the autotuner's variants) live in a private directory.
+  llvm::SmallString<128> workDir;
+  llvm::scope_exit cleanup([&] {
+    if (!workDir.empty())
+      llvm::sys::fs::remove_directories(workDir);
+  });
+  if (options.autotune) {
+    if (std::error_code ec = llvm::sys::fs::createUniqueDirectory(
+            "linformer-autotune", workDir))
+      return makeError("cannot create a temporary directory: " +
+                       ec.message());
+    if (llvm::Error err = autotune(cpuTarget, workDir, schedulePath, times))
+      return err;
+  }
+
+  if (llvm::Error err = lowerModule(*module, cpuTarget, schedulePath))
+    return err;
+  Plan plan;
+  if (!readPlan(*module, cpuTarget, times, plan))
+    return makeError("the pipeline produced no dispatch plan for @" +
+                     src.entry.name);
+  if (options.printSchedule) {
+    if (*options.printSchedule == "table")
+      out << sched::formatScheduleTable(plan.schedules);
+    else
+      out << sched::scheduleFileToJson(plan.schedules);
+    if (options.outputPath.empty() && !image)
+      return llvm::Error::success();
+  }
+  if (emit == Emit::LLVM)
+    return writeText([&](raw_ostream &os) { module->print(os); });
+
+  CPUTargetOptions targetOptions = llvmTargetOf(cpuTarget);
+  llvm::LLVMContext llvmContext;
+  if (emit == Emit::LLVMIR) {
+    auto llvmModule =
+        translateToOptimizedLLVMIR(*module, llvmContext, targetOptions);
+    if (!llvmModule)
+      return diagnosed("the translation to LLVM IR failed");
+    return writeText([&](raw_ostream &os) { llvmModule->print(os, nullptr); });
+  }
+  if (emit == Emit::Obj) {
+    if (options.outputPath.empty())
+      return makeError("--emit=obj needs -o");
+    auto llvmModule =
+        translateToOptimizedLLVMIR(*module, llvmContext, targetOptions);
+    if (!llvmModule)
+      return diagnosed("the translation to LLVM IR failed");
+    std::string err;
+    if (failed(emitObjectFile(*llvmModule, targetOptions, options.outputPath,
+                              err)))
+      return makeError(err);
+    return llvm::Error::success();
+  }
+  if (needsOutputFile())
+    return makeError("an artifact needs -o FILE.lfa");
+  lf::ArtifactWriter writer;
+  if (llvm::Error err = addCPUSections(*module, cpuTarget, plan, writer))
+    return err;
+  if (options.target == "cpu,cuda") {
+    OwningOpRef<ModuleOp> gpuModule = buildModule();
+    if (!gpuModule)
+      return diagnosed("the input could not be built");
+    if (llvm::Error err = compileCUDA(*gpuModule, cudaTarget, &writer))
+      return err;
+  }
+  if (llvm::Error err = finishArtifact(writer))
+    return err;
+  out << "wrote " << outputName()
+      << ": " << plan.kernels.size() << " kernels, "
+      << src.entry.argNames.size() + 1 + plan.intermediates.size()
+      << " buffers\n";
+  return llvm::Error::success();
+}
+
+//===----------------------------------------------------------------------===//
+// The session
+//===----------------------------------------------------------------------===//
+
+struct CompilerSession::Impl {
+  SessionOptions options;
+  MLIRContext context;
+  /// Collected diagnostics (SessionOptions::collectDiagnostics).
+  std::string diagnostics;
+
+  static DialectRegistry registry() {
+    DialectRegistry registry;
+    registry.insert<LinformerDialect>();
+    registerAllDialects(registry);
+    registerAllExtensions(registry);
+    // gpu-module-to-binary translates the kernels (NVVM) to LLVM IR.
+    registerAllToLLVMIRTranslations(registry);
+    return registry;
+  }
+
+  explicit Impl(SessionOptions options)
+      : options(options), context(registry()) {
+    context.loadAllAvailableDialects();
+  }
+
+  llvm::Error run(const CompileOptions &compileOptions, llvm::raw_ostream &out,
+                  llvm::raw_ostream &log, std::string *image) {
+    if (llvm::Error err = compileOptions.verify(/*toMemory=*/image != nullptr))
+      return err;
+    Compile c{compileOptions, context, out, log, [this] {
+                std::string taken = diagnostics;
+                diagnostics.clear();
+                return taken;
+              }};
+    c.image = image;
+    if (llvm::Error err = c.readSource())
+      return err;
+    // Diagnostics on a .mlir input name FILE:LINE:COL with the source line:
+    // the module is parsed from the input's text under the input's name.
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
+                                     c.src.text, compileOptions.inputPath),
+                                 llvm::SMLoc());
+    diagnostics.clear();
+    llvm::raw_string_ostream collect(diagnostics);
+    SourceMgrDiagnosticHandler handler(
+        sourceMgr, &context,
+        options.collectDiagnostics ? static_cast<llvm::raw_ostream &>(collect)
+                                   : llvm::errs());
+    llvm::Error err = c.run();
+    diagnostics.clear();
+    return err;
+  }
+};
+
+CompilerSession::CompilerSession(SessionOptions options)
+    : impl(std::make_unique<Impl>(options)) {}
+
+CompilerSession::~CompilerSession() = default;
+
+MLIRContext &CompilerSession::context() { return impl->context; }
+
+llvm::Error CompilerSession::compile(const CompileOptions &options,
+                                     llvm::raw_ostream &out,
+                                     llvm::raw_ostream &log) {
+  return impl->run(options, out, log, nullptr);
+}
+
+llvm::Expected<std::string>
+CompilerSession::compileToArtifact(const CompileOptions &options,
+                                   llvm::raw_ostream &log) {
+  if (options.emit != Emit::Artifact)
+    return makeError("compileToArtifact makes an artifact; the options ask "
+                     "for another stage");
+  std::string image, summary;
+  llvm::raw_string_ostream out(summary);
+  if (llvm::Error err = impl->run(options, out, log, &image))
+    return std::move(err);
+  return image;
+}

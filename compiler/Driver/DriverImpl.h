@@ -1,0 +1,187 @@
+//===- DriverImpl.h - the driver's steps, shared by its files ---*- C++ -*-===//
+//
+// Internal to compiler/Driver. One `Compile` is one call of the session:
+// the options, the context, the source, where text and progress go, and the
+// steps (CPU lowering and artifact in Driver.cpp and ArtifactBuilder.cpp,
+// --autotune in Autotune.cpp, the Halide generator and --backend=best in
+// Best.cpp, --target=cuda in CUDA.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LINFORMER_COMPILER_DRIVER_DRIVERIMPL_H
+#define LINFORMER_COMPILER_DRIVER_DRIVERIMPL_H
+
+#include "compiler/Driver/Driver.h"
+#include "compiler/Codegen/Halide/HalideTarget.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Schedule/Schedule.h"
+#include "compiler/Schedule/Target.h"
+#include "compiler/Target/CPU/CPUTarget.h"
+#include "lib/Manifest/Artifact.h"
+#include "lib/Manifest/Manifest.h"
+#include "lib/Model/ModelConfig.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/JSON.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mlir::linformer::driver {
+
+namespace sched = ::linformer::schedule;
+namespace lf = ::linformer;
+
+/// An error with `message`.
+llvm::Error makeError(const llvm::Twine &message);
+
+/// Entry argument names/kinds: from the model signature or, for a plain
+/// .mlir module, argN (inputs) and "result" for the output.
+struct EntryInfo {
+  std::string name;
+  std::vector<std::string> argNames;
+  std::vector<lf::BufferKind> argKinds;
+  int paddingArg = -1;
+  lf::BufferRole paddingRole = lf::BufferRole::None;
+};
+
+/// What is compiled: a model description or a module's text. The module is
+/// rebuilt from it for every compile (the autotuner compiles many times;
+/// the pipeline consumes its input).
+struct Source {
+  bool fromModel = false;
+  lf::ModelConfig config;
+  std::string text;
+  EntryInfo entry;
+};
+
+/// Measured times of a tuned kernel shape, for its record.
+struct TunedTimes {
+  double modelMs = -1, tunedMs = -1;
+};
+
+/// The lowered module's dispatch plan with every kernel's schedule record.
+struct Plan {
+  ArrayAttr kernels, intermediates;
+  sched::ScheduleFile schedules;
+  /// Per kernel of the plan: its record as JSON ("{}" if it has none).
+  std::vector<std::string> scheduleJson;
+};
+
+/// The manifest dtype of `t`, if the runtime can bind it.
+bool toDType(Type t, lf::DType &out);
+
+/// One compile: the session's context, the options, the source and the
+/// steps. Each step returns an llvm::Error; `diagnosed(what)` is the error
+/// of a step whose reasons MLIR reported as diagnostics.
+struct Compile {
+  const CompileOptions &options;
+  MLIRContext &context;
+  llvm::raw_ostream &out, &log;
+  /// Takes the diagnostics collected since the last call ("" when they are
+  /// printed as they come).
+  std::function<std::string()> takeDiagnostics;
+  Source src;
+  /// compileToArtifact: the artifact's bytes go here, not to a file.
+  std::string *image = nullptr;
+
+  llvm::Error diagnosed(const llvm::Twine &what);
+  /// The tool's pass-manager flags on `pm`, when it asked for them.
+  LogicalResult applyFlags(PassManager &pm) {
+    return options.passManagerCLOptions ? applyPassManagerCLOptions(pm)
+                                        : success();
+  }
+
+  // Driver.cpp
+  llvm::Error run();
+  llvm::Error readSource();
+  llvm::Error readEntry();
+  OwningOpRef<ModuleOp> buildModule();
+  llvm::Error runWithReproducer(PassManager &pm, ModuleOp module,
+                                StringRef stage);
+  llvm::Error writeRandomWeights(const std::string &path, bool quiet);
+  sched::CPUTarget chooseTarget(ModuleOp module);
+  void setPipelineOptions(CPUPipelineOptions &pipeline,
+                          StringRef scheduleFile);
+  llvm::Error lowerModule(ModuleOp module, const sched::CPUTarget &target,
+                          StringRef scheduleFile);
+  llvm::Error writeText(llvm::function_ref<void(llvm::raw_ostream &)> print);
+  /// The finished artifact: to `image`, else to the output file.
+  llvm::Error finishArtifact(const lf::ArtifactWriter &writer);
+  bool needsOutputFile() const { return !image && options.outputPath.empty(); }
+  /// What "wrote ..." names: the output file, or "the artifact".
+  std::string outputName() const {
+    return image ? "the artifact" : options.outputPath;
+  }
+
+  // ArtifactBuilder.cpp
+  bool readPlan(ModuleOp module, const sched::CPUTarget &target,
+                const std::map<std::string, TunedTimes> &times, Plan &plan);
+  lf::Manifest startManifest(lf::ManifestTarget target);
+  llvm::Error addBuffers(ArrayAttr intermediates, lf::Manifest &manifest);
+  llvm::Error addCPUSections(ModuleOp module, const sched::CPUTarget &target,
+                             const Plan &plan, lf::ArtifactWriter &writer,
+                             const std::string *prebuilt = nullptr);
+  llvm::Error writeArtifact(ModuleOp module, const sched::CPUTarget &target,
+                            const Plan &plan, const std::string &path);
+
+  // Autotune.cpp
+  std::string findRunner();
+  llvm::Error autotune(const sched::CPUTarget &target,
+                       llvm::SmallString<128> &workDir,
+                       std::string &scheduleFilePath,
+                       std::map<std::string, TunedTimes> &times);
+  std::string timeArtifact(const std::string &runner,
+                           const std::string &artifact,
+                           const std::string &weights, const std::string &base,
+                           int64_t threads,
+                           std::map<std::string, double> &msBySymbol,
+                           bool check = false);
+
+  // Best.cpp
+  llvm::Error lowerWithHalide(ModuleOp module,
+                              const sched::CPUTarget &cpuTarget,
+                              std::string &so, Plan &plan,
+                              llvm::raw_ostream *describe = nullptr);
+  llvm::Error compileHalide(ModuleOp module);
+  llvm::Error compileBest();
+  std::string mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mlirPlan,
+                       const Plan &halidePlan,
+                       const std::map<std::string, double> &mlirMs,
+                       const std::map<std::string, double> &halideMs,
+                       ModuleOp mlirModule, ModuleOp halideModule,
+                       StringRef workDir, const std::string &runner,
+                       const std::string &weights, std::string &so,
+                       Plan &mixed, std::set<std::string> &halideKernels,
+                       double &mixedMs);
+
+  // CUDA.cpp
+  std::string cudaMma();
+  llvm::Error compileCUDA(ModuleOp module, const sched::CUDATarget &cudaTarget,
+                          lf::ArtifactWriter *combined = nullptr);
+  llvm::Error writeCUDAArtifact(ModuleOp module,
+                                const sched::CUDATarget &cudaTarget,
+                                const CUDAPipelineOptions &pipeline,
+                                lf::ArtifactWriter *combined);
+};
+
+/// LLVM's target options for a schedule target (features resolved).
+CPUTargetOptions llvmTargetOf(const sched::CPUTarget &t);
+
+/// Calls `each` with every kernel object of a linformer-run --profile-json
+/// file; "" or why it cannot.
+std::string
+forEachProfiledKernel(const std::string &path,
+                      llvm::function_ref<void(const llvm::json::Object &)> each);
+
+} // namespace mlir::linformer::driver
+
+#endif // LINFORMER_COMPILER_DRIVER_DRIVERIMPL_H
