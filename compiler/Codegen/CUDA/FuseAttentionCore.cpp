@@ -609,6 +609,18 @@ struct CoreOperands {
             threads(b, [&](OpBuilder &b, Value w, Value lane) {
               Value smem = cuda::sharedWords(b, loc, layout.words, word);
               copy(b, w, lane, smem);
+              // wgmma reads K and V through the async proxy (matrix
+              // descriptors), the copy wrote them through the generic one
+              // (st.shared): each thread fences its writes into the async
+              // proxy before the barrier (PTX ISA, "Proxies"; the staged
+              // contractions fence their cp.async copies the same way).
+              if (layout.core)
+                NVVM::FenceProxyOp::create(
+                    b, loc,
+                    NVVM::ProxyKindAttr::get(b.getContext(),
+                                             NVVM::ProxyKind::async_shared),
+                    NVVM::SharedSpaceAttr::get(
+                        b.getContext(), NVVM::SharedSpace::shared_cta));
               gpu::BarrierOp::create(b, loc);
               compute(b, w, lane, smem);
             });

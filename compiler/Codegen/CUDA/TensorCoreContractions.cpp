@@ -10,7 +10,9 @@
 // reused across the warp's tiles (NT and MT times).
 //
 // Precisions:
-//   tf32: `nvgpu.mma.sync` m16n8k4, f32 data, TF32 products (sm_80+);
+//   tf32: `nvgpu.mma.sync` m16n8k4 on f32 data, each operand rounded to
+//     TF32 with cvt.rna.tf32.f32 as its fragment is loaded (emulation: the
+//     same rounding in integer ops), products and sums in f32 (sm_80+);
 //   bf16, f16: `nvvm.mma.sync` m16n8k16, each operand rounded to nearest
 //     even to bf16 / f16 as its fragment is loaded (the rounding a bf16
 //     model's stored activations get in a framework), products and sums
@@ -1074,6 +1076,8 @@ struct CUDATensorCoreContractionsPass
   Value rounded(OpBuilder &b, Location loc, Value v, bool backToF32) const {
     if (emulate && exact)
       return v;
+    if (tf32())
+      return mlir::linformer::cuda::roundToTF32(b, loc, v, emulate);
     return mlir::linformer::cuda::roundToOperand(b, loc, v, precision, backToF32);
   }
   Value packPair(OpBuilder &b, Location loc, Value lo, Value hi) const {
@@ -1250,12 +1254,18 @@ struct CUDATensorCoreContractionsPass
                 auto aType = VectorType::get({2, 1}, f32);
                 aFrag.push_back(vector::FromElementsOp::create(
                     b, loc, aType,
-                    ValueRange{loadA(rowOf(i, 0), kt), loadA(rowOf(i, 1), kt)}));
+                    ValueRange{rounded(b, loc, loadA(rowOf(i, 0), kt), true),
+                               rounded(b, loc, loadA(rowOf(i, 1), kt),
+                                       true)}));
               }
+              // The operands in TF32 (cvt.rna): the mma reads only their
+              // top 19 bits, and the PTX ISA leaves what it makes of the
+              // rest unspecified.
               for (int64_t j = 0; j < NT; ++j)
                 bFrag.push_back(vector::FromElementsOp::create(
                     b, loc, VectorType::get({1, 1}, f32),
-                    ValueRange{loadB(kt, add(nG, j * kTileN))}));
+                    ValueRange{rounded(b, loc, loadB(kt, add(nG, j * kTileN)),
+                                       true)}));
               for (int64_t i = 0; i < MT; ++i)
                 for (int64_t j = 0; j < NT; ++j)
                   out[i * NT + j] = nvgpu::MmaSyncOp::create(

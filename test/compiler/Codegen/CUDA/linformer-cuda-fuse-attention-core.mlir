@@ -190,11 +190,18 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // (128 >> 4) << 16 | (256 >> 4) << 32 = 68720001024), then the softmax,
 // then O += P V as one m64n16k16 a 16-slot block (stride 8 x 16 words =
 // 512 bytes: 137439477760); each group fenced, committed and waited for.
-// ldmatrix is moot (the fragments come from the descriptors).
+// ldmatrix is moot (the fragments come from the descriptors). The copy
+// writes K and V with st.shared (the generic proxy) and wgmma reads them
+// through the async proxy: a fence.proxy.async between the copy and the
+// barrier, before any wgmma (PTX ISA, "Proxies").
 // WGCORE-LABEL: func.func @core16
 // WGCORE-NOT: nvgpu.ldmatrix
 // WGCORE: memref.view {{.*}} to memref<512xi32, #gpu.address_space<workgroup>>
-// WGCORE: gpu.barrier
+// WGCORE-NOT: nvvm.wgmma
+// WGCORE: memref.store {{.*}}, #gpu.address_space<workgroup>>
+// WGCORE-NOT: nvvm.wgmma
+// WGCORE: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGCORE-NEXT: gpu.barrier
 // WGCORE: nvvm.wgmma.fence.aligned
 // WGCORE: %[[DK:.*]] = arith.ori %{{.*}}, %c68720001024_i64 : i64
 // WGCORE-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}setp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;{{.*}}", "=f,{{.*}},0,1,{{.*}},15,r,r,r,r,l" {{.*}}, %[[DK]] :
@@ -216,6 +223,7 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // WGCOREEMU-LABEL: func.func @core16
 // WGCOREEMU: memref.alloc() : memref<512xi32>
 // WGCOREEMU-NOT: llvm.inline_asm
+// WGCOREEMU-NOT: nvvm.fence.proxy
 // WGCOREEMU: math.exp2
 func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
                   %v: tensor<2x4x32x16xf32>, %mask: tensor<2x32xi8>) -> tensor<2x4x64x16xf32> {

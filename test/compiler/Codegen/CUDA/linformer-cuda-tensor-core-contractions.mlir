@@ -2,6 +2,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=tf32 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=TF32EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=1 warp-tiles-n=1},canonicalize,cse))' | FileCheck %s --check-prefix=ONE
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=0},canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=3},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT3
@@ -26,11 +27,29 @@
 // CHECK-COUNT-16: memref.load %arg2
 // CHECK: scf.for %[[K:.*]] = %c0 to %c64 step %c4 iter_args({{.*}}) -> (vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>, vector<2x2xf32>)
 // CHECK: %[[KT:.*]] = arith.addi %[[K]], %[[T]]
-// CHECK: memref.load %arg0[%{{.*}}, %[[G]], %[[KT]]] : memref<2x32x64xf32>
+// CHECK: %[[A0:.*]] = memref.load %arg0[%{{.*}}, %[[G]], %[[KT]]] : memref<2x32x64xf32>
+// Every operand rounded to TF32 (cvt.rna.tf32.f32) before the mma: 2 A
+// elements of each of 2 row tiles, 1 B element of each of 2 column tiles.
+// CHECK: nvvm.convert.float.to.tf32 %[[A0]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK-COUNT-5: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK-NOT: nvvm.convert.float.to.tf32
 // CHECK-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 4], tf32Enabled} : (vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: scf.yield
 // CHECK-COUNT-16: memref.store %{{.*}}, %arg2
 // CHECK: {linformer.tensor_core}
+// Emulated TF32: each operand rounded as cvt.rna does, in integer ops
+// (half a TF32 ulp added, the 13 low bits cleared, NaN kept), then the
+// lane's products in f32.
+// TF32EMU-LABEL: func.func @projection
+// TF32EMU-NOT: nvvm.
+// TF32EMU: %[[X:.*]] = memref.load %arg0
+// TF32EMU-NEXT: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
+// TF32EMU-NEXT: %[[UP:.*]] = arith.addi %[[BITS]], %c4096_i32
+// TF32EMU-NEXT: %[[CLEAR:.*]] = arith.andi %[[UP]], %c-8192_i32
+// TF32EMU-NEXT: %[[R:.*]] = arith.bitcast %[[CLEAR]] : i32 to f32
+// TF32EMU-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
+// TF32EMU-NEXT: arith.select %[[NAN]], %[[X]], %[[R]]
+// TF32EMU-NOT: nvgpu.mma.sync
 // m16n8k16 on bf16: two operands a register (the lower k in the low half),
 // A from rows g and g + 8 at k + 2t and k + 2t + 8, B at column g.
 // BF16-LABEL: func.func @projection
