@@ -355,9 +355,11 @@ def LinformerOutlineKernelsPass
 
     The entry function keeps a sequential reference path (a loop calling the
     kernel for every workgroup) and records the dispatch plan as
-    `linformer.kernels`: for each kernel its name, workgroup count and the
-    buffers it binds (index < number of arguments: an argument; otherwise
-    the intermediate allocation of `linformer.intermediates`, in bytes).
+    `linformer.dispatch_plan` (`#linformer.dispatch_plan`): for each kernel
+    (`#linformer.kernel`) its name, workgroup count, the buffers it binds
+    and writes (index < number of arguments: an argument; otherwise an
+    intermediate allocation) and its schedule; and the bytes of each
+    intermediate allocation.
     The kernel carries `linformer.workgroups`.
 
     A top-level op that writes memory outside any workgroup loop (work too
@@ -367,7 +369,8 @@ def LinformerOutlineKernelsPass
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::func::FuncDialect"];
+                           "::mlir::func::FuncDialect",
+                           "::mlir::linformer::LinformerDialect"];
 }
 
 def LinformerHalideGroupKernelsPass
@@ -626,9 +629,9 @@ def LinformerCUDAPlanLaunchesPass
   let description = [{
     Runs after `gpu-kernel-outlining`. The runtime does not run host code:
     it allocates the buffers and replays the launches this pass records on
-    each entry function, `linformer.kernels` (name, grid, block, dynamic
-    shared bytes, workgroups and the buffer ids each kernel takes, in launch
-    order) and `linformer.intermediates` (bytes of each `memref.alloc`), with
+    each entry function as `linformer.dispatch_plan` (each launch's name,
+    grid, block, dynamic shared bytes, workgroups and the buffer ids it
+    takes, in launch order, and the bytes of each `memref.alloc`), with
     buffer ids as in the CPU plan: the entry's arguments, then the
     intermediates. Views (`memref.expand_shape`, `collapse_shape`, `cast`)
     bind their source buffer. Any other host op (a loop, a load) is an
@@ -653,7 +656,8 @@ def LinformerCUDAPlanLaunchesPass
            "fit (1: no request)">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
-                           "::mlir::NVVM::NVVMDialect"];
+                           "::mlir::NVVM::NVVMDialect",
+                           "::mlir::linformer::LinformerDialect"];
 }
 
 def LinformerCUDATensorCoreContractionsPass

@@ -23,24 +23,23 @@ bool Compile::readPlan(ModuleOp module, const sched::CPUTarget &target,
                        Plan &plan) {
   // The entry is an llvm.func after the CPU pipeline, a func.func after the
   // Halide one.
-  Operation *entryFn = module.lookupSymbol(src.entry.name);
-  plan.kernels =
-      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
-  plan.intermediates =
-      entryFn ? entryFn->getAttrOfType<ArrayAttr>("linformer.intermediates")
-              : nullptr;
-  if (!plan.kernels || !plan.intermediates)
+  DispatchPlanAttr dispatch =
+      getDispatchPlan(module.lookupSymbol(src.entry.name));
+  if (!dispatch)
     return false;
+  plan.kernels.assign(dispatch.getKernels().begin(),
+                      dispatch.getKernels().end());
+  plan.intermediates.assign(dispatch.getIntermediates().begin(),
+                            dispatch.getIntermediates().end());
   plan.schedules.target = target;
   plan.schedules.hasTarget = true;
-  for (Attribute a : plan.kernels) {
-    auto dict = cast<DictionaryAttr>(a);
+  for (KernelLaunchAttr launch : plan.kernels) {
     sched::ScheduleRecord record;
     std::string json = "{}";
-    if (kernelRecord(dict.getAs<DictionaryAttr>("kernel"),
-                     dict.getAs<CPUScheduleAttr>("schedule"), target, record)) {
-      record.kernel = cast<StringAttr>(dict.get("name")).str();
-      record.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
+    if (kernelRecord(launch.getShape(), launch.getSchedule(), target,
+                     record)) {
+      record.kernel = launch.getName().str();
+      record.workgroups = launch.getWorkgroups();
       if (auto it = times.find(record.key); it != times.end()) {
         record.modelMs = it->second.modelMs;
         record.tunedMs = it->second.tunedMs;
@@ -76,7 +75,7 @@ static std::string resultName(const Source &src, unsigned index,
 /// The manifest's buffers: the entry's arguments in order (the output is
 /// the appended last argument), then the plan's intermediates. Types come
 /// from the source signature (the lowered entry takes plain pointers).
-llvm::Error Compile::addBuffers(ArrayAttr intermediates,
+llvm::Error Compile::addBuffers(ArrayRef<int64_t> intermediates,
                                 lf::Manifest &manifest) {
   const EntryInfo &entry = src.entry;
   OwningOpRef<ModuleOp> original = buildModule();
@@ -105,11 +104,11 @@ llvm::Error Compile::addBuffers(ArrayAttr intermediates,
     b.shape.assign(type.getShape().begin(), type.getShape().end());
     manifest.buffers.push_back(b);
   }
-  for (auto [i, a] : llvm::enumerate(intermediates)) {
+  for (auto [i, bytes] : llvm::enumerate(intermediates)) {
     lf::ManifestBuffer b;
     b.name = "tmp" + std::to_string(i);
     b.kind = lf::BufferKind::Intermediate;
-    b.bytes = cast<IntegerAttr>(a).getInt();
+    b.bytes = bytes;
     manifest.buffers.push_back(b);
   }
   return llvm::Error::success();
@@ -129,15 +128,13 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
                      sched::toJson(target)});
   if (llvm::Error err = addBuffers(plan.intermediates, manifest))
     return err;
-  for (auto [i, a] : llvm::enumerate(plan.kernels)) {
-    auto dict = cast<DictionaryAttr>(a);
+  for (auto [i, launch] : llvm::enumerate(plan.kernels)) {
     lf::ManifestKernel k;
-    k.symbol = cast<StringAttr>(dict.get("name")).str();
-    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
-    for (Attribute id : cast<ArrayAttr>(dict.get("buffers")))
-      k.buffers.push_back(cast<IntegerAttr>(id).getInt());
+    k.symbol = launch.getName().str();
+    k.workgroups = launch.getWorkgroups();
+    k.buffers.assign(launch.getBuffers().begin(), launch.getBuffers().end());
     k.scheduleJson = plan.scheduleJson[i];
-    if (auto generator = dict.getAs<StringAttr>("generator"))
+    if (StringAttr generator = launch.getGenerator())
       k.generator = generator.str();
     manifest.kernels.push_back(k);
   }

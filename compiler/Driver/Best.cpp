@@ -109,21 +109,13 @@ std::string Compile::mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mli
   if (mlirPlan.kernels.size() != halidePlan.kernels.size())
     return "the two plans have different kernels";
   int64_t numFixed = static_cast<int64_t>(src.entry.argNames.size()) + 1;
-  auto ids = [](DictionaryAttr d, StringRef field) {
-    std::vector<int64_t> out;
-    if (auto a = d.getAs<ArrayAttr>(field))
-      for (Attribute x : a)
-        out.push_back(cast<IntegerAttr>(x).getInt());
-    return out;
-  };
   std::map<int64_t, int64_t> toMlir;
   for (size_t i = 0; i < mlirPlan.kernels.size(); ++i) {
-    auto m = cast<DictionaryAttr>(mlirPlan.kernels[i]);
-    auto h = cast<DictionaryAttr>(halidePlan.kernels[i]);
-    std::string name = cast<StringAttr>(m.get("name")).str();
-    if (name != cast<StringAttr>(h.get("name")).str())
+    KernelLaunchAttr m = mlirPlan.kernels[i], h = halidePlan.kernels[i];
+    std::string name = m.getName().str();
+    if (m.getName() != h.getName())
       return "kernel " + std::to_string(i) + " has two names";
-    std::vector<int64_t> mw = ids(m, "writes"), hw = ids(h, "writes");
+    ArrayRef<int64_t> mw = m.getWrites(), hw = h.getWrites();
     if (mw.size() != 1 || hw.size() != 1)
       return name + " writes more than one buffer";
     auto [it, inserted] = toMlir.emplace(hw[0], mw[0]);
@@ -140,38 +132,30 @@ std::string Compile::mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mli
   }
   if (halideKernels.empty())
     return "no kernel is faster under Halide";
-  MLIRContext *ctx = &context;
-  Builder b(ctx);
-  SmallVector<Attribute> kernels, intermediates(mlirPlan.intermediates.begin(),
-                                                 mlirPlan.intermediates.end());
+  mixed.intermediates = mlirPlan.intermediates;
   mixed.schedules = mlirPlan.schedules;
   for (size_t i = 0; i < mlirPlan.kernels.size(); ++i) {
-    auto m = cast<DictionaryAttr>(mlirPlan.kernels[i]);
-    auto h = cast<DictionaryAttr>(halidePlan.kernels[i]);
-    if (!halideKernels.count(cast<StringAttr>(m.get("name")).str())) {
-      kernels.push_back(m);
+    KernelLaunchAttr m = mlirPlan.kernels[i], h = halidePlan.kernels[i];
+    if (!halideKernels.count(m.getName().str())) {
+      mixed.kernels.push_back(m);
       mixed.scheduleJson.push_back(mlirPlan.scheduleJson[i]);
       continue;
     }
-    SmallVector<Attribute> bound;
-    for (int64_t id : ids(h, "buffers")) {
+    SmallVector<int64_t> bound;
+    for (int64_t id : h.getBuffers()) {
       if (id < numFixed) {
-        bound.push_back(b.getI64IntegerAttr(id));
+        bound.push_back(id);
       } else if (auto it = toMlir.find(id); it != toMlir.end()) {
-        bound.push_back(b.getI64IntegerAttr(it->second));
+        bound.push_back(it->second);
       } else {
-        bound.push_back(b.getI64IntegerAttr(numFixed + intermediates.size()));
-        intermediates.push_back(halidePlan.intermediates[id - numFixed]);
-        toMlir[id] = numFixed + intermediates.size() - 1;
+        bound.push_back(numFixed + mixed.intermediates.size());
+        mixed.intermediates.push_back(halidePlan.intermediates[id - numFixed]);
+        toMlir[id] = numFixed + mixed.intermediates.size() - 1;
       }
     }
-    NamedAttrList fields(h);
-    fields.set("buffers", b.getArrayAttr(bound));
-    kernels.push_back(fields.getDictionary(ctx));
+    mixed.kernels.push_back(h.withBuffers(bound));
     mixed.scheduleJson.push_back(halidePlan.scheduleJson[i]);
   }
-  mixed.kernels = b.getArrayAttr(kernels);
-  mixed.intermediates = b.getArrayAttr(intermediates);
 
   // The object: our kernels but the Halide ones (and no entry function:
   // the runtime runs the plan), linked with the Halide kernels.
@@ -314,9 +298,8 @@ llvm::Error Compile::compileBest() {
   // the Halide generator compiles the CPU pipeline's kernels untiled).
   log << llvm::formatv("{0,-22} {1,10} {2,10}  faster\n", "kernel",
                                 "mlir ms", "halide ms");
-  for (auto [i, a] : llvm::enumerate(chosen.plan.kernels)) {
-    std::string symbol =
-        cast<StringAttr>(cast<DictionaryAttr>(a).get("name")).str();
+  for (auto [i, launch] : llvm::enumerate(chosen.plan.kernels)) {
+    std::string symbol = launch.getName().str();
     auto m = mlirV.ms.find(symbol), h = halideV.ms.find(symbol);
     if (m == mlirV.ms.end() || h == halideV.ms.end())
       continue;

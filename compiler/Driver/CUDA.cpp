@@ -31,13 +31,10 @@ struct PlannedLaunch {
   std::string name;
   int64_t threads = 1, sharedBytes = 0, blocksPerSM = 1;
 
-  explicit PlannedLaunch(DictionaryAttr dict)
-      : name(cast<StringAttr>(dict.get("name")).str()),
-        sharedBytes(cast<IntegerAttr>(dict.get("shared")).getInt()),
-        blocksPerSM(cast<IntegerAttr>(dict.get("blocks_per_sm")).getInt()) {
-    for (Attribute d : cast<ArrayAttr>(dict.get("block")))
-      threads *= cast<IntegerAttr>(d).getInt();
-  }
+  explicit PlannedLaunch(KernelLaunchAttr launch)
+      : name(launch.getName().str()), threads(launch.threads()),
+        sharedBytes(launch.getShared()),
+        blocksPerSM(launch.getBlocksPerSm()) {}
 
   /// Registers per thread ptxas may use.
   int64_t registerBudget(const sched::CUDATarget &t) const {
@@ -67,12 +64,9 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
                                        const sched::CUDATarget &cudaTarget,
                                        const CUDAPipelineOptions &pipeline,
                                        lf::ArtifactWriter *combined) {
-  auto fn = module.lookupSymbol<func::FuncOp>(src.entry.name);
-  ArrayAttr kernels =
-      fn ? fn->getAttrOfType<ArrayAttr>("linformer.kernels") : nullptr;
-  ArrayAttr intermediates =
-      fn ? fn->getAttrOfType<ArrayAttr>("linformer.intermediates") : nullptr;
-  if (!kernels || !intermediates)
+  DispatchPlanAttr plan =
+      getDispatchPlan(module.lookupSymbol<func::FuncOp>(src.entry.name));
+  if (!plan)
     return makeError("the CUDA pipeline produced no launch plan for @" +
                 src.entry.name);
   std::string ptx;
@@ -89,25 +83,18 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
 
   lf::Manifest manifest = startManifest(
       {"cuda", pipeline.chip, pipeline.features, sched::toJson(cudaTarget)});
-  if (llvm::Error err = addBuffers(intermediates, manifest))
+  if (llvm::Error err = addBuffers(plan.getIntermediates(), manifest))
     return err;
-  auto ints = [](Attribute a) {
-    std::vector<int64_t> v;
-    for (Attribute e : cast<ArrayAttr>(a))
-      v.push_back(cast<IntegerAttr>(e).getInt());
-    return v;
-  };
-  for (Attribute a : kernels) {
-    auto dict = cast<DictionaryAttr>(a);
+  for (KernelLaunchAttr a : plan.getKernels()) {
     lf::ManifestKernel k;
-    k.symbol = cast<StringAttr>(dict.get("name")).str();
-    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
-    k.buffers = ints(dict.get("buffers"));
-    k.grid = ints(dict.get("grid"));
-    k.block = ints(dict.get("block"));
-    k.sharedBytes = cast<IntegerAttr>(dict.get("shared")).getInt();
+    k.symbol = a.getName().str();
+    k.workgroups = a.getWorkgroups();
+    k.buffers.assign(a.getBuffers().begin(), a.getBuffers().end());
+    k.grid.assign(a.getGrid().begin(), a.getGrid().end());
+    k.block.assign(a.getBlock().begin(), a.getBlock().end());
+    k.sharedBytes = a.getShared();
     // What the schedule allows this launch: the budget ptxas is held to.
-    PlannedLaunch launch(dict);
+    PlannedLaunch launch(a);
     llvm::json::Object schedule{
         {"source", "cuda-first-path"},
         {"mma", pipeline.mma},
@@ -204,9 +191,9 @@ llvm::Error Compile::compileCUDA(ModuleOp module,
   // within is the target's registers per block shared by its threads.
   std::map<std::string, PlannedLaunch> launches;
   module.walk([&](func::FuncOp fn) {
-    if (auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels"))
-      for (Attribute a : kernels) {
-        PlannedLaunch launch(cast<DictionaryAttr>(a));
+    if (DispatchPlanAttr plan = getDispatchPlan(fn))
+      for (KernelLaunchAttr a : plan.getKernels()) {
+        PlannedLaunch launch(a);
         launches.emplace(launch.name, launch);
       }
   });

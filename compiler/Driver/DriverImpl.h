@@ -17,6 +17,7 @@
 #include "compiler/Schedule/Schedule.h"
 #include "compiler/Schedule/Target.h"
 #include "compiler/Target/CPU/CPUTarget.h"
+#include "dialect/IR/LinformerDialect.h"
 #include "lib/Manifest/Artifact.h"
 #include "lib/Manifest/Manifest.h"
 #include "lib/Model/ModelConfig.h"
@@ -70,7 +71,8 @@ struct TunedTimes {
 
 /// The lowered module's dispatch plan with every kernel's schedule record.
 struct Plan {
-  ArrayAttr kernels, intermediates;
+  SmallVector<KernelLaunchAttr> kernels;
+  SmallVector<int64_t> intermediates;
   sched::ScheduleFile schedules;
   /// Per kernel of the plan: its record as JSON ("{}" if it has none).
   std::vector<std::string> scheduleJson;
@@ -126,7 +128,8 @@ struct Compile {
   bool readPlan(ModuleOp module, const sched::CPUTarget &target,
                 const std::map<std::string, TunedTimes> &times, Plan &plan);
   lf::Manifest startManifest(lf::ManifestTarget target);
-  llvm::Error addBuffers(ArrayAttr intermediates, lf::Manifest &manifest);
+  llvm::Error addBuffers(ArrayRef<int64_t> intermediates,
+                         lf::Manifest &manifest);
   llvm::Error addCPUSections(ModuleOp module, const sched::CPUTarget &target,
                              const Plan &plan, lf::ArtifactWriter &writer,
                              const std::string *prebuilt = nullptr);

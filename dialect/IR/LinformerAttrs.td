@@ -132,6 +132,74 @@ def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
   let genVerifyDecl = 1;
 }
 
+def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
+  let summary = "one kernel of a dispatch plan: what the runtime launches";
+  let description = [{
+    A kernel the runtime runs, in launch order within its
+    `#linformer.dispatch_plan`: its symbol, its workgroups, and the buffers
+    it takes (ids: the entry's arguments in order, the output last, then
+    the plan's intermediates). The CPU pipeline adds the buffers it writes,
+    its schedule and the shape the cost model saw (`shape`, for the
+    artifact's schedule record); `generator = "halide"` marks a kernel the
+    Halide generator built; the CUDA pipeline adds the launch: `grid`,
+    `block`, dynamic `shared` bytes and the `blocks_per_sm` the schedule
+    asks of it.
+
+    ```mlir
+    #linformer.kernel<"layer_kernel_0", workgroups = 16, buffers = [0, 1, 5],
+        writes = [5], schedule = #linformer.cpu_schedule<...>>
+    #linformer.kernel<"layer_kernel_1", workgroups = 4, buffers = [2, 1],
+        grid = [2, 2, 1], block = [32, 1, 1], shared = 256>
+    ```
+  }];
+  let parameters = (ins
+    "StringAttr":$name,
+    "int64_t":$workgroups,
+    ArrayRefParameter<"int64_t", "buffer ids, in argument order">:$buffers,
+    OptionalArrayRefParameter<"int64_t", "buffer ids written">:$writes,
+    OptionalParameter<"CPUScheduleAttr">:$schedule,
+    OptionalParameter<"DictionaryAttr", "the kernel shape">:$shape,
+    OptionalParameter<"StringAttr">:$generator,
+    OptionalArrayRefParameter<"int64_t", "CUDA grid (x, y, z)">:$grid,
+    OptionalArrayRefParameter<"int64_t", "CUDA block (x, y, z)">:$block,
+    DefaultValuedParameter<"int64_t", "0">:$shared,
+    DefaultValuedParameter<"int64_t", "1">:$blocksPerSm);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// This kernel taking `buffers` instead.
+    KernelLaunchAttr withBuffers(::llvm::ArrayRef<int64_t> buffers) const;
+    /// This kernel as the Halide generator built it: `workgroups`, writing
+    /// `writes`, no CPU schedule (it chose the kernel's boundaries only).
+    KernelLaunchAttr withHalide(int64_t workgroups,
+                                ::llvm::ArrayRef<int64_t> writes) const;
+    /// Threads a block of the CUDA launch (1 without one).
+    int64_t threads() const;
+  }];
+}
+
+def Linformer_DispatchPlanAttr : Linformer_Attr<"DispatchPlan", "dispatch_plan"> {
+  let summary = "what the runtime runs for an entry function";
+  let description = [{
+    Recorded on an entry function (as `linformer.dispatch_plan`) by the
+    pass that outlines its kernels (CPU: `linformer-outline-kernels`; CUDA:
+    `linformer-cuda-plan-launches`), and read by the artifact builder: the
+    kernels in launch order and the bytes of each intermediate buffer the
+    runtime allocates (buffer ids after the entry's arguments and output).
+
+    ```mlir
+    linformer.dispatch_plan = #linformer.dispatch_plan<
+        kernels = [#linformer.kernel<"layer_kernel_0", ...>, ...],
+        intermediates = [65536, 4096]>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"KernelLaunchAttr", "kernels in launch order">:$kernels,
+    ArrayRefParameter<"int64_t", "intermediate buffer bytes">:$intermediates);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
 def Linformer_WorkgroupMappingAttr
     : Linformer_Attr<"WorkgroupMapping", "workgroup",
                      [DeclareAttrInterfaceMethods<DeviceMappingAttrInterface>]> {

@@ -10,6 +10,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -187,3 +189,232 @@ CPUScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 int64_t WorkgroupMappingAttr::getMappingId() const { return getDim(); }
 bool WorkgroupMappingAttr::isLinearMapping() const { return false; }
 int64_t WorkgroupMappingAttr::getRelativeIndex() const { return getDim(); }
+
+//===----------------------------------------------------------------------===//
+// The dispatch plan
+//===----------------------------------------------------------------------===//
+
+/// `[a, b, ...]` (possibly empty).
+static void printInts(AsmPrinter &p, ArrayRef<int64_t> values) {
+  p << '[';
+  llvm::interleaveComma(values, p);
+  p << ']';
+}
+
+static ParseResult parseInts(AsmParser &parser,
+                             SmallVectorImpl<int64_t> &values) {
+  return parser.parseCommaSeparatedList(
+      AsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t v;
+        if (parser.parseInteger(v))
+          return failure();
+        values.push_back(v);
+        return success();
+      });
+}
+
+void KernelLaunchAttr::print(AsmPrinter &p) const {
+  p << '<';
+  p.printAttributeWithoutType(getName());
+  p << ", workgroups = " << getWorkgroups() << ", buffers = ";
+  printInts(p, getBuffers());
+  if (!getWrites().empty()) {
+    p << ", writes = ";
+    printInts(p, getWrites());
+  }
+  if (getGenerator())
+    p << ", generator = " << getGenerator();
+  if (!getGrid().empty()) {
+    p << ", grid = ";
+    printInts(p, getGrid());
+    p << ", block = ";
+    printInts(p, getBlock());
+  }
+  if (getShared() != 0)
+    p << ", shared = " << getShared();
+  if (getBlocksPerSm() != 1)
+    p << ", blocks_per_sm = " << getBlocksPerSm();
+  if (getSchedule())
+    p << ", schedule = " << getSchedule();
+  if (getShape())
+    p << ", shape = " << getShape();
+  p << '>';
+}
+
+Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  std::string name;
+  std::optional<int64_t> workgroups;
+  std::optional<SmallVector<int64_t>> buffers;
+  SmallVector<int64_t> writes, grid, block;
+  int64_t shared = 0, blocksPerSm = 1;
+  CPUScheduleAttr schedule;
+  DictionaryAttr shape;
+  StringAttr generator;
+  if (parser.parseLess() || parser.parseString(&name))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef field;
+    llvm::SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&field) || parser.parseEqual())
+      return {};
+    ParseResult r = success();
+    if (field == "workgroups") {
+      workgroups.emplace();
+      r = parser.parseInteger(*workgroups);
+    } else if (field == "buffers") {
+      buffers.emplace();
+      r = parseInts(parser, *buffers);
+    } else if (field == "writes") {
+      r = parseInts(parser, writes);
+    } else if (field == "grid") {
+      r = parseInts(parser, grid);
+    } else if (field == "block") {
+      r = parseInts(parser, block);
+    } else if (field == "shared") {
+      r = parser.parseInteger(shared);
+    } else if (field == "blocks_per_sm") {
+      r = parser.parseInteger(blocksPerSm);
+    } else if (field == "generator") {
+      r = parser.parseAttribute(generator);
+    } else if (field == "schedule") {
+      r = parser.parseAttribute(schedule);
+    } else if (field == "shape") {
+      r = parser.parseAttribute(shape);
+    } else {
+      parser.emitError(loc) << "a kernel of a dispatch plan has no field '"
+                            << field
+                            << "' (workgroups, buffers, writes, generator, "
+                               "grid, block, shared, blocks_per_sm, "
+                               "schedule, shape)";
+      return {};
+    }
+    if (failed(r))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  if (!workgroups || !buffers) {
+    parser.emitError(parser.getNameLoc())
+        << "a kernel of a dispatch plan needs its workgroups and buffers";
+    return {};
+  }
+  return parser.getChecked<KernelLaunchAttr>(
+      ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes,
+      schedule, shape, generator, grid, block, shared, blocksPerSm);
+}
+
+LogicalResult KernelLaunchAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringAttr name,
+    int64_t workgroups, ArrayRef<int64_t> buffers, ArrayRef<int64_t> writes,
+    CPUScheduleAttr, DictionaryAttr, StringAttr, ArrayRef<int64_t> grid,
+    ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm) {
+  if (!name || name.getValue().empty())
+    return emitError() << "a kernel of a dispatch plan needs a name";
+  if (workgroups < 1)
+    return emitError() << "kernel '" << name.getValue()
+                       << "' has " << workgroups
+                       << " workgroups; a kernel runs at least one";
+  for (int64_t id : llvm::concat<const int64_t>(buffers, writes))
+    if (id < 0)
+      return emitError() << "kernel '" << name.getValue()
+                         << "' names buffer " << id
+                         << "; buffer ids are >= 0";
+  for (int64_t id : writes)
+    if (!llvm::is_contained(buffers, id))
+      return emitError() << "kernel '" << name.getValue()
+                         << "' writes buffer " << id
+                         << ", which is not one it takes";
+  if (grid.size() != block.size() || (!grid.empty() && grid.size() != 3))
+    return emitError() << "kernel '" << name.getValue()
+                       << "': a CUDA launch has a grid and a block of 3 "
+                          "sizes each; got "
+                       << grid.size() << " and " << block.size();
+  for (int64_t d : llvm::concat<const int64_t>(grid, block))
+    if (d < 1)
+      return emitError() << "kernel '" << name.getValue()
+                         << "': grid and block sizes must be positive";
+  if (shared < 0 || blocksPerSm < 1)
+    return emitError() << "kernel '" << name.getValue()
+                       << "': shared bytes must be >= 0 and blocks_per_sm "
+                          ">= 1";
+  return success();
+}
+
+KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const {
+  return get(getContext(), getName(), getWorkgroups(), buffers, getWrites(),
+             getSchedule(), getShape(), getGenerator(), getGrid(), getBlock(),
+             getShared(), getBlocksPerSm());
+}
+
+KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
+                                              ArrayRef<int64_t> writes) const {
+  // The CPU schedule chose the kernel's boundaries, not its code.
+  return get(getContext(), getName(), workgroups, getBuffers(), writes,
+             CPUScheduleAttr(), getShape(),
+             StringAttr::get(getContext(), "halide"),
+             getGrid(), getBlock(), getShared(), getBlocksPerSm());
+}
+
+int64_t KernelLaunchAttr::threads() const {
+  int64_t threads = 1;
+  for (int64_t d : getBlock())
+    threads *= d;
+  return threads;
+}
+
+void DispatchPlanAttr::print(AsmPrinter &p) const {
+  p << "<kernels = [";
+  llvm::interleaveComma(getKernels(), p,
+                        [&](KernelLaunchAttr k) { p.printAttribute(k); });
+  p << "], intermediates = ";
+  printInts(p, getIntermediates());
+  p << '>';
+}
+
+Attribute DispatchPlanAttr::parse(AsmParser &parser, Type) {
+  SmallVector<KernelLaunchAttr> kernels;
+  SmallVector<int64_t> intermediates;
+  if (parser.parseLess() || parser.parseKeyword("kernels") ||
+      parser.parseEqual() ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&]() -> ParseResult {
+            KernelLaunchAttr k;
+            if (parser.parseAttribute(k))
+              return failure();
+            kernels.push_back(k);
+            return success();
+          }) ||
+      parser.parseComma() || parser.parseKeyword("intermediates") ||
+      parser.parseEqual() || parseInts(parser, intermediates) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<DispatchPlanAttr>(parser.getContext(), kernels,
+                                             intermediates);
+}
+
+LogicalResult
+DispatchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         ArrayRef<KernelLaunchAttr> kernels,
+                         ArrayRef<int64_t> intermediates) {
+  for (auto [i, bytes] : llvm::enumerate(intermediates))
+    if (bytes < 0)
+      return emitError() << "intermediate " << i << " has " << bytes
+                         << " bytes; sizes are >= 0";
+  llvm::StringSet<> names;
+  for (KernelLaunchAttr k : kernels)
+    if (!names.insert(k.getName().getValue()).second)
+      return emitError() << "kernel '" << k.getName().getValue()
+                         << "' appears twice in the dispatch plan";
+  return success();
+}
+
+DispatchPlanAttr mlir::linformer::getDispatchPlan(Operation *entry) {
+  return entry ? entry->getAttrOfType<DispatchPlanAttr>(kDispatchPlanAttrName)
+               : DispatchPlanAttr();
+}
+
+void mlir::linformer::setDispatchPlan(Operation *entry, DispatchPlanAttr plan) {
+  entry->setAttr(kDispatchPlanAttrName, plan);
+}

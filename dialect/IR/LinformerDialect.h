@@ -19,4 +19,15 @@
 #define GET_ATTRDEF_CLASSES
 #include "dialect/IR/LinformerAttrs.h.inc"
 
+namespace mlir::linformer {
+
+/// Where an entry function carries its #linformer.dispatch_plan.
+constexpr llvm::StringLiteral kDispatchPlanAttrName = "linformer.dispatch_plan";
+
+/// The dispatch plan of `entry` (null if it has none).
+DispatchPlanAttr getDispatchPlan(Operation *entry);
+void setDispatchPlan(Operation *entry, DispatchPlanAttr plan);
+
+} // namespace mlir::linformer
+
 #endif // LINFORMER_DIALECT_IR_LINFORMERDIALECT_H

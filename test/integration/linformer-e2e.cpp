@@ -278,28 +278,19 @@ struct KernelPlan {
   std::vector<int64_t> buffers;
 };
 
-/// Reads `linformer.kernels` / `linformer.intermediates` from the lowered
-/// entry function.
+/// Reads the lowered entry function's #linformer.dispatch_plan.
 bool readPlan(ModuleOp module, StringRef entry, std::vector<KernelPlan> &plan,
               std::vector<int64_t> &intermediates) {
-  Operation *fn = module.lookupSymbol(entry); // llvm.func or func.func
-  if (!fn)
+  // An llvm.func or a func.func.
+  auto dispatch = mlir::linformer::getDispatchPlan(module.lookupSymbol(entry));
+  if (!dispatch)
     return false;
-  auto kernels = fn->getAttrOfType<ArrayAttr>("linformer.kernels");
-  auto sizes = fn->getAttrOfType<ArrayAttr>("linformer.intermediates");
-  if (!kernels || !sizes)
-    return false;
-  for (Attribute a : sizes)
-    intermediates.push_back(cast<IntegerAttr>(a).getInt());
-  for (Attribute a : kernels) {
-    auto dict = cast<DictionaryAttr>(a);
-    KernelPlan k;
-    k.name = cast<StringAttr>(dict.get("name")).str();
-    k.workgroups = cast<IntegerAttr>(dict.get("workgroups")).getInt();
-    for (Attribute b : cast<ArrayAttr>(dict.get("buffers")))
-      k.buffers.push_back(cast<IntegerAttr>(b).getInt());
-    plan.push_back(k);
-  }
+  intermediates.assign(dispatch.getIntermediates().begin(),
+                       dispatch.getIntermediates().end());
+  for (mlir::linformer::KernelLaunchAttr launch : dispatch.getKernels())
+    plan.push_back({launch.getName().str(), launch.getWorkgroups(),
+                    std::vector<int64_t>(launch.getBuffers().begin(),
+                                         launch.getBuffers().end())});
   return true;
 }
 

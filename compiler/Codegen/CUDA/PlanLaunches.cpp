@@ -2,13 +2,10 @@
 //
 // After kernel outlining (see Passes.td): the host function of the CUDA
 // pipeline must be nothing but buffers and launches, because the runtime
-// does not run host code; it replays the plan this pass records:
-//
-//   linformer.kernels       [{name, grid, block, shared, workgroups,
-//                             buffers}] in launch order
-//   linformer.intermediates [bytes of each memref.alloc, in order]
-//
-// with buffer ids numbered like the CPU plan's (OutlineKernels.cpp): the
+// does not run host code; it replays the plan this pass records, a
+// #linformer.dispatch_plan: each launch in order (#linformer.kernel with
+// name, workgroups, buffers, grid, block, shared bytes, blocks_per_sm) and
+// the bytes of each memref.alloc, in order, with buffer ids numbered like the CPU plan's (OutlineKernels.cpp): the
 // entry's arguments first, then the intermediates. Views of a buffer
 // (expand/collapse_shape, casts) bind the buffer itself: with bare-pointer
 // kernel arguments a view of an identity-layout buffer is its base pointer.
@@ -36,6 +33,7 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
+using namespace mlir::linformer;
 
 namespace {
 
@@ -109,7 +107,8 @@ struct CUDAPlanLaunchesPass
                << "; the CUDA runtime binds buffers only";
       bufferOf[arg] = arg.getArgNumber();
     }
-    SmallVector<Attribute> intermediates, kernels;
+    SmallVector<int64_t> intermediates;
+    SmallVector<KernelLaunchAttr> kernels;
     SmallVector<gpu::LaunchFuncOp> launches;
     for (Operation &op : fn.getBody().getOps()) {
       if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
@@ -121,7 +120,7 @@ struct CUDAPlanLaunchesPass
                                  "an identity layout, not ")
                  << alloc.getType();
         bufferOf[alloc] = fn.getNumArguments() + intermediates.size();
-        intermediates.push_back(b.getI64IntegerAttr(*bytes));
+        intermediates.push_back(*bytes);
         continue;
       }
       if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
@@ -147,14 +146,14 @@ struct CUDAPlanLaunchesPass
           launch.hasClusterSize())
         return launch.emitError("async launches and clusters are not "
                                 "planned yet");
-      SmallVector<Attribute> grid, block, buffers;
+      SmallVector<int64_t> grid, block, buffers;
       int64_t workgroups = 1;
       for (Value v : {launch.getGridSizeX(), launch.getGridSizeY(),
                       launch.getGridSizeZ()}) {
         std::optional<int64_t> c = getConstantIntValue(v);
         if (!c)
           return launch.emitError("the grid must be constant");
-        grid.push_back(b.getI64IntegerAttr(*c));
+        grid.push_back(*c);
         workgroups *= *c;
       }
       for (Value v : {launch.getBlockSizeX(), launch.getBlockSizeY(),
@@ -162,7 +161,7 @@ struct CUDAPlanLaunchesPass
         std::optional<int64_t> c = getConstantIntValue(v);
         if (!c)
           return launch.emitError("the block must be constant");
-        block.push_back(b.getI64IntegerAttr(*c));
+        block.push_back(*c);
       }
       int64_t shared = 0;
       // A kernel that views dynamic shared memory (the staged attention
@@ -191,23 +190,18 @@ struct CUDAPlanLaunchesPass
                  << i << " (" << v.getType()
                  << ") is not a buffer; kernels take buffers only (constants "
                     "belong inside the kernel)";
-        buffers.push_back(b.getI64IntegerAttr(it->second));
+        buffers.push_back(it->second);
       }
       std::string name =
           (fn.getSymName() + "_kernel_" + Twine(kernels.size())).str();
       int64_t threads = 1;
-      for (Attribute d : block)
-        threads *= cast<IntegerAttr>(d).getInt();
+      for (int64_t d : block)
+        threads *= d;
       int64_t resident = target.residentBlocks(threads, shared, blocksPerSM);
-      kernels.push_back(b.getDictionaryAttr({
-          b.getNamedAttr("blocks_per_sm", b.getI64IntegerAttr(resident)),
-          b.getNamedAttr("name", b.getStringAttr(name)),
-          b.getNamedAttr("grid", b.getArrayAttr(grid)),
-          b.getNamedAttr("block", b.getArrayAttr(block)),
-          b.getNamedAttr("shared", b.getI64IntegerAttr(shared)),
-          b.getNamedAttr("workgroups", b.getI64IntegerAttr(workgroups)),
-          b.getNamedAttr("buffers", b.getArrayAttr(buffers)),
-      }));
+      kernels.push_back(KernelLaunchAttr::get(
+          ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
+          /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, grid, block, shared,
+          resident));
       launches.push_back(launch);
     }
     if (launches.empty())
@@ -230,14 +224,11 @@ struct CUDAPlanLaunchesPass
           launch, launch.getKernelAttr());
       if (!kernel)
         return launch.emitError("the launched kernel does not exist");
-      std::string name =
-          cast<StringAttr>(cast<DictionaryAttr>(attr).get("name")).str();
+      std::string name = attr.getName().str();
       gpu::GPUFuncOp copy = kernel.clone();
       copy.setName(name);
       // ptxas keeps the registers within what that many blocks leave.
-      int64_t resident =
-          cast<IntegerAttr>(cast<DictionaryAttr>(attr).get("blocks_per_sm"))
-              .getInt();
+      int64_t resident = attr.getBlocksPerSm();
       if (resident > 1)
         copy->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       b.getI32IntegerAttr(resident));
@@ -256,8 +247,7 @@ struct CUDAPlanLaunchesPass
       if (!stillUsed)
         old->erase();
     }
-    fn->setAttr("linformer.kernels", b.getArrayAttr(kernels));
-    fn->setAttr("linformer.intermediates", b.getArrayAttr(intermediates));
+    setDispatchPlan(fn, DispatchPlanAttr::get(ctx, kernels, intermediates));
     return success();
   }
 };

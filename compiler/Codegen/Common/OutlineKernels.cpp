@@ -25,6 +25,7 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
+using namespace mlir::linformer;
 
 namespace {
 
@@ -91,7 +92,7 @@ struct OutlineKernelsPass
 
     // Buffer ids: arguments first, then entry-block allocations in order.
     DenseMap<Value, int64_t> bufferIds;
-    SmallVector<Attribute> intermediateBytes;
+    SmallVector<int64_t> intermediateBytes;
     for (BlockArgument arg : body.getArguments())
       bufferIds[arg] = arg.getArgNumber();
     for (Operation &op : body) {
@@ -105,8 +106,7 @@ struct OutlineKernelsPass
                       ((type.getElementTypeBitWidth() + 7) / 8);
       bufferIds[op.getResult(0)] = body.getNumArguments() +
                                    intermediateBytes.size();
-      intermediateBytes.push_back(IntegerAttr::get(IntegerType::get(ctx, 64),
-                                                   bytes));
+      intermediateBytes.push_back(bytes);
     }
 
     SmallVector<scf::ForallOp> loops;
@@ -138,23 +138,22 @@ struct OutlineKernelsPass
       loops.push_back(single);
     }
 
-    SmallVector<Attribute> kernelInfos;
+    SmallVector<KernelLaunchAttr> kernelInfos;
     for (auto [index, forall] : llvm::enumerate(loops)) {
       std::string name =
           (entry.getSymName() + "_kernel_" + Twine(index)).str();
-      FailureOr<Attribute> info =
+      FailureOr<KernelLaunchAttr> info =
           outlineLoop(entry, forall, name, bufferIds, symbols);
       if (failed(info))
         return failure();
       kernelInfos.push_back(*info);
     }
-    entry->setAttr("linformer.kernels", ArrayAttr::get(ctx, kernelInfos));
-    entry->setAttr("linformer.intermediates",
-                   ArrayAttr::get(ctx, intermediateBytes));
+    setDispatchPlan(entry,
+                    DispatchPlanAttr::get(ctx, kernelInfos, intermediateBytes));
     return success();
   }
 
-  FailureOr<Attribute> outlineLoop(func::FuncOp entry, scf::ForallOp forall,
+  FailureOr<KernelLaunchAttr> outlineLoop(func::FuncOp entry, scf::ForallOp forall,
                                    StringRef name,
                                    DenseMap<Value, int64_t> &bufferIds,
                                    SymbolTable &symbols) {
@@ -269,9 +268,9 @@ struct OutlineKernelsPass
     func::CallOp::create(b, loc, kernel, callArgs);
     forall.erase();
 
-    SmallVector<Attribute> bufferAttrs;
+    SmallVector<int64_t> bufferList;
     for (Value root : roots)
-      bufferAttrs.push_back(b.getI64IntegerAttr(bufferIds.lookup(root)));
+      bufferList.push_back(bufferIds.lookup(root));
     // The buffers the kernel writes (from the memory effects of its ops on
     // views of them): two plans of the same kernels are matched through
     // them (--backend=best).
@@ -293,19 +292,12 @@ struct OutlineKernelsPass
           written.insert(bufferIds.lookup(roots[arg.getArgNumber()]));
       }
     });
-    SmallVector<Attribute> writtenAttrs;
-    for (int64_t id : written)
-      writtenAttrs.push_back(b.getI64IntegerAttr(id));
-    SmallVector<NamedAttribute> fields = {
-        b.getNamedAttr("name", b.getStringAttr(kernel.getSymName())),
-        b.getNamedAttr("workgroups", b.getI64IntegerAttr(workgroups)),
-        b.getNamedAttr("buffers", b.getArrayAttr(bufferAttrs)),
-        b.getNamedAttr("writes", b.getArrayAttr(writtenAttrs))};
-    if (schedule)
-      fields.push_back(b.getNamedAttr("schedule", schedule));
-    if (kernelInfo)
-      fields.push_back(b.getNamedAttr("kernel", kernelInfo));
-    return Attribute(DictionaryAttr::get(ctx, fields));
+    SmallVector<int64_t> writtenIds(written.begin(), written.end());
+    return KernelLaunchAttr::get(
+        ctx, b.getStringAttr(kernel.getSymName()), workgroups, bufferList,
+        writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
+        dyn_cast_or_null<DictionaryAttr>(kernelInfo), StringAttr(), {}, {},
+        /*shared=*/0, /*blocksPerSm=*/1);
   }
 };
 } // namespace

@@ -13,6 +13,7 @@
 
 #include "compiler/Codegen/Halide/HalideSpec.h"
 #include "compiler/Target/CPU/CPUTarget.h"
+#include "dialect/IR/LinformerDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -734,15 +735,15 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
   MLIRContext *ctx = module.getContext();
   Builder b(ctx);
   for (auto entry : module.getOps<func::FuncOp>()) {
-    auto plan = entry->getAttrOfType<ArrayAttr>("linformer.kernels");
+    mlir::linformer::DispatchPlanAttr plan =
+        mlir::linformer::getDispatchPlan(entry);
     if (!plan)
       continue;
-    SmallVector<Attribute> updated;
-    for (Attribute a : plan) {
-      auto dict = cast<DictionaryAttr>(a);
-      StringRef name = cast<StringAttr>(dict.get("name")).getValue();
+    SmallVector<mlir::linformer::KernelLaunchAttr> updated;
+    for (mlir::linformer::KernelLaunchAttr launch : plan.getKernels()) {
+      StringRef name = launch.getName().getValue();
       if (!options.only.empty() && !options.only.count(name.str())) {
-        updated.push_back(dict);
+        updated.push_back(launch);
         continue;
       }
       auto fn = module.lookupSymbol<func::FuncOp>(name);
@@ -788,16 +789,10 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
       }
       emitDispatch(spec, bytes.asArrayRef(), same->second, ws);
       fn->setAttr("linformer.workgroups", b.getI64IntegerAttr(spec.workgroups));
-      NamedAttrList fields(dict);
-      fields.set("workgroups", b.getI64IntegerAttr(spec.workgroups));
-      fields.set("generator", b.getStringAttr("halide"));
-      // The CPU schedule chose the kernel's boundaries, not its code.
-      fields.erase("schedule");
       // It writes its output only (fused producers stay in the pipeline).
-      auto bound = cast<ArrayAttr>(dict.get("buffers"));
       int outArg = spec.views[spec.ops.back().output].arg;
-      fields.set("writes", b.getArrayAttr({bound[outArg]}));
-      updated.push_back(fields.getDictionary(ctx));
+      updated.push_back(launch.withHalide(spec.workgroups,
+                                          {launch.getBuffers()[outArg]}));
       if (!fresh)
         continue;
       // What the object needs from a runtime.
@@ -825,7 +820,9 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
           undefined.insert(symName->str());
       }
     }
-    entry->setAttr("linformer.kernels", ArrayAttr::get(ctx, updated));
+    mlir::linformer::setDispatchPlan(
+        entry, mlir::linformer::DispatchPlanAttr::get(ctx, updated,
+                                                      plan.getIntermediates()));
   }
   ws.flush();
 

@@ -8,8 +8,7 @@
 // kernel that views dynamic shared memory is launched with as many bytes as
 // its furthest view reaches (@a: 16 floats at byte 64, 128 bytes).
 // CHECK-LABEL: func.func @entry(
-// CHECK-SAME: linformer.intermediates = [512]
-// CHECK-SAME: linformer.kernels = [{block = [32, 4, 1], blocks_per_sm = 1 : i64, buffers = [0, 2], grid = [1, 1, 1], name = "entry_kernel_0", shared = 128 : i64, workgroups = 1 : i64}, {block = [32, 1, 1], blocks_per_sm = 1 : i64, buffers = [2, 1], grid = [2, 2, 1], name = "entry_kernel_1", shared = 256 : i64, workgroups = 4 : i64}]
+// CHECK-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"entry_kernel_0", workgroups = 1, buffers = [0, 2], grid = [1, 1, 1], block = [32, 4, 1], shared = 128>, #linformer.kernel<"entry_kernel_1", workgroups = 4, buffers = [2, 1], grid = [2, 2, 1], block = [32, 1, 1], shared = 256>], intermediates = [512]>
 // CHECK: %[[BYTES:.*]] = arith.constant 128 : i32
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_0 {{.*}} dynamic_shared_memory_size %[[BYTES]]
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_1
@@ -20,7 +19,7 @@
 // CHECK-NOT: nvvm.minctasm
 // CHECK-NOT: gpu.module
 // CHECK-LABEL: func.func @occupancy(
-// CHECK-SAME: blocks_per_sm = 1 : i64,
+// CHECK-NOT: blocks_per_sm
 // CHECK-NOT: nvvm.minctasm
 module attributes {gpu.container_module} {
   func.func @entry(%x: memref<4x32xf32>, %y: memref<128xf32>) {
@@ -64,16 +63,16 @@ module attributes {gpu.container_module} {
 // holds 1536 threads and 100 KiB an SM: @small gets 4 (shared for 50, threads
 // for 6), @wide and @big 1.
 // TWO-LABEL: func.func @occupancy(
-// TWO-SAME: {block = [32, 8, 1], blocks_per_sm = 2 : i64, {{.*}}name = "occupancy_kernel_0"
-// TWO-SAME: {block = [32, 32, 1], blocks_per_sm = 2 : i64, {{.*}}name = "occupancy_kernel_1"
-// TWO-SAME: {block = [32, 8, 1], blocks_per_sm = 1 : i64, {{.*}}name = "occupancy_kernel_2"
+// TWO-SAME: #linformer.kernel<"occupancy_kernel_0", {{.*}}, block = [32, 8, 1], shared = 1024, blocks_per_sm = 2>
+// TWO-SAME: #linformer.kernel<"occupancy_kernel_1", {{.*}}, block = [32, 32, 1], blocks_per_sm = 2>
+// TWO-SAME: #linformer.kernel<"occupancy_kernel_2", {{.*}}, block = [32, 8, 1], shared = 122880>
 // TWO: gpu.func @occupancy_kernel_0({{.*}}) kernel attributes {nvvm.minctasm = 2 : i32}
 // TWO: gpu.func @occupancy_kernel_1({{.*}}) kernel attributes {nvvm.minctasm = 2 : i32}
 // TWO: gpu.func @occupancy_kernel_2({{[^)]*}}) kernel {
 // SM86-LABEL: func.func @occupancy(
-// SM86-SAME: {block = [32, 8, 1], blocks_per_sm = 4 : i64, {{.*}}name = "occupancy_kernel_0"
-// SM86-SAME: {block = [32, 32, 1], blocks_per_sm = 1 : i64, {{.*}}name = "occupancy_kernel_1"
-// SM86-SAME: {block = [32, 8, 1], blocks_per_sm = 1 : i64, {{.*}}name = "occupancy_kernel_2"
+// SM86-SAME: #linformer.kernel<"occupancy_kernel_0", {{.*}}, block = [32, 8, 1], shared = 1024, blocks_per_sm = 4>
+// SM86-SAME: #linformer.kernel<"occupancy_kernel_1", {{.*}}, block = [32, 32, 1]>
+// SM86-SAME: #linformer.kernel<"occupancy_kernel_2", {{.*}}, block = [32, 8, 1], shared = 122880>
 // SM86: gpu.func @occupancy_kernel_0({{.*}}) kernel attributes {nvvm.minctasm = 4 : i32}
 module attributes {gpu.container_module} {
   func.func @occupancy(%x: memref<256xf32>) {

@@ -1,0 +1,35 @@
+// RUN: linformer-opt %s --split-input-file | linformer-opt --split-input-file | FileCheck %s
+
+// The typed dispatch plan an entry function carries: printed, parsed back
+// and printed again the same (defaults left out: no writes, no CUDA launch,
+// shared 0, blocks_per_sm 1).
+
+// CHECK-LABEL: func.func @cpu
+// CHECK-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"cpu_kernel_0", workgroups = 16, buffers = [0, 1, 3], writes = [3], schedule = #linformer.cpu_schedule<workgroup = [1, 0, 16, 0, 0], register = [6, 16], reduction = 128, pack = false>, shape = {key = "contraction/x", kind = "contraction"}>, #linformer.kernel<"cpu_kernel_1", workgroups = 1, buffers = [3, 2], writes = [2], generator = "halide">], intermediates = [4096]>
+func.func @cpu(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [
+        #linformer.kernel<"cpu_kernel_0", workgroups = 16, buffers = [0, 1, 3],
+          writes = [3],
+          schedule = #linformer.cpu_schedule<workgroup = [1, 0, 16, 0, 0],
+                                             register = [6, 16],
+                                             reduction = 128, pack = false>,
+          shape = {kind = "contraction", key = "contraction/x"}>,
+        #linformer.kernel<"cpu_kernel_1", workgroups = 1, buffers = [3, 2],
+          writes = [2], generator = "halide", shared = 0, blocks_per_sm = 1>],
+      intermediates = [4096]>} {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @cuda
+// CHECK-SAME: #linformer.dispatch_plan<kernels = [#linformer.kernel<"cuda_kernel_0", workgroups = 4, buffers = [1, 0], grid = [2, 2, 1], block = [32, 8, 1], shared = 1024, blocks_per_sm = 2>], intermediates = []>
+func.func @cuda(%x: memref<16xf32>, %y: memref<16xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [#linformer.kernel<"cuda_kernel_0", blocks_per_sm = 2,
+                   shared = 1024, grid = [2, 2, 1], block = [32, 8, 1],
+                   workgroups = 4, buffers = [1, 0]>],
+      intermediates = []>} {
+  return
+}
