@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Schedule/Schedule.h"
+#include "lib/Support/EnumNames.h"
 
 #include <nlohmann/json.hpp>
 
@@ -24,26 +25,17 @@ namespace linformer::schedule {
 
 using Json = nlohmann::ordered_json;
 
+static constexpr EnumName<KernelKind> kKernelKindNames[] = {
+    {KernelKind::Contraction, "contraction"},
+    {KernelKind::AttentionCore, "attention_core"},
+    {KernelKind::Other, "other"}};
+
 const char *kernelKindName(KernelKind kind) {
-  switch (kind) {
-  case KernelKind::Contraction:
-    return "contraction";
-  case KernelKind::AttentionCore:
-    return "attention_core";
-  case KernelKind::Other:
-    return "other";
-  }
-  return "other";
+  return enumName(kKernelKindNames, kind, "other");
 }
 
-static bool parseKernelKind(const std::string &name, KernelKind &out) {
-  for (KernelKind k : {KernelKind::Contraction, KernelKind::AttentionCore,
-                       KernelKind::Other})
-    if (name == kernelKindName(k)) {
-      out = k;
-      return true;
-    }
-  return false;
+bool parseKernelKind(std::string_view name, KernelKind &out) {
+  return parseEnum(kKernelKindNames, name, out);
 }
 
 int KernelShape::nDim() const {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace linformer::schedule {
@@ -34,6 +35,8 @@ enum class KernelKind {
   Other,
 };
 const char *kernelKindName(KernelKind kind);
+/// The kind spelled `name` (as kernelKindName spells it); false if none.
+bool parseKernelKind(std::string_view name, KernelKind &out);
 
 /// The facts about a kernel's root op that its schedule depends on.
 struct KernelShape {
@@ -119,7 +122,9 @@ struct ScheduleEstimate {
 ScheduleEstimate estimate(const CPUTarget &t, const KernelShape &shape,
                           const CPUKernelSchedule &s);
 
-/// The largest divisor of `size` that is at most `bound` (at least 1).
+/// The largest divisor of `size` that is at most `bound`: at least 1, and 1
+/// for a size <= 0 (MLIR's dynamic size included). The one copy: the CPU
+/// tiling, the CUDA mapping and the Halide generator call it too.
 int64_t largestDivisorAtMost(int64_t size, int64_t bound);
 
 /// The workgroup tile: leading output loops one at a time, the rows in

@@ -206,11 +206,8 @@ bool mlir::linformer::kernelRecord(DictionaryAttr info,
   if (!key || !kind || !loops || !iterators || !flops)
     return false;
   out.key = key.str();
-  out.kind = kind.getValue() == "contraction"
-                 ? sched::KernelKind::Contraction
-             : kind.getValue() == "attention_core"
-                 ? sched::KernelKind::AttentionCore
-                 : sched::KernelKind::Other;
+  out.kind = sched::KernelKind::Other;
+  sched::parseKernelKind(kind.getValue(), out.kind);
   out.ranges.assign(loops.asArrayRef().begin(), loops.asArrayRef().end());
   out.iterators = iterators.str();
   out.flops = static_cast<double>(flops.getInt());

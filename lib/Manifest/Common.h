@@ -15,6 +15,8 @@
 #ifndef LINFORMER_LIB_MANIFEST_COMMON_H
 #define LINFORMER_LIB_MANIFEST_COMMON_H
 
+#include "lib/Support/EnumNames.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,24 +30,13 @@ namespace linformer {
 /// the runtime's C ABI (lf_dtype mirrors it), so only append.
 enum class DType { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, I64 = 4, U8 = 5 };
 
+/// The manifest spellings.
+inline constexpr EnumName<DType> kDTypeNames[] = {
+    {DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"},
+    {DType::I32, "i32"}, {DType::I64, "i64"}, {DType::U8, "u8"}};
+
 /// The manifest spelling: "f32", "f16", "bf16", "i32", "i64", "u8".
-inline const char *dtypeName(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  case DType::U8:
-    return "u8";
-  }
-  return "?";
-}
+inline const char *dtypeName(DType t) { return enumName(kDTypeNames, t); }
 
 /// Bytes per element.
 inline size_t dtypeSize(DType t) {
@@ -66,15 +57,7 @@ inline size_t dtypeSize(DType t) {
 
 /// Parses the manifest spelling; false for anything else.
 inline bool parseDType(std::string_view s, DType &out) {
-  static const std::pair<const char *, DType> table[] = {
-      {"f32", DType::F32}, {"f16", DType::F16}, {"bf16", DType::BF16},
-      {"i32", DType::I32}, {"i64", DType::I64}, {"u8", DType::U8}};
-  for (const auto &[name, t] : table)
-    if (s == name) {
-      out = t;
-      return true;
-    }
-  return false;
+  return parseEnum(kDTypeNames, s, out);
 }
 
 /// "[1, 4096, 512]": shapes appear in almost every error message.

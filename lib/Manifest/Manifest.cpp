@@ -23,30 +23,23 @@ namespace linformer {
 
 using json = nlohmann::ordered_json;
 
+static constexpr EnumName<BufferKind> kBufferKindNames[] = {
+    {BufferKind::Input, "input"},
+    {BufferKind::Weight, "weight"},
+    {BufferKind::Output, "output"},
+    {BufferKind::Intermediate, "intermediate"}};
+
+static constexpr EnumName<BufferRole> kBufferRoleNames[] = {
+    {BufferRole::None, ""},
+    {BufferRole::Lengths, "lengths"},
+    {BufferRole::Mask, "mask"}};
+
 const char *bufferKindName(BufferKind kind) {
-  switch (kind) {
-  case BufferKind::Input:
-    return "input";
-  case BufferKind::Weight:
-    return "weight";
-  case BufferKind::Output:
-    return "output";
-  case BufferKind::Intermediate:
-    return "intermediate";
-  }
-  return "?";
+  return enumName(kBufferKindNames, kind);
 }
 
 const char *bufferRoleName(BufferRole role) {
-  switch (role) {
-  case BufferRole::None:
-    return "";
-  case BufferRole::Lengths:
-    return "lengths";
-  case BufferRole::Mask:
-    return "mask";
-  }
-  return "?";
+  return enumName(kBufferRoleNames, role);
 }
 
 uint64_t ManifestBuffer::byteSize() const {
@@ -197,15 +190,7 @@ Manifest parseJson(const json &root) {
     buf.name = getString(b, "name", bufferWhere(i, ""));
     std::string where = bufferWhere(i, buf.name);
     std::string kind = getString(b, "kind", where);
-    if (kind == "input")
-      buf.kind = BufferKind::Input;
-    else if (kind == "weight")
-      buf.kind = BufferKind::Weight;
-    else if (kind == "output")
-      buf.kind = BufferKind::Output;
-    else if (kind == "intermediate")
-      buf.kind = BufferKind::Intermediate;
-    else
+    if (!parseEnum(kBufferKindNames, kind, buf.kind))
       fail(where + "unknown kind \"" + kind +
            "\" (expected input, weight, output or intermediate)");
     if (buf.kind == BufferKind::Intermediate) {
@@ -221,11 +206,7 @@ Manifest parseJson(const json &root) {
       buf.shape = getIntArray(b, "shape", where);
     }
     std::string role = getOptionalString(b, "role", where);
-    if (role == "lengths")
-      buf.role = BufferRole::Lengths;
-    else if (role == "mask")
-      buf.role = BufferRole::Mask;
-    else if (!role.empty())
+    if (!parseEnum(kBufferRoleNames, role, buf.role))
       fail(where + "unknown role \"" + role + "\" (expected lengths or mask)");
     if (buf.kind != BufferKind::Intermediate)
       buf.bytes = buf.byteSize();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Reference/Reference.h"
+#include "lib/Support/EnumNames.h"
 
 #include <algorithm>
 #include <cmath>
@@ -90,29 +91,18 @@ inline bool isReal(int64_t i, int64_t t, int64_t seqLen,
 // Names and shapes
 //===----------------------------------------------------------------------===//
 
+static constexpr EnumName<ProjectionKind> kProjectionKindNames[] = {
+    {ProjectionKind::Learned, "learned"},
+    {ProjectionKind::MeanPool, "mean_pool"},
+    {ProjectionKind::MaxPool, "max_pool"},
+    {ProjectionKind::Conv, "conv"}};
+
 const char *projectionKindName(ProjectionKind kind) {
-  switch (kind) {
-  case ProjectionKind::Learned:
-    return "learned";
-  case ProjectionKind::MeanPool:
-    return "mean_pool";
-  case ProjectionKind::MaxPool:
-    return "max_pool";
-  case ProjectionKind::Conv:
-    return "conv";
-  }
-  return "unknown";
+  return enumName(kProjectionKindNames, kind, "unknown");
 }
 
 bool parseProjectionKind(const std::string &name, ProjectionKind &kind) {
-  for (ProjectionKind k : {ProjectionKind::Learned, ProjectionKind::MeanPool,
-                           ProjectionKind::MaxPool, ProjectionKind::Conv}) {
-    if (name == projectionKindName(k)) {
-      kind = k;
-      return true;
-    }
-  }
-  return false;
+  return parseEnum(kProjectionKindNames, name, kind);
 }
 
 bool isWindowed(ProjectionKind kind) { return kind != ProjectionKind::Learned; }

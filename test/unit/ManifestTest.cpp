@@ -42,6 +42,22 @@ const char *kValid = R"({
   "model": {"layers": 1, "heads": 8}
 })";
 
+// Every dtype's spelling parses back to it, and nothing else parses: the
+// one table (lib/Support/EnumNames.h) serves both directions.
+TEST(Manifest, DTypeNamesRoundTrip) {
+  for (const auto &e : linformer::kDTypeNames) {
+    linformer::DType parsed = linformer::DType::U8;
+    EXPECT_TRUE(linformer::parseDType(linformer::dtypeName(e.value), parsed))
+        << e.name;
+    EXPECT_EQ(parsed, e.value) << e.name;
+  }
+  linformer::DType untouched = linformer::DType::I64;
+  EXPECT_FALSE(linformer::parseDType("f64", untouched));
+  EXPECT_FALSE(linformer::parseDType("", untouched));
+  EXPECT_EQ(untouched, linformer::DType::I64);
+  EXPECT_STREQ(linformer::dtypeName(static_cast<linformer::DType>(99)), "?");
+}
+
 TEST(Manifest, ParsesTheDocumentedExample) {
   Manifest m;
   FileError err = parseManifest(kValid, m);

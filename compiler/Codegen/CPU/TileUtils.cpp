@@ -10,12 +10,6 @@
 
 using namespace mlir;
 
-int64_t mlir::linformer::largestDivisorAtMost(int64_t size, int64_t bound) {
-  if (ShapedType::isDynamic(size))
-    return 1;
-  return ::linformer::schedule::largestDivisorAtMost(size, bound);
-}
-
 std::optional<mlir::linformer::RegisterTileDims>
 mlir::linformer::registerTileDims(linalg::LinalgOp op) {
   if (op.getNumDpsInputs() < 2 || op.getNumDpsInits() != 1 ||

@@ -6,6 +6,8 @@
 #ifndef LINFORMER_COMPILER_CODEGEN_CPU_TILEUTILS_H
 #define LINFORMER_COMPILER_CODEGEN_CPU_TILEUTILS_H
 
+#include "compiler/Schedule/Schedule.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -15,9 +17,10 @@ namespace mlir::linformer {
 /// whole dimension).
 constexpr llvm::StringLiteral kTileSizesAttrName = "linformer.tile_sizes";
 
-/// The largest divisor of `size` that is at most `bound` (at least 1), so
-/// that tiles never have a partial, dynamically shaped remainder.
-int64_t largestDivisorAtMost(int64_t size, int64_t bound);
+/// The largest divisor of `size` that is at most `bound` (at least 1; 1 for
+/// a dynamic size), so that tiles never have a partial, dynamically shaped
+/// remainder.
+using ::linformer::schedule::largestDivisorAtMost;
 
 /// The default workgroup tiling of a root (see LinformerCPUTileAndFusePass).
 SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,

@@ -300,7 +300,7 @@ struct CoreOperands {
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     int64_t tiles = n / 16;
-    int64_t warps = cuda::largestDivisor(tiles, maxWarps);
+    int64_t warps = cuda::largestDivisorAtMost(tiles, maxWarps);
     // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
     // step's slots and the head width a valid n (at most 256).
     bool core = wgmma && warps % 4 == 0 && 16 * slotBlocks() <= 256 &&

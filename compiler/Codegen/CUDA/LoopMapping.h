@@ -13,17 +13,15 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include "compiler/Schedule/Schedule.h"
+
 #include <algorithm>
 
 namespace mlir::linformer::cuda {
 
-/// The largest divisor of `extent` that is at most `bound`.
-inline int64_t largestDivisor(int64_t extent, int64_t bound) {
-  for (int64_t t = std::min(extent, bound); t > 1; --t)
-    if (extent % t == 0)
-      return t;
-  return 1;
-}
+/// The largest divisor of `extent` that is at most `bound` (the schedule
+/// library's, shared with the CPU tiling and the Halide generator).
+using ::linformer::schedule::largestDivisorAtMost;
 
 /// Maps `op`'s dimensions, outermost first, to `processors` (identity
 /// index and bound maps).

@@ -24,7 +24,7 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
-using mlir::linformer::cuda::largestDivisor;
+using mlir::linformer::cuda::largestDivisorAtMost;
 
 namespace {
 
@@ -75,10 +75,10 @@ struct CUDATileParallelLoopsPass
       // warp, which must stay one warp: thread x, whole.
       bool warpTiles = op->hasAttr("linformer.tensor_core");
       tiles.back() = warpTiles ? extents.back()
-                               : largestDivisor(extents.back(), threadsX);
+                               : largestDivisorAtMost(extents.back(), threadsX);
       if (extents.size() > 1)
         tiles[extents.size() - 2] =
-            largestDivisor(extents[extents.size() - 2], threadsY);
+            largestDivisorAtMost(extents[extents.size() - 2], threadsY);
       auto [outer, inner] =
           scf::tileParallelLoop(op, tiles, /*noMinMaxBounds=*/true);
       // Steps and inner bounds come out as `1 * tile` products: make them

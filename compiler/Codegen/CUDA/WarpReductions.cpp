@@ -120,7 +120,7 @@ struct CUDAWarpReductionsPass
     for (unsigned d = 0; d < red; ++d)
       rows *= extents[d];
     // No idle warp, constant bounds.
-    int64_t rowsPerBlock = cuda::largestDivisor(rows, warps);
+    int64_t rowsPerBlock = cuda::largestDivisorAtMost(rows, warps);
     OpOperand *init = op.getDpsInitOperand(0);
     Value c = init->get();
     // The op right before, when it writes a constant into all of the

@@ -12,6 +12,7 @@
 #include "compiler/Codegen/Halide/HalideTarget.h"
 
 #include "compiler/Codegen/Halide/HalideSpec.h"
+#include "compiler/Schedule/Schedule.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 #include "dialect/IR/LinformerDialect.h"
 
@@ -336,35 +337,16 @@ struct KernelReader {
         n.name = binary.str();
       } else if (auto c = dyn_cast<arith::CmpFOp>(inner)) {
         n.kind = hl::Node::Compare;
-        using P = arith::CmpFPredicate;
-        switch (c.getPredicate()) {
-        case P::OEQ:
-        case P::UEQ:
-          n.name = "eq";
-          break;
-        case P::ONE:
-        case P::UNE:
-          n.name = "ne";
-          break;
-        case P::OLT:
-        case P::ULT:
-          n.name = "lt";
-          break;
-        case P::OLE:
-        case P::ULE:
-          n.name = "le";
-          break;
-        case P::OGT:
-        case P::UGT:
-          n.name = "gt";
-          break;
-        case P::OGE:
-        case P::UGE:
-          n.name = "ge";
-          break;
-        default:
+        // Ordered and unordered alike (oeq, ueq -> eq, ...): upstream's
+        // spelling less its first letter; ord, uno, true and false have no
+        // Halide comparison.
+        StringRef name = arith::stringifyCmpFPredicate(c.getPredicate());
+        n.name = name.drop_front().str();
+        if ((!name.starts_with("o") && !name.starts_with("u")) ||
+            !llvm::is_contained(ArrayRef<StringRef>{"eq", "ne", "lt", "le",
+                                                    "gt", "ge"},
+                                StringRef(n.name)))
           return error(&inner) << "has a predicate Halide kernels do not take";
-        }
       } else if (auto c = dyn_cast<arith::CmpIOp>(inner)) {
         n.kind = hl::Node::Compare;
         n.name = arith::stringifyCmpIPredicate(c.getPredicate()).str();
@@ -476,14 +458,6 @@ struct KernelReader {
   }
 };
 
-/// Largest divisor of `n` that is at most `limit`.
-int64_t largestDivisor(int64_t n, int64_t limit) {
-  for (int64_t d = std::min(n, limit); d > 1; --d)
-    if (n % d == 0)
-      return d;
-  return 1;
-}
-
 /// Workgroups: the outermost output dim that splits into at least two per
 /// core (at most eight per core), else the one that splits most.
 void chooseSlices(hl::KernelSpec &spec, int64_t cores) {
@@ -491,7 +465,7 @@ void chooseSlices(hl::KernelSpec &spec, int64_t cores) {
   int64_t limit = 8 * std::max<int64_t>(cores, 1);
   int64_t best = 0;
   for (size_t m = 0; m < out.shape.size(); ++m) {
-    int64_t w = largestDivisor(out.shape[m], limit);
+    int64_t w = ::linformer::schedule::largestDivisorAtMost(out.shape[m], limit);
     if (w > best) {
       best = w;
       spec.sliceDim = static_cast<int>(m);
