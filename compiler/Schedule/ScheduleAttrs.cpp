@@ -192,42 +192,34 @@ std::string mlir::linformer::shapeKey(Operation *root,
   return key;
 }
 
-bool mlir::linformer::kernelRecord(DictionaryAttr info,
+bool mlir::linformer::kernelRecord(KernelShapeAttr info,
                                    CPUScheduleAttr schedule,
                                    const sched::CPUTarget &target,
                                    sched::ScheduleRecord &out) {
   if (!info || !schedule)
     return false;
-  auto key = info.getAs<StringAttr>("key");
-  auto kind = info.getAs<StringAttr>("kind");
-  auto loops = info.getAs<DenseI64ArrayAttr>("loops");
-  auto iterators = info.getAs<StringAttr>("iterators");
-  auto flops = info.getAs<IntegerAttr>("flops");
-  if (!key || !kind || !loops || !iterators || !flops)
-    return false;
-  out.key = key.str();
+  out.key = info.getKey().str();
   out.kind = sched::KernelKind::Other;
-  sched::parseKernelKind(kind.getValue(), out.kind);
-  out.ranges.assign(loops.asArrayRef().begin(), loops.asArrayRef().end());
-  out.iterators = iterators.str();
-  out.flops = static_cast<double>(flops.getInt());
+  sched::parseKernelKind(info.getKind().getValue(), out.kind);
+  out.ranges.assign(info.getLoops().asArrayRef().begin(),
+                    info.getLoops().asArrayRef().end());
+  out.iterators = info.getIterators().str();
+  out.flops = static_cast<double>(info.getFlops());
   out.schedule = fromAttr(schedule);
-  if (auto source = info.getAs<StringAttr>("source"))
-    out.source = source.str();
-  if (auto model = info.getAs<CPUScheduleAttr>("model_schedule")) {
+  out.source = info.getSource().str();
+  if (CPUScheduleAttr model = info.getModelSchedule()) {
     out.hasModelSchedule = true;
     out.modelSchedule = fromAttr(model);
   }
-  if (auto outDims = info.getAs<DenseI32ArrayAttr>("output_dims"))
-    out.outputDims.assign(outDims.asArrayRef().begin(),
-                          outDims.asArrayRef().end());
-  if (auto k = info.getAs<IntegerAttr>("core_k"))
-    out.coreK = k.getInt();
-  if (auto m = info.getAs<IntegerAttr>("m_loop"))
-    out.mLoop = m.getInt();
-  if (auto n = info.getAs<IntegerAttr>("n_loop"))
-    out.nLoop = n.getInt();
-  if (auto c = info.getAs<DenseI32ArrayAttr>("column_loops"))
+  out.outputDims.assign(info.getOutputDims().asArrayRef().begin(),
+                        info.getOutputDims().asArrayRef().end());
+  if (info.getCoreK() > 0)
+    out.coreK = info.getCoreK();
+  if (info.getMLoop() >= 0)
+    out.mLoop = info.getMLoop();
+  if (info.getNLoop() >= 0)
+    out.nLoop = info.getNLoop();
+  if (DenseI32ArrayAttr c = info.getColumnLoops())
     out.columnLoops.assign(c.asArrayRef().begin(), c.asArrayRef().end());
   out.estimate = sched::estimate(target, sched::shapeOf(out), out.schedule);
   out.workgroups = out.estimate.workgroups;
@@ -245,26 +237,17 @@ void mlir::linformer::attachSchedule(Operation *root,
   for (bool r : shape.reduction)
     iterators += r ? 'R' : 'p';
   Builder b(ctx);
-  SmallVector<NamedAttribute> info = {
-      b.getNamedAttr("key", b.getStringAttr(key)),
-      b.getNamedAttr("kind", b.getStringAttr(sched::kernelKindName(shape.kind))),
-      b.getNamedAttr("loops", b.getDenseI64ArrayAttr(shape.ranges)),
-      b.getNamedAttr("iterators", b.getStringAttr(iterators)),
-      b.getNamedAttr("output_dims", b.getDenseI32ArrayAttr(shape.outputDims)),
-      b.getNamedAttr("flops",
-                     b.getI64IntegerAttr(static_cast<int64_t>(shape.flops))),
-      b.getNamedAttr("source", b.getStringAttr(source))};
-  if (shape.coreK > 0)
-    info.push_back(b.getNamedAttr("core_k", b.getI64IntegerAttr(shape.coreK)));
-  if (shape.mLoop >= 0)
-    info.push_back(b.getNamedAttr("m_loop", b.getI64IntegerAttr(shape.mLoop)));
-  if (shape.nLoop >= 0)
-    info.push_back(b.getNamedAttr("n_loop", b.getI64IntegerAttr(shape.nLoop)));
-  if (!shape.columnLoops.empty())
-    info.push_back(b.getNamedAttr("column_loops",
-                                  b.getDenseI32ArrayAttr(shape.columnLoops)));
-  if (chosen != model)
-    info.push_back(b.getNamedAttr("model_schedule", toAttr(ctx, model)));
-  root->setAttr(kKernelInfoAttrName, b.getDictionaryAttr(info));
+  auto info = KernelShapeAttr::get(
+      ctx, b.getStringAttr(key),
+      b.getStringAttr(sched::kernelKindName(shape.kind)),
+      b.getDenseI64ArrayAttr(shape.ranges), b.getStringAttr(iterators),
+      b.getDenseI32ArrayAttr(shape.outputDims),
+      static_cast<int64_t>(shape.flops), b.getStringAttr(source),
+      std::max<int64_t>(shape.coreK, 0), shape.mLoop < 0 ? -1 : shape.mLoop,
+      shape.nLoop < 0 ? -1 : shape.nLoop,
+      shape.columnLoops.empty() ? DenseI32ArrayAttr()
+                                : b.getDenseI32ArrayAttr(shape.columnLoops),
+      chosen != model ? toAttr(ctx, model) : CPUScheduleAttr());
+  root->setAttr(kKernelInfoAttrName, info);
   root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
 }

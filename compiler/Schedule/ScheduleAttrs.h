@@ -62,7 +62,7 @@ void attachSchedule(Operation *root, const ::linformer::schedule::KernelShape &s
 /// The record (key, kind, loops, flops, schedule, estimate) of a kernel
 /// from its `linformer.kernel` info and `linformer.schedule`; false if
 /// either is missing.
-bool kernelRecord(DictionaryAttr info, CPUScheduleAttr schedule,
+bool kernelRecord(KernelShapeAttr info, CPUScheduleAttr schedule,
                   const ::linformer::schedule::CPUTarget &target,
                   ::linformer::schedule::ScheduleRecord &out);
 

@@ -45,11 +45,8 @@ struct SplitReductionsPass
     for (linalg::LinalgOp op : toSplit) {
       int64_t ratio =
           op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName).getSplit();
-      auto info = op->getAttrOfType<DictionaryAttr>(kKernelInfoAttrName);
-      std::string source = "cost-model";
-      if (info)
-        if (auto s = info.getAs<StringAttr>("source"))
-          source = s.str();
+      auto info = op->getAttrOfType<KernelShapeAttr>(kKernelInfoAttrName);
+      std::string source = info ? info.getSource().str() : "cost-model";
       linalg::ControlSplitReductionFn control = [&](linalg::LinalgOp) {
         return linalg::SplitReductionOptions{ratio, /*index=*/0,
                                              /*innerParallel=*/false};

@@ -132,6 +132,44 @@ def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
   let genVerifyDecl = 1;
 }
 
+def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
+  let summary = "what the CPU cost model saw of a kernel";
+  let description = [{
+    The facts `--linformer-cpu-select-schedules` records on a kernel's root
+    (as `linformer.kernel`) beside its schedule, carried to the kernel's
+    entry in the dispatch plan and from there into the artifact's schedule
+    record: the shape `key` schedules are cached and overridden by, the
+    `kind` (contraction, attention_core, other), the `loops` and their
+    `iterators` (p parallel, R reduction), the output's loop dims, the
+    FLOPs, where the schedule came from (`source`: cost-model, file, tuned),
+    and when they differ from the defaults the attention core's k, the
+    contraction's m and n loops, the register tile's column loops and the
+    cost model's own schedule (`model_schedule`, when another was chosen).
+
+    ```mlir
+    linformer.kernel = #linformer.kernel_shape<key = "contraction/pppRp/...",
+        kind = "contraction", loops = [2, 4, 128, 64, 16],
+        iterators = "pppRp", output_dims = [0, 1, 2, 4],
+        flops = 2097152, source = "cost-model", n_loop = 4>
+    ```
+  }];
+  let parameters = (ins
+    "StringAttr":$key,
+    "StringAttr":$kind,
+    "DenseI64ArrayAttr":$loops,
+    "StringAttr":$iterators,
+    "DenseI32ArrayAttr":$output_dims,
+    "int64_t":$flops,
+    "StringAttr":$source,
+    DefaultValuedParameter<"int64_t", "0">:$core_k,
+    DefaultValuedParameter<"int64_t", "-1">:$m_loop,
+    DefaultValuedParameter<"int64_t", "-1">:$n_loop,
+    OptionalParameter<"DenseI32ArrayAttr">:$column_loops,
+    OptionalParameter<"CPUScheduleAttr">:$model_schedule);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
   let summary = "one kernel of a dispatch plan: what the runtime launches";
   let description = [{
@@ -158,7 +196,7 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     ArrayRefParameter<"int64_t", "buffer ids, in argument order">:$buffers,
     OptionalArrayRefParameter<"int64_t", "buffer ids written">:$writes,
     OptionalParameter<"CPUScheduleAttr">:$schedule,
-    OptionalParameter<"DictionaryAttr", "the kernel shape">:$shape,
+    OptionalParameter<"KernelShapeAttr", "what the cost model saw">:$shape,
     OptionalParameter<"StringAttr">:$generator,
     OptionalArrayRefParameter<"int64_t", "CUDA grid (x, y, z)">:$grid,
     OptionalArrayRefParameter<"int64_t", "CUDA block (x, y, z)">:$block,

@@ -249,7 +249,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> writes, grid, block;
   int64_t shared = 0, blocksPerSm = 1;
   CPUScheduleAttr schedule;
-  DictionaryAttr shape;
+  KernelShapeAttr shape;
   StringAttr generator;
   if (parser.parseLess() || parser.parseString(&name))
     return {};
@@ -307,7 +307,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
 LogicalResult KernelLaunchAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringAttr name,
     int64_t workgroups, ArrayRef<int64_t> buffers, ArrayRef<int64_t> writes,
-    CPUScheduleAttr, DictionaryAttr, StringAttr, ArrayRef<int64_t> grid,
+    CPUScheduleAttr, KernelShapeAttr, StringAttr, ArrayRef<int64_t> grid,
     ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm) {
   if (!name || name.getValue().empty())
     return emitError() << "a kernel of a dispatch plan needs a name";
@@ -417,4 +417,44 @@ DispatchPlanAttr mlir::linformer::getDispatchPlan(Operation *entry) {
 
 void mlir::linformer::setDispatchPlan(Operation *entry, DispatchPlanAttr plan) {
   entry->setAttr(kDispatchPlanAttrName, plan);
+}
+
+LogicalResult KernelShapeAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringAttr key,
+    StringAttr kind, DenseI64ArrayAttr loops, StringAttr iterators,
+    DenseI32ArrayAttr outputDims, int64_t flops, StringAttr source,
+    int64_t coreK, int64_t mLoop, int64_t nLoop, DenseI32ArrayAttr columnLoops,
+    CPUScheduleAttr) {
+  if (!key || key.getValue().empty())
+    return emitError() << "a kernel shape needs its key";
+  if (!llvm::is_contained(ArrayRef<StringRef>{"contraction", "attention_core",
+                                              "other"},
+                          kind.getValue()))
+    return emitError() << "kernel kind '" << kind.getValue()
+                       << "' is not contraction, attention_core or other";
+  int64_t rank = loops.size();
+  if (static_cast<int64_t>(iterators.size()) != rank ||
+      iterators.getValue().find_first_not_of("pR") != StringRef::npos)
+    return emitError() << "iterators '" << iterators.getValue()
+                       << "' must be one p (parallel) or R (reduction) per "
+                          "loop; there are "
+                       << rank << " loops";
+  auto inLoops = [&](int64_t d) { return d >= 0 && d < rank; };
+  for (int32_t d : outputDims.asArrayRef())
+    if (!inLoops(d))
+      return emitError() << "output dim " << d << " is not one of the "
+                         << rank << " loops";
+  if (columnLoops)
+    for (int32_t d : columnLoops.asArrayRef())
+      if (!inLoops(d))
+        return emitError() << "column loop " << d << " is not one of the "
+                           << rank << " loops";
+  if ((mLoop != -1 && !inLoops(mLoop)) || (nLoop != -1 && !inLoops(nLoop)))
+    return emitError() << "m_loop and n_loop are loops (0 to " << rank - 1
+                       << ") or -1";
+  if (flops < 0 || coreK < 0)
+    return emitError() << "flops and core_k must be >= 0";
+  if (!source)
+    return emitError() << "a kernel shape needs its source";
+  return success();
 }

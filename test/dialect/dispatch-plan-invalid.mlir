@@ -56,3 +56,26 @@ func.func @field() attributes {linformer.dispatch_plan = #linformer.dispatch_pla
 func.func @missing() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 1>], intermediates = []>} {
   return
 }
+
+// -----
+
+// The cost model's facts about a kernel are checked too: one iterator a
+// loop, dims within the loops.
+// expected-error @+1 {{iterators 'pRx' must be one p (parallel) or R (reduction) per loop; there are 2 loops}}
+func.func @iterators() attributes {linformer.kernel = #linformer.kernel_shape<key = "c", kind = "contraction", loops = [4, 4], iterators = "pRx", output_dims = [0], flops = 32, source = "cost-model">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{output dim 2 is not one of the 2 loops}}
+func.func @dims() attributes {linformer.kernel = #linformer.kernel_shape<key = "c", kind = "contraction", loops = [4, 4], iterators = "pR", output_dims = [2], flops = 32, source = "cost-model">} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{kernel kind 'gemm' is not contraction, attention_core or other}}
+func.func @kind() attributes {linformer.kernel = #linformer.kernel_shape<key = "c", kind = "gemm", loops = [4, 4], iterators = "pR", output_dims = [0], flops = 32, source = "cost-model">} {
+  return
+}

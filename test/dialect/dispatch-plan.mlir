@@ -5,7 +5,7 @@
 // shared 0, blocks_per_sm 1).
 
 // CHECK-LABEL: func.func @cpu
-// CHECK-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"cpu_kernel_0", workgroups = 16, buffers = [0, 1, 3], writes = [3], schedule = #linformer.cpu_schedule<workgroup = [1, 0, 16, 0, 0], register = [6, 16], reduction = 128, pack = false>, shape = {key = "contraction/x", kind = "contraction"}>, #linformer.kernel<"cpu_kernel_1", workgroups = 1, buffers = [3, 2], writes = [2], generator = "halide">], intermediates = [4096]>
+// CHECK-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"cpu_kernel_0", workgroups = 16, buffers = [0, 1, 3], writes = [3], schedule = #linformer.cpu_schedule<workgroup = [1, 0, 16, 0, 0], register = [6, 16], reduction = 128, pack = false>, shape = #linformer.kernel_shape<key = "contraction/x", kind = "contraction", loops = [16, 8], iterators = "pR", output_dims = [0], flops = 256, source = "cost-model", n_loop = 0>>, #linformer.kernel<"cpu_kernel_1", workgroups = 1, buffers = [3, 2], writes = [2], generator = "halide">], intermediates = [4096]>
 func.func @cpu(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32>)
     attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
       kernels = [
@@ -14,7 +14,10 @@ func.func @cpu(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32>)
           schedule = #linformer.cpu_schedule<workgroup = [1, 0, 16, 0, 0],
                                              register = [6, 16],
                                              reduction = 128, pack = false>,
-          shape = {kind = "contraction", key = "contraction/x"}>,
+          shape = #linformer.kernel_shape<key = "contraction/x",
+                    kind = "contraction", loops = [16, 8],
+                    iterators = "pR", output_dims = [0],
+                    flops = 256, source = "cost-model", n_loop = 0>>,
         #linformer.kernel<"cpu_kernel_1", workgroups = 1, buffers = [3, 2],
           writes = [2], generator = "halide", shared = 0, blocks_per_sm = 1>],
       intermediates = [4096]>} {

@@ -71,7 +71,7 @@ struct TileAndFusePass
       // the default.
       SmallVector<int64_t> tiles;
       auto schedule = root->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName);
-      auto info = root->getAttrOfType<DictionaryAttr>(kKernelInfoAttrName);
+      auto info = root->getAttrOfType<KernelShapeAttr>(kKernelInfoAttrName);
       if (schedule)
         tiles.assign(schedule.getWorkgroup().begin(),
                      schedule.getWorkgroup().end());

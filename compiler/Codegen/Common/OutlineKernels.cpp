@@ -296,7 +296,7 @@ struct OutlineKernelsPass
     return KernelLaunchAttr::get(
         ctx, b.getStringAttr(kernel.getSymName()), workgroups, bufferList,
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
-        dyn_cast_or_null<DictionaryAttr>(kernelInfo), StringAttr(), {}, {},
+        dyn_cast_or_null<KernelShapeAttr>(kernelInfo), StringAttr(), {}, {},
         /*shared=*/0, /*blocksPerSm=*/1);
   }
 };

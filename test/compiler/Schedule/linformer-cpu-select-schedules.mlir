@@ -28,12 +28,10 @@
 // reduction block keeps (6 + 16) x 128 floats (11 KiB) in half of L1.
 // CHECK-LABEL: func.func @projection_avx2(
 // CHECK: linalg.generic
-// CHECK-SAME: linformer.kernel = {
-// CHECK-SAME: column_loops = array<i32: 1, 4>, flops = 2147483648 : i64, iterators = "pppRp",
-// CHECK-SAME: key = "contraction/pppRp/1x8x4096x512x64/{{[0-9a-f]+}}", kind = "contraction", loops = array<i64: 1, 8, 4096, 512, 64>, m_loop = 2 : i64, n_loop = 4 : i64, output_dims = array<i32: 0, 1, 2, 4>, source = "cost-model"}
+// CHECK-SAME: linformer.kernel = #linformer.kernel_shape<key = "contraction/pppRp/1x8x4096x512x64/{{[0-9a-f]+}}", kind = "contraction", loops = [1, 8, 4096, 512, 64], iterators = "pppRp", output_dims = [0, 1, 2, 4], flops = 2147483648, source = "cost-model", m_loop = 2, n_loop = 4, column_loops = [1, 4]>
 // CHECK-SAME: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 64, 0, 0], register = [6, 16], reduction = 128, pack = false>
 // CHECK: linformer.attention_core
-// CHECK-SAME: linformer.kernel = {core_k = 256 : i64, flops = 2147483648 : i64
+// CHECK-SAME: linformer.kernel = #linformer.kernel_shape<key = "attention_core/k256/{{.*}}", kind = "attention_core", {{.*}}, flops = 2147483648, source = "cost-model", core_k = 256>
 // CHECK-SAME: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 64, 0], register = [6, 16], reduction = 128, pack = false>
 // A schedule file replaces the model's pick for kernels with its key (the
 // same projection shape in both modules below); the third module has no
