@@ -96,12 +96,13 @@ std::string Compile::findRunner() {
 
 /// Times `artifact` with linformer-run on this machine (random weights and
 /// input; one warm-up, `autotuneRuns` timed runs) and reads every kernel's
-/// median, by symbol.
+/// median into `ms`, summed under `by` (see readProfile).
 std::string Compile::timeArtifact(const std::string &runner,
                                   const std::string &artifact,
                                   const std::string &weights,
                                   const std::string &base, int64_t threads,
-                                  std::map<std::string, double> &msBySymbol,
+                                  StringRef by,
+                                  std::map<std::string, double> &ms,
                                   bool check) {
   std::string threadText = std::to_string(threads);
   std::string runs = std::to_string(std::max(1u, options.autotuneRuns));
@@ -122,7 +123,7 @@ std::string Compile::timeArtifact(const std::string &runner,
   if (rc != 0)
     return "linformer-run failed (exit " + std::to_string(rc) + ")" +
            (message.empty() ? "" : ": " + message) + "; see " + log;
-  return readProfile(profile, "symbol", msBySymbol);
+  return readProfile(profile, by, ms);
 }
 
 /// Tunes the kernel shapes not in the tuning cache and returns, in
@@ -219,13 +220,10 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
         llvm::consumeError(std::move(err));
         return "the variant's artifact could not be written";
       }
-      std::map<std::string, double> msBySymbol;
       std::string err = timeArtifact(runner, artifact, weightsPath.str().str(),
-                                     base, target.cores, msBySymbol);
+                                     base, target.cores, "key", msByKey);
       llvm::sys::fs::remove(artifact);
-      if (!err.empty())
-        return err;
-      return readProfile(base + ".profile.json", "key", msByKey);
+      return err;
     };
     if (std::string err = sched::autotune(target, toTune, tuning, result);
         !err.empty())

@@ -198,7 +198,8 @@ std::string Compile::mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mli
   }
   std::map<std::string, double> ms;
   if (std::string e = timeArtifact(runner, base + ".lfa", weights, base,
-                                   cpuTarget.cores, ms, /*check=*/true);
+                                   cpuTarget.cores, "symbol", ms,
+                                   /*check=*/true);
       !e.empty()) {
     so.clear();
     return "the mixed artifact failed: " + e;
@@ -267,7 +268,7 @@ llvm::Error Compile::compileBest() {
     log << "best: timing the " << v.generator << " kernels ("
                  << v.plan.kernels.size() << ")\n";
     if (std::string err = timeArtifact(runner, base + ".lfa", weights, base,
-                                       cpuTarget.cores, v.ms);
+                                       cpuTarget.cores, "symbol", v.ms);
         !err.empty())
       return makeError("best: " + err);
     for (auto &[symbol, ms] : v.ms)

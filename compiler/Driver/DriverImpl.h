@@ -145,8 +145,8 @@ struct Compile {
   std::string timeArtifact(const std::string &runner,
                            const std::string &artifact,
                            const std::string &weights, const std::string &base,
-                           int64_t threads,
-                           std::map<std::string, double> &msBySymbol,
+                           int64_t threads, StringRef by,
+                           std::map<std::string, double> &ms,
                            bool check = false);
 
   // Best.cpp

@@ -615,12 +615,7 @@ struct CoreOperands {
               // proxy before the barrier (PTX ISA, "Proxies"; the staged
               // contractions fence their cp.async copies the same way).
               if (layout.core)
-                NVVM::FenceProxyOp::create(
-                    b, loc,
-                    NVVM::ProxyKindAttr::get(b.getContext(),
-                                             NVVM::ProxyKind::async_shared),
-                    NVVM::SharedSpaceAttr::get(
-                        b.getContext(), NVVM::SharedSpace::shared_cta));
+                cuda::fenceSharedForAsyncProxy(b, loc);
               gpu::BarrierOp::create(b, loc);
               compute(b, w, lane, smem);
             });

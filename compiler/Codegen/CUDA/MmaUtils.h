@@ -89,6 +89,18 @@ inline Value roundToOperand(OpBuilder &b, Location loc, Value v,
   return backToF32 ? arith::ExtFOp::create(b, loc, b.getF32Type(), r) : r;
 }
 
+/// `fence.proxy.async.shared::cta`: this thread's shared-memory writes
+/// through the generic proxy (st.shared, cp.async once waited for) made
+/// visible to the async proxy that wgmma reads through (PTX ISA,
+/// "Proxies"); a barrier after it makes them the block's.
+inline void fenceSharedForAsyncProxy(OpBuilder &b, Location loc) {
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKindAttr::get(b.getContext(),
+                                       NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+}
+
 /// `v` (f32) rounded to TF32 as `cvt.rna.tf32.f32` rounds it (10 mantissa
 /// bits, to nearest, ties away from zero), as an f32: what a .tf32 mma
 /// multiplies. On the GPU the cvt itself (nvvm.convert.float.to.tf32); in

@@ -5,8 +5,9 @@
 // does not run host code; it replays the plan this pass records, a
 // #linformer.dispatch_plan: each launch in order (#linformer.kernel with
 // name, workgroups, buffers, grid, block, shared bytes, blocks_per_sm) and
-// the bytes of each memref.alloc, in order, with buffer ids numbered like the CPU plan's (OutlineKernels.cpp): the
-// entry's arguments first, then the intermediates. Views of a buffer
+// the bytes of each memref.alloc, in order, with buffer ids numbered like
+// the CPU plan's (OutlineKernels.cpp): the entry's arguments first, then the
+// intermediates. Views of a buffer
 // (expand/collapse_shape, casts) bind the buffer itself: with bare-pointer
 // kernel arguments a view of an identity-layout buffer is its base pointer.
 // Anything else on the host (a loop, a load) is an error at that op.

@@ -2053,12 +2053,7 @@ struct CUDATensorCoreContractionsPass
                 nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
                                                  b.getI32IntegerAttr(S - 2));
                 if (s.wgmma)
-                  NVVM::FenceProxyOp::create(
-                      b, loc,
-                      NVVM::ProxyKindAttr::get(ctx,
-                                               NVVM::ProxyKind::async_shared),
-                      NVVM::SharedSpaceAttr::get(
-                          ctx, NVVM::SharedSpace::shared_cta));
+                  cuda::fenceSharedForAsyncProxy(b, loc);
               };
               SmallVector<Value> init = initAccs(b, l);
               size_t nAcc = init.size();
