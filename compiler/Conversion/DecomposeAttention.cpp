@@ -12,6 +12,7 @@
 #include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -62,6 +63,15 @@ Value biasInit(OpBuilder &b, Location loc, Value bias,
 /// (E X) W + (E 1) b: the sum of E over real tokens ([b, (h,) k]), or for
 /// pooling whether the window has a real token ([b, k]); null when the bias
 /// applies unscaled.
+/// The entry's argument that `op` takes its lengths from, when it takes
+/// them straight from one (the runtime fills it per run).
+BlockArgument lengthsArgument(AttentionOp op) {
+  auto arg = dyn_cast_or_null<BlockArgument>(op.getLengths());
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return {};
+  return arg;
+}
+
 struct ProjectedInput {
   Value value;
   Value biasScale;
@@ -123,6 +133,14 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
     result.value = markRoot(buildContraction(
         b, loc, numLoops, eOperand, eOperandDims, x, xDims, zeros, outDims,
         {2 + o}));
+    // E' is zero past each sequence's length, so the tokens there add
+    // nothing: with the lengths an argument of the entry, the register
+    // tiling stops the token loop at the length (padded rows of X, which
+    // the runtime does not compute, are never read).
+    if (lengthsArgument(op))
+      result.value.getDefiningOp()->setAttr(
+          kTokenBoundAttrName,
+          b.getDenseI64ArrayAttr({static_cast<int64_t>(2 + o), 0}));
     if (op.getBq()) {
       // (E 1)[b, (h,) j] = sum over real t of E[(h,) j, t]. A kernel of
       // its own: fused into the K/V projections, every workgroup of theirs
@@ -330,6 +348,14 @@ struct DecomposeAttentionPass
     : mlir::linformer::impl::LinformerDecomposeAttentionPassBase<
           DecomposeAttentionPass> {
   void runOnOperation() override {
+    // The lengths argument is named for the stages that read it per
+    // workgroup (the register tiling of the token reductions).
+    func::FuncOp fn = getOperation();
+    fn.walk([&](AttentionOp op) {
+      if (BlockArgument arg = lengthsArgument(op))
+        fn.setArgAttr(arg.getArgNumber(), kLengthsArgAttrName,
+                      UnitAttr::get(&getContext()));
+    });
     RewritePatternSet patterns(&getContext());
     patterns.add<DecomposeAttention>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

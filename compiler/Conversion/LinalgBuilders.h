@@ -68,6 +68,28 @@ Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 /// starts from roots and fuses their non-root producers into the tile loops.
 constexpr llvm::StringLiteral kRootAttrName = "linformer.root";
 
+/// Length awareness (docs/Pipeline.md, "Lengths"). A function argument
+/// with `linformer.sequence` is a sequence input, `[b, n, ...]`: batch at
+/// dimension 0, tokens at dimension 1; one with `linformer.lengths` holds
+/// the real length of each sequence (`i32 [b]`). Both are unit attributes.
+constexpr llvm::StringLiteral kSequenceArgAttrName = "linformer.sequence";
+constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
+
+/// On a linalg op that reduces over tokens (`E X`):
+/// `array<i64: token loop, batch loop>`, or after a split reduction
+/// `array<i64: token loop, batch loop, part loop, tokens per part>` (token
+/// = part * tokens per part + token loop). Its iterations over tokens at or
+/// past the sequence's length contribute nothing (their operand is zeroed
+/// there), so register tiling stops the token loops at the length, read
+/// from the function's `linformer.lengths` argument.
+constexpr llvm::StringLiteral kTokenBoundAttrName = "linformer.token_bound";
+
+/// On a workgroup loop (`scf.forall`) whose workgroups each hold one
+/// sequence and a tile of its tokens: `array<i64: batch dim, row dim,
+/// tokens per tile>` over the loop's dimensions. The outliner turns it into
+/// the kernel's `#linformer.token_rows`, the runtime's length rule.
+constexpr llvm::StringLiteral kTokenRowsAttrName = "linformer.token_rows";
+
 /// Marks the op defining `v` as a kernel root; returns `v`.
 Value markRoot(Value v);
 

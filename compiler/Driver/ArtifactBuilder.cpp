@@ -136,6 +136,21 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
     k.scheduleJson = plan.scheduleJson[i];
     if (StringAttr generator = launch.getGenerator())
       k.generator = generator.str();
+    // The length rule (the code follows it: K_abi). The runtime evaluates
+    // it with the model's lengths input.
+    if (TokenRowsAttr rows = launch.getRows()) {
+      if (src.entry.paddingRole != lf::BufferRole::Lengths)
+        return makeError("kernel '" + k.symbol +
+                         "' has a length rule (its entry marks an argument "
+                         "linformer.lengths), but the artifact has no "
+                         "lengths input for the runtime to fill; compile "
+                         "from a model.json with \"padding\": \"lengths\"");
+      k.rowsGrid.assign(rows.getGrid().asArrayRef().begin(),
+                        rows.getGrid().asArrayRef().end());
+      k.rowsBatch = rows.getBatch();
+      k.rowsRow = rows.getRow();
+      k.rowsTile = rows.getTile();
+    }
     manifest.kernels.push_back(k);
   }
   // The object first: the manifest records its hash.

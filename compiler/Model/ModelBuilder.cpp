@@ -223,6 +223,11 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
   }
   auto fn = func::FuncOp::create(b, loc, sig.entry,
                                  b.getFunctionType(argTypes, {ioType}));
+  // What the length-aware code generation starts from: x holds tokens,
+  // lengths says how many are real.
+  fn.setArgAttr(0, kSequenceArgAttrName, b.getUnitAttr());
+  if (c.padding == lf::PaddingInput::Lengths)
+    fn.setArgAttr(sig.paddingArg, kLengthsArgAttrName, b.getUnitAttr());
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
   std::map<std::string, Value> byName;

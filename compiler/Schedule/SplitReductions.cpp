@@ -51,6 +51,23 @@ struct SplitReductionsPass
         return linalg::SplitReductionOptions{ratio, /*index=*/0,
                                              /*innerParallel=*/false};
       };
+      // A token reduction keeps its bound through the split: where its
+      // operand with both the batch and the token loops had the tokens, the
+      // split one has (part, token within the part).
+      auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
+      std::optional<std::tuple<unsigned, unsigned, unsigned>> boundOperand;
+      if (bound && bound.size() == 2)
+        for (OpOperand *in : op.getDpsInputOperands()) {
+          AffineMap map = op.getMatchingIndexingMap(in);
+          std::optional<unsigned> t = map.getResultPosition(
+              getAffineDimExpr(bound[0], op.getContext()));
+          std::optional<unsigned> b = map.getResultPosition(
+              getAffineDimExpr(bound[1], op.getContext()));
+          if (t && b) {
+            boundOperand = {in->getOperandNumber(), *b, *t};
+            break;
+          }
+        }
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::SplitReductionResult> result =
           linalg::splitReduction(rewriter, op, control);
@@ -60,6 +77,25 @@ struct SplitReductionsPass
                              "the parts divide, and an add, mul, min or max "
                              "combiner)";
         return signalPassFailure();
+      }
+      result->splitLinalgOp->removeAttr(kTokenBoundAttrName);
+      result->resultCombiningLinalgOp->removeAttr(kTokenBoundAttrName);
+      if (boundOperand) {
+        auto [operand, b, t] = *boundOperand;
+        linalg::LinalgOp split = result->splitLinalgOp;
+        AffineMap map = split.getMatchingIndexingMap(
+            &split->getOpOperand(operand));
+        // The split operand is [.., parts, tokens / parts, ..] where it had
+        // the tokens.
+        if (map.getNumResults() > t + 1 && map.isProjectedPermutation()) {
+          unsigned outer = map.getDimPosition(t);
+          unsigned inner = map.getDimPosition(t + 1);
+          unsigned batch = map.getDimPosition(b < t ? b : b + 1);
+          SmallVector<int64_t> ranges = split.getStaticLoopRanges();
+          split->setAttr(kTokenBoundAttrName,
+                         rewriter.getDenseI64ArrayAttr(
+                             {inner, batch, outer, ranges[inner]}));
+        }
       }
       // Both halves are kernels with the cost model's schedules; the parts
       // are not split again.

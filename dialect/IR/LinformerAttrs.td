@@ -170,6 +170,33 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
   let genVerifyDecl = 1;
 }
 
+def Linformer_TokenRowsAttr : Linformer_Attr<"TokenRows", "token_rows"> {
+  let summary = "which workgroups of a kernel hold which tokens of which sequence";
+  let description = [{
+    The length rule of a kernel whose output rows are tokens: its
+    workgroups are the row-major enumeration of `grid` (one size per
+    dimension of its workgroup loop); dimension `batch` is the sequence,
+    dimension `row` a tile of `tile` consecutive tokens. For sequences of
+    real lengths `len[s]`, the runtime runs only the workgroups with
+    batch coordinate `s` and row coordinate below `ceil(len[s] / tile)`:
+    the others compute padded rows only. Recorded by
+    `linformer-outline-kernels` from the workgroup loop's
+    `linformer.token_rows` (set by the CPU tile-and-fuse pass), written to
+    the manifest as the kernel's `rows` and validated at load.
+
+    ```mlir
+    #linformer.token_rows<grid = [1, 8, 128], batch = 0, row = 2, tile = 32>
+    ```
+  }];
+  let parameters = (ins
+    "DenseI64ArrayAttr":$grid,
+    "int64_t":$batch,
+    "int64_t":$row,
+    "int64_t":$tile);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
   let summary = "one kernel of a dispatch plan: what the runtime launches";
   let description = [{
@@ -181,7 +208,8 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     artifact's schedule record); `generator = "halide"` marks a kernel the
     Halide generator built; the CUDA pipeline adds the launch: `grid`,
     `block`, dynamic `shared` bytes and the `blocks_per_sm` the schedule
-    asks of it.
+    asks of it; `rows`, the length rule of a kernel whose workgroups are
+    tiles of tokens (`#linformer.token_rows`).
 
     ```mlir
     #linformer.kernel<"layer_kernel_0", workgroups = 16, buffers = [0, 1, 5],
@@ -201,7 +229,8 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     OptionalArrayRefParameter<"int64_t", "CUDA grid (x, y, z)">:$grid,
     OptionalArrayRefParameter<"int64_t", "CUDA block (x, y, z)">:$block,
     DefaultValuedParameter<"int64_t", "0">:$shared,
-    DefaultValuedParameter<"int64_t", "1">:$blocksPerSm);
+    DefaultValuedParameter<"int64_t", "1">:$blocksPerSm,
+    OptionalParameter<"TokenRowsAttr", "the length rule">:$rows);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -238,6 +238,8 @@ void KernelLaunchAttr::print(AsmPrinter &p) const {
     p << ", schedule = " << getSchedule();
   if (getShape())
     p << ", shape = " << getShape();
+  if (getRows())
+    p << ", rows = " << getRows();
   p << '>';
 }
 
@@ -250,6 +252,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   int64_t shared = 0, blocksPerSm = 1;
   CPUScheduleAttr schedule;
   KernelShapeAttr shape;
+  TokenRowsAttr rows;
   StringAttr generator;
   if (parser.parseLess() || parser.parseString(&name))
     return {};
@@ -281,12 +284,14 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
       r = parser.parseAttribute(schedule);
     } else if (field == "shape") {
       r = parser.parseAttribute(shape);
+    } else if (field == "rows") {
+      r = parser.parseAttribute(rows);
     } else {
       parser.emitError(loc) << "a kernel of a dispatch plan has no field '"
                             << field
                             << "' (workgroups, buffers, writes, generator, "
                                "grid, block, shared, blocks_per_sm, "
-                               "schedule, shape)";
+                               "schedule, shape, rows)";
       return {};
     }
     if (failed(r))
@@ -301,14 +306,15 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   }
   return parser.getChecked<KernelLaunchAttr>(
       ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes,
-      schedule, shape, generator, grid, block, shared, blocksPerSm);
+      schedule, shape, generator, grid, block, shared, blocksPerSm, rows);
 }
 
 LogicalResult KernelLaunchAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringAttr name,
     int64_t workgroups, ArrayRef<int64_t> buffers, ArrayRef<int64_t> writes,
     CPUScheduleAttr, KernelShapeAttr, StringAttr, ArrayRef<int64_t> grid,
-    ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm) {
+    ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm,
+    TokenRowsAttr rows) {
   if (!name || name.getValue().empty())
     return emitError() << "a kernel of a dispatch plan needs a name";
   if (workgroups < 1)
@@ -338,13 +344,44 @@ LogicalResult KernelLaunchAttr::verify(
     return emitError() << "kernel '" << name.getValue()
                        << "': shared bytes must be >= 0 and blocks_per_sm "
                           ">= 1";
+  if (rows) {
+    int64_t total = 1;
+    for (int64_t g : rows.getGrid().asArrayRef())
+      total *= g;
+    if (total != workgroups)
+      return emitError() << "kernel '" << name.getValue()
+                         << "': its length rule enumerates " << total
+                         << " workgroups, but the kernel has " << workgroups;
+    if (!grid.empty())
+      return emitError() << "kernel '" << name.getValue()
+                         << "': a CUDA launch takes no length rule yet";
+  }
+  return success();
+}
+
+LogicalResult TokenRowsAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    DenseI64ArrayAttr grid, int64_t batch,
+                                    int64_t row, int64_t tile) {
+  if (!grid)
+    return emitError() << "token_rows: needs a grid";
+  int64_t rank = static_cast<int64_t>(grid.size());
+  if (llvm::any_of(grid.asArrayRef(), [](int64_t g) { return g < 1; }))
+    return emitError() << "token_rows: every grid size must be >= 1";
+  if (batch < 0 || row <= batch || row >= rank)
+    return emitError() << "token_rows: needs 0 <= batch < row < " << rank
+                       << " (the grid's rank), got batch = " << batch
+                       << ", row = " << row;
+  if (tile < 1)
+    return emitError() << "token_rows: a row tile holds at least one token, "
+                          "got tile = "
+                       << tile;
   return success();
 }
 
 KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const {
   return get(getContext(), getName(), getWorkgroups(), buffers, getWrites(),
              getSchedule(), getShape(), getGenerator(), getGrid(), getBlock(),
-             getShared(), getBlocksPerSm());
+             getShared(), getBlocksPerSm(), getRows());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
@@ -353,7 +390,8 @@ KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
   return get(getContext(), getName(), workgroups, getBuffers(), writes,
              CPUScheduleAttr(), getShape(),
              StringAttr::get(getContext(), "halide"),
-             getGrid(), getBlock(), getShared(), getBlocksPerSm());
+             getGrid(), getBlock(), getShared(), getBlocksPerSm(),
+             /*rows=*/TokenRowsAttr());
 }
 
 int64_t KernelLaunchAttr::threads() const {

@@ -353,11 +353,31 @@ FileError inspectKernelObject(std::string_view image,
     if (words[0] != kKernelAbiMagic)
       return bad("'" + abi + "' has a bad magic number");
     if (words[1] < 1 || words[1] > uint64_t(INT64_MAX) ||
-        words[2] != words.size() - kKernelAbiHeaderWords)
+        words[2] > words.size() - kKernelAbiHeaderWords)
       return bad("'" + abi + "' is not a valid kernel record");
     KernelAbi k;
     k.workgroups = int64_t(words[1]);
-    k.bufferBytes.assign(words.begin() + kKernelAbiHeaderWords, words.end());
+    size_t bytesEnd = size_t(kKernelAbiHeaderWords + words[2]);
+    k.bufferBytes.assign(words.begin() + kKernelAbiHeaderWords,
+                         words.begin() + bytesEnd);
+    // The length rule: rank, grid, batch, row, tile.
+    if (bytesEnd < words.size()) {
+      uint64_t rank = words[bytesEnd];
+      if (rank < 1 || rank > 16 || words.size() != bytesEnd + 1 + rank + 3)
+        return bad("'" + abi + "' is not a valid kernel record");
+      for (uint64_t d = 0; d < rank; ++d) {
+        if (words[bytesEnd + 1 + d] > uint64_t(INT64_MAX))
+          return bad("'" + abi + "' is not a valid kernel record");
+        k.rowsGrid.push_back(int64_t(words[bytesEnd + 1 + d]));
+      }
+      size_t at = bytesEnd + 1 + rank;
+      if (words[at] >= rank || words[at + 1] >= rank ||
+          words[at + 2] > uint64_t(INT64_MAX))
+        return bad("'" + abi + "' is not a valid kernel record");
+      k.rowsBatch = int64_t(words[at]);
+      k.rowsRow = int64_t(words[at + 1]);
+      k.rowsTile = int64_t(words[at + 2]);
+    }
     k.raw.assign(image.data() + off, size_t(s.st_size));
     out.push_back(std::move(k));
   }

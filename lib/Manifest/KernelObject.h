@@ -10,6 +10,13 @@
 //   [2] arity                 how many buffers K_dispatch reads from buffers[]
 //   [3 .. 3+arity)            the bytes the code may touch in each buffer
 //
+// and, for a kernel with a length rule (docs/Runtime.md), after those:
+//
+//   rank                      of the rule's grid
+//   grid[rank]                workgroups per dimension, in the code's order
+//   batch, row, tile          the sequence and token-tile dimensions, and
+//                             the tokens per tile
+//
 // The runtime reads these records out of the object's bytes before it lets
 // the dynamic loader map it, and refuses an artifact whose manifest says
 // anything else (docs/Runtime.md, "Trust"). inspectKernelObject also refuses
@@ -52,6 +59,9 @@ inline constexpr const char *kAbiSuffix = "_abi";
 struct KernelAbi {
   int64_t workgroups = 0;
   std::vector<uint64_t> bufferBytes;
+  /// The length rule the code follows; empty grid: none.
+  std::vector<int64_t> rowsGrid;
+  int64_t rowsBatch = 0, rowsRow = 0, rowsTile = 0;
   /// The record's raw bytes, so that the loaded copy can be compared.
   std::string raw;
 };

@@ -236,6 +236,18 @@ Manifest parseJson(const json &root) {
       kernel.sharedBytes = getInt(k, "shared_bytes", where);
     if (k.contains("generator"))
       kernel.generator = getString(k, "generator", where);
+    if (k.contains("rows")) {
+      const json &rows = k.at("rows");
+      std::string rw = where + "rows: ";
+      if (!rows.is_object())
+        fail(rw + "must be an object");
+      kernel.rowsGrid = getIntArray(rows, "grid", rw);
+      kernel.rowsBatch = getInt(rows, "batch", rw);
+      kernel.rowsRow = getInt(rows, "row", rw);
+      kernel.rowsTile = getInt(rows, "tile", rw);
+      if (kernel.rowsGrid.empty())
+        fail(rw + "'grid' must not be empty");
+    }
     m.kernels.push_back(std::move(kernel));
   }
   if (root.contains("code_sha256")) {
@@ -258,15 +270,17 @@ std::string cudaCubinSection(const std::string &sm) {
   return "cuda." + sm + ".cubin";
 }
 
+/// "[1, 2, 3]".
+static std::string dims(const std::vector<int64_t> &v) {
+  std::string s;
+  for (int64_t d : v)
+    s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
+
 /// A CUDA launch shape within what any CUDA device accepts (the device's
 /// own limits, shared memory above all, are checked when it is opened).
 static std::string checkLaunch(const ManifestKernel &k) {
-  auto dims = [](const std::vector<int64_t> &v) {
-    std::string s;
-    for (int64_t d : v)
-      s += (s.empty() ? "" : ", ") + std::to_string(d);
-    return "[" + s + "]";
-  };
   if (k.grid.size() != 3 || k.block.size() != 3)
     return "a cuda kernel needs 'grid' and 'block' of 3 dimensions each";
   const int64_t gridMax[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
@@ -390,6 +404,29 @@ std::string validateManifest(const Manifest &m) {
     if (k.generator == "halide" && m.target.kind != "cpu")
       return err(where + "Halide kernels are cpu kernels, and the target is " +
                  m.target.kind);
+    if (k.hasRows()) {
+      int64_t rank = int64_t(k.rowsGrid.size()), total = 1;
+      for (int64_t g : k.rowsGrid) {
+        if (g < 1 || g > k.workgroups)
+          return err(where + "rows: grid " + dims(k.rowsGrid) +
+                     " has a size outside [1, workgroups]");
+        total *= g;
+      }
+      if (total != k.workgroups)
+        return err(where + "rows: grid " + dims(k.rowsGrid) + " has " +
+                   std::to_string(total) + " workgroups, the kernel " +
+                   std::to_string(k.workgroups));
+      if (k.rowsBatch < 0 || k.rowsRow <= k.rowsBatch || k.rowsRow >= rank)
+        return err(where + "rows: needs 0 <= batch < row < " +
+                   std::to_string(rank) + ", got batch " +
+                   std::to_string(k.rowsBatch) + ", row " +
+                   std::to_string(k.rowsRow));
+      if (k.rowsTile < 1)
+        return err(where + "rows: tile is " + std::to_string(k.rowsTile) +
+                   ", must be >= 1");
+      if (m.target.kind != "cpu")
+        return err(where + "rows: a length rule is for cpu kernels");
+    }
     if (m.target.kind == "cuda") {
       if (std::string e = checkLaunch(k); !e.empty())
         return err(where + e);
@@ -479,6 +516,11 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       jk["schedule"] = json::parse(k.scheduleJson);
       if (k.generator != "mlir")
         jk["generator"] = k.generator;
+      if (k.hasRows())
+        jk["rows"] = {{"grid", k.rowsGrid},
+                      {"batch", k.rowsBatch},
+                      {"row", k.rowsRow},
+                      {"tile", k.rowsTile}};
       if (m.target.kind == "cuda") {
         jk["grid"] = k.grid;
         jk["block"] = k.block;

@@ -110,6 +110,15 @@ struct ManifestKernel {
   /// parameters are the bound buffers' device pointers, in order.
   std::vector<int64_t> grid, block;
   int64_t sharedBytes = 0;
+  /// The length rule (cpu kernels whose workgroups are tiles of tokens):
+  /// workgroups are the row-major enumeration of `rowsGrid`; dimension
+  /// `rowsBatch` is the sequence, dimension `rowsRow` a tile of `rowsTile`
+  /// tokens. A run with real lengths len[s] needs only the workgroups of
+  /// sequence s whose row is below ceil(len[s] / rowsTile). Empty grid: no
+  /// rule (every workgroup runs).
+  std::vector<int64_t> rowsGrid;
+  int64_t rowsBatch = 0, rowsRow = 0, rowsTile = 0;
+  bool hasRows() const { return !rowsGrid.empty(); }
   /// Which code generator made the kernel: "mlir" (our pipeline, the
   /// default, not written) or "halide" (docs/Rationale.md, "Halide"). The
   /// runtime calls both alike.

@@ -133,7 +133,9 @@ class Session:
             keep.append(a)
             bound.append((name, a))
             if not d.role and a.ndim >= 2 and len(d.shape) >= 2 and d.shape[1] == self.module.seq_len:
-                seq = a.shape[1]
+                # (batch, tokens) of this run: a model with lengths takes
+                # up to its compiled batch and n.
+                seq = a.shape[:2]
         result = {}
         out_bound = []
         for d in self.module.outputs:
@@ -141,7 +143,7 @@ class Session:
             if given is None:
                 shape = list(d.shape)
                 if seq is not None and len(shape) >= 2 and shape[1] == self.module.seq_len:
-                    shape[1] = seq
+                    shape[0], shape[1] = seq
                 given = _np.empty(shape, dtype=_NUMPY_DTYPES[d.dtype])
             elif not (isinstance(given, _np.ndarray) and given.flags.c_contiguous):
                 raise TypeError(f"output '{d.name}' must be a C-contiguous numpy array")

@@ -50,6 +50,23 @@ def test_lengths_masks_and_preallocated_outputs(small):
     out = np.zeros((2, 128, 64), np.float32)
     res = s.run({"x": x, "lengths": np.array([128, 50])}, {"y": out})
     assert res["y"] is out and np.array_equal(out, short)
+    # Rows past a sequence's length are padding, returned as zeros.
+    assert not short[1, 50:].any() and short[1, :50].all()
+
+
+def test_dynamic_batch(small):
+    # The compiled batch (2) is a maximum: one sequence costs one, and
+    # gives the bits the batch-of-two run gives it.
+    art, w, _ = small
+    s = lf.Session(art, w, threads=1)
+    x = np.random.default_rng(2).standard_normal((2, 128, 64), dtype=np.float32)
+    both = s(x, lengths=[128, 40])
+    one = s(x[1:], lengths=[40])
+    assert one.shape == (1, 128, 64)
+    assert np.array_equal(one[0], both[1])
+    with pytest.raises(lf.Error, match=r"LF_SHAPE_MISMATCH: .*batch 3, the model "
+                                       r"was compiled for batch 2 \(at most 2"):
+        s(np.zeros((3, 128, 64), np.float32))
 
 
 def test_torch_tensors_through_dlpack(small):

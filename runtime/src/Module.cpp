@@ -271,6 +271,26 @@ void Module::checkKernels() const {
                         std::to_string(j) + ", but its code uses " +
                         std::to_string(abi.bufferBytes[j]) + " bytes there");
     }
+    // The length rule: the workgroups the runtime skips must be the ones
+    // the code numbers that way.
+    auto rule = [](const std::vector<int64_t> &grid, int64_t batch,
+                   int64_t row, int64_t tile) {
+      if (grid.empty())
+        return std::string("none");
+      std::string s = "grid [";
+      for (size_t d = 0; d < grid.size(); ++d)
+        s += (d ? ", " : "") + std::to_string(grid[d]);
+      return s + "], batch " + std::to_string(batch) + ", row " +
+             std::to_string(row) + ", tile " + std::to_string(tile);
+    };
+    std::string stated = rule(k.rowsGrid, k.rowsBatch, k.rowsRow, k.rowsTile);
+    std::string compiled =
+        rule(abi.rowsGrid, abi.rowsBatch, abi.rowsRow, abi.rowsTile);
+    if (stated != compiled)
+      throw Error(LF_FORMAT_ERROR, where + "has the length rule " + stated +
+                                       " in the manifest, but its code was "
+                                       "compiled for " +
+                                       compiled);
   }
 }
 
@@ -335,6 +355,29 @@ void Module::checkGeometry() {
       bad("mask buffer '" + b.name + "' has shape " + shapeString(b.shape) +
           ", expected [" + std::to_string(batch_) + ", " +
           std::to_string(seqLen_) + "]");
+  }
+  // Length rules: one sequence per batch coordinate, row tiles that cover
+  // the n tokens exactly (the last one may be partial), and the lengths
+  // they are evaluated with.
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const ManifestKernel &k = m.kernels[i];
+    if (!k.hasRows())
+      continue;
+    std::string where = "kernel " + std::to_string(i) + " ('" + k.symbol +
+                        "'): rows: ";
+    if (lengthsBuffer_ < 0)
+      bad(where + "a length rule needs the model's lengths input, and it "
+                  "has none");
+    int64_t rowTiles = k.rowsGrid[size_t(k.rowsRow)];
+    if (k.rowsGrid[size_t(k.rowsBatch)] != batch_)
+      bad(where + "the batch dimension has " +
+          std::to_string(k.rowsGrid[size_t(k.rowsBatch)]) +
+          " workgroups for " + std::to_string(batch_) + " sequences");
+    if (rowTiles * k.rowsTile < seqLen_ ||
+        (rowTiles - 1) * k.rowsTile >= seqLen_)
+      bad(where + std::to_string(rowTiles) + " tiles of " +
+          std::to_string(k.rowsTile) + " tokens do not cover n = " +
+          std::to_string(seqLen_) + " exactly");
   }
 }
 

@@ -137,6 +137,38 @@ void checkTensorBasics(const lf_tensor &t, const char *what) {
 
 } // namespace
 
+/// The workgroups of `k` (which has a length rule) that hold real tokens
+/// for sequences of lengths `lengths`, as merged [begin, end) ranges: for
+/// every combination of the grid's dimensions before the row one, the row
+/// tiles below ceil(len / tile) of that combination's sequence, with
+/// everything inside them.
+static void activeRanges(const ManifestKernel &k, const int32_t *lengths,
+                         std::vector<std::pair<int64_t, int64_t>> &out) {
+  out.clear();
+  const std::vector<int64_t> &g = k.rowsGrid;
+  size_t batchDim = size_t(k.rowsBatch), rowDim = size_t(k.rowsRow);
+  int64_t inner = 1, outer = 1, batchStride = 1;
+  for (size_t d = rowDim + 1; d < g.size(); ++d)
+    inner *= g[d];
+  for (size_t d = 0; d < rowDim; ++d)
+    outer *= g[d];
+  for (size_t d = batchDim + 1; d < rowDim; ++d)
+    batchStride *= g[d];
+  int64_t rowTiles = g[rowDim];
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t seq = (o / batchStride) % g[batchDim];
+    int64_t len = std::max<int64_t>(0, lengths[seq]);
+    int64_t rows = std::min(rowTiles, (len + k.rowsTile - 1) / k.rowsTile);
+    if (rows == 0)
+      continue;
+    int64_t begin = o * rowTiles * inner, end = begin + rows * inner;
+    if (!out.empty() && out.back().second == begin)
+      out.back().second = end;
+    else
+      out.emplace_back(begin, end);
+  }
+}
+
 struct Session::Impl {
   std::shared_ptr<const Module> module;
   std::shared_ptr<const Weights> weights;
@@ -186,6 +218,18 @@ struct Session::Impl {
       kernelKeys.push_back(key);
     }
   }
+
+  /// LINFORMER_DEBUG_POISON=1 at session creation: before every run, the
+  /// intermediates and the padded rows of inputs are filled with NaN bytes
+  /// (0xff) instead of zeros, so that a kernel reading what it must not
+  /// (padding, or what no kernel wrote) shows in the output.
+  bool poison = false;
+  /// LINFORMER_DEBUG_ALL_WORKGROUPS=1: every workgroup runs, the length
+  /// rules ignored (to compare with the rules' run).
+  bool allWorkgroups = false;
+  /// Per kernel with a length rule: this run's workgroup ranges.
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  std::vector<int64_t> rangeEnds;
 
   void plan();
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
@@ -242,7 +286,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
             "' runs on the cpu (use lf_session_run)");
   // Per buffer: bound to a caller's device memory this run.
   std::vector<bool> devIo(m.buffers.size(), false);
-  const int64_t batch = mod.batch(), n = mod.seqLen();
+  // B: the compiled batch, a maximum for models with lengths (a run may
+  // pass 1 <= batch <= B sequences; the others get length 0 and no work).
+  const int64_t B = mod.batch(), n = mod.seqLen();
+  int64_t batch = -1;
   // Kernels read weights in place from the mapping: a file truncated since
   // it was loaded would turn those reads into SIGBUS.
   if (FileError err = weights->file().checkIntact())
@@ -316,9 +363,21 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       shapeError(where + "rank " + std::to_string(shape.size()) +
                  ", the model expects rank " + std::to_string(b.shape.size()) +
                  " " + shapeString(b.shape));
-    if (shape[0] != batch)
+    if (batch >= 0 && shape[0] != batch)
+      shapeError(where + "but other sequence inputs have batch " +
+                 std::to_string(batch));
+    bool dynamicBatch = mod.lengthsBuffer() >= 0 && !cuda && !onDevice;
+    if (shape[0] != B && !(dynamicBatch && shape[0] >= 1 && shape[0] < B))
       shapeError(where + "batch " + std::to_string(shape[0]) +
-                 ", the model was compiled for batch " + std::to_string(batch));
+                 ", the model was compiled for batch " + std::to_string(B) +
+                 (dynamicBatch ? " (at most " + std::to_string(B) +
+                                     " sequences)"
+                               : std::string(mod.lengthsBuffer() >= 0
+                                                 ? ""
+                                                 : "; a smaller batch needs "
+                                                   "a model with a lengths "
+                                                   "input")));
+    batch = shape[0];
     for (size_t d = 2; d < shape.size(); ++d)
       if (shape[d] != b.shape[d])
         shapeError(where + "dimension " + std::to_string(d) + " must be " +
@@ -336,6 +395,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   }
   if (L < 0)
     L = n;
+  if (batch < 0)
+    batch = B;
   if (L < n && mod.lengthsBuffer() < 0 && mod.maskBuffer() < 0)
     shapeError(
         "inputs have " + std::to_string(L) +
@@ -363,19 +424,21 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       invalid("output '" + b.name + "' is " + lfDtypeName(t.dtype) +
               ", the model produces " + dtypeName(b.dtype));
     std::vector<int64_t> shape = tensorShape(t, "output");
-    std::vector<int64_t> asL = b.shape;
-    if (mod.isSequence(size_t(idx)))
+    std::vector<int64_t> asL = b.shape, asN = b.shape;
+    if (mod.isSequence(size_t(idx))) {
+      asL[0] = asN[0] = batch;
       asL[1] = L;
+    }
     if (onDevice)
       checkDeviceAligned(t.data, "output", b.name);
     if (onDevice && shape != b.shape)
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", and device outputs must have the compiled shape " +
                  shapeString(b.shape));
-    if (shape != b.shape && shape != asL)
+    if (shape != asN && shape != asL)
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", expected " + shapeString(asL) +
-                 (asL != b.shape ? " or " + shapeString(b.shape) : ""));
+                 (asL != asN ? " or " + shapeString(asN) : ""));
     wanted[size_t(idx)] = &t;
   }
 
@@ -391,7 +454,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       devIo[idx] = true;
       continue;
     }
-    if ((!mod.isSequence(idx) || L == n) && isAligned(t->data)) {
+    if ((!mod.isSequence(idx) || (L == n && batch == B)) &&
+        isAligned(t->data)) {
       bound[idx] = t->data;
       continue;
     }
@@ -399,13 +463,14 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       std::memcpy(owned[idx], t->data, b.byteSize());
       continue;
     }
-    size_t row = b.byteSize() / size_t(batch * n);
+    size_t row = b.byteSize() / size_t(B * n);
     auto *dst = static_cast<uint8_t *>(owned[idx]);
     auto *src = static_cast<const uint8_t *>(t->data);
     for (int64_t i = 0; i < batch; ++i) {
       std::memcpy(dst + size_t(i * n) * row, src + size_t(i * L) * row,
                   size_t(L) * row);
-      std::memset(dst + size_t(i * n + L) * row, 0, size_t(n - L) * row);
+      std::memset(dst + size_t(i * n + L) * row, poison ? 0xff : 0,
+                  size_t(n - L) * row);
     }
   }
 
@@ -447,6 +512,9 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       for (int64_t i = 0; i < batch; ++i)
         lengths[i] = int32_t(L);
     }
+    // Sequences the run does not have: length 0, no work.
+    for (int64_t i = batch; i < B; ++i)
+      lengths[i] = 0;
   }
 
   // Mask: the caller's [b, L] (by the buffer's name), or a prefix mask from
@@ -454,7 +522,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   if (int64_t mi = mod.maskBuffer(); mi >= 0) {
     const ManifestBuffer &b = m.buffers[size_t(mi)];
     auto *mask = static_cast<uint8_t *>(owned[size_t(mi)]);
-    std::memset(mask, 0, size_t(batch * n));
+    std::memset(mask, 0, size_t(B * n));
     if (const lf_tensor *t = given[size_t(mi)]) {
       std::vector<int64_t> shape = tensorShape(*t, "input");
       if (shape != std::vector<int64_t>{batch, L})
@@ -515,6 +583,15 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
         if (times.size() > kMaxProfiledRuns)
           times.erase(times.begin());
   }
+  if (poison)
+    for (size_t i = 0; i < m.buffers.size(); ++i)
+      if (m.buffers[i].kind == BufferKind::Intermediate)
+        std::memset(owned[i], 0xff, size_t(m.buffers[i].byteSize()));
+  // This run's real lengths, for the kernels' length rules.
+  const int32_t *lengths =
+      mod.lengthsBuffer() >= 0
+          ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
+          : nullptr;
   // Kernels in manifest order; parallelFor returning is the barrier.
   const std::vector<DispatchFn> &fns = mod.dispatch();
   for (size_t k = 0; !cuda && k < m.kernels.size(); ++k) {
@@ -526,9 +603,34 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     void **argv = a.data();
     auto start = profiling ? std::chrono::steady_clock::now()
                            : std::chrono::steady_clock::time_point();
-    pool.parallelFor(kernel.workgroups, [fn, argv](int64_t begin, int64_t end) {
-      fn(argv, begin, end);
-    });
+    if (!lengths || !kernel.hasRows() || allWorkgroups) {
+      pool.parallelFor(kernel.workgroups,
+                       [fn, argv](int64_t begin, int64_t end) {
+                         fn(argv, begin, end);
+                       });
+    } else {
+      // Only the workgroups that hold real tokens, as one index space over
+      // the ranges.
+      activeRanges(kernel, lengths, ranges);
+      rangeEnds.clear();
+      int64_t total = 0;
+      for (auto [b, e] : ranges)
+        rangeEnds.push_back(total += e - b);
+      const auto *r = &ranges;
+      const auto *ends = &rangeEnds;
+      pool.parallelFor(total, [fn, argv, r, ends](int64_t begin, int64_t end) {
+        size_t i = size_t(std::upper_bound(ends->begin(), ends->end(), begin) -
+                          ends->begin());
+        while (begin < end) {
+          int64_t rangeStart = (*ends)[i] - ((*r)[i].second - (*r)[i].first);
+          int64_t stop = std::min(end, (*ends)[i]);
+          fn(argv, (*r)[i].first + (begin - rangeStart),
+             (*r)[i].first + (stop - rangeStart));
+          begin = stop;
+          ++i;
+        }
+      });
+    }
     if (profiling) {
       std::vector<double> &times = kernelMs[k];
       if (times.size() == kMaxProfiledRuns)
@@ -539,23 +641,35 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     }
   }
 
-  // Copy the rest out: all rows, or the first L of each sequence.
+  // Copy the rest out: all rows, or the first L of each sequence. With
+  // lengths, a sequence's rows past its length are padding, which the
+  // kernels need not compute: they are returned as zeros.
   for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
     const lf_tensor *t = wanted[idx];
-    if (!t || direct[idx])
+    if (!t)
       continue;
     const ManifestBuffer &b = m.buffers[idx];
-    bool full = std::vector<int64_t>(t->shape, t->shape + t->rank) == b.shape;
-    if (full || !mod.isSequence(idx)) {
-      std::memcpy(t->data, owned[idx], b.byteSize());
+    auto *dst = static_cast<uint8_t *>(t->data);
+    if (!mod.isSequence(idx)) {
+      if (!direct[idx])
+        std::memcpy(dst, owned[idx], b.byteSize());
       continue;
     }
-    size_t row = b.byteSize() / size_t(batch * n);
-    auto *src = static_cast<const uint8_t *>(owned[idx]);
-    auto *dst = static_cast<uint8_t *>(t->data);
-    for (int64_t i = 0; i < batch; ++i)
-      std::memcpy(dst + size_t(i * L) * row, src + size_t(i * n) * row,
-                  size_t(L) * row);
+    size_t row = b.byteSize() / size_t(B * n);
+    // Rows per sequence in the caller's tensor: n (all) or L.
+    int64_t rows = t->shape[1];
+    if (!direct[idx]) {
+      auto *src = static_cast<const uint8_t *>(owned[idx]);
+      for (int64_t i = 0; i < batch; ++i)
+        std::memcpy(dst + size_t(i * rows) * row, src + size_t(i * n) * row,
+                    size_t(rows) * row);
+    }
+    if (lengths && !devIo[idx])
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t len = std::min<int64_t>(lengths[i], rows);
+        std::memset(dst + size_t(i * rows + len) * row, 0,
+                    size_t(rows - len) * row);
+      }
   }
 }
 
@@ -576,6 +690,10 @@ Session::Session(std::shared_ptr<const Module> module,
   numThreads = std::min(numThreads, 1024);
   impl_ = std::make_unique<Impl>(std::move(module), std::move(weights),
                                  numThreads, profile, cudaStream);
+  const char *poison = std::getenv("LINFORMER_DEBUG_POISON");
+  impl_->poison = poison && std::strcmp(poison, "1") == 0;
+  const char *all = std::getenv("LINFORMER_DEBUG_ALL_WORKGROUPS");
+  impl_->allWorkgroups = all && std::strcmp(all, "1") == 0;
   impl_->plan();
 }
 

@@ -79,3 +79,24 @@ func.func @dims() attributes {linformer.kernel = #linformer.kernel_shape<key = "
 func.func @kind() attributes {linformer.kernel = #linformer.kernel_shape<key = "c", kind = "gemm", loops = [4, 4], iterators = "pR", output_dims = [0], flops = 32, source = "cost-model">} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{kernel 'k': its length rule enumerates 16 workgroups, but the kernel has 32}}
+func.func @rows_count() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0], rows = #linformer.token_rows<grid = [1, 4, 4], batch = 0, row = 2, tile = 32>>], intermediates = []>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{token_rows: needs 0 <= batch < row < 3 (the grid's rank), got batch = 2, row = 1}}
+func.func @rows_order() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0], rows = #linformer.token_rows<grid = [1, 8, 4], batch = 2, row = 1, tile = 32>>], intermediates = []>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{token_rows: a row tile holds at least one token, got tile = 0}}
+func.func @rows_tile() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0], rows = #linformer.token_rows<grid = [1, 8, 4], batch = 0, row = 2, tile = 0>>], intermediates = []>} {
+  return
+}

@@ -36,3 +36,19 @@ func.func @cuda(%x: memref<16xf32>, %y: memref<16xf32>)
       intermediates = []>} {
   return
 }
+
+// -----
+
+// A length rule: workgroups (1 sequence x 8 heads x 4 row tiles of 32
+// tokens) that the runtime runs only up to each sequence's length.
+
+// CHECK-LABEL: func.func @rows
+// CHECK-SAME: #linformer.kernel<"k", workgroups = 32, buffers = [0], rows = #linformer.token_rows<grid = [1, 8, 4], batch = 0, row = 2, tile = 32>>
+func.func @rows(%x: memref<16xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0],
+                   rows = #linformer.token_rows<grid = [1, 8, 4], batch = 0,
+                                                row = 2, tile = 32>>],
+      intermediates = []>} {
+  return
+}

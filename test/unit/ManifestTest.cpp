@@ -333,3 +333,51 @@ TEST(Manifest, CudaLaunchShapesAreChecked) {
             "manifest: kernel 0: grid, block and shared_bytes are for cuda "
             "kernels, and the target is cpu");
 }
+
+// A kernel's length rule round-trips and each of its rules is checked.
+TEST(Manifest, LengthRules) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  // 384 workgroups = 1 sequence x 3 x 128 row tiles of 32 tokens.
+  m.kernels[0].rowsGrid = {1, 3, 128};
+  m.kernels[0].rowsBatch = 0;
+  m.kernels[0].rowsRow = 2;
+  m.kernels[0].rowsTile = 32;
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_EQ(again.kernels[0].rowsGrid, (std::vector<int64_t>{1, 3, 128}));
+  EXPECT_EQ(again.kernels[0].rowsRow, 2);
+  EXPECT_EQ(again.kernels[0].rowsTile, 32);
+  EXPECT_FALSE(again.kernels[1].hasRows());
+
+  auto error = [&](const std::function<void(ManifestKernel &)> &edit) {
+    Manifest bad = m;
+    edit(bad.kernels[0]);
+    return validateManifest(bad);
+  };
+  EXPECT_EQ(error([](ManifestKernel &k) { k.rowsGrid = {1, 3, 64}; }),
+            "manifest: kernel 0: rows: grid [1, 3, 64] has 192 workgroups, "
+            "the kernel 384");
+  EXPECT_EQ(error([](ManifestKernel &k) { k.rowsGrid = {1, 0, 128}; }),
+            "manifest: kernel 0: rows: grid [1, 0, 128] has a size outside "
+            "[1, workgroups]");
+  EXPECT_EQ(error([](ManifestKernel &k) { k.rowsBatch = 2; }),
+            "manifest: kernel 0: rows: needs 0 <= batch < row < 3, got batch "
+            "2, row 2");
+  EXPECT_EQ(error([](ManifestKernel &k) { k.rowsRow = 3; }),
+            "manifest: kernel 0: rows: needs 0 <= batch < row < 3, got batch "
+            "0, row 3");
+  EXPECT_EQ(error([](ManifestKernel &k) { k.rowsTile = 0; }),
+            "manifest: kernel 0: rows: tile is 0, must be >= 1");
+  // A rule that is not an object is a parse error naming the kernel.
+  json j = json::parse(text);
+  j["kernels"][0]["rows"] = 3;
+  Manifest parsed;
+  FileError err = parseManifest(j.dump(), parsed);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("kernel 0: rows: must be an object"),
+            std::string::npos)
+      << err.message;
+}

@@ -44,12 +44,16 @@ namespace {
 
 const char *kUsage =
     "usage: linformer-run ARTIFACT.lfa --weights W.safetensors\n"
-    "         (--input x=FILE.npy | --random-input [--seq-len L] [--seed S])\n"
+    "         (--input x=FILE.npy | --random-input [--seq-len L] [--batch B]\n"
+    "          [--seed S])\n"
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
     "         [--output out.npy] [--check] [--tolerance T]\n"
     "         [--reference-cache FILE] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
     "         [--device cpu|cuda] [--device-io] [--make-weights] [--sessions N]\n"
+    "--batch B: with --random-input, B sequences (default: as many as\n"
+    "--lengths lists, else the compiled batch); a model with a lengths\n"
+    "input runs 1 to its compiled batch of them and pays for those.\n"
     "--sessions N: N sessions on one module and weights (sharing the\n"
     "weights, on a device too); the others run once after the timed runs\n"
     "and must give the same output bytes.\n"
@@ -220,7 +224,7 @@ int main(int argc, char **argv) {
   double tolerance = -1; // -1: defaultTolerance's
   std::string referenceCache;
   int repeat = 1, threads = 0, warmup = 0, sessions = 1;
-  int64_t seqLen = -1;
+  int64_t seqLen = -1, runBatch = -1;
   uint64_t seed = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -287,11 +291,14 @@ int main(int argc, char **argv) {
         return usage(a + " needs a non-negative number, not '" + v + "'");
       tolerance = num;
     } else if (a == "--repeat" || a == "--threads" || a == "--seq-len" ||
-               a == "--warmup" || a == "--sessions") {
+               a == "--warmup" || a == "--sessions" || a == "--batch") {
       // Integers in the range each flag can mean; anything else is refused
       // by name rather than wrapped or truncated into some other value.
       long long lo =
-          a == "--repeat" || a == "--seq-len" || a == "--sessions" ? 1 : 0;
+          a == "--repeat" || a == "--seq-len" || a == "--sessions" ||
+                  a == "--batch"
+              ? 1
+              : 0;
       long long hi = a == "--threads"    ? 1024
                      : a == "--sessions" ? 64
                      : a == "--seq-len" ? (1ll << 40)
@@ -305,6 +312,7 @@ int main(int argc, char **argv) {
       else if (a == "--threads") threads = int(num);
       else if (a == "--warmup") warmup = int(num);
       else if (a == "--sessions") sessions = int(num);
+      else if (a == "--batch") runBatch = num;
       else seqLen = num;
     } else if (a == "--seed") {
       if (!value(v)) return usage(a + " needs a number");
@@ -365,6 +373,13 @@ int main(int argc, char **argv) {
     lf::Session session(module, weights, threads,
                         profile || !profileJson.empty());
     auto [batch, n] = module.sequenceShape();
+    // The run's batch: --batch, else one per listed length, else the
+    // compiled one (a maximum for models with lengths).
+    if (runBatch < 0 && !lengthsArg.empty() &&
+        lengthsArg.find(".npy") == std::string::npos)
+      runBatch = int64_t(std::count(lengthsArg.begin(), lengthsArg.end(),
+                                    ',')) +
+                 1;
 
     // Inputs.
     std::vector<linformer::NpyArray> arrays;
@@ -395,8 +410,11 @@ int main(int argc, char **argv) {
         int64_t L = seqLen < 0 ? n : seqLen;
         a.dtype = linformer::DType(info.dtype);
         a.shape = info.shape;
-        if (a.shape.size() >= 2)
+        if (a.shape.size() >= 2) {
           a.shape[1] = L;
+          if (runBatch > 0)
+            a.shape[0] = runBatch;
+        }
         std::vector<float> values = linformer::uniformVector(
             linformer::shapeNumElements(a.shape), seed, -1, 1);
         a.bytes = floatsAs(values, a.dtype);
@@ -423,6 +441,8 @@ int main(int argc, char **argv) {
       refs.emplace_back(info.name, toLf(a.dtype), a.shape, a.bytes.data());
     }
     int64_t L = x.shape.size() >= 2 ? x.shape[1] : n;
+    if (x.shape.size() >= 2)
+      batch = x.shape[0];
 
     // Padding.
     std::vector<int32_t> lengths;
@@ -502,8 +522,10 @@ int main(int argc, char **argv) {
     if (outs.size() != 1)
       return error("linformer-run handles models with one output");
     std::vector<int64_t> outShape = outs[0].shape;
-    if (outShape.size() >= 2)
+    if (outShape.size() >= 2) {
+      outShape[0] = batch;
       outShape[1] = L;
+    }
     linformer::NpyArray y;
     y.dtype = linformer::DType(outs[0].dtype);
     y.shape = outShape;
@@ -659,6 +681,8 @@ int main(int argc, char **argv) {
               linformer::parseModelConfig(manifest["model"].dump(), config);
           !e.empty())
         return error(e);
+      // The run's sequences (fewer than compiled with a dynamic batch).
+      config.batch = batch;
       linformer::SafetensorsFile file;
       if (linformer::FileError e =
               linformer::SafetensorsFile::open(weightsPath, file))
@@ -750,18 +774,31 @@ int main(int argc, char **argv) {
       }
       double maxErr = 0, maxRef = 0;
       bool finite = true;
+      int64_t nonzeroPadding = 0;
       std::vector<float> gotValues =
           asFloats(y.bytes.data(), y.numElements(), y.dtype);
       const float *got = gotValues.data();
-      for (int64_t b = 0; b < batch; ++b)
+      // The real rows against the reference; with lengths, the rows past a
+      // sequence's length are padding, which the runtime returns as zeros.
+      for (int64_t b = 0; b < batch; ++b) {
+        int64_t real = refLengths.empty() ? L : int64_t(refLengths[size_t(b)]);
         for (int64_t i = 0; i < L * dm; ++i) {
           float g = got[b * L * dm + i], r = ref[b * n * dm + i];
+          if (i / dm >= real) {
+            nonzeroPadding += g != 0.0f;
+            continue;
+          }
           finite &= std::isfinite(g);
           maxErr = std::max(maxErr, std::fabs(double(g) - double(r)));
           maxRef = std::max(maxRef, std::fabs(double(r)));
         }
+      }
+      if (nonzeroPadding)
+        std::printf("check: %lld values of rows past their sequence's length "
+                    "are not 0\n",
+                    static_cast<long long>(nonzeroPadding));
       double rel = maxErr / std::max(maxRef, 1e-30);
-      bool ok = finite && rel <= tolerance;
+      bool ok = finite && rel <= tolerance && nonzeroPadding == 0;
       std::printf("check: max abs error %.3e, normwise relative error %.3e "
                   "(tolerance %.1e): %s\n",
                   maxErr, rel, tolerance, ok ? "PASS" : "FAIL");

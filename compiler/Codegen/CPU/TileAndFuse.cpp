@@ -11,6 +11,8 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "dialect/IR/LinformerOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -41,6 +43,120 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
 }
 
 namespace {
+/// Where a tensor keeps tokens: the dimensions of its sequence (batch) and
+/// of its tokens.
+struct TokenDims {
+  unsigned batch, token;
+};
+
+/// Which values of a function hold tokens, from its sequence arguments
+/// (`linformer.sequence`: `[b, n, ...]`) forwards through linalg ops (a
+/// token loop that stays parallel keeps them, a reduction over it ends
+/// them) and the attention core (its rows are the queries'). Anything else
+/// holds no tokens.
+class TokenAnalysis {
+public:
+  std::optional<TokenDims> of(Value v) {
+    auto it = cache.find(v);
+    if (it != cache.end())
+      return it->second;
+    cache[v] = std::nullopt; // cycles (there are none in SSA) end here
+    std::optional<TokenDims> dims = compute(v);
+    cache[v] = dims;
+    return dims;
+  }
+
+private:
+  std::optional<TokenDims> compute(Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (fn && type && type.getRank() >= 2 &&
+          fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+        return TokenDims{0, 1};
+      return std::nullopt;
+    }
+    Operation *def = v.getDefiningOp();
+    if (auto core = dyn_cast<AttentionCoreOp>(def))
+      return of(core.getQ());
+    auto op = dyn_cast<linalg::LinalgOp>(def);
+    if (!op || !op.hasPureTensorSemantics())
+      return std::nullopt;
+    AffineMap out = op.getIndexingMapMatchingResult(cast<OpResult>(v));
+    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+    std::optional<TokenDims> result;
+    for (OpOperand &operand : op->getOpOperands()) {
+      std::optional<TokenDims> in = of(operand.get());
+      if (!in)
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(&operand);
+      auto loopOf = [&](unsigned pos) -> std::optional<unsigned> {
+        if (pos >= map.getNumResults())
+          return std::nullopt;
+        auto d = dyn_cast<AffineDimExpr>(map.getResult(pos));
+        if (!d)
+          return std::nullopt;
+        return d.getPosition();
+      };
+      std::optional<unsigned> batch = loopOf(in->batch),
+                              token = loopOf(in->token);
+      if (!batch || !token ||
+          iters[*token] != utils::IteratorType::parallel)
+        return std::nullopt; // a reduction over tokens: none left
+      std::optional<unsigned> b = out.getResultPosition(
+          getAffineDimExpr(*batch, op.getContext()));
+      std::optional<unsigned> t = out.getResultPosition(
+          getAffineDimExpr(*token, op.getContext()));
+      if (!b || !t)
+        return std::nullopt;
+      if (result && (result->batch != *b || result->token != *t))
+        return std::nullopt;
+      result = TokenDims{*b, *t};
+    }
+    return result;
+  }
+
+  DenseMap<Value, std::optional<TokenDims>> cache;
+};
+
+/// For a root whose result holds tokens: its (batch, token) loops as
+/// `array<i64: batch, row, tile>` over the dimensions of the workgroup
+/// loop it gets with `tiles`, when each workgroup holds one sequence and a
+/// tile of its tokens; else null.
+DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
+                            std::optional<TokenDims> dims) {
+  if (root->getNumResults() != 1)
+    return {};
+  if (!dims)
+    return {};
+  unsigned batchLoop = dims->batch, tokenLoop = dims->token;
+  if (auto op = dyn_cast<linalg::LinalgOp>(root.getOperation())) {
+    AffineMap out = op.getIndexingMapMatchingResult(root->getResult(0));
+    auto b = dyn_cast<AffineDimExpr>(out.getResult(dims->batch));
+    auto t = dyn_cast<AffineDimExpr>(out.getResult(dims->token));
+    if (!b || !t)
+      return {};
+    batchLoop = b.getPosition();
+    tokenLoop = t.getPosition();
+  } else if (!isa<AttentionCoreOp>(root.getOperation())) {
+    return {};
+  }
+  // One sequence per workgroup and tiles of tokens.
+  if (batchLoop >= tiles.size() || tokenLoop >= tiles.size() ||
+      tiles[batchLoop] != 1 || tiles[tokenLoop] == 0)
+    return {};
+  // The workgroup loop has one dimension per tiled loop, in loop order.
+  auto forallDim = [&](unsigned loop) {
+    return static_cast<int64_t>(
+        llvm::count_if(tiles.take_front(loop), [](int64_t t) { return t != 0; }));
+  };
+  int64_t b = forallDim(batchLoop), t = forallDim(tokenLoop);
+  if (b >= t)
+    return {};
+  return DenseI64ArrayAttr::get(root->getContext(),
+                                {b, t, tiles[tokenLoop]});
+}
+
 struct TileAndFusePass
     : mlir::linformer::impl::LinformerCPUTileAndFusePassBase<TileAndFusePass> {
   using Base::Base;
@@ -52,6 +168,26 @@ struct TileAndFusePass
         roots.push_back(op);
     });
     IRRewriter rewriter(&getContext());
+    // Which roots hold tokens, from the untiled function (tiling replaces
+    // values, which the analysis caches).
+    DenseMap<Operation *, std::optional<TokenDims>> rootTokens;
+    {
+      TokenAnalysis tokens;
+      // Only where the runtime knows the lengths (an argument marked
+      // linformer.lengths): elsewhere every workgroup runs.
+      auto hasLengths = [](Operation *op) {
+        auto fn = op->getParentOfType<func::FuncOp>();
+        if (!fn)
+          return false;
+        for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+          if (fn.getArgAttr(i, kLengthsArgAttrName))
+            return true;
+        return false;
+      };
+      for (TilingInterface root : roots)
+        if (root->getNumResults() == 1 && hasLengths(root))
+          rootTokens[root] = tokens.of(root->getResult(0));
+    }
     // Consumers first: a root's producers are then still whole when fused.
     for (TilingInterface root : llvm::reverse(roots)) {
       // Workgroup counts and tile sizes are compile-time numbers: a dynamic
@@ -117,6 +253,10 @@ struct TileAndFusePass
           mapping.push_back(WorkgroupMappingAttr::get(
               &getContext(), static_cast<int64_t>(mapping.size())));
       tiling.setMapping(mapping);
+      // Which workgroups hold which tokens (before tiling, while the
+      // producers are whole).
+      DenseI64ArrayAttr rows =
+          tokenRows(root, tiles, rootTokens.lookup(root));
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);
       // Fuse everything that is not itself the root of another kernel.
@@ -153,6 +293,8 @@ struct TileAndFusePass
         loop->setAttr(kScheduleAttrName, schedule);
       if (info)
         loop->setAttr(kKernelInfoAttrName, info);
+      if (rows)
+        loop->setAttr(kTokenRowsAttrName, rows);
     }
   }
 };

@@ -7,9 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -195,6 +199,123 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
   return op;
 }
 
+/// For a workgroup tile of a token reduction (`linformer.token_bound`):
+/// how many of the tokens it covers are real, `lengths[b] - t0` with `b`
+/// and `t0` the tile's batch and first token, as an index computed before
+/// `op` (it may be <= 0 or past the tile). Null when the op has no bound or
+/// its tile does not tell (a batch tile of several sequences, no lengths
+/// argument): the loops then run over every token, which is also correct.
+static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                              unsigned &tokenLoop) {
+  auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
+  if (!bound || (bound.size() != 2 && bound.size() != 4))
+    return {};
+  int64_t numLoops = op.getNumLoops();
+  int64_t token = bound[0], batch = bound[1];
+  // Split into parts: token = part * perPart + token within the part.
+  int64_t part = bound.size() == 4 ? bound[2] : -1;
+  int64_t perPart = bound.size() == 4 ? bound[3] : 0;
+  if (bound.size() == 4 && (part < 0 || part >= numLoops || perPart < 1))
+    return {};
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (token < 0 || batch < 0 || token >= numLoops || batch >= numLoops ||
+      iters[token] != utils::IteratorType::reduction ||
+      iters[batch] != utils::IteratorType::parallel || ranges[batch] != 1)
+    return {};
+  auto fn = op->getParentOfType<func::FuncOp>();
+  if (!fn)
+    return {};
+  Value lengths;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (fn.getArgAttr(i, kLengthsArgAttrName))
+      lengths = fn.getArgument(i);
+  auto lengthsType = lengths ? dyn_cast<RankedTensorType>(lengths.getType())
+                             : RankedTensorType();
+  if (!lengthsType || lengthsType.getRank() != 1 ||
+      !lengthsType.getElementType().isInteger(32))
+    return {};
+  // The tile's batch and first token: the offsets of an operand slice that
+  // is indexed by both loops.
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto slice = in->get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice ||
+        slice.getSourceType().getRank() != slice.getResultType().getRank())
+      continue;
+    AffineMap map = op.getMatchingIndexingMap(in);
+    std::optional<unsigned> batchPos = map.getResultPosition(
+        getAffineDimExpr(batch, op.getContext()));
+    std::optional<unsigned> tokenPos = map.getResultPosition(
+        getAffineDimExpr(token, op.getContext()));
+    std::optional<unsigned> partPos;
+    if (part >= 0) {
+      partPos = map.getResultPosition(getAffineDimExpr(part, op.getContext()));
+      if (!partPos || ranges[part] != 1)
+        continue;
+    }
+    if (!batchPos || !tokenPos)
+      continue;
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+    Value b = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                              offsets[*batchPos]);
+    Value t0 = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                               offsets[*tokenPos]);
+    if (partPos) {
+      Value p = getValueOrCreateConstantIndexOp(rewriter, loc,
+                                                offsets[*partPos]);
+      Value scaled = arith::MulIOp::create(
+          rewriter, loc, p,
+          arith::ConstantIndexOp::create(rewriter, loc, perPart));
+      t0 = arith::AddIOp::create(rewriter, loc, scaled, t0);
+    }
+    Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
+    Value lenIndex = arith::IndexCastOp::create(
+        rewriter, loc, rewriter.getIndexType(), len);
+    tokenLoop = static_cast<unsigned>(token);
+    return arith::SubIOp::create(rewriter, loc, lenIndex, t0);
+  }
+  return {};
+}
+
+/// Stops `loop` (over tokens, its induction variable an offset from the
+/// first token `real` counts from) at the last real token:
+/// `ub = min(ub, real)`. Returns the real tokens of one iteration's range,
+/// `real - iv`, for the loops nested in it.
+static Value boundTokenLoop(RewriterBase &rewriter, scf::ForOp loop,
+                            Value real) {
+  rewriter.setInsertionPoint(loop);
+  Value ub = arith::MinSIOp::create(rewriter, loop.getLoc(),
+                                    loop.getUpperBound(), real);
+  rewriter.modifyOpInPlace(loop,
+                           [&] { loop.getUpperBoundMutable().assign(ub); });
+  rewriter.setInsertionPointToStart(loop.getBody());
+  return arith::SubIOp::create(rewriter, loop.getLoc(), real,
+                               loop.getInductionVar());
+}
+
+/// The loop `tileUsingSCF` made for loop dimension `dim`, given the tile
+/// sizes and the loop order it was called with (one loop per non-zero
+/// size, in that order).
+static scf::ForOp loopOfDim(ArrayRef<LoopLikeOpInterface> loops,
+                            ArrayRef<int64_t> tiles,
+                            ArrayRef<int64_t> order, unsigned dim) {
+  unsigned index = 0;
+  for (int64_t d : order) {
+    if (tiles[d] == 0)
+      continue;
+    if (static_cast<unsigned>(d) == dim) {
+      if (index >= loops.size())
+        return {};
+      LoopLikeOpInterface loop = loops[index];
+      return dyn_cast<scf::ForOp>(loop.getOperation());
+    }
+    ++index;
+  }
+  return {};
+}
+
 namespace {
 struct TileForVectorsPass
     : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
@@ -235,6 +356,10 @@ struct TileForVectorsPass
           pack = s.getPack();
           break;
         }
+      // A token reduction stops at the sequence's length: `real` counts the
+      // real tokens from the start of `op`'s token range.
+      unsigned tokenLoop = 0;
+      Value real = realTokensOfTile(rewriter, op, tokenLoop);
       // Cache level first: a long reduction (over n = 4096 tokens, say) is
       // cut into blocks so that the operand block it streams stays in L2
       // while every register tile of the output sweeps it.
@@ -271,6 +396,15 @@ struct TileForVectorsPass
           }
           rewriter.replaceOp(op, blocked->replacements);
           op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
+          if (real) {
+            SmallVector<int64_t> order =
+                llvm::to_vector(llvm::seq<int64_t>(0, blocks.size()));
+            if (scf::ForOp loop =
+                    loopOfDim(blocked->loops, blocks, order, tokenLoop))
+              real = boundTokenLoop(rewriter, loop, real);
+            else
+              real = Value();
+          }
         }
       }
       if (std::optional<RegisterTileDims> dims = registerTileDims(op);
@@ -313,6 +447,10 @@ struct TileForVectorsPass
       rewriter.replaceOp(op, result->replacements);
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(kRegisterLoopAttr, rewriter.getUnitAttr());
+      if (real)
+        if (scf::ForOp loop =
+                loopOfDim(result->loops, tiles, interchange, tokenLoop))
+          boundTokenLoop(rewriter, loop, real);
     }
     peelPartialTiles(rewriter, getOperation());
     getOperation().walk(

@@ -202,7 +202,7 @@ struct CUDAPlanLaunchesPass
       kernels.push_back(KernelLaunchAttr::get(
           ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
           /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, grid, block, shared,
-          resident));
+          resident, /*rows=*/TokenRowsAttr()));
       launches.push_back(launch);
     }
     if (launches.empty())

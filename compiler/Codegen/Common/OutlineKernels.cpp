@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -80,9 +81,15 @@ struct OutlineKernelsPass
       if (fn.isPublic() && !fn.isExternal() &&
           !fn->hasAttr("linformer.workgroups"))
         entries.push_back(fn);
-    for (func::FuncOp fn : entries)
+    for (func::FuncOp fn : entries) {
       if (failed(outlineEntry(fn)))
         return signalPassFailure();
+      // The length marks have been read (tiling); LLVM has no use for them.
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        fn.removeArgAttr(i, kSequenceArgAttrName);
+        fn.removeArgAttr(i, kLengthsArgAttrName);
+      }
+    }
   }
 
   LogicalResult outlineEntry(func::FuncOp entry) {
@@ -228,10 +235,29 @@ struct OutlineKernelsPass
                     b.getDenseI64ArrayAttr(bufferBytes));
     // The schedule and the kernel's facts travel with the kernel into the
     // dispatch plan (and from there into the manifest).
+    // The length rule: the grid is the loop's trip counts.
+    TokenRowsAttr tokenRows;
+    if (auto rows = forall->getAttrOfType<DenseI64ArrayAttr>(
+            kTokenRowsAttrName);
+        rows && rows.size() == 3)
+      if (auto grid = DenseI64ArrayAttr::get(ctx, tripCounts);
+          succeeded(TokenRowsAttr::verify(
+              [&] { return forall.emitOpError(); }, grid, rows[0], rows[1],
+              rows[2])))
+        tokenRows = TokenRowsAttr::get(ctx, grid, rows[0], rows[1], rows[2]);
     Attribute schedule = forall->getAttr("linformer.schedule");
     Attribute kernelInfo = forall->getAttr("linformer.kernel");
     if (schedule)
       kernel->setAttr("linformer.schedule", schedule);
+    // The rule goes into the object's K_abi record too, as the words it
+    // takes there (grid..., batch, row, tile).
+    if (tokenRows) {
+      SmallVector<int64_t> words(tokenRows.getGrid().asArrayRef());
+      words.append({tokenRows.getBatch(), tokenRows.getRow(),
+                    tokenRows.getTile()});
+      kernel->setAttr("linformer.token_rows_record",
+                      b.getDenseI64ArrayAttr(words));
+    }
     Block *kernelBody = kernel.addEntryBlock();
     b.setInsertionPointToStart(kernelBody);
     IRMapping mapping;
@@ -297,7 +323,7 @@ struct OutlineKernelsPass
         ctx, b.getStringAttr(kernel.getSymName()), workgroups, bufferList,
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
         dyn_cast_or_null<KernelShapeAttr>(kernelInfo), StringAttr(), {}, {},
-        /*shared=*/0, /*blocksPerSm=*/1);
+        /*shared=*/0, /*blocksPerSm=*/1, tokenRows);
   }
 };
 } // namespace

@@ -122,6 +122,15 @@ static LogicalResult addDispatchWrappers(ModuleOp module,
                                     uint64_t(bytesAttr.size())};
     for (int64_t bytes : bytesAttr.asArrayRef())
       record.push_back(uint64_t(bytes));
+    // The length rule the code's workgroup numbering follows: rank, then
+    // `linformer.token_rows_record` (grid..., batch, row, tile).
+    if (auto rows = fn->getAttrOfType<DenseI64ArrayAttr>(
+            "linformer.token_rows_record");
+        rows && rows.size() > 3) {
+      record.push_back(uint64_t(rows.size() - 3));
+      for (int64_t w : rows.asArrayRef())
+        record.push_back(uint64_t(w));
+    }
     llvm::Constant *init = llvm::ConstantDataArray::get(ctx, record);
     new llvm::GlobalVariable(llvmModule, init->getType(), /*isConstant=*/true,
                              llvm::GlobalValue::ExternalLinkage, init,

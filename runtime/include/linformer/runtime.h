@@ -184,7 +184,10 @@ LF_API lf_status lf_module_count(const lf_module *module, lf_io_kind kind,
 LF_API lf_status lf_module_describe(const lf_module *module, lf_io_kind kind,
                                     size_t index, lf_tensor_desc *out_desc);
 /* The compiled batch size b and sequence length n of the sequence inputs
- * ([b, n, ...]); both 0 when the model has none. */
+ * ([b, n, ...]); both 0 when the model has none. Both are maxima for a
+ * model with a lengths input: a run may pass 1..b sequences of 1..n tokens
+ * and pays for the real tokens (docs/Runtime.md); other models take
+ * exactly b sequences. */
 LF_API lf_status lf_module_sequence_shape(const lf_module *module,
                                           int64_t *out_batch,
                                           int64_t *out_seq_len);

@@ -142,7 +142,7 @@ func.func @learned_headwise(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
 // Learned with padding: the projections get the lengths (they zero padded
 // tokens), but the core gets no key mask.
 // CHECK-LABEL: func.func @learned_lengths_no_key_mask(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x16x16xf32>, %[[W:[a-z0-9]+]]: tensor<16x16xf32>, %[[E:[a-z0-9]+]]: tensor<2x4x16xf32>, %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x16x16xf32>, %[[W:[a-z0-9]+]]: tensor<16x16xf32>, %[[E:[a-z0-9]+]]: tensor<2x4x16xf32>, %[[LEN:[a-z0-9]+]]: tensor<1xi32> {linformer.lengths})
 // CHECK: linformer.project<learned> %{{.*}}, %[[E]] lengths(%[[LEN]])
 // CHECK: linformer.project<learned> %{{.*}}, %[[E]] lengths(%[[LEN]])
 // CHECK-NOT: xi8>
@@ -167,7 +167,7 @@ func.func @learned_lengths_no_key_mask(%x: tensor<1x16x16xf32>,
 // CHECK-DAG: #[[$WIN_MAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[$CNT_MAP:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @mean_pool_lengths(
-// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x16x16xf32>, %[[W:[a-z0-9]+]]: tensor<16x16xf32>, %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<1x16x16xf32>, %[[W:[a-z0-9]+]]: tensor<16x16xf32>, %[[LEN:[a-z0-9]+]]: tensor<1xi32> {linformer.lengths})
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[Q:.*]] = linalg.generic
 // CHECK: %[[K:.*]] = linalg.generic
@@ -260,5 +260,43 @@ func.func @four_heads_scale(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>)
          projection<mean_pool> sharing<none>
          : (tensor<1x16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
             tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<1x16x16xf32>
+  return %y : tensor<1x16x16xf32>
+}
+
+// -----
+
+// Reassociated with lengths from an argument: E X, whose E' is zero past
+// each sequence's length, is marked with its token and batch loops
+// (b, j, t, m) so that register tiling stops it at the length; the
+// argument is marked linformer.lengths. With a mask there is no bound.
+// CHECK-LABEL: func.func @reassociated_lengths_bound(
+// CHECK-SAME: tensor<1xi32> {linformer.lengths}
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}} attrs = {linformer.root, linformer.token_bound = array<i64: 2, 0>}
+func.func @reassociated_lengths_bound(%x: tensor<1x16x16xf32>,
+    %w: tensor<16x16xf32>, %e: tensor<4x16xf32>, %len: tensor<1xi32>)
+    -> tensor<1x16x16xf32> {
+  %y = linformer.attention %x weights(%w, %w, %w, %w) heads(2) k(4)
+         projection<learned> e(%e) sharing<layerwise> lengths(%len)
+         {reassociate = true}
+         : (tensor<1x16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
+            tensor<16x16xf32>, tensor<16x16xf32>, tensor<4x16xf32>,
+            tensor<1xi32>) -> tensor<1x16x16xf32>
+  return %y : tensor<1x16x16xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reassociated_mask_no_bound(
+// CHECK-NOT: linformer.token_bound
+// CHECK: return
+func.func @reassociated_mask_no_bound(%x: tensor<1x16x16xf32>,
+    %w: tensor<16x16xf32>, %e: tensor<4x16xf32>, %mask: tensor<1x16xi8>)
+    -> tensor<1x16x16xf32> {
+  %y = linformer.attention %x weights(%w, %w, %w, %w) heads(2) k(4)
+         projection<learned> e(%e) sharing<layerwise> mask(%mask)
+         {reassociate = true}
+         : (tensor<1x16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
+            tensor<16x16xf32>, tensor<16x16xf32>, tensor<4x16xf32>,
+            tensor<1x16xi8>) -> tensor<1x16x16xf32>
   return %y : tensor<1x16x16xf32>
 }

@@ -4,10 +4,15 @@ the hardening tests: rewrites the manifest section (or flips a byte of the
 cpu.so section) and writes a new .lfa with a valid container.
 
 edit_manifest.py IN.lfa OUT.lfa EDIT...
-  workgroups=K:N       kernel K's workgroup count becomes N
+edit_manifest.py --print-rows IN.lfa   (how many kernels have length rules)
+  workgroups=K:N       kernel K's workgroup count becomes N (and its length
+                       rule is dropped)
   bytes=NAME:N         intermediate NAME's size becomes N bytes
   buffers=K:N          kernel K binds only its first N buffers
   shared=K:N           kernel K asks for N bytes of shared memory (CUDA)
+  rows-tile=K:N        kernel K's length rule has row tiles of N tokens
+                       (K = "first": the first kernel with a rule)
+  rows-drop            every length rule is removed
   flip-code            flips one byte in the middle of the cpu.so section
 """
 import json
@@ -43,6 +48,12 @@ def write_sections(sections):
 
 
 def main():
+    if sys.argv[1] == "--print-rows":
+        sections = dict(read_sections(open(sys.argv[2], "rb").read()))
+        kernels = json.loads(bytes(sections["manifest"]))["kernels"]
+        ruled = [k for k in kernels if "rows" in k]
+        print("rules: %d of %d kernels" % (len(ruled), len(kernels)))
+        return
     src, dst, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
     sections = read_sections(open(src, "rb").read())
     names = [n for n, _ in sections]
@@ -52,6 +63,9 @@ def main():
         if what == "workgroups":
             k, n = arg.split(":")
             manifest["kernels"][int(k)]["workgroups"] = int(n)
+            # Its length rule would no longer add up; the edit is about the
+            # code's workgroup count (K_abi), so the rule goes.
+            manifest["kernels"][int(k)].pop("rows", None)
         elif what == "bytes":
             name, n = arg.split(":")
             buf = next(b for b in manifest["buffers"] if b["name"] == name)
@@ -63,6 +77,15 @@ def main():
         elif what == "shared":
             k, n = arg.split(":")
             manifest["kernels"][int(k)]["shared_bytes"] = int(n)
+        elif what == "rows-tile":
+            k, n = arg.split(":")
+            kernels = manifest["kernels"]
+            index = (next(i for i, x in enumerate(kernels) if "rows" in x)
+                     if k == "first" else int(k))
+            kernels[index]["rows"]["tile"] = int(n)
+        elif what == "rows-drop":
+            for kernel in manifest["kernels"]:
+                kernel.pop("rows", None)
         elif what == "flip-code":
             code = sections[names.index("cpu.so")][1]
             code[len(code) // 2] ^= 0x01

@@ -1,0 +1,115 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=16 unroll=8 reduction-tile=64" --cse | FileCheck %s
+
+// A token reduction (E X: loops (b, j, t, m), reduction over t) marked with
+// linformer.token_bound = [token loop, batch loop] stops at the sequence's
+// length: lengths[b] - t0 real tokens from the tile's first token t0 (the
+// offsets of its operand slice), so the reduction block loop ends at
+// min(256, real) and the per-step loop in each block at min(64, real - t).
+// Padded rows of X are never read. The lengths come from the argument
+// marked linformer.lengths.
+
+// CHECK-LABEL: func.func @bounded(
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<2xi32> {linformer.lengths}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: index, %[[T:[a-z0-9]+]]: index
+// CHECK: %[[L:.*]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[REAL:.*]] = arith.subi %[[LI]], %[[T]] : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C256:.*]] = arith.constant 256 : index
+// CHECK: %[[UB:.*]] = arith.minsi %[[C256]], %[[REAL]] : index
+// CHECK: scf.for %[[T0:.*]] = %{{.*}} to %[[UB]] step %[[C64]]
+// CHECK: %[[REST:.*]] = arith.subi %[[REAL]], %[[T0]] : index
+// CHECK: %[[UB2:.*]] = arith.minsi %[[C64]], %[[REST]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB2]] step %{{.*}} iter_args
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x1xf32>, tensor<1x1x16xf32>)
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @bounded(%len: tensor<2xi32> {linformer.lengths}, %b: index,
+    %t: index, %e: tensor<2x8x512xf32>, %x: tensor<2x512x16xf32>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %t] [1, 8, 256] [1, 1, 1]
+      : tensor<2x8x512xf32> to tensor<1x8x256xf32>
+  %xs = tensor.extract_slice %x[%b, %t, 0] [1, 256, 16] [1, 1, 1]
+      : tensor<2x512x16xf32> to tensor<1x256x16xf32>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x256xf32>, tensor<1x256x16xf32>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
+
+// -----
+
+// After a split reduction (token = part * 128 + token within the part,
+// array<i64: token loop, batch loop, part loop, 128>), the tile's first
+// token is part * 128 + t.
+
+// CHECK-LABEL: func.func @split(
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<2xi32> {linformer.lengths}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: index, %[[P:[a-z0-9]+]]: index
+// CHECK: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: %[[PART:.*]] = arith.muli %[[P]], %[[C128]] : index
+// CHECK: %[[START:.*]] = arith.addi %[[PART]], %{{.*}} : index
+// CHECK: %[[L:.*]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[REAL:.*]] = arith.subi %[[LI]], %[[START]] : index
+// CHECK: %[[UB:.*]] = arith.minsi %[[C128]], %[[REAL]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}}
+#se = affine_map<(p, b, j, t, m) -> (b, j, p, t)>
+#sx = affine_map<(p, b, j, t, m) -> (b, p, t, m)>
+#so = affine_map<(p, b, j, t, m) -> (p, b, j, m)>
+func.func @split(%len: tensor<2xi32> {linformer.lengths}, %b: index,
+    %p: index, %e: tensor<2x8x4x128xf32>, %x: tensor<2x4x128x16xf32>,
+    %init: tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %p, 0] [1, 8, 1, 128] [1, 1, 1, 1]
+      : tensor<2x8x4x128xf32> to tensor<1x8x1x128xf32>
+  %xs = tensor.extract_slice %x[%b, %p, 0, 0] [1, 1, 128, 16] [1, 1, 1, 1]
+      : tensor<2x4x128x16xf32> to tensor<1x1x128x16xf32>
+  %r = linalg.generic {indexing_maps = [#se, #sx, #so],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x1x128xf32>, tensor<1x1x128x16xf32>)
+      outs(%init : tensor<1x1x8x16xf32>) attrs = {linformer.token_bound = array<i64: 3, 1, 0, 128>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x8x16xf32>
+  return %r : tensor<1x1x8x16xf32>
+}
+
+// -----
+
+// Without an argument marked linformer.lengths there is nothing to bound
+// by: the loops run over every token.
+
+// CHECK-LABEL: func.func @no_lengths(
+// CHECK-NOT: arith.minsi
+// CHECK-NOT: tensor.extract %
+// CHECK: return
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @no_lengths(%len: tensor<2xi32>, %b: index,
+    %t: index, %e: tensor<2x8x512xf32>, %x: tensor<2x512x16xf32>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %t] [1, 8, 256] [1, 1, 1]
+      : tensor<2x8x512xf32> to tensor<1x8x256xf32>
+  %xs = tensor.extract_slice %x[%b, %t, 0] [1, 256, 16] [1, 1, 1]
+      : tensor<2x512x16xf32> to tensor<1x256x16xf32>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x256xf32>, tensor<1x256x16xf32>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
