@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Cost against real length (issue 31): one artifact compiled for n = 4096
+run at real lengths L, against the artifact compiled for n = L (the static
+lower bound) and, optionally, peers given L tokens (E sliced to L columns,
+as lucidrains' Linformer does), plus a mixed batch against the sum of its
+sequences run alone.
+
+    bench/lengths/run.py [--blocks layer,encoder] [--lengths 256,...,4096]
+                         [--mixed 4096,512,512,256] [--peers torch_eager]
+                         [--threads 2] [--repeat 7] [--out bench/results]
+
+Writes OUT/lengths.csv and prints a table; speeds are ratios in one run on
+one machine (say which: lscpu).
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = {"layer": os.path.join(ROOT, "bench", "models", "layer.json"),
+          "encoder": os.path.join(ROOT, "examples", "models", "default.json")}
+
+
+def read_safetensors(path):
+    data = open(path, "rb").read()
+    (size,) = struct.unpack_from("<Q", data, 0)
+    header = json.loads(data[8:8 + size])
+    base = 8 + size
+    kinds = {"F32": np.float32, "F16": np.float16, "I32": np.int32, "I64": np.int64,
+             "U8": np.uint8}
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = t["data_offsets"]
+        out[name] = np.frombuffer(data[base + a:base + b], kinds[t["dtype"]]).reshape(t["shape"])
+    return out
+
+
+def write_safetensors(path, tensors):
+    names = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
+             np.dtype(np.int32): "I32", np.dtype(np.int64): "I64", np.dtype(np.uint8): "U8"}
+    header, blobs, offset = {}, [], 0
+    for name, a in tensors.items():
+        a = np.ascontiguousarray(a)
+        header[name] = {"dtype": names[a.dtype], "shape": list(a.shape),
+                        "data_offsets": [offset, offset + a.nbytes]}
+        blobs.append(a.tobytes())
+        offset += a.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * (-(len(text) + 8) % 64)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+
+
+def run(cmd, env=None):
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if r.returncode != 0:
+        sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
+    return r.stdout
+
+
+def median_ms(out):
+    m = re.search(r"median ([0-9.]+) ms", out)
+    if not m:
+        sys.exit("no timing in:\n" + out)
+    return float(m.group(1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results"))
+    ap.add_argument("--work", default="/tmp/linformer-bench-lengths")
+    ap.add_argument("--blocks", default="layer,encoder")
+    ap.add_argument("--lengths", default="256,512,1024,2048,4096")
+    ap.add_argument("--mixed", default="4096,512,512,256")
+    ap.add_argument("--peers", default="", help="e.g. torch_eager,torch_compile (bench venv)")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    os.makedirs(args.out, exist_ok=True)
+    compile_ = os.path.join(args.build, "bin", "linformer-compile")
+    runner = os.path.join(args.build, "bin", "linformer-run")
+    lengths = [int(v) for v in args.lengths.split(",")]
+    mixed = [int(v) for v in args.mixed.split(",")] if args.mixed else []
+    rows = []
+
+    def time_ours(art, weights, extra):
+        out = run([runner, art, "--weights", weights, "--random-input", "--warmup", "1",
+                   "--repeat", str(args.repeat), "--threads", str(args.threads)] + extra)
+        return median_ms(out)
+
+    for block in args.blocks.split(","):
+        base = json.load(open(MODELS[block]))
+        n = base["max_seq_len"]
+        # Ours at n, with a lengths input (the layer bench model has none).
+        full = dict(base, padding="lengths", batch=1)
+        path = lambda name: os.path.join(args.work, "%s-%s" % (block, name))
+        json.dump(full, open(path("n.json"), "w"))
+        run([compile_, path("n.json"), "--random-weights", path("n.st"), "-o", path("n.lfa")])
+        weights = read_safetensors(path("n.st"))
+        for L in lengths:
+            # One input for ours and the peers; the peers are checked against
+            # our output before they are timed (bench/peers/peer.py).
+            x = np.random.default_rng(0).standard_normal((1, L, full["d_model"]),
+                                                        dtype=np.float32)
+            np.save(path("x%d.npy" % L), x)
+            ours = time_ours(path("n.lfa"), path("n.st"),
+                             ["--input", "x=" + path("x%d.npy" % L),
+                              "--output", path("y%d.npy" % L)])
+            # The static lower bound: compiled for n = L, E sliced to L columns.
+            cfg = dict(full, max_seq_len=L)
+            json.dump(cfg, open(path("%d.json" % L), "w"))
+            sliced = {k: (v[..., :L] if v.ndim >= 2 and v.shape[-1] == n else v)
+                      for k, v in weights.items()}
+            write_safetensors(path("%d.st" % L), sliced)
+            run([compile_, path("%d.json" % L), "-o", path("%d.lfa" % L)])
+            static = time_ours(path("%d.lfa" % L), path("%d.st" % L), [])
+            row = {"block": block, "L": L, "ours_ms": ours, "static_ms": static,
+                   "ours_over_static": ours / static}
+            for peer in filter(None, args.peers.split(",")):
+                out = run([sys.executable, os.path.join(ROOT, "bench", "peers", "peer.py"), peer,
+                           "--config", path("%d.json" % L), "--weights", path("%d.st" % L),
+                           "--input", path("x%d.npy" % L), "--reference", path("y%d.npy" % L),
+                           "--threads", str(args.threads), "--runs", str(args.repeat)])
+                res = json.loads(out.strip().splitlines()[-1])
+                if "error" in res:
+                    sys.exit("%s at L = %d: %s" % (peer, L, res["error"]))
+                row[peer + "_rel_err"] = res.get("rel_err")
+                row[peer + "_ms"] = res.get("median_ms")
+                if res.get("median_ms"):
+                    row[peer + "_over_ours"] = res["median_ms"] / ours
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+        if mixed:
+            cfg = dict(full, batch=len(mixed))
+            json.dump(cfg, open(path("mixed.json"), "w"))
+            run([compile_, path("mixed.json"), "-o", path("mixed.lfa")])
+            ms = time_ours(path("mixed.lfa"), path("n.st"),
+                           ["--lengths", ",".join(map(str, mixed))])
+            alone = sum(time_ours(path("n.lfa"), path("n.st"), ["--seq-len", str(L)])
+                        for L in mixed)
+            row = {"block": block, "L": "mixed " + "/".join(map(str, mixed)),
+                   "ours_ms": ms, "static_ms": alone, "ours_over_static": ms / alone}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("block", "L"), k))
+    with open(os.path.join(args.out, "lengths.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    print("| block | L | ours (n artifact) ms | n = L artifact ms | ratio |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print("| %s | %s | %.1f | %.1f | %.2f |" % (r["block"], r["L"], r["ours_ms"],
+                                                  r["static_ms"], r["ours_over_static"]))
+
+
+if __name__ == "__main__":
+    main()
