@@ -195,6 +195,9 @@ struct Session::Impl {
   static constexpr size_t kMaxProfiledRuns = 4096;
   std::vector<std::vector<double>> kernelMs;
   std::vector<double> kernelFlops;
+  /// Per kernel: the workgroups the last run ran (its length rule may skip
+  /// some), which scale its FLOPs in the profile.
+  std::vector<int64_t> kernelRan;
   std::vector<std::string> kernelKeys;
 
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
@@ -215,6 +218,7 @@ struct Session::Impl {
           key = j["key"].get<std::string>();
       }
       kernelFlops.push_back(flops);
+      kernelRan.push_back(k.workgroups);
       kernelKeys.push_back(key);
     }
   }
@@ -604,6 +608,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     auto start = profiling ? std::chrono::steady_clock::now()
                            : std::chrono::steady_clock::time_point();
     if (!lengths || !kernel.hasRows() || allWorkgroups) {
+      if (profiling)
+        kernelRan[k] = kernel.workgroups;
       pool.parallelFor(kernel.workgroups,
                        [fn, argv](int64_t begin, int64_t end) {
                          fn(argv, begin, end);
@@ -616,6 +622,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       int64_t total = 0;
       for (auto [b, e] : ranges)
         rangeEnds.push_back(total += e - b);
+      if (profiling)
+        kernelRan[k] = total;
       const auto *r = &ranges;
       const auto *ends = &rangeEnds;
       pool.parallelFor(total, [fn, argv, r, ends](int64_t begin, int64_t end) {
@@ -722,7 +730,9 @@ void Session::profile(size_t index, lf_kernel_profile &out) {
   out.key = impl_->kernelKeys[index].c_str();
   out.workgroups = kernels[index].workgroups;
   out.runs = int64_t(times.size());
-  out.flops = impl_->kernelFlops[index];
+  // A kernel whose length rule skipped workgroups did that share of them.
+  out.flops = impl_->kernelFlops[index] * double(impl_->kernelRan[index]) /
+              double(std::max<int64_t>(1, kernels[index].workgroups));
   out.min_ms = out.median_ms = out.mean_ms = 0;
   if (times.empty())
     return;

@@ -325,7 +325,10 @@ typedef struct lf_kernel_profile {
   double median_ms;
   double mean_ms;
   double flops;       /* multiply-add FLOPs of one run (2 per multiply-add),
-                         from the manifest; 0 when unknown */
+                         from the manifest, times the share of workgroups
+                         the last run ran (length rules); a reduction that
+                         stops at the lengths is still counted at n; 0 when
+                         unknown */
 } lf_kernel_profile;
 
 /* Number of kernels a run launches (the manifest's kernels). */
