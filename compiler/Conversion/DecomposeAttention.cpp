@@ -56,13 +56,6 @@ Value biasInit(OpBuilder &b, Location loc, Value bias,
                       });
 }
 
-/// The sequence projection applied to X itself, the first half of
-/// (E X) W: [b, (h,) k, d_model]. `learned`: sum over real tokens of
-/// E[(h,) j, t] X[b, t, :]; `mean_pool`: the mean of the real tokens of each
-/// window. Also returns, in `biasScale`, what multiplies the bias in
-/// (E X) W + (E 1) b: the sum of E over real tokens ([b, (h,) k]), or for
-/// pooling whether the window has a real token ([b, k]); null when the bias
-/// applies unscaled.
 /// The entry's argument that `op` takes its lengths from, when it takes
 /// them straight from one (the runtime fills it per run).
 BlockArgument lengthsArgument(AttentionOp op) {
@@ -72,6 +65,13 @@ BlockArgument lengthsArgument(AttentionOp op) {
   return arg;
 }
 
+/// The sequence projection applied to X itself, the first half of
+/// (E X) W: [b, (h,) k, d_model]. `learned`: sum over real tokens of
+/// E[(h,) j, t] X[b, t, :]; `mean_pool`: the mean of the real tokens of each
+/// window. Also returns, in `biasScale`, what multiplies the bias in
+/// (E X) W + (E 1) b: the sum of E over real tokens ([b, (h,) k]), or for
+/// pooling whether the window has a real token ([b, k]); null when the bias
+/// applies unscaled.
 struct ProjectedInput {
   Value value;
   Value biasScale;

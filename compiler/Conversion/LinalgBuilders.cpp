@@ -7,6 +7,7 @@
 #include "compiler/Conversion/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 
@@ -154,6 +155,16 @@ Value mlir::linformer::castFloat(OpBuilder &b, Location loc, Value v,
       cast<FloatType>(v.getType()).getWidth())
     return arith::TruncFOp::create(b, loc, type, v);
   return arith::ExtFOp::create(b, loc, type, v);
+}
+
+BlockArgument mlir::linformer::markedLengthsArgument(Operation *op) {
+  auto fn = op->getParentOfType<func::FuncOp>();
+  if (!fn)
+    return {};
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (fn.getArgAttr(i, kLengthsArgAttrName))
+      return fn.getArgument(i);
+  return {};
 }
 
 Value mlir::linformer::markRoot(Value v) {

@@ -75,6 +75,10 @@ constexpr llvm::StringLiteral kRootAttrName = "linformer.root";
 constexpr llvm::StringLiteral kSequenceArgAttrName = "linformer.sequence";
 constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
 
+/// The argument of `op`'s enclosing function marked `linformer.lengths`;
+/// null when there is none.
+BlockArgument markedLengthsArgument(Operation *op);
+
 /// On a linalg op that reduces over tokens (`E X`):
 /// `array<i64: token loop, batch loop>`, or after a split reduction
 /// `array<i64: token loop, batch loop, part loop, tokens per part>` (token

@@ -270,14 +270,6 @@ std::string cudaCubinSection(const std::string &sm) {
   return "cuda." + sm + ".cubin";
 }
 
-/// "[1, 2, 3]".
-static std::string dims(const std::vector<int64_t> &v) {
-  std::string s;
-  for (int64_t d : v)
-    s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return "[" + s + "]";
-}
-
 /// A CUDA launch shape within what any CUDA device accepts (the device's
 /// own limits, shared memory above all, are checked when it is opened).
 static std::string checkLaunch(const ManifestKernel &k) {
@@ -287,17 +279,17 @@ static std::string checkLaunch(const ManifestKernel &k) {
   const int64_t blockMax[3] = {1024, 1024, 64};
   for (int d = 0; d < 3; ++d) {
     if (k.grid[size_t(d)] < 1 || k.grid[size_t(d)] > gridMax[d])
-      return "grid " + dims(k.grid) + " is not a CUDA grid (x up to 2^31-1, "
+      return "grid " + shapeString(k.grid) + " is not a CUDA grid (x up to 2^31-1, "
              "y and z up to 65535, each >= 1)";
     if (k.block[size_t(d)] < 1 || k.block[size_t(d)] > blockMax[d])
-      return "block " + dims(k.block) + " is not a CUDA block (x, y up to "
+      return "block " + shapeString(k.block) + " is not a CUDA block (x, y up to "
              "1024, z up to 64, each >= 1)";
   }
   if (k.block[0] * k.block[1] * k.block[2] > 1024)
-    return "block " + dims(k.block) + " has more than 1024 threads";
+    return "block " + shapeString(k.block) + " has more than 1024 threads";
   if (k.grid[0] * k.grid[1] * k.grid[2] != k.workgroups)
     return "workgroups is " + std::to_string(k.workgroups) +
-           " but the grid " + dims(k.grid) + " has " +
+           " but the grid " + shapeString(k.grid) + " has " +
            std::to_string(k.grid[0] * k.grid[1] * k.grid[2]) + " blocks";
   if (k.sharedBytes < 0 || k.sharedBytes > 227 * 1024)
     return "shared_bytes is " + std::to_string(k.sharedBytes) +
@@ -408,12 +400,12 @@ std::string validateManifest(const Manifest &m) {
       int64_t rank = int64_t(k.rowsGrid.size()), total = 1;
       for (int64_t g : k.rowsGrid) {
         if (g < 1 || g > k.workgroups)
-          return err(where + "rows: grid " + dims(k.rowsGrid) +
+          return err(where + "rows: grid " + shapeString(k.rowsGrid) +
                      " has a size outside [1, workgroups]");
         total *= g;
       }
       if (total != k.workgroups)
-        return err(where + "rows: grid " + dims(k.rowsGrid) + " has " +
+        return err(where + "rows: grid " + shapeString(k.rowsGrid) + " has " +
                    std::to_string(total) + " workgroups, the kernel " +
                    std::to_string(k.workgroups));
       if (k.rowsBatch < 0 || k.rowsRow <= k.rowsBatch || k.rowsRow >= rank)

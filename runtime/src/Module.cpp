@@ -277,20 +277,19 @@ void Module::checkKernels() const {
                    int64_t row, int64_t tile) {
       if (grid.empty())
         return std::string("none");
-      std::string s = "grid [";
-      for (size_t d = 0; d < grid.size(); ++d)
-        s += (d ? ", " : "") + std::to_string(grid[d]);
-      return s + "], batch " + std::to_string(batch) + ", row " +
-             std::to_string(row) + ", tile " + std::to_string(tile);
+      return "grid " + shapeString(grid) + ", batch " + std::to_string(batch) +
+             ", row " + std::to_string(row) + ", tile " + std::to_string(tile);
     };
-    std::string stated = rule(k.rowsGrid, k.rowsBatch, k.rowsRow, k.rowsTile);
-    std::string compiled =
-        rule(abi.rowsGrid, abi.rowsBatch, abi.rowsRow, abi.rowsTile);
-    if (stated != compiled)
-      throw Error(LF_FORMAT_ERROR, where + "has the length rule " + stated +
-                                       " in the manifest, but its code was "
-                                       "compiled for " +
-                                       compiled);
+    if (k.rowsGrid != abi.rowsGrid ||
+        (k.hasRows() && (k.rowsBatch != abi.rowsBatch ||
+                         k.rowsRow != abi.rowsRow ||
+                         k.rowsTile != abi.rowsTile)))
+      throw Error(LF_FORMAT_ERROR,
+                  where + "has the length rule " +
+                      rule(k.rowsGrid, k.rowsBatch, k.rowsRow, k.rowsTile) +
+                      " in the manifest, but its code was compiled for " +
+                      rule(abi.rowsGrid, abi.rowsBatch, abi.rowsRow,
+                           abi.rowsTile));
   }
 }
 

@@ -119,14 +119,13 @@ private:
   DenseMap<Value, std::optional<TokenDims>> cache;
 };
 
-/// For a root whose result holds tokens: its (batch, token) loops as
+/// For a (single-result) root whose result holds tokens: its (batch, token)
+/// loops as
 /// `array<i64: batch, row, tile>` over the dimensions of the workgroup
 /// loop it gets with `tiles`, when each workgroup holds one sequence and a
 /// tile of its tokens; else null.
 DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
                             std::optional<TokenDims> dims) {
-  if (root->getNumResults() != 1)
-    return {};
   if (!dims)
     return {};
   unsigned batchLoop = dims->batch, tokenLoop = dims->token;
@@ -175,17 +174,8 @@ struct TileAndFusePass
       TokenAnalysis tokens;
       // Only where the runtime knows the lengths (an argument marked
       // linformer.lengths): elsewhere every workgroup runs.
-      auto hasLengths = [](Operation *op) {
-        auto fn = op->getParentOfType<func::FuncOp>();
-        if (!fn)
-          return false;
-        for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-          if (fn.getArgAttr(i, kLengthsArgAttrName))
-            return true;
-        return false;
-      };
       for (TilingInterface root : roots)
-        if (root->getNumResults() == 1 && hasLengths(root))
+        if (root->getNumResults() == 1 && markedLengthsArgument(root))
           rootTokens[root] = tokens.of(root->getResult(0));
     }
     // Consumers first: a root's producers are then still whole when fused.

@@ -13,7 +13,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -223,13 +222,7 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
       iters[token] != utils::IteratorType::reduction ||
       iters[batch] != utils::IteratorType::parallel || ranges[batch] != 1)
     return {};
-  auto fn = op->getParentOfType<func::FuncOp>();
-  if (!fn)
-    return {};
-  Value lengths;
-  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-    if (fn.getArgAttr(i, kLengthsArgAttrName))
-      lengths = fn.getArgument(i);
+  Value lengths = markedLengthsArgument(op);
   auto lengthsType = lengths ? dyn_cast<RankedTensorType>(lengths.getType())
                              : RankedTensorType();
   if (!lengthsType || lengthsType.getRank() != 1 ||
