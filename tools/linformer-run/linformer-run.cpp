@@ -629,11 +629,17 @@ int main(int argc, char **argv) {
       if (profile) {
         std::printf("%-22s %10s %10s %10s %6s %9s\n", "kernel", "workgroups",
                     "median_ms", "min_ms", "%time", "GFLOP/s");
-        for (const lf_kernel_profile &k : kernels)
-          std::printf("%-22s %10lld %10.3f %10.3f %5.1f%% %9.1f\n", k.symbol,
+        // A kernel whose record counts no FLOPs (the CUDA path's records
+        // carry none yet) gets "-", not a rate of zero.
+        for (const lf_kernel_profile &k : kernels) {
+          char rate[32] = "-";
+          if (k.flops > 0 && k.median_ms > 0)
+            std::snprintf(rate, sizeof rate, "%.1f",
+                          k.flops / (k.median_ms * 1e6));
+          std::printf("%-22s %10lld %10.3f %10.3f %5.1f%% %9s\n", k.symbol,
                       (long long)k.workgroups, k.median_ms, k.min_ms,
-                      total > 0 ? 100 * k.median_ms / total : 0.0,
-                      k.median_ms > 0 ? k.flops / (k.median_ms * 1e6) : 0.0);
+                      total > 0 ? 100 * k.median_ms / total : 0.0, rate);
+        }
       }
       if (!profileJson.empty()) {
         nlohmann::ordered_json j;
