@@ -302,6 +302,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // Row sums (LayerNorm statistics, E's row sums): one warp a row.
   LinformerCUDAWarpReductionsPassOptions reduceOptions;
   reduceOptions.warps = threadsY;
+  // Split few long rows until their warps would fill every SM to half of
+  // its 64 warps: enough loads in flight to stream E at n = 65536.
+  reduceOptions.splitWarps = 32 * target.smCount;
   reduceOptions.emulate = options.onHost;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());

@@ -17,6 +17,10 @@
 // (a warp's loads 32 rows apart) and loads and stores the output at every
 // step: 4096 rows are 128 warps for 132 SMs.
 //
+// Few long rows (E's 256 row sums over n = 65536) are split when
+// `split-warps` is set: a warp a part of a row into rows x parts partial
+// sums, then a warp a row adds its parts (Passes.td).
+//
 // `emulate` builds the same loops for the CPU, which runs a thread loop to
 // its end before the next: the lanes store their partial sums, and lane
 // 0's butterfly is replayed from them in the same order.
@@ -111,6 +115,92 @@ struct CUDAWarpReductionsPass
       rewrite(rewriter, op);
   }
 
+  /// One scf.parallel over blocks of `perBlock` warps, a warp for each of
+  /// `count` rows (by linear index): lane `lane`'s partial sum is
+  /// `laneSum(row, lane)`, the warp adds its lanes' sums by the butterfly,
+  /// and lane 0 runs `finish(row, total)`.
+  void warpSums(OpBuilder &b, Location loc, int64_t count, int64_t perBlock,
+                function_ref<Value(OpBuilder &, Value, Value)> laneSum,
+                function_ref<void(OpBuilder &, Value, Value)> finish) const {
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto outer = scf::ParallelOp::create(
+        b, loc, ValueRange{cIdx(b, 0)}, ValueRange{cIdx(b, count / perBlock)},
+        ValueRange{cIdx(b, 1)},
+        [&](OpBuilder &b, Location loc, ValueRange blockIvs) {
+          // One loop over the block's threads running `body(w, lane)`.
+          auto threads = [&](OpBuilder &b,
+                             function_ref<void(OpBuilder &, Value, Value)>
+                                 body) {
+            cuda::blockThreads(b, loc, perBlock, body);
+          };
+          Value base =
+              arith::MulIOp::create(b, loc, blockIvs[0], cIdx(b, perBlock));
+          auto rowOf = [&](OpBuilder &b, Value w) -> Value {
+            return arith::AddIOp::create(b, loc, base, w);
+          };
+          auto onLaneZero = [&](OpBuilder &b, Value lane,
+                                function_ref<void(OpBuilder &)> then) {
+            Value first = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, lane, cIdx(b, 0));
+            scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
+              then(b);
+              scf::YieldOp::create(b, loc);
+            });
+          };
+          if (!emulate) {
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              Value row = rowOf(b, w);
+              Value x = laneSum(b, row, lane);
+              for (int32_t off = kWarp / 2; off >= 1; off /= 2) {
+                Value other = gpu::ShuffleOp::create(b, loc, x, off, kWarp,
+                                                     gpu::ShuffleMode::XOR)
+                                  .getShuffleResult();
+                x = arith::AddFOp::create(b, loc, x, other);
+              }
+              onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
+            });
+          } else {
+            // The lanes' partial sums, then lane 0's butterfly over them:
+            // after the step with offset `off`, lane l < off holds
+            // p[l] + p[l + off] (l xor off = l + off).
+            auto type = MemRefType::get({perBlock, kWarp}, b.getF32Type());
+            Value p = memref::AllocOp::create(b, loc, type);
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              memref::StoreOp::create(b, loc, laneSum(b, rowOf(b, w), lane),
+                                      p, ValueRange{w, lane});
+            });
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              onLaneZero(b, lane, [&](OpBuilder &b) {
+                SmallVector<Value> x;
+                for (int64_t l = 0; l < kWarp; ++l)
+                  x.push_back(memref::LoadOp::create(
+                      b, loc, p, ValueRange{w, cIdx(b, l)}));
+                for (int64_t off = kWarp / 2; off >= 1; off /= 2)
+                  for (int64_t l = 0; l < off; ++l)
+                    x[l] = arith::AddFOp::create(b, loc, x[l], x[l + off]);
+                finish(b, rowOf(b, w), x[0]);
+              });
+            });
+            memref::DeallocOp::create(b, loc, p);
+          }
+          scf::ReduceOp::create(b, loc);
+        });
+    cuda::mapLoop(outer, {gpu::Processor::BlockX});
+  }
+
+  /// The parts a row's reduction of `steps` is cut into (1: not split):
+  /// the largest power of two up to 64 that divides it into parts of at
+  /// least 16 steps a lane and keeps rows x parts within `split-warps`.
+  int64_t partsFor(int64_t rows, int64_t steps) const {
+    int64_t parts = 1;
+    while (splitWarps > 0 && parts < 64 && rows * parts * 2 <= splitWarps &&
+           steps % (parts * 2) == 0 && steps / (parts * 2) >= 16 * kWarp)
+      parts *= 2;
+    return parts;
+  }
+
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
@@ -119,8 +209,8 @@ struct CUDAWarpReductionsPass
     int64_t rows = 1;
     for (unsigned d = 0; d < red; ++d)
       rows *= extents[d];
-    // No idle warp, constant bounds.
-    int64_t rowsPerBlock = cuda::largestDivisorAtMost(rows, warps);
+    int64_t parts = partsFor(rows, extents[red]);
+    int64_t partSteps = extents[red] / parts;
     OpOperand *init = op.getDpsInitOperand(0);
     Value c = init->get();
     // The op right before, when it writes a constant into all of the
@@ -134,101 +224,85 @@ struct CUDAWarpReductionsPass
     auto cF = [&](OpBuilder &b, double v) -> Value {
       return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
     };
-    Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
-    auto outer = scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero},
-        ValueRange{cIdx(rewriter, rows / rowsPerBlock)}, ValueRange{one},
-        [&](OpBuilder &b, Location loc, ValueRange blockIvs) {
-          // One loop over the block's threads running `body(w, lane)`.
-          auto threads = [&](OpBuilder &b,
-                             function_ref<void(OpBuilder &, Value, Value)>
-                                 body) {
-            cuda::blockThreads(b, loc, rowsPerBlock, body);
-          };
-          // The block's first row, then warp `w`'s row as loop indices
-          // (the parallel ones).
-          Value base = arith::MulIOp::create(b, loc, blockIvs[0],
-                                             cIdx(b, rowsPerBlock));
-          auto rowIndices = [&](OpBuilder &b, Value w) {
-            Value linear = arith::AddIOp::create(b, loc, base, w);
-            SmallVector<Value> iv(extents.size());
-            for (unsigned d = red; d-- > 0;) {
-              iv[d] = arith::RemUIOp::create(b, loc, linear,
-                                             cIdx(b, extents[d]));
-              linear = arith::DivUIOp::create(b, loc, linear,
-                                              cIdx(b, extents[d]));
-            }
-            return iv;
-          };
-          // Lane `lane`'s sum of the row's elements lane, lane + 32, ...
-          auto partial = [&](OpBuilder &b, SmallVector<Value> iv, Value lane) {
+    // A row's loop indices (the parallel ones) from its linear index.
+    auto rowIndices = [&](OpBuilder &b, Value linear) {
+      SmallVector<Value> iv(extents.size());
+      for (unsigned d = red; d-- > 0;) {
+        iv[d] = arith::RemUIOp::create(b, loc, linear, cIdx(b, extents[d]));
+        linear = arith::DivUIOp::create(b, loc, linear, cIdx(b, extents[d]));
+      }
+      return iv;
+    };
+    // The sum of `op`'s terms at reduction steps from, from + 32, ... < to.
+    auto termSum = [&](OpBuilder &b, SmallVector<Value> iv, Value from,
+                       Value to) {
+      auto loop = scf::ForOp::create(
+          b, loc, from, to, cIdx(b, kWarp), ValueRange{cF(b, 0.0)},
+          [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+            iv[red] = r;
+            scf::YieldOp::create(
+                b, loc, cuda::cloneBody(b, loc, op, iv, init, acc[0]));
+          });
+      return loop.getResult(0);
+    };
+    // Lane 0: the output's initial value plus the row's total.
+    auto store = [&](OpBuilder &b, Value row, Value total) {
+      SmallVector<Value> iv = rowIndices(b, row);
+      iv.pop_back();
+      Value start = startValue
+                        ? b.clone(*startValue)->getResult(0)
+                        : memref::LoadOp::create(b, loc, c, iv).getResult();
+      memref::StoreOp::create(
+          b, loc, arith::AddFOp::create(b, loc, start, total), c, iv);
+    };
+    if (parts == 1) {
+      warpSums(
+          rewriter, loc, rows, cuda::largestDivisorAtMost(rows, warps),
+          [&](OpBuilder &b, Value row, Value lane) {
+            return termSum(b, rowIndices(b, row), lane,
+                           cIdx(b, extents[red]));
+          },
+          store);
+    } else {
+      // A warp a part (part q % parts of row q / parts), into rows x parts
+      // partial sums; then a warp a row adds them, lane p taking part p.
+      Value partials = memref::AllocOp::create(
+          rewriter, loc, MemRefType::get({rows * parts}, rewriter.getF32Type()));
+      warpSums(
+          rewriter, loc, rows * parts,
+          cuda::largestDivisorAtMost(rows * parts, warps),
+          [&](OpBuilder &b, Value q, Value lane) {
+            Value row = arith::DivUIOp::create(b, loc, q, cIdx(b, parts));
+            Value part = arith::RemUIOp::create(b, loc, q, cIdx(b, parts));
+            Value from =
+                arith::MulIOp::create(b, loc, part, cIdx(b, partSteps));
+            Value to = arith::AddIOp::create(b, loc, from, cIdx(b, partSteps));
+            return termSum(b, rowIndices(b, row),
+                           arith::AddIOp::create(b, loc, from, lane), to);
+          },
+          [&](OpBuilder &b, Value q, Value total) {
+            memref::StoreOp::create(b, loc, total, partials, q);
+          });
+      warpSums(
+          rewriter, loc, rows, cuda::largestDivisorAtMost(rows, warps),
+          [&](OpBuilder &b, Value row, Value lane) {
+            Value first = arith::MulIOp::create(b, loc, row, cIdx(b, parts));
             auto loop = scf::ForOp::create(
-                b, loc, lane, cIdx(b, extents[red]), cIdx(b, kWarp),
+                b, loc, lane, cIdx(b, parts), cIdx(b, kWarp),
                 ValueRange{cF(b, 0.0)},
-                [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
-                  iv[red] = r;
+                [&](OpBuilder &b, Location loc, Value p, ValueRange acc) {
+                  Value x = memref::LoadOp::create(
+                      b, loc, partials,
+                      ValueRange{arith::AddIOp::create(b, loc, first, p)});
                   scf::YieldOp::create(
-                      b, loc, cuda::cloneBody(b, loc, op, iv, init, acc[0]));
+                      b, loc,
+                      ValueRange{arith::AddFOp::create(b, loc, acc[0], x)});
                 });
             return loop.getResult(0);
-          };
-          // Lane 0: the output's initial value plus the row's total.
-          auto store = [&](OpBuilder &b, ArrayRef<Value> iv, Value total) {
-            SmallVector<Value> at(iv.begin(), iv.begin() + red);
-            Value start =
-                startValue ? b.clone(*startValue)->getResult(0)
-                           : memref::LoadOp::create(b, loc, c, at).getResult();
-            memref::StoreOp::create(
-                b, loc, arith::AddFOp::create(b, loc, start, total), c, at);
-          };
-          auto onLaneZero = [&](OpBuilder &b, Value lane,
-                                function_ref<void(OpBuilder &)> then) {
-            Value first = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq, lane, cIdx(b, 0));
-            scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
-              then(b);
-              scf::YieldOp::create(b, loc);
-            });
-          };
-          if (!emulate) {
-            threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              SmallVector<Value> iv = rowIndices(b, w);
-              Value x = partial(b, iv, lane);
-              for (int32_t off = kWarp / 2; off >= 1; off /= 2) {
-                Value other = gpu::ShuffleOp::create(b, loc, x, off, kWarp,
-                                                     gpu::ShuffleMode::XOR)
-                                  .getShuffleResult();
-                x = arith::AddFOp::create(b, loc, x, other);
-              }
-              onLaneZero(b, lane, [&](OpBuilder &b) { store(b, iv, x); });
-            });
-          } else {
-            // The lanes' partial sums, then lane 0's butterfly over them:
-            // after the step with offset `off`, lane l < off holds
-            // p[l] + p[l + off] (l xor off = l + off).
-            auto type = MemRefType::get({rowsPerBlock, kWarp}, b.getF32Type());
-            Value p = memref::AllocOp::create(b, loc, type);
-            threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              memref::StoreOp::create(b, loc, partial(b, rowIndices(b, w), lane),
-                                      p, ValueRange{w, lane});
-            });
-            threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              onLaneZero(b, lane, [&](OpBuilder &b) {
-                SmallVector<Value> x;
-                for (int64_t l = 0; l < kWarp; ++l)
-                  x.push_back(memref::LoadOp::create(
-                      b, loc, p, ValueRange{w, cIdx(b, l)}));
-                for (int64_t off = kWarp / 2; off >= 1; off /= 2)
-                  for (int64_t l = 0; l < off; ++l)
-                    x[l] = arith::AddFOp::create(b, loc, x[l], x[l + off]);
-                store(b, rowIndices(b, w), x[0]);
-              });
-            });
-            memref::DeallocOp::create(b, loc, p);
-          }
-          scf::ReduceOp::create(b, loc);
-        });
-    cuda::mapLoop(outer, {gpu::Processor::BlockX});
+          },
+          store);
+      memref::DeallocOp::create(rewriter, loc, partials);
+    }
     rewriter.eraseOp(op);
     if (startValue)
       cuda::eraseInitWriter(rewriter, fill);

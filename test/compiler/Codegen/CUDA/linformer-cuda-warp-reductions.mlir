@@ -1,6 +1,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions,canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{warps=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT
 
 // A LayerNorm's mean: the sum over c of the residual x + y, after a zero
 // fill. 2 x 12 = 24 rows: blocks of 8 warps (3 blocks), a warp a row; lane
@@ -189,3 +190,57 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 }
 
 // BAD: warps must be 1 to 32 (a block's rows), not 0
+
+// -----
+
+// E's row sums over a long n (masked by the lengths): 4 rows of 8192 steps
+// are 4 warps for the whole GPU. With split-warps = 64 each row is cut into
+// 16 parts of 512 steps (4 x 16 = 64 warps): a warp a part adds its lanes'
+// terms into one of 64 partial sums, then a warp a row adds its 16
+// partials (lane p < 16 takes part p, the others none) and stores 0 +
+// total. Without split-warps (the CHECK run) the rows stay a warp each.
+// CHECK-LABEL: func.func @long_rows
+// CHECK-NOT: memref.alloc
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8192 step %c32
+// SPLIT-LABEL: func.func @long_rows
+// SPLIT: %[[P:.*]] = memref.alloc() : memref<64xf32>
+// SPLIT: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1)
+// SPLIT: scf.parallel (%[[W:.*]], %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32)
+// SPLIT: %[[Q:.*]] = arith.addi %{{.*}}, %[[W]]
+// SPLIT: %[[ROW:.*]] = arith.divui %[[Q]], %c16
+// SPLIT: %[[PART:.*]] = arith.remui %[[Q]], %c16
+// SPLIT: %[[FROM:.*]] = arith.muli %[[PART]], %c512
+// SPLIT: %[[TO:.*]] = arith.addi %[[FROM]], %c512
+// SPLIT: %[[START:.*]] = arith.addi %[[FROM]], %[[LANE]]
+// SPLIT: scf.for %{{.*}} = %[[START]] to %[[TO]] step %c32
+// SPLIT: arith.select
+// SPLIT-COUNT-5: gpu.shuffle  xor
+// SPLIT: scf.if
+// SPLIT: memref.store %{{.*}}, %[[P]][%[[Q]]]
+// SPLIT: scf.parallel (%[[R:.*]], %[[L2:.*]]) = (%c0, %c0) to (%c4, %c32)
+// SPLIT: %[[FIRST:.*]] = arith.muli %[[R]], %c16
+// SPLIT: scf.for %[[I:.*]] = %[[L2]] to %c16 step %c32
+// SPLIT: %[[AT:.*]] = arith.addi %[[FIRST]], %[[I]]
+// SPLIT: memref.load %[[P]][%[[AT]]]
+// SPLIT-COUNT-5: gpu.shuffle  xor
+// SPLIT: scf.if
+// SPLIT: memref.store %{{.*}}, %arg2
+// SPLIT: memref.dealloc %[[P]]
+#e = affine_map<(b, k, n) -> (k, n)>
+#len = affine_map<(b, k, n) -> (b)>
+#row = affine_map<(b, k, n) -> (b, k)>
+func.func @long_rows(%e: memref<4x8192xf32>, %len: memref<1xi32>, %s: memref<1x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%s : memref<1x4xf32>)
+  linalg.generic {indexing_maps = [#e, #len, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %len : memref<4x8192xf32>, memref<1xi32>) outs(%s : memref<1x4xf32>) {
+  ^bb0(%a: f32, %l: i32, %acc: f32):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i32
+    %real = arith.cmpi slt, %ni, %l : i32
+    %t = arith.select %real, %a, %zero : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  }
+  return
+}
