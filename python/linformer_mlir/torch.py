@@ -1,0 +1,208 @@
+"""linformer_mlir.torch: a compiled artifact as a PyTorch op and module.
+
+    import linformer_mlir.torch as lft
+    enc = lft.LinformerEncoder.from_artifact("model.lfa", "weights.safetensors")
+    y = enc(x, lengths)                 # x: float32 CPU [b, L, d_model]
+
+    # or straight from a PyTorch Linformer (lucidrains `Linformer`):
+    enc = lft.compile_module(lucidrains_linformer, example_input)
+
+The artifact runs as one custom op, `torch.ops.linformer_mlir.run`, registered
+with `torch.library.custom_op` and a fake (meta) implementation, so a model
+that contains it runs eagerly, under `torch.compile(fullgraph=True)` without a
+graph break (the op is opaque to Dynamo and Inductor, which compile the rest),
+and through `torch.export` (the op appears in the exported graph). Needs torch
+>= 2.4. The op takes the artifact by a key (its path, its weights' path and
+the thread count, as JSON): a session is loaded once per key and process and
+shared by every call. Inputs are read without copies where they are
+C-contiguous float32 CPU tensors (DLPack), and the output is written in place
+into the tensor the op returns.
+
+Bad input raises before any kernel runs: ValueError for a wrong dtype,
+device or shape (the message names the argument), linformer_mlir.Error (a
+RuntimeError) for what the runtime refuses. See docs/Python.md.
+"""
+
+import json as _json
+import os as _os
+import tempfile as _tempfile
+import threading as _threading
+from typing import Optional
+
+import torch
+
+from . import Error, Module, Session, Weights
+from . import compile as _compile
+from . import importer as _importer
+
+__all__ = ["LinformerEncoder", "compile_module", "run"]
+
+_MIN_TORCH = (2, 4)
+if tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < _MIN_TORCH:
+    raise ImportError(f"linformer_mlir.torch needs torch >= 2.4 (torch.library.custom_op); "
+                      f"this is torch {torch.__version__}")
+
+_lock = _threading.Lock()
+_modules = {}   # key -> Module (the fake implementation reads shapes from it)
+_sessions = {}  # key -> Session
+
+
+def _key(artifact, weights, threads):
+    return _json.dumps([_os.path.abspath(_os.fspath(artifact)),
+                        _os.path.abspath(_os.fspath(weights)), int(threads)])
+
+
+def _module(key):
+    with _lock:
+        m = _modules.get(key)
+        if m is None:
+            m = _modules[key] = Module(_json.loads(key)[0])
+        return m
+
+
+def _session(key):
+    with _lock:
+        s = _sessions.get(key)
+    if s is not None:
+        return s
+    artifact, weights, threads = _json.loads(key)
+    s = Session(_module(key), Weights(weights), threads=threads)
+    with _lock:
+        return _sessions.setdefault(key, s)
+
+
+def _data_input(m):
+    return next(d for d in m.inputs if not d.role)
+
+
+def _output_shape(m, x):
+    out = m.outputs[0]
+    return (x.shape[0], x.shape[1], *out.shape[2:])
+
+
+def _check(m, x, lengths, mask):
+    """ValueError naming the argument, before any kernel runs."""
+    d = _data_input(m)
+    if not isinstance(x, torch.Tensor):
+        raise ValueError(f"x: expected a torch.Tensor, got {type(x).__name__}")
+    if d.dtype != "f32" or x.dtype != torch.float32:
+        raise ValueError(f"x: expected dtype torch.float32 (the model's input '{d.name}' is {d.dtype}), "
+                         f"got {x.dtype}")
+    if x.device.type != "cpu":
+        raise ValueError(f"x: expected a CPU tensor, got device '{x.device}' (the artifact runs on the CPU)")
+    batch, n, width = d.shape[0], d.shape[1], d.shape[2]
+    roles = {t.role for t in m.inputs}
+    if x.dim() != 3 or x.shape[2] != width:
+        raise ValueError(f"x: expected shape [b, L, {width}], got {list(x.shape)}")
+    if not 1 <= x.shape[1] <= n:
+        raise ValueError(f"x: {x.shape[1]} tokens; the model takes 1 to {n}")
+    # A model with lengths takes 1 to its compiled batch (docs/Runtime.md).
+    dynamic = "lengths" in roles
+    if not (1 <= x.shape[0] <= batch if dynamic else x.shape[0] == batch):
+        want = f"1 to {batch}" if dynamic else f"exactly {batch}"
+        raise ValueError(f"x: batch {x.shape[0]}; the model takes {want} sequences")
+    for name, t, role in (("lengths", lengths, "lengths"), ("mask", mask, "mask")):
+        if t is None:
+            continue
+        if role not in roles:
+            raise ValueError(f"{name}: the model takes no {name} (its padding inputs: "
+                             f"{', '.join(sorted(r for r in roles if r)) or 'none'})")
+        if not isinstance(t, torch.Tensor) or t.device.type != "cpu":
+            raise ValueError(f"{name}: expected a CPU torch.Tensor")
+        if role == "lengths":
+            if t.dtype not in (torch.int32, torch.int64) or t.shape != (x.shape[0],):
+                raise ValueError(f"{name}: expected an int32 or int64 tensor of shape [{x.shape[0]}], "
+                                 f"got {t.dtype} {list(t.shape)}")
+        elif t.dtype not in (torch.bool, torch.uint8, torch.int32, torch.int64) or \
+                t.shape != tuple(x.shape[:2]):
+            raise ValueError(f"{name}: expected a bool or integer tensor of shape {list(x.shape[:2])}, "
+                             f"got {t.dtype} {list(t.shape)}")
+
+
+@torch.library.custom_op("linformer_mlir::run", mutates_args=())
+def run(x: torch.Tensor, lengths: Optional[torch.Tensor], mask: Optional[torch.Tensor],
+        key: str) -> torch.Tensor:
+    """Runs the artifact `key` names on x (lengths or mask as its padding
+    input takes; none: every sequence is L tokens long)."""
+    m = _module(key)
+    _check(m, x, lengths, mask)
+    inputs = {_data_input(m).name: x.detach().contiguous()}
+    for t, role in ((lengths, "lengths"), (mask, "mask")):
+        desc = next((d for d in m.inputs if d.role == role), None)
+        if desc is None:
+            continue
+        if t is None:
+            if role == "mask":
+                t = torch.ones(x.shape[:2], dtype=torch.uint8)
+            else:
+                t = torch.full((x.shape[0],), x.shape[1], dtype=torch.int32)
+        inputs[desc.name] = t.detach().contiguous()
+    out = torch.empty(_output_shape(m, x), dtype=torch.float32)
+    _session(key).run(inputs, {m.outputs[0].name: out.numpy()})
+    return out
+
+
+@run.register_fake
+def _(x, lengths, mask, key):
+    m = _module(key)
+    _check(m, x, lengths, mask)
+    return x.new_empty(_output_shape(m, x))
+
+
+class LinformerEncoder(torch.nn.Module):
+    """An nn.Module around a compiled artifact: forward(x, lengths=None,
+    mask=None) -> float32 [b, L, d_model]. Inference only (no autograd)."""
+
+    def __init__(self, artifact, weights, threads=0):
+        super().__init__()
+        self.key = _key(artifact, weights, threads)
+        m = _module(self.key)
+        Weights(_json.loads(self.key)[1]).check(m)
+        self.batch, self.seq_len = m.batch, m.seq_len
+        self.d_model = _data_input(m).shape[2]
+
+    @classmethod
+    def from_artifact(cls, artifact, weights, threads=0):
+        return cls(artifact, weights, threads)
+
+    def forward(self, x, lengths=None, mask=None):
+        return torch.ops.linformer_mlir.run(x, lengths, mask, self.key)
+
+    def extra_repr(self):
+        artifact, weights, threads = _json.loads(self.key)
+        return f"artifact={artifact!r}, weights={weights!r}, threads={threads}"
+
+
+def _heads(module):
+    for sub in module.modules():
+        if hasattr(sub, "heads") and hasattr(sub, "to_q"):
+            return int(sub.heads)
+    raise ValueError("module: no attention with a 'heads' attribute (a lucidrains Linformer or "
+                     "LinformerSelfAttention is expected)")
+
+
+def compile_module(module, example_input, workdir=None, threads=0, padding=None, extra_args=()):
+    """A PyTorch Linformer (lucidrains `Linformer`, `LinformerSelfAttention`
+    or `LinformerLM`'s encoder) compiled by our pipeline: its state dict is
+    imported (linformer_mlir.importer), compiled for this CPU with
+    `linformer-compile` into `workdir` (a new temporary folder by default),
+    and returned as a LinformerEncoder. `example_input` gives the batch;
+    `padding` ("lengths", "mask" or None: none, as lucidrains) the padding
+    input the artifact takes."""
+    if not isinstance(example_input, torch.Tensor) or example_input.dim() != 3:
+        raise ValueError("example_input: expected a tensor [b, n, d_model]")
+    sd = {k: v.detach().cpu().float().numpy() for k, v in module.state_dict().items()}
+    try:
+        config, weights, _notes = _importer.import_state_dict(
+            sd, fmt="lucidrains", heads=_heads(module), batch=example_input.shape[0], padding=padding)
+    except _importer.CheckpointError as e:
+        raise ValueError(f"module: {e}") from None
+    workdir = workdir or _tempfile.mkdtemp(prefix="linformer-")
+    _os.makedirs(workdir, exist_ok=True)
+    model = _os.path.join(workdir, "model.json")
+    with open(model, "w") as f:
+        _json.dump(config, f)
+    wpath = _os.path.join(workdir, "weights.safetensors")
+    _importer.write_safetensors(wpath, weights, {"linformer.model": _json.dumps(config)})
+    artifact = _compile(model, _os.path.join(workdir, "model.lfa"), extra_args=extra_args)
+    return LinformerEncoder(artifact, wpath, threads)
