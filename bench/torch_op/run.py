@@ -11,13 +11,17 @@ threads; the swapped output is checked against the original first. Median of
 (PYTHONPATH=build/python LINFORMER_BIN_DIR=build/bin)
 """
 import argparse
-import statistics
+import os
+import sys
 import time
 
 import torch
 from linformer import Linformer
 
 import linformer_mlir.torch as lft
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "peers"))
+from peer import timed  # noqa: E402  (the peer benchmark's median of runs)
 
 
 class Classifier(torch.nn.Module):
@@ -32,13 +36,7 @@ class Classifier(torch.nn.Module):
 
 
 def median_ms(fn, runs):
-    fn()
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
+    return timed(fn, runs, warmup=1)[0]
 
 
 def main():

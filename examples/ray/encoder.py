@@ -33,10 +33,9 @@ class DocumentEncoder:
     def __init__(self, artifact, weights, threads=1):
         self.session = lf.load(artifact, weights, threads=threads)
         m = self.session.module
-        data = next(d for d in m.inputs if not d.role)
         if not any(d.role == "lengths" for d in m.inputs):
             raise ValueError(f"{artifact}: the encoder needs a lengths input (\"padding\": \"lengths\")")
-        self.batch, self.n, self.d_model = m.batch, m.seq_len, data.shape[2]
+        self.batch, self.n, self.d_model = m.batch, m.seq_len, m.data_input.shape[2]
 
     def encode(self, docs):
         """One embedding [d_model] a document, in order."""

@@ -56,6 +56,11 @@ class Module:
         self.batch, self.seq_len = self._m.sequence_shape()
 
     @property
+    def data_input(self):
+        """The input that carries the sequence (the one without a role)."""
+        return next(d for d in self.inputs if not d.role)
+
+    @property
     def manifest(self):
         """The artifact's manifest as a dict."""
         return _json.loads(self._m.manifest())
@@ -156,8 +161,7 @@ class Session:
         """`session(x, lengths=...)`: the data input positionally (or every
         input by name); returns the output array (a tuple for several)."""
         if x is not None:
-            data = [d.name for d in self.module.inputs if not d.role]
-            inputs[data[0]] = x
+            inputs[self.module.data_input.name] = x
         out = self.run(inputs)
         values = tuple(out.values())
         return values[0] if len(values) == 1 else values

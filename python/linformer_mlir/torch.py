@@ -37,8 +37,7 @@ from . import importer as _importer
 
 __all__ = ["LinformerEncoder", "compile_module", "run"]
 
-_MIN_TORCH = (2, 4)
-if tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2]) < _MIN_TORCH:
+if torch.__version__ < (2, 4):
     raise ImportError(f"linformer_mlir.torch needs torch >= 2.4 (torch.library.custom_op); "
                       f"this is torch {torch.__version__}")
 
@@ -71,10 +70,6 @@ def _session(key):
         return _sessions.setdefault(key, s)
 
 
-def _data_input(m):
-    return next(d for d in m.inputs if not d.role)
-
-
 def _output_shape(m, x):
     out = m.outputs[0]
     return (x.shape[0], x.shape[1], *out.shape[2:])
@@ -82,7 +77,7 @@ def _output_shape(m, x):
 
 def _check(m, x, lengths, mask):
     """ValueError naming the argument, before any kernel runs."""
-    d = _data_input(m)
+    d = m.data_input
     if not isinstance(x, torch.Tensor):
         raise ValueError(f"x: expected a torch.Tensor, got {type(x).__name__}")
     if d.dtype != "f32" or x.dtype != torch.float32:
@@ -90,7 +85,7 @@ def _check(m, x, lengths, mask):
                          f"got {x.dtype}")
     if x.device.type != "cpu":
         raise ValueError(f"x: expected a CPU tensor, got device '{x.device}' (the artifact runs on the CPU)")
-    batch, n, width = d.shape[0], d.shape[1], d.shape[2]
+    batch, n, width = m.batch, m.seq_len, d.shape[2]
     roles = {t.role for t in m.inputs}
     if x.dim() != 3 or x.shape[2] != width:
         raise ValueError(f"x: expected shape [b, L, {width}], got {list(x.shape)}")
@@ -126,7 +121,7 @@ def run(x: torch.Tensor, lengths: Optional[torch.Tensor], mask: Optional[torch.T
     input takes; none: every sequence is L tokens long)."""
     m = _module(key)
     _check(m, x, lengths, mask)
-    inputs = {_data_input(m).name: x.detach().contiguous()}
+    inputs = {m.data_input.name: x.detach().contiguous()}
     for t, role in ((lengths, "lengths"), (mask, "mask")):
         desc = next((d for d in m.inputs if d.role == role), None)
         if desc is None:
@@ -159,7 +154,7 @@ class LinformerEncoder(torch.nn.Module):
         m = _module(self.key)
         Weights(_json.loads(self.key)[1]).check(m)
         self.batch, self.seq_len = m.batch, m.seq_len
-        self.d_model = _data_input(m).shape[2]
+        self.d_model = m.data_input.shape[2]
 
     @classmethod
     def from_artifact(cls, artifact, weights, threads=0):
