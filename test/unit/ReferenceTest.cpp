@@ -465,6 +465,56 @@ TEST(ReferenceCore, MatchesNaiveSoftmax) {
                 kNaiveTol);
 }
 
+// Big products are split over the cores (rows of linear, (sequence, head)
+// pairs of the projection and the core); each piece alone is small enough to
+// run on one thread. Splitting must not change a bit, on any core count.
+TEST(ReferenceThreads, SplitWorkEqualsOnePieceAtATime) {
+  {
+    const int64_t rows = 5, in = 1024, out = 4096; // 2^22 MACs a row
+    auto x = uniformVector(size_t(rows * in), 31, -1, 1);
+    auto w = uniformVector(size_t(in * out), 32, -1, 1);
+    auto bias = uniformVector(size_t(out), 33, -1, 1);
+    std::vector<float> whole(size_t(rows * out)), piece(whole.size());
+    ASSERT_EQ(linear(rows, in, out, x.data(), w.data(), bias.data(),
+                     whole.data()),
+              "");
+    for (int64_t r = 0; r < rows; ++r)
+      ASSERT_EQ(linear(1, in, out, x.data() + r * in, w.data(), bias.data(),
+                       piece.data() + r * out),
+                "");
+    EXPECT_EQ(whole, piece);
+  }
+  const int64_t b = 3, n = 2048, k = 256, d = 32; // 2^24 MACs a sequence
+  auto x = uniformVector(size_t(b * n * d), 34, -1, 1);
+  auto e = uniformVector(size_t(k * n), 35, -1, 1);
+  const int32_t lengths[] = {2048, 1000, 7};
+  std::vector<float> whole(size_t(b * k * d)), piece(whole.size());
+  ASSERT_EQ(sequenceProjection(ProjectionKind::Learned, b, 1, n, d, k,
+                               x.data(), e.data(), true, lengths, nullptr,
+                               whole.data()),
+            "");
+  for (int64_t i = 0; i < b; ++i)
+    ASSERT_EQ(sequenceProjection(ProjectionKind::Learned, 1, 1, n, d, k,
+                                 x.data() + i * n * d, e.data(), true,
+                                 lengths + i, nullptr,
+                                 piece.data() + i * k * d),
+              "");
+  EXPECT_EQ(whole, piece);
+
+  auto kp = uniformVector(size_t(b * k * d), 36, -1, 1);
+  auto vp = uniformVector(size_t(b * k * d), 37, -1, 1);
+  std::vector<float> core(size_t(b * n * d)), corePiece(core.size());
+  ASSERT_EQ(attentionCore(b, 1, n, k, d, d, x.data(), kp.data(), vp.data(),
+                          nullptr, core.data()),
+            "");
+  for (int64_t i = 0; i < b; ++i)
+    ASSERT_EQ(attentionCore(1, 1, n, k, d, d, x.data() + i * n * d,
+                            kp.data() + i * k * d, vp.data() + i * k * d,
+                            nullptr, corePiece.data() + i * n * d),
+              "");
+  EXPECT_EQ(core, corePiece);
+}
+
 TEST(ReferenceCore, LargeLogitsStayFinite) {
   // Logits of order 1e4 (exp overflows double beyond ~710): with max
   // subtraction the softmax is one-hot on the largest logit, so the output
