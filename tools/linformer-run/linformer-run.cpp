@@ -616,11 +616,16 @@ int main(int argc, char **argv) {
                   "identical\n",
                   sessions);
     std::sort(ms.begin(), ms.end());
+    // L is the input's sequence dimension; --lengths cut sequences shorter
+    // still, and say how many tokens each really had.
+    std::string real;
+    for (size_t k = 0; k < lengths.size(); ++k)
+      real += (k ? "," : "; real lengths ") + std::to_string(lengths[k]);
     std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
-                "median %.3f ms over %d run(s) (min %.3f) on %s\n",
+                "median %.3f ms over %d run(s) (min %.3f) on %s%s\n",
                 artifact.c_str(), (long long)batch, (long long)L,
                 (long long)n, session.numThreads(), ms[ms.size() / 2], repeat,
-                ms.front(), module.device().c_str());
+                ms.front(), module.device().c_str(), real.c_str());
     if (profile || !profileJson.empty()) {
       std::vector<lf_kernel_profile> kernels = session.kernelProfiles();
       double total = 0;
