@@ -2,8 +2,8 @@
 """Cost against real length (issue 31): one artifact compiled for n = 4096
 run at real lengths L, against the artifact compiled for n = L (the static
 lower bound) and, optionally, peers given L tokens (E sliced to L columns,
-as lucidrains' Linformer does), plus a mixed batch against the sum of its
-sequences run alone.
+as lucidrains' Linformer does), plus a mixed batch, padded and packed
+(cu_seqlens), against the sum of its sequences run alone.
 
     bench/lengths/run.py [--blocks layer,encoder] [--lengths 256,...,4096]
                          [--mixed 4096,512,512,256] [--peers torch_eager]
@@ -90,7 +90,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     compile_ = os.path.join(args.build, "bin", "linformer-compile")
     runner = os.path.join(args.build, "bin", "linformer-run")
-    lengths = [int(v) for v in args.lengths.split(",")]
+    lengths = [int(v) for v in args.lengths.split(",")] if args.lengths else []
     mixed = [int(v) for v in args.mixed.split(",")] if args.mixed else []
     rows = []
 
@@ -147,10 +147,14 @@ def main():
             run([compile_, path("mixed.json"), "-o", path("mixed.lfa")])
             ms = time_ours(path("mixed.lfa"), path("n.st"),
                            ["--lengths", ",".join(map(str, mixed))])
+            # The same batch packed (cu_seqlens): [T, d] in and out.
+            packed = time_ours(path("mixed.lfa"), path("n.st"),
+                               ["--lengths", ",".join(map(str, mixed)), "--packed"])
             alone = sum(time_ours(path("n.lfa"), path("n.st"), ["--seq-len", str(L)])
                         for L in mixed)
             row = {"block": block, "L": "mixed " + "/".join(map(str, mixed)),
-                   "ours_ms": ms, "static_ms": alone, "ours_over_static": ms / alone}
+                   "ours_ms": ms, "static_ms": alone, "ours_over_static": ms / alone,
+                   "packed_ms": packed, "packed_over_static": packed / alone}
             rows.append(row)
             print(json.dumps(row), flush=True)
     keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("block", "L"), k))
@@ -158,11 +162,14 @@ def main():
         w = csv.DictWriter(f, fieldnames=keys)
         w.writeheader()
         w.writerows(rows)
-    print("| block | L | ours (n artifact) ms | n = L artifact ms | ratio |")
-    print("|---|---|---|---|---|")
+    print("| block | L | ours (n artifact) ms | n = L artifact (mixed: sum alone) ms | ratio |"
+          " packed ms | packed ratio |")
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print("| %s | %s | %.1f | %.1f | %.2f |" % (r["block"], r["L"], r["ours_ms"],
-                                                  r["static_ms"], r["ours_over_static"]))
+        packed = ("%.1f | %.2f" % (r["packed_ms"], r["packed_over_static"])
+                  if "packed_ms" in r else "- | -")
+        print("| %s | %s | %.1f | %.1f | %.2f | %s |" % (
+            r["block"], r["L"], r["ours_ms"], r["static_ms"], r["ours_over_static"], packed))
 
 
 if __name__ == "__main__":

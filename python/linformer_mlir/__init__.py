@@ -125,12 +125,27 @@ class Session:
     def run(self, inputs, outputs=None):
         """Runs the model. `inputs` maps input names to arrays; `outputs`
         optionally maps output names to preallocated arrays (written in
-        place). Returns a dict name -> array of every output."""
+        place). Returns a dict name -> array of every output.
+
+        Packed (varlen) input, as FlashAttention's: with `cu_seqlens` (the
+        b + 1 offsets 0, end of sequence 0, ..., T) the data input is
+        [T, d], the sequences' real tokens end to end, and so is the
+        output (docs/Runtime.md)."""
         by_name = {d.name: d for d in self.module.inputs}
         bound, keep = [], []
         seq = None
+        packed = None  # T, the rows of a packed run
         for name, value in inputs.items():
             d = by_name.get(name)
+            if d is None and name == "cu_seqlens":
+                a = _contiguous(name, value, "i64")
+                if a.ndim != 1 or a.size < 2:
+                    raise ValueError("cu_seqlens must be 1-D with b + 1 offsets "
+                                     f"(0 first), not shape {a.shape}")
+                keep.append(a)
+                bound.append((name, a))
+                packed = int(a[-1])
+                continue
             if d is None:
                 raise Error(f"LF_INVALID_ARGUMENT: no input named '{name}' "
                             f"(inputs: {', '.join(by_name)})")
@@ -147,7 +162,9 @@ class Session:
             given = (outputs or {}).get(d.name)
             if given is None:
                 shape = list(d.shape)
-                if seq is not None and len(shape) >= 2 and shape[1] == self.module.seq_len:
+                if packed is not None and len(shape) >= 2 and shape[1] == self.module.seq_len:
+                    shape = [packed] + shape[2:]
+                elif seq is not None and len(shape) >= 2 and shape[1] == self.module.seq_len:
                     shape[0], shape[1] = seq
                 given = _np.empty(shape, dtype=_NUMPY_DTYPES[d.dtype])
             elif not (isinstance(given, _np.ndarray) and given.flags.c_contiguous):

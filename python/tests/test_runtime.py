@@ -122,3 +122,30 @@ def test_errors_carry_the_runtime_code_and_message(small, tmp_path):
 def test_compile_errors_name_the_problem(tmp_path):
     with pytest.raises(lf.Error, match="heads 6 does not divide d_model 512"):
         lf.compile({"heads": 6}, tmp_path / "bad.lfa")
+
+
+def test_packed_input(small):
+    # cu_seqlens: the sequences' real tokens end to end, in and out, with
+    # the bits of the padded run's real rows.
+    art, w, _ = small
+    s = lf.Session(art, w, threads=1)
+    x = np.random.default_rng(5).standard_normal((2, 128, 64), dtype=np.float32)
+    padded = s(x, lengths=[100, 37])
+    packed = np.concatenate([x[0, :100], x[1, :37]])
+    y = s(packed, cu_seqlens=[0, 100, 137])
+    assert y.shape == (137, 64)
+    np.testing.assert_array_equal(y, np.concatenate([padded[0, :100], padded[1, :37]]))
+    # One sequence, fewer than compiled; offsets as a torch-style int32 array.
+    one = s(x[1, :37], cu_seqlens=np.array([0, 37], np.int32))
+    np.testing.assert_array_equal(one, padded[1, :37])
+    with pytest.raises(lf.Error, match=r"LF_SHAPE_MISMATCH: input 'cu_seqlens': "
+                                       r"sequence 1 has no tokens"):
+        s(packed, cu_seqlens=[0, 100, 100, 137])
+    with pytest.raises(lf.Error, match=r"LF_SHAPE_MISMATCH: input 'x' has shape "
+                                       r"\[137, 64\], and packed inputs must be \[136, 64\]"):
+        s(packed, cu_seqlens=[0, 100, 136])
+    with pytest.raises(lf.Error, match=r"LF_INVALID_ARGUMENT: 'cu_seqlens' and "
+                                       r"'lengths' are both given"):
+        s(packed, cu_seqlens=[0, 100, 137], lengths=[100, 37])
+    with pytest.raises(ValueError, match="cu_seqlens must be 1-D"):
+        s(packed, cu_seqlens=[137])

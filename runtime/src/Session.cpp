@@ -121,6 +121,43 @@ void readLengths(const lf_tensor &t, const std::string &name, int64_t batch,
   }
 }
 
+/// Reads a packed run's offsets (`cu_seqlens`, i32 or i64 [b + 1], as
+/// FlashAttention's varlen interface) into `out`: 0 first, then strictly
+/// increasing by at most `n`, so that sequence i is the rows
+/// [out[i], out[i + 1]) of every packed tensor, with 1 to n of them.
+void readOffsets(const lf_tensor &t, int64_t n, std::vector<int64_t> &out) {
+  std::vector<int64_t> shape = tensorShape(t, "input");
+  if (shape.size() != 1 || shape[0] < 2)
+    shapeError("input 'cu_seqlens' has shape " + shapeString(shape) +
+               ", expected [b + 1] (0, then where each of the b packed "
+               "sequences ends)");
+  if (t.dtype != LF_DTYPE_I32 && t.dtype != LF_DTYPE_I64)
+    invalid(std::string("input 'cu_seqlens' is ") + lfDtypeName(t.dtype) +
+            ", expected i32 or i64");
+  out.resize(size_t(shape[0]));
+  for (int64_t i = 0; i < shape[0]; ++i)
+    out[size_t(i)] = t.dtype == LF_DTYPE_I32
+                         ? static_cast<const int32_t *>(t.data)[i]
+                         : static_cast<const int64_t *>(t.data)[i];
+  if (out[0] != 0)
+    shapeError("input 'cu_seqlens': cu_seqlens[0] = " +
+               std::to_string(out[0]) + ", expected 0");
+  // out[i] is in [0, i n] when it is read, so no difference overflows.
+  for (size_t i = 0; i + 1 < out.size(); ++i) {
+    std::string at = "cu_seqlens[" + std::to_string(i + 1) +
+                     "] = " + std::to_string(out[i + 1]) + ", cu_seqlens[" +
+                     std::to_string(i) + "] = " + std::to_string(out[i]);
+    if (out[i + 1] <= out[i])
+      shapeError("input 'cu_seqlens': sequence " + std::to_string(i) +
+                 " has no tokens (" + at + "; offsets must increase)");
+    if (out[i + 1] - out[i] > n)
+      shapeError("input 'cu_seqlens': sequence " + std::to_string(i) +
+                 " has " + std::to_string(out[i + 1] - out[i]) +
+                 " tokens (" + at + "), more than the compiled n = " +
+                 std::to_string(n));
+  }
+}
+
 /// The generic checks every caller tensor gets: a name, a known dtype,
 /// data unless empty.
 void checkTensorBasics(const lf_tensor &t, const char *what) {
@@ -313,6 +350,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   // Match caller inputs to manifest buffers by name.
   std::vector<const lf_tensor *> given(m.buffers.size(), nullptr);
   const lf_tensor *lengthsForMask = nullptr, *maskForLengths = nullptr;
+  // A packed run's offsets: sequence inputs and outputs are [T, ...].
+  const lf_tensor *cuSeqlens = nullptr;
   for (size_t i = 0; i < numInputs; ++i) {
     const lf_tensor &t = inputs[i];
     checkTensorBasics(t, "input");
@@ -328,6 +367,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       slot = &lengthsForMask;
     else if (std::strcmp(t.name, "mask") == 0 && mod.lengthsBuffer() >= 0)
       slot = &maskForLengths;
+    else if (std::strcmp(t.name, "cu_seqlens") == 0)
+      slot = &cuSeqlens;
     else
       invalid(std::string("unknown input '") + t.name +
               "' (the model's inputs are: " + inputNames() + ")");
@@ -335,6 +376,42 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       invalid(std::string("input '") + t.name + "' is given twice");
     *slot = &t;
   }
+
+  // Packed: the offsets give the batch and every sequence's length; the
+  // lengths or mask input is filled from them.
+  std::vector<int64_t> offsets;
+  if (cuSeqlens) {
+    if (onDevice)
+      invalid("packed input ('cu_seqlens') takes host tensors; device "
+              "inputs must have the compiled shape");
+    if (mod.lengthsBuffer() < 0 && mod.maskBuffer() < 0)
+      shapeError("packed input ('cu_seqlens') needs a model with a lengths "
+                 "or mask input to tell where each sequence ends, and '" +
+                 mod.path() + "' has neither: pass [b, n, ...] tensors");
+    for (const lf_tensor *t :
+         {lengthsForMask, maskForLengths,
+          mod.lengthsBuffer() >= 0 ? given[size_t(mod.lengthsBuffer())]
+                                   : nullptr,
+          mod.maskBuffer() >= 0 ? given[size_t(mod.maskBuffer())] : nullptr})
+      if (t)
+        invalid(std::string("'cu_seqlens' and '") + t->name +
+                "' are both given: a packed run takes its sequences' "
+                "lengths from cu_seqlens");
+    readOffsets(*cuSeqlens, n, offsets);
+    batch = int64_t(offsets.size()) - 1;
+    bool dynamicBatch = mod.lengthsBuffer() >= 0 && !cuda;
+    if (batch > B || (batch < B && !dynamicBatch))
+      shapeError("input 'cu_seqlens' has " + std::to_string(batch + 1) +
+                 " entries: " + std::to_string(batch) +
+                 " sequences, and the model was compiled for batch " +
+                 std::to_string(B) +
+                 (dynamicBatch ? " (at most " + std::to_string(B) +
+                                     " sequences)"
+                               : std::string(" (exactly that many)")));
+  }
+  const bool packed = cuSeqlens != nullptr;
+  // Total rows of a packed tensor.
+  const int64_t T = packed ? offsets.back() : 0;
 
   // Check data inputs and find the caller's sequence length L.
   int64_t L = -1;
@@ -361,6 +438,17 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     if (!mod.isSequence(idx)) {
       if (shape != b.shape)
         shapeError(where + "the model expects " + shapeString(b.shape));
+      continue;
+    }
+    if (packed) {
+      std::vector<int64_t> want = {T};
+      want.insert(want.end(), b.shape.begin() + 2, b.shape.end());
+      if (shape != want)
+        shapeError(where + "and packed inputs must be " + shapeString(want) +
+                   " (the " + std::to_string(T) +
+                   " tokens cu_seqlens ends at; model shape " +
+                   shapeString(b.shape) + ")");
+      L = n;
       continue;
     }
     if (shape.size() != b.shape.size())
@@ -429,7 +517,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
               ", the model produces " + dtypeName(b.dtype));
     std::vector<int64_t> shape = tensorShape(t, "output");
     std::vector<int64_t> asL = b.shape, asN = b.shape;
-    if (mod.isSequence(size_t(idx))) {
+    if (mod.isSequence(size_t(idx)) && packed) {
+      asN.erase(asN.begin());
+      asN[0] = T;
+      asL = asN;
+    } else if (mod.isSequence(size_t(idx))) {
       asL[0] = asN[0] = batch;
       asL[1] = L;
     }
@@ -442,7 +534,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     if (shape != asN && shape != asL)
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", expected " + shapeString(asL) +
-                 (asL != asN ? " or " + shapeString(asN) : ""));
+                 (asL != asN ? " or " + shapeString(asN) : "") +
+                 (packed && mod.isSequence(size_t(idx))
+                      ? " (packed, as the input with cu_seqlens)"
+                      : ""));
     wanted[size_t(idx)] = &t;
   }
 
@@ -458,8 +553,9 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       devIo[idx] = true;
       continue;
     }
-    if ((!mod.isSequence(idx) || (L == n && batch == B)) &&
-        isAligned(t->data)) {
+    // A packed run with every sequence of length n is the padded layout.
+    bool fullRows = packed ? T == B * n && batch == B : L == n && batch == B;
+    if ((!mod.isSequence(idx) || fullRows) && isAligned(t->data)) {
       bound[idx] = t->data;
       continue;
     }
@@ -471,10 +567,13 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     auto *dst = static_cast<uint8_t *>(owned[idx]);
     auto *src = static_cast<const uint8_t *>(t->data);
     for (int64_t i = 0; i < batch; ++i) {
-      std::memcpy(dst + size_t(i * n) * row, src + size_t(i * L) * row,
-                  size_t(L) * row);
-      std::memset(dst + size_t(i * n + L) * row, poison ? 0xff : 0,
-                  size_t(n - L) * row);
+      // Sequence i: `len` rows from row `first` of the caller's tensor.
+      int64_t first = packed ? offsets[size_t(i)] : i * L;
+      int64_t len = packed ? offsets[size_t(i) + 1] - first : L;
+      std::memcpy(dst + size_t(i * n) * row, src + size_t(first) * row,
+                  size_t(len) * row);
+      std::memset(dst + size_t(i * n + len) * row, poison ? 0xff : 0,
+                  size_t(n - len) * row);
     }
   }
 
@@ -483,11 +582,15 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   if (int64_t li = mod.lengthsBuffer(); li >= 0) {
     const ManifestBuffer &b = m.buffers[size_t(li)];
     auto *lengths = static_cast<int32_t *>(owned[size_t(li)]);
-    if (const lf_tensor *t = given[size_t(li)]) {
+    if (packed) {
+      for (int64_t i = 0; i < batch; ++i)
+        lengths[i] = int32_t(offsets[size_t(i) + 1] - offsets[size_t(i)]);
+    } else if (const lf_tensor *t = given[size_t(li)]) {
       std::vector<int64_t> values;
       readLengths(*t, b.name, batch, L, values);
       for (int64_t i = 0; i < batch; ++i)
-        lengths[i] = int32_t(values[i]);    } else if (const lf_tensor *t = maskForLengths) {
+        lengths[i] = int32_t(values[i]);
+    } else if (const lf_tensor *t = maskForLengths) {
       std::vector<int64_t> shape = tensorShape(*t, "input");
       if (shape != std::vector<int64_t>{batch, L})
         shapeError("input 'mask' has shape " + shapeString(shape) +
@@ -527,7 +630,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     const ManifestBuffer &b = m.buffers[size_t(mi)];
     auto *mask = static_cast<uint8_t *>(owned[size_t(mi)]);
     std::memset(mask, 0, size_t(B * n));
-    if (const lf_tensor *t = given[size_t(mi)]) {
+    if (packed) {
+      for (int64_t i = 0; i < batch; ++i)
+        std::memset(mask + i * n, 1,
+                    size_t(offsets[size_t(i) + 1] - offsets[size_t(i)]));
+    } else if (const lf_tensor *t = given[size_t(mi)]) {
       std::vector<int64_t> shape = tensorShape(*t, "input");
       if (shape != std::vector<int64_t>{batch, L})
         shapeError("input '" + b.name + "' has shape " + shapeString(shape) +
@@ -570,7 +677,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       direct[idx] = devIo[idx] = true;
       continue;
     }
-    if (!t || !isAligned(t->data) ||
+    if (!t || !isAligned(t->data) || packed ||
         std::vector<int64_t>(t->shape, t->shape + t->rank) !=
             m.buffers[idx].shape)
       continue;
@@ -664,6 +771,15 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       continue;
     }
     size_t row = b.byteSize() / size_t(B * n);
+    if (packed) {
+      // Each sequence's real rows, end to end.
+      const auto *src = static_cast<const uint8_t *>(owned[idx]);
+      for (int64_t i = 0; i < batch; ++i)
+        std::memcpy(dst + size_t(offsets[size_t(i)]) * row,
+                    src + size_t(i * n) * row,
+                    size_t(offsets[size_t(i) + 1] - offsets[size_t(i)]) * row);
+      continue;
+    }
     // Rows per sequence in the caller's tensor: n (all) or L.
     int64_t rows = t->shape[1];
     if (!direct[idx]) {

@@ -388,6 +388,176 @@ TEST_F(RuntimeTest, BadInputsGiveStatuses) {
   lf_module_free(m);
 }
 
+/// A packed run of `lengths` (x [T, kDim] from the padded [kBatch, kSeq,
+/// kDim] `padded`: each sequence's first lengths[i] rows), with cu_seqlens
+/// as `offsetType`, into y [T, kDim].
+struct Packed {
+  std::vector<int64_t> lengths;
+  std::vector<int64_t> offsets; ///< [b + 1]
+  std::vector<float> x, y;
+  Packed(const std::vector<float> &padded, std::vector<int64_t> lens)
+      : lengths(std::move(lens)) {
+    offsets.push_back(0);
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      offsets.push_back(offsets.back() + lengths[i]);
+      auto row = padded.begin() + int64_t(i) * kSeq * kDim;
+      x.insert(x.end(), row, row + lengths[i] * kDim);
+    }
+    y.assign(x.size(), -777.0f);
+  }
+  int64_t total() const { return offsets.back(); }
+  /// The rows of a padded [b, kSeq, kDim] output that are real.
+  std::vector<float> realRows(const std::vector<float> &padded) const {
+    std::vector<float> out;
+    for (size_t i = 0; i < lengths.size(); ++i) {
+      auto row = padded.begin() + int64_t(i) * kSeq * kDim;
+      out.insert(out.end(), row, row + lengths[i] * kDim);
+    }
+    return out;
+  }
+  lf_status run(lf_session *s, lf_dtype offsetType = LF_DTYPE_I32,
+                const lf_tensor *extra = nullptr) {
+    std::vector<int32_t> o32(offsets.begin(), offsets.end());
+    int64_t os[1] = {int64_t(offsets.size())}, xs[2] = {total(), kDim};
+    lf_tensor in[3] = {
+        {"x", LF_DTYPE_F32, 2, xs, x.data()},
+        {"cu_seqlens", offsetType, 1, os,
+         offsetType == LF_DTYPE_I64 ? static_cast<void *>(offsets.data())
+                                    : static_cast<void *>(o32.data())},
+        {}};
+    if (extra)
+      in[2] = *extra;
+    lf_tensor out = {"y", LF_DTYPE_F32, 2, xs, y.data()};
+    return lf_session_run(s, in, extra ? 3 : 2, &out, 1);
+  }
+};
+
+TEST_F(RuntimeTest, PackedInputGivesThePaddedRunsRealRows) {
+  for (const std::string &path : {lengthsPath, maskPath}) {
+    SCOPED_TRACE(path);
+    lf_module *m = load(path);
+    lf_session *s = session(m, 3);
+    std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 21);
+    for (std::vector<int64_t> lens :
+         {std::vector<int64_t>{5, 16}, {16, 1}, {16, 16}, {7, 9}}) {
+      SCOPED_TRACE(::testing::PrintToString(lens));
+      // The padded run with the same lengths: its real rows, bit for bit.
+      std::vector<float> padded;
+      int32_t len[2] = {int32_t(lens[0]), int32_t(lens[1])};
+      int64_t lshape[1] = {kBatch};
+      lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+      ASSERT_OK(run(s, x, kSeq, padded, kSeq, &lengths));
+      expectNear(padded,
+                 expectedOutput(x, kSeq, prefix(kSeq, lens), bias, scale));
+      for (lf_dtype type : {LF_DTYPE_I32, LF_DTYPE_I64}) {
+        Packed p(x, lens);
+        ASSERT_OK(p.run(s, type));
+        EXPECT_EQ(p.y, p.realRows(padded));
+      }
+    }
+    lf_session_free(s);
+    lf_module_free(m);
+  }
+}
+
+TEST_F(RuntimeTest, PackedRunOfFewerSequencesThanCompiled) {
+  // A lengths model's batch is a maximum, packed or not.
+  lf_module *m = load(lengthsPath);
+  lf_session *s = session(m, 2);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 22);
+  std::vector<float> padded;
+  int32_t len[2] = {11, 1};
+  int64_t lshape[1] = {kBatch};
+  lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+  ASSERT_OK(run(s, x, kSeq, padded, kSeq, &lengths));
+  Packed p(x, {11});
+  ASSERT_OK(p.run(s));
+  std::vector<float> first = Packed(x, {11, 1}).realRows(padded);
+  first.resize(size_t(11 * kDim));
+  EXPECT_EQ(p.y, first);
+  // A mask model takes exactly its batch.
+  lf_module *mm = load(maskPath);
+  lf_session *ms = session(mm, 2);
+  EXPECT_STATUS(p.run(ms), LF_SHAPE_MISMATCH,
+                "input 'cu_seqlens' has 2 entries: 1 sequences, and the model "
+                "was compiled for batch 2 (exactly that many)");
+  lf_session_free(ms);
+  lf_module_free(mm);
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, BadPackedInputsGiveStatusesAndLeaveOutputsAlone) {
+  lf_module *m = load(lengthsPath);
+  lf_session *s = session(m, 2);
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 23);
+  std::vector<float> y(size_t(kBatch * kSeq * kDim), -777.0f);
+  auto call = [&](std::vector<int64_t> offsets, std::vector<int64_t> xs,
+                  std::vector<int64_t> ys, const lf_tensor *extra = nullptr,
+                  lf_dtype offsetType = LF_DTYPE_I64) {
+    int64_t os[1] = {int64_t(offsets.size())};
+    lf_tensor in[3] = {
+        {"x", LF_DTYPE_F32, int32_t(xs.size()), xs.data(), x.data()},
+        {"cu_seqlens", offsetType, 1, os, offsets.data()},
+        {}};
+    if (extra)
+      in[2] = *extra;
+    lf_tensor out = {"y", LF_DTYPE_F32, int32_t(ys.size()), ys.data(),
+                     y.data()};
+    return lf_session_run(s, in, extra ? 3 : 2, &out, 1);
+  };
+  EXPECT_STATUS(call({1, 5, 9}, {9, kDim}, {9, kDim}), LF_SHAPE_MISMATCH,
+                "cu_seqlens[0] = 1, expected 0");
+  EXPECT_STATUS(call({0, 5, 5}, {5, kDim}, {5, kDim}), LF_SHAPE_MISMATCH,
+                "sequence 1 has no tokens (cu_seqlens[2] = 5, cu_seqlens[1] "
+                "= 5; offsets must increase)");
+  EXPECT_STATUS(call({0, 9, 4}, {4, kDim}, {4, kDim}), LF_SHAPE_MISMATCH,
+                "sequence 1 has no tokens");
+  EXPECT_STATUS(call({0, 5, INT64_MIN}, {4, kDim}, {4, kDim}),
+                LF_SHAPE_MISMATCH, "sequence 1 has no tokens");
+  EXPECT_STATUS(call({0, 17, 20}, {20, kDim}, {20, kDim}), LF_SHAPE_MISMATCH,
+                "sequence 0 has 17 tokens (cu_seqlens[1] = 17, cu_seqlens[0] "
+                "= 0), more than the compiled n = 16");
+  EXPECT_STATUS(call({0}, {0, kDim}, {0, kDim}), LF_SHAPE_MISMATCH,
+                "input 'cu_seqlens' has shape [1], expected [b + 1]");
+  EXPECT_STATUS(call({0, 1, 2, 3}, {3, kDim}, {3, kDim}), LF_SHAPE_MISMATCH,
+                "3 sequences, and the model was compiled for batch 2 (at "
+                "most 2 sequences)");
+  EXPECT_STATUS(call({0, 5, 9}, {10, kDim}, {9, kDim}), LF_SHAPE_MISMATCH,
+                "input 'x' has shape [10, 8], and packed inputs must be [9, 8] "
+                "(the 9 tokens cu_seqlens ends at");
+  EXPECT_STATUS(call({0, 5, 9}, {kBatch, kSeq, kDim}, {9, kDim}),
+                LF_SHAPE_MISMATCH, "packed inputs must be [9, 8]");
+  EXPECT_STATUS(call({0, 5, 9}, {9, kDim}, {kBatch, kSeq, kDim}),
+                LF_SHAPE_MISMATCH,
+                "output 'y' has shape [2, 16, 8], expected [9, 8] (packed, "
+                "as the input with cu_seqlens)");
+  EXPECT_STATUS(call({0, 5, 9}, {9, kDim}, {9, kDim}, nullptr, LF_DTYPE_F32),
+                LF_INVALID_ARGUMENT, "input 'cu_seqlens' is f32, expected i32 "
+                                     "or i64");
+  int32_t len[2] = {5, 4};
+  int64_t lshape[1] = {kBatch};
+  lf_tensor lengths = {"lengths", LF_DTYPE_I32, 1, lshape, len};
+  EXPECT_STATUS(call({0, 5, 9}, {9, kDim}, {9, kDim}, &lengths),
+                LF_INVALID_ARGUMENT,
+                "'cu_seqlens' and 'lengths' are both given");
+  for (float v : y)
+    ASSERT_EQ(v, -777.0f) << "a refused run wrote to its output";
+  // A model that cannot tell padding has no packed form.
+  lf_module *nm = load(nonePath);
+  lf_session *ns = session(nm, 2);
+  Packed p(x, {16, 16});
+  EXPECT_STATUS(p.run(ns), LF_SHAPE_MISMATCH,
+                "needs a model with a lengths or mask input");
+  lf_session_free(ns);
+  lf_module_free(nm);
+  // Still usable.
+  Packed good(x, {3, 12});
+  EXPECT_OK(good.run(s));
+  lf_session_free(s);
+  lf_module_free(m);
+}
+
 TEST_F(RuntimeTest, MisalignedCallerBuffersAreCopied) {
   lf_module *m = load(lengthsPath);
   lf_session *s = session(m, 2);

@@ -47,6 +47,7 @@ const char *kUsage =
     "         (--input x=FILE.npy | --random-input [--seq-len L] [--batch B]\n"
     "          [--seed S])\n"
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
+    "         [--packed]\n"
     "         [--output out.npy] [--check] [--tolerance T]\n"
     "         [--reference-cache FILE] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
@@ -54,6 +55,10 @@ const char *kUsage =
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
     "input runs 1 to its compiled batch of them and pays for those.\n"
+    "--packed: pass the input and receive the output packed ([T, d], the\n"
+    "sequences' real tokens end to end, cu_seqlens from --lengths), as\n"
+    "FlashAttention's varlen interface; an --input file is then [T, d] and\n"
+    "--lengths is required; --output writes the packed output.\n"
     "--sessions N: N sessions on one module and weights (sharing the\n"
     "weights, on a device too); the others run once after the timed runs\n"
     "and must give the same output bytes.\n"
@@ -198,6 +203,45 @@ bool writeReference(const std::string &path, const Fingerprint &fingerprint,
   return std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
+/// --packed: a padded [b, L, ...] array's real rows (lengths[i] of sequence
+/// i), end to end: [T, ...].
+linformer::NpyArray packRows(const linformer::NpyArray &padded,
+                             const std::vector<int32_t> &lengths) {
+  linformer::NpyArray out;
+  out.dtype = padded.dtype;
+  int64_t L = padded.shape[1], total = 0;
+  size_t row = padded.bytes.size() / size_t(padded.shape[0] * L);
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    out.bytes.append(padded.bytes, i * size_t(L) * row,
+                     size_t(lengths[i]) * row);
+    total += lengths[i];
+  }
+  out.shape.assign(padded.shape.begin() + 1, padded.shape.end());
+  out.shape[0] = total;
+  return out;
+}
+
+/// The inverse: packed rows [T, ...] as [b, L, ...], zeros past each length.
+linformer::NpyArray unpackRows(const linformer::NpyArray &packed,
+                               const std::vector<int32_t> &lengths,
+                               int64_t L) {
+  linformer::NpyArray out;
+  out.dtype = packed.dtype;
+  out.shape = packed.shape;
+  out.shape[0] = L;
+  out.shape.insert(out.shape.begin(), int64_t(lengths.size()));
+  size_t row = packed.shape[0] ? packed.bytes.size() / size_t(packed.shape[0])
+                               : 0;
+  out.bytes.assign(lengths.size() * size_t(L) * row, '\0');
+  size_t from = 0;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    out.bytes.replace(i * size_t(L) * row, size_t(lengths[i]) * row, packed.bytes,
+                      from, size_t(lengths[i]) * row);
+    from += size_t(lengths[i]) * row;
+  }
+  return out;
+}
+
 /// A whole decimal integer in [lo, hi].
 bool parseInteger(const std::string &s, long long lo, long long hi,
                   long long &out) {
@@ -218,7 +262,7 @@ int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
   bool check = false, randomInput = false, profile = false,
-       makeWeights = false, deviceIo = false;
+       makeWeights = false, deviceIo = false, packed = false;
   int64_t deviceIoOffset = 0;
   std::string profileJson, device;
   double tolerance = -1; // -1: defaultTolerance's
@@ -270,6 +314,8 @@ int main(int argc, char **argv) {
       if (!value(v) || !parseInteger(v, 0, 4096, num))
         return usage("--device-io-offset needs a byte count from 0 to 4096");
       deviceIoOffset = num;
+    } else if (a == "--packed") {
+      packed = true;
     } else if (a == "--make-weights") {
       makeWeights = true;
     } else if (a == "--check") {
@@ -341,6 +387,15 @@ int main(int argc, char **argv) {
     return usage("--weights is required");
   if (!randomInput && inputs.empty())
     return usage("give --input x=FILE.npy or --random-input");
+  if (packed && !maskPath.empty())
+    return usage("--packed takes the sequences' lengths from --lengths (or "
+                 "--seq-len), not from --mask");
+  if (packed && deviceIo)
+    return usage("--packed and --device-io do not go together: device "
+                 "inputs have the compiled shape");
+  if (packed && !randomInput && lengthsArg.empty())
+    return usage("--packed with --input needs --lengths: how the input's "
+                 "rows split into sequences");
 
   if (makeWeights) {
     // From the manifest alone: no code is loaded (and no device needed).
@@ -381,70 +436,7 @@ int main(int argc, char **argv) {
                                     ',')) +
                  1;
 
-    // Inputs.
-    std::vector<linformer::NpyArray> arrays;
-    std::vector<lf::TensorRef> refs;
-    linformer::NpyArray x;
-    const std::vector<lf::TensorInfo> modelInputs = module.inputs();
-    for (const lf::TensorInfo &info : modelInputs) {
-      if (info.role != LF_ROLE_NONE)
-        continue;
-      linformer::NpyArray a;
-      if (inputs.count(info.name)) {
-        if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
-          return error(e.message);
-        // numpy has no bf16: an f32 array feeds an f16 or bf16 input,
-        // rounded to nearest even.
-        linformer::DType want = linformer::DType(info.dtype);
-        if (a.dtype == linformer::DType::F32 &&
-            (want == linformer::DType::BF16 || want == linformer::DType::F16)) {
-          a.bytes = floatsAs(asFloats(a.bytes.data(), a.numElements(),
-                                      a.dtype),
-                             want);
-          a.dtype = want;
-        }
-      } else if (randomInput) {
-        if (seqLen > n)
-          return error("--seq-len " + std::to_string(seqLen) +
-                       " exceeds the compiled n = " + std::to_string(n));
-        int64_t L = seqLen < 0 ? n : seqLen;
-        a.dtype = linformer::DType(info.dtype);
-        a.shape = info.shape;
-        if (a.shape.size() >= 2) {
-          a.shape[1] = L;
-          if (runBatch > 0)
-            a.shape[0] = runBatch;
-        }
-        std::vector<float> values = linformer::uniformVector(
-            linformer::shapeNumElements(a.shape), seed, -1, 1);
-        a.bytes = floatsAs(values, a.dtype);
-      } else {
-        return error("the model needs input '" + info.name +
-                     "': pass --input " + info.name + "=FILE.npy");
-      }
-      for (const auto &[name, path] : inputs)
-        if (name != info.name && !std::any_of(
-                                     modelInputs.begin(), modelInputs.end(),
-                                     [&](const lf::TensorInfo &t) {
-                                       return t.name == name;
-                                     }))
-          return error("the model has no input named '" + name + "'");
-      arrays.push_back(std::move(a));
-      if (info.name == "x")
-        x = arrays.back();
-    }
-    for (size_t i = 0, j = 0; i < modelInputs.size(); ++i) {
-      const lf::TensorInfo &info = modelInputs[i];
-      if (info.role != LF_ROLE_NONE)
-        continue;
-      linformer::NpyArray &a = arrays[j++];
-      refs.emplace_back(info.name, toLf(a.dtype), a.shape, a.bytes.data());
-    }
-    int64_t L = x.shape.size() >= 2 ? x.shape[1] : n;
-    if (x.shape.size() >= 2)
-      batch = x.shape[0];
-
-    // Padding.
+    // Padding: the caller's lengths.
     std::vector<int32_t> lengths;
     linformer::NpyArray maskArray;
     if (!lengthsArg.empty()) {
@@ -488,10 +480,123 @@ int main(int argc, char **argv) {
           pos = comma + 1;
         }
       }
+    }
+
+    // Inputs.
+    std::vector<linformer::NpyArray> arrays;
+    std::vector<lf::TensorRef> refs;
+    linformer::NpyArray x;
+    const std::vector<lf::TensorInfo> modelInputs = module.inputs();
+    for (const lf::TensorInfo &info : modelInputs) {
+      if (info.role != LF_ROLE_NONE)
+        continue;
+      linformer::NpyArray a;
+      if (inputs.count(info.name)) {
+        if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
+          return error(e.message);
+        // numpy has no bf16: an f32 array feeds an f16 or bf16 input,
+        // rounded to nearest even.
+        linformer::DType want = linformer::DType(info.dtype);
+        if (a.dtype == linformer::DType::F32 &&
+            (want == linformer::DType::BF16 || want == linformer::DType::F16)) {
+          a.bytes = floatsAs(asFloats(a.bytes.data(), a.numElements(),
+                                      a.dtype),
+                             want);
+          a.dtype = want;
+        }
+        if (packed) {
+          // [T, ...]: back to [b, L, ...] for the check; packed again below.
+          std::vector<int64_t> want(info.shape.begin() + 1, info.shape.end());
+          want[0] = 0;
+          for (int32_t len : lengths)
+            want[0] += len;
+          if (a.shape != want)
+            return error("--packed: input '" + info.name + "' has shape " +
+                         linformer::shapeString(a.shape) + ", expected " +
+                         linformer::shapeString(want) +
+                         " (the --lengths' tokens, end to end)");
+          a = unpackRows(a, lengths,
+                         *std::max_element(lengths.begin(), lengths.end()));
+        }
+      } else if (randomInput) {
+        if (seqLen > n)
+          return error("--seq-len " + std::to_string(seqLen) +
+                       " exceeds the compiled n = " + std::to_string(n));
+        int64_t L = seqLen < 0 ? n : seqLen;
+        a.dtype = linformer::DType(info.dtype);
+        a.shape = info.shape;
+        if (a.shape.size() >= 2) {
+          a.shape[1] = L;
+          if (runBatch > 0)
+            a.shape[0] = runBatch;
+        }
+        std::vector<float> values = linformer::uniformVector(
+            linformer::shapeNumElements(a.shape), seed, -1, 1);
+        a.bytes = floatsAs(values, a.dtype);
+      } else {
+        return error("the model needs input '" + info.name +
+                     "': pass --input " + info.name + "=FILE.npy");
+      }
+      for (const auto &[name, path] : inputs)
+        if (name != info.name && !std::any_of(
+                                     modelInputs.begin(), modelInputs.end(),
+                                     [&](const lf::TensorInfo &t) {
+                                       return t.name == name;
+                                     }))
+          return error("the model has no input named '" + name + "'");
+      arrays.push_back(std::move(a));
+      if (info.name == "x")
+        x = arrays.back();
+    }
+    for (size_t i = 0, j = 0; i < modelInputs.size(); ++i) {
+      const lf::TensorInfo &info = modelInputs[i];
+      if (info.role != LF_ROLE_NONE)
+        continue;
+      linformer::NpyArray &a = arrays[j++];
+      refs.emplace_back(info.name, toLf(a.dtype), a.shape, a.bytes.data());
+    }
+    int64_t L = x.shape.size() >= 2 ? x.shape[1] : n;
+    if (x.shape.size() >= 2)
+      batch = x.shape[0];
+
+    // --packed: every sequence input [T, ...], and cu_seqlens in place of
+    // the lengths.
+    std::vector<linformer::NpyArray> packedArrays;
+    std::vector<int32_t> cuSeqlens;
+    if (packed) {
+      if (lengths.empty())
+        lengths.assign(size_t(batch), int32_t(L));
+      if (int64_t(lengths.size()) != batch)
+        return error("--packed: --lengths lists " +
+                     std::to_string(lengths.size()) +
+                     " sequences, the input has " + std::to_string(batch));
+      cuSeqlens.push_back(0);
+      for (int32_t len : lengths) {
+        if (len > L)
+          return error("--packed: a length of " + std::to_string(len) +
+                       " exceeds the input's " + std::to_string(L) +
+                       " tokens");
+        cuSeqlens.push_back(cuSeqlens.back() + len);
+      }
+      packedArrays.reserve(arrays.size());
+      for (size_t j = 0; j < arrays.size(); ++j) {
+        if (arrays[j].shape.size() < 2)
+          continue;
+        packedArrays.push_back(packRows(arrays[j], lengths));
+        const linformer::NpyArray &pa = packedArrays.back();
+        refs[j] = lf::TensorRef(refs[j].name(), toLf(pa.dtype), pa.shape,
+                                pa.bytes.data());
+      }
+      refs.emplace_back("cu_seqlens", LF_DTYPE_I32,
+                        std::vector<int64_t>{int64_t(cuSeqlens.size())},
+                        cuSeqlens.data());
+    }
+
+    // Padding.
+    if (!lengthsArg.empty() && !packed)
       refs.emplace_back("lengths", LF_DTYPE_I32,
                         std::vector<int64_t>{int64_t(lengths.size())},
                         lengths.data());
-    }
     if (!maskPath.empty()) {
       if (linformer::FileError e = linformer::readNpy(maskPath, maskArray))
         return error(e.message);
@@ -522,7 +627,10 @@ int main(int argc, char **argv) {
     if (outs.size() != 1)
       return error("linformer-run handles models with one output");
     std::vector<int64_t> outShape = outs[0].shape;
-    if (outShape.size() >= 2) {
+    if (outShape.size() >= 2 && packed) {
+      outShape.erase(outShape.begin());
+      outShape[0] = cuSeqlens.back();
+    } else if (outShape.size() >= 2) {
       outShape[0] = batch;
       outShape[1] = L;
     }
@@ -620,7 +728,8 @@ int main(int argc, char **argv) {
     // still, and say how many tokens each really had.
     std::string real;
     for (size_t k = 0; k < lengths.size(); ++k)
-      real += (k ? "," : "; real lengths ") + std::to_string(lengths[k]);
+      real += (k ? "," : packed ? "; packed, real lengths " : "; real lengths ") +
+              std::to_string(lengths[k]);
     std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
                 "median %.3f ms over %d run(s) (min %.3f) on %s%s\n",
                 artifact.c_str(), (long long)batch, (long long)L,
@@ -680,6 +789,9 @@ int main(int argc, char **argv) {
         return error(e);
       std::printf("wrote %s\n", output.c_str());
     }
+    // The check compares sequence by sequence, as [b, L, ...].
+    if (packed)
+      y = unpackRows(y, lengths, L);
 
     if (check) {
       // The model description travels in the manifest.
@@ -792,7 +904,11 @@ int main(int argc, char **argv) {
       // The real rows against the reference; with lengths, the rows past a
       // sequence's length are padding, which the runtime returns as zeros.
       for (int64_t b = 0; b < batch; ++b) {
-        int64_t real = refLengths.empty() ? L : int64_t(refLengths[size_t(b)]);
+        // A packed output has only each sequence's real rows (for a mask
+        // model too, whose padded rows the kernels compute).
+        int64_t real = packed              ? int64_t(lengths[size_t(b)])
+                       : refLengths.empty() ? L
+                                            : int64_t(refLengths[size_t(b)]);
         for (int64_t i = 0; i < L * dm; ++i) {
           float g = got[b * L * dm + i], r = ref[b * n * dm + i];
           if (i / dm >= real) {

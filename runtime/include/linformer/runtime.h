@@ -273,9 +273,22 @@ LF_API lf_status lf_session_num_threads(const lf_session *session,
  * When L == n and a caller buffer is 64-byte aligned, it is bound directly
  * (no copy): input and output buffers must not overlap.
  *
+ * Packed (varlen) input, as FlashAttention's: with an input named
+ * "cu_seqlens" (i32 or i64 [b + 1]: 0, then where each sequence ends, each
+ * sequence 1..n tokens), every sequence input is passed as [T, ...] (its
+ * batch and token axes merged, T = cu_seqlens[b] real tokens, no padding)
+ * and every sequence output as [T, ...] too: sequence i is rows
+ * [cu_seqlens[i], cu_seqlens[i + 1]) of each. The model needs a lengths or
+ * mask input, which the runtime fills from the offsets (so neither may be
+ * given too); b follows the batch rules above. The runtime copies each
+ * sequence into its padded buffers and the real rows back out.
+ *
  * Errors: LF_INVALID_ARGUMENT (unknown or repeated name, missing input,
- * wrong dtype, null data, lengths out of range), LF_SHAPE_MISMATCH (rank,
- * batch, L > n, L < n without a lengths/mask input, other dimensions). */
+ * wrong dtype, null data, lengths out of range, cu_seqlens with lengths or
+ * mask), LF_SHAPE_MISMATCH (rank, batch, L > n, L < n without a
+ * lengths/mask input, other dimensions, cu_seqlens not starting at 0 or a
+ * sequence outside 1..n tokens, a packed tensor not [T, ...]). Nothing is
+ * written to the outputs when a call fails its checks. */
 LF_API lf_status lf_session_run(lf_session *session, const lf_tensor *inputs,
                                 size_t num_inputs, const lf_tensor *outputs,
                                 size_t num_outputs);
