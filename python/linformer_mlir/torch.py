@@ -3,6 +3,7 @@
     import linformer_mlir.torch as lft
     enc = lft.LinformerEncoder.from_artifact("model.lfa", "weights.safetensors")
     y = enc(x, lengths)                 # x: float32 CPU [b, L, d_model]
+    y = enc(xp, cu_seqlens=offsets)     # packed: xp [T, d_model], y [T, d_model]
 
     # or straight from a PyTorch Linformer (lucidrains `Linformer`):
     enc = lft.compile_module(lucidrains_linformer, example_input)
@@ -72,10 +73,36 @@ def _session(key):
 
 def _output_shape(m, x):
     out = m.outputs[0]
-    return (x.shape[0], x.shape[1], *out.shape[2:])
+    # Packed x [T, d]: the output is packed the same way, T rows.
+    return (x.shape[0], *out.shape[2:]) if x.dim() == 2 else \
+        (x.shape[0], x.shape[1], *out.shape[2:])
 
 
-def _check(m, x, lengths, mask):
+def _check_packed(m, x, cu_seqlens, lengths, mask):
+    """The packed form's checks: x [T, d], cu_seqlens int [b + 1]. The
+    offsets' values are data (the runtime checks them); their count is a
+    shape, checked here."""
+    d = m.data_input
+    batch, width = m.batch, d.shape[2]
+    roles = {t.role for t in m.inputs}
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.device.type != "cpu":
+        raise ValueError("cu_seqlens: expected a CPU torch.Tensor")
+    if lengths is not None or mask is not None:
+        raise ValueError("cu_seqlens: give it or lengths / mask, not both (a packed run takes "
+                         "each sequence's length from its offsets)")
+    if not roles & {"lengths", "mask"}:
+        raise ValueError("cu_seqlens: the model has no lengths or mask input, so it cannot tell "
+                         "where a packed sequence ends; pass x as [b, L, d]")
+    if cu_seqlens.dtype not in (torch.int32, torch.int64) or cu_seqlens.dim() != 1 or \
+            not 2 <= cu_seqlens.shape[0] <= batch + 1:
+        raise ValueError(f"cu_seqlens: expected an int32 or int64 tensor of 2 to {batch + 1} offsets "
+                         f"(0, then where each of 1 to {batch} sequences ends), "
+                         f"got {cu_seqlens.dtype} {list(cu_seqlens.shape)}")
+    if x.dim() != 2 or x.shape[1] != width:
+        raise ValueError(f"x: packed (with cu_seqlens), expected shape [T, {width}], got {list(x.shape)}")
+
+
+def _check(m, x, lengths, mask, cu_seqlens=None):
     """ValueError naming the argument, before any kernel runs."""
     d = m.data_input
     if not isinstance(x, torch.Tensor):
@@ -85,6 +112,8 @@ def _check(m, x, lengths, mask):
                          f"got {x.dtype}")
     if x.device.type != "cpu":
         raise ValueError(f"x: expected a CPU tensor, got device '{x.device}' (the artifact runs on the CPU)")
+    if cu_seqlens is not None:
+        return _check_packed(m, x, cu_seqlens, lengths, mask)
     batch, n, width = m.batch, m.seq_len, d.shape[2]
     roles = {t.role for t in m.inputs}
     if x.dim() != 3 or x.shape[2] != width:
@@ -116,13 +145,16 @@ def _check(m, x, lengths, mask):
 
 @torch.library.custom_op("linformer_mlir::run", mutates_args=())
 def run(x: torch.Tensor, lengths: Optional[torch.Tensor], mask: Optional[torch.Tensor],
-        key: str) -> torch.Tensor:
+        cu_seqlens: Optional[torch.Tensor], key: str) -> torch.Tensor:
     """Runs the artifact `key` names on x (lengths or mask as its padding
-    input takes; none: every sequence is L tokens long)."""
+    input takes; none: every sequence is L tokens long), or on packed x
+    [T, d] with cu_seqlens (then the output is packed too)."""
     m = _module(key)
-    _check(m, x, lengths, mask)
+    _check(m, x, lengths, mask, cu_seqlens)
     inputs = {m.data_input.name: x.detach().contiguous()}
-    for t, role in ((lengths, "lengths"), (mask, "mask")):
+    if cu_seqlens is not None:
+        inputs["cu_seqlens"] = cu_seqlens.detach().contiguous()
+    for t, role in (() if cu_seqlens is not None else ((lengths, "lengths"), (mask, "mask"))):
         desc = next((d for d in m.inputs if d.role == role), None)
         if desc is None:
             continue
@@ -138,15 +170,17 @@ def run(x: torch.Tensor, lengths: Optional[torch.Tensor], mask: Optional[torch.T
 
 
 @run.register_fake
-def _(x, lengths, mask, key):
+def _(x, lengths, mask, cu_seqlens, key):
     m = _module(key)
-    _check(m, x, lengths, mask)
+    _check(m, x, lengths, mask, cu_seqlens)
     return x.new_empty(_output_shape(m, x))
 
 
 class LinformerEncoder(torch.nn.Module):
     """An nn.Module around a compiled artifact: forward(x, lengths=None,
-    mask=None) -> float32 [b, L, d_model]. Inference only (no autograd)."""
+    mask=None) -> float32 [b, L, d_model], or forward(x, cu_seqlens=offsets)
+    for packed x [T, d_model] -> [T, d_model]. Inference only (no
+    autograd)."""
 
     def __init__(self, artifact, weights, threads=0):
         super().__init__()
@@ -160,8 +194,8 @@ class LinformerEncoder(torch.nn.Module):
     def from_artifact(cls, artifact, weights, threads=0):
         return cls(artifact, weights, threads)
 
-    def forward(self, x, lengths=None, mask=None):
-        return torch.ops.linformer_mlir.run(x, lengths, mask, self.key)
+    def forward(self, x, lengths=None, mask=None, cu_seqlens=None):
+        return torch.ops.linformer_mlir.run(x, lengths, mask, cu_seqlens, self.key)
 
     def extra_repr(self):
         artifact, weights, threads = _json.loads(self.key)

@@ -127,6 +127,31 @@ def test_lengths_and_dynamic_batch(with_lengths):
     assert torch.equal(compiled(x, lengths), y)
 
 
+def test_packed_input(with_lengths):
+    # FlashAttention's varlen layout: the sequences' real tokens end to end,
+    # [T, d] in and out, each sequence's rows the bits of the padded run's.
+    torch.manual_seed(5)
+    x = torch.randn(2, 128, D)
+    padded = with_lengths(x, torch.tensor([100, 37]))
+    packed = torch.cat([x[0, :100], x[1, :37]])
+    offsets = torch.tensor([0, 100, 137], dtype=torch.int32)
+    y = with_lengths(packed, cu_seqlens=offsets)
+    assert y.shape == (137, D)
+    assert torch.equal(y, torch.cat([padded[0, :100], padded[1, :37]]))
+    # Under torch.compile: the output's rows come from x's shape, not from
+    # the offsets' values, so the fake implementation needs no data.
+    compiled = torch.compile(lambda a, c: with_lengths(a, cu_seqlens=c), fullgraph=True)
+    assert torch.equal(compiled(packed, offsets.to(torch.int64)), y)
+    with pytest.raises(ValueError, match=r"x: packed \(with cu_seqlens\), expected shape \[T, 64\]"):
+        with_lengths(x, cu_seqlens=offsets)
+    with pytest.raises(ValueError, match="cu_seqlens: give it or lengths / mask, not both"):
+        with_lengths(packed, torch.tensor([100, 37]), cu_seqlens=offsets)
+    with pytest.raises(ValueError, match="cu_seqlens: expected an int32 or int64 tensor of 2 to 4"):
+        with_lengths(packed, cu_seqlens=torch.tensor([0.0, 137.0]))
+    with pytest.raises(lf.Error, match="LF_SHAPE_MISMATCH: input 'cu_seqlens': sequence 0 has no tokens"):
+        with_lengths(packed, cu_seqlens=torch.tensor([0, 0, 137]))
+
+
 def test_inference_only_backward_is_a_clear_error(with_lengths):
     # The op has no autograd formula: a forward under grad runs, a backward
     # through it raises and names the op (no silent zero gradient).
