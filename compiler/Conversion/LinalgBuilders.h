@@ -8,6 +8,8 @@
 #ifndef LINFORMER_COMPILER_CONVERSION_LINALGBUILDERS_H
 #define LINFORMER_COMPILER_CONVERSION_LINALGBUILDERS_H
 
+#include "dialect/IR/LinformerDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
@@ -66,14 +68,8 @@ Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 
 /// The attribute that marks a linalg op as the root of a kernel: tiling
 /// starts from roots and fuses their non-root producers into the tile loops.
-constexpr llvm::StringLiteral kRootAttrName = "linformer.root";
-
-/// Length awareness (docs/Pipeline.md, "Lengths"). A function argument
-/// with `linformer.sequence` is a sequence input, `[b, n, ...]`: batch at
-/// dimension 0, tokens at dimension 1; one with `linformer.lengths` holds
-/// the real length of each sequence (`i32 [b]`). Both are unit attributes.
-constexpr llvm::StringLiteral kSequenceArgAttrName = "linformer.sequence";
-constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
+constexpr llvm::StringLiteral kRootAttrName =
+    LinformerDialect::RootAttrHelper::getNameStr();
 
 /// The argument of `op`'s enclosing function marked `linformer.lengths`;
 /// null when there is none.
@@ -86,13 +82,15 @@ BlockArgument markedLengthsArgument(Operation *op);
 /// past the sequence's length contribute nothing (their operand is zeroed
 /// there), so register tiling stops the token loops at the length, read
 /// from the function's `linformer.lengths` argument.
-constexpr llvm::StringLiteral kTokenBoundAttrName = "linformer.token_bound";
+constexpr llvm::StringLiteral kTokenBoundAttrName =
+    LinformerDialect::TokenBoundAttrHelper::getNameStr();
 
 /// On a workgroup loop (`scf.forall`) whose workgroups each hold one
 /// sequence and a tile of its tokens: `array<i64: batch dim, row dim,
 /// tokens per tile>` over the loop's dimensions. The outliner turns it into
 /// the kernel's `#linformer.token_rows`, the runtime's length rule.
-constexpr llvm::StringLiteral kTokenRowsAttrName = "linformer.token_rows";
+constexpr llvm::StringLiteral kTokenRowsAttrName =
+    LinformerDialect::TokenRowsAttrHelper::getNameStr();
 
 /// Marks the op defining `v` as a kernel root; returns `v`.
 Value markRoot(Value v);

@@ -28,6 +28,48 @@ def Linformer_Dialect : Dialect {
   let cppNamespace = "::mlir::linformer";
   let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
+
+  // Every `linformer.*` attribute the compiler attaches to ops it does not
+  // define, with its type: one list, typed accessors (`<Name>AttrHelper`,
+  // whose getNameStr() is the attribute's name), and a verifier that
+  // refuses a wrong type or an unknown name in plain words
+  // (LinformerDialect.cpp).
+  let discardableAttrs = (ins
+    // The entry function's kernels, buffers and workgroups.
+    "::mlir::linformer::DispatchPlanAttr":$dispatch_plan,
+    // The module's CPU target, what schedules are chosen for.
+    "::mlir::linformer::CPUTargetAttr":$target,
+    // A linalg op (or its workgroup loop) that starts a kernel.
+    "::mlir::UnitAttr":$root,
+    // A kernel root's schedule and the shape facts it was chosen from.
+    "::mlir::linformer::CPUScheduleAttr":$schedule,
+    "::mlir::linformer::KernelShapeAttr":$kernel,
+    // Workgroup tile sizes forced on a root (pipeline knobs, tests).
+    "::mlir::DenseI64ArrayAttr":$tile_sizes,
+    // A reduction over tokens that stops at the sequence's length:
+    // [token loop, batch loop] or [token loop, batch loop, part loop,
+    // tokens per part].
+    "::mlir::DenseI64ArrayAttr":$token_bound,
+    // A workgroup loop of one sequence's token tiles: [batch dim, row dim,
+    // tokens per tile].
+    "::mlir::DenseI64ArrayAttr":$token_rows,
+    // An outlined kernel: its workgroup count, each buffer's bytes, and its
+    // length rule as the words of its ABI record.
+    "::mlir::IntegerAttr":$workgroups,
+    "::mlir::DenseI64ArrayAttr":$buffer_bytes,
+    "::mlir::DenseI64ArrayAttr":$token_rows_record,
+    // A register-tiling loop (the only loops that may be peeled).
+    "::mlir::UnitAttr":$register_loop,
+    // CUDA: the attention core's carrier (its scale), and a loop nest
+    // mapped onto tensor cores.
+    "::mlir::FloatAttr":$fused_core,
+    "::mlir::UnitAttr":$tensor_core,
+    // linformer-reassociate's estimate of both orders, for the reader.
+    "::mlir::DictionaryAttr":$reassociation_cost
+  );
+  let hasOperationAttrVerify = 1;
+  // `linformer.sequence` and `linformer.lengths` on entry arguments.
+  let hasRegionArgAttrVerify = 1;
 }
 
 def Linformer_ProjectionKind : I32Enum<"ProjectionKind",

@@ -36,6 +36,96 @@ void LinformerDialect::initialize() {
 }
 
 //===----------------------------------------------------------------------===//
+// Discardable attributes
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A `linformer.*` attribute on another dialect's op (LinformerBase.td):
+/// its name, whether a value has its type, and that type in words.
+struct DiscardableAttr {
+  StringLiteral name;
+  bool (*hasType)(Attribute);
+  StringLiteral type;
+};
+template <typename T>
+bool isA(Attribute a) {
+  return isa<T>(a);
+}
+using D = LinformerDialect;
+constexpr DiscardableAttr kDiscardableAttrs[] = {
+    {D::DispatchPlanAttrHelper::getNameStr(), isA<DispatchPlanAttr>,
+     "a #linformer.dispatch_plan"},
+    {D::TargetAttrHelper::getNameStr(), isA<CPUTargetAttr>,
+     "a #linformer.cpu_target"},
+    {D::RootAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
+    {D::ScheduleAttrHelper::getNameStr(), isA<CPUScheduleAttr>,
+     "a #linformer.cpu_schedule"},
+    {D::KernelAttrHelper::getNameStr(), isA<KernelShapeAttr>,
+     "a #linformer.kernel_shape"},
+    {D::TileSizesAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
+    {D::TokenBoundAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
+    {D::TokenRowsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
+    {D::WorkgroupsAttrHelper::getNameStr(), isA<IntegerAttr>,
+     "an integer"},
+    {D::BufferBytesAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
+    {D::TokenRowsRecordAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
+    {D::RegisterLoopAttrHelper::getNameStr(), isA<UnitAttr>,
+     "a unit attribute"},
+    {D::FusedCoreAttrHelper::getNameStr(), isA<FloatAttr>,
+     "a float (the core's scale)"},
+    {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>,
+     "a unit attribute"},
+    {D::ReassociationCostAttrHelper::getNameStr(), isA<DictionaryAttr>,
+     "a dictionary"},
+};
+} // namespace
+
+LogicalResult LinformerDialect::verifyOperationAttribute(Operation *op,
+                                                         NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  for (const DiscardableAttr &known : kDiscardableAttrs) {
+    if (name != known.name)
+      continue;
+    if (known.hasType(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << name << "' must be " << known.type
+                           << ", not " << attr.getValue();
+  }
+  std::string names;
+  for (const DiscardableAttr &known : kDiscardableAttrs)
+    names += (names.empty() ? "" : ", ") + known.name.str();
+  if (name == kSequenceArgAttrName || name == kLengthsArgAttrName)
+    return op->emitError() << "'" << name
+                           << "' marks a function argument (an argument "
+                              "attribute), not an op";
+  return op->emitError() << "'" << name
+                         << "' is not an attribute of the linformer dialect "
+                            "(it attaches "
+                         << names << " to ops)";
+}
+
+LogicalResult LinformerDialect::verifyRegionArgAttribute(
+    Operation *op, unsigned region, unsigned argIndex, NamedAttribute attr) {
+  StringRef name = attr.getName().strref();
+  if (name != kSequenceArgAttrName && name != kLengthsArgAttrName)
+    return op->emitError() << "argument " << argIndex << ": '" << name
+                           << "' is not an argument attribute of the "
+                              "linformer dialect (it has "
+                           << kSequenceArgAttrName << " and "
+                           << kLengthsArgAttrName << ")";
+  if (!isa<UnitAttr>(attr.getValue()))
+    return op->emitError() << "argument " << argIndex << ": '" << name
+                           << "' must be a unit attribute, not "
+                           << attr.getValue();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // SharingAttr
 //===----------------------------------------------------------------------===//
 

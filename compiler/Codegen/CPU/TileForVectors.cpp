@@ -77,7 +77,7 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
 
 /// Marks the loops of register tiling, the only ones that may be peeled.
 static constexpr llvm::StringLiteral kRegisterLoopAttr =
-    "linformer.register_loop";
+    LinformerDialect::RegisterLoopAttrHelper::getNameStr();
 
 /// Peels every marked loop whose static trip range is not a multiple of its
 /// step: the main loop keeps full register tiles, the last partial tile

@@ -7,6 +7,7 @@
 #define LINFORMER_COMPILER_CODEGEN_CPU_TILEUTILS_H
 
 #include "compiler/Schedule/Schedule.h"
+#include "dialect/IR/LinformerDialect.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -15,7 +16,8 @@ namespace mlir::linformer {
 
 /// Per-root workgroup tile sizes chosen by the schedule (one per loop, 0 =
 /// whole dimension).
-constexpr llvm::StringLiteral kTileSizesAttrName = "linformer.tile_sizes";
+constexpr llvm::StringLiteral kTileSizesAttrName =
+    LinformerDialect::TileSizesAttrHelper::getNameStr();
 
 /// The largest divisor of `size` that is at most `bound` (at least 1; 1 for
 /// a dynamic size), so that tiles never have a partial, dynamically shaped

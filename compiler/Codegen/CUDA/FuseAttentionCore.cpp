@@ -356,7 +356,7 @@ struct CoreOperands {
           warp(b, loc, bi, hi, tile, ivs[1], kv, precision, emulate, exact);
           scf::ReduceOp::create(b, loc);
         });
-    par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
+    par->setAttr(cuda::kTensorCoreAttr, rewriter.getUnitAttr());
     rewriter.eraseOp(op);
   }
 

@@ -19,6 +19,8 @@
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
 #define LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
 
+#include "dialect/IR/LinformerDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -47,7 +49,11 @@ inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
 /// Marks the fused attention core's carrier `linalg.generic` between
 /// linformer-cuda-fuse-attention-core and linformer-cuda-expand-attention-
 /// core (its value: the softmax scale).
-constexpr const char *kFusedCoreAttr = "linformer.fused_core";
+constexpr llvm::StringLiteral kFusedCoreAttr =
+    LinformerDialect::FusedCoreAttrHelper::getNameStr();
+/// A loop nest mapped onto tensor cores (warp tiles).
+constexpr llvm::StringLiteral kTensorCoreAttr =
+    LinformerDialect::TensorCoreAttrHelper::getNameStr();
 
 /// The core carrier `op`'s q, key, value and output (not its mask).
 inline std::array<Value, 4> coreData(linalg::GenericOp op) {

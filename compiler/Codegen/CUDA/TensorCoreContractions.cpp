@@ -1304,7 +1304,7 @@ struct CUDATensorCoreContractionsPass
           accs = kLoops(b, loc, p, extents, iv, part, tileK, accs, step);
           storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part);
         });
-    par->setAttr("linformer.tensor_core", rewriter.getUnitAttr());
+    par->setAttr(cuda::kTensorCoreAttr, rewriter.getUnitAttr());
   }
   /// The staged warp tiles: an scf.parallel over blocks (mapped to block
   /// x; with split-K, part-major) around the block's threads (warps along

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/LoopMapping.h"
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -73,7 +74,8 @@ struct CUDATileParallelLoopsPass
       SmallVector<int64_t> tiles(extents.size(), 1);
       // A tensor-core loop's innermost dimension is the 32 lanes of a
       // warp, which must stay one warp: thread x, whole.
-      bool warpTiles = op->hasAttr("linformer.tensor_core");
+      bool warpTiles =
+          op->hasAttr(mlir::linformer::cuda::kTensorCoreAttr);
       tiles.back() = warpTiles ? extents.back()
                                : largestDivisorAtMost(extents.back(), threadsX);
       if (extents.size() > 1)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -79,7 +80,7 @@ struct OutlineKernelsPass
     SmallVector<func::FuncOp> entries;
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn.isPublic() && !fn.isExternal() &&
-          !fn->hasAttr("linformer.workgroups"))
+          !fn->hasAttr(kWorkgroupsAttrName))
         entries.push_back(fn);
     for (func::FuncOp fn : entries) {
       if (failed(outlineEntry(fn)))
@@ -230,8 +231,8 @@ struct OutlineKernelsPass
       tripCounts.push_back((ub - lb + step - 1) / step);
       workgroups *= tripCounts.back();
     }
-    kernel->setAttr("linformer.workgroups", b.getI64IntegerAttr(workgroups));
-    kernel->setAttr("linformer.buffer_bytes",
+    kernel->setAttr(kWorkgroupsAttrName, b.getI64IntegerAttr(workgroups));
+    kernel->setAttr(kBufferBytesAttrName,
                     b.getDenseI64ArrayAttr(bufferBytes));
     // The schedule and the kernel's facts travel with the kernel into the
     // dispatch plan (and from there into the manifest).
@@ -245,17 +246,17 @@ struct OutlineKernelsPass
               [&] { return forall.emitOpError(); }, grid, rows[0], rows[1],
               rows[2])))
         tokenRows = TokenRowsAttr::get(ctx, grid, rows[0], rows[1], rows[2]);
-    Attribute schedule = forall->getAttr("linformer.schedule");
-    Attribute kernelInfo = forall->getAttr("linformer.kernel");
+    Attribute schedule = forall->getAttr(kScheduleAttrName);
+    Attribute kernelInfo = forall->getAttr(kKernelInfoAttrName);
     if (schedule)
-      kernel->setAttr("linformer.schedule", schedule);
+      kernel->setAttr(kScheduleAttrName, schedule);
     // The rule goes into the object's K_abi record too, as the words it
     // takes there (grid..., batch, row, tile).
     if (tokenRows) {
       SmallVector<int64_t> words(tokenRows.getGrid().asArrayRef());
       words.append({tokenRows.getBatch(), tokenRows.getRow(),
                     tokenRows.getTile()});
-      kernel->setAttr("linformer.token_rows_record",
+      kernel->setAttr(kTokenRowsRecordAttrName,
                       b.getDenseI64ArrayAttr(words));
     }
     Block *kernelBody = kernel.addEntryBlock();

@@ -752,7 +752,7 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
                           << " workgroups along dim " << spec.sliceDim
                           << " of the output\n"
                           << description << "\n";
-      auto bytes = fn->getAttrOfType<DenseI64ArrayAttr>("linformer.buffer_bytes");
+      auto bytes = fn->getAttrOfType<DenseI64ArrayAttr>(kBufferBytesAttrName);
       if (!bytes)
         return fn.emitOpError("has no linformer.buffer_bytes");
       if (options.describe) {
@@ -762,7 +762,7 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
         *options.describe << "  dispatch (C):\n" << entry << "\n";
       }
       emitDispatch(spec, bytes.asArrayRef(), same->second, ws);
-      fn->setAttr("linformer.workgroups", b.getI64IntegerAttr(spec.workgroups));
+      fn->setAttr(kWorkgroupsAttrName, b.getI64IntegerAttr(spec.workgroups));
       // It writes its output only (fused producers stay in the pipeline).
       int outArg = spec.views[spec.ops.back().output].arg;
       updated.push_back(launch.withHalide(spec.workgroups,

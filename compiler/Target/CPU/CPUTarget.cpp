@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Target/CPU/CPUTarget.h"
+#include "dialect/IR/LinformerDialect.h"
 
 #include "lib/Manifest/KernelObject.h"
 
@@ -104,11 +105,11 @@ static LogicalResult addDispatchWrappers(ModuleOp module,
   llvm::Type *ptrTy = llvm::PointerType::getUnqual(ctx);
   llvm::Type *i64Ty = llvm::Type::getInt64Ty(ctx);
   for (auto fn : module.getOps<LLVM::LLVMFuncOp>()) {
-    auto workgroupsAttr = fn->getAttrOfType<IntegerAttr>("linformer.workgroups");
+    auto workgroupsAttr = fn->getAttrOfType<IntegerAttr>(kWorkgroupsAttrName);
     if (!workgroupsAttr)
       continue;
     auto bytesAttr =
-        fn->getAttrOfType<DenseI64ArrayAttr>("linformer.buffer_bytes");
+        fn->getAttrOfType<DenseI64ArrayAttr>(kBufferBytesAttrName);
     llvm::Function *kernel = llvmModule.getFunction(fn.getSymName());
     if (!kernel || kernel->arg_size() == 0 ||
         !kernel->getArg(kernel->arg_size() - 1)->getType()->isIntegerTy(64))
@@ -125,7 +126,7 @@ static LogicalResult addDispatchWrappers(ModuleOp module,
     // The length rule the code's workgroup numbering follows: rank, then
     // `linformer.token_rows_record` (grid..., batch, row, tile).
     if (auto rows = fn->getAttrOfType<DenseI64ArrayAttr>(
-            "linformer.token_rows_record");
+            kTokenRowsRecordAttrName);
         rows && rows.size() > 3) {
       record.push_back(uint64_t(rows.size() - 3));
       for (int64_t w : rows.asArrayRef())

@@ -1,0 +1,68 @@
+// RUN: linformer-opt %s --split-input-file --verify-diagnostics
+
+// The dialect's attributes on other dialects' ops (LinformerBase.td,
+// discardableAttrs): a wrong type or an unknown name is refused by the
+// verifier, in words, where it is attached.
+
+// The right types verify (and print back).
+func.func @well_typed(%x: tensor<4xf32> {linformer.sequence},
+                      %l: tensor<1xi32> {linformer.lengths}) -> tensor<4xf32>
+    attributes {linformer.workgroups = 4 : i64,
+                linformer.buffer_bytes = array<i64: 16, 4>} {
+  %0 = arith.addf %x, %x {linformer.root, linformer.tile_sizes = array<i64: 2>,
+                          linformer.token_bound = array<i64: 0, 1>} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'linformer.workgroups' must be an integer, not "four"}}
+func.func @workgroups_not_an_integer() attributes {linformer.workgroups = "four"} {
+  return
+}
+
+// -----
+
+func.func @root_with_a_value(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.root' must be a unit attribute, not 1 : i64}}
+  %0 = arith.addf %x, %x {linformer.root = 1} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @schedule_of_another_kind(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.schedule' must be a #linformer.cpu_schedule, not {rows = 4 : i64}}}
+  %0 = arith.addf %x, %x {linformer.schedule = {rows = 4}} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @misspelt(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.tile_size' is not an attribute of the linformer dialect (it attaches linformer.dispatch_plan, linformer.target, linformer.root}}
+  %0 = arith.addf %x, %x {linformer.tile_size = array<i64: 2>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @argument_attribute_on_an_op(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.lengths' marks a function argument (an argument attribute), not an op}}
+  %0 = arith.addf %x, %x {linformer.lengths} : f32
+  return %0 : f32
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'linformer.lenghts' is not an argument attribute of the linformer dialect (it has linformer.sequence and linformer.lengths)}}
+func.func @misspelt_argument(%l: tensor<1xi32> {linformer.lenghts}) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{argument 0: 'linformer.sequence' must be a unit attribute, not true}}
+func.func @argument_with_a_value(%x: tensor<4xf32> {linformer.sequence = true}) {
+  return
+}
