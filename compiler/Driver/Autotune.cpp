@@ -167,9 +167,9 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
       times[r.key] = {it->second.modelMs, it->second.tunedMs};
       continue;
     }
-    if (r.kind == sched::KernelKind::Other)
+    if (r.shape.kind == sched::KernelKind::Other)
       continue; // elementwise and row reductions: nothing to tune
-    toTune.push_back({r.key, sched::shapeOf(r), r.schedule});
+    toTune.push_back({r.key, r.shape, r.schedule});
   }
   log << "autotune: target " << sched::describe(target) << "\n"
       << "autotune: " << seen.size() << " kernel shape(s), " << fixed.size()

@@ -543,19 +543,20 @@ static Json recordJson(const ScheduleRecord &r) {
   j["key"] = r.key;
   if (!r.kernel.empty())
     j["kernel"] = r.kernel;
-  j["kind"] = kernelKindName(r.kind);
-  j["loops"] = r.ranges;
-  j["iterators"] = r.iterators;
-  j["output_dims"] = r.outputDims;
-  if (r.coreK > 0)
-    j["core_k"] = r.coreK;
-  if (r.mLoop >= 0)
-    j["m_loop"] = r.mLoop;
-  if (r.nLoop >= 0)
-    j["n_loop"] = r.nLoop;
-  if (!r.columnLoops.empty())
-    j["column_loops"] = r.columnLoops;
-  j["flops"] = r.flops;
+  const KernelShape &shape = r.shape;
+  j["kind"] = kernelKindName(shape.kind);
+  j["loops"] = shape.ranges;
+  j["iterators"] = iteratorString(shape);
+  j["output_dims"] = shape.outputDims;
+  if (shape.coreK > 0)
+    j["core_k"] = shape.coreK;
+  if (shape.mLoop >= 0)
+    j["m_loop"] = shape.mLoop;
+  if (shape.nLoop >= 0)
+    j["n_loop"] = shape.nLoop;
+  if (!shape.columnLoops.empty())
+    j["column_loops"] = shape.columnLoops;
+  j["flops"] = shape.flops;
   j["workgroups"] = r.workgroups;
   j["schedule"] = scheduleJson(r.schedule);
   j["source"] = r.source;
@@ -678,7 +679,7 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
     if (k.contains("kernel") && k["kernel"].is_string())
       r.kernel = k["kernel"].get<std::string>();
     if (k.contains("kind") && k["kind"].is_string() &&
-        !parseKernelKind(k["kind"].get<std::string>(), r.kind))
+        !parseKernelKind(k["kind"].get<std::string>(), r.shape.kind))
       return where + ": unknown 'kind'";
     if (!k.contains("schedule"))
       return where + ": 'schedule' is required";
@@ -700,28 +701,32 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
         return err;
       r.hasModelSchedule = true;
     }
+    KernelShape &shape = r.shape;
     if (k.contains("loops") && k["loops"].is_array())
       for (const nlohmann::json &v : k["loops"])
         if (v.is_number_integer())
-          r.ranges.push_back(v.get<int64_t>());
+          shape.ranges.push_back(v.get<int64_t>());
+    // One flag per loop; loops the iterators leave out are parallel.
     if (k.contains("iterators") && k["iterators"].is_string())
-      r.iterators = k["iterators"].get<std::string>();
+      for (char c : k["iterators"].get<std::string>())
+        shape.reduction.push_back(c == 'R');
+    shape.reduction.resize(shape.ranges.size(), false);
     if (k.contains("output_dims") && k["output_dims"].is_array())
       for (const nlohmann::json &v : k["output_dims"])
         if (v.is_number_integer())
-          r.outputDims.push_back(v.get<int>());
+          shape.outputDims.push_back(v.get<int>());
     if (k.contains("core_k") && k["core_k"].is_number_integer())
-      r.coreK = k["core_k"].get<int64_t>();
+      shape.coreK = k["core_k"].get<int64_t>();
     if (k.contains("m_loop") && k["m_loop"].is_number_integer())
-      r.mLoop = k["m_loop"].get<int>();
+      shape.mLoop = k["m_loop"].get<int>();
     if (k.contains("n_loop") && k["n_loop"].is_number_integer())
-      r.nLoop = k["n_loop"].get<int>();
+      shape.nLoop = k["n_loop"].get<int>();
     if (k.contains("column_loops") && k["column_loops"].is_array())
       for (const nlohmann::json &v : k["column_loops"])
         if (v.is_number_integer())
-          r.columnLoops.push_back(v.get<int>());
+          shape.columnLoops.push_back(v.get<int>());
     if (k.contains("flops") && k["flops"].is_number())
-      r.flops = k["flops"].get<double>();
+      shape.flops = k["flops"].get<double>();
     if (k.contains("workgroups") && k["workgroups"].is_number_integer())
       r.workgroups = k["workgroups"].get<int64_t>();
     f.kernels.push_back(std::move(r));
@@ -730,20 +735,11 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
   return "";
 }
 
-KernelShape shapeOf(const ScheduleRecord &r) {
-  KernelShape shape;
-  shape.kind = r.kind;
-  shape.ranges = r.ranges;
-  for (char c : r.iterators)
-    shape.reduction.push_back(c == 'R');
-  shape.reduction.resize(shape.ranges.size(), false);
-  shape.outputDims = r.outputDims;
-  shape.coreK = r.coreK;
-  shape.mLoop = r.mLoop;
-  shape.nLoop = r.nLoop;
-  shape.columnLoops = r.columnLoops;
-  shape.flops = r.flops;
-  return shape;
+std::string iteratorString(const KernelShape &shape) {
+  std::string s;
+  for (bool r : shape.reduction)
+    s += r ? 'R' : 'p';
+  return s;
 }
 
 static std::string joinInts(const std::vector<int64_t> &v,
@@ -773,8 +769,8 @@ std::string formatScheduleTable(const ScheduleFile &f) {
                       "%";
     std::snprintf(line, sizeof line,
                   "%-22s %-15s %-24s %-16s %-7s %5lld %4lld %-10s %s\n",
-                  r.kernel.c_str(), kernelKindName(r.kind),
-                  joinInts(r.ranges, "x").c_str(),
+                  r.kernel.c_str(), kernelKindName(r.shape.kind),
+                  joinInts(r.shape.ranges, "x").c_str(),
                   joinInts(r.schedule.workgroup).c_str(), reg.c_str(),
                   static_cast<long long>(r.schedule.reduction),
                   static_cast<long long>(r.workgroups), r.source.c_str(),

@@ -169,14 +169,9 @@ struct ScheduleRecord {
   std::string key;
   /// The kernel symbol in the artifact (informative).
   std::string kernel;
-  KernelKind kind = KernelKind::Other;
-  std::vector<int64_t> ranges;
-  std::string iterators; ///< "p" (parallel) / "R" (reduction) per loop
-  std::vector<int> outputDims;
-  int64_t coreK = 0;
-  int mLoop = -1, nLoop = -1;
-  std::vector<int> columnLoops;
-  double flops = 0;
+  /// The shape facts the schedule was chosen from (a file does not carry
+  /// the element size: 4 bytes when read from one).
+  KernelShape shape;
   int64_t workgroups = 0;
   CPUKernelSchedule schedule;
   /// "cost-model", "tuned", "file" (--schedule), "forced" (pipeline knobs).
@@ -190,8 +185,9 @@ struct ScheduleRecord {
   ScheduleEstimate estimate;
 };
 
-/// The shape facts a record carries (for the autotuner's candidates).
-KernelShape shapeOf(const ScheduleRecord &r);
+/// A shape's loops as a schedule file writes them: "p" (parallel) or "R"
+/// (reduction) each.
+std::string iteratorString(const KernelShape &shape);
 
 /// A schedule file: the target it was made for and one record per kernel.
 struct ScheduleFile {

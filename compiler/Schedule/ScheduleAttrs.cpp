@@ -157,9 +157,7 @@ FailureOr<sched::KernelShape> mlir::linformer::analyzeRoot(Operation *root) {
 
 std::string mlir::linformer::shapeKey(Operation *root,
                                       const sched::KernelShape &shape) {
-  std::string iterators;
-  for (bool r : shape.reduction)
-    iterators += r ? 'R' : 'p';
+  std::string iterators = sched::iteratorString(shape);
   std::string ranges;
   for (size_t i = 0; i < shape.ranges.size(); ++i)
     ranges += (i ? "x" : "") + std::to_string(shape.ranges[i]);
@@ -199,29 +197,32 @@ bool mlir::linformer::kernelRecord(KernelShapeAttr info,
   if (!info || !schedule)
     return false;
   out.key = info.getKey().str();
-  out.kind = sched::KernelKind::Other;
-  sched::parseKernelKind(info.getKind().getValue(), out.kind);
-  out.ranges.assign(info.getLoops().asArrayRef().begin(),
-                    info.getLoops().asArrayRef().end());
-  out.iterators = info.getIterators().str();
-  out.flops = static_cast<double>(info.getFlops());
+  sched::KernelShape &shape = out.shape;
+  shape.kind = sched::KernelKind::Other;
+  sched::parseKernelKind(info.getKind().getValue(), shape.kind);
+  shape.ranges.assign(info.getLoops().asArrayRef().begin(),
+                      info.getLoops().asArrayRef().end());
+  for (char c : info.getIterators().getValue())
+    shape.reduction.push_back(c == 'R');
+  shape.reduction.resize(shape.ranges.size(), false);
+  shape.flops = static_cast<double>(info.getFlops());
   out.schedule = fromAttr(schedule);
   out.source = info.getSource().str();
   if (CPUScheduleAttr model = info.getModelSchedule()) {
     out.hasModelSchedule = true;
     out.modelSchedule = fromAttr(model);
   }
-  out.outputDims.assign(info.getOutputDims().asArrayRef().begin(),
-                        info.getOutputDims().asArrayRef().end());
+  shape.outputDims.assign(info.getOutputDims().asArrayRef().begin(),
+                          info.getOutputDims().asArrayRef().end());
   if (info.getCoreK() > 0)
-    out.coreK = info.getCoreK();
+    shape.coreK = info.getCoreK();
   if (info.getMLoop() >= 0)
-    out.mLoop = info.getMLoop();
+    shape.mLoop = info.getMLoop();
   if (info.getNLoop() >= 0)
-    out.nLoop = info.getNLoop();
+    shape.nLoop = info.getNLoop();
   if (DenseI32ArrayAttr c = info.getColumnLoops())
-    out.columnLoops.assign(c.asArrayRef().begin(), c.asArrayRef().end());
-  out.estimate = sched::estimate(target, sched::shapeOf(out), out.schedule);
+    shape.columnLoops.assign(c.asArrayRef().begin(), c.asArrayRef().end());
+  out.estimate = sched::estimate(target, shape, out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;
 }
@@ -233,9 +234,7 @@ void mlir::linformer::attachSchedule(Operation *root,
                                      const sched::CPUKernelSchedule &model,
                                      StringRef source) {
   MLIRContext *ctx = root->getContext();
-  std::string iterators;
-  for (bool r : shape.reduction)
-    iterators += r ? 'R' : 'p';
+  std::string iterators = sched::iteratorString(shape);
   Builder b(ctx);
   auto info = KernelShapeAttr::get(
       ctx, b.getStringAttr(key),

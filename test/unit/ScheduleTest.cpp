@@ -269,10 +269,12 @@ TEST(ScheduleFileTest, RoundTrip) {
   ScheduleRecord r;
   r.key = "contraction/pppRp/1x8x4096x512x64/8dc03e";
   r.kernel = "layer_kernel_0";
-  r.kind = KernelKind::Contraction;
-  r.ranges = {1, 8, 4096, 512, 64};
-  r.iterators = "pppRp";
-  r.schedule = chooseSchedule(f.target, layerShapes()[0]);
+  r.shape = layerShapes()[0];
+  r.shape.mLoop = 2;
+  r.shape.nLoop = 4;
+  r.shape.columnLoops = {4};
+  r.shape.flops = 2.0 * 8 * 4096 * 512 * 64;
+  r.schedule = chooseSchedule(f.target, r.shape);
   r.source = "tuned";
   r.hasModelSchedule = true;
   r.modelSchedule = r.schedule;
@@ -284,6 +286,18 @@ TEST(ScheduleFileTest, RoundTrip) {
   ASSERT_EQ(parseScheduleFile(scheduleFileToJson(f), back), "");
   ASSERT_EQ(back.kernels.size(), 1u);
   EXPECT_EQ(back.kernels[0].key, r.key);
+  // The shape facts the schedule was chosen from, every one of them.
+  const KernelShape &shape = back.kernels[0].shape;
+  EXPECT_EQ(shape.kind, KernelKind::Contraction);
+  EXPECT_EQ(shape.ranges, r.shape.ranges);
+  EXPECT_EQ(shape.reduction, r.shape.reduction);
+  EXPECT_EQ(iteratorString(shape), iteratorString(r.shape));
+  EXPECT_EQ(shape.outputDims, r.shape.outputDims);
+  EXPECT_EQ(shape.mLoop, r.shape.mLoop);
+  EXPECT_EQ(shape.nLoop, r.shape.nLoop);
+  EXPECT_EQ(shape.columnLoops, r.shape.columnLoops);
+  EXPECT_EQ(shape.coreK, r.shape.coreK);
+  EXPECT_DOUBLE_EQ(shape.flops, r.shape.flops);
   EXPECT_EQ(back.kernels[0].schedule, r.schedule);
   EXPECT_EQ(back.kernels[0].source, "tuned");
   EXPECT_TRUE(back.kernels[0].hasModelSchedule);
