@@ -120,7 +120,9 @@ def LinformerCPUSelectSchedulesPass
     A schedule that does not fit its kernel (a tile that does not divide its
     loop, a split reduction, a wrong number of sizes) is an error that names
     the kernel's key and the problem. A schedule file entry whose key
-    matches no kernel is reported as a warning.
+    matches no kernel is reported as a warning, except the parts of split
+    reductions (source "..., split S"), which
+    `linformer-cpu-split-reductions` applies.
 
     ```mlir
     // After (abridged)
@@ -165,7 +167,10 @@ def LinformerCPUSplitReductionsPass
     parallel loop of `S` parts, each reducing `1/S` of the reduction, then
     a combining op that adds the parts. Both become kernel roots with the
     cost model's schedules (the parts a batch-like loop, one per
-    workgroup). The row tiles of a part then share its operand block in L3
+    workgroup), or those of `schedule-file`'s records for their shape keys
+    (--print-schedule writes them with source "..., split S"; such a
+    record that matches no part is reported as a warning, a schedule that
+    would split a part again or does not fit it is an error). The row tiles of a part then share its operand block in L3
     instead of each streaming the whole operand from memory.
 
     ```mlir
@@ -179,6 +184,11 @@ def LinformerCPUSplitReductionsPass
         ins(%parts ...) // adds the 16 parts
     ```
   }];
+  let options = [
+    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"",
+           "JSON schedule file whose records override the cost model for "
+           "the parts of a split, by key">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }

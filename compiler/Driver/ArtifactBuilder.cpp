@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::linformer;
 using namespace mlir::linformer::driver;
@@ -33,7 +35,17 @@ bool Compile::readPlan(ModuleOp module, const sched::CPUTarget &target,
                             dispatch.getIntermediates().end());
   plan.schedules.target = target;
   plan.schedules.hasTarget = true;
+  plan.printed = plan.schedules;
+  std::set<std::string> splitPrinted;
   for (KernelLaunchAttr launch : plan.kernels) {
+    if (KernelShapeAttr info = launch.getShape();
+        info && info.getSplitOf() &&
+        splitPrinted.insert(info.getSplitOf().getKey().str()).second) {
+      sched::ScheduleRecord whole;
+      if (kernelRecord(info.getSplitOf(), info.getSplitSchedule(), target,
+                       whole))
+        plan.printed.kernels.push_back(whole);
+    }
     sched::ScheduleRecord record;
     std::string json = "{}";
     if (kernelRecord(launch.getShape(), launch.getSchedule(), target,
@@ -46,6 +58,7 @@ bool Compile::readPlan(ModuleOp module, const sched::CPUTarget &target,
       }
       json = sched::recordToJson(record);
       plan.schedules.kernels.push_back(record);
+      plan.printed.kernels.push_back(record);
     }
     plan.scheduleJson.push_back(json);
   }

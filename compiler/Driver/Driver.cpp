@@ -354,9 +354,9 @@ llvm::Error Compile::run() {
                      src.entry.name);
   if (options.printSchedule) {
     if (*options.printSchedule == "table")
-      out << sched::formatScheduleTable(plan.schedules);
+      out << sched::formatScheduleTable(plan.printed);
     else
-      out << sched::scheduleFileToJson(plan.schedules);
+      out << sched::scheduleFileToJson(plan.printed);
     if (options.outputPath.empty() && !image)
       return llvm::Error::success();
   }

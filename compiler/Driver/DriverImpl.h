@@ -74,6 +74,11 @@ struct Plan {
   SmallVector<KernelLaunchAttr> kernels;
   SmallVector<int64_t> intermediates;
   sched::ScheduleFile schedules;
+  /// What --print-schedule writes: `schedules` with, before the parts of a
+  /// split reduction, the record of the kernel they were split from (its
+  /// schedule has the split), so that the file given back to --schedule
+  /// makes the same split.
+  sched::ScheduleFile printed;
   /// Per kernel of the plan: its record as JSON ("{}" if it has none).
   std::vector<std::string> scheduleJson;
 };

@@ -119,7 +119,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createLinformerCPUSelectSchedulesPass(selectOptions));
   // Split-K is part of a schedule, applied before tiling: its parts are the
   // kernels that get tiled.
-  pm.addPass(createLinformerCPUSplitReductionsPass());
+  LinformerCPUSplitReductionsPassOptions splitOptions;
+  splitOptions.scheduleFile = options.scheduleFile;
+  pm.addPass(createLinformerCPUSplitReductionsPass(splitOptions));
 
   if (options.halide) {
     addHalideKernels(pm);

@@ -769,7 +769,11 @@ std::string formatScheduleTable(const ScheduleFile &f) {
                       "%";
     std::snprintf(line, sizeof line,
                   "%-22s %-15s %-24s %-16s %-7s %5lld %4lld %-10s %s\n",
-                  r.kernel.c_str(), kernelKindName(r.shape.kind),
+                  // A kernel split into the parts listed after it.
+                  r.kernel.empty() && r.schedule.split > 1
+                      ? "(split in parts)"
+                      : r.kernel.c_str(),
+                  kernelKindName(r.shape.kind),
                   joinInts(r.shape.ranges, "x").c_str(),
                   joinInts(r.schedule.workgroup).c_str(), reg.c_str(),
                   static_cast<long long>(r.schedule.reduction),

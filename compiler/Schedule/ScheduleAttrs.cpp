@@ -6,6 +6,8 @@
 
 #include "compiler/Schedule/ScheduleAttrs.h"
 
+#include "llvm/Support/MemoryBuffer.h"
+
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 
@@ -232,7 +234,9 @@ void mlir::linformer::attachSchedule(Operation *root,
                                      StringRef key,
                                      const sched::CPUKernelSchedule &chosen,
                                      const sched::CPUKernelSchedule &model,
-                                     StringRef source) {
+                                     StringRef source,
+                                     KernelShapeAttr splitOf,
+                                     CPUScheduleAttr splitSchedule) {
   MLIRContext *ctx = root->getContext();
   std::string iterators = sched::iteratorString(shape);
   Builder b(ctx);
@@ -246,7 +250,30 @@ void mlir::linformer::attachSchedule(Operation *root,
       shape.nLoop < 0 ? -1 : shape.nLoop,
       shape.columnLoops.empty() ? DenseI32ArrayAttr()
                                 : b.getDenseI32ArrayAttr(shape.columnLoops),
-      chosen != model ? toAttr(ctx, model) : CPUScheduleAttr());
+      chosen != model ? toAttr(ctx, model) : CPUScheduleAttr(), splitOf,
+      splitSchedule);
   root->setAttr(kKernelInfoAttrName, info);
   root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
+}
+
+LogicalResult mlir::linformer::readScheduleFile(
+    ModuleOp module, StringRef path,
+    std::map<std::string, sched::ScheduleRecord> &out) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return emitError(module.getLoc())
+           << "cannot read the schedule file '" << path
+           << "': " << buffer.getError().message();
+  sched::ScheduleFile file;
+  if (std::string err =
+          sched::parseScheduleFile((*buffer)->getBuffer().str(), file);
+      !err.empty())
+    return emitError(module.getLoc()) << path << ": " << err;
+  for (sched::ScheduleRecord &r : file.kernels)
+    out[r.key] = r;
+  return success();
+}
+
+bool mlir::linformer::isSplitPartRecord(const sched::ScheduleRecord &r) {
+  return StringRef(r.source).contains(", split ");
 }

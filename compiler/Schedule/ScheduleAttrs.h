@@ -15,6 +15,9 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Operation.h"
 
+#include <map>
+#include <string>
+
 namespace mlir::linformer {
 
 /// Discardable attributes: the module's target, a root's schedule and the
@@ -55,12 +58,26 @@ std::string shapeKey(Operation *root,
 
 /// Attaches to `root` its `linformer.kernel` facts (key, kind, loops,
 /// iterators, dims, FLOPs, `source`, and `model` when `chosen` differs from
-/// it) and `linformer.schedule = chosen`.
+/// it) and `linformer.schedule = chosen`. A part of a split reduction names
+/// the kernel it was split from: `splitOf` (its facts) and `splitSchedule`.
 void attachSchedule(Operation *root, const ::linformer::schedule::KernelShape &shape,
                     StringRef key,
                     const ::linformer::schedule::CPUKernelSchedule &chosen,
                     const ::linformer::schedule::CPUKernelSchedule &model,
-                    StringRef source);
+                    StringRef source, KernelShapeAttr splitOf = {},
+                    CPUScheduleAttr splitSchedule = {});
+
+/// The records of the schedule file at `path` by shape key, for
+/// --linformer-cpu-select-schedules and --linformer-cpu-split-reductions;
+/// an unreadable or malformed file is an error on `module`.
+LogicalResult readScheduleFile(
+    ModuleOp module, StringRef path,
+    std::map<std::string, ::linformer::schedule::ScheduleRecord> &out);
+
+/// Whether a schedule file record describes a part of a split reduction
+/// (its source says ", split N"): a kernel that
+/// --linformer-cpu-split-reductions makes, so that pass applies it.
+bool isSplitPartRecord(const ::linformer::schedule::ScheduleRecord &r);
 
 /// The record (key, kind, loops, flops, schedule, estimate) of a kernel
 /// from its `linformer.kernel` info and `linformer.schedule`; false if

@@ -46,7 +46,7 @@ struct SelectSchedulesPass
       target = sched::presetCPUTarget(targetIsa);
       module->setAttr(kTargetAttrName, toAttr(ctx, target));
     } else {
-      module.emitError() << "unknown isa '" << targetIsa
+      emitError(module.getLoc()) << "unknown isa '" << targetIsa
                          << "': expected host, avx512, avx2 or sse";
       return signalPassFailure();
     }
@@ -54,24 +54,9 @@ struct SelectSchedulesPass
     // Records of the schedule file, by key.
     std::map<std::string, sched::ScheduleRecord> overrides;
     std::set<std::string> used;
-    if (!scheduleFile.empty()) {
-      auto buffer = llvm::MemoryBuffer::getFile(scheduleFile);
-      if (!buffer) {
-        module.emitError() << "cannot read the schedule file '"
-                           << scheduleFile
-                           << "': " << buffer.getError().message();
-        return signalPassFailure();
-      }
-      sched::ScheduleFile file;
-      if (std::string err =
-              sched::parseScheduleFile((*buffer)->getBuffer().str(), file);
-          !err.empty()) {
-        module.emitError() << scheduleFile << ": " << err;
-        return signalPassFailure();
-      }
-      for (sched::ScheduleRecord &r : file.kernels)
-        overrides[r.key] = r;
-    }
+    if (!scheduleFile.empty() &&
+        failed(readScheduleFile(module, scheduleFile, overrides)))
+      return signalPassFailure();
     bool forced = rowTile != 0 || vectorWidth != 0 || unroll != 0 ||
                   reductionTile != 0;
     int candidateRound = -1, candidateIndex = -1;
@@ -81,7 +66,7 @@ struct SelectSchedulesPass
       if (r.getAsInteger(10, candidateRound) ||
           i.getAsInteger(10, candidateIndex) || candidateRound < 0 ||
           candidateRound >= sched::kTuningRounds || candidateIndex < 0) {
-        module.emitError() << "candidate '" << candidate
+        emitError(module.getLoc()) << "candidate '" << candidate
                            << "' is not ROUND:INDEX with ROUND in [0, "
                            << sched::kTuningRounds << ")";
         return signalPassFailure();
@@ -142,9 +127,10 @@ struct SelectSchedulesPass
       }
       attachSchedule(root, *shape, key, chosen, model, source);
     }
+    // Parts of split reductions do not exist yet: the split applies them.
     for (auto &[key, record] : overrides)
-      if (!used.count(key))
-        module.emitWarning() << "schedule file entry '" << key
+      if (!used.count(key) && !isSplitPartRecord(record))
+        emitWarning(module.getLoc()) << "schedule file entry '" << key
                              << "' matches no kernel of this module";
   }
 };

@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 
+#include <set>
+
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUSPLITREDUCTIONSPASS
 #include "compiler/Passes.h.inc"
@@ -24,6 +26,8 @@ namespace {
 struct SplitReductionsPass
     : mlir::linformer::impl::LinformerCPUSplitReductionsPassBase<
           SplitReductionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto targetAttr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName);
@@ -33,8 +37,22 @@ struct SplitReductionsPass
       if (s && s.getSplit() > 1 && op->hasAttr(kRootAttrName))
         toSplit.push_back(op);
     });
+    // The parts' records of the schedule file (as --print-schedule writes
+    // them: source "..., split N"), by key.
+    std::map<std::string, sched::ScheduleRecord> overrides;
+    std::set<std::string> used;
+    if (!scheduleFile.empty() &&
+        failed(readScheduleFile(module, scheduleFile, overrides)))
+      return signalPassFailure();
+    auto warnUnused = [&] {
+      for (auto &[key, record] : overrides)
+        if (!used.count(key) && isSplitPartRecord(record))
+          emitWarning(module.getLoc()) << "schedule file entry '" << key
+                               << "' (a part of a split reduction) matches "
+                                  "no part of this module's splits";
+    };
     if (toSplit.empty())
-      return;
+      return warnUnused();
     if (!targetAttr) {
       module.emitError("split reductions need the module's linformer.target "
                        "(run --linformer-cpu-select-schedules first)");
@@ -46,6 +64,8 @@ struct SplitReductionsPass
       int64_t ratio =
           op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName).getSplit();
       auto info = op->getAttrOfType<KernelShapeAttr>(kKernelInfoAttrName);
+      auto splitSchedule =
+          op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName);
       std::string source = info ? info.getSource().str() : "cost-model";
       linalg::ControlSplitReductionFn control = [&](linalg::LinalgOp) {
         return linalg::SplitReductionOptions{ratio, /*index=*/0,
@@ -97,20 +117,44 @@ struct SplitReductionsPass
                              {inner, batch, outer, ranges[inner]}));
         }
       }
-      // Both halves are kernels with the cost model's schedules; the parts
-      // are not split again.
+      // Both halves are kernels with the cost model's schedules, or the
+      // schedule file's for their keys; the parts are not split again.
       for (linalg::LinalgOp part :
            {result->splitLinalgOp, result->resultCombiningLinalgOp}) {
         part->setAttr(kRootAttrName, rewriter.getUnitAttr());
         FailureOr<sched::KernelShape> shape = analyzeRoot(part);
         if (failed(shape))
           return signalPassFailure();
+        std::string key = shapeKey(part, *shape);
         sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);
         model.split = 1;
-        attachSchedule(part, *shape, shapeKey(part, *shape), model, model,
-                       source + ", split " + std::to_string(ratio));
+        sched::CPUKernelSchedule chosen = model;
+        std::string partSource = source;
+        if (auto it = overrides.find(key); it != overrides.end()) {
+          chosen = it->second.schedule;
+          if (chosen.workgroup.empty())
+            chosen.workgroup = model.workgroup;
+          partSource = "file";
+          used.insert(key);
+        }
+        partSource += ", split " + std::to_string(ratio);
+        if (chosen.split != 1) {
+          part->emitOpError() << "schedule (" << partSource << ") for kernel '"
+                              << key << "' splits it again (split = "
+                              << chosen.split
+                              << "); a part of a split reduction is not split";
+          return signalPassFailure();
+        }
+        if (std::string err = sched::validate(*shape, chosen); !err.empty()) {
+          part->emitOpError() << "schedule (" << partSource << ") for kernel '"
+                              << key << "' does not fit: " << err;
+          return signalPassFailure();
+        }
+        attachSchedule(part, *shape, key, chosen, model, partSource, info,
+                       info ? splitSchedule : CPUScheduleAttr());
       }
     }
+    warnUnused();
   }
 };
 } // namespace

@@ -145,6 +145,9 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
     and when they differ from the defaults the attention core's k, the
     contraction's m and n loops, the register tile's column loops and the
     cost model's own schedule (`model_schedule`, when another was chosen).
+    A part of a split reduction also carries the kernel it was split from
+    (`split_of`, that kernel's facts, and `split_schedule`, its schedule
+    with the split), so that --print-schedule can write the split itself.
 
     ```mlir
     linformer.kernel = #linformer.kernel_shape<key = "contraction/pppRp/...",
@@ -165,7 +168,9 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
     DefaultValuedParameter<"int64_t", "-1">:$m_loop,
     DefaultValuedParameter<"int64_t", "-1">:$n_loop,
     OptionalParameter<"DenseI32ArrayAttr">:$column_loops,
-    OptionalParameter<"CPUScheduleAttr">:$model_schedule);
+    OptionalParameter<"CPUScheduleAttr">:$model_schedule,
+    OptionalParameter<"KernelShapeAttr">:$split_of,
+    OptionalParameter<"CPUScheduleAttr">:$split_schedule);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

@@ -552,7 +552,7 @@ LogicalResult KernelShapeAttr::verify(
     StringAttr kind, DenseI64ArrayAttr loops, StringAttr iterators,
     DenseI32ArrayAttr outputDims, int64_t flops, StringAttr source,
     int64_t coreK, int64_t mLoop, int64_t nLoop, DenseI32ArrayAttr columnLoops,
-    CPUScheduleAttr) {
+    CPUScheduleAttr, KernelShapeAttr splitOf, CPUScheduleAttr splitSchedule) {
   if (!key || key.getValue().empty())
     return emitError() << "a kernel shape needs its key";
   if (!llvm::is_contained(ArrayRef<StringRef>{"contraction", "attention_core",
@@ -584,5 +584,8 @@ LogicalResult KernelShapeAttr::verify(
     return emitError() << "flops and core_k must be >= 0";
   if (!source)
     return emitError() << "a kernel shape needs its source";
+  if (static_cast<bool>(splitOf) != static_cast<bool>(splitSchedule))
+    return emitError() << "split_of and split_schedule go together (the "
+                          "kernel a part was split from, and its schedule)";
   return success();
 }
