@@ -377,9 +377,14 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     *slot = &t;
   }
 
+  // A model with lengths on host buffers takes 1 <= batch <= B sequences.
+  const bool dynamicBatch = mod.lengthsBuffer() >= 0 && !cuda && !onDevice;
   // Packed: the offsets give the batch and every sequence's length; the
   // lengths or mask input is filled from them.
   std::vector<int64_t> offsets;
+  auto packedLength = [&](int64_t i) {
+    return offsets[size_t(i) + 1] - offsets[size_t(i)];
+  };
   if (cuSeqlens) {
     if (onDevice)
       invalid("packed input ('cu_seqlens') takes host tensors; device "
@@ -399,7 +404,6 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                 "lengths from cu_seqlens");
     readOffsets(*cuSeqlens, n, offsets);
     batch = int64_t(offsets.size()) - 1;
-    bool dynamicBatch = mod.lengthsBuffer() >= 0 && !cuda;
     if (batch > B || (batch < B && !dynamicBatch))
       shapeError("input 'cu_seqlens' has " + std::to_string(batch + 1) +
                  " entries: " + std::to_string(batch) +
@@ -458,7 +462,6 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     if (batch >= 0 && shape[0] != batch)
       shapeError(where + "but other sequence inputs have batch " +
                  std::to_string(batch));
-    bool dynamicBatch = mod.lengthsBuffer() >= 0 && !cuda && !onDevice;
     if (shape[0] != B && !(dynamicBatch && shape[0] >= 1 && shape[0] < B))
       shapeError(where + "batch " + std::to_string(shape[0]) +
                  ", the model was compiled for batch " + std::to_string(B) +
@@ -569,7 +572,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     for (int64_t i = 0; i < batch; ++i) {
       // Sequence i: `len` rows from row `first` of the caller's tensor.
       int64_t first = packed ? offsets[size_t(i)] : i * L;
-      int64_t len = packed ? offsets[size_t(i) + 1] - first : L;
+      int64_t len = packed ? packedLength(i) : L;
       std::memcpy(dst + size_t(i * n) * row, src + size_t(first) * row,
                   size_t(len) * row);
       std::memset(dst + size_t(i * n + len) * row, poison ? 0xff : 0,
@@ -584,7 +587,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     auto *lengths = static_cast<int32_t *>(owned[size_t(li)]);
     if (packed) {
       for (int64_t i = 0; i < batch; ++i)
-        lengths[i] = int32_t(offsets[size_t(i) + 1] - offsets[size_t(i)]);
+        lengths[i] = int32_t(packedLength(i));
     } else if (const lf_tensor *t = given[size_t(li)]) {
       std::vector<int64_t> values;
       readLengths(*t, b.name, batch, L, values);
@@ -632,8 +635,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     std::memset(mask, 0, size_t(B * n));
     if (packed) {
       for (int64_t i = 0; i < batch; ++i)
-        std::memset(mask + i * n, 1,
-                    size_t(offsets[size_t(i) + 1] - offsets[size_t(i)]));
+        std::memset(mask + i * n, 1, size_t(packedLength(i)));
     } else if (const lf_tensor *t = given[size_t(mi)]) {
       std::vector<int64_t> shape = tensorShape(*t, "input");
       if (shape != std::vector<int64_t>{batch, L})
@@ -776,8 +778,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       const auto *src = static_cast<const uint8_t *>(owned[idx]);
       for (int64_t i = 0; i < batch; ++i)
         std::memcpy(dst + size_t(offsets[size_t(i)]) * row,
-                    src + size_t(i * n) * row,
-                    size_t(offsets[size_t(i) + 1] - offsets[size_t(i)]) * row);
+                    src + size_t(i * n) * row, size_t(packedLength(i)) * row);
       continue;
     }
     // Rows per sequence in the caller's tensor: n (all) or L.

@@ -388,25 +388,40 @@ TEST_F(RuntimeTest, BadInputsGiveStatuses) {
   lf_module_free(m);
 }
 
+/// Runs x `xs` (packed, with cu_seqlens `offsets` as `offsetType`: i32
+/// values for I32, else the i64 values as they are) and `extra` into y `ys`.
+lf_status runPacked(lf_session *s, std::vector<int64_t> offsets,
+                    lf_dtype offsetType, std::vector<int64_t> xs, float *x,
+                    std::vector<int64_t> ys, float *y,
+                    const lf_tensor *extra = nullptr) {
+  std::vector<int32_t> o32(offsets.begin(), offsets.end());
+  int64_t os[1] = {int64_t(offsets.size())};
+  lf_tensor in[3] = {
+      {"x", LF_DTYPE_F32, int32_t(xs.size()), xs.data(), x},
+      {"cu_seqlens", offsetType, 1, os,
+       offsetType == LF_DTYPE_I32 ? static_cast<void *>(o32.data())
+                                  : static_cast<void *>(offsets.data())},
+      {}};
+  if (extra)
+    in[2] = *extra;
+  lf_tensor out = {"y", LF_DTYPE_F32, int32_t(ys.size()), ys.data(), y};
+  return lf_session_run(s, in, extra ? 3 : 2, &out, 1);
+}
+
 /// A packed run of `lengths` (x [T, kDim] from the padded [kBatch, kSeq,
-/// kDim] `padded`: each sequence's first lengths[i] rows), with cu_seqlens
-/// as `offsetType`, into y [T, kDim].
+/// kDim] `padded`: each sequence's first lengths[i] rows), into y [T, kDim].
 struct Packed {
   std::vector<int64_t> lengths;
   std::vector<int64_t> offsets; ///< [b + 1]
   std::vector<float> x, y;
   Packed(const std::vector<float> &padded, std::vector<int64_t> lens)
-      : lengths(std::move(lens)) {
+      : lengths(std::move(lens)), x(realRows(padded)) {
     offsets.push_back(0);
-    for (size_t i = 0; i < lengths.size(); ++i) {
-      offsets.push_back(offsets.back() + lengths[i]);
-      auto row = padded.begin() + int64_t(i) * kSeq * kDim;
-      x.insert(x.end(), row, row + lengths[i] * kDim);
-    }
+    for (int64_t len : lengths)
+      offsets.push_back(offsets.back() + len);
     y.assign(x.size(), -777.0f);
   }
-  int64_t total() const { return offsets.back(); }
-  /// The rows of a padded [b, kSeq, kDim] output that are real.
+  /// The rows of a padded [b, kSeq, kDim] tensor that are real.
   std::vector<float> realRows(const std::vector<float> &padded) const {
     std::vector<float> out;
     for (size_t i = 0; i < lengths.size(); ++i) {
@@ -417,18 +432,9 @@ struct Packed {
   }
   lf_status run(lf_session *s, lf_dtype offsetType = LF_DTYPE_I32,
                 const lf_tensor *extra = nullptr) {
-    std::vector<int32_t> o32(offsets.begin(), offsets.end());
-    int64_t os[1] = {int64_t(offsets.size())}, xs[2] = {total(), kDim};
-    lf_tensor in[3] = {
-        {"x", LF_DTYPE_F32, 2, xs, x.data()},
-        {"cu_seqlens", offsetType, 1, os,
-         offsetType == LF_DTYPE_I64 ? static_cast<void *>(offsets.data())
-                                    : static_cast<void *>(o32.data())},
-        {}};
-    if (extra)
-      in[2] = *extra;
-    lf_tensor out = {"y", LF_DTYPE_F32, 2, xs, y.data()};
-    return lf_session_run(s, in, extra ? 3 : 2, &out, 1);
+    int64_t total = offsets.back();
+    return runPacked(s, offsets, offsetType, {total, kDim}, x.data(),
+                     {total, kDim}, y.data(), extra);
   }
 };
 
@@ -495,16 +501,8 @@ TEST_F(RuntimeTest, BadPackedInputsGiveStatusesAndLeaveOutputsAlone) {
   auto call = [&](std::vector<int64_t> offsets, std::vector<int64_t> xs,
                   std::vector<int64_t> ys, const lf_tensor *extra = nullptr,
                   lf_dtype offsetType = LF_DTYPE_I64) {
-    int64_t os[1] = {int64_t(offsets.size())};
-    lf_tensor in[3] = {
-        {"x", LF_DTYPE_F32, int32_t(xs.size()), xs.data(), x.data()},
-        {"cu_seqlens", offsetType, 1, os, offsets.data()},
-        {}};
-    if (extra)
-      in[2] = *extra;
-    lf_tensor out = {"y", LF_DTYPE_F32, int32_t(ys.size()), ys.data(),
-                     y.data()};
-    return lf_session_run(s, in, extra ? 3 : 2, &out, 1);
+    return runPacked(s, offsets, offsetType, xs, x.data(), ys, y.data(),
+                     extra);
   };
   EXPECT_STATUS(call({1, 5, 9}, {9, kDim}, {9, kDim}), LF_SHAPE_MISMATCH,
                 "cu_seqlens[0] = 1, expected 0");
