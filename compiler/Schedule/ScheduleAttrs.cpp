@@ -277,3 +277,22 @@ LogicalResult mlir::linformer::readScheduleFile(
 bool mlir::linformer::isSplitPartRecord(const sched::ScheduleRecord &r) {
   return StringRef(r.source).contains(", split ");
 }
+
+sched::CPUKernelSchedule
+mlir::linformer::scheduleOfRecord(const sched::ScheduleRecord &record,
+                                  const sched::CPUKernelSchedule &model) {
+  sched::CPUKernelSchedule s = record.schedule;
+  if (s.workgroup.empty())
+    s.workgroup = model.workgroup;
+  return s;
+}
+
+LogicalResult mlir::linformer::checkScheduleFits(
+    Operation *root, const sched::KernelShape &shape,
+    const sched::CPUKernelSchedule &schedule, StringRef key,
+    StringRef source) {
+  if (std::string err = sched::validate(shape, schedule); !err.empty())
+    return root->emitOpError() << "schedule (" << source << ") for kernel '"
+                               << key << "' does not fit: " << err;
+  return success();
+}

@@ -74,6 +74,22 @@ LogicalResult readScheduleFile(
     ModuleOp module, StringRef path,
     std::map<std::string, ::linformer::schedule::ScheduleRecord> &out);
 
+/// The schedule a schedule file's record gives a kernel whose cost-model
+/// pick is `model`: the record's, with the model's workgroup tiles when the
+/// record has none.
+::linformer::schedule::CPUKernelSchedule
+scheduleOfRecord(const ::linformer::schedule::ScheduleRecord &record,
+                 const ::linformer::schedule::CPUKernelSchedule &model);
+
+/// Refuses, on `root`, a schedule that does not fit its kernel: an error
+/// naming where the schedule came from (`source`), the kernel's `key` and
+/// what does not fit.
+LogicalResult
+checkScheduleFits(Operation *root,
+                  const ::linformer::schedule::KernelShape &shape,
+                  const ::linformer::schedule::CPUKernelSchedule &schedule,
+                  StringRef key, StringRef source);
+
 /// Whether a schedule file record describes a part of a split reduction
 /// (its source says ", split N"): a kernel that
 /// --linformer-cpu-split-reductions makes, so that pass applies it.

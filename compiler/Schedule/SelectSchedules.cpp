@@ -46,8 +46,9 @@ struct SelectSchedulesPass
       target = sched::presetCPUTarget(targetIsa);
       module->setAttr(kTargetAttrName, toAttr(ctx, target));
     } else {
-      emitError(module.getLoc()) << "unknown isa '" << targetIsa
-                         << "': expected host, avx512, avx2 or sse";
+      emitError(module.getLoc())
+          << "unknown isa '" << targetIsa
+          << "': expected host, avx512, avx2 or sse";
       return signalPassFailure();
     }
 
@@ -66,9 +67,10 @@ struct SelectSchedulesPass
       if (r.getAsInteger(10, candidateRound) ||
           i.getAsInteger(10, candidateIndex) || candidateRound < 0 ||
           candidateRound >= sched::kTuningRounds || candidateIndex < 0) {
-        emitError(module.getLoc()) << "candidate '" << candidate
-                           << "' is not ROUND:INDEX with ROUND in [0, "
-                           << sched::kTuningRounds << ")";
+        emitError(module.getLoc())
+            << "candidate '" << candidate
+            << "' is not ROUND:INDEX with ROUND in [0, "
+            << sched::kTuningRounds << ")";
         return signalPassFailure();
       }
     }
@@ -88,9 +90,7 @@ struct SelectSchedulesPass
       std::string source = "cost-model";
       auto it = overrides.find(key);
       if (it != overrides.end()) {
-        chosen = it->second.schedule;
-        if (chosen.workgroup.empty())
-          chosen.workgroup = model.workgroup;
+        chosen = scheduleOfRecord(it->second, model);
         source = it->second.source == "tuned" ? "tuned" : "file";
         used.insert(key);
       } else if (forced) {
@@ -120,18 +120,15 @@ struct SelectSchedulesPass
           source = "candidate";
         }
       }
-      if (std::string err = sched::validate(*shape, chosen); !err.empty()) {
-        root->emitOpError() << "schedule (" << source << ") for kernel '"
-                            << key << "' does not fit: " << err;
+      if (failed(checkScheduleFits(root, *shape, chosen, key, source)))
         return signalPassFailure();
-      }
       attachSchedule(root, *shape, key, chosen, model, source);
     }
     // Parts of split reductions do not exist yet: the split applies them.
     for (auto &[key, record] : overrides)
       if (!used.count(key) && !isSplitPartRecord(record))
         emitWarning(module.getLoc()) << "schedule file entry '" << key
-                             << "' matches no kernel of this module";
+                                     << "' matches no kernel of this module";
   }
 };
 } // namespace

@@ -47,9 +47,10 @@ struct SplitReductionsPass
     auto warnUnused = [&] {
       for (auto &[key, record] : overrides)
         if (!used.count(key) && isSplitPartRecord(record))
-          emitWarning(module.getLoc()) << "schedule file entry '" << key
-                               << "' (a part of a split reduction) matches "
-                                  "no part of this module's splits";
+          emitWarning(module.getLoc())
+              << "schedule file entry '" << key
+              << "' (a part of a split reduction) matches no part of this "
+                 "module's splits";
     };
     if (toSplit.empty())
       return warnUnused();
@@ -61,11 +62,10 @@ struct SplitReductionsPass
     sched::CPUTarget target = fromAttr(targetAttr);
     IRRewriter rewriter(&getContext());
     for (linalg::LinalgOp op : toSplit) {
-      int64_t ratio =
-          op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName).getSplit();
-      auto info = op->getAttrOfType<KernelShapeAttr>(kKernelInfoAttrName);
       auto splitSchedule =
           op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName);
+      int64_t ratio = splitSchedule.getSplit();
+      auto info = op->getAttrOfType<KernelShapeAttr>(kKernelInfoAttrName);
       std::string source = info ? info.getSource().str() : "cost-model";
       linalg::ControlSplitReductionFn control = [&](linalg::LinalgOp) {
         return linalg::SplitReductionOptions{ratio, /*index=*/0,
@@ -131,9 +131,7 @@ struct SplitReductionsPass
         sched::CPUKernelSchedule chosen = model;
         std::string partSource = source;
         if (auto it = overrides.find(key); it != overrides.end()) {
-          chosen = it->second.schedule;
-          if (chosen.workgroup.empty())
-            chosen.workgroup = model.workgroup;
+          chosen = scheduleOfRecord(it->second, model);
           partSource = "file";
           used.insert(key);
         }
@@ -145,11 +143,8 @@ struct SplitReductionsPass
                               << "); a part of a split reduction is not split";
           return signalPassFailure();
         }
-        if (std::string err = sched::validate(*shape, chosen); !err.empty()) {
-          part->emitOpError() << "schedule (" << partSource << ") for kernel '"
-                              << key << "' does not fit: " << err;
+        if (failed(checkScheduleFits(part, *shape, chosen, key, partSource)))
           return signalPassFailure();
-        }
         attachSchedule(part, *shape, key, chosen, model, partSource, info,
                        info ? splitSchedule : CPUScheduleAttr());
       }
