@@ -66,31 +66,9 @@ Value buildValidSlots(OpBuilder &b, Location loc, Value lengths, Value mask,
 /// they are exact for any window, and converted where they divide).
 Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 
-/// The attribute that marks a linalg op as the root of a kernel: tiling
-/// starts from roots and fuses their non-root producers into the tile loops.
-constexpr llvm::StringLiteral kRootAttrName =
-    LinformerDialect::RootAttrHelper::getNameStr();
-
 /// The argument of `op`'s enclosing function marked `linformer.lengths`;
 /// null when there is none.
 BlockArgument markedLengthsArgument(Operation *op);
-
-/// On a linalg op that reduces over tokens (`E X`):
-/// `array<i64: token loop, batch loop>`, or after a split reduction
-/// `array<i64: token loop, batch loop, part loop, tokens per part>` (token
-/// = part * tokens per part + token loop). Its iterations over tokens at or
-/// past the sequence's length contribute nothing (their operand is zeroed
-/// there), so register tiling stops the token loops at the length, read
-/// from the function's `linformer.lengths` argument.
-constexpr llvm::StringLiteral kTokenBoundAttrName =
-    LinformerDialect::TokenBoundAttrHelper::getNameStr();
-
-/// On a workgroup loop (`scf.forall`) whose workgroups each hold one
-/// sequence and a tile of its tokens: `array<i64: batch dim, row dim,
-/// tokens per tile>` over the loop's dimensions. The outliner turns it into
-/// the kernel's `#linformer.token_rows`, the runtime's length rule.
-constexpr llvm::StringLiteral kTokenRowsAttrName =
-    LinformerDialect::TokenRowsAttrHelper::getNameStr();
 
 /// Marks the op defining `v` as a kernel root; returns `v`.
 Value markRoot(Value v);

@@ -20,15 +20,6 @@
 
 namespace mlir::linformer {
 
-/// Discardable attributes: the module's target, a root's schedule and the
-/// facts about its kernel that reach the manifest.
-constexpr llvm::StringLiteral kTargetAttrName =
-    LinformerDialect::TargetAttrHelper::getNameStr();
-constexpr llvm::StringLiteral kScheduleAttrName =
-    LinformerDialect::ScheduleAttrHelper::getNameStr();
-constexpr llvm::StringLiteral kKernelInfoAttrName =
-    LinformerDialect::KernelAttrHelper::getNameStr();
-
 /// The CPU described by LLVM CPU name `cpu` and features `features`, with
 /// the host's cache sizes and core count. Empty `cpu`: the host's CPU; empty
 /// `features`: the named CPU's own features (on x86, written out), or the

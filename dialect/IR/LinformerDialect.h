@@ -24,9 +24,68 @@
 
 namespace mlir::linformer {
 
+/// The names of the dialect's attributes on other dialects' ops, one
+/// constant each (their types and the verifier: LinformerBase.td,
+/// discardableAttrs; docs/Spec.md, "Attributes on other ops").
+
 /// Where an entry function carries its #linformer.dispatch_plan.
 constexpr llvm::StringLiteral kDispatchPlanAttrName =
     LinformerDialect::DispatchPlanAttrHelper::getNameStr();
+
+/// The module's #linformer.cpu_target, what schedules are chosen for.
+constexpr llvm::StringLiteral kTargetAttrName =
+    LinformerDialect::TargetAttrHelper::getNameStr();
+
+/// Marks a linalg op as the root of a kernel: tiling starts from roots and
+/// fuses their non-root producers into the tile loops.
+constexpr llvm::StringLiteral kRootAttrName =
+    LinformerDialect::RootAttrHelper::getNameStr();
+
+/// A root's #linformer.cpu_schedule and the #linformer.kernel_shape facts
+/// about its kernel that reach the manifest.
+constexpr llvm::StringLiteral kScheduleAttrName =
+    LinformerDialect::ScheduleAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kKernelInfoAttrName =
+    LinformerDialect::KernelAttrHelper::getNameStr();
+
+/// Per-root workgroup tile sizes chosen by the schedule (one per loop, 0 =
+/// whole dimension).
+constexpr llvm::StringLiteral kTileSizesAttrName =
+    LinformerDialect::TileSizesAttrHelper::getNameStr();
+
+/// On a linalg op that reduces over tokens (`E X`):
+/// `array<i64: token loop, batch loop>`, or after a split reduction
+/// `array<i64: token loop, batch loop, part loop, tokens per part>` (token
+/// = part * tokens per part + token loop). Its iterations over tokens at or
+/// past the sequence's length contribute nothing (their operand is zeroed
+/// there), so register tiling stops the token loops at the length, read
+/// from the function's `linformer.lengths` argument.
+constexpr llvm::StringLiteral kTokenBoundAttrName =
+    LinformerDialect::TokenBoundAttrHelper::getNameStr();
+
+/// On a workgroup loop (`scf.forall`) whose workgroups each hold one
+/// sequence and a tile of its tokens: `array<i64: batch dim, row dim,
+/// tokens per tile>` over the loop's dimensions. The outliner turns it into
+/// the kernel's `#linformer.token_rows`, the runtime's length rule.
+constexpr llvm::StringLiteral kTokenRowsAttrName =
+    LinformerDialect::TokenRowsAttrHelper::getNameStr();
+
+/// Marks the loops of register tiling, the only ones that may be peeled.
+constexpr llvm::StringLiteral kRegisterLoopAttrName =
+    LinformerDialect::RegisterLoopAttrHelper::getNameStr();
+
+/// CUDA: the fused attention core's carrier `linalg.generic` between
+/// linformer-cuda-fuse-attention-core and linformer-cuda-expand-attention-
+/// core (its value: the softmax scale), and a loop nest mapped onto tensor
+/// cores (warp tiles).
+constexpr llvm::StringLiteral kFusedCoreAttrName =
+    LinformerDialect::FusedCoreAttrHelper::getNameStr();
+constexpr llvm::StringLiteral kTensorCoreAttrName =
+    LinformerDialect::TensorCoreAttrHelper::getNameStr();
+
+/// linformer-reassociate's estimate of both orders' cost.
+constexpr llvm::StringLiteral kReassociationCostAttrName =
+    LinformerDialect::ReassociationCostAttrHelper::getNameStr();
 
 /// An outlined kernel function's workgroup count, each bound buffer's
 /// bytes, and its length rule as the words of its ABI record.

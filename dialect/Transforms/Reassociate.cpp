@@ -73,7 +73,7 @@ struct ReassociatePass
       op.setReassociate(choice);
       // Whole FLOP-equivalents as integers: they print readably (an f64
       // that does not round-trip through decimal prints in hex).
-      op->setAttr(LinformerDialect::ReassociationCostAttrHelper::getNameStr(),
+      op->setAttr(kReassociationCostAttrName,
                   b.getDictionaryAttr(
                       {b.getNamedAttr("standard",
                                       b.getI64IntegerAttr(

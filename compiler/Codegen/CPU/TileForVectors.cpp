@@ -75,9 +75,6 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
   return tiles;
 }
 
-/// Marks the loops of register tiling, the only ones that may be peeled.
-static constexpr llvm::StringLiteral kRegisterLoopAttr =
-    LinformerDialect::RegisterLoopAttrHelper::getNameStr();
 
 /// Peels every marked loop whose static trip range is not a multiple of its
 /// step: the main loop keeps full register tiles, the last partial tile
@@ -89,7 +86,7 @@ static void peelPartialTiles(RewriterBase &rewriter, Operation *scope) {
   while (true) {
     scf::ForOp candidate;
     scope->walk([&](scf::ForOp loop) {
-      if (candidate || !loop->hasAttr(kRegisterLoopAttr))
+      if (candidate || !loop->hasAttr(kRegisterLoopAttrName))
         return;
       std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
       std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
@@ -105,12 +102,12 @@ static void peelPartialTiles(RewriterBase &rewriter, Operation *scope) {
     rewriter.setInsertionPoint(candidate);
     if (failed(scf::peelForLoopAndSimplifyBounds(rewriter, candidate,
                                                  partial))) {
-      candidate->removeAttr(kRegisterLoopAttr);
+      candidate->removeAttr(kRegisterLoopAttrName);
       continue;
     }
     // The partial iteration runs once; it is no candidate any more.
     if (partial)
-      partial->removeAttr(kRegisterLoopAttr);
+      partial->removeAttr(kRegisterLoopAttrName);
   }
 }
 
@@ -403,7 +400,7 @@ struct TileForVectorsPass
       if (std::optional<RegisterTileDims> dims = registerTileDims(op);
           pack && dims) {
         FailureOr<linalg::LinalgOp> packed = packStreamedOperand(
-            rewriter, op, *dims, vectorWidth, unroll, kRegisterLoopAttr);
+            rewriter, op, *dims, vectorWidth, unroll, kRegisterLoopAttrName);
         if (failed(packed)) {
           op->emitOpError("could not pack its streamed operand");
           return signalPassFailure();
@@ -439,7 +436,7 @@ struct TileForVectorsPass
       }
       rewriter.replaceOp(op, result->replacements);
       for (LoopLikeOpInterface loop : result->loops)
-        loop->setAttr(kRegisterLoopAttr, rewriter.getUnitAttr());
+        loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
       if (real)
         if (scf::ForOp loop =
                 loopOfDim(result->loops, tiles, interchange, tokenLoop))
@@ -447,7 +444,7 @@ struct TileForVectorsPass
     }
     peelPartialTiles(rewriter, getOperation());
     getOperation().walk(
-        [](scf::ForOp loop) { loop->removeAttr(kRegisterLoopAttr); });
+        [](scf::ForOp loop) { loop->removeAttr(kRegisterLoopAttrName); });
   }
 };
 } // namespace

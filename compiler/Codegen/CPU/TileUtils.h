@@ -14,11 +14,6 @@
 
 namespace mlir::linformer {
 
-/// Per-root workgroup tile sizes chosen by the schedule (one per loop, 0 =
-/// whole dimension).
-constexpr llvm::StringLiteral kTileSizesAttrName =
-    LinformerDialect::TileSizesAttrHelper::getNameStr();
-
 /// The largest divisor of `size` that is at most `bound` (at least 1; 1 for
 /// a dynamic size), so that tiles never have a partial, dynamically shaped
 /// remainder.

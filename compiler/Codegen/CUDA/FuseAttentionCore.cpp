@@ -60,7 +60,6 @@ using namespace mlir::linformer;
 
 namespace {
 
-using cuda::kFusedCoreAttr;
 
 struct CUDAFuseAttentionCorePass
     : mlir::linformer::impl::LinformerCUDAFuseAttentionCorePassBase<
@@ -104,7 +103,7 @@ struct CUDAFuseAttentionCorePass
                   arith::ConstantOp::create(b, l, b.getZeroAttr(t.getType())));
             return arith::AddFOp::create(b, l, args.back(), t);
           });
-      carrier.getDefiningOp()->setAttr(kFusedCoreAttr, op.getScaleAttr());
+      carrier.getDefiningOp()->setAttr(kFusedCoreAttrName, op.getScaleAttr());
       rewriter.replaceOp(op, carrier);
     }
   }
@@ -211,7 +210,7 @@ struct CoreOperands {
     c.n = qType.getDimSize(2);
     c.d = qType.getDimSize(3);
     c.k = cast<MemRefType>(c.key.getType()).getDimSize(2);
-    c.scale = cast<FloatAttr>(op->getAttr(kFusedCoreAttr)).getValueAsDouble();
+    c.scale = cast<FloatAttr>(op->getAttr(kFusedCoreAttrName)).getValueAsDouble();
     return c;
   }
 
@@ -356,7 +355,7 @@ struct CoreOperands {
           warp(b, loc, bi, hi, tile, ivs[1], kv, precision, emulate, exact);
           scf::ReduceOp::create(b, loc);
         });
-    par->setAttr(cuda::kTensorCoreAttr, rewriter.getUnitAttr());
+    par->setAttr(mlir::linformer::kTensorCoreAttrName, rewriter.getUnitAttr());
     rewriter.eraseOp(op);
   }
 
@@ -1054,7 +1053,7 @@ struct CUDAExpandAttentionCorePass
     }
     SmallVector<linalg::GenericOp> carriers;
     getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kFusedCoreAttr))
+      if (op->hasAttr(kFusedCoreAttrName))
         carriers.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -61,7 +61,7 @@ bool isExtension(Operation *op) {
 /// fused attention core's carrier, whose operands are the core's q, keys,
 /// values and mask, as they are.
 bool takesElementwise(Operation *op) {
-  return isa<linalg::LinalgOp>(op) && !op->hasAttr(cuda::kFusedCoreAttr);
+  return isa<linalg::LinalgOp>(op) && !op->hasAttr(mlir::linformer::kFusedCoreAttrName);
 }
 
 struct CUDAFuseElementwisePass

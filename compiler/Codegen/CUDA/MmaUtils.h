@@ -46,15 +46,6 @@ inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
   return Float32Type::get(ctx);
 }
 
-/// Marks the fused attention core's carrier `linalg.generic` between
-/// linformer-cuda-fuse-attention-core and linformer-cuda-expand-attention-
-/// core (its value: the softmax scale).
-constexpr llvm::StringLiteral kFusedCoreAttr =
-    LinformerDialect::FusedCoreAttrHelper::getNameStr();
-/// A loop nest mapped onto tensor cores (warp tiles).
-constexpr llvm::StringLiteral kTensorCoreAttr =
-    LinformerDialect::TensorCoreAttrHelper::getNameStr();
-
 /// The core carrier `op`'s q, key, value and output (not its mask).
 inline std::array<Value, 4> coreData(linalg::GenericOp op) {
   return {op.getDpsInputOperand(0)->get(), op.getDpsInputOperand(1)->get(),

@@ -667,7 +667,7 @@ struct CUDATensorCoreContractionsPass
     for (linalg::GenericOp op : ops) {
       if (erased.contains(op))
         continue;
-      if (op->hasAttr(cuda::kFusedCoreAttr)) {
+      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName)) {
         if (demotes && cuda::coreOnTensorCores(op, precision))
           demoteCoreOutput(rewriter, op);
         continue;
@@ -807,7 +807,7 @@ struct CUDATensorCoreContractionsPass
         l.getDpsInitOperand(0)->get() != t ||
         llvm::is_contained(l.getDpsInputs(), t))
       return false;
-    if (user->hasAttr(cuda::kFusedCoreAttr))
+    if (user->hasAttr(mlir::linformer::kFusedCoreAttrName))
       return true; // every (b, h, row, column) of its output, once
     OpOperand *init = l.getDpsInitOperand(0);
     return l.getNumParallelLoops() == l.getNumLoops() &&
@@ -850,7 +850,7 @@ struct CUDATensorCoreContractionsPass
           llvm::count(r->getOperands(), t) != 1)
         return std::nullopt;
       bool rounds =
-          r->hasAttr(cuda::kFusedCoreAttr)
+          r->hasAttr(mlir::linformer::kFusedCoreAttrName)
               ? use->getOperandNumber() < 3 &&
                     cuda::coreOnTensorCores(r, precision)
               : succeeded(planFor(r, tileK(), warpTilesM, warpTilesN,
@@ -1304,7 +1304,7 @@ struct CUDATensorCoreContractionsPass
           accs = kLoops(b, loc, p, extents, iv, part, tileK, accs, step);
           storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part);
         });
-    par->setAttr(cuda::kTensorCoreAttr, rewriter.getUnitAttr());
+    par->setAttr(mlir::linformer::kTensorCoreAttrName, rewriter.getUnitAttr());
   }
   /// The staged warp tiles: an scf.parallel over blocks (mapped to block
   /// x; with split-K, part-major) around the block's threads (warps along

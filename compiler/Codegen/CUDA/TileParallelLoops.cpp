@@ -75,7 +75,7 @@ struct CUDATileParallelLoopsPass
       // A tensor-core loop's innermost dimension is the 32 lanes of a
       // warp, which must stay one warp: thread x, whole.
       bool warpTiles =
-          op->hasAttr(mlir::linformer::cuda::kTensorCoreAttr);
+          op->hasAttr(mlir::linformer::kTensorCoreAttrName);
       tiles.back() = warpTiles ? extents.back()
                                : largestDivisorAtMost(extents.back(), threadsX);
       if (extents.size() > 1)
