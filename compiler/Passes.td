@@ -670,6 +670,59 @@ def LinformerCUDAPlanLaunchesPass
                            "::mlir::linformer::LinformerDialect"];
 }
 
+def LinformerCUDANarrowIntermediatesPass
+    : Pass<"linformer-cuda-narrow-intermediates", "::mlir::func::FuncOp"> {
+  let summary = "f32 buffers whose every reader rounds them to bf16 / f16 become 16-bit";
+  let description = [{
+    The CUDA pipeline's 16-bit narrowing (`linformer-cuda-pipeline{mma=bf16}`
+    or `f16`, not with `mma-exact` emulation, which rounds nothing), on
+    memrefs right before `linformer-cuda-tensor-core-contractions`. When
+    the buffer a contraction's results end in (C, or the output of its
+    epilogue: the elementwise op right after it that the tensor-core pass
+    runs on the accumulators) is an f32 allocation and every read of the
+    values it leaves there (the uses up to the buffer's deallocation or the
+    next op that overwrites all of it: buffers are reused, every layer's FFN
+    writes one hidden buffer) is an input of a contraction the tensor-core
+    pass maps or q, key or value of an attention core carrier that runs on
+    tensor cores (both round it to the operand type as they load it), the
+    readers read a 16-bit twin of the buffer instead, extending it in
+    their body as they extend a 16-bit weight, and the results are stored
+    rounded into the twin: the epilogue's output becomes the twin and its
+    body rounds what it yields, or, without an epilogue, a new one does,
+    a rounding copy of C into the twin. That op is marked
+    `linformer.narrowed`: the values left in C are read by it alone, and
+    the tensor-core pass absorbs it even where C has other users. The same
+    bits reach the readers, with half the bytes. The core's output gets
+    the same treatment (its expansion rounds what it stores; the carrier's
+    never-run body extends and rounds to stay well typed). In the default
+    bf16 encoder: the FFN's hidden layer, q, the projected keys and
+    values, and the core's output.
+
+    ```mlir
+    // The hidden layer, read only by the FFN's second contraction:
+    linalg.generic {...} ins(%h : memref<64x32xf32>) outs(%h16 : memref<64x32xbf16>)
+        attrs = {linformer.narrowed} {
+    ^bb0(%in: f32, %out: bf16):
+      %r = arith.truncf %in : f32 to bf16
+      linalg.yield %r : bf16
+    }
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
+           "bf16 or f16: the tensor cores' operand type">,
+    Option<"warpTilesM", "warp-tiles-m", "int64_t", /*default=*/"4",
+           "as linformer-cuda-tensor-core-contractions takes it (which "
+           "contractions it maps)">,
+    Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
+           "as linformer-cuda-tensor-core-contractions takes it">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::linformer::LinformerDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def LinformerCUDATensorCoreContractionsPass
     : Pass<"linformer-cuda-tensor-core-contractions", "::mlir::func::FuncOp"> {
   let summary = "f32 contractions as warp tiles of mma.sync (TF32, BF16 or F16)";
@@ -738,19 +791,11 @@ def LinformerCUDATensorCoreContractionsPass
     8 bf16 values of E a unit; the lengths as one scalar), instead of one
     2-byte load a value.
 
-    16-bit intermediates (bf16 / f16; not with `exact` emulation, which
-    rounds nothing): when the buffer a contraction's results end in is an
-    f32 allocation and every read of the values it leaves there (the uses
-    up to the buffer's deallocation or the next op that overwrites all of
-    it: buffers are reused, every layer's FFN writes one hidden buffer) is
-    an operand of a contraction this pass maps or q, key or value of an
-    attention core carrier that runs on tensor cores (both round it to the
-    operand type as they load it), the results are stored rounded into a
-    16-bit twin of the buffer, which those readers read as a 16-bit weight:
-    the same bits, half the bytes. The core's output gets the same
-    treatment (its expansion, after this pass, rounds what it stores).
-    In the default bf16 encoder: the FFN's hidden layer, q, the projected
-    keys and values, and the core's output.
+    16-bit intermediates: linformer-cuda-narrow-intermediates, run before
+    this pass, gives a contraction whose readers all round its results a
+    16-bit twin to store them in, through an epilogue marked
+    `linformer.narrowed` (absorbed as any epilogue, even where C is a
+    reused buffer with other users); the stores round them.
 
     Other ops, and contractions whose sizes do not
     divide or whose folded tiles exceed a grid dimension (65535), stay on the

@@ -274,6 +274,14 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // with f32 products (precision=f32, SIMT).
   if (options.mma != "none" ||
       (options.simtContractions && options.stageContractions)) {
+    // 16-bit readers read 16-bit buffers (not when the emulation rounds
+    // nothing).
+    if ((options.mma == "bf16" || options.mma == "f16") &&
+        !(options.onHost && options.mmaExact)) {
+      LinformerCUDANarrowIntermediatesPassOptions narrowOptions;
+      narrowOptions.precision = options.mma;
+      funcPm.addPass(createLinformerCUDANarrowIntermediatesPass(narrowOptions));
+    }
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
     mmaOptions.precision =
         options.mma != "none" ? std::string(options.mma) : "f32";
@@ -298,8 +306,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
   }
   // After the contractions, which store what the core reads (q, the
-  // projected keys and values) as 16-bit buffers when it rounds them
-  // anyway, and read its output as one when they do.
+  // projected keys and values) into the 16-bit buffers narrowing gave
+  // them when it rounds them anyway, and read its output as one when they
+  // do.
   funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
   // Row sums (LayerNorm statistics, E's row sums): one warp a row.
   LinformerCUDAWarpReductionsPassOptions reduceOptions;

@@ -64,6 +64,10 @@ def Linformer_Dialect : Dialect {
     // mapped onto tensor cores.
     "::mlir::FloatAttr":$fused_core,
     "::mlir::UnitAttr":$tensor_core,
+    // CUDA: an elementwise op that stores a contraction's results rounded
+    // into the 16-bit twin its readers read (linformer-cuda-narrow-
+    // intermediates); the values it leaves in the f32 buffer are dead.
+    "::mlir::UnitAttr":$narrowed,
     // linformer-reassociate's estimate of both orders, for the reader.
     "::mlir::DictionaryAttr":$reassociation_cost
   );

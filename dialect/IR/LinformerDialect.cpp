@@ -80,6 +80,7 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a float (the core's scale)"},
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
+    {D::NarrowedAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::ReassociationCostAttrHelper::getNameStr(), isA<DictionaryAttr>,
      "a dictionary"},
 };

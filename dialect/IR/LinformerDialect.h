@@ -83,6 +83,16 @@ constexpr llvm::StringLiteral kFusedCoreAttrName =
 constexpr llvm::StringLiteral kTensorCoreAttrName =
     LinformerDialect::TensorCoreAttrHelper::getNameStr();
 
+/// CUDA: on the elementwise op right after a contraction that stores its
+/// results rounded into a 16-bit twin of the contraction's f32 output,
+/// which every reader of those values reads instead
+/// (linformer-cuda-narrow-intermediates). The values the contraction
+/// leaves in its f32 output are then read by this op only, so
+/// linformer-cuda-tensor-core-contractions absorbs it as the epilogue even
+/// where the f32 buffer has other users (it is reused).
+constexpr llvm::StringLiteral kNarrowedAttrName =
+    LinformerDialect::NarrowedAttrHelper::getNameStr();
+
 /// linformer-reassociate's estimate of both orders' cost.
 constexpr llvm::StringLiteral kReassociationCostAttrName =
     LinformerDialect::ReassociationCostAttrHelper::getNameStr();

@@ -55,7 +55,7 @@ inline std::array<Value, 4> coreData(linalg::GenericOp op) {
 /// Whether the core carrier `op` (q, key, value[, mask] -> out) expands on
 /// tensor cores at `precision`: query rows, projected slots and head width
 /// in whole 16s, and q, key, value and out each f32 or the operand type
-/// (16-bit buffers that linformer-cuda-tensor-core-contractions demoted:
+/// (16-bit buffers that linformer-cuda-narrow-intermediates narrowed:
 /// the tensor-core core rounds q, key and value to that type as it loads
 /// them anyway, and its output feeds contractions that do).
 inline bool coreOnTensorCores(linalg::GenericOp op, StringRef precision) {

@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/BodyCloning.h"
+#include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
@@ -68,6 +69,8 @@ namespace mlir::linformer {
 using namespace mlir;
 namespace cuda = mlir::linformer::cuda;
 using cuda::clonableBody;
+using cuda::absorbableEpilogue;
+using cuda::absorbableInit;
 using cuda::cloneBody;
 using cuda::neighbour;
 using cuda::operandIndices;
@@ -335,11 +338,14 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
   return p;
 }
 
-/// `op` when it is an elementwise linalg.generic that writes its one
-/// output at its own loop indices without reading it, reads its inputs at
-/// projected permutations of them, and has a body that can be cloned into
-/// a kernel. Null otherwise.
-linalg::GenericOp clonableElementwise(Operation *op) {
+} // namespace
+
+bool cuda::mapsContraction(linalg::GenericOp op, int64_t tileK,
+                           int64_t maxTilesM, int64_t maxTilesN) {
+  return succeeded(planFor(op, tileK, maxTilesM, maxTilesN, /*splitWarps=*/0));
+}
+
+linalg::GenericOp cuda::clonableElementwise(Operation *op) {
   auto g = dyn_cast_or_null<linalg::GenericOp>(op);
   if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
       g.getNumParallelLoops() != g.getNumLoops() ||
@@ -353,15 +359,7 @@ linalg::GenericOp clonableElementwise(Operation *op) {
   return g;
 }
 
-/// The op right before `op` when it only writes `op`'s C, elementwise from
-/// operands other than C: a bias broadcast (`C[b, i, j] = bias[j]`,
-/// extended to f32, or a bias times E's row sums), or a constant fill (or
-/// a copy of a constant-filled buffer, as bufferization leaves them).
-/// Such an op is a kernel that writes all of C for the contraction's
-/// kernel to read back as its starting values; the accumulators compute
-/// those values instead, from the op's (small) operands, and the op goes.
-/// Null otherwise.
-Operation *absorbableInit(linalg::GenericOp op) {
+Operation *cuda::absorbableInit(linalg::GenericOp op) {
   Value c = op.getDpsInitOperand(0)->get();
   Operation *prev = neighbour(op, /*after=*/false);
   if (isa_and_nonnull<linalg::FillOp, linalg::CopyOp>(prev))
@@ -373,14 +371,8 @@ Operation *absorbableInit(linalg::GenericOp op) {
   return g;
 }
 
-/// The op right after `op` when it is elementwise over C's shape and reads
-/// C only at the element it produces (an activation): its body can run on
-/// the accumulators as they are stored, and the op, a kernel that read all
-/// of C and wrote it again, goes. Its output is C itself (in place) or a
-/// buffer of C's shape, and then C must have no users but `op`, it and
-/// `initFrom`, since C's values are never stored. Returns its operand that
-/// reads C, or null.
-OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
+OpOperand *cuda::absorbableEpilogue(linalg::GenericOp op,
+                                    Operation *initFrom) {
   Value c = op.getDpsInitOperand(0)->get();
   linalg::GenericOp g = clonableElementwise(neighbour(op, /*after=*/true));
   if (!g || g.getNumLoops() != cast<MemRefType>(c.getType()).getRank())
@@ -398,13 +390,18 @@ OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   }
   if (!readOfC)
     return nullptr;
-  if (d != c)
+  // A narrowed op's readers read its output (linformer-cuda-narrow-
+  // intermediates): the values left in C are its alone even when C is
+  // reused.
+  if (d != c && !g->hasAttr(mlir::linformer::kNarrowedAttrName))
     for (Operation *user : c.getUsers())
       if (user != op && user != g && user != initFrom &&
           !isa<memref::DeallocOp>(user))
         return nullptr;
   return readOfC;
 }
+
+namespace {
 
 /// Whether `v` is a function argument that nothing writes: every use,
 /// through views, reads it.
@@ -658,20 +655,13 @@ struct CUDATensorCoreContractionsPass
     getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     int64_t tileK = this->tileK();
-    // Rounding results at the store (16-bit buffers) is exact unless
-    // nothing is rounded at all.
-    bool demotes = !tf32() && !simt() && !(emulate && exact);
-    demotedOf.clear();
     // Epilogues absorbed into an earlier contraction are gone.
     llvm::SmallPtrSet<Operation *, 8> erased;
     for (linalg::GenericOp op : ops) {
       if (erased.contains(op))
         continue;
-      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName)) {
-        if (demotes && cuda::coreOnTensorCores(op, precision))
-          demoteCoreOutput(rewriter, op);
+      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName))
         continue;
-      }
       FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
       if (failed(p))
         continue;
@@ -727,9 +717,6 @@ struct CUDATensorCoreContractionsPass
       linalg::GenericOp epilogue = p->epilogue();
       if (epilogue)
         p->out = epilogue.getDpsInitOperand(0)->get();
-      Value stored = p->out;
-      if (demotes)
-        demote(rewriter, op, *p);
       rewrite(rewriter, op, *p, tileK);
       if (p->initFrom)
         cuda::eraseInitWriter(rewriter, p->initFrom);
@@ -740,11 +727,8 @@ struct CUDATensorCoreContractionsPass
         erased.insert(epilogue);
         rewriter.eraseOp(epilogue);
       }
-      // C, or the buffer the results went to before they were rounded,
-      // when nothing but deallocations uses it any more.
+      // C, when nothing but deallocations uses it any more.
       eraseIfUnused(rewriter, c);
-      if (stored != c)
-        eraseIfUnused(rewriter, stored);
     }
   }
 
@@ -757,154 +741,6 @@ struct CUDATensorCoreContractionsPass
   bool f32Words() const { return simt() || exact; }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
   int64_t tileK() const { return tf32() ? 4 : 16; }
-
-  /// Rounds `op`'s results as it stores them when that is exact: the
-  /// buffer they end in (C, or the epilogue's output) is a plain f32
-  /// allocation and everything that reads the values they leave there
-  /// rounds them to the operand type as it loads them (see roundedReads).
-  /// Rounding to nearest even once at the store gives the same bits, and
-  /// the values' bytes, written once and read by every block of the
-  /// readers, halve. The results go to a 16-bit buffer, which the readers
-  /// read as they read a 16-bit weight (extended in their body).
-  void demote(IRRewriter &rewriter, linalg::GenericOp op, Plan &p) {
-    linalg::GenericOp epilogue = p.epilogue();
-    Operation *last = epilogue ? epilogue.getOperation() : op.getOperation();
-    std::optional<SmallVector<OpOperand *>> reads = roundedReads(p.out, last);
-    if (reads)
-      p.out = demoteReads(rewriter, p.out, *reads);
-  }
-
-  /// The same for the attention core `carrier`'s output (its expansion
-  /// rounds what it stores into a 16-bit output): the output projection
-  /// reads it.
-  void demoteCoreOutput(IRRewriter &rewriter, linalg::GenericOp carrier) {
-    OpOperand *init = carrier.getDpsInitOperand(0);
-    std::optional<SmallVector<OpOperand *>> reads =
-        roundedReads(init->get(), carrier);
-    if (!reads)
-      return;
-    Value old = init->get();
-    Value demoted = demoteReads(rewriter, old, *reads);
-    // The carrier's body is never run, but it must stay well typed:
-    // extend its 16-bit output argument, round what it yields.
-    auto yield = cast<linalg::YieldOp>(carrier.getBody()->getTerminator());
-    Type type = cast<MemRefType>(demoted.getType()).getElementType();
-    retypeOperand(rewriter, carrier, init, demoted);
-    rewriter.setInsertionPoint(yield);
-    Value rounded = arith::TruncFOp::create(rewriter, carrier.getLoc(), type,
-                                            yield.getOperand(0));
-    rewriter.modifyOpInPlace(yield,
-                             [&] { yield->setOperand(0, rounded); });
-    eraseIfUnused(rewriter, old);
-  }
-
-  /// Whether `user` overwrites all of `t` without reading it (a fill, a
-  /// copy, an elementwise op writing every element, the attention core):
-  /// what `t` held before is dead after it.
-  static bool overwrites(Operation *user, Value t) {
-    auto l = dyn_cast<linalg::LinalgOp>(user);
-    if (!l || !l.hasPureBufferSemantics() || l.getNumDpsInits() != 1 ||
-        l.getDpsInitOperand(0)->get() != t ||
-        llvm::is_contained(l.getDpsInputs(), t))
-      return false;
-    if (user->hasAttr(mlir::linformer::kFusedCoreAttrName))
-      return true; // every (b, h, row, column) of its output, once
-    OpOperand *init = l.getDpsInitOperand(0);
-    return l.getNumParallelLoops() == l.getNumLoops() &&
-           l.getMatchingIndexingMap(init).isIdentity() &&
-           !l.payloadUsesValueFromOperand(init);
-  }
-
-  /// The reads of the values `last` leaves in `t`: the uses of `t` after
-  /// `last` in its block, up to its deallocation or the next op that
-  /// overwrites it (buffers are reused: every layer's FFN writes its hidden
-  /// layer into one buffer). `t` must be a plain f32 allocation, and each
-  /// of those uses one input of a contraction this pass maps or q, key or
-  /// value of an attention core that runs on tensor cores: readers that
-  /// round it to the operand type as they load it. Else none.
-  std::optional<SmallVector<OpOperand *>> roundedReads(Value t,
-                                                       Operation *last) {
-    auto alloc = t.getDefiningOp<memref::AllocOp>();
-    if (!alloc || !alloc.getType().getElementType().isF32() ||
-        !alloc.getType().getLayout().isIdentity())
-      return std::nullopt;
-    Block *block = last->getBlock();
-    // The uses after `last` by the op of `block` they are in, in order.
-    SmallVector<std::pair<Operation *, OpOperand *>> after;
-    for (OpOperand &use : t.getUses()) {
-      Operation *owner = block->findAncestorOpInBlock(*use.getOwner());
-      if (!owner)
-        return std::nullopt;
-      if (owner != last && last->isBeforeInBlock(owner))
-        after.push_back({owner, &use});
-    }
-    llvm::sort(after, [](const auto &x, const auto &y) {
-      return x.first != y.first && x.first->isBeforeInBlock(y.first);
-    });
-    SmallVector<OpOperand *> reads;
-    for (auto [owner, use] : after) {
-      if (isa<memref::DeallocOp>(owner) || overwrites(owner, t))
-        break;
-      auto r = dyn_cast<linalg::GenericOp>(owner);
-      if (!r || use->getOwner() != owner || !r.isDpsInput(use) ||
-          llvm::count(r->getOperands(), t) != 1)
-        return std::nullopt;
-      bool rounds =
-          r->hasAttr(mlir::linformer::kFusedCoreAttrName)
-              ? use->getOperandNumber() < 3 &&
-                    cuda::coreOnTensorCores(r, precision)
-              : succeeded(planFor(r, tileK(), warpTilesM, warpTilesN,
-                                  splitKWarps));
-      if (!rounds)
-        return std::nullopt;
-      reads.push_back(use);
-    }
-    if (reads.empty())
-      return std::nullopt;
-    return reads;
-  }
-
-  /// Points `reads` of `t` at its 16-bit twin (one per buffer, made on
-  /// first use: the values it holds live in turn, as they did in `t`),
-  /// each reader extending it in its body. Returns the twin.
-  Value demoteReads(IRRewriter &rewriter, Value t,
-                    ArrayRef<OpOperand *> reads) {
-    Value &demoted = demotedOf[t];
-    if (!demoted) {
-      auto alloc = t.getDefiningOp<memref::AllocOp>();
-      rewriter.setInsertionPoint(alloc);
-      auto twin = memref::AllocOp::create(
-          rewriter, alloc.getLoc(),
-          MemRefType::get(alloc.getType().getShape(),
-                          cuda::mmaOperandType(&getContext(), precision)));
-      twin.setAlignmentAttr(alloc.getAlignmentAttr());
-      for (Operation *user : llvm::make_early_inc_range(t.getUsers()))
-        if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
-          rewriter.setInsertionPointAfter(dealloc);
-          memref::DeallocOp::create(rewriter, dealloc.getLoc(), twin);
-        }
-      demoted = twin;
-    }
-    for (OpOperand *use : reads)
-      retypeOperand(rewriter, cast<linalg::GenericOp>(use->getOwner()), use,
-                    demoted);
-    return demoted;
-  }
-
-  /// Points `op`'s operand `use` at the 16-bit `buffer`: its block argument
-  /// takes the 16-bit type and is extended to f32 where the body uses it.
-  static void retypeOperand(IRRewriter &rewriter, linalg::GenericOp op,
-                            OpOperand *use, Value buffer) {
-    BlockArgument arg = op.getMatchingBlockArgument(use);
-    rewriter.modifyOpInPlace(op, [&] {
-      use->set(buffer);
-      arg.setType(cast<MemRefType>(buffer.getType()).getElementType());
-    });
-    rewriter.setInsertionPointToStart(arg.getOwner());
-    auto ext = arith::ExtFOp::create(rewriter, op.getLoc(),
-                                     rewriter.getF32Type(), arg);
-    rewriter.replaceAllUsesExcept(arg, ext, ext);
-  }
 
   /// Erases `from`, a guarded extension whose values contractions computed
   /// as they loaded them, and its buffer, once no other op reads it.
@@ -925,14 +761,10 @@ struct CUDATensorCoreContractionsPass
           return isa<memref::DeallocOp>(user);
         }))
       return;
-    demotedOf.erase(buffer);
     for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
       rewriter.eraseOp(user);
     rewriter.eraseOp(alloc);
   }
-
-  /// The 16-bit twin of each f32 buffer whose values were demoted.
-  DenseMap<Value, Value> demotedOf;
 
   /// Splits `linear` into the indices of `dims` (row-major) and records
   /// them in `iv`.

@@ -1,0 +1,280 @@
+//===- NarrowIntermediates.cpp - 16-bit buffers for 16-bit readers -*- C++ -*-===//
+//
+// The CUDA pipeline's 16-bit narrowing (see Passes.td), the step before
+// linformer-cuda-tensor-core-contractions: an f32 buffer whose values are
+// read only by readers that round them to bf16 / f16 as they load them
+// (contractions the tensor-core pass maps; q, key and value of an attention
+// core on tensor cores) gets a 16-bit twin. The op that writes those values
+// stores them rounded into the twin, and the readers read the twin,
+// extending it in their body as they extend a 16-bit weight: the same bits
+// at the readers, half the bytes written and read.
+//
+// The writer is the contraction's epilogue (the elementwise op after it
+// that the tensor-core pass runs on the accumulators as it stores them),
+// whose output becomes the twin with a rounding at the end of its body; or,
+// where the contraction has no epilogue, a new one, an elementwise rounding
+// copy of C into the twin. Either is marked `linformer.narrowed`: its
+// readers read the twin, so the tensor-core pass absorbs it even where C is
+// a reused buffer with other users. The attention core's carrier writes its
+// twin itself (its expansion rounds what it stores).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CUDA/Contractions.h"
+#include "compiler/Codegen/CUDA/MmaUtils.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCUDANARROWINTERMEDIATESPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+namespace cuda = mlir::linformer::cuda;
+
+namespace {
+
+/// Whether `user` overwrites all of `t` without reading it (a fill, a
+/// copy, an elementwise op writing every element, the attention core):
+/// what `t` held before is dead after it.
+bool overwrites(Operation *user, Value t) {
+  auto l = dyn_cast<linalg::LinalgOp>(user);
+  if (!l || !l.hasPureBufferSemantics() || l.getNumDpsInits() != 1 ||
+      l.getDpsInitOperand(0)->get() != t ||
+      llvm::is_contained(l.getDpsInputs(), t))
+    return false;
+  if (user->hasAttr(mlir::linformer::kFusedCoreAttrName))
+    return true; // every (b, h, row, column) of its output, once
+  OpOperand *init = l.getDpsInitOperand(0);
+  return l.getNumParallelLoops() == l.getNumLoops() &&
+         l.getMatchingIndexingMap(init).isIdentity() &&
+         !l.payloadUsesValueFromOperand(init);
+}
+
+/// Points `op`'s operand `use` at the 16-bit `buffer`: its block argument
+/// takes the 16-bit type and is extended to f32 where the body uses it.
+void retypeOperand(IRRewriter &rewriter, linalg::GenericOp op, OpOperand *use,
+                   Value buffer) {
+  BlockArgument arg = op.getMatchingBlockArgument(use);
+  rewriter.modifyOpInPlace(op, [&] {
+    use->set(buffer);
+    arg.setType(cast<MemRefType>(buffer.getType()).getElementType());
+  });
+  rewriter.setInsertionPointToStart(arg.getOwner());
+  auto ext = arith::ExtFOp::create(rewriter, op.getLoc(),
+                                   rewriter.getF32Type(), arg);
+  rewriter.replaceAllUsesExcept(arg, ext, ext);
+}
+
+/// Rounds what `op`'s body yields to the element type of its output.
+void roundYield(IRRewriter &rewriter, linalg::GenericOp op) {
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  Type type = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+                  .getElementType();
+  rewriter.setInsertionPoint(yield);
+  Value rounded = arith::TruncFOp::create(rewriter, op.getLoc(), type,
+                                          yield.getOperand(0));
+  rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, rounded); });
+}
+
+struct CUDANarrowIntermediatesPass
+    : mlir::linformer::impl::LinformerCUDANarrowIntermediatesPassBase<
+          CUDANarrowIntermediatesPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (precision != "bf16" && precision != "f16") {
+      getOperation().emitError()
+          << "precision '" << precision
+          << "' is not one this pass narrows to (bf16 or f16: the operand "
+             "type of the tensor cores' m16n8k16)";
+      return signalPassFailure();
+    }
+    if (!llvm::is_contained({1, 2, 4, 8}, int64_t(warpTilesM)) ||
+        !llvm::is_contained({1, 2, 4, 8}, int64_t(warpTilesN))) {
+      getOperation().emitError()
+          << "warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (as "
+             "linformer-cuda-tensor-core-contractions takes them), not "
+          << int64_t(warpTilesM) << " and " << int64_t(warpTilesN);
+      return signalPassFailure();
+    }
+    SmallVector<linalg::GenericOp> ops;
+    getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    IRRewriter rewriter(&getContext());
+    twinOf.clear();
+    for (linalg::GenericOp op : ops) {
+      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName)) {
+        if (cuda::coreOnTensorCores(op, precision))
+          narrowCoreOutput(rewriter, op);
+        continue;
+      }
+      if (maps(op))
+        narrow(rewriter, op);
+    }
+  }
+
+  bool maps(linalg::GenericOp op) const {
+    return cuda::mapsContraction(op, /*tileK=*/16, warpTilesM, warpTilesN);
+  }
+
+  /// Narrows the buffer contraction `op`'s results end in (C, or its
+  /// epilogue's output) when every read of the values they leave there
+  /// rounds them.
+  void narrow(IRRewriter &rewriter, linalg::GenericOp op) {
+    Operation *initFrom = cuda::absorbableInit(op);
+    OpOperand *epilogueRead = cuda::absorbableEpilogue(op, initFrom);
+    auto epilogue =
+        epilogueRead ? cast<linalg::GenericOp>(epilogueRead->getOwner())
+                     : linalg::GenericOp();
+    Operation *last = epilogue ? epilogue.getOperation() : op.getOperation();
+    Value c = op.getDpsInitOperand(0)->get();
+    Value out = epilogue ? epilogue.getDpsInitOperand(0)->get() : c;
+    std::optional<SmallVector<OpOperand *>> reads = roundedReads(out, last);
+    if (!reads)
+      return;
+    Value twin = readTwin(rewriter, out, *reads);
+    if (epilogue) {
+      // Its output argument is unused (an absorbable epilogue's is).
+      BlockArgument arg =
+          epilogue.getMatchingBlockArgument(epilogue.getDpsInitOperand(0));
+      rewriter.modifyOpInPlace(epilogue, [&] {
+        epilogue.getDpsInitOperand(0)->set(twin);
+        arg.setType(cast<MemRefType>(twin.getType()).getElementType());
+      });
+      roundYield(rewriter, epilogue);
+    } else {
+      // A rounding copy of C into the twin, as the epilogue.
+      auto type = cast<MemRefType>(c.getType());
+      MLIRContext *ctx = &getContext();
+      AffineMap id = AffineMap::getMultiDimIdentityMap(type.getRank(), ctx);
+      SmallVector<utils::IteratorType> iters(type.getRank(),
+                                             utils::IteratorType::parallel);
+      rewriter.setInsertionPointAfter(op);
+      epilogue = linalg::GenericOp::create(
+          rewriter, op.getLoc(), /*inputs=*/ValueRange{c},
+          /*outputs=*/ValueRange{twin}, ArrayRef<AffineMap>{id, id}, iters,
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            Value r = arith::TruncFOp::create(
+                b, loc, cast<MemRefType>(twin.getType()).getElementType(),
+                args[0]);
+            linalg::YieldOp::create(b, loc, r);
+          });
+    }
+    epilogue->setAttr(mlir::linformer::kNarrowedAttrName,
+                      rewriter.getUnitAttr());
+  }
+
+  /// The same for the attention core `carrier`'s output (its expansion
+  /// rounds what it stores into a 16-bit output): the output projection
+  /// reads it.
+  void narrowCoreOutput(IRRewriter &rewriter, linalg::GenericOp carrier) {
+    OpOperand *init = carrier.getDpsInitOperand(0);
+    std::optional<SmallVector<OpOperand *>> reads =
+        roundedReads(init->get(), carrier);
+    if (!reads)
+      return;
+    Value old = init->get();
+    Value twin = readTwin(rewriter, old, *reads);
+    // The carrier's body is never run, but it must stay well typed:
+    // extend its 16-bit output argument, round what it yields.
+    retypeOperand(rewriter, carrier, init, twin);
+    roundYield(rewriter, carrier);
+    eraseIfUnused(rewriter, old);
+  }
+
+  /// The reads of the values `last` leaves in `t`: the uses of `t` after
+  /// `last` in its block, up to its deallocation or the next op that
+  /// overwrites it (buffers are reused: every layer's FFN writes its hidden
+  /// layer into one buffer). `t` must be a plain f32 allocation, and each
+  /// of those uses one input of a contraction the tensor-core pass maps or
+  /// q, key or value of an attention core that runs on tensor cores:
+  /// readers that round it to the operand type as they load it. Else none.
+  std::optional<SmallVector<OpOperand *>> roundedReads(Value t,
+                                                       Operation *last) {
+    auto alloc = t.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !alloc.getType().getElementType().isF32() ||
+        !alloc.getType().getLayout().isIdentity())
+      return std::nullopt;
+    Block *block = last->getBlock();
+    // The uses after `last` by the op of `block` they are in, in order.
+    SmallVector<std::pair<Operation *, OpOperand *>> after;
+    for (OpOperand &use : t.getUses()) {
+      Operation *owner = block->findAncestorOpInBlock(*use.getOwner());
+      if (!owner)
+        return std::nullopt;
+      if (owner != last && last->isBeforeInBlock(owner))
+        after.push_back({owner, &use});
+    }
+    llvm::sort(after, [](const auto &x, const auto &y) {
+      return x.first != y.first && x.first->isBeforeInBlock(y.first);
+    });
+    SmallVector<OpOperand *> reads;
+    for (auto [owner, use] : after) {
+      if (isa<memref::DeallocOp>(owner) || overwrites(owner, t))
+        break;
+      auto r = dyn_cast<linalg::GenericOp>(owner);
+      if (!r || use->getOwner() != owner || !r.isDpsInput(use) ||
+          llvm::count(r->getOperands(), t) != 1)
+        return std::nullopt;
+      bool rounds = r->hasAttr(mlir::linformer::kFusedCoreAttrName)
+                        ? use->getOperandNumber() < 3 &&
+                              cuda::coreOnTensorCores(r, precision)
+                        : maps(r);
+      if (!rounds)
+        return std::nullopt;
+      reads.push_back(use);
+    }
+    if (reads.empty())
+      return std::nullopt;
+    return reads;
+  }
+
+  /// Points `reads` of `t` at its 16-bit twin (one per buffer, made on
+  /// first use: the values it holds live in turn, as they did in `t`),
+  /// each reader extending it in its body. Returns the twin.
+  Value readTwin(IRRewriter &rewriter, Value t, ArrayRef<OpOperand *> reads) {
+    Value &twin = twinOf[t];
+    if (!twin) {
+      auto alloc = t.getDefiningOp<memref::AllocOp>();
+      rewriter.setInsertionPoint(alloc);
+      auto made = memref::AllocOp::create(
+          rewriter, alloc.getLoc(),
+          MemRefType::get(alloc.getType().getShape(),
+                          cuda::mmaOperandType(&getContext(), precision)));
+      made.setAlignmentAttr(alloc.getAlignmentAttr());
+      for (Operation *user : llvm::make_early_inc_range(t.getUsers()))
+        if (auto dealloc = dyn_cast<memref::DeallocOp>(user)) {
+          rewriter.setInsertionPointAfter(dealloc);
+          memref::DeallocOp::create(rewriter, dealloc.getLoc(), made);
+        }
+      twin = made;
+    }
+    for (OpOperand *use : reads)
+      retypeOperand(rewriter, cast<linalg::GenericOp>(use->getOwner()), use,
+                    twin);
+    return twin;
+  }
+
+  /// Erases `buffer`'s allocation when only its deallocations use it.
+  void eraseIfUnused(IRRewriter &rewriter, Value buffer) {
+    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+    if (!alloc || !llvm::all_of(alloc->getUsers(), [](Operation *user) {
+          return isa<memref::DeallocOp>(user);
+        }))
+      return;
+    twinOf.erase(buffer);
+    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+      rewriter.eraseOp(user);
+    rewriter.eraseOp(alloc);
+  }
+
+  /// The 16-bit twin of each f32 buffer whose reads were narrowed.
+  DenseMap<Value, Value> twinOf;
+};
+
+} // namespace
