@@ -712,15 +712,108 @@ def LinformerCUDANarrowIntermediatesPass
     Option<"precision", "precision", "std::string", /*default=*/"\"bf16\"",
            "bf16 or f16: the tensor cores' operand type">,
     Option<"warpTilesM", "warp-tiles-m", "int64_t", /*default=*/"4",
-           "as linformer-cuda-tensor-core-contractions takes it (which "
-           "contractions it maps)">,
+           "as linformer-cuda-select-schedules takes it (which "
+           "contractions the warp tiles map)">,
     Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
-           "as linformer-cuda-tensor-core-contractions takes it">,
+           "as linformer-cuda-select-schedules takes it">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::linformer::LinformerDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def LinformerCUDASelectSchedulesPass
+    : Pass<"linformer-cuda-select-schedules", "::mlir::func::FuncOp"> {
+  let summary = "a #linformer.cuda_schedule for every contraction the warp tiles map";
+  let description = [{
+    The CUDA pipeline's schedule selection, on memrefs right before
+    `linformer-cuda-tensor-core-contractions` (and after
+    `linformer-cuda-narrow-intermediates`, whose 16-bit buffers decide
+    which operands cp.async can copy): every contraction that pass maps
+    gets `linformer.cuda_schedule`, a `#linformer.cuda_schedule` with
+    - its warp block: the most 16 x 8 tiles up to `warp-tiles-m` x
+      `warp-tiles-n` that divide its innermost m and n extents;
+    - split-K: parts of a single reduction (powers of two, up to 64, at
+      least 16 k steps each) while the parts' warps stay within
+      `split-k-warps` (the pipeline: 8 an SM of the target);
+    - staging (bf16 / f16 / f32 SIMT; `shared-bytes` > 0): the most warps
+      of a block, up to `block-warps` and 4 along n, whose block tile
+      divides m and n, and the longest chunk up to `chunk-k` that divides
+      a part's k range and fits; two buffers (`prefetch`) when both fit
+      and a thread's copy is unrolled and at most 16 words; cp.async for
+      an operand loaded as it is staged (`async-copy`: a 16-bit buffer of
+      the operand type, identity layout, copied along runs), and
+      `async-stages` buffers when both are and they fit; A's fragments by
+      ldmatrix where its buffer is k-major (`ldmatrix`); B in its own
+      [k][n] layout where its copy reads runs along n (`ldmatrix-trans`);
+    - wgmma (`wgmma`, when both operands go by cp.async): planned again as
+      one row tile a warp by up to 16 column tiles, the block's warps all
+      along m in warpgroups of 4, chunks of 64, 32 or 16 k.
+
+    A contraction without a schedule stays on the plain path: SIMT
+    (`precision=f32`) has no unstaged tiles, TF32 is not staged. The
+    tensor-core pass's description says what each choice builds.
+
+    ```mlir
+    linalg.generic {...} ins(%x, %w : memref<128x64xbf16>, memref<64x128xbf16>)
+        outs(%c : memref<128x128xf32>) attrs = {linformer.cuda_schedule =
+        #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1,
+        warps = [2, 4], chunk = 16, buffers = 2, async = [true, true],
+        natural_b = true, ldmatrix_a = true, wgmma = false>} {...}
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
+           "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands), "
+           "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "
+           "contractions only)">,
+    Option<"exact", "exact", "bool", /*default=*/"false",
+           "the exact emulation's f32 words (staged f32 pairs, as the "
+           "tensor-core pass's emulate exact stages them)">,
+    Option<"warpTilesM", "warp-tiles-m", "int64_t", /*default=*/"4",
+           "16-row mma tiles a warp computes, at most (1, 2, 4 or 8)">,
+    Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
+           "8-column mma tiles a warp computes, at most (1, 2, 4 or 8)">,
+    Option<"splitKWarps", "split-k-warps", "int64_t", /*default=*/"1024",
+           "split a single reduction into parts (powers of two, up to 64, "
+           "each at least 16 k steps) until the warps reach this many; 0: "
+           "never">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
+           "bf16 / f16: blocks of warps share A and B through this much "
+           "shared memory at most, a chunk of k at a time; 0: every warp "
+           "loads its own fragments">,
+    Option<"blockWarps", "block-warps", "int64_t", /*default=*/"8",
+           "with shared-bytes: warps in a block, at most">,
+    Option<"chunkK", "chunk-k", "int64_t", /*default=*/"16",
+           "with shared-bytes: k values a block copies at a time, at most "
+           "(16, 32 or 64; less where it does not divide or fit)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"false",
+           "with shared-bytes: two buffers, and each chunk's loads issued "
+           "during the previous chunk's mma (one barrier a chunk)">,
+    Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
+           "with shared-bytes: A's fragments read with ldmatrix.x4 (one a "
+           "tile and k step) when its buffer is k-major">,
+    Option<"ldmatrixTrans", "ldmatrix-trans", "bool", /*default=*/"false",
+           "with shared-bytes: B staged in its own [k][n] layout when its "
+           "copy reads runs along n (copied as loaded), its fragments read "
+           "with ldmatrix.x4.trans (two column tiles a k step); not for "
+           "precision=f32">,
+    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
+           "with prefetch, bf16 / f16: an operand loaded as staged (16-bit, "
+           "identity layout, staged as runs) copied with cp.async straight "
+           "into the other buffer during the mma (no registers)">,
+    Option<"asyncStages", "async-stages", "int64_t", /*default=*/"2",
+           "with async-copy: buffers a block keeps when both operands are "
+           "copied with cp.async and they fit (chunks up to this many - 1 "
+           "ahead in flight; at least 2)">,
+    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
+           "with async-copy, bf16 / f16 (sm_90a): a contraction whose "
+           "operands both go by cp.async (k-major A; k-major or natural B) "
+           "runs as warpgroup MMAs (wgmma.mma_async m64nNk16) reading "
+           "both from shared memory in wgmma's canonical layout">,
+  ];
+  let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }
 
 def LinformerCUDATensorCoreContractionsPass
@@ -732,11 +825,15 @@ def LinformerCUDATensorCoreContractionsPass
     `convert-linalg-to-parallel-loops`. Every contraction into f32
     `linalg.generic` (C += A * B with projected-permutation maps, A and B
     f32 or bf16/f16 data the body extends, nothing else in it; dimensions
-    from `linalg::inferContractionDims`) whose innermost m, n and k extents
-    divide by 16, 8 and the instruction's depth becomes one `scf.parallel`
+    from `linalg::inferContractionDims`; innermost m, n and k extents
+    divisible by 16, 8 and the instruction's depth) that carries a
+    `linformer.cuda_schedule` (`linformer-cuda-select-schedules` chooses
+    them; the options named below are that pass's) is rewritten as its
+    schedule says, and one whose schedule does not fit it is an error
+    that says why. It becomes one `scf.parallel`
     over (warp rows, warp columns, 32 lanes): each warp computes a block of
-    `warp-tiles-m` x `warp-tiles-n` 16x8 tiles of C (fewer where the extents
-    do not divide), loads its accumulator fragments once, steps k with one
+    `warp-tiles-m` x `warp-tiles-n` 16x8 tiles of C (the schedule's
+    `warp_tiles`), loads its accumulator fragments once, steps k with one
     mma.sync per tile, reusing each A fragment across the block's columns
     and each B fragment across its rows, and stores the fragments back.
 
@@ -968,48 +1065,7 @@ def LinformerCUDATensorCoreContractionsPass
            "the same tiles in f32 scalars, for the CPU">,
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the tiles' "
-           "structure at f32 accuracy)">,
-    Option<"warpTilesM", "warp-tiles-m", "int64_t", /*default=*/"4",
-           "16-row mma tiles a warp computes, at most (1, 2, 4 or 8)">,
-    Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
-           "8-column mma tiles a warp computes, at most (1, 2, 4 or 8)">,
-    Option<"splitKWarps", "split-k-warps", "int64_t", /*default=*/"1024",
-           "split a single reduction into parts (powers of two, up to 64, "
-           "each at least 16 k steps) until the warps reach this many; 0: "
-           "never">,
-    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
-           "bf16 / f16: blocks of warps share A and B through this much "
-           "shared memory at most, a chunk of k at a time; 0: every warp "
-           "loads its own fragments">,
-    Option<"blockWarps", "block-warps", "int64_t", /*default=*/"8",
-           "with shared-bytes: warps in a block, at most">,
-    Option<"chunkK", "chunk-k", "int64_t", /*default=*/"16",
-           "with shared-bytes: k values a block copies at a time, at most "
-           "(16, 32 or 64; less where it does not divide or fit)">,
-    Option<"prefetch", "prefetch", "bool", /*default=*/"false",
-           "with shared-bytes: two buffers, and each chunk's loads issued "
-           "during the previous chunk's mma (one barrier a chunk)">,
-    Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
-           "with shared-bytes: A's fragments read with ldmatrix.x4 (one a "
-           "tile and k step) when its buffer is k-major">,
-    Option<"ldmatrixTrans", "ldmatrix-trans", "bool", /*default=*/"false",
-           "with shared-bytes: B staged in its own [k][n] layout when its "
-           "copy reads runs along n (copied as loaded), its fragments read "
-           "with ldmatrix.x4.trans (two column tiles a k step); not for "
-           "precision=f32">,
-    Option<"asyncCopy", "async-copy", "bool", /*default=*/"false",
-           "with prefetch, bf16 / f16: an operand loaded as staged (16-bit, "
-           "identity layout, staged as runs) copied with cp.async straight "
-           "into the other buffer during the mma (no registers)">,
-    Option<"asyncStages", "async-stages", "int64_t", /*default=*/"2",
-           "with async-copy: buffers a block keeps when both operands are "
-           "copied with cp.async and they fit (chunks up to this many - 1 "
-           "ahead in flight; at least 2)">,
-    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "with async-copy, bf16 / f16 (sm_90a): a contraction whose "
-           "operands both go by cp.async (k-major A; k-major or natural B) "
-           "runs as warpgroup MMAs (wgmma.mma_async m64nNk16) reading "
-           "both from shared memory in wgmma's canonical layout">,
+           "structure at f32 accuracy)">
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

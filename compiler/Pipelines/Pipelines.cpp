@@ -282,27 +282,33 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
       narrowOptions.precision = options.mma;
       funcPm.addPass(createLinformerCUDANarrowIntermediatesPass(narrowOptions));
     }
-    LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
-    mmaOptions.precision =
+    // Each contraction's schedule, from the target's SMs, shared memory
+    // and block.
+    LinformerCUDASelectSchedulesPassOptions selectOptions;
+    selectOptions.precision =
         options.mma != "none" ? std::string(options.mma) : "f32";
     // Split-K until a contraction has 8 warps an SM (one 256-thread block
     // each): 1056 on an H100, 864 on an A100.
-    mmaOptions.splitKWarps = 8 * target.smCount;
+    selectOptions.splitKWarps = 8 * target.smCount;
     // Staged contractions: 8-warp blocks (as the core), their buffer
     // within the core's budget.
-    mmaOptions.sharedBytes =
+    selectOptions.sharedBytes =
         options.stageContractions ? std::min(target.sharedBytesPerBlock,
                                              target.sharedBytesPerSM / 2)
                                   : 0;
-    mmaOptions.blockWarps = threadsY;
-    mmaOptions.prefetch = options.prefetchContractions;
-    mmaOptions.ldmatrix = options.ldmatrixContractions;
-    mmaOptions.ldmatrixTrans = options.ldmatrixTransContractions;
-    mmaOptions.asyncCopy = options.asyncCopyContractions;
-    mmaOptions.asyncStages = options.asyncStages;
-    mmaOptions.wgmma = options.wgmma;
+    selectOptions.blockWarps = threadsY;
+    selectOptions.prefetch = options.prefetchContractions;
+    selectOptions.ldmatrix = options.ldmatrixContractions;
+    selectOptions.ldmatrixTrans = options.ldmatrixTransContractions;
+    selectOptions.asyncCopy = options.asyncCopyContractions;
+    selectOptions.asyncStages = options.asyncStages;
+    selectOptions.wgmma = options.wgmma;
+    selectOptions.exact = options.onHost && options.mmaExact;
+    funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
+    LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
+    mmaOptions.precision = selectOptions.precision;
     mmaOptions.emulate = options.onHost;
-    mmaOptions.exact = options.onHost && options.mmaExact;
+    mmaOptions.exact = selectOptions.exact;
     funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
   }
   // After the contractions, which store what the core reads (q, the

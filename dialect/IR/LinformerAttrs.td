@@ -132,6 +132,64 @@ def Linformer_CPUScheduleAttr : Linformer_Attr<"CPUSchedule", "cpu_schedule"> {
   let genVerifyDecl = 1;
 }
 
+def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule"> {
+  let summary = "how one CUDA contraction is mapped onto warps and tensor cores";
+  let description = [{
+    The schedule of a contraction (as `linformer.cuda_schedule`), chosen by
+    `linformer-cuda-select-schedules` from the target's shared memory, SMs
+    and block size and applied by `linformer-cuda-tensor-core-contractions`,
+    as IREE's `lowering_config` / `MMAScheduleAttr`:
+    - `warp_tiles`: `[m, n]` mma tiles (16 x 8) a warp computes;
+    - `split`: parts of the k loop, each its own warps (split-K), whose
+      partial sums a second loop adds in order;
+    - `warps`: `[m, n]` warps of a block that share the operands through
+      shared memory (`[0, 0]`: no staging, every warp loads its own
+      fragments);
+    - `chunk`: k values a staged block copies at a time;
+    - `buffers`: shared buffers a staged block keeps (1; 2 or more: the
+      next chunks are prefetched while the mma runs, in registers or, for
+      operands copied with cp.async, up to `buffers - 1` chunks ahead);
+    - `async`: `[a, b]`, the operands copied with cp.async;
+    - `natural_b`: B staged in its own [k][n] layout (read with
+      ldmatrix.trans, or wgmma's transposed descriptor);
+    - `ldmatrix_a`: A's fragments read with ldmatrix (k-major buffer);
+    - `wgmma`: warpgroup MMAs from core-layout buffers (sm_90a), one row
+      tile a warp and `warps` = `[4 x warpgroups, 1]`.
+
+    ```mlir
+    linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4],
+        split = 1, warps = [2, 4], chunk = 16, buffers = 2,
+        async = [true, true], natural_b = false, ldmatrix_a = true,
+        wgmma = false>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$tilesM,
+    "int64_t":$tilesN,
+    "int64_t":$split,
+    "int64_t":$warpsM,
+    "int64_t":$warpsN,
+    "int64_t":$chunk,
+    "int64_t":$buffers,
+    "bool":$asyncA,
+    "bool":$asyncB,
+    "bool":$naturalB,
+    "bool":$ldmatrixA,
+    "bool":$wgmma);
+  let assemblyFormat = [{
+    `<` `warp_tiles` `=` `[` $tilesM `,` $tilesN `]` `,` `split` `=` $split
+    `,` `warps` `=` `[` $warpsM `,` $warpsN `]` `,` `chunk` `=` $chunk `,`
+    `buffers` `=` $buffers `,` `async` `=` `[` $asyncA `,` $asyncB `]` `,`
+    `natural_b` `=` $naturalB `,` `ldmatrix_a` `=` $ldmatrixA `,` `wgmma` `=`
+    $wgmma `>`
+  }];
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Whether a block's warps share the operands through shared memory.
+    bool staged() const { return getWarpsM() > 0; }
+  }];
+}
+
 def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
   let summary = "what the CPU cost model saw of a kernel";
   let description = [{

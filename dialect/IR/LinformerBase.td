@@ -68,6 +68,8 @@ def Linformer_Dialect : Dialect {
     // into the 16-bit twin its readers read (linformer-cuda-narrow-
     // intermediates); the values it leaves in the f32 buffer are dead.
     "::mlir::UnitAttr":$narrowed,
+    // CUDA: a contraction's warp, staging and mma schedule.
+    "::mlir::linformer::CUDAScheduleAttr":$cuda_schedule,
     // linformer-reassociate's estimate of both orders, for the reader.
     "::mlir::DictionaryAttr":$reassociation_cost
   );

@@ -14,6 +14,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::linformer;
@@ -81,6 +82,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
     {D::NarrowedAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
+    {D::CudaScheduleAttrHelper::getNameStr(), isA<CUDAScheduleAttr>,
+     "a #linformer.cuda_schedule"},
     {D::ReassociationCostAttrHelper::getNameStr(), isA<DictionaryAttr>,
      "a dictionary"},
 };
@@ -274,6 +277,51 @@ CPUScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << reduction;
   if (split < 1)
     return emitError() << "split must be >= 1 (1 = none); got " << split;
+  return success();
+}
+
+LogicalResult
+CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t tilesM, int64_t tilesN, int64_t split,
+                         int64_t warpsM, int64_t warpsN, int64_t chunk,
+                         int64_t buffers, bool asyncA, bool asyncB,
+                         bool naturalB, bool ldmatrixA, bool wgmma) {
+  auto powerOfTwo = [](int64_t v, int64_t most) {
+    return v >= 1 && v <= most && llvm::isPowerOf2_64(v);
+  };
+  if (!powerOfTwo(tilesM, 8) || !powerOfTwo(tilesN, 16) ||
+      (!wgmma && tilesN > 8))
+    return emitError() << "warp_tiles [" << tilesM << ", " << tilesN
+                       << "] must be powers of two, up to 8 (16 columns "
+                          "with wgmma)";
+  if (!powerOfTwo(split, 64))
+    return emitError() << "split must be a power of two from 1 to 64; got "
+                       << split;
+  if (warpsM == 0 && warpsN == 0) {
+    if (chunk != 0 || buffers != 1 || asyncA || asyncB || naturalB ||
+        ldmatrixA || wgmma)
+      return emitError() << "an unstaged schedule (warps = [0, 0]) has no "
+                            "chunk, buffers, async copies, natural B, "
+                            "ldmatrix or wgmma";
+    return success();
+  }
+  if (warpsM < 1 || warpsN < 1 || warpsM * warpsN < 2)
+    return emitError() << "warps [" << warpsM << ", " << warpsN
+                       << "] must be at least 2 in all, or [0, 0] for none";
+  if (chunk != 16 && chunk != 32 && chunk != 64)
+    return emitError() << "chunk must be 16, 32 or 64; got " << chunk;
+  if (buffers < 1 || buffers > 8)
+    return emitError() << "buffers must be 1 to 8; got " << buffers;
+  if ((asyncA || asyncB) && buffers < 2)
+    return emitError() << "async copies need prefetching (buffers >= 2)";
+  if (buffers > 2 && !(asyncA && asyncB))
+    return emitError() << "more than 2 buffers need both operands copied "
+                          "with cp.async";
+  if (wgmma && (tilesM != 1 || warpsN != 1 || warpsM % 4 || !asyncA ||
+                !asyncB || ldmatrixA))
+    return emitError() << "wgmma takes one row tile a warp, warps [4 x "
+                          "warpgroups, 1] and both operands by cp.async "
+                          "(no ldmatrix)";
   return success();
 }
 

@@ -93,6 +93,12 @@ constexpr llvm::StringLiteral kTensorCoreAttrName =
 constexpr llvm::StringLiteral kNarrowedAttrName =
     LinformerDialect::NarrowedAttrHelper::getNameStr();
 
+/// CUDA: a contraction's `#linformer.cuda_schedule`, chosen by
+/// linformer-cuda-select-schedules, applied by
+/// linformer-cuda-tensor-core-contractions.
+constexpr llvm::StringLiteral kCUDAScheduleAttrName =
+    LinformerDialect::CudaScheduleAttrHelper::getNameStr();
+
 /// linformer-reassociate's estimate of both orders' cost.
 constexpr llvm::StringLiteral kReassociationCostAttrName =
     LinformerDialect::ReassociationCostAttrHelper::getNameStr();

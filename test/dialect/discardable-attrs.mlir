@@ -66,3 +66,44 @@ func.func @misspelt_argument(%l: tensor<1xi32> {linformer.lenghts}) {
 func.func @argument_with_a_value(%x: tensor<4xf32> {linformer.sequence = true}) {
   return
 }
+
+// -----
+
+// A CUDA schedule (linformer-cuda-select-schedules) verifies, and one that
+// cannot be built is refused where it is written.
+func.func @cuda_schedule(%x: f32) -> f32 {
+  %0 = arith.addf %x, %x {linformer.narrowed, linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 8], split = 2, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_not_a_schedule(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.cuda_schedule' must be a #linformer.cuda_schedule, not 1 : i64}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = 1} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_wgmma_two_rows(%x: f32) -> f32 {
+  // expected-error @+1 {{wgmma takes one row tile a warp, warps [4 x warpgroups, 1] and both operands by cp.async (no ldmatrix)}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [2, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_unstaged_chunk(%x: f32) -> f32 {
+  // expected-error @+1 {{an unstaged schedule (warps = [0, 0]) has no chunk, buffers, async copies, natural B, ldmatrix or wgmma}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [0, 0], chunk = 16, buffers = 1, async = [false, false], natural_b = false, ldmatrix_a = false, wgmma = false>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_stages_without_async(%x: f32) -> f32 {
+  // expected-error @+1 {{more than 2 buffers need both operands copied with cp.async}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 2], chunk = 16, buffers = 3, async = [false, true], natural_b = false, ldmatrix_a = false, wgmma = false>} : f32
+  return %0 : f32
+}

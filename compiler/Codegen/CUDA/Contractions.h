@@ -1,20 +1,189 @@
-//===- Contractions.h - what the tensor-core path takes and absorbs -*- C++ -*-===//
+//===- Contractions.h - a contraction's warp, staging and mma plan -*- C++ -*-===//
 //
-// The facts about a contraction that linformer-cuda-tensor-core-contractions
-// acts on and the passes before it must agree with
-// (linformer-cuda-narrow-intermediates narrows the buffers that only
-// contractions the tensor-core pass maps read, and gives a contraction its
-// epilogue where it had none): whether the pass maps a contraction, the op
-// that writes its initial values, and the elementwise op after it that its
-// stores run through. Defined in TensorCoreContractions.cpp.
+// What linformer-cuda-select-schedules chooses for a contraction and
+// linformer-cuda-tensor-core-contractions applies, and the facts both (and
+// linformer-cuda-narrow-intermediates) must agree on: whether a contraction
+// is mapped at all, the ops it absorbs (the init before it, the epilogue
+// after it, guarded extensions that wrote its operands), its warp tiles,
+// split-K and shared-memory staging (`Plan`), and the
+// `#linformer.cuda_schedule` that records the choices. Defined in
+// Contractions.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_CONTRACTIONS_H
 #define LINFORMER_COMPILER_CODEGEN_CUDA_CONTRACTIONS_H
 
+#include "dialect/IR/LinformerDialect.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
+#include <array>
+#include <string>
+
 namespace mlir::linformer::cuda {
+
+/// An mma tile's rows and columns, and a warp's lanes.
+constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
+
+/// A staged operand's chunk in shared memory: `rows` rows (of C's m or n)
+/// by `chunk` k values, in words of two k-adjacent values (a fragment
+/// register). k-major (the operand's k is contiguous in memory):
+/// word (r, p) at r * stride + p with stride chunk / 2 + 4; otherwise at
+/// p * stride + r with stride rows + 8. Either way consecutive copy threads
+/// store consecutive words after reading consecutive addresses, and the 8 x
+/// 4 words a fragment load takes (rows g, pairs t) fall in 32 distinct banks
+/// (stride = 4 mod 8 words along rows; 8 or 24 mod 32 along pairs).
+///
+/// `natural` (a B operand whose rows are contiguous, read with
+/// ldmatrix.trans): the operand's own [k][rows] layout instead, 16-bit
+/// values two rows to a word, k row kk's rows r, r + 1 at word
+/// kk * stride + r / 2 with stride rows / 2 + 4: the same size as the
+/// pair-major buffer, rows 16-byte aligned, the 8 k rows of an 8 x 8
+/// matrix in distinct banks, and a copy stores the values as it loads them
+/// (no pairs of k rows to interleave).
+///
+/// Each layout is `lines` lines of `line` contiguous words (a k-major
+/// row's pairs, a pair-major pair's rows, a natural k row's words), `stride`
+/// words apart: word `at` of line `l` is at l * stride + at.
+///
+/// `core` (wgmma, k-major or natural): the same lines in wgmma's canonical
+/// layout without swizzling instead, unpadded: core matrices of 8 lines x
+/// 4 words (16 bytes), 128 contiguous bytes each; word `at` of line `l` at
+/// (l / 8) * 8 line + (at / 4) * 32 + (l % 8) * 4 + at % 4 (a line's
+/// 16-byte units one core matrix apart, groups of 8 lines 8 line words).
+struct StagedBuffer {
+  bool kMajor = true, natural = false;
+  /// Copied with cp.async: the operand's bytes straight into the buffer
+  /// (a prefetched chunk, see Staging).
+  bool async = false;
+  bool core = false;
+  int64_t rows = 0, line = 0, lines = 0, stride = 0, base = 0, words = 0;
+  StagedBuffer() = default;
+  StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
+               bool natural = false, bool core = false)
+      : kMajor(kMajor), natural(natural), core(core), rows(rows),
+        line(kMajor ? chunk / 2 : natural ? rows / 2 : rows),
+        lines(kMajor ? rows : natural ? chunk : chunk / 2),
+        stride(line + (core ? 0 : kMajor || natural ? 4 : 8)), base(base),
+        words(lines * stride) {}
+  /// Core layout: the byte distances wgmma's descriptor gives, between
+  /// core matrices adjacent along k (leading) and along m / n (stride).
+  int64_t leadingBytes() const { return kMajor ? 128 : 32 * line; }
+  int64_t strideBytes() const { return kMajor ? 32 * line : 128; }
+  /// Whether a copy unit's words come from one contiguous run of the
+  /// operand (two values a word), rather than from two k rows.
+  bool runs() const { return kMajor || natural; }
+};
+
+/// How a block of warps shares a contraction's operands through shared
+/// memory: `warpsM` x `warpsN` warps (each a warp block of the plan) over
+/// one block tile of C, its A rows and B columns copied `chunk` k values at
+/// a time.
+struct Staging {
+  int64_t warpsM = 0, warpsN = 0, chunk = 0;
+  StagedBuffer a, b;
+  bool prefetch = false; ///< two buffers, the next chunk in registers
+  /// Buffers when prefetching: 2, or more when every operand is copied
+  /// with cp.async (chunks up to stages - 1 ahead in flight).
+  int64_t stages = 2;
+  /// The buffers the block keeps.
+  int64_t buffers() const { return prefetch ? stages : 1; }
+  /// A's fragments read with ldmatrix (one x4 a tile and k step; its
+  /// buffer is k-major).
+  bool ldmatrixA = false;
+  /// Warpgroup MMAs (wgmma) from core-layout buffers: every warp along m
+  /// (warpsN 1), one row tile each, 4 consecutive warps a warpgroup.
+  bool wgmma = false;
+  /// B's fragments read with ldmatrix.trans (one x4 two column tiles and
+  /// a k step; its buffer is natural).
+  bool ldmatrixB() const { return b.natural && !wgmma; }
+};
+
+/// Each of `threads` threads' share of `count` copied items, when they
+/// divide evenly and are few enough (32) to unroll; else 0 (a loop).
+inline int64_t evenShare(int64_t count, int64_t threads) {
+  return count % threads == 0 && count / threads <= 32 ? count / threads : 0;
+}
+
+/// The words of `buf`'s chunk each of `threads` threads copies, unrolled
+/// (see evenShare).
+inline int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
+                      int64_t threads) {
+  return evenShare(buf.rows * (chunk / 2), threads);
+}
+
+/// The words a copy thread moves at once for `buf` (a chunk of `chunk` k
+/// values over `threads` threads; elements of `bytes` bytes, loaded in
+/// vectors): the most, up to 4 (one 16-byte shared store), whose loads
+/// stay within 16 bytes (2 vw values of a run, vw of the others) and
+/// divide the buffer's lines, and whose units every thread has as many
+/// of; else 1. An async buffer's units hold no registers: fewer units than
+/// threads are fine there when they divide them (some threads copy
+/// nothing), so 16-byte copies (cp.async.cg) win over narrower ones.
+inline int64_t copyWidth(const StagedBuffer &buf, int64_t chunk, int64_t threads,
+                  int64_t bytes) {
+  for (int64_t vw = 4; vw >= 2; vw /= 2) {
+    int64_t loadBytes = (buf.runs() ? 2 * vw : vw) * bytes;
+    int64_t units = buf.rows * (chunk / 2) / vw;
+    if (loadBytes <= 16 && buf.line % vw == 0 &&
+        (units % threads == 0 || (buf.async && threads % units == 0)))
+      return vw;
+  }
+  return 1;
+}
+
+/// A thread prefetches at most this many words (two f32 registers each
+/// while they are in flight, next to the 64 accumulators).
+constexpr int64_t kMaxPrefetchWords = 16;
+
+/// What the rewrite needs of a contraction, or failure (left to the plain
+/// path).
+struct Plan {
+  unsigned mDim, nDim, kDim; ///< innermost m, n, k loop dimensions
+  SmallVector<unsigned> rowDims, colDims, outerK; ///< folded / looped
+  unsigned aOperand, bOperand;                    ///< inputs holding m / n
+  int64_t tilesM, tilesN; ///< mma tiles a warp computes along m and n
+  int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
+  int64_t split = 1;      ///< parts of the k loop, each its own warps
+  Staging staging;        ///< a block's shared copy (warpsM == 0: none)
+  /// The op that wrote C's initial values (a bias broadcast, a fill), when
+  /// the accumulators compute them instead of loading them (null: loaded).
+  Operation *initFrom = nullptr;
+  /// The input of the elementwise op right after that reads C, when C's
+  /// values go through that op on their way out (GELU after the FFN's
+  /// first projection; null: none).
+  OpOperand *epilogueRead = nullptr;
+  /// Per input: the guarded extension that wrote it, when the operand's
+  /// values are recomputed from that op's inputs as they are loaded (the
+  /// op and its buffer go); null: loaded.
+  std::array<linalg::GenericOp, 2> operandFrom;
+  /// Where the results go: C, the epilogue's output, or a 16-bit copy of
+  /// either when every reader rounds them to that anyway (its element type
+  /// says which).
+  Value out;
+
+  /// The op of `epilogueRead`, or null.
+  linalg::GenericOp epilogue() const {
+    return epilogueRead ? cast<linalg::GenericOp>(epilogueRead->getOwner())
+                        : linalg::GenericOp();
+  }
+};
+
+/// The largest of `options` that divides `extent`.
+inline int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
+  for (int64_t o : options)
+    if (o <= extent && extent % o == 0)
+      return o;
+  return 1;
+}
+
+/// The plan of contraction `op` with steps of `tileK` and warp blocks of
+/// the most tiles up to `maxTilesM` x `maxTilesN` that divide, split-K
+/// up to `splitWarps` warps (0: none), unstaged; or failure (the plain
+/// path keeps it).
+FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
+                        int64_t maxTilesM, int64_t maxTilesN,
+                        int64_t splitWarps);
 
 /// Whether linformer-cuda-tensor-core-contractions maps `op` onto warp
 /// tiles (tensor cores, or SIMT tiles where a block stages it) with steps
@@ -44,6 +213,53 @@ Operation *absorbableInit(linalg::GenericOp op);
 /// users but `op`, it and `initFrom`, or the op is marked
 /// `linformer.narrowed`. Returns its operand that reads C, or null.
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom);
+
+/// The guarded extension that wrote `operand` of a contraction, when the
+/// loads can compute its values instead; null otherwise.
+linalg::GenericOp absorbableOperand(OpOperand *operand);
+
+/// Whether loop dimension `dim` is `operand`'s innermost (contiguous) one.
+bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim);
+
+/// Whether a staged copy of `src` (computed by `from`, or loaded) reads
+/// runs of values as vectors along k (`kMajor`) or loop dim `rowDim`.
+bool vectorCopy(linalg::GenericOp op, OpOperand *src, linalg::GenericOp from,
+                bool kMajor, unsigned rowDim);
+
+/// What a contraction's schedule is chosen from: the precision, the
+/// target's numbers and the pipeline's knobs
+/// (linformer-cuda-select-schedules' options, which say more).
+struct SelectionOptions {
+  std::string precision = "tf32";
+  bool exact = false; ///< f32 words (the exact emulation)
+  int64_t warpTilesM = 4, warpTilesN = 4, splitKWarps = 1024;
+  int64_t sharedBytes = 0, blockWarps = 8, chunkK = 16;
+  bool prefetch = false, ldmatrix = false, ldmatrixTrans = false;
+  bool asyncCopy = false, wgmma = false;
+  int64_t asyncStages = 2;
+
+  bool tf32() const { return precision == "tf32"; }
+  bool simt() const { return precision == "f32"; }
+  bool f32Words() const { return simt() || exact; }
+  int64_t tileK() const { return tf32() ? 4 : 16; }
+};
+
+/// Whether `precision` is one the warp tiles have (tf32, bf16, f16, f32);
+/// an error on `op` that lists them if not.
+LogicalResult checkPrecision(Operation *op, StringRef precision);
+
+/// The plan chosen for contraction `op` (its absorbed operands found), or
+/// failure: not mapped (or SIMT without a staged block).
+FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o);
+
+/// The choices of plan `p` as an attribute.
+CUDAScheduleAttr scheduleOf(MLIRContext *ctx, const Plan &p);
+
+/// The plan of contraction `op` under `schedule` at `precision` (`exact`:
+/// the exact emulation's f32 words), its absorbed operands found; or
+/// failure with `why` saying what does not fit.
+FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
+                       StringRef precision, bool exact, std::string &why);
 
 } // namespace mlir::linformer::cuda
 

@@ -2,7 +2,8 @@
 //
 // The CUDA pipeline's tensor-core path (see Passes.td): every f32
 // contraction `linalg.generic` (C += A * B over projected permutations)
-// whose innermost m, n and k dimensions divide into mma tiles becomes one
+// that carries a `#linformer.cuda_schedule` (linformer-cuda-select-
+// schedules chose it; Contractions.h turns it back into a Plan) becomes one
 // `scf.parallel` over (warp-tile rows, warp-tile columns, 32 lanes) in which
 // each warp computes an (16 x MT) x (8 x NT) block of C as MT x NT mma.sync
 // tiles with f32 accumulators held in registers, stepping k by the
@@ -71,165 +72,22 @@ namespace cuda = mlir::linformer::cuda;
 using cuda::clonableBody;
 using cuda::absorbableEpilogue;
 using cuda::absorbableInit;
+using cuda::copyWidth;
+using cuda::evenShare;
+using cuda::innermost;
+using cuda::kTileM;
+using cuda::kTileN;
+using cuda::kWarp;
+using cuda::Plan;
+using cuda::StagedBuffer;
+using cuda::Staging;
+using cuda::unrolledWords;
+using cuda::vectorCopy;
 using cuda::cloneBody;
 using cuda::neighbour;
 using cuda::operandIndices;
 
 namespace {
-
-constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
-
-/// A staged operand's chunk in shared memory: `rows` rows (of C's m or n)
-/// by `chunk` k values, in words of two k-adjacent values (a fragment
-/// register). k-major (the operand's k is contiguous in memory):
-/// word (r, p) at r * stride + p with stride chunk / 2 + 4; otherwise at
-/// p * stride + r with stride rows + 8. Either way consecutive copy threads
-/// store consecutive words after reading consecutive addresses, and the 8 x
-/// 4 words a fragment load takes (rows g, pairs t) fall in 32 distinct banks
-/// (stride = 4 mod 8 words along rows; 8 or 24 mod 32 along pairs).
-///
-/// `natural` (a B operand whose rows are contiguous, read with
-/// ldmatrix.trans): the operand's own [k][rows] layout instead, 16-bit
-/// values two rows to a word, k row kk's rows r, r + 1 at word
-/// kk * stride + r / 2 with stride rows / 2 + 4: the same size as the
-/// pair-major buffer, rows 16-byte aligned, the 8 k rows of an 8 x 8
-/// matrix in distinct banks, and a copy stores the values as it loads them
-/// (no pairs of k rows to interleave).
-///
-/// Each layout is `lines` lines of `line` contiguous words (a k-major
-/// row's pairs, a pair-major pair's rows, a natural k row's words), `stride`
-/// words apart: word `at` of line `l` is at l * stride + at.
-///
-/// `core` (wgmma, k-major or natural): the same lines in wgmma's canonical
-/// layout without swizzling instead, unpadded: core matrices of 8 lines x
-/// 4 words (16 bytes), 128 contiguous bytes each; word `at` of line `l` at
-/// (l / 8) * 8 line + (at / 4) * 32 + (l % 8) * 4 + at % 4 (a line's
-/// 16-byte units one core matrix apart, groups of 8 lines 8 line words).
-struct StagedBuffer {
-  bool kMajor = true, natural = false;
-  /// Copied with cp.async: the operand's bytes straight into the buffer
-  /// (a prefetched chunk, see Staging).
-  bool async = false;
-  bool core = false;
-  int64_t rows = 0, line = 0, lines = 0, stride = 0, base = 0, words = 0;
-  StagedBuffer() = default;
-  StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
-               bool natural = false, bool core = false)
-      : kMajor(kMajor), natural(natural), core(core), rows(rows),
-        line(kMajor ? chunk / 2 : natural ? rows / 2 : rows),
-        lines(kMajor ? rows : natural ? chunk : chunk / 2),
-        stride(line + (core ? 0 : kMajor || natural ? 4 : 8)), base(base),
-        words(lines * stride) {}
-  /// Core layout: the byte distances wgmma's descriptor gives, between
-  /// core matrices adjacent along k (leading) and along m / n (stride).
-  int64_t leadingBytes() const { return kMajor ? 128 : 32 * line; }
-  int64_t strideBytes() const { return kMajor ? 32 * line : 128; }
-  /// Whether a copy unit's words come from one contiguous run of the
-  /// operand (two values a word), rather than from two k rows.
-  bool runs() const { return kMajor || natural; }
-};
-
-/// How a block of warps shares a contraction's operands through shared
-/// memory: `warpsM` x `warpsN` warps (each a warp block of the plan) over
-/// one block tile of C, its A rows and B columns copied `chunk` k values at
-/// a time.
-struct Staging {
-  int64_t warpsM = 0, warpsN = 0, chunk = 0;
-  StagedBuffer a, b;
-  bool prefetch = false; ///< two buffers, the next chunk in registers
-  /// Buffers when prefetching: 2, or more when every operand is copied
-  /// with cp.async (chunks up to stages - 1 ahead in flight).
-  int64_t stages = 2;
-  /// The buffers the block keeps.
-  int64_t buffers() const { return prefetch ? stages : 1; }
-  /// A's fragments read with ldmatrix (one x4 a tile and k step; its
-  /// buffer is k-major).
-  bool ldmatrixA = false;
-  /// Warpgroup MMAs (wgmma) from core-layout buffers: every warp along m
-  /// (warpsN 1), one row tile each, 4 consecutive warps a warpgroup.
-  bool wgmma = false;
-  /// B's fragments read with ldmatrix.trans (one x4 two column tiles and
-  /// a k step; its buffer is natural).
-  bool ldmatrixB() const { return b.natural && !wgmma; }
-};
-
-/// Each of `threads` threads' share of `count` copied items, when they
-/// divide evenly and are few enough (32) to unroll; else 0 (a loop).
-int64_t evenShare(int64_t count, int64_t threads) {
-  return count % threads == 0 && count / threads <= 32 ? count / threads : 0;
-}
-
-/// The words of `buf`'s chunk each of `threads` threads copies, unrolled
-/// (see evenShare).
-int64_t unrolledWords(const StagedBuffer &buf, int64_t chunk,
-                      int64_t threads) {
-  return evenShare(buf.rows * (chunk / 2), threads);
-}
-
-/// The words a copy thread moves at once for `buf` (a chunk of `chunk` k
-/// values over `threads` threads; elements of `bytes` bytes, loaded in
-/// vectors): the most, up to 4 (one 16-byte shared store), whose loads
-/// stay within 16 bytes (2 vw values of a run, vw of the others) and
-/// divide the buffer's lines, and whose units every thread has as many
-/// of; else 1. An async buffer's units hold no registers: fewer units than
-/// threads are fine there when they divide them (some threads copy
-/// nothing), so 16-byte copies (cp.async.cg) win over narrower ones.
-int64_t copyWidth(const StagedBuffer &buf, int64_t chunk, int64_t threads,
-                  int64_t bytes) {
-  for (int64_t vw = 4; vw >= 2; vw /= 2) {
-    int64_t loadBytes = (buf.runs() ? 2 * vw : vw) * bytes;
-    int64_t units = buf.rows * (chunk / 2) / vw;
-    if (loadBytes <= 16 && buf.line % vw == 0 &&
-        (units % threads == 0 || (buf.async && threads % units == 0)))
-      return vw;
-  }
-  return 1;
-}
-
-/// A thread prefetches at most this many words (two f32 registers each
-/// while they are in flight, next to the 64 accumulators).
-constexpr int64_t kMaxPrefetchWords = 16;
-
-/// What the rewrite needs of a contraction, or failure (left to the plain
-/// path).
-struct Plan {
-  unsigned mDim, nDim, kDim; ///< innermost m, n, k loop dimensions
-  SmallVector<unsigned> rowDims, colDims, outerK; ///< folded / looped
-  unsigned aOperand, bOperand;                    ///< inputs holding m / n
-  int64_t tilesM, tilesN; ///< mma tiles a warp computes along m and n
-  int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
-  int64_t split = 1;      ///< parts of the k loop, each its own warps
-  Staging staging;        ///< a block's shared copy (warpsM == 0: none)
-  /// The op that wrote C's initial values (a bias broadcast, a fill), when
-  /// the accumulators compute them instead of loading them (null: loaded).
-  Operation *initFrom = nullptr;
-  /// The input of the elementwise op right after that reads C, when C's
-  /// values go through that op on their way out (GELU after the FFN's
-  /// first projection; null: none).
-  OpOperand *epilogueRead = nullptr;
-  /// Per input: the guarded extension that wrote it, when the operand's
-  /// values are recomputed from that op's inputs as they are loaded (the
-  /// op and its buffer go); null: loaded.
-  std::array<linalg::GenericOp, 2> operandFrom;
-  /// Where the results go: C, the epilogue's output, or a 16-bit copy of
-  /// either when every reader rounds them to that anyway (its element type
-  /// says which).
-  Value out;
-
-  /// The op of `epilogueRead`, or null.
-  linalg::GenericOp epilogue() const {
-    return epilogueRead ? cast<linalg::GenericOp>(epilogueRead->getOwner())
-                        : linalg::GenericOp();
-  }
-};
-
-/// The largest of `options` that divides `extent`.
-int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
-  for (int64_t o : options)
-    if (o <= extent && extent % o == 0)
-      return o;
-  return 1;
-}
 
 /// A lane's elements of its MT x NT accumulator tiles (vector<2x2xf32>
 /// each: [row half h][column o]), each replaced by `update(i, j, h, o,
@@ -252,464 +110,31 @@ void updateElements(OpBuilder &b, Location loc, MutableArrayRef<Value> accs,
     }
 }
 
-FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
-                        int64_t maxTilesM, int64_t maxTilesN,
-                        int64_t splitWarps) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 ||
-      !linalg::isaContractionOpInterface(cast<linalg::LinalgOp>(op.getOperation())))
-    return failure();
-  // f32 accumulation into C; the operands f32, or bf16 / f16 data the
-  // body extends (a weight's extension fused into its reader): nothing
-  // but extensions, one multiply and one add in the body.
-  if (!cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
-           .getElementType()
-           .isF32())
-    return failure();
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (!isa<Float32Type, BFloat16Type, Float16Type>(
-            cast<MemRefType>(in->get().getType()).getElementType()))
-      return failure();
-  for (Operation &bodyOp : op.getRegion().front())
-    if (!isa<arith::ExtFOp, arith::MulFOp, arith::AddFOp, linalg::YieldOp>(
-            bodyOp))
-      return failure();
-  FailureOr<linalg::ContractionDimensions> dims =
-      linalg::inferContractionDims(cast<linalg::LinalgOp>(op.getOperation()));
-  if (failed(dims) || dims->m.empty() || dims->n.empty() || dims->k.empty())
-    return failure();
-  SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  Plan p;
-  p.mDim = dims->m.back();
-  p.nDim = dims->n.back();
-  p.kDim = dims->k.back();
-  if (ShapedType::isDynamic(extents[p.mDim]) || extents[p.mDim] % kTileM ||
-      ShapedType::isDynamic(extents[p.nDim]) || extents[p.nDim] % kTileN ||
-      ShapedType::isDynamic(extents[p.kDim]) || extents[p.kDim] % tileK)
-    return failure();
-  p.rowDims.append(dims->batch.begin(), dims->batch.end());
-  p.rowDims.append(dims->m.begin(), dims->m.end() - 1);
-  p.colDims.append(dims->n.begin(), dims->n.end() - 1);
-  p.outerK.append(dims->k.begin(), dims->k.end() - 1);
-  for (unsigned d : p.rowDims)
-    if (ShapedType::isDynamic(extents[d]))
-      return failure();
-  for (unsigned d : p.colDims)
-    if (ShapedType::isDynamic(extents[d]))
-      return failure();
-  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  bool firstHasM = a.getResultPosition(getAffineDimExpr(p.mDim, op.getContext()))
-                       .has_value();
-  p.aOperand = firstHasM ? 0 : 1;
-  p.bOperand = firstHasM ? 1 : 0;
-  // A warp's block of tiles: as many as allowed that divide the extents
-  // (powers of two down to one tile).
-  SmallVector<int64_t> optM, optN;
-  for (int64_t v = maxTilesM; v >= 1; v /= 2)
-    optM.push_back(v);
-  for (int64_t v = maxTilesN; v >= 1; v /= 2)
-    optN.push_back(v);
-  p.tilesM = largestDividing(extents[p.mDim] / kTileM, optM);
-  p.tilesN = largestDividing(extents[p.nDim] / kTileN, optN);
-  // A grid dimension y or z holds at most 65535 blocks.
-  p.rows = extents[p.mDim] / (kTileM * p.tilesM);
-  p.cols = extents[p.nDim] / (kTileN * p.tilesN);
-  for (unsigned d : p.rowDims)
-    p.rows *= extents[d];
-  for (unsigned d : p.colDims)
-    p.cols *= extents[d];
-  if (p.rows > 65535 || p.cols > 65535)
-    return failure();
-  // Split-K: a single long reduction over few warp blocks (E X: 256 x 512
-  // outputs, n-long) leaves most of the GPU idle; its k loop is cut into
-  // parts, each part's warps write partial sums, and a second loop adds
-  // them to C in a fixed order (deterministic). Parts keep at least 16 k
-  // steps, and the parts' warps stay within `splitWarps` (what fills the
-  // GPU): a contraction that nearly fills it alone (the Q projection and
-  // the FFN's second GEMM at n = 4096: 1024 warps for 1056) would gain
-  // little parallelism and pay two f32 copies of C, written and read
-  // back, and a kernel.
-  int64_t steps = extents[p.kDim] / tileK;
-  if (splitWarps > 0 && p.outerK.empty())
-    while (p.rows * p.cols * p.split * 2 <= splitWarps && p.split < 64 &&
-           steps % (p.split * 2) == 0 && steps / (p.split * 2) >= 16 &&
-           p.rows * p.split * 2 <= 65535)
-      p.split *= 2;
-  return p;
-}
-
-} // namespace
-
-bool cuda::mapsContraction(linalg::GenericOp op, int64_t tileK,
-                           int64_t maxTilesM, int64_t maxTilesN) {
-  return succeeded(planFor(op, tileK, maxTilesM, maxTilesN, /*splitWarps=*/0));
-}
-
-linalg::GenericOp cuda::clonableElementwise(Operation *op) {
-  auto g = dyn_cast_or_null<linalg::GenericOp>(op);
-  if (!g || !g.hasPureBufferSemantics() || g.getNumDpsInits() != 1 ||
-      g.getNumParallelLoops() != g.getNumLoops() ||
-      !g.getMatchingIndexingMap(g.getDpsInitOperand(0)).isIdentity() ||
-      !g.getRegionOutputArgs()[0].use_empty() || !clonableBody(g))
-    return {};
-  for (OpOperand *in : g.getDpsInputOperands())
-    if (!g.getMatchingIndexingMap(in).isProjectedPermutation(
-            /*allowZeroInResults=*/false))
-      return {};
-  return g;
-}
-
-Operation *cuda::absorbableInit(linalg::GenericOp op) {
-  Value c = op.getDpsInitOperand(0)->get();
-  Operation *prev = neighbour(op, /*after=*/false);
-  if (isa_and_nonnull<linalg::FillOp, linalg::CopyOp>(prev))
-    return cuda::filledConstant(prev, c) ? prev : nullptr;
-  linalg::GenericOp g = clonableElementwise(prev);
-  if (!g || g.getDpsInitOperand(0)->get() != c ||
-      llvm::is_contained(g.getDpsInputs(), c))
-    return nullptr;
-  return g;
-}
-
-OpOperand *cuda::absorbableEpilogue(linalg::GenericOp op,
-                                    Operation *initFrom) {
-  Value c = op.getDpsInitOperand(0)->get();
-  linalg::GenericOp g = clonableElementwise(neighbour(op, /*after=*/true));
-  if (!g || g.getNumLoops() != cast<MemRefType>(c.getType()).getRank())
-    return nullptr;
-  Value d = g.getDpsInitOperand(0)->get();
-  OpOperand *readOfC = nullptr;
-  for (OpOperand *in : g.getDpsInputOperands()) {
-    if (in->get() == d && d != c)
-      return nullptr;
-    if (in->get() != c)
-      continue;
-    if (readOfC || !g.getMatchingIndexingMap(in).isIdentity())
-      return nullptr;
-    readOfC = in;
-  }
-  if (!readOfC)
-    return nullptr;
-  // A narrowed op's readers read its output (linformer-cuda-narrow-
-  // intermediates): the values left in C are its alone even when C is
-  // reused.
-  if (d != c && !g->hasAttr(mlir::linformer::kNarrowedAttrName))
-    for (Operation *user : c.getUsers())
-      if (user != op && user != g && user != initFrom &&
-          !isa<memref::DeallocOp>(user))
-        return nullptr;
-  return readOfC;
-}
-
-namespace {
-
-/// Whether `v` is a function argument that nothing writes: every use,
-/// through views, reads it.
-bool readOnlyArgument(Value v) {
-  if (!isa<BlockArgument>(v))
-    return false;
-  SmallVector<Value> work{v};
-  while (!work.empty()) {
-    Value cur = work.pop_back_val();
-    for (OpOperand &use : cur.getUses()) {
-      Operation *user = use.getOwner();
-      if (isa<ViewLikeOpInterface>(user)) {
-        llvm::append_range(work, user->getResults());
-        continue;
-      }
-      auto dps = dyn_cast<DestinationStyleOpInterface>(user);
-      if (dps ? dps.isDpsInit(&use)
-              : !isa<memref::LoadOp, memref::DeallocOp, vector::LoadOp>(user))
-        return false;
-    }
-  }
-  return true;
-}
-
-/// The guarded extension (BodyCloning.h) that wrote `operand` of a
-/// contraction, when the loads can compute its values instead: it is the
-/// buffer's only writer, nothing but contractions after it in its block
-/// (and deallocations) reads the buffer, and its own inputs are function
-/// arguments nothing writes (their values at the readers are those it
-/// read). Null otherwise. (Layerwise sharing: every layer's E X reads the
-/// one masked E; the op and its buffer go with the last of them, see
-/// eraseAbsorbed.)
-linalg::GenericOp absorbableOperand(OpOperand *operand) {
-  Value src = operand->get();
-  if (!src.getDefiningOp<memref::AllocOp>())
-    return {};
-  linalg::GenericOp writer;
-  SmallVector<Operation *> readers;
-  for (OpOperand &use : src.getUses()) {
-    Operation *user = use.getOwner();
-    if (isa<memref::DeallocOp>(user))
-      continue;
-    auto g = dyn_cast<linalg::GenericOp>(user);
-    if (g && g.isDpsInput(&use) &&
-        linalg::isaContractionOpInterface(
-            cast<linalg::LinalgOp>(g.getOperation()))) {
-      readers.push_back(g);
-      continue;
-    }
-    if (writer || !g || !cuda::isGuardedExtension(g) ||
-        g.getDpsInitOperand(0)->get() != src)
-      return {};
-    writer = g;
-  }
-  if (!writer || !writer.hasPureBufferSemantics() ||
-      !llvm::all_of(writer.getDpsInputs(), readOnlyArgument) ||
-      llvm::any_of(readers, [&](Operation *r) {
-        return r->getBlock() != writer->getBlock() ||
-               !writer->isBeforeInBlock(r);
-      }))
-    return {};
-  return writer;
-}
-
-/// Whether loop dimension `dim` is `operand`'s innermost (contiguous) one.
-bool innermost(linalg::GenericOp op, OpOperand *operand, unsigned dim) {
-  AffineMap map = op.getMatchingIndexingMap(operand);
-  return map.getNumResults() > 0 &&
-         map.getResults().back() == getAffineDimExpr(dim, op.getContext());
-}
-
-/// Whether a staged copy of `src` (computed by the absorbed guarded
-/// extension `from`, or null: loaded) reads runs of values as vectors: its
-/// memref has an identity layout (or `from` clones along a run, see
-/// runClonable), and its contiguous dimension is k (`kMajor`) or the
-/// buffer's rows (loop dimension `rowDim`).
-bool vectorCopy(linalg::GenericOp op, OpOperand *src, linalg::GenericOp from,
-                bool kMajor, unsigned rowDim) {
-  auto type = cast<MemRefType>(src->get().getType());
-  return (from ? cuda::runClonable(from) : type.getLayout().isIdentity()) &&
-         (kMajor || innermost(op, src, rowDim));
-}
-
-/// The staging of plan `p` in `sharedBytes` with blocks of at most
-/// `blockWarps` warps: the most warps (at least 2) whose block tile divides
-/// the innermost m and n extents, up to 4 along n (a 2 x 4 block of 64 x 32
-/// warp blocks is 128 x 128 of C); then the longest chunk of k values, from
-/// `maxChunk` down to 16, that divides a part's k range and fits. None if
-/// nothing fits. With `prefetch`, the chunk is double-buffered when both
-/// buffers fit and a thread's words are unrolled and at most
-/// kMaxPrefetchWords. With `ldmatrix`, A's fragments are read with
-/// ldmatrix when its buffer is k-major (16-byte aligned rows: strides and
-/// offsets are multiples of 4 words). Words are `wordBytes` bytes (4: a
-/// 16-bit pair; 8: an f32 pair). Operand i whose `copyable[i]` holds (it
-/// is loaded as it is staged) is copied with cp.async when the chunk is
-/// prefetched and its buffer's units are runs: it holds no registers and
-/// needs no even share, so only the others count toward the prefetch's
-/// limits. When both are, the block keeps `asyncStages` buffers if they
-/// fit (else 2).
-Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedBytes,
-                   int64_t blockWarps, int64_t maxChunk, bool prefetch,
-                   bool ldmatrix, bool naturalB, int64_t wordBytes,
-                   std::array<bool, 2> copyable, int64_t asyncStages) {
-  Staging s;
-  if (sharedBytes <= 0 || blockWarps < 2)
-    return s;
-  SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  int64_t mInner = extents[p.mDim] / (kTileM * p.tilesM);
-  int64_t nInner = extents[p.nDim] / (kTileN * p.tilesN);
-  int64_t best = 1, bestM = 1, bestN = 1;
-  for (int64_t wn = std::min<int64_t>(4, blockWarps); wn >= 1; wn /= 2) {
-    if (nInner % wn)
-      continue;
-    SmallVector<int64_t> optM;
-    for (int64_t v = blockWarps / wn; v >= 1; v /= 2)
-      optM.push_back(v);
-    int64_t wm = largestDividing(mInner, optM);
-    if (wm * wn > best) {
-      best = wm * wn;
-      bestM = wm;
-      bestN = wn;
-    }
-  }
-  if (best < 2)
-    return s;
-  int64_t bm = bestM * kTileM * p.tilesM, bn = bestN * kTileN * p.tilesN;
-  int64_t kPart = extents[p.kDim] / p.split;
-  bool aK = innermost(op, op.getDpsInputOperand(p.aOperand), p.kDim);
-  bool bK = innermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
-  for (int64_t chunk = maxChunk; chunk >= 16; chunk /= 2) {
-    if (kPart % chunk)
-      continue;
-    StagedBuffer a(aK, bm, chunk, 0);
-    StagedBuffer b(bK, bn, chunk, a.words, !bK && naturalB);
-    if ((a.words + b.words) * wordBytes > sharedBytes)
-      continue;
-    s.warpsM = bestM;
-    s.warpsN = bestN;
-    s.chunk = chunk;
-    s.a = a;
-    s.b = b;
-    int64_t threads = bestM * bestN * kWarp;
-    bool asyncA = copyable[p.aOperand] && a.runs(),
-         asyncB = copyable[p.bOperand] && b.runs();
-    int64_t wa = asyncA ? 0 : unrolledWords(a, chunk, threads),
-            wb = asyncB ? 0 : unrolledWords(b, chunk, threads);
-    s.prefetch = prefetch && (wa || asyncA) && (wb || asyncB) &&
-                 wa + wb <= kMaxPrefetchWords &&
-                 2 * (a.words + b.words) * wordBytes <= sharedBytes;
-    s.a.async = s.prefetch && asyncA;
-    s.b.async = s.prefetch && asyncB;
-    if (s.a.async && s.b.async &&
-        asyncStages * (a.words + b.words) * wordBytes <= sharedBytes)
-      s.stages = asyncStages;
-    s.ldmatrixA = ldmatrix && a.kMajor;
-    return s;
-  }
-  return s;
-}
-
-/// The staging of a wgmma plan `p` (one row tile a warp) whose operands
-/// are both copyable (loaded as staged: the caller checks): the block's
-/// warps all along m, 4 a warpgroup, both operands copied with cp.async
-/// into core-layout buffers (A k-major, B k-major or natural), chunks of
-/// 64, 32 or 16 k (the largest that divides and fits `asyncStages`
-/// buffers, or two), each copy unit 16 bytes. None (warpsM 0) when the
-/// contraction does not qualify.
-Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
-                        int64_t sharedBytes, int64_t blockWarps,
-                        bool naturalB, int64_t asyncStages) {
-  Staging s;
-  if (sharedBytes <= 0 || p.tilesM != 1)
-    return s;
-  SmallVector<int64_t> extents = op.getStaticLoopRanges();
-  int64_t mInner = extents[p.mDim] / kTileM;
-  int64_t warps = blockWarps - blockWarps % 4;
-  while (warps >= 4 && mInner % warps)
-    warps -= 4;
-  if (warps < 4)
-    return s;
-  bool bK = innermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
-  if (!innermost(op, op.getDpsInputOperand(p.aOperand), p.kDim) ||
-      (!bK && !naturalB))
-    return s;
-  int64_t bm = warps * kTileM, bn = kTileN * p.tilesN;
-  int64_t kPart = extents[p.kDim] / p.split, threads = warps * kWarp;
-  for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
-    if (kPart % chunk)
-      continue;
-    StagedBuffer a(true, bm, chunk, 0, false, /*core=*/true);
-    StagedBuffer b(bK, bn, chunk, a.words, !bK, /*core=*/true);
-    a.async = b.async = true;
-    int64_t bytes = (a.words + b.words) * 4;
-    int64_t stages = asyncStages * bytes <= sharedBytes ? asyncStages : 2;
-    if (stages * bytes > sharedBytes || copyWidth(a, chunk, threads, 2) != 4 ||
-        copyWidth(b, chunk, threads, 2) != 4)
-      continue;
-    s.warpsM = warps;
-    s.warpsN = 1;
-    s.chunk = chunk;
-    s.a = a;
-    s.b = b;
-    s.prefetch = true;
-    s.stages = stages;
-    s.wgmma = true;
-    return s;
-  }
-  return s;
-}
-
 struct CUDATensorCoreContractionsPass
     : mlir::linformer::impl::LinformerCUDATensorCoreContractionsPassBase<
           CUDATensorCoreContractionsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    if (precision != "tf32" && precision != "bf16" && precision != "f16" &&
-        precision != "f32") {
-      getOperation().emitError()
-          << "precision '" << precision
-          << "' is not one this pass has (tf32: m16n8k4 on f32 data with "
-             "TF32 products; bf16 or f16: m16n8k16 on operands rounded to "
-             "that type; all accumulate in f32; f32: staged f32 pairs "
-             "multiplied by each lane with fma, no tensor cores)";
+    if (failed(cuda::checkPrecision(getOperation(), precision)))
       return signalPassFailure();
-    }
-    int64_t tilesM = warpTilesM, tilesN = warpTilesN;
-    if (!llvm::is_contained({1, 2, 4, 8}, tilesM) ||
-        !llvm::is_contained({1, 2, 4, 8}, tilesN)) {
-      getOperation().emitError()
-          << "warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (mma tiles "
-             "a warp computes along m and n), not "
-          << tilesM << " and " << tilesN;
-      return signalPassFailure();
-    }
-    if (!llvm::is_contained({16, 32, 64}, int64_t(chunkK))) {
-      getOperation().emitError()
-          << "chunk-k must be 16, 32 or 64 (k values a staged block copies "
-             "at a time), not "
-          << int64_t(chunkK);
-      return signalPassFailure();
-    }
-    if (asyncStages < 2 || asyncStages > 8) {
-      getOperation().emitError()
-          << "async-stages must be 2 to 8 (shared buffers of a staged "
-             "contraction copied with cp.async), not "
-          << int64_t(asyncStages);
-      return signalPassFailure();
-    }
     SmallVector<linalg::GenericOp> ops;
-    getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    getOperation().walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(mlir::linformer::kCUDAScheduleAttrName))
+        ops.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
     int64_t tileK = this->tileK();
-    // Epilogues absorbed into an earlier contraction are gone.
-    llvm::SmallPtrSet<Operation *, 8> erased;
     for (linalg::GenericOp op : ops) {
-      if (erased.contains(op))
-        continue;
-      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName))
-        continue;
-      FailureOr<Plan> p = planFor(op, tileK, tilesM, tilesN, splitKWarps);
-      if (failed(p))
-        continue;
-      for (unsigned i = 0; i < 2; ++i)
-        p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
-      // B's buffer is natural (ldmatrix.trans) when its copy reads runs
-      // along the rows (exact emulation: f32 pairs along the rows, read
-      // where ldmatrix.trans would deliver them).
-      bool naturalB =
-          ldmatrixTrans && !simt() &&
-          vectorCopy(op, op.getDpsInputOperand(p->bOperand),
-                     p->operandFrom[p->bOperand], false, p->nDim);
-      // An operand is copied as it is loaded (cp.async) when its words
-      // are two of its own values: a 16-bit buffer of the operand type,
-      // read as it is (no absorbed extension) along a contiguous run.
-      std::array<bool, 2> copyable = {false, false};
-      for (unsigned i = 0; i < 2; ++i) {
-        auto type = cast<MemRefType>(op.getDpsInputOperand(i)->get().getType());
-        copyable[i] = asyncCopy && !f32Words() && !tf32() &&
-                      !p->operandFrom[i] && type.getLayout().isIdentity() &&
-                      type.getElementType() ==
-                          cuda::mmaOperandType(&getContext(), precision);
+      auto schedule = op->getAttrOfType<mlir::linformer::CUDAScheduleAttr>(
+          mlir::linformer::kCUDAScheduleAttrName);
+      std::string why;
+      FailureOr<Plan> p = cuda::planOf(op, schedule, precision, exact, why);
+      if (failed(p)) {
+        op.emitOpError() << "cannot take its schedule " << schedule << ": "
+                         << why;
+        return signalPassFailure();
       }
-      // wgmma: the contraction planned again as one row tile a warp by up
-      // to 16 column tiles (64 x 128 a warpgroup), when both operands go
-      // by cp.async into core-layout buffers.
-      if (wgmma && copyable[0] && copyable[1]) {
-        FailureOr<Plan> w = planFor(op, tileK, 1, 16, splitKWarps);
-        if (succeeded(w)) {
-          w->operandFrom = p->operandFrom;
-          OpOperand *bIn = op.getDpsInputOperand(w->bOperand);
-          bool natural = vectorCopy(op, bIn, w->operandFrom[w->bOperand],
-                                    false, w->nDim);
-          w->staging = wgmmaStagingFor(op, *w, sharedBytes, blockWarps,
-                                       natural, asyncStages);
-          if (w->staging.wgmma)
-            p = w;
-        }
-      }
-      // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
-      // exact emulation); TF32 keeps the plain path.
-      if (!tf32() && !p->staging.wgmma)
-        p->staging = stagingFor(op, *p, sharedBytes, blockWarps, chunkK,
-                                prefetch, ldmatrix && !simt(), naturalB,
-                                f32Words() ? 8 : 4, copyable, asyncStages);
-      // SIMT has no unstaged warp tiles: the plain path keeps the rest.
-      if (simt() && !p->staging.warpsM)
-        continue;
       p->initFrom = absorbableInit(op);
       Value c = op.getDpsInitOperand(0)->get();
       p->out = c;
@@ -723,10 +148,8 @@ struct CUDATensorCoreContractionsPass
       for (linalg::GenericOp from : p->operandFrom)
         if (from)
           eraseAbsorbed(rewriter, from);
-      if (epilogue) {
-        erased.insert(epilogue);
+      if (epilogue)
         rewriter.eraseOp(epilogue);
-      }
       // C, when nothing but deallocations uses it any more.
       eraseIfUnused(rewriter, c);
     }

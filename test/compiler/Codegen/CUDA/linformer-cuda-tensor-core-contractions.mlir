@@ -1,14 +1,14 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16},linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=tf32 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=TF32EMU
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=1 warp-tiles-n=1},canonicalize,cse))' | FileCheck %s --check-prefix=ONE
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=0},canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=3},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT3
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{split-k-warps=4},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT4
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16},linformer-cuda-select-schedules{precision=f16},linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32},linformer-cuda-tensor-core-contractions{precision=tf32 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=TF32EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{warp-tiles-m=1 warp-tiles-n=1},linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=ONE
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{split-k-warps=0},linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{split-k-warps=3},linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT3
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{split-k-warps=4},linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT4
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=fp8}))' 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{warp-tiles-m=16}))' 2>&1 | FileCheck %s --check-prefix=BADTILES
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{warp-tiles-m=16}))' 2>&1 | FileCheck %s --check-prefix=BADTILES
 
 // A head-split projection [b, h, n, dh] += X[b, n, c] * W[c, h, dh]
 // (reductions innermost, as linformer-cuda-prepare-loops leaves them):
@@ -156,7 +156,7 @@ func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref
   return
 }
 
-// BAD: error: precision 'fp8' is not one this pass has (tf32: m16n8k4 on f32 data with TF32 products; bf16 or f16: m16n8k16 on operands rounded to that type; all accumulate in f32; f32: staged f32 pairs multiplied by each lane with fma, no tensor cores)
+// BAD: error: precision 'fp8' is not one the warp tiles have (tf32: m16n8k4 on f32 data with TF32 products; bf16 or f16: m16n8k16 on operands rounded to that type; all accumulate in f32; f32: staged f32 pairs multiplied by each lane with fma, no tensor cores)
 // BADTILES: error: warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (mma tiles a warp computes along m and n), not 16 and 4
 
 // -----
