@@ -752,7 +752,16 @@ def LinformerCUDASelectSchedulesPass
       along m in warpgroups of 4, chunks of 64, 32 or 16 k.
 
     A contraction without a schedule stays on the plain path: SIMT
-    (`precision=f32`) has no unstaged tiles, TF32 is not staged. The
+    (`precision=f32`) has no unstaged tiles, TF32 is not staged.
+
+    `schedule-file`: a JSON file `{"format": "linformer-cuda-schedules",
+    "kernels": [ {"key": ..., "schedule": "#linformer.cuda_schedule<...>"} ] }`
+    whose records replace the choice for each contraction of the same key
+    (`contractionKey`: iterators, loops, indexing maps, operand types); a
+    record that does not fit its contraction is an error that says why, one
+    that matches none a warning. The function gets `linformer.cuda_schedules`,
+    every contraction's key, schedule and source ("selected" or "file"), in
+    order: what `linformer-compile --target=cuda --print-schedule` prints. The
     tensor-core pass's description says what each choice builds.
 
     ```mlir
@@ -764,6 +773,10 @@ def LinformerCUDASelectSchedulesPass
     ```
   }];
   let options = [
+    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"\"\"",
+           "a CUDA schedule file (as linformer-compile --target=cuda "
+           "--print-schedule writes it): its records replace the choice "
+           "for contractions with the same key">,
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
            "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands), "
            "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "

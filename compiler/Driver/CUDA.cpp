@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Driver/DriverImpl.h"
 
 #include "compiler/Target/CUDA/CUDATarget.h"
@@ -17,6 +18,10 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace mlir::linformer;
@@ -164,6 +169,53 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
   return llvm::Error::success();
 }
 
+/// Every contraction's CUDA schedule (the `linformer.cuda_schedules` that
+/// linformer-cuda-select-schedules left on the entry) as a table, or as a
+/// schedule file that --schedule takes back (one record a key).
+void Compile::printCUDASchedules(ModuleOp module,
+                                 const sched::CUDATarget &cudaTarget,
+                                 bool table) {
+  auto fn = module.lookupSymbol<func::FuncOp>(src.entry.name);
+  auto records =
+      fn ? fn->getAttrOfType<ArrayAttr>(kCUDASchedulesAttrName) : ArrayAttr();
+  auto text = [](Attribute a) {
+    std::string s;
+    llvm::raw_string_ostream os(s);
+    a.print(os);
+    return s;
+  };
+  if (table) {
+    out << "target: " << sched::describe(cudaTarget) << "\n";
+    out << llvm::formatv("{0,-4} {1,-9} {2,-9} {3}\n", "#", "source",
+                         "key", "schedule");
+    for (auto [i, a] : llvm::enumerate(records ? records.getValue()
+                                               : ArrayRef<Attribute>())) {
+      auto r = cast<DictionaryAttr>(a);
+      out << llvm::formatv("{0,-4} {1,-9} {2}\n     {3}\n", i,
+                           r.getAs<StringAttr>("source").getValue(),
+                           r.getAs<StringAttr>("key").getValue(),
+                           text(r.get("schedule")));
+    }
+    return;
+  }
+  llvm::json::Array kernels;
+  std::set<std::string> seen;
+  if (records)
+    for (Attribute a : records) {
+      auto r = cast<DictionaryAttr>(a);
+      std::string key = r.getAs<StringAttr>("key").getValue().str();
+      if (!seen.insert(key).second)
+        continue;
+      kernels.push_back(llvm::json::Object{
+          {"key", key},
+          {"schedule", text(r.get("schedule"))},
+          {"source", r.getAs<StringAttr>("source").getValue().str()}});
+    }
+  llvm::json::Object file{{"format", cuda::kCUDAScheduleFormat.str()},
+                          {"kernels", std::move(kernels)}};
+  out << llvm::formatv("{0:2}", llvm::json::Value(std::move(file))) << "\n";
+}
+
 /// --target=cuda: the CUDA pipeline, then the GPU IR, every kernel's PTX
 /// (the `gpu.binary` objects, format isa) or the artifact.
 llvm::Error Compile::compileCUDA(ModuleOp module,
@@ -180,9 +232,15 @@ llvm::Error Compile::compileCUDA(ModuleOp module,
       "sm_" + std::to_string(options.sm) + (pipeline.wgmma ? "a" : "");
   pipeline.format = emit == Emit::GPU ? "none" : "isa";
   pipeline.mma = cudaMma();
+  pipeline.scheduleFile = options.scheduleFile;
   buildCUDAPipeline(pm, pipeline);
   if (llvm::Error err = runWithReproducer(pm, module, "cuda"))
     return err;
+  if (options.printSchedule) {
+    printCUDASchedules(module, cudaTarget, *options.printSchedule == "table");
+    if (options.outputPath.empty() && !combined)
+      return llvm::Error::success();
+  }
   if (emit == Emit::Artifact)
     return writeCUDAArtifact(module, cudaTarget, pipeline, combined);
   if (emit == Emit::GPU)

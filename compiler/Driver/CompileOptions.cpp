@@ -60,8 +60,12 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
                 " needs sm_80 or later (mma.sync on " + cudaMma +
                 " tensor cores), not --sm=" + std::to_string(sm));
   if (target == "cuda" && emit == Emit::Artifact && outputPath.empty() &&
-      !toMemory)
+      !toMemory && !printSchedule)
     return fail("an artifact needs -o FILE.lfa");
+  // A CPU and a CUDA schedule file are different files.
+  if (target == "cpu,cuda" && (printSchedule || !scheduleFile.empty()))
+    return fail("--print-schedule and --schedule take one target's "
+                "schedules: --target=cpu or --target=cuda, not cpu,cuda");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
   if (backend != "mlir" && backend != "halide" && backend != "best")

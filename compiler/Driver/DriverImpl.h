@@ -173,6 +173,9 @@ struct Compile {
 
   // CUDA.cpp
   std::string cudaMma();
+  /// --print-schedule for --target=cuda: each contraction's schedule.
+  void printCUDASchedules(ModuleOp module, const sched::CUDATarget &cudaTarget,
+                          bool table);
   llvm::Error compileCUDA(ModuleOp module, const sched::CUDATarget &cudaTarget,
                           lf::ArtifactWriter *combined = nullptr);
   llvm::Error writeCUDAArtifact(ModuleOp module,

@@ -304,6 +304,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     selectOptions.asyncStages = options.asyncStages;
     selectOptions.wgmma = options.wgmma;
     selectOptions.exact = options.onHost && options.mmaExact;
+    selectOptions.scheduleFile = options.scheduleFile;
     funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
     mmaOptions.precision = selectOptions.precision;

@@ -92,6 +92,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::desc("Binary in the GPU modules: isa (PTX), bin (cubin, "
                      "needs ptxas), fatbin, or none (stop at NVVM IR)"),
       llvm::cl::init("isa")};
+  PassOptions::Option<std::string> scheduleFile{
+      *this, "schedule-file",
+      llvm::cl::desc("CUDA schedule file (linformer-cuda-select-schedules' "
+                     "schedule-file): its records replace the chosen "
+                     "schedules of contractions with the same key"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> onHost{
       *this, "on-host",
       llvm::cl::desc("Stop before GPU ids: lower the tiled and mapped loop "

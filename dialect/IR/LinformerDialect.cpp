@@ -84,6 +84,7 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::NarrowedAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::CudaScheduleAttrHelper::getNameStr(), isA<CUDAScheduleAttr>,
      "a #linformer.cuda_schedule"},
+    {D::CudaSchedulesAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
     {D::ReassociationCostAttrHelper::getNameStr(), isA<DictionaryAttr>,
      "a dictionary"},
 };

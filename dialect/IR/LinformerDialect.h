@@ -98,6 +98,11 @@ constexpr llvm::StringLiteral kNarrowedAttrName =
 /// linformer-cuda-tensor-core-contractions.
 constexpr llvm::StringLiteral kCUDAScheduleAttrName =
     LinformerDialect::CudaScheduleAttrHelper::getNameStr();
+/// CUDA, on a function: `[{key, schedule, source}, ...]`, each contraction's
+/// shape key, `#linformer.cuda_schedule` and where it came from ("selected"
+/// or "file"), in order, for --print-schedule.
+constexpr llvm::StringLiteral kCUDASchedulesAttrName =
+    LinformerDialect::CudaSchedulesAttrHelper::getNameStr();
 
 /// linformer-reassociate's estimate of both orders' cost.
 constexpr llvm::StringLiteral kReassociationCostAttrName =

@@ -416,6 +416,9 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     cudaOptions.onHost = true;
     cudaOptions.mma = cudaMmaOpt;
     cudaOptions.mmaExact = cudaMmaExactOpt;
+    // A CUDA schedule file (as linformer-compile --target=cuda
+    // --print-schedule writes it) for the contractions' schedules.
+    cudaOptions.scheduleFile = scheduleOpt;
     mlir::linformer::applyCUDAFlags(cudaOptions);
     mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
   } else if (pipelineOpt == "halide") {

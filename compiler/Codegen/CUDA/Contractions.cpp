@@ -380,6 +380,28 @@ static bool loadedAsStaged(linalg::GenericOp op, unsigned i,
          type.getElementType() == mmaOperandType(op.getContext(), precision);
 }
 
+std::string contractionKey(linalg::GenericOp op) {
+  std::string key = "contraction/";
+  llvm::raw_string_ostream os(key);
+  for (utils::IteratorType it : op.getIteratorTypesArray())
+    os << (it == utils::IteratorType::reduction ? 'R' : 'p');
+  os << '/';
+  llvm::interleave(op.getStaticLoopRanges(), os, "x");
+  os << '/';
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    os << '(';
+    llvm::interleave(map.getResults(), os, ",");
+    os << ')';
+  }
+  os << '/';
+  llvm::interleave(op.getDpsInputs(), os,
+                   [&](Value v) {
+                     os << cast<MemRefType>(v.getType()).getElementType();
+                   },
+                   ",");
+  return key;
+}
+
 LogicalResult checkPrecision(Operation *op, StringRef precision) {
   if (llvm::is_contained({"tf32", "bf16", "f16", "f32"}, precision))
     return success();

@@ -244,6 +244,16 @@ struct SelectionOptions {
   int64_t tileK() const { return tf32() ? 4 : 16; }
 };
 
+/// A contraction's shape key, what CUDA schedule files match records by:
+/// its iterators, loop extents, indexing maps and operand element types,
+/// e.g. "contraction/ppR/128x64x64/(d0,d2)(d2,d1)(d0,d1)/bf16,bf16".
+std::string contractionKey(linalg::GenericOp op);
+
+/// The `format` of a CUDA schedule file (`--print-schedule`, `--schedule`
+/// with --target=cuda): `{"format": ..., "kernels": [{"key": ...,
+/// "schedule": "#linformer.cuda_schedule<...>"}, ...]}`.
+constexpr llvm::StringLiteral kCUDAScheduleFormat = "linformer-cuda-schedules";
+
 /// Whether `precision` is one the warp tiles have (tf32, bf16, f16, f32);
 /// an error on `op` that lists them if not.
 LogicalResult checkPrecision(Operation *op, StringRef precision);

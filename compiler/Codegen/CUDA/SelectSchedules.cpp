@@ -7,13 +7,22 @@
 // block's warps, chunk and buffers, cp.async, ldmatrix, wgmma) chosen from
 // the options the pipeline derives from the CUDA target (Contractions.h,
 // selectPlan). A contraction left without one stays on the plain path.
+// A schedule file (`schedule-file`, as --print-schedule writes it) replaces
+// the choice for contractions of the same key; the function records every
+// contraction's key, schedule and source for --print-schedule.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Passes.h"
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <map>
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDASELECTSCHEDULESPASS
@@ -70,14 +79,108 @@ struct CUDASelectSchedulesPass
     o.asyncCopy = asyncCopy;
     o.asyncStages = asyncStages;
     o.wgmma = wgmma;
-    getOperation().walk([&](linalg::GenericOp op) {
+    std::map<std::string, Override> overrides;
+    if (!scheduleFile.empty() && failed(readScheduleFile(overrides)))
+      return signalPassFailure();
+    MLIRContext *ctx = &getContext();
+    Builder b(ctx);
+    SmallVector<Attribute> records;
+    WalkResult walk = getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(mlir::linformer::kFusedCoreAttrName))
-        return;
-      FailureOr<cuda::Plan> p = cuda::selectPlan(op, o);
-      if (succeeded(p))
-        op->setAttr(mlir::linformer::kCUDAScheduleAttrName,
-                    cuda::scheduleOf(&getContext(), *p));
+        return WalkResult::advance();
+      std::string key = cuda::contractionKey(op);
+      mlir::linformer::CUDAScheduleAttr schedule;
+      StringRef source = "selected";
+      if (auto it = overrides.find(key); it != overrides.end()) {
+        std::string why;
+        if (failed(cuda::planOf(op, it->second.schedule, precision, exact,
+                                why))) {
+          op.emitOpError() << "cannot take the schedule of " << scheduleFile
+                           << ", kernels[" << it->second.index
+                           << "]: " << why;
+          return WalkResult::interrupt();
+        }
+        it->second.used = true;
+        schedule = it->second.schedule;
+        source = "file";
+      } else {
+        FailureOr<cuda::Plan> p = cuda::selectPlan(op, o);
+        if (failed(p))
+          return WalkResult::advance();
+        schedule = cuda::scheduleOf(ctx, *p);
+      }
+      op->setAttr(mlir::linformer::kCUDAScheduleAttrName, schedule);
+      records.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("key", b.getStringAttr(key)),
+           b.getNamedAttr("schedule", schedule),
+           b.getNamedAttr("source", b.getStringAttr(source))}));
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    for (auto &[key, o] : overrides)
+      if (!o.used)
+        emitWarning(getOperation().getLoc())
+            << scheduleFile << ", kernels[" << o.index << "]: no contraction "
+            << "of @" << getOperation().getSymName() << " has the key '"
+            << key << "'";
+    if (!records.empty())
+      getOperation()->setAttr(mlir::linformer::kCUDASchedulesAttrName,
+                              b.getArrayAttr(records));
+  }
+
+  /// A schedule file's record.
+  struct Override {
+    mlir::linformer::CUDAScheduleAttr schedule;
+    size_t index = 0;
+    bool used = false;
+  };
+
+  /// Reads `scheduleFile` into `out` (by key; a later record of a key
+  /// replaces an earlier one).
+  LogicalResult readScheduleFile(std::map<std::string, Override> &out) {
+    auto fail = [&](const Twine &what) {
+      // At the function's location, not on it (no dump of the function).
+      return emitError(getOperation().getLoc()) << scheduleFile << ": "
+                                                << what;
+    };
+    auto buffer = llvm::MemoryBuffer::getFile(scheduleFile);
+    if (!buffer)
+      return fail("cannot be read: " + buffer.getError().message());
+    llvm::Expected<llvm::json::Value> json =
+        llvm::json::parse((*buffer)->getBuffer());
+    if (!json)
+      return fail("not valid JSON: " + llvm::toString(json.takeError()));
+    const llvm::json::Object *top = json->getAsObject();
+    std::optional<StringRef> format =
+        top ? top->getString("format") : std::nullopt;
+    if (!format || *format != cuda::kCUDAScheduleFormat)
+      return fail(Twine("not a CUDA schedule file ('format' must be \"") +
+                  cuda::kCUDAScheduleFormat +
+                  "\", as linformer-compile --target=cuda --print-schedule "
+                  "writes it)");
+    const llvm::json::Array *kernels = top->getArray("kernels");
+    if (!kernels)
+      return fail("'kernels' must be an array");
+    for (auto [i, k] : llvm::enumerate(*kernels)) {
+      std::string where = "kernels[" + std::to_string(i) + "]";
+      const llvm::json::Object *record = k.getAsObject();
+      std::optional<StringRef> key =
+          record ? record->getString("key") : std::nullopt;
+      std::optional<StringRef> text =
+          record ? record->getString("schedule") : std::nullopt;
+      if (!key || !text)
+        return fail(where + ": 'key' and 'schedule' (strings) are required");
+      // Parsed (and verified) as the attribute it prints as; the
+      // dialect's words say what is wrong with it.
+      Attribute a = parseAttribute(*text, &getContext());
+      auto schedule = dyn_cast_or_null<mlir::linformer::CUDAScheduleAttr>(a);
+      if (!schedule)
+        return fail(where + ": 'schedule' is not a #linformer.cuda_schedule: " +
+                    *text);
+      out[key->str()] = Override{schedule, i, false};
+    }
+    return success();
   }
 };
 
