@@ -93,8 +93,11 @@ struct CUDASelectSchedulesPass
       StringRef source = "selected";
       if (auto it = overrides.find(key); it != overrides.end()) {
         std::string why;
-        if (failed(cuda::planOf(op, it->second.schedule, precision, exact,
-                                why))) {
+        FailureOr<cuda::Plan> p =
+            cuda::planOf(op, it->second.schedule, precision, exact, why);
+        if (succeeded(p))
+          why = withinOptions(*p, o);
+        if (!why.empty()) {
           op.emitOpError() << "cannot take the schedule of " << scheduleFile
                            << ", kernels[" << it->second.index
                            << "]: " << why;
@@ -127,6 +130,41 @@ struct CUDASelectSchedulesPass
     if (!records.empty())
       getOperation()->setAttr(mlir::linformer::kCUDASchedulesAttrName,
                               b.getArrayAttr(records));
+  }
+
+  /// What in plan `p` (a schedule file's) this pipeline's options do not
+  /// allow, or "": the instructions the target and the knobs enable, the
+  /// shared memory and the block's warps they grant.
+  static std::string withinOptions(const cuda::Plan &p,
+                                   const cuda::SelectionOptions &o) {
+    const cuda::Staging &s = p.staging;
+    if (!s.warpsM)
+      return "";
+    if (o.sharedBytes <= 0)
+      return "it stages the operands in shared memory, which is off here";
+    if (s.wgmma && !o.wgmma)
+      return "wgmma needs --cuda-wgmma (sm_90a)";
+    if ((s.a.async || s.b.async) && !o.asyncCopy)
+      return "cp.async is off here (sm_80+, --cuda-async-copy-contractions)";
+    if (s.ldmatrixA && !o.ldmatrix)
+      return "ldmatrix is off here (--cuda-ldmatrix-contractions)";
+    if (s.b.natural && !s.wgmma && !o.ldmatrixTrans)
+      return "natural_b (ldmatrix.trans) is off here "
+             "(--cuda-ldmatrix-trans-contractions)";
+    if (s.prefetch && !s.wgmma && !o.prefetch)
+      return "prefetching (buffers > 1) is off here "
+             "(--cuda-prefetch-contractions)";
+    if (s.warpsM * s.warpsN > o.blockWarps)
+      return "its " + std::to_string(s.warpsM * s.warpsN) +
+             " warps a block exceed the " + std::to_string(o.blockWarps) +
+             " a block has here";
+    int64_t bytes =
+        (s.a.words + s.b.words) * (o.f32Words() ? 8 : 4) * s.buffers();
+    if (bytes > o.sharedBytes)
+      return "its buffers take " + std::to_string(bytes) +
+             " bytes of shared memory, more than the " +
+             std::to_string(o.sharedBytes) + " a block has here";
+    return "";
   }
 
   /// A schedule file's record.
