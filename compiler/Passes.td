@@ -453,6 +453,14 @@ def LinformerCUDAExpandAttentionCorePass
     of mul and dependent adds and the accumulator was rescaled every slot:
     4 instructions for every 2 useful flops of a slot's head width).
 
+    On tensor cores each core's choices (block warps, slots a step,
+    staging, query groups a block, ldmatrix, wgmma) are made first, as a
+    `#linformer.cuda_core_schedule`, from the options below, or taken from
+    `schedule-file` (a record of the same "attention_core/..." key; one that
+    does not fit the core or the options is an error that says why); each
+    is recorded in the function's `linformer.cuda_schedules` for
+    `--print-schedule`.
+
     With `mma=bf16` or `f16` (and the query rows, projected slots and head
     width multiples of 16), the core runs on tensor cores instead, one warp
     per 16 query rows, as FlashAttention-2 does: the warp keeps its Q
@@ -518,6 +526,11 @@ def LinformerCUDAExpandAttentionCorePass
     error.
   }];
   let options = [
+    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"\"\"",
+           "a CUDA schedule file (linformer-compile --target=cuda "
+           "--print-schedule): its attention_core records replace the "
+           "chosen #linformer.cuda_core_schedule of cores with the same "
+           "key">,
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",

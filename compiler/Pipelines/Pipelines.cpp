@@ -266,6 +266,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.minBlocks = options.coreMinBlocks >= 0 ? options.coreMinBlocks
                                                      : 4 * target.smCount;
   coreOptions.wgmma = options.wgmma;
+  coreOptions.scheduleFile = options.scheduleFile;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same

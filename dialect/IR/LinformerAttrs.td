@@ -190,6 +190,38 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
   }];
 }
 
+def Linformer_CUDACoreScheduleAttr
+    : Linformer_Attr<"CUDACoreSchedule", "cuda_core_schedule"> {
+  let summary = "how one CUDA attention core runs on tensor cores";
+  let description = [{
+    The schedule of a fused attention core on tensor cores, chosen by
+    `linformer-cuda-expand-attention-core` (or read from a CUDA schedule
+    file) and recorded in the function's `linformer.cuda_schedules`:
+    - `warps`: query tiles (16 rows, a warp each) a staged block holds;
+    - `slots`: projected keys an online-softmax step takes (16, 32 or 64);
+    - `staged`: the (b, h)'s keys and values copied into shared memory once
+      a block (else every warp reads them from global memory);
+    - `groups`: groups of `warps` query tiles a staged block walks after
+      one copy;
+    - `ldmatrix`: the B fragments read with ldmatrix (staged, mma.sync);
+    - `wgmma`: warpgroup MMAs (sm_90a; staged, warps in whole warpgroups).
+
+    ```mlir
+    #linformer.cuda_core_schedule<warps = 8, slots = 32, staged = true,
+        groups = 2, ldmatrix = true, wgmma = false>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$warps,
+    "int64_t":$slots,
+    "bool":$staged,
+    "int64_t":$groups,
+    "bool":$ldmatrix,
+    "bool":$wgmma);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
   let summary = "what the CPU cost model saw of a kernel";
   let description = [{

@@ -70,8 +70,8 @@ def Linformer_Dialect : Dialect {
     "::mlir::UnitAttr":$narrowed,
     // CUDA: a contraction's warp, staging and mma schedule.
     "::mlir::linformer::CUDAScheduleAttr":$cuda_schedule,
-    // CUDA, on a function: each contraction's key, schedule and source, in
-    // order (what --print-schedule prints).
+    // CUDA, on a function: each contraction's and attention core's key,
+    // schedule and source, in order (what --print-schedule prints).
     "::mlir::ArrayAttr":$cuda_schedules,
     // linformer-reassociate's estimate of both orders, for the reader.
     "::mlir::DictionaryAttr":$reassociation_cost

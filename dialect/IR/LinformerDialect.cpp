@@ -326,6 +326,24 @@ CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult CUDACoreScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t warps,
+    int64_t slots, bool staged, int64_t groups, bool ldmatrix, bool wgmma) {
+  if (warps < 1 || warps > 32)
+    return emitError() << "warps must be 1 to 32; got " << warps;
+  if (slots != 16 && slots != 32 && slots != 64)
+    return emitError() << "slots must be 16, 32 or 64; got " << slots;
+  if (groups < 1)
+    return emitError() << "groups must be >= 1; got " << groups;
+  if (!staged && (groups != 1 || ldmatrix || wgmma))
+    return emitError() << "an unstaged core has one group, no ldmatrix "
+                          "and no wgmma";
+  if (wgmma && (warps % 4 || ldmatrix))
+    return emitError() << "wgmma takes warps in whole warpgroups (4) and "
+                          "no ldmatrix";
+  return success();
+}
+
 int64_t WorkgroupMappingAttr::getMappingId() const { return getDim(); }
 bool WorkgroupMappingAttr::isLinearMapping() const { return false; }
 int64_t WorkgroupMappingAttr::getRelativeIndex() const { return getDim(); }

@@ -107,3 +107,12 @@ func.func @cuda_schedule_stages_without_async(%x: f32) -> f32 {
   %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 2], chunk = 16, buffers = 3, async = [false, true], natural_b = false, ldmatrix_a = false, wgmma = false>} : f32
   return %0 : f32
 }
+
+// -----
+
+// The attention core's CUDA schedule, as the function's record of schedules
+// holds it.
+// expected-error @+1 {{wgmma takes warps in whole warpgroups (4) and no ldmatrix}}
+func.func @cuda_core_schedule_wgmma_six_warps() attributes {linformer.cuda_schedules = [{key = "attention_core/1x1x96x64x64/bf16,bf16,bf16,bf16", schedule = #linformer.cuda_core_schedule<warps = 6, slots = 32, staged = true, groups = 1, ldmatrix = false, wgmma = true>, source = "file"}]} {
+  return
+}

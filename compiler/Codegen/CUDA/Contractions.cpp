@@ -12,6 +12,10 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include "mlir/AsmParser/AsmParser.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::linformer::cuda {
@@ -400,6 +404,77 @@ std::string contractionKey(linalg::GenericOp op) {
                    },
                    ",");
   return key;
+}
+
+LogicalResult
+readCUDAScheduleFile(Location loc, StringRef path,
+                     std::map<std::string, ScheduleFileRecord> &out) {
+  auto fail = [&](const Twine &what) {
+    return emitError(loc) << path << ": " << what;
+  };
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fail("cannot be read: " + buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return fail("not valid JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Object *top = json->getAsObject();
+  std::optional<StringRef> format =
+      top ? top->getString("format") : std::nullopt;
+  if (!format || *format != kCUDAScheduleFormat)
+    return fail(Twine("not a CUDA schedule file ('format' must be \"") +
+                kCUDAScheduleFormat +
+                "\", as linformer-compile --target=cuda --print-schedule "
+                "writes it)");
+  const llvm::json::Array *kernels = top->getArray("kernels");
+  if (!kernels)
+    return fail("'kernels' must be an array");
+  for (auto [i, k] : llvm::enumerate(*kernels)) {
+    std::string where = "kernels[" + std::to_string(i) + "]";
+    const llvm::json::Object *record = k.getAsObject();
+    std::optional<StringRef> key =
+        record ? record->getString("key") : std::nullopt;
+    std::optional<StringRef> text =
+        record ? record->getString("schedule") : std::nullopt;
+    if (!key || !text)
+      return fail(where + ": 'key' and 'schedule' (strings) are required");
+    // Parsed (and verified) as the attribute it prints as; the dialect's
+    // words say what is wrong with it.
+    Attribute a = parseAttribute(*text, loc.getContext());
+    bool core = key->starts_with("attention_core/");
+    if (!(core ? isa_and_nonnull<CUDACoreScheduleAttr>(a)
+               : isa_and_nonnull<CUDAScheduleAttr>(a)))
+      return fail(where + ": 'schedule' is not a " +
+                  (core ? "#linformer.cuda_core_schedule"
+                        : "#linformer.cuda_schedule") +
+                  ": " + *text);
+    out[key->str()] = ScheduleFileRecord{a, i, false};
+  }
+  return success();
+}
+
+void warnUnusedRecords(
+    Location loc, StringRef path, StringRef fn, StringRef prefix,
+    const std::map<std::string, ScheduleFileRecord> &records) {
+  for (auto &[key, r] : records)
+    if (!r.used && StringRef(key).starts_with(prefix))
+      emitWarning(loc) << path << ", kernels[" << r.index << "]: no "
+                       << prefix.drop_back() << " of @" << fn
+                       << " has the key '" << key << "'";
+}
+
+void recordCUDASchedule(Operation *fn, StringRef key, Attribute schedule,
+                        StringRef source) {
+  Builder b(fn->getContext());
+  SmallVector<Attribute> records;
+  if (auto old = fn->getAttrOfType<ArrayAttr>(kCUDASchedulesAttrName))
+    llvm::append_range(records, old.getValue());
+  records.push_back(b.getDictionaryAttr(
+      {b.getNamedAttr("key", b.getStringAttr(key)),
+       b.getNamedAttr("schedule", schedule),
+       b.getNamedAttr("source", b.getStringAttr(source))}));
+  fn->setAttr(kCUDASchedulesAttrName, b.getArrayAttr(records));
 }
 
 LogicalResult checkPrecision(Operation *op, StringRef precision) {

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 #include <array>
+#include <map>
 #include <string>
 
 namespace mlir::linformer::cuda {
@@ -253,6 +254,31 @@ std::string contractionKey(linalg::GenericOp op);
 /// with --target=cuda): `{"format": ..., "kernels": [{"key": ...,
 /// "schedule": "#linformer.cuda_schedule<...>"}, ...]}`.
 constexpr llvm::StringLiteral kCUDAScheduleFormat = "linformer-cuda-schedules";
+
+/// A CUDA schedule file's record: a `#linformer.cuda_schedule` (key
+/// "contraction/...") or `#linformer.cuda_core_schedule` (key
+/// "attention_core/..."), its index in the file, and whether an op took it.
+struct ScheduleFileRecord {
+  Attribute schedule;
+  size_t index = 0;
+  bool used = false;
+};
+
+/// Reads CUDA schedule file `path` into `out` by key (a later record of a
+/// key replaces an earlier one); errors at `loc` name the file, the record
+/// and what is wrong.
+LogicalResult readCUDAScheduleFile(Location loc, StringRef path,
+                                   std::map<std::string, ScheduleFileRecord> &out);
+
+/// Warns at `loc` of each record of `records` whose key starts with
+/// `prefix` that no op of `fn` took.
+void warnUnusedRecords(Location loc, StringRef path, StringRef fn,
+                       StringRef prefix,
+                       const std::map<std::string, ScheduleFileRecord> &records);
+
+/// Appends `{key, schedule, source}` to `fn`'s `linformer.cuda_schedules`.
+void recordCUDASchedule(Operation *fn, StringRef key, Attribute schedule,
+                        StringRef source);
 
 /// Whether `precision` is one the warp tiles have (tf32, bf16, f16, f32);
 /// an error on `op` that lists them if not.

@@ -29,6 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
@@ -196,6 +197,80 @@ struct CoreOperands {
     return blocks;
   }
 
+  /// The schedule of this core on tensor cores: blocks of the most query
+  /// tiles up to `maxWarps` that divide them, staged when the keys and
+  /// values fit `sharedBytes`, wgmma (`wgmma`) when the warps make whole
+  /// warpgroups, ldmatrix (`ldmatrix`) otherwise, the query groups a block
+  /// walks from `groups` and `minBlocks`.
+  mlir::linformer::CUDACoreScheduleAttr
+  choose(MLIRContext *ctx, int64_t sharedBytes, int64_t maxWarps,
+         bool ldmatrix, bool wgmma) const {
+    int64_t tiles = n / 16;
+    int64_t warps = cuda::largestDivisorAtMost(tiles, maxWarps);
+    // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
+    // step's slots and the head width a valid n (at most 256).
+    bool core = wgmma && warps % 4 == 0 && 16 * slotBlocks() <= 256 &&
+                d <= 256;
+    // The plan is the GPU's: emulation stages whenever the GPU would
+    // (its i64 words of `exact` are not what the budget counts).
+    bool fits =
+        sharedBytes > 0 && StagedLayout(d, k, core).words * 4 <= sharedBytes;
+    return mlir::linformer::CUDACoreScheduleAttr::get(
+        ctx, warps, 16 * slotBlocks(), fits,
+        fits ? groupsPerBlock(tiles / warps) : 1, fits && ldmatrix && !core,
+        fits && core);
+  }
+
+  /// What in `s` (a schedule file's) does not fit this core or what the
+  /// pass's options enable, or "".
+  std::string fits(mlir::linformer::CUDACoreScheduleAttr s, int64_t sharedBytes,
+                   int64_t maxWarps, bool ldmatrix, bool wgmma) const {
+    int64_t tiles = n / 16;
+    if (tiles % s.getWarps())
+      return "warps " + std::to_string(s.getWarps()) + " do not divide its " +
+             std::to_string(tiles) + " query tiles";
+    if ((k / 16) % (s.getSlots() / 16))
+      return "slots " + std::to_string(s.getSlots()) +
+             " do not divide its k = " + std::to_string(k);
+    if (!s.getStaged())
+      return "";
+    if (sharedBytes <= 0)
+      return "it stages the keys and values in shared memory, which is off "
+             "here";
+    int64_t bytes = StagedLayout(d, k, s.getWgmma()).words * 4;
+    if (bytes > sharedBytes)
+      return "its keys and values take " + std::to_string(bytes) +
+             " bytes of shared memory, more than the " +
+             std::to_string(sharedBytes) + " a block has here";
+    if (s.getWarps() > maxWarps)
+      return "its " + std::to_string(s.getWarps()) +
+             " warps a block exceed the " + std::to_string(maxWarps) +
+             " a block has here";
+    if ((tiles / s.getWarps()) % s.getGroups())
+      return "groups " + std::to_string(s.getGroups()) +
+             " do not divide its " + std::to_string(tiles / s.getWarps()) +
+             " query groups a head";
+    if (s.getWgmma() && (!wgmma || d > 256))
+      return "wgmma needs --cuda-wgmma (sm_90a) and a head width of at "
+             "most 256";
+    if (s.getLdmatrix() && !ldmatrix)
+      return "ldmatrix is off here (--cuda-ldmatrix-core)";
+    return "";
+  }
+
+  /// The key a CUDA schedule file matches this core's record by.
+  std::string scheduleKey() const {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "attention_core/" << batch << 'x' << heads << 'x' << n << 'x' << d
+       << 'x' << k << '/';
+    llvm::interleave(
+        ArrayRef<Value>{q, key, value, out}, os,
+        [&](Value v) { os << cast<MemRefType>(v.getType()).getElementType(); },
+        ",");
+    return text;
+  }
+
   static CoreOperands of(linalg::GenericOp op) {
     CoreOperands c;
     c.q = op.getDpsInputOperand(0)->get();
@@ -290,8 +365,7 @@ struct CoreOperands {
   /// then every warp reads its fragments from there.
   void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
                      StringRef precision, bool emulate, bool exact,
-                     int64_t sharedBytes, int64_t maxWarps, bool ldmatrix,
-                     bool wgmma) const {
+                     mlir::linformer::CUDACoreScheduleAttr schedule) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -299,17 +373,13 @@ struct CoreOperands {
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     int64_t tiles = n / 16;
-    int64_t warps = cuda::largestDivisorAtMost(tiles, maxWarps);
-    // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
-    // step's slots and the head width a valid n (at most 256).
-    bool core = wgmma && warps % 4 == 0 && 16 * slotBlocks() <= 256 &&
-                d <= 256;
-    StagedLayout layout(d, k, core);
-    // The plan is the GPU's: emulation stages whenever the GPU would
-    // (its i64 words of `exact` are not what the budget counts).
-    if (sharedBytes > 0 && layout.words * 4 <= sharedBytes) {
-      staged(rewriter, op, precision, emulate, exact, layout, warps,
-             ldmatrix && !core);
+    slots = schedule.getSlots();
+    groups = schedule.getGroups();
+    minBlocks = 0;
+    if (schedule.getStaged()) {
+      staged(rewriter, op, precision, emulate, exact,
+             StagedLayout(d, k, schedule.getWgmma()), schedule.getWarps(),
+             schedule.getLdmatrix());
       return;
     }
     int64_t rows = batch * heads * tiles;
@@ -1056,6 +1126,11 @@ struct CUDAExpandAttentionCorePass
       if (op->hasAttr(kFusedCoreAttrName))
         carriers.push_back(op);
     });
+    std::map<std::string, cuda::ScheduleFileRecord> overrides;
+    Location loc = getOperation().getLoc();
+    if (!scheduleFile.empty() &&
+        failed(cuda::readCUDAScheduleFile(loc, scheduleFile, overrides)))
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : carriers) {
       if (!op.hasPureBufferSemantics()) {
@@ -1077,8 +1152,28 @@ struct CUDAExpandAttentionCorePass
         core.slots = slots;
         core.groups = groups;
         core.minBlocks = minBlocks;
-        core.onTensorCores(rewriter, op, mma, emulate, exact, sharedBytes,
-                           warps, ldmatrix, wgmma);
+        std::string key = core.scheduleKey();
+        mlir::linformer::CUDACoreScheduleAttr schedule;
+        StringRef source = "selected";
+        if (auto it = overrides.find(key); it != overrides.end()) {
+          schedule = cast<mlir::linformer::CUDACoreScheduleAttr>(
+              it->second.schedule);
+          std::string why =
+              core.fits(schedule, sharedBytes, warps, ldmatrix, wgmma);
+          if (!why.empty()) {
+            op.emitOpError() << "cannot take the schedule of " << scheduleFile
+                             << ", kernels[" << it->second.index
+                             << "]: " << why;
+            return signalPassFailure();
+          }
+          it->second.used = true;
+          source = "file";
+        } else {
+          schedule = core.choose(&getContext(), sharedBytes, warps, ldmatrix,
+                                 wgmma);
+        }
+        cuda::recordCUDASchedule(getOperation(), key, schedule, source);
+        core.onTensorCores(rewriter, op, mma, emulate, exact, schedule);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,
@@ -1094,6 +1189,8 @@ struct CUDAExpandAttentionCorePass
         }
       CoreOperands::of(op).scalar(rewriter, op, emulate);
     }
+    cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
+                            "attention_core/", overrides);
   }
 };
 

@@ -16,13 +16,7 @@
 #include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Passes.h"
 
-#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
-
-#include <map>
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDASELECTSCHEDULESPASS
@@ -79,12 +73,13 @@ struct CUDASelectSchedulesPass
     o.asyncCopy = asyncCopy;
     o.asyncStages = asyncStages;
     o.wgmma = wgmma;
-    std::map<std::string, Override> overrides;
-    if (!scheduleFile.empty() && failed(readScheduleFile(overrides)))
+    std::map<std::string, cuda::ScheduleFileRecord> overrides;
+    Location loc = getOperation().getLoc();
+    if (!scheduleFile.empty() &&
+        failed(cuda::readCUDAScheduleFile(loc, scheduleFile, overrides)))
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
-    Builder b(ctx);
-    SmallVector<Attribute> records;
+    getOperation()->removeAttr(mlir::linformer::kCUDASchedulesAttrName);
     WalkResult walk = getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(mlir::linformer::kFusedCoreAttrName))
         return WalkResult::advance();
@@ -92,9 +87,10 @@ struct CUDASelectSchedulesPass
       mlir::linformer::CUDAScheduleAttr schedule;
       StringRef source = "selected";
       if (auto it = overrides.find(key); it != overrides.end()) {
+        schedule = cast<mlir::linformer::CUDAScheduleAttr>(it->second.schedule);
         std::string why;
         FailureOr<cuda::Plan> p =
-            cuda::planOf(op, it->second.schedule, precision, exact, why);
+            cuda::planOf(op, schedule, precision, exact, why);
         if (succeeded(p))
           why = withinOptions(*p, o);
         if (!why.empty()) {
@@ -104,7 +100,6 @@ struct CUDASelectSchedulesPass
           return WalkResult::interrupt();
         }
         it->second.used = true;
-        schedule = it->second.schedule;
         source = "file";
       } else {
         FailureOr<cuda::Plan> p = cuda::selectPlan(op, o);
@@ -113,23 +108,13 @@ struct CUDASelectSchedulesPass
         schedule = cuda::scheduleOf(ctx, *p);
       }
       op->setAttr(mlir::linformer::kCUDAScheduleAttrName, schedule);
-      records.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("key", b.getStringAttr(key)),
-           b.getNamedAttr("schedule", schedule),
-           b.getNamedAttr("source", b.getStringAttr(source))}));
+      cuda::recordCUDASchedule(getOperation(), key, schedule, source);
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
-    for (auto &[key, o] : overrides)
-      if (!o.used)
-        emitWarning(getOperation().getLoc())
-            << scheduleFile << ", kernels[" << o.index << "]: no contraction "
-            << "of @" << getOperation().getSymName() << " has the key '"
-            << key << "'";
-    if (!records.empty())
-      getOperation()->setAttr(mlir::linformer::kCUDASchedulesAttrName,
-                              b.getArrayAttr(records));
+    cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
+                            "contraction/", overrides);
   }
 
   /// What in plan `p` (a schedule file's) this pipeline's options do not
@@ -165,60 +150,6 @@ struct CUDASelectSchedulesPass
              " bytes of shared memory, more than the " +
              std::to_string(o.sharedBytes) + " a block has here";
     return "";
-  }
-
-  /// A schedule file's record.
-  struct Override {
-    mlir::linformer::CUDAScheduleAttr schedule;
-    size_t index = 0;
-    bool used = false;
-  };
-
-  /// Reads `scheduleFile` into `out` (by key; a later record of a key
-  /// replaces an earlier one).
-  LogicalResult readScheduleFile(std::map<std::string, Override> &out) {
-    auto fail = [&](const Twine &what) {
-      // At the function's location, not on it (no dump of the function).
-      return emitError(getOperation().getLoc()) << scheduleFile << ": "
-                                                << what;
-    };
-    auto buffer = llvm::MemoryBuffer::getFile(scheduleFile);
-    if (!buffer)
-      return fail("cannot be read: " + buffer.getError().message());
-    llvm::Expected<llvm::json::Value> json =
-        llvm::json::parse((*buffer)->getBuffer());
-    if (!json)
-      return fail("not valid JSON: " + llvm::toString(json.takeError()));
-    const llvm::json::Object *top = json->getAsObject();
-    std::optional<StringRef> format =
-        top ? top->getString("format") : std::nullopt;
-    if (!format || *format != cuda::kCUDAScheduleFormat)
-      return fail(Twine("not a CUDA schedule file ('format' must be \"") +
-                  cuda::kCUDAScheduleFormat +
-                  "\", as linformer-compile --target=cuda --print-schedule "
-                  "writes it)");
-    const llvm::json::Array *kernels = top->getArray("kernels");
-    if (!kernels)
-      return fail("'kernels' must be an array");
-    for (auto [i, k] : llvm::enumerate(*kernels)) {
-      std::string where = "kernels[" + std::to_string(i) + "]";
-      const llvm::json::Object *record = k.getAsObject();
-      std::optional<StringRef> key =
-          record ? record->getString("key") : std::nullopt;
-      std::optional<StringRef> text =
-          record ? record->getString("schedule") : std::nullopt;
-      if (!key || !text)
-        return fail(where + ": 'key' and 'schedule' (strings) are required");
-      // Parsed (and verified) as the attribute it prints as; the
-      // dialect's words say what is wrong with it.
-      Attribute a = parseAttribute(*text, &getContext());
-      auto schedule = dyn_cast_or_null<mlir::linformer::CUDAScheduleAttr>(a);
-      if (!schedule)
-        return fail(where + ": 'schedule' is not a #linformer.cuda_schedule: " +
-                    *text);
-      out[key->str()] = Override{schedule, i, false};
-    }
-    return success();
   }
 };
 
