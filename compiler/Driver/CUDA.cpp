@@ -20,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <set>
 
@@ -169,12 +170,38 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
   return llvm::Error::success();
 }
 
+/// Warns when CUDA schedule file `path` was printed for another chip than
+/// `chip`: its schedules fit the contractions (the pipeline checks that),
+/// but were chosen for another GPU's SMs and shared memory. A file that
+/// cannot be read or parsed is the pipeline's error to report.
+void Compile::warnOtherTarget(ModuleOp module, StringRef path,
+                              StringRef chip) {
+  if (path.empty())
+    return;
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return;
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json) {
+    llvm::consumeError(json.takeError());
+    return;
+  }
+  const llvm::json::Object *top = json->getAsObject();
+  std::optional<StringRef> target =
+      top ? top->getString("target") : std::nullopt;
+  if (target && *target != chip)
+    emitWarning(module.getLoc())
+        << path << " was printed for " << *target << ", and this compile is "
+        << "for " << chip << ": its schedules were chosen for another GPU";
+}
+
 /// Every contraction's CUDA schedule (the `linformer.cuda_schedules` that
 /// linformer-cuda-select-schedules left on the entry) as a table, or as a
 /// schedule file that --schedule takes back (one record a key).
 void Compile::printCUDASchedules(ModuleOp module,
                                  const sched::CUDATarget &cudaTarget,
-                                 bool table) {
+                                 StringRef chip, bool table) {
   auto fn = module.lookupSymbol<func::FuncOp>(src.entry.name);
   auto records =
       fn ? fn->getAttrOfType<ArrayAttr>(kCUDASchedulesAttrName) : ArrayAttr();
@@ -212,6 +239,7 @@ void Compile::printCUDASchedules(ModuleOp module,
           {"source", r.getAs<StringAttr>("source").getValue().str()}});
     }
   llvm::json::Object file{{"format", cuda::kCUDAScheduleFormat.str()},
+                          {"target", chip.str()},
                           {"kernels", std::move(kernels)}};
   out << llvm::formatv("{0:2}", llvm::json::Value(std::move(file))) << "\n";
 }
@@ -233,11 +261,13 @@ llvm::Error Compile::compileCUDA(ModuleOp module,
   pipeline.format = emit == Emit::GPU ? "none" : "isa";
   pipeline.mma = cudaMma();
   pipeline.scheduleFile = options.scheduleFile;
+  warnOtherTarget(module, options.scheduleFile, pipeline.chip);
   buildCUDAPipeline(pm, pipeline);
   if (llvm::Error err = runWithReproducer(pm, module, "cuda"))
     return err;
   if (options.printSchedule) {
-    printCUDASchedules(module, cudaTarget, *options.printSchedule == "table");
+    printCUDASchedules(module, cudaTarget, pipeline.chip,
+                       *options.printSchedule == "table");
     if (options.outputPath.empty() && !combined)
       return llvm::Error::success();
   }

@@ -175,7 +175,10 @@ struct Compile {
   std::string cudaMma();
   /// --print-schedule for --target=cuda: each contraction's schedule.
   void printCUDASchedules(ModuleOp module, const sched::CUDATarget &cudaTarget,
-                          bool table);
+                          StringRef chip, bool table);
+  /// --schedule with --target=cuda: a warning when the file was printed
+  /// for another chip.
+  void warnOtherTarget(ModuleOp module, StringRef path, StringRef chip);
   llvm::Error compileCUDA(ModuleOp module, const sched::CUDATarget &cudaTarget,
                           lf::ArtifactWriter *combined = nullptr);
   llvm::Error writeCUDAArtifact(ModuleOp module,
