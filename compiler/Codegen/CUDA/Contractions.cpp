@@ -464,17 +464,34 @@ void warnUnusedRecords(
                        << " has the key '" << key << "'";
 }
 
-void recordCUDASchedule(Operation *fn, StringRef key, Attribute schedule,
-                        StringRef source) {
-  Builder b(fn->getContext());
-  SmallVector<Attribute> records;
+DictionaryAttr scheduleRecord(MLIRContext *ctx, StringRef key,
+                              Attribute schedule, StringRef source) {
+  Builder b(ctx);
+  return b.getDictionaryAttr({b.getNamedAttr("key", b.getStringAttr(key)),
+                              b.getNamedAttr("schedule", schedule),
+                              b.getNamedAttr("source", b.getStringAttr(source))});
+}
+
+void appendScheduleRecords(Operation *fn, ArrayRef<Attribute> records) {
+  if (records.empty())
+    return;
+  SmallVector<Attribute> all;
   if (auto old = fn->getAttrOfType<ArrayAttr>(kCUDASchedulesAttrName))
-    llvm::append_range(records, old.getValue());
-  records.push_back(b.getDictionaryAttr(
-      {b.getNamedAttr("key", b.getStringAttr(key)),
-       b.getNamedAttr("schedule", schedule),
-       b.getNamedAttr("source", b.getStringAttr(source))}));
-  fn->setAttr(kCUDASchedulesAttrName, b.getArrayAttr(records));
+    llvm::append_range(all, old.getValue());
+  llvm::append_range(all, records);
+  fn->setAttr(kCUDASchedulesAttrName, ArrayAttr::get(fn->getContext(), all));
+}
+
+bool eraseIfUnused(RewriterBase &rewriter, Value buffer) {
+  auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+  if (!alloc || !llvm::all_of(alloc->getUsers(), [](Operation *user) {
+        return isa<memref::DeallocOp>(user);
+      }))
+    return false;
+  for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
+    rewriter.eraseOp(user);
+  rewriter.eraseOp(alloc);
+  return true;
 }
 
 LogicalResult checkPrecision(Operation *op, StringRef precision) {
@@ -546,7 +563,7 @@ CUDAScheduleAttr scheduleOf(MLIRContext *ctx, const Plan &p) {
 FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
                        StringRef precision, bool exact, std::string &why) {
   llvm::raw_string_ostream os(why);
-  int64_t tileK = precision == "tf32" ? 4 : 16;
+  int64_t tileK = mmaDepth(precision);
   int64_t MT = schedule.getTilesM(), NT = schedule.getTilesN();
   FailureOr<Plan> p = planFor(op, tileK, MT, NT, /*splitWarps=*/0);
   if (failed(p)) {

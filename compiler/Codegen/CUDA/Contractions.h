@@ -178,6 +178,12 @@ inline int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
   return 1;
 }
 
+/// The depth of one mma step at `precision`: 4 (tf32: m16n8k4) or 16
+/// (bf16, f16 and f32 SIMT words: m16n8k16).
+inline int64_t mmaDepth(StringRef precision) {
+  return precision == "tf32" ? 4 : 16;
+}
+
 /// The plan of contraction `op` with steps of `tileK` and warp blocks of
 /// the most tiles up to `maxTilesM` x `maxTilesN` that divide, split-K
 /// up to `splitWarps` warps (0: none), unstaged; or failure (the plain
@@ -242,7 +248,7 @@ struct SelectionOptions {
   bool tf32() const { return precision == "tf32"; }
   bool simt() const { return precision == "f32"; }
   bool f32Words() const { return simt() || exact; }
-  int64_t tileK() const { return tf32() ? 4 : 16; }
+  int64_t tileK() const { return mmaDepth(precision); }
 };
 
 /// A contraction's shape key, what CUDA schedule files match records by:
@@ -276,9 +282,17 @@ void warnUnusedRecords(Location loc, StringRef path, StringRef fn,
                        StringRef prefix,
                        const std::map<std::string, ScheduleFileRecord> &records);
 
-/// Appends `{key, schedule, source}` to `fn`'s `linformer.cuda_schedules`.
-void recordCUDASchedule(Operation *fn, StringRef key, Attribute schedule,
-                        StringRef source);
+/// One entry of `linformer.cuda_schedules`: `{key, schedule, source}`.
+DictionaryAttr scheduleRecord(MLIRContext *ctx, StringRef key,
+                              Attribute schedule, StringRef source);
+
+/// Appends `records` (a pass's, in order) to `fn`'s
+/// `linformer.cuda_schedules`.
+void appendScheduleRecords(Operation *fn, ArrayRef<Attribute> records);
+
+/// Erases `buffer`'s allocation (and its deallocations) when nothing else
+/// uses it; returns whether it did.
+bool eraseIfUnused(RewriterBase &rewriter, Value buffer);
 
 /// Whether `precision` is one the warp tiles have (tf32, bf16, f16, f32);
 /// an error on `op` that lists them if not.

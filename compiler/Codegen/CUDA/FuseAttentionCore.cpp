@@ -358,11 +358,11 @@ struct CoreOperands {
     }
   };
 
-  /// The core on tensor cores, one warp per 16 query rows (see Passes.td).
-  /// With `sharedBytes` > 0 and (b, h)'s keys and values fitting in it, a
-  /// block of up to `maxWarps` warps shares one (b, h): its threads first
-  /// copy the keys and values into shared memory (rounded and packed once),
-  /// then every warp reads its fragments from there.
+  /// The core on tensor cores, one warp per 16 query rows (see Passes.td),
+  /// as `schedule` says. Staged, a block of its warps shares one (b, h):
+  /// its threads first copy the keys and values into shared memory
+  /// (rounded and packed once), then every warp reads its fragments from
+  /// there.
   void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
                      StringRef precision, bool emulate, bool exact,
                      mlir::linformer::CUDACoreScheduleAttr schedule) {
@@ -373,13 +373,12 @@ struct CoreOperands {
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     int64_t tiles = n / 16;
+    // The steps' slots (slotBlocks() reads them back: they divide k).
     slots = schedule.getSlots();
-    groups = schedule.getGroups();
-    minBlocks = 0;
     if (schedule.getStaged()) {
       staged(rewriter, op, precision, emulate, exact,
              StagedLayout(d, k, schedule.getWgmma()), schedule.getWarps(),
-             schedule.getLdmatrix());
+             schedule.getGroups(), schedule.getLdmatrix());
       return;
     }
     int64_t rows = batch * heads * tiles;
@@ -429,16 +428,16 @@ struct CoreOperands {
     rewriter.eraseOp(op);
   }
 
-  /// The staged core: an scf.parallel over blocks (one (b, h) and `warps`
-  /// consecutive query tiles each) around one over its threads (warps x
-  /// 32 lanes), both already mapped to block and thread ids. On the GPU
+  /// The staged core: an scf.parallel over blocks (one (b, h) and
+  /// `perBlock` groups of `warps` consecutive query tiles each) around one
+  /// over its threads (warps x 32 lanes), both already mapped to block and thread ids. On the GPU
   /// the threads copy the keys and values into dynamic shared memory,
   /// meet at a barrier and compute; emulated (a CPU runs a thread loop to
   /// its end before the next starts) the copy and the computation are two
   /// thread loops over one buffer of the block.
   void staged(IRRewriter &rewriter, linalg::GenericOp op, StringRef precision,
               bool emulate, bool exact, const StagedLayout &layout,
-              int64_t warps, bool ldmatrix) const {
+              int64_t warps, int64_t perBlock, bool ldmatrix) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -448,7 +447,6 @@ struct CoreOperands {
     int64_t groupsPerHead = n / 16 / warps;
     // A block walks `perBlock` consecutive groups of `warps` query tiles
     // with one copy of K and V.
-    int64_t perBlock = groupsPerBlock(groupsPerHead);
     int64_t blocksPerHead = groupsPerHead / perBlock;
     Type word = cuda::stagedWordType(ctx, exact);
     auto outer = scf::ParallelOp::create(
@@ -1132,6 +1130,7 @@ struct CUDAExpandAttentionCorePass
         failed(cuda::readCUDAScheduleFile(loc, scheduleFile, overrides)))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
+    SmallVector<Attribute> records;
     for (linalg::GenericOp op : carriers) {
       if (!op.hasPureBufferSemantics()) {
         op.emitError("the fused attention core expands on buffers: run "
@@ -1172,7 +1171,8 @@ struct CUDAExpandAttentionCorePass
           schedule = core.choose(&getContext(), sharedBytes, warps, ldmatrix,
                                  wgmma);
         }
-        cuda::recordCUDASchedule(getOperation(), key, schedule, source);
+        records.push_back(
+            cuda::scheduleRecord(&getContext(), key, schedule, source));
         core.onTensorCores(rewriter, op, mma, emulate, exact, schedule);
         continue;
       }
@@ -1189,6 +1189,7 @@ struct CUDAExpandAttentionCorePass
         }
       CoreOperands::of(op).scalar(rewriter, op, emulate);
     }
+    cuda::appendScheduleRecords(getOperation(), records);
     cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
                             "attention_core/", overrides);
   }

@@ -119,7 +119,8 @@ struct CUDANarrowIntermediatesPass
   }
 
   bool maps(linalg::GenericOp op) const {
-    return cuda::mapsContraction(op, /*tileK=*/16, warpTilesM, warpTilesN);
+    return cuda::mapsContraction(op, cuda::mmaDepth(precision), warpTilesM,
+                                 warpTilesN);
   }
 
   /// Narrows the buffer contraction `op`'s results end in (C, or its
@@ -184,7 +185,10 @@ struct CUDANarrowIntermediatesPass
     // extend its 16-bit output argument, round what it yields.
     retypeOperand(rewriter, carrier, init, twin);
     roundYield(rewriter, carrier);
-    eraseIfUnused(rewriter, old);
+    // The old buffer's twin entry goes with it (a later allocation may
+    // reuse its address).
+    if (cuda::eraseIfUnused(rewriter, old))
+      twinOf.erase(old);
   }
 
   /// The reads of the values `last` leaves in `t`: the uses of `t` after
@@ -258,19 +262,6 @@ struct CUDANarrowIntermediatesPass
       retypeOperand(rewriter, cast<linalg::GenericOp>(use->getOwner()), use,
                     twin);
     return twin;
-  }
-
-  /// Erases `buffer`'s allocation when only its deallocations use it.
-  void eraseIfUnused(IRRewriter &rewriter, Value buffer) {
-    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-    if (!alloc || !llvm::all_of(alloc->getUsers(), [](Operation *user) {
-          return isa<memref::DeallocOp>(user);
-        }))
-      return;
-    twinOf.erase(buffer);
-    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
-      rewriter.eraseOp(user);
-    rewriter.eraseOp(alloc);
   }
 
   /// The 16-bit twin of each f32 buffer whose reads were narrowed.

@@ -80,6 +80,7 @@ struct CUDASelectSchedulesPass
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     getOperation()->removeAttr(mlir::linformer::kCUDASchedulesAttrName);
+    SmallVector<Attribute> records;
     WalkResult walk = getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(mlir::linformer::kFusedCoreAttrName))
         return WalkResult::advance();
@@ -108,11 +109,12 @@ struct CUDASelectSchedulesPass
         schedule = cuda::scheduleOf(ctx, *p);
       }
       op->setAttr(mlir::linformer::kCUDAScheduleAttrName, schedule);
-      cuda::recordCUDASchedule(getOperation(), key, schedule, source);
+      records.push_back(cuda::scheduleRecord(ctx, key, schedule, source));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       return signalPassFailure();
+    cuda::appendScheduleRecords(getOperation(), records);
     cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
                             "contraction/", overrides);
   }

@@ -151,7 +151,7 @@ struct CUDATensorCoreContractionsPass
       if (epilogue)
         rewriter.eraseOp(epilogue);
       // C, when nothing but deallocations uses it any more.
-      eraseIfUnused(rewriter, c);
+      cuda::eraseIfUnused(rewriter, c);
     }
   }
 
@@ -163,7 +163,7 @@ struct CUDATensorCoreContractionsPass
   /// than two rounded 16-bit operands.
   bool f32Words() const { return simt() || exact; }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
-  int64_t tileK() const { return tf32() ? 4 : 16; }
+  int64_t tileK() const { return cuda::mmaDepth(precision); }
 
   /// Erases `from`, a guarded extension whose values contractions computed
   /// as they loaded them, and its buffer, once no other op reads it.
@@ -174,19 +174,7 @@ struct CUDATensorCoreContractionsPass
         }))
       return;
     rewriter.eraseOp(from);
-    eraseIfUnused(rewriter, buffer);
-  }
-
-  /// Erases `buffer`'s allocation when only its deallocations use it.
-  void eraseIfUnused(IRRewriter &rewriter, Value buffer) {
-    auto alloc = buffer.getDefiningOp<memref::AllocOp>();
-    if (!alloc || !llvm::all_of(alloc->getUsers(), [](Operation *user) {
-          return isa<memref::DeallocOp>(user);
-        }))
-      return;
-    for (Operation *user : llvm::make_early_inc_range(alloc->getUsers()))
-      rewriter.eraseOp(user);
-    rewriter.eraseOp(alloc);
+    cuda::eraseIfUnused(rewriter, buffer);
   }
 
   /// Splits `linear` into the indices of `dims` (row-major) and records
