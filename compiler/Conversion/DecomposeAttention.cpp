@@ -322,9 +322,10 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
       keyMask = buildValidSlots(rewriter, loc, op.getLengths(), op.getMask(),
                                 batch, n, k);
 
+    Value coreInit = emptyTensor(rewriter, loc, {batch, h, n, d}, et);
     auto core = AttentionCoreOp::create(
-        rewriter, loc, RankedTensorType::get({batch, h, n, d}, et), q,
-        keyProj, valueProj, keyMask,
+        rewriter, loc, coreInit.getType(), q, keyProj, valueProj, keyMask,
+        coreInit,
         rewriter.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(d))));
     core->setAttr(kRootAttrName, rewriter.getUnitAttr());
 
@@ -335,7 +336,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         SmallVector<ReassociationIndices>{{0, 1}, {2}});
     Value init = biasInit(rewriter, loc, op.getBo(), {dm}, DimList{2},
                           {batch, n, dm}, et);
-    Value out = markRoot(buildContraction(rewriter, loc, 5, core,
+    Value out = markRoot(buildContraction(rewriter, loc, 5, core.getResult(),
                                           DimList{0, 2, 1, 3}, wo3,
                                           DimList{2, 3, 4}, init,
                                           DimList{0, 1, 4}, {2, 3}));

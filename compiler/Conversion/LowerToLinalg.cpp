@@ -234,6 +234,8 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
 
   LogicalResult matchAndRewrite(AttentionCoreOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "lowers on tensors");
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     auto kType = cast<RankedTensorType>(op.getKey().getType());
     auto resultType = cast<RankedTensorType>(op.getResult().getType());

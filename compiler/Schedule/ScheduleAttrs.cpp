@@ -178,8 +178,11 @@ std::string mlir::linformer::shapeKey(Operation *root,
     os << core.getKey().getType() << core.getValue().getType()
        << (core.getKeyMask() ? "masked" : "");
   }
-  for (Type t : root->getOperandTypes())
-    os << getElementTypeOrSelf(t) << ",";
+  // The core's destination is left out: the ranges and q's type fix it.
+  auto core = dyn_cast<AttentionCoreOp>(root);
+  for (OpOperand &operand : root->getOpOperands())
+    if (!core || &operand != &core.getInitMutable())
+      os << getElementTypeOrSelf(operand.get().getType()) << ",";
   uint64_t hash = 14695981039346656037ull;
   for (unsigned char c : text)
     hash = (hash ^ c) * 1099511628211ull;

@@ -34,6 +34,7 @@ void LinformerDialect::initialize() {
 #define GET_ATTRDEF_LIST
 #include "dialect/IR/LinformerAttrs.cpp.inc"
       >();
+  detail::attachAttentionCoreBufferization(*getContext());
 }
 
 //===----------------------------------------------------------------------===//

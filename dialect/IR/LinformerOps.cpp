@@ -15,6 +15,9 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/Bufferization/IR/DstBufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/STLExtras.h"
 
@@ -57,9 +60,8 @@ static bool conflicts(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return false;
 }
 
-static RankedTensorType tensorType(Value v) {
-  return cast<RankedTensorType>(v.getType());
-}
+/// A tensor's or (the attention core on buffers) a memref's type.
+static ShapedType tensorType(Value v) { return cast<ShapedType>(v.getType()); }
 
 /// Checks that `value` has shape `expected`; `why` explains where the
 /// expected shape comes from.
@@ -70,7 +72,7 @@ static LogicalResult checkShape(Operation *op, Value value, StringRef name,
     return success();
   InFlightDiagnostic diag = op->emitOpError();
   // The result is checked with the same helper; do not call it an operand.
-  if (isa<OpResult>(value))
+  if (isa<OpResult>(value) && value.getDefiningOp() == op)
     diag << "result";
   else
     diag << "operand '" << name << "'";
@@ -91,7 +93,7 @@ checkElementTypes(Operation *op, Type expected, StringRef refName,
     if (actual == expected)
       continue;
     InFlightDiagnostic diag = op->emitOpError();
-    if (isa<OpResult>(value))
+    if (isa<OpResult>(value) && value.getDefiningOp() == op)
       diag << "result";
     else
       diag << "operand '" << name << "'";
@@ -384,7 +386,21 @@ void ProjectOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 
 LogicalResult AttentionCoreOp::verify() {
-  RankedTensorType qType = cast<RankedTensorType>(getQ().getType());
+  // A0: one form, tensors (with a result) or buffers (without one).
+  bool onTensors = isa<RankedTensorType>(getInit().getType());
+  for (OpOperand &operand : getOperation()->getOpOperands())
+    if (isa<RankedTensorType>(operand.get().getType()) != onTensors)
+      return emitOpError() << "operands must be all tensors or all memrefs, "
+                              "but operand #"
+                           << operand.getOperandNumber() << " is "
+                           << operand.get().getType() << " and 'init' is "
+                           << getInit().getType();
+  if (onTensors != static_cast<bool>(getResult()))
+    return emitOpError() << (onTensors ? "on tensors must have one result, of "
+                                         "the type of 'init'"
+                                       : "on memrefs must not have a result "
+                                         "(it writes 'init')");
+  ShapedType qType = tensorType(getQ());
   // A1: ranks and shapes.
   for (auto [name, value] : {std::pair<StringRef, Value>{"q", getQ()},
                              {"key", getKey()},
@@ -405,17 +421,16 @@ LogicalResult AttentionCoreOp::verify() {
                         {q[0], q[1], key[2], value[3]},
                         "[batch, heads, k, dv]: batch, heads and k of 'key'")))
     return failure();
-  RankedTensorType resultType = cast<RankedTensorType>(getResult().getType());
-  SmallVector<int64_t> expected = {q[0], q[1], q[2], value[3]};
-  if (conflicts(resultType.getShape(), expected))
-    return emitOpError() << "result must have shape " << formatShape(expected)
-                         << " ([batch, heads, n, dv]), but has shape "
-                         << formatShape(resultType.getShape());
-  // A2: element types.
-  if (failed(checkElementTypes(*this, qType.getElementType(), "q",
+  if (failed(checkShape(*this, getInit(), "init", {q[0], q[1], q[2], value[3]},
+                        "[batch, heads, n, dv]: the result's")))
+    return failure();
+  // A2: element types (on buffers each operand may have been narrowed to a
+  // 16-bit twin on its own).
+  if (onTensors &&
+      failed(checkElementTypes(*this, qType.getElementType(), "q",
                                {{"key", getKey()},
                                 {"value", getValue()},
-                                {"result", getResult()}})))
+                                {"init", getInit()}})))
     return failure();
   // A3: the key mask selects projected slots per sequence.
   if (getKeyMask() &&
@@ -428,6 +443,27 @@ LogicalResult AttentionCoreOp::verify() {
     return emitOpError() << "scale must be finite and non-zero, but is "
                          << scale;
   return success();
+}
+
+void AttentionCoreOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // On tensors: none. On buffers: it reads its inputs and writes `init`.
+  for (OpOperand &operand : getOperation()->getOpOperands()) {
+    if (!isa<MemRefType>(operand.get().getType()))
+      continue;
+    if (&operand == &getInitMutable())
+      effects.emplace_back(MemoryEffects::Write::get(), &operand,
+                           SideEffects::DefaultResource::get());
+    else
+      effects.emplace_back(MemoryEffects::Read::get(), &operand,
+                           SideEffects::DefaultResource::get());
+  }
+}
+
+Speculation::Speculatability AttentionCoreOp::getSpeculatability() {
+  return hasPureTensorSemantics() ? Speculation::Speculatable
+                                  : Speculation::NotSpeculatable;
 }
 
 namespace {
@@ -466,8 +502,11 @@ SmallVector<Range> AttentionCoreOp::getIterationDomain(OpBuilder &b) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Range> domain;
-  for (OpFoldResult size :
-       tensor::getMixedSizes(b, loc, getResult()))
+  SmallVector<OpFoldResult> sizes =
+      isa<MemRefType>(getInit().getType())
+          ? memref::getMixedSizes(b, loc, getInit())
+          : tensor::getMixedSizes(b, loc, getInit());
+  for (OpFoldResult size : sizes)
     domain.push_back(Range{zero, size, one});
   return domain;
 }
@@ -486,6 +525,8 @@ AttentionCoreOp::getTiledImplementation(OpBuilder &b,
                                         ArrayRef<OpFoldResult> offsets,
                                         ArrayRef<OpFoldResult> sizes) {
   Location loc = getLoc();
+  if (!hasPureTensorSemantics())
+    return emitOpError("is tiled on tensors only, not on buffers");
   OpFoldResult zero = b.getIndexAttr(0);
   SmallVector<OpFoldResult> keySizes = tensor::getMixedSizes(b, loc, getKey());
   SmallVector<OpFoldResult> valueSizes =
@@ -507,13 +548,10 @@ AttentionCoreOp::getTiledImplementation(OpBuilder &b,
                       {sizes[0], keySizes[2]});
     slices.push_back(keyMask.getDefiningOp());
   }
-  SmallVector<int64_t> staticSizes;
-  SmallVector<Value> dynamicSizes;
-  dispatchIndexOpFoldResults(sizes, dynamicSizes, staticSizes);
-  auto resultType = RankedTensorType::get(
-      staticSizes, getResult().getType().getElementType());
-  auto tiled = AttentionCoreOp::create(b, loc, resultType, q, key, value,
-                                       keyMask, getScaleAttr());
+  Value init = sliceOf(b, loc, getInit(), offsets, sizes);
+  slices.push_back(init.getDefiningOp());
+  auto tiled = AttentionCoreOp::create(b, loc, init.getType(), q, key, value,
+                                       keyMask, init, getScaleAttr());
   return TilingResult{{tiled}, {tiled.getResult()}, slices};
 }
 
@@ -530,4 +568,52 @@ FailureOr<TilingResult> AttentionCoreOp::generateResultTileValue(
     OpBuilder &b, unsigned, ArrayRef<OpFoldResult> offsets,
     ArrayRef<OpFoldResult> sizes) {
   return getTiledImplementation(b, offsets, sizes);
+}
+
+//===----------------------------------------------------------------------===//
+// AttentionCoreOp: bufferization
+//===----------------------------------------------------------------------===//
+// On tensors the core's result is its `init`, written in place (equivalent
+// buffers, as linalg's outs); its inputs are read and `init` is not. The op
+// on buffers is the same op with memref operands and no result.
+
+namespace {
+struct AttentionCoreBufferization
+    : bufferization::DstBufferizableOpInterfaceExternalModel<
+          AttentionCoreBufferization, AttentionCoreOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
+                              const bufferization::AnalysisState &) const {
+    return operand.getOperandNumber() !=
+           cast<AttentionCoreOp>(op).getInitMutable().getOperandNumber();
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    auto core = cast<AttentionCoreOp>(op);
+    if (core.hasPureBufferSemantics())
+      return success();
+    SmallVector<Value> buffers;
+    for (OpOperand &operand : op->getOpOperands()) {
+      FailureOr<Value> buffer =
+          bufferization::getBuffer(rewriter, operand.get(), options, state);
+      if (failed(buffer))
+        return failure();
+      buffers.push_back(*buffer);
+    }
+    rewriter.setInsertionPoint(op);
+    Value init = buffers.back();
+    auto onBuffers = AttentionCoreOp::create(
+        rewriter, op->getLoc(), Type(), buffers[0], buffers[1], buffers[2],
+        core.getKeyMask() ? buffers[3] : Value(), init, core.getScaleAttr());
+    onBuffers->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, init);
+    return success();
+  }
+};
+} // namespace
+
+void mlir::linformer::detail::attachAttentionCoreBufferization(
+    MLIRContext &context) {
+  AttentionCoreOp::attachInterface<AttentionCoreBufferization>(context);
 }

@@ -11,6 +11,7 @@
 #define LINFORMER_OPS_TD
 
 include "dialect/IR/LinformerAttrs.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/TilingInterface.td"
 
@@ -23,6 +24,12 @@ def Linformer_IndexLikeTensor : RankedTensorOf<[I32, I64]>;
 // masks (one byte per flag), which is also what code generation keeps in
 // memory: vectors of i1 are bit-packed, bytes are not.
 def Linformer_MaskTensor : RankedTensorOf<[I1, I8]>;
+// The attention core is destination-style: on tensors, or on buffers once
+// bufferized.
+def Linformer_FloatShaped : AnyTypeOf<[Linformer_FloatTensor,
+    MemRefOf<[F16, BF16, F32, F64]>]>;
+def Linformer_MaskShaped : AnyTypeOf<[Linformer_MaskTensor,
+    MemRefOf<[I1, I8]>]>;
 
 //===----------------------------------------------------------------------===//
 // linformer.attention
@@ -168,7 +175,10 @@ def Linformer_ProjectOp : Linformer_Op<"project", [Pure, AttrSizedOperandSegment
 // linformer.attention_core
 //===----------------------------------------------------------------------===//
 
-def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure,
+def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<ConditionallySpeculatable>,
+    DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<TilingInterface,
         ["getLoopIteratorTypes", "getIterationDomain",
          "getTiledImplementation", "getResultTilePosition",
@@ -176,7 +186,8 @@ def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure,
   let summary = "softmax(Q Kp^T * scale) Vp over projected keys and values";
   let description = [{
     `q` is [b, h, n, d], `key` is [b, h, k, d], `value` is [b, h, k, dv];
-    the result is [b, h, n, dv]:
+    the result, written into `init` (destination-passing style, as linalg's
+    `outs`), is [b, h, n, dv]:
 
     ```
     S[b,h,i,j] = scale * sum_c q[b,h,i,c] * key[b,h,j,c]      (masked: -inf)
@@ -185,6 +196,16 @@ def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure,
 
     `key_mask` ([b, k], true = valid slot) removes projected slots that have
     no real token behind them; every row must keep at least one valid slot.
+    `init`'s values are never read: it only says where the result goes.
+
+    On tensors the op has one result, of `init`'s type. One-shot
+    bufferization turns it into the same op on buffers, with no result,
+    which reads `q`, `key`, `value` and `key_mask` and writes `init`: the
+    CUDA pipeline keeps the core whole across bufferization this way and
+    expands it on buffers into one kernel
+    (`linformer-cuda-expand-attention-core`). On buffers the element types
+    may differ (the CUDA pipeline narrows an operand to a 16-bit twin
+    independently of the others); on tensors they agree.
 
     The op implements the TilingInterface over its result's dimensions
     (batch, heads, query rows, value channels), all parallel: a tile reads
@@ -195,23 +216,33 @@ def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [Pure,
 
     Example:
     ```mlir
-    %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+    %o = linformer.attention_core %q, %kp, %vp scale(0.125) outs(%init)
            : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>,
-              tensor<2x4x16x8xf32>) -> tensor<2x4x64x8xf32>
+              tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>)
+           -> tensor<2x4x64x8xf32>
+    linformer.attention_core %qb, %kb, %vb scale(0.125) outs(%ob)
+           : (memref<2x4x64x8xbf16>, memref<2x4x16x8xbf16>,
+              memref<2x4x16x8xf32>, memref<2x4x64x8xbf16>) -> ()
     ```
   }];
   let arguments = (ins
-    Linformer_FloatTensor:$q,
-    Linformer_FloatTensor:$key,
-    Linformer_FloatTensor:$value,
-    Optional<Linformer_MaskTensor>:$key_mask,
+    Linformer_FloatShaped:$q,
+    Linformer_FloatShaped:$key,
+    Linformer_FloatShaped:$value,
+    Optional<Linformer_MaskShaped>:$key_mask,
+    Linformer_FloatShaped:$init,
     F64Attr:$scale
   );
-  let results = (outs Linformer_FloatTensor:$result);
+  let results = (outs Optional<Linformer_FloatTensor>:$result);
   let assemblyFormat = [{
     $q `,` $key `,` $value `scale` `(` $scale `)`
-    (`key_mask` `(` $key_mask^ `)`)? attr-dict `:`
+    (`key_mask` `(` $key_mask^ `)`)? `outs` `(` $init `)` attr-dict `:`
     functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;

@@ -303,14 +303,15 @@ func.func @attention_keep_lengths_dynamic_seq(%x: tensor<2x?x32xf32>, %w: tensor
 // CHECK-LABEL: func.func @core_drop_all_true_key_mask(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x64x8xf32>, %[[KP:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[VP:[a-z0-9]+]]: tensor<2x4x16x8xf32>)
 // CHECK-NOT: arith.constant
-// CHECK: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(1.250000e-01) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x64x8xf32>
+// CHECK: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(1.250000e-01) outs(%{{.*}}) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
 // CHECK: return %[[O]]
 func.func @core_drop_all_true_key_mask(%q: tensor<2x4x64x8xf32>,
     %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>) -> tensor<2x4x64x8xf32> {
   %m = arith.constant dense<true> : tensor<2x16xi1>
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
-            tensor<2x16xi1>) -> tensor<2x4x64x8xf32>
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+            tensor<2x16xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
   return %o : tensor<2x4x64x8xf32>
 }
 
@@ -322,9 +323,10 @@ func.func @core_drop_all_true_key_mask(%q: tensor<2x4x64x8xf32>,
 func.func @core_keep_partial_key_mask(%q: tensor<2x4x64x8xf32>,
     %kp: tensor<2x4x2x8xf32>, %vp: tensor<2x4x2x8xf32>) -> tensor<2x4x64x8xf32> {
   %m = arith.constant dense<[[true, true], [true, false]]> : tensor<2x2xi1>
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x2x8xf32>, tensor<2x4x2x8xf32>,
-            tensor<2x2xi1>) -> tensor<2x4x64x8xf32>
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x2x8xf32>, tensor<2x4x2x8xf32>,
+            tensor<2x2xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
   return %o : tensor<2x4x64x8xf32>
 }
 
@@ -336,8 +338,9 @@ func.func @core_keep_partial_key_mask(%q: tensor<2x4x64x8xf32>,
 func.func @core_keep_argument_key_mask(%q: tensor<2x4x64x8xf32>,
     %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>, %m: tensor<2x16xi1>)
     -> tensor<2x4x64x8xf32> {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
-            tensor<2x16xi1>) -> tensor<2x4x64x8xf32>
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+            tensor<2x16xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
   return %o : tensor<2x4x64x8xf32>
 }

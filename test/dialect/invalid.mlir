@@ -416,9 +416,10 @@ func.func @project_mask_shape(%k: tensor<2x4x64x8xf32>, %mask: tensor<2x16xi1>) 
 
 // A1: q, key and value are rank 4.
 func.func @core_key_rank(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x16x8xf32>, %vp: tensor<2x4x16x8xf32>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{'linformer.attention_core' op operand 'key' must have rank 4 ([batch, heads, length, head_dim]), but has shape [2, 16, 8]}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x16x8xf32>, tensor<2x4x16x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -427,9 +428,10 @@ func.func @core_key_rank(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x16x8xf32>, %vp:
 
 // A1: key shares batch, heads and head_dim with q.
 func.func @core_key_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x4xf32>, %vp: tensor<2x4x16x8xf32>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{operand 'key' must have shape [2, 4, 16, 8] ([batch, heads, k, head_dim]: batch, heads and head_dim of 'q'), but has shape [2, 4, 16, 4]}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x4xf32>, tensor<2x4x16x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x4xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -438,9 +440,10 @@ func.func @core_key_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x4xf32>, %
 
 // A1: value shares batch and heads with q, and k with key.
 func.func @core_value_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x8x8xf32>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{operand 'value' must have shape [2, 4, 16, 8] ([batch, heads, k, dv]: batch, heads and k of 'key'), but has shape [2, 4, 8, 8]}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x8x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x8x8xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -449,9 +452,10 @@ func.func @core_value_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>,
 
 // A1: the result is [batch, heads, n, dv].
 func.func @core_result_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x12xf32>) {
-  // expected-error @+1 {{result must have shape [2, 4, 64, 12] ([batch, heads, n, dv]), but has shape [2, 4, 64, 8]}}
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
+  // expected-error @+1 {{operand 'init' must have shape [2, 4, 64, 12] ([batch, heads, n, dv]: the result's), but has shape [2, 4, 64, 8]}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x12xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x12xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -460,9 +464,10 @@ func.func @core_result_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>
 
 // A2: one floating-point element type throughout.
 func.func @core_element_type(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf16>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{operand 'value' has element type 'f16', but the element type of 'q' is 'f32'}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf16>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf16>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -471,9 +476,10 @@ func.func @core_element_type(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>
 
 // A2: the result too.
 func.func @core_result_element_type(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>) {
-  // expected-error @+1 {{result has element type 'bf16', but the element type of 'q' is 'f32'}}
+  %o_init = tensor.empty() : tensor<2x4x64x8xbf16>
+  // expected-error @+1 {{operand 'init' has element type 'bf16', but the element type of 'q' is 'f32'}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xbf16>)
          -> tensor<2x4x64x8xbf16>
   return
 }
@@ -482,10 +488,11 @@ func.func @core_result_element_type(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16
 
 // A3: the key mask has one flag per projected slot.
 func.func @core_key_mask_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>, %m: tensor<2x64xi1>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{operand 'key_mask' must have shape [2, 16] ([batch, k]: one flag per projected slot), but has shape [2, 64]}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
-            tensor<2x64xi1>) -> tensor<2x4x64x8xf32>
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+            tensor<2x64xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
   return
 }
 
@@ -493,9 +500,10 @@ func.func @core_key_mask_shape(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf3
 
 // A4: the scale is non-zero.
 func.func @core_zero_scale(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{scale must be finite and non-zero, but is 0}}
   %o = linformer.attention_core %q, %kp, %vp scale(0.0)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -504,9 +512,10 @@ func.func @core_zero_scale(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, 
 
 // A4: and finite (0x7FF0000000000000 is +inf as an f64).
 func.func @core_infinite_scale(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>) {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   // expected-error @+1 {{scale must be finite and non-zero, but is INF}}
   %o = linformer.attention_core %q, %kp, %vp scale(0x7FF0000000000000)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return
 }
@@ -572,5 +581,41 @@ func.func @sharing_generic_form(%x: tensor<2x64x32xf32>, %w: tensor<32x32xf32>) 
          sharing = #linformer.sharing<layers, layers>}>
          : (tensor<2x64x32xf32>, tensor<32x32xf32>, tensor<32x32xf32>,
             tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<2x64x32xf32>
+  return
+}
+
+// -----
+
+// A0: the attention core is on tensors or on buffers, not a mix.
+func.func @core_mixed_forms(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>,
+    %out: memref<2x4x64x8xf32>) {
+  // expected-error @+1 {{operands must be all tensors or all memrefs, but operand #0 is 'tensor<2x4x64x8xf32>' and 'init' is 'memref<2x4x64x8xf32>'}}
+  linformer.attention_core %q, %kp, %kp scale(0.125) outs(%out)
+    : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+       memref<2x4x64x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// On tensors the core returns its result (destination-passing style).
+func.func @core_tensor_without_result(%q: tensor<2x4x64x8xf32>,
+    %kp: tensor<2x4x16x8xf32>) {
+  // expected-error @+1 {{on tensors must have one result, of the type of 'init'}}
+  linformer.attention_core %q, %kp, %kp scale(0.125) outs(%q)
+    : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+       tensor<2x4x64x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// On buffers the shapes are checked as on tensors.
+func.func @core_buffer_shape(%q: memref<2x4x64x8xbf16>,
+    %kp: memref<2x4x16x8xbf16>, %out: memref<2x4x32x8xbf16>) {
+  // expected-error @+1 {{operand 'init' must have shape [2, 4, 64, 8] ([batch, heads, n, dv]: the result's), but has shape [2, 4, 32, 8]}}
+  linformer.attention_core %q, %kp, %kp scale(0.125) outs(%out)
+    : (memref<2x4x64x8xbf16>, memref<2x4x16x8xbf16>, memref<2x4x16x8xbf16>,
+       memref<2x4x32x8xbf16>) -> ()
   return
 }

@@ -495,12 +495,13 @@ func.func @project_dynamic_batch(%k: tensor<?x4x64x8xf32>,
 
 // CHECK-LABEL: func.func @attention_core(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x64x8xf32>, %[[KP:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[VP:[a-z0-9]+]]: tensor<2x4x16x8xf32>)
-// CHECK: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(1.250000e-01) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x64x8xf32>
+// CHECK: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(1.250000e-01) outs(%{{.*}}) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
 // CHECK: return %[[O]]
 func.func @attention_core(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>,
     %vp: tensor<2x4x16x8xf32>) -> tensor<2x4x64x8xf32> {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>)
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>)
          -> tensor<2x4x64x8xf32>
   return %o : tensor<2x4x64x8xf32>
 }
@@ -509,13 +510,14 @@ func.func @attention_core(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>,
 
 // CHECK-LABEL: func.func @attention_core_key_mask(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<2x4x64x8xf32>, %[[KP:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[VP:[a-z0-9]+]]: tensor<2x4x16x8xf32>, %[[M:[a-z0-9]+]]: tensor<2x16xi1>)
-// CHECK: linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(1.250000e-01) key_mask(%[[M]]) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x16xi1>) -> tensor<2x4x64x8xf32>
+// CHECK: linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(1.250000e-01) key_mask(%[[M]]) outs(%{{.*}}) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x16xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
 func.func @attention_core_key_mask(%q: tensor<2x4x64x8xf32>,
     %kp: tensor<2x4x16x8xf32>, %vp: tensor<2x4x16x8xf32>, %m: tensor<2x16xi1>)
     -> tensor<2x4x64x8xf32> {
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
-            tensor<2x16xi1>) -> tensor<2x4x64x8xf32>
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+            tensor<2x16xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
   return %o : tensor<2x4x64x8xf32>
 }
 
@@ -523,31 +525,36 @@ func.func @attention_core_key_mask(%q: tensor<2x4x64x8xf32>,
 
 // Values may have their own width dv; a negative scale is allowed.
 // CHECK-LABEL: func.func @attention_core_low_precision(
-// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(-5.000000e-01) : (tensor<2x4x64x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x16x12xf16>) -> tensor<2x4x64x12xf16>
-// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) key_mask(%{{.*}}) : (tensor<2x4x64x8xbf16>, tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16>, tensor<2x16xi1>) -> tensor<2x4x64x8xbf16>
+// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(-5.000000e-01) outs(%{{.*}}) : (tensor<2x4x64x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x16x12xf16>, tensor<2x4x64x12xf16>) -> tensor<2x4x64x12xf16>
+// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) key_mask(%{{.*}}) outs(%{{.*}}) : (tensor<2x4x64x8xbf16>, tensor<2x4x16x8xbf16>, tensor<2x4x16x8xbf16>, tensor<2x16xi1>, tensor<2x4x64x8xbf16>) -> tensor<2x4x64x8xbf16>
 func.func @attention_core_low_precision(%qh: tensor<2x4x64x8xf16>,
     %kh: tensor<2x4x16x8xf16>, %vh: tensor<2x4x16x12xf16>,
     %qb: tensor<2x4x64x8xbf16>, %kb: tensor<2x4x16x8xbf16>, %m: tensor<2x16xi1>)
     -> (tensor<2x4x64x12xf16>, tensor<2x4x64x8xbf16>) {
+  %o0_init = tensor.empty() : tensor<2x4x64x12xf16>
   %o0 = linformer.attention_core %qh, %kh, %vh scale(-0.5)
-          : (tensor<2x4x64x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x16x12xf16>)
+          outs(%o0_init) : (tensor<2x4x64x8xf16>, tensor<2x4x16x8xf16>, tensor<2x4x16x12xf16>, tensor<2x4x64x12xf16>)
           -> tensor<2x4x64x12xf16>
+  %o1_init = tensor.empty() : tensor<2x4x64x8xbf16>
   %o1 = linformer.attention_core %qb, %kb, %kb scale(0.125) key_mask(%m)
-          : (tensor<2x4x64x8xbf16>, tensor<2x4x16x8xbf16>,
-             tensor<2x4x16x8xbf16>, tensor<2x16xi1>) -> tensor<2x4x64x8xbf16>
+          outs(%o1_init) : (tensor<2x4x64x8xbf16>, tensor<2x4x16x8xbf16>,
+             tensor<2x4x16x8xbf16>, tensor<2x16xi1>, tensor<2x4x64x8xbf16>) -> tensor<2x4x64x8xbf16>
   return %o0, %o1 : tensor<2x4x64x12xf16>, tensor<2x4x64x8xbf16>
 }
 
 // -----
 
 // CHECK-LABEL: func.func @attention_core_dynamic_batch(
-// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) key_mask(%{{.*}}) : (tensor<?x4x64x8xf32>, tensor<?x4x16x8xf32>, tensor<?x4x16x8xf32>, tensor<?x16xi1>) -> tensor<?x4x64x8xf32>
+// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) key_mask(%{{.*}}) outs(%{{.*}}) : (tensor<?x4x64x8xf32>, tensor<?x4x16x8xf32>, tensor<?x4x16x8xf32>, tensor<?x16xi1>, tensor<?x4x64x8xf32>) -> tensor<?x4x64x8xf32>
 func.func @attention_core_dynamic_batch(%q: tensor<?x4x64x8xf32>,
     %kp: tensor<?x4x16x8xf32>, %vp: tensor<?x4x16x8xf32>, %m: tensor<?x16xi1>)
     -> tensor<?x4x64x8xf32> {
+  %c0 = arith.constant 0 : index
+  %b = tensor.dim %q, %c0 : tensor<?x4x64x8xf32>
+  %o_init = tensor.empty(%b) : tensor<?x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<?x4x64x8xf32>, tensor<?x4x16x8xf32>, tensor<?x4x16x8xf32>,
-            tensor<?x16xi1>) -> tensor<?x4x64x8xf32>
+         outs(%o_init) : (tensor<?x4x64x8xf32>, tensor<?x4x16x8xf32>, tensor<?x4x16x8xf32>,
+            tensor<?x16xi1>, tensor<?x4x64x8xf32>) -> tensor<?x4x64x8xf32>
   return %o : tensor<?x4x64x8xf32>
 }
 
@@ -568,8 +575,24 @@ func.func @parts_compose(%q: tensor<2x4x64x8xf32>, %k: tensor<2x4x64x8xf32>,
           : (tensor<2x4x64x8xf32>, tensor<2xi32>) -> tensor<2x4x16x8xf32>
   %vp = linformer.project<mean_pool> %v lengths(%len)
           : (tensor<2x4x64x8xf32>, tensor<2xi32>) -> tensor<2x4x16x8xf32>
+  %o_init = tensor.empty() : tensor<2x4x64x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.353553) key_mask(%km)
-         : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
-            tensor<2x16xi1>) -> tensor<2x4x64x8xf32>
+         outs(%o_init) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>,
+            tensor<2x16xi1>, tensor<2x4x64x8xf32>) -> tensor<2x4x64x8xf32>
   return %o : tensor<2x4x64x8xf32>
+}
+
+// -----
+
+// On buffers (after bufferization) the core has no result; each operand may
+// have its own float type (the CUDA pipeline narrows some to 16 bits).
+// CHECK-LABEL: func.func @attention_core_buffers(
+// CHECK: linformer.attention_core %{{.*}}, %{{.*}}, %{{.*}} scale(1.250000e-01) key_mask(%{{.*}}) outs(%{{.*}}) : (memref<2x4x64x8xbf16>, memref<2x4x16x8xbf16>, memref<2x4x16x8xf32>, memref<2x16xi8>, memref<2x4x64x8xf32>) -> ()
+func.func @attention_core_buffers(%q: memref<2x4x64x8xbf16>,
+    %kp: memref<2x4x16x8xbf16>, %vp: memref<2x4x16x8xf32>, %m: memref<2x16xi8>,
+    %out: memref<2x4x64x8xf32>) {
+  linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m) outs(%out)
+    : (memref<2x4x64x8xbf16>, memref<2x4x16x8xbf16>, memref<2x4x16x8xf32>,
+       memref<2x16xi8>, memref<2x4x64x8xf32>) -> ()
+  return
 }

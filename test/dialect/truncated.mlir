@@ -46,11 +46,11 @@ func.func @core_in_scale(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>) {
 
 // CHECK: error: expected non-function type
 func.func @after_arrow(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>) {
-  %o = linformer.attention_core %q, %kp, %kp scale(0.125) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) ->
+  %o = linformer.attention_core %q, %kp, %kp scale(0.125) outs(%q) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x64x8xf32>) ->
 
 // -----
 
 // CHECK: error: expected non-function type
 // CHECK-NOT: error:
 func.func @in_type(%q: tensor<2x4x64x8xf32>, %kp: tensor<2x4x16x8xf32>) {
-  %o = linformer.attention_core %q, %kp, %kp scale(0.125) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8x
+  %o = linformer.attention_core %q, %kp, %kp scale(0.125) outs(%q) : (tensor<2x4x64x8xf32>, tensor<2x4x16x8x

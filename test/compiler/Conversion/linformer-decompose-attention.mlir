@@ -51,7 +51,7 @@
 // CHECK: %[[KP:.*]] = linformer.project<learned> %[[K]], %[[E]] : (tensor<1x2x16x8xf32>, tensor<2x4x16xf32>) -> tensor<1x2x4x8xf32>
 // CHECK: %[[VP:.*]] = linformer.project<learned> %[[V]], %[[F]] : (tensor<1x2x16x8xf32>, tensor<2x4x16xf32>) -> tensor<1x2x4x8xf32>
 // scale = 1 / sqrt(8); a learned projection needs no key mask.
-// CHECK: %[[A:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(0.35355339059327373) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32>
+// CHECK: %[[A:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(0.35355339059327373) outs(%{{.*}}) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
 // concat(heads) W_o + b_o: W_o viewed as [h, d, dm], b_o broadcast over [b, n].
 // CHECK: %[[WO3:.*]] = tensor.expand_shape %[[WO]] {{\[\[}}0, 1], [2]] output_shape [2, 8, 16] : tensor<16x16xf32> into tensor<2x8x16xf32>
 // CHECK: %[[YE:.*]] = tensor.empty() : tensor<1x16x16xf32>
@@ -146,7 +146,7 @@ func.func @learned_headwise(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
 // CHECK: linformer.project<learned> %{{.*}}, %[[E]] lengths(%[[LEN]])
 // CHECK: linformer.project<learned> %{{.*}}, %[[E]] lengths(%[[LEN]])
 // CHECK-NOT: xi8>
-// CHECK: linformer.attention_core %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}} scale(0.35355339059327373) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32>
+// CHECK: linformer.attention_core %{{[^ ]*}}, %{{[^ ]*}}, %{{[^ ]*}} scale(0.35355339059327373) outs(%{{.*}}) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
 func.func @learned_lengths_no_key_mask(%x: tensor<1x16x16xf32>,
     %w: tensor<16x16xf32>, %e: tensor<2x4x16xf32>, %len: tensor<1xi32>)
     -> tensor<1x16x16xf32> {
@@ -195,7 +195,7 @@ func.func @learned_lengths_no_key_mask(%x: tensor<1x16x16xf32>,
 // CHECK: %[[MASK:.*]] = linalg.generic {indexing_maps = [#[[$ID2_MAP]], #[[$ID2_MAP]]], iterator_types = ["parallel", "parallel"]} ins(%[[CNT]] : tensor<1x4xf32>) outs(%[[ME]] : tensor<1x4xi8>) {
 // CHECK: arith.cmpf ogt, %{{.*}}, %[[ZERO]] : f32
 // CHECK: arith.extui %{{.*}} : i1 to i8
-// CHECK: %[[A:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(0.35355339059327373) key_mask(%[[MASK]]) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4xi8>) -> tensor<1x2x16x8xf32>
+// CHECK: %[[A:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(0.35355339059327373) key_mask(%[[MASK]]) outs(%{{.*}}) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[A]], %{{.*}} : tensor<1x2x16x8xf32>, tensor<2x8x16xf32>)
 func.func @mean_pool_lengths(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
     %len: tensor<1xi32>) -> tensor<1x16x16xf32> {
@@ -220,7 +220,7 @@ func.func @mean_pool_lengths(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
 // CHECK: %[[WIN:.*]] = tensor.expand_shape %[[TOK]] {{.*}} : tensor<1x16xi8> into tensor<1x4x4xi8>
 // CHECK: %[[CNT:.*]] = linalg.generic {{.*}} ins(%[[WIN]] : tensor<1x4x4xi8>) outs(%{{.*}} : tensor<1x4xf32>)
 // CHECK: %[[MASK:.*]] = linalg.generic {{.*}} ins(%[[CNT]] : tensor<1x4xf32>) outs(%{{.*}} : tensor<1x4xi8>)
-// CHECK: linformer.attention_core %{{.*}}, %[[KP]], %[[VP]] scale(0.35355339059327373) key_mask(%[[MASK]]) {linformer.root}
+// CHECK: linformer.attention_core %{{.*}}, %[[KP]], %[[VP]] scale(0.35355339059327373) key_mask(%[[MASK]]) outs(%{{.*}}) {linformer.root}
 func.func @conv_mask_key_value(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
     %e: tensor<8x4xf32>, %m: tensor<1x16xi1>) -> tensor<1x16x16xf32> {
   %y = linformer.attention %x weights(%w, %w, %w, %w) heads(2) k(4)
@@ -238,7 +238,7 @@ func.func @conv_mask_key_value(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
 // CHECK: %[[KP:.*]] = linformer.project<max_pool> %{{.*}} : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
 // CHECK: %[[VP:.*]] = linformer.project<max_pool> %{{.*}} : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
 // CHECK-NOT: xi8>
-// CHECK: linformer.attention_core %{{[^ ]*}}, %[[KP]], %[[VP]] scale(0.35355339059327373) {linformer.root} :
+// CHECK: linformer.attention_core %{{[^ ]*}}, %[[KP]], %[[VP]] scale(0.35355339059327373) outs(%{{.*}}) {linformer.root} :
 func.func @max_pool_unpadded(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>)
     -> tensor<1x16x16xf32> {
   %y = linformer.attention %x weights(%w, %w, %w, %w) heads(2) k(4)
@@ -253,7 +253,7 @@ func.func @max_pool_unpadded(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>)
 // A different head count changes the scale: d = 16 / 4 = 4, 1 / sqrt(4).
 // CHECK-LABEL: func.func @four_heads_scale(
 // CHECK: linformer.project<mean_pool> %{{.*}} : (tensor<1x4x16x4xf32>) -> tensor<1x4x8x4xf32>
-// CHECK: linformer.attention_core {{.*}} scale(5.000000e-01) {linformer.root} : (tensor<1x4x16x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>) -> tensor<1x4x16x4xf32>
+// CHECK: linformer.attention_core {{.*}} scale(5.000000e-01) outs(%{{.*}}) {linformer.root} : (tensor<1x4x16x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x16x4xf32>) -> tensor<1x4x16x4xf32>
 func.func @four_heads_scale(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>)
     -> tensor<1x16x16xf32> {
   %y = linformer.attention %x weights(%w, %w, %w, %w) heads(4) k(8)

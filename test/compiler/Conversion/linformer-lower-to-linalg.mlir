@@ -310,14 +310,16 @@ func.func @conv_shared_mask(%v: tensor<1x2x16x8xf32>, %w: tensor<8x4xf32>,
 // CHECK: return %[[O]] : tensor<1x2x16x8xf32>
 // NOCORE-LABEL: func.func @core_key_mask(
 // NOCORE-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[M:[a-z0-9]+]]: tensor<1x4xi8>)
-// NOCORE-NEXT: %[[O:.*]] = linformer.attention_core %[[Q]], %[[K]], %[[V]] scale(1.250000e-01) key_mask(%[[M]]) {linformer.root}
+// NOCORE-NEXT: %[[E:.*]] = tensor.empty() : tensor<1x2x16x8xf32>
+// NOCORE-NEXT: %[[O:.*]] = linformer.attention_core %[[Q]], %[[K]], %[[V]] scale(1.250000e-01) key_mask(%[[M]]) outs(%[[E]]) {linformer.root}
 // NOCORE-NEXT: return %[[O]]
 func.func @core_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi8>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         {linformer.root}
-         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
-            tensor<1x4xi8>) -> tensor<1x2x16x8xf32>
+         outs(%o_init) {linformer.root}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
 
@@ -333,9 +335,10 @@ func.func @core_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // CHECK: math.exp
 func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi1>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
-         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
-            tensor<1x4xi1>) -> tensor<1x2x16x8xf32>
+         outs(%o_init) : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi1>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
 
@@ -357,8 +360,9 @@ func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // NOCORE-NOT: math.exp
 func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x12xf32>) -> tensor<1x2x16x12xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x12xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x12xf32>)
+         outs(%o_init) : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x12xf32>, tensor<1x2x16x12xf32>)
          -> tensor<1x2x16x12xf32>
   return %o : tensor<1x2x16x12xf32>
 }
@@ -386,8 +390,9 @@ func.func @parts(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>,
           : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
   %vp = linformer.project<max_pool> %v
           : (tensor<1x2x16x8xf32>) -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.353553)
-         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>)
+         outs(%o_init) : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x16x8xf32>)
          -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }

@@ -65,9 +65,10 @@ func.func @projection_avx2(%x: tensor<1x4096x512xf32>, %w: tensor<512x8x64xf32>,
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   } -> tensor<1x8x4096x64xf32>
+  %o_init = tensor.empty() : tensor<1x8x4096x64xf32>
   %o = linformer.attention_core %q, %k, %k scale(0.125)
-      : (tensor<1x8x4096x64xf32>, tensor<1x8x256x64xf32>,
-         tensor<1x8x256x64xf32>) -> tensor<1x8x4096x64xf32>
+      outs(%o_init) : (tensor<1x8x4096x64xf32>, tensor<1x8x256x64xf32>,
+         tensor<1x8x256x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32>
   return %o : tensor<1x8x4096x64xf32>
 }
 }
@@ -105,9 +106,10 @@ func.func @projection_avx512(%x: tensor<1x4096x512xf32>, %w: tensor<512x8x64xf32
     %s = arith.addf %acc, %m : f32
     linalg.yield %s : f32
   } -> tensor<1x8x4096x64xf32>
+  %o_init = tensor.empty() : tensor<1x8x4096x64xf32>
   %o = linformer.attention_core %q, %k, %k scale(0.125)
-      : (tensor<1x8x4096x64xf32>, tensor<1x8x256x64xf32>,
-         tensor<1x8x256x64xf32>) -> tensor<1x8x4096x64xf32>
+      outs(%o_init) : (tensor<1x8x4096x64xf32>, tensor<1x8x256x64xf32>,
+         tensor<1x8x256x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32>
   return %o : tensor<1x8x4096x64xf32>
 }
 }

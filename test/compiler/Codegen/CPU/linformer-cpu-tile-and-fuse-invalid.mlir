@@ -26,10 +26,11 @@ func.func @too_few_tile_sizes(%x: tensor<1x64x16xf32>, %w: tensor<16x2x8xf32>,
 // The attention core has 4 loops (b, h, i, c): its result's dimensions.
 func.func @core_too_many_tile_sizes(%q: tensor<1x2x64x8xf32>,
     %kp: tensor<1x2x8x8xf32>, %vp: tensor<1x2x8x8xf32>) -> tensor<1x2x64x8xf32> {
+  %a_init = tensor.empty() : tensor<1x2x64x8xf32>
   // expected-error @+1 {{'linformer.attention_core' op has 5 tile sizes for 4 loops}}
-  %a = linformer.attention_core %q, %kp, %vp scale(0.125)
+  %a = linformer.attention_core %q, %kp, %vp scale(0.125) outs(%a_init)
          {linformer.root, linformer.tile_sizes = array<i64: 1, 1, 16, 0, 0>}
-         : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+         : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x64x8xf32>)
          -> tensor<1x2x64x8xf32>
   return %a : tensor<1x2x64x8xf32>
 }

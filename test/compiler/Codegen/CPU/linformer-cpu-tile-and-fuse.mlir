@@ -157,8 +157,8 @@ func.func @learned_projection_masked(%k: tensor<2x4x64x8xf32>,
 // CHECK: %[[CS:.*]] = tensor.extract_slice %[[CNT]][%[[IB]], 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<1x8xf32>
 // CHECK: %[[MASK:.*]] = linalg.generic {{.*}} ins(%[[CS]] : tensor<1x8xf32>) outs(%{{.*}} : tensor<1x8xi8>)
 // CHECK: arith.cmpf ogt
-// DEF: %[[T:.*]] = linformer.attention_core %[[QS]], %[[KS]], %[[VS]] scale(0.35355339059327373) key_mask(%[[MASK]]) : (tensor<1x1x32x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x8xi8>) -> tensor<1x1x32x8xf32>
-// ROW16: %[[T:.*]] = linformer.attention_core %[[QS]], %[[KS]], %[[VS]] scale(0.35355339059327373) key_mask(%[[MASK]]) : (tensor<1x1x16x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x8xi8>) -> tensor<1x1x16x8xf32>
+// DEF: %[[T:.*]] = linformer.attention_core %[[QS]], %[[KS]], %[[VS]] scale(0.35355339059327373) key_mask(%[[MASK]]) outs(%{{.*}}) : (tensor<1x1x32x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x8xi8>, tensor<1x1x32x8xf32>) -> tensor<1x1x32x8xf32>
+// ROW16: %[[T:.*]] = linformer.attention_core %[[QS]], %[[KS]], %[[VS]] scale(0.35355339059327373) key_mask(%[[MASK]]) outs(%{{.*}}) : (tensor<1x1x16x8xf32>, tensor<1x1x8x8xf32>, tensor<1x1x8x8xf32>, tensor<1x8xi8>, tensor<1x1x16x8xf32>) -> tensor<1x1x16x8xf32>
 // CHECK: scf.forall.in_parallel {
 // DEF-NEXT: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[IB]], %[[IH]], %[[II]], %{{.*}}] [1, 1, 32, 8] [1, 1, 1, 1] : tensor<1x1x32x8xf32> into tensor<2x2x64x8xf32>
 // ROW16-NEXT: tensor.parallel_insert_slice %[[T]] into %[[OUT]][%[[IB]], %[[IH]], %[[II]], %{{.*}}] [1, 1, 16, 8] [1, 1, 1, 1] : tensor<1x1x16x8xf32> into tensor<2x2x64x8xf32>
@@ -192,10 +192,11 @@ func.func @attention_core(%x: tensor<2x64x16xf32>, %w: tensor<16x2x8xf32>,
     %b = arith.extui %any : i1 to i8
     linalg.yield %b : i8
   } -> tensor<2x8xi8>
+  %a_init = tensor.empty() : tensor<2x2x64x8xf32>
   %a = linformer.attention_core %q, %kp, %vp scale(0.35355339059327373)
-         key_mask(%mask) {linformer.root}
-         : (tensor<2x2x64x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>,
-            tensor<2x8xi8>) -> tensor<2x2x64x8xf32>
+         key_mask(%mask) outs(%a_init) {linformer.root}
+          : (tensor<2x2x64x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>,
+            tensor<2x8xi8>, tensor<2x2x64x8xf32>) -> tensor<2x2x64x8xf32>
   return %a : tensor<2x2x64x8xf32>
 }
 
@@ -233,15 +234,16 @@ func.func @tile_sizes_override(%x: tensor<1x64x16xf32>, %w: tensor<16x2x8xf32>,
 // On the attention core too: both heads in one workgroup, 8 rows each.
 // CHECK-LABEL: func.func @tile_sizes_core(
 // CHECK: %[[R:.*]] = scf.forall ({{.*}}) = ({{.*}}) to (1, 2, 64) step (1, 2, 8) shared_outs(%{{.*}}) -> (tensor<1x2x64x8xf32>) {
-// CHECK: %[[T:.*]] = linformer.attention_core {{.*}} : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+// CHECK: %[[T:.*]] = linformer.attention_core {{.*}} outs(%{{.*}}) : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
 // CHECK-NOT: linformer.tile_sizes
 // CHECK: tensor.parallel_insert_slice %[[T]]
 // CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @tile_sizes_core(%q: tensor<1x2x64x8xf32>, %kp: tensor<1x2x8x8xf32>,
     %vp: tensor<1x2x8x8xf32>) -> tensor<1x2x64x8xf32> {
+  %a_init = tensor.empty() : tensor<1x2x64x8xf32>
   %a = linformer.attention_core %q, %kp, %vp scale(0.125)
-         {linformer.root, linformer.tile_sizes = array<i64: 1, 2, 8, 0>}
-         : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+         outs(%a_init) {linformer.root, linformer.tile_sizes = array<i64: 1, 2, 8, 0>}
+          : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x64x8xf32>)
          -> tensor<1x2x64x8xf32>
   return %a : tensor<1x2x64x8xf32>
 }
@@ -259,8 +261,9 @@ func.func @tile_sizes_core(%q: tensor<1x2x64x8xf32>, %kp: tensor<1x2x8x8xf32>,
 // CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @row_tile_divisor(%q: tensor<4x2x48x8xf32>, %kp: tensor<4x2x8x8xf32>,
     %vp: tensor<4x2x8x8xf32>) -> tensor<4x2x48x8xf32> {
+  %a_init = tensor.empty() : tensor<4x2x48x8xf32>
   %a = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<4x2x48x8xf32>, tensor<4x2x8x8xf32>, tensor<4x2x8x8xf32>)
+         outs(%a_init) : (tensor<4x2x48x8xf32>, tensor<4x2x8x8xf32>, tensor<4x2x8x8xf32>, tensor<4x2x48x8xf32>)
          -> tensor<4x2x48x8xf32>
   return %a : tensor<4x2x48x8xf32>
 }
@@ -276,8 +279,9 @@ func.func @row_tile_divisor(%q: tensor<4x2x48x8xf32>, %kp: tensor<4x2x8x8xf32>,
 // CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
 func.func @min_workgroups_rows(%q: tensor<1x2x32x8xf32>, %kp: tensor<1x2x8x8xf32>,
     %vp: tensor<1x2x8x8xf32>) -> tensor<1x2x32x8xf32> {
+  %a_init = tensor.empty() : tensor<1x2x32x8xf32>
   %a = linformer.attention_core %q, %kp, %vp scale(0.125)
-         : (tensor<1x2x32x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>)
+         outs(%a_init) : (tensor<1x2x32x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x32x8xf32>)
          -> tensor<1x2x32x8xf32>
   return %a : tensor<1x2x32x8xf32>
 }

@@ -74,9 +74,10 @@
 
 func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
                 %v: tensor<2x4x8x16xf32>, %mask: tensor<2x8xi8>) -> tensor<2x4x64x16xf32> {
+  %o_init = tensor.empty() : tensor<2x4x64x16xf32>
   %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)
-         : (tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>,
-            tensor<2x8xi8>) -> tensor<2x4x64x16xf32>
+         outs(%o_init) : (tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>,
+            tensor<2x8xi8>, tensor<2x4x64x16xf32>) -> tensor<2x4x64x16xf32>
   return %o : tensor<2x4x64x16xf32>
 }
 
@@ -227,9 +228,10 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // WGCOREEMU: math.exp2
 func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
                   %v: tensor<2x4x32x16xf32>, %mask: tensor<2x32xi8>) -> tensor<2x4x64x16xf32> {
+  %o_init = tensor.empty() : tensor<2x4x64x16xf32>
   %o = linformer.attention_core %q, %k, %v scale(0.25) key_mask(%mask)
-         : (tensor<2x4x64x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>,
-            tensor<2x32xi8>) -> tensor<2x4x64x16xf32>
+         outs(%o_init) : (tensor<2x4x64x16xf32>, tensor<2x4x32x16xf32>, tensor<2x4x32x16xf32>,
+            tensor<2x32xi8>, tensor<2x4x64x16xf32>) -> tensor<2x4x64x16xf32>
   return %o : tensor<2x4x64x16xf32>
 }
 
@@ -263,8 +265,9 @@ func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
 // STEPEMU: scf.yield
 func.func @core_k64(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x64x16xf32>,
                     %v: tensor<1x2x64x16xf32>) -> tensor<1x2x32x16xf32> {
+  %o_init = tensor.empty() : tensor<1x2x32x16xf32>
   %o = linformer.attention_core %q, %k, %v scale(0.25)
-         : (tensor<1x2x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>)
+         outs(%o_init) : (tensor<1x2x32x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x64x16xf32>, tensor<1x2x32x16xf32>)
          -> tensor<1x2x32x16xf32>
   return %o : tensor<1x2x32x16xf32>
 }
