@@ -64,7 +64,10 @@ def LinformerLowerToLinalgPass
     With `lower-core=false` the attention core is left alone: the CPU
     pipeline tiles it first (it implements the TilingInterface) and runs
     this pass again on the tiles, so the scores of one query tile are all
-    that ever exists.
+    that ever exists. With `keep-fusable-core` (the CUDA pipeline) the
+    cores that `linformer-cuda-expand-attention-core` runs as one kernel
+    (static shapes, value width equal to the head width) stay whole, to be
+    bufferized as they are; any other core is lowered.
 
     ```mlir
     // Before
@@ -78,7 +81,12 @@ def LinformerLowerToLinalgPass
   }];
   let options = [
     Option<"lowerCore", "lower-core", "bool", /*default=*/"true",
-           "Also lower linformer.attention_core">
+           "Also lower linformer.attention_core">,
+    Option<"keepFusableCore", "keep-fusable-core", "bool",
+           /*default=*/"false",
+           "With lower-core: keep the attention cores that the CUDA "
+           "pipeline expands as one kernel on buffers (static shapes, value "
+           "width equal to the head width)">
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -420,27 +428,13 @@ def LinformerCUDAPrepareLoopsPass
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def LinformerCUDAFuseAttentionCorePass
-    : Pass<"linformer-cuda-fuse-attention-core", "::mlir::func::FuncOp"> {
-  let summary = "marks each attention core for one fused kernel (tensors)";
-  let description = [{
-    Before the attention core is lowered to linalg in the CUDA pipeline:
-    each `linformer.attention_core` whose value width equals its head width
-    becomes a carrier `linalg.generic` over (b, h, n, c, j) that reads q,
-    key, value (and key_mask) and writes the result, marked
-    `linformer.fused_core` with the scale. It only tells bufferization what
-    the core reads and writes; `linformer-cuda-expand-attention-core`
-    replaces it on buffers with the fused loop nest.
-  }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
-                           "::mlir::tensor::TensorDialect"];
-}
-
 def LinformerCUDAExpandAttentionCorePass
     : Pass<"linformer-cuda-expand-attention-core", "::mlir::func::FuncOp"> {
   let summary = "the attention core as one kernel: online softmax per query row";
   let description = [{
-    After bufferization: each `linformer.fused_core` carrier becomes one
+    After bufferization: each `linformer.attention_core` on buffers (the op
+    is destination-style and bufferizable, so the CUDA pipeline keeps it
+    whole across bufferization) becomes one
     `scf.parallel` over (batch, heads, query rows) whose body streams the k
     projected keys and values with an online softmax: running max, running
     sum and an accumulator vector of the head width, rescaled when a larger
@@ -696,7 +690,7 @@ def LinformerCUDANarrowIntermediatesPass
     values it leaves there (the uses up to the buffer's deallocation or the
     next op that overwrites all of it: buffers are reused, every layer's FFN
     writes one hidden buffer) is an input of a contraction the tensor-core
-    pass maps or q, key or value of an attention core carrier that runs on
+    pass maps or q, key or value of an attention core that runs on
     tensor cores (both round it to the operand type as they load it), the
     readers read a 16-bit twin of the buffer instead, extending it in
     their body as they extend a 16-bit weight, and the results are stored
@@ -706,8 +700,8 @@ def LinformerCUDANarrowIntermediatesPass
     `linformer.narrowed`: the values left in C are read by it alone, and
     the tensor-core pass absorbs it even where C has other users. The same
     bits reach the readers, with half the bytes. The core's output gets
-    the same treatment (its expansion rounds what it stores; the carrier's
-    never-run body extends and rounds to stay well typed). In the default
+    the same treatment (its expansion rounds what it stores, and its
+    operands on buffers may each have their own float type). In the default
     bf16 encoder: the FFN's hidden layer, q, the projected keys and
     values, and the core's output.
 

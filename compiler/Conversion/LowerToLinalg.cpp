@@ -230,12 +230,15 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
 ///   l[b,h,i]      = sum_j P^T[b,h,j,i]
 ///   O[b,h,i,c]    = (sum_j P^T[b,h,j,i] V[b,h,j,c]) / l[b,h,i]
 struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
-  using OpRewritePattern::OpRewritePattern;
+  LowerAttentionCore(MLIRContext *context, bool keepFusable)
+      : OpRewritePattern(context), keepFusable(keepFusable) {}
 
   LogicalResult matchAndRewrite(AttentionCoreOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(op, "lowers on tensors");
+    if (keepFusable && isFusable(op))
+      return rewriter.notifyMatchFailure(op, "kept for the fused kernel");
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     auto kType = cast<RankedTensorType>(op.getKey().getType());
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
@@ -318,6 +321,19 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     rewriter.replaceOp(op, out);
     return success();
   }
+
+  /// Whether the CUDA pipeline runs `op` as one kernel
+  /// (linformer-cuda-expand-attention-core indexes q, key, value and the
+  /// result with one channel loop): static shapes, value width equal to
+  /// the head width.
+  static bool isFusable(AttentionCoreOp op) {
+    auto q = cast<ShapedType>(op.getQ().getType());
+    auto v = cast<ShapedType>(op.getValue().getType());
+    return q.hasStaticShape() && v.hasStaticShape() &&
+           q.getDimSize(3) == v.getDimSize(3);
+  }
+
+  bool keepFusable;
 };
 
 struct LowerToLinalgPass
@@ -327,11 +343,14 @@ struct LowerToLinalgPass
     RewritePatternSet patterns(&getContext());
     patterns.add<LowerProject>(&getContext());
     if (lowerCore)
-      patterns.add<LowerAttentionCore>(&getContext());
+      patterns.add<LowerAttentionCore>(&getContext(), keepFusableCore);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult result = getOperation().walk([&](Operation *op) {
-      if (!isa<ProjectOp>(op) && !(lowerCore && isa<AttentionCoreOp>(op)))
+      auto core = dyn_cast<AttentionCoreOp>(op);
+      if (!isa<ProjectOp>(op) &&
+          !(lowerCore && core &&
+            !(keepFusableCore && LowerAttentionCore::isFusable(core))))
         return WalkResult::advance();
       op->emitOpError("cannot be lowered to linalg: code generation needs "
                       "static shapes");

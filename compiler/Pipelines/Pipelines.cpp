@@ -45,10 +45,9 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore,
   reassociateOptions.mode = reassociate.str();
   funcPm.addPass(createLinformerReassociatePass(reassociateOptions));
   funcPm.addPass(createLinformerDecomposeAttentionPass());
-  if (fuseCoreCUDA)
-    funcPm.addPass(createLinformerCUDAFuseAttentionCorePass());
   LinformerLowerToLinalgPassOptions lowerOptions;
   lowerOptions.lowerCore = lowerCore;
+  lowerOptions.keepFusableCore = fuseCoreCUDA;
   funcPm.addPass(createLinformerLowerToLinalgPass(lowerOptions));
   addCleanup(funcPm);
 }
@@ -210,8 +209,8 @@ static void addLLVMLowering(OpPassManager &pm) {
 
 void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                         const CUDAPipelineOptions &options) {
-  // The attention core becomes one fused kernel (marked here, expanded on
-  // buffers).
+  // The attention core becomes one fused kernel (kept whole across
+  // bufferization, expanded on buffers).
   addLinalgStages(pm, /*lowerCore=*/true, "auto", options.fuseCore);
   // One kernel per linalg op: elementwise producers (dtype extensions, GELU,
   // residual adds, the softmax's exp) fuse into their consumers instead of

@@ -60,9 +60,7 @@ def Linformer_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$token_rows_record,
     // A register-tiling loop (the only loops that may be peeled).
     "::mlir::UnitAttr":$register_loop,
-    // CUDA: the attention core's carrier (its scale), and a loop nest
-    // mapped onto tensor cores.
-    "::mlir::FloatAttr":$fused_core,
+    // CUDA: a loop nest mapped onto tensor cores.
     "::mlir::UnitAttr":$tensor_core,
     // CUDA: an elementwise op that stores a contraction's results rounded
     // into the 16-bit twin its readers read (linformer-cuda-narrow-

@@ -78,8 +78,6 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "an array<i64: ...>"},
     {D::RegisterLoopAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
-    {D::FusedCoreAttrHelper::getNameStr(), isA<FloatAttr>,
-     "a float (the core's scale)"},
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
     {D::NarrowedAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},

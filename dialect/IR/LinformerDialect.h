@@ -74,12 +74,7 @@ constexpr llvm::StringLiteral kTokenRowsAttrName =
 constexpr llvm::StringLiteral kRegisterLoopAttrName =
     LinformerDialect::RegisterLoopAttrHelper::getNameStr();
 
-/// CUDA: the fused attention core's carrier `linalg.generic` between
-/// linformer-cuda-fuse-attention-core and linformer-cuda-expand-attention-
-/// core (its value: the softmax scale), and a loop nest mapped onto tensor
-/// cores (warp tiles).
-constexpr llvm::StringLiteral kFusedCoreAttrName =
-    LinformerDialect::FusedCoreAttrHelper::getNameStr();
+/// CUDA: a loop nest mapped onto tensor cores (warp tiles).
 constexpr llvm::StringLiteral kTensorCoreAttrName =
     LinformerDialect::TensorCoreAttrHelper::getNameStr();
 

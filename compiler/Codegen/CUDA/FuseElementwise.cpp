@@ -13,8 +13,8 @@
 // E, BodyCloning.h) is cloned for each reader that is no contraction and
 // fuses into those; the contractions share it, and linformer-cuda-tensor-
 // core-contractions recomputes it as they load the operand, so its f32
-// buffer goes. Nothing
-// into the attention core's carrier (FuseAttentionCore.cpp).
+// buffer goes. Nothing fuses into the attention core (not a linalg op: it
+// reads its q, keys, values and mask as they are, ExpandAttentionCore.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,12 +57,9 @@ bool isExtension(Operation *op) {
          yield.getValues().size() == 1 && yield.getValues()[0] == ext;
 }
 
-/// Whether `op` can take elementwise producers: a linalg op, but not the
-/// fused attention core's carrier, whose operands are the core's q, keys,
-/// values and mask, as they are.
-bool takesElementwise(Operation *op) {
-  return isa<linalg::LinalgOp>(op) && !op->hasAttr(mlir::linformer::kFusedCoreAttrName);
-}
+/// Whether `op` can take elementwise producers: a linalg op (not the
+/// attention core, which takes its q, keys, values and mask as they are).
+bool takesElementwise(Operation *op) { return isa<linalg::LinalgOp>(op); }
 
 struct CUDAFuseElementwisePass
     : mlir::linformer::impl::LinformerCUDAFuseElementwisePassBase<

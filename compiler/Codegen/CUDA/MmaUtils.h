@@ -20,6 +20,7 @@
 #define LINFORMER_COMPILER_CODEGEN_CUDA_MMAUTILS_H
 
 #include "dialect/IR/LinformerDialect.h"
+#include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -46,19 +47,18 @@ inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
   return Float32Type::get(ctx);
 }
 
-/// The core carrier `op`'s q, key, value and output (not its mask).
-inline std::array<Value, 4> coreData(linalg::GenericOp op) {
-  return {op.getDpsInputOperand(0)->get(), op.getDpsInputOperand(1)->get(),
-          op.getDpsInputOperand(2)->get(), op.getDpsInitOperand(0)->get()};
+/// The attention core `op`'s q, key, value and output (not its mask).
+inline std::array<Value, 4> coreData(AttentionCoreOp op) {
+  return {op.getQ(), op.getKey(), op.getValue(), op.getInit()};
 }
 
-/// Whether the core carrier `op` (q, key, value[, mask] -> out) expands on
+/// Whether the attention core `op` (on buffers) expands on
 /// tensor cores at `precision`: query rows, projected slots and head width
 /// in whole 16s, and q, key, value and out each f32 or the operand type
 /// (16-bit buffers that linformer-cuda-narrow-intermediates narrowed:
 /// the tensor-core core rounds q, key and value to that type as it loads
 /// them anyway, and its output feeds contractions that do).
-inline bool coreOnTensorCores(linalg::GenericOp op, StringRef precision) {
+inline bool coreOnTensorCores(AttentionCoreOp op, StringRef precision) {
   if (precision != "bf16" && precision != "f16")
     return false;
   Type operand = mmaOperandType(op.getContext(), precision);

@@ -15,7 +15,7 @@
 // where the contraction has no epilogue, a new one, an elementwise rounding
 // copy of C into the twin. Either is marked `linformer.narrowed`: its
 // readers read the twin, so the tensor-core pass absorbs it even where C is
-// a reused buffer with other users. The attention core's carrier writes its
+// a reused buffer with other users. The attention core writes its
 // twin itself (its expansion rounds what it stores).
 //
 //===----------------------------------------------------------------------===//
@@ -43,13 +43,15 @@ namespace {
 /// copy, an elementwise op writing every element, the attention core):
 /// what `t` held before is dead after it.
 bool overwrites(Operation *user, Value t) {
+  if (auto core = dyn_cast<mlir::linformer::AttentionCoreOp>(user))
+    // Every (b, h, row, column) of its output, once.
+    return core.getInit() == t &&
+           !llvm::is_contained(core.getDpsInputs(), t);
   auto l = dyn_cast<linalg::LinalgOp>(user);
   if (!l || !l.hasPureBufferSemantics() || l.getNumDpsInits() != 1 ||
       l.getDpsInitOperand(0)->get() != t ||
       llvm::is_contained(l.getDpsInputs(), t))
     return false;
-  if (user->hasAttr(mlir::linformer::kFusedCoreAttrName))
-    return true; // every (b, h, row, column) of its output, once
   OpOperand *init = l.getDpsInitOperand(0);
   return l.getNumParallelLoops() == l.getNumLoops() &&
          l.getMatchingIndexingMap(init).isIdentity() &&
@@ -103,18 +105,23 @@ struct CUDANarrowIntermediatesPass
           << int64_t(warpTilesM) << " and " << int64_t(warpTilesN);
       return signalPassFailure();
     }
-    SmallVector<linalg::GenericOp> ops;
-    getOperation().walk([&](linalg::GenericOp op) { ops.push_back(op); });
+    // The contractions and attention cores, in order.
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (isa<linalg::GenericOp, mlir::linformer::AttentionCoreOp>(op))
+        ops.push_back(op);
+    });
     IRRewriter rewriter(&getContext());
     twinOf.clear();
-    for (linalg::GenericOp op : ops) {
-      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName)) {
-        if (cuda::coreOnTensorCores(op, precision))
-          narrowCoreOutput(rewriter, op);
+    for (Operation *op : ops) {
+      if (auto core = dyn_cast<mlir::linformer::AttentionCoreOp>(op)) {
+        if (cuda::coreOnTensorCores(core, precision))
+          narrowCoreOutput(rewriter, core);
         continue;
       }
-      if (maps(op))
-        narrow(rewriter, op);
+      auto generic = cast<linalg::GenericOp>(op);
+      if (maps(generic))
+        narrow(rewriter, generic);
     }
   }
 
@@ -170,21 +177,16 @@ struct CUDANarrowIntermediatesPass
                       rewriter.getUnitAttr());
   }
 
-  /// The same for the attention core `carrier`'s output (its expansion
-  /// rounds what it stores into a 16-bit output): the output projection
-  /// reads it.
-  void narrowCoreOutput(IRRewriter &rewriter, linalg::GenericOp carrier) {
-    OpOperand *init = carrier.getDpsInitOperand(0);
-    std::optional<SmallVector<OpOperand *>> reads =
-        roundedReads(init->get(), carrier);
+  /// The same for the attention `core`'s output (its expansion rounds
+  /// what it stores into a 16-bit output): the output projection reads it.
+  void narrowCoreOutput(IRRewriter &rewriter,
+                        mlir::linformer::AttentionCoreOp core) {
+    Value old = core.getInit();
+    std::optional<SmallVector<OpOperand *>> reads = roundedReads(old, core);
     if (!reads)
       return;
-    Value old = init->get();
     Value twin = readTwin(rewriter, old, *reads);
-    // The carrier's body is never run, but it must stay well typed:
-    // extend its 16-bit output argument, round what it yields.
-    retypeOperand(rewriter, carrier, init, twin);
-    roundYield(rewriter, carrier);
+    rewriter.modifyOpInPlace(core, [&] { core.getInitMutable().set(twin); });
     // The old buffer's twin entry goes with it (a later allocation may
     // reuse its address).
     if (cuda::eraseIfUnused(rewriter, old))
@@ -221,14 +223,15 @@ struct CUDANarrowIntermediatesPass
     for (auto [owner, use] : after) {
       if (isa<memref::DeallocOp>(owner) || overwrites(owner, t))
         break;
-      auto r = dyn_cast<linalg::GenericOp>(owner);
+      auto r = dyn_cast<DestinationStyleOpInterface>(owner);
       if (!r || use->getOwner() != owner || !r.isDpsInput(use) ||
-          llvm::count(r->getOperands(), t) != 1)
+          llvm::count(owner->getOperands(), t) != 1)
         return std::nullopt;
-      bool rounds = r->hasAttr(mlir::linformer::kFusedCoreAttrName)
-                        ? use->getOperandNumber() < 3 &&
-                              cuda::coreOnTensorCores(r, precision)
-                        : maps(r);
+      auto core = dyn_cast<mlir::linformer::AttentionCoreOp>(owner);
+      auto generic = dyn_cast<linalg::GenericOp>(owner);
+      bool rounds = core ? use->getOperandNumber() < 3 &&
+                               cuda::coreOnTensorCores(core, precision)
+                         : generic && maps(generic);
       if (!rounds)
         return std::nullopt;
       reads.push_back(use);
@@ -258,9 +261,12 @@ struct CUDANarrowIntermediatesPass
         }
       twin = made;
     }
-    for (OpOperand *use : reads)
-      retypeOperand(rewriter, cast<linalg::GenericOp>(use->getOwner()), use,
-                    twin);
+    for (OpOperand *use : reads) {
+      if (auto generic = dyn_cast<linalg::GenericOp>(use->getOwner()))
+        retypeOperand(rewriter, generic, use, twin);
+      else // the attention core: its operands are buffers, nothing to retype
+        rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(twin); });
+    }
     return twin;
   }
 

@@ -82,8 +82,6 @@ struct CUDASelectSchedulesPass
     getOperation()->removeAttr(mlir::linformer::kCUDASchedulesAttrName);
     SmallVector<Attribute> records;
     WalkResult walk = getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(mlir::linformer::kFusedCoreAttrName))
-        return WalkResult::advance();
       std::string key = cuda::contractionKey(op);
       mlir::linformer::CUDAScheduleAttr schedule;
       StringRef source = "selected";

@@ -1,5 +1,6 @@
 // RUN: linformer-opt %s --split-input-file --linformer-lower-to-linalg | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --linformer-lower-to-linalg=lower-core=false | FileCheck %s --check-prefix=NOCORE
+// RUN: linformer-opt %s --split-input-file --linformer-lower-to-linalg=keep-fusable-core | FileCheck %s --check-prefix=KEEP
 
 // Each projection kind, padded and unpadded, and the attention core, lowered
 // to linalg on tensors. Padding becomes bytes (tensor<...xi8>, one byte per
@@ -358,6 +359,11 @@ func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // NOCORE-LABEL: func.func @core_no_mask(
 // NOCORE: linformer.attention_core
 // NOCORE-NOT: math.exp
+// keep-fusable-core (the CUDA pipeline) lowers it anyway: its value width
+// (12) is not its head width (8), which the fused kernel needs.
+// KEEP-LABEL: func.func @core_no_mask(
+// KEEP-NOT: linformer.attention_core
+// KEEP: math.exp
 func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x12xf32>) -> tensor<1x2x16x12xf32> {
   %o_init = tensor.empty() : tensor<1x2x16x12xf32>
@@ -384,6 +390,13 @@ func.func @core_no_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // NOCORE: %[[O:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(3.535530e-01)
 // NOCORE-NOT: math.exp
 // NOCORE: return %[[O]]
+// keep-fusable-core keeps it whole (static, value width = head width) and
+// lowers the projections.
+// KEEP-LABEL: func.func @parts(
+// KEEP-NOT: linformer.project
+// KEEP: %[[O:.*]] = linformer.attention_core %{{.*}} scale(3.535530e-01) outs(%{{.*}})
+// KEEP-NOT: math.exp
+// KEEP: return %[[O]]
 func.func @parts(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>,
     %v: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
   %kp = linformer.project<max_pool> %k

@@ -3,7 +3,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=SCALAR
 
-// A carrier whose q and output linformer-cuda-tensor-core-contractions made
+// A core whose q and output linformer-cuda-narrow-intermediates made
 // bf16 (the projections around the core round them anyway), its keys bf16
 // too, its values f32. The tensor-core core reads the 16-bit buffers as
 // they are (their rounding to the operand type is the identity) and
@@ -32,23 +32,10 @@
 // EMU: memref.store %{{.*}}, %arg3{{.*}} : memref<1x2x32x16xbf16>
 // Without tensor cores, a 16-bit buffer is an error, not silently wrong.
 // SCALAR: error: the fused attention core on one thread a row takes f32 q, key, value and output, not 'memref<1x2x32x16xbf16>' (16-bit ones need the tensor-core core
-#q = affine_map<(b, h, i, c, j) -> (b, h, i, c)>
-#kv = affine_map<(b, h, i, c, j) -> (b, h, j, c)>
 func.func @core16(%q: memref<1x2x32x16xbf16>, %k: memref<1x2x16x16xbf16>,
                   %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xbf16>) {
-  linalg.generic {indexing_maps = [#q, #kv, #kv, #q],
-                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-      ins(%q, %k, %v : memref<1x2x32x16xbf16>, memref<1x2x16x16xbf16>, memref<1x2x16x16xf32>)
-      outs(%o : memref<1x2x32x16xbf16>) attrs = {linformer.fused_core = 2.500000e-01 : f64} {
-  ^bb0(%a: bf16, %b: bf16, %c: f32, %out: bf16):
-    %a32 = arith.extf %a : bf16 to f32
-    %b32 = arith.extf %b : bf16 to f32
-    %o32 = arith.extf %out : bf16 to f32
-    %t = arith.mulf %a32, %b32 : f32
-    %u = arith.mulf %t, %c : f32
-    %r = arith.addf %o32, %u : f32
-    %r16 = arith.truncf %r : f32 to bf16
-    linalg.yield %r16 : bf16
-  }
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    : (memref<1x2x32x16xbf16>, memref<1x2x16x16xbf16>, memref<1x2x16x16xf32>,
+       memref<1x2x32x16xbf16>) -> ()
   return
 }

@@ -543,13 +543,13 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
 
 // The attention core's q comes from a projection and its output goes to
 // one; the core on tensor cores rounds q as it loads it, the projection
-// its input: both buffers become bf16. The carrier (expanded later) reads
-// q as bf16 and writes bf16, extending and rounding in its (never run)
-// body; its keys and values, arguments here, stay as they are.
+// its input: both buffers become bf16. The core (expanded later) reads
+// q as bf16 and writes bf16; its keys and values, arguments here, stay as
+// they are.
 // CHECK-LABEL: func.func @core_io
 // CHECK-NOT: bf16
 // EMU-LABEL: func.func @core_io
-// EMU: linalg.generic {{.*}} outs(%{{.*}} : memref<1x1x32x16xbf16>) attrs =  {linformer.fused_core
+// EMU: linformer.attention_core {{.*}} outs(%{{.*}}) : ({{.*}}, memref<1x1x32x16xbf16>) -> ()
 // BF16-LABEL: func.func @core_io
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
 // BF16: %[[Q:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
@@ -557,12 +557,7 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
 // BF16: memref.store %{{.*}}, %[[Q]]{{.*}} : memref<1x1x32x16xbf16>
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
 // BF16: %[[O:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
-// BF16: linalg.generic {{.*}} ins(%[[Q]], %arg2, %arg3 : memref<1x1x32x16xbf16>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>) outs(%[[O]] : memref<1x1x32x16xbf16>) attrs =  {linformer.fused_core
-// BF16: ^bb0(%[[QE:.*]]: bf16, %{{.*}}: f32, %{{.*}}: f32, %[[OE:.*]]: bf16):
-// BF16: arith.extf %[[OE]]
-// BF16: arith.extf %[[QE]]
-// BF16: %[[T:.*]] = arith.truncf
-// BF16: linalg.yield %[[T]] : bf16
+// BF16: linformer.attention_core %[[Q]], %arg2, %arg3 scale(2.500000e-01) outs(%[[O]]) : (memref<1x1x32x16xbf16>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>, memref<1x1x32x16xbf16>) -> ()
 // BF16: memref.load %[[O]]{{.*}} : memref<1x1x32x16xbf16>
 // BF16: nvvm.mma.sync
 func.func @core_io(%x: memref<1x32x16xf32>, %wq: memref<16x1x16xf32>,
@@ -582,19 +577,9 @@ func.func @core_io(%x: memref<1x32x16xf32>, %wq: memref<16x1x16xf32>,
     linalg.yield %r : f32
   }
   %o = memref.alloc() : memref<1x1x32x16xf32>
-  linalg.generic {indexing_maps = [affine_map<(b, h, n, c, j) -> (b, h, n, c)>,
-                                   affine_map<(b, h, n, c, j) -> (b, h, j, c)>,
-                                   affine_map<(b, h, n, c, j) -> (b, h, j, c)>,
-                                   affine_map<(b, h, n, c, j) -> (b, h, n, c)>],
-                  iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-      ins(%q, %k, %v : memref<1x1x32x16xf32>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>)
-      outs(%o : memref<1x1x32x16xf32>) attrs = {linformer.fused_core = 2.500000e-01 : f64} {
-  ^bb0(%a: f32, %b: f32, %c: f32, %out: f32):
-    %t = arith.mulf %a, %b : f32
-    %u = arith.mulf %t, %c : f32
-    %r = arith.addf %out, %u : f32
-    linalg.yield %r : f32
-  }
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    : (memref<1x1x32x16xf32>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>,
+       memref<1x1x32x16xf32>) -> ()
   linalg.fill ins(%zero : f32) outs(%y : memref<1x32x16xf32>)
   linalg.generic {indexing_maps = [affine_map<(b, n, c, h, d) -> (b, h, n, d)>,
                                    affine_map<(b, n, c, h, d) -> (h, d, c)>,

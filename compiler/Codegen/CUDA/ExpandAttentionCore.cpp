@@ -1,15 +1,10 @@
-//===- FuseAttentionCore.cpp - the attention core as one kernel -*- C++ -*-===//
+//===- ExpandAttentionCore.cpp - the attention core, one kernel -*- C++ -*-===/
 //
-// The CUDA pipeline's attention core (see Passes.td), in two steps around
-// bufferization:
+// The CUDA pipeline's attention core (see Passes.td). It stays one
+// `linformer.attention_core` across bufferization (the op is
+// destination-style and bufferizable); then
 //
-// linformer-cuda-fuse-attention-core (tensors): `linformer.attention_core`
-//   becomes a carrier `linalg.generic` over (b, h, n, c, j) that reads q,
-//   key, value (and key_mask) and writes the [b, h, n, d] result, marked
-//   `linformer.fused_core`: it gives bufferization the core's exact reads
-//   and writes (its body, never run, only uses every input).
-//
-// linformer-cuda-expand-attention-core (memrefs): each carrier becomes one
+// linformer-cuda-expand-attention-core (memrefs): each core becomes one
 //   `scf.parallel` over (b, h, n) whose body streams the k projected keys
 //   and values with an online softmax (running max m, running sum l,
 //   accumulator a, vectors of the head width held in registers):
@@ -51,7 +46,6 @@
 #include <limits>
 
 namespace mlir::linformer {
-#define GEN_PASS_DEF_LINFORMERCUDAFUSEATTENTIONCOREPASS
 #define GEN_PASS_DEF_LINFORMERCUDAEXPANDATTENTIONCOREPASS
 #include "compiler/Passes.h.inc"
 } // namespace mlir::linformer
@@ -61,54 +55,6 @@ using namespace mlir::linformer;
 
 namespace {
 
-
-struct CUDAFuseAttentionCorePass
-    : mlir::linformer::impl::LinformerCUDAFuseAttentionCorePassBase<
-          CUDAFuseAttentionCorePass> {
-  void runOnOperation() override {
-    SmallVector<AttentionCoreOp> cores;
-    getOperation().walk([&](AttentionCoreOp op) { cores.push_back(op); });
-    IRRewriter rewriter(&getContext());
-    for (AttentionCoreOp op : cores) {
-      auto qType = cast<RankedTensorType>(op.getQ().getType());
-      auto vType = cast<RankedTensorType>(op.getValue().getType());
-      auto resultType = cast<RankedTensorType>(op.getResult().getType());
-      // The carrier indexes q, key, value and the result with one channel
-      // loop: value width = head width (else the linalg lowering takes it).
-      if (!qType.hasStaticShape() || !vType.hasStaticShape() ||
-          qType.getDimSize(3) != vType.getDimSize(3))
-        continue;
-      Location loc = op.getLoc();
-      rewriter.setInsertionPoint(op);
-      // Loops (b, h, i, c, j); j (the projected slot) is the reduction.
-      SmallVector<Value> inputs = {op.getQ(), op.getKey(), op.getValue()};
-      SmallVector<DimList> dims = {DimList{0, 1, 2, 3}, DimList{0, 1, 4, 3},
-                                   DimList{0, 1, 4, 3}};
-      if (Value mask = op.getKeyMask()) {
-        inputs.push_back(mask);
-        dims.push_back(DimList{0, 4});
-      }
-      Value init = emptyTensor(rewriter, loc, resultType.getShape(),
-                               resultType.getElementType());
-      // The body is never run (expand replaces the carrier), but it uses
-      // every input, so that no canonicalization drops one as dead.
-      bool masked = static_cast<bool>(op.getKeyMask());
-      Value carrier = buildGeneric(
-          rewriter, loc, 5, inputs, dims, init, DimList{0, 1, 2, 3}, {4},
-          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            Value t = arith::MulFOp::create(
-                b, l, arith::MulFOp::create(b, l, args[0], args[1]), args[2]);
-            if (masked)
-              t = arith::SelectOp::create(
-                  b, l, maskBit(b, l, args[3]), t,
-                  arith::ConstantOp::create(b, l, b.getZeroAttr(t.getType())));
-            return arith::AddFOp::create(b, l, args.back(), t);
-          });
-      carrier.getDefiningOp()->setAttr(kFusedCoreAttrName, op.getScaleAttr());
-      rewriter.replaceOp(op, carrier);
-    }
-  }
-};
 
 /// One row's step of the online softmax, FlashAttention's way: exp((x -
 /// max) * scale) as exp2(x * c - max * c), c = scale * log2(e), with
@@ -162,7 +108,7 @@ static Value loadF32(OpBuilder &b, Location loc, Value buf,
   return v;
 }
 
-/// A carrier's buffers (the mask may be null), sizes and scale, and the
+/// An attention core's buffers (the mask may be null), sizes and scale, and the
 /// two ways to expand it.
 struct CoreOperands {
   Value q, key, value, mask, out;
@@ -271,21 +217,20 @@ struct CoreOperands {
     return text;
   }
 
-  static CoreOperands of(linalg::GenericOp op) {
+  static CoreOperands of(AttentionCoreOp op) {
     CoreOperands c;
-    c.q = op.getDpsInputOperand(0)->get();
-    c.key = op.getDpsInputOperand(1)->get();
-    c.value = op.getDpsInputOperand(2)->get();
-    c.mask = op.getNumDpsInputs() > 3 ? op.getDpsInputOperand(3)->get()
-                                      : Value();
-    c.out = op.getDpsInitOperand(0)->get();
+    c.q = op.getQ();
+    c.key = op.getKey();
+    c.value = op.getValue();
+    c.mask = op.getKeyMask();
+    c.out = op.getInit();
     auto qType = cast<MemRefType>(c.q.getType());
     c.batch = qType.getDimSize(0);
     c.heads = qType.getDimSize(1);
     c.n = qType.getDimSize(2);
     c.d = qType.getDimSize(3);
     c.k = cast<MemRefType>(c.key.getType()).getDimSize(2);
-    c.scale = cast<FloatAttr>(op->getAttr(kFusedCoreAttrName)).getValueAsDouble();
+    c.scale = op.getScale().convertToDouble();
     return c;
   }
 
@@ -363,7 +308,7 @@ struct CoreOperands {
   /// its threads first copy the keys and values into shared memory
   /// (rounded and packed once), then every warp reads its fragments from
   /// there.
-  void onTensorCores(IRRewriter &rewriter, linalg::GenericOp op,
+  void onTensorCores(IRRewriter &rewriter, AttentionCoreOp op,
                      StringRef precision, bool emulate, bool exact,
                      mlir::linformer::CUDACoreScheduleAttr schedule) {
     Location loc = op.getLoc();
@@ -435,7 +380,7 @@ struct CoreOperands {
   /// meet at a barrier and compute; emulated (a CPU runs a thread loop to
   /// its end before the next starts) the copy and the computation are two
   /// thread loops over one buffer of the block.
-  void staged(IRRewriter &rewriter, linalg::GenericOp op, StringRef precision,
+  void staged(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
               bool emulate, bool exact, const StagedLayout &layout,
               int64_t warps, int64_t perBlock, bool ldmatrix) const {
     Location loc = op.getLoc();
@@ -996,7 +941,7 @@ struct CoreOperands {
   }
 
   /// One thread a query row, f32, online softmax (see the file comment).
-  void scalar(IRRewriter &rewriter, linalg::GenericOp op, bool emulate) const {
+  void scalar(IRRewriter &rewriter, AttentionCoreOp op, bool emulate) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     Type et = cast<MemRefType>(q.getType()).getElementType();
@@ -1119,11 +1064,8 @@ struct CUDAExpandAttentionCorePass
           << " is not a step the tensor-core core takes (16, 32 or 64)";
       return signalPassFailure();
     }
-    SmallVector<linalg::GenericOp> carriers;
-    getOperation().walk([&](linalg::GenericOp op) {
-      if (op->hasAttr(kFusedCoreAttrName))
-        carriers.push_back(op);
-    });
+    SmallVector<AttentionCoreOp> cores;
+    getOperation().walk([&](AttentionCoreOp op) { cores.push_back(op); });
     std::map<std::string, cuda::ScheduleFileRecord> overrides;
     Location loc = getOperation().getLoc();
     if (!scheduleFile.empty() &&
@@ -1131,10 +1073,20 @@ struct CUDAExpandAttentionCorePass
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
     SmallVector<Attribute> records;
-    for (linalg::GenericOp op : carriers) {
+    for (AttentionCoreOp op : cores) {
       if (!op.hasPureBufferSemantics()) {
         op.emitError("the fused attention core expands on buffers: run "
                      "bufferization first");
+        return signalPassFailure();
+      }
+      // One channel loop indexes q, key, value and the output.
+      int64_t d = cast<MemRefType>(op.getQ().getType()).getDimSize(3);
+      int64_t dv = cast<MemRefType>(op.getValue().getType()).getDimSize(3);
+      if (d != dv) {
+        op.emitError("the fused attention core needs a value width equal "
+                     "to the head width (")
+            << dv << " against " << d
+            << "): lower such a core to linalg before bufferization";
         return signalPassFailure();
       }
       // Rows are read and written as vectors: the head dimension must be

@@ -1,27 +1,26 @@
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core))' | FileCheck %s --check-prefix=CARRIER
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core))' | FileCheck %s
-// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core,linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2815 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map})' | FileCheck %s --check-prefix=ONBUF
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core))' | FileCheck %s
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2815 slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix slots=16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STEP
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STEP
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16 slots=48}))' 2>&1 | FileCheck %s --check-prefix=BADSLOTS
 // BADSLOTS: error: slots 48 is not a step the tensor-core core takes (16, 32 or 64)
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCORE
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCORE
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
-// The core becomes a carrier over (b, h, n, c, j) that reads q, keys,
-// values and the mask and writes the result, marked with the scale.
-// CARRIER-LABEL: func.func @core
-// CARRIER-NOT: linformer.attention_core
-// CARRIER: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%arg0, %arg1, %arg2, %arg3 : tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x8xi8>)
-// CARRIER: linformer.fused_core = 2.500000e-01 : f64
+// The core crosses bufferization as itself (destination-style): on
+// buffers it reads q, keys, values and the mask and writes a new buffer.
+// ONBUF-LABEL: func.func @core
+// ONBUF: %[[O:.*]] = memref.alloc() {{.*}}: memref<2x4x64x16xf32>
+// ONBUF: linformer.attention_core %arg0, %arg1, %arg2 scale(2.500000e-01) key_mask(%arg3) outs(%[[O]]) : (memref<2x4x64x16xf32>, memref<2x4x8x16xf32>, memref<2x4x8x16xf32>, memref<2x8xi8>, memref<2x4x64x16xf32>) -> ()
 
 // On buffers: one parallel loop over (b, h, n); the k slots stream through
 // an scf.for carrying the running max, sum and a vector accumulator, a
@@ -69,7 +68,7 @@
 // CHECK: arith.mulf %{{.*}}#2, %{{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %{{.*}}] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<16xf32>
 // TENSORS: error: the fused attention core expands on buffers: run bufferization first
-// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-fuse-attention-core),one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: error: the fused attention core needs row-major buffers, not 'memref<2x4x64x16xf32, strided<[?, ?, ?, ?], offset: ?>>'
 
 func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
