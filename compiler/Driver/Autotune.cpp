@@ -95,15 +95,16 @@ std::string Compile::findRunner() {
 }
 
 /// Times `artifact` with linformer-run on this machine (random weights and
-/// input; one warm-up, `autotuneRuns` timed runs) and reads every kernel's
-/// median into `ms`, summed under `by` (see readProfile).
+/// input, of one sequence of `length` real tokens when given; one warm-up,
+/// `autotuneRuns` timed runs) and reads every kernel's median into `ms`,
+/// summed under `by` (see readProfile).
 std::string Compile::timeArtifact(const std::string &runner,
                                   const std::string &artifact,
                                   const std::string &weights,
                                   const std::string &base, int64_t threads,
                                   StringRef by,
                                   std::map<std::string, double> &ms,
-                                  bool check) {
+                                  bool check, std::optional<int64_t> length) {
   std::string threadText = std::to_string(threads);
   std::string runs = std::to_string(std::max(1u, options.autotuneRuns));
   std::string profile = base + ".profile.json";
@@ -115,6 +116,9 @@ std::string Compile::timeArtifact(const std::string &runner,
                                  profile};
   if (check)
     args.push_back("--check");
+  std::string lengthText = length ? std::to_string(*length) : "";
+  if (length)
+    args.append({"--lengths", lengthText});
   std::optional<StringRef> redirects[] = {StringRef(""), StringRef(log),
                                           StringRef(log)};
   std::string message;
@@ -144,11 +148,31 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
     return makeError("the pipeline produced no dispatch plan for @" +
                      src.entry.name);
 
+  // --lengths-hint: each candidate runs once per hinted length, one
+  // sequence of that many real tokens; what the kernels cost at those
+  // lengths is what is compared, and what the tuning cache keeps apart.
+  const std::vector<int64_t> &lengths = options.lengthsHint;
+  if (!lengths.empty() && src.config.padding != lf::PaddingInput::Lengths)
+    return makeError("--lengths-hint needs a model whose sequences carry "
+                     "their lengths (\"padding\": \"lengths\"); this one's "
+                     "kernels run all " +
+                     std::to_string(src.config.maxSeqLen) +
+                     " tokens whatever a run is given");
+  std::string lengthsText;
+  for (int64_t length : lengths) {
+    if (length > src.config.maxSeqLen)
+      return makeError("--lengths-hint: " + std::to_string(length) +
+                       " tokens exceed the model's max_seq_len " +
+                       std::to_string(src.config.maxSeqLen));
+    lengthsText += (lengthsText.empty() ? "" : ",") + std::to_string(length);
+  }
   std::string cacheDir = options.tuningCache.empty()
                              ? sched::defaultTuningCacheDir()
                              : options.tuningCache;
-  std::string cachePath =
-      sched::tuningCachePath(cacheDir, target, kCompilerVersion);
+  std::string cachePath = sched::tuningCachePath(
+      cacheDir, target,
+      kCompilerVersion +
+          (lengths.empty() ? std::string() : "-lengths-" + lengthsText));
   sched::ScheduleFile cache;
   if (std::string err = sched::loadTuningCache(cachePath, cache); !err.empty())
     return makeError(err);
@@ -171,7 +195,11 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
       continue; // elementwise and row reductions: nothing to tune
     toTune.push_back({r.key, r.shape, r.schedule});
   }
-  log << "autotune: target " << sched::describe(target) << "\n"
+  log << "autotune: target " << sched::describe(target) << "\n";
+  if (!lengths.empty())
+    log << "autotune: timing at real lengths " << lengthsText
+        << " (one sequence each, times added; --lengths-hint)\n";
+  log
       << "autotune: " << seen.size() << " kernel shape(s), " << fixed.size()
       << " from the tuning cache (" << cachePath << "), " << toTune.size()
       << " to tune\n";
@@ -220,8 +248,17 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
         llvm::consumeError(std::move(err));
         return "the variant's artifact could not be written";
       }
-      std::string err = timeArtifact(runner, artifact, weightsPath.str().str(),
-                                     base, target.cores, "key", msByKey);
+      std::string err;
+      if (lengths.empty())
+        err = timeArtifact(runner, artifact, weightsPath.str().str(), base,
+                           target.cores, "key", msByKey);
+      for (int64_t length : lengths) {
+        err = timeArtifact(runner, artifact, weightsPath.str().str(),
+                           base + ".L" + std::to_string(length), target.cores,
+                           "key", msByKey, /*check=*/false, length);
+        if (!err.empty())
+          break;
+      }
       llvm::sys::fs::remove(artifact);
       return err;
     };

@@ -152,7 +152,8 @@ struct Compile {
                            const std::string &weights, const std::string &base,
                            int64_t threads, StringRef by,
                            std::map<std::string, double> &ms,
-                           bool check = false);
+                           bool check = false,
+                           std::optional<int64_t> length = std::nullopt);
 
   // Best.cpp
   llvm::Error lowerWithHalide(ModuleOp module,

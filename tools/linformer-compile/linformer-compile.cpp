@@ -141,6 +141,12 @@ static cl::opt<unsigned> autotuneRuns(
     cl::desc("timed runs per candidate (after one warm-up); the median "
              "counts"),
     cl::init(5));
+static cl::list<int64_t> lengthsHint(
+    "lengths-hint", cl::CommaSeparated,
+    cl::desc("with --autotune: time each candidate at these real lengths "
+             "(L1,L2,...: one sequence of L tokens a run, times added), the "
+             "traffic the artifact will serve, instead of the compiled batch "
+             "at full length; the tuning cache keeps such results apart"));
 static cl::opt<std::string> runnerPath(
     "runner",
     cl::desc("linformer-run to time candidates with (default: the one next "
@@ -178,6 +184,7 @@ int main(int argc, char **argv) {
   options.autotune = autotuneOpt;
   options.tuningCache = tuningCache;
   options.autotuneRuns = autotuneRuns;
+  options.lengthsHint.assign(lengthsHint.begin(), lengthsHint.end());
   options.runnerPath = runnerPath;
   options.toolPath = llvm::sys::fs::getMainExecutable(argv[0], (void *)&anchor);
   options.randomWeights = randomWeights;
