@@ -10,6 +10,7 @@
 #include "compiler/Driver/DriverImpl.h"
 
 #include "compiler/Schedule/Autotune.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -20,17 +21,31 @@ using namespace mlir;
 using namespace mlir::linformer;
 using namespace mlir::linformer::driver;
 
+/// The keys of `plan`'s parts of split reductions, each with its source's
+/// ", split S" (how a schedule file marks a record its split applies).
+static std::map<std::string, std::string> splitParts(const Plan &plan) {
+  std::map<std::string, std::string> parts;
+  for (const sched::ScheduleRecord &r : plan.schedules.kernels)
+    if (isSplitPartRecord(r))
+      parts[r.key] = r.source.substr(r.source.find(", split "));
+  return parts;
+}
+
 /// Writes `schedules` (key -> schedule) as a schedule file at `path`, with
-/// `source` as every record's source.
-static std::string writeScheduleMap(const sched::ScheduleMap &schedules,
-                                    const std::string &source,
-                                    const std::string &path) {
+/// `source` as every record's source, marked as a split's part for the
+/// keys of `parts` (else the selection would warn that no kernel has
+/// them: the parts exist only once the split applies them).
+static std::string
+writeScheduleMap(const sched::ScheduleMap &schedules,
+                 const std::string &source, const std::string &path,
+                 const std::map<std::string, std::string> &parts) {
   sched::ScheduleFile f;
   for (const auto &[key, s] : schedules) {
     sched::ScheduleRecord r;
     r.key = key;
     r.schedule = s;
-    r.source = source;
+    auto part = parts.find(key);
+    r.source = part == parts.end() ? source : source + part->second;
     f.kernels.push_back(r);
   }
   std::error_code ec;
@@ -148,6 +163,7 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
     return makeError("the pipeline produced no dispatch plan for @" +
                      src.entry.name);
 
+  std::map<std::string, std::string> parts = splitParts(plan);
   // --lengths-hint: each candidate runs once per hinted length, one
   // sequence of that many real tokens; what the kernels cost at those
   // lengths is what is compared, and what the tuning cache keeps apart.
@@ -230,7 +246,7 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
       sched::ScheduleMap all = fixed;
       for (const auto &[key, s] : schedules)
         all[key] = s;
-      if (std::string err = writeScheduleMap(all, "file", base + ".json");
+      if (std::string err = writeScheduleMap(all, "file", base + ".json", parts);
           !err.empty())
         return err;
       OwningOpRef<ModuleOp> m = buildModule();
@@ -295,7 +311,7 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
     log << "autotune: wrote the tuning cache " << cachePath << "\n";
   }
   scheduleFilePath = (workDir + "/tuned.json").str();
-  if (std::string err = writeScheduleMap(fixed, "tuned", scheduleFilePath);
+  if (std::string err = writeScheduleMap(fixed, "tuned", scheduleFilePath, parts);
       !err.empty())
     return makeError(err);
   return llvm::Error::success();
