@@ -32,7 +32,9 @@ static void addCleanup(OpPassManager &funcPm) {
 }
 
 /// Verification and decomposition; lowers the projections, and the
-/// attention core too unless `lowerCore` is off.
+/// attention core too unless `lowerCore` is off; `fuseCoreCUDA` keeps the
+/// cores the CUDA pipeline runs as one kernel (expanded after
+/// bufferization).
 static void addLinalgStages(OpPassManager &pm, bool lowerCore,
                             StringRef reassociate, bool fuseCoreCUDA = false) {
   // Layer sharing is a claim across ops; check it before decomposition
