@@ -207,21 +207,68 @@ def _tool(name):
     return found
 
 
-def compile(model, output, random_weights=None, extra_args=()):
+def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
+            cpu=None, autotune=False, lengths_hint=None, tuning_cache=None,
+            schedule=None):
     """Compiles `model` (a model.json path, or a dict written to
-    OUTPUT.json) into the artifact `output` with linformer-compile; with
-    `random_weights`, also writes seeded random weights there. Raises Error
-    with the compiler's diagnostics on failure."""
+    OUTPUT.json) into the artifact `output`; with `random_weights`, also
+    writes seeded random weights there. `target`, `cpu`, `autotune`,
+    `lengths_hint` (real lengths --autotune times at), `tuning_cache` and
+    `schedule` are linformer-compile's flags of those names. Raises Error
+    with the compiler's diagnostics on failure.
+
+    The compiler runs in this process (linformer_mlir._compiler, with the
+    GIL released) when the package has it, as the build tree's does;
+    `extra_args` (more linformer-compile flags) or a package without it (pip
+    installs the runtime only) runs linformer-compile instead."""
     output = _os.fspath(output)
     if isinstance(model, dict):
         path = output + ".json"
         with open(path, "w") as f:
             _json.dump(model, f)
         model = path
-    cmd = [_tool("linformer-compile"), _os.fspath(model), "-o", output, *extra_args]
+    model = _os.fspath(model)
+    hint = [int(n) for n in (lengths_hint or ())]
+    compiler = _in_process_compiler() if not extra_args else None
+    if compiler is not None:
+        runner = ""
+        if autotune:
+            try:
+                runner = _tool("linformer-run")
+            except FileNotFoundError:
+                pass  # the compiler says what it misses
+        ok, message, _log = compiler.compile(
+            model, output, target=target, cpu=cpu or "",
+            random_weights=_os.fspath(random_weights) if random_weights is not None else "",
+            autotune=autotune, lengths_hint=hint,
+            tuning_cache=_os.fspath(tuning_cache) if tuning_cache else "",
+            schedule=_os.fspath(schedule) if schedule else "", runner=runner)
+        if not ok:
+            raise Error(f"LF_COMPILE_ERROR: {message.strip()}")
+        return output
+    cmd = [_tool("linformer-compile"), model, "-o", output, f"--target={target}", *extra_args]
+    if cpu:
+        cmd.append(f"--cpu={cpu}")
+    if autotune:
+        cmd.append("--autotune")
+    if hint:
+        cmd.append("--lengths-hint=" + ",".join(map(str, hint)))
+    if tuning_cache:
+        cmd += ["--tuning-cache", _os.fspath(tuning_cache)]
+    if schedule:
+        cmd += ["--schedule", _os.fspath(schedule)]
     if random_weights is not None:
         cmd += ["--random-weights", _os.fspath(random_weights)]
     p = _subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         raise Error(f"LF_COMPILE_ERROR: {p.stderr.strip() or p.stdout.strip()}")
     return output
+
+
+def _in_process_compiler():
+    """linformer_mlir._compiler, or None where the package lacks it."""
+    try:
+        from . import _compiler
+    except ImportError:
+        return None
+    return _compiler
