@@ -346,11 +346,17 @@ struct LowerToLinalgPass
       patterns.add<LowerAttentionCore>(&getContext(), keepFusableCore);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    WalkResult result = getOperation().walk([&](Operation *op) {
+    // What is left that this pass was to lower: a projection, or a core it
+    // lowers (not one kept for the fused kernel).
+    auto unlowered = [&](Operation *op) {
+      if (isa<ProjectOp>(op))
+        return true;
       auto core = dyn_cast<AttentionCoreOp>(op);
-      if (!isa<ProjectOp>(op) &&
-          !(lowerCore && core &&
-            !(keepFusableCore && LowerAttentionCore::isFusable(core))))
+      return core && lowerCore &&
+             !(keepFusableCore && LowerAttentionCore::isFusable(core));
+    };
+    WalkResult result = getOperation().walk([&](Operation *op) {
+      if (!unlowered(op))
         return WalkResult::advance();
       op->emitOpError("cannot be lowered to linalg: code generation needs "
                       "static shapes");

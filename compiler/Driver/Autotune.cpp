@@ -182,6 +182,11 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
                        std::to_string(src.config.maxSeqLen));
     lengthsText += (lengthsText.empty() ? "" : ",") + std::to_string(length);
   }
+  // The runs that time a candidate: one per hinted length, else one of the
+  // compiled batch at full length.
+  std::vector<std::optional<int64_t>> runs(lengths.begin(), lengths.end());
+  if (runs.empty())
+    runs.push_back(std::nullopt);
   std::string cacheDir = options.tuningCache.empty()
                              ? sched::defaultTuningCacheDir()
                              : options.tuningCache;
@@ -265,13 +270,12 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
         return "the variant's artifact could not be written";
       }
       std::string err;
-      if (lengths.empty())
-        err = timeArtifact(runner, artifact, weightsPath.str().str(), base,
-                           target.cores, "key", msByKey);
-      for (int64_t length : lengths) {
-        err = timeArtifact(runner, artifact, weightsPath.str().str(),
-                           base + ".L" + std::to_string(length), target.cores,
-                           "key", msByKey, /*check=*/false, length);
+      for (std::optional<int64_t> length : runs) {
+        std::string runBase =
+            length ? base + ".L" + std::to_string(*length) : base;
+        err = timeArtifact(runner, artifact, weightsPath.str().str(), runBase,
+                           target.cores, "key", msByKey, /*check=*/false,
+                           length);
         if (!err.empty())
           break;
       }
