@@ -378,7 +378,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   }
 
   // A model with lengths on host buffers takes 1 <= batch <= B sequences.
-  const bool dynamicBatch = mod.lengthsBuffer() >= 0 && !cuda && !onDevice;
+  // The sequences a run does not have get length 0: on the CPU their
+  // workgroups are skipped; a CUDA module's grids are fixed, so there they
+  // are computed (on zero input rows) and dropped.
+  const bool dynamicBatch = mod.lengthsBuffer() >= 0 && !onDevice;
   // Packed: the offsets give the batch and every sequence's length; the
   // lengths or mask input is filled from them.
   std::vector<int64_t> offsets;
