@@ -322,15 +322,12 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     return success();
   }
 
-  /// Whether the CUDA pipeline runs `op` as one kernel
-  /// (linformer-cuda-expand-attention-core indexes q, key, value and the
-  /// result with one channel loop): static shapes, value width equal to
-  /// the head width.
+  /// Whether the CUDA pipeline runs `op` as one kernel: static shapes and
+  /// values as wide as the heads.
   static bool isFusable(AttentionCoreOp op) {
-    auto q = cast<ShapedType>(op.getQ().getType());
-    auto v = cast<ShapedType>(op.getValue().getType());
-    return q.hasStaticShape() && v.hasStaticShape() &&
-           q.getDimSize(3) == v.getDimSize(3);
+    return cast<ShapedType>(op.getQ().getType()).hasStaticShape() &&
+           cast<ShapedType>(op.getValue().getType()).hasStaticShape() &&
+           op.hasHeadWideValues();
   }
 
   bool keepFusable;

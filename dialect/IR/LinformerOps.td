@@ -243,6 +243,15 @@ def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getInitMutable();
     }
+    /// Whether the values are as wide as the heads (dv == d): then one
+    /// channel loop indexes q, key, value and the result, which is what
+    /// the CUDA pipeline's fused core kernel needs
+    /// (linformer-lower-to-linalg{keep-fusable-core} keeps such cores,
+    /// linformer-cuda-expand-attention-core expands them).
+    bool hasHeadWideValues() {
+      return ::llvm::cast<::mlir::ShapedType>(getQ().getType()).getDimSize(3) ==
+             ::llvm::cast<::mlir::ShapedType>(getValue().getType()).getDimSize(3);
+    }
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;

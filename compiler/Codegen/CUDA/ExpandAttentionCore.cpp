@@ -1080,12 +1080,12 @@ struct CUDAExpandAttentionCorePass
         return signalPassFailure();
       }
       // One channel loop indexes q, key, value and the output.
-      int64_t d = cast<MemRefType>(op.getQ().getType()).getDimSize(3);
-      int64_t dv = cast<MemRefType>(op.getValue().getType()).getDimSize(3);
-      if (d != dv) {
+      if (!op.hasHeadWideValues()) {
         op.emitError("the fused attention core needs a value width equal "
                      "to the head width (")
-            << dv << " against " << d
+            << cast<MemRefType>(op.getValue().getType()).getDimSize(3)
+            << " against "
+            << cast<MemRefType>(op.getQ().getType()).getDimSize(3)
             << "): lower such a core to linalg before bufferization";
         return signalPassFailure();
       }
