@@ -564,6 +564,24 @@ def LinformerCUDAExpandAttentionCorePass
                            "::mlir::LLVM::LLVMDialect"];
 }
 
+def LinformerCUDAMarkTokenLoopsPass
+    : Pass<"linformer-cuda-mark-token-loops", "::mlir::func::FuncOp"> {
+  let summary = "marks the linalg ops whose results hold tokens, for the CUDA length rules";
+  let description = [{
+    On tensors, before bufferization in the CUDA pipeline, in a function
+    with a `linformer.lengths` argument: every single-result linalg op whose
+    result holds tokens (the analysis the CPU's workgroup tiling uses:
+    forwards from the `linformer.sequence` arguments, a parallel token loop
+    keeps them, a reduction over it ends them) gets
+    `linformer.token_loops = array<i64: batch loop, token loop>`. The
+    attribute travels with the op through bufferization; the code
+    generators that map it onto blocks read it (the staged contractions of
+    linformer-cuda-tensor-core-contractions: their blocks enumerate
+    sequence-major tiles of tokens) and record the kernel's length rule.
+    Without a lengths argument nothing is marked: every block runs.
+  }];
+}
+
 def LinformerCUDAFuseElementwisePass
     : Pass<"linformer-cuda-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "fuses elementwise producers into their consumers, not into contractions";

@@ -99,6 +99,15 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     k.grid.assign(a.getGrid().begin(), a.getGrid().end());
     k.block.assign(a.getBlock().begin(), a.getBlock().end());
     k.sharedBytes = a.getShared();
+    // The length rule over block x: the runtime launches the blocks up to
+    // the last one that holds a real token.
+    if (TokenRowsAttr rows = a.getRows()) {
+      k.rowsGrid.assign(rows.getGrid().asArrayRef().begin(),
+                        rows.getGrid().asArrayRef().end());
+      k.rowsBatch = rows.getBatch();
+      k.rowsRow = rows.getRow();
+      k.rowsTile = rows.getTile();
+    }
     // What the schedule allows this launch: the budget ptxas is held to.
     PlannedLaunch launch(a);
     llvm::json::Object schedule{

@@ -218,6 +218,8 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // residual adds, the softmax's exp) fuse into their consumers instead of
   // each writing a tensor to device memory; contractions stay plain.
   pm.addNestedPass<func::FuncOp>(createLinformerCUDAFuseElementwisePass());
+  // Which ops compute tokens (for the length rules), while on tensors.
+  pm.addNestedPass<func::FuncOp>(createLinformerCUDAMarkTokenLoopsPass());
   // The result is a caller-provided buffer, as on the CPU.
   addBufferization(pm);
   if (options.onHost) {

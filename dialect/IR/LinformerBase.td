@@ -66,6 +66,17 @@ def Linformer_Dialect : Dialect {
     // into the 16-bit twin its readers read (linformer-cuda-narrow-
     // intermediates); the values it leaves in the f32 buffer are dead.
     "::mlir::UnitAttr":$narrowed,
+    // CUDA: a linalg op whose result holds tokens, on a function with a
+    // lengths argument: [batch loop, token loop] (linformer-cuda-mark-
+    // token-loops).
+    "::mlir::DenseI64ArrayAttr":$token_loops,
+    // CUDA: a block loop whose blocks each hold a tile of one sequence's
+    // tokens: the kernel's length rule.
+    "::mlir::linformer::TokenRowsAttr":$cuda_token_rows,
+    // CUDA, on a function: each block loop's length rule (or unit), in
+    // launch order, for linformer-cuda-plan-launches
+    // (convert-parallel-loops-to-gpu keeps no attribute of a loop).
+    "::mlir::ArrayAttr":$cuda_launch_rows,
     // CUDA: a contraction's warp, staging and mma schedule.
     "::mlir::linformer::CUDAScheduleAttr":$cuda_schedule,
     // CUDA, on a function: each contraction's and attention core's key,

@@ -74,6 +74,22 @@ constexpr llvm::StringLiteral kTokenRowsAttrName =
 constexpr llvm::StringLiteral kRegisterLoopAttrName =
     LinformerDialect::RegisterLoopAttrHelper::getNameStr();
 
+/// CUDA: on a linalg op whose result holds tokens, `array<i64: batch
+/// loop, token loop>`, when the function has a lengths argument.
+constexpr llvm::StringLiteral kTokenLoopsAttrName =
+    LinformerDialect::TokenLoopsAttrHelper::getNameStr();
+
+/// CUDA: on a block loop (`scf.parallel` mapped to block x) whose blocks
+/// each hold a tile of one sequence's tokens, its `#linformer.token_rows`.
+constexpr llvm::StringLiteral kCUDATokenRowsAttrName =
+    LinformerDialect::CudaTokenRowsAttrHelper::getNameStr();
+
+/// CUDA, on a function: each block loop's length rule or unit, in launch
+/// order (linformer-cuda-tile-parallel-loops records it,
+/// linformer-cuda-plan-launches puts it in the plan).
+constexpr llvm::StringLiteral kCUDALaunchRowsAttrName =
+    LinformerDialect::CudaLaunchRowsAttrHelper::getNameStr();
+
 /// CUDA: a loop nest mapped onto tensor cores (warp tiles).
 constexpr llvm::StringLiteral kTensorCoreAttrName =
     LinformerDialect::TensorCoreAttrHelper::getNameStr();

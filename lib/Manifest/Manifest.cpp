@@ -416,8 +416,12 @@ std::string validateManifest(const Manifest &m) {
       if (k.rowsTile < 1)
         return err(where + "rows: tile is " + std::to_string(k.rowsTile) +
                    ", must be >= 1");
-      if (m.target.kind != "cpu")
-        return err(where + "rows: a length rule is for cpu kernels");
+      // On CUDA the rule numbers block x: the grid is x alone.
+      if (m.target.kind == "cuda" &&
+          (k.grid.size() != 3 || k.grid[1] != 1 || k.grid[2] != 1))
+        return err(where + "rows: a cuda kernel's length rule numbers "
+                           "block x, and its grid " + shapeString(k.grid) +
+                   " is not [workgroups, 1, 1]");
     }
     if (m.target.kind == "cuda") {
       if (std::string e = checkLaunch(k); !e.empty())

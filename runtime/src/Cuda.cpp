@@ -362,6 +362,17 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
     if (ownsStream_)
       d.check(d.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING),
               "cuStreamCreate");
+    // Intermediates start zeroed, as the CPU's arena: blocks a length rule
+    // skips leave padded rows as an earlier run wrote them, and the kernels
+    // that read them through zero weights (E's padded columns) need them
+    // finite. On the session's stream, so before any of its launches.
+    for (size_t i = 0; i < manifest.buffers.size(); ++i)
+      if (manifest.buffers[i].kind == BufferKind::Intermediate)
+        d.check(d.cuMemsetD8Async(device_[i], 0,
+                                  std::max<size_t>(
+                                      manifest.buffers[i].byteSize(), 1),
+                                  stream_),
+                "zeroing intermediate '" + manifest.buffers[i].name + "'");
     if (profile)
       for (size_t k = 0; k < 2 * manifest.kernels.size(); ++k) {
         CUevent e = nullptr;
@@ -426,6 +437,7 @@ void deviceCopy(const CudaModule &module, void *hostDst, uint64_t deviceSrc,
 
 void CudaSession::run(const std::vector<void *> &host,
                       const std::vector<bool> &onDevice,
+                      const std::vector<int64_t> &gridX,
                       std::vector<std::vector<double>> *kernelMs) {
   const Driver &d = driver();
   const Manifest &m = manifest_;
@@ -451,9 +463,14 @@ void CudaSession::run(const std::vector<void *> &host,
       params[j] = address[size_t(kernel.buffers[j])];
       argv[j] = &params[j];
     }
+    // A length rule's blocks: up to the last one with a real token (none:
+    // no launch).
+    int64_t blocksX = k < gridX.size() && gridX[k] >= 0 ? gridX[k]
+                                                          : kernel.grid[0];
     if (!events_.empty())
       d.check(d.cuEventRecord(events_[2 * k], stream_), "cuEventRecord");
-    d.check(d.cuLaunchKernel(module_->functions[k], unsigned(kernel.grid[0]),
+    if (blocksX > 0)
+      d.check(d.cuLaunchKernel(module_->functions[k], unsigned(blocksX),
                              unsigned(kernel.grid[1]),
                              unsigned(kernel.grid[2]),
                              unsigned(kernel.block[0]),

@@ -75,6 +75,7 @@ public:
   /// `kernelMs[k]`. On the caller's stream, a run whose outputs all stay
   /// on the device (and that is not profiled) returns without waiting.
   void run(const std::vector<void *> &host, const std::vector<bool> &onDevice,
+           const std::vector<int64_t> &gridX,
            std::vector<std::vector<double>> *kernelMs);
 
 private:

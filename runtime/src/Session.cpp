@@ -235,6 +235,9 @@ struct Session::Impl {
   /// Per kernel: the workgroups the last run ran (its length rule may skip
   /// some), which scale its FLOPs in the profile.
   std::vector<int64_t> kernelRan;
+  /// A CUDA run's blocks along x for each kernel, where its length rule
+  /// launches fewer than its grid (-1: the whole grid).
+  std::vector<int64_t> gridX;
   std::vector<std::string> kernelKeys;
 
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
@@ -691,9 +694,30 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   }
 
   if (cuda) {
+    // Kernels with a length rule number their blocks along x: launch them
+    // up to the last block that holds a real token (the rest would only
+    // compute padding).
+    const int32_t *lens =
+        mod.lengthsBuffer() >= 0
+            ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
+            : nullptr;
+    gridX.assign(m.kernels.size(), -1);
+    for (size_t k = 0; k < m.kernels.size(); ++k) {
+      const ManifestKernel &kernel = m.kernels[k];
+      int64_t blocks = kernel.grid.empty() ? 0 : kernel.grid[0];
+      if (lens && kernel.hasRows() && !allWorkgroups) {
+        activeRanges(kernel, lens, ranges);
+        blocks = ranges.empty() ? 0 : ranges.back().second;
+        gridX[k] = blocks;
+      }
+      if (profiling)
+        kernelRan[k] = blocks * (kernel.grid.empty()
+                                     ? 1
+                                     : kernel.grid[1] * kernel.grid[2]);
+    }
     // Staged inputs to the device, the launches, the outputs back into
     // `bound` (the caller's memory where direct, else the arena).
-    cuda->run(bound, devIo, profiling ? &kernelMs : nullptr);
+    cuda->run(bound, devIo, gridX, profiling ? &kernelMs : nullptr);
     if (profiling)
       for (std::vector<double> &times : kernelMs)
         if (times.size() > kMaxProfiledRuns)

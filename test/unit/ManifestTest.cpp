@@ -334,6 +334,25 @@ TEST(Manifest, CudaLaunchShapesAreChecked) {
             "kernels, and the target is cpu");
 }
 
+// A cuda kernel's length rule numbers block x: its grid must be x alone.
+TEST(Manifest, CudaLengthRuleNumbersBlockX) {
+  auto rule = [](Manifest &m) {
+    m.kernels[0].rowsGrid = {1, 3, 128};
+    m.kernels[0].rowsBatch = 0;
+    m.kernels[0].rowsRow = 2;
+    m.kernels[0].rowsTile = 32;
+  };
+  EXPECT_EQ(cudaError(rule),
+            "manifest: kernel 0: rows: a cuda kernel's length rule numbers "
+            "block x, and its grid [8, 16, 3] is not [workgroups, 1, 1]");
+  EXPECT_EQ(cudaError([&](Manifest &m) {
+              rule(m);
+              m.kernels[0].grid = {384, 1, 1};
+              m.kernels[0].block = {256, 1, 1};
+            }),
+            "");
+}
+
 // A kernel's length rule round-trips and each of its rules is checked.
 TEST(Manifest, LengthRules) {
   Manifest m;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Codegen/Common/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
@@ -43,82 +44,6 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
 }
 
 namespace {
-/// Where a tensor keeps tokens: the dimensions of its sequence (batch) and
-/// of its tokens.
-struct TokenDims {
-  unsigned batch, token;
-};
-
-/// Which values of a function hold tokens, from its sequence arguments
-/// (`linformer.sequence`: `[b, n, ...]`) forwards through linalg ops (a
-/// token loop that stays parallel keeps them, a reduction over it ends
-/// them) and the attention core (its rows are the queries'). Anything else
-/// holds no tokens.
-class TokenAnalysis {
-public:
-  std::optional<TokenDims> of(Value v) {
-    auto it = cache.find(v);
-    if (it != cache.end())
-      return it->second;
-    cache[v] = std::nullopt; // cycles (there are none in SSA) end here
-    std::optional<TokenDims> dims = compute(v);
-    cache[v] = dims;
-    return dims;
-  }
-
-private:
-  std::optional<TokenDims> compute(Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (fn && type && type.getRank() >= 2 &&
-          fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
-        return TokenDims{0, 1};
-      return std::nullopt;
-    }
-    Operation *def = v.getDefiningOp();
-    if (auto core = dyn_cast<AttentionCoreOp>(def))
-      return of(core.getQ());
-    auto op = dyn_cast<linalg::LinalgOp>(def);
-    if (!op || !op.hasPureTensorSemantics())
-      return std::nullopt;
-    AffineMap out = op.getIndexingMapMatchingResult(cast<OpResult>(v));
-    SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-    std::optional<TokenDims> result;
-    for (OpOperand &operand : op->getOpOperands()) {
-      std::optional<TokenDims> in = of(operand.get());
-      if (!in)
-        continue;
-      AffineMap map = op.getMatchingIndexingMap(&operand);
-      auto loopOf = [&](unsigned pos) -> std::optional<unsigned> {
-        if (pos >= map.getNumResults())
-          return std::nullopt;
-        auto d = dyn_cast<AffineDimExpr>(map.getResult(pos));
-        if (!d)
-          return std::nullopt;
-        return d.getPosition();
-      };
-      std::optional<unsigned> batch = loopOf(in->batch),
-                              token = loopOf(in->token);
-      if (!batch || !token ||
-          iters[*token] != utils::IteratorType::parallel)
-        return std::nullopt; // a reduction over tokens: none left
-      std::optional<unsigned> b = out.getResultPosition(
-          getAffineDimExpr(*batch, op.getContext()));
-      std::optional<unsigned> t = out.getResultPosition(
-          getAffineDimExpr(*token, op.getContext()));
-      if (!b || !t)
-        return std::nullopt;
-      if (result && (result->batch != *b || result->token != *t))
-        return std::nullopt;
-      result = TokenDims{*b, *t};
-    }
-    return result;
-  }
-
-  DenseMap<Value, std::optional<TokenDims>> cache;
-};
-
 /// For a (single-result) root whose result holds tokens: its (batch, token)
 /// loops as
 /// `array<i64: batch, row, tile>` over the dimensions of the workgroup

@@ -110,6 +110,7 @@ struct CUDAPlanLaunchesPass
     }
     SmallVector<int64_t> intermediates;
     SmallVector<KernelLaunchAttr> kernels;
+    auto launchRows = fn->getAttrOfType<ArrayAttr>(kCUDALaunchRowsAttrName);
     SmallVector<gpu::LaunchFuncOp> launches;
     for (Operation &op : fn.getBody().getOps()) {
       if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
@@ -199,14 +200,31 @@ struct CUDAPlanLaunchesPass
       for (int64_t d : block)
         threads *= d;
       int64_t resident = target.residentBlocks(threads, shared, blocksPerSM);
+      // The length rule of the loop this launch came from (recorded in
+      // launch order by linformer-cuda-tile-parallel-loops); it numbers
+      // block x, so the grid must be x alone.
+      TokenRowsAttr rows;
+      if (launchRows && kernels.size() < launchRows.size())
+        rows = dyn_cast<TokenRowsAttr>(launchRows[kernels.size()]);
+      if (rows && (grid[1] != 1 || grid[2] != 1 ||
+                   llvm::product_of(rows.getGrid().asArrayRef()) !=
+                       workgroups))
+        return launch.emitError("the length rule ")
+               << rows << " does not number this launch's grid ["
+               << grid[0] << ", " << grid[1] << ", " << grid[2] << "]";
       kernels.push_back(KernelLaunchAttr::get(
           ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
           /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, grid, block, shared,
-          resident, /*rows=*/TokenRowsAttr()));
+          resident, rows));
       launches.push_back(launch);
     }
     if (launches.empty())
       return fn.emitError("the CUDA pipeline produced no kernel launch");
+    if (launchRows && launchRows.size() != launches.size())
+      return fn.emitError("the length rules name ")
+             << launchRows.size() << " block loops, and there are "
+             << launches.size() << " launches";
+    fn->removeAttr(kCUDALaunchRowsAttrName);
 
     // One gpu.module for the entry: each launched kernel is moved there
     // (cloned, so that a kernel launched twice stays valid) under its

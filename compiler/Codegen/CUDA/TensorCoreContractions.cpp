@@ -1451,6 +1451,26 @@ struct CUDATensorCoreContractionsPass
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
+    // The length rule: where C's rows are one sequence's tokens (its
+    // batch loop the only folded row dimension, its token loop the
+    // innermost m), block x enumerates (part, sequence, tile of BM tokens,
+    // block column), row-major: the blocks past a sequence's length only
+    // compute its padding.
+    if (auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
+            mlir::linformer::kTokenLoopsAttrName);
+        loops && loops.size() == 2 && p.rowDims.size() == 1 &&
+        int64_t(p.rowDims[0]) == loops[0] && int64_t(p.mDim) == loops[1] &&
+        blockRows == extents[p.rowDims[0]] * (extents[p.mDim] / BM)) {
+      SmallVector<int64_t> grid;
+      if (p.split > 1)
+        grid.push_back(p.split);
+      int64_t batch = int64_t(grid.size());
+      grid.append({extents[p.rowDims[0]], extents[p.mDim] / BM, blockCols});
+      outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName,
+                     mlir::linformer::TokenRowsAttr::get(
+                         ctx, DenseI64ArrayAttr::get(ctx, grid),
+                                        batch, batch + 1, BM));
+    }
   }
 };
 

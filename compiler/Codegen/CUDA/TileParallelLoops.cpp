@@ -11,6 +11,7 @@
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -96,6 +97,25 @@ struct CUDATileParallelLoopsPass
       if (!op->hasAttr(gpu::getMappingAttrName()))
         mapInnermostFirst(op, gpu::Processor::Sequential, 0);
     });
+    recordLaunchRows();
+  }
+
+  /// Each outermost loop (a launch from here on) in order: its length rule,
+  /// or unit. Launches carry no attributes of the loops they come from, so
+  /// the plan takes the rules from this list, in the same order.
+  void recordLaunchRows() {
+    func::FuncOp fn = getOperation();
+    SmallVector<Attribute> rows;
+    bool any = false;
+    fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
+      Attribute rule = op->getAttr(mlir::linformer::kCUDATokenRowsAttrName);
+      any |= bool(rule);
+      rows.push_back(rule ? rule : UnitAttr::get(&getContext()));
+      return WalkResult::skip();
+    });
+    if (any)
+      fn->setAttr(mlir::linformer::kCUDALaunchRowsAttrName,
+                  ArrayAttr::get(&getContext(), rows));
   }
 
   /// `op` with dimensions 0 .. rank-3 folded into one when the rank is

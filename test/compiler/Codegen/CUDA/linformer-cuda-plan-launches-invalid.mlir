@@ -83,3 +83,39 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The length rules come in launch order, one a launch: a list of another
+// length is refused (the launches and the loops they came from differ).
+module attributes {gpu.container_module} {
+  // expected-error @below {{the length rules name 2 block loops, and there are 1 launches}}
+  func.func @rules_count(%x: memref<4xf32>) attributes {linformer.cuda_launch_rows = [unit, unit]} {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<4xf32>) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// A length rule numbers block x: it must count the launch's blocks, and
+// the grid must be x alone.
+module attributes {gpu.container_module} {
+  func.func @rules_grid(%x: memref<4xf32>) attributes {linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 4], batch = 0, row = 1, tile = 16>]} {
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    // expected-error @below {{the length rule #linformer.token_rows<grid = [2, 4], batch = 0, row = 1, tile = 16> does not number this launch's grid [4, 2, 1]}}
+    gpu.launch_func @a::@k blocks in (%c4, %c2, %c1) threads in (%c1, %c1, %c1)
+        args(%x : memref<4xf32>)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<4xf32>) kernel { gpu.return }
+  }
+}
