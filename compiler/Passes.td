@@ -578,7 +578,10 @@ def LinformerCUDAMarkTokenLoopsPass
     generators that map it onto blocks read it (the staged contractions of
     linformer-cuda-tensor-core-contractions: their blocks enumerate
     sequence-major tiles of tokens) and record the kernel's length rule.
-    Without a lengths argument nothing is marked: every block runs.
+    An attention core is marked with q's (batch, token) dimensions: the
+    staged core then orders its blocks (sequence, query block, head) and
+    records a rule too. Without a lengths argument nothing is marked: every
+    block runs.
   }];
 }
 

@@ -394,17 +394,37 @@ struct CoreOperands {
     // with one copy of K and V.
     int64_t blocksPerHead = groupsPerHead / perBlock;
     Type word = cuda::stagedWordType(ctx, exact);
+    // Where the queries are one sequence's tokens and the runtime knows the
+    // lengths (linformer-cuda-mark-token-loops marked q's batch and token
+    // dimensions), blocks go (sequence, query block, head), heads fastest,
+    // so that the blocks holding a sequence's first tokens come first and a
+    // length rule can launch a prefix; else (sequence, head, query block).
+    auto loops = op->getAttrOfType<DenseI64ArrayAttr>(kTokenLoopsAttrName);
+    bool tokenMajor = loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2} &&
+                      blocksPerHead * perBlock * warps * 16 == n;
     auto outer = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero},
         ValueRange{cIdx(rewriter, batch * heads * blocksPerHead)},
         ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           auto c = [&](int64_t v) { return cIdx(b, v); };
-          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(blocksPerHead));
-          Value tile0 = arith::MulIOp::create(
-              b, loc, arith::RemUIOp::create(b, loc, ivs[0], c(blocksPerHead)),
-              c(perBlock * warps));
-          Value hi = arith::RemUIOp::create(b, loc, bh, c(heads));
-          Value bi = arith::DivUIOp::create(b, loc, bh, c(heads));
+          Value bi, hi, tile0;
+          if (tokenMajor) {
+            hi = arith::RemUIOp::create(b, loc, ivs[0], c(heads));
+            Value bq = arith::DivUIOp::create(b, loc, ivs[0], c(heads));
+            tile0 = arith::MulIOp::create(
+                b, loc, arith::RemUIOp::create(b, loc, bq, c(blocksPerHead)),
+                c(perBlock * warps));
+            bi = arith::DivUIOp::create(b, loc, bq, c(blocksPerHead));
+          } else {
+            Value bh =
+                arith::DivUIOp::create(b, loc, ivs[0], c(blocksPerHead));
+            tile0 = arith::MulIOp::create(
+                b, loc,
+                arith::RemUIOp::create(b, loc, ivs[0], c(blocksPerHead)),
+                c(perBlock * warps));
+            hi = arith::RemUIOp::create(b, loc, bh, c(heads));
+            bi = arith::DivUIOp::create(b, loc, bh, c(heads));
+          }
           // One loop over the block's threads running `body(w, lane)`.
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, Value, Value)>
@@ -635,6 +655,13 @@ struct CoreOperands {
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
+    if (tokenMajor)
+      outer->setAttr(kCUDATokenRowsAttrName,
+                     TokenRowsAttr::get(
+                         ctx,
+                         DenseI64ArrayAttr::get(
+                             ctx, {batch, blocksPerHead, heads}),
+                         /*batch=*/0, /*row=*/1, perBlock * warps * 16));
     rewriter.eraseOp(op);
   }
 

@@ -33,6 +33,17 @@ struct CUDAMarkTokenLoopsPass
     if (!lengths)
       return;
     TokenAnalysis tokens;
+    // An attention core's rows are its queries': marked with q's (batch,
+    // token) dimensions, which are its own loops.
+    fn.walk([&](AttentionCoreOp core) {
+      if (core.getNumResults() != 1)
+        return;
+      if (std::optional<TokenDims> dims = tokens.of(core.getResult()))
+        core->setAttr(kTokenLoopsAttrName,
+                      DenseI64ArrayAttr::get(&getContext(),
+                                             {int64_t(dims->batch),
+                                              int64_t(dims->token)}));
+    });
     fn.walk([&](linalg::LinalgOp op) {
       if (op->getNumResults() != 1 || !op.hasPureTensorSemantics())
         return;
