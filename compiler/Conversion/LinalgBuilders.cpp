@@ -161,6 +161,10 @@ BlockArgument mlir::linformer::markedLengthsArgument(Operation *op) {
   auto fn = op->getParentOfType<func::FuncOp>();
   if (!fn)
     return {};
+  return markedLengthsArgument(fn);
+}
+
+BlockArgument mlir::linformer::markedLengthsArgument(func::FuncOp fn) {
   for (unsigned i = 0; i < fn.getNumArguments(); ++i)
     if (fn.getArgAttr(i, kLengthsArgAttrName))
       return fn.getArgument(i);

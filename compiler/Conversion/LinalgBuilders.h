@@ -10,6 +10,7 @@
 
 #include "dialect/IR/LinformerDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Builders.h"
 
@@ -69,6 +70,8 @@ Value castFloat(OpBuilder &b, Location loc, Value v, Type type);
 /// The argument of `op`'s enclosing function marked `linformer.lengths`;
 /// null when there is none.
 BlockArgument markedLengthsArgument(Operation *op);
+/// The same for the function `fn` itself.
+BlockArgument markedLengthsArgument(func::FuncOp fn);
 
 /// Marks the op defining `v` as a kernel root; returns `v`.
 Value markRoot(Value v);

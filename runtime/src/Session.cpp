@@ -381,9 +381,9 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   }
 
   // A model with lengths on host buffers takes 1 <= batch <= B sequences.
-  // The sequences a run does not have get length 0: on the CPU their
-  // workgroups are skipped; a CUDA module's grids are fixed, so there they
-  // are computed (on zero input rows) and dropped.
+  // The sequences a run does not have get length 0: the kernels with a
+  // length rule skip them (on CUDA, the trailing ones), the others compute
+  // them on zero input rows and their rows are dropped.
   const bool dynamicBatch = mod.lengthsBuffer() >= 0 && !onDevice;
   // Packed: the offsets give the batch and every sequence's length; the
   // lengths or mask input is filled from them.
@@ -693,27 +693,26 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     direct[idx] = true;
   }
 
+  // This run's real lengths, for the kernels' length rules.
+  const int32_t *lengths =
+      mod.lengthsBuffer() >= 0
+          ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
+          : nullptr;
   if (cuda) {
     // Kernels with a length rule number their blocks along x: launch them
     // up to the last block that holds a real token (the rest would only
     // compute padding).
-    const int32_t *lens =
-        mod.lengthsBuffer() >= 0
-            ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
-            : nullptr;
     gridX.assign(m.kernels.size(), -1);
     for (size_t k = 0; k < m.kernels.size(); ++k) {
       const ManifestKernel &kernel = m.kernels[k];
-      int64_t blocks = kernel.grid.empty() ? 0 : kernel.grid[0];
-      if (lens && kernel.hasRows() && !allWorkgroups) {
-        activeRanges(kernel, lens, ranges);
+      int64_t blocks = kernel.grid[0];
+      if (lengths && kernel.hasRows() && !allWorkgroups) {
+        activeRanges(kernel, lengths, ranges);
         blocks = ranges.empty() ? 0 : ranges.back().second;
         gridX[k] = blocks;
       }
       if (profiling)
-        kernelRan[k] = blocks * (kernel.grid.empty()
-                                     ? 1
-                                     : kernel.grid[1] * kernel.grid[2]);
+        kernelRan[k] = blocks * kernel.grid[1] * kernel.grid[2];
     }
     // Staged inputs to the device, the launches, the outputs back into
     // `bound` (the caller's memory where direct, else the arena).
@@ -727,11 +726,6 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     for (size_t i = 0; i < m.buffers.size(); ++i)
       if (m.buffers[i].kind == BufferKind::Intermediate)
         std::memset(owned[i], 0xff, size_t(m.buffers[i].byteSize()));
-  // This run's real lengths, for the kernels' length rules.
-  const int32_t *lengths =
-      mod.lengthsBuffer() >= 0
-          ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
-          : nullptr;
   // Kernels in manifest order; parallelFor returning is the barrier.
   const std::vector<DispatchFn> &fns = mod.dispatch();
   for (size_t k = 0; !cuda && k < m.kernels.size(); ++k) {

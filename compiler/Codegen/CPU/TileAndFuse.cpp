@@ -53,18 +53,10 @@ DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
                             std::optional<TokenDims> dims) {
   if (!dims)
     return {};
-  unsigned batchLoop = dims->batch, tokenLoop = dims->token;
-  if (auto op = dyn_cast<linalg::LinalgOp>(root.getOperation())) {
-    AffineMap out = op.getIndexingMapMatchingResult(root->getResult(0));
-    auto b = dyn_cast<AffineDimExpr>(out.getResult(dims->batch));
-    auto t = dyn_cast<AffineDimExpr>(out.getResult(dims->token));
-    if (!b || !t)
-      return {};
-    batchLoop = b.getPosition();
-    tokenLoop = t.getPosition();
-  } else if (!isa<AttentionCoreOp>(root.getOperation())) {
+  std::optional<TokenDims> loops = tokenLoopsOf(root.getOperation(), *dims);
+  if (!loops)
     return {};
-  }
+  unsigned batchLoop = loops->batch, tokenLoop = loops->token;
   // One sequence per workgroup and tiles of tokens.
   if (batchLoop >= tiles.size() || tokenLoop >= tiles.size() ||
       tiles[batchLoop] != 1 || tiles[tokenLoop] == 0)

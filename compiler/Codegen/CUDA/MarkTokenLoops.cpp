@@ -27,39 +27,25 @@ struct CUDAMarkTokenLoopsPass
           CUDAMarkTokenLoopsPass> {
   void runOnOperation() override {
     func::FuncOp fn = getOperation();
-    bool lengths = false;
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
-      lengths |= bool(fn.getArgAttr(i, kLengthsArgAttrName));
-    if (!lengths)
+    if (!markedLengthsArgument(fn))
       return;
     TokenAnalysis tokens;
-    // An attention core's rows are its queries': marked with q's (batch,
-    // token) dimensions, which are its own loops.
-    fn.walk([&](AttentionCoreOp core) {
-      if (core.getNumResults() != 1)
-        return;
-      if (std::optional<TokenDims> dims = tokens.of(core.getResult()))
-        core->setAttr(kTokenLoopsAttrName,
-                      DenseI64ArrayAttr::get(&getContext(),
-                                             {int64_t(dims->batch),
-                                              int64_t(dims->token)}));
-    });
-    fn.walk([&](linalg::LinalgOp op) {
-      if (op->getNumResults() != 1 || !op.hasPureTensorSemantics())
+    // Linalg ops on tensors and attention cores (whose rows are their
+    // queries'), each with its result's (batch, token) loops.
+    fn.walk([&](Operation *op) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (op->getNumResults() != 1 ||
+          !((linalgOp && linalgOp.hasPureTensorSemantics()) ||
+            isa<AttentionCoreOp>(op)))
         return;
       std::optional<TokenDims> dims = tokens.of(op->getResult(0));
       if (!dims)
         return;
-      // The result's (batch, token) dimensions as loops of the op.
-      AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
-      auto b = dyn_cast<AffineDimExpr>(out.getResult(dims->batch));
-      auto t = dyn_cast<AffineDimExpr>(out.getResult(dims->token));
-      if (!b || !t)
-        return;
-      op->setAttr(kTokenLoopsAttrName,
-                  DenseI64ArrayAttr::get(&getContext(),
-                                         {int64_t(b.getPosition()),
-                                          int64_t(t.getPosition())}));
+      if (std::optional<TokenDims> loops = tokenLoopsOf(op, *dims))
+        op->setAttr(kTokenLoopsAttrName,
+                    DenseI64ArrayAttr::get(&getContext(),
+                                           {int64_t(loops->batch),
+                                            int64_t(loops->token)}));
     });
   }
 };

@@ -1468,8 +1468,8 @@ struct CUDATensorCoreContractionsPass
       grid.append({extents[p.rowDims[0]], extents[p.mDim] / BM, blockCols});
       outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName,
                      mlir::linformer::TokenRowsAttr::get(
-                         ctx, DenseI64ArrayAttr::get(ctx, grid),
-                                        batch, batch + 1, BM));
+                         ctx, DenseI64ArrayAttr::get(ctx, grid), batch,
+                         batch + 1, BM));
     }
   }
 };

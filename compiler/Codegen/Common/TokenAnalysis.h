@@ -95,6 +95,24 @@ private:
   DenseMap<Value, std::optional<TokenDims>> cache;
 };
 
+/// The loops of `op` (one result) along which the result's token
+/// dimensions `dims` lie: an attention core's result dimensions are its own
+/// loops; a linalg op's come from its output's indexing map, none where
+/// either is not a plain loop. Anything else: none.
+inline std::optional<TokenDims> tokenLoopsOf(Operation *op, TokenDims dims) {
+  if (isa<AttentionCoreOp>(op))
+    return dims;
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return std::nullopt;
+  AffineMap out = linalgOp.getIndexingMapMatchingResult(op->getResult(0));
+  auto b = dyn_cast<AffineDimExpr>(out.getResult(dims.batch));
+  auto t = dyn_cast<AffineDimExpr>(out.getResult(dims.token));
+  if (!b || !t)
+    return std::nullopt;
+  return TokenDims{b.getPosition(), t.getPosition()};
+}
+
 } // namespace mlir::linformer
 
 #endif // LINFORMER_COMPILER_CODEGEN_COMMON_TOKENANALYSIS_H
