@@ -673,7 +673,16 @@ def LinformerCUDAPlanLaunchesPass
     buffer ids as in the CPU plan: the entry's arguments, then the
     intermediates. Views (`memref.expand_shape`, `collapse_shape`, `cast`)
     bind their source buffer. Any other host op (a loop, a load) is an
-    error at that op: it would touch device memory from the host. Every
+    error at that op: it would touch device memory from the host, but for
+    length variants: an `scf.if` marked `linformer.length_guard` T (from
+    `linformer-cuda-tensor-core-contractions`) is planned branch by branch,
+    each launch in it recording the longest lengths it runs for
+    (`max_length = [lo, hi]`: at most T in the then-branch, more in the
+    else, nested guards narrowing it; the main branch's hi is n, the
+    `linformer.sequence` argument's length), and the ops that compute its
+    condition from the lengths are left to the runtime, which evaluates
+    the ranges itself. A buffer allocated inside a guard, or a guard whose
+    T is not in [1, n), is an error. Every
     launched kernel is moved into one `gpu.module` named `<entry>_kernels`,
     renamed `<entry>_kernel_<i>` after its launch, so the artifact carries a
     single PTX module.
@@ -778,6 +787,16 @@ def LinformerCUDASelectSchedulesPass
     - wgmma (`wgmma`, when both operands go by cp.async): planned again as
       one row tile a warp by up to 16 column tiles, the block's warps all
       along m in warpgroups of 4, chunks of 64, 32 or 16 k.
+
+    A staged token contraction (`linformer.token_loops`, its batch loop the
+    only folded row dimension and its token loop the innermost m: its
+    blocks have a length rule) also gets `linformer.cuda_length_splits`,
+    `array<i64: T1, S1, T2, S2, ...>`: for the longest lengths T = n/2,
+    n/4, ... down to one block's rows, the split-K the same rule gives
+    when only the blocks that hold T tokens run, where it differs from
+    the one before (at most 3): a run whose sequences are all at most T
+    long runs split S (linformer-cuda-tensor-core-contractions builds each
+    as a length variant). Not for wgmma plans or schedules from a file.
 
     A contraction without a schedule stays on the plain path: SIMT
     (`precision=f32`) has no unstaged tiles, TF32 is not staged.
@@ -900,6 +919,19 @@ def LinformerCUDATensorCoreContractionsPass
     back two f32 copies of C); each part's warps write partial sums into a new
     buffer `[parts] + C's shape`, and a second loop adds them to C in part
     order (deterministic, unlike atomics).
+
+    Length variants: a staged contraction with `linformer.cuda_length_splits`
+    (pairs [T, S]) is built once a split, in nested `scf.if`s on the run's
+    longest length (the largest of the `linformer.lengths` argument,
+    computed once at the function's start), each marked
+    `linformer.length_guard` T: the then-branch (longest <= T) holds the
+    shorter variants, the outermost else the schedule's own split. Each
+    variant's partial sums are allocated before the guards. A staged
+    contraction whose rows are tokens numbers its blocks (sequence, token
+    tile, part, block column) with a length rule, so that the blocks of
+    real tokens are a prefix of block x at every split; its sums' loop is
+    marked `linformer.token_loops` (C's batch and token dimensions) for
+    `linformer-cuda-tile-parallel-loops` to give it a rule too.
 
     C's initial values: when the op right before the contraction (past
     ops that touch no memory) writes all of C elementwise from other
@@ -1193,6 +1225,15 @@ def LinformerCUDATileParallelLoopsPass
     z, so that no dimension is a sequential loop in every thread. Parallel
     loops nested deeper (inside a reduction loop) and loops without static
     bounds are mapped sequential.
+
+    A loop marked `linformer.token_loops` (its batch and token dimensions,
+    batch first; the sums of a split-K token contraction) is tiled the same
+    way, not folded, and its blocks then numbered row-major along x alone:
+    the block loop gets the length rule of that order
+    (`linformer.cuda_token_rows`: the tiled extents, the two dimensions,
+    the token dimension's tile). The function records each block loop's
+    rule (or unit), in launch order, as `linformer.cuda_launch_rows` for
+    `linformer-cuda-plan-launches`.
   }];
   let options = [
     Option<"threadsX", "threads-x", "int64_t", /*default=*/"32",

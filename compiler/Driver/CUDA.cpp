@@ -108,6 +108,10 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
       k.rowsRow = rows.getRow();
       k.rowsTile = rows.getTile();
     }
+    // A length variant: launched only for the longest lengths it covers.
+    k.maxLength.assign(a.getMaxLength().begin(), a.getMaxLength().end());
+    if (!k.maxLength.empty())
+      manifest.formatVersion = lf::kManifestFormatVersionVariants;
     // What the schedule allows this launch: the budget ptxas is held to.
     PlannedLaunch launch(a);
     llvm::json::Object schedule{

@@ -48,6 +48,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::coreSlots);
     mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
     mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
+    mirror<int64_t>(&CUDAPipelineOptions::splitKWarps);
     mirror<bool>(&CUDAPipelineOptions::stageContractions);
     mirror<bool>(&CUDAPipelineOptions::prefetchContractions);
     mirror<bool>(&CUDAPipelineOptions::simtContractions);
@@ -88,6 +89,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.coreSlots != 16 && o.coreSlots != 32 && o.coreSlots != 64)
     return bad(o.coreSlots, "16, 32 or 64",
                "slots a step of the tensor-core attention core");
+  if (o.splitKWarps < -1)
+    return bad(o.splitKWarps, "-1 or a count of warps",
+               "-1: 8 an SM of the target");
   if (o.coreMinBlocks < -1)
     return bad(o.coreMinBlocks, "-1 or a count of blocks",
                "-1: 4 an SM of the target");

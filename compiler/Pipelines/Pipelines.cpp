@@ -293,7 +293,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
         options.mma != "none" ? std::string(options.mma) : "f32";
     // Split-K until a contraction has 8 warps an SM (one 256-thread block
     // each): 1056 on an H100, 864 on an A100.
-    selectOptions.splitKWarps = 8 * target.smCount;
+    selectOptions.splitKWarps = options.splitKWarps >= 0
+                                    ? int64_t(options.splitKWarps)
+                                    : 8 * target.smCount;
     // Staged contractions: 8-warp blocks (as the core), their buffer
     // within the core's budget.
     selectOptions.sharedBytes =

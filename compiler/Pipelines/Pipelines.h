@@ -185,6 +185,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "16 rows) a block walks after one copy of its keys and "
                      "values, as long as 4 blocks an SM remain"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> splitKWarps{
+      *this, "split-k-warps",
+      llvm::cl::desc("Split-K cuts a contraction's k loop until its warps "
+                     "would exceed this many (-1: 8 an SM of the target); "
+                     "token contractions also get the splits of shorter "
+                     "runs by it"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> coreMinBlocks{
       *this, "core-min-blocks",
       llvm::cl::desc("With core-groups: the blocks the staged core keeps at "

@@ -304,7 +304,9 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     Halide generator built; the CUDA pipeline adds the launch: `grid`,
     `block`, dynamic `shared` bytes and the `blocks_per_sm` the schedule
     asks of it; `rows`, the length rule of a kernel whose workgroups are
-    tiles of tokens (`#linformer.token_rows`).
+    tiles of tokens (`#linformer.token_rows`); `max_length = [lo, hi]`, a
+    kernel of one length variant, launched only in runs whose longest
+    sequence has more than `lo` and at most `hi` tokens.
 
     ```mlir
     #linformer.kernel<"layer_kernel_0", workgroups = 16, buffers = [0, 1, 5],
@@ -325,7 +327,9 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     OptionalArrayRefParameter<"int64_t", "CUDA block (x, y, z)">:$block,
     DefaultValuedParameter<"int64_t", "0">:$shared,
     DefaultValuedParameter<"int64_t", "1">:$blocksPerSm,
-    OptionalParameter<"TokenRowsAttr", "the length rule">:$rows);
+    OptionalParameter<"TokenRowsAttr", "the length rule">:$rows,
+    OptionalArrayRefParameter<"int64_t",
+        "[lo, hi]: launched when lo < the longest length <= hi">:$maxLength);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

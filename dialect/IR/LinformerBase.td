@@ -79,6 +79,14 @@ def Linformer_Dialect : Dialect {
     "::mlir::ArrayAttr":$cuda_launch_rows,
     // CUDA: a contraction's warp, staging and mma schedule.
     "::mlir::linformer::CUDAScheduleAttr":$cuda_schedule,
+    // CUDA: a token contraction's split-K for shorter runs: pairs [T, S],
+    // T decreasing: when the run's longest sequence has at most T tokens,
+    // split S (linformer-cuda-select-schedules).
+    "::mlir::DenseI64ArrayAttr":$cuda_length_splits,
+    // CUDA: an scf.if whose condition is "the run's longest sequence has
+    // at most this many tokens": its kernels are launched or skipped by
+    // the runtime from the lengths (linformer-cuda-plan-launches).
+    "::mlir::IntegerAttr":$length_guard,
     // CUDA, on a function: each contraction's and attention core's key,
     // schedule and source, in order (what --print-schedule prints).
     "::mlir::ArrayAttr":$cuda_schedules,

@@ -89,6 +89,9 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::CudaScheduleAttrHelper::getNameStr(), isA<CUDAScheduleAttr>,
      "a #linformer.cuda_schedule"},
     {D::CudaSchedulesAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
+    {D::CudaLengthSplitsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
+    {D::LengthGuardAttrHelper::getNameStr(), isA<IntegerAttr>, "an integer"},
     {D::ReassociationCostAttrHelper::getNameStr(), isA<DictionaryAttr>,
      "a dictionary"},
 };
@@ -402,6 +405,10 @@ void KernelLaunchAttr::print(AsmPrinter &p) const {
     p << ", shape = " << getShape();
   if (getRows())
     p << ", rows = " << getRows();
+  if (!getMaxLength().empty()) {
+    p << ", max_length = ";
+    printInts(p, getMaxLength());
+  }
   p << '>';
 }
 
@@ -410,7 +417,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   std::string name;
   std::optional<int64_t> workgroups;
   std::optional<SmallVector<int64_t>> buffers;
-  SmallVector<int64_t> writes, grid, block;
+  SmallVector<int64_t> writes, grid, block, maxLength;
   int64_t shared = 0, blocksPerSm = 1;
   CPUScheduleAttr schedule;
   KernelShapeAttr shape;
@@ -448,12 +455,14 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
       r = parser.parseAttribute(shape);
     } else if (field == "rows") {
       r = parser.parseAttribute(rows);
+    } else if (field == "max_length") {
+      r = parseInts(parser, maxLength);
     } else {
       parser.emitError(loc) << "a kernel of a dispatch plan has no field '"
                             << field
                             << "' (workgroups, buffers, writes, generator, "
                                "grid, block, shared, blocks_per_sm, "
-                               "schedule, shape, rows)";
+                               "schedule, shape, rows, max_length)";
       return {};
     }
     if (failed(r))
@@ -468,7 +477,8 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   }
   return parser.getChecked<KernelLaunchAttr>(
       ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes,
-      schedule, shape, generator, grid, block, shared, blocksPerSm, rows);
+      schedule, shape, generator, grid, block, shared, blocksPerSm, rows,
+      maxLength);
 }
 
 LogicalResult KernelLaunchAttr::verify(
@@ -476,7 +486,7 @@ LogicalResult KernelLaunchAttr::verify(
     int64_t workgroups, ArrayRef<int64_t> buffers, ArrayRef<int64_t> writes,
     CPUScheduleAttr, KernelShapeAttr, StringAttr, ArrayRef<int64_t> grid,
     ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm,
-    TokenRowsAttr rows) {
+    TokenRowsAttr rows, ArrayRef<int64_t> maxLength) {
   if (!name || name.getValue().empty())
     return emitError() << "a kernel of a dispatch plan needs a name";
   if (workgroups < 1)
@@ -514,10 +524,17 @@ LogicalResult KernelLaunchAttr::verify(
       return emitError() << "kernel '" << name.getValue()
                          << "': its length rule enumerates " << total
                          << " workgroups, but the kernel has " << workgroups;
-    if (!grid.empty())
+    if (!grid.empty() && (grid[1] != 1 || grid[2] != 1))
       return emitError() << "kernel '" << name.getValue()
-                         << "': a CUDA launch takes no length rule yet";
+                         << "': a CUDA length rule numbers block x, so the "
+                            "grid must be [workgroups, 1, 1]";
   }
+  if (!maxLength.empty() &&
+      (maxLength.size() != 2 || maxLength[0] < 0 ||
+       maxLength[1] <= maxLength[0]))
+    return emitError() << "kernel '" << name.getValue()
+                       << "': max_length must be [lo, hi] with 0 <= lo < hi "
+                          "(launched when lo < the longest length <= hi)";
   return success();
 }
 
@@ -543,7 +560,7 @@ LogicalResult TokenRowsAttr::verify(function_ref<InFlightDiagnostic()> emitError
 KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const {
   return get(getContext(), getName(), getWorkgroups(), buffers, getWrites(),
              getSchedule(), getShape(), getGenerator(), getGrid(), getBlock(),
-             getShared(), getBlocksPerSm(), getRows());
+             getShared(), getBlocksPerSm(), getRows(), getMaxLength());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
@@ -553,7 +570,7 @@ KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
              CPUScheduleAttr(), getShape(),
              StringAttr::get(getContext(), "halide"),
              getGrid(), getBlock(), getShared(), getBlocksPerSm(),
-             /*rows=*/TokenRowsAttr());
+             /*rows=*/TokenRowsAttr(), /*maxLength=*/{});
 }
 
 int64_t KernelLaunchAttr::threads() const {

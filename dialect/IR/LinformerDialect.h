@@ -90,6 +90,17 @@ constexpr llvm::StringLiteral kCUDATokenRowsAttrName =
 constexpr llvm::StringLiteral kCUDALaunchRowsAttrName =
     LinformerDialect::CudaLaunchRowsAttrHelper::getNameStr();
 
+/// CUDA: on a token contraction, `array<i64: T1, S1, T2, S2, ...>`: when
+/// the run's longest sequence has at most Ti tokens, split-K Si instead of
+/// its schedule's (T decreasing).
+constexpr llvm::StringLiteral kCUDALengthSplitsAttrName =
+    LinformerDialect::CudaLengthSplitsAttrHelper::getNameStr();
+
+/// CUDA: on an scf.if, T: its condition is "the run's longest sequence has
+/// at most T tokens", which the plan records for the runtime to evaluate.
+constexpr llvm::StringLiteral kLengthGuardAttrName =
+    LinformerDialect::LengthGuardAttrHelper::getNameStr();
+
 /// CUDA: a loop nest mapped onto tensor cores (warp tiles).
 constexpr llvm::StringLiteral kTensorCoreAttrName =
     LinformerDialect::TensorCoreAttrHelper::getNameStr();

@@ -163,10 +163,12 @@ Manifest parseJson(const json &root) {
     fail("'format' is \"" + format + "\", expected \"" + kManifestFormat +
          "\"");
   int64_t version = getInt(root, "format_version", "");
-  if (version != kManifestFormatVersion)
+  if (version != kManifestFormatVersion &&
+      version != kManifestFormatVersionVariants)
     throw ParseError{"manifest: format_version " + std::to_string(version) +
                      " is not supported (this runtime reads " +
-                     std::to_string(kManifestFormatVersion) + ")"};
+                     std::to_string(kManifestFormatVersion) + " and " +
+                     std::to_string(kManifestFormatVersionVariants) + ")"};
   m.formatVersion = int(version);
   m.compilerVersion = getString(root, "compiler_version", "");
 
@@ -248,6 +250,8 @@ Manifest parseJson(const json &root) {
       if (kernel.rowsGrid.empty())
         fail(rw + "'grid' must not be empty");
     }
+    if (k.contains("max_length"))
+      kernel.maxLength = getIntArray(k, "max_length", where);
     m.kernels.push_back(std::move(kernel));
   }
   if (root.contains("code_sha256")) {
@@ -299,10 +303,12 @@ static std::string checkLaunch(const ManifestKernel &k) {
 
 std::string validateManifest(const Manifest &m) {
   auto err = [](std::string s) { return "manifest: " + s; };
-  if (m.formatVersion != kManifestFormatVersion)
+  if (m.formatVersion != kManifestFormatVersion &&
+      m.formatVersion != kManifestFormatVersionVariants)
     return err("format_version " + std::to_string(m.formatVersion) +
                " is not supported (this runtime reads " +
-               std::to_string(kManifestFormatVersion) + ")");
+               std::to_string(kManifestFormatVersion) + " and " +
+               std::to_string(kManifestFormatVersionVariants) + ")");
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
     return err("unknown target kind \"" + m.target.kind +
                "\" (expected cpu or cuda)");
@@ -423,6 +429,22 @@ std::string validateManifest(const Manifest &m) {
                            "block x, and its grid " + shapeString(k.grid) +
                    " is not [workgroups, 1, 1]");
     }
+    if (!k.maxLength.empty()) {
+      if (m.formatVersion != kManifestFormatVersionVariants)
+        return err(where + "max_length (a length variant) needs "
+                           "format_version " +
+                   std::to_string(kManifestFormatVersionVariants) +
+                   ": a runtime that reads " +
+                   std::to_string(kManifestFormatVersion) +
+                   " would launch every variant");
+      if (m.target.kind != "cuda")
+        return err(where + "max_length (a length variant) is for cuda "
+                           "kernels, and the target is " + m.target.kind);
+      if (k.maxLength.size() != 2 || k.maxLength[0] < 0 ||
+          k.maxLength[1] <= k.maxLength[0])
+        return err(where + "max_length " + shapeString(k.maxLength) +
+                   " is not [lo, hi] with 0 <= lo < hi");
+    }
     if (m.target.kind == "cuda") {
       if (std::string e = checkLaunch(k); !e.empty())
         return err(where + e);
@@ -517,6 +539,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
                       {"batch", k.rowsBatch},
                       {"row", k.rowsRow},
                       {"tile", k.rowsTile}};
+      if (!k.maxLength.empty())
+        jk["max_length"] = k.maxLength;
       if (m.target.kind == "cuda") {
         jk["grid"] = k.grid;
         jk["block"] = k.block;

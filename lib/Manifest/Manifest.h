@@ -58,6 +58,10 @@
 namespace linformer {
 
 inline constexpr int kManifestFormatVersion = 2;
+/// The version of a manifest with length variants (kernels with
+/// `max_length`): a runtime that reads 2 only would launch every variant,
+/// so such a manifest says 3, and only such a manifest does.
+inline constexpr int kManifestFormatVersionVariants = 3;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
 /// The code sections of a cuda artifact: the kernels' PTX (always) and,
 /// when the compiler found ptxas, their cubin for the target's SM.
@@ -119,6 +123,11 @@ struct ManifestKernel {
   std::vector<int64_t> rowsGrid;
   int64_t rowsBatch = 0, rowsRow = 0, rowsTile = 0;
   bool hasRows() const { return !rowsGrid.empty(); }
+  /// A length variant (cuda kernels): `{lo, hi}`, launched only in runs
+  /// whose longest sequence has more than lo and at most hi tokens (the
+  /// run's other variants compute the same values for other lengths).
+  /// Empty: every run.
+  std::vector<int64_t> maxLength;
   /// Which code generator made the kernel: "mlir" (our pipeline, the
   /// default, not written) or "halide" (docs/Rationale.md, "Halide"). The
   /// runtime calls both alike.

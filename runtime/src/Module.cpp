@@ -360,6 +360,17 @@ void Module::checkGeometry() {
   // they are evaluated with.
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const ManifestKernel &k = m.kernels[i];
+    // A length variant runs for some longest lengths: the run's lengths
+    // decide, and they are at most n.
+    if (!k.maxLength.empty() &&
+        (lengthsBuffer_ < 0 || k.maxLength[1] > seqLen_))
+      bad("kernel " + std::to_string(i) + " ('" + k.symbol +
+          "'): max_length [" + std::to_string(k.maxLength[0]) + ", " +
+          std::to_string(k.maxLength[1]) + "]: " +
+          (lengthsBuffer_ < 0 ? std::string("a length variant needs the "
+                                            "model's lengths input, and it "
+                                            "has none")
+                              : "beyond n = " + std::to_string(seqLen_)));
     if (!k.hasRows())
       continue;
     std::string where = "kernel " + std::to_string(i) + " ('" + k.symbol +

@@ -703,10 +703,23 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     // up to the last block that holds a real token (the rest would only
     // compute padding).
     gridX.assign(m.kernels.size(), -1);
+    // Length variants run for the longest sequence's length (n when every
+    // workgroup runs).
+    int64_t longest = mod.seqLen();
+    if (lengths && !allWorkgroups) {
+      longest = 0;
+      for (int64_t s = 0; s < m.buffers[size_t(mod.lengthsBuffer())].shape[0];
+           ++s)
+        longest = std::max<int64_t>(longest, lengths[s]);
+    }
     for (size_t k = 0; k < m.kernels.size(); ++k) {
       const ManifestKernel &kernel = m.kernels[k];
       int64_t blocks = kernel.grid[0];
-      if (lengths && kernel.hasRows() && !allWorkgroups) {
+      if (!kernel.maxLength.empty() &&
+          !(kernel.maxLength[0] < longest && longest <= kernel.maxLength[1])) {
+        blocks = 0;
+        gridX[k] = 0;
+      } else if (lengths && kernel.hasRows() && !allWorkgroups) {
         activeRanges(kernel, lengths, ranges);
         blocks = ranges.empty() ? 0 : ranges.back().second;
         gridX[k] = blocks;

@@ -156,6 +156,10 @@ static cl::opt<std::string> modelPathOpt(
              "builds it, with the weights it draws) against the reference "
              "encoder; the layer options are ignored"),
     cl::init(""));
+static cl::list<int32_t> lengthsOpt(
+    "lengths", cl::CommaSeparated,
+    cl::desc("with --model and a lengths input: these real lengths, one a "
+             "sequence (default: random in [1, n])"));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 
@@ -509,6 +513,15 @@ int runModel(MLIRContext &context) {
   std::vector<uint8_t> mask;
   if (config.padding == ::linformer::PaddingInput::Lengths) {
     lengths = ::linformer::randomLengths(b, n, seed + 2);
+    if (!lengthsOpt.empty()) {
+      if (int64_t(lengthsOpt.size()) != b ||
+          llvm::any_of(lengthsOpt, [&](int32_t l) { return l < 1 || l > n; })) {
+        llvm::errs() << "error: --lengths needs " << b
+                     << " lengths in [1, " << n << "]\n";
+        return 2;
+      }
+      lengths.assign(lengthsOpt.begin(), lengthsOpt.end());
+    }
     args.push_back(lengths.data());
   } else if (config.padding == ::linformer::PaddingInput::Mask) {
     mask = ::linformer::randomMask(b, n, seed + 2, 0.6);

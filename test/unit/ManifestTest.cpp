@@ -122,14 +122,14 @@ TEST(Manifest, InvalidJson) {
 
 TEST(Manifest, NewerVersionIsAVersionError) {
   json j = json::parse(kValid);
-  j["format_version"] = 3;
+  j["format_version"] = 4;
   j.erase("buffers"); // a newer schema may lack anything; version wins
   Manifest m;
   FileError err = parseManifest(j.dump(), m);
   EXPECT_EQ(err.kind, ErrorKind::Version);
   EXPECT_EQ(err.message,
-            "manifest: format_version 3 is not supported (this runtime reads "
-            "2)");
+            "manifest: format_version 4 is not supported (this runtime reads "
+            "2 and 3)");
   // Version 1 predates code hashes and kernel records: also refused.
   j["format_version"] = 1;
   err = parseManifest(j.dump(), m);
@@ -351,6 +351,53 @@ TEST(Manifest, CudaLengthRuleNumbersBlockX) {
               m.kernels[0].block = {256, 1, 1};
             }),
             "");
+}
+
+// A length variant (max_length) is a cuda kernel's, in a manifest of
+// format_version 3 (a runtime that reads 2 would launch every variant),
+// with 0 <= lo < hi; it round-trips.
+TEST(Manifest, CudaLengthVariants) {
+  auto variant = [](Manifest &m) {
+    m.formatVersion = kManifestFormatVersionVariants;
+    m.kernels[0].maxLength = {0, 512};
+  };
+  EXPECT_EQ(cudaError(variant), "");
+  EXPECT_EQ(cudaError([&](Manifest &m) {
+              variant(m);
+              m.formatVersion = kManifestFormatVersion;
+            }),
+            "manifest: kernel 0: max_length (a length variant) needs "
+            "format_version 3: a runtime that reads 2 would launch every "
+            "variant");
+  EXPECT_EQ(cudaError([&](Manifest &m) {
+              variant(m);
+              m.kernels[0].maxLength = {512, 512};
+            }),
+            "manifest: kernel 0: max_length [512, 512] is not [lo, hi] with "
+            "0 <= lo < hi");
+  EXPECT_EQ(cudaError([&](Manifest &m) {
+              variant(m);
+              m.kernels[0].maxLength = {-1, 5, 7};
+            }),
+            "manifest: kernel 0: max_length [-1, 5, 7] is not [lo, hi] with "
+            "0 <= lo < hi");
+  Manifest m = cudaManifest();
+  variant(m);
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  EXPECT_NE(text.find("\"format_version\": 3"), std::string::npos) << text;
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_EQ(again.kernels[0].maxLength, (std::vector<int64_t>{0, 512}));
+  EXPECT_TRUE(again.kernels[1].maxLength.empty());
+  // A cpu kernel has no variants.
+  Manifest cpu;
+  ASSERT_TRUE(parseManifest(kValid, cpu).ok());
+  cpu.formatVersion = kManifestFormatVersionVariants;
+  cpu.kernels[0].maxLength = {0, 512};
+  EXPECT_EQ(validateManifest(cpu),
+            "manifest: kernel 0: max_length (a length variant) is for cuda "
+            "kernels, and the target is cpu");
 }
 
 // A kernel's length rule round-trips and each of its rules is checked.

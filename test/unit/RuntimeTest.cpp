@@ -718,12 +718,12 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   // A manifest version from the future.
   ArtifactWriter w;
   ASSERT_EQ(w.addSection("manifest", R"({"format": "linformer-artifact",
-                                         "format_version": 3})"),
+                                         "format_version": 4})"),
             "");
-  ASSERT_EQ(w.write(dir.file("m3.lfa")), "");
-  EXPECT_STATUS(lf_module_load(dir.file("m3.lfa").c_str(), &m),
+  ASSERT_EQ(w.write(dir.file("m4.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("m4.lfa").c_str(), &m),
                 LF_VERSION_MISMATCH,
-                "manifest: format_version 3 is not supported");
+                "manifest: format_version 4 is not supported");
 
   // A broken manifest.
   ArtifactWriter bad;

@@ -97,13 +97,47 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
   // the FFN's second GEMM at n = 4096: 1024 warps for 1056) would gain
   // little parallelism and pay two f32 copies of C, written and read
   // back, and a kernel.
-  int64_t steps = extents[p.kDim] / tileK;
   if (splitWarps > 0 && p.outerK.empty())
-    while (p.rows * p.cols * p.split * 2 <= splitWarps && p.split < 64 &&
-           steps % (p.split * 2) == 0 && steps / (p.split * 2) >= 16 &&
-           p.rows * p.split * 2 <= 65535)
-      p.split *= 2;
+    p.split = splitFor(p, extents[p.kDim] / tileK, p.rows, splitWarps);
   return p;
+}
+
+int64_t splitFor(const Plan &p, int64_t steps, int64_t rows,
+                 int64_t splitWarps) {
+  int64_t split = 1;
+  while (rows * p.cols * split * 2 <= splitWarps && split < 64 &&
+         steps % (split * 2) == 0 && steps / (split * 2) >= 16 &&
+         p.rows * split * 2 <= 65535)
+    split *= 2;
+  return split;
+}
+
+SmallVector<int64_t> lengthSplits(linalg::GenericOp op, const Plan &p,
+                                  int64_t tileK, int64_t splitWarps) {
+  SmallVector<int64_t> out;
+  auto loops =
+      op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
+  const Staging &s = p.staging;
+  if (!loops || loops.size() != 2 || !s.warpsM || s.wgmma || splitWarps <= 0 ||
+      !p.outerK.empty() || p.rowDims.size() != 1 ||
+      int64_t(p.rowDims[0]) != loops[0] || int64_t(p.mDim) != loops[1])
+    return out;
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  int64_t n = extents[p.mDim], blockRows = s.warpsM * kTileM * p.tilesM;
+  int64_t steps = extents[p.kDim] / tileK, last = p.split;
+  // Halving the longest length halves the warp rows that hold tokens
+  // (rounded up to whole blocks): split as planFor would for those.
+  for (int64_t t = n / 2; t >= blockRows && out.size() < 2 * 3; t /= 2) {
+    int64_t blocks = (t + blockRows - 1) / blockRows;
+    int64_t rows = extents[p.rowDims[0]] * blocks * s.warpsM;
+    int64_t split = splitFor(p, steps, rows, splitWarps);
+    // A staged part copies whole chunks of k.
+    if (split == last || (extents[p.kDim] / split) % s.chunk)
+      continue;
+    out.append({t, split});
+    last = split;
+  }
+  return out;
 }
 
 bool mapsContraction(linalg::GenericOp op, int64_t tileK, int64_t maxTilesM,

@@ -192,6 +192,21 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
                         int64_t maxTilesM, int64_t maxTilesN,
                         int64_t splitWarps);
 
+/// The split-K planFor chooses for plan `p` (its columns, its grid limit)
+/// when `rows` of its warp rows hold work, over `steps` k steps.
+int64_t splitFor(const Plan &p, int64_t steps, int64_t rows,
+                 int64_t splitWarps);
+
+/// For a staged contraction `op` whose rows are one sequence's tokens (a
+/// `linformer.token_loops` op, its batch loop the only folded row
+/// dimension, its token loop the innermost m) planned as `p`: the splits
+/// for runs whose longest sequence is shorter, as pairs [T, S], T
+/// decreasing (at most 3): when it has at most T tokens the length rule
+/// leaves fewer blocks, and split-K S fills the GPU again. Empty for any
+/// other contraction, or when no length changes the split.
+SmallVector<int64_t> lengthSplits(linalg::GenericOp op, const Plan &p,
+                                  int64_t tileK, int64_t splitWarps);
+
 /// Whether linformer-cuda-tensor-core-contractions maps `op` onto warp
 /// tiles (tensor cores, or SIMT tiles where a block stages it) with steps
 /// of `tileK` (4: tf32; 16: bf16 / f16) and warp blocks of at most

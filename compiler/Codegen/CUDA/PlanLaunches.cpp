@@ -10,7 +10,12 @@
 // intermediates. Views of a buffer
 // (expand/collapse_shape, casts) bind the buffer itself: with bare-pointer
 // kernel arguments a view of an identity-layout buffer is its base pointer.
-// Anything else on the host (a loop, a load) is an error at that op.
+// Length variants (an scf.if marked `linformer.length_guard` T, which a
+// contraction's split-K for shorter runs made) are planned branch by
+// branch: each kernel in them records the range of longest lengths it runs
+// for (`max_length = [lo, hi]`), and the ops computing the condition are
+// left to the runtime. Anything else on the host (a loop, a load) is an
+// error at that op.
 //
 // It also moves every outlined kernel into one gpu.module, named after the
 // entry, so that the artifact carries one PTX module (and one cubin).
@@ -25,6 +30,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 
@@ -112,10 +118,62 @@ struct CUDAPlanLaunchesPass
     SmallVector<KernelLaunchAttr> kernels;
     auto launchRows = fn->getAttrOfType<ArrayAttr>(kCUDALaunchRowsAttrName);
     SmallVector<gpu::LaunchFuncOp> launches;
-    for (Operation &op : fn.getBody().getOps()) {
-      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
+    // Length variants: the ops of a `linformer.length_guard` scf.if's
+    // branches, each with the range of longest lengths it runs for, in
+    // order; the ops computing the guards' conditions from the lengths
+    // (the runtime evaluates them from the plan instead).
+    struct Item {
+      Operation *op;
+      int64_t lo, hi;
+    };
+    int64_t seqLen = 0;
+    for (BlockArgument arg : fn.getArguments())
+      if (fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+        if (auto type = dyn_cast<MemRefType>(arg.getType());
+            type && type.getRank() >= 2 && !type.isDynamicDim(1))
+          seqLen = type.getDimSize(1);
+    SmallVector<Item> items;
+    llvm::SmallPtrSet<Operation *, 16> guardInputs;
+    std::function<LogicalResult(Block &, int64_t, int64_t)> collect =
+        [&](Block &block, int64_t lo, int64_t hi) -> LogicalResult {
+      for (Operation &op : block) {
+        auto guard = dyn_cast<scf::IfOp>(op);
+        if (!guard || !guard->hasAttr(kLengthGuardAttrName)) {
+          if (!isa<scf::YieldOp>(op) || &block == &fn.getBody().front())
+            items.push_back({&op, lo, hi});
+          continue;
+        }
+        auto t = guard->getAttrOfType<IntegerAttr>(kLengthGuardAttrName);
+        if (seqLen <= 0 || !t || t.getInt() < 1 || t.getInt() >= seqLen ||
+            guard.getNumResults() != 0 || guard.getElseRegion().empty())
+          return guard.emitError("a length guard needs an integer T with "
+                                 "1 <= T < n (the sequence argument's "
+                                 "length), an else branch and no results");
+        SmallVector<Value> work{guard.getCondition()};
+        while (!work.empty()) {
+          Operation *def = work.pop_back_val().getDefiningOp();
+          if (def && guardInputs.insert(def).second)
+            llvm::append_range(work, def->getOperands());
+        }
+        if (failed(collect(*guard.thenBlock(), lo,
+                           std::min(hi, t.getInt()))) ||
+            failed(collect(*guard.elseBlock(), std::max(lo, t.getInt()),
+                           hi)))
+          return failure();
+      }
+      return success();
+    };
+    if (failed(collect(fn.getBody().front(), 0, seqLen)))
+      return failure();
+    for (auto [opPtr, lo, hi] : items) {
+      Operation &op = *opPtr;
+      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op) ||
+          guardInputs.contains(&op))
         continue;
       if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        if (alloc->getBlock() != &fn.getBody().front())
+          return alloc.emitError("a device buffer of a length variant must "
+                                 "be allocated outside its guard");
         FailureOr<int64_t> bytes = staticBytes(alloc.getType());
         if (failed(bytes))
           return alloc.emitError("a device buffer needs a static shape and "
@@ -212,10 +270,13 @@ struct CUDAPlanLaunchesPass
         return launch.emitError("the length rule ")
                << rows << " does not number this launch's grid ["
                << grid[0] << ", " << grid[1] << ", " << grid[2] << "]";
+      SmallVector<int64_t> maxLength;
+      if (lo > 0 || hi < seqLen)
+        maxLength = {lo, hi};
       kernels.push_back(KernelLaunchAttr::get(
           ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
           /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, grid, block, shared,
-          resident, rows));
+          resident, rows, maxLength));
       launches.push_back(launch);
     }
     if (launches.empty())

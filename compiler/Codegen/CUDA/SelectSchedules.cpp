@@ -6,7 +6,9 @@
 // map gets a `#linformer.cuda_schedule` (warp tiles, split-K, the staged
 // block's warps, chunk and buffers, cp.async, ldmatrix, wgmma) chosen from
 // the options the pipeline derives from the CUDA target (Contractions.h,
-// selectPlan). A contraction left without one stays on the plain path.
+// selectPlan), and a token contraction the split-K of shorter runs
+// (`linformer.cuda_length_splits`, lengthSplits). A contraction left
+// without one stays on the plain path.
 // A schedule file (`schedule-file`, as --print-schedule writes it) replaces
 // the choice for contractions of the same key; the function records every
 // contraction's key, schedule and source for --print-schedule.
@@ -105,6 +107,13 @@ struct CUDASelectSchedulesPass
         if (failed(p))
           return WalkResult::advance();
         schedule = cuda::scheduleOf(ctx, *p);
+        // Shorter runs leave a token contraction's length rule fewer
+        // blocks: their own split-K, chosen the same way.
+        SmallVector<int64_t> splits =
+            cuda::lengthSplits(op, *p, o.tileK(), o.splitKWarps);
+        if (!splits.empty())
+          op->setAttr(mlir::linformer::kCUDALengthSplitsAttrName,
+                      DenseI64ArrayAttr::get(ctx, splits));
       }
       op->setAttr(mlir::linformer::kCUDAScheduleAttrName, schedule);
       records.push_back(cuda::scheduleRecord(ctx, key, schedule, source));

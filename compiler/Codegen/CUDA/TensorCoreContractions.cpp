@@ -45,9 +45,11 @@
 #include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -118,6 +120,8 @@ struct CUDATensorCoreContractionsPass
   void runOnOperation() override {
     if (failed(cuda::checkPrecision(getOperation(), precision)))
       return signalPassFailure();
+    longest = Value();
+    longestIn = func::FuncOp();
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(mlir::linformer::kCUDAScheduleAttrName))
@@ -328,58 +332,158 @@ struct CUDATensorCoreContractionsPass
   }
 
   /// `op` as warp tiles (staged through shared memory when `p` says so),
-  /// then with split-K the parts' sums added to C.
+  /// then with split-K the parts' sums added to C. A staged contraction
+  /// with `linformer.cuda_length_splits` becomes one variant a split, in
+  /// nested `scf.if`s on the run's longest length (`linformer.length_guard`
+  /// T on each: the then-branch runs when it is at most T), its schedule's
+  /// split in the outermost else.
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
                int64_t tileK) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     Type f32 = rewriter.getF32Type();
-    // Split-K: the parts' partial sums, [split] + C's shape.
+    SmallVector<Plan, 4> plans{p};
+    SmallVector<int64_t> guards;
+    if (auto splits = op->getAttrOfType<DenseI64ArrayAttr>(
+            mlir::linformer::kCUDALengthSplitsAttrName);
+        splits && p.staging.warpsM)
+      for (int64_t i = 0; i + 1 < int64_t(splits.size()); i += 2) {
+        guards.push_back(splits[i]);
+        plans.push_back(p);
+        plans.back().split = splits[i + 1];
+      }
+    // Split-K: the parts' partial sums, [split] + C's shape, allocated
+    // where the op was (the plan binds buffers of the function's body).
+    auto initType =
+        cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+    SmallVector<Value> partials;
+    for (const Plan &v : plans) {
+      partials.emplace_back();
+      if (v.split <= 1)
+        continue;
+      SmallVector<int64_t> shape{v.split};
+      llvm::append_range(shape, initType.getShape());
+      partials.back() = memref::AllocOp::create(rewriter, loc,
+                                                MemRefType::get(shape, f32));
+    }
+    if (!guards.empty()) {
+      Value longest = longestLength(rewriter, op);
+      for (size_t i = 0; i < guards.size(); ++i) {
+        Value cond = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::sle, longest,
+            arith::ConstantIntOp::create(rewriter, loc, guards[i], 32));
+        auto guard = scf::IfOp::create(rewriter, loc, cond,
+                                       /*withElseRegion=*/true);
+        guard->setAttr(mlir::linformer::kLengthGuardAttrName,
+                       rewriter.getI64IntegerAttr(guards[i]));
+        rewriter.setInsertionPoint(guard.elseBlock()->getTerminator());
+        emitVariant(rewriter, op, plans[i], tileK, partials[i]);
+        rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
+      }
+    }
+    emitVariant(rewriter, op, plans.back(), tileK, partials.back());
+    rewriter.setInsertionPointAfter(op);
+    for (Value buffer : partials)
+      if (buffer)
+        memref::DeallocOp::create(rewriter, loc, buffer);
+    rewriter.eraseOp(op);
+  }
+
+  /// The run's longest sequence (i32): the largest of the function's
+  /// lengths, computed once at its start.
+  Value longestLength(IRRewriter &rewriter, linalg::GenericOp op) {
+    auto fn = op->getParentOfType<func::FuncOp>();
+    if (longest && longestIn == fn)
+      return longest;
+    BlockArgument lengths = mlir::linformer::markedLengthsArgument(fn);
+    OpBuilder::InsertionGuard g(rewriter);
+    rewriter.setInsertionPointToStart(&fn.getBody().front());
+    Location loc = fn.getLoc();
+    auto type = cast<MemRefType>(lengths.getType());
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+    Value count = arith::ConstantIndexOp::create(rewriter, loc,
+                                                 type.getDimSize(0));
+    Value none = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
+    auto loop = scf::ForOp::create(
+        rewriter, loc, zero, count, one, ValueRange{none},
+        [&](OpBuilder &b, Location loc, Value i, ValueRange acc) {
+          Value l = memref::LoadOp::create(b, loc, lengths, ValueRange{i});
+          scf::YieldOp::create(
+              b, loc, ValueRange{arith::MaxSIOp::create(b, loc, acc[0], l)});
+        });
+    longest = loop.getResult(0);
+    longestIn = fn;
+    return longest;
+  }
+  Value longest;
+  func::FuncOp longestIn;
+
+  /// One variant of `op`'s code at the insertion point: its warp tiles
+  /// (into `partials` with split-K), then the parts' sums added to C.
+  void emitVariant(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
+                   int64_t tileK, Value partials) {
+    Location loc = op.getLoc();
     OpOperand *init = op.getDpsInitOperand(0);
     auto initType = cast<MemRefType>(init->get().getType());
-    Value partials;
-    if (p.split > 1) {
-      SmallVector<int64_t> shape{p.split};
-      llvm::append_range(shape, initType.getShape());
-      partials = memref::AllocOp::create(rewriter, loc,
-                                         MemRefType::get(shape, f32));
-    }
     if (p.staging.warpsM)
       staged(rewriter, op, p, partials);
     else
       warpTiles(rewriter, op, p, tileK, partials);
-    if (p.split > 1) {
-      auto c = [&](OpBuilder &b, int64_t v) -> Value {
-        return arith::ConstantIndexOp::create(b, loc, v);
-      };
-      Value zero = c(rewriter, 0), one = c(rewriter, 1);
-      // C += the parts' sums, part 0 first: one loop over C's elements.
-      SmallVector<Value> lo, hi, st;
-      for (int64_t e : initType.getShape()) {
-        lo.push_back(zero);
-        hi.push_back(c(rewriter, e));
-        st.push_back(one);
-      }
-      scf::ParallelOp::create(
-          rewriter, loc, lo, hi, st,
-          [&](OpBuilder &b, Location loc, ValueRange idx) {
-            Value sum = initialValue(b, loc, init->get(), p.initFrom,
-                                     SmallVector<Value>(idx));
-            auto loop = scf::ForOp::create(
-                b, loc, zero, c(b, p.split), one, ValueRange{sum},
-                [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
-                  SmallVector<Value> indices{s};
-                  indices.append(idx.begin(), idx.end());
-                  Value x = memref::LoadOp::create(b, loc, partials, indices);
-                  scf::YieldOp::create(
-                      b, loc,
-                      ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
-                });
-            storeResult(b, loc, p, loop.getResult(0), SmallVector<Value>(idx));
-          });
-      memref::DeallocOp::create(rewriter, loc, partials);
+    if (p.split <= 1)
+      return;
+    auto c = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value zero = c(rewriter, 0), one = c(rewriter, 1);
+    // C += the parts' sums, part 0 first: one loop over C's elements.
+    SmallVector<Value> lo, hi, st;
+    for (int64_t e : initType.getShape()) {
+      lo.push_back(zero);
+      hi.push_back(c(rewriter, e));
+      st.push_back(one);
     }
-    rewriter.eraseOp(op);
+    auto sums = scf::ParallelOp::create(
+        rewriter, loc, lo, hi, st,
+        [&](OpBuilder &b, Location loc, ValueRange idx) {
+          Value sum = initialValue(b, loc, init->get(), p.initFrom,
+                                   SmallVector<Value>(idx));
+          auto loop = scf::ForOp::create(
+              b, loc, zero, c(b, p.split), one, ValueRange{sum},
+              [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
+                SmallVector<Value> indices{s};
+                indices.append(idx.begin(), idx.end());
+                Value x = memref::LoadOp::create(b, loc, partials, indices);
+                scf::YieldOp::create(
+                    b, loc,
+                    ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
+              });
+          storeResult(b, loc, p, loop.getResult(0), SmallVector<Value>(idx));
+        });
+    // Where C's rows are tokens, so are the sums': their (batch, token)
+    // dimensions, for linformer-cuda-tile-parallel-loops' length rule.
+    if (std::optional<std::pair<int64_t, int64_t>> rows = tokenDimsOfC(op))
+      sums->setAttr(mlir::linformer::kTokenLoopsAttrName,
+                    rewriter.getDenseI64ArrayAttr({rows->first, rows->second}));
+  }
+
+  /// C's (batch, token) dimensions, where `op` has token loops that C
+  /// indexes by (batch before token); none otherwise.
+  static std::optional<std::pair<int64_t, int64_t>>
+  tokenDimsOfC(linalg::GenericOp op) {
+    auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
+        mlir::linformer::kTokenLoopsAttrName);
+    if (!loops || loops.size() != 2)
+      return std::nullopt;
+    AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+    MLIRContext *ctx = op.getContext();
+    std::optional<unsigned> batch = map.getResultPosition(
+                                getAffineDimExpr(loops[0], ctx)),
+                            token = map.getResultPosition(
+                                getAffineDimExpr(loops[1], ctx));
+    if (!batch || !token || *batch >= *token)
+      return std::nullopt;
+    return std::make_pair(int64_t(*batch), int64_t(*token));
   }
 
   /// The unstaged warp tiles: one scf.parallel over (part,) warp rows, warp
@@ -596,6 +700,18 @@ struct CUDATensorCoreContractionsPass
     OpOperand *bOp = op.getDpsInputOperand(p.bOperand);
     unsigned rank = op.getNumLoops();
 
+    // The length rule: where C's rows are one sequence's tokens (its
+    // batch loop the only folded row dimension, its token loop the
+    // innermost m), block x enumerates (sequence, tile of BM tokens, part,
+    // block column), row-major: the blocks past a sequence's length only
+    // compute its padding, and a prefix of block x holds the real tokens.
+    // Otherwise parts go outermost.
+    auto loops =
+        op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
+    bool tokenRows =
+        loops && loops.size() == 2 && p.rowDims.size() == 1 &&
+        int64_t(p.rowDims[0]) == loops[0] && int64_t(p.mDim) == loops[1] &&
+        blockRows == extents[p.rowDims[0]] * (extents[p.mDim] / BM);
     auto outer = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero},
         ValueRange{c(rewriter, p.split * blockRows * blockCols)},
@@ -603,8 +719,16 @@ struct CUDATensorCoreContractionsPass
           // Block columns fastest: neighbouring blocks share A's rows.
           Value blockCol = rem(b, ivs[0], blockCols);
           Value rest = div(b, ivs[0], blockCols);
-          Value blockRow = rem(b, rest, blockRows);
-          Value part = p.split > 1 ? div(b, rest, blockRows) : Value();
+          Value blockRow, part;
+          if (p.split <= 1)
+            blockRow = rem(b, rest, blockRows);
+          else if (tokenRows) {
+            part = rem(b, rest, p.split);
+            blockRow = div(b, rest, p.split);
+          } else {
+            blockRow = rem(b, rest, blockRows);
+            part = div(b, rest, blockRows);
+          }
           SmallVector<Value> iv(rank);
           // The block tile: folded outer dims, then the first row / column
           // of the innermost m / n dims.
@@ -1451,25 +1575,14 @@ struct CUDATensorCoreContractionsPass
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
-    // The length rule: where C's rows are one sequence's tokens (its
-    // batch loop the only folded row dimension, its token loop the
-    // innermost m), block x enumerates (part, sequence, tile of BM tokens,
-    // block column), row-major: the blocks past a sequence's length only
-    // compute its padding.
-    if (auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
-            mlir::linformer::kTokenLoopsAttrName);
-        loops && loops.size() == 2 && p.rowDims.size() == 1 &&
-        int64_t(p.rowDims[0]) == loops[0] && int64_t(p.mDim) == loops[1] &&
-        blockRows == extents[p.rowDims[0]] * (extents[p.mDim] / BM)) {
-      SmallVector<int64_t> grid;
+    if (tokenRows) {
+      SmallVector<int64_t> grid{extents[p.rowDims[0]], extents[p.mDim] / BM};
       if (p.split > 1)
         grid.push_back(p.split);
-      int64_t batch = int64_t(grid.size());
-      grid.append({extents[p.rowDims[0]], extents[p.mDim] / BM, blockCols});
+      grid.push_back(blockCols);
       outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName,
                      mlir::linformer::TokenRowsAttr::get(
-                         ctx, DenseI64ArrayAttr::get(ctx, grid), batch,
-                         batch + 1, BM));
+                         ctx, DenseI64ArrayAttr::get(ctx, grid), 0, 1, BM));
     }
   }
 };

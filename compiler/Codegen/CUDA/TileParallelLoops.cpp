@@ -53,10 +53,19 @@ struct CUDATileParallelLoopsPass
     });
     IRRewriter rewriter(&getContext());
     for (scf::ParallelOp op : outermost) {
+      // A loop over tokens (a split-K contraction's sums): its (batch,
+      // token) dimensions, for the length rule below.
+      auto tokenDims =
+          op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
+      bool tokenRule = tokenDims && tokenDims.size() == 2 &&
+                       0 <= tokenDims[0] && tokenDims[0] < tokenDims[1] &&
+                       tokenDims[1] < int64_t(op.getNumLoops());
       // The grid has three dimensions: leading dimensions beyond two are
       // folded into one (the blocks' z), so that none of them is left a
-      // sequential loop inside the kernel, as long as the fold fits z.
-      op = collapseLeading(rewriter, op);
+      // sequential loop inside the kernel, as long as the fold fits z. (A
+      // loop over tokens goes along x alone, below.)
+      if (!tokenRule)
+        op = collapseLeading(rewriter, op);
       SmallVector<int64_t> extents;
       bool unitStepsFromZero = true;
       for (auto [lb, ub, step] : llvm::zip(
@@ -88,7 +97,25 @@ struct CUDATileParallelLoopsPass
       // constants here (a canonicalizer would also collapse the nest that
       // the mapping needs).
       foldConstantSteps(outer);
-      mapInnermostFirst(outer, gpu::Processor::BlockX, 3);
+      // A loop over tokens gets a length rule: its blocks, numbered
+      // row-major along x alone (the rule's order), each hold one
+      // sequence's tile of tokens.
+      if (tokenRule) {
+        SmallVector<int64_t> grid;
+        int64_t blocks = 1;
+        for (auto [e, t] : llvm::zip(extents, tiles)) {
+          grid.push_back(e / t);
+          blocks *= e / t;
+        }
+        auto rule = mlir::linformer::TokenRowsAttr::get(
+            &getContext(), DenseI64ArrayAttr::get(&getContext(), grid),
+            tokenDims[0], tokenDims[1], tiles[tokenDims[1]]);
+        outer = collapseAll(rewriter, outer, blocks);
+        mlir::linformer::cuda::mapLoop(outer, {gpu::Processor::BlockX});
+        outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
+      } else {
+        mapInnermostFirst(outer, gpu::Processor::BlockX, 3);
+      }
       mapInnermostFirst(inner, gpu::Processor::ThreadX, 2);
     }
     // Parallel loops nested deeper (inside a reduction loop) run
@@ -159,6 +186,29 @@ struct CUDATileParallelLoopsPass
     collapsed.getLowerBoundMutable().assign({c(0), c(0), c(0)});
     collapsed.getUpperBoundMutable().assign({c(fold), c(*ny), c(*nx)});
     collapsed.getStepMutable().assign({c(1), c(1), c(1)});
+    return collapsed;
+  }
+
+  /// `op` (a block loop of `blocks` iterations in all) as one dimension,
+  /// row-major, from 0 in steps of 1.
+  static scf::ParallelOp collapseAll(IRRewriter &rewriter, scf::ParallelOp op,
+                                     int64_t blocks) {
+    Block *parent = op->getBlock();
+    Operation *next = op->getNextNode();
+    std::vector<unsigned> all;
+    for (unsigned d = 0; d < op.getNumLoops(); ++d)
+      all.push_back(d);
+    mlir::collapseParallelLoops(rewriter, op, {all});
+    auto collapsed =
+        cast<scf::ParallelOp>(next ? next->getPrevNode() : &parent->back());
+    OpBuilder b(collapsed);
+    Location loc = collapsed.getLoc();
+    collapsed.getLowerBoundMutable().assign(
+        arith::ConstantIndexOp::create(b, loc, 0));
+    collapsed.getUpperBoundMutable().assign(
+        arith::ConstantIndexOp::create(b, loc, blocks));
+    collapsed.getStepMutable().assign(
+        arith::ConstantIndexOp::create(b, loc, 1));
     return collapsed;
   }
 

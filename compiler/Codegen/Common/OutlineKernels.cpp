@@ -324,7 +324,7 @@ struct OutlineKernelsPass
         ctx, b.getStringAttr(kernel.getSymName()), workgroups, bufferList,
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
         dyn_cast_or_null<KernelShapeAttr>(kernelInfo), StringAttr(), {}, {},
-        /*shared=*/0, /*blocksPerSm=*/1, tokenRows);
+        /*shared=*/0, /*blocksPerSm=*/1, tokenRows, /*maxLength=*/{});
   }
 };
 } // namespace

@@ -20,7 +20,9 @@ the first difference.
 
 --lengths (the run's real lengths, one per sequence; absent sequences are
 length 0): a kernel with a length rule ("rows") launches block x only up to
-the last block that holds a real token of some sequence."""
+the last block that holds a real token of some sequence. A length variant
+("max_length": [lo, hi]) is launched only when lo < the longest length <= hi
+(without --lengths every sequence is n long)."""
 
 import json
 import struct
@@ -82,6 +84,12 @@ def blocks_x(k):
 
 
 shortened = 0
+skipped = 0
+variants = [k["max_length"] for k in m["kernels"] if "max_length" in k]
+# The run's longest sequence: every sequence is n long (the main variant's
+# hi) without --lengths.
+longest = max(lengths) if lengths is not None else max(
+    [hi for _, hi in variants], default=0)
 events = [line.split() for line in open(log) if line.strip()]
 pos = 0
 
@@ -140,6 +148,11 @@ for s in range(sessions):
                        lambda e: e[:3] == ["htod", str(alloc[i]), str(nbytes(buffers[i]))])
         for k in m["kernels"]:
             grid = list(k["grid"])
+            if "max_length" in k:
+                lo, hi = k["max_length"]
+                if not lo < longest <= hi:
+                    skipped += 1
+                    continue
             if lengths is not None and "rows" in k:
                 grid[0] = blocks_x(k)
                 if grid[0] < k["grid"][0]:
@@ -170,4 +183,5 @@ if pos != len(events):
 print(f"OK: {code}, {len(weights)} weights uploaded once, {sessions} session(s) x {runs} "
       f"run(s){' with device I/O' if device_io else ''}, "
       f"{launches} launches of {len(m['kernels'])} kernels bound as the manifest says"
-      + (f", {shortened} shortened by their length rules" if lengths is not None else ""))
+      + (f", {shortened} shortened by their length rules" if lengths is not None else "")
+      + (f", {skipped} length variants skipped" if variants else ""))

@@ -13,6 +13,9 @@ edit_manifest.py --print-rows IN.lfa   (how many kernels have length rules)
   rows-tile=K:N        kernel K's length rule has row tiles of N tokens
                        (K = "first": the first kernel with a rule)
   rows-drop            every length rule is removed
+  max-length=K:LO:HI   kernel K is a length variant for (LO, HI] (CUDA;
+                       the manifest says format_version 3)
+  version=N            the manifest's format_version becomes N
   flip-code            flips one byte in the middle of the cpu.so section
 """
 import json
@@ -83,6 +86,12 @@ def main():
             index = (next(i for i, x in enumerate(kernels) if "rows" in x)
                      if k == "first" else int(k))
             kernels[index]["rows"]["tile"] = int(n)
+        elif what == "max-length":
+            k, lo, hi = arg.split(":")
+            manifest["kernels"][int(k)]["max_length"] = [int(lo), int(hi)]
+            manifest["format_version"] = 3
+        elif what == "version":
+            manifest["format_version"] = int(arg)
         elif what == "rows-drop":
             for kernel in manifest["kernels"]:
                 kernel.pop("rows", None)

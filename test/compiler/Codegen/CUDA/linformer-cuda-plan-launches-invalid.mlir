@@ -119,3 +119,53 @@ module attributes {gpu.container_module} {
     gpu.func @k(%a: memref<4xf32>) kernel { gpu.return }
   }
 }
+
+// -----
+
+// A length guard's T must lie within the sequence's length (here n = 512).
+module attributes {gpu.container_module} {
+  func.func @guard_beyond_n(%x: memref<1x512x4xf32> {linformer.sequence},
+                            %len: memref<1xi32> {linformer.lengths}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %l = memref.load %len[%c0] : memref<1xi32>
+    %t = arith.constant 512 : i32
+    %short = arith.cmpi sle, %l, %t : i32
+    // expected-error @below {{a length guard needs an integer T with 1 <= T < n (the sequence argument's length), an else branch and no results}}
+    scf.if %short {
+      gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+          args(%x : memref<1x512x4xf32>)
+    } else {
+    } {linformer.length_guard = 512 : i64}
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<1x512x4xf32>) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// A buffer inside a length variant would be allocated for some runs only:
+// the plan allocates outside the guards.
+module attributes {gpu.container_module} {
+  func.func @alloc_in_guard(%x: memref<1x512x4xf32> {linformer.sequence},
+                            %len: memref<1xi32> {linformer.lengths}) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %l = memref.load %len[%c0] : memref<1xi32>
+    %t = arith.constant 64 : i32
+    %short = arith.cmpi sle, %l, %t : i32
+    scf.if %short {
+      // expected-error @below {{a device buffer of a length variant must be allocated outside its guard}}
+      %b = memref.alloc() : memref<4xf32>
+      gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+          args(%x : memref<1x512x4xf32>)
+    } else {
+    } {linformer.length_guard = 64 : i64}
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<1x512x4xf32>) kernel { gpu.return }
+  }
+}

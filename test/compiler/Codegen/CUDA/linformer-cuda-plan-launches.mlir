@@ -99,3 +99,57 @@ module attributes {gpu.container_module} {
     gpu.func @k(%a: memref<256xf32>) kernel { gpu.return }
   }
 }
+
+// -----
+
+// Length variants: the kernels of each branch of a linformer.length_guard
+// scf.if record the longest lengths they run for (then: at most T; else:
+// more), nested guards narrowing the range; the ops computing the
+// condition from the lengths are the runtime's to evaluate, not host code.
+// Kernels outside every guard run always (no max_length).
+// CHECK-LABEL: func.func @variants(
+// CHECK-SAME: #linformer.kernel<"variants_kernel_0", workgroups = 1, buffers = [0, 2], grid = [1, 1, 1], block = [32, 1, 1], max_length = [0, 64]>
+// CHECK-SAME: #linformer.kernel<"variants_kernel_1", workgroups = 1, buffers = [0, 2], grid = [1, 1, 1], block = [32, 1, 1], max_length = [64, 128]>
+// CHECK-SAME: #linformer.kernel<"variants_kernel_2", workgroups = 1, buffers = [0, 2], grid = [1, 1, 1], block = [32, 1, 1], max_length = [128, 512]>
+// CHECK-SAME: #linformer.kernel<"variants_kernel_3", workgroups = 1, buffers = [2], grid = [1, 1, 1], block = [32, 1, 1]>
+module attributes {gpu.container_module} {
+  func.func @variants(%x: memref<2x512x4xf32> {linformer.sequence},
+                      %len: memref<2xi32> {linformer.lengths},
+                      %y: memref<2x512x4xf32>) {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c32 = arith.constant 32 : index
+    %none = arith.constant 0 : i32
+    %longest = scf.for %i = %c0 to %c2 step %c1 iter_args(%m = %none) -> (i32) {
+      %l = memref.load %len[%i] : memref<2xi32>
+      %n = arith.maxsi %m, %l : i32
+      scf.yield %n : i32
+    }
+    %t128 = arith.constant 128 : i32
+    %short = arith.cmpi sle, %longest, %t128 : i32
+    scf.if %short {
+      %t64 = arith.constant 64 : i32
+      %shorter = arith.cmpi sle, %longest, %t64 : i32
+      scf.if %shorter {
+        gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+            args(%x : memref<2x512x4xf32>, %y : memref<2x512x4xf32>)
+      } else {
+        gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+            args(%x : memref<2x512x4xf32>, %y : memref<2x512x4xf32>)
+      } {linformer.length_guard = 64 : i64}
+    } else {
+      gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+          args(%x : memref<2x512x4xf32>, %y : memref<2x512x4xf32>)
+    } {linformer.length_guard = 128 : i64}
+    gpu.launch_func @b::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%y : memref<2x512x4xf32>)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<2x512x4xf32>, %b: memref<2x512x4xf32>) kernel { gpu.return }
+  }
+  gpu.module @b {
+    gpu.func @k(%a: memref<2x512x4xf32>) kernel { gpu.return }
+  }
+}

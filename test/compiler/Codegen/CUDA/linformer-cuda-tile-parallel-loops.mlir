@@ -134,3 +134,52 @@ func.func @premapped(%out: memref<64x4x32xf32>) {
   } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }
+
+// -----
+
+// A loop over tokens (linformer.token_loops: its batch and token
+// dimensions; a split-K contraction's sums) is tiled as any other, then its
+// blocks numbered row-major along x alone with the length rule of that
+// order: 4 sequences x 16 tiles of 8 tokens x 2 column tiles; the function
+// records it for the plan.
+// CHECK-LABEL: func.func @tokens(
+// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [4, 16, 2], batch = 0, row = 1, tile = 8>]
+// CHECK: scf.parallel ({{.*}}) = (%c0{{.*}}) to (%c128{{.*}}) step (%c1{{.*}}) {
+// CHECK: scf.parallel
+// CHECK: memref.store
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [4, 16, 2], batch = 0, row = 1, tile = 8>, mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
+func.func @tokens(%out: memref<4x128x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c4, %c128, %c64) step (%c1, %c1, %c1) {
+    memref.store %cst, %out[%i, %j, %k] : memref<4x128x64xf32>
+  } {linformer.token_loops = array<i64: 0, 1>}
+  return
+}
+
+// -----
+
+// Of any rank: the leading dimensions are not folded into z, every block
+// goes along x (2 sequences x 256 tokens, one a tile here, x the 2 heads
+// of a block's threads x 2 column tiles).
+// CHECK-LABEL: func.func @tokens_rank4(
+// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 256, 1, 2], batch = 0, row = 1, tile = 1>]
+// CHECK: scf.parallel ({{.*}}) = (%c0{{.*}}) to (%c1024{{.*}}) step (%c1{{.*}}) {
+// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 256, 1, 2], batch = 0, row = 1, tile = 1>, mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
+func.func @tokens_rank4(%out: memref<2x256x2x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %h, %k) = (%c0, %c0, %c0, %c0) to (%c2, %c256, %c2, %c64) step (%c1, %c1, %c1, %c1) {
+    memref.store %cst, %out[%i, %j, %h, %k] : memref<2x256x2x64xf32>
+  } {linformer.token_loops = array<i64: 0, 1>}
+  return
+}
