@@ -1204,6 +1204,22 @@ def LinformerCUDAWarpReductionsPass
                            "::mlir::memref::MemRefDialect"];
 }
 
+def LinformerCUDATokenParallelLoopsPass
+    : Pass<"linformer-cuda-token-parallel-loops", "::mlir::func::FuncOp"> {
+  let summary = "linalg ops over tokens to scf.parallel that keeps their token loops";
+  let description = [{
+    Right before `convert-linalg-to-parallel-loops` in the CUDA pipeline:
+    each linalg op on buffers marked `linformer.token_loops` (by
+    `linformer-cuda-mark-token-loops`: its batch and token loops, both
+    among its leading parallel loops) becomes the same loop nest
+    (`linalg::linalgOpToParallelLoops`), and its outer `scf.parallel` gets
+    the mark, which `linformer-cuda-tile-parallel-loops` turns into a
+    length rule (the upstream pass keeps no attribute of the op). Other
+    ops are left to the upstream pass.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def LinformerCUDATileParallelLoopsPass
     : Pass<"linformer-cuda-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "tiles each outermost scf.parallel into blocks of threads";

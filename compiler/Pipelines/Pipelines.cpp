@@ -331,6 +331,8 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   reduceOptions.splitWarps = 32 * target.smCount;
   reduceOptions.emulate = options.onHost;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
+  // Ops over tokens keep their (batch, token) loops for a length rule.
+  funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
   tileOptions.threadsX = threadsX;

@@ -56,9 +56,22 @@ struct CUDAPrepareLoopsPass
       if (identity)
         continue;
       rewriter.setInsertionPoint(op);
-      if (failed(linalg::interchangeGenericOp(rewriter, op, order))) {
+      auto tokens = op->getAttrOfType<DenseI64ArrayAttr>(
+          mlir::linformer::kTokenLoopsAttrName);
+      FailureOr<linalg::GenericOp> moved =
+          linalg::interchangeGenericOp(rewriter, op, order);
+      if (failed(moved)) {
         op.emitError("cannot move the reduction dimensions innermost");
         return signalPassFailure();
+      }
+      // Token loops (linformer-cuda-mark-token-loops) follow their loops.
+      if (tokens) {
+        SmallVector<int64_t> renumbered;
+        for (int64_t d : tokens.asArrayRef())
+          renumbered.push_back(
+              llvm::find(order, unsigned(d)) - order.begin());
+        (*moved)->setAttr(mlir::linformer::kTokenLoopsAttrName,
+                          rewriter.getDenseI64ArrayAttr(renumbered));
       }
     }
   }

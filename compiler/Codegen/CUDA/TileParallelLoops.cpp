@@ -66,6 +66,16 @@ struct CUDATileParallelLoopsPass
       // loop over tokens goes along x alone, below.)
       if (!tokenRule)
         op = collapseLeading(rewriter, op);
+      // A loop over tokens goes (sequence, token, the rest): its blocks
+      // along x then hold one sequence's real tokens in a prefix.
+      if (tokenRule) {
+        SmallVector<unsigned> order{unsigned(tokenDims[0]),
+                                    unsigned(tokenDims[1])};
+        for (unsigned d = 0; d < op.getNumLoops(); ++d)
+          if (d != order[0] && d != order[1])
+            order.push_back(d);
+        op = permuteLoops(rewriter, op, order);
+      }
       SmallVector<int64_t> extents;
       bool unitStepsFromZero = true;
       for (auto [lb, ub, step] : llvm::zip(
@@ -109,7 +119,7 @@ struct CUDATileParallelLoopsPass
         }
         auto rule = mlir::linformer::TokenRowsAttr::get(
             &getContext(), DenseI64ArrayAttr::get(&getContext(), grid),
-            tokenDims[0], tokenDims[1], tiles[tokenDims[1]]);
+            0, 1, tiles[1]);
         outer = collapseAll(rewriter, outer, blocks);
         mlir::linformer::cuda::mapLoop(outer, {gpu::Processor::BlockX});
         outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
@@ -187,6 +197,28 @@ struct CUDATileParallelLoopsPass
     collapsed.getUpperBoundMutable().assign({c(fold), c(*ny), c(*nx)});
     collapsed.getStepMutable().assign({c(1), c(1), c(1)});
     return collapsed;
+  }
+
+  /// `op` with its dimensions in `order` (new dimension i is old
+  /// dimension order[i]), the body unchanged.
+  static scf::ParallelOp permuteLoops(IRRewriter &rewriter, scf::ParallelOp op,
+                                      ArrayRef<unsigned> order) {
+    SmallVector<Value> lbs, ubs, steps;
+    for (unsigned d : order) {
+      lbs.push_back(op.getLowerBound()[d]);
+      ubs.push_back(op.getUpperBound()[d]);
+      steps.push_back(op.getStep()[d]);
+    }
+    rewriter.setInsertionPoint(op);
+    auto permuted =
+        scf::ParallelOp::create(rewriter, op.getLoc(), lbs, ubs, steps);
+    rewriter.eraseOp(permuted.getBody()->getTerminator());
+    SmallVector<Value> ivs(order.size());
+    for (auto [i, d] : llvm::enumerate(order))
+      ivs[d] = permuted.getInductionVars()[i];
+    rewriter.mergeBlocks(op.getBody(), permuted.getBody(), ivs);
+    rewriter.eraseOp(op);
+    return permuted;
   }
 
   /// `op` (a block loop of `blocks` iterations in all) as one dimension,

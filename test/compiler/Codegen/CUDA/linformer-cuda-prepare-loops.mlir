@@ -56,3 +56,24 @@ func.func @rowsum(%a: memref<4x32xf32>, %s: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Token loops (linformer.token_loops, loop numbers) follow their loops
+// through the interchange: the token loop 2 becomes loop 1.
+// CHECK-LABEL: func.func @token_loops_follow(
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: linformer.token_loops = array<i64: 0, 1>
+#in = affine_map<(b, r, n) -> (b, r, n)>
+#o = affine_map<(b, r, n) -> (b, n)>
+func.func @token_loops_follow(%x: memref<2x4x128xf32>, %out: memref<2x128xf32>) {
+  linalg.generic {indexing_maps = [#in, #o],
+                  iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x : memref<2x4x128xf32>) outs(%out : memref<2x128xf32>) attrs = {linformer.token_loops = array<i64: 0, 2>} {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.addf %a, %o : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -164,22 +164,30 @@ func.func @tokens(%out: memref<4x128x64xf32>) {
 
 // -----
 
-// Of any rank: the leading dimensions are not folded into z, every block
-// goes along x (2 sequences x 256 tokens, one a tile here, x the 2 heads
-// of a block's threads x 2 column tiles).
+// Of any rank, the token dimension anywhere after the batch's: the loop
+// goes (sequence, token, the rest), not folded into z, every block along x
+// (2 sequences x 256 tokens, one a tile here, x the 2 heads of a block's
+// threads x 2 column tiles), so that one sequence's real tokens are a
+// prefix of its blocks. The store keeps its indices.
 // CHECK-LABEL: func.func @tokens_rank4(
 // CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 256, 1, 2], batch = 0, row = 1, tile = 1>]
 // CHECK: scf.parallel ({{.*}}) = (%c0{{.*}}) to (%c1024{{.*}}) step (%c1{{.*}}) {
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c1{{.*}}, %c1{{.*}}, %c2{{.*}}, %c32{{.*}})
+// CHECK-NEXT: %[[B:.*]] = arith.addi
+// CHECK-NEXT: %[[N:.*]] = arith.addi
+// CHECK-NEXT: %[[H:.*]] = arith.addi
+// CHECK-NEXT: %[[D:.*]] = arith.addi
+// CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[N]], %[[D]]] : memref<2x2x256x64xf32>
 // CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 256, 1, 2], batch = 0, row = 1, tile = 1>, mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
-func.func @tokens_rank4(%out: memref<2x256x2x64xf32>) {
+func.func @tokens_rank4(%out: memref<2x2x256x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
   %c64 = arith.constant 64 : index
   %c256 = arith.constant 256 : index
   %cst = arith.constant 1.0 : f32
-  scf.parallel (%i, %j, %h, %k) = (%c0, %c0, %c0, %c0) to (%c2, %c256, %c2, %c64) step (%c1, %c1, %c1, %c1) {
-    memref.store %cst, %out[%i, %j, %h, %k] : memref<2x256x2x64xf32>
-  } {linformer.token_loops = array<i64: 0, 1>}
+  scf.parallel (%i, %h, %j, %k) = (%c0, %c0, %c0, %c0) to (%c2, %c2, %c256, %c64) step (%c1, %c1, %c1, %c1) {
+    memref.store %cst, %out[%i, %h, %j, %k] : memref<2x2x256x64xf32>
+  } {linformer.token_loops = array<i64: 0, 2>}
   return
 }
