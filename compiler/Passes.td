@@ -1189,6 +1189,12 @@ def LinformerCUDAWarpReductionsPass
     rows x P partial sums, and a second loop, a warp a row, adds a row's P
     partials (lane p takes partial p) and stores as above. The order is
     fixed, so the result is deterministic.
+
+    Rows over tokens (a row sum marked `linformer.token_loops` whose token
+    loop is its last parallel one, the blocks whole tiles of a sequence's
+    tokens; LayerNorm's statistics): the unsplit block loop gets the length
+    rule of its order (`linformer.cuda_token_rows`: the leading extents and
+    the token tiles, tile = the block's rows).
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"8",

@@ -121,7 +121,8 @@ struct CUDAWarpReductionsPass
   /// and lane 0 runs `finish(row, total)`.
   void warpSums(OpBuilder &b, Location loc, int64_t count, int64_t perBlock,
                 function_ref<Value(OpBuilder &, Value, Value)> laneSum,
-                function_ref<void(OpBuilder &, Value, Value)> finish) const {
+                function_ref<void(OpBuilder &, Value, Value)> finish,
+                mlir::linformer::TokenRowsAttr rule = {}) const {
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -188,6 +189,8 @@ struct CUDAWarpReductionsPass
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
+    if (rule)
+      outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
   }
 
   /// The parts a row's reduction of `steps` is cut into (1: not split):
@@ -256,13 +259,29 @@ struct CUDAWarpReductionsPass
           b, loc, arith::AddFOp::create(b, loc, start, total), c, iv);
     };
     if (parts == 1) {
+      int64_t perBlock = cuda::largestDivisorAtMost(rows, warps);
+      // Rows over tokens (linformer.token_loops, the token loop the last
+      // parallel one, whole blocks of tokens): blocks enumerate (the
+      // leading dims, tiles of perBlock tokens), the length rule's order.
+      mlir::linformer::TokenRowsAttr rule;
+      auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
+          mlir::linformer::kTokenLoopsAttrName);
+      if (loops && loops.size() == 2 && 0 <= loops[0] &&
+          loops[0] < loops[1] && loops[1] + 1 == int64_t(red) &&
+          extents[red - 1] % perBlock == 0) {
+        SmallVector<int64_t> grid(extents.begin(), extents.begin() + red);
+        grid.back() /= perBlock;
+        rule = mlir::linformer::TokenRowsAttr::get(
+            op.getContext(), rewriter.getDenseI64ArrayAttr(grid), loops[0],
+            loops[1], perBlock);
+      }
       warpSums(
-          rewriter, loc, rows, cuda::largestDivisorAtMost(rows, warps),
+          rewriter, loc, rows, perBlock,
           [&](OpBuilder &b, Value row, Value lane) {
             return termSum(b, rowIndices(b, row), lane,
                            cIdx(b, extents[red]));
           },
-          store);
+          store, rule);
     } else {
       // A warp a part (part q % parts of row q / parts), into rows x parts
       // partial sums; then a warp a row adds them, lane p taking part p.

@@ -244,3 +244,22 @@ func.func @long_rows(%e: memref<4x8192xf32>, %len: memref<1xi32>, %s: memref<1x4
   }
   return
 }
+
+// -----
+
+// Row sums over tokens (linformer.token_loops: batch loop 0, token loop 1,
+// the last parallel one): blocks of 8 tokens of one sequence, so the block
+// loop gets the length rule (2 sequences x 16 blocks of 8 tokens).
+// CHECK-LABEL: func.func @token_rows
+// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 16], batch = 0, row = 1, tile = 8>, mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
+#x = affine_map<(b, n, c) -> (b, n, c)>
+#row = affine_map<(b, n, c) -> (b, n)>
+func.func @token_rows(%x: memref<2x128x64xf32>, %m: memref<2x128xf32>) {
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<2x128x64xf32>) outs(%m : memref<2x128xf32>) attrs = {linformer.token_loops = array<i64: 0, 1>} {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  return
+}
