@@ -112,15 +112,19 @@ int64_t splitFor(const Plan &p, int64_t steps, int64_t rows,
   return split;
 }
 
+bool rowsAreTokens(linalg::GenericOp op, const Plan &p) {
+  auto loops =
+      op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
+  return loops && loops.size() == 2 && p.rowDims.size() == 1 &&
+         int64_t(p.rowDims[0]) == loops[0] && int64_t(p.mDim) == loops[1];
+}
+
 SmallVector<int64_t> lengthSplits(linalg::GenericOp op, const Plan &p,
                                   int64_t tileK, int64_t splitWarps) {
   SmallVector<int64_t> out;
-  auto loops =
-      op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
   const Staging &s = p.staging;
-  if (!loops || loops.size() != 2 || !s.warpsM || s.wgmma || splitWarps <= 0 ||
-      !p.outerK.empty() || p.rowDims.size() != 1 ||
-      int64_t(p.rowDims[0]) != loops[0] || int64_t(p.mDim) != loops[1])
+  if (!rowsAreTokens(op, p) || !s.warpsM || s.wgmma || splitWarps <= 0 ||
+      !p.outerK.empty())
     return out;
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   int64_t n = extents[p.mDim], blockRows = s.warpsM * kTileM * p.tilesM;

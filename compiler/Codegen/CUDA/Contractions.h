@@ -197,9 +197,14 @@ FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
 int64_t splitFor(const Plan &p, int64_t steps, int64_t rows,
                  int64_t splitWarps);
 
-/// For a staged contraction `op` whose rows are one sequence's tokens (a
-/// `linformer.token_loops` op, its batch loop the only folded row
-/// dimension, its token loop the innermost m) planned as `p`: the splits
+/// Whether the rows of contraction `op` planned as `p` are one sequence's
+/// tokens: a `linformer.token_loops` op whose batch loop is the only folded
+/// row dimension and whose token loop is the innermost m (its blocks can
+/// have a length rule).
+bool rowsAreTokens(linalg::GenericOp op, const Plan &p);
+
+/// For a staged contraction `op` whose rows are tokens (rowsAreTokens)
+/// planned as `p`: the splits
 /// for runs whose longest sequence is shorter, as pairs [T, S], T
 /// decreasing (at most 3): when it has at most T tokens the length rule
 /// leaves fewer blocks, and split-K S fills the GPU again. Empty for any

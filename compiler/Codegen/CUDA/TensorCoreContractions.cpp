@@ -121,7 +121,6 @@ struct CUDATensorCoreContractionsPass
     if (failed(cuda::checkPrecision(getOperation(), precision)))
       return signalPassFailure();
     longest = Value();
-    longestIn = func::FuncOp();
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(mlir::linformer::kCUDAScheduleAttrName))
@@ -367,7 +366,7 @@ struct CUDATensorCoreContractionsPass
                                                 MemRefType::get(shape, f32));
     }
     if (!guards.empty()) {
-      Value longest = longestLength(rewriter, op);
+      Value longest = longestLength(rewriter);
       for (size_t i = 0; i < guards.size(); ++i) {
         Value cond = arith::CmpIOp::create(
             rewriter, loc, arith::CmpIPredicate::sle, longest,
@@ -390,11 +389,11 @@ struct CUDATensorCoreContractionsPass
   }
 
   /// The run's longest sequence (i32): the largest of the function's
-  /// lengths, computed once at its start.
-  Value longestLength(IRRewriter &rewriter, linalg::GenericOp op) {
-    auto fn = op->getParentOfType<func::FuncOp>();
-    if (longest && longestIn == fn)
+  /// lengths, computed once (runOnOperation forgets it) at its start.
+  Value longestLength(IRRewriter &rewriter) {
+    if (longest)
       return longest;
+    func::FuncOp fn = getOperation();
     BlockArgument lengths = mlir::linformer::markedLengthsArgument(fn);
     OpBuilder::InsertionGuard g(rewriter);
     rewriter.setInsertionPointToStart(&fn.getBody().front());
@@ -413,11 +412,9 @@ struct CUDATensorCoreContractionsPass
               b, loc, ValueRange{arith::MaxSIOp::create(b, loc, acc[0], l)});
         });
     longest = loop.getResult(0);
-    longestIn = fn;
     return longest;
   }
   Value longest;
-  func::FuncOp longestIn;
 
   /// One variant of `op`'s code at the insertion point: its warp tiles
   /// (into `partials` with split-K), then the parts' sums added to C.
@@ -706,12 +703,8 @@ struct CUDATensorCoreContractionsPass
     // block column), row-major: the blocks past a sequence's length only
     // compute its padding, and a prefix of block x holds the real tokens.
     // Otherwise parts go outermost.
-    auto loops =
-        op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
-    bool tokenRows =
-        loops && loops.size() == 2 && p.rowDims.size() == 1 &&
-        int64_t(p.rowDims[0]) == loops[0] && int64_t(p.mDim) == loops[1] &&
-        blockRows == extents[p.rowDims[0]] * (extents[p.mDim] / BM);
+    bool tokenRows = cuda::rowsAreTokens(op, p) &&
+                     blockRows == extents[p.rowDims[0]] * (extents[p.mDim] / BM);
     auto outer = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero},
         ValueRange{c(rewriter, p.split * blockRows * blockCols)},

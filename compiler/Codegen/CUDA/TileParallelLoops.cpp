@@ -120,7 +120,10 @@ struct CUDATileParallelLoopsPass
         auto rule = mlir::linformer::TokenRowsAttr::get(
             &getContext(), DenseI64ArrayAttr::get(&getContext(), grid),
             0, 1, tiles[1]);
-        outer = collapseAll(rewriter, outer, blocks);
+        std::vector<unsigned> all;
+        for (unsigned d = 0; d < outer.getNumLoops(); ++d)
+          all.push_back(d);
+        outer = collapse(rewriter, outer, {all}, {blocks});
         mlir::linformer::cuda::mapLoop(outer, {gpu::Processor::BlockX});
         outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
       } else {
@@ -178,24 +181,41 @@ struct CUDATileParallelLoopsPass
       return op;
     std::optional<int64_t> ny = getConstantIntValue(op.getUpperBound()[rank - 2]),
                            nx = getConstantIntValue(op.getUpperBound()[rank - 1]);
+    SmallVector<int64_t> extents;
+    if (ny && nx)
+      extents = {fold, *ny, *nx};
+    return collapse(rewriter, op, {leading, {rank - 2}, {rank - 1}}, extents);
+  }
+
+  /// `op` with its dimensions collapsed into `groups` (each row-major),
+  /// the collapsed loop standing where `op` stood. Its bounds come out as
+  /// products of constants, which the tiling needs folded: with `extents`
+  /// (one a group) they become the constants 0 .. extent in steps of 1.
+  static scf::ParallelOp collapse(IRRewriter &rewriter, scf::ParallelOp op,
+                                  ArrayRef<std::vector<unsigned>> groups,
+                                  ArrayRef<int64_t> extents) {
     Block *parent = op->getBlock();
     Operation *next = op->getNextNode();
-    mlir::collapseParallelLoops(rewriter, op,
-                               {leading, {rank - 2}, {rank - 1}});
-    // The collapsed loop replaces `op` where it stood; its bounds come out
-    // as products of constants, which the tiling needs folded.
+    mlir::collapseParallelLoops(rewriter, op, groups);
     auto collapsed =
         cast<scf::ParallelOp>(next ? next->getPrevNode() : &parent->back());
-    if (!ny || !nx)
+    if (extents.empty())
       return collapsed;
     OpBuilder b(collapsed);
     Location loc = collapsed.getLoc();
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    collapsed.getLowerBoundMutable().assign({c(0), c(0), c(0)});
-    collapsed.getUpperBoundMutable().assign({c(fold), c(*ny), c(*nx)});
-    collapsed.getStepMutable().assign({c(1), c(1), c(1)});
+    SmallVector<Value> lbs, ubs, steps;
+    for (size_t i = 0; i < extents.size(); ++i)
+      lbs.push_back(c(0));
+    for (int64_t e : extents)
+      ubs.push_back(c(e));
+    for (size_t i = 0; i < extents.size(); ++i)
+      steps.push_back(c(1));
+    collapsed.getLowerBoundMutable().assign(lbs);
+    collapsed.getUpperBoundMutable().assign(ubs);
+    collapsed.getStepMutable().assign(steps);
     return collapsed;
   }
 
@@ -219,29 +239,6 @@ struct CUDATileParallelLoopsPass
     rewriter.mergeBlocks(op.getBody(), permuted.getBody(), ivs);
     rewriter.eraseOp(op);
     return permuted;
-  }
-
-  /// `op` (a block loop of `blocks` iterations in all) as one dimension,
-  /// row-major, from 0 in steps of 1.
-  static scf::ParallelOp collapseAll(IRRewriter &rewriter, scf::ParallelOp op,
-                                     int64_t blocks) {
-    Block *parent = op->getBlock();
-    Operation *next = op->getNextNode();
-    std::vector<unsigned> all;
-    for (unsigned d = 0; d < op.getNumLoops(); ++d)
-      all.push_back(d);
-    mlir::collapseParallelLoops(rewriter, op, {all});
-    auto collapsed =
-        cast<scf::ParallelOp>(next ? next->getPrevNode() : &parent->back());
-    OpBuilder b(collapsed);
-    Location loc = collapsed.getLoc();
-    collapsed.getLowerBoundMutable().assign(
-        arith::ConstantIndexOp::create(b, loc, 0));
-    collapsed.getUpperBoundMutable().assign(
-        arith::ConstantIndexOp::create(b, loc, blocks));
-    collapsed.getStepMutable().assign(
-        arith::ConstantIndexOp::create(b, loc, 1));
-    return collapsed;
   }
 
   /// The last `ids` dimensions, innermost first, to `first` (block or
