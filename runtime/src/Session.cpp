@@ -550,41 +550,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     wanted[size_t(idx)] = &t;
   }
 
-  // Bind inputs: zero-copy when nothing needs padding, else copy + pad.
   bound = owned;
-  for (size_t idx : mod.ios(LF_IO_INPUT)) {
-    const ManifestBuffer &b = m.buffers[idx];
-    const lf_tensor *t = given[idx];
-    if (b.role != BufferRole::None)
-      continue;
-    if (onDevice) {
-      bound[idx] = t->data;
-      devIo[idx] = true;
-      continue;
-    }
-    // A packed run with every sequence of length n is the padded layout.
-    bool fullRows = packed ? T == B * n && batch == B : L == n && batch == B;
-    if ((!mod.isSequence(idx) || fullRows) && isAligned(t->data)) {
-      bound[idx] = t->data;
-      continue;
-    }
-    if (!mod.isSequence(idx)) {
-      std::memcpy(owned[idx], t->data, b.byteSize());
-      continue;
-    }
-    size_t row = b.byteSize() / size_t(B * n);
-    auto *dst = static_cast<uint8_t *>(owned[idx]);
-    auto *src = static_cast<const uint8_t *>(t->data);
-    for (int64_t i = 0; i < batch; ++i) {
-      // Sequence i: `len` rows from row `first` of the caller's tensor.
-      int64_t first = packed ? offsets[size_t(i)] : i * L;
-      int64_t len = packed ? packedLength(i) : L;
-      std::memcpy(dst + size_t(i * n) * row, src + size_t(first) * row,
-                  size_t(len) * row);
-      std::memset(dst + size_t(i * n + len) * row, poison ? 0xff : 0,
-                  size_t(n - len) * row);
-    }
-  }
 
   // Lengths: the caller's (by the buffer's name, or converted from a
   // prefix mask), else L for every sequence.
@@ -673,6 +639,63 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     } else {
       for (int64_t i = 0; i < batch; ++i)
         std::memset(mask + i * n, 1, size_t(L));
+    }
+  }
+
+  // Bind inputs: zero-copy when nothing needs padding, else copy + pad.
+  // The CPU kernels of a model with lengths never read a row past its
+  // sequence's length (row tiles past it are skipped, token reductions stop
+  // at it: the poisoning runs check this), so only the real rows are copied
+  // and the padding is not written (NaN bytes when poisoning, which also
+  // copies full-length input so that its padded rows are poisoned). The
+  // CUDA kernels' token reductions run every block: their padded rows are
+  // zeros, so that stale values (an Inf of an earlier run) cannot reach a
+  // real row as 0 * Inf.
+  bound = owned;
+  // Halide kernels (--backend=best mixes) do not stop at the lengths
+  // either: their padded rows are zeros too.
+  bool halide = false;
+  for (const ManifestKernel &kernel : m.kernels)
+    halide |= kernel.generator == "halide";
+  const int32_t *realLengths =
+      mod.lengthsBuffer() >= 0 && !cuda && !halide
+          ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
+          : nullptr;
+  for (size_t idx : mod.ios(LF_IO_INPUT)) {
+    const ManifestBuffer &b = m.buffers[idx];
+    const lf_tensor *t = given[idx];
+    if (b.role != BufferRole::None)
+      continue;
+    if (onDevice) {
+      bound[idx] = t->data;
+      devIo[idx] = true;
+      continue;
+    }
+    // A packed run with every sequence of length n is the padded layout.
+    bool fullRows = packed ? T == B * n && batch == B : L == n && batch == B;
+    if ((!mod.isSequence(idx) || (fullRows && !(poison && realLengths))) &&
+        isAligned(t->data)) {
+      bound[idx] = t->data;
+      continue;
+    }
+    if (!mod.isSequence(idx)) {
+      std::memcpy(owned[idx], t->data, b.byteSize());
+      continue;
+    }
+    size_t row = b.byteSize() / size_t(B * n);
+    auto *dst = static_cast<uint8_t *>(owned[idx]);
+    auto *src = static_cast<const uint8_t *>(t->data);
+    for (int64_t i = 0; i < batch; ++i) {
+      // Sequence i: `len` rows from row `first` of the caller's tensor.
+      int64_t first = packed ? offsets[size_t(i)] : i * L;
+      int64_t len = packed ? packedLength(i) : L;
+      if (realLengths)
+        len = std::min<int64_t>(len, realLengths[i]);
+      std::memcpy(dst + size_t(i * n) * row, src + size_t(first) * row,
+                  size_t(len) * row);
+      if (poison || !realLengths)
+        std::memset(dst + size_t(i * n + len) * row, poison ? 0xff : 0,
+                    size_t(n - len) * row);
     }
   }
 
@@ -815,20 +838,20 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                     src + size_t(i * n) * row, size_t(packedLength(i)) * row);
       continue;
     }
-    // Rows per sequence in the caller's tensor: n (all) or L.
+    // Rows per sequence in the caller's tensor: n (all) or L; the real
+    // ones are copied (unless written in place), the rest are zeros.
     int64_t rows = t->shape[1];
-    if (!direct[idx]) {
-      auto *src = static_cast<const uint8_t *>(owned[idx]);
-      for (int64_t i = 0; i < batch; ++i)
+    auto *src = static_cast<const uint8_t *>(owned[idx]);
+    for (int64_t i = 0; i < batch; ++i) {
+      int64_t len =
+          lengths && !devIo[idx] ? std::min<int64_t>(lengths[i], rows) : rows;
+      if (!direct[idx])
         std::memcpy(dst + size_t(i * rows) * row, src + size_t(i * n) * row,
-                    size_t(rows) * row);
-    }
-    if (lengths && !devIo[idx])
-      for (int64_t i = 0; i < batch; ++i) {
-        int64_t len = std::min<int64_t>(lengths[i], rows);
+                    size_t(len) * row);
+      if (len < rows)
         std::memset(dst + size_t(i * rows + len) * row, 0,
                     size_t(rows - len) * row);
-      }
+    }
   }
 }
 
