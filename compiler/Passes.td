@@ -222,6 +222,13 @@ def LinformerCPUTileAndFusePass
     and then the innermost dimension (not below 16) are halved. Sizes are
     rounded down to divisors of the dimension so that every tile has a
     static shape.
+
+    With a `linformer.lengths` argument, a workgroup loop whose workgroups
+    each hold one sequence and a tile of its tokens gets
+    `linformer.token_rows`, the runtime's length rule. So does `E'` (a root
+    marked `linformer.unread_padding`), whose tokens are its columns, when
+    every reader of it stops at the lengths (`linformer.token_bound`, one
+    sequence a workgroup).
   }];
   let options = [
     Option<"rowTile", "row-tile", "int64_t",
@@ -229,7 +236,11 @@ def LinformerCPUTileAndFusePass
            "Default rows per workgroup tile">,
     Option<"whole", "whole", "bool", /*default=*/"false",
            "One workgroup per kernel (the same roots and fused producers, "
-           "untiled): the Halide generator's kernels">
+           "untiled): the Halide generator's kernels">,
+    Option<"unreadPadding", "unread-padding", "bool", /*default=*/"true",
+           "Give a root marked linformer.unread_padding (E') a length rule "
+           "when its readers stop at the lengths (off: it writes every "
+           "token, as a Halide reader of it in a --backend=best mix needs)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect"];

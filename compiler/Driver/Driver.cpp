@@ -245,6 +245,7 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   pipeline.unroll = options.unroll;
   pipeline.reductionTile = options.reductionTile;
   pipeline.scheduleFile = scheduleFile.str();
+  pipeline.unreadPadding = !mixable;
 }
 
 /// Runs the CPU pipeline on `module` (to the LLVM dialect).

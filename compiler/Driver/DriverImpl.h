@@ -99,6 +99,9 @@ struct Compile {
   Source src;
   /// compileToArtifact: the artifact's bytes go here, not to a file.
   std::string *image = nullptr;
+  /// --backend=best: the CPU kernels may be mixed with Halide ones, whose
+  /// E X reads every token of E' (so E' gets no length rule).
+  bool mixable = false;
 
   llvm::Error diagnosed(const llvm::Twine &what);
   /// The tool's pass-manager flags on `pm`, when it asked for them.

@@ -131,7 +131,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
   // runs before any other tiling.
-  funcPm.addPass(createLinformerCPUTileAndFusePass());
+  LinformerCPUTileAndFusePassOptions tileOptions;
+  tileOptions.unreadPadding = options.unreadPadding;
+  funcPm.addPass(createLinformerCPUTileAndFusePass(tileOptions));
   // Each core tile becomes scores -> softmax -> weighted sum on its rows.
   funcPm.addPass(createLinformerLowerToLinalgPass());
   addCleanup(funcPm);

@@ -57,6 +57,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "kernels, each one untiled workgroup of linalg ops on "
                      "buffers (compiler/Codegen/Halide)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> unreadPadding{
+      *this, "unread-padding",
+      llvm::cl::desc("E' writes only the token tiles its reader (E X, "
+                     "which stops at the lengths) reads (off: every token, "
+                     "for a Halide E X in a --backend=best mix)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower to the LLVM dialect (off: stop after "

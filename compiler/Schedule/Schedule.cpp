@@ -267,6 +267,15 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
     tiles[m] = largestDivisorAtMost(shape.ranges[m], rowTile);
   if (out.size() == 1 && n >= 0)
     tiles[n] = shape.ranges[n]; // a vector: split below if needed
+  // Tokens whose padding no one reads: 16 tiles (of at least 32 tokens),
+  // so that a short run writes about its length (E' at n = 4096: tiles of
+  // 256; L = 256 writes 1 of 16).
+  if (shape.tokenLoop >= 0 && shape.tokenLoop < int(tiles.size()) &&
+      tiles[shape.tokenLoop] == 0 && !shape.reduction[shape.tokenLoop]) {
+    int64_t tokens = shape.ranges[shape.tokenLoop];
+    tiles[shape.tokenLoop] = largestDivisorAtMost(
+        tokens, std::max<int64_t>(tokens / 16, 32));
+  }
   auto count = [&] {
     int64_t c = 1;
     for (int d : out)

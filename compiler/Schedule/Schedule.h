@@ -58,6 +58,11 @@ struct KernelShape {
   /// streamed operand and the result, not in the broadcast operand).
   /// Workgroups keep them whole.
   std::vector<int> columnLoops;
+  /// A parallel loop over tokens whose padded part the kernel may skip (its
+  /// result's padding is read by no one): workgroups tile it, so that the
+  /// runtime's length rule can leave the tiles past the lengths out; -1 =
+  /// none.
+  int tokenLoop = -1;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.

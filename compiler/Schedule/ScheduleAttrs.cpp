@@ -132,6 +132,15 @@ FailureOr<sched::KernelShape> mlir::linformer::analyzeRoot(Operation *root) {
       if (auto dim = dyn_cast<AffineDimExpr>(e))
         shape.outputDims.push_back(dim.getPosition());
   }
+  // A result whose padding no one reads (E'; decomposition marks it only
+  // where the lengths are an argument): its token loop.
+  if (auto unread =
+          root->getAttrOfType<DenseI64ArrayAttr>(kUnreadPaddingAttrName);
+      unread && unread.size() == 2) {
+    int64_t dim = unread[1];
+    if (dim >= 0 && dim < static_cast<int64_t>(shape.outputDims.size()))
+      shape.tokenLoop = shape.outputDims[dim];
+  }
   if (!linalgOp->getOperands().empty())
     shape.elementBytes =
         (getElementTypeOrSelf(linalgOp->getOperand(0).getType())

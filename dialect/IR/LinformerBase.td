@@ -50,6 +50,10 @@ def Linformer_Dialect : Dialect {
     // [token loop, batch loop] or [token loop, batch loop, part loop,
     // tokens per part].
     "::mlir::DenseI64ArrayAttr":$token_bound,
+    // A kernel root whose result's entries at padded tokens no one reads
+    // (its readers stop at the lengths): [batch dim, token dim] of the
+    // result. The CPU tiles its tokens and skips the padded tiles.
+    "::mlir::DenseI64ArrayAttr":$unread_padding,
     // A workgroup loop of one sequence's token tiles: [batch dim, row dim,
     // tokens per tile].
     "::mlir::DenseI64ArrayAttr":$token_rows,

@@ -68,6 +68,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "an array<i64: ...>"},
     {D::TokenBoundAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
+    {D::UnreadPaddingAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
     {D::TokenRowsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
     {D::WorkgroupsAttrHelper::getNameStr(), isA<IntegerAttr>,

@@ -63,6 +63,16 @@ constexpr llvm::StringLiteral kTileSizesAttrName =
 constexpr llvm::StringLiteral kTokenBoundAttrName =
     LinformerDialect::TokenBoundAttrHelper::getNameStr();
 
+/// On a kernel root (`E'`, E with the columns of padded tokens zeroed)
+/// whose result's entries at tokens past each sequence's length are read by
+/// no kernel, because every reader is a token reduction that stops at the
+/// length (`linformer.token_bound`): `array<i64: batch dim, token dim>` of
+/// its result. The CPU pipeline then tiles its tokens into workgroups with a
+/// length rule (the runtime skips the padded tiles), when the readers'
+/// workgroups each hold one sequence (else the bound cannot apply).
+constexpr llvm::StringLiteral kUnreadPaddingAttrName =
+    LinformerDialect::UnreadPaddingAttrHelper::getNameStr();
+
 /// On a workgroup loop (`scf.forall`) whose workgroups each hold one
 /// sequence and a tile of its tokens: `array<i64: batch dim, row dim,
 /// tokens per tile>` over the loop's dimensions. The outliner turns it into

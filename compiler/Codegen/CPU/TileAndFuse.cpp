@@ -73,6 +73,42 @@ DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
                                 {b, t, tiles[tokenLoop]});
 }
 
+/// Whether every reader of `v` (through slices) is a token reduction that
+/// stops at the lengths: a linalg op marked `linformer.token_bound` whose
+/// batch loop covers one sequence, as its bound needs (TileForVectors).
+bool readersStopAtLengths(Value v) {
+  for (OpOperand &use : v.getUses()) {
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner())) {
+      if (!readersStopAtLengths(slice.getResult()))
+        return false;
+      continue;
+    }
+    auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!op || !op.isDpsInput(&use))
+      return false;
+    auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (!bound || bound.size() < 2 || bound[1] < 0 ||
+        bound[1] >= static_cast<int64_t>(ranges.size()) ||
+        ranges[bound[1]] != 1)
+      return false;
+  }
+  return true;
+}
+
+/// The token dimensions of a root's result whose padding no one reads
+/// (`linformer.unread_padding`), when its readers really stop at the
+/// lengths.
+std::optional<TokenDims> unreadPaddingDims(Operation *root) {
+  auto unread = root->getAttrOfType<DenseI64ArrayAttr>(kUnreadPaddingAttrName);
+  if (!unread || unread.size() != 2 || unread[0] < 0 || unread[1] < 0 ||
+      root->getNumResults() != 1 ||
+      !readersStopAtLengths(root->getResult(0)))
+    return std::nullopt;
+  return TokenDims{static_cast<unsigned>(unread[0]),
+                   static_cast<unsigned>(unread[1])};
+}
+
 struct TileAndFusePass
     : mlir::linformer::impl::LinformerCPUTileAndFusePassBase<TileAndFusePass> {
   using Base::Base;
@@ -162,8 +198,12 @@ struct TileAndFusePass
       tiling.setMapping(mapping);
       // Which workgroups hold which tokens (before tiling, while the
       // producers are whole).
-      DenseI64ArrayAttr rows =
-          tokenRows(root, tiles, rootTokens.lookup(root));
+      // E' (its padding unread) holds no tokens to the analysis: its
+      // columns are tokens all the same, once its readers are tiled.
+      std::optional<TokenDims> dims = rootTokens.lookup(root);
+      if (!dims && rootTokens.count(root) && unreadPadding)
+        dims = unreadPaddingDims(root);
+      DenseI64ArrayAttr rows = tokenRows(root, tiles, dims);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);
       // Fuse everything that is not itself the root of another kernel.

@@ -350,6 +350,15 @@ struct TileForVectorsPass
       // real tokens from the start of `op`'s token range.
       unsigned tokenLoop = 0;
       Value real = realTokensOfTile(rewriter, op, tokenLoop);
+      // A bound that no loop takes would let the op read padded tokens,
+      // which the kernels before it may have left unwritten.
+      bool mustBound = static_cast<bool>(real);
+      auto unbounded = [&](linalg::LinalgOp at) {
+        at->emitOpError("reduces over tokens up to each sequence's length "
+                        "(linformer.token_bound), but register tiling left "
+                        "no loop over its tokens to stop there");
+        signalPassFailure();
+      };
       // Cache level first: a long reduction (over n = 4096 tokens, say) is
       // cut into blocks so that the operand block it streams stays in L2
       // while every register tile of the output sweeps it.
@@ -390,10 +399,13 @@ struct TileForVectorsPass
             SmallVector<int64_t> order =
                 llvm::to_vector(llvm::seq<int64_t>(0, blocks.size()));
             if (scf::ForOp loop =
-                    loopOfDim(blocked->loops, blocks, order, tokenLoop))
+                    loopOfDim(blocked->loops, blocks, order, tokenLoop)) {
+              // (a block's worth past the length: the register tiling's
+              // loop over its tokens stops exactly there)
               real = boundTokenLoop(rewriter, loop, real);
-            else
+            } else {
               real = Value();
+            }
           }
         }
       }
@@ -411,8 +423,11 @@ struct TileForVectorsPass
           vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
-      if (isOneTile(tiles, ranges))
+      if (isOneTile(tiles, ranges)) {
+        if (mustBound)
+          return unbounded(op);
         continue;
+      }
       scf::SCFTilingOptions options;
       options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
       // Reduction loops innermost: the register tile of accumulators then
@@ -437,10 +452,13 @@ struct TileForVectorsPass
       rewriter.replaceOp(op, result->replacements);
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
-      if (real)
+      if (real) {
         if (scf::ForOp loop =
                 loopOfDim(result->loops, tiles, interchange, tokenLoop))
           boundTokenLoop(rewriter, loop, real);
+        else if (mustBound)
+          return unbounded(op);
+      }
     }
     peelPartialTiles(rewriter, getOperation());
     getOperation().walk(

@@ -269,8 +269,11 @@ func.func @four_heads_scale(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>)
 // each sequence's length, is marked with its token and batch loops
 // (b, j, t, m) so that register tiling stops it at the length; the
 // argument is marked linformer.lengths. With a mask there is no bound.
+// E' itself is marked linformer.unread_padding = [batch dim, token dim]: E X
+// is its only reader, so the CPU may leave its padded columns unwritten.
 // CHECK-LABEL: func.func @reassociated_lengths_bound(
 // CHECK-SAME: tensor<1xi32> {linformer.lengths}
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<1x16xi8>) outs(%{{.*}} : tensor<1x4x16xf32>) attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>}
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}} attrs = {linformer.root, linformer.token_bound = array<i64: 2, 0>}
 func.func @reassociated_lengths_bound(%x: tensor<1x16x16xf32>,
     %w: tensor<16x16xf32>, %e: tensor<4x16xf32>, %len: tensor<1xi32>)
@@ -288,6 +291,7 @@ func.func @reassociated_lengths_bound(%x: tensor<1x16x16xf32>,
 
 // CHECK-LABEL: func.func @reassociated_mask_no_bound(
 // CHECK-NOT: linformer.token_bound
+// CHECK-NOT: linformer.unread_padding
 // CHECK: return
 func.func @reassociated_mask_no_bound(%x: tensor<1x16x16xf32>,
     %w: tensor<16x16xf32>, %e: tensor<4x16xf32>, %mask: tensor<1x16xi8>)
@@ -298,5 +302,32 @@ func.func @reassociated_mask_no_bound(%x: tensor<1x16x16xf32>,
          : (tensor<1x16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
             tensor<16x16xf32>, tensor<16x16xf32>, tensor<4x16xf32>,
             tensor<1x16xi8>) -> tensor<1x16x16xf32>
+  return %y : tensor<1x16x16xf32>
+}
+
+// -----
+
+// With biases, E's row sums (what the bias of K and V is scaled by) read E
+// and the valid tokens, not E' (whose padded columns may be unwritten):
+// sum over t of (valid[b, t] ? E[j, t] : 0), unbounded.
+// CHECK-LABEL: func.func @reassociated_lengths_bias(
+// CHECK: %[[VALID:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x16xi8>) attrs = {linformer.root}
+// CHECK: linalg.generic {{.*}} ins(%[[E:[a-z0-9]+]], %[[VALID]] : tensor<4x16xf32>, tensor<1x16xi8>) outs(%{{.*}} : tensor<1x4x16xf32>) attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>}
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[E]], %[[VALID]] : tensor<4x16xf32>, tensor<1x16xi8>) outs(%{{.*}} : tensor<1x4xf32>) attrs = {linformer.root} {
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[V:.*]]: i8, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[OK:.*]] = arith.cmpi ne, %[[V]]
+// CHECK-NEXT: %[[S:.*]] = arith.select %[[OK]], %[[A]]
+// CHECK-NEXT: arith.addf %[[ACC]], %[[S]] : f32
+func.func @reassociated_lengths_bias(%x: tensor<1x16x16xf32>,
+    %w: tensor<16x16xf32>, %bias: tensor<16xf32>, %e: tensor<4x16xf32>,
+    %len: tensor<1xi32>) -> tensor<1x16x16xf32> {
+  %y = linformer.attention %x weights(%w, %w, %w, %w)
+         biases(%bias, %bias, %bias, %bias) heads(2) k(4)
+         projection<learned> e(%e) sharing<layerwise> lengths(%len)
+         {reassociate = true}
+         : (tensor<1x16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
+            tensor<16x16xf32>, tensor<16x16xf32>, tensor<16xf32>,
+            tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4x16xf32>,
+            tensor<1xi32>) -> tensor<1x16x16xf32>
   return %y : tensor<1x16x16xf32>
 }
