@@ -352,7 +352,6 @@ struct TileForVectorsPass
       Value real = realTokensOfTile(rewriter, op, tokenLoop);
       // A bound that no loop takes would let the op read padded tokens,
       // which the kernels before it may have left unwritten.
-      bool mustBound = static_cast<bool>(real);
       auto unbounded = [&](linalg::LinalgOp at) {
         at->emitOpError("reduces over tokens up to each sequence's length "
                         "(linformer.token_bound), but register tiling left "
@@ -395,17 +394,18 @@ struct TileForVectorsPass
           }
           rewriter.replaceOp(op, blocked->replacements);
           op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
-          if (real) {
+          // Tokens cut into blocks: the blocks' loop stops at the block
+          // that holds the length (the register tiling's loop over the
+          // block's tokens stops exactly there); tokens not cut: `real`
+          // still counts from the tile's first token.
+          if (real && blocks[tokenLoop] != 0) {
             SmallVector<int64_t> order =
                 llvm::to_vector(llvm::seq<int64_t>(0, blocks.size()));
-            if (scf::ForOp loop =
-                    loopOfDim(blocked->loops, blocks, order, tokenLoop)) {
-              // (a block's worth past the length: the register tiling's
-              // loop over its tokens stops exactly there)
-              real = boundTokenLoop(rewriter, loop, real);
-            } else {
-              real = Value();
-            }
+            scf::ForOp loop =
+                loopOfDim(blocked->loops, blocks, order, tokenLoop);
+            if (!loop)
+              return unbounded(op);
+            real = boundTokenLoop(rewriter, loop, real);
           }
         }
       }
@@ -424,7 +424,7 @@ struct TileForVectorsPass
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
       if (isOneTile(tiles, ranges)) {
-        if (mustBound)
+        if (real)
           return unbounded(op);
         continue;
       }
@@ -456,7 +456,7 @@ struct TileForVectorsPass
         if (scf::ForOp loop =
                 loopOfDim(result->loops, tiles, interchange, tokenLoop))
           boundTokenLoop(rewriter, loop, real);
-        else if (mustBound)
+        else
           return unbounded(op);
       }
     }
