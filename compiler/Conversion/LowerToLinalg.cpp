@@ -127,7 +127,7 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
         inputs.push_back(validWindows);
         dims.push_back(DimList{0, 2, 3});
       }
-      return buildGeneric(
+      Value reduced = buildGeneric(
           rewriter, loc, 5, inputs, dims, init, outDims, {3},
           [&](OpBuilder &b, Location l, ValueRange args) {
             Value x = args[0];
@@ -137,6 +137,17 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
               x = maskToken(b, l, x, args[args.size() - 2], isMax);
             return combine(b, l, args.back(), x);
           });
+      // With the lengths an entry argument, the windows' tokens (token =
+      // window * w + r) stop at the length: [r, batch, window, w, 1], the
+      // 1 saying that the body masks padded tokens itself, so a tile of
+      // several windows may stop at its first window's real tokens.
+      // Windows past the length then cost their stores, not n / k steps.
+      if (auto arg = dyn_cast_or_null<BlockArgument>(op.getLengths());
+          arg && arg == markedLengthsArgument(op))
+        reduced.getDefiningOp()->setAttr(
+            kTokenBoundAttrName,
+            rewriter.getDenseI64ArrayAttr({3, 0, 2, w, 1}));
+      return reduced;
     };
     auto add = [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
       return arith::AddFOp::create(b, l, acc, x);

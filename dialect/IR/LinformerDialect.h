@@ -59,7 +59,11 @@ constexpr llvm::StringLiteral kTileSizesAttrName =
 /// = part * tokens per part + token loop). Its iterations over tokens at or
 /// past the sequence's length contribute nothing (their operand is zeroed
 /// there), so register tiling stops the token loops at the length, read
-/// from the function's `linformer.lengths` argument.
+/// from the function's `linformer.lengths` argument. A window reduction
+/// (pooling, conv: token = window * w + r) whose body masks padded tokens
+/// itself is `array<i64: r, batch loop, window loop, w, 1>`: a tile of
+/// several windows stops at its first window's real tokens (the later
+/// windows' padded tokens are masked), and one no loop can stop runs whole.
 constexpr llvm::StringLiteral kTokenBoundAttrName =
     LinformerDialect::TokenBoundAttrHelper::getNameStr();
 

@@ -201,17 +201,22 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
 /// `op` (it may be <= 0 or past the tile). Null when the op has no bound or
 /// its tile does not tell (a batch tile of several sequences, no lengths
 /// argument): the loops then run over every token, which is also correct.
+/// `masked` is set for a bound whose op masks padded tokens itself (a
+/// window reduction): its tile may hold several parts (windows), all
+/// stopped at its first one's real tokens, and the loops may run over
+/// every token where no loop takes the bound.
 static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
-                              unsigned &tokenLoop) {
+                              unsigned &tokenLoop, bool &masked) {
   auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
-  if (!bound || (bound.size() != 2 && bound.size() != 4))
+  if (!bound || (bound.size() != 2 && bound.size() != 4 && bound.size() != 5))
     return {};
+  masked = bound.size() == 5 && bound[4] == 1;
   int64_t numLoops = op.getNumLoops();
   int64_t token = bound[0], batch = bound[1];
   // Split into parts: token = part * perPart + token within the part.
-  int64_t part = bound.size() == 4 ? bound[2] : -1;
-  int64_t perPart = bound.size() == 4 ? bound[3] : 0;
-  if (bound.size() == 4 && (part < 0 || part >= numLoops || perPart < 1))
+  int64_t part = bound.size() >= 4 ? bound[2] : -1;
+  int64_t perPart = bound.size() >= 4 ? bound[3] : 0;
+  if (bound.size() >= 4 && (part < 0 || part >= numLoops || perPart < 1))
     return {};
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -240,7 +245,7 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
     std::optional<unsigned> partPos;
     if (part >= 0) {
       partPos = map.getResultPosition(getAffineDimExpr(part, op.getContext()));
-      if (!partPos || ranges[part] != 1)
+      if (!partPos || (ranges[part] != 1 && !masked))
         continue;
     }
     if (!batchPos || !tokenPos)
@@ -349,9 +354,11 @@ struct TileForVectorsPass
       // A token reduction stops at the sequence's length: `real` counts the
       // real tokens from the start of `op`'s token range.
       unsigned tokenLoop = 0;
-      Value real = realTokensOfTile(rewriter, op, tokenLoop);
+      bool masked = false;
+      Value real = realTokensOfTile(rewriter, op, tokenLoop, masked);
       // A bound that no loop takes would let the op read padded tokens,
-      // which the kernels before it may have left unwritten.
+      // which the kernels before it may have left unwritten (unless the op
+      // masks them itself).
       auto unbounded = [&](linalg::LinalgOp at) {
         at->emitOpError("reduces over tokens up to each sequence's length "
                         "(linformer.token_bound), but register tiling left "
@@ -403,9 +410,9 @@ struct TileForVectorsPass
                 llvm::to_vector(llvm::seq<int64_t>(0, blocks.size()));
             scf::ForOp loop =
                 loopOfDim(blocked->loops, blocks, order, tokenLoop);
-            if (!loop)
+            if (!loop && !masked)
               return unbounded(op);
-            real = boundTokenLoop(rewriter, loop, real);
+            real = loop ? boundTokenLoop(rewriter, loop, real) : Value();
           }
         }
       }
@@ -424,7 +431,7 @@ struct TileForVectorsPass
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
       if (isOneTile(tiles, ranges)) {
-        if (real)
+        if (real && !masked)
           return unbounded(op);
         continue;
       }
@@ -456,7 +463,7 @@ struct TileForVectorsPass
         if (scf::ForOp loop =
                 loopOfDim(result->loops, tiles, interchange, tokenLoop))
           boundTokenLoop(rewriter, loop, real);
-        else
+        else if (!masked)
           return unbounded(op);
       }
     }

@@ -409,3 +409,33 @@ func.func @parts(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>,
          -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// Conv padded by the entry's lengths (an argument marked linformer.lengths,
+// which the runtime fills per run): the window reduction is marked to stop
+// at the length, [r, batch, window, w = 4, 1], the 1 saying that its body
+// masks padded tokens itself (so a tile of several windows may stop at its
+// first window's tokens). Lengths that are not such an argument (above) or
+// a mask: no mark.
+// CHECK-LABEL: func.func @conv_lengths_bound(
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins({{.*}} : tensor<1x2x4x4x8xf32>, tensor<2x8x4xf32>, tensor<1x4x4xi8>) outs({{.*}}) attrs = {linformer.root, linformer.token_bound = array<i64: 3, 0, 2, 4, 1>}
+// CHECK: arith.select
+func.func @conv_lengths_bound(%v: tensor<1x2x16x8xf32>, %w: tensor<2x8x4xf32>,
+    %len: tensor<1xi32> {linformer.lengths}) -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<conv> %v, %w lengths(%len)
+         : (tensor<1x2x16x8xf32>, tensor<2x8x4xf32>, tensor<1xi32>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mean_pool_mask_no_bound(
+// CHECK-NOT: linformer.token_bound
+// CHECK: return
+func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>)
+    -> tensor<1x2x4x8xf32> {
+  %p = linformer.project<mean_pool> %k mask(%m)
+         : (tensor<1x2x16x8xf32>, tensor<1x16xi1>) -> tensor<1x2x4x8xf32>
+  return %p : tensor<1x2x4x8xf32>
+}

@@ -113,3 +113,47 @@ func.func @no_lengths(%len: tensor<2xi32>, %b: index,
   } -> tensor<1x8x16xf32>
   return %r : tensor<1x8x16xf32>
 }
+
+// -----
+
+// A window reduction (pooling, conv: token = window * 4 + r) whose body
+// masks padded tokens, array<i64: r, batch, window, 4, 1>: the tile holds 4
+// windows, and the loop over r stops at the real tokens from its first
+// window's first token, lengths[b] - 4 j (the later windows' padded tokens
+// are masked by the select): a tile past the length does no step.
+// CHECK-LABEL: func.func @windows(
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<2xi32> {linformer.lengths}
+// CHECK-SAME: %[[B:[a-z0-9]+]]: index, %[[J:[a-z0-9]+]]: index
+// CHECK: %[[C4:.*]] = arith.constant 4 : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[J]], %[[C4]] : index
+// CHECK: %[[START:.*]] = arith.addi %[[FIRST]], %{{.*}} : index
+// CHECK: %[[L:.*]] = tensor.extract %[[LEN]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[REAL:.*]] = arith.subi %[[LI]], %[[START]] : index
+// CHECK: %[[UB:.*]] = arith.minsi %[[C4]], %[[REAL]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}}
+// CHECK: arith.select
+#win = affine_map<(b, h, j, r, c) -> (b, h, j, r, c)>
+#flag = affine_map<(b, h, j, r, c) -> (b, j, r)>
+#out = affine_map<(b, h, j, r, c) -> (b, h, j, c)>
+func.func @windows(%len: tensor<2xi32> {linformer.lengths}, %b: index,
+    %j: index, %x: tensor<2x1x16x4x16xf32>, %f: tensor<2x16x4xi8>,
+    %init: tensor<1x1x4x16xf32>) -> tensor<1x1x4x16xf32> {
+  %c0 = arith.constant 0 : i8
+  %z = arith.constant 0.0 : f32
+  %xs = tensor.extract_slice %x[%b, 0, %j, 0, 0] [1, 1, 4, 4, 16] [1, 1, 1, 1, 1]
+      : tensor<2x1x16x4x16xf32> to tensor<1x1x4x4x16xf32>
+  %fs = tensor.extract_slice %f[%b, %j, 0] [1, 4, 4] [1, 1, 1]
+      : tensor<2x16x4xi8> to tensor<1x4x4xi8>
+  %r = linalg.generic {indexing_maps = [#win, #flag, #out],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%xs, %fs : tensor<1x1x4x4x16xf32>, tensor<1x4x4xi8>)
+      outs(%init : tensor<1x1x4x16xf32>) attrs = {linformer.token_bound = array<i64: 3, 0, 2, 4, 1>} {
+  ^bb0(%a: f32, %v: i8, %acc: f32):
+    %ok = arith.cmpi ne, %v, %c0 : i8
+    %s = arith.select %ok, %a, %z : f32
+    %t = arith.addf %acc, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<1x1x4x16xf32>
+  return %r : tensor<1x1x4x16xf32>
+}
