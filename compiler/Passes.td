@@ -807,7 +807,10 @@ def LinformerCUDASelectSchedulesPass
     when only the blocks that hold T tokens run, where it differs from
     the one before (at most 3): a run whose sequences are all at most T
     long runs split S (linformer-cuda-tensor-core-contractions builds each
-    as a length variant). Not for wgmma plans or schedules from a file.
+    as a length variant). Not for wgmma plans. A schedule file's record
+    gives its own (`"length_splits": [[T, S], ...]`, as --print-schedule
+    writes them; none without it), checked: T decreasing in [1, n), S a
+    power of two up to 64 that cuts k into whole chunks.
 
     A contraction without a schedule stays on the plain path: SIMT
     (`precision=f32`) has no unstaged tiles, TF32 is not staged.

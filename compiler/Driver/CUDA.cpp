@@ -235,6 +235,13 @@ void Compile::printCUDASchedules(ModuleOp module,
                            r.getAs<StringAttr>("source").getValue(),
                            r.getAs<StringAttr>("key").getValue(),
                            text(r.get("schedule")));
+      if (auto splits = r.getAs<DenseI64ArrayAttr>("length_splits")) {
+        out << "     shorter runs:";
+        for (int64_t j = 0; j + 1 < splits.size(); j += 2)
+          out << (j ? "," : "") << " <= " << splits[j] << " tokens split "
+              << splits[j + 1];
+        out << "\n";
+      }
     }
     return;
   }
@@ -246,10 +253,17 @@ void Compile::printCUDASchedules(ModuleOp module,
       std::string key = r.getAs<StringAttr>("key").getValue().str();
       if (!seen.insert(key).second)
         continue;
-      kernels.push_back(llvm::json::Object{
+      llvm::json::Object record{
           {"key", key},
           {"schedule", text(r.get("schedule"))},
-          {"source", r.getAs<StringAttr>("source").getValue().str()}});
+          {"source", r.getAs<StringAttr>("source").getValue().str()}};
+      if (auto splits = r.getAs<DenseI64ArrayAttr>("length_splits")) {
+        llvm::json::Array pairs;
+        for (int64_t j = 0; j + 1 < splits.size(); j += 2)
+          pairs.push_back(llvm::json::Array{splits[j], splits[j + 1]});
+        record["length_splits"] = std::move(pairs);
+      }
+      kernels.push_back(std::move(record));
     }
   llvm::json::Object file{{"format", cuda::kCUDAScheduleFormat.str()},
                           {"target", chip.str()},

@@ -144,6 +144,37 @@ SmallVector<int64_t> lengthSplits(linalg::GenericOp op, const Plan &p,
   return out;
 }
 
+std::string checkLengthSplits(linalg::GenericOp op, const Plan &p,
+                              ArrayRef<int64_t> splits, int64_t tileK) {
+  const Staging &s = p.staging;
+  if (!rowsAreTokens(op, p) || !s.warpsM || s.wgmma || !p.outerK.empty())
+    return "length_splits are for staged contractions whose rows are "
+           "tokens (not wgmma), and this one is not";
+  if (splits.size() % 2)
+    return "length_splits must be [T, S] pairs";
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  int64_t n = extents[p.mDim], steps = extents[p.kDim] / tileK;
+  int64_t last = n;
+  for (size_t i = 0; i < splits.size(); i += 2) {
+    int64_t t = splits[i], split = splits[i + 1];
+    std::string pair = "[" + std::to_string(t) + ", " +
+                       std::to_string(split) + "]";
+    if (t < 1 || t >= last)
+      return "length_splits " + pair + ": T must be in [1, " +
+             std::to_string(last) + ") (below n = " + std::to_string(n) +
+             " and the T before it)";
+    if (split < 1 || split > 64 || !llvm::isPowerOf2_64(split) ||
+        steps % split || (extents[p.kDim] / split) % s.chunk ||
+        p.rows * split > 65535)
+      return "length_splits " + pair + ": split " + std::to_string(split) +
+             " must be a power of two up to 64 that cuts the " +
+             std::to_string(extents[p.kDim]) + " k values into parts of "
+             "whole " + std::to_string(s.chunk) + "-wide chunks";
+    last = t;
+  }
+  return "";
+}
+
 bool mapsContraction(linalg::GenericOp op, int64_t tileK, int64_t maxTilesM,
                      int64_t maxTilesN) {
   return succeeded(planFor(op, tileK, maxTilesM, maxTilesN, /*splitWarps=*/0));
@@ -487,7 +518,27 @@ readCUDAScheduleFile(Location loc, StringRef path,
                   (core ? "#linformer.cuda_core_schedule"
                         : "#linformer.cuda_schedule") +
                   ": " + *text);
-    out[key->str()] = ScheduleFileRecord{a, i, false};
+    ScheduleFileRecord r{a, i, false, {}};
+    // Optional: [[T, S], ...], a contraction's split-K for shorter runs.
+    if (const llvm::json::Value *v = record->get("length_splits")) {
+      const llvm::json::Array *pairs = v->getAsArray();
+      if (!pairs || core)
+        return fail(where + ": 'length_splits' must be an array of [T, S] "
+                            "pairs, on a contraction");
+      for (const llvm::json::Value &pv : *pairs) {
+        const llvm::json::Array *pair = pv.getAsArray();
+        std::optional<int64_t> t, s;
+        if (pair && pair->size() == 2) {
+          t = (*pair)[0].getAsInteger();
+          s = (*pair)[1].getAsInteger();
+        }
+        if (!t || !s)
+          return fail(where + ": 'length_splits' must be an array of "
+                              "[T, S] pairs of integers");
+        r.lengthSplits.append({*t, *s});
+      }
+    }
+    out[key->str()] = std::move(r);
   }
   return success();
 }
@@ -503,11 +554,17 @@ void warnUnusedRecords(
 }
 
 DictionaryAttr scheduleRecord(MLIRContext *ctx, StringRef key,
-                              Attribute schedule, StringRef source) {
+                              Attribute schedule, StringRef source,
+                              ArrayRef<int64_t> lengthSplits) {
   Builder b(ctx);
-  return b.getDictionaryAttr({b.getNamedAttr("key", b.getStringAttr(key)),
-                              b.getNamedAttr("schedule", schedule),
-                              b.getNamedAttr("source", b.getStringAttr(source))});
+  SmallVector<NamedAttribute> fields = {
+      b.getNamedAttr("key", b.getStringAttr(key)),
+      b.getNamedAttr("schedule", schedule),
+      b.getNamedAttr("source", b.getStringAttr(source))};
+  if (!lengthSplits.empty())
+    fields.push_back(b.getNamedAttr("length_splits",
+                                    b.getDenseI64ArrayAttr(lengthSplits)));
+  return b.getDictionaryAttr(fields);
 }
 
 void appendScheduleRecords(Operation *fn, ArrayRef<Attribute> records) {

@@ -212,6 +212,14 @@ bool rowsAreTokens(linalg::GenericOp op, const Plan &p);
 SmallVector<int64_t> lengthSplits(linalg::GenericOp op, const Plan &p,
                                   int64_t tileK, int64_t splitWarps);
 
+/// What is wrong with `splits` ([T, S] pairs, as lengthSplits makes them,
+/// e.g. from a schedule file) for `op` planned as `p`, or "": a staged
+/// contraction whose rows are tokens (not wgmma, no outer k loop), T
+/// decreasing within [1, n), each split S a power of two up to 64 that
+/// divides the k steps into whole chunks.
+std::string checkLengthSplits(linalg::GenericOp op, const Plan &p,
+                              ArrayRef<int64_t> splits, int64_t tileK);
+
 /// Whether linformer-cuda-tensor-core-contractions maps `op` onto warp
 /// tiles (tensor cores, or SIMT tiles where a block stages it) with steps
 /// of `tileK` (4: tf32; 16: bf16 / f16) and warp blocks of at most
@@ -288,6 +296,9 @@ struct ScheduleFileRecord {
   Attribute schedule;
   size_t index = 0;
   bool used = false;
+  /// A contraction's split-K for shorter runs ("length_splits": [[T, S],
+  /// ...]), flattened; empty: none.
+  SmallVector<int64_t> lengthSplits;
 };
 
 /// Reads CUDA schedule file `path` into `out` by key (a later record of a
@@ -302,9 +313,11 @@ void warnUnusedRecords(Location loc, StringRef path, StringRef fn,
                        StringRef prefix,
                        const std::map<std::string, ScheduleFileRecord> &records);
 
-/// One entry of `linformer.cuda_schedules`: `{key, schedule, source}`.
+/// One entry of `linformer.cuda_schedules`: `{key, schedule, source}`, and
+/// `length_splits` where a contraction has variants for shorter runs.
 DictionaryAttr scheduleRecord(MLIRContext *ctx, StringRef key,
-                              Attribute schedule, StringRef source);
+                              Attribute schedule, StringRef source,
+                              ArrayRef<int64_t> lengthSplits = {});
 
 /// Appends `records` (a pass's, in order) to `fn`'s
 /// `linformer.cuda_schedules`.

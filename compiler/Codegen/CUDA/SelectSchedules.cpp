@@ -10,8 +10,9 @@
 // (`linformer.cuda_length_splits`, lengthSplits). A contraction left
 // without one stays on the plain path.
 // A schedule file (`schedule-file`, as --print-schedule writes it) replaces
-// the choice for contractions of the same key; the function records every
-// contraction's key, schedule and source for --print-schedule.
+// the choice for contractions of the same key, length splits included; the
+// function records every contraction's key, schedule, source and length
+// splits for --print-schedule.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,6 +88,7 @@ struct CUDASelectSchedulesPass
       std::string key = cuda::contractionKey(op);
       mlir::linformer::CUDAScheduleAttr schedule;
       StringRef source = "selected";
+      SmallVector<int64_t> splits;
       if (auto it = overrides.find(key); it != overrides.end()) {
         schedule = cast<mlir::linformer::CUDAScheduleAttr>(it->second.schedule);
         std::string why;
@@ -94,6 +96,11 @@ struct CUDASelectSchedulesPass
             cuda::planOf(op, schedule, precision, exact, why);
         if (succeeded(p))
           why = withinOptions(*p, o);
+        if (succeeded(p) && why.empty() && !it->second.lengthSplits.empty()) {
+          why = cuda::checkLengthSplits(op, *p, it->second.lengthSplits,
+                                        o.tileK());
+          splits = it->second.lengthSplits;
+        }
         if (!why.empty()) {
           op.emitOpError() << "cannot take the schedule of " << scheduleFile
                            << ", kernels[" << it->second.index
@@ -109,14 +116,14 @@ struct CUDASelectSchedulesPass
         schedule = cuda::scheduleOf(ctx, *p);
         // Shorter runs leave a token contraction's length rule fewer
         // blocks: their own split-K, chosen the same way.
-        SmallVector<int64_t> splits =
-            cuda::lengthSplits(op, *p, o.tileK(), o.splitKWarps);
-        if (!splits.empty())
-          op->setAttr(mlir::linformer::kCUDALengthSplitsAttrName,
-                      DenseI64ArrayAttr::get(ctx, splits));
+        splits = cuda::lengthSplits(op, *p, o.tileK(), o.splitKWarps);
       }
+      if (!splits.empty())
+        op->setAttr(mlir::linformer::kCUDALengthSplitsAttrName,
+                    DenseI64ArrayAttr::get(ctx, splits));
       op->setAttr(mlir::linformer::kCUDAScheduleAttrName, schedule);
-      records.push_back(cuda::scheduleRecord(ctx, key, schedule, source));
+      records.push_back(
+          cuda::scheduleRecord(ctx, key, schedule, source, splits));
       return WalkResult::advance();
     });
     if (walk.wasInterrupted())
