@@ -15,6 +15,9 @@
 
 namespace mlir::linformer {
 
+/// The CPU pipeline's options: the target ISA, the schedule knobs and files
+/// (0 / empty: the cost model's choice), the order of the K/V projection,
+/// and where to stop (the Halide generator's input, or before LLVM).
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<std::string> targetIsa{
       *this, "isa",
@@ -70,12 +73,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// Linformer ops -> linalg on tensors (verification, reassociation choice,
-/// decomposition, lowering of the parts).
-/// The first CUDA path: naive, correct kernels (one linalg op = one kernel,
-/// scf.parallel tiled into blocks of threads), lowered to NVVM and PTX.
-/// With mma=tf32|bf16|f16, contractions run on tensor cores.
-/// No shared memory, no fusion yet (docs/Pipeline.md).
+/// The CUDA pipeline's options: the target (chip, PTX features, binary
+/// format) and the schedule knobs linformer-compile's --cuda-* flags set
+/// (compiler/Pipelines/CUDAFlags.h).
 struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture: sm_90, sm_80, ..."),
@@ -243,21 +243,30 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(false)};
 };
 
+/// Linformer ops -> linalg on tensors (verification, reassociation choice,
+/// decomposition, lowering of the parts).
 void buildLinalgPipeline(OpPassManager &pm);
 
+/// The CUDA chain (docs/Pipeline.md, "CUDA"): the linalg pipeline on
+/// buffers, each kernel an scf.parallel nest mapped onto blocks and
+/// threads; contractions on tensor cores (mma.sync, wgmma on sm_90a)
+/// staged through shared memory, with split-K and length variants; the
+/// attention core fused into one kernel; row sums a warp a row; then NVVM
+/// and PTX (or, `on-host`, the mapped nest lowered for the CPU).
 void buildCUDAPipeline(OpPassManager &pm, const CUDAPipelineOptions &options);
 
 /// The whole CPU chain: linalg pipeline, workgroup tiling and fusion,
 /// register tiling, vectorization, bufferization, lowering to LLVM.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
-/// Registers --linformer-linalg-pipeline and --linformer-cpu-pipeline.
-/// Linformer ops to one kernel function per linalg op (a fill grouped with
-/// the reduction that accumulates into it) on buffers, with the dispatch
-/// plan: the input of the Halide code generator (compileHalideToSharedObject
-/// in compiler/Codegen/Halide/HalideTarget.h).
+/// Linformer ops to the CPU pipeline's kernels (same roots, same fused
+/// producers), each one untiled function of linalg ops on buffers, with
+/// the dispatch plan: the input of the Halide code generator
+/// (compileHalideToSharedObject in compiler/Codegen/Halide/HalideTarget.h).
 void buildHalidePipeline(OpPassManager &pm);
 
+/// Registers --linformer-linalg-pipeline, --linformer-cpu-pipeline,
+/// --linformer-halide-pipeline and --linformer-cuda-pipeline.
 void registerLinformerPipelines();
 
 } // namespace mlir::linformer
