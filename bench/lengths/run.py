@@ -7,16 +7,21 @@ as lucidrains' Linformer does), plus a mixed batch, padded and packed
 
     bench/lengths/run.py [--blocks layer,encoder] [--lengths 256,...,4096]
                          [--mixed 4096,512,512,256] [--peers torch_eager]
-                         [--threads 2] [--repeat 7] [--out bench/results]
+                         [--threads 2] [--repeat 7] [--pairs 1]
+                         [--out bench/results]
 
 Writes OUT/lengths.csv and prints a table; speeds are ratios in one run on
-one machine (say which: lscpu).
+one machine (say which: lscpu). With --pairs N, ours and the n = L artifact
+run in turn N times (A B A B) and the ratio is the median of the pairs'
+ratios: on a shared machine two runs minutes apart can differ by more than
+the effect measured (bench/lengths/pair.sh does the same afterwards).
 """
 import argparse
 import csv
 import json
 import os
 import re
+import statistics
 import struct
 import subprocess
 import sys
@@ -85,6 +90,8 @@ def main():
     ap.add_argument("--peers", default="", help="e.g. torch_eager,torch_compile (bench venv)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="ours and the n = L artifact in turn, this many times")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
@@ -114,9 +121,10 @@ def main():
             x = np.random.default_rng(0).standard_normal((1, L, full["d_model"]),
                                                         dtype=np.float32)
             np.save(path("x%d.npy" % L), x)
-            ours = time_ours(path("n.lfa"), path("n.st"),
-                             ["--input", "x=" + path("x%d.npy" % L),
-                              "--output", path("y%d.npy" % L)])
+            ours_args = (path("n.lfa"), path("n.st"),
+                         ["--input", "x=" + path("x%d.npy" % L),
+                          "--output", path("y%d.npy" % L)])
+            ours = time_ours(*ours_args)
             # The static lower bound: compiled for n = L, E sliced to L columns.
             cfg = dict(full, max_seq_len=L)
             json.dump(cfg, open(path("%d.json" % L), "w"))
@@ -124,9 +132,16 @@ def main():
                       for k, v in weights.items()}
             write_safetensors(path("%d.st" % L), sliced)
             run([compile_, path("%d.json" % L), "-o", path("%d.lfa" % L)])
-            static = time_ours(path("%d.lfa" % L), path("%d.st" % L), [])
+            static_args = (path("%d.lfa" % L), path("%d.st" % L), [])
+            static = time_ours(*static_args)
+            pairs = [(ours, static)]
+            for _ in range(args.pairs - 1):
+                pairs.append((time_ours(*ours_args), time_ours(*static_args)))
+            ours = statistics.median(a for a, _ in pairs)
+            static = statistics.median(b for _, b in pairs)
             row = {"block": block, "L": L, "ours_ms": ours, "static_ms": static,
-                   "ours_over_static": ours / static}
+                   "ours_over_static": statistics.median(a / b for a, b in pairs),
+                   "pairs": len(pairs)}
             for peer in filter(None, args.peers.split(",")):
                 out = run([sys.executable, os.path.join(ROOT, "bench", "peers", "peer.py"), peer,
                            "--config", path("%d.json" % L), "--weights", path("%d.st" % L),
