@@ -271,6 +271,10 @@ struct Session::Impl {
   /// LINFORMER_DEBUG_ALL_WORKGROUPS=1: every workgroup runs, the length
   /// rules ignored (to compare with the rules' run).
   bool allWorkgroups = false;
+  /// Whether some kernel reads the padded rows of its inputs (CUDA token
+  /// reductions run every block; Halide ones every token): the runtime then
+  /// zeroes them. Set by plan().
+  bool kernelsReadPadding = false;
   /// Per kernel with a length rule: this run's workgroup ranges.
   std::vector<std::pair<int64_t, int64_t>> ranges;
   std::vector<int64_t> rangeEnds;
@@ -282,6 +286,9 @@ struct Session::Impl {
 
 void Session::Impl::plan() {
   const Manifest &m = module->manifest();
+  kernelsReadPadding = module->cuda() != nullptr;
+  for (const ManifestKernel &kernel : m.kernels)
+    kernelsReadPadding |= kernel.generator == "halide";
   // validateManifest bounds this sum by 2^62: no wrap-around here.
   size_t total = 0;
   std::vector<size_t> offsets(m.buffers.size(), 0);
@@ -550,8 +557,6 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     wanted[size_t(idx)] = &t;
   }
 
-  bound = owned;
-
   // Lengths: the caller's (by the buffer's name, or converted from a
   // prefix mask), else L for every sequence.
   if (int64_t li = mod.lengthsBuffer(); li >= 0) {
@@ -647,20 +652,17 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   // sequence's length (row tiles past it are skipped, token reductions stop
   // at it: the poisoning runs check this), so only the real rows are copied
   // and the padding is not written (NaN bytes when poisoning, which also
-  // copies full-length input so that its padded rows are poisoned). The
-  // CUDA kernels' token reductions run every block: their padded rows are
+  // copies full-length input so that its padded rows are poisoned). Where
+  // kernels read padded rows (`kernelsReadPadding`: CUDA, Halide) they are
   // zeros, so that stale values (an Inf of an earlier run) cannot reach a
   // real row as 0 * Inf.
   bound = owned;
-  // Halide kernels (--backend=best mixes) do not stop at the lengths
-  // either: their padded rows are zeros too.
-  bool halide = false;
-  for (const ManifestKernel &kernel : m.kernels)
-    halide |= kernel.generator == "halide";
-  const int32_t *realLengths =
-      mod.lengthsBuffer() >= 0 && !cuda && !halide
+  // This run's real lengths, for the copies and the kernels' length rules.
+  const int32_t *lengths =
+      mod.lengthsBuffer() >= 0
           ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
           : nullptr;
+  const int32_t *realLengths = kernelsReadPadding ? nullptr : lengths;
   for (size_t idx : mod.ios(LF_IO_INPUT)) {
     const ManifestBuffer &b = m.buffers[idx];
     const lf_tensor *t = given[idx];
@@ -716,11 +718,6 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     direct[idx] = true;
   }
 
-  // This run's real lengths, for the kernels' length rules.
-  const int32_t *lengths =
-      mod.lengthsBuffer() >= 0
-          ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
-          : nullptr;
   if (cuda) {
     // Kernels with a length rule number their blocks along x: launch them
     // up to the last block that holds a real token (the rest would only

@@ -74,8 +74,9 @@ DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
 }
 
 /// Whether every reader of `v` (through slices) is a token reduction that
-/// stops at the lengths: a linalg op marked `linformer.token_bound` whose
-/// batch loop covers one sequence, as its bound needs (TileForVectors).
+/// stops exactly at the lengths: a linalg op marked `linformer.token_bound`
+/// (not the masked window form, which may read past them) whose batch loop
+/// covers one sequence, as its bound needs (TileForVectors).
 bool readersStopAtLengths(Value v) {
   for (OpOperand &use : v.getUses()) {
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner())) {
@@ -88,7 +89,7 @@ bool readersStopAtLengths(Value v) {
       return false;
     auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (!bound || bound.size() < 2 || bound[1] < 0 ||
+    if (!bound || bound.size() < 2 || bound.size() == 5 || bound[1] < 0 ||
         bound[1] >= static_cast<int64_t>(ranges.size()) ||
         ranges[bound[1]] != 1)
       return false;
