@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -269,6 +270,36 @@ void Compile::printCUDASchedules(ModuleOp module,
                           {"target", chip.str()},
                           {"kernels", std::move(kernels)}};
   out << llvm::formatv("{0:2}", llvm::json::Value(std::move(file))) << "\n";
+}
+
+llvm::Error Compile::compileCUDAOnHost(ModuleOp module) {
+  PassManager pm(&context);
+  if (failed(applyFlags(pm)))
+    return diagnosed("the pass manager's options");
+  CUDAPipelineOptions pipeline;
+  options.applyCUDAKnobs(pipeline);
+  pipeline.onHost = true;
+  pipeline.mma = cudaMma();
+  pipeline.mmaExact = options.cudaMmaExact;
+  pipeline.scheduleFile = options.scheduleFile;
+  buildCUDAPipeline(pm, pipeline);
+  if (llvm::Error err = runWithReproducer(pm, module, "cuda-host"))
+    return err;
+  // The length marks have been read (the token loops); LLVM has no use for
+  // them (the CPU pipeline's outlining drops them the same way).
+  module.walk([](LLVM::LLVMFuncOp fn) {
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      fn.removeArgAttr(i, kSequenceArgAttrName);
+      fn.removeArgAttr(i, kLengthsArgAttrName);
+    }
+  });
+  CPUTargetOptions target;
+  target.cpu = options.cpu;
+  target.features = options.cpuFeatures;
+  if (failed(compileToSharedObject(module, target,
+                                   StringRef(options.outputPath))))
+    return diagnosed("the host nest could not be compiled to a shared object");
+  return llvm::Error::success();
 }
 
 /// --target=cuda: the CUDA pipeline, then the GPU IR, every kernel's PTX

@@ -39,10 +39,20 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
     return fail("--sm=" + std::to_string(sm) +
                 " is not an SM version this compiler knows (70, 75, 80, 86, "
                 "89, 90, 100, 120)");
-  if (target == "cuda" && emit != Emit::Linformer && emit != Emit::Linalg &&
-      emit != Emit::GPU && emit != Emit::PTX && emit != Emit::Artifact)
+  if (cudaOnHost && (target != "cuda" || emit != Emit::SharedObject))
+    return fail("the CUDA pipeline on the host makes a shared object for "
+                "--target=cuda only");
+  if (cudaMmaExact && !cudaOnHost)
+    return fail("exact tensor-core emulation is for the CUDA pipeline on "
+                "the host only");
+  if (target == "cuda" && !cudaOnHost && emit != Emit::Linformer &&
+      emit != Emit::Linalg && emit != Emit::GPU && emit != Emit::PTX &&
+      emit != Emit::Artifact)
     return fail("--target=cuda emits linformer, linalg, gpu, ptx or an "
                 "artifact (the LLVM stages are the CPU's)");
+  if (emit == Emit::SharedObject && (outputPath.empty() || target == "cpu,cuda" ||
+                                     backend != "mlir"))
+    return fail("--emit=so needs -o FILE.so and one target's MLIR pipeline");
   if (cudaMma != "auto" && cudaMma != "none" && cudaMma != "tf32" &&
       cudaMma != "bf16" && cudaMma != "f16")
     return fail("--cuda-mma takes auto, none, tf32, bf16 or f16, not '" +

@@ -26,7 +26,22 @@ struct CUDAPipelineOptions;
 namespace mlir::linformer::driver {
 
 /// The stage a compile stops after.
-enum class Emit { Linformer, Linalg, Halide, GPU, PTX, LLVM, LLVMIR, Obj, Artifact };
+enum class Emit {
+  Linformer,
+  Linalg,
+  Halide,
+  GPU,
+  PTX,
+  LLVM,
+  LLVMIR,
+  Obj,
+  /// The lowered module linked as a shared object: the kernels' dispatch
+  /// entries and the sequential entry function, for a caller that loads it
+  /// itself (linformer-e2e); --target=cpu, or --target=cuda with
+  /// `cudaOnHost`.
+  SharedObject,
+  Artifact
+};
 
 /// The compiler's version, recorded in every artifact and in the tuning
 /// cache's key.
@@ -60,6 +75,9 @@ struct CompileOptions {
   int64_t rowTile = 0, vectorWidth = 0, unroll = 0, reductionTile = 0;
   /// A schedule file whose records replace the cost model's.
   std::string scheduleFile;
+  /// "ROUND:INDEX": every kernel takes that --autotune candidate instead of
+  /// the cost model's schedule (tests of what the autotuner may pick).
+  std::string candidate;
   /// Print every kernel's schedule: "json" or "table"; unset: do not.
   std::optional<std::string> printSchedule;
 
@@ -86,6 +104,13 @@ struct CompileOptions {
   int sm = 90;
   std::string cudaToolkit;
   std::string cudaMma = "auto";
+  /// --target=cuda, Emit::SharedObject: the CUDA pipeline's tiled and mapped
+  /// loop nest lowered for this CPU instead of the GPU (tensor-core tiles
+  /// emulated with scalar products), to check the mapping without a GPU.
+  bool cudaOnHost = false;
+  /// With `cudaOnHost`: emulate the tensor-core tiles without rounding
+  /// their operands (their structure, checked at f32 accuracy).
+  bool cudaMmaExact = false;
   /// Sets the CUDA pipeline's schedule knobs (linformer-compile: its
   /// --cuda-* flags); unset: the pipeline's defaults.
   std::function<void(CUDAPipelineOptions &)> cudaKnobs;

@@ -12,6 +12,7 @@
 #include "compiler/Model/ModelBuilder.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "dialect/IR/LinformerDialect.h"
+#include "dialect/IR/LinformerOps.h"
 #include "lib/Support/Random.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -185,12 +186,65 @@ llvm::Error Compile::readEntry() {
     }
     return true;
   };
+  // Roles: an argument an attention op takes as its lengths (or marked
+  // linformer.lengths) or as its mask is the artifact's padding input, as a
+  // model's is. Arguments marked linformer.sequence are the sequence inputs
+  // [b, n, ...]; when the entry marks one, every other argument is a weight
+  // (the runtime binds it from the weights file), so that the runtime can
+  // tell the sequences from the parameters. Without a mark every argument
+  // is an input.
+  bool marksSequences = false;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+    marksSequences |= bool(fn.getArgAttr(i, kSequenceArgAttrName));
+    if (fn.getArgAttr(i, kLengthsArgAttrName)) {
+      entry.paddingArg = int(i);
+      entry.paddingRole = lf::BufferRole::Lengths;
+    }
+  }
+  fn.walk([&](AttentionOp op) {
+    auto arg = dyn_cast_if_present<BlockArgument>(
+        op.getLengths() ? op.getLengths() : op.getMask());
+    if (!arg || arg.getOwner() != &fn.getBody().front())
+      return;
+    entry.paddingArg = int(arg.getArgNumber());
+    entry.paddingRole = op.getLengths() ? lf::BufferRole::Lengths
+                                        : lf::BufferRole::Mask;
+  });
   for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
     if (!checkType(fn.getArgument(i).getType(),
                    "argument " + std::to_string(i)))
       return diagnosed("the entry's signature");
     entry.argNames.push_back("arg" + std::to_string(i));
-    entry.argKinds.push_back(lf::BufferKind::Input);
+    bool input = !marksSequences || int(i) == entry.paddingArg ||
+                 fn.getArgAttr(i, kSequenceArgAttrName);
+    entry.argKinds.push_back(input ? lf::BufferKind::Input
+                                   : lf::BufferKind::Weight);
+  }
+  // Unmarked, the runtime takes the first input of rank 2 or more as the
+  // sequence input [b, n, ...] and every other such input as one too: say
+  // here which argument could not be, rather than at load. (Dynamic shapes
+  // are the pipeline's to refuse, with its reproducer.)
+  bool dynamic = llvm::any_of(fn.getArgumentTypes(), [](Type t) {
+    return !cast<RankedTensorType>(t).hasStaticShape();
+  });
+  if (!marksSequences && !dynamic) {
+    std::optional<std::pair<int64_t, int64_t>> first;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+      auto type = cast<RankedTensorType>(fn.getArgument(i).getType());
+      if (int(i) == entry.paddingArg || type.getRank() < 2)
+        continue;
+      std::pair<int64_t, int64_t> bn{type.getDimSize(0), type.getDimSize(1)};
+      if (!first) {
+        first = bn;
+      } else if (bn != *first) {
+        fn.emitError() << "argument " << i << " (" << type
+                       << ") does not start with the batch and tokens of "
+                          "the first sequence input; mark the sequence "
+                          "input(s) {linformer.sequence}, and the other "
+                          "arguments become the artifact's weights";
+        return diagnosed("the entry's signature");
+      }
+    }
   }
   if (fn.getNumResults() == 0) {
     fn.emitError() << "returns nothing; an entry function must return at "
@@ -245,6 +299,7 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   pipeline.unroll = options.unroll;
   pipeline.reductionTile = options.reductionTile;
   pipeline.scheduleFile = scheduleFile.str();
+  pipeline.candidate = options.candidate;
   pipeline.unreadPadding = !mixable;
 }
 
@@ -322,6 +377,8 @@ llvm::Error Compile::run() {
   sched::CUDATarget cudaTarget;
   if (options.target != "cpu")
     sched::knownCUDATarget(options.sm, cudaTarget); // verify() checked it
+  if (options.target == "cuda" && options.cudaOnHost)
+    return compileCUDAOnHost(*module);
   if (options.target == "cuda")
     return compileCUDA(*module, cudaTarget);
   if (options.backend == "halide")
@@ -384,6 +441,12 @@ llvm::Error Compile::run() {
     if (failed(emitObjectFile(*llvmModule, targetOptions, options.outputPath,
                               err)))
       return makeError(err);
+    return llvm::Error::success();
+  }
+  if (emit == Emit::SharedObject) {
+    if (failed(compileToSharedObject(*module, targetOptions,
+                                     StringRef(options.outputPath))))
+      return diagnosed("the kernels could not be compiled to a shared object");
     return llvm::Error::success();
   }
   if (needsOutputFile())

@@ -1,10 +1,14 @@
 //===- linformer-e2e.cpp - compile, run and check one layer ----*- C++ -*-===//
 //
-// End-to-end check of the CPU code generator: builds one Linformer attention
-// layer in the dialect for a configuration given on the command line, runs
-// the whole CPU pipeline, emits and links a shared object in process, loads
-// it, runs the generated kernel on seeded random inputs, and compares the
-// result with the plain C++ reference (lib/Reference).
+// End-to-end check of the code generators: builds one Linformer attention
+// layer in the dialect for a configuration given on the command line,
+// compiles it with the compiler library (compiler/Driver, as
+// linformer-compile does), runs it on seeded random inputs and compares the
+// result with the plain C++ reference (lib/Reference). With threads the
+// artifact runs in the runtime (linformer/runtime.hpp, as an application
+// runs it); without, the driver's shared object is loaded here and its
+// sequential entry function called (the CUDA pipeline's host nest has
+// only that).
 //
 // The error measure is the normwise relative error
 //   max_i |out_i - ref_i| / max_i |ref_i|
@@ -13,29 +17,27 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/Halide/HalideTarget.h"
+#include "compiler/Driver/Driver.h"
 #include "compiler/Model/ModelBuilder.h"
 #include "compiler/Pipelines/CUDAFlags.h"
 #include "compiler/Pipelines/Pipelines.h"
-#include "compiler/Schedule/ScheduleAttrs.h"
-#include "compiler/Target/CPU/CPUTarget.h"
 #include "dialect/IR/LinformerDialect.h"
 #include "lib/Model/ModelConfig.h"
 #include "lib/Reference/Encoder.h"
 #include "lib/Reference/Reference.h"
+#include "lib/Safetensors/Safetensors.h"
 #include "lib/Support/Half.h"
 #include "lib/Support/Random.h"
+#include "linformer/runtime.h"
 
 #include "dialect/IR/LinformerOps.h"
 #include "dialect/Transforms/Passes.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -47,9 +49,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <map>
-#include <thread>
 #include <utility>
 #include <string>
 #include <vector>
@@ -57,6 +59,7 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 namespace ref = ::linformer::ref;
+namespace driver = mlir::linformer::driver;
 
 static cl::opt<std::string> kindOpt("kind", cl::desc("learned|mean_pool|max_pool|conv"),
                                     cl::init("learned"));
@@ -77,7 +80,9 @@ static cl::opt<double> logitScaleOpt(
     cl::init(1.0));
 static cl::opt<unsigned> seedOpt("seed", cl::init(1));
 static cl::opt<double> toleranceOpt("tolerance", cl::init(1e-4));
-static cl::opt<std::string> workDirOpt("work-dir", cl::desc("where the .so goes"),
+static cl::opt<std::string> workDirOpt("work-dir",
+                                       cl::desc("where the artifact or the "
+                                                ".so and the weights go"),
                                        cl::init(""));
 static cl::opt<std::string>
     reassociateOpt("reassociate",
@@ -119,14 +124,14 @@ static cl::opt<std::string> halideSchedulerOpt(
     cl::init("adams2019"));
 static cl::opt<unsigned> threadsOpt(
     "run-threads",
-    cl::desc("run the kernels' workgroups on this many threads through their "
-             "_dispatch entries, as the runtime does (0: call the sequential "
-             "entry function instead)"),
+    cl::desc("run the artifact in the runtime on this many threads (0: call "
+             "the sequential entry function of the driver's shared object "
+             "instead)"),
     cl::init(2));
 static cl::opt<unsigned> repeatOpt(
     "repeat",
-    cl::desc("time this many runs of the dispatch plan after the checked one "
-             "and report the median (a benchmark, see bench/layer)"),
+    cl::desc("time this many runs in the runtime after the checked one and "
+             "report the median (a benchmark, see bench/layer)"),
     cl::init(0));
 static cl::opt<int64_t> rowTileOpt("row-tile",
                                    cl::desc("force rows per workgroup tile "
@@ -221,6 +226,10 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
   };
   std::string x = tensorType({b, n, dm}), w = tensorType({dm, dm});
   addWeight("x", x);
+  // The sequence input, as a model's entry marks it: the other arguments
+  // are the artifact's weights, and the pipeline knows which rows are
+  // tokens (the row tiles past the lengths are skipped).
+  args.back() += " {linformer.sequence}";
   for (const char *name : {"wq", "wk", "wv", "wo"})
     addWeight(name, w);
   if (l.hasBias)
@@ -273,62 +282,6 @@ std::string buildModule(const Config &c, std::vector<std::string> &argTypes) {
   op += ": (" + llvm::join(argTypes, ", ") + ") -> " + x;
   return "func.func @layer(" + llvm::join(args, ", ") + ") -> " + x +
          " {\n" + extensions + "  " + op + "\n  return %y : " + x + "\n}\n";
-}
-
-/// One kernel of the dispatch plan the compiler recorded on the entry.
-struct KernelPlan {
-  std::string name;
-  int64_t workgroups;
-  std::vector<int64_t> buffers;
-};
-
-/// Reads the lowered entry function's #linformer.dispatch_plan.
-bool readPlan(ModuleOp module, StringRef entry, std::vector<KernelPlan> &plan,
-              std::vector<int64_t> &intermediates) {
-  // An llvm.func or a func.func.
-  auto dispatch = mlir::linformer::getDispatchPlan(module.lookupSymbol(entry));
-  if (!dispatch)
-    return false;
-  intermediates.assign(dispatch.getIntermediates().begin(),
-                       dispatch.getIntermediates().end());
-  for (mlir::linformer::KernelLaunchAttr launch : dispatch.getKernels())
-    plan.push_back({launch.getName().str(), launch.getWorkgroups(),
-                    std::vector<int64_t>(launch.getBuffers().begin(),
-                                         launch.getBuffers().end())});
-  return true;
-}
-
-/// Runs every kernel's workgroups split across `threads` threads, kernels in
-/// order with a join (barrier) between them.
-bool runPlan(void *handle, const std::vector<KernelPlan> &plan,
-             std::vector<void *> buffers, unsigned threads,
-             std::vector<double> *kernelMs = nullptr) {
-  using Dispatch = void (*)(void **, int64_t, int64_t);
-  for (const KernelPlan &k : plan) {
-    auto start = std::chrono::steady_clock::now();
-    auto fn = reinterpret_cast<Dispatch>(
-        dlsym(handle, (k.name + "_dispatch").c_str()));
-    if (!fn) {
-      llvm::errs() << "error: no symbol '" << k.name << "_dispatch'\n";
-      return false;
-    }
-    std::vector<void *> bound;
-    for (int64_t id : k.buffers)
-      bound.push_back(buffers[id]);
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      int64_t begin = k.workgroups * t / threads;
-      int64_t end = k.workgroups * (t + 1) / threads;
-      pool.emplace_back([=, &bound] { fn(bound.data(), begin, end); });
-    }
-    for (std::thread &t : pool)
-      t.join();
-    if (kernelMs)
-      kernelMs->push_back(std::chrono::duration<double, std::milli>(
-                              std::chrono::steady_clock::now() - start)
-                              .count());
-  }
-  return true;
 }
 
 /// Calls a bare-pointer kernel with `args.size()` pointer arguments.
@@ -396,42 +349,24 @@ void *toStorage(std::vector<float> &v, ::linformer::DType dtype,
   return stored.back().data();
 }
 
-/// Lowers `module` with --pipeline's chain and compiles it to a shared
-/// object, `soPath`, in `dir` (--work-dir or a new directory); false after
+/// Prints `err` as linformer-compile does; false.
+bool report(llvm::Error err) {
+  llvm::handleAllErrors(
+      std::move(err),
+      [](const driver::DiagnosedError &e) {
+        // Printed already, as diagnostics with their locations.
+        if (!e.printed())
+          llvm::errs() << "error: " << e.message() << "\n";
+      },
+      [](const llvm::ErrorInfoBase &e) {
+        llvm::errs() << "error: " << e.message() << "\n";
+      });
+  return false;
+}
+
+/// The work directory (--work-dir, else a new one) in `dir`; false after
 /// printing why.
-bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
-                   llvm::SmallString<128> &soPath) {
-  // Schedules are chosen for the CPU the code is generated for.
-  module->setAttr(mlir::linformer::kTargetAttrName,
-                  mlir::linformer::toAttr(module.getContext(),
-                                          mlir::linformer::hostCPUTarget(
-                                              cpuOpt, cpuFeaturesOpt)));
-  PassManager pm(module.getContext());
-  mlir::linformer::CPUPipelineOptions options;
-  options.reassociate = reassociateOpt;
-  options.rowTile = rowTileOpt;
-  options.vectorWidth = vectorWidthOpt;
-  options.unroll = unrollOpt;
-  options.reductionTile = reductionTileOpt;
-  options.scheduleFile = scheduleOpt;
-  options.candidate = candidateOpt;
-  if (pipelineOpt == "cuda-host") {
-    mlir::linformer::CUDAPipelineOptions cudaOptions;
-    cudaOptions.onHost = true;
-    cudaOptions.mma = cudaMmaOpt;
-    cudaOptions.mmaExact = cudaMmaExactOpt;
-    // A CUDA schedule file (as linformer-compile --target=cuda
-    // --print-schedule writes it) for the contractions' schedules.
-    cudaOptions.scheduleFile = scheduleOpt;
-    mlir::linformer::applyCUDAFlags(cudaOptions);
-    mlir::linformer::buildCUDAPipeline(pm, cudaOptions);
-  } else if (pipelineOpt == "halide") {
-    mlir::linformer::buildHalidePipeline(pm);
-  } else {
-    mlir::linformer::buildCPUPipeline(pm, options);
-  }
-  if (failed(pm.run(module)))
-    return false;
+bool makeWorkDir(llvm::SmallString<128> &dir) {
   dir = workDirOpt.getValue();
   if (dir.empty() &&
       llvm::sys::fs::createUniqueDirectory("linformer-e2e", dir)) {
@@ -439,24 +374,55 @@ bool compileModule(ModuleOp module, llvm::SmallString<128> &dir,
     return false;
   }
   llvm::sys::fs::create_directories(dir);
-  soPath = dir;
-  llvm::sys::path::append(soPath, "layer.so");
-  mlir::linformer::CPUTargetOptions target;
-  target.cpu = cpuOpt;
-  target.features = cpuFeaturesOpt;
-  if (pipelineOpt == "halide") {
-    mlir::linformer::HalideTargetOptions halide;
-    halide.features = mlir::linformer::resolveCPUTarget(target).features;
-    halide.autoscheduler = halideSchedulerOpt;
-    halide.cores = threadsOpt;
-    if (failed(mlir::linformer::compileHalideToSharedObject(module, halide,
-                                                             StringRef(soPath))))
-      return false;
-  } else if (failed(mlir::linformer::compileToSharedObject(module, target,
-                                                           soPath))) {
-    return false;
-  }
   return true;
+}
+
+/// What linformer-compile's flags would say for --pipeline and the schedule
+/// flags, for the input `path` (text `text` when set).
+driver::CompileOptions compileOptions(const std::string &path,
+                                      std::optional<std::string> text) {
+  driver::CompileOptions o;
+  o.inputPath = path;
+  o.inputText = std::move(text);
+  o.cpu = cpuOpt;
+  o.cpuFeatures = cpuFeaturesOpt;
+  o.reassociate = reassociateOpt;
+  o.rowTile = rowTileOpt;
+  o.vectorWidth = vectorWidthOpt;
+  o.unroll = unrollOpt;
+  o.reductionTile = reductionTileOpt;
+  // A CPU schedule file, or for cuda-host a CUDA one (as linformer-compile
+  // --target=cuda --print-schedule writes it).
+  o.scheduleFile = scheduleOpt;
+  o.candidate = candidateOpt;
+  if (pipelineOpt == "halide") {
+    o.backend = "halide";
+    o.halideAutoscheduler = halideSchedulerOpt;
+  } else if (pipelineOpt == "cuda-host") {
+    o.target = "cuda";
+    o.cudaOnHost = true;
+    o.cudaMma = cudaMmaOpt;
+    o.cudaMmaExact = cudaMmaExactOpt;
+    o.cudaKnobs = [](mlir::linformer::CUDAPipelineOptions &p) {
+      mlir::linformer::applyCUDAFlags(p);
+    };
+  }
+  return o;
+}
+
+/// Compiles `o` to the shared object `soPath` (the kernels and the
+/// sequential entry) and loads it; null after printing why.
+void *compileAndLoad(driver::CompilerSession &session,
+                     driver::CompileOptions o, StringRef soPath) {
+  o.emit = driver::Emit::SharedObject;
+  o.outputPath = soPath.str();
+  llvm::raw_null_ostream quiet;
+  if (llvm::Error err = session.compile(o, llvm::outs(), quiet))
+    return report(std::move(err)), nullptr;
+  void *handle = dlopen(o.outputPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    llvm::errs() << "error: dlopen: " << dlerror() << "\n";
+  return handle;
 }
 
 /// max |out - expected| / max |expected|; `finite` is false if `out` has a
@@ -478,7 +444,7 @@ double relativeError(const std::vector<float> &out,
 /// and the weights linformer-compile would draw (rounded to the model's
 /// dtype, which the reference then sees too), run through its entry
 /// against the reference encoder.
-int runModel(MLIRContext &context) {
+int runModel(driver::CompilerSession &session) {
   if (threadsOpt != 0 || pipelineOpt == "halide") {
     llvm::errs() << "error: --model runs the entry function "
                     "(--run-threads=0; not --pipeline=halide)\n";
@@ -546,15 +512,18 @@ int runModel(MLIRContext &context) {
     return 2;
   }
 
+  // The entry's name (the driver builds the module again from the file).
   mlir::linformer::EncoderSignature signature;
-  OwningOpRef<ModuleOp> module =
-      mlir::linformer::buildEncoderModule(&context, config, signature);
-  if (!module)
+  if (!mlir::linformer::buildEncoderModule(&session.context(), config,
+                                           signature))
     return 1;
   llvm::SmallString<128> dir, soPath;
-  if (!compileModule(*module, dir, soPath))
+  if (!makeWorkDir(dir))
     return 1;
-  void *handle = dlopen(soPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  soPath = dir;
+  llvm::sys::path::append(soPath, "model.so");
+  void *handle = compileAndLoad(
+      session, compileOptions(modelPathOpt, std::nullopt), soPath);
   void *fn = handle ? dlsym(handle, signature.entry.c_str()) : nullptr;
   if (!fn) {
     llvm::errs() << "error: no entry '" << signature.entry << "' in "
@@ -609,13 +578,10 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  DialectRegistry registry;
-  registry.insert<mlir::linformer::LinformerDialect>();
-  registerAllDialects(registry);
-  registerAllExtensions(registry);
-  MLIRContext context(registry);
+  driver::CompilerSession session;
+  MLIRContext &context = session.context();
   if (!modelPathOpt.empty())
-    return runModel(context);
+    return runModel(session);
 
   Config c;
   c.layer.batch = batchOpt;
@@ -734,7 +700,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (pipelineOpt == "halide" && threadsOpt == 0) {
-    llvm::errs() << "error: --pipeline=halide runs the dispatch plan "
+    llvm::errs() << "error: --pipeline=halide runs the artifact "
                     "(--run-threads=N > 0): it has no entry function\n";
     return 1;
   }
@@ -743,25 +709,22 @@ int main(int argc, char **argv) {
                     "(--run-threads=0, no --repeat): it has no dispatch plan\n";
     return 1;
   }
-  llvm::SmallString<128> dir, soPath;
-  if (!compileModule(*module, dir, soPath))
+  llvm::SmallString<128> dir;
+  if (!makeWorkDir(dir))
     return 1;
-  double compileSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
-          .count();
+  auto inDir = [&](StringRef name) {
+    llvm::SmallString<128> path = dir;
+    llvm::sys::path::append(path, name);
+    return std::string(path);
+  };
+  std::string text;
+  {
+    llvm::raw_string_ostream os(text);
+    module->print(os);
+  }
+  driver::CompileOptions options =
+      compileOptions(inDir("layer.mlir"), std::move(text));
 
-  // Run.
-  void *handle = dlopen(soPath.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    llvm::errs() << "error: dlopen: " << dlerror() << "\n";
-    return 1;
-  }
-  // The sequential entry exists only where it is called (--run-threads=0).
-  void *fn = dlsym(handle, "layer");
-  if (!fn && threadsOpt == 0) {
-    llvm::errs() << "error: no symbol 'layer' in " << soPath << "\n";
-    return 1;
-  }
   std::vector<float> out(b * n * dm, std::nanf(""));
   std::vector<void *> args = {xArg, weightArgs[0], weightArgs[1],
                               weightArgs[2], weightArgs[3]};
@@ -775,50 +738,165 @@ int main(int argc, char **argv) {
     args.push_back(mask.data());
   if (!lengths.empty())
     args.push_back(lengths.data());
-  args.push_back(out.data());
+  double compileSeconds = 0;
+  std::vector<std::string> removeAfter;
   if (threadsOpt == 0) {
+    // The sequential entry of the driver's shared object, called here.
+    std::string soPath = inDir("layer.so");
+    void *handle = compileAndLoad(session, options, soPath);
+    if (!handle)
+      return 1;
+    removeAfter.push_back(soPath);
+    compileSeconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+    void *fn = dlsym(handle, "layer");
+    if (!fn) {
+      llvm::errs() << "error: no symbol 'layer' in " << soPath << "\n";
+      return 1;
+    }
+    args.push_back(out.data());
     if (!callKernel(fn, args)) {
       llvm::errs() << "error: unsupported argument count " << args.size()
                    << "\n";
       return 1;
     }
+    dlclose(handle);
   } else {
-    std::vector<KernelPlan> plan;
-    std::vector<int64_t> intermediateBytes;
-    if (!readPlan(*module, "layer", plan, intermediateBytes)) {
-      llvm::errs() << "error: the entry has no dispatch plan\n";
+    // The artifact in the runtime. Its inputs are the sequence (arg0) and
+    // the padding; every other argument is a weight, bound from a
+    // safetensors file of the same bytes.
+    auto image = session.compileToArtifact(options, llvm::nulls());
+    if (!image)
+      return report(image.takeError()), 1;
+    compileSeconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - t0)
+                         .count();
+    std::string artifactPath = inDir("layer.lfa"),
+                weightsPath = inDir("layer.safetensors");
+    removeAfter = {artifactPath, weightsPath};
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(artifactPath, ec);
+      if (ec) {
+        llvm::errs() << "error: " << artifactPath << ": " << ec.message()
+                     << "\n";
+        return 1;
+      }
+      os << *image;
+    }
+    auto fn = module->lookupSymbol<func::FuncOp>("layer");
+    size_t paddingArg = mask.empty() && lengths.empty() ? args.size()
+                                                        : args.size() - 1;
+    std::map<std::string, ::linformer::SafetensorsEntry> tensors;
+    struct Input {
+      std::string name;
+      lf_dtype dtype;
+      std::vector<int64_t> shape;
+      void *data;
+    };
+    std::vector<Input> inputs;
+    auto dtypeOf = [](Type t) {
+      return t.isBF16()          ? LF_DTYPE_BF16
+             : t.isInteger(32)   ? LF_DTYPE_I32
+             : t.isInteger(1)    ? LF_DTYPE_U8
+                                 : LF_DTYPE_F32;
+    };
+    for (size_t i = 0; i < args.size(); ++i) {
+      auto type = cast<RankedTensorType>(fn.getArgument(i).getType());
+      std::vector<int64_t> shape(type.getShape().begin(),
+                                 type.getShape().end());
+      std::string name = "arg" + std::to_string(i);
+      if (i == 0 || i == paddingArg) {
+        inputs.push_back({name, dtypeOf(type.getElementType()), shape,
+                          args[i]});
+        continue;
+      }
+      ::linformer::SafetensorsEntry &t = tensors[name];
+      t.dtype = type.getElementType().isBF16() ? ::linformer::DType::BF16
+                                               : ::linformer::DType::F32;
+      t.shape = shape;
+      t.bytes.assign(static_cast<const char *>(args[i]),
+                     size_t(type.getNumElements()) *
+                         (t.dtype == ::linformer::DType::F32 ? 4 : 2));
+    }
+    if (std::string err = ::linformer::writeSafetensors(weightsPath, tensors);
+        !err.empty()) {
+      llvm::errs() << "error: " << err << "\n";
       return 1;
     }
-    // Intermediates are filled with NaN bytes: a kernel that reads what no
-    // kernel wrote shows up in the result.
-    std::vector<std::vector<float>> scratch;
-    std::vector<void *> buffers = args;
-    for (int64_t bytes : intermediateBytes) {
-      scratch.emplace_back((bytes + 3) / 4 + 16, std::nanf(""));
-      buffers.push_back(scratch.back().data());
-    }
-    if (!runPlan(handle, plan, buffers, threadsOpt))
+    // Intermediates start as NaN bytes: a kernel that reads what no kernel
+    // wrote shows up in the result.
+    setenv("LINFORMER_DEBUG_POISON", "1", 1);
+    lf_module *loaded = nullptr;
+    lf_weights *weights = nullptr;
+    lf_session *run = nullptr;
+    llvm::scope_exit release([&] {
+      lf_session_free(run);
+      lf_weights_free(weights);
+      lf_module_free(loaded);
+    });
+    auto ok = [](lf_status status) {
+      if (!status)
+        return true;
+      llvm::errs() << "error: runtime: "
+                   << lf_status_code_name(lf_status_get_code(status)) << ": "
+                   << lf_status_get_message(status) << "\n";
+      lf_status_free(status);
+      return false;
+    };
+    lf_session_options sessionOptions;
+    lf_session_options_init(&sessionOptions);
+    sessionOptions.num_threads = int32_t(threadsOpt);
+    std::vector<lf_tensor> in;
+    for (const Input &t : inputs)
+      in.push_back({t.name.c_str(), t.dtype, int32_t(t.shape.size()),
+                    t.shape.data(), t.data});
+    std::vector<int64_t> outShape = {b, n, dm};
+    lf_tensor result = {"result", LF_DTYPE_F32, 3, outShape.data(),
+                        out.data()};
+    auto runOnce = [&] {
+      return ok(lf_session_run(run, in.data(), in.size(), &result, 1));
+    };
+    if (!ok(lf_module_load_on(artifactPath.c_str(), "cpu", &loaded)) ||
+        !ok(lf_weights_load(weightsPath.c_str(), &weights)) ||
+        !ok(lf_session_create(loaded, weights, &sessionOptions, &run)) ||
+        !runOnce())
       return 1;
     if (repeatOpt > 0) {
+      // Timed in a session of its own, without the poisoning's fills (an
+      // application's runs have none).
+      unsetenv("LINFORMER_DEBUG_POISON");
+      lf_session_free(run);
+      run = nullptr;
+      sessionOptions.profile = 1;
+      // The checked output stays as the poisoned run left it.
+      std::vector<float> timed(out.size());
+      result.data = timed.data();
+      if (!ok(lf_session_create(loaded, weights, &sessionOptions, &run)) ||
+          !runOnce() || !ok(lf_session_profile_reset(run)))
+        return 1;
       std::vector<double> ms;
-      std::vector<std::vector<double>> perKernel(plan.size());
       for (unsigned r = 0; r < repeatOpt; ++r) {
         auto start = std::chrono::steady_clock::now();
-        std::vector<double> kms;
-        runPlan(handle, plan, buffers, threadsOpt, &kms);
-        for (size_t i = 0; i < kms.size(); ++i)
-          perKernel[i].push_back(kms[i]);
+        if (!runOnce())
+          return 1;
         ms.push_back(std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - start)
                          .count());
       }
       std::sort(ms.begin(), ms.end());
       double median = ms[ms.size() / 2];
-      for (size_t i = 0; i < plan.size(); ++i) {
-        std::sort(perKernel[i].begin(), perKernel[i].end());
+      size_t kernels = 0;
+      if (!ok(lf_session_kernel_count(run, &kernels)))
+        return 1;
+      for (size_t i = 0; i < kernels; ++i) {
+        lf_kernel_profile k;
+        if (!ok(lf_session_profile(run, i, &k)))
+          return 1;
         llvm::outs() << llvm::formatv(
-            "KERNEL {0} workgroups={1} median_ms={2:f3}\n", plan[i].name,
-            plan[i].workgroups, perKernel[i][perKernel[i].size() / 2]);
+            "KERNEL {0} workgroups={1} median_ms={2:f3}\n", k.symbol,
+            k.workgroups, k.median_ms);
       }
       // Multiply-add FLOPs of the order that ran (2 per multiply-add);
       // pooling adds and softmax are left out, as is usual for GEMM-bound
@@ -846,9 +924,13 @@ int main(int argc, char **argv) {
           median, ms.front(), flops / (median * 1e6), flops,
           threadsOpt.getValue(), reassociated ? 1 : 0);
     }
+    // The runtime returns zeros in the rows past each length.
+    for (size_t i = 0; i < lengths.size(); ++i)
+      std::fill(expected.begin() + (int64_t(i) * n + lengths[i]) * dm,
+                expected.begin() + (int64_t(i) + 1) * n * dm, 0.0f);
   }
-  dlclose(handle);
-  llvm::sys::fs::remove(soPath);
+  for (const std::string &path : removeAfter)
+    llvm::sys::fs::remove(path);
   if (workDirOpt.empty())
     llvm::sys::fs::remove(dir);
 

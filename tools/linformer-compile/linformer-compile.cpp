@@ -41,6 +41,8 @@ static cl::opt<Emit> emit(
         clEnumValN(Emit::LLVM, "llvm", "the LLVM dialect"),
         clEnumValN(Emit::LLVMIR, "llvm-ir", "optimized LLVM IR"),
         clEnumValN(Emit::Obj, "obj", "a native object file"),
+        clEnumValN(Emit::SharedObject, "so",
+                   "a shared object with the kernels and the entry function"),
         clEnumValN(Emit::Artifact, "artifact", "the .lfa artifact")));
 static cl::opt<std::string>
     backend("backend",
