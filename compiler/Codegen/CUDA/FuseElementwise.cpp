@@ -183,6 +183,17 @@ struct CUDAFuseElementwisePass
                  isExtension(fused->get().getDefiningOp());
         });
     FrozenRewritePatternSet frozen(std::move(patterns));
+    // A fused op iterates as its consumer did (upstream's fusion keeps the
+    // consumer's loops and init), so the consumer's token bound (E X: its
+    // token loop stops at the lengths, linformer-cuda-tensor-core-
+    // contractions) holds for it too; the pattern makes a new op without
+    // it. Found again by the init (each op has its own: cloneSharedFills).
+    DenseMap<Value, std::pair<Attribute, unsigned>> bounds;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (Attribute bound = op->getAttr(mlir::linformer::kTokenBoundAttrName))
+        if (op.getNumDpsInits() == 1)
+          bounds[op.getDpsInitOperand(0)->get()] = {bound, op.getNumLoops()};
+    });
     // Fusing an op into its readers hands the extensions it read to each
     // of them: clone and fuse again until no extension is shared (the
     // model input's extension, read by the residual add, which every
@@ -194,6 +205,15 @@ struct CUDAFuseElementwisePass
       if (!cloneSharedExtensions())
         break;
     }
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(mlir::linformer::kTokenBoundAttrName))
+        return;
+      for (OpOperand &init : op.getDpsInitsMutable()) {
+        auto it = bounds.find(init.get());
+        if (it != bounds.end() && it->second.second == op.getNumLoops())
+          op->setAttr(mlir::linformer::kTokenBoundAttrName, it->second.first);
+      }
+    });
   }
 };
 

@@ -58,19 +58,34 @@ struct CUDAPrepareLoopsPass
       rewriter.setInsertionPoint(op);
       auto tokens = op->getAttrOfType<DenseI64ArrayAttr>(
           mlir::linformer::kTokenLoopsAttrName);
+      auto bound = op->getAttrOfType<DenseI64ArrayAttr>(
+          mlir::linformer::kTokenBoundAttrName);
       FailureOr<linalg::GenericOp> moved =
           linalg::interchangeGenericOp(rewriter, op, order);
       if (failed(moved)) {
         op.emitError("cannot move the reduction dimensions innermost");
         return signalPassFailure();
       }
+      auto position = [&](int64_t d) -> int64_t {
+        return llvm::find(order, unsigned(d)) - order.begin();
+      };
       // Token loops (linformer-cuda-mark-token-loops) follow their loops.
       if (tokens) {
         SmallVector<int64_t> renumbered;
         for (int64_t d : tokens.asArrayRef())
-          renumbered.push_back(
-              llvm::find(order, unsigned(d)) - order.begin());
+          renumbered.push_back(position(d));
         (*moved)->setAttr(mlir::linformer::kTokenLoopsAttrName,
+                          rewriter.getDenseI64ArrayAttr(renumbered));
+      }
+      // So does a token bound's: its loops are its first two entries, or
+      // three with parts or windows (LinformerDialect.h); the rest are
+      // counts.
+      if (bound) {
+        SmallVector<int64_t> renumbered(bound.asArrayRef());
+        for (size_t i = 0; i < renumbered.size() && i < 3; ++i)
+          if (i < 2 || renumbered.size() > 3)
+            renumbered[i] = position(renumbered[i]);
+        (*moved)->setAttr(mlir::linformer::kTokenBoundAttrName,
                           rewriter.getDenseI64ArrayAttr(renumbered));
       }
     }

@@ -730,6 +730,56 @@ struct CUDATensorCoreContractionsPass
     Value mBase, nBase, part;
     int64_t kPart = 0, inner = 0, chunks = 0;
     Value last;
+    /// E X (`linformer.token_bound`, the token loop k, the batch loop one of
+    /// the block's folded dims): the chunks at or past the block's
+    /// sequence length only add zeros (E' is zero there), so the block's
+    /// part computes the chunks up to that length's (see chunkCount). The
+    /// batch loop where that holds (set by block()).
+    std::optional<unsigned> boundBatch;
+
+    std::optional<unsigned> tokenBoundBatch() {
+      auto bound = op->getAttrOfType<DenseI64ArrayAttr>(
+          mlir::linformer::kTokenBoundAttrName);
+      if (!bound || bound.size() != 2 || bound[0] != int64_t(p.kDim) ||
+          !p.outerK.empty() ||
+          !mlir::linformer::markedLengthsArgument(
+              op->getParentOfType<func::FuncOp>()))
+        return std::nullopt;
+      unsigned batch = unsigned(bound[1]);
+      if (!llvm::is_contained(p.rowDims, batch) &&
+          !llvm::is_contained(p.colDims, batch))
+        return std::nullopt;
+      return batch;
+    }
+
+    /// The k loop's trip count: every chunk, or with a token bound
+    /// ceil((L - start) / BK) clamped to [0, chunks], L the block's
+    /// sequence length and `start` its part's first token. (On the GPU it
+    /// is computed by each thread: the block loop's own body may hold no
+    /// memory access.)
+    Value chunkCount(OpBuilder &b) {
+      if (!boundBatch)
+        return c(b, chunks);
+      BlockArgument lengths = mlir::linformer::markedLengthsArgument(
+          op->getParentOfType<func::FuncOp>());
+      Value length = arith::IndexCastOp::create(
+          b, loc, b.getIndexType(),
+          memref::LoadOp::create(b, loc, lengths,
+                                 ValueRange{iv[*boundBatch]}));
+      if (part)
+        length = arith::SubIOp::create(b, loc, length, mul(b, part, kPart));
+      Value n = arith::CeilDivSIOp::create(b, loc, length, c(b, BK));
+      n = arith::MaxSIOp::create(b, loc, n, zero);
+      return arith::MinSIOp::create(b, loc, n, c(b, chunks));
+    }
+
+    /// The last chunk's index, of a loop of `count` chunks (unused when
+    /// there are none).
+    Value lastOf(OpBuilder &b, Value count) {
+      if (!boundBatch)
+        return last;
+      return arith::SubIOp::create(b, loc, count, one);
+    }
 
     bool simt() const { return pass.simt(); }
     bool f32Words() const { return pass.f32Words(); }
@@ -1428,13 +1478,15 @@ struct CUDATensorCoreContractionsPass
           }
           wait(b, group);
         }
+        Value count = chunkCount(b);
         auto loop = scf::ForOp::create(
-            b, loc, zero, c(b, chunks), one, init,
+            b, loc, zero, count, one, init,
             [&](OpBuilder &b, Location loc, Value ci, ValueRange args) {
               Value off = mul(b, rem(b, ci, S), words);
               putAll(b, l.tid, packAll(b, args.drop_front(nAcc)), smem, off);
               // The last chunk loads itself again: no branch.
-              Value next = arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
+              Value next = arith::MinUIOp::create(b, loc, add(b, ci, 1),
+                                                  lastOf(b, count));
               SmallVector<Value> raw = fetchAll(b, l.tid, chunkAt(b, next));
               gpu::BarrierOp::create(b, loc);
               Value group;
@@ -1443,7 +1495,8 @@ struct CUDATensorCoreContractionsPass
                 Value ahead = add(b, ci, S - 1);
                 issueAll(
                     b, l.tid,
-                    chunkAt(b, arith::MinUIOp::create(b, loc, ahead, last)),
+                    chunkAt(b, arith::MinUIOp::create(b, loc, ahead,
+                                                      lastOf(b, count))),
                     dst, mul(b, rem(b, ahead, S), words));
                 group = commit(b);
               }
@@ -1463,7 +1516,7 @@ struct CUDATensorCoreContractionsPass
       threads(b, [&](OpBuilder &b, const Lane &l) {
         Value smem = cuda::sharedWords(b, loc, words, word);
         auto loop = scf::ForOp::create(
-            b, loc, zero, c(b, chunks), one, initAccs(b, l),
+            b, loc, zero, chunkCount(b), one, initAccs(b, l),
             [&](OpBuilder &b, Location loc, Value ci, ValueRange in) {
               copy(b, l.tid, smem, chunkAt(b, ci));
               gpu::BarrierOp::create(b, loc);
@@ -1520,8 +1573,9 @@ struct CUDATensorCoreContractionsPass
                                     ValueRange{l.tid, c(b, a)});
         };
         threads(b, [&](OpBuilder &b, const Lane &l) { hold(b, l, zero); });
+        Value count = chunkCount(b);
         scf::ForOp::create(
-            b, loc, zero, c(b, chunks), one, ValueRange{},
+            b, loc, zero, count, one, ValueRange{},
             [&](OpBuilder &b, Location loc, Value ci, ValueRange) {
               Value off = mul(b, rem(b, ci, s.buffers()), words);
               threads(b, [&](OpBuilder &b, const Lane &l) {
@@ -1533,7 +1587,8 @@ struct CUDATensorCoreContractionsPass
                 if (async)
                   issueAll(b, l.tid, chunkAt(b, ci), smem, off);
               });
-              Value next = arith::MinUIOp::create(b, loc, add(b, ci, 1), last);
+              Value next = arith::MinUIOp::create(b, loc, add(b, ci, 1),
+                                                  lastOf(b, count));
               threads(b,
                       [&](OpBuilder &b, const Lane &l) { hold(b, l, next); });
               threads(b, [&](OpBuilder &b, const Lane &l) {
@@ -1545,7 +1600,7 @@ struct CUDATensorCoreContractionsPass
           memref::DeallocOp::create(b, loc, held);
       } else {
         scf::ForOp::create(
-            b, loc, zero, c(b, chunks), one, ValueRange{},
+            b, loc, zero, chunkCount(b), one, ValueRange{},
             [&](OpBuilder &b, Location loc, Value ci, ValueRange) {
               threads(b, [&](OpBuilder &b, const Lane &l) {
                 copy(b, l.tid, smem, chunkAt(b, ci));
@@ -1596,7 +1651,9 @@ struct CUDATensorCoreContractionsPass
       chunks = inner;
       for (unsigned d : p.outerK)
         chunks *= extents[d];
-      last = c(b, chunks - 1);
+      boundBatch = tokenBoundBatch();
+      if (!boundBatch)
+        last = c(b, chunks - 1);
       if (!emulate && s.prefetch)
         pipelined(b);
       else if (!emulate)

@@ -354,3 +354,42 @@ func.func @read_fill(%w: tensor<16x16xf32>) -> tensor<16x16xf32> {
                      outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
   return %r : tensor<16x16xf32>
 }
+
+// -----
+
+// E X with a token bound (its token loop stops at the lengths): fusing X's
+// bf16 extension into it makes a new op, which keeps the bound (the fused
+// op iterates as E X did).
+// CHECK-LABEL: func.func @token_bound_kept
+// CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x8x64xf32>, tensor<2x64x16xbf16>)
+// CHECK-SAME: linformer.token_bound = array<i64: 2, 0>
+// CHECK: arith.extf
+// CHECK-NOT: linalg.generic
+#id = affine_map<(b, t, j) -> (b, t, j)>
+#e = affine_map<(b, i, t, j) -> (b, i, t)>
+#x = affine_map<(b, i, t, j) -> (b, t, j)>
+#o = affine_map<(b, i, t, j) -> (b, i, j)>
+func.func @token_bound_kept(%e: tensor<2x8x64xf32>, %x: tensor<2x64x16xbf16>)
+    -> tensor<2x8x16xf32> {
+  %xe = tensor.empty() : tensor<2x64x16xf32>
+  %xf = linalg.generic {indexing_maps = [#id, #id],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<2x64x16xbf16>) outs(%xe : tensor<2x64x16xf32>) {
+  ^bb0(%a: bf16, %o: f32):
+    %f = arith.extf %a : bf16 to f32
+    linalg.yield %f : f32
+  } -> tensor<2x64x16xf32>
+  %cst = arith.constant 0.0 : f32
+  %ye = tensor.empty() : tensor<2x8x16xf32>
+  %y0 = linalg.fill ins(%cst : f32) outs(%ye : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %y = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%e, %xf : tensor<2x8x64xf32>, tensor<2x64x16xf32>)
+      outs(%y0 : tensor<2x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x16xf32>
+  return %y : tensor<2x8x16xf32>
+}

@@ -1,0 +1,98 @@
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-tensor-core-contractions{precision=bf16}))' | FileCheck %s
+
+// E X with its token bound (linformer.token_bound: token loop 3, batch
+// loop 0; E' is zero past each sequence's length): each thread of a block
+// computes its k loop's trip count from the block's sequence length, so
+// the chunks past it are neither copied nor multiplied. Split-K (8 parts
+// of 512 tokens here): part p's chunks start at token 512 p, so its count
+// is ceil((L - 512 p) / 16) clamped to [0, 32]; a part wholly past the
+// length runs none and adds zeros to the sums.
+// CHECK-LABEL: func.func @ex_split(
+// CHECK: memref.alloc() : memref<8x2x32x64xf32>
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK: %[[L:.*]] = memref.load %arg2[%{{.*}}] : memref<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[START:.*]] = arith.muli %{{.*}}, %c512{{.*}} : index
+// CHECK: %[[REST:.*]] = arith.subi %[[LI]], %[[START]] : index
+// CHECK: %[[N:.*]] = arith.ceildivsi %[[REST]], %c16{{.*}} : index
+// CHECK: %[[N0:.*]] = arith.maxsi %[[N]], %c0{{.*}} : index
+// CHECK: %[[COUNT:.*]] = arith.minsi %[[N0]], %c32{{.*}} : index
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[COUNT]] step
+// The prefetch of the next chunk stops at the last real one.
+// CHECK: arith.subi %[[COUNT]], %c1
+// CHECK: arith.minui
+#e = affine_map<(b, i, j, t) -> (b, i, t)>
+#x = affine_map<(b, i, j, t) -> (b, t, j)>
+#o = affine_map<(b, i, j, t) -> (b, i, j)>
+func.func @ex_split(%e: memref<2x32x4096xf32>,
+                    %x: memref<2x4096x64xbf16> {linformer.sequence},
+                    %len: memref<2xi32> {linformer.lengths},
+                    %y: memref<2x32x64xf32>) {
+  linalg.generic {indexing_maps = [#e, #x, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<2x32x4096xf32>, memref<2x4096x64xbf16>)
+      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = array<i64: 3, 0>} {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %eb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Without split-K: the count is ceil(L / 16) clamped to [0, 16].
+// CHECK-LABEL: func.func @ex(
+// CHECK: %[[L:.*]] = memref.load %arg2[%{{.*}}] : memref<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[N:.*]] = arith.ceildivsi %[[LI]], %c16{{.*}} : index
+// CHECK: %[[N0:.*]] = arith.maxsi %[[N]], %c0{{.*}} : index
+// CHECK: %[[COUNT:.*]] = arith.minsi %[[N0]], %c16{{.*}} : index
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[COUNT]] step
+#e = affine_map<(b, i, j, t) -> (b, i, t)>
+#x = affine_map<(b, i, j, t) -> (b, t, j)>
+#o = affine_map<(b, i, j, t) -> (b, i, j)>
+func.func @ex(%e: memref<2x32x256xf32>,
+              %x: memref<2x256x64xbf16> {linformer.sequence},
+              %len: memref<2xi32> {linformer.lengths},
+              %y: memref<2x32x64xf32>) {
+  linalg.generic {indexing_maps = [#e, #x, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<2x32x256xf32>, memref<2x256x64xbf16>)
+      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = array<i64: 3, 0>} {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %eb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// No lengths argument to read: every chunk runs.
+// CHECK-LABEL: func.func @ex_no_lengths(
+// CHECK-NOT: arith.ceildivsi
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step
+#e = affine_map<(b, i, j, t) -> (b, i, t)>
+#x = affine_map<(b, i, j, t) -> (b, t, j)>
+#o = affine_map<(b, i, j, t) -> (b, i, j)>
+func.func @ex_no_lengths(%e: memref<2x32x256xf32>,
+                         %x: memref<2x256x64xbf16> {linformer.sequence},
+                         %y: memref<2x32x64xf32>) {
+  linalg.generic {indexing_maps = [#e, #x, #o],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<2x32x256xf32>, memref<2x256x64xbf16>)
+      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = array<i64: 3, 0>} {
+  ^bb0(%a: f32, %b: bf16, %acc: f32):
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %a, %eb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
