@@ -985,7 +985,7 @@ struct CoreOperands {
       return vector::LoadOp::create(b, loc, vec, buf, at,
                                     /*nontemporal=*/false, rowAlign);
     };
-    scf::ParallelOp::create(
+    auto rows = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero, zero, zero},
         ValueRange{cIdx(rewriter, batch), cIdx(rewriter, heads),
                    cIdx(rewriter, n)},
@@ -1069,6 +1069,14 @@ struct CoreOperands {
                                   /*nontemporal=*/false, rowAlign);
           scf::ReduceOp::create(b, loc);
         });
+    // Where the query rows are one sequence's tokens (q's batch and token
+    // dimensions marked, as for the staged core), the loop (b, h, i) says
+    // so: linformer-cuda-tile-parallel-loops then numbers its blocks
+    // (sequence, token tile, head) with a length rule, as for any loop
+    // over tokens.
+    if (auto loops = op->getAttrOfType<DenseI64ArrayAttr>(kTokenLoopsAttrName);
+        loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2})
+      rows->setAttr(kTokenLoopsAttrName, loops);
     rewriter.eraseOp(op);
   }
 };

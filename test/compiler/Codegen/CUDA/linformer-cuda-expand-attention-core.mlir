@@ -270,3 +270,20 @@ func.func @core_k64(%q: tensor<1x2x32x16xf32>, %k: tensor<1x2x64x16xf32>,
          -> tensor<1x2x32x16xf32>
   return %o : tensor<1x2x32x16xf32>
 }
+
+// Query rows that are one sequence's tokens (linformer-cuda-mark-token-
+// loops marked q's batch and token dimensions): the one-thread-a-row loop
+// (b, h, i) carries the mark, so that linformer-cuda-tile-parallel-loops
+// gives its blocks a length rule as for any loop over tokens.
+// CHECK-LABEL: func.func @core_tokens
+// CHECK: scf.parallel (%{{.*}}, %{{.*}}, %{{.*}}) = ({{.*}}) to (%c2, %c4, %c64)
+// CHECK: } {linformer.token_loops = array<i64: 0, 2>}
+func.func @core_tokens(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
+                       %v: tensor<2x4x8x16xf32>) -> tensor<2x4x64x16xf32> {
+  %o_init = tensor.empty() : tensor<2x4x64x16xf32>
+  %o = linformer.attention_core %q, %k, %v scale(0.25)
+         outs(%o_init) {linformer.token_loops = array<i64: 0, 2>}
+         : (tensor<2x4x64x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>,
+            tensor<2x4x64x16xf32>) -> tensor<2x4x64x16xf32>
+  return %o : tensor<2x4x64x16xf32>
+}
