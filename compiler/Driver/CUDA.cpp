@@ -272,38 +272,10 @@ void Compile::printCUDASchedules(ModuleOp module,
   out << llvm::formatv("{0:2}", llvm::json::Value(std::move(file))) << "\n";
 }
 
-llvm::Error Compile::compileCUDAOnHost(ModuleOp module) {
-  PassManager pm(&context);
-  if (failed(applyFlags(pm)))
-    return diagnosed("the pass manager's options");
-  CUDAPipelineOptions pipeline;
-  options.applyCUDAKnobs(pipeline);
-  pipeline.onHost = true;
-  pipeline.mma = cudaMma();
-  pipeline.mmaExact = options.cudaMmaExact;
-  pipeline.scheduleFile = options.scheduleFile;
-  buildCUDAPipeline(pm, pipeline);
-  if (llvm::Error err = runWithReproducer(pm, module, "cuda-host"))
-    return err;
-  // The length marks have been read (the token loops); LLVM has no use for
-  // them (the CPU pipeline's outlining drops them the same way).
-  module.walk([](LLVM::LLVMFuncOp fn) {
-    for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
-      fn.removeArgAttr(i, kSequenceArgAttrName);
-      fn.removeArgAttr(i, kLengthsArgAttrName);
-    }
-  });
-  CPUTargetOptions target;
-  target.cpu = options.cpu;
-  target.features = options.cpuFeatures;
-  if (failed(compileToSharedObject(module, target,
-                                   StringRef(options.outputPath))))
-    return diagnosed("the host nest could not be compiled to a shared object");
-  return llvm::Error::success();
-}
-
 /// --target=cuda: the CUDA pipeline, then the GPU IR, every kernel's PTX
-/// (the `gpu.binary` objects, format isa) or the artifact.
+/// (the `gpu.binary` objects, format isa) or the artifact; with cudaOnHost
+/// its mapped loop nest lowered for this CPU, as a shared object with the
+/// entry function.
 llvm::Error Compile::compileCUDA(ModuleOp module,
                                  const sched::CUDATarget &cudaTarget,
                                  lf::ArtifactWriter *combined) {
@@ -319,10 +291,32 @@ llvm::Error Compile::compileCUDA(ModuleOp module,
   pipeline.format = emit == Emit::GPU ? "none" : "isa";
   pipeline.mma = cudaMma();
   pipeline.scheduleFile = options.scheduleFile;
-  warnOtherTarget(module, options.scheduleFile, pipeline.chip);
+  pipeline.onHost = options.cudaOnHost;
+  pipeline.mmaExact = options.cudaMmaExact;
+  if (!options.cudaOnHost)
+    warnOtherTarget(module, options.scheduleFile, pipeline.chip);
   buildCUDAPipeline(pm, pipeline);
-  if (llvm::Error err = runWithReproducer(pm, module, "cuda"))
+  if (llvm::Error err = runWithReproducer(
+          pm, module, options.cudaOnHost ? "cuda-host" : "cuda"))
     return err;
+  if (options.cudaOnHost) {
+    // The length marks have been read (the token loops); LLVM has no use
+    // for them (the CPU pipeline's outlining drops them the same way).
+    module.walk([](LLVM::LLVMFuncOp fn) {
+      for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
+        fn.removeArgAttr(i, kSequenceArgAttrName);
+        fn.removeArgAttr(i, kLengthsArgAttrName);
+      }
+    });
+    CPUTargetOptions target;
+    target.cpu = options.cpu;
+    target.features = options.cpuFeatures;
+    if (failed(compileToSharedObject(module, target,
+                                     StringRef(options.outputPath))))
+      return diagnosed(
+          "the host nest could not be compiled to a shared object");
+    return llvm::Error::success();
+  }
   if (options.printSchedule) {
     printCUDASchedules(module, cudaTarget, pipeline.chip,
                        *options.printSchedule == "table");

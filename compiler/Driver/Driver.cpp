@@ -377,8 +377,6 @@ llvm::Error Compile::run() {
   sched::CUDATarget cudaTarget;
   if (options.target != "cpu")
     sched::knownCUDATarget(options.sm, cudaTarget); // verify() checked it
-  if (options.target == "cuda" && options.cudaOnHost)
-    return compileCUDAOnHost(*module);
   if (options.target == "cuda")
     return compileCUDA(*module, cudaTarget);
   if (options.backend == "halide")

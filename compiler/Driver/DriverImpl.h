@@ -183,9 +183,6 @@ struct Compile {
   /// --schedule with --target=cuda: a warning when the file was printed
   /// for another chip.
   void warnOtherTarget(ModuleOp module, StringRef path, StringRef chip);
-  /// --target=cuda with cudaOnHost: the CUDA pipeline's mapped loop nest
-  /// lowered for this CPU, as a shared object with the entry function.
-  llvm::Error compileCUDAOnHost(ModuleOp module);
   llvm::Error compileCUDA(ModuleOp module, const sched::CUDATarget &cudaTarget,
                           lf::ArtifactWriter *combined = nullptr);
   llvm::Error writeCUDAArtifact(ModuleOp module,

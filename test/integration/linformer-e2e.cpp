@@ -818,7 +818,7 @@ int main(int argc, char **argv) {
       t.shape = shape;
       t.bytes.assign(static_cast<const char *>(args[i]),
                      size_t(type.getNumElements()) *
-                         (t.dtype == ::linformer::DType::F32 ? 4 : 2));
+                         ::linformer::dtypeSize(t.dtype));
     }
     if (std::string err = ::linformer::writeSafetensors(weightsPath, tensors);
         !err.empty()) {

@@ -82,9 +82,10 @@ struct CUDAPrepareLoopsPass
       // counts.
       if (bound) {
         SmallVector<int64_t> renumbered(bound.asArrayRef());
-        for (size_t i = 0; i < renumbered.size() && i < 3; ++i)
-          if (i < 2 || renumbered.size() > 3)
-            renumbered[i] = position(renumbered[i]);
+        size_t loops = std::min<size_t>(renumbered.size(),
+                                        renumbered.size() > 3 ? 3 : 2);
+        for (size_t i = 0; i < loops; ++i)
+          renumbered[i] = position(renumbered[i]);
         (*moved)->setAttr(mlir::linformer::kTokenBoundAttrName,
                           rewriter.getDenseI64ArrayAttr(renumbered));
       }

@@ -734,22 +734,24 @@ struct CUDATensorCoreContractionsPass
     /// the block's folded dims): the chunks at or past the block's
     /// sequence length only add zeros (E' is zero there), so the block's
     /// part computes the chunks up to that length's (see chunkCount). The
-    /// batch loop where that holds (set by block()).
-    std::optional<unsigned> boundBatch;
+    /// function's lengths argument and the batch loop where that holds;
+    /// null otherwise (set by block()).
+    BlockArgument boundLengths;
+    unsigned boundBatch = 0;
 
-    std::optional<unsigned> tokenBoundBatch() {
+    void findTokenBound() {
       auto bound = op->getAttrOfType<DenseI64ArrayAttr>(
           mlir::linformer::kTokenBoundAttrName);
       if (!bound || bound.size() != 2 || bound[0] != int64_t(p.kDim) ||
-          !p.outerK.empty() ||
-          !mlir::linformer::markedLengthsArgument(
-              op->getParentOfType<func::FuncOp>()))
-        return std::nullopt;
+          !p.outerK.empty())
+        return;
       unsigned batch = unsigned(bound[1]);
       if (!llvm::is_contained(p.rowDims, batch) &&
           !llvm::is_contained(p.colDims, batch))
-        return std::nullopt;
-      return batch;
+        return;
+      boundBatch = batch;
+      boundLengths = mlir::linformer::markedLengthsArgument(
+          op->getParentOfType<func::FuncOp>());
     }
 
     /// The k loop's trip count: every chunk, or with a token bound
@@ -758,14 +760,12 @@ struct CUDATensorCoreContractionsPass
     /// is computed by each thread: the block loop's own body may hold no
     /// memory access.)
     Value chunkCount(OpBuilder &b) {
-      if (!boundBatch)
+      if (!boundLengths)
         return c(b, chunks);
-      BlockArgument lengths = mlir::linformer::markedLengthsArgument(
-          op->getParentOfType<func::FuncOp>());
       Value length = arith::IndexCastOp::create(
           b, loc, b.getIndexType(),
-          memref::LoadOp::create(b, loc, lengths,
-                                 ValueRange{iv[*boundBatch]}));
+          memref::LoadOp::create(b, loc, boundLengths,
+                                 ValueRange{iv[boundBatch]}));
       if (part)
         length = arith::SubIOp::create(b, loc, length, mul(b, part, kPart));
       Value n = arith::CeilDivSIOp::create(b, loc, length, c(b, BK));
@@ -776,7 +776,7 @@ struct CUDATensorCoreContractionsPass
     /// The last chunk's index, of a loop of `count` chunks (unused when
     /// there are none).
     Value lastOf(OpBuilder &b, Value count) {
-      if (!boundBatch)
+      if (!boundLengths)
         return last;
       return arith::SubIOp::create(b, loc, count, one);
     }
@@ -1651,8 +1651,8 @@ struct CUDATensorCoreContractionsPass
       chunks = inner;
       for (unsigned d : p.outerK)
         chunks *= extents[d];
-      boundBatch = tokenBoundBatch();
-      if (!boundBatch)
+      findTokenBound();
+      if (!boundLengths)
         last = c(b, chunks - 1);
       if (!emulate && s.prefetch)
         pipelined(b);
