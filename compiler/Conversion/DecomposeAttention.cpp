@@ -151,7 +151,7 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
     if (lengthsArgument(op))
       result.value.getDefiningOp()->setAttr(
           kTokenBoundAttrName,
-          b.getDenseI64ArrayAttr({static_cast<int64_t>(2 + o), 0}));
+          TokenBoundAttr::get(b.getContext(), /*token=*/2 + o, /*batch=*/0));
     if (op.getBq()) {
       // (E 1)[b, (h,) j] = sum over real t of E[(h,) j, t]. A kernel of
       // its own: fused into the K/V projections, every workgroup of theirs

@@ -138,15 +138,17 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
             return combine(b, l, args.back(), x);
           });
       // With the lengths an entry argument, the windows' tokens (token =
-      // window * w + r) stop at the length: [r, batch, window, w, 1], the
-      // 1 saying that the body masks padded tokens itself, so a tile of
-      // several windows may stop at its first window's real tokens.
-      // Windows past the length then cost their stores, not n / k steps.
+      // window * w + r) stop at the length: the parts are the windows, and
+      // the body masks padded tokens itself, so a tile of several windows
+      // may stop at its first window's real tokens. Windows past the
+      // length then cost their stores, not n / k steps.
       if (auto arg = dyn_cast_or_null<BlockArgument>(op.getLengths());
           arg && arg == markedLengthsArgument(op))
         reduced.getDefiningOp()->setAttr(
             kTokenBoundAttrName,
-            rewriter.getDenseI64ArrayAttr({3, 0, 2, w, 1}));
+            TokenBoundAttr::get(rewriter.getContext(), /*token=*/3,
+                                /*batch=*/0, /*part=*/2, /*perPart=*/w,
+                                /*masked=*/true));
       return reduced;
     };
     auto add = [](OpBuilder &b, Location l, Value acc, Value x) -> Value {

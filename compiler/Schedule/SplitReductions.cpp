@@ -74,15 +74,15 @@ struct SplitReductionsPass
       // A token reduction keeps its bound through the split: where its
       // operand with both the batch and the token loops had the tokens, the
       // split one has (part, token within the part).
-      auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
+      auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
       std::optional<std::tuple<unsigned, unsigned, unsigned>> boundOperand;
-      if (bound && bound.size() == 2)
+      if (bound && !bound.hasParts())
         for (OpOperand *in : op.getDpsInputOperands()) {
           AffineMap map = op.getMatchingIndexingMap(in);
           std::optional<unsigned> t = map.getResultPosition(
-              getAffineDimExpr(bound[0], op.getContext()));
+              getAffineDimExpr(bound.getToken(), op.getContext()));
           std::optional<unsigned> b = map.getResultPosition(
-              getAffineDimExpr(bound[1], op.getContext()));
+              getAffineDimExpr(bound.getBatch(), op.getContext()));
           if (t && b) {
             boundOperand = {in->getOperandNumber(), *b, *t};
             break;
@@ -113,8 +113,10 @@ struct SplitReductionsPass
           unsigned batch = map.getDimPosition(b < t ? b : b + 1);
           SmallVector<int64_t> ranges = split.getStaticLoopRanges();
           split->setAttr(kTokenBoundAttrName,
-                         rewriter.getDenseI64ArrayAttr(
-                             {inner, batch, outer, ranges[inner]}));
+                         TokenBoundAttr::get(rewriter.getContext(), inner,
+                                             batch, /*part=*/outer,
+                                             /*perPart=*/ranges[inner],
+                                             /*masked=*/false));
         }
       }
       // Both halves are kernels with the cost model's schedules, or the

@@ -265,6 +265,56 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
   let genVerifyDecl = 1;
 }
 
+def Linformer_TokenBoundAttr : Linformer_Attr<"TokenBound", "token_bound"> {
+  let summary = "a reduction over tokens that stops at each sequence's length";
+  let description = [{
+    On a linalg op that reduces over tokens (`E X`, pooling and conv
+    windows) whose iterations at or past a sequence's length contribute
+    nothing (their operand is zero there, or the body masks them): the
+    loop that walks the tokens (`token`, a reduction) and the loop of the
+    sequence (`batch`, parallel, one sequence per tile). Register tiling
+    stops the token loop at the length read from the function's
+    `linformer.lengths` argument; the CUDA tensor-core pass stops the k
+    loop there.
+
+    When the tokens are split into parts (a split reduction: token = part *
+    per_part + token loop; a window reduction: token = window * per_part +
+    r), `part` is the loop of the parts and `per_part` their tokens.
+    `masked` says the body masks padded tokens itself (the window
+    reductions), so a tile of several parts may stop at its first part's
+    real tokens.
+
+    ```mlir
+    linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>
+    linformer.token_bound = #linformer.token_bound<token = 3, batch = 0,
+                                                   part = 2, per_part = 16,
+                                                   masked = true>
+    ```
+  }];
+  let parameters = (ins
+    "int64_t":$token,
+    "int64_t":$batch,
+    DefaultValuedParameter<"int64_t", "-1">:$part,
+    DefaultValuedParameter<"int64_t", "0">:$per_part,
+    DefaultValuedParameter<"bool", "false">:$masked);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$token, "int64_t":$batch), [{
+      return $_get($_ctxt, token, batch, /*part=*/-1, /*per_part=*/0,
+                   /*masked=*/false);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether the tokens are split into parts (`part` is a loop).
+    bool hasParts() const { return getPart() >= 0; }
+    /// The same bound with its loops (token, batch, part) renumbered by
+    /// `position` (an interchange's new position of each old loop).
+    TokenBoundAttr
+    renumbered(::llvm::function_ref<int64_t(int64_t)> position) const;
+  }];
+}
+
 def Linformer_TokenRowsAttr : Linformer_Attr<"TokenRows", "token_rows"> {
   let summary = "which workgroups of a kernel hold which tokens of which sequence";
   let description = [{

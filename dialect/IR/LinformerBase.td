@@ -46,11 +46,8 @@ def Linformer_Dialect : Dialect {
     "::mlir::linformer::KernelShapeAttr":$kernel,
     // Workgroup tile sizes forced on a root (pipeline knobs, tests).
     "::mlir::DenseI64ArrayAttr":$tile_sizes,
-    // A reduction over tokens that stops at the sequence's length:
-    // [token loop, batch loop] or [token loop, batch loop, part loop,
-    // tokens per part]; a window reduction that masks padded tokens itself
-    // adds a 1: [token loop, batch loop, window loop, tokens per window, 1].
-    "::mlir::DenseI64ArrayAttr":$token_bound,
+    // A reduction over tokens that stops at the sequence's length.
+    "::mlir::linformer::TokenBoundAttr":$token_bound,
     // A kernel root whose result's entries at padded tokens no one reads
     // (its readers stop at the lengths): [batch dim, token dim] of the
     // result. The CPU tiles its tokens and skips the padded tiles.

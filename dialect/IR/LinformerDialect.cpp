@@ -66,8 +66,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a #linformer.kernel_shape"},
     {D::TileSizesAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
-    {D::TokenBoundAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
-     "an array<i64: ...>"},
+    {D::TokenBoundAttrHelper::getNameStr(), isA<TokenBoundAttr>,
+     "a #linformer.token_bound"},
     {D::UnreadPaddingAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
     {D::TokenRowsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
@@ -557,6 +557,35 @@ LogicalResult TokenRowsAttr::verify(function_ref<InFlightDiagnostic()> emitError
                           "got tile = "
                        << tile;
   return success();
+}
+
+LogicalResult
+TokenBoundAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       int64_t token, int64_t batch, int64_t part,
+                       int64_t perPart, bool masked) {
+  if (token < 0 || batch < 0 || token == batch)
+    return emitError() << "token_bound: needs two different loops, got token "
+                          "= "
+                       << token << ", batch = " << batch;
+  if (part < -1 || part == token || part == batch)
+    return emitError() << "token_bound: the part loop must be a third loop "
+                          "(or none, -1), got part = "
+                       << part;
+  if (part >= 0 && perPart < 1)
+    return emitError() << "token_bound: a part holds at least one token, got "
+                          "per_part = "
+                       << perPart;
+  if (part < 0 && (perPart != 0 || masked))
+    return emitError() << "token_bound: per_part and masked describe parts, "
+                          "but there is no part loop";
+  return success();
+}
+
+TokenBoundAttr
+TokenBoundAttr::renumbered(function_ref<int64_t(int64_t)> position) const {
+  return get(getContext(), position(getToken()), position(getBatch()),
+             hasParts() ? position(getPart()) : getPart(), getPerPart(),
+             getMasked());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const {

@@ -53,17 +53,9 @@ constexpr llvm::StringLiteral kKernelInfoAttrName =
 constexpr llvm::StringLiteral kTileSizesAttrName =
     LinformerDialect::TileSizesAttrHelper::getNameStr();
 
-/// On a linalg op that reduces over tokens (`E X`):
-/// `array<i64: token loop, batch loop>`, or after a split reduction
-/// `array<i64: token loop, batch loop, part loop, tokens per part>` (token
-/// = part * tokens per part + token loop). Its iterations over tokens at or
-/// past the sequence's length contribute nothing (their operand is zeroed
-/// there), so register tiling stops the token loops at the length, read
-/// from the function's `linformer.lengths` argument. A window reduction
-/// (pooling, conv: token = window * w + r) whose body masks padded tokens
-/// itself is `array<i64: r, batch loop, window loop, w, 1>`: a tile of
-/// several windows stops at its first window's real tokens (the later
-/// windows' padded tokens are masked), and one no loop can stop runs whole.
+/// On a linalg op that reduces over tokens (`E X`, pooling and conv
+/// windows) and stops at each sequence's length: its
+/// `#linformer.token_bound` (LinformerAttrs.td).
 constexpr llvm::StringLiteral kTokenBoundAttrName =
     LinformerDialect::TokenBoundAttrHelper::getNameStr();
 

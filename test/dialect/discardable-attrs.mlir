@@ -10,7 +10,7 @@ func.func @well_typed(%x: tensor<4xf32> {linformer.sequence},
     attributes {linformer.workgroups = 4 : i64,
                 linformer.buffer_bytes = array<i64: 16, 4>} {
   %0 = arith.addf %x, %x {linformer.root, linformer.tile_sizes = array<i64: 2>,
-                          linformer.token_bound = array<i64: 0, 1>} : tensor<4xf32>
+                          linformer.token_bound = #linformer.token_bound<token = 0, batch = 1>} : tensor<4xf32>
   return %0 : tensor<4xf32>
 }
 
@@ -115,4 +115,38 @@ func.func @cuda_schedule_stages_without_async(%x: f32) -> f32 {
 // expected-error @+1 {{wgmma takes warps in whole warpgroups (4) and no ldmatrix}}
 func.func @cuda_core_schedule_wgmma_six_warps() attributes {linformer.cuda_schedules = [{key = "attention_core/1x1x96x64x64/bf16,bf16,bf16,bf16", schedule = #linformer.cuda_core_schedule<warps = 6, slots = 32, staged = true, groups = 1, ldmatrix = false, wgmma = true>, source = "file"}]} {
   return
+}
+
+// -----
+
+// A token bound names two different loops; parts need a third loop and at
+// least one token each; masking describes parts.
+func.func @token_bound_one_loop(%x: f32) -> f32 {
+  // expected-error @+1 {{token_bound: needs two different loops, got token = 2, batch = 2}}
+  %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 2, batch = 2>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @token_bound_empty_parts(%x: f32) -> f32 {
+  // expected-error @+1 {{token_bound: a part holds at least one token, got per_part = 0}}
+  %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, part = 2>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @token_bound_masked_without_parts(%x: f32) -> f32 {
+  // expected-error @+1 {{token_bound: per_part and masked describe parts, but there is no part loop}}
+  %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, masked = true>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @token_bound_as_an_array(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.token_bound' must be a #linformer.token_bound, not array<i64: 2, 0>}}
+  %0 = arith.addf %x, %x {linformer.token_bound = array<i64: 2, 0>} : f32
+  return %0 : f32
 }

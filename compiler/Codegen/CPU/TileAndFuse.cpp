@@ -87,11 +87,11 @@ bool readersStopAtLengths(Value v) {
     auto op = dyn_cast<linalg::LinalgOp>(use.getOwner());
     if (!op || !op.isDpsInput(&use))
       return false;
-    auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
+    auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (!bound || bound.size() < 2 || bound.size() == 5 || bound[1] < 0 ||
-        bound[1] >= static_cast<int64_t>(ranges.size()) ||
-        ranges[bound[1]] != 1)
+    if (!bound || bound.getMasked() ||
+        bound.getBatch() >= static_cast<int64_t>(ranges.size()) ||
+        ranges[bound.getBatch()] != 1)
       return false;
   }
   return true;

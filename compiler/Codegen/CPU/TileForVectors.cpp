@@ -207,16 +207,16 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
 /// every token where no loop takes the bound.
 static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
                               unsigned &tokenLoop, bool &masked) {
-  auto bound = op->getAttrOfType<DenseI64ArrayAttr>(kTokenBoundAttrName);
-  if (!bound || (bound.size() != 2 && bound.size() != 4 && bound.size() != 5))
+  auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+  if (!bound)
     return {};
-  masked = bound.size() == 5 && bound[4] == 1;
+  masked = bound.getMasked();
   int64_t numLoops = op.getNumLoops();
-  int64_t token = bound[0], batch = bound[1];
+  int64_t token = bound.getToken(), batch = bound.getBatch();
   // Split into parts: token = part * perPart + token within the part.
-  int64_t part = bound.size() >= 4 ? bound[2] : -1;
-  int64_t perPart = bound.size() >= 4 ? bound[3] : 0;
-  if (bound.size() >= 4 && (part < 0 || part >= numLoops || perPart < 1))
+  int64_t part = bound.getPart();
+  int64_t perPart = bound.getPerPart();
+  if (part >= numLoops)
     return {};
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

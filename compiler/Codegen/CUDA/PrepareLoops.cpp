@@ -58,7 +58,7 @@ struct CUDAPrepareLoopsPass
       rewriter.setInsertionPoint(op);
       auto tokens = op->getAttrOfType<DenseI64ArrayAttr>(
           mlir::linformer::kTokenLoopsAttrName);
-      auto bound = op->getAttrOfType<DenseI64ArrayAttr>(
+      auto bound = op->getAttrOfType<mlir::linformer::TokenBoundAttr>(
           mlir::linformer::kTokenBoundAttrName);
       FailureOr<linalg::GenericOp> moved =
           linalg::interchangeGenericOp(rewriter, op, order);
@@ -77,18 +77,10 @@ struct CUDAPrepareLoopsPass
         (*moved)->setAttr(mlir::linformer::kTokenLoopsAttrName,
                           rewriter.getDenseI64ArrayAttr(renumbered));
       }
-      // So does a token bound's: its loops are its first two entries, or
-      // three with parts or windows (LinformerDialect.h); the rest are
-      // counts.
-      if (bound) {
-        SmallVector<int64_t> renumbered(bound.asArrayRef());
-        size_t loops = std::min<size_t>(renumbered.size(),
-                                        renumbered.size() > 3 ? 3 : 2);
-        for (size_t i = 0; i < loops; ++i)
-          renumbered[i] = position(renumbered[i]);
+      // So does a token bound's.
+      if (bound)
         (*moved)->setAttr(mlir::linformer::kTokenBoundAttrName,
-                          rewriter.getDenseI64ArrayAttr(renumbered));
-      }
+                          bound.renumbered(position));
     }
   }
 };

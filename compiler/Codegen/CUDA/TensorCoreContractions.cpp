@@ -740,12 +740,12 @@ struct CUDATensorCoreContractionsPass
     unsigned boundBatch = 0;
 
     void findTokenBound() {
-      auto bound = op->getAttrOfType<DenseI64ArrayAttr>(
+      auto bound = op->getAttrOfType<mlir::linformer::TokenBoundAttr>(
           mlir::linformer::kTokenBoundAttrName);
-      if (!bound || bound.size() != 2 || bound[0] != int64_t(p.kDim) ||
+      if (!bound || bound.hasParts() || bound.getToken() != int64_t(p.kDim) ||
           !p.outerK.empty())
         return;
-      unsigned batch = unsigned(bound[1]);
+      unsigned batch = unsigned(bound.getBatch());
       if (!llvm::is_contained(p.rowDims, batch) &&
           !llvm::is_contained(p.colDims, batch))
         return;

@@ -274,7 +274,7 @@ func.func @four_heads_scale(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>)
 // CHECK-LABEL: func.func @reassociated_lengths_bound(
 // CHECK-SAME: tensor<1xi32> {linformer.lengths}
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x16xf32>, tensor<1x16xi8>) outs(%{{.*}} : tensor<1x4x16xf32>) attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>}
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}} attrs = {linformer.root, linformer.token_bound = array<i64: 2, 0>}
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]{{.*}} attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>}
 func.func @reassociated_lengths_bound(%x: tensor<1x16x16xf32>,
     %w: tensor<16x16xf32>, %e: tensor<4x16xf32>, %len: tensor<1xi32>)
     -> tensor<1x16x16xf32> {

@@ -419,7 +419,7 @@ func.func @parts(%q: tensor<1x2x16x8xf32>, %k: tensor<1x2x16x8xf32>,
 // first window's tokens). Lengths that are not such an argument (above) or
 // a mask: no mark.
 // CHECK-LABEL: func.func @conv_lengths_bound(
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins({{.*}} : tensor<1x2x4x4x8xf32>, tensor<2x8x4xf32>, tensor<1x4x4xi8>) outs({{.*}}) attrs = {linformer.root, linformer.token_bound = array<i64: 3, 0, 2, 4, 1>}
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins({{.*}} : tensor<1x2x4x4x8xf32>, tensor<2x8x4xf32>, tensor<1x4x4xi8>) outs({{.*}}) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, part = 2, per_part = 4, masked = true>}
 // CHECK: arith.select
 func.func @conv_lengths_bound(%v: tensor<1x2x16x8xf32>, %w: tensor<2x8x4xf32>,
     %len: tensor<1xi32> {linformer.lengths}) -> tensor<1x2x4x8xf32> {

@@ -16,7 +16,7 @@ func.func @row_sum(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   %r = linalg.generic {indexing_maps = [#e, #o],
                        iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%es : tensor<1x8x256xf32>) outs(%init : tensor<1x8xf32>)
-      attrs = {linformer.token_bound = array<i64: 2, 0>} {
+      attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
   ^bb0(%a: f32, %acc: f32):
     %s = arith.addf %acc, %a : f32
     linalg.yield %s : f32

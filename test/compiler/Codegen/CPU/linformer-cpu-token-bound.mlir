@@ -1,7 +1,7 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=16 unroll=8 reduction-tile=64" --cse | FileCheck %s
 
 // A token reduction (E X: loops (b, j, t, m), reduction over t) marked with
-// linformer.token_bound = [token loop, batch loop] stops at the sequence's
+// #linformer.token_bound<token = t, batch = b> stops at the sequence's
 // length: lengths[b] - t0 real tokens from the tile's first token t0 (the
 // offsets of its operand slice), so the reduction block loop ends at
 // min(256, real) and the per-step loop in each block at min(64, real - t).
@@ -35,7 +35,7 @@ func.func @bounded(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   %r = linalg.generic {indexing_maps = [#e, #x, #o],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%es, %xs : tensor<1x8x256xf32>, tensor<1x256x16xf32>)
-      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
   ^bb0(%a: f32, %c: f32, %acc: f32):
     %m = arith.mulf %a, %c : f32
     %s = arith.addf %acc, %m : f32
@@ -74,7 +74,7 @@ func.func @split(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   %r = linalg.generic {indexing_maps = [#se, #sx, #so],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
       ins(%es, %xs : tensor<1x8x1x128xf32>, tensor<1x1x128x16xf32>)
-      outs(%init : tensor<1x1x8x16xf32>) attrs = {linformer.token_bound = array<i64: 3, 1, 0, 128>} {
+      outs(%init : tensor<1x1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 1, part = 0, per_part = 128>} {
   ^bb0(%a: f32, %c: f32, %acc: f32):
     %m = arith.mulf %a, %c : f32
     %s = arith.addf %acc, %m : f32
@@ -105,7 +105,7 @@ func.func @no_lengths(%len: tensor<2xi32>, %b: index,
   %r = linalg.generic {indexing_maps = [#e, #x, #o],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%es, %xs : tensor<1x8x256xf32>, tensor<1x256x16xf32>)
-      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
   ^bb0(%a: f32, %c: f32, %acc: f32):
     %m = arith.mulf %a, %c : f32
     %s = arith.addf %acc, %m : f32
@@ -148,7 +148,7 @@ func.func @windows(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   %r = linalg.generic {indexing_maps = [#win, #flag, #out],
                        iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
       ins(%xs, %fs : tensor<1x1x4x4x16xf32>, tensor<1x4x4xi8>)
-      outs(%init : tensor<1x1x4x16xf32>) attrs = {linformer.token_bound = array<i64: 3, 0, 2, 4, 1>} {
+      outs(%init : tensor<1x1x4x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, part = 2, per_part = 4, masked = true>} {
   ^bb0(%a: f32, %v: i8, %acc: f32):
     %ok = arith.cmpi ne, %v, %c0 : i8
     %s = arith.select %ok, %a, %z : f32

@@ -9,7 +9,7 @@
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (2, 8, 512) step (1, 8, 32)
 // CHECK: arith.select
 // CHECK: } {linformer.root, linformer.token_rows = array<i64: 0, 2, 32>
-// CHECK: linformer.token_bound = array<i64: 2, 0>
+// CHECK: linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>
 // CHECK: } {linformer.root, mapping
 #ein = affine_map<(b, j, t) -> (j, t)>
 #vin = affine_map<(b, j, t) -> (b, t)>
@@ -37,7 +37,7 @@ func.func @bounded_reader(%x: tensor<2x512x16xf32> {linformer.sequence},
   %r = linalg.generic {indexing_maps = [#e, #x, #o],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%ep, %x : tensor<2x8x512xf32>, tensor<2x512x16xf32>)
-      outs(%init : tensor<2x8x16xf32>) attrs = {linformer.root, linformer.token_bound = array<i64: 2, 0>} {
+      outs(%init : tensor<2x8x16xf32>) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
   ^bb0(%a: f32, %c: f32, %acc: f32):
     %m = arith.mulf %a, %c : f32
     %s = arith.addf %acc, %m : f32
@@ -82,7 +82,7 @@ func.func @two_sequence_reader(%x: tensor<2x512x16xf32> {linformer.sequence},
   %r = linalg.generic {indexing_maps = [#e, #x, #o],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%ep, %x : tensor<2x8x512xf32>, tensor<2x512x16xf32>)
-      outs(%init : tensor<2x8x16xf32>) attrs = {linformer.root, linformer.token_bound = array<i64: 2, 0>, linformer.tile_sizes = array<i64: 2, 4, 0, 0>} {
+      outs(%init : tensor<2x8x16xf32>) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>, linformer.tile_sizes = array<i64: 2, 4, 0, 0>} {
   ^bb0(%a: f32, %c: f32, %acc: f32):
     %m = arith.mulf %a, %c : f32
     %s = arith.addf %acc, %m : f32

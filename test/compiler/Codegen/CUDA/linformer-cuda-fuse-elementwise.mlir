@@ -362,7 +362,7 @@ func.func @read_fill(%w: tensor<16x16xf32>) -> tensor<16x16xf32> {
 // op iterates as E X did).
 // CHECK-LABEL: func.func @token_bound_kept
 // CHECK: linalg.generic {{.*}} ins(%arg0, %arg1 : tensor<2x8x64xf32>, tensor<2x64x16xbf16>)
-// CHECK-SAME: linformer.token_bound = array<i64: 2, 0>
+// CHECK-SAME: linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>
 // CHECK: arith.extf
 // CHECK-NOT: linalg.generic
 #id = affine_map<(b, t, j) -> (b, t, j)>
@@ -385,7 +385,7 @@ func.func @token_bound_kept(%e: tensor<2x8x64xf32>, %x: tensor<2x64x16xbf16>)
   %y = linalg.generic {indexing_maps = [#e, #x, #o],
                        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%e, %xf : tensor<2x8x64xf32>, tensor<2x64x16xf32>)
-      outs(%y0 : tensor<2x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+      outs(%y0 : tensor<2x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32

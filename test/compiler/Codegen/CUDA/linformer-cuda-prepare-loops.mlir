@@ -85,7 +85,7 @@ func.func @token_loops_follow(%x: memref<2x4x128xf32>, %out: memref<2x128xf32>) 
 // CHECK-LABEL: func.func @token_bound_follows(
 // CHECK: linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel", "reduction"]
-// CHECK-SAME: linformer.token_bound = array<i64: 3, 0>
+// CHECK-SAME: linformer.token_bound = #linformer.token_bound<token = 3, batch = 0>
 #e = affine_map<(b, i, t, j) -> (b, i, t)>
 #x = affine_map<(b, i, t, j) -> (b, t, j)>
 #o = affine_map<(b, i, t, j) -> (b, i, j)>
@@ -94,7 +94,7 @@ func.func @token_bound_follows(%e: memref<2x8x64xf32>, %x: memref<2x64x16xf32>,
   linalg.generic {indexing_maps = [#e, #x, #o],
                   iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
       ins(%e, %x : memref<2x8x64xf32>, memref<2x64x16xf32>)
-      outs(%y : memref<2x8x16xf32>) attrs = {linformer.token_bound = array<i64: 2, 0>} {
+      outs(%y : memref<2x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
     %m = arith.mulf %a, %b : f32
     %s = arith.addf %acc, %m : f32

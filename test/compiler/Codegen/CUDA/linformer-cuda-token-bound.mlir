@@ -32,7 +32,7 @@ func.func @ex_split(%e: memref<2x32x4096xf32>,
   linalg.generic {indexing_maps = [#e, #x, #o],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%e, %x : memref<2x32x4096xf32>, memref<2x4096x64xbf16>)
-      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = array<i64: 3, 0>} {
+      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0>} {
   ^bb0(%a: f32, %b: bf16, %acc: f32):
     %eb = arith.extf %b : bf16 to f32
     %m = arith.mulf %a, %eb : f32
@@ -62,7 +62,7 @@ func.func @ex(%e: memref<2x32x256xf32>,
   linalg.generic {indexing_maps = [#e, #x, #o],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%e, %x : memref<2x32x256xf32>, memref<2x256x64xbf16>)
-      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = array<i64: 3, 0>} {
+      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0>} {
   ^bb0(%a: f32, %b: bf16, %acc: f32):
     %eb = arith.extf %b : bf16 to f32
     %m = arith.mulf %a, %eb : f32
@@ -87,7 +87,7 @@ func.func @ex_no_lengths(%e: memref<2x32x256xf32>,
   linalg.generic {indexing_maps = [#e, #x, #o],
                   iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%e, %x : memref<2x32x256xf32>, memref<2x256x64xbf16>)
-      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = array<i64: 3, 0>} {
+      outs(%y : memref<2x32x64xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0>} {
   ^bb0(%a: f32, %b: bf16, %acc: f32):
     %eb = arith.extf %b : bf16 to f32
     %m = arith.mulf %a, %eb : f32
