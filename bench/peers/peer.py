@@ -16,7 +16,10 @@ ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, MKL_ENABLE_INSTRUCTIONS=AVX2
 and XLA_FLAGS=--xla_cpu_max_isa=AVX2 in the environment; here IREE compiles
 for --isa-cpu instead of the host, and every peer reports in its notes which
 ISA it really ran (torch's ATen capability, oneDNN's and MKL's verbose
-lines, XLA's flag, IREE's target CPU), so a limit that did not take shows.
+lines; the zmm / ymm instructions of the code XLA and IREE generated, from
+their dumps), so a limit that did not take shows. A peer whose code is not
+limited is reported as an error, not timed: JAX hands its dots to YNNPACK,
+which picks its kernels by CPUID whatever XLA's limit says.
 """
 
 import argparse
@@ -84,6 +87,33 @@ def torch_isa_notes(torch, run):
     return notes
 
 
+def vector_registers(paths):
+    """How many instructions of the ELF objects at `paths` name zmm and ymm
+    registers (llvm-objdump, or binutils' objdump), or None without one."""
+    import shutil
+    import subprocess
+    tool = shutil.which("llvm-objdump") or "/usr/lib/llvm-22/bin/llvm-objdump"
+    if not os.path.exists(tool):
+        tool = shutil.which("objdump")
+    if not tool or not paths:
+        return None
+    zmm = ymm = 0
+    for path in paths:
+        text = subprocess.run([tool, "-d", "--no-show-raw-insn", path],
+                              capture_output=True, text=True).stdout
+        for line in text.splitlines():
+            zmm += "zmm" in line
+            ymm += "ymm" in line
+    return zmm, ymm
+
+
+def cpu_has_avx512():
+    try:
+        return " avx512f" in open("/proc/cpuinfo").read()
+    except OSError:
+        return False
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("peer")
@@ -103,8 +133,14 @@ def main():
     result = {"peer": a.peer, "threads": a.threads}
     notes = []
 
+    isa_error = None
     if a.peer == "jax":
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+        import glob
+        import tempfile
+        # XLA's dump tells what ran where: the objects XLA generated, and in
+        # the optimized HLO the fusions it hands to a library (YNNPACK).
+        dump = tempfile.mkdtemp(prefix="linformer-jax-dump-")
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --xla_dump_to={dump}"
                                    f" --xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={a.threads}")
         import jax
         jax.config.update("jax_platforms", "cpu")
@@ -115,10 +151,26 @@ def main():
         result["compile_s"] = time.perf_counter() - t0
         run = lambda: f(xj).block_until_ready()
         notes.append(f"jax {jax.__version__}")
+        regs = vector_registers(glob.glob(os.path.join(dump, "*.o")))
+        if regs:
+            notes.append("XLA's own code: %d zmm, %d ymm instructions" % regs)
+        hlo = "".join(open(f).read() for f in glob.glob(os.path.join(dump, "*after_optimizations.txt")))
+        ynn = hlo.count("__ynn_fusion")
+        import shutil
+        shutil.rmtree(dump, ignore_errors=True)
+        if ynn:
+            notes.append(f"{ynn} fusions (the dots) in YNNPACK")
         if a.isa != "native":
             # XLA aborts on a flag it does not know, so getting here means
-            # the limit was parsed.
-            notes.append("XLA_FLAGS " + os.environ.get("XLA_FLAGS", "").strip())
+            # the limit was parsed; it limits only the code XLA generates.
+            notes.append("XLA_FLAGS --xla_cpu_max_isa=AVX2")
+            if regs and regs[0]:
+                isa_error = "not limited to AVX2: XLA's own code has zmm instructions"
+            elif ynn and cpu_has_avx512():
+                # YNNPACK chooses its kernels by CPUID (no limit to set):
+                # under gdb, ynn::dot_fp32_5x64x1_1x16x1_avx512 ran here.
+                isa_error = ("not limited to AVX2: its dots run in YNNPACK, which picks AVX-512 "
+                             "kernels by CPUID; --xla_cpu_max_isa limits only XLA's own code")
     elif a.peer == "iree":
         import torch
         import iree.compiler as ireec
@@ -130,8 +182,20 @@ def main():
         exported = aot.export(m, torch.from_numpy(x))
         mlir = str(exported.mlir_module)
         target_cpu = "host" if a.isa == "native" else a.isa_cpu
+        import glob
+        import tempfile
+        dump = tempfile.mkdtemp(prefix="linformer-iree-dump-")
         vmfb = ireec.compile_str(mlir, target_backends=["llvm-cpu"],
-                                 extra_args=[f"--iree-llvmcpu-target-cpu={target_cpu}"])
+                                 extra_args=[f"--iree-llvmcpu-target-cpu={target_cpu}",
+                                             f"--iree-hal-dump-executable-binaries-to={dump}"])
+        # The dispatches' code, as IREE embeds it: which registers it uses.
+        regs = vector_registers(glob.glob(os.path.join(dump, "*.so")))
+        import shutil
+        shutil.rmtree(dump, ignore_errors=True)
+        if regs:
+            notes.append("IREE dispatches: %d zmm, %d ymm instructions" % regs)
+            if a.isa != "native" and regs[0]:
+                isa_error = "not limited to AVX2: IREE's dispatches have zmm instructions"
         result["compile_s"] = time.perf_counter() - t0
         ireert.flags.parse_flags(f"--task_topology_max_group_count={a.threads}")
         rt_config = ireert.Config("local-task")
@@ -162,6 +226,11 @@ def main():
         notes.append(f"torch {torch.__version__}")
         notes += torch_isa_notes(torch, run)
 
+    if isa_error:
+        result["error"] = isa_error
+        result["notes"] = notes
+        print(json.dumps(result))
+        return
     if a.reference and a.peer != "sdpa":
         err = models.rel_error(y, np.load(a.reference))
         result["rel_err"] = err
