@@ -17,7 +17,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 SERIES = [("ours_ms", "ours, n = 4096 artifact", "k", "o"),
           ("static_ms", "ours, artifact compiled for n = L", "tab:gray", "x"),
           ("torch_eager_ms", "torch eager (E sliced to L)", "tab:blue", "s"),
-          ("torch_compile_ms", "torch.compile (E sliced to L)", "tab:orange", "^")]
+          ("torch_compile_ms", "torch.compile (E sliced to L)", "tab:orange", "^"),
+          ("jax_ms", "JAX jit (E sliced to L)", "tab:green", "v"),
+          ("iree_ms", "IREE llvm-cpu (E sliced to L)", "tab:red", "D")]
 
 
 def main():

@@ -89,7 +89,10 @@ def main():
     ap.add_argument("--mixed", default="4096,512,512,256")
     ap.add_argument("--peers", default="", help="e.g. torch_eager,torch_compile (bench venv)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--repeat", type=int, default=20,
+                    help="timed runs per process, after --warmup (short lengths take a few ms: "
+                         "fewer runs left the median to this VM's noise)")
+    ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--pairs", type=int, default=1,
                     help="ours and the n = L artifact in turn, this many times")
     args = ap.parse_args()
@@ -102,7 +105,7 @@ def main():
     rows = []
 
     def time_ours(art, weights, extra):
-        out = run([runner, art, "--weights", weights, "--random-input", "--warmup", "1",
+        out = run([runner, art, "--weights", weights, "--random-input", "--warmup", str(args.warmup),
                    "--repeat", str(args.repeat), "--threads", str(args.threads)] + extra)
         return median_ms(out)
 
@@ -146,7 +149,8 @@ def main():
                 out = run([sys.executable, os.path.join(ROOT, "bench", "peers", "peer.py"), peer,
                            "--config", path("%d.json" % L), "--weights", path("%d.st" % L),
                            "--input", path("x%d.npy" % L), "--reference", path("y%d.npy" % L),
-                           "--threads", str(args.threads), "--runs", str(args.repeat)])
+                           "--threads", str(args.threads), "--runs", str(args.repeat),
+                           "--warmup", str(args.warmup)])
                 res = json.loads(out.strip().splitlines()[-1])
                 if "error" in res:
                     sys.exit("%s at L = %d: %s" % (peer, L, res["error"]))
