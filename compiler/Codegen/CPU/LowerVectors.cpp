@@ -64,6 +64,21 @@ struct LowerVectorsPass
     // (LayerNorm's row sums over 512 channels took 3 ms per kernel on the
     // default encoder); a tree of vector adds computes the same sum within
     // rounding, which the reference check's tolerance covers.
+    // Signed zeros: a max or min of vectors returns +0 or -0 where both
+    // are zero. No kernel tells them apart (the softmax subtracts its max,
+    // pooling and ReLU feed sums), and on x86 without the rule each
+    // maximumf is a max, a NaN check and three blends (the softmax's row
+    // max over k keys on AVX2); NaN propagation is kept.
+    getOperation().walk([](Operation *op) {
+      if (!isa<arith::MaximumFOp, arith::MinimumFOp>(op) ||
+          !isa<VectorType>(op->getResult(0).getType()))
+        return;
+      auto fm = cast<arith::ArithFastMathInterface>(op);
+      op->setAttr(fm.getFastMathAttrName(),
+                  arith::FastMathFlagsAttr::get(
+                      op->getContext(), fm.getFastMathFlagsAttr().getValue() |
+                                            arith::FastMathFlags::nsz));
+    });
     getOperation().walk([](vector::ReductionOp op) {
       if (!isa<FloatType>(op.getSourceVectorType().getElementType()))
         return;

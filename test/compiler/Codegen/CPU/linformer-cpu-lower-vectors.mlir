@@ -119,3 +119,23 @@ func.func @broadcast_transpose(%m: vector<8xf32>) -> vector<8x16xf32> {
   %t = vector.transpose %b, [1, 0] : vector<16x8xf32> to vector<8x16xf32>
   return %t : vector<8x16xf32>
 }
+
+// -----
+
+// The transposed softmax's maximum over keys (S^T[j, i]: the keys j in a
+// loop, the queries i in the vector) is an elementwise maximumf: marked nsz
+// (the sign of a zero maximum changes nothing; on x86 it saves the blends
+// that order -0 below +0), its NaN propagation kept. So is a minimum.
+// CHECK-LABEL: func.func @column_max(
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} fastmath<nsz> : vector<8xf32>
+// CHECK: arith.minimumf %{{.*}}, %{{.*}} fastmath<nsz> : vector<8xf32>
+// A scalar one is left alone.
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : f32
+// CHECK: return
+func.func @column_max(%acc: vector<8xf32>, %s: vector<8xf32>, %a: f32, %b: f32)
+    -> (vector<8xf32>, vector<8xf32>, f32) {
+  %m = arith.maximumf %acc, %s : vector<8xf32>
+  %n = arith.minimumf %acc, %s : vector<8xf32>
+  %x = arith.maximumf %a, %b : f32
+  return %m, %n, %x : vector<8xf32>, vector<8xf32>, f32
+}
