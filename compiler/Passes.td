@@ -305,7 +305,9 @@ def LinformerCPULowerVectorsPass
     vector), multi-reductions to inner reductions, transposes and transfers
     to plain loads and stores, and `math.exp` and `math.erf` (GELU) to
     their polynomial approximations, so that they vectorise instead of
-    calling libm per lane.
+    calling libm per lane. Vector float sums and products may be
+    reassociated, and vector maximumf / minimumf ignore the sign of zero
+    (nsz; NaNs still propagate).
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect"];
