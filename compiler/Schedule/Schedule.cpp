@@ -650,9 +650,22 @@ static std::string parseSchedule(const nlohmann::json &j,
 }
 
 std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-  if (j.is_discarded())
-    return "schedule file: not valid JSON";
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error &e) {
+    // "[json.exception.parse_error.101] parse error at line L, column C:
+    // ...": where, and what the parser expected (say, a second document
+    // after the first, as when other output was redirected into the file).
+    std::string why = e.what();
+    if (size_t at = why.find("] "); at != std::string::npos)
+      why = why.substr(at + 2);
+    // The bytes it last read, newlines escaped, say less than the line.
+    if (size_t from = why.find("; last read: '"); from != std::string::npos)
+      if (size_t to = why.find("'; ", from + 14); to != std::string::npos)
+        why.erase(from, to + 1 - from);
+    return "schedule file: not valid JSON (" + why + ")";
+  }
   if (!j.is_object())
     return "schedule file: the top level must be an object";
   if (j.contains("format") &&

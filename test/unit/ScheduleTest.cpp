@@ -310,7 +310,16 @@ TEST(ScheduleFileTest, RoundTrip) {
 
 TEST(ScheduleFileTest, ErrorsNameTheRecord) {
   ScheduleFile f;
-  EXPECT_EQ(parseScheduleFile("not json", f), "schedule file: not valid JSON");
+  std::string notJson = parseScheduleFile("not json", f);
+  EXPECT_EQ(notJson.rfind("schedule file: not valid JSON (parse error at "
+                          "line 1, column 2",
+                          0),
+            0u)
+      << notJson;
+  // A file with something after the document (other output redirected
+  // into it) says where.
+  std::string extra = parseScheduleFile("{}\nwrote x.lfa\n", f);
+  EXPECT_NE(extra.find("line 2, column 1"), std::string::npos) << extra;
   EXPECT_NE(parseScheduleFile("{}", f).find("'kernels' must be an array"),
             std::string::npos);
   EXPECT_NE(parseScheduleFile(R"({"kernels": [{"schedule": {}}]})", f)
