@@ -84,10 +84,10 @@ llvm::Error Compile::compileHalide(ModuleOp module) {
     return err;
   if (llvm::Error err = finishArtifact(writer))
     return err;
-  out << "wrote " << outputName() << ": " << plan.kernels.size()
-      << " kernels (Halide, " << options.halideAutoscheduler << "), "
-      << src.entry.argNames.size() + 1 + plan.intermediates.size()
-      << " buffers\n";
+  status() << "wrote " << outputName() << ": " << plan.kernels.size()
+           << " kernels (Halide, " << options.halideAutoscheduler << "), "
+           << src.entry.argNames.size() + 1 + plan.intermediates.size()
+           << " buffers\n";
   return llvm::Error::success();
 }
 
@@ -340,8 +340,7 @@ llvm::Error Compile::compileBest() {
     return err;
   if (llvm::Error err = finishArtifact(writer))
     return err;
-  out << "wrote " << outputName() << ": " << chosen.plan.kernels.size()
-      << " kernels (best: " << kept << ")\n";
+  status() << "wrote " << outputName() << ": " << chosen.plan.kernels.size()
+           << " kernels (best: " << kept << ")\n";
   return llvm::Error::success();
 }
-

@@ -177,10 +177,10 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
   if (!combined)
     if (llvm::Error err = finishArtifact(writer))
       return err;
-  out << (combined ? "cuda part" : "wrote " + outputName()) << ": "
-      << manifest.kernels.size() << " CUDA kernels for " << pipeline.chip
-      << ", " << manifest.buffers.size() << " buffers ("
-      << (cubin.empty() ? "PTX only" : "PTX and cubin") << ")\n";
+  status() << (combined ? "cuda part" : "wrote " + outputName()) << ": "
+           << manifest.kernels.size() << " CUDA kernels for " << pipeline.chip
+           << ", " << manifest.buffers.size() << " buffers ("
+           << (cubin.empty() ? "PTX only" : "PTX and cubin") << ")\n";
   return llvm::Error::success();
 }
 

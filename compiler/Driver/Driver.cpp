@@ -104,7 +104,7 @@ llvm::Error Compile::writeRandomWeights(const std::string &path, bool quiet) {
       !err.empty())
     return makeError(err);
   if (!quiet)
-    out << "wrote " << count << " weights to " << path << "\n";
+    status() << "wrote " << count << " weights to " << path << "\n";
   return llvm::Error::success();
 }
 
@@ -461,10 +461,10 @@ llvm::Error Compile::run() {
   }
   if (llvm::Error err = finishArtifact(writer))
     return err;
-  out << "wrote " << outputName()
-      << ": " << plan.kernels.size() << " kernels, "
-      << src.entry.argNames.size() + 1 + plan.intermediates.size()
-      << " buffers\n";
+  status() << "wrote " << outputName() << ": " << plan.kernels.size()
+           << " kernels, "
+           << src.entry.argNames.size() + 1 + plan.intermediates.size()
+           << " buffers\n";
   return llvm::Error::success();
 }
 

@@ -127,6 +127,13 @@ struct Compile {
   /// The finished artifact: to `image`, else to the output file.
   llvm::Error finishArtifact(const lf::ArtifactWriter &writer);
   bool needsOutputFile() const { return !image && options.outputPath.empty(); }
+  /// Where "wrote ..." goes: `out`, or `log` when `out` carries the
+  /// --print-schedule file (JSON), so that redirecting it gives a file
+  /// --schedule reads back.
+  llvm::raw_ostream &status() {
+    return options.printSchedule && *options.printSchedule != "table" ? log
+                                                                      : out;
+  }
   /// What "wrote ..." names: the output file, or "the artifact".
   std::string outputName() const {
     return image ? "the artifact" : options.outputPath;
