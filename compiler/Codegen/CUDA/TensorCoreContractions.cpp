@@ -1478,26 +1478,25 @@ struct CUDATensorCoreContractionsPass
           }
           wait(b, group);
         }
-        Value count = chunkCount(b);
+        Value count = chunkCount(b), lastChunk = lastOf(b, count);
         auto loop = scf::ForOp::create(
             b, loc, zero, count, one, init,
             [&](OpBuilder &b, Location loc, Value ci, ValueRange args) {
               Value off = mul(b, rem(b, ci, S), words);
               putAll(b, l.tid, packAll(b, args.drop_front(nAcc)), smem, off);
               // The last chunk loads itself again: no branch.
-              Value next = arith::MinUIOp::create(b, loc, add(b, ci, 1),
-                                                  lastOf(b, count));
+              Value next =
+                  arith::MinUIOp::create(b, loc, add(b, ci, 1), lastChunk);
               SmallVector<Value> raw = fetchAll(b, l.tid, chunkAt(b, next));
               gpu::BarrierOp::create(b, loc);
               Value group;
               if (async) {
                 // Past the last chunk, the last again: no branch.
                 Value ahead = add(b, ci, S - 1);
-                issueAll(
-                    b, l.tid,
-                    chunkAt(b, arith::MinUIOp::create(b, loc, ahead,
-                                                      lastOf(b, count))),
-                    dst, mul(b, rem(b, ahead, S), words));
+                issueAll(b, l.tid,
+                         chunkAt(b, arith::MinUIOp::create(b, loc, ahead,
+                                                           lastChunk)),
+                         dst, mul(b, rem(b, ahead, S), words));
                 group = commit(b);
               }
               SmallVector<Value> out =
@@ -1573,7 +1572,7 @@ struct CUDATensorCoreContractionsPass
                                     ValueRange{l.tid, c(b, a)});
         };
         threads(b, [&](OpBuilder &b, const Lane &l) { hold(b, l, zero); });
-        Value count = chunkCount(b);
+        Value count = chunkCount(b), lastChunk = lastOf(b, count);
         scf::ForOp::create(
             b, loc, zero, count, one, ValueRange{},
             [&](OpBuilder &b, Location loc, Value ci, ValueRange) {
@@ -1587,8 +1586,8 @@ struct CUDATensorCoreContractionsPass
                 if (async)
                   issueAll(b, l.tid, chunkAt(b, ci), smem, off);
               });
-              Value next = arith::MinUIOp::create(b, loc, add(b, ci, 1),
-                                                  lastOf(b, count));
+              Value next =
+                  arith::MinUIOp::create(b, loc, add(b, ci, 1), lastChunk);
               threads(b,
                       [&](OpBuilder &b, const Lane &l) { hold(b, l, next); });
               threads(b, [&](OpBuilder &b, const Lane &l) {

@@ -18,10 +18,11 @@
 // CHECK: %[[N:.*]] = arith.ceildivsi %[[REST]], %c16{{.*}} : index
 // CHECK: %[[N0:.*]] = arith.maxsi %[[N]], %c0{{.*}} : index
 // CHECK: %[[COUNT:.*]] = arith.minsi %[[N0]], %c32{{.*}} : index
+// The prefetch of the next chunk stops at the last real one (computed once,
+// before the loop).
+// CHECK: %[[LAST:.*]] = arith.subi %[[COUNT]], %c1
 // CHECK: scf.for %{{.*}} = %c0{{.*}} to %[[COUNT]] step
-// The prefetch of the next chunk stops at the last real one.
-// CHECK: arith.subi %[[COUNT]], %c1
-// CHECK: arith.minui
+// CHECK: arith.minui %{{.*}}, %[[LAST]]
 #e = affine_map<(b, i, j, t) -> (b, i, t)>
 #x = affine_map<(b, i, j, t) -> (b, t, j)>
 #o = affine_map<(b, i, j, t) -> (b, i, j)>
