@@ -23,9 +23,13 @@ which picks its kernels by CPUID whatever XLA's limit says.
 """
 
 import argparse
+import glob
 import json
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -53,7 +57,6 @@ def torch_isa_notes(torch, run):
     lines oneDNN and MKL print in verbose mode (one run, with the process's
     stdout captured)."""
     notes = [f"ATen {torch.backends.cpu.get_cpu_capability()}"]
-    import tempfile
     with tempfile.TemporaryFile(mode="w+") as capture:
         sys.stdout.flush()
         saved = os.dup(1)
@@ -90,8 +93,6 @@ def torch_isa_notes(torch, run):
 def vector_registers(paths):
     """How many instructions of the ELF objects at `paths` name zmm and ymm
     registers (llvm-objdump, or binutils' objdump), or None without one."""
-    import shutil
-    import subprocess
     tool = shutil.which("llvm-objdump") or "/usr/lib/llvm-22/bin/llvm-objdump"
     if not os.path.exists(tool):
         tool = shutil.which("objdump")
@@ -135,8 +136,6 @@ def main():
 
     isa_error = None
     if a.peer == "jax":
-        import glob
-        import tempfile
         # XLA's dump tells what ran where: the objects XLA generated, and in
         # the optimized HLO the fusions it hands to a library (YNNPACK).
         dump = tempfile.mkdtemp(prefix="linformer-jax-dump-")
@@ -156,7 +155,6 @@ def main():
             notes.append("XLA's own code: %d zmm, %d ymm instructions" % regs)
         hlo = "".join(open(f).read() for f in glob.glob(os.path.join(dump, "*after_optimizations.txt")))
         ynn = hlo.count("__ynn_fusion")
-        import shutil
         shutil.rmtree(dump, ignore_errors=True)
         if ynn:
             notes.append(f"{ynn} fusions (the dots) in YNNPACK")
@@ -182,15 +180,12 @@ def main():
         exported = aot.export(m, torch.from_numpy(x))
         mlir = str(exported.mlir_module)
         target_cpu = "host" if a.isa == "native" else a.isa_cpu
-        import glob
-        import tempfile
         dump = tempfile.mkdtemp(prefix="linformer-iree-dump-")
         vmfb = ireec.compile_str(mlir, target_backends=["llvm-cpu"],
                                  extra_args=[f"--iree-llvmcpu-target-cpu={target_cpu}",
                                              f"--iree-hal-dump-executable-binaries-to={dump}"])
         # The dispatches' code, as IREE embeds it: which registers it uses.
         regs = vector_registers(glob.glob(os.path.join(dump, "*.so")))
-        import shutil
         shutil.rmtree(dump, ignore_errors=True)
         if regs:
             notes.append("IREE dispatches: %d zmm, %d ymm instructions" % regs)
