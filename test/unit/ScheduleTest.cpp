@@ -244,6 +244,35 @@ TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   EXPECT_TRUE(tried);
 }
 
+TEST(CostModelTest, UnpackedReductionBlocksStopAt64Steps) {
+  // AVX2's 6 x 16 tiles fit 128-step blocks in half of L1, but an operand
+  // read in place has a row (a cache line at its row stride) a step: the
+  // bench layer's E X, core and projections ran faster with 64 steps on
+  // Zen 4. A packed block is contiguous and keeps the L1 bound (the
+  // default encoder's packed FFN GEMM ran 10% slower with 64).
+  CPUTarget avx2 = presetCPUTarget("avx2");
+  avx2.l2Bytes = 512 << 10;
+  std::vector<KernelShape> shapes = layerShapes();
+  for (int i : {0, 3}) {
+    CPUKernelSchedule s = chooseSchedule(avx2, shapes[i]);
+    ASSERT_FALSE(s.pack) << "shape " << i;
+    EXPECT_EQ(s.reduction, 64) << "shape " << i;
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    CPUKernelSchedule s = chooseSchedule(avx2, shapes[i]);
+    EXPECT_TRUE(s.pack || s.reduction <= 64) << "shape " << i;
+  }
+  CPUKernelSchedule packed = chooseSchedule(avx2, shapes[5]);
+  ASSERT_TRUE(packed.pack);
+  EXPECT_EQ(packed.reduction, 128);
+  // The autotuner still tries the longer block.
+  bool longer = false;
+  CPUKernelSchedule q = chooseSchedule(avx2, shapes[0]);
+  for (const CPUKernelSchedule &c : candidates(avx2, shapes[0], q, 1))
+    longer |= c.reduction == 128;
+  EXPECT_TRUE(longer);
+}
+
 TEST(CostModelTest, ValidateNamesTheProblem) {
   KernelShape q = layerShapes()[0];
   CPUKernelSchedule s = chooseSchedule(presetCPUTarget("avx2"), q);
