@@ -37,8 +37,14 @@ size_t alignUp(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
 /// allocations are 256-byte aligned.
 constexpr uintptr_t kDeviceAlign = 16;
 
-bool isAligned(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % kAlign == 0;
+/// Whether the CPU kernels can take `p` as a buffer of `dtype` in place.
+/// They assume natural alignment of their arguments and nothing more (the
+/// generated loads of a buffer argument are element-aligned; the 64-byte
+/// aligned ones are of their own stack tiles), as weights bound from the
+/// mapped file already show: a caller's buffer from malloc or NumPy (16
+/// bytes) is bound, not copied in and out every run.
+bool isAligned(const void *p, DType dtype) {
+  return reinterpret_cast<uintptr_t>(p) % dtypeSize(dtype) == 0;
 }
 
 /// An aligned, zero-initialised allocation.
@@ -310,7 +316,7 @@ void Session::Impl::plan() {
     // Zero-copy unless the file misaligns the tensor for its element type
     // (possible in files from other writers): kernels may assume natural
     // alignment, so such a tensor is copied once here.
-    if (reinterpret_cast<uintptr_t>(t->data) % dtypeSize(b.dtype) == 0) {
+    if (isAligned(t->data, b.dtype)) {
       owned[i] = const_cast<uint8_t *>(t->data);
     } else {
       weightCopies.push_back(std::make_unique<AlignedBuffer>(t->size));
@@ -676,7 +682,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     // A packed run with every sequence of length n is the padded layout.
     bool fullRows = packed ? T == B * n && batch == B : L == n && batch == B;
     if ((!mod.isSequence(idx) || (fullRows && !(poison && realLengths))) &&
-        isAligned(t->data)) {
+        isAligned(t->data, b.dtype)) {
       bound[idx] = t->data;
       continue;
     }
@@ -710,7 +716,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       direct[idx] = devIo[idx] = true;
       continue;
     }
-    if (!t || !isAligned(t->data) || packed ||
+    if (!t || !isAligned(t->data, m.buffers[idx].dtype) || packed ||
         std::vector<int64_t>(t->shape, t->shape + t->rank) !=
             m.buffers[idx].shape)
       continue;

@@ -30,11 +30,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <string>
@@ -51,7 +53,8 @@ const char *kUsage =
     "         [--output out.npy] [--check] [--tolerance T]\n"
     "         [--reference-cache FILE] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
-    "         [--device cpu|cuda] [--device-io] [--make-weights] [--sessions N]\n"
+    "         [--device cpu|cuda] [--device-io] [--io-offset B] [--make-weights]\n"
+    "         [--sessions N]\n"
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
     "input runs 1 to its compiled batch of them and pays for those.\n"
@@ -68,6 +71,9 @@ const char *kUsage =
     "--device-io-offset B: with --device-io, place the input B bytes past\n"
     "its allocation's start (the runtime refuses addresses that are not\n"
     "16-byte aligned).\n"
+    "--io-offset B: place the data inputs and the output B bytes past a\n"
+    "64-byte-aligned address (host memory): the runtime binds a buffer\n"
+    "aligned to its element size in place and copies any other.\n"
     "--make-weights: first write seeded random weights (--seed) for the\n"
     "artifact's model to the --weights path, as linformer-compile\n"
     "--random-weights does (for machines without the compiler).\n"
@@ -264,6 +270,7 @@ int main(int argc, char **argv) {
   bool check = false, randomInput = false, profile = false,
        makeWeights = false, deviceIo = false, packed = false;
   int64_t deviceIoOffset = 0;
+  int64_t ioOffset = -1;
   std::string profileJson, device;
   double tolerance = -1; // -1: defaultTolerance's
   std::string referenceCache;
@@ -308,12 +315,12 @@ int main(int argc, char **argv) {
         return usage("--device takes cpu or cuda");
     } else if (a == "--device-io") {
       deviceIo = true;
-    } else if (a == "--device-io-offset") {
+    } else if (a == "--device-io-offset" || a == "--io-offset") {
       std::string v;
       long long num = 0;
       if (!value(v) || !parseInteger(v, 0, 4096, num))
-        return usage("--device-io-offset needs a byte count from 0 to 4096");
-      deviceIoOffset = num;
+        return usage(a + " needs a byte count from 0 to 4096");
+      (a == "--io-offset" ? ioOffset : deviceIoOffset) = num;
     } else if (a == "--packed") {
       packed = true;
     } else if (a == "--make-weights") {
@@ -643,6 +650,38 @@ int main(int argc, char **argv) {
     std::vector<lf::TensorRef> outRefs = {
         lf::TensorRef(outs[0].name, outs[0].dtype, outShape, y.bytes.data())};
 
+    // --io-offset: the data inputs and the output at a chosen distance
+    // from 64-byte alignment, to show what the runtime binds in place.
+    struct HostIo {
+      std::unique_ptr<char, decltype(&std::free)> storage{nullptr, &std::free};
+      char *at = nullptr;
+    };
+    std::vector<HostIo> hostIo;
+    auto placeAtOffset = [&](lf::TensorRef &t, size_t bytes) {
+      lf_tensor v = t.view();
+      size_t total = (bytes + size_t(ioOffset) + 64) / 64 * 64;
+      HostIo h;
+      h.storage.reset(static_cast<char *>(std::aligned_alloc(64, total)));
+      if (!h.storage)
+        return false;
+      h.at = h.storage.get() + ioOffset;
+      std::memcpy(h.at, v.data, bytes);
+      t = lf::TensorRef(t.name(), v.dtype, t.shape(), h.at);
+      hostIo.push_back(std::move(h));
+      return true;
+    };
+    if (ioOffset >= 0 && !deviceIo) {
+      for (size_t j = 0; j < arrays.size(); ++j) {
+        lf_tensor v = refs[j].view();
+        if (!placeAtOffset(
+                refs[j], size_t(linformer::shapeNumElements(refs[j].shape())) *
+                             lf_dtype_size(v.dtype)))
+          return error("--io-offset: out of memory");
+      }
+      if (!placeAtOffset(outRefs[0], y.bytes.size()))
+        return error("--io-offset: out of memory");
+    }
+
     // --device-io: the data input and the output in device memory, copied
     // there once before the runs and back once after them.
     std::vector<void *> deviceBuffers;
@@ -706,6 +745,8 @@ int main(int argc, char **argv) {
       lf::check(lf_device_copy_from(module.get(), y.bytes.data(),
                                     devOutRefs[0].view().data,
                                     y.bytes.size()));
+    else if (!hostIo.empty())
+      std::memcpy(y.bytes.data(), outRefs[0].view().data, y.bytes.size());
     // More sessions on the same module and weights: each must reproduce
     // the first one's output exactly (same kernels, same order).
     for (int k = 1; k < sessions; ++k) {

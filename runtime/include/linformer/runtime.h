@@ -270,8 +270,8 @@ LF_API lf_status lf_session_num_threads(const lf_session *session,
  * A sequence output is passed as [b, L, ...] (the first L rows are copied
  * out) or [b, n, ...] (all rows). Other tensors must match exactly.
  *
- * When L == n and a caller buffer is 64-byte aligned, it is bound directly
- * (no copy): input and output buffers must not overlap.
+ * When L == n and a caller buffer is aligned to its element size, it is
+ * bound directly (no copy): input and output buffers must not overlap.
  *
  * Packed (varlen) input, as FlashAttention's: with an input named
  * "cu_seqlens" (i32 or i64 [b + 1]: 0, then where each sequence ends, each
