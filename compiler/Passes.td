@@ -264,7 +264,11 @@ def LinformerCPUTileForVectorsPass
       broadcasts; a 64-step reduction block keeps the weight panel it sweeps
       (64 x 32 floats per register tile) in L1. Measured on the benchmark
       layer (bench/layer): 8x16 with 256-blocks ran at 67 GFLOP/s, 8x32 with
-      64-blocks at 120;
+      64-blocks at 120. A contraction left whole along its reductions whose
+      accumulators a `linalg.fill` used by nothing else sets takes the fill
+      into each register tile, before the reduction loop, so that the
+      accumulators start from it instead of reading back a filled output
+      (the attention core's scores);
     - innermost loop a reduction (row max/sum): parallel loops to 1, the
       reduction whole (one vector reduction).
   }];

@@ -311,6 +311,90 @@ static scf::ForOp loopOfDim(ArrayRef<LoopLikeOpInterface> loops,
   return {};
 }
 
+/// The fill that writes `op`'s accumulators before `op` alone reads them,
+/// when `op` is a contraction that register tiling will step one
+/// reduction step at a time and nothing else uses the fill; null otherwise.
+static linalg::FillOp fillOfAccumulators(linalg::LinalgOp op) {
+  if (!registerTileDims(op) || op.getNumDpsInits() != 1)
+    return {};
+  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
+  if (!fill || !fill->hasOneUse() || !fill.hasPureTensorSemantics())
+    return {};
+  return fill;
+}
+
+/// Tiles contraction `op` as `options` say (parallel loops, then its
+/// reduction loops innermost), with `fill`, the fill of its accumulators,
+/// fused into each register tile ahead of the reduction loops: a tile's
+/// accumulators start from the fill's value instead of reading back a
+/// whole filled output (the attention core's 256 x 64 scores of a 64-row
+/// query tile: 64 KiB written and read again, in L2). Upstream's
+/// tile-and-fuse fuses the fill at the parallel tiles, where it is
+/// correct (the gemm + fill fusion of its tests); the reduction loops are
+/// then tiled inside. The loops come back in `options`' interchange order.
+static FailureOr<scf::SCFTilingResult>
+tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
+                  linalg::FillOp fill, ArrayRef<int64_t> tiles,
+                  ArrayRef<int64_t> interchange) {
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> parallelTiles(tiles), reductionTiles(tiles.size(), 0);
+  for (int64_t d : interchange) {
+    if (iters[d] == utils::IteratorType::reduction) {
+      reductionTiles[d] = tiles[d];
+      parallelTiles[d] = 0;
+    }
+  }
+  scf::SCFTilingOptions parallelOptions;
+  parallelOptions.setTileSizes(
+      getAsIndexOpFoldResult(op.getContext(), parallelTiles));
+  parallelOptions.setInterchange(interchange);
+  scf::SCFTileAndFuseOptions fuseOptions;
+  fuseOptions.setTilingOptions(parallelOptions);
+  Operation *fillOp = fill.getOperation();
+  fuseOptions.setFusionControlFn(
+      [fillOp](tensor::ExtractSliceOp, OpResult producer, bool)
+          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+        if (producer.getOwner() != fillOp)
+          return std::nullopt;
+        return scf::SCFTileAndFuseOptions::ControlFnResult{};
+      });
+  rewriter.setInsertionPoint(op);
+  FailureOr<scf::SCFTileAndFuseResult> fused =
+      scf::tileConsumerAndFuseProducersUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), fuseOptions);
+  if (failed(fused))
+    return failure();
+  Operation *tiledOp = nullptr;
+  for (Operation *t : fused->tiledAndFusedOps)
+    if (!isa<linalg::FillOp>(t))
+      tiledOp = t;
+  if (!tiledOp || !llvm::any_of(fused->tiledAndFusedOps, [](Operation *t) {
+        return isa<linalg::FillOp>(t);
+      }))
+    return failure();
+  scf::SCFTilingResult result;
+  result.loops = fused->loops;
+  result.tiledOps = {tiledOp};
+  if (llvm::any_of(reductionTiles, [](int64_t t) { return t != 0; })) {
+    scf::SCFTilingOptions reductionOptions;
+    reductionOptions.setTileSizes(
+        getAsIndexOpFoldResult(op.getContext(), reductionTiles));
+    rewriter.setInsertionPoint(tiledOp);
+    FailureOr<scf::SCFTilingResult> inner = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(tiledOp), reductionOptions);
+    if (failed(inner))
+      return failure();
+    rewriter.replaceOp(tiledOp, inner->replacements);
+    llvm::append_range(result.loops, inner->loops);
+    result.tiledOps = inner->tiledOps;
+  }
+  for (OpResult r : op->getResults())
+    rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
+  rewriter.eraseOp(op);
+  rewriter.eraseOp(fill);
+  return result;
+}
+
 namespace {
 struct TileForVectorsPass
     : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
@@ -333,12 +417,18 @@ struct TileForVectorsPass
       rewriter.replaceOp(op, *parts);
     }
 
-    SmallVector<linalg::LinalgOp> ops;
+    SmallVector<linalg::LinalgOp> ops, fills;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
-        ops.push_back(op);
+        (isa<linalg::FillOp>(op) ? fills : ops).push_back(op);
     });
+    // Fills last: a contraction takes the fill of its accumulators into
+    // its register tiles (tileWithFusedFill) while the fill is whole.
+    DenseSet<Operation *> fused;
+    ops.append(fills.begin(), fills.end());
     for (linalg::LinalgOp op : ops) {
+      if (fused.contains(op.getOperation()))
+        continue;
       // The kernel's schedule (on its workgroup loop), else the options.
       int64_t vectorWidth = this->vectorWidth, unroll = this->unroll,
               reductionTile = this->reductionTile;
@@ -450,13 +540,20 @@ struct TileForVectorsPass
           interchange.push_back(i);
       options.setInterchange(interchange);
       rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(op.getOperation()), options);
+      FailureOr<scf::SCFTilingResult> result;
+      if (linalg::FillOp fill = fillOfAccumulators(op)) {
+        fused.insert(fill.getOperation());
+        result = tileWithFusedFill(rewriter, op, fill, tiles, interchange);
+      } else {
+        result = scf::tileUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), options);
+        if (succeeded(result))
+          rewriter.replaceOp(op, result->replacements);
+      }
       if (failed(result)) {
         op->emitOpError("could not be tiled to vector size");
         return signalPassFailure();
       }
-      rewriter.replaceOp(op, result->replacements);
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
       if (real) {

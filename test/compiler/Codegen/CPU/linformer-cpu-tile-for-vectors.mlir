@@ -65,6 +65,74 @@ func.func @contraction(%q: tensor<1x1x32x8xf32>, %kt: tensor<1x1x8x64xf32>,
 
 // -----
 
+// A contraction whose accumulators a fill (used by nothing else) sets:
+// the fill moves into each register tile, ahead of the reduction loop, so
+// that a tile's accumulators start from the fill's value (zeros in
+// registers once vectorized) instead of reading back a filled output (the
+// attention core's 64 KiB of scores per query tile). No whole-size fill
+// is left.
+// CHECK-LABEL: func.func @contraction_fill(
+// CHECK-NOT: linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x1x32x64xf32>)
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}})
+// CHECK: %[[OS:.*]] = tensor.extract_slice %[[ACC]]
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[OS]] : tensor<1x1x{{8|4}}x{{16|8}}xf32>)
+// CHECK: %[[T:.*]] = scf.for %{{.*}} iter_args(%[[TACC:.*]] = %[[F]])
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x{{8|4}}x{{16|8}}xf32>)
+// CHECK: tensor.insert_slice %[[T]] into %[[ACC]]
+// CHECK: return
+func.func @contraction_fill(%q: tensor<1x1x32x8xf32>, %kt: tensor<1x1x8x64xf32>)
+    -> tensor<1x1x32x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x32x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x32x64xf32>) -> tensor<1x1x32x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : tensor<1x1x32x8xf32>, tensor<1x1x8x64xf32>)
+      outs(%init : tensor<1x1x32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x32x64xf32>
+  return %r : tensor<1x1x32x64xf32>
+}
+
+// -----
+
+// A fill that something else reads too stays whole, tiled on its own, and
+// the contraction reads it back.
+// CHECK-LABEL: func.func @contraction_fill_shared(
+// CHECK: %[[FILLED:.*]] = scf.for
+// CHECK: linalg.fill
+// CHECK: %[[R:.*]] = scf.for %{{.*}} iter_args(%{{.*}} = %[[FILLED]])
+// CHECK-NOT: linalg.fill
+// CHECK: return %[[R]], %[[FILLED]]
+func.func @contraction_fill_shared(%q: tensor<1x1x32x8xf32>, %kt: tensor<1x1x8x64xf32>)
+    -> (tensor<1x1x32x64xf32>, tensor<1x1x32x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x1x32x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x32x64xf32>) -> tensor<1x1x32x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>,
+                                        affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%q, %kt : tensor<1x1x32x8xf32>, tensor<1x1x8x64xf32>)
+      outs(%init : tensor<1x1x32x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x32x64xf32>
+  return %r, %init : tensor<1x1x32x64xf32>, tensor<1x1x32x64xf32>
+}
+
+// -----
+
 // Softmax over the k = 16 scores of each of 32 rows:
 //   m = max_j(L)             one row at a time, the row whole
 //   E = exp(L - m)           8 (4) rows x 16 (8) columns
