@@ -73,7 +73,8 @@ const char *kUsage =
     "16-byte aligned).\n"
     "--io-offset B: place the data inputs and the output B bytes past a\n"
     "64-byte-aligned address (host memory): the runtime binds a buffer\n"
-    "aligned to its element size in place and copies any other.\n"
+    "aligned to its element size in place and copies any other; after the\n"
+    "runs the inputs must hold what they were given.\n"
     "--make-weights: first write seeded random weights (--seed) for the\n"
     "artifact's model to the --weights path, as linformer-compile\n"
     "--random-weights does (for machines without the compiler).\n"
@@ -655,6 +656,8 @@ int main(int argc, char **argv) {
     struct HostIo {
       std::unique_ptr<char, decltype(&std::free)> storage{nullptr, &std::free};
       char *at = nullptr;
+      const void *from = nullptr; ///< the bytes it was filled with
+      size_t bytes = 0;
     };
     std::vector<HostIo> hostIo;
     auto placeAtOffset = [&](lf::TensorRef &t, size_t bytes) {
@@ -665,6 +668,8 @@ int main(int argc, char **argv) {
       if (!h.storage)
         return false;
       h.at = h.storage.get() + ioOffset;
+      h.from = v.data;
+      h.bytes = bytes;
       std::memcpy(h.at, v.data, bytes);
       t = lf::TensorRef(t.name(), v.dtype, t.shape(), h.at);
       hostIo.push_back(std::move(h));
@@ -745,8 +750,15 @@ int main(int argc, char **argv) {
       lf::check(lf_device_copy_from(module.get(), y.bytes.data(),
                                     devOutRefs[0].view().data,
                                     y.bytes.size()));
-    else if (!hostIo.empty())
+    else if (!hostIo.empty()) {
       std::memcpy(y.bytes.data(), outRefs[0].view().data, y.bytes.size());
+      // The inputs (all but the last entry): a buffer bound in place must
+      // come back as it was given.
+      for (size_t j = 0; j + 1 < hostIo.size(); ++j)
+        if (std::memcmp(hostIo[j].at, hostIo[j].from, hostIo[j].bytes) != 0)
+          return error("--io-offset: the runs changed input '" +
+                       refs[j].name() + "'");
+    }
     // More sessions on the same module and weights: each must reproduce
     // the first one's output exactly (same kernels, same order).
     for (int k = 1; k < sessions; ++k) {
