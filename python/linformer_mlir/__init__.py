@@ -108,15 +108,18 @@ def _contiguous(name, value, dtype):
 class Session:
     """A module bound to weights, with its threads and buffers. Calling it
     runs the model; sessions may be called from several Python threads (the
-    GIL is released while kernels run)."""
+    GIL is released while kernels run). `spin_us`: how long its threads spin
+    between kernels before sleeping (-1: the runtime's default, 200; 0: sleep
+    at once; lf_session_options.spin_us)."""
 
-    def __init__(self, module, weights, threads=0, profile=False):
+    def __init__(self, module, weights, threads=0, profile=False, spin_us=-1):
         if not isinstance(module, Module):
             module = Module(module)
         if not isinstance(weights, Weights):
             weights = Weights(weights)
         self.module, self.weights = module, weights
-        self._s = _runtime._Session.create(module._m, weights._w, int(threads), bool(profile))
+        self._s = _runtime._Session.create(module._m, weights._w, int(threads), bool(profile),
+                                           int(spin_us))
 
     @property
     def num_threads(self):

@@ -194,13 +194,14 @@ NB_MODULE(_runtime, m) {
       .def_static(
           "create",
           [](nb::object module, nb::object weights, int threads,
-             bool profile) {
+             bool profile, int spinUs) {
             const Module &mod = nb::cast<const Module &>(module);
             const Weights &w = nb::cast<const Weights &>(weights);
             lf_session_options options;
             lf_session_options_init(&options);
             options.num_threads = threads;
             options.profile = profile ? 1 : 0;
+            options.spin_us = spinUs;
             lf_session *raw = nullptr;
             {
               nb::gil_scoped_release release;
@@ -214,7 +215,7 @@ NB_MODULE(_runtime, m) {
             return s;
           },
           nb::arg("module"), nb::arg("weights"), nb::arg("threads") = 0,
-          nb::arg("profile") = false)
+          nb::arg("profile") = false, nb::arg("spin_us") = -1)
       .def("num_threads",
            [](const Session &s) {
              int32_t n = 0;

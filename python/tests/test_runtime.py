@@ -95,6 +95,17 @@ def test_sessions_from_several_python_threads(small):
         np.testing.assert_array_equal(r, want)
 
 
+def test_sessions_that_do_not_spin(small):
+    # spin_us=0: the threads sleep between kernels at once; same bytes as
+    # the spinning default. A bad value is the runtime's error.
+    art, w, _ = small
+    x = np.random.default_rng(5).standard_normal((2, 128, 64), dtype=np.float32)
+    want = lf.Session(art, w, threads=2)(x)
+    np.testing.assert_array_equal(lf.Session(art, w, threads=2, spin_us=0)(x), want)
+    with pytest.raises(lf.Error, match="LF_INVALID_ARGUMENT: spin_us is -5"):
+        lf.Session(art, w, threads=2, spin_us=-5)
+
+
 def test_errors_carry_the_runtime_code_and_message(small, tmp_path):
     art, w, _ = small
     with pytest.raises(lf.Error, match=r"LF_IO_ERROR: .*missing\.lfa"):

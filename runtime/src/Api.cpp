@@ -227,6 +227,7 @@ void lf_session_options_init(lf_session_options *options) {
   options->num_threads = 0;
   options->profile = 0;
   options->cuda_stream = nullptr;
+  options->spin_us = -1;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
@@ -253,12 +254,15 @@ lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
       if (options->struct_size >= offsetof(lf_session_options, cuda_stream) +
                                       sizeof(options->cuda_stream))
         opts.cuda_stream = options->cuda_stream;
+      if (options->struct_size >= offsetof(lf_session_options, spin_us) +
+                                      sizeof(options->spin_us))
+        opts.spin_us = options->spin_us;
     }
     auto handle = std::make_unique<lf_session_s>();
     handle->impl = std::make_unique<Session>(module->impl, weights->impl,
                                              opts.num_threads,
                                              opts.profile != 0,
-                                             opts.cuda_stream);
+                                             opts.cuda_stream, opts.spin_us);
     *out_session = handle.release();
   });
 }

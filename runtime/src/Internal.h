@@ -126,9 +126,10 @@ class ThreadPool;
 class Session {
 public:
   /// `cudaStream`: the caller's CUstream (cuda modules only), or null.
+  /// `spinUs`: lf_session_options::spin_us (-1: the pool's default).
   Session(std::shared_ptr<const Module> module,
           std::shared_ptr<const Weights> weights, int numThreads,
-          bool profile = false, void *cudaStream = nullptr);
+          bool profile = false, void *cudaStream = nullptr, int spinUs = -1);
   ~Session();
 
   int numThreads() const;

@@ -247,8 +247,8 @@ struct Session::Impl {
   std::vector<std::string> kernelKeys;
 
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
-       int threads, bool profile, void *stream)
-      : module(std::move(m)), weights(std::move(w)), pool(threads),
+       int threads, bool profile, void *stream, std::chrono::microseconds spin)
+      : module(std::move(m)), weights(std::move(w)), pool(threads, spin),
         profiling(profile), cudaStream(stream) {
     const Manifest &manifest = module->manifest();
     kernelMs.resize(manifest.kernels.size());
@@ -860,8 +860,13 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
 
 Session::Session(std::shared_ptr<const Module> module,
                  std::shared_ptr<const Weights> weights, int numThreads,
-                 bool profile, void *cudaStream) {
+                 bool profile, void *cudaStream, int spinUs) {
   weights->check(*module);
+  if (spinUs < -1 || spinUs > 1000000)
+    throw Error(LF_INVALID_ARGUMENT,
+                "spin_us is " + std::to_string(spinUs) +
+                    " (microseconds from 0 to 1000000, or -1 for the "
+                    "default)");
   if (cudaStream && !module->cuda())
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_stream is set, and '" + module->path() +
@@ -873,8 +878,9 @@ Session::Session(std::shared_ptr<const Module> module,
   if (numThreads == 0)
     numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
   numThreads = std::min(numThreads, 1024);
-  impl_ = std::make_unique<Impl>(std::move(module), std::move(weights),
-                                 numThreads, profile, cudaStream);
+  impl_ = std::make_unique<Impl>(
+      std::move(module), std::move(weights), numThreads, profile, cudaStream,
+      spinUs < 0 ? ThreadPool::kSpin : std::chrono::microseconds(spinUs));
   const char *poison = std::getenv("LINFORMER_DEBUG_POISON");
   impl_->poison = poison && std::strcmp(poison, "1") == 0;
   const char *all = std::getenv("LINFORMER_DEBUG_ALL_WORKGROUPS");

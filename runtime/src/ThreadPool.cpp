@@ -30,11 +30,14 @@ void cpuRelax() {
 #endif
 }
 
-/// Spins until `ready()` or kSpin has passed; whether it became ready.
+/// Spins until `ready()` or `spin` has passed; whether it became ready.
 /// Every 64 pauses (about a microsecond) it yields: with more threads than
 /// cores, the thread it waits for may need this one's core.
-template <typename Ready> bool spinUntil(Ready ready) {
-  auto deadline = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+template <typename Ready>
+bool spinUntil(std::chrono::microseconds spin, Ready ready) {
+  if (spin.count() == 0)
+    return ready();
+  auto deadline = std::chrono::steady_clock::now() + spin;
   while (true) {
     for (int i = 0; i < 64; ++i) {
       if (ready())
@@ -49,7 +52,8 @@ template <typename Ready> bool spinUntil(Ready ready) {
 
 } // namespace
 
-ThreadPool::ThreadPool(int numThreads) {
+ThreadPool::ThreadPool(int numThreads, std::chrono::microseconds spin)
+    : spin_(spin) {
   for (int i = 1; i < numThreads; ++i)
     workers_.emplace_back([this] { workerLoop(); });
 }
@@ -80,7 +84,7 @@ void ThreadPool::workerLoop() {
            generation_.load(std::memory_order_acquire) != seen;
   };
   while (true) {
-    if (!spinUntil(ready)) {
+    if (!spinUntil(spin_, ready)) {
       std::unique_lock<std::mutex> lock(mutex_);
       ++sleeping_;
       wake_.wait(lock, ready);
@@ -123,7 +127,7 @@ void ThreadPool::parallelFor(int64_t n,
   }
   work();
   auto finished = [&] { return busy_.load(std::memory_order_acquire) == 0; };
-  if (!spinUntil(finished)) {
+  if (!spinUntil(spin_, finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
     callerSleeping_ = true;
     done_.wait(lock, finished);

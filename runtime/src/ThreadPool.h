@@ -32,7 +32,9 @@ namespace runtime {
 class ThreadPool {
 public:
   /// `numThreads` counts the caller: numThreads - 1 workers are started.
-  explicit ThreadPool(int numThreads);
+  /// `spin`: how long a worker waits for the next job, and the caller for
+  /// the workers to finish, spinning before it sleeps (0: at once).
+  explicit ThreadPool(int numThreads, std::chrono::microseconds spin = kSpin);
   ~ThreadPool();
   ThreadPool(const ThreadPool &) = delete;
   ThreadPool &operator=(const ThreadPool &) = delete;
@@ -44,14 +46,14 @@ public:
   /// at a time (the session serialises runs).
   void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn);
 
-  /// How long a worker waits for the next job, and the caller for the
-  /// workers to finish, before sleeping.
+  /// The default spin (lf_session_options::spin_us -1).
   static constexpr std::chrono::microseconds kSpin{200};
 
 private:
   void workerLoop();
   void work();
 
+  std::chrono::microseconds spin_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;

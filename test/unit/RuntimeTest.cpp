@@ -583,6 +583,31 @@ TEST_F(RuntimeTest, CallerBuffersOffAlignmentRun) {
   lf_module_free(m);
 }
 
+TEST_F(RuntimeTest, SessionsThatDoNotSpinGiveTheSameBytes) {
+  // spin_us = 0: the workers sleep between kernels at once (every kernel
+  // wakes them); the outputs are those of the spinning default.
+  lf_module *m = load(lengthsPath);
+  lf_session_options o;
+  lf_session_options_init(&o);
+  EXPECT_EQ(o.spin_us, -1);
+  o.num_threads = 3;
+  lf_session *spinning = nullptr, *sleeping = nullptr;
+  ASSERT_OK(lf_session_create(m, weights, &o, &spinning));
+  o.spin_us = 0;
+  ASSERT_OK(lf_session_create(m, weights, &o, &sleeping));
+  for (int i = 0; i < 20; ++i) {
+    int64_t L = 1 + i % kSeq;
+    std::vector<float> x = randomFloats(size_t(kBatch * L * kDim), 40 + i), a,
+                       b;
+    ASSERT_OK(run(spinning, x, L, a, L));
+    ASSERT_OK(run(sleeping, x, L, b, L));
+    ASSERT_EQ(a, b) << "L = " << L;
+  }
+  lf_session_free(spinning);
+  lf_session_free(sleeping);
+  lf_module_free(m);
+}
+
 TEST_F(RuntimeTest, SessionsOnOneModuleRunConcurrently) {
   lf_module *m = load(lengthsPath);
   std::atomic<int> failures{0};
@@ -963,6 +988,13 @@ TEST_F(RuntimeTest, WeightsAreCheckedAgainstTheModule) {
   o.num_threads = -2;
   EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
                 "num_threads is -2");
+  lf_session_options_init(&o);
+  o.spin_us = -2;
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "spin_us is -2");
+  o.spin_us = 2000000;
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "spin_us is 2000000");
   o.struct_size = 0;
   EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
                 "lf_session_options_init");

@@ -59,6 +59,12 @@ TEST(ThreadPoolTest, JobsAfterTheWorkersSleptCoverEveryIndexOnce) {
   }
 }
 
+TEST(ThreadPoolTest, WithoutSpinningEveryJobWakesTheWorkers) {
+  ThreadPool pool(3, std::chrono::microseconds(0));
+  for (int job = 0; job < 500; ++job)
+    runJob(pool, 1 + job % 61);
+}
+
 TEST(ThreadPoolTest, DestroyedWhileSpinningOrAsleep) {
   for (int k = 0; k < 50; ++k) {
     ThreadPool pool(4);

@@ -54,7 +54,7 @@ const char *kUsage =
     "         [--reference-cache FILE] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
     "         [--device cpu|cuda] [--device-io] [--io-offset B] [--make-weights]\n"
-    "         [--sessions N]\n"
+    "         [--sessions N] [--spin-us U]\n"
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
     "input runs 1 to its compiled batch of them and pays for those.\n"
@@ -75,6 +75,9 @@ const char *kUsage =
     "64-byte-aligned address (host memory): the runtime binds a buffer\n"
     "aligned to its element size in place and copies any other; after the\n"
     "runs the inputs must hold what they were given.\n"
+    "--spin-us U: the session's threads spin U microseconds between kernels\n"
+    "before they sleep (lf_session_options.spin_us; default 200, 0: sleep\n"
+    "at once).\n"
     "--make-weights: first write seeded random weights (--seed) for the\n"
     "artifact's model to the --weights path, as linformer-compile\n"
     "--random-weights does (for machines without the compiler).\n"
@@ -272,6 +275,7 @@ int main(int argc, char **argv) {
        makeWeights = false, deviceIo = false, packed = false;
   int64_t deviceIoOffset = 0;
   int64_t ioOffset = -1;
+  int spinUs = -1;
   std::string profileJson, device;
   double tolerance = -1; // -1: defaultTolerance's
   std::string referenceCache;
@@ -322,6 +326,12 @@ int main(int argc, char **argv) {
       if (!value(v) || !parseInteger(v, 0, 4096, num))
         return usage(a + " needs a byte count from 0 to 4096");
       (a == "--io-offset" ? ioOffset : deviceIoOffset) = num;
+    } else if (a == "--spin-us") {
+      std::string v;
+      long long num = 0;
+      if (!value(v) || !parseInteger(v, 0, 1000000, num))
+        return usage("--spin-us needs microseconds from 0 to 1000000");
+      spinUs = int(num);
     } else if (a == "--packed") {
       packed = true;
     } else if (a == "--make-weights") {
@@ -434,7 +444,7 @@ int main(int argc, char **argv) {
     lf::Weights weights = lf::Weights::load(weightsPath);
     weights.checkAgainst(module);
     lf::Session session(module, weights, threads,
-                        profile || !profileJson.empty());
+                        profile || !profileJson.empty(), nullptr, spinUs);
     auto [batch, n] = module.sequenceShape();
     // The run's batch: --batch, else one per listed length, else the
     // compiled one (a maximum for models with lengths).

@@ -236,6 +236,14 @@ typedef struct lf_session_options {
    * session creates a stream of its own. A non-NULL stream for a cpu
    * module is LF_INVALID_ARGUMENT. */
   void *cuda_stream;
+  /* Microseconds the workers wait for the next kernel, and the caller for
+   * the workers at a kernel's end, spinning before they sleep: kernels then
+   * start without a wake-up through the OS each (tens of microseconds on a
+   * VM). -1 (the default): 200. 0: sleep at once, burning no CPU between
+   * kernels (for sessions that share their cores with other busy threads).
+   * At most 1000000; anything else below -1 or above is
+   * LF_INVALID_ARGUMENT. */
+  int32_t spin_us;
 } lf_session_options;
 
 /* Fills `options` with defaults. */

@@ -163,15 +163,17 @@ public:
   /// numThreads = 0: one per hardware thread. `profile`: time each kernel
   /// (see kernelProfiles). `cudaStream`: a cuda module's copies and
   /// launches go on this CUstream of the caller's (see
-  /// lf_session_options::cuda_stream).
+  /// lf_session_options::cuda_stream). `spinUs`: how long threads spin
+  /// between kernels before sleeping (lf_session_options::spin_us).
   Session(const Module &module, const Weights &weights, int numThreads = 0,
-          bool profile = false, void *cudaStream = nullptr)
+          bool profile = false, void *cudaStream = nullptr, int spinUs = -1)
       : handle_(nullptr, &lf_session_free) {
     lf_session_options options;
     lf_session_options_init(&options);
     options.num_threads = numThreads;
     options.profile = profile ? 1 : 0;
     options.cuda_stream = cudaStream;
+    options.spin_us = spinUs;
     lf_session *s = nullptr;
     check(lf_session_create(module.get(), weights.get(), &options, &s));
     handle_.reset(s);
