@@ -364,14 +364,11 @@ tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
           rewriter, cast<TilingInterface>(op.getOperation()), fuseOptions);
   if (failed(fused))
     return failure();
-  Operation *tiledOp = nullptr;
-  for (Operation *t : fused->tiledAndFusedOps)
-    if (!isa<linalg::FillOp>(t))
-      tiledOp = t;
-  if (!tiledOp || !llvm::any_of(fused->tiledAndFusedOps, [](Operation *t) {
-        return isa<linalg::FillOp>(t);
-      }))
+  // The tiled consumer comes first, then what was fused: the fill alone
+  // (the control function allows nothing else).
+  if (fused->tiledAndFusedOps.size() != 2)
     return failure();
+  Operation *tiledOp = fused->tiledAndFusedOps.front();
   scf::SCFTilingResult result;
   result.loops = fused->loops;
   result.tiledOps = {tiledOp};
