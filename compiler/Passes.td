@@ -1269,8 +1269,12 @@ def LinformerCUDATileParallelLoopsPass
     bounds are mapped sequential.
 
     A loop marked `linformer.token_loops` (its batch and token dimensions,
-    batch first; the sums of a split-K token contraction) is tiled the same
-    way, not folded, and its blocks then numbered row-major along x alone:
+    batch first; the sums of a split-K token contraction, the elementwise
+    kernels over tokens, the f32 attention core) is reordered (batch, token,
+    the rest) and not folded; its threads stay on the loop's own two
+    innermost dimensions (x the innermost), wherever the order puts them,
+    so the f32 core's lanes stay on consecutive query rows of one head.
+    Its blocks are then numbered row-major along x alone:
     the block loop gets the length rule of that order
     (`linformer.cuda_token_rows`: the tiled extents, the two dimensions,
     the token dimension's tile). The function records each block loop's

@@ -68,14 +68,24 @@ struct CUDATileParallelLoopsPass
         op = collapseLeading(rewriter, op);
       // A loop over tokens goes (sequence, token, the rest): its blocks
       // along x then hold one sequence's real tokens in a prefix.
+      unsigned rank = op.getNumLoops();
+      SmallVector<unsigned> order =
+          llvm::to_vector(llvm::seq<unsigned>(0, rank));
       if (tokenRule) {
-        SmallVector<unsigned> order{unsigned(tokenDims[0]),
-                                    unsigned(tokenDims[1])};
-        for (unsigned d = 0; d < op.getNumLoops(); ++d)
+        order = {unsigned(tokenDims[0]), unsigned(tokenDims[1])};
+        for (unsigned d = 0; d < rank; ++d)
           if (d != order[0] && d != order[1])
             order.push_back(d);
         op = permuteLoops(rewriter, op, order);
       }
+      // The threads are the loop's own two innermost dimensions, wherever
+      // the order put them: it orders the blocks, not the lanes. (The f32
+      // attention core's (b, h, i) loop keeps its lanes on consecutive
+      // query rows of one head, which read the same K and V element at
+      // once; lanes across 8 heads read 8, and the core ran 2x slower.)
+      unsigned threadX = llvm::find(order, rank - 1) - order.begin();
+      unsigned threadY =
+          rank > 1 ? llvm::find(order, rank - 2) - order.begin() : threadX;
       SmallVector<int64_t> extents;
       bool unitStepsFromZero = true;
       for (auto [lb, ub, step] : llvm::zip(
@@ -96,11 +106,11 @@ struct CUDATileParallelLoopsPass
       // warp, which must stay one warp: thread x, whole.
       bool warpTiles =
           op->hasAttr(mlir::linformer::kTensorCoreAttrName);
-      tiles.back() = warpTiles ? extents.back()
-                               : largestDivisorAtMost(extents.back(), threadsX);
-      if (extents.size() > 1)
-        tiles[extents.size() - 2] =
-            largestDivisorAtMost(extents[extents.size() - 2], threadsY);
+      tiles[threadX] = warpTiles
+                           ? extents[threadX]
+                           : largestDivisorAtMost(extents[threadX], threadsX);
+      if (threadY != threadX)
+        tiles[threadY] = largestDivisorAtMost(extents[threadY], threadsY);
       auto [outer, inner] =
           scf::tileParallelLoop(op, tiles, /*noMinMaxBounds=*/true);
       // Steps and inner bounds come out as `1 * tile` products: make them
@@ -129,7 +139,12 @@ struct CUDATileParallelLoopsPass
       } else {
         mapInnermostFirst(outer, gpu::Processor::BlockX, 3);
       }
-      mapInnermostFirst(inner, gpu::Processor::ThreadX, 2);
+      SmallVector<gpu::Processor> threads(inner.getNumLoops(),
+                                          gpu::Processor::Sequential);
+      threads[threadX] = gpu::Processor::ThreadX;
+      if (threadY != threadX)
+        threads[threadY] = gpu::Processor::ThreadY;
+      mlir::linformer::cuda::mapLoop(inner, threads);
     }
     // Parallel loops nested deeper (inside a reduction loop) run
     // sequentially in their thread.

@@ -164,21 +164,24 @@ func.func @tokens(%out: memref<4x128x64xf32>) {
 
 // -----
 
-// Of any rank, the token dimension anywhere after the batch's: the loop
-// goes (sequence, token, the rest), not folded into z, every block along x
-// (2 sequences x 256 tokens, one a tile here, x the 2 heads of a block's
-// threads x 2 column tiles), so that one sequence's real tokens are a
-// prefix of its blocks. The store keeps its indices.
+// Of any rank, the token dimension anywhere after the batch's: the blocks
+// go (sequence, token, the rest), not folded into z, every block along x,
+// so that one sequence's real tokens are a prefix of its blocks. The
+// threads stay on the loop's own two innermost dimensions (x: the 64
+// columns, 32 a tile; y: the tokens, 8 a tile), wherever the permutation
+// put them: 2 sequences x 32 tiles of 8 tokens x 2 heads x 2 column tiles.
+// The store keeps its indices.
 // CHECK-LABEL: func.func @tokens_rank4(
-// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 256, 1, 2], batch = 0, row = 1, tile = 1>]
-// CHECK: scf.parallel ({{.*}}) = (%c0{{.*}}) to (%c1024{{.*}}) step (%c1{{.*}}) {
-// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c1{{.*}}, %c1{{.*}}, %c2{{.*}}, %c32{{.*}})
+// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 32, 2, 2], batch = 0, row = 1, tile = 8>]
+// CHECK: scf.parallel ({{.*}}) = (%c0{{.*}}) to (%c256{{.*}}) step (%c1{{.*}}) {
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c1{{.*}}, %c8{{.*}}, %c1{{.*}}, %c32{{.*}})
 // CHECK-NEXT: %[[B:.*]] = arith.addi
 // CHECK-NEXT: %[[N:.*]] = arith.addi
 // CHECK-NEXT: %[[H:.*]] = arith.addi
 // CHECK-NEXT: %[[D:.*]] = arith.addi
 // CHECK-NEXT: memref.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[N]], %[[D]]] : memref<2x2x256x64xf32>
-// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 256, 1, 2], batch = 0, row = 1, tile = 1>, mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 32, 2, 2], batch = 0, row = 1, tile = 8>, mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
 func.func @tokens_rank4(%out: memref<2x2x256x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -188,6 +191,37 @@ func.func @tokens_rank4(%out: memref<2x2x256x64xf32>) {
   %cst = arith.constant 1.0 : f32
   scf.parallel (%i, %h, %j, %k) = (%c0, %c0, %c0, %c0) to (%c2, %c2, %c256, %c64) step (%c1, %c1, %c1, %c1) {
     memref.store %cst, %out[%i, %h, %j, %k] : memref<2x2x256x64xf32>
+  } {linformer.token_loops = array<i64: 0, 2>}
+  return
+}
+
+// -----
+
+// The f32 attention core's loop, one thread a query row: (batch, head,
+// row), its rows the tokens. Its blocks go (sequence, token tile, head
+// tile), and its threads stay on the loop's own innermost dimensions: the
+// lanes (thread x) on 32 consecutive rows of one head, which read the same
+// K and V elements at once, the heads on thread y (lanes across heads read
+// 8 rows of K a step: 2x slower on an H200): 2 sequences x 4 tiles of 32
+// tokens x 1 tile of 8 heads.
+// CHECK-LABEL: func.func @core_rows(
+// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 4, 1], batch = 0, row = 1, tile = 32>]
+// CHECK: scf.parallel ({{.*}}) = (%c0{{.*}}) to (%c8{{.*}}) step (%c1{{.*}}) {
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c1{{.*}}, %c32{{.*}}, %c8{{.*}})
+// CHECK: memref.store
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>, #gpu.loop_dim_map<processor = thread_y{{.*}}>]}
+// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 4, 1], batch = 0, row = 1, tile = 32>, mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
+// SMALL-LABEL: func.func @core_rows(
+// SMALL-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 8, 2], batch = 0, row = 1, tile = 16>]
+func.func @core_rows(%out: memref<2x8x128xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%b, %h, %i) = (%c0, %c0, %c0) to (%c2, %c8, %c128) step (%c1, %c1, %c1) {
+    memref.store %cst, %out[%b, %h, %i] : memref<2x8x128xf32>
   } {linformer.token_loops = array<i64: 0, 2>}
   return
 }
