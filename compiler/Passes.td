@@ -546,6 +546,13 @@ def LinformerCUDAExpandAttentionCorePass
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "the tensor-core core's loops in scalars, for the CPU">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"1",
+           "the f32 core (mma=none): lanes a query row, each a slice of "
+           "the head width, its score the lanes' partial dot products "
+           "added by warp shuffles: 1 (a thread a row), 4, 8 or 16, or 0: "
+           "4, or 8 where 4 a row would give fewer than 256 threads for "
+           "each of min-blocks blocks; used where they divide the head "
+           "width and n is a multiple of 32, else 1">,
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the loops' "
            "structure at f32 accuracy)">,
@@ -566,7 +573,8 @@ def LinformerCUDAExpandAttentionCorePass
            "after one copy of its keys and values (the largest divisor up "
            "to this that keeps min-blocks blocks)">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
-           "with groups: at least this many blocks">,
+           "with groups: at least this many blocks; with lanes=0: the f32 "
+           "core's 4 lanes a row must give 256 threads for each">,
     Option<"slots", "slots", "int64_t", /*default=*/"32",
            "the tensor-core core's slots a step of the online softmax: 16, "
            "32 or 64 (halved until it divides k)">,

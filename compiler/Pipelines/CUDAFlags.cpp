@@ -46,6 +46,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::stageCore);
     mirror<bool>(&CUDAPipelineOptions::ldmatrixCore);
     mirror<int64_t>(&CUDAPipelineOptions::coreSlots);
+    mirror<int64_t>(&CUDAPipelineOptions::coreLanes);
     mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
     mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
     mirror<int64_t>(&CUDAPipelineOptions::splitKWarps);
@@ -89,6 +90,10 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.coreSlots != 16 && o.coreSlots != 32 && o.coreSlots != 64)
     return bad(o.coreSlots, "16, 32 or 64",
                "slots a step of the tensor-core attention core");
+  if (o.coreLanes != 0 && o.coreLanes != 1 && o.coreLanes != 4 &&
+      o.coreLanes != 8 && o.coreLanes != 16)
+    return bad(o.coreLanes, "0 (chosen), 1, 4, 8 or 16",
+               "lanes a query row of the f32 attention core");
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");

@@ -265,6 +265,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.warps = threadsY;
   coreOptions.ldmatrix = options.ldmatrixCore;
   coreOptions.slots = options.coreSlots;
+  coreOptions.lanes = options.coreLanes;
   // Two blocks an SM (the staged core's shared memory and registers), two
   // waves at least.
   coreOptions.groups = options.coreGroups;

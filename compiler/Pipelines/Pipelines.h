@@ -185,6 +185,15 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "k): one max exchange, alpha and rescale of the "
                      "accumulators a step"),
       llvm::cl::init(32)};
+  PassOptions::Option<int64_t> coreLanes{
+      *this, "core-lanes",
+      llvm::cl::desc("The f32 attention core (no tensor cores): lanes a "
+                     "query row, each a slice of the head width, the "
+                     "scores added by warp shuffles: 1 (a thread a row, "
+                     "the whole head width in its registers), 4, 8 or 16; "
+                     "0: 4, or 8 where the rows are too few to fill the "
+                     "GPU with 4"),
+      llvm::cl::init(0)};
   PassOptions::Option<int64_t> coreGroups{
       *this, "core-groups",
       llvm::cl::desc("The staged attention core: query groups (8 warps x "

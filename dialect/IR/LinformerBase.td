@@ -64,6 +64,10 @@ def Linformer_Dialect : Dialect {
     "::mlir::UnitAttr":$register_loop,
     // CUDA: a loop nest mapped onto tensor cores.
     "::mlir::UnitAttr":$tensor_core,
+    // CUDA: a loop whose innermost dimension's threads exchange values by
+    // warp shuffles: its blocks must be whole warps (linformer-cuda-tile-
+    // parallel-loops checks).
+    "::mlir::UnitAttr":$cuda_whole_warps,
     // CUDA: an elementwise op that stores a contraction's results rounded
     // into the 16-bit twin its readers read (linformer-cuda-narrow-
     // intermediates); the values it leaves in the f32 buffer are dead.

@@ -111,6 +111,12 @@ constexpr llvm::StringLiteral kLengthGuardAttrName =
 constexpr llvm::StringLiteral kTensorCoreAttrName =
     LinformerDialect::TensorCoreAttrHelper::getNameStr();
 
+/// CUDA: a loop whose innermost dimension's threads exchange values by warp
+/// shuffles (the f32 attention core's lanes of a query row): its blocks
+/// must be whole warps.
+constexpr llvm::StringLiteral kCUDAWholeWarpsAttrName =
+    LinformerDialect::CudaWholeWarpsAttrHelper::getNameStr();
+
 /// CUDA: on the elementwise op right after a contraction that stores its
 /// results rounded into a 16-bit twin of the contraction's f32 output,
 /// which every reader of those values reads instead

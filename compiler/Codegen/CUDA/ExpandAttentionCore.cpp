@@ -5,8 +5,9 @@
 // destination-style and bufferizable); then
 //
 // linformer-cuda-expand-attention-core (memrefs): each core becomes one
-//   `scf.parallel` over (b, h, n) whose body streams the k projected keys
-//   and values with an online softmax (running max m, running sum l,
+//   `scf.parallel` over (b, h, n) (and the lanes of a row, each a slice
+//   of the head width, see `scalar`) whose body streams the k projected
+//   keys and values with an online softmax (running max m, running sum l,
 //   accumulator a, vectors of the head width held in registers):
 //
 //     s = q . key_j (masked slot: -inf);  m' = max(m, s)
@@ -967,46 +968,83 @@ struct CoreOperands {
         }
   }
 
-  /// One thread a query row, f32, online softmax (see the file comment).
-  void scalar(IRRewriter &rewriter, AttentionCoreOp op, bool emulate) const {
+  /// The f32 core's lanes a query row when the pass chooses: 4 (on an
+  /// H200 4 and 8 were within 4% where the grid is large; 1 was 1.4x
+  /// slower, 182 registers a thread and 8 warps an SM), or 8 where 4 would
+  /// leave fewer than 256 threads for each of `minBlocks` blocks (4 an SM:
+  /// the f32 layer at B=1, n=4096 was 14% faster with 8).
+  int64_t chosenLanes() const {
+    return batch * heads * n * 4 >= minBlocks * 256 ? 4 : 8;
+  }
+
+  /// A query row, f32, online softmax (see the file comment): one thread
+  /// the whole head width, or `lanes` consecutive lanes of a warp a slice
+  /// each (the loop (b, h, i, g), marked whole-warps), each slot's score
+  /// the lanes' partial dot products added by a shuffle butterfly, which
+  /// leaves every lane the same sum. Emulated (the CPU runs a thread to its
+  /// end before the next), each lane computes every slice's partial sum
+  /// and adds them in the butterfly's order.
+  void scalar(IRRewriter &rewriter, AttentionCoreOp op, bool emulate,
+              int64_t lanes) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
+    // Lanes need whole slices, and whole warps of rows: n a multiple of 32
+    // keeps every block of rows x lanes threads whole warps.
+    if (d % lanes != 0 || n % 32 != 0)
+      lanes = 1;
+    int64_t w = d / lanes;
     Type et = cast<MemRefType>(q.getType()).getElementType();
-    auto vec = VectorType::get({d}, et);
+    auto vec = VectorType::get({w}, et);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
     // Rows of q, key, value and out start 16-byte aligned when the head
     // width is a multiple of 4 (buffers are: the runtime allocates them or
-    // checks the caller's), so each row moves in 16-byte vectors.
-    llvm::MaybeAlign rowAlign(d % 4 == 0 ? 16 : 4);
+    // checks the caller's), so each row (or slice of 4k) moves in 16-byte
+    // vectors.
+    llvm::MaybeAlign rowAlign(d % 4 == 0 && w % 4 == 0 ? 16 : 4);
     auto row = [&](OpBuilder &b, Value buf, ValueRange at) -> Value {
       return vector::LoadOp::create(b, loc, vec, buf, at,
                                     /*nontemporal=*/false, rowAlign);
     };
+    SmallVector<Value> lbs{zero, zero, zero},
+        ubs{cIdx(rewriter, batch), cIdx(rewriter, heads), cIdx(rewriter, n)};
+    if (lanes > 1) {
+      lbs.push_back(zero);
+      ubs.push_back(cIdx(rewriter, lanes));
+    }
     auto rows = scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero, zero, zero},
-        ValueRange{cIdx(rewriter, batch), cIdx(rewriter, heads),
-                   cIdx(rewriter, n)},
-        ValueRange{one, one, one},
+        rewriter, loc, lbs, ubs, SmallVector<Value>(lbs.size(), one),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value bi = ivs[0], hi = ivs[1], i = ivs[2];
+          // This lane's slice starts at column c0.
+          Value c0 = lanes > 1
+                         ? arith::MulIOp::create(b, loc, ivs[3], cIdx(b, w))
+                               .getResult()
+                         : cIdx(b, 0);
           auto cF = [&](double v) -> Value {
             return arith::ConstantOp::create(b, loc, b.getFloatAttr(et, v));
           };
           Value fzero = cF(0.0), scaleLog2 = cF(scale * llvm::numbers::log2e);
           Value negInf = cF(-std::numeric_limits<double>::infinity());
-          Value c0 = cIdx(b, 0);
-          Value qRow = row(b, q, ValueRange{bi, hi, i, c0});
-          SmallVector<Value> qs;
-          for (int64_t c = 0; c < d; ++c)
-            qs.push_back(
-                vector::ExtractOp::create(b, loc, qRow, ArrayRef<int64_t>{c}));
+          // The head-width slices this thread computes a score from: its
+          // own, or (emulated lanes) every lane's, each from column s w.
+          int64_t slices = emulate ? lanes : 1;
+          auto sliceStart = [&](OpBuilder &b, int64_t sl) -> Value {
+            return slices == 1 ? c0 : cIdx(b, sl * w);
+          };
+          SmallVector<SmallVector<Value>> qs(slices);
+          for (int64_t sl = 0; sl < slices; ++sl) {
+            Value qRow = row(b, q, ValueRange{bi, hi, i, sliceStart(b, sl)});
+            for (int64_t c = 0; c < w; ++c)
+              qs[sl].push_back(vector::ExtractOp::create(b, loc, qRow,
+                                                         ArrayRef<int64_t>{c}));
+          }
           Value accInit = arith::ConstantOp::create(
               b, loc, vec, DenseElementsAttr::get(vec, b.getFloatAttr(et, 0.0)));
           // The slots `block` at a time: their scores (independent fma
-          // chains over the head width), one max and one rescale of the
+          // chains over the slice), one max and one rescale of the
           // accumulator a block, then P V.
           int64_t block = 1;
           for (int64_t o : {16, 8, 4, 2})
@@ -1014,8 +1052,31 @@ struct CoreOperands {
               block = o;
               break;
             }
+          // A slot's score from the partial sums of the lanes' slices
+          // (`parts`: this lane's alone on the GPU, every lane's emulated).
+          auto total = [&](OpBuilder &b, SmallVector<Value> parts) -> Value {
+            if (lanes == 1)
+              return parts[0];
+            if (!emulate) {
+              Value x = parts[0];
+              for (int64_t off = lanes / 2; off >= 1; off /= 2) {
+                Value other = gpu::ShuffleOp::create(b, loc, x, int32_t(off),
+                                                     32, gpu::ShuffleMode::XOR)
+                                  .getShuffleResult();
+                x = arith::AddFOp::create(b, loc, x, other);
+              }
+              return x;
+            }
+            // Lane 0's butterfly (every lane's sum is the same: each add
+            // commutes).
+            for (int64_t off = lanes / 2; off >= 1; off /= 2)
+              for (int64_t l = 0; l < off; ++l)
+                parts[l] =
+                    arith::AddFOp::create(b, loc, parts[l], parts[l + off]);
+            return parts[0];
+          };
           auto loop = scf::ForOp::create(
-              b, loc, c0, cIdx(b, k), cIdx(b, block),
+              b, loc, cIdx(b, 0), cIdx(b, k), cIdx(b, block),
               ValueRange{negInf, fzero, accInit},
               [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
                 Value m = it[0], l = it[1], acc = it[2];
@@ -1026,14 +1087,20 @@ struct CoreOperands {
                                      .getResult()
                                : j0;
                   slots.push_back(j);
-                  Value kRow = row(b, key, ValueRange{bi, hi, j, c0});
-                  Value s = fzero;
-                  for (int64_t c = 0; c < d; ++c)
-                    s = LLVM::FMAOp::create(
-                        b, loc, qs[c],
-                        vector::ExtractOp::create(b, loc, kRow,
-                                                  ArrayRef<int64_t>{c}),
-                        s);
+                  SmallVector<Value> parts;
+                  for (int64_t sl = 0; sl < slices; ++sl) {
+                    Value kRow =
+                        row(b, key, ValueRange{bi, hi, j, sliceStart(b, sl)});
+                    Value s = fzero;
+                    for (int64_t c = 0; c < w; ++c)
+                      s = LLVM::FMAOp::create(
+                          b, loc, qs[sl][c],
+                          vector::ExtractOp::create(b, loc, kRow,
+                                                    ArrayRef<int64_t>{c}),
+                          s);
+                    parts.push_back(s);
+                  }
+                  Value s = total(b, parts);
                   if (mask) {
                     Value flag =
                         memref::LoadOp::create(b, loc, mask, ValueRange{bi, j});
@@ -1069,6 +1136,9 @@ struct CoreOperands {
                                   /*nontemporal=*/false, rowAlign);
           scf::ReduceOp::create(b, loc);
         });
+    // The lanes of a row shuffle: their blocks must be whole warps.
+    if (lanes > 1)
+      rows->setAttr(kCUDAWholeWarpsAttrName, rewriter.getUnitAttr());
     // Where the query rows are one sequence's tokens (q's batch and token
     // dimensions marked, as for the staged core), the loop (b, h, i) says
     // so: linformer-cuda-tile-parallel-loops then numbers its blocks
@@ -1097,6 +1167,13 @@ struct CUDAExpandAttentionCorePass
       getOperation().emitError()
           << "slots " << int64_t(slots)
           << " is not a step the tensor-core core takes (16, 32 or 64)";
+      return signalPassFailure();
+    }
+    if (lanes != 0 && lanes != 1 && lanes != 4 && lanes != 8 && lanes != 16) {
+      getOperation().emitError()
+          << "lanes " << int64_t(lanes)
+          << " is not a count of lanes a query row the f32 core takes (0: "
+             "chosen, 1, 4, 8 or 16)";
       return signalPassFailure();
     }
     SmallVector<AttentionCoreOp> cores;
@@ -1174,7 +1251,9 @@ struct CUDAExpandAttentionCorePass
                  "f16, query rows, slots and head width in whole 16s)";
           return signalPassFailure();
         }
-      CoreOperands::of(op).scalar(rewriter, op, emulate);
+      CoreOperands core = CoreOperands::of(op);
+      core.minBlocks = minBlocks;
+      core.scalar(rewriter, op, emulate, lanes ? lanes : core.chosenLanes());
     }
     cuda::appendScheduleRecords(getOperation(), records);
     cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),

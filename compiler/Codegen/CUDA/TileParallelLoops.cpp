@@ -111,6 +111,23 @@ struct CUDATileParallelLoopsPass
                            : largestDivisorAtMost(extents[threadX], threadsX);
       if (threadY != threadX)
         tiles[threadY] = largestDivisorAtMost(extents[threadY], threadsY);
+      // Lanes that shuffle (the f32 attention core's lanes of a query row,
+      // thread x whole) need blocks of whole warps: a shuffle's partner
+      // lanes must all exist.
+      if (op->hasAttr(mlir::linformer::kCUDAWholeWarpsAttrName) &&
+          (tiles[threadX] != extents[threadX] ||
+           (threadY == threadX ? tiles[threadX]
+                               : tiles[threadX] * tiles[threadY]) %
+                   32 !=
+               0)) {
+        op.emitError() << "a loop whose lanes shuffle needs blocks of whole "
+                          "warps, its lanes ("
+                       << extents[threadX] << ") along thread x; threads-x "
+                       << int64_t(threadsX) << " x threads-y "
+                       << int64_t(threadsY) << " give " << tiles[threadX]
+                       << " x " << (threadY == threadX ? 1 : tiles[threadY]);
+        return signalPassFailure();
+      }
       auto [outer, inner] =
           scf::tileParallelLoop(op, tiles, /*noMinMaxBounds=*/true);
       // Steps and inner bounds come out as `1 * tile` products: make them

@@ -14,6 +14,11 @@
 // BADSLOTS: error: slots 48 is not a step the tensor-core core takes (16, 32 or 64)
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=2816 ldmatrix wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCORE
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate shared-bytes=2816 wgmma},canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4}))' | FileCheck %s --check-prefix=LANES
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 emulate}))' | FileCheck %s --check-prefix=LANESEMU
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{lanes=2}))' 2>&1 | FileCheck %s --check-prefix=BADLANES
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=8}))' | FileCheck %s --check-prefix=AUTO4
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=9}))' | FileCheck %s --check-prefix=AUTO8
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
 // The core crosses bufferization as itself (destination-style): on
@@ -68,6 +73,41 @@
 // CHECK: arith.mulf %{{.*}}#2, %{{.*}} : vector<16xf32>
 // CHECK: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %{{.*}}] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<16xf32>
 // TENSORS: error: the fused attention core expands on buffers: run bufferization first
+// BADLANES: error: lanes 2 is not a count of lanes a query row the f32 core takes (0: chosen, 1, 4, 8 or 16)
+// Chosen (lanes=0): 4 while the 2 x 4 x 64 rows x 4 lanes give 256 threads
+// for each of min-blocks blocks (8), else 8.
+// AUTO4: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c64, %c4{{.*}})
+// AUTO8: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c64, %c8{{.*}})
+
+// Four lanes a query row (lanes=4; n = 64 is a multiple of 32, the head
+// width 16 of 4): the loop gets the lanes' dimension innermost, each lane
+// loads its 4-column slice of q, K, V and the output (at 4 x lane), each
+// slot's partial dot product (4 fmas) is added over the 4 lanes by a
+// butterfly of shuffles (xor 2, then 1: every lane gets the same sum), and
+// the loop is marked for whole-warp blocks.
+// LANES-LABEL: func.func @core
+// LANES: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]], %[[G:.*]]) = ({{.*}}) to (%c2, %c4, %c64, %c4{{.*}})
+// LANES: %[[C0:.*]] = arith.muli %[[G]], %c4
+// LANES: vector.load %arg0[%[[B]], %[[H]], %[[I]], %[[C0]]] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<4xf32>
+// LANES: scf.for
+// LANES: vector.load %arg1[%[[B]], %[[H]], %{{.*}}, %[[C0]]] {alignment = 16 : i64} : memref<2x4x8x16xf32>, vector<4xf32>
+// LANES-COUNT-4: llvm.intr.fma
+// LANES: %[[S1:.*]], %{{.*}} = gpu.shuffle xor %[[P:.*]], %c2_i32, %c32_i32 : f32
+// LANES-NEXT: %[[X:.*]] = arith.addf %[[P]], %[[S1]] : f32
+// LANES: %[[S2:.*]], %{{.*}} = gpu.shuffle xor %[[X]], %c1_i32{{.*}}, %c32_i32{{.*}} : f32
+// LANES-NEXT: arith.addf %[[X]], %[[S2]] : f32
+// LANES: vector.load %arg2[%[[B]], %[[H]], %{{.*}}, %[[C0]]]
+// LANES: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %[[C0]]] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<4xf32>
+// LANES: } {linformer.cuda_whole_warps}
+// Emulated, each lane computes all four slices' partial sums (loads at
+// columns 0, 4, 8, 12) and adds them in the butterfly's order; no shuffle.
+// LANESEMU-LABEL: func.func @core
+// LANESEMU: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c64, %c4{{.*}})
+// LANESEMU-COUNT-4: vector.load %arg0
+// LANESEMU: scf.for
+// LANESEMU-NOT: gpu.shuffle
+// LANESEMU: vector.store
+// LANESEMU: } {linformer.cuda_whole_warps}
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: error: the fused attention core needs row-major buffers, not 'memref<2x4x64x16xf32, strided<[?, ?, ?, ?], offset: ?>>'
 
