@@ -546,6 +546,10 @@ def LinformerCUDAExpandAttentionCorePass
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "the tensor-core core's loops in scalars, for the CPU">,
+    Option<"rows", "rows", "int64_t", /*default=*/"1",
+           "the f32 core (mma=none): consecutive query rows a thread (a "
+           "lane) computes, each K and V slice it loads used for all: 1, 2 "
+           "or 4; used where n is a multiple of 32 of them, else 1">,
     Option<"lanes", "lanes", "int64_t", /*default=*/"1",
            "the f32 core (mma=none): lanes a query row, each a slice of "
            "the head width, its score the lanes' partial dot products "

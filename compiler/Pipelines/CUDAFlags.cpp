@@ -47,6 +47,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::ldmatrixCore);
     mirror<int64_t>(&CUDAPipelineOptions::coreSlots);
     mirror<int64_t>(&CUDAPipelineOptions::coreLanes);
+    mirror<int64_t>(&CUDAPipelineOptions::coreRows);
     mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
     mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
     mirror<int64_t>(&CUDAPipelineOptions::splitKWarps);
@@ -94,6 +95,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
       o.coreLanes != 8 && o.coreLanes != 16)
     return bad(o.coreLanes, "0 (chosen), 1, 4, 8 or 16",
                "lanes a query row of the f32 attention core");
+  if (o.coreRows != 1 && o.coreRows != 2 && o.coreRows != 4)
+    return bad(o.coreRows, "1, 2 or 4",
+               "query rows a thread of the f32 attention core");
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");

@@ -266,6 +266,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.ldmatrix = options.ldmatrixCore;
   coreOptions.slots = options.coreSlots;
   coreOptions.lanes = options.coreLanes;
+  coreOptions.rows = options.coreRows;
   // Two blocks an SM (the staged core's shared memory and registers), two
   // waves at least.
   coreOptions.groups = options.coreGroups;

@@ -194,6 +194,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "0: 4, or 8 where the rows are too few to fill the "
                      "GPU with 4"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> coreRows{
+      *this, "core-rows",
+      llvm::cl::desc("The f32 attention core (no tensor cores): consecutive "
+                     "query rows a thread (a lane) computes, each K and V "
+                     "slice it loads used for all: 1, 2 or 4"),
+      llvm::cl::init(1)};
   PassOptions::Option<int64_t> coreGroups{
       *this, "core-groups",
       llvm::cl::desc("The staged attention core: query groups (8 warps x "

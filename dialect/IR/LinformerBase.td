@@ -68,6 +68,10 @@ def Linformer_Dialect : Dialect {
     // warp shuffles: its blocks must be whole warps (linformer-cuda-tile-
     // parallel-loops checks).
     "::mlir::UnitAttr":$cuda_whole_warps,
+    // CUDA: on a loop over tokens (token_loops) whose token dimension
+    // counts groups of this many consecutive tokens (the f32 attention
+    // core's rows a thread): its length rule's tiles count tokens.
+    "::mlir::IntegerAttr":$cuda_tokens_per_iteration,
     // CUDA: an elementwise op that stores a contraction's results rounded
     // into the 16-bit twin its readers read (linformer-cuda-narrow-
     // intermediates); the values it leaves in the f32 buffer are dead.

@@ -82,6 +82,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::CudaWholeWarpsAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
+    {D::CudaTokensPerIterationAttrHelper::getNameStr(), isA<IntegerAttr>,
+     "an integer"},
     {D::NarrowedAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::TokenLoopsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},

@@ -117,6 +117,12 @@ constexpr llvm::StringLiteral kTensorCoreAttrName =
 constexpr llvm::StringLiteral kCUDAWholeWarpsAttrName =
     LinformerDialect::CudaWholeWarpsAttrHelper::getNameStr();
 
+/// CUDA: on a loop over tokens whose token dimension counts groups of this
+/// many consecutive tokens (the f32 attention core's rows a thread): its
+/// length rule's tiles count tokens.
+constexpr llvm::StringLiteral kCUDATokensPerIterationAttrName =
+    LinformerDialect::CudaTokensPerIterationAttrHelper::getNameStr();
+
 /// CUDA: on the elementwise op right after a contraction that stores its
 /// results rounded into a 16-bit twin of the contraction's f32 output,
 /// which every reader of those values reads instead

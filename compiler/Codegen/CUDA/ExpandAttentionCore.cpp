@@ -977,22 +977,28 @@ struct CoreOperands {
     return batch * heads * n * 4 >= minBlocks * 256 ? 4 : 8;
   }
 
-  /// A query row, f32, online softmax (see the file comment): one thread
+  /// Query rows, f32, online softmax (see the file comment): one thread
   /// the whole head width, or `lanes` consecutive lanes of a warp a slice
   /// each (the loop (b, h, i, g), marked whole-warps), each slot's score
   /// the lanes' partial dot products added by a shuffle butterfly, which
   /// leaves every lane the same sum. Emulated (the CPU runs a thread to its
   /// end before the next), each lane computes every slice's partial sum
-  /// and adds them in the butterfly's order.
+  /// and adds them in the butterfly's order. With `rowsPer` > 1 a thread
+  /// (lane) takes that many consecutive query rows, each K and V slice it
+  /// loads used for all of them (the loop's token dimension then counts
+  /// groups of rows: linformer.cuda_tokens_per_iteration).
   void scalar(IRRewriter &rewriter, AttentionCoreOp op, bool emulate,
-              int64_t lanes) const {
+              int64_t lanes, int64_t rowsPer) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     // Lanes need whole slices, and whole warps of rows: n a multiple of 32
-    // keeps every block of rows x lanes threads whole warps.
-    if (d % lanes != 0 || n % 32 != 0)
+    // (of 32 row groups) keeps every block of row groups x lanes threads
+    // whole warps.
+    if (n % (32 * rowsPer) != 0)
+      rowsPer = 1;
+    if (d % lanes != 0 || n % (32 * rowsPer) != 0)
       lanes = 1;
-    int64_t w = d / lanes;
+    int64_t w = d / lanes, R = rowsPer;
     Type et = cast<MemRefType>(q.getType()).getElementType();
     auto vec = VectorType::get({w}, et);
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -1009,7 +1015,8 @@ struct CoreOperands {
                                     /*nontemporal=*/false, rowAlign);
     };
     SmallVector<Value> lbs{zero, zero, zero},
-        ubs{cIdx(rewriter, batch), cIdx(rewriter, heads), cIdx(rewriter, n)};
+        ubs{cIdx(rewriter, batch), cIdx(rewriter, heads),
+            cIdx(rewriter, n / R)};
     if (lanes > 1) {
       lbs.push_back(zero);
       ubs.push_back(cIdx(rewriter, lanes));
@@ -1017,7 +1024,17 @@ struct CoreOperands {
     auto rows = scf::ParallelOp::create(
         rewriter, loc, lbs, ubs, SmallVector<Value>(lbs.size(), one),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          Value bi = ivs[0], hi = ivs[1], i = ivs[2];
+          Value bi = ivs[0], hi = ivs[1];
+          // This thread's rows: i0 .. i0 + R - 1.
+          SmallVector<Value> is;
+          for (int64_t r = 0; r < R; ++r) {
+            Value i = ivs[2];
+            if (R > 1)
+              i = arith::AddIOp::create(
+                  b, loc, arith::MulIOp::create(b, loc, ivs[2], cIdx(b, R)),
+                  cIdx(b, r));
+            is.push_back(i);
+          }
           // This lane's slice starts at column c0.
           Value c0 = lanes > 1
                          ? arith::MulIOp::create(b, loc, ivs[3], cIdx(b, w))
@@ -1034,12 +1051,17 @@ struct CoreOperands {
           auto sliceStart = [&](OpBuilder &b, int64_t sl) -> Value {
             return slices == 1 ? c0 : cIdx(b, sl * w);
           };
-          SmallVector<SmallVector<Value>> qs(slices);
-          for (int64_t sl = 0; sl < slices; ++sl) {
-            Value qRow = row(b, q, ValueRange{bi, hi, i, sliceStart(b, sl)});
-            for (int64_t c = 0; c < w; ++c)
-              qs[sl].push_back(vector::ExtractOp::create(b, loc, qRow,
-                                                         ArrayRef<int64_t>{c}));
+          // qs[r][sl]: row r's slice sl, as scalars.
+          SmallVector<SmallVector<SmallVector<Value>>> qs(R);
+          for (int64_t r = 0; r < R; ++r) {
+            qs[r].resize(slices);
+            for (int64_t sl = 0; sl < slices; ++sl) {
+              Value qRow =
+                  row(b, q, ValueRange{bi, hi, is[r], sliceStart(b, sl)});
+              for (int64_t c = 0; c < w; ++c)
+                qs[r][sl].push_back(vector::ExtractOp::create(
+                    b, loc, qRow, ArrayRef<int64_t>{c}));
+            }
           }
           Value accInit = arith::ConstantOp::create(
               b, loc, vec, DenseElementsAttr::get(vec, b.getFloatAttr(et, 0.0)));
@@ -1048,7 +1070,7 @@ struct CoreOperands {
           // accumulator a block, then P V.
           int64_t block = 1;
           for (int64_t o : {16, 8, 4, 2})
-            if (k % o == 0) {
+            if (k % o == 0 && o * R <= 16) {
               block = o;
               break;
             }
@@ -1075,65 +1097,92 @@ struct CoreOperands {
                     arith::AddFOp::create(b, loc, parts[l], parts[l + off]);
             return parts[0];
           };
+          // Carried: (m, l, acc) of each row.
+          SmallVector<Value> init;
+          for (int64_t r = 0; r < R; ++r)
+            init.append({negInf, fzero, accInit});
           auto loop = scf::ForOp::create(
-              b, loc, cIdx(b, 0), cIdx(b, k), cIdx(b, block),
-              ValueRange{negInf, fzero, accInit},
+              b, loc, cIdx(b, 0), cIdx(b, k), cIdx(b, block), init,
               [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
-                Value m = it[0], l = it[1], acc = it[2];
-                SmallVector<Value> slots, scores;
-                Value mNew = m;
+                SmallVector<Value> slots;
+                SmallVector<SmallVector<Value>> scores(R);
+                SmallVector<Value> mNew;
+                for (int64_t r = 0; r < R; ++r)
+                  mNew.push_back(it[3 * r]);
                 for (int64_t jj = 0; jj < block; ++jj) {
                   Value j = jj ? arith::AddIOp::create(b, loc, j0, cIdx(b, jj))
                                      .getResult()
                                : j0;
                   slots.push_back(j);
-                  SmallVector<Value> parts;
-                  for (int64_t sl = 0; sl < slices; ++sl) {
-                    Value kRow =
-                        row(b, key, ValueRange{bi, hi, j, sliceStart(b, sl)});
-                    Value s = fzero;
-                    for (int64_t c = 0; c < w; ++c)
-                      s = LLVM::FMAOp::create(
-                          b, loc, qs[sl][c],
-                          vector::ExtractOp::create(b, loc, kRow,
-                                                    ArrayRef<int64_t>{c}),
-                          s);
-                    parts.push_back(s);
+                  SmallVector<Value> kRows;
+                  for (int64_t sl = 0; sl < slices; ++sl)
+                    kRows.push_back(
+                        row(b, key, ValueRange{bi, hi, j, sliceStart(b, sl)}));
+                  Value flag;
+                  for (int64_t r = 0; r < R; ++r) {
+                    SmallVector<Value> parts;
+                    for (int64_t sl = 0; sl < slices; ++sl) {
+                      Value s = fzero;
+                      for (int64_t c = 0; c < w; ++c)
+                        s = LLVM::FMAOp::create(
+                            b, loc, qs[r][sl][c],
+                            vector::ExtractOp::create(b, loc, kRows[sl],
+                                                      ArrayRef<int64_t>{c}),
+                            s);
+                      parts.push_back(s);
+                    }
+                    Value s = total(b, parts);
+                    if (mask) {
+                      if (!flag)
+                        flag = maskBit(b, loc,
+                                       memref::LoadOp::create(
+                                           b, loc, mask, ValueRange{bi, j}));
+                      s = arith::SelectOp::create(b, loc, flag, s, negInf);
+                    }
+                    scores[r].push_back(s);
+                    mNew[r] = arith::MaximumFOp::create(b, loc, mNew[r], s);
                   }
-                  Value s = total(b, parts);
-                  if (mask) {
-                    Value flag =
-                        memref::LoadOp::create(b, loc, mask, ValueRange{bi, j});
-                    s = arith::SelectOp::create(b, loc, maskBit(b, loc, flag),
-                                                s, negInf);
-                  }
-                  scores.push_back(s);
-                  mNew = arith::MaximumFOp::create(b, loc, mNew, s);
                 }
-                SoftmaxStep step(b, loc, mNew, scaleLog2, mask != nullptr,
-                                 !emulate);
-                Value alpha = step.exp(b, loc, m);
-                Value lNew = arith::MulFOp::create(b, loc, l, alpha);
-                Value accNew = arith::MulFOp::create(
-                    b, loc, acc, vector::BroadcastOp::create(b, loc, vec, alpha));
+                SmallVector<SoftmaxStep> steps;
+                SmallVector<Value> lNew, accNew;
+                for (int64_t r = 0; r < R; ++r) {
+                  steps.emplace_back(b, loc, mNew[r], scaleLog2,
+                                     mask != nullptr, !emulate);
+                  Value alpha = steps[r].exp(b, loc, it[3 * r]);
+                  lNew.push_back(
+                      arith::MulFOp::create(b, loc, it[3 * r + 1], alpha));
+                  accNew.push_back(arith::MulFOp::create(
+                      b, loc, it[3 * r + 2],
+                      vector::BroadcastOp::create(b, loc, vec, alpha)));
+                }
                 for (int64_t jj = 0; jj < block; ++jj) {
-                  Value p = step.exp(b, loc, scores[jj]);
-                  lNew = arith::AddFOp::create(b, loc, lNew, p);
+                  SmallVector<Value> p;
+                  for (int64_t r = 0; r < R; ++r) {
+                    p.push_back(steps[r].exp(b, loc, scores[r][jj]));
+                    lNew[r] = arith::AddFOp::create(b, loc, lNew[r], p[r]);
+                  }
                   Value vRow = row(b, value, ValueRange{bi, hi, slots[jj], c0});
-                  accNew = vector::FMAOp::create(
-                      b, loc, vector::BroadcastOp::create(b, loc, vec, p), vRow,
-                      accNew);
+                  for (int64_t r = 0; r < R; ++r)
+                    accNew[r] = vector::FMAOp::create(
+                        b, loc, vector::BroadcastOp::create(b, loc, vec, p[r]),
+                        vRow, accNew[r]);
                 }
-                scf::YieldOp::create(b, loc, ValueRange{mNew, lNew, accNew});
+                SmallVector<Value> next;
+                for (int64_t r = 0; r < R; ++r)
+                  next.append({mNew[r], lNew[r], accNew[r]});
+                scf::YieldOp::create(b, loc, next);
               });
           // One division a row: the accumulator times 1 / l.
-          Value rcp = arith::DivFOp::create(b, loc, cF(1.0), loop.getResult(1));
-          Value result = arith::MulFOp::create(
-              b, loc, loop.getResult(2),
-              vector::BroadcastOp::create(b, loc, vec, rcp));
-          vector::StoreOp::create(b, loc, result, out,
-                                  ValueRange{bi, hi, i, c0},
-                                  /*nontemporal=*/false, rowAlign);
+          for (int64_t r = 0; r < R; ++r) {
+            Value rcp = arith::DivFOp::create(b, loc, cF(1.0),
+                                              loop.getResult(3 * r + 1));
+            Value result = arith::MulFOp::create(
+                b, loc, loop.getResult(3 * r + 2),
+                vector::BroadcastOp::create(b, loc, vec, rcp));
+            vector::StoreOp::create(b, loc, result, out,
+                                    ValueRange{bi, hi, is[r], c0},
+                                    /*nontemporal=*/false, rowAlign);
+          }
           scf::ReduceOp::create(b, loc);
         });
     // The lanes of a row shuffle: their blocks must be whole warps.
@@ -1143,10 +1192,14 @@ struct CoreOperands {
     // dimensions marked, as for the staged core), the loop (b, h, i) says
     // so: linformer-cuda-tile-parallel-loops then numbers its blocks
     // (sequence, token tile, head) with a length rule, as for any loop
-    // over tokens.
+    // over tokens, its tiles counted in tokens (R an iteration).
     if (auto loops = op->getAttrOfType<DenseI64ArrayAttr>(kTokenLoopsAttrName);
-        loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2})
+        loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2}) {
       rows->setAttr(kTokenLoopsAttrName, loops);
+      if (R > 1)
+        rows->setAttr(kCUDATokensPerIterationAttrName,
+                      rewriter.getI64IntegerAttr(R));
+    }
     rewriter.eraseOp(op);
   }
 };
@@ -1174,6 +1227,13 @@ struct CUDAExpandAttentionCorePass
           << "lanes " << int64_t(lanes)
           << " is not a count of lanes a query row the f32 core takes (0: "
              "chosen, 1, 4, 8 or 16)";
+      return signalPassFailure();
+    }
+    if (rows != 1 && rows != 2 && rows != 4) {
+      getOperation().emitError()
+          << "rows " << int64_t(rows)
+          << " is not a count of query rows a thread the f32 core takes (1, "
+             "2 or 4)";
       return signalPassFailure();
     }
     SmallVector<AttentionCoreOp> cores;
@@ -1253,7 +1313,8 @@ struct CUDAExpandAttentionCorePass
         }
       CoreOperands core = CoreOperands::of(op);
       core.minBlocks = minBlocks;
-      core.scalar(rewriter, op, emulate, lanes ? lanes : core.chosenLanes());
+      core.scalar(rewriter, op, emulate, lanes ? lanes : core.chosenLanes(),
+                  rows);
     }
     cuda::appendScheduleRecords(getOperation(), records);
     cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),

@@ -57,6 +57,16 @@ struct CUDATileParallelLoopsPass
       // token) dimensions, for the length rule below.
       auto tokenDims =
           op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
+      // Lanes that shuffle (the f32 attention core's lanes of a query row,
+      // thread x whole) need blocks of whole warps: a shuffle's partner
+      // lanes must all exist. (Read before the loop is rebuilt below.)
+      bool wholeWarps = op->hasAttr(mlir::linformer::kCUDAWholeWarpsAttrName);
+      // A token iteration may be several tokens (the f32 core's rows a
+      // thread): the rule's tile counts tokens.
+      int64_t perIteration = 1;
+      if (auto per = op->getAttrOfType<IntegerAttr>(
+              mlir::linformer::kCUDATokensPerIterationAttrName))
+        perIteration = per.getInt();
       bool tokenRule = tokenDims && tokenDims.size() == 2 &&
                        0 <= tokenDims[0] && tokenDims[0] < tokenDims[1] &&
                        tokenDims[1] < int64_t(op.getNumLoops());
@@ -111,10 +121,7 @@ struct CUDATileParallelLoopsPass
                            : largestDivisorAtMost(extents[threadX], threadsX);
       if (threadY != threadX)
         tiles[threadY] = largestDivisorAtMost(extents[threadY], threadsY);
-      // Lanes that shuffle (the f32 attention core's lanes of a query row,
-      // thread x whole) need blocks of whole warps: a shuffle's partner
-      // lanes must all exist.
-      if (op->hasAttr(mlir::linformer::kCUDAWholeWarpsAttrName) &&
+      if (wholeWarps &&
           (tiles[threadX] != extents[threadX] ||
            (threadY == threadX ? tiles[threadX]
                                : tiles[threadX] * tiles[threadY]) %
@@ -145,8 +152,8 @@ struct CUDATileParallelLoopsPass
           blocks *= e / t;
         }
         auto rule = mlir::linformer::TokenRowsAttr::get(
-            &getContext(), DenseI64ArrayAttr::get(&getContext(), grid),
-            0, 1, tiles[1]);
+            &getContext(), DenseI64ArrayAttr::get(&getContext(), grid), 0, 1,
+            tiles[1] * perIteration);
         std::vector<unsigned> all;
         for (unsigned d = 0; d < outer.getNumLoops(); ++d)
           all.push_back(d);

@@ -19,6 +19,8 @@
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{lanes=2}))' 2>&1 | FileCheck %s --check-prefix=BADLANES
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=8}))' | FileCheck %s --check-prefix=AUTO4
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=9}))' | FileCheck %s --check-prefix=AUTO8
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 rows=2}))' | FileCheck %s --check-prefix=ROWS
+// RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{rows=3}))' 2>&1 | FileCheck %s --check-prefix=BADROWS
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
 
 // The core crosses bufferization as itself (destination-style): on
@@ -108,6 +110,33 @@
 // LANESEMU-NOT: gpu.shuffle
 // LANESEMU: vector.store
 // LANESEMU: } {linformer.cuda_whole_warps}
+// Two query rows a lane (rows=2): the loop's third dimension counts pairs
+// of rows (32 of the 64), rows 2 i and 2 i + 1; each slot's K slice is
+// loaded once and feeds both rows' partial dot products (two butterflies),
+// the mask read once; the loop and its online softmax carry (m, l, acc)
+// for each row, and both rows are stored.
+// ROWS-LABEL: func.func @core
+// ROWS: scf.parallel (%[[B:.*]], %[[H:.*]], %[[I:.*]], %[[G:.*]]) = ({{.*}}) to (%c2, %c4, %c32, %c4{{.*}})
+// ROWS: %[[I0:.*]] = arith.addi %{{.*}}, %c0
+// ROWS: %[[I1:.*]] = arith.addi %{{.*}}, %c1
+// ROWS: vector.load %arg0[%[[B]], %[[H]], %[[I0]], %[[C0:.*]]] {{.*}} vector<4xf32>
+// ROWS: vector.load %arg0[%[[B]], %[[H]], %[[I1]], %[[C0]]] {{.*}} vector<4xf32>
+// ROWS: scf.for {{.*}} -> (f32, f32, vector<4xf32>, f32, f32, vector<4xf32>)
+// ROWS: vector.load %arg1[%[[B]], %[[H]], %{{.*}}, %[[C0]]]
+// ROWS-NOT: vector.load
+// ROWS: gpu.shuffle xor %{{.*}}, %c2_i32
+// ROWS: gpu.shuffle xor %{{.*}}, %c1_i32
+// ROWS: memref.load %arg3
+// ROWS-NOT: vector.load
+// ROWS: gpu.shuffle xor %{{.*}}, %c2_i32
+// ROWS: gpu.shuffle xor %{{.*}}, %c1_i32
+// ROWS-NOT: memref.load %arg3
+// ROWS: vector.load %arg1
+// ROWS: scf.yield
+// ROWS: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I0]], %[[C0]]]
+// ROWS: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I1]], %[[C0]]]
+// ROWS: } {linformer.cuda_whole_warps}
+// BADROWS: error: rows 3 is not a count of query rows a thread the f32 core takes (1, 2 or 4)
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries},func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=STRIDED
 // STRIDED: error: the fused attention core needs row-major buffers, not 'memref<2x4x64x16xf32, strided<[?, ?, ?, ?], offset: ?>>'
 

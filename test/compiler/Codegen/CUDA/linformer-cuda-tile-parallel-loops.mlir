@@ -225,3 +225,28 @@ func.func @core_rows(%out: memref<2x8x128xf32>) {
   } {linformer.token_loops = array<i64: 0, 2>}
   return
 }
+
+// -----
+
+// The f32 core with 4 lanes and 2 rows a lane: (batch, head, row pair,
+// lane), its token dimension counting pairs of tokens
+// (linformer.cuda_tokens_per_iteration = 2). The lanes are thread x (4),
+// the row pairs thread y (8): one warp a block; the rule's tile counts
+// tokens: 8 pairs, 16 tokens (2 sequences x 8 tiles x 8 heads).
+// CHECK-LABEL: func.func @core_row_pairs(
+// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [2, 8, 8, 1], batch = 0, row = 1, tile = 16>]
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c1{{.*}}, %c8{{.*}}, %c1{{.*}}, %c4{{.*}})
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = sequential{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+func.func @core_row_pairs(%out: memref<2x8x64x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%b, %h, %i, %g) = (%c0, %c0, %c0, %c0) to (%c2, %c8, %c64, %c4) step (%c1, %c1, %c1, %c1) {
+    memref.store %cst, %out[%b, %h, %i, %g] : memref<2x8x64x4xf32>
+  } {linformer.token_loops = array<i64: 0, 2>, linformer.cuda_tokens_per_iteration = 2 : i64}
+  return
+}
