@@ -711,14 +711,12 @@ struct CoreOperands {
     auto quad = [&](OpBuilder &b, Value x, bool isMax) -> Value {
       if (emulate)
         return x;
-      for (int32_t off : {1, 2}) {
-        Value other =
-            gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
-                .getShuffleResult();
-        x = isMax ? arith::MaximumFOp::create(b, loc, x, other).getResult()
-                  : arith::AddFOp::create(b, loc, x, other).getResult();
-      }
-      return x;
+      return cuda::xorButterfly(
+          b, loc, x, {1, 2}, [&](OpBuilder &b, Location loc, Value lhs, Value rhs) {
+            return isMax
+                       ? arith::MaximumFOp::create(b, loc, lhs, rhs).getResult()
+                       : arith::AddFOp::create(b, loc, lhs, rhs).getResult();
+          });
     };
 
     // Q's A fragments, once: one per 16-wide step of the head.
@@ -1076,26 +1074,12 @@ struct CoreOperands {
             }
           // A slot's score from the partial sums of the lanes' slices
           // (`parts`: this lane's alone on the GPU, every lane's emulated).
+          // (Emulated, lane 0's sum: every lane's is the same.)
           auto total = [&](OpBuilder &b, SmallVector<Value> parts) -> Value {
             if (lanes == 1)
               return parts[0];
-            if (!emulate) {
-              Value x = parts[0];
-              for (int64_t off = lanes / 2; off >= 1; off /= 2) {
-                Value other = gpu::ShuffleOp::create(b, loc, x, int32_t(off),
-                                                     32, gpu::ShuffleMode::XOR)
-                                  .getShuffleResult();
-                x = arith::AddFOp::create(b, loc, x, other);
-              }
-              return x;
-            }
-            // Lane 0's butterfly (every lane's sum is the same: each add
-            // commutes).
-            for (int64_t off = lanes / 2; off >= 1; off /= 2)
-              for (int64_t l = 0; l < off; ++l)
-                parts[l] =
-                    arith::AddFOp::create(b, loc, parts[l], parts[l + off]);
-            return parts[0];
+            return emulate ? cuda::replayButterflySum(b, loc, parts)
+                           : cuda::butterflySum(b, loc, parts[0], lanes);
           };
           // Carried: (m, l, acc) of each row.
           SmallVector<Value> init;

@@ -1,8 +1,9 @@
 //===- LoopMapping.h - scf.parallel onto blocks and threads -----*- C++ -*-===//
 //
 // What the CUDA passes that map loops share: tile sizes that divide an
-// extent exactly (no idle thread, constant bounds) and the mapping
-// attributes convert-parallel-loops-to-gpu reads.
+// extent exactly (no idle thread, constant bounds), the mapping
+// attributes convert-parallel-loops-to-gpu reads, and the lanes' xor
+// butterflies (and their host replay).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
@@ -51,6 +52,45 @@ inline void blockThreads(OpBuilder &b, Location loc, int64_t warps,
         scf::ReduceOp::create(b, loc);
       });
   mapLoop(inner, {gpu::Processor::ThreadY, gpu::Processor::ThreadX});
+}
+
+/// `x` combined with the values of the lanes `lane xor off`, for each
+/// offset in turn (gpu.shuffle xor over the whole warp, so every lane must
+/// be there): with offsets that are the bits of a group of lanes, every
+/// lane of the group ends with the same result (each combine commutes).
+inline Value
+xorButterfly(OpBuilder &b, Location loc, Value x, ArrayRef<int32_t> offsets,
+             function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  for (int32_t off : offsets) {
+    Value other =
+        gpu::ShuffleOp::create(b, loc, x, off, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    x = combine(b, loc, x, other);
+  }
+  return x;
+}
+
+/// The sum of `x` over each group of `lanes` consecutive lanes (a power of
+/// two up to 32), by xor offsets lanes / 2, ..., 1.
+inline Value butterflySum(OpBuilder &b, Location loc, Value x, int64_t lanes) {
+  SmallVector<int32_t> offsets;
+  for (int64_t off = lanes / 2; off >= 1; off /= 2)
+    offsets.push_back(int32_t(off));
+  return xorButterfly(
+      b, loc, x, offsets, [](OpBuilder &b, Location loc, Value lhs, Value rhs) {
+        return arith::AddFOp::create(b, loc, lhs, rhs).getResult();
+      });
+}
+
+/// What butterflySum leaves in lane 0, from the lanes' values `parts` (one
+/// a lane of the group), added in the same order: the host emulation,
+/// which runs one lane to its end before the next and so cannot shuffle.
+inline Value replayButterflySum(OpBuilder &b, Location loc,
+                                SmallVector<Value> parts) {
+  for (size_t off = parts.size() / 2; off >= 1; off /= 2)
+    for (size_t l = 0; l < off; ++l)
+      parts[l] = arith::AddFOp::create(b, loc, parts[l], parts[l + off]);
+  return parts[0];
 }
 
 } // namespace mlir::linformer::cuda

@@ -121,18 +121,15 @@ struct CUDATileParallelLoopsPass
                            : largestDivisorAtMost(extents[threadX], threadsX);
       if (threadY != threadX)
         tiles[threadY] = largestDivisorAtMost(extents[threadY], threadsY);
-      if (wholeWarps &&
-          (tiles[threadX] != extents[threadX] ||
-           (threadY == threadX ? tiles[threadX]
-                               : tiles[threadX] * tiles[threadY]) %
-                   32 !=
-               0)) {
+      int64_t tileY = threadY == threadX ? 1 : tiles[threadY];
+      if (wholeWarps && (tiles[threadX] != extents[threadX] ||
+                         tiles[threadX] * tileY % 32 != 0)) {
         op.emitError() << "a loop whose lanes shuffle needs blocks of whole "
                           "warps, its lanes ("
                        << extents[threadX] << ") along thread x; threads-x "
                        << int64_t(threadsX) << " x threads-y "
                        << int64_t(threadsY) << " give " << tiles[threadX]
-                       << " x " << (threadY == threadX ? 1 : tiles[threadY]);
+                       << " x " << tileY;
         return signalPassFailure();
       }
       auto [outer, inner] =

@@ -153,13 +153,8 @@ struct CUDAWarpReductionsPass
           if (!emulate) {
             threads(b, [&](OpBuilder &b, Value w, Value lane) {
               Value row = rowOf(b, w);
-              Value x = laneSum(b, row, lane);
-              for (int32_t off = kWarp / 2; off >= 1; off /= 2) {
-                Value other = gpu::ShuffleOp::create(b, loc, x, off, kWarp,
-                                                     gpu::ShuffleMode::XOR)
-                                  .getShuffleResult();
-                x = arith::AddFOp::create(b, loc, x, other);
-              }
+              Value x = cuda::butterflySum(b, loc, laneSum(b, row, lane),
+                                           kWarp);
               onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
             });
           } else {
@@ -178,10 +173,7 @@ struct CUDAWarpReductionsPass
                 for (int64_t l = 0; l < kWarp; ++l)
                   x.push_back(memref::LoadOp::create(
                       b, loc, p, ValueRange{w, cIdx(b, l)}));
-                for (int64_t off = kWarp / 2; off >= 1; off /= 2)
-                  for (int64_t l = 0; l < off; ++l)
-                    x[l] = arith::AddFOp::create(b, loc, x[l], x[l + off]);
-                finish(b, rowOf(b, w), x[0]);
+                finish(b, rowOf(b, w), cuda::replayButterflySum(b, loc, x));
               });
             });
             memref::DeallocOp::create(b, loc, p);
