@@ -182,12 +182,59 @@ TEST(CostModelTest, PicksPerISA) {
 }
 
 TEST(CostModelTest, SplitsSmallKernelsForParallelism) {
-  // E X with b = 1: [1, 256, 512] outputs; 32-row tiles give only 8
-  // workgroups, which is enough for 2 cores but not for 8.
+  // E X with b = 1: [1, 256, 512] outputs, every core a share of the rows
+  // (each workgroup sweeps all of X: see SweepsFromL3InFewWorkgroups).
   KernelShape ex = layerShapes()[1];
-  CPUTarget t = presetCPUTarget("avx512", 8);
-  CPUKernelSchedule s = chooseSchedule(t, ex);
-  EXPECT_GE(estimate(t, ex, s).workgroups, 32);
+  for (int64_t cores : {2, 8, 16}) {
+    CPUTarget t = presetCPUTarget("avx512", cores);
+    CPUKernelSchedule s = chooseSchedule(t, ex);
+    EXPECT_GE(estimate(t, ex, s).workgroups, cores) << cores << " cores";
+    EXPECT_EQ(s.workgroup[1], 256 / cores) << cores << " cores";
+  }
+  // A kernel over tokens keeps 4 workgroups a core at least.
+  CPUTarget t8 = presetCPUTarget("avx512", 8);
+  KernelShape q = layerShapes()[0];
+  EXPECT_GE(estimate(t8, q, chooseSchedule(t8, q)).workgroups, 32);
+}
+
+TEST(CostModelTest, SweepsFromL3InFewWorkgroups) {
+  // E X (256 rows over 4096 tokens) sweeps 8 MiB of X a workgroup, more
+  // than L2: one workgroup a core, and on AVX2 packed in blocks of half of
+  // L1 (256 steps of 16 columns). Zen 4, AVX2 mode, 2 threads: 8.0 ms with
+  // 16 unpacked workgroups, 5.4 ms so.
+  KernelShape ex = layerShapes()[1];
+  CPUTarget avx2 = presetCPUTarget("avx2");
+  CPUKernelSchedule s = chooseSchedule(avx2, ex);
+  EXPECT_EQ(estimate(avx2, ex, s).workgroups, 2);
+  EXPECT_TRUE(s.pack);
+  EXPECT_EQ(s.columns, 16);
+  EXPECT_EQ(s.reduction, 256);
+  // AVX-512: the same workgroups, unpacked (64-step blocks).
+  CPUTarget avx512 = presetCPUTarget("avx512");
+  CPUKernelSchedule w = chooseSchedule(avx512, ex);
+  EXPECT_EQ(estimate(avx512, ex, w).workgroups, 2);
+  EXPECT_FALSE(w.pack);
+  EXPECT_EQ(w.reduction, 64);
+  // Split-K's parts share the cores: at n = 65536 (16 parts) one workgroup
+  // of all 256 rows a part.
+  KernelShape longer = contraction({1, 256, 65536, 512}, {2}, {0, 1, 3});
+  longer.mLoop = 1;
+  longer.nLoop = 3;
+  longer.columnLoops = {0, 3};
+  CPUTarget big = presetCPUTarget("avx512");
+  big.l3Bytes = 32 << 20;
+  CPUKernelSchedule l = chooseSchedule(big, longer);
+  EXPECT_EQ(l.split, 16);
+  EXPECT_TRUE(l.workgroup[1] == 0 || l.workgroup[1] == 256);
+  EXPECT_EQ(estimate(big, longer, l).workgroups, 1);
+  // The token-row kernels (projections, FFN) keep their tiles: their rows
+  // outnumber their reduction steps.
+  for (int i : {0, 2, 4, 5, 6})
+    EXPECT_GE(
+        estimate(avx2, layerShapes()[i], chooseSchedule(avx2, layerShapes()[i]))
+            .workgroups,
+        8)
+        << "shape " << i;
 }
 
 TEST(CostModelTest, SplitsLongReductionsOverLargeOperands) {
