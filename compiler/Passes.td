@@ -1258,6 +1258,48 @@ def LinformerCUDATokenParallelLoopsPass
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def LinformerCUDASkipPaddingBlocksPass
+    : Pass<"linformer-cuda-skip-padding-blocks", "::mlir::func::FuncOp"> {
+  let summary = "blocks of a length-ruled loop past their sequence's length do nothing";
+  let description = [{
+    After `linformer-cuda-tile-parallel-loops`, on the GPU path (not the
+    host emulation): every block loop with a length rule
+    (`linformer.cuda_token_rows`: its single induction variable is block x,
+    the row-major enumeration of the rule's grid) gets, at the start of each
+    thread loop in it, the block's sequence `s` and token tile `t` from
+    block x, `lengths[s]` from the function's `linformer.lengths` argument,
+    and an `scf.if` on `t * tile < lengths[s]` around the rest of the
+    thread loop's body: a block that holds only padded tokens returns at
+    once. The runtime launches one box of blocks (up to the last block
+    that holds a real token of some sequence); with this guard a short
+    sequence before a long one no longer pays for its padding tiles inside
+    the box (a mixed batch [4096, 512, 512, 256] of n = 4096: the box holds
+    3 x 4096 + 256 tokens' tiles, 5376 of them real). The condition is
+    uniform in a block, so barriers and warp-wide ops in the guarded body
+    stay legal. Such blocks leave their padded rows as an earlier run wrote
+    them, as the blocks past the box do (docs/Runtime.md).
+
+    ```mlir
+    scf.parallel (%blk) = (%c0) to (%c8) step (%c1) {
+      scf.parallel (%y, %x) = ... {
+        %s = arith.remui ... ; %t = arith.remui ...
+        %len = memref.load %lengths[%s] : memref<2xi32>
+        %real = arith.cmpi slt, %first, %len_index : index
+        scf.if %real { ...the body... }
+      }
+    } {linformer.cuda_token_rows = #linformer.token_rows<grid = [2, 4], batch = 0, row = 1, tile = 64>}
+    ```
+
+    Errors: a ruled block loop of more than one induction variable, an op
+    with memory effects in a ruled block loop outside its thread loops, or
+    a function without a `linformer.lengths` argument as long as the rule's
+    batch.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def LinformerCUDATileParallelLoopsPass
     : Pass<"linformer-cuda-tile-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "tiles each outermost scf.parallel into blocks of threads";

@@ -349,6 +349,11 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     addLLVMLowering(pm);
     return;
   }
+  // Blocks of a length rule whose token tile is past their sequence's
+  // length return at once (the runtime launches one box of blocks). Not on
+  // the host: its entry function's buffers are not zeroed, and a row no
+  // block writes would be read, times a zero of E', by E X's last chunk.
+  funcPm.addPass(createLinformerCUDASkipPaddingBlocksPass());
   funcPm.addPass(createConvertParallelLoopToGpuPass());
   addCleanup(funcPm);
   // Constants the kernels use are rematerialized inside them rather than
