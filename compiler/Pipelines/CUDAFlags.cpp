@@ -44,6 +44,7 @@ struct Flags {
     // tools' own: their defaults and meaning differ between them.
     mirror<bool>(&CUDAPipelineOptions::fuseCore);
     mirror<bool>(&CUDAPipelineOptions::stageCore);
+    mirror<bool>(&CUDAPipelineOptions::skipPaddingBlocks);
     mirror<bool>(&CUDAPipelineOptions::ldmatrixCore);
     mirror<int64_t>(&CUDAPipelineOptions::coreSlots);
     mirror<int64_t>(&CUDAPipelineOptions::coreLanes);

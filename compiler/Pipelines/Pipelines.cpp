@@ -353,7 +353,8 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // length return at once (the runtime launches one box of blocks). Not on
   // the host: its entry function's buffers are not zeroed, and a row no
   // block writes would be read, times a zero of E', by E X's last chunk.
-  funcPm.addPass(createLinformerCUDASkipPaddingBlocksPass());
+  if (options.skipPaddingBlocks)
+    funcPm.addPass(createLinformerCUDASkipPaddingBlocksPass());
   funcPm.addPass(createConvertParallelLoopToGpuPass());
   addCleanup(funcPm);
   // Constants the kernels use are rematerialized inside them rather than

@@ -133,6 +133,14 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "rounding their operands, so that their structure is "
                      "checked at f32 accuracy"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> skipPaddingBlocks{
+      *this, "skip-padding-blocks",
+      llvm::cl::desc("Blocks of a kernel with a length rule whose token "
+                     "tile starts past their sequence's length return at "
+                     "once (linformer-cuda-skip-padding-blocks); off: they "
+                     "compute their padding, as the runtime's launch box "
+                     "includes them"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> stageCore{
       *this, "stage-core",
       llvm::cl::desc("The tensor-core attention core copies each (b, h)'s "
