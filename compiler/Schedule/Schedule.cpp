@@ -339,34 +339,6 @@ static int64_t chooseReduction(const CPUTarget &t, const KernelShape &shape,
 /// with 64 steps than with 128: packed blocks are panelReduction's.
 static constexpr int64_t kMaxUnpackedReduction = 64;
 
-/// Split-K: a single long reduction whose streamed operand (reduction x the
-/// columns' side, all of which every row tile of a workgroup sweeps) is
-/// larger than half of L3 is cut into parts whose operand blocks fit in a
-/// quarter of L3; the row tiles of a part then share its block in L3
-/// instead of each reading the whole operand from memory. Parts keep at
-/// least 256 reduction steps; at most 64 parts.
-static int64_t chooseSplit(const CPUTarget &t, const KernelShape &shape) {
-  int reductionLoops = 0;
-  for (bool r : shape.reduction)
-    reductionLoops += r;
-  if (shape.kind != KernelKind::Contraction || reductionLoops != 1)
-    return 1;
-  double columns = 1;
-  for (int d : shape.columnLoops)
-    columns *= double(shape.ranges[d]);
-  if (shape.columnLoops.empty() && shape.nDim() >= 0)
-    columns = double(shape.ranges[shape.nDim()]);
-  int64_t steps = shape.reductionSteps();
-  double streamed = double(steps) * columns * double(shape.elementBytes);
-  if (t.l3Bytes <= 0 || streamed <= double(t.l3Bytes) / 2)
-    return 1;
-  int64_t split = 1;
-  while (split < 64 && streamed / double(split) > double(t.l3Bytes) / 4 &&
-         steps % (split * 2) == 0 && steps / (split * 2) >= 256)
-    split *= 2;
-  return split;
-}
-
 /// The bytes of the streamed operand one workgroup sweeps: the reduction
 /// steps of a part (all of them without split-K) times the columns' loops
 /// (whole, or their workgroup tiles).
@@ -384,6 +356,30 @@ static double sweptBytes(const KernelShape &shape, const CPUKernelSchedule &s) {
   return double(shape.reductionSteps()) /
          double(std::max<int64_t>(1, s.split)) * columns *
          double(shape.elementBytes);
+}
+
+/// Split-K: a single long reduction whose streamed operand (reduction x the
+/// columns' side, all of which every row tile of a workgroup sweeps) is
+/// larger than half of L3 is cut into parts whose operand blocks fit in a
+/// quarter of L3; the row tiles of a part then share its block in L3
+/// instead of each reading the whole operand from memory. Parts keep at
+/// least 256 reduction steps; at most 64 parts.
+static int64_t chooseSplit(const CPUTarget &t, const KernelShape &shape) {
+  int reductionLoops = 0;
+  for (bool r : shape.reduction)
+    reductionLoops += r;
+  if (shape.kind != KernelKind::Contraction || reductionLoops != 1)
+    return 1;
+  int64_t steps = shape.reductionSteps();
+  // All of it: the columns' loops whole, one part.
+  double streamed = sweptBytes(shape, CPUKernelSchedule{});
+  if (t.l3Bytes <= 0 || streamed <= double(t.l3Bytes) / 2)
+    return 1;
+  int64_t split = 1;
+  while (split < 64 && streamed / double(split) > double(t.l3Bytes) / 4 &&
+         steps % (split * 2) == 0 && steps / (split * 2) >= 256)
+    split *= 2;
+  return split;
 }
 
 /// A contraction with fewer rows than reduction steps whose workgroups each
