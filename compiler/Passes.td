@@ -464,13 +464,11 @@ def LinformerCUDAExpandAttentionCorePass
     of mul and dependent adds and the accumulator was rescaled every slot:
     4 instructions for every 2 useful flops of a slot's head width).
 
-    On tensor cores each core's choices (block warps, slots a step,
-    staging, query groups a block, ldmatrix, wgmma) are made first, as a
-    `#linformer.cuda_core_schedule`, from the options below, or taken from
-    `schedule-file` (a record of the same "attention_core/..." key; one that
-    does not fit the core or the options is an error that says why); each
-    is recorded in the function's `linformer.cuda_schedules` for
-    `--print-schedule`.
+    On tensor cores each core applies its `linformer.cuda_core_schedule`
+    (block warps, slots a step, staging, query groups a block, ldmatrix,
+    wgmma), which `linformer-cuda-select-schedules` chose (or read from a
+    schedule file) and recorded; a core without one, or with one that does
+    not fit its shape, is an error.
 
     With `mma=bf16` or `f16` (and the query rows, projected slots and head
     width multiples of 16), the core runs on tensor cores instead, one warp
@@ -482,8 +480,8 @@ def LinformerCUDAExpandAttentionCorePass
     the S accumulators into the A fragment of O += P V (the C layout of two
     8-column tiles is the A layout of one 16-deep step), so P never leaves
     registers. Each lane's running sum is partial until a final exchange.
-    A step takes `slots` slots (32: two 16-slot blocks of S, then of P V;
-    halved until it divides k): one max exchange, one alpha and one
+    A step takes the schedule's `slots` slots (32 by default: two 16-slot
+    blocks of S, then of P V): one max exchange, one alpha and one
     rescale of the accumulators a step rather than every 16 slots (64
     holds 32 scores a lane: about 136 registers, one 8-warp block an SM). The
     exponentials are FlashAttention's exp2(s c - m c), c = scale log2(e):
@@ -493,11 +491,11 @@ def LinformerCUDAExpandAttentionCorePass
     builds the same loops for the CPU, each lane computing the
     full rows it needs in f32 scalars (no shuffles, no fragment exchange).
 
-    With `shared-bytes` > 0 and one (b, h)'s keys and values fitting in it
-    (k (d/2 + 4) + d (k/2 + 4) words of two operands: 69 KiB at k = 256,
-    d = 64), the loops come out already mapped: a block per (b, h) and
-    `warps` consecutive query tiles (the largest divisor of n/16 up to
-    `warps`), whose threads copy K and V into dynamic shared memory once,
+    A `staged` schedule (one (b, h)'s keys and values fit the shared memory
+    a block has: k (d/2 + 4) + d (k/2 + 4) words of two operands, 69 KiB
+    at k = 256, d = 64) has the loops come out already mapped: a block per
+    (b, h) and the schedule's `warps` consecutive query tiles, whose
+    threads copy K and V into dynamic shared memory once,
     rounded and packed (K as pairs of head columns, V as pairs of slots:
     each fragment register is one 32-bit shared load, the rows padded so a
     warp's loads hit 32 banks), meet at a `gpu.barrier`, then compute as
@@ -523,9 +521,9 @@ def LinformerCUDAExpandAttentionCorePass
     the D registers are the m16n8 C layout, so the softmax between is the
     same. Emulated, the loops read K and V through the same layout.
 
-    With `groups` > 1 a staged block walks up to that many consecutive
-    groups of its query tiles after one copy of K and V (keeping at least
-    `min-blocks` blocks): at k = 256, d = 64 each copy moves 64 KiB from
+    With `groups` > 1 a staged block walks that many consecutive groups of
+    its query tiles after one copy of K and V: at k = 256, d = 64 each
+    copy moves 64 KiB from
     L2 for 128 query rows, 256 MiB over the B = 1, n = 65536 core.
 
     Runs after linformer-cuda-tensor-core-contractions, which may leave q,
@@ -537,11 +535,6 @@ def LinformerCUDAExpandAttentionCorePass
     error.
   }];
   let options = [
-    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"\"\"",
-           "a CUDA schedule file (linformer-compile --target=cuda "
-           "--print-schedule): its attention_core records replace the "
-           "chosen #linformer.cuda_core_schedule of cores with the same "
-           "key">,
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
@@ -560,28 +553,9 @@ def LinformerCUDAExpandAttentionCorePass
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the loops' "
            "structure at f32 accuracy)">,
-    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
-           "shared memory a block may use to stage its (b, h)'s projected "
-           "keys and values (0: warps read them from global memory)">,
-    Option<"warps", "warps", "int64_t", /*default=*/"8",
-           "at most this many warps a block when staging">,
-    Option<"ldmatrix", "ldmatrix", "bool", /*default=*/"false",
-           "when staging: the keys' and values' B fragments read with "
-           "ldmatrix (one x4 for two mma's registers)">,
-    Option<"wgmma", "wgmma", "bool", /*default=*/"false",
-           "when staging whole warpgroups (sm_90a): S and P V as "
-           "wgmma.mma_async with A from registers and K / V^T in wgmma's "
-           "canonical shared layout">,
-    Option<"groups", "groups", "int64_t", /*default=*/"1",
-           "when staging: query groups (warps x 16 rows) a block walks "
-           "after one copy of its keys and values (the largest divisor up "
-           "to this that keeps min-blocks blocks)">,
     Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"0",
-           "with groups: at least this many blocks; with lanes=0: the f32 "
-           "core's 4 lanes a row must give 256 threads for each">,
-    Option<"slots", "slots", "int64_t", /*default=*/"32",
-           "the tensor-core core's slots a step of the online softmax: 16, "
-           "32 or 64 (halved until it divides k)">,
+           "with lanes=0: the f32 core's 4 lanes a row must give 256 "
+           "threads for each of this many blocks">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect",
@@ -833,14 +807,32 @@ def LinformerCUDASelectSchedulesPass
     A contraction without a schedule stays on the plain path: SIMT
     (`precision=f32`) has no unstaged tiles, TF32 is not staged.
 
+    With `precision=bf16` or `f16`, every `linformer.attention_core` that
+    runs on tensor cores (on buffers; query rows, slots and head width in
+    whole 16s) gets `linformer.cuda_core_schedule`, a
+    `#linformer.cuda_core_schedule` that
+    `linformer-cuda-expand-attention-core` applies: a block of the most
+    16-row query tiles up to `core-warps` that divide n / 16; `core-slots`
+    slots a step of the online softmax, halved until they divide k;
+    staged when one (b, h)'s keys and values fit `core-shared-bytes`
+    (k (d/2 + 4) + d (k/2 + 4) words; wgmma's unpadded layout, k d
+    words); wgmma (`wgmma`) when the block's warps make whole warpgroups
+    and the slots and head width are at most 256, else ldmatrix
+    (`core-ldmatrix`); and the most query groups a staged block walks
+    after one copy, up to `core-groups`, that divide its head's and keep
+    `core-min-blocks` blocks.
+
     `schedule-file`: a JSON file `{"format": "linformer-cuda-schedules",
     "kernels": [ {"key": ..., "schedule": "#linformer.cuda_schedule<...>"} ] }`
     whose records replace the choice for each contraction of the same key
-    (`contractionKey`: iterators, loops, indexing maps, operand types); a
+    (`contractionKey`: iterators, loops, indexing maps, operand types) and
+    each attention core (`attention_core/BxHxNxDxK/` and its operand
+    types, a `#linformer.cuda_core_schedule`); a
     record that does not fit its contraction is an error that says why, one
     that matches none a warning. The function gets `linformer.cuda_schedules`,
     every contraction's key, schedule and source ("selected" or "file"), in
-    order: what `linformer-compile --target=cuda --print-schedule` prints. The
+    order, then every core's: what `linformer-compile --target=cuda
+    --print-schedule` prints. The
     tensor-core pass's description says what each choice builds.
 
     ```mlir
@@ -903,7 +895,28 @@ def LinformerCUDASelectSchedulesPass
            "with async-copy, bf16 / f16 (sm_90a): a contraction whose "
            "operands both go by cp.async (k-major A; k-major or natural B) "
            "runs as warpgroup MMAs (wgmma.mma_async m64nNk16) reading "
-           "both from shared memory in wgmma's canonical layout">,
+           "both from shared memory in wgmma's canonical layout; an "
+           "attention core whose block's warps make whole warpgroups, "
+           "likewise (staged)">,
+    Option<"coreSharedBytes", "core-shared-bytes", "int64_t",
+           /*default=*/"0",
+           "attention cores: shared memory a block may stage its (b, h)'s "
+           "projected keys and values in (0: warps read them from global "
+           "memory)">,
+    Option<"coreWarps", "core-warps", "int64_t", /*default=*/"8",
+           "attention cores: warps (16 query rows each) a block, at most">,
+    Option<"coreSlots", "core-slots", "int64_t", /*default=*/"32",
+           "attention cores: slots a step of the online softmax: 16, 32 or "
+           "64 (halved until it divides k)">,
+    Option<"coreGroups", "core-groups", "int64_t", /*default=*/"1",
+           "attention cores, staged: query groups (warps x 16 rows) a block "
+           "walks after one copy of its keys and values, at most">,
+    Option<"coreMinBlocks", "core-min-blocks", "int64_t", /*default=*/"0",
+           "attention cores, with core-groups: keep at least this many "
+           "blocks">,
+    Option<"coreLdmatrix", "core-ldmatrix", "bool", /*default=*/"false",
+           "attention cores, staged: the keys' and values' B fragments read "
+           "with ldmatrix (one x4 for two mma's registers)">,
   ];
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }

@@ -256,24 +256,13 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
       options.threadsY
           ? options.threadsY
           : std::min<int64_t>(8, target.maxThreadsPerBlock / threadsX);
-  // A block's keys and values in shared memory, at most half an SM's so
-  // that two blocks (16 warps) can share one.
-  coreOptions.sharedBytes =
-      options.stageCore ? std::min(target.sharedBytesPerBlock,
-                                   target.sharedBytesPerSM / 2)
-                        : 0;
-  coreOptions.warps = threadsY;
-  coreOptions.ldmatrix = options.ldmatrixCore;
-  coreOptions.slots = options.coreSlots;
   coreOptions.lanes = options.coreLanes;
   coreOptions.rows = options.coreRows;
   // Two blocks an SM (the staged core's shared memory and registers), two
-  // waves at least.
-  coreOptions.groups = options.coreGroups;
-  coreOptions.minBlocks = options.coreMinBlocks >= 0 ? options.coreMinBlocks
-                                                     : 4 * target.smCount;
-  coreOptions.wgmma = options.wgmma;
-  coreOptions.scheduleFile = options.scheduleFile;
+  // waves at least: the f32 core's lanes a row, the staged core's groups.
+  int64_t coreMinBlocks =
+      options.coreMinBlocks >= 0 ? options.coreMinBlocks : 4 * target.smCount;
+  coreOptions.minBlocks = coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. The CPU
   // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
@@ -315,6 +304,18 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     selectOptions.wgmma = options.wgmma;
     selectOptions.exact = options.onHost && options.mmaExact;
     selectOptions.scheduleFile = options.scheduleFile;
+    // The attention core on tensor cores: a block's keys and values in
+    // shared memory, at most half an SM's so that two blocks (16 warps)
+    // can share one.
+    selectOptions.coreSharedBytes =
+        options.stageCore
+            ? std::min(target.sharedBytesPerBlock, target.sharedBytesPerSM / 2)
+            : 0;
+    selectOptions.coreWarps = threadsY;
+    selectOptions.coreLdmatrix = options.ldmatrixCore;
+    selectOptions.coreSlots = options.coreSlots;
+    selectOptions.coreGroups = options.coreGroups;
+    selectOptions.coreMinBlocks = coreMinBlocks;
     funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
     mmaOptions.precision = selectOptions.precision;

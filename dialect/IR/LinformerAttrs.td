@@ -194,9 +194,11 @@ def Linformer_CUDACoreScheduleAttr
     : Linformer_Attr<"CUDACoreSchedule", "cuda_core_schedule"> {
   let summary = "how one CUDA attention core runs on tensor cores";
   let description = [{
-    The schedule of a fused attention core on tensor cores, chosen by
-    `linformer-cuda-expand-attention-core` (or read from a CUDA schedule
-    file) and recorded in the function's `linformer.cuda_schedules`:
+    The schedule of a fused attention core on tensor cores (as
+    `linformer.cuda_core_schedule`), chosen by
+    `linformer-cuda-select-schedules` (or read from a CUDA schedule file),
+    applied by `linformer-cuda-expand-attention-core` and recorded in the
+    function's `linformer.cuda_schedules`:
     - `warps`: query tiles (16 rows, a warp each) a staged block holds;
     - `slots`: projected keys an online-softmax step takes (16, 32 or 64);
     - `staged`: the (b, h)'s keys and values copied into shared memory once

@@ -89,6 +89,8 @@ def Linformer_Dialect : Dialect {
     "::mlir::ArrayAttr":$cuda_launch_rows,
     // CUDA: a contraction's warp, staging and mma schedule.
     "::mlir::linformer::CUDAScheduleAttr":$cuda_schedule,
+    // CUDA: an attention core's schedule on tensor cores.
+    "::mlir::linformer::CUDACoreScheduleAttr":$cuda_core_schedule,
     // CUDA: a token contraction's split-K for shorter runs: pairs [T, S],
     // T decreasing: when the run's longest sequence has at most T tokens,
     // split S (linformer-cuda-select-schedules).

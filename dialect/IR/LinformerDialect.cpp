@@ -92,6 +92,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::CudaLaunchRowsAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
     {D::CudaScheduleAttrHelper::getNameStr(), isA<CUDAScheduleAttr>,
      "a #linformer.cuda_schedule"},
+    {D::CudaCoreScheduleAttrHelper::getNameStr(), isA<CUDACoreScheduleAttr>,
+     "a #linformer.cuda_core_schedule"},
     {D::CudaSchedulesAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
     {D::CudaLengthSplitsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},

@@ -138,6 +138,11 @@ constexpr llvm::StringLiteral kNarrowedAttrName =
 /// linformer-cuda-tensor-core-contractions.
 constexpr llvm::StringLiteral kCUDAScheduleAttrName =
     LinformerDialect::CudaScheduleAttrHelper::getNameStr();
+/// CUDA: an attention core's `#linformer.cuda_core_schedule` on tensor
+/// cores, chosen by linformer-cuda-select-schedules, applied by
+/// linformer-cuda-expand-attention-core.
+constexpr llvm::StringLiteral kCUDACoreScheduleAttrName =
+    LinformerDialect::CudaCoreScheduleAttrHelper::getNameStr();
 /// CUDA, on a function: `[{key, schedule, source}, ...]`, each contraction's
 /// shape key, `#linformer.cuda_schedule` and where it came from ("selected"
 /// or "file"), in order, for --print-schedule.

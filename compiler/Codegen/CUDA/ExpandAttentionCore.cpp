@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/Contractions.h"
+#include "compiler/Codegen/CUDA/CoreSchedule.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
@@ -115,108 +116,14 @@ struct CoreOperands {
   Value q, key, value, mask, out;
   int64_t batch, heads, n, d, k;
   double scale;
-  /// The tensor-core core's slots a step of its online softmax (the
-  /// pass's `slots`).
+  /// The tensor-core core's slots a step of its online softmax (its
+  /// schedule's: they divide k).
   int64_t slots = 32;
-  /// The staged core's query groups a block (the pass's `groups`, kept to
-  /// at least `minBlocks` blocks).
-  int64_t groups = 1, minBlocks = 0;
+  /// The f32 core's blocks to fill when it chooses its lanes a row.
+  int64_t minBlocks = 0;
 
-  /// Query groups (warps x 16 rows) a staged block walks after one copy
-  /// of its (b, h)'s keys and values: the largest divisor of
-  /// `groupsPerHead` up to `groups` that leaves at least `minBlocks`
-  /// blocks.
-  int64_t groupsPerBlock(int64_t groupsPerHead) const {
-    int64_t best = 1;
-    for (int64_t r = 2; r <= groups; ++r)
-      if (groupsPerHead % r == 0 &&
-          batch * heads * (groupsPerHead / r) >= minBlocks)
-        best = r;
-    return best;
-  }
-
-  /// Blocks of 16 slots a step: slots / 16, halved until it divides the
-  /// k / 16 blocks.
-  int64_t slotBlocks() const {
-    int64_t blocks = std::max<int64_t>(1, slots / 16);
-    while (blocks > 1 && (k / 16) % blocks)
-      blocks /= 2;
-    return blocks;
-  }
-
-  /// The schedule of this core on tensor cores: blocks of the most query
-  /// tiles up to `maxWarps` that divide them, staged when the keys and
-  /// values fit `sharedBytes`, wgmma (`wgmma`) when the warps make whole
-  /// warpgroups, ldmatrix (`ldmatrix`) otherwise, the query groups a block
-  /// walks from `groups` and `minBlocks`.
-  mlir::linformer::CUDACoreScheduleAttr
-  choose(MLIRContext *ctx, int64_t sharedBytes, int64_t maxWarps,
-         bool ldmatrix, bool wgmma) const {
-    int64_t tiles = n / 16;
-    int64_t warps = cuda::largestDivisorAtMost(tiles, maxWarps);
-    // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
-    // step's slots and the head width a valid n (at most 256).
-    bool core = wgmma && warps % 4 == 0 && 16 * slotBlocks() <= 256 &&
-                d <= 256;
-    // The plan is the GPU's: emulation stages whenever the GPU would
-    // (its i64 words of `exact` are not what the budget counts).
-    bool fits =
-        sharedBytes > 0 && StagedLayout(d, k, core).words * 4 <= sharedBytes;
-    return mlir::linformer::CUDACoreScheduleAttr::get(
-        ctx, warps, 16 * slotBlocks(), fits,
-        fits ? groupsPerBlock(tiles / warps) : 1, fits && ldmatrix && !core,
-        fits && core);
-  }
-
-  /// What in `s` (a schedule file's) does not fit this core or what the
-  /// pass's options enable, or "".
-  std::string fits(mlir::linformer::CUDACoreScheduleAttr s, int64_t sharedBytes,
-                   int64_t maxWarps, bool ldmatrix, bool wgmma) const {
-    int64_t tiles = n / 16;
-    if (tiles % s.getWarps())
-      return "warps " + std::to_string(s.getWarps()) + " do not divide its " +
-             std::to_string(tiles) + " query tiles";
-    if ((k / 16) % (s.getSlots() / 16))
-      return "slots " + std::to_string(s.getSlots()) +
-             " do not divide its k = " + std::to_string(k);
-    if (!s.getStaged())
-      return "";
-    if (sharedBytes <= 0)
-      return "it stages the keys and values in shared memory, which is off "
-             "here";
-    int64_t bytes = StagedLayout(d, k, s.getWgmma()).words * 4;
-    if (bytes > sharedBytes)
-      return "its keys and values take " + std::to_string(bytes) +
-             " bytes of shared memory, more than the " +
-             std::to_string(sharedBytes) + " a block has here";
-    if (s.getWarps() > maxWarps)
-      return "its " + std::to_string(s.getWarps()) +
-             " warps a block exceed the " + std::to_string(maxWarps) +
-             " a block has here";
-    if ((tiles / s.getWarps()) % s.getGroups())
-      return "groups " + std::to_string(s.getGroups()) +
-             " do not divide its " + std::to_string(tiles / s.getWarps()) +
-             " query groups a head";
-    if (s.getWgmma() && (!wgmma || d > 256))
-      return "wgmma needs --cuda-wgmma (sm_90a) and a head width of at "
-             "most 256";
-    if (s.getLdmatrix() && !ldmatrix)
-      return "ldmatrix is off here (--cuda-ldmatrix-core)";
-    return "";
-  }
-
-  /// The key a CUDA schedule file matches this core's record by.
-  std::string scheduleKey() const {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    os << "attention_core/" << batch << 'x' << heads << 'x' << n << 'x' << d
-       << 'x' << k << '/';
-    llvm::interleave(
-        ArrayRef<Value>{q, key, value, out}, os,
-        [&](Value v) { os << cast<MemRefType>(v.getType()).getElementType(); },
-        ",");
-    return text;
-  }
+  /// Blocks of 16 slots a step.
+  int64_t slotBlocks() const { return slots / 16; }
 
   static CoreOperands of(AttentionCoreOp op) {
     CoreOperands c;
@@ -263,47 +170,6 @@ struct CoreOperands {
     std::function<Value(OpBuilder &, Value j0)> valueDesc;
   };
 
-  /// The shared-memory copy of one (b, h)'s projected keys and values, in
-  /// words of two operands: K as [k][d/2 + 4] (a word holds two adjacent
-  /// head columns of a slot: a B fragment register of S = Q K^T), V as
-  /// [d][k/2 + 4] (two adjacent slots of a column: a B fragment register
-  /// of P V). The 4 words of padding make a row stride of 4 x odd words,
-  /// so the 8 rows x 4 words a fragment load touches fall in 32 distinct
-  /// banks.
-  /// With `core` (wgmma), K as d/2-word lines of slots and V's
-  /// transpose as k/2-word lines of head columns, both in the canonical
-  /// layout wgmma reads (cuda::coreWord), unpadded.
-  struct StagedLayout {
-    bool core;
-    int64_t kStride, vStride, vBase, words;
-    StagedLayout(int64_t d, int64_t k, bool core = false)
-        : core(core), kStride(core ? d / 2 : d / 2 + 4),
-          vStride(core ? k / 2 : k / 2 + 4), vBase(k * kStride),
-          words(k * kStride + d * vStride) {}
-    /// Word `pair` of line `l` of lines `stride` words long (padded, or
-    /// in the core layout).
-    Value lineWord(OpBuilder &b, Location loc, Value l, Value pair,
-                   int64_t stride) const {
-      if (core)
-        return cuda::coreWord(b, loc, l, pair, stride);
-      return arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, l,
-                                arith::ConstantIndexOp::create(b, loc, stride)),
-          pair);
-    }
-    /// The word of K's slot `slot`, pair `pair` of head columns.
-    Value kWord(OpBuilder &b, Location loc, Value slot, Value pair) const {
-      return lineWord(b, loc, slot, pair, kStride);
-    }
-    /// The word of V's column `col`, pair `pair` of slots.
-    Value vWord(OpBuilder &b, Location loc, Value col, Value pair) const {
-      return arith::AddIOp::create(
-          b, loc, lineWord(b, loc, col, pair, vStride),
-          arith::ConstantIndexOp::create(b, loc, vBase));
-    }
-  };
-
   /// The core on tensor cores, one warp per 16 query rows (see Passes.td),
   /// as `schedule` says. Staged, a block of its warps shares one (b, h):
   /// its threads first copy the keys and values into shared memory
@@ -323,8 +189,8 @@ struct CoreOperands {
     slots = schedule.getSlots();
     if (schedule.getStaged()) {
       staged(rewriter, op, precision, emulate, exact,
-             StagedLayout(d, k, schedule.getWgmma()), schedule.getWarps(),
-             schedule.getGroups(), schedule.getLdmatrix());
+             cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
+             schedule.getWarps(), schedule.getGroups(), schedule.getLdmatrix());
       return;
     }
     int64_t rows = batch * heads * tiles;
@@ -382,7 +248,7 @@ struct CoreOperands {
   /// its end before the next starts) the copy and the computation are two
   /// thread loops over one buffer of the block.
   void staged(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
-              bool emulate, bool exact, const StagedLayout &layout,
+              bool emulate, bool exact, const cuda::StagedCoreLayout &layout,
               int64_t warps, int64_t perBlock, bool ldmatrix) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -1200,12 +1066,6 @@ struct CUDAExpandAttentionCorePass
           << "' is not one this pass has (none, bf16 or f16)";
       return signalPassFailure();
     }
-    if (slots != 16 && slots != 32 && slots != 64) {
-      getOperation().emitError()
-          << "slots " << int64_t(slots)
-          << " is not a step the tensor-core core takes (16, 32 or 64)";
-      return signalPassFailure();
-    }
     if (lanes != 0 && lanes != 1 && lanes != 4 && lanes != 8 && lanes != 16) {
       getOperation().emitError()
           << "lanes " << int64_t(lanes)
@@ -1222,13 +1082,7 @@ struct CUDAExpandAttentionCorePass
     }
     SmallVector<AttentionCoreOp> cores;
     getOperation().walk([&](AttentionCoreOp op) { cores.push_back(op); });
-    std::map<std::string, cuda::ScheduleFileRecord> overrides;
-    Location loc = getOperation().getLoc();
-    if (!scheduleFile.empty() &&
-        failed(cuda::readCUDAScheduleFile(loc, scheduleFile, overrides)))
-      return signalPassFailure();
     IRRewriter rewriter(&getContext());
-    SmallVector<Attribute> records;
     for (AttentionCoreOp op : cores) {
       if (!op.hasPureBufferSemantics()) {
         op.emitError("the fused attention core expands on buffers: run "
@@ -1255,33 +1109,23 @@ struct CUDAExpandAttentionCorePass
           return signalPassFailure();
         }
       if (cuda::coreOnTensorCores(op, mma)) {
-        CoreOperands core = CoreOperands::of(op);
-        core.slots = slots;
-        core.groups = groups;
-        core.minBlocks = minBlocks;
-        std::string key = core.scheduleKey();
-        mlir::linformer::CUDACoreScheduleAttr schedule;
-        StringRef source = "selected";
-        if (auto it = overrides.find(key); it != overrides.end()) {
-          schedule = cast<mlir::linformer::CUDACoreScheduleAttr>(
-              it->second.schedule);
-          std::string why =
-              core.fits(schedule, sharedBytes, warps, ldmatrix, wgmma);
-          if (!why.empty()) {
-            op.emitOpError() << "cannot take the schedule of " << scheduleFile
-                             << ", kernels[" << it->second.index
-                             << "]: " << why;
-            return signalPassFailure();
-          }
-          it->second.used = true;
-          source = "file";
-        } else {
-          schedule = core.choose(&getContext(), sharedBytes, warps, ldmatrix,
-                                 wgmma);
+        auto schedule =
+            op->getAttrOfType<CUDACoreScheduleAttr>(kCUDACoreScheduleAttrName);
+        if (!schedule) {
+          op.emitError("the attention core on tensor cores needs its "
+                       "#linformer.cuda_core_schedule (as "
+                       "linformer.cuda_core_schedule): run "
+                       "linformer-cuda-select-schedules first");
+          return signalPassFailure();
         }
-        records.push_back(
-            cuda::scheduleRecord(&getContext(), key, schedule, source));
-        core.onTensorCores(rewriter, op, mma, emulate, exact, schedule);
+        if (std::string why = cuda::CoreShape::of(op).fitsShape(schedule);
+            !why.empty()) {
+          op.emitOpError() << "cannot take its schedule " << schedule << ": "
+                           << why;
+          return signalPassFailure();
+        }
+        CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
+                                           schedule);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,
@@ -1300,9 +1144,6 @@ struct CUDAExpandAttentionCorePass
       core.scalar(rewriter, op, emulate, lanes ? lanes : core.chosenLanes(),
                   rows);
     }
-    cuda::appendScheduleRecords(getOperation(), records);
-    cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
-                            "attention_core/", overrides);
   }
 };
 

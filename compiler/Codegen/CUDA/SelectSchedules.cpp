@@ -1,4 +1,4 @@
-//===- SelectSchedules.cpp - a schedule for every CUDA contraction -*- C++ -*-===//
+//===- SelectSchedules.cpp - CUDA contractions and cores -*- C++ -*-===//
 //
 // The CUDA pipeline's schedule selection (see Passes.td), the step before
 // linformer-cuda-tensor-core-contractions, as IREE's lowering-config
@@ -8,15 +8,19 @@
 // the options the pipeline derives from the CUDA target (Contractions.h,
 // selectPlan), and a token contraction the split-K of shorter runs
 // (`linformer.cuda_length_splits`, lengthSplits). A contraction left
-// without one stays on the plain path.
+// without one stays on the plain path. Each attention core on tensor cores
+// gets a `#linformer.cuda_core_schedule` (CoreSchedule.h), which
+// linformer-cuda-expand-attention-core applies.
 // A schedule file (`schedule-file`, as --print-schedule writes it) replaces
-// the choice for contractions of the same key, length splits included; the
-// function records every contraction's key, schedule, source and length
-// splits for --print-schedule.
+// the choice for contractions and cores of the same key, length splits
+// included; the function records every contraction's key, schedule, source
+// and length splits, then every core's, for --print-schedule.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/Contractions.h"
+#include "compiler/Codegen/CUDA/CoreSchedule.h"
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -27,6 +31,7 @@ namespace mlir::linformer {
 } // namespace mlir::linformer
 
 using namespace mlir;
+using namespace mlir::linformer;
 namespace cuda = mlir::linformer::cuda;
 
 namespace {
@@ -59,6 +64,18 @@ struct CUDASelectSchedulesPass
           << "async-stages must be 2 to 8 (shared buffers of a staged "
              "contraction copied with cp.async), not "
           << int64_t(asyncStages);
+      return signalPassFailure();
+    }
+    if (!llvm::is_contained({16, 32, 64}, int64_t(coreSlots))) {
+      getOperation().emitError()
+          << "core-slots " << int64_t(coreSlots)
+          << " is not a step the tensor-core core takes (16, 32 or 64)";
+      return signalPassFailure();
+    }
+    if (coreWarps < 1 || coreWarps > 32 || coreGroups < 1) {
+      getOperation().emitError()
+          << "core-warps must be 1 to 32 and core-groups at least 1, not "
+          << int64_t(coreWarps) << " and " << int64_t(coreGroups);
       return signalPassFailure();
     }
     cuda::SelectionOptions o;
@@ -126,11 +143,57 @@ struct CUDASelectSchedulesPass
           cuda::scheduleRecord(ctx, key, schedule, source, splits));
       return WalkResult::advance();
     });
-    if (walk.wasInterrupted())
+    if (walk.wasInterrupted() || failed(selectCores(overrides, records)))
       return signalPassFailure();
     cuda::appendScheduleRecords(getOperation(), records);
-    cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
-                            "contraction/", overrides);
+    for (StringRef prefix : {"contraction/", "attention_core/"})
+      cuda::warnUnusedRecords(loc, scheduleFile, getOperation().getSymName(),
+                              prefix, overrides);
+  }
+
+  /// Each attention core on tensor cores gets its
+  /// `#linformer.cuda_core_schedule`: the file's record of its key, checked,
+  /// or the one chosen from the core-* options; each is appended to
+  /// `records` (after the contractions').
+  LogicalResult
+  selectCores(std::map<std::string, cuda::ScheduleFileRecord> &overrides,
+              SmallVectorImpl<Attribute> &records) {
+    cuda::CoreSelectionOptions o;
+    o.sharedBytes = coreSharedBytes;
+    o.warps = coreWarps;
+    o.slots = coreSlots;
+    o.groups = coreGroups;
+    o.minBlocks = coreMinBlocks;
+    o.ldmatrix = coreLdmatrix;
+    o.wgmma = wgmma;
+    MLIRContext *ctx = &getContext();
+    WalkResult walk = getOperation().walk([&](AttentionCoreOp op) {
+      // On buffers and head-wide (linformer-cuda-expand-attention-core
+      // says why otherwise).
+      if (!op.hasPureBufferSemantics() || !op.hasHeadWideValues() ||
+          !cuda::coreOnTensorCores(op, precision))
+        return WalkResult::advance();
+      cuda::CoreShape core = cuda::CoreShape::of(op);
+      std::string key = core.key();
+      CUDACoreScheduleAttr schedule;
+      StringRef source = "selected";
+      if (auto it = overrides.find(key); it != overrides.end()) {
+        schedule = cast<CUDACoreScheduleAttr>(it->second.schedule);
+        if (std::string why = core.fits(schedule, o); !why.empty()) {
+          op.emitOpError() << "cannot take the schedule of " << scheduleFile
+                           << ", kernels[" << it->second.index << "]: " << why;
+          return WalkResult::interrupt();
+        }
+        it->second.used = true;
+        source = "file";
+      } else {
+        schedule = core.choose(ctx, o);
+      }
+      op->setAttr(kCUDACoreScheduleAttrName, schedule);
+      records.push_back(cuda::scheduleRecord(ctx, key, schedule, source));
+      return WalkResult::advance();
+    });
+    return failure(walk.wasInterrupted());
   }
 
   /// What in plan `p` (a schedule file's) this pipeline's options do not

@@ -1,6 +1,6 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16 shared-bytes=1536},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=1536},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // A core whose q and output linformer-cuda-narrow-intermediates made

@@ -545,11 +545,12 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
 // one; the core on tensor cores rounds q as it loads it, the projection
 // its input: both buffers become bf16. The core (expanded later) reads
 // q as bf16 and writes bf16; its keys and values, arguments here, stay as
-// they are.
+// they are. Select-schedules gives it its schedule (2 warps for its 2
+// query tiles; 16 slots, k = 16).
 // CHECK-LABEL: func.func @core_io
 // CHECK-NOT: bf16
 // EMU-LABEL: func.func @core_io
-// EMU: linformer.attention_core {{.*}} outs(%{{.*}}) : ({{.*}}, memref<1x1x32x16xbf16>) -> ()
+// EMU: linformer.attention_core {{.*}} outs(%{{.*}}) {linformer.cuda_core_schedule = {{.*}}} : ({{.*}}, memref<1x1x32x16xbf16>) -> ()
 // BF16-LABEL: func.func @core_io
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
 // BF16: %[[Q:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
@@ -557,7 +558,7 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
 // BF16: memref.store %{{.*}}, %[[Q]]{{.*}} : memref<1x1x32x16xbf16>
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
 // BF16: %[[O:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
-// BF16: linformer.attention_core %[[Q]], %arg2, %arg3 scale(2.500000e-01) outs(%[[O]]) : (memref<1x1x32x16xbf16>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>, memref<1x1x32x16xbf16>) -> ()
+// BF16: linformer.attention_core %[[Q]], %arg2, %arg3 scale(2.500000e-01) outs(%[[O]]) {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>} : (memref<1x1x32x16xbf16>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>, memref<1x1x32x16xbf16>) -> ()
 // BF16: memref.load %[[O]]{{.*}} : memref<1x1x32x16xbf16>
 // BF16: nvvm.mma.sync
 func.func @core_io(%x: memref<1x32x16xf32>, %wq: memref<16x1x16xf32>,

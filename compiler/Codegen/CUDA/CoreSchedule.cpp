@@ -1,0 +1,139 @@
+//===- CoreSchedule.cpp - the attention core's CUDA schedule -*- C++ -*-===//
+//
+// See CoreSchedule.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CUDA/CoreSchedule.h"
+#include "compiler/Codegen/CUDA/LoopMapping.h"
+#include "compiler/Codegen/CUDA/MmaUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace mlir::linformer::cuda {
+
+Value StagedCoreLayout::lineWord(OpBuilder &b, Location loc, Value l,
+                                 Value pair, int64_t stride) const {
+  if (core)
+    return coreWord(b, loc, l, pair, stride);
+  return arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, l,
+                            arith::ConstantIndexOp::create(b, loc, stride)),
+      pair);
+}
+
+Value StagedCoreLayout::vWord(OpBuilder &b, Location loc, Value col,
+                              Value pair) const {
+  return arith::AddIOp::create(b, loc, lineWord(b, loc, col, pair, vStride),
+                               arith::ConstantIndexOp::create(b, loc, vBase));
+}
+
+CoreShape CoreShape::of(AttentionCoreOp op) {
+  CoreShape c;
+  auto qType = cast<MemRefType>(op.getQ().getType());
+  c.batch = qType.getDimSize(0);
+  c.heads = qType.getDimSize(1);
+  c.n = qType.getDimSize(2);
+  c.d = qType.getDimSize(3);
+  c.k = cast<MemRefType>(op.getKey().getType()).getDimSize(2);
+  Value data[] = {op.getQ(), op.getKey(), op.getValue(), op.getInit()};
+  for (auto [t, v] : llvm::zip_equal(c.types, data))
+    t = cast<MemRefType>(v.getType()).getElementType();
+  return c;
+}
+
+std::string CoreShape::key() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "attention_core/" << batch << 'x' << heads << 'x' << n << 'x' << d
+     << 'x' << k << '/';
+  llvm::interleave(
+      types, os, [&](Type t) { os << t; }, ",");
+  return text;
+}
+
+int64_t CoreShape::slotBlocks(int64_t slots) const {
+  int64_t blocks = std::max<int64_t>(1, slots / 16);
+  while (blocks > 1 && (k / 16) % blocks)
+    blocks /= 2;
+  return blocks;
+}
+
+CUDACoreScheduleAttr CoreShape::choose(MLIRContext *ctx,
+                                       const CoreSelectionOptions &o) const {
+  int64_t tiles = n / 16;
+  int64_t warps = largestDivisorAtMost(tiles, o.warps);
+  int64_t slots = 16 * slotBlocks(o.slots);
+  // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
+  // step's slots and the head width a valid n (at most 256).
+  bool core = o.wgmma && warps % 4 == 0 && slots <= 256 && d <= 256;
+  // The plan is the GPU's: emulation stages whenever the GPU would (its
+  // i64 words of `exact` are not what the budget counts).
+  bool fits = o.sharedBytes > 0 &&
+              StagedCoreLayout(d, k, core).words * 4 <= o.sharedBytes;
+  // Query groups (warps x 16 rows) a staged block walks after one copy of
+  // its (b, h)'s keys and values: the largest divisor of the groups a head
+  // up to `o.groups` that leaves at least `o.minBlocks` blocks.
+  int64_t groups = 1;
+  if (fits) {
+    int64_t groupsPerHead = tiles / warps;
+    for (int64_t r = 2; r <= o.groups; ++r)
+      if (groupsPerHead % r == 0 &&
+          batch * heads * (groupsPerHead / r) >= o.minBlocks)
+        groups = r;
+  }
+  return CUDACoreScheduleAttr::get(ctx, warps, slots, fits, groups,
+                                   fits && o.ldmatrix && !core, fits && core);
+}
+
+std::string CoreShape::fitsShape(CUDACoreScheduleAttr s) const {
+  int64_t tiles = n / 16;
+  if (tiles % s.getWarps())
+    return "warps " + std::to_string(s.getWarps()) + " do not divide its " +
+           std::to_string(tiles) + " query tiles";
+  if ((k / 16) % (s.getSlots() / 16))
+    return "slots " + std::to_string(s.getSlots()) +
+           " do not divide its k = " + std::to_string(k);
+  if (!s.getStaged())
+    return "";
+  if ((tiles / s.getWarps()) % s.getGroups())
+    return "groups " + std::to_string(s.getGroups()) + " do not divide its " +
+           std::to_string(tiles / s.getWarps()) + " query groups a head";
+  if (s.getWgmma() && d > 256)
+    return "wgmma takes a head width of at most 256, not " + std::to_string(d);
+  return "";
+}
+
+std::string CoreShape::fits(CUDACoreScheduleAttr s,
+                            const CoreSelectionOptions &o) const {
+  if (std::string why = fitsShape(s); !why.empty())
+    return why;
+  if (!s.getStaged())
+    return "";
+  if (o.sharedBytes <= 0)
+    return "it stages the keys and values in shared memory, which is off "
+           "here";
+  int64_t bytes = StagedCoreLayout(d, k, s.getWgmma()).words * 4;
+  if (bytes > o.sharedBytes)
+    return "its keys and values take " + std::to_string(bytes) +
+           " bytes of shared memory, more than the " +
+           std::to_string(o.sharedBytes) + " a block has here";
+  if (s.getWarps() > o.warps)
+    return "its " + std::to_string(s.getWarps()) +
+           " warps a block exceed the " + std::to_string(o.warps) +
+           " a block has here";
+  if (s.getWgmma() && !o.wgmma)
+    return "wgmma needs --cuda-wgmma (sm_90a)";
+  if (s.getLdmatrix() && !o.ldmatrix)
+    return "ldmatrix is off here (--cuda-ldmatrix-core)";
+  return "";
+}
+
+} // namespace mlir::linformer::cuda
