@@ -196,6 +196,15 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
         }
         return arith::AddFOp::create(nb, l, args.back(), v).getResult();
       });
+  // With the lengths an entry argument, the windows' tokens (token =
+  // window * w + r) stop at the length, as the unreassociated windows' do
+  // (LowerToLinalg): the body masks padded tokens, so a tile of windows may
+  // stop at its first window's real tokens.
+  if (lengthsArgument(op))
+    sums.getDefiningOp()->setAttr(
+        kTokenBoundAttrName,
+        TokenBoundAttr::get(b.getContext(), /*token=*/2, /*batch=*/0,
+                            /*part=*/1, /*perPart=*/w, /*masked=*/true));
   SmallVector<Value> meanInputs = {sums};
   SmallVector<DimList> meanDims = {DimList{0, 1, 2}};
   if (padded) {

@@ -289,6 +289,25 @@ func.func @reassociated_lengths_bound(%x: tensor<1x16x16xf32>,
 
 // -----
 
+// Reassociated mean pooling with lengths from an argument: the window sums
+// of X (loops (b, j, r, m), token = j * 4 + r) are marked so that they stop
+// at the length; the body masks padded tokens itself (masked), so a tile
+// of windows may stop at its first window's real tokens.
+// CHECK-LABEL: func.func @reassociated_mean_pool_bound(
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<1x4x4x16xf32>, tensor<1x4x4xi8>) outs(%{{.*}} : tensor<1x4x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, part = 1, per_part = 4, masked = true>}
+func.func @reassociated_mean_pool_bound(%x: tensor<1x16x16xf32>,
+    %w: tensor<16x16xf32>, %len: tensor<1xi32>) -> tensor<1x16x16xf32> {
+  %y = linformer.attention %x weights(%w, %w, %w, %w) heads(2) k(4)
+         projection<mean_pool> sharing<headwise> lengths(%len)
+         {reassociate = true}
+         : (tensor<1x16x16xf32>, tensor<16x16xf32>, tensor<16x16xf32>,
+            tensor<16x16xf32>, tensor<16x16xf32>, tensor<1xi32>)
+         -> tensor<1x16x16xf32>
+  return %y : tensor<1x16x16xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @reassociated_mask_no_bound(
 // CHECK-NOT: linformer.token_bound
 // CHECK-NOT: linformer.unread_padding
