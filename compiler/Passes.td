@@ -1257,7 +1257,7 @@ def LinformerCUDAWarpReductionsPass
 
 def LinformerCUDATokenParallelLoopsPass
     : Pass<"linformer-cuda-token-parallel-loops", "::mlir::func::FuncOp"> {
-  let summary = "linalg ops over tokens to scf.parallel that keeps their token loops";
+  let summary = "linalg ops over tokens to scf.parallel that keeps their token loops, reductions over tokens stopped at the lengths";
   let description = [{
     Right before `convert-linalg-to-parallel-loops` in the CUDA pipeline:
     each linalg op on buffers marked `linformer.token_loops` (by
@@ -1265,8 +1265,20 @@ def LinformerCUDATokenParallelLoopsPass
     among its leading parallel loops) becomes the same loop nest
     (`linalg::linalgOpToParallelLoops`), and its outer `scf.parallel` gets
     the mark, which `linformer-cuda-tile-parallel-loops` turns into a
-    length rule (the upstream pass keeps no attribute of the op). Other
-    ops are left to the upstream pass.
+    length rule (the upstream pass keeps no attribute of the op).
+
+    So does each linalg op on buffers whose reduction over tokens stops at
+    the lengths (`linformer.token_bound`, its token loop the only
+    reduction and innermost, as `linformer-cuda-prepare-loops` leaves it,
+    in a function with a `linformer.lengths` argument): pooling and conv
+    windows, the reassociated mean pooling's window sums, `E X` where it
+    stays off the tensor cores. Its token loop's trip count is read from
+    the lengths: `min(steps, max(0, lengths[b] - part * per_part))` for
+    windows (`min(steps, lengths[b])` without parts), so a window past its
+    sequence's length reads nothing and keeps its initial value, which is
+    what its masked or zero tokens would have added up to. (A window of 32
+    tokens or more that `linformer-cuda-warp-reductions` took as a row sum
+    still reads them all.) Other ops are left to the upstream pass.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }

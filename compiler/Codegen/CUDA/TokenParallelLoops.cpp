@@ -3,14 +3,22 @@
 // See Passes.td: linformer-cuda-token-parallel-loops lowers each linalg op
 // marked `linformer.token_loops` to scf.parallel as
 // convert-linalg-to-parallel-loops would, and marks the outer loop with the
-// same dimensions, for linformer-cuda-tile-parallel-loops' length rule.
+// same dimensions, for linformer-cuda-tile-parallel-loops' length rule;
+// and each op whose reduction over tokens stops at the lengths
+// (`linformer.token_bound`: window sums, E X off the tensor cores) the same
+// way, its token loop's trip count then read from the lengths.
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
+#include "dialect/IR/LinformerDialect.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -23,10 +31,63 @@ using namespace mlir;
 
 namespace {
 
+using mlir::linformer::TokenBoundAttr;
+
+/// `op`'s token bound when this pass applies it: the token loop the only
+/// reduction, innermost (linformer-cuda-prepare-loops put it there), the
+/// batch and part loops parallel, and the function's lengths marked.
+TokenBoundAttr appliedBound(linalg::LinalgOp op) {
+  auto bound =
+      op->getAttrOfType<TokenBoundAttr>(mlir::linformer::kTokenBoundAttrName);
+  if (!bound || !op.hasPureBufferSemantics() ||
+      !mlir::linformer::markedLengthsArgument(
+          op->getParentOfType<func::FuncOp>()))
+    return {};
+  int64_t loops = op.getNumLoops();
+  auto iterators = op.getIteratorTypesArray();
+  for (int64_t d = 0; d < loops; ++d)
+    if ((iterators[d] == utils::IteratorType::reduction) !=
+        (d == bound.getToken()))
+      return {};
+  if (bound.getToken() != loops - 1 || bound.getBatch() >= loops - 1 ||
+      bound.getPart() >= loops - 1 ||
+      (bound.hasParts() && bound.getPerPart() < 1))
+    return {};
+  return bound;
+}
+
+/// Stops `tokens`, the token loop of a nest whose parallel loop `outer`
+/// holds the batch and part loops, at the sequence's length: tokens
+/// part * per_part + t with t below min(steps, max(0, len - part *
+/// per_part)) (t below min(steps, len) without parts). Past the length the
+/// op adds nothing (zeros or masked tokens), so the sum is the same.
+void boundTokens(scf::ParallelOp outer, scf::ForOp tokens, TokenBoundAttr bound,
+                 Value lengths) {
+  OpBuilder b(tokens);
+  Location loc = tokens.getLoc();
+  ValueRange ivs = outer.getInductionVars();
+  Value length = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, lengths,
+                             ValueRange{ivs[bound.getBatch()]}));
+  if (bound.hasParts()) {
+    Value first = arith::MulIOp::create(
+        b, loc, ivs[bound.getPart()],
+        arith::ConstantIndexOp::create(b, loc, bound.getPerPart()));
+    length = arith::MaxSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, length, first),
+        arith::ConstantIndexOp::create(b, loc, 0));
+  }
+  tokens.setUpperBound(
+      arith::MinSIOp::create(b, loc, tokens.getUpperBound(), length));
+}
+
 struct CUDATokenParallelLoopsPass
     : mlir::linformer::impl::LinformerCUDATokenParallelLoopsPassBase<
           CUDATokenParallelLoopsPass> {
   void runOnOperation() override {
+    if (failed(boundReductions()))
+      return signalPassFailure();
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
@@ -58,6 +119,34 @@ struct CUDATokenParallelLoopsPass
       nest->front()->setAttr(mlir::linformer::kTokenLoopsAttrName, loops);
       rewriter.eraseOp(op);
     }
+  }
+
+  /// The ops whose token reduction stops at the lengths, as loops.
+  LogicalResult boundReductions() {
+    SmallVector<linalg::LinalgOp> ops;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (appliedBound(op))
+        ops.push_back(op);
+    });
+    Value lengths = mlir::linformer::markedLengthsArgument(getOperation());
+    IRRewriter rewriter(&getContext());
+    for (linalg::LinalgOp op : ops) {
+      TokenBoundAttr bound = appliedBound(op);
+      rewriter.setInsertionPoint(op);
+      FailureOr<linalg::LinalgLoops> nest =
+          linalg::linalgOpToParallelLoops(rewriter, op);
+      if (failed(nest) || nest->size() != 2 ||
+          !isa<scf::ParallelOp>(nest->front()) ||
+          !isa<scf::ForOp>(nest->back())) {
+        op->emitOpError("cannot be lowered to parallel loops around its "
+                        "token loop");
+        return failure();
+      }
+      boundTokens(cast<scf::ParallelOp>(nest->front()),
+                  cast<scf::ForOp>(nest->back()), bound, lengths);
+      rewriter.eraseOp(op);
+    }
+    return success();
   }
 };
 

@@ -50,3 +50,91 @@ func.func @after_reduction(%x: memref<2x4x128xf32>, %out: memref<2x128xf32>) {
   }
   return
 }
+
+// -----
+
+// A window sum whose tokens stop at the lengths (linformer.token_bound:
+// token = window * 16 + r, loops (b, j, c, r) with r innermost): its loops,
+// with r's trip count min(16, max(0, lengths[b] - 16 j)), so the windows
+// past a sequence's length read nothing.
+// CHECK-LABEL: func.func @window_bound(
+// CHECK-SAME: %[[LEN:[^:]*]]: memref<2xi32> {linformer.lengths}
+// CHECK: scf.parallel (%[[B:.*]], %[[J:.*]], %{{.*}}) = ({{.*}}) to (%c2, %c32, %c128)
+// CHECK: %[[L:.*]] = memref.load %[[LEN]][%[[B]]] : memref<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[J]], %{{.*}} : index
+// CHECK: %[[REST:.*]] = arith.subi %[[LI]], %[[FIRST]] : index
+// CHECK: %[[POS:.*]] = arith.maxsi %[[REST]], %{{.*}} : index
+// CHECK: %[[UB:.*]] = arith.minsi %{{.*}}, %[[POS]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+#win = affine_map<(b, j, c, r) -> (b, j, r, c)>
+#flag = affine_map<(b, j, c, r) -> (b, j, r)>
+#sum = affine_map<(b, j, c, r) -> (b, j, c)>
+func.func @window_bound(%x: memref<2x32x16x128xf32>, %valid: memref<2x32x16xi8>,
+                        %len: memref<2xi32> {linformer.lengths},
+                        %out: memref<2x32x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c0_i8 = arith.constant 0 : i8
+  linalg.generic {indexing_maps = [#win, #flag, #sum],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%x, %valid : memref<2x32x16x128xf32>, memref<2x32x16xi8>)
+      outs(%out : memref<2x32x128xf32>)
+      attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, part = 1, per_part = 16, masked = true>} {
+  ^bb0(%a: f32, %f: i8, %o: f32):
+    %real = arith.cmpi ne, %f, %c0_i8 : i8
+    %v = arith.select %real, %a, %zero : f32
+    %s = arith.addf %o, %v : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// Without parts (E X off the tensor cores: E' is zero past the length),
+// the token loop stops at min(n, lengths[b]). Without a linformer.lengths
+// argument the bound cannot be read: the op is left to
+// convert-linalg-to-parallel-loops.
+// CHECK-LABEL: func.func @sequence_bound(
+// CHECK-SAME: %[[LEN:[^:]*]]: memref<2xi32> {linformer.lengths}
+// CHECK: scf.parallel (%[[B:.*]], %{{.*}}, %{{.*}}) =
+// CHECK: %[[L:.*]] = memref.load %[[LEN]][%[[B]]] : memref<2xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK: %[[UB:.*]] = arith.minsi %{{.*}}, %[[LI]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step
+// CHECK-LABEL: func.func @no_lengths(
+// CHECK: linalg.generic
+#e = affine_map<(b, j, c, t) -> (b, j, t)>
+#xs = affine_map<(b, j, c, t) -> (b, t, c)>
+#ex = affine_map<(b, j, c, t) -> (b, j, c)>
+func.func @sequence_bound(%e: memref<2x8x64xf32>, %x: memref<2x64x32xf32>,
+                          %len: memref<2xi32> {linformer.lengths},
+                          %out: memref<2x8x32xf32>) {
+  linalg.generic {indexing_maps = [#e, #xs, #ex],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<2x8x64xf32>, memref<2x64x32xf32>)
+      outs(%out : memref<2x8x32xf32>)
+      attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0>} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+func.func @no_lengths(%e: memref<2x8x64xf32>, %x: memref<2x64x32xf32>,
+                      %out: memref<2x8x32xf32>) {
+  linalg.generic {indexing_maps = [#e, #xs, #ex],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<2x8x64xf32>, memref<2x64x32xf32>)
+      outs(%out : memref<2x8x32xf32>)
+      attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0>} {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  return
+}
