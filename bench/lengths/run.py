@@ -5,7 +5,7 @@ lower bound) and, optionally, peers given L tokens (E sliced to L columns,
 as lucidrains' Linformer does), plus a mixed batch, padded and packed
 (cu_seqlens), against the sum of its sequences run alone.
 
-    bench/lengths/run.py [--blocks layer,encoder] [--lengths 256,...,4096]
+    bench/lengths/run.py [--blocks layer,encoder,mean_pool] [--lengths 256,...,4096]
                          [--mixed 4096,512,512,256] [--peers torch_eager]
                          [--threads 2] [--repeat 7] [--pairs 1]
                          [--out bench/results]
@@ -31,6 +31,17 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = {"layer": os.path.join(ROOT, "bench", "models", "layer.json"),
           "encoder": os.path.join(ROOT, "examples", "models", "default.json")}
+# The bench layer with mean pooling shared by the heads (windows of n / k
+# tokens, pooled before the K/V projections): its n = L artifact keeps the
+# window, so it has k L / n slots.
+VARIANTS = {"mean_pool": ("layer", {"projection": "mean_pool", "sharing": "headwise"})}
+
+
+def load_block(block):
+    if block in VARIANTS:
+        name, changes = VARIANTS[block]
+        return dict(json.load(open(MODELS[name])), **changes)
+    return json.load(open(MODELS[block]))
 
 
 def read_safetensors(path):
@@ -110,7 +121,7 @@ def main():
         return median_ms(out)
 
     for block in args.blocks.split(","):
-        base = json.load(open(MODELS[block]))
+        base = load_block(block)
         n = base["max_seq_len"]
         # Ours at n, with a lengths input (the layer bench model has none).
         full = dict(base, padding="lengths", batch=1)
@@ -130,6 +141,8 @@ def main():
             ours = time_ours(*ours_args)
             # The static lower bound: compiled for n = L, E sliced to L columns.
             cfg = dict(full, max_seq_len=L)
+            if full.get("projection", "learned") != "learned":
+                cfg["k"] = max(1, full["k"] * L // n)  # the same windows
             json.dump(cfg, open(path("%d.json" % L), "w"))
             sliced = {k: (v[..., :L] if v.ndim >= 2 and v.shape[-1] == n else v)
                       for k, v in weights.items()}
