@@ -1276,9 +1276,10 @@ def LinformerCUDATokenParallelLoopsPass
     the lengths: `min(steps, max(0, lengths[b] - part * per_part))` for
     windows (`min(steps, lengths[b])` without parts), so a window past its
     sequence's length reads nothing and keeps its initial value, which is
-    what its masked or zero tokens would have added up to. (A window of 32
-    tokens or more that `linformer-cuda-warp-reductions` took as a row sum
-    still reads them all.) Other ops are left to the upstream pass.
+    what its masked or zero tokens would have added up to (a window of any
+    size: a window's tokens are not contiguous in its input, so
+    `linformer-cuda-warp-reductions` never takes one as a row sum). Other
+    ops are left to the upstream pass.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
