@@ -271,6 +271,14 @@ def LinformerCPUTileForVectorsPass
       (the attention core's scores);
     - innermost loop a reduction (row max/sum): parallel loops to 1, the
       reduction whole (one vector reduction).
+
+    An op marked `linformer.token_bound` in a function with a
+    `linformer.lengths` argument stops the loop over its tokens at the
+    length of its tile's sequence (`E X`, split parts, windows); with
+    `per_step` > 1 (an attention core's pooled slots, a window of tokens
+    each) at ceil(length / per_step) steps, where the loop may also be a
+    parallel one (the rows of the core's scores). A bound that no loop of
+    the tiled op can take is an error.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t",

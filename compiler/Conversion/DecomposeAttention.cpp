@@ -348,6 +348,17 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         coreInit,
         rewriter.getF64FloatAttr(1.0 / std::sqrt(static_cast<double>(d))));
     core->setAttr(kRootAttrName, rewriter.getUnitAttr());
+    // A pooled or convolved slot j is the window of tokens [j w, (j + 1) w),
+    // valid while its first token is real: with the lengths an entry
+    // argument, the core's scores and its weighted sum stop at the
+    // ceil(length / w) slots that can be (the others are masked, and the
+    // CPU does not compute them).
+    if (keyMask && lengthsArgument(op))
+      core->setAttr(kTokenBoundAttrName,
+                    TokenBoundAttr::get(rewriter.getContext(), /*token=*/2,
+                                        /*batch=*/0, /*part=*/-1,
+                                        /*perPart=*/0, /*masked=*/false,
+                                        /*perStep=*/n / k));
 
     // concat_h(A) [b, h, n, d] * W_o [h, d, dm] -> [b, n, dm];
     // loops (b, i, h, c, o).

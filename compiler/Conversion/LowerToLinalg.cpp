@@ -280,6 +280,23 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
                                     DimList{0, 1, 2, 3}, qT,
                                     DimList{0, 1, 3, 4}, zeros,
                                     DimList{0, 1, 2, 4}, {3});
+    // Pooled slots past a sequence's length (the core's
+    // linformer.token_bound, per_step the window): the scores' rows and the
+    // weighted sum's steps over them stop at ceil(length / window); the
+    // rows left are masked (-inf) below whatever they hold.
+    auto slotBound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+    if (slotBound && (slotBound.getToken() != 2 || slotBound.getBatch() != 0 ||
+                      slotBound.getPerStep() < 2 || !op.getKeyMask()))
+      slotBound = {};
+    auto boundSlots = [&](Value v, int64_t slotLoop) {
+      if (slotBound)
+        v.getDefiningOp()->setAttr(
+            kTokenBoundAttrName,
+            TokenBoundAttr::get(rewriter.getContext(), slotLoop, /*batch=*/0,
+                                /*part=*/-1, /*perPart=*/0, /*masked=*/false,
+                                slotBound.getPerStep()));
+    };
+    boundSlots(scores, /*slotLoop=*/2);
     if (op.getKeyMask())
       scores = buildGeneric(
           rewriter, loc, 4, {scores, op.getKeyMask()},
@@ -325,6 +342,7 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
                                       DimList{0, 1, 3, 2}, op.getValue(),
                                       DimList{0, 1, 3, 4}, outZeros,
                                       DimList{0, 1, 2, 4}, {3});
+    boundSlots(weighted, /*slotLoop=*/3);
     Value out = buildGeneric(
         rewriter, loc, 4, {weighted, rowSum}, {all4, DimList{0, 1, 2}},
         emptyTensor(rewriter, loc, resultType.getShape(), et), all4, {},

@@ -286,11 +286,20 @@ def Linformer_TokenBoundAttr : Linformer_Attr<"TokenBound", "token_bound"> {
     reductions), so a tile of several parts may stop at its first part's
     real tokens.
 
+    `per_step` > 1: each step of the token loop covers that many tokens,
+    real while its first one is (an attention core's pooled or convolved
+    slots, each a window of `per_step` tokens): the loop stops at
+    ceil(length / per_step), and it may be a parallel loop (the rows of the
+    core's scores). On an attention core, `token` and `batch` are its
+    keys' dimensions (slots, sequence).
+
     ```mlir
     linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>
     linformer.token_bound = #linformer.token_bound<token = 3, batch = 0,
                                                    part = 2, per_part = 16,
                                                    masked = true>
+    linformer.token_bound = #linformer.token_bound<token = 2, batch = 0,
+                                                   per_step = 16>
     ```
   }];
   let parameters = (ins
@@ -298,13 +307,19 @@ def Linformer_TokenBoundAttr : Linformer_Attr<"TokenBound", "token_bound"> {
     "int64_t":$batch,
     DefaultValuedParameter<"int64_t", "-1">:$part,
     DefaultValuedParameter<"int64_t", "0">:$per_part,
-    DefaultValuedParameter<"bool", "false">:$masked);
+    DefaultValuedParameter<"bool", "false">:$masked,
+    DefaultValuedParameter<"int64_t", "1">:$per_step);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
   let builders = [
     AttrBuilder<(ins "int64_t":$token, "int64_t":$batch), [{
       return $_get($_ctxt, token, batch, /*part=*/-1, /*per_part=*/0,
-                   /*masked=*/false);
+                   /*masked=*/false, /*per_step=*/1);
+    }]>,
+    AttrBuilder<(ins "int64_t":$token, "int64_t":$batch, "int64_t":$part,
+                     "int64_t":$per_part, "bool":$masked), [{
+      return $_get($_ctxt, token, batch, part, per_part, masked,
+                   /*per_step=*/1);
     }]>
   ];
   let extraClassDeclaration = [{

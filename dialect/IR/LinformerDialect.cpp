@@ -566,7 +566,7 @@ LogicalResult TokenRowsAttr::verify(function_ref<InFlightDiagnostic()> emitError
 LogicalResult
 TokenBoundAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        int64_t token, int64_t batch, int64_t part,
-                       int64_t perPart, bool masked) {
+                       int64_t perPart, bool masked, int64_t perStep) {
   if (token < 0 || batch < 0 || token == batch)
     return emitError() << "token_bound: needs two different loops, got token "
                           "= "
@@ -582,6 +582,11 @@ TokenBoundAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (part < 0 && (perPart != 0 || masked))
     return emitError() << "token_bound: per_part and masked describe parts, "
                           "but there is no part loop";
+  if (perStep < 1 || (perStep > 1 && part >= 0))
+    return emitError() << "token_bound: a step covers at least one token, "
+                          "and steps of several (per_step) take no parts, "
+                          "got per_step = "
+                       << perStep << ", part = " << part;
   return success();
 }
 
@@ -589,7 +594,7 @@ TokenBoundAttr
 TokenBoundAttr::renumbered(function_ref<int64_t(int64_t)> position) const {
   return get(getContext(), position(getToken()), position(getBatch()),
              hasParts() ? position(getPart()) : getPart(), getPerPart(),
-             getMasked());
+             getMasked(), getPerStep());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const {

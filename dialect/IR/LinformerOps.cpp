@@ -552,6 +552,10 @@ AttentionCoreOp::getTiledImplementation(OpBuilder &b,
   slices.push_back(init.getDefiningOp());
   auto tiled = AttentionCoreOp::create(b, loc, init.getType(), q, key, value,
                                        keyMask, init, getScaleAttr());
+  // Its slots' bound (pooled slots, linformer.token_bound) holds for every
+  // tile: the tiles keep all the slots of one sequence.
+  if (Attribute bound = (*this)->getAttr(kTokenBoundAttrName))
+    tiled->setAttr(kTokenBoundAttrName, bound);
   return TilingResult{{tiled}, {tiled.getResult()}, slices};
 }
 

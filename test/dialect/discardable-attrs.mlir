@@ -145,6 +145,23 @@ func.func @token_bound_masked_without_parts(%x: f32) -> f32 {
 
 // -----
 
+// Steps of several tokens (pooled slots) take no parts.
+func.func @token_bound_steps_with_parts(%x: f32) -> f32 {
+  // expected-error @+1 {{token_bound: a step covers at least one token, and steps of several (per_step) take no parts, got per_step = 4, part = 2}}
+  %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, part = 2, per_part = 4, per_step = 4>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @token_bound_empty_steps(%x: f32) -> f32 {
+  // expected-error @+1 {{token_bound: a step covers at least one token, and steps of several (per_step) take no parts, got per_step = 0, part = -1}}
+  %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 0>} : f32
+  return %0 : f32
+}
+
+// -----
+
 func.func @token_bound_as_an_array(%x: f32) -> f32 {
   // expected-error @+1 {{'linformer.token_bound' must be a #linformer.token_bound, not array<i64: 2, 0>}}
   %0 = arith.addf %x, %x {linformer.token_bound = array<i64: 2, 0>} : f32

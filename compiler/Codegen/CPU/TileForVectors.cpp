@@ -218,10 +218,13 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
   int64_t perPart = bound.getPerPart();
   if (part >= numLoops)
     return {};
+  // Steps of several tokens (an attention core's pooled slots) may be a
+  // parallel loop: the rows of the scores.
+  int64_t perStep = bound.getPerStep();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (token < 0 || batch < 0 || token >= numLoops || batch >= numLoops ||
-      iters[token] != utils::IteratorType::reduction ||
+      (iters[token] != utils::IteratorType::reduction && perStep == 1) ||
       iters[batch] != utils::IteratorType::parallel || ranges[batch] != 1)
     return {};
   Value lengths = markedLengthsArgument(op);
@@ -268,6 +271,15 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
     Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
     Value lenIndex = arith::IndexCastOp::create(
         rewriter, loc, rewriter.getIndexType(), len);
+    // Steps of `perStep` tokens: ceil(length / perStep) of them hold one
+    // (lengths are at least 1).
+    if (perStep > 1)
+      lenIndex = arith::DivSIOp::create(
+          rewriter, loc,
+          arith::AddIOp::create(
+              rewriter, loc, lenIndex,
+              arith::ConstantIndexOp::create(rewriter, loc, perStep - 1)),
+          arith::ConstantIndexOp::create(rewriter, loc, perStep));
     tokenLoop = static_cast<unsigned>(token);
     return arith::SubIOp::create(rewriter, loc, lenIndex, t0);
   }

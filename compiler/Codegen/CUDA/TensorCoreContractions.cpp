@@ -742,8 +742,8 @@ struct CUDATensorCoreContractionsPass
     void findTokenBound() {
       auto bound = op->getAttrOfType<mlir::linformer::TokenBoundAttr>(
           mlir::linformer::kTokenBoundAttrName);
-      if (!bound || bound.hasParts() || bound.getToken() != int64_t(p.kDim) ||
-          !p.outerK.empty())
+      if (!bound || bound.hasParts() || bound.getPerStep() != 1 ||
+          bound.getToken() != int64_t(p.kDim) || !p.outerK.empty())
         return;
       unsigned batch = unsigned(bound.getBatch());
       if (!llvm::is_contained(p.rowDims, batch) &&

@@ -39,7 +39,7 @@ using mlir::linformer::TokenBoundAttr;
 TokenBoundAttr appliedBound(linalg::LinalgOp op) {
   auto bound =
       op->getAttrOfType<TokenBoundAttr>(mlir::linformer::kTokenBoundAttrName);
-  if (!bound || !op.hasPureBufferSemantics() ||
+  if (!bound || bound.getPerStep() != 1 || !op.hasPureBufferSemantics() ||
       !mlir::linformer::markedLengthsArgument(
           op->getParentOfType<func::FuncOp>()))
     return {};

@@ -195,7 +195,9 @@ func.func @learned_lengths_no_key_mask(%x: tensor<1x16x16xf32>,
 // CHECK: %[[MASK:.*]] = linalg.generic {indexing_maps = [#[[$ID2_MAP]], #[[$ID2_MAP]]], iterator_types = ["parallel", "parallel"]} ins(%[[CNT]] : tensor<1x4xf32>) outs(%[[ME]] : tensor<1x4xi8>) {
 // CHECK: arith.cmpf ogt, %{{.*}}, %[[ZERO]] : f32
 // CHECK: arith.extui %{{.*}} : i1 to i8
-// CHECK: %[[A:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(0.35355339059327373) key_mask(%[[MASK]]) outs(%{{.*}}) {linformer.root} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+// The core's slots are windows of 4 tokens, valid while their first one
+// is: its scores and weighted sum may stop at ceil(length / 4) slots.
+// CHECK: %[[A:.*]] = linformer.attention_core %[[Q]], %[[KP]], %[[VP]] scale(0.35355339059327373) key_mask(%[[MASK]]) outs(%{{.*}}) {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>} : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
 // CHECK: linalg.generic {{.*}} ins(%[[A]], %{{.*}} : tensor<1x2x16x8xf32>, tensor<2x8x16xf32>)
 func.func @mean_pool_lengths(%x: tensor<1x16x16xf32>, %w: tensor<16x16xf32>,
     %len: tensor<1xi32>) -> tensor<1x16x16xf32> {

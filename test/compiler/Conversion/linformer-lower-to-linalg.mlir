@@ -345,6 +345,33 @@ func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 
 // -----
 
+// Pooled slots (the core's linformer.token_bound, windows of 4 tokens): the
+// scores' rows (loops (b, h, j, c, i), j parallel) and the weighted sum's
+// steps (loops (b, h, i, j, c), j a reduction) carry the bound, so that
+// register tiling stops both at ceil(length / 4) slots; the select, the
+// row statistics and the exponentials between them do not (the rows left
+// are masked to -inf whatever they hold).
+// CHECK-LABEL: func.func @core_slot_bound(
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]{{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x8xf32>, tensor<1x2x8x16xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+// CHECK: arith.select
+// CHECK-NOT: linformer.token_bound
+// CHECK: math.exp
+// CHECK-NOT: linformer.token_bound
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]{{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x16xf32>, tensor<1x2x4x8xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, per_step = 4>}
+// CHECK-NOT: linformer.token_bound
+// CHECK: return
+func.func @core_slot_bound(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi8>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
+         outs(%o_init) {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
 // Without a key mask nothing selects; values may be wider than keys
 // (dv = 12).
 // CHECK-LABEL: func.func @core_no_mask(
