@@ -353,7 +353,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // argument, the core's scores and its weighted sum stop at the
     // ceil(length / w) slots that can be (the others are masked, and the
     // CPU does not compute them).
-    if (keyMask && lengthsArgument(op))
+    if (keyMask && lengthsArgument(op) && n / k >= 2)
       core->setAttr(kTokenBoundAttrName,
                     TokenBoundAttr::get(rewriter.getContext(), /*token=*/2,
                                         /*batch=*/0, /*part=*/-1,

@@ -69,8 +69,9 @@ DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
   int64_t b = forallDim(batchLoop), t = forallDim(tokenLoop);
   if (b >= t)
     return {};
+  // A row of windows covers perRow tokens: the rule counts tokens.
   return DenseI64ArrayAttr::get(root->getContext(),
-                                {b, t, tiles[tokenLoop]});
+                                {b, t, tiles[tokenLoop] * dims->perRow});
 }
 
 /// Whether every reader of `v` (through slices) is a token reduction that
@@ -204,6 +205,10 @@ struct TileAndFusePass
       std::optional<TokenDims> dims = rootTokens.lookup(root);
       if (!dims && rootTokens.count(root) && unreadPadding)
         dims = unreadPaddingDims(root);
+      // Rows of pooled slots past the real windows are left unwritten only
+      // where every reader stops at them (the MLIR core, not a Halide one).
+      if (dims && dims->perRow != 1 && !unreadPadding)
+        dims = std::nullopt;
       DenseI64ArrayAttr rows = tokenRows(root, tiles, dims);
       scf::SCFTileAndFuseOptions options;
       options.setTilingOptions(tiling);

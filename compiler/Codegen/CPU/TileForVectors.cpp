@@ -195,6 +195,20 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
   return op;
 }
 
+/// The steps of `perStep` tokens that hold one of `length` tokens:
+/// ceil(length / perStep) (lengths are at least 1).
+static Value stepsOfLength(RewriterBase &rewriter, Location loc, Value length,
+                           int64_t perStep) {
+  if (perStep == 1)
+    return length;
+  return arith::DivSIOp::create(
+      rewriter, loc,
+      arith::AddIOp::create(
+          rewriter, loc, length,
+          arith::ConstantIndexOp::create(rewriter, loc, perStep - 1)),
+      arith::ConstantIndexOp::create(rewriter, loc, perStep));
+}
+
 /// For a workgroup tile of a token reduction (`linformer.token_bound`):
 /// how many of the tokens it covers are real, `lengths[b] - t0` with `b`
 /// and `t0` the tile's batch and first token, as an index computed before
@@ -271,17 +285,32 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
     Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
     Value lenIndex = arith::IndexCastOp::create(
         rewriter, loc, rewriter.getIndexType(), len);
-    // Steps of `perStep` tokens: ceil(length / perStep) of them hold one
-    // (lengths are at least 1).
-    if (perStep > 1)
-      lenIndex = arith::DivSIOp::create(
-          rewriter, loc,
-          arith::AddIOp::create(
-              rewriter, loc, lenIndex,
-              arith::ConstantIndexOp::create(rewriter, loc, perStep - 1)),
-          arith::ConstantIndexOp::create(rewriter, loc, perStep));
+    lenIndex = stepsOfLength(rewriter, loc, lenIndex, perStep);
     tokenLoop = static_cast<unsigned>(token);
     return arith::SubIOp::create(rewriter, loc, lenIndex, t0);
+  }
+  // No slice: a whole operand (the workgroup tile covers all of it), of a
+  // single sequence, tells batch 0 from its first token.
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    AffineMap map = op.getMatchingIndexingMap(in);
+    std::optional<unsigned> batchPos =
+        map.getResultPosition(getAffineDimExpr(batch, op.getContext()));
+    std::optional<unsigned> tokenPos =
+        map.getResultPosition(getAffineDimExpr(token, op.getContext()));
+    if (!type || !batchPos || !tokenPos || type.getDimSize(*batchPos) != 1 ||
+        in->get().getDefiningOp<tensor::ExtractSliceOp>() ||
+        (part >= 0 && perPart > 0))
+      continue;
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value b = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
+    Value lenIndex =
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), len);
+    lenIndex = stepsOfLength(rewriter, loc, lenIndex, perStep);
+    tokenLoop = static_cast<unsigned>(token);
+    return lenIndex;
   }
   return {};
 }

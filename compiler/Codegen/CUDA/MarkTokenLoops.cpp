@@ -39,7 +39,9 @@ struct CUDAMarkTokenLoopsPass
             isa<AttentionCoreOp>(op)))
         return;
       std::optional<TokenDims> dims = tokens.of(op->getResult(0));
-      if (!dims)
+      // Rows of pooled slots get no rule here: the fused core reads all of
+      // them.
+      if (!dims || dims->perRow != 1)
         return;
       if (std::optional<TokenDims> loops = tokenLoopsOf(op, *dims))
         op->setAttr(kTokenLoopsAttrName,

@@ -20,16 +20,23 @@
 namespace mlir::linformer {
 
 /// Where a tensor keeps tokens: the dimensions of its sequence (batch) and
-/// of its tokens.
+/// of its tokens, and how many tokens an index along it covers: 1, or a
+/// window's (pooled slots, each real while its window's first token is).
 struct TokenDims {
   unsigned batch, token;
+  int64_t perRow = 1;
 };
 
 /// Which values of a function hold tokens, from its sequence arguments
 /// (`linformer.sequence`: `[b, n, ...]`) forwards through linalg ops (a
 /// token loop that stays parallel keeps them, a reduction over it ends
-/// them) and the attention core (its rows are the queries'). Anything else
-/// holds no tokens.
+/// them) and the attention core (its rows are the queries'). A window
+/// reduction (`linformer.token_bound` with parts, masked: token = window *
+/// w + r, w >= 2) holds windows of w tokens along its window loop; the
+/// core reading them then stops at the real windows too (its own
+/// token_bound, per_step = w, set by the decomposition): rows of windows a
+/// rule leaves unwritten are never read unmasked. Anything else holds no
+/// tokens.
 class TokenAnalysis {
 public:
   std::optional<TokenDims> of(Value v) {
@@ -60,6 +67,19 @@ private:
       return std::nullopt;
     AffineMap out = op.getIndexingMapMatchingResult(cast<OpResult>(v));
     SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+    if (auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+        bound && bound.hasParts() && bound.getMasked() &&
+        bound.getPerPart() >= 2 && bound.getPart() < int64_t(iters.size()) &&
+        bound.getBatch() < int64_t(iters.size()) &&
+        iters[bound.getPart()] == utils::IteratorType::parallel) {
+      std::optional<unsigned> b = out.getResultPosition(
+          getAffineDimExpr(bound.getBatch(), op.getContext()));
+      std::optional<unsigned> t = out.getResultPosition(
+          getAffineDimExpr(bound.getPart(), op.getContext()));
+      if (b && t)
+        return TokenDims{*b, *t, bound.getPerPart()};
+      return std::nullopt;
+    }
     std::optional<TokenDims> result;
     for (OpOperand &operand : op->getOpOperands()) {
       std::optional<TokenDims> in = of(operand.get());
@@ -85,9 +105,10 @@ private:
           getAffineDimExpr(*token, op.getContext()));
       if (!b || !t)
         return std::nullopt;
-      if (result && (result->batch != *b || result->token != *t))
+      if (result && (result->batch != *b || result->token != *t ||
+                     result->perRow != in->perRow))
         return std::nullopt;
-      result = TokenDims{*b, *t};
+      result = TokenDims{*b, *t, in->perRow};
     }
     return result;
   }
@@ -110,7 +131,7 @@ inline std::optional<TokenDims> tokenLoopsOf(Operation *op, TokenDims dims) {
   auto t = dyn_cast<AffineDimExpr>(out.getResult(dims.token));
   if (!b || !t)
     return std::nullopt;
-  return TokenDims{b.getPosition(), t.getPosition()};
+  return TokenDims{b.getPosition(), t.getPosition(), dims.perRow};
 }
 
 } // namespace mlir::linformer

@@ -157,3 +157,38 @@ func.func @windows(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   } -> tensor<1x1x4x16xf32>
   return %r : tensor<1x1x4x16xf32>
 }
+
+// -----
+
+// An attention core's scores over pooled slots (loops (b, h, j, c, i), j
+// parallel: the rows; windows of 16 tokens, per_step = 16), on whole
+// operands of one sequence (no slice: batch 0, first slot 0): the rows'
+// register loop stops at ceil(lengths[0] / 16) slots.
+// CHECK-LABEL: func.func @slot_rows(
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<1xi32> {linformer.lengths}
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: %[[L:.*]] = tensor.extract %[[LEN]][%[[C0]]] : tensor<1xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C15:.*]] = arith.constant 15 : index
+// CHECK: %[[UP:.*]] = arith.addi %[[LI]], %[[C15]] : index
+// CHECK: %[[SLOTS:.*]] = arith.divsi %[[UP]], %[[C16]] : index
+// CHECK: %[[UB:.*]] = arith.minsi %{{.*}}, %[[SLOTS]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step
+#k = affine_map<(b, h, j, c, i) -> (b, h, j, c)>
+#q = affine_map<(b, h, j, c, i) -> (b, h, c, i)>
+#s = affine_map<(b, h, j, c, i) -> (b, h, j, i)>
+func.func @slot_rows(%len: tensor<1xi32> {linformer.lengths},
+    %key: tensor<1x1x64x16xf32>, %qt: tensor<1x1x16x64xf32>,
+    %init: tensor<1x1x64x64xf32>) -> tensor<1x1x64x64xf32> {
+  %r = linalg.generic {indexing_maps = [#k, #q, #s],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%key, %qt : tensor<1x1x64x16xf32>, tensor<1x1x16x64xf32>)
+      outs(%init : tensor<1x1x64x64xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 16>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %t = arith.addf %acc, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<1x1x64x64xf32>
+  return %r : tensor<1x1x64x64xf32>
+}

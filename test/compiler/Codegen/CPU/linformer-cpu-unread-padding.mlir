@@ -90,3 +90,55 @@ func.func @two_sequence_reader(%x: tensor<2x512x16xf32> {linformer.sequence},
   } -> tensor<2x8x16xf32>
   return %r : tensor<2x8x16xf32>
 }
+
+// -----
+
+// Pooled slots: the window sums of X (linformer.token_bound with parts,
+// masked: token = j * 16 + r) hold windows of 16 tokens along j, and so
+// does their projection. Both get a length rule whose tile counts tokens:
+// a workgroup of T slots covers 16 T tokens, so the runtime skips it when
+// its first window starts past the length.
+// Workgroups of 8 slots: rule tiles of 128 tokens.
+// CHECK-LABEL: func.func @pooled_slots(
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 32) step (1, 8)
+// CHECK: linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, part = 1, per_part = 16, masked = true>
+// CHECK: } {linformer.root, linformer.token_rows = array<i64: 0, 1, 128>
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) = (0, 0) to (2, 32) step (1, 8)
+// CHECK: } {linformer.root, linformer.token_rows = array<i64: 0, 1, 128>
+#win = affine_map<(b, j, r, m) -> (b, j, r, m)>
+#flag = affine_map<(b, j, r, m) -> (b, j, r)>
+#sum = affine_map<(b, j, r, m) -> (b, j, m)>
+#pin = affine_map<(b, j, c, m) -> (b, j, m)>
+#pw = affine_map<(b, j, c, m) -> (m, c)>
+#pout = affine_map<(b, j, c, m) -> (b, j, c)>
+func.func @pooled_slots(%x: tensor<2x512x64xf32> {linformer.sequence},
+    %len: tensor<2xi32> {linformer.lengths}, %valid: tensor<2x32x16xi8>,
+    %w: tensor<64x64xf32>) -> tensor<2x32x64xf32> {
+  %c0 = arith.constant 0 : i8
+  %z = arith.constant 0.0 : f32
+  %windows = tensor.expand_shape %x [[0], [1, 2], [3]] output_shape [2, 32, 16, 64]
+      : tensor<2x512x64xf32> into tensor<2x32x16x64xf32>
+  %e = tensor.empty() : tensor<2x32x64xf32>
+  %zeros = linalg.fill ins(%z : f32) outs(%e : tensor<2x32x64xf32>) -> tensor<2x32x64xf32>
+  %sums = linalg.generic {indexing_maps = [#win, #flag, #sum],
+                          iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%windows, %valid : tensor<2x32x16x64xf32>, tensor<2x32x16xi8>)
+      outs(%zeros : tensor<2x32x64xf32>)
+      attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, part = 1, per_part = 16, masked = true>} {
+  ^bb0(%a: f32, %v: i8, %out: f32):
+    %ok = arith.cmpi ne, %v, %c0 : i8
+    %s = arith.select %ok, %a, %z : f32
+    %t = arith.addf %out, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<2x32x64xf32>
+  %p = linalg.generic {indexing_maps = [#pin, #pw, #pout],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%sums, %w : tensor<2x32x64xf32>, tensor<64x64xf32>)
+      outs(%zeros : tensor<2x32x64xf32>) attrs = {linformer.root} {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %m = arith.mulf %a, %b : f32
+    %t = arith.addf %out, %m : f32
+    linalg.yield %t : f32
+  } -> tensor<2x32x64xf32>
+  return %p : tensor<2x32x64xf32>
+}
