@@ -100,6 +100,8 @@ def main():
     ap.add_argument("--mixed", default="4096,512,512,256")
     ap.add_argument("--peers", default="", help="e.g. torch_eager,torch_compile (bench venv)")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--cpu", default="",
+                    help="compile ours for this CPU (e.g. znver3: AVX2 mode on an AVX-512 machine)")
     ap.add_argument("--repeat", type=int, default=20,
                     help="timed runs per process, after --warmup (short lengths take a few ms: "
                          "fewer runs left the median to this VM's noise)")
@@ -114,6 +116,7 @@ def main():
     lengths = [int(v) for v in args.lengths.split(",")] if args.lengths else []
     mixed = [int(v) for v in args.mixed.split(",")] if args.mixed else []
     rows = []
+    cpu = ["--cpu=" + args.cpu] if args.cpu else []
 
     def time_ours(art, weights, extra):
         out = run([runner, art, "--weights", weights, "--random-input", "--warmup", str(args.warmup),
@@ -127,7 +130,7 @@ def main():
         full = dict(base, padding="lengths", batch=1)
         path = lambda name: os.path.join(args.work, "%s-%s" % (block, name))
         json.dump(full, open(path("n.json"), "w"))
-        run([compile_, path("n.json"), "--random-weights", path("n.st"), "-o", path("n.lfa")])
+        run([compile_, path("n.json"), "--random-weights", path("n.st"), "-o", path("n.lfa")] + cpu)
         weights = read_safetensors(path("n.st"))
         for L in lengths:
             # One input for ours and the peers; the peers are checked against
@@ -147,7 +150,7 @@ def main():
             sliced = {k: (v[..., :L] if v.ndim >= 2 and v.shape[-1] == n else v)
                       for k, v in weights.items()}
             write_safetensors(path("%d.st" % L), sliced)
-            run([compile_, path("%d.json" % L), "-o", path("%d.lfa" % L)])
+            run([compile_, path("%d.json" % L), "-o", path("%d.lfa" % L)] + cpu)
             static_args = (path("%d.lfa" % L), path("%d.st" % L), [])
             static = time_ours(*static_args)
             pairs = [(ours, static)]
@@ -176,7 +179,7 @@ def main():
         if mixed:
             cfg = dict(full, batch=len(mixed))
             json.dump(cfg, open(path("mixed.json"), "w"))
-            run([compile_, path("mixed.json"), "-o", path("mixed.lfa")])
+            run([compile_, path("mixed.json"), "-o", path("mixed.lfa")] + cpu)
             ms = time_ours(path("mixed.lfa"), path("n.st"),
                            ["--lengths", ",".join(map(str, mixed))])
             # The same batch packed (cu_seqlens): [T, d] in and out.
