@@ -247,6 +247,21 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
   if (!lengthsType || lengthsType.getRank() != 1 ||
       !lengthsType.getElementType().isInteger(32))
     return {};
+  Location loc = op.getLoc();
+  auto position = [&](AffineMap map, int64_t loop) {
+    return map.getResultPosition(getAffineDimExpr(loop, op.getContext()));
+  };
+  // The real tokens (steps) from the tile's first one `t0` (null: 0) of
+  // sequence `b`.
+  auto realFrom = [&](Value b, Value t0) -> Value {
+    Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
+    Value lenIndex =
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), len);
+    lenIndex = stepsOfLength(rewriter, loc, lenIndex, perStep);
+    tokenLoop = static_cast<unsigned>(token);
+    return t0 ? arith::SubIOp::create(rewriter, loc, lenIndex, t0).getResult()
+              : lenIndex;
+  };
   // The tile's batch and first token: the offsets of an operand slice that
   // is indexed by both loops.
   for (OpOperand *in : op.getDpsInputOperands()) {
@@ -255,19 +270,16 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
         slice.getSourceType().getRank() != slice.getResultType().getRank())
       continue;
     AffineMap map = op.getMatchingIndexingMap(in);
-    std::optional<unsigned> batchPos = map.getResultPosition(
-        getAffineDimExpr(batch, op.getContext()));
-    std::optional<unsigned> tokenPos = map.getResultPosition(
-        getAffineDimExpr(token, op.getContext()));
+    std::optional<unsigned> batchPos = position(map, batch);
+    std::optional<unsigned> tokenPos = position(map, token);
     std::optional<unsigned> partPos;
     if (part >= 0) {
-      partPos = map.getResultPosition(getAffineDimExpr(part, op.getContext()));
+      partPos = position(map, part);
       if (!partPos || (ranges[part] != 1 && !masked))
         continue;
     }
     if (!batchPos || !tokenPos)
       continue;
-    Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
     Value b = getValueOrCreateConstantIndexOp(rewriter, loc,
@@ -282,35 +294,21 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
           arith::ConstantIndexOp::create(rewriter, loc, perPart));
       t0 = arith::AddIOp::create(rewriter, loc, scaled, t0);
     }
-    Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
-    Value lenIndex = arith::IndexCastOp::create(
-        rewriter, loc, rewriter.getIndexType(), len);
-    lenIndex = stepsOfLength(rewriter, loc, lenIndex, perStep);
-    tokenLoop = static_cast<unsigned>(token);
-    return arith::SubIOp::create(rewriter, loc, lenIndex, t0);
+    return realFrom(b, t0);
   }
   // No slice: a whole operand (the workgroup tile covers all of it), of a
   // single sequence, tells batch 0 from its first token.
   for (OpOperand *in : op.getDpsInputOperands()) {
     auto type = dyn_cast<RankedTensorType>(in->get().getType());
     AffineMap map = op.getMatchingIndexingMap(in);
-    std::optional<unsigned> batchPos =
-        map.getResultPosition(getAffineDimExpr(batch, op.getContext()));
-    std::optional<unsigned> tokenPos =
-        map.getResultPosition(getAffineDimExpr(token, op.getContext()));
-    if (!type || !batchPos || !tokenPos || type.getDimSize(*batchPos) != 1 ||
+    std::optional<unsigned> batchPos = position(map, batch);
+    if (!type || !batchPos || !position(map, token) ||
+        type.getDimSize(*batchPos) != 1 ||
         in->get().getDefiningOp<tensor::ExtractSliceOp>() ||
         (part >= 0 && perPart > 0))
       continue;
-    Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    Value b = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value len = tensor::ExtractOp::create(rewriter, loc, lengths, b);
-    Value lenIndex =
-        arith::IndexCastOp::create(rewriter, loc, rewriter.getIndexType(), len);
-    lenIndex = stepsOfLength(rewriter, loc, lenIndex, perStep);
-    tokenLoop = static_cast<unsigned>(token);
-    return lenIndex;
+    return realFrom(arith::ConstantIndexOp::create(rewriter, loc, 0), Value());
   }
   return {};
 }

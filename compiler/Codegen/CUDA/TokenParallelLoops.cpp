@@ -123,15 +123,14 @@ struct CUDATokenParallelLoopsPass
 
   /// The ops whose token reduction stops at the lengths, as loops.
   LogicalResult boundReductions() {
-    SmallVector<linalg::LinalgOp> ops;
+    SmallVector<std::pair<linalg::LinalgOp, TokenBoundAttr>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (appliedBound(op))
-        ops.push_back(op);
+      if (TokenBoundAttr bound = appliedBound(op))
+        ops.emplace_back(op, bound);
     });
     Value lengths = mlir::linformer::markedLengthsArgument(getOperation());
     IRRewriter rewriter(&getContext());
-    for (linalg::LinalgOp op : ops) {
-      TokenBoundAttr bound = appliedBound(op);
+    for (auto [op, bound] : ops) {
       rewriter.setInsertionPoint(op);
       FailureOr<linalg::LinalgLoops> nest =
           linalg::linalgOpToParallelLoops(rewriter, op);
