@@ -281,23 +281,24 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
                                     DimList{0, 1, 3, 4}, zeros,
                                     DimList{0, 1, 2, 4}, {3});
     // Pooled slots past a sequence's length (the core's
-    // linformer.token_bound, per_step the window): the scores' rows and the
-    // weighted sum's steps over them stop at ceil(length / window); the
-    // rows left are masked (-inf) below whatever they hold.
+    // linformer.token_bound, per_step the window): the scores' rows, the
+    // softmax over them and the weighted sum's steps stop at
+    // ceil(length / window); the rows left are masked (-inf) below whatever
+    // they hold.
     auto slotBound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
     if (slotBound && (slotBound.getToken() != 2 || slotBound.getBatch() != 0 ||
                       slotBound.getPerStep() < 2 || !op.getKeyMask()))
       slotBound = {};
-    auto boundSlots = [&](Value v, int64_t slotLoop) {
+    auto boundSlots = [&](Value v, int64_t slotLoop, bool masked = false) {
       if (slotBound)
         v.getDefiningOp()->setAttr(
             kTokenBoundAttrName,
             TokenBoundAttr::get(rewriter.getContext(), slotLoop, /*batch=*/0,
-                                /*part=*/-1, /*perPart=*/0, /*masked=*/false,
+                                /*part=*/-1, /*perPart=*/0, masked,
                                 slotBound.getPerStep()));
     };
     boundSlots(scores, /*slotLoop=*/2);
-    if (op.getKeyMask())
+    if (op.getKeyMask()) {
       scores = buildGeneric(
           rewriter, loc, 4, {scores, op.getKeyMask()},
           {all4, DimList{0, 2}}, emptyTensor(rewriter, loc, scoreShape, et),
@@ -306,6 +307,11 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
                                            args[0], negInfinity(b, l, et))
                 .getResult();
           });
+      // The select writes every slot it runs over (masked ones -inf):
+      // masked, it may run over all of them where its slots are too few to
+      // cut (TileForVectors).
+      boundSlots(scores, /*slotLoop=*/2, /*masked=*/true);
+    }
 
     // Row statistics over j (loops (b, h, j, i), reduction j).
     DimList rowDims = {0, 1, 3};
@@ -317,6 +323,7 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
         [](OpBuilder &b, Location l, ValueRange args) {
           return arith::MaximumFOp::create(b, l, args[1], args[0]).getResult();
         });
+    boundSlots(rowMax, /*slotLoop=*/2);
     double scale = op.getScale().convertToDouble();
     Value probs = buildGeneric(
         rewriter, loc, 4, {scores, rowMax}, {all4, rowDims},
@@ -327,6 +334,7 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
           Value scaled = arith::MulFOp::create(b, l, diff, s);
           return math::ExpOp::create(b, l, scaled).getResult();
         });
+    boundSlots(probs, /*slotLoop=*/2);
     Value sumInit = filledTensor(rewriter, loc, rowShape, et,
                                  rewriter.getZeroAttr(et));
     Value rowSum = buildGeneric(
@@ -334,6 +342,7 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
         [](OpBuilder &b, Location l, ValueRange args) {
           return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
         });
+    boundSlots(rowSum, /*slotLoop=*/2);
 
     // O: loops (b, h, i, j, c), reduction j; then O / l.
     Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,

@@ -291,7 +291,10 @@ def Linformer_TokenBoundAttr : Linformer_Attr<"TokenBound", "token_bound"> {
     slots, each a window of `per_step` tokens): the loop stops at
     ceil(length / per_step), and it may be a parallel loop (the rows of the
     core's scores). On an attention core, `token` and `batch` are its
-    keys' dimensions (slots, sequence).
+    keys' dimensions (slots, sequence). With `masked` (and no parts), the
+    op writes every step it runs over whatever it reads (the core's key
+    mask select, -inf past the lengths), so it may also run over all of
+    them, as may the ops that read only what it wrote.
 
     ```mlir
     linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>

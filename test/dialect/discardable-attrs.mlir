@@ -138,7 +138,7 @@ func.func @token_bound_empty_parts(%x: f32) -> f32 {
 // -----
 
 func.func @token_bound_masked_without_parts(%x: f32) -> f32 {
-  // expected-error @+1 {{token_bound: per_part and masked describe parts, but there is no part loop}}
+  // expected-error @+1 {{token_bound: per_part and masked describe parts (or masked, steps of several tokens), but there is no part loop}}
   %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, masked = true>} : f32
   return %0 : f32
 }
@@ -165,5 +165,14 @@ func.func @token_bound_empty_steps(%x: f32) -> f32 {
 func.func @token_bound_as_an_array(%x: f32) -> f32 {
   // expected-error @+1 {{'linformer.token_bound' must be a #linformer.token_bound, not array<i64: 2, 0>}}
   %0 = arith.addf %x, %x {linformer.token_bound = array<i64: 2, 0>} : f32
+  return %0 : f32
+}
+
+// -----
+
+// Masked steps of several tokens (the core's key mask select over slots)
+// need no part loop.
+func.func @token_bound_masked_steps(%x: f32) -> f32 {
+  %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true, per_step = 4>} : f32
   return %0 : f32
 }

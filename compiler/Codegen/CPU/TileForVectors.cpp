@@ -209,6 +209,52 @@ static Value stepsOfLength(RewriterBase &rewriter, Location loc, Value length,
       arith::ConstantIndexOp::create(rewriter, loc, perStep));
 }
 
+/// Where dimension `dim` of `v`, an operand of an op in the workgroup loop
+/// `workgroup` (or of an op outside any, then null), starts in the whole
+/// tensor it is a tile of: a slice's offset; for the result of a linalg op
+/// computed in the workgroup, the offset of the operand that its loop of
+/// that dimension indexes the same way (traced back through such ops); 0
+/// for a whole tensor (a function argument or one made outside the
+/// workgroup). None when it cannot be told.
+static std::optional<OpFoldResult>
+tileOffset(Value v, unsigned dim, scf::ForallOp workgroup, int depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  OpBuilder b(v.getContext());
+  Operation *def = v.getDefiningOp();
+  bool inWorkgroup =
+      workgroup &&
+      (def ? workgroup->isAncestor(def)
+           : workgroup->isAncestor(
+                 cast<BlockArgument>(v).getOwner()->getParentOp()));
+  if (!inWorkgroup)
+    return OpFoldResult(b.getIndexAttr(0));
+  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+    if (slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return std::nullopt;
+    return slice.getMixedOffsets()[dim];
+  }
+  auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
+  if (!producer || !producer.hasPureTensorSemantics())
+    return std::nullopt;
+  auto loop = dyn_cast<AffineDimExpr>(
+      producer.getIndexingMapMatchingResult(cast<OpResult>(v)).getResult(dim));
+  if (!loop)
+    return std::nullopt;
+  for (OpOperand &operand : producer->getOpOperands()) {
+    if (!isa<RankedTensorType>(operand.get().getType()))
+      continue;
+    AffineMap map = producer.getMatchingIndexingMap(&operand);
+    std::optional<unsigned> pos = map.getResultPosition(loop);
+    if (!pos)
+      continue;
+    if (std::optional<OpFoldResult> offset =
+            tileOffset(operand.get(), *pos, workgroup, depth + 1))
+      return offset;
+  }
+  return std::nullopt;
+}
+
 /// For a workgroup tile of a token reduction (`linformer.token_bound`):
 /// how many of the tokens it covers are real, `lengths[b] - t0` with `b`
 /// and `t0` the tile's batch and first token, as an index computed before
@@ -296,19 +342,28 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
     }
     return realFrom(b, t0);
   }
-  // No slice: a whole operand (the workgroup tile covers all of it), of a
-  // single sequence, tells batch 0 from its first token.
+  if (part >= 0 && perPart > 0)
+    return {};
+  // No slice of its own: an operand computed in the workgroup (a softmax
+  // step of the attention core, reading the scores) or a whole one. Its
+  // offsets are those of the slices it was computed from.
+  auto workgroup = op->getParentOfType<scf::ForallOp>();
   for (OpOperand *in : op.getDpsInputOperands()) {
-    auto type = dyn_cast<RankedTensorType>(in->get().getType());
     AffineMap map = op.getMatchingIndexingMap(in);
     std::optional<unsigned> batchPos = position(map, batch);
-    if (!type || !batchPos || !position(map, token) ||
-        type.getDimSize(*batchPos) != 1 ||
-        in->get().getDefiningOp<tensor::ExtractSliceOp>() ||
-        (part >= 0 && perPart > 0))
+    std::optional<unsigned> tokenPos = position(map, token);
+    if (!batchPos || !tokenPos)
+      continue;
+    std::optional<OpFoldResult> b = tileOffset(in->get(), *batchPos, workgroup);
+    std::optional<OpFoldResult> t0 =
+        tileOffset(in->get(), *tokenPos, workgroup);
+    if (!b || !t0)
       continue;
     rewriter.setInsertionPoint(op);
-    return realFrom(arith::ConstantIndexOp::create(rewriter, loc, 0), Value());
+    return realFrom(getValueOrCreateConstantIndexOp(rewriter, loc, *b),
+                    isZeroInteger(*t0)
+                        ? Value()
+                        : getValueOrCreateConstantIndexOp(rewriter, loc, *t0));
   }
   return {};
 }
@@ -431,6 +486,55 @@ tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
   return result;
 }
 
+/// The register tiling's parameters for `op`: its kernel's schedule (on its
+/// workgroup loop), else the pass options.
+struct TileParams {
+  int64_t vectorWidth, unroll, reductionTile;
+  bool pack = false;
+};
+static TileParams tileParamsOf(linalg::LinalgOp op, TileParams options) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (auto s = p->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName))
+      return {s.getColumns(), s.getRows(), s.getReduction(), s.getPack()};
+  return options;
+}
+
+/// The cache blocks of `op`'s reduction loops (0 = not cut): at most
+/// `reductionTile` steps of all of them together (a reduction over heads x
+/// channels counts both), filled from the innermost reduction loop
+/// outwards.
+static SmallVector<int64_t> reductionBlocks(linalg::LinalgOp op,
+                                            int64_t reductionTile) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  SmallVector<int64_t> blocks(ranges.size(), 0);
+  int64_t budget = reductionTile;
+  for (int i = static_cast<int>(ranges.size()) - 1; i >= 0; --i) {
+    if (iters[i] != utils::IteratorType::reduction)
+      continue;
+    int64_t block =
+        largestDivisorAtMost(ranges[i], std::max<int64_t>(budget, 1));
+    budget /= std::max<int64_t>(block, 1);
+    if (block < ranges[i])
+      blocks[i] = block;
+  }
+  return blocks;
+}
+
+/// Whether register tiling will give `op` a loop over `tokenLoop` that
+/// cuts it (a cache block or a register tile smaller than the loop): where
+/// not, a bound has no loop to stop.
+static bool cutsTokenLoop(linalg::LinalgOp op, unsigned tokenLoop,
+                          const TileParams &params) {
+  if (params.reductionTile > 0 &&
+      reductionBlocks(op, params.reductionTile)[tokenLoop] != 0)
+    return true;
+  SmallVector<int64_t> tiles =
+      vectorTileSizes(op, params.vectorWidth, params.unroll, /*exact=*/true);
+  int64_t range = op.getStaticLoopRanges()[tokenLoop];
+  return tiles[tokenLoop] != 0 && tiles[tokenLoop] < range;
+}
+
 namespace {
 struct TileForVectorsPass
     : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
@@ -462,26 +566,91 @@ struct TileForVectorsPass
     // its register tiles (tileWithFusedFill) while the fill is whole.
     DenseSet<Operation *> fused;
     ops.append(fills.begin(), fills.end());
+    // The token bounds first, while every op of a workgroup still reads
+    // the slices and linalg results its tile offsets are traced through.
+    struct Bound {
+      Value real;
+      unsigned tokenLoop = 0;
+      bool masked = false;
+    };
+    DenseMap<Operation *, Bound> bounds;
+    TileParams options{vectorWidth, unroll, reductionTile};
+    for (linalg::LinalgOp op : ops) {
+      Bound bound;
+      bound.real =
+          realTokensOfTile(rewriter, op, bound.tokenLoop, bound.masked);
+      if (bound.real)
+        bounds[op.getOperation()] = bound;
+    }
+    // The attention core's softmax over pooled slots (bounds of several
+    // tokens a step) on slots too few to cut: such an op runs over every
+    // slot, and so must the ops in the workgroup whose slots it reads, up
+    // to the masking select (which writes all of them). An op that reads
+    // slots of another kernel (the scores, the weighted sum) cannot: its
+    // reads past the lengths may be unwritten there; it keeps its bound (an
+    // error below when no loop takes it).
+    auto droppable = [&](linalg::LinalgOp op, const Bound &bound) {
+      auto attr = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+      if (!attr || attr.getPerStep() < 2)
+        return false;
+      if (bound.masked)
+        return true;
+      auto workgroup = op->getParentOfType<scf::ForallOp>();
+      AffineExpr token = getAffineDimExpr(bound.tokenLoop, op.getContext());
+      return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+        if (!op.getMatchingIndexingMap(in).getResultPosition(token))
+          return true;
+        Operation *def = in->get().getDefiningOp();
+        return workgroup && isa_and_nonnull<linalg::LinalgOp>(def) &&
+               workgroup->isAncestor(def);
+      });
+    };
+    SmallVector<linalg::LinalgOp> toDrop;
+    for (linalg::LinalgOp op : ops) {
+      auto it = bounds.find(op.getOperation());
+      if (it != bounds.end() && droppable(op, it->second) &&
+          !cutsTokenLoop(op, it->second.tokenLoop, tileParamsOf(op, options)))
+        toDrop.push_back(op);
+    }
+    while (!toDrop.empty()) {
+      linalg::LinalgOp op = toDrop.pop_back_val();
+      auto it = bounds.find(op.getOperation());
+      if (it == bounds.end())
+        continue;
+      Bound bound = it->second;
+      if (!droppable(op, bound))
+        continue; // keeps its bound: the error below names it
+      bounds.erase(it);
+      if (bound.masked)
+        continue;
+      // Producers in the workgroup whose bounded slots this op now reads.
+      for (OpOperand *in : op.getDpsInputOperands()) {
+        auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
+        auto pit =
+            producer ? bounds.find(producer.getOperation()) : bounds.end();
+        if (pit == bounds.end())
+          continue;
+        AffineMap map =
+            producer.getIndexingMapMatchingResult(cast<OpResult>(in->get()));
+        if (map.getResultPosition(
+                getAffineDimExpr(pit->second.tokenLoop, op.getContext())))
+          toDrop.push_back(producer);
+      }
+    }
     for (linalg::LinalgOp op : ops) {
       if (fused.contains(op.getOperation()))
         continue;
       // The kernel's schedule (on its workgroup loop), else the options.
-      int64_t vectorWidth = this->vectorWidth, unroll = this->unroll,
-              reductionTile = this->reductionTile;
-      bool pack = false;
-      for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
-        if (auto s = p->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName)) {
-          vectorWidth = s.getColumns();
-          unroll = s.getRows();
-          reductionTile = s.getReduction();
-          pack = s.getPack();
-          break;
-        }
+      TileParams params = tileParamsOf(op, options);
+      int64_t vectorWidth = params.vectorWidth, unroll = params.unroll,
+              reductionTile = params.reductionTile;
+      bool pack = params.pack;
       // A token reduction stops at the sequence's length: `real` counts the
       // real tokens from the start of `op`'s token range.
-      unsigned tokenLoop = 0;
-      bool masked = false;
-      Value real = realTokensOfTile(rewriter, op, tokenLoop, masked);
+      Bound bound = bounds.lookup(op.getOperation());
+      Value real = bound.real;
+      unsigned tokenLoop = bound.tokenLoop;
+      bool masked = bound.masked;
       // A bound that no loop takes would let the op read padded tokens,
       // which the kernels before it may have left unwritten (unless the op
       // masks them itself).
@@ -495,25 +664,8 @@ struct TileForVectorsPass
       // cut into blocks so that the operand block it streams stays in L2
       // while every register tile of the output sweeps it.
       if (reductionTile > 0) {
-        SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-        SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-        // The block covers at most `reductionTile` steps of all reduction
-        // loops together (a reduction over heads x channels counts both),
-        // filled from the innermost reduction loop outwards.
-        SmallVector<int64_t> blocks(ranges.size(), 0);
-        bool any = false;
-        int64_t budget = reductionTile;
-        for (int i = static_cast<int>(ranges.size()) - 1; i >= 0; --i) {
-          if (iters[i] != utils::IteratorType::reduction)
-            continue;
-          int64_t block = largestDivisorAtMost(ranges[i], std::max<int64_t>(budget, 1));
-          budget /= std::max<int64_t>(block, 1);
-          if (block < ranges[i]) {
-            blocks[i] = block;
-            any = true;
-          }
-        }
-        if (any) {
+        SmallVector<int64_t> blocks = reductionBlocks(op, reductionTile);
+        if (llvm::any_of(blocks, [](int64_t b) { return b != 0; })) {
           scf::SCFTilingOptions blockOptions;
           blockOptions.setTileSizes(
               getAsIndexOpFoldResult(&getContext(), blocks));

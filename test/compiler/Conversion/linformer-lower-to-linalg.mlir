@@ -353,10 +353,15 @@ func.func @core_i1_key_mask(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 // are masked to -inf whatever they hold).
 // CHECK-LABEL: func.func @core_slot_bound(
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]{{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x8xf32>, tensor<1x2x8x16xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+// The softmax over the slots stops at them too: mask, max, exp, sum.
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x16xf32>, tensor<1x4xi8>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true, per_step = 4>}
 // CHECK: arith.select
-// CHECK-NOT: linformer.token_bound
+// CHECK: linalg.generic {{.*}}ins(%{{.*}} : tensor<1x2x4x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+// CHECK: arith.maximumf
+// CHECK: linalg.generic {{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x16xf32>, tensor<1x2x16xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
 // CHECK: math.exp
-// CHECK-NOT: linformer.token_bound
+// CHECK: linalg.generic {{.*}}ins(%{{.*}} : tensor<1x2x4x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+// CHECK: arith.addf
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]{{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x16xf32>, tensor<1x2x4x8xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, per_step = 4>}
 // CHECK-NOT: linformer.token_bound
 // CHECK: return

@@ -192,3 +192,123 @@ func.func @slot_rows(%len: tensor<1xi32> {linformer.lengths},
   } -> tensor<1x1x64x64xf32>
   return %r : tensor<1x1x64x64xf32>
 }
+
+// -----
+
+// The core's softmax over pooled slots in a workgroup of sequence %b (loops
+// (b, j, i), windows of 4 tokens): the exponentials read a slice of the
+// scores, the row maxima only the exponentials computed in the workgroup.
+// Both stop at ceil(lengths[%b] / 4) slots: the maxima's tile offsets are
+// traced back through the exponentials to the slice (sequence %b, slot 0),
+// not taken as sequence 0's.
+// CHECK-LABEL: func.func @slot_softmax(
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<2xi32> {linformer.lengths}
+// (--cse merges the two, equal, bounds.)
+// CHECK: scf.forall (%[[B:.*]]) in (2)
+// CHECK-NOT: tensor.extract %[[LEN]]
+// CHECK: tensor.extract %[[LEN]][%[[B]]] : tensor<2xi32>
+// CHECK: %[[SLOTS:.*]] = arith.divsi
+// CHECK: %[[REAL:.*]] = arith.subi %[[SLOTS]]
+// CHECK: arith.minsi %{{.*}}, %[[REAL]]
+// CHECK: math.exp
+// CHECK: arith.minsi %{{.*}}, %[[SLOTS]]
+// CHECK: arith.maximumf
+// CHECK-NOT: tensor.extract %[[LEN]]
+#sji = affine_map<(b, j, i) -> (b, j, i)>
+#si = affine_map<(b, j, i) -> (b, i)>
+func.func @slot_softmax(%len: tensor<2xi32> {linformer.lengths},
+    %scores: tensor<2x32x16xf32>, %init: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %r = scf.forall (%b) in (2) shared_outs(%o = %init) -> (tensor<2x16xf32>) {
+    %s = tensor.extract_slice %scores[%b, 0, 0] [1, 32, 16] [1, 1, 1]
+        : tensor<2x32x16xf32> to tensor<1x32x16xf32>
+    %e0 = tensor.empty() : tensor<1x32x16xf32>
+    %e = linalg.generic {indexing_maps = [#sji, #sji],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s : tensor<1x32x16xf32>) outs(%e0 : tensor<1x32x16xf32>)
+        attrs = {linformer.token_bound = #linformer.token_bound<token = 1, batch = 0, per_step = 4>} {
+    ^bb0(%x: f32, %y: f32):
+      %v = math.exp %x : f32
+      linalg.yield %v : f32
+    } -> tensor<1x32x16xf32>
+    %os = tensor.extract_slice %o[%b, 0] [1, 16] [1, 1]
+        : tensor<2x16xf32> to tensor<1x16xf32>
+    %m = linalg.generic {indexing_maps = [#sji, #si],
+                         iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%e : tensor<1x32x16xf32>) outs(%os : tensor<1x16xf32>)
+        attrs = {linformer.token_bound = #linformer.token_bound<token = 1, batch = 0, per_step = 4>} {
+    ^bb0(%x: f32, %acc: f32):
+      %v = arith.maximumf %acc, %x : f32
+      linalg.yield %v : f32
+    } -> tensor<1x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%b, 0] [1, 16] [1, 1]
+          : tensor<1x16xf32> into tensor<2x16xf32>
+    }
+  }
+  return %r : tensor<2x16xf32>
+}
+
+// -----
+
+// The same softmax on 4 slots, fewer than a register tile's 8 rows: no loop
+// cuts them in the exponentials, which then run over every slot, and so
+// does the masking select whose slots they read (masked: it writes every
+// slot, -inf past the lengths; no error). The maxima step over the slots
+// one by one and stop at the lengths.
+// CHECK-LABEL: func.func @few_slots(
+// CHECK-NOT: arith.minsi
+// CHECK: arith.select
+// CHECK-NOT: arith.minsi
+// CHECK: math.exp
+// CHECK: arith.minsi
+// CHECK: arith.maximumf
+// CHECK: return
+#sji = affine_map<(b, j, i) -> (b, j, i)>
+#sj = affine_map<(b, j, i) -> (b, j)>
+#si = affine_map<(b, j, i) -> (b, i)>
+func.func @few_slots(%len: tensor<2xi32> {linformer.lengths},
+    %scores: tensor<2x4x16xf32>, %mask: tensor<2x4xi8>,
+    %init: tensor<2x16xf32>) -> tensor<2x16xf32> {
+  %r = scf.forall (%b) in (2) shared_outs(%o = %init) -> (tensor<2x16xf32>) {
+    %s = tensor.extract_slice %scores[%b, 0, 0] [1, 4, 16] [1, 1, 1]
+        : tensor<2x4x16xf32> to tensor<1x4x16xf32>
+    %mk = tensor.extract_slice %mask[%b, 0] [1, 4] [1, 1]
+        : tensor<2x4xi8> to tensor<1x4xi8>
+    %e0 = tensor.empty() : tensor<1x4x16xf32>
+    %sel = linalg.generic {indexing_maps = [#sji, #sj, #sji],
+                           iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s, %mk : tensor<1x4x16xf32>, tensor<1x4xi8>) outs(%e0 : tensor<1x4x16xf32>)
+        attrs = {linformer.token_bound = #linformer.token_bound<token = 1, batch = 0, masked = true, per_step = 4>} {
+    ^bb0(%x: f32, %m: i8, %y: f32):
+      %z = arith.constant 0 : i8
+      %ninf = arith.constant 0xFF800000 : f32
+      %keep = arith.cmpi ne, %m, %z : i8
+      %v = arith.select %keep, %x, %ninf : f32
+      linalg.yield %v : f32
+    } -> tensor<1x4x16xf32>
+    %e1 = tensor.empty() : tensor<1x4x16xf32>
+    %e = linalg.generic {indexing_maps = [#sji, #sji],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%sel : tensor<1x4x16xf32>) outs(%e1 : tensor<1x4x16xf32>)
+        attrs = {linformer.token_bound = #linformer.token_bound<token = 1, batch = 0, per_step = 4>} {
+    ^bb0(%x: f32, %y: f32):
+      %v = math.exp %x : f32
+      linalg.yield %v : f32
+    } -> tensor<1x4x16xf32>
+    %os = tensor.extract_slice %o[%b, 0] [1, 16] [1, 1]
+        : tensor<2x16xf32> to tensor<1x16xf32>
+    %m = linalg.generic {indexing_maps = [#sji, #si],
+                         iterator_types = ["parallel", "reduction", "parallel"]}
+        ins(%e : tensor<1x4x16xf32>) outs(%os : tensor<1x16xf32>)
+        attrs = {linformer.token_bound = #linformer.token_bound<token = 1, batch = 0, per_step = 4>} {
+    ^bb0(%x: f32, %acc: f32):
+      %v = arith.maximumf %acc, %x : f32
+      linalg.yield %v : f32
+    } -> tensor<1x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %m into %o[%b, 0] [1, 16] [1, 1]
+          : tensor<1x16xf32> into tensor<2x16xf32>
+    }
+  }
+  return %r : tensor<2x16xf32>
+}
