@@ -254,7 +254,9 @@ registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
 }
 
 std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
-                                    int64_t minWorkgroups, int64_t minInner) {
+                                    int64_t minWorkgroups, int64_t minInner,
+                                    int64_t minShortWorkgroups,
+                                    int64_t minShortRows) {
   std::vector<int64_t> tiles(shape.ranges.size(), 0);
   const std::vector<int> &out = shape.outputDims;
   int m = shape.mDim(), n = shape.nDim();
@@ -302,6 +304,55 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
     }
     if (!changed)
       break;
+  }
+  // A short run: the first ceil(rows / 16) rows of one sequence. Too few
+  // workgroups for the cores there: rows in smaller tiles (not below
+  // `minShortRows`), then the columns split (the leading column-side loops,
+  // heads, then the innermost loop). The mean-pooled bench layer (n = 4096, k =
+  // 256) at 256 tokens has 16 real slots, one 32-slot tile of its K and V
+  // projections and window sums: on one core. Kernel minima on AMD Zen 4, 2
+  // threads, at 256 / 4096 tokens: the K projection 0.19 / 0.85 ms with 32-slot
+  // tiles, 0.095 / 0.84 with heads in two, 0.071 / 0.76 with 8-slot tiles; the
+  // window sums 0.053 / 0.43 with 32, 0.043 / 0.53 with columns in two,
+  // 0.016 / 0.40 with 8.
+  int l = shape.lengthRowLoop, b = shape.lengthBatchLoop;
+  if (minShortWorkgroups <= 1 || l < 0 || l >= int(tiles.size()) ||
+      tiles[l] == 0)
+    return tiles;
+  auto shortCount = [&] {
+    int64_t rows = (shape.ranges[l] + 15) / 16;
+    int64_t c = 1;
+    for (int d : out)
+      if (d == l)
+        c *= (rows + tiles[d] - 1) / tiles[d];
+      else if (d != b)
+        c *= tiles[d] == 0 ? 1 : shape.ranges[d] / tiles[d];
+    return c;
+  };
+  while (shortCount() < minShortWorkgroups && tiles[l] / 2 >= minShortRows) {
+    int64_t smaller = largestDivisorAtMost(shape.ranges[l], tiles[l] / 2);
+    if (smaller < minShortRows)
+      break;
+    tiles[l] = smaller;
+  }
+  // The attention core keeps its value width whole (a query tile's
+  // softmax covers every column).
+  if (shape.kind == KernelKind::AttentionCore)
+    return tiles;
+  std::vector<int> columns;
+  for (int d : shape.columnLoops)
+    if (d != n && d != l)
+      columns.push_back(d);
+  if (n >= 0 && n != l)
+    columns.push_back(n);
+  for (int d : columns) {
+    while (shortCount() < minShortWorkgroups) {
+      int64_t cur = tiles[d] == 0 ? shape.ranges[d] : tiles[d];
+      int64_t smaller = largestDivisorAtMost(shape.ranges[d], cur / 2);
+      if (smaller >= cur || (d == n && smaller < minInner))
+        break;
+      tiles[d] = smaller;
+    }
   }
   return tiles;
 }
@@ -433,7 +484,8 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   int64_t lanes = std::max<int64_t>(1, t.lanes());
   int64_t minWorkgroups = std::max<int64_t>(8, 4 * t.cores);
   s.workgroup = workgroupTiles(shape, /*rowTile=*/32, minWorkgroups,
-                               /*minInner=*/std::min<int64_t>(16, lanes));
+                               /*minInner=*/std::min<int64_t>(16, lanes),
+                               /*minShortWorkgroups=*/t.cores);
   if (shape.kind == KernelKind::Other) {
     // Elementwise work and row reductions: a few rows of two vectors.
     int64_t colsMax = columnExtent(shape, s.workgroup);
@@ -448,10 +500,19 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   // 64) and still gives enough workgroups.
   double bestEff = -1;
   CPUKernelSchedule best = s;
-  for (int64_t rowTile : {32, 64, 16}) {
+  // Rows bounded by the lengths: a short run spread over the cores by
+  // smaller row tiles (first) or by columns alone, where that keeps a
+  // better register tile (AVX2's 6 x 16 needs more than 8 rows).
+  for (auto [rowTile, minShortRows] : {std::pair<int64_t, int64_t>{32, 8},
+                                       {32, 32},
+                                       {64, 8},
+                                       {64, 64},
+                                       {16, 8},
+                                       {16, 16}}) {
     CPUKernelSchedule c = s;
-    c.workgroup = workgroupTiles(shape, rowTile, minWorkgroups,
-                                 std::min<int64_t>(16, lanes));
+    c.workgroup =
+        workgroupTiles(shape, rowTile, minWorkgroups,
+                       std::min<int64_t>(16, lanes), t.cores, minShortRows);
     if (rowTile != 32 && estimate(t, shape, c).workgroups < minWorkgroups)
       continue;
     auto tiles = registerTileCandidates(t, shape, c.workgroup);

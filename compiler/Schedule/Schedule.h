@@ -63,6 +63,11 @@ struct KernelShape {
   /// runtime's length rule can leave the tiles past the lengths out; -1 =
   /// none.
   int tokenLoop = -1;
+  /// Loops over the sequences and over their rows (tokens, or pooled slots
+  /// of several tokens) whose workgroups past the lengths the runtime
+  /// leaves out (the manifest's rows rule); -1 = none. A short run keeps
+  /// the first row tiles only.
+  int lengthBatchLoop = -1, lengthRowLoop = -1;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.
@@ -135,9 +140,16 @@ int64_t largestDivisorAtMost(int64_t size, int64_t bound);
 /// The workgroup tile: leading output loops one at a time, the rows in
 /// `rowTile`s, the innermost output loop whole, reductions whole; then,
 /// while that gives fewer than `minWorkgroups`, rows and then the innermost
-/// loop (not below `minInner`) are halved. Sizes divide their loops.
+/// loop (not below `minInner`) are halved. Where rows are bounded by the
+/// lengths (`lengthRowLoop`) and a short run of one sequence (1/16 of the
+/// rows, as the token tiles assume) would get fewer than
+/// `minShortWorkgroups`, the rows are halved (not below `minShortRows`),
+/// then the columns split: the leading column-side loops (heads), then the
+/// innermost loop (not below `minInner`). Sizes divide their loops.
 std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
-                                    int64_t minWorkgroups, int64_t minInner);
+                                    int64_t minWorkgroups, int64_t minInner,
+                                    int64_t minShortWorkgroups = 0,
+                                    int64_t minShortRows = 8);
 
 /// The cost model: the schedule for `shape` on `t`. Register tiles keep
 /// accumulators + streamed vectors + 1 within the vector registers and at

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/Common/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
@@ -80,10 +81,21 @@ struct SelectSchedulesPass
       if (op->hasAttr(kRootAttrName) || isa<AttentionCoreOp>(op))
         roots.push_back(op);
     });
+    // Which roots' rows are tokens (or pooled slots) of sequences whose
+    // lengths the runtime knows: its rows rule leaves their tiles past the
+    // lengths out (TileAndFuse), and the workgroups are chosen with short
+    // runs in mind.
+    TokenAnalysis tokens;
     for (Operation *root : roots) {
       FailureOr<sched::KernelShape> shape = analyzeRoot(root);
       if (failed(shape))
         return signalPassFailure();
+      if (root->getNumResults() == 1 && markedLengthsArgument(root))
+        if (std::optional<TokenDims> dims = tokens.of(root->getResult(0)))
+          if (std::optional<TokenDims> loops = tokenLoopsOf(root, *dims)) {
+            shape->lengthBatchLoop = static_cast<int>(loops->batch);
+            shape->lengthRowLoop = static_cast<int>(loops->token);
+          }
       std::string key = shapeKey(root, *shape);
       sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);
       sched::CPUKernelSchedule chosen = model;

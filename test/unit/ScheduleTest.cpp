@@ -197,6 +197,56 @@ TEST(CostModelTest, SplitsSmallKernelsForParallelism) {
   EXPECT_GE(estimate(t8, q, chooseSchedule(t8, q)).workgroups, 32);
 }
 
+TEST(CostModelTest, SpreadsShortRunsOverTheCores) {
+  // The K projection of mean-pooled slots (n = 4096, k = 256): rows are
+  // slots the runtime's length rule leaves out past the lengths; a run of
+  // 1/16 of the tokens has 16 real slots.
+  KernelShape kv = contraction({1, 8, 256, 512, 64}, {3}, {0, 1, 2, 4});
+  kv.mLoop = 2;
+  kv.nLoop = 4;
+  kv.columnLoops = {1, 4};
+  CPUTarget avx512 = presetCPUTarget("avx512", 2);
+  CPUTarget avx2 = presetCPUTarget("avx2", 2);
+  // Without the rule: 32-slot tiles, heads whole.
+  CPUKernelSchedule plain = chooseSchedule(avx512, kv);
+  EXPECT_EQ(plain.workgroup[2], 32);
+  EXPECT_EQ(plain.workgroup[1], 0);
+  kv.lengthBatchLoop = 0;
+  kv.lengthRowLoop = 2;
+  // AVX-512: 8-slot tiles (4 x 64 register tiles still fit): 2 workgroups
+  // for 16 slots.
+  CPUKernelSchedule s = chooseSchedule(avx512, kv);
+  EXPECT_EQ(s.workgroup[2], 8);
+  EXPECT_EQ(s.workgroup[1], 0);
+  // AVX2: 8 rows would give up the 6 x 16 tile; 16 rows and the heads in
+  // two instead.
+  CPUKernelSchedule s2 = chooseSchedule(avx2, kv);
+  EXPECT_EQ(s2.workgroup[2], 16);
+  EXPECT_EQ(s2.workgroup[1], 4);
+  EXPECT_EQ(s2.rows, 6);
+  // Rows of tokens (the Q projection at n = 4096): a short run has 8
+  // tiles of 32 already; nothing changes.
+  KernelShape q = layerShapes()[0];
+  CPUKernelSchedule qPlain = chooseSchedule(avx512, q);
+  q.lengthBatchLoop = 0;
+  q.lengthRowLoop = 2;
+  EXPECT_EQ(chooseSchedule(avx512, q), qPlain);
+  // Window sums ([b, slots, d_model], not a contraction): smaller row
+  // tiles.
+  KernelShape sums;
+  sums.ranges = {1, 256, 512};
+  sums.reduction = {false, false, false};
+  sums.outputDims = {0, 1, 2};
+  sums.lengthBatchLoop = 0;
+  sums.lengthRowLoop = 1;
+  EXPECT_EQ(chooseSchedule(avx512, sums).workgroup[1], 8);
+  // The attention core keeps its value width whole, short run or not.
+  KernelShape c = core(1, 1, 64, 32, 4);
+  c.lengthBatchLoop = 0;
+  c.lengthRowLoop = 2;
+  EXPECT_EQ(chooseSchedule(avx512, c).workgroup[3], 0);
+}
+
 TEST(CostModelTest, SweepsFromL3InFewWorkgroups) {
   // E X (256 rows over 4096 tokens) sweeps 8 MiB of X a workgroup, more
   // than L2: one workgroup a core, and on AVX2 packed in blocks of half of
