@@ -124,7 +124,8 @@ def LinformerCPUSelectSchedulesPass
     4. the cost model (compiler/Schedule/Schedule.h): the register tile that
        keeps enough accumulators for the FMA latency within the vector
        registers, a reduction block within half of L1, and at least 4
-       workgroups per core.
+       workgroups per core (and one a core for a short run, 1/16 of the
+       rows, of a kernel whose rows the length rule cuts).
     A schedule that does not fit its kernel (a tile that does not divide its
     loop, a split reduction, a wrong number of sizes) is an error that names
     the kernel's key and the problem. A schedule file entry whose key
