@@ -472,6 +472,10 @@ def LinformerCUDAExpandAttentionCorePass
     of the accumulator a block (a slot at a time, each score was a chain
     of mul and dependent adds and the accumulator was rescaled every slot:
     4 instructions for every 2 useful flops of a slot's head width).
+    Pooled slots (the core's `linformer.token_bound` with `per_step` w, a
+    key mask and the function's `linformer.lengths`): the loop over slots
+    stops at the first step past the ceil(length / w) slots of the row's
+    sequence that can be valid, on tensor cores too.
 
     On tensor cores each core applies its `linformer.cuda_core_schedule`
     (block warps, slots a step, staging, query groups a block, ldmatrix,

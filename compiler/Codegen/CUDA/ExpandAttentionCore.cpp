@@ -122,8 +122,37 @@ struct CoreOperands {
   /// The f32 core's blocks to fill when it chooses its lanes a row.
   int64_t minBlocks = 0;
 
+  /// Pooled slots (the core's `linformer.token_bound`, per_step the
+  /// window, with a key mask): the lengths buffer and the tokens a slot
+  /// covers; null / 0 otherwise.
+  Value lengths;
+  int64_t perSlot = 0;
+
   /// Blocks of 16 slots a step.
   int64_t slotBlocks() const { return slots / 16; }
+
+  /// Where the loop over slots in steps of `step` (dividing k) stops for
+  /// sequence `bi`: k, or with pooled slots the first step past the
+  /// ceil(length / perSlot) slots that can be valid (the key mask masks
+  /// the rest of that step; the slots past it stay unread, as the CPU's
+  /// core does). Uniform over a warp: its rows are of one sequence.
+  Value slotEnd(OpBuilder &b, Location loc, Value bi, int64_t step) const {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    if (!lengths)
+      return c(k);
+    Value len = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, lengths, ValueRange{bi}));
+    // ceil(ceil(len / perSlot) / step) * step = ceil(len / (perSlot step))
+    // * step: whole steps.
+    Value steps = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, len, c(perSlot * step - 1)),
+        c(perSlot * step));
+    return arith::MinUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, steps, c(step)), c(k));
+  }
 
   static CoreOperands of(AttentionCoreOp op) {
     CoreOperands c;
@@ -139,6 +168,17 @@ struct CoreOperands {
     c.d = qType.getDimSize(3);
     c.k = cast<MemRefType>(c.key.getType()).getDimSize(2);
     c.scale = op.getScale().convertToDouble();
+    auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+    Value lengths = markedLengthsArgument(op);
+    auto lengthsType =
+        lengths ? dyn_cast<MemRefType>(lengths.getType()) : MemRefType();
+    if (bound && bound.getPerStep() >= 2 && bound.getToken() == 2 &&
+        bound.getBatch() == 0 && !bound.hasParts() && c.mask && lengthsType &&
+        lengthsType.getRank() == 1 && lengthsType.getDimSize(0) == c.batch &&
+        lengthsType.getElementType().isInteger(32)) {
+      c.lengths = lengths;
+      c.perSlot = bound.getPerStep();
+    }
     return c;
   }
 
@@ -606,7 +646,7 @@ struct CoreOperands {
     for (int64_t dt = 0; dt < dTiles; ++dt)
       init.push_back(zeros);
     auto loop = scf::ForOp::create(
-        b, loc, c(0), c(k), c(16 * blocks), init,
+        b, loc, c(0), slotEnd(b, loc, bi, 16 * blocks), c(16 * blocks), init,
         [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
           auto c = [&](int64_t v) -> Value {
             return arith::ConstantIndexOp::create(b, loc, v);
@@ -952,8 +992,8 @@ struct CoreOperands {
           for (int64_t r = 0; r < R; ++r)
             init.append({negInf, fzero, accInit});
           auto loop = scf::ForOp::create(
-              b, loc, cIdx(b, 0), cIdx(b, k), cIdx(b, block), init,
-              [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
+              b, loc, cIdx(b, 0), slotEnd(b, loc, bi, block), cIdx(b, block),
+              init, [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
                 SmallVector<Value> slots;
                 SmallVector<SmallVector<Value>> scores(R);
                 SmallVector<Value> mNew;
