@@ -63,6 +63,29 @@ struct AlignedBuffer {
   AlignedBuffer &operator=(const AlignedBuffer &) = delete;
 };
 
+/// memcpy from `src`, or memset to `fill` where `src` is null, of `bytes`
+/// bytes: over the pool's threads where that is a few chunks or more (a
+/// short run's rows into the padded layout and back out: the default
+/// encoder's 1024 rows are 2 MiB each way).
+void copyBytes(ThreadPool &pool, uint8_t *dst, const uint8_t *src, int fill,
+               size_t bytes) {
+  constexpr size_t kChunk = size_t(256) << 10;
+  auto part = [&](size_t begin, size_t end) {
+    if (src)
+      std::memcpy(dst + begin, src + begin, end - begin);
+    else
+      std::memset(dst + begin, fill, end - begin);
+  };
+  if (pool.size() == 1 || bytes < 2 * kChunk) {
+    part(0, bytes);
+    return;
+  }
+  pool.parallelFor(
+      int64_t((bytes + kChunk - 1) / kChunk), [&](int64_t begin, int64_t end) {
+        part(size_t(begin) * kChunk, std::min(bytes, size_t(end) * kChunk));
+      });
+}
+
 [[noreturn]] void invalid(const std::string &msg) {
   throw Error(LF_INVALID_ARGUMENT, msg);
 }
@@ -699,11 +722,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       int64_t len = packed ? packedLength(i) : L;
       if (realLengths)
         len = std::min<int64_t>(len, realLengths[i]);
-      std::memcpy(dst + size_t(i * n) * row, src + size_t(first) * row,
-                  size_t(len) * row);
+      copyBytes(pool, dst + size_t(i * n) * row, src + size_t(first) * row, 0,
+                size_t(len) * row);
       if (poison || !realLengths)
-        std::memset(dst + size_t(i * n + len) * row, poison ? 0xff : 0,
-                    size_t(n - len) * row);
+        copyBytes(pool, dst + size_t(i * n + len) * row, nullptr,
+                  poison ? 0xff : 0, size_t(n - len) * row);
     }
   }
 
@@ -849,11 +872,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       int64_t len =
           lengths && !devIo[idx] ? std::min<int64_t>(lengths[i], rows) : rows;
       if (!direct[idx])
-        std::memcpy(dst + size_t(i * rows) * row, src + size_t(i * n) * row,
-                    size_t(len) * row);
+        copyBytes(pool, dst + size_t(i * rows) * row, src + size_t(i * n) * row,
+                  0, size_t(len) * row);
       if (len < rows)
-        std::memset(dst + size_t(i * rows + len) * row, 0,
-                    size_t(rows - len) * row);
+        copyBytes(pool, dst + size_t(i * rows + len) * row, nullptr, 0,
+                  size_t(rows - len) * row);
     }
   }
 }
