@@ -6,8 +6,11 @@ for layerwise sharing (K = (E X) W_k + rowsum(E) b_k: with biases, the K/V
 biases are scaled by E's row sums), then, for "block": "encoder", the
 post- or pre-norm residual/LayerNorm/FFN around it. Inputs are full length
 (no padding), so the compiled model's lengths input is L for every sequence.
-Only "projection": "learned" with layerwise (or layers) sharing is modelled
-here: that is the benchmark's configuration.
+Modelled: "projection": "learned" with layerwise (or layers) sharing, the
+benchmark's configuration, and "mean_pool" (any sharing: pooling has no
+weights), whose windows of n / k tokens are averaged before the K/V
+projections (mean(X W + b) = mean(X) W + b), as the compiler reassociates
+it. Other kinds are refused.
 """
 
 import json
@@ -66,6 +69,17 @@ def flops(config):
 # torch
 
 
+def supported_projection(config):
+    """(pooled, k): whether the model mean-pools (else learned), and its k."""
+    kind = config.get("projection", "learned")
+    if kind not in ("learned", "mean_pool"):
+        raise SystemExit(f"bench/peers models 'learned' and 'mean_pool' projections, not '{kind}'")
+    k = config["k"]
+    if isinstance(k, list):
+        k = k[0]
+    return kind == "mean_pool", k
+
+
 def torch_module(config, weights, full_attention=False):
     """An nn.Module computing the model; `full_attention` replaces the
     Linformer projection by standard softmax attention (SDPA)."""
@@ -77,6 +91,7 @@ def torch_module(config, weights, full_attention=False):
     eps = config.get("layer_norm_eps", 1e-5)
     encoder = config.get("block", "encoder") == "encoder"
     pre = config.get("norm", "post") == "pre"
+    pooled, k = supported_projection(config)
     t = lambda a: None if a is None else torch.nn.Parameter(torch.from_numpy(a), requires_grad=False)
 
     class Layer(torch.nn.Module):
@@ -98,6 +113,11 @@ def torch_module(config, weights, full_attention=False):
                 vh = vv.view(b, n, heads, d).transpose(1, 2)
                 qh = q.view(b, n, heads, d).transpose(1, 2)
                 o = F.scaled_dot_product_attention(qh, kh, vh)
+            elif pooled:
+                ex = x.view(b, k, n // k, x.shape[2]).mean(2)
+                kp, vp = ex @ p["wk"], ex @ p["wv"]
+                if "bk" in p:
+                    kp, vp = kp + p["bk"], vp + p["bv"]
             else:
                 e = p["e"]
                 ex = torch.einsum("kn,bnm->bkm", e, x)
@@ -105,6 +125,7 @@ def torch_module(config, weights, full_attention=False):
                 if "bk" in p:
                     rs = e.sum(1)[:, None]
                     kp, vp = kp + rs * p["bk"], vp + rs * p["bv"]
+            if not full_attention:
                 kk = kp.shape[1]
                 qh = q.view(b, n, heads, d).transpose(1, 2)
                 kh = kp.view(b, kk, heads, d).transpose(1, 2)
@@ -220,14 +241,22 @@ def jax_function(config, weights):
     layers = [{k: (None if v is None else jnp.asarray(v)) for k, v in layer_weights(weights, config, i).items()}
               for i in range(config["layers"])]
 
+    pooled, k = supported_projection(config)
+
     def attention(x, p):
         b, n, _ = x.shape
         q = x @ p["wq"] + (p["bq"] if p["bq"] is not None else 0)
-        ex = jnp.einsum("kn,bnm->bkm", p["e"], x)
-        kp, vp = ex @ p["wk"], ex @ p["wv"]
-        if p["bk"] is not None:
-            rs = p["e"].sum(1)[:, None]
-            kp, vp = kp + rs * p["bk"], vp + rs * p["bv"]
+        if pooled:
+            ex = x.reshape(b, k, n // k, x.shape[2]).mean(2)
+            kp, vp = ex @ p["wk"], ex @ p["wv"]
+            if p["bk"] is not None:
+                kp, vp = kp + p["bk"], vp + p["bv"]
+        else:
+            ex = jnp.einsum("kn,bnm->bkm", p["e"], x)
+            kp, vp = ex @ p["wk"], ex @ p["wv"]
+            if p["bk"] is not None:
+                rs = p["e"].sum(1)[:, None]
+                kp, vp = kp + rs * p["bk"], vp + rs * p["bv"]
         kk = kp.shape[1]
         qh = q.reshape(b, n, heads, d).transpose(0, 2, 1, 3)
         kh = kp.reshape(b, kk, heads, d).transpose(0, 2, 1, 3)
