@@ -644,6 +644,15 @@ std::string validate(const KernelShape &shape, const CPUKernelSchedule &s) {
       return "loop " + std::to_string(i) +
              " is a reduction: its workgroup tile must be 0 (whole)";
   }
+  // A query tile's softmax covers every value column: the core's
+  // workgroups keep its value width whole.
+  if (shape.kind == KernelKind::AttentionCore && !s.workgroup.empty() &&
+      s.workgroup.back() != 0 && s.workgroup.back() != shape.ranges.back())
+    return "workgroup tile " + std::to_string(s.workgroup.back()) +
+           " of loop " + std::to_string(s.workgroup.size() - 1) +
+           " splits the attention core's value width (" +
+           std::to_string(shape.ranges.back()) +
+           "): its workgroups keep every column (0)";
   if (s.rows < 1 || s.rows > 64)
     return "register rows " + std::to_string(s.rows) + " outside [1, 64]";
   if (s.columns < 1 || s.columns > 256)

@@ -388,6 +388,13 @@ TEST(CostModelTest, ValidateNamesTheProblem) {
   bad = s;
   bad.reduction = -1;
   EXPECT_NE(validate(q, bad).find("reduction block"), std::string::npos);
+  // The core's value width stays whole (split, it compiled to a copy that
+  // did not link).
+  KernelShape c = core(1, 1, 64, 32, 4);
+  CPUKernelSchedule cs = chooseSchedule(presetCPUTarget("avx512"), c);
+  EXPECT_EQ(validate(c, cs), "");
+  cs.workgroup = {1, 1, 8, 16};
+  EXPECT_NE(validate(c, cs).find("value width (32)"), std::string::npos);
 }
 
 TEST(ScheduleFileTest, RoundTrip) {
