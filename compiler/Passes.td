@@ -160,7 +160,11 @@ def LinformerCPUSelectSchedulesPass
     Option<"candidate", "candidate", "std::string", /*default=*/"",
            "ROUND:INDEX: give every kernel the INDEX-th autotuning candidate "
            "of ROUND around the model's pick (where it has one), so that "
-           "tests can run what the autotuner may choose">
+           "tests can run what the autotuner may choose">,
+    Option<"shortLength", "short-length", "int64_t", /*default=*/"0",
+           "Tokens of the short run a kernel whose rows the length rule "
+           "cuts is planned for, one workgroup a core at least (0: 1/16 of "
+           "its rows; linformer-compile --lengths-hint: the shortest)">
   ];
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }

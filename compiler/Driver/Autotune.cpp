@@ -167,21 +167,11 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
   // --lengths-hint: each candidate runs once per hinted length, one
   // sequence of that many real tokens; what the kernels cost at those
   // lengths is what is compared, and what the tuning cache keeps apart.
+  // (checkLengthsHint has vetted them.)
   const std::vector<int64_t> &lengths = options.lengthsHint;
-  if (!lengths.empty() && src.config.padding != lf::PaddingInput::Lengths)
-    return makeError("--lengths-hint needs a model whose sequences carry "
-                     "their lengths (\"padding\": \"lengths\"); this one's "
-                     "kernels run all " +
-                     std::to_string(src.config.maxSeqLen) +
-                     " tokens whatever a run is given");
   std::string lengthsText;
-  for (int64_t length : lengths) {
-    if (length > src.config.maxSeqLen)
-      return makeError("--lengths-hint: " + std::to_string(length) +
-                       " tokens exceed the model's max_seq_len " +
-                       std::to_string(src.config.maxSeqLen));
+  for (int64_t length : lengths)
     lengthsText += (lengthsText.empty() ? "" : ",") + std::to_string(length);
-  }
   // The runs that time a candidate: one per hinted length, else one of the
   // compiled batch at full length.
   std::vector<std::optional<int64_t>> runs(lengths.begin(), lengths.end());
@@ -318,5 +308,26 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
   if (std::string err = writeScheduleMap(fixed, "tuned", scheduleFilePath, parts);
       !err.empty())
     return makeError(err);
+  return llvm::Error::success();
+}
+
+llvm::Error Compile::checkLengthsHint() {
+  const std::vector<int64_t> &lengths = options.lengthsHint;
+  if (lengths.empty())
+    return llvm::Error::success();
+  if (!src.fromModel)
+    return makeError("--lengths-hint needs a model.json input: it states "
+                     "the real lengths of the model's sequences");
+  if (src.config.padding != lf::PaddingInput::Lengths)
+    return makeError("--lengths-hint needs a model whose sequences carry "
+                     "their lengths (\"padding\": \"lengths\"); this one's "
+                     "kernels run all " +
+                     std::to_string(src.config.maxSeqLen) +
+                     " tokens whatever a run is given");
+  for (int64_t length : lengths)
+    if (length > src.config.maxSeqLen)
+      return makeError("--lengths-hint: " + std::to_string(length) +
+                       " tokens exceed the model's max_seq_len " +
+                       std::to_string(src.config.maxSeqLen));
   return llvm::Error::success();
 }

@@ -123,10 +123,6 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
       return fail("--autotune needs a model.json input: timing a candidate "
                   "runs the model on generated weights and inputs");
   }
-  if (!lengthsHint.empty() && !autotune)
-    return fail("--lengths-hint says at which real lengths --autotune times "
-                "its candidates; give --autotune too (the cost model's picks "
-                "do not depend on it)");
   for (int64_t length : lengthsHint)
     if (length < 1)
       return fail("--lengths-hint: " + std::to_string(length) +

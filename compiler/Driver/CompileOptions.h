@@ -85,9 +85,11 @@ struct CompileOptions {
   bool autotune = false;
   std::string tuningCache; // empty: the default cache directory
   unsigned autotuneRuns = 5;
-  /// The real lengths (tokens of one sequence) --autotune times each
-  /// candidate at, one run each, their times added: the traffic the
-  /// artifact will serve. Empty: the compiled batch at full length.
+  /// The real lengths (tokens of one sequence) the artifact will serve: the
+  /// cost model plans length-cut kernels for a run of the shortest (empty:
+  /// a 16th of their rows), and --autotune times each candidate at them,
+  /// one run each, their times added (empty: the compiled batch at full
+  /// length).
   std::vector<int64_t> lengthsHint;
   /// linformer-run, to time candidates with; empty: $LINFORMER_RUN, else the
   /// one beside `toolPath`, else the one on PATH.

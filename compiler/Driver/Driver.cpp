@@ -301,6 +301,10 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   pipeline.scheduleFile = scheduleFile.str();
   pipeline.candidate = options.candidate;
   pipeline.unreadPadding = !mixable;
+  // The cost model plans for the shortest hinted run.
+  if (!options.lengthsHint.empty())
+    pipeline.shortLength = *std::min_element(options.lengthsHint.begin(),
+                                             options.lengthsHint.end());
 }
 
 /// Runs the CPU pipeline on `module` (to the LLVM dialect).
@@ -385,6 +389,8 @@ llvm::Error Compile::run() {
     return compileBest();
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
+  if (llvm::Error err = checkLengthsHint())
+    return err;
   std::string schedulePath = options.scheduleFile;
   std::map<std::string, TunedTimes> times;
   // Temporaries (the autotuner's variants) live in a private directory.

@@ -152,6 +152,9 @@ struct Compile {
                             const Plan &plan, const std::string &path);
 
   // Autotune.cpp
+  /// --lengths-hint's lengths against the model: a lengths input, at most
+  /// max_seq_len.
+  llvm::Error checkLengthsHint();
   std::string findRunner();
   llvm::Error autotune(const sched::CPUTarget &target,
                        llvm::SmallString<128> &workDir,

@@ -117,6 +117,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   selectOptions.unroll = options.unroll;
   selectOptions.reductionTile = options.reductionTile;
   selectOptions.candidate = options.candidate;
+  selectOptions.shortLength = options.shortLength;
   pm.addPass(createLinformerCPUSelectSchedulesPass(selectOptions));
   // Split-K is part of a schedule, applied before tiling: its parts are the
   // kernels that get tiled.

@@ -49,6 +49,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("ROUND:INDEX: every kernel's INDEX-th autotuning "
                      "candidate of ROUND (tests)"),
       llvm::cl::init("")};
+  PassOptions::Option<int64_t> shortLength{
+      *this, "short-length",
+      llvm::cl::desc("Tokens of the short run the cost model plans "
+                     "length-cut kernels for (0: 1/16 of their rows)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> reassociate{
       *this, "reassociate",
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "

@@ -320,7 +320,8 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
       tiles[l] == 0)
     return tiles;
   auto shortCount = [&] {
-    int64_t rows = (shape.ranges[l] + 15) / 16;
+    int64_t rows =
+        shape.shortRows > 0 ? shape.shortRows : (shape.ranges[l] + 15) / 16;
     int64_t c = 1;
     for (int d : out)
       if (d == l)

@@ -68,6 +68,8 @@ struct KernelShape {
   /// leaves out (the manifest's rows rule); -1 = none. A short run keeps
   /// the first row tiles only.
   int lengthBatchLoop = -1, lengthRowLoop = -1;
+  /// Rows of the short run planned for (0: a 16th of the rows).
+  int64_t shortRows = 0;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.

@@ -95,6 +95,11 @@ struct SelectSchedulesPass
           if (std::optional<TokenDims> loops = tokenLoopsOf(root, *dims)) {
             shape->lengthBatchLoop = static_cast<int>(loops->batch);
             shape->lengthRowLoop = static_cast<int>(loops->token);
+            // A stated short run: its rows (slots of perRow tokens).
+            if (shortLength > 0)
+              shape->shortRows = std::clamp<int64_t>(
+                  (shortLength + dims->perRow - 1) / dims->perRow, 1,
+                  shape->ranges[loops->token]);
           }
       std::string key = shapeKey(root, *shape);
       sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);

@@ -216,7 +216,8 @@ def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
     """Compiles `model` (a model.json path, or a dict written to
     OUTPUT.json) into the artifact `output`; with `random_weights`, also
     writes seeded random weights there. `target`, `cpu`, `autotune`,
-    `lengths_hint` (real lengths --autotune times at), `tuning_cache` and
+    `lengths_hint` (the real lengths served: the cost model plans for the
+    shortest, --autotune times at them), `tuning_cache` and
     `schedule` are linformer-compile's flags of those names. Raises Error
     with the compiler's diagnostics on failure.
 

@@ -215,5 +215,5 @@ def test_in_process_compile_errors_carry_the_diagnostics(tmp_path):
                                        r"and non-zero, but is 0"):
         lf.compile(str(bad), tmp_path / "bad.lfa")
     # Options are checked as linformer-compile checks its flags.
-    with pytest.raises(lf.Error, match="--lengths-hint says at which real lengths"):
-        lf.compile({"layers": 1}, tmp_path / "x.lfa", lengths_hint=[7])
+    with pytest.raises(lf.Error, match="--lengths-hint: 0 is not a sequence length"):
+        lf.compile({"layers": 1}, tmp_path / "x.lfa", lengths_hint=[0])

@@ -145,10 +145,14 @@ static cl::opt<unsigned> autotuneRuns(
     cl::init(5));
 static cl::list<int64_t> lengthsHint(
     "lengths-hint", cl::CommaSeparated,
-    cl::desc("with --autotune: time each candidate at these real lengths "
-             "(L1,L2,...: one sequence of L tokens a run, times added), the "
-             "traffic the artifact will serve, instead of the compiled batch "
-             "at full length; the tuning cache keeps such results apart"));
+    cl::desc("the real lengths the artifact will serve (L1,L2,...; a model "
+             "with a lengths input): the cost model gives a run of the "
+             "shortest at least a workgroup a core in every kernel whose "
+             "rows the length rule cuts (default: a 16th of the rows); with "
+             "--autotune each candidate is timed at these lengths (one "
+             "sequence of L tokens a run, times added) instead of the "
+             "compiled batch at full length, and the tuning cache keeps such "
+             "results apart"));
 static cl::opt<std::string> runnerPath(
     "runner",
     cl::desc("linformer-run to time candidates with (default: the one next "
