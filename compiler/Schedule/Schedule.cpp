@@ -284,27 +284,18 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
       c *= tiles[d] == 0 ? 1 : shape.ranges[d] / tiles[d];
     return c;
   };
-  while (count() < minWorkgroups) {
-    bool changed = false;
-    if (m >= 0) {
-      int64_t cur = tiles[m] == 0 ? shape.ranges[m] : tiles[m];
-      int64_t smaller = largestDivisorAtMost(shape.ranges[m], cur / 2);
-      if (cur > 1 && smaller < cur) {
-        tiles[m] = smaller;
-        changed = true;
-      }
-    }
-    if (!changed && n >= 0) {
-      int64_t cur = tiles[n] == 0 ? shape.ranges[n] : tiles[n];
-      int64_t smaller = largestDivisorAtMost(shape.ranges[n], cur / 2);
-      if (smaller >= minInner && smaller < cur) {
-        tiles[n] = smaller;
-        changed = true;
-      }
-    }
-    if (!changed)
+  // Loop d's tile halved (to a divisor), if that leaves at least `floor`.
+  auto halve = [&](int d, int64_t floor) {
+    int64_t cur = tiles[d] == 0 ? shape.ranges[d] : tiles[d];
+    int64_t smaller = largestDivisorAtMost(shape.ranges[d], cur / 2);
+    if (smaller >= cur || smaller < floor)
+      return false;
+    tiles[d] = smaller;
+    return true;
+  };
+  while (count() < minWorkgroups)
+    if (!(m >= 0 && halve(m, 1)) && !(n >= 0 && halve(n, minInner)))
       break;
-  }
   // A short run: the first ceil(rows / 16) rows of one sequence. Too few
   // workgroups for the cores there: rows in smaller tiles (not below
   // `minShortRows`), then the columns split (the leading column-side loops,
@@ -330,11 +321,7 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
         c *= tiles[d] == 0 ? 1 : shape.ranges[d] / tiles[d];
     return c;
   };
-  while (shortCount() < minShortWorkgroups && tiles[l] / 2 >= minShortRows) {
-    int64_t smaller = largestDivisorAtMost(shape.ranges[l], tiles[l] / 2);
-    if (smaller < minShortRows)
-      break;
-    tiles[l] = smaller;
+  while (shortCount() < minShortWorkgroups && halve(l, minShortRows)) {
   }
   // The attention core keeps its value width whole (a query tile's
   // softmax covers every column).
@@ -346,15 +333,10 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
       columns.push_back(d);
   if (n >= 0 && n != l)
     columns.push_back(n);
-  for (int d : columns) {
-    while (shortCount() < minShortWorkgroups) {
-      int64_t cur = tiles[d] == 0 ? shape.ranges[d] : tiles[d];
-      int64_t smaller = largestDivisorAtMost(shape.ranges[d], cur / 2);
-      if (smaller >= cur || (d == n && smaller < minInner))
-        break;
-      tiles[d] = smaller;
+  for (int d : columns)
+    while (shortCount() < minShortWorkgroups &&
+           halve(d, d == n ? minInner : 1)) {
     }
-  }
   return tiles;
 }
 

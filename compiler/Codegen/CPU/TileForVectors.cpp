@@ -211,29 +211,28 @@ static Value stepsOfLength(RewriterBase &rewriter, Location loc, Value length,
 
 /// Where dimension `dim` of `v`, an operand of an op in the workgroup loop
 /// `workgroup` (or of an op outside any, then null), starts in the whole
-/// tensor it is a tile of: a slice's offset; for the result of a linalg op
-/// computed in the workgroup, the offset of the operand that its loop of
-/// that dimension indexes the same way (traced back through such ops); 0
-/// for a whole tensor (a function argument or one made outside the
-/// workgroup). None when it cannot be told.
+/// tensor it is a tile of: a slice's offset (wherever the slice is); for
+/// the result of a linalg op computed in the workgroup, the offset of the
+/// operand that its loop of that dimension indexes the same way (traced
+/// back through such ops); 0 for any other tensor made outside the
+/// workgroup (a function argument: whole). None when it cannot be told.
 static std::optional<OpFoldResult>
 tileOffset(Value v, unsigned dim, scf::ForallOp workgroup, int depth = 0) {
   if (depth > 16)
     return std::nullopt;
-  OpBuilder b(v.getContext());
   Operation *def = v.getDefiningOp();
+  if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
+    if (slice.getSourceType().getRank() != slice.getResultType().getRank())
+      return std::nullopt;
+    return slice.getMixedOffsets()[dim];
+  }
   bool inWorkgroup =
       workgroup &&
       (def ? workgroup->isAncestor(def)
            : workgroup->isAncestor(
                  cast<BlockArgument>(v).getOwner()->getParentOp()));
   if (!inWorkgroup)
-    return OpFoldResult(b.getIndexAttr(0));
-  if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
-    if (slice.getSourceType().getRank() != slice.getResultType().getRank())
-      return std::nullopt;
-    return slice.getMixedOffsets()[dim];
-  }
+    return OpFoldResult(Builder(v.getContext()).getIndexAttr(0));
   auto producer = dyn_cast_or_null<linalg::LinalgOp>(def);
   if (!producer || !producer.hasPureTensorSemantics())
     return std::nullopt;
