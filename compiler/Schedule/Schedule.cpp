@@ -102,9 +102,10 @@ static int64_t rowExtent(const KernelShape &shape,
 }
 
 /// What fraction of the FMA peak one register tile of rows x columns can
-/// reach, and the registers it keeps live.
-static double tileEfficiency(const CPUTarget &t, int64_t rows,
-                             int64_t columns, int64_t *registers = nullptr,
+/// reach, and the registers it keeps live. `streamed`: the tile's streamed
+/// operand is read from L2 (see below).
+static double tileEfficiency(const CPUTarget &t, int64_t rows, int64_t columns,
+                             bool streamed, int64_t *registers = nullptr,
                              int64_t *accumulators = nullptr) {
   int64_t lanes = std::max<int64_t>(1, t.lanes());
   int64_t vectors = (columns + lanes - 1) / lanes;
@@ -116,16 +117,31 @@ static double tileEfficiency(const CPUTarget &t, int64_t rows,
     *accumulators = acc;
   // Per reduction step: `acc` vector FMAs, `vectors` loads of the streamed
   // operand and `rows` broadcasts; two load ports is the common x86
-  // minimum. Hiding the FMA latency takes fma_units x fma_latency
-  // independent accumulators, with a quarter more as slack for the loads
-  // feeding them (measured: on Zen 4 with AVX2, 8 accumulators ran at
-  // ~55% of peak, 12 higher).
-  double fmaCycles = double(acc) / double(t.fmaUnits);
-  double loadCycles = double(vectors + rows) / 2.0;
+  // minimum, and a datapath narrower than the vectors (Zen 4's 512-bit
+  // operations) takes as many passes for both. Hiding the FMA latency takes
+  // fma_units x fma_latency independent accumulators, with a quarter more
+  // as slack for the loads feeding them (measured: on Zen 4 with AVX2, 8
+  // accumulators ran at ~55% of peak, 12 higher).
+  double passes = double(t.vectorPasses());
+  double fmaCycles = double(acc) * passes / double(t.fmaUnits);
+  double loadCycles = double(vectors + rows) * passes / 2.0;
   double needed = 1.25 * double(std::max<int64_t>(1, t.minAccumulators()));
   double latency = std::min(1.0, double(acc) / needed);
   double lanesUsed = std::min(1.0, double(columns) / double(lanes * vectors));
-  double e = latency * lanesUsed * fmaCycles / std::max(fmaCycles, loadCycles);
+  // An unpacked streamed operand's block (reduction block x columns, its
+  // rows a row of the operand apart: 2 KiB for 512 floats) maps onto few L1
+  // sets and is refilled from L2 as the tile steps through it: its vectors
+  // at l2_bytes_per_cycle, with the same quarter of slack. Where the FMA
+  // datapath is as wide as the vectors this bounds wide tiles: on Zen 5
+  // (2 x 512-bit FMA) the bench layer's Q projection ran 4 x 64 tiles at
+  // 0.74 of the peak and 8 x 32 at 0.88 (the model: 0.8 and 1); on Zen 4
+  // (256-bit halves) both take twice the FMA cycles and 4 x 64 stays ahead.
+  double streamCycles =
+      streamed ? 1.25 * double(vectors * t.vectorBits / 8) /
+                     double(std::max<int64_t>(1, t.l2BytesPerCycle))
+               : 0.0;
+  double e = latency * lanesUsed * fmaCycles /
+             std::max({fmaCycles, loadCycles, streamCycles});
   if (regs > t.vectorRegisters)
     e *= 0.25; // spills: accumulators go through the stack
   return e;
@@ -133,9 +149,9 @@ static double tileEfficiency(const CPUTarget &t, int64_t rows,
 
 /// The efficiency of covering rowsExtent x colsExtent with rows x columns
 /// tiles, the partial last tiles (peeled) at their own efficiency.
-static double coverEfficiency(const CPUTarget &t, int64_t rows,
-                              int64_t columns, int64_t rowsExtent,
-                              int64_t colsExtent) {
+static double coverEfficiency(const CPUTarget &t, int64_t rows, int64_t columns,
+                              int64_t rowsExtent, int64_t colsExtent,
+                              bool streamed) {
   rows = std::min(rows, rowsExtent);
   columns = std::min(columns, colsExtent);
   int64_t rowsFull = rowsExtent / rows * rows, rowsRem = rowsExtent - rowsFull;
@@ -144,7 +160,7 @@ static double coverEfficiency(const CPUTarget &t, int64_t rows,
   double time = 0;
   auto add = [&](int64_t r, int64_t c, double area) {
     if (area > 0)
-      time += area / std::max(1e-6, tileEfficiency(t, r, c));
+      time += area / std::max(1e-6, tileEfficiency(t, r, c, streamed));
   };
   add(rows, columns, double(rowsFull) * double(colsFull));
   add(rows, colsRem, double(rowsFull) * double(colsRem));
@@ -164,10 +180,14 @@ static int64_t blockSteps(const KernelShape &shape,
 ScheduleEstimate estimate(const CPUTarget &t, const KernelShape &shape,
                           const CPUKernelSchedule &s) {
   ScheduleEstimate e;
-  tileEfficiency(t, s.rows, s.columns, &e.registers, &e.accumulators);
-  e.efficiency = coverEfficiency(t, s.rows, s.columns,
-                                 rowExtent(shape, s.workgroup),
-                                 columnExtent(shape, s.workgroup));
+  // A contraction's streamed operand, unless packed into a contiguous
+  // panel that stays in L1, comes from L2 (the attention core's K and V
+  // tiles are contiguous).
+  bool streamed = shape.kind == KernelKind::Contraction && !s.pack;
+  tileEfficiency(t, s.rows, s.columns, streamed, &e.registers, &e.accumulators);
+  e.efficiency =
+      coverEfficiency(t, s.rows, s.columns, rowExtent(shape, s.workgroup),
+                      columnExtent(shape, s.workgroup), streamed);
   int64_t kc = blockSteps(shape, s);
   e.l1Bytes = (s.rows + s.columns) * kc * shape.elementBytes;
   int64_t n = shape.nDim();

@@ -33,6 +33,7 @@ sched::CPUTarget mlir::linformer::hostCPUTarget(StringRef cpu,
   t.cpu = resolved.cpu;
   t.features = resolved.features;
   sched::deriveISA(t);
+  sched::deriveMicroarchitecture(t);
   sched::readHostCaches(t);
   return t;
 }
@@ -41,7 +42,8 @@ CPUTargetAttr mlir::linformer::toAttr(MLIRContext *ctx,
                                       const sched::CPUTarget &t) {
   return CPUTargetAttr::get(ctx, t.cpu, t.features, t.isa, t.vectorBits,
                             t.vectorRegisters, t.fmaUnits, t.fmaLatency,
-                            t.l1Bytes, t.l2Bytes, t.l3Bytes, t.cores);
+                            t.l1Bytes, t.l2Bytes, t.l3Bytes, t.cores, t.fmaBits,
+                            t.l2BytesPerCycle);
 }
 
 sched::CPUTarget mlir::linformer::fromAttr(CPUTargetAttr a) {
@@ -57,6 +59,8 @@ sched::CPUTarget mlir::linformer::fromAttr(CPUTargetAttr a) {
   t.l2Bytes = a.getL2Bytes();
   t.l3Bytes = a.getL3Bytes();
   t.cores = a.getCores();
+  t.fmaBits = a.getFmaBits();
+  t.l2BytesPerCycle = a.getL2BytesPerCycle();
   return t;
 }
 

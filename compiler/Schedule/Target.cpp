@@ -54,6 +54,12 @@ void deriveISA(CPUTarget &t) {
   }
 }
 
+void deriveMicroarchitecture(CPUTarget &t) {
+  // Zen 4 executes a 512-bit FMA or load as two 256-bit halves; Zen 5 and
+  // the AVX-512 Intel cores (and every AVX2 core) at full width.
+  t.fmaBits = t.cpu == "znver4" && t.vectorBits == 512 ? 256 : 0;
+}
+
 /// "32K", "1024K", "32M" -> bytes; 0 if unreadable.
 static int64_t parseSize(const std::string &text) {
   size_t pos = 0;
@@ -146,6 +152,8 @@ std::string toJson(const CPUTarget &t) {
   j["vector_registers"] = t.vectorRegisters;
   j["fma_units"] = t.fmaUnits;
   j["fma_latency"] = t.fmaLatency;
+  j["fma_bits"] = t.fmaBits;
+  j["l2_bytes_per_cycle"] = t.l2BytesPerCycle;
   j["l1_bytes"] = t.l1Bytes;
   j["l2_bytes"] = t.l2Bytes;
   j["l3_bytes"] = t.l3Bytes;
@@ -186,6 +194,8 @@ std::string fromJson(const std::string &text, CPUTarget &out) {
         num("vector_registers", t.vectorRegisters, 4, 256),
         num("fma_units", t.fmaUnits, 1, 8),
         num("fma_latency", t.fmaLatency, 1, 32),
+        num("fma_bits", t.fmaBits, 0, 2048),
+        num("l2_bytes_per_cycle", t.l2BytesPerCycle, 1, 1024),
         num("l1_bytes", t.l1Bytes, 1024, int64_t(1) << 30),
         num("l2_bytes", t.l2Bytes, 1024, int64_t(1) << 36),
         num("l3_bytes", t.l3Bytes, 0, int64_t(1) << 40),
@@ -194,6 +204,8 @@ std::string fromJson(const std::string &text, CPUTarget &out) {
       return err;
   if (t.vectorBits % 32 != 0)
     return "target: 'vector_bits' must be a multiple of 32";
+  if (t.fmaBits % 32 != 0)
+    return "target: 'fma_bits' must be 0 or a multiple of 32";
   out = t;
   return "";
 }

@@ -34,6 +34,13 @@ struct CPUTarget {
   /// independent accumulators keep them busy.
   int64_t fmaUnits = 2;
   int64_t fmaLatency = 4;
+  /// Width of the FMA (and load) datapath in bits; 0 = vectorBits. A wider
+  /// vector issues in vectorBits / fmaBits passes (Zen 4 runs its 512-bit
+  /// FMAs and loads as two 256-bit halves: 256).
+  int64_t fmaBits = 0;
+  /// Bytes a core's L1 is refilled with from L2 per cycle, sustained: what
+  /// a streamed operand that does not stay in L1 is read at.
+  int64_t l2BytesPerCycle = 32;
   /// Data cache sizes in bytes: L1 and L2 per core, L3 shared.
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 1024 * 1024;
@@ -45,6 +52,11 @@ struct CPUTarget {
   int64_t lanes() const { return vectorBits / 32; }
   /// Accumulators needed to hide the FMA latency.
   int64_t minAccumulators() const { return fmaUnits * fmaLatency; }
+  /// Datapath passes one vector FMA or load takes (1 or more).
+  int64_t vectorPasses() const {
+    int64_t width = fmaBits > 0 ? fmaBits : vectorBits;
+    return width >= vectorBits ? 1 : (vectorBits + width - 1) / width;
+  }
 };
 
 /// Whether t.features turns `feature` on ("avx2" for "+avx2"); the last
@@ -62,6 +74,10 @@ bool convertsBF16Natively(const CPUTarget &t);
 /// +avx2 and +fma AVX2 (256-bit, 16), with +sse2 SSE (128-bit, 16). A
 /// feature turned off ("-avx512f") counts as absent; the last mention wins.
 void deriveISA(CPUTarget &t);
+
+/// Fills what `t.cpu` names about its core beyond the ISA: the FMA datapath
+/// width of CPUs that split their widest vectors (znver4: 256 bits).
+void deriveMicroarchitecture(CPUTarget &t);
 
 /// Reads L1d/L2/L3 sizes from /sys/devices/system/cpu/cpu0/cache and the
 /// number of online CPUs; keeps t's values where nothing can be read.

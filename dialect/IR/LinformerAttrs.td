@@ -63,7 +63,10 @@ def Linformer_CPUTargetAttr : Linformer_Attr<"CPUTarget", "cpu_target"> {
     vector ISA (`avx512`, `avx2`, `sse`, `generic`), its width in bits and
     number of vector registers, the FMA units per core and their latency,
     the L1/L2 (per core) and L3 sizes in bytes and the cores the runtime
-    will use. `linformer-compile` attaches one to the module as
+    will use; optionally the FMA datapath's width in bits where it is
+    narrower than the vectors (`fma_bits`, 0 = as wide: Zen 4's 512-bit
+    FMAs issue as two 256-bit halves) and the bytes per cycle L2 refills L1
+    with (`l2_bytes_per_cycle`, default 32). `linformer-compile` attaches one to the module as
     `linformer.target` (from the host, or from `--cpu` / `--cpu-features`);
     `--linformer-cpu-select-schedules` reads it.
 
@@ -86,7 +89,9 @@ def Linformer_CPUTargetAttr : Linformer_Attr<"CPUTarget", "cpu_target"> {
     "int64_t":$l1_bytes,
     "int64_t":$l2_bytes,
     "int64_t":$l3_bytes,
-    "int64_t":$cores);
+    "int64_t":$cores,
+    DefaultValuedParameter<"int64_t", "0">:$fma_bits,
+    DefaultValuedParameter<"int64_t", "32">:$l2_bytes_per_cycle);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

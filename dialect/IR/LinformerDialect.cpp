@@ -253,7 +253,8 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                       StringRef cpu, StringRef features, StringRef isa,
                       int64_t vectorBits, int64_t vectorRegisters,
                       int64_t fmaUnits, int64_t fmaLatency, int64_t l1Bytes,
-                      int64_t l2Bytes, int64_t l3Bytes, int64_t cores) {
+                      int64_t l2Bytes, int64_t l3Bytes, int64_t cores,
+                      int64_t fmaBits, int64_t l2BytesPerCycle) {
   if (!llvm::is_contained({"avx512", "avx2", "sse", "generic"}, isa))
     return emitError() << "isa must be one of avx512, avx2, sse, generic; "
                           "got '"
@@ -271,6 +272,13 @@ CPUTargetAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "cache sizes must be at least 1 KiB (L3: >= 0)";
   if (cores < 1)
     return emitError() << "cores must be positive; got " << cores;
+  if (fmaBits < 0 || fmaBits % 32 != 0)
+    return emitError() << "fma_bits must be 0 (as wide as the vectors) or a "
+                          "multiple of 32; got "
+                       << fmaBits;
+  if (l2BytesPerCycle < 1)
+    return emitError() << "l2_bytes_per_cycle must be positive; got "
+                       << l2BytesPerCycle;
   return success();
 }
 

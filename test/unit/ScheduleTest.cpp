@@ -93,6 +93,17 @@ TEST(TargetTest, JsonRoundTripAndErrors) {
   EXPECT_EQ(back.cores, 4);
   EXPECT_EQ(back.cpu, "znver3");
   EXPECT_EQ(fingerprint(back), fingerprint(t));
+  // The datapath's width and L2's refill rate travel too.
+  t.fmaBits = 256;
+  t.l2BytesPerCycle = 48;
+  ASSERT_EQ(fromJson(toJson(t), back), "");
+  EXPECT_EQ(back.fmaBits, 256);
+  EXPECT_EQ(back.l2BytesPerCycle, 48);
+  EXPECT_NE(fromJson(R"({"fma_bits": 100})", back).find("multiple of 32"),
+            std::string::npos);
+  EXPECT_NE(fromJson(R"({"l2_bytes_per_cycle": 0})", back)
+                .find("'l2_bytes_per_cycle' is 0"),
+            std::string::npos);
   EXPECT_NE(fromJson("[1]", back), "");
   EXPECT_NE(fromJson(R"({"cores": 0})", back).find("'cores' is 0"),
             std::string::npos);
@@ -179,6 +190,51 @@ TEST(CostModelTest, PicksPerISA) {
   // The reduction block keeps both operand blocks within half of L1.
   ScheduleEstimate e = estimate(presetCPUTarget("avx2"), q, avx2);
   EXPECT_LE(e.l1Bytes, presetCPUTarget("avx2").l1Bytes / 2);
+}
+
+/// Where the FMA datapath is as wide as the vectors (Zen 5, AVX-512 Intel),
+/// a contraction's unpacked streamed operand, refilled from L2, bounds wide
+/// register tiles: the GEMMs take 8 x 32 (one streamed line per 8 FMAs).
+/// Where 512-bit FMAs take two passes (Zen 4), L2 keeps up with 4 x 64
+/// (fewer loads per FMA), as measured there; so does the attention core,
+/// whose K and V tiles stay in L1, at any width.
+TEST(CostModelTest, StreamedOperandsFromL2BoundWideTiles) {
+  CPUTarget full = presetCPUTarget("avx512");
+  CPUTarget halves = full;
+  halves.cpu = "znver4";
+  deriveMicroarchitecture(halves);
+  ASSERT_EQ(halves.fmaBits, 256);
+  ASSERT_EQ(halves.vectorPasses(), 2);
+  CPUTarget zen5 = full;
+  zen5.cpu = "znver5";
+  deriveMicroarchitecture(zen5);
+  EXPECT_EQ(zen5.vectorPasses(), 1);
+  std::vector<KernelShape> shapes = layerShapes();
+  for (int i : {0, 1, 4, 5, 6}) {
+    CPUKernelSchedule a = chooseSchedule(full, shapes[i]);
+    EXPECT_EQ(a.rows, 8) << "kernel " << i;
+    EXPECT_EQ(a.columns, 32) << "kernel " << i;
+    CPUKernelSchedule b = chooseSchedule(halves, shapes[i]);
+    EXPECT_EQ(b.rows, 4) << "kernel " << i;
+    EXPECT_EQ(b.columns, 64) << "kernel " << i;
+    // The model's reason: 4 x 64 reads 4 streamed vectors per 16 FMAs.
+    CPUKernelSchedule wide = a;
+    wide.rows = 4;
+    wide.columns = 64;
+    EXPECT_LT(estimate(full, shapes[i], wide).efficiency, 0.85)
+        << "kernel " << i;
+    EXPECT_GT(estimate(halves, shapes[i], wide).efficiency, 0.99)
+        << "kernel " << i;
+  }
+  CPUKernelSchedule c = chooseSchedule(full, shapes[3]);
+  EXPECT_EQ(c.rows, 4);
+  EXPECT_EQ(c.columns, 64);
+  // A packed panel stays in L1: no L2 bound.
+  CPUKernelSchedule packed = chooseSchedule(full, shapes[0]);
+  packed.rows = 4;
+  packed.columns = 64;
+  packed.pack = true;
+  EXPECT_GT(estimate(full, shapes[0], packed).efficiency, 0.99);
 }
 
 TEST(CostModelTest, SplitsSmallKernelsForParallelism) {

@@ -77,14 +77,16 @@ func.func @projection_avx2(%x: tensor<1x4096x512xf32>, %w: tensor<512x8x64xf32>,
 
 // -----
 
-// AVX-512: 4 x 64 = 16 accumulators (4 zmm per row) + 4 + 1 = 21 <= 32
-// registers, as many as 8 x 32 but 8 loads per 16 FMAs instead of 10 (the
-// tie-break); (4 + 64) x 64 floats = 17 KiB per reduction block, within
-// half of L1 and its 10% slack. The attention core's query tile bounds
-// its columns, so it takes 64 query rows to fit 4 x 64 (equal modelled
+// AVX-512 at full width (2 x 512-bit FMA): 8 x 32 = 16 accumulators (2 zmm
+// per row) + 2 + 1 registers. 4 x 64 has as many accumulators and fewer
+// loads per FMA, but reads 4 streamed vectors (from L2: the weights' rows
+// are 2 KiB apart) per 8 FMA cycles, which L2's 32 bytes a cycle cannot
+// refill (modelled 0.8, measured 0.74 of the peak on Zen 5 against 0.88).
+// The attention core's K and V tiles stay in L1: its query tile bounds its
+// columns, so it takes 64 query rows to fit 4 x 64 (equal modelled
 // efficiency, fewer loads per FMA than 32 rows' 8 x 32).
 // CHECK-LABEL: func.func @projection_avx512(
-// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 32, 0, 0], register = [4, 64], reduction = 64, pack = false>
+// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 32, 0, 0], register = [8, 32], reduction = 64, pack = false>
 // CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 1, 64, 0], register = [4, 64], reduction = 64, pack = false>
 // FILE-LABEL: func.func @projection_avx512(
 // FILE: source = "file"
@@ -97,6 +99,44 @@ module attributes {linformer.target = #linformer.cpu_target<cpu = "skylake-avx51
     vector_registers = 32, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
     l2_bytes = 1048576, l3_bytes = 33554432, cores = 2>} {
 func.func @projection_avx512(%x: tensor<1x4096x512xf32>, %w: tensor<512x8x64xf32>,
+    %init: tensor<1x8x4096x64xf32>, %k: tensor<1x8x256x64xf32>)
+    -> tensor<1x8x4096x64xf32> {
+  %q = linalg.generic {indexing_maps = [#x, #w, #o],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x4096x512xf32>, tensor<512x8x64xf32>)
+      outs(%init : tensor<1x8x4096x64xf32>) attrs = {linformer.root} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4096x64xf32>
+  %o_init = tensor.empty() : tensor<1x8x4096x64xf32>
+  %o = linformer.attention_core %q, %k, %k scale(0.125)
+      outs(%o_init) : (tensor<1x8x4096x64xf32>, tensor<1x8x256x64xf32>,
+         tensor<1x8x256x64xf32>, tensor<1x8x4096x64xf32>) -> tensor<1x8x4096x64xf32>
+  return %o : tensor<1x8x4096x64xf32>
+}
+}
+
+// -----
+
+// Zen 4 runs a 512-bit FMA as two 256-bit halves (fma_bits = 256): twice
+// the cycles per tile, within which L2 refills 4 x 64's streamed vectors,
+// so the tie-break keeps its fewer loads per FMA (8 per 16 FMAs, not 10;
+// 1-2% faster there on the GEMMs, 10% on E X). (4 + 64) x 64 floats = 17
+// KiB per reduction block, within half of L1 and its 10% slack.
+// CHECK-LABEL: func.func @projection_halves(
+// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 32, 0, 0], register = [4, 64], reduction = 64, pack = false>
+// FILE-LABEL: func.func @projection_halves(
+// FILE: source = "cost-model"
+#x = affine_map<(b, h, i, m, c) -> (b, i, m)>
+#w = affine_map<(b, h, i, m, c) -> (m, h, c)>
+#o = affine_map<(b, h, i, m, c) -> (b, h, i, c)>
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver4",
+    features = "+avx512f,+avx2,+fma", isa = "avx512", vector_bits = 512,
+    vector_registers = 32, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 1048576, l3_bytes = 33554432, cores = 2, fma_bits = 256>} {
+func.func @projection_halves(%x: tensor<1x4096x512xf32>, %w: tensor<512x8x64xf32>,
     %init: tensor<1x8x4096x64xf32>, %k: tensor<1x8x256x64xf32>)
     -> tensor<1x8x4096x64xf32> {
   %q = linalg.generic {indexing_maps = [#x, #w, #o],

@@ -9,7 +9,7 @@
 // CHECK-DAG: %[[ES:.*]] = tensor.expand_shape %[[E]] {{\[}}[0], [1, 2]] output_shape [64, 4, 256]
 // CHECK-DAG: %[[XS:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2], [3]] output_shape [1, 4, 256, 128]
 // CHECK: %[[PARTS:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[ES]], %[[XS]] : tensor<64x4x256xf32>, tensor<1x4x256x128xf32>) outs(%{{.*}} : tensor<4x1x64x128xf32>)
-// CHECK-SAME: source = "cost-model, split 4", m_loop = 2, n_loop = 4, column_loops = [1, 4]>, linformer.root, linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 32, 0, 0], register = [4, 64], reduction = 64, pack = false>}
+// CHECK-SAME: source = "cost-model, split 4", m_loop = 2, n_loop = 4, column_loops = [1, 4]>, linformer.root, linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 32, 0, 0], register = [8, 32], reduction = 64, pack = false>}
 // CHECK: %[[SUM:.*]] = linalg.generic {{.*}} iterator_types = ["reduction", "parallel", "parallel", "parallel"]} ins(%[[PARTS]] : tensor<4x1x64x128xf32>) outs(%{{.*}} : tensor<1x64x128xf32>)
 // CHECK-SAME: linformer.root
 // CHECK: arith.addf
