@@ -451,6 +451,29 @@ static bool sweepsFromL3(const CPUTarget &t, const KernelShape &shape,
          sweptBytes(shape, s) > double(t.l2Bytes);
 }
 
+/// The row tile that gives each core one workgroup of a short run (see
+/// workgroupTiles), where the kernel's rows are tokens on its M loop, the
+/// short run has fewer rows than reduction steps and each workgroup sweeps
+/// more of the streamed operand than L2 holds (what sweepsFromL3 asks of
+/// the whole kernel); 0 where that is not so or the tile is no larger than
+/// `s`'s. A power of two that divides the rows.
+static int64_t shortRunSweepRows(const CPUTarget &t, const KernelShape &shape,
+                                 const CPUKernelSchedule &s) {
+  int l = shape.lengthRowLoop, m = shape.mDim();
+  if (shape.kind != KernelKind::Contraction || l < 0 || l != m ||
+      l >= int(s.workgroup.size()) || s.workgroup[l] <= 0 || s.split > 1)
+    return 0;
+  int64_t range = shape.ranges[l];
+  int64_t shortRows = shape.shortRows > 0 ? shape.shortRows : (range + 15) / 16;
+  if (shortRows >= shape.reductionSteps() ||
+      sweptBytes(shape, s) <= double(t.l2Bytes))
+    return 0;
+  int64_t rows = floorPow2(std::max<int64_t>(1, shortRows / t.cores));
+  if (rows <= s.workgroup[l] || range % rows != 0)
+    return 0;
+  return rows;
+}
+
 /// Packing (see CPUKernelSchedule::pack): worth it when the streamed block
 /// one reduction block covers across the workgroup's columns (what every row
 /// tile sweeps unpacked) takes at least half of L2, the packed panel of one
@@ -554,6 +577,19 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
         workgroupTiles(shape, /*rowTile=*/shape.ranges[m],
                        /*minWorkgroups=*/(t.cores + parts - 1) / parts,
                        std::min<int64_t>(16, lanes));
+    auto tiles = registerTileCandidates(t, shape, s.workgroup);
+    s.rows = tiles.front().first;
+    s.columns = tiles.front().second;
+    s.reduction = chooseReduction(t, shape, s.rows, s.columns);
+  } else if (int64_t rows = shortRunSweepRows(t, shape, s)) {
+    // The same for a short run: a kernel over tokens whose short run (see
+    // workgroupTiles) has fewer rows than reduction steps and sweeps more
+    // than L2 for each of them (the FFN's 4 MiB weights at 256 of 4096
+    // tokens) takes the short run's rows a core in a workgroup. Zen 5, 2
+    // threads, the default encoder's FFN GEMMs at 256 of 4096 tokens: 6.54-
+    // 6.63 ms with 32-row workgroups, 5.83-5.93 with 128 (the n = 256
+    // artifact's 2 workgroups: 5.85); at 4096 tokens 80-85 ms either way.
+    s.workgroup[shape.lengthRowLoop] = rows;
     auto tiles = registerTileCandidates(t, shape, s.workgroup);
     s.rows = tiles.front().first;
     s.columns = tiles.front().second;

@@ -269,7 +269,7 @@ TEST(CostModelTest, SpreadsShortRunsOverTheCores) {
   EXPECT_EQ(plain.workgroup[1], 0);
   kv.lengthBatchLoop = 0;
   kv.lengthRowLoop = 2;
-  // AVX-512: 8-slot tiles (4 x 64 register tiles still fit): 2 workgroups
+  // AVX-512: 8-slot tiles (8 x 32 register tiles still fit): 2 workgroups
   // for 16 slots.
   CPUKernelSchedule s = chooseSchedule(avx512, kv);
   EXPECT_EQ(s.workgroup[2], 8);
@@ -301,6 +301,47 @@ TEST(CostModelTest, SpreadsShortRunsOverTheCores) {
   c.lengthBatchLoop = 0;
   c.lengthRowLoop = 2;
   EXPECT_EQ(chooseSchedule(avx512, c).workgroup[3], 0);
+}
+
+/// The FFN's GEMMs over tokens (weights of 4 MiB, more than L2): a short
+/// run (a 16th of 4096 tokens, or the --lengths-hint) fewer rows than
+/// reduction steps takes its rows a core in a workgroup, so that each core
+/// reads the weights from L3 once, not once for every 32 rows.
+TEST(CostModelTest, ShortRunsThatSweepFromL3TakeACoreOfRowsAWorkgroup) {
+  for (const char *isa : {"avx512", "avx2"}) {
+    CPUTarget t = presetCPUTarget(isa, 2);
+    for (int i : {5, 6}) {
+      KernelShape ffn = layerShapes()[i];
+      CPUKernelSchedule plain = chooseSchedule(t, ffn);
+      EXPECT_LE(plain.workgroup[1], 64) << isa << " kernel " << i;
+      ffn.lengthBatchLoop = 0;
+      ffn.lengthRowLoop = 1;
+      // 256 rows of a short run over 2 cores.
+      EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1], 128)
+          << isa << " kernel " << i;
+      // 1024 rows: fewer than the down projection's 2048 reduction steps,
+      // not than the up projection's 512.
+      ffn.shortRows = 1024;
+      EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1],
+                i == 6 ? 512 : plain.workgroup[1])
+          << isa << " kernel " << i;
+      // A short run of 64 rows: 32-row tiles already give each core one.
+      ffn.shortRows = 64;
+      EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1], plain.workgroup[1])
+          << isa << " kernel " << i;
+      // More rows than reduction steps: the rows share the weights in L2.
+      ffn.shortRows = 4096;
+      EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1], plain.workgroup[1])
+          << isa << " kernel " << i;
+    }
+  }
+  // The Q projection's 1 MiB of weights fits the preset's L2: no change.
+  CPUTarget avx512 = presetCPUTarget("avx512", 2);
+  KernelShape q = layerShapes()[0];
+  CPUKernelSchedule qPlain = chooseSchedule(avx512, q);
+  q.lengthBatchLoop = 0;
+  q.lengthRowLoop = 2;
+  EXPECT_EQ(chooseSchedule(avx512, q), qPlain);
 }
 
 TEST(CostModelTest, SweepsFromL3InFewWorkgroups) {
