@@ -119,13 +119,16 @@ static double tileEfficiency(const CPUTarget &t, int64_t rows, int64_t columns,
   // operand and `rows` broadcasts; two load ports is the common x86
   // minimum, and a datapath narrower than the vectors (Zen 4's 512-bit
   // operations) takes as many passes for both. Hiding the FMA latency takes
-  // fma_units x fma_latency independent accumulators, with a quarter more
-  // as slack for the loads feeding them (measured: on Zen 4 with AVX2, 8
-  // accumulators ran at ~55% of peak, 12 higher).
+  // fma_units x fma_latency independent accumulators, with half as many
+  // again as slack for the loads feeding them (measured: on Zen 4 with AVX2,
+  // 8 accumulators ran at ~55% of peak, 12 higher; in AVX2 mode on Zen 5,
+  // E X's 128-row workgroups ran 2-4% faster with 6 x 16 tiles (12) and a
+  // 2-row peel than with 5 x 16 (10), which a quarter of slack had
+  // preferred).
   double passes = double(t.vectorPasses());
   double fmaCycles = double(acc) * passes / double(t.fmaUnits);
   double loadCycles = double(vectors + rows) * passes / 2.0;
-  double needed = 1.25 * double(std::max<int64_t>(1, t.minAccumulators()));
+  double needed = 1.5 * double(std::max<int64_t>(1, t.minAccumulators()));
   double latency = std::min(1.0, double(acc) / needed);
   double lanesUsed = std::min(1.0, double(columns) / double(lanes * vectors));
   // An unpacked streamed operand's block (reduction block x columns, its
@@ -570,13 +573,21 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   // unpacked 7.4, 2 packed 128 steps 5.7, 256 steps 5.5 (195 GFLOP/s, 85%
   // of the FMA peak; the layer 42.9 -> 40.6 ms); AVX-512 8 -> 2 workgroups
   // 5.65 -> 5.43 ms.
+  // Sequences of different lengths (E X's reduction stops at each one's):
+  // every sequence its share of the cores, not one sequence a core. Zen 5,
+  // 2 threads, the bench layer for batch 4 at lengths 4096, 512, 512, 256:
+  // E X 5.26 ms in 4 workgroups (the long sequence on one core), 3.33 ms
+  // for the four run alone.
   if (sweepsFromL3(t, shape, s)) {
     int m = shape.mDim();
     int64_t parts = std::max<int64_t>(1, s.split);
-    s.workgroup =
-        workgroupTiles(shape, /*rowTile=*/shape.ranges[m],
-                       /*minWorkgroups=*/(t.cores + parts - 1) / parts,
-                       std::min<int64_t>(16, lanes));
+    int b = shape.boundedBatchLoop;
+    int64_t sequences =
+        b >= 0 && b < int(shape.ranges.size()) && b != m ? shape.ranges[b] : 1;
+    s.workgroup = workgroupTiles(shape, /*rowTile=*/shape.ranges[m],
+                                 /*minWorkgroups=*/sequences *
+                                     ((t.cores + parts - 1) / parts),
+                                 std::min<int64_t>(16, lanes));
     auto tiles = registerTileCandidates(t, shape, s.workgroup);
     s.rows = tiles.front().first;
     s.columns = tiles.front().second;

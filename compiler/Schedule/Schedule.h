@@ -70,6 +70,10 @@ struct KernelShape {
   int lengthBatchLoop = -1, lengthRowLoop = -1;
   /// Rows of the short run planned for (0: a 16th of the rows).
   int64_t shortRows = 0;
+  /// A reduction over tokens that stops at each sequence's length (E X):
+  /// the loop over its sequences, whose lengths differ, so that each takes
+  /// a share of the cores; -1 = none.
+  int boundedBatchLoop = -1;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.

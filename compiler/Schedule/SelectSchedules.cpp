@@ -101,6 +101,10 @@ struct SelectSchedulesPass
                   (shortLength + dims->perRow - 1) / dims->perRow, 1,
                   shape->ranges[loops->token]);
           }
+      if (auto bound = root->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+          bound && markedLengthsArgument(root) && bound.getBatch() >= 0 &&
+          bound.getBatch() < int64_t(shape->ranges.size()))
+        shape->boundedBatchLoop = static_cast<int>(bound.getBatch());
       std::string key = shapeKey(root, *shape);
       sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);
       sched::CPUKernelSchedule chosen = model;

@@ -362,6 +362,23 @@ TEST(CostModelTest, SweepsFromL3InFewWorkgroups) {
   EXPECT_EQ(estimate(avx512, ex, w).workgroups, 2);
   EXPECT_FALSE(w.pack);
   EXPECT_EQ(w.reduction, 64);
+  // AVX2's 6 x 16 on 128 rows (a 2-row peel) rather than 5 x 16: 10
+  // accumulators hide the latency less well than 12.
+  EXPECT_EQ(s.rows, 6);
+  // A batch of 4 sequences whose lengths differ (E X stops at each one's):
+  // every sequence its two workgroups, not one sequence a core.
+  KernelShape batch = contraction({4, 256, 4096, 512}, {2}, {0, 1, 3});
+  batch.mLoop = 1;
+  batch.nLoop = 3;
+  batch.columnLoops = {3};
+  CPUKernelSchedule equal = chooseSchedule(avx512, batch);
+  EXPECT_TRUE(equal.workgroup[1] == 0 || equal.workgroup[1] == 256)
+      << "one workgroup a sequence: " << equal.workgroup[1];
+  batch.boundedBatchLoop = 0;
+  CPUKernelSchedule ragged = chooseSchedule(avx512, batch);
+  EXPECT_EQ(ragged.workgroup[0], 1);
+  EXPECT_EQ(ragged.workgroup[1], 128);
+  EXPECT_EQ(estimate(avx512, batch, ragged).workgroups, 8);
   // Split-K's parts share the cores: at n = 65536 (16 parts) one workgroup
   // of all 256 rows a part.
   KernelShape longer = contraction({1, 256, 65536, 512}, {2}, {0, 1, 3});
