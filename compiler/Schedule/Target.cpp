@@ -132,7 +132,10 @@ static std::string kib(int64_t bytes) {
 }
 
 std::string describe(const CPUTarget &t) {
-  std::string s = t.isa + " (" + std::to_string(t.vectorBits) + "-bit, " +
+  std::string width = std::to_string(t.vectorBits) + "-bit";
+  if (t.vectorPasses() > 1)
+    width += " in " + std::to_string(t.fmaBits) + "-bit halves";
+  std::string s = t.isa + " (" + width + ", " +
                   std::to_string(t.vectorRegisters) + " registers), L1 " +
                   kib(t.l1Bytes) + ", L2 " + kib(t.l2Bytes) + ", L3 " +
                   kib(t.l3Bytes) + ", " + std::to_string(t.cores) +

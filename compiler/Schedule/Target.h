@@ -89,7 +89,8 @@ void readHostCaches(CPUTarget &t);
 CPUTarget presetCPUTarget(const std::string &isa, int64_t cores = 2);
 
 /// One line: "avx2 (256-bit, 16 registers), L1 32 KiB, L2 1 MiB, L3 32 MiB,
-/// 2 cores, cpu znver3".
+/// 2 cores, cpu znver3"; a narrower FMA datapath shows as "512-bit in
+/// 256-bit halves".
 std::string describe(const CPUTarget &t);
 
 /// JSON object text of every field (the manifest's "target" and the schedule
