@@ -578,6 +578,7 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   // 2 threads, the bench layer for batch 4 at lengths 4096, 512, 512, 256:
   // E X 5.26 ms in 4 workgroups (the long sequence on one core), 3.33 ms
   // for the four run alone.
+  bool widened = false;
   if (sweepsFromL3(t, shape, s)) {
     int m = shape.mDim();
     int64_t parts = std::max<int64_t>(1, s.split);
@@ -588,10 +589,7 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
                                  /*minWorkgroups=*/sequences *
                                      ((t.cores + parts - 1) / parts),
                                  std::min<int64_t>(16, lanes));
-    auto tiles = registerTileCandidates(t, shape, s.workgroup);
-    s.rows = tiles.front().first;
-    s.columns = tiles.front().second;
-    s.reduction = chooseReduction(t, shape, s.rows, s.columns);
+    widened = true;
   } else if (int64_t rows = shortRunSweepRows(t, shape, s)) {
     // The same for a short run: a kernel over tokens whose short run (see
     // workgroupTiles) has fewer rows than reduction steps and sweeps more
@@ -601,6 +599,10 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
     // 6.63 ms with 32-row workgroups, 5.83-5.93 with 128 (the n = 256
     // artifact's 2 workgroups: 5.85); at 4096 tokens 80-85 ms either way.
     s.workgroup[shape.lengthRowLoop] = rows;
+    widened = true;
+  }
+  // Wider workgroups: the register tile and its block chosen again for them.
+  if (widened) {
     auto tiles = registerTileCandidates(t, shape, s.workgroup);
     s.rows = tiles.front().first;
     s.columns = tiles.front().second;
