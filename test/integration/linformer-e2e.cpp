@@ -51,9 +51,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <dlfcn.h>
+#include <malloc.h>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace mlir;
@@ -304,6 +305,22 @@ bool callKernel(void *fn, std::vector<void *> &a) {
   }
 }
 
+/// Calls the entry `fn` (see callKernel) with the memory it allocates, its
+/// intermediates, starting as NaN bytes, as LINFORMER_DEBUG_POISON starts
+/// the runtime's buffers: a kernel that reads what no kernel wrote (in a
+/// block a length rule skipped) then makes the output non-finite. glibc
+/// fills each malloc'd chunk with the complement of its perturb byte
+/// (0x100: bytes 0xff, a NaN in every f32, bf16 and f16), and with the mmap
+/// threshold at its most (32 MiB) such chunks come from the heap, not from
+/// fresh zeroed pages.
+bool callEntryPoisoned(void *fn, std::vector<void *> &a) {
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_PERTURB, 0x100);
+  bool called = callKernel(fn, a);
+  mallopt(M_PERTURB, 0);
+  return called;
+}
+
 bool parseSharing(const std::string &text, Config &c) {
   std::string s = text;
   if (s == "none")
@@ -536,7 +553,7 @@ int runModel(driver::CompilerSession &session) {
   args.push_back(dtype == ::linformer::DType::F32
                      ? static_cast<void *>(out.data())
                      : static_cast<void *>(outBits.data()));
-  if (!callKernel(fn, args)) {
+  if (!callEntryPoisoned(fn, args)) {
     llvm::errs() << "error: unsupported argument count " << args.size()
                  << "\n";
     return 1;
@@ -756,7 +773,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     args.push_back(out.data());
-    if (!callKernel(fn, args)) {
+    if (!callEntryPoisoned(fn, args)) {
       llvm::errs() << "error: unsupported argument count " << args.size()
                    << "\n";
       return 1;
