@@ -602,6 +602,18 @@ def LinformerCUDAMarkTokenLoopsPass
     staged core then orders its blocks (sequence, query block, head) and
     records a rule too. Without a lengths argument nothing is marked: every
     block runs.
+
+    Rows of pooled slots (windows of w tokens: the window sums, their
+    means, the projections of them) are marked only where every reader is
+    a fused attention core taking them as keys, values or key mask with
+    its token bound's window w (it stops at the first step past the slots
+    that can be valid), or another such op, and the slots cover n exactly.
+    They also get `linformer.cuda_slot_rows = array<i64: w, g>`: their
+    rule counts a slot as w tokens and launches whole granules of g slots,
+    g the largest of 64, 32 and 16 dividing k, so that every step of 16 to
+    64 slots the core reads was written (cuda::tokenRowsRule). A slot read
+    anywhere else (a core lowered to linalg ops, `--cuda-fuse-core=0`) runs
+    every block.
   }];
 }
 

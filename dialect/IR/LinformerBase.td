@@ -80,6 +80,12 @@ def Linformer_Dialect : Dialect {
     // lengths argument: [batch loop, token loop] (linformer-cuda-mark-
     // token-loops).
     "::mlir::DenseI64ArrayAttr":$token_loops,
+    // CUDA: beside token_loops, on an op whose rows are pooled slots that
+    // only fused attention cores read (through other such ops): [tokens a
+    // slot, slots a granule]. Its length rule counts a slot as its window's
+    // tokens and launches whole granules: the core reads whole steps of
+    // slots, each within a granule.
+    "::mlir::DenseI64ArrayAttr":$cuda_slot_rows,
     // CUDA: a block loop whose blocks each hold a tile of one sequence's
     // tokens: the kernel's length rule.
     "::mlir::linformer::TokenRowsAttr":$cuda_token_rows,

@@ -87,6 +87,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::NarrowedAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::TokenLoopsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
+    {D::CudaSlotRowsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
     {D::CudaTokenRowsAttrHelper::getNameStr(), isA<TokenRowsAttr>,
      "a #linformer.token_rows"},
     {D::CudaLaunchRowsAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},

@@ -85,6 +85,12 @@ constexpr llvm::StringLiteral kRegisterLoopAttrName =
 constexpr llvm::StringLiteral kTokenLoopsAttrName =
     LinformerDialect::TokenLoopsAttrHelper::getNameStr();
 
+/// CUDA: beside `kTokenLoopsAttrName`, on an op whose rows are pooled slots
+/// read only by fused attention cores, `array<i64: tokens a slot, slots a
+/// granule>` (see cuda::tokenRowsRule).
+constexpr llvm::StringLiteral kCUDASlotRowsAttrName =
+    LinformerDialect::CudaSlotRowsAttrHelper::getNameStr();
+
 /// CUDA: on a block loop (`scf.parallel` mapped to block x) whose blocks
 /// each hold a tile of one sequence's tokens, its `#linformer.token_rows`.
 constexpr llvm::StringLiteral kCUDATokenRowsAttrName =

@@ -123,8 +123,9 @@ SmallVector<int64_t> lengthSplits(linalg::GenericOp op, const Plan &p,
                                   int64_t tileK, int64_t splitWarps) {
   SmallVector<int64_t> out;
   const Staging &s = p.staging;
+  // (Rows of pooled slots count tokens by the window: no variants.)
   if (!rowsAreTokens(op, p) || !s.warpsM || s.wgmma || splitWarps <= 0 ||
-      !p.outerK.empty())
+      !p.outerK.empty() || op->hasAttr(mlir::linformer::kCUDASlotRowsAttrName))
     return out;
   SmallVector<int64_t> extents = op.getStaticLoopRanges();
   int64_t n = extents[p.mDim], blockRows = s.warpsM * kTileM * p.tilesM;

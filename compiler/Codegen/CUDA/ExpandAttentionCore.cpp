@@ -142,6 +142,10 @@ struct CoreOperands {
     };
     if (!lengths)
       return c(k);
+    // The slots' producers launch whole granules of them (their length
+    // rules, linformer-cuda-mark-token-loops): a step lies in one.
+    assert(cuda::slotGranule(k) % step == 0 &&
+           "a core step crosses a slot granule");
     Value len = arith::IndexCastOp::create(
         b, loc, b.getIndexType(),
         memref::LoadOp::create(b, loc, lengths, ValueRange{bi}));

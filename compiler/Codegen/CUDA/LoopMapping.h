@@ -2,8 +2,9 @@
 //
 // What the CUDA passes that map loops share: tile sizes that divide an
 // extent exactly (no idle thread, constant bounds), the mapping
-// attributes convert-parallel-loops-to-gpu reads, and the lanes' xor
-// butterflies (and their host replay).
+// attributes convert-parallel-loops-to-gpu reads, the length rule of a
+// block loop over tokens, and the lanes' xor butterflies (and their host
+// replay).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
@@ -15,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 #include "compiler/Schedule/Schedule.h"
+#include "dialect/IR/LinformerDialect.h"
 
 #include <algorithm>
 
@@ -33,6 +35,52 @@ inline void mapLoop(scf::ParallelOp op, ArrayRef<gpu::Processor> processors) {
   for (gpu::Processor p : processors)
     mapping.push_back(gpu::ParallelLoopDimMappingAttr::get(ctx, p, id, id));
   (void)gpu::setMappingAttr(op, mapping);
+}
+
+/// The slots a fused attention core's steps stay within: it walks a
+/// sequence's slots 16, 32 or 64 at a time (a step dividing k) up to the
+/// first step past the ones that can be valid (ExpandAttentionCore's
+/// slotEnd), so every step it reads lies in one granule of this many: the
+/// largest of 64, 32 and 16 that divides k (k where none does).
+inline int64_t slotGranule(int64_t k) {
+  for (int64_t g : {64, 32, 16})
+    if (k % g == 0)
+      return g;
+  return k;
+}
+
+/// The length rule of a block loop over tokens: blocks row-major over
+/// `grid`, dimension `batch` (before `row`) the sequence, dimension `row`
+/// tiles of `tileRows` rows of `tokensPerRow` tokens. With `slotRows`, the
+/// loop's `linformer.cuda_slot_rows` [w, g] (rows that are pooled slots of w
+/// tokens, read by fused cores in steps within granules of g slots), a
+/// slot counts w tokens and the rule launches whole granules: a tile of a
+/// multiple of g slots keeps the grid; g / tileRows smaller tiles make one
+/// row of the rule (the grid's row dimension split in two, which numbers
+/// the blocks as before). Null where tiles and granules do not nest: every
+/// block then runs.
+inline TokenRowsAttr tokenRowsRule(MLIRContext *ctx, SmallVector<int64_t> grid,
+                                   int64_t batch, int64_t row, int64_t tileRows,
+                                   int64_t tokensPerRow,
+                                   DenseI64ArrayAttr slotRows) {
+  auto rule = [&](int64_t tile) {
+    return TokenRowsAttr::get(ctx, DenseI64ArrayAttr::get(ctx, grid), batch,
+                              row, tile);
+  };
+  if (!slotRows)
+    return rule(tileRows * tokensPerRow);
+  if (slotRows.size() != 2 || slotRows[0] < 1 || slotRows[1] < 1 ||
+      tokensPerRow != 1 || batch >= row)
+    return {};
+  int64_t window = slotRows[0], granule = slotRows[1];
+  if (tileRows % granule == 0)
+    return rule(tileRows * window);
+  int64_t group = granule / tileRows;
+  if (granule % tileRows != 0 || grid[row] % group != 0)
+    return {};
+  grid[row] /= group;
+  grid.insert(grid.begin() + row + 1, group);
+  return rule(granule * window);
 }
 
 /// One loop over a block's `warps` x 32 threads, mapped to thread y

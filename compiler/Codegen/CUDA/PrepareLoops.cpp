@@ -58,6 +58,7 @@ struct CUDAPrepareLoopsPass
       rewriter.setInsertionPoint(op);
       auto tokens = op->getAttrOfType<DenseI64ArrayAttr>(
           mlir::linformer::kTokenLoopsAttrName);
+      Attribute slots = op->getAttr(mlir::linformer::kCUDASlotRowsAttrName);
       auto bound = op->getAttrOfType<mlir::linformer::TokenBoundAttr>(
           mlir::linformer::kTokenBoundAttrName);
       FailureOr<linalg::GenericOp> moved =
@@ -76,6 +77,8 @@ struct CUDAPrepareLoopsPass
           renumbered.push_back(position(d));
         (*moved)->setAttr(mlir::linformer::kTokenLoopsAttrName,
                           rewriter.getDenseI64ArrayAttr(renumbered));
+        if (slots)
+          (*moved)->setAttr(mlir::linformer::kCUDASlotRowsAttrName, slots);
       }
       // So does a token bound's.
       if (bound)

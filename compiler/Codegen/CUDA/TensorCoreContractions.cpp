@@ -459,9 +459,12 @@ struct CUDATensorCoreContractionsPass
         });
     // Where C's rows are tokens, so are the sums': their (batch, token)
     // dimensions, for linformer-cuda-tile-parallel-loops' length rule.
-    if (std::optional<std::pair<int64_t, int64_t>> rows = tokenDimsOfC(op))
+    if (std::optional<std::pair<int64_t, int64_t>> rows = tokenDimsOfC(op)) {
       sums->setAttr(mlir::linformer::kTokenLoopsAttrName,
                     rewriter.getDenseI64ArrayAttr({rows->first, rows->second}));
+      if (Attribute slots = op->getAttr(mlir::linformer::kCUDASlotRowsAttrName))
+        sums->setAttr(mlir::linformer::kCUDASlotRowsAttrName, slots);
+    }
   }
 
   /// C's (batch, token) dimensions, where `op` has token loops that C
@@ -1675,9 +1678,11 @@ struct CUDATensorCoreContractionsPass
         if (p.split > 1)
           grid.push_back(p.split);
         grid.push_back(blockCols);
-        outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName,
-                       mlir::linformer::TokenRowsAttr::get(
-                           ctx, DenseI64ArrayAttr::get(ctx, grid), 0, 1, BM));
+        if (auto rule = cuda::tokenRowsRule(
+                ctx, grid, 0, 1, BM, 1,
+                op->getAttrOfType<DenseI64ArrayAttr>(
+                    mlir::linformer::kCUDASlotRowsAttrName)))
+          outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
       }
     }
   };

@@ -57,6 +57,8 @@ struct CUDATileParallelLoopsPass
       // token) dimensions, for the length rule below.
       auto tokenDims =
           op->getAttrOfType<DenseI64ArrayAttr>(mlir::linformer::kTokenLoopsAttrName);
+      auto slotRows = op->getAttrOfType<DenseI64ArrayAttr>(
+          mlir::linformer::kCUDASlotRowsAttrName);
       // Lanes that shuffle (the f32 attention core's lanes of a query row,
       // thread x whole) need blocks of whole warps: a shuffle's partner
       // lanes must all exist. (Read before the loop is rebuilt below.)
@@ -148,15 +150,15 @@ struct CUDATileParallelLoopsPass
           grid.push_back(e / t);
           blocks *= e / t;
         }
-        auto rule = mlir::linformer::TokenRowsAttr::get(
-            &getContext(), DenseI64ArrayAttr::get(&getContext(), grid), 0, 1,
-            tiles[1] * perIteration);
+        auto rule = mlir::linformer::cuda::tokenRowsRule(
+            &getContext(), grid, 0, 1, tiles[1], perIteration, slotRows);
         std::vector<unsigned> all;
         for (unsigned d = 0; d < outer.getNumLoops(); ++d)
           all.push_back(d);
         outer = collapse(rewriter, outer, {all}, {blocks});
         mlir::linformer::cuda::mapLoop(outer, {gpu::Processor::BlockX});
-        outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
+        if (rule)
+          outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
       } else {
         mapInnermostFirst(outer, gpu::Processor::BlockX, 3);
       }

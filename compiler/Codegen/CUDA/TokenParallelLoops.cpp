@@ -6,7 +6,8 @@
 // same dimensions, for linformer-cuda-tile-parallel-loops' length rule;
 // and each op whose reduction over tokens stops at the lengths
 // (`linformer.token_bound`: window sums, E X off the tensor cores) the same
-// way, its token loop's trip count then read from the lengths.
+// way, its token loop's trip count then read from the lengths (a window
+// sum's slots keep their token loops too).
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,6 +118,8 @@ struct CUDATokenParallelLoopsPass
         return signalPassFailure();
       }
       nest->front()->setAttr(mlir::linformer::kTokenLoopsAttrName, loops);
+      if (Attribute slots = op->getAttr(mlir::linformer::kCUDASlotRowsAttrName))
+        nest->front()->setAttr(mlir::linformer::kCUDASlotRowsAttrName, slots);
       rewriter.eraseOp(op);
     }
   }
@@ -141,8 +144,13 @@ struct CUDATokenParallelLoopsPass
                         "token loop");
         return failure();
       }
-      boundTokens(cast<scf::ParallelOp>(nest->front()),
-                  cast<scf::ForOp>(nest->back()), bound, lengths);
+      auto outer = cast<scf::ParallelOp>(nest->front());
+      boundTokens(outer, cast<scf::ForOp>(nest->back()), bound, lengths);
+      // A window sum's rows are slots: they keep their rule too.
+      for (StringRef name : {mlir::linformer::kTokenLoopsAttrName,
+                             mlir::linformer::kCUDASlotRowsAttrName})
+        if (Attribute attr = op->getAttr(name))
+          outer->setAttr(name, attr);
       rewriter.eraseOp(op);
     }
     return success();

@@ -263,9 +263,10 @@ struct CUDAWarpReductionsPass
           extents[red - 1] % perBlock == 0) {
         SmallVector<int64_t> grid(extents.begin(), extents.begin() + red);
         grid.back() /= perBlock;
-        rule = mlir::linformer::TokenRowsAttr::get(
-            op.getContext(), rewriter.getDenseI64ArrayAttr(grid), loops[0],
-            loops[1], perBlock);
+        rule = cuda::tokenRowsRule(op.getContext(), grid, loops[0], loops[1],
+                                   perBlock, 1,
+                                   op->getAttrOfType<DenseI64ArrayAttr>(
+                                       mlir::linformer::kCUDASlotRowsAttrName));
       }
       warpSums(
           rewriter, loc, rows, perBlock,
