@@ -98,6 +98,11 @@ def main():
     env["OMP_NUM_THREADS"] = str(a.threads)
     ours_target = []
     peer_isa = []
+    # TorchInductor's on-disk cache does not key its kernels by
+    # ATEN_CPU_CAPABILITY: an AVX2 run that finds the native run's kernels
+    # there computes garbage (the encoder's output 1.2 normwise off under
+    # torch 2.15). Each ISA's work directory gets a cache of its own.
+    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(work, "inductor-cache")
     if a.isa == "avx2":
         # Every peer's kernels limited to AVX2: ATen's dispatch, oneDNN,
         # MKL (torch's sgemm), XLA; IREE and ours compile for an AVX2 CPU.
@@ -123,7 +128,7 @@ def main():
     rows = []
     csv_path = os.path.join(a.out, "peers.csv")
     fields = ["block", "n", "k", "peer", "median_ms", "min_ms", "gflops", "pct_peak", "rss_mib",
-              "peer_over_ours", "rel_err", "compile_s", "notes", "error"]
+              "peer_over_ours", "rel_err", "compile_s", "notes", "error", "caveat"]
 
     def emit(row):
         rows.append(row)
@@ -267,7 +272,7 @@ def main():
                     row = {"block": block, "n": n, "k": k, "peer": peer, "rss_mib": result.get("rss_mib", ""),
                            "rel_err": result.get("rel_err", ""), "compile_s": result.get("compile_s", ""),
                            "notes": "; ".join(result.get("notes", []) + ([spread(all_ms)] if all_ms else [])),
-                           "error": result.get("error", "")}
+                           "error": result.get("error", ""), "caveat": result.get("caveat", "")}
                     if "median_ms" in result:
                         ms = result["median_ms"]
                         row.update({"median_ms": ms, "min_ms": result["min_ms"], "gflops": flop / (ms * 1e6),
@@ -313,9 +318,9 @@ def write_summary(rows, out, cpu, isa, peak, threads):
                 ratio = r.get("peer_over_ours")
                 lines.append(f"| {r['n']} | {r['k']} | {r['peer']} | {r['median_ms']:.2f} | {r['gflops']:.1f} | "
                              f"{r['pct_peak']:.1f} | {r['rss_mib']:.0f} | "
-                             f"{ratio:.2f} | {r.get('error') or ''} |" if isinstance(ratio, float) else
+                             f"{ratio:.2f} | {r.get('error') or r.get('caveat') or ''} |" if isinstance(ratio, float) else
                              f"| {r['n']} | {r['k']} | {r['peer']} | {r['median_ms']:.2f} | {r['gflops']:.1f} | "
-                             f"{r['pct_peak']:.1f} | {r['rss_mib']:.0f} | - | {r.get('error') or ''} |")
+                             f"{r['pct_peak']:.1f} | {r['rss_mib']:.0f} | - | {r.get('error') or r.get('caveat') or ''} |")
             else:
                 lines.append(f"| {r['n']} | {r['k']} | {r['peer']} | - | - | - | - | - | {r.get('error', '')} |")
         lines.append("")

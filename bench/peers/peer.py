@@ -18,8 +18,11 @@ for --isa-cpu instead of the host, and every peer reports in its notes which
 ISA it really ran (torch's ATen capability, oneDNN's and MKL's verbose
 lines; the zmm / ymm instructions of the code XLA and IREE generated, from
 their dumps), so a limit that did not take shows. A peer whose code is not
-limited is reported as an error, not timed: JAX hands its dots to YNNPACK,
-which picks its kernels by CPUID whatever XLA's limit says.
+limited is reported as an error, not timed. JAX hands its dots to YNNPACK,
+which picks its kernels by CPUID whatever XLA's limit says, so with --isa
+avx2 XLA makes no YNNPACK fusions and its dots go to oneDNN's gemm; a child
+process with ONEDNN_VERBOSE=1 runs the function once to read the ISA oneDNN
+reports.
 """
 
 import argparse
@@ -108,6 +111,22 @@ def vector_registers(paths):
     return zmm, ymm
 
 
+def onednn_probe(argv):
+    """The ISA oneDNN reports and how many primitives it ran, for one run of
+    this peer in a child process with ONEDNN_VERBOSE=1 (which prints every
+    call, so never in the timed process): (isa or None, calls)."""
+    env = dict(os.environ, ONEDNN_VERBOSE="1")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__)] + argv + ["--onednn-probe"],
+                         env=env, capture_output=True, text=True).stdout
+    isa = None
+    calls = 0
+    for line in out.splitlines():
+        if ",info,cpu,isa:" in line and isa is None:
+            isa = line.split("isa:", 1)[1].strip()
+        calls += ",primitive,exec,cpu," in line
+    return isa, calls
+
+
 def cpu_has_avx512():
     try:
         return " avx512f" in open("/proc/cpuinfo").read()
@@ -127,6 +146,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--isa", default="native", choices=["native", "avx2"])
     ap.add_argument("--isa-cpu", default="znver3")
+    ap.add_argument("--onednn-probe", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     config = json.load(open(a.config))
     weights = models.read_safetensors(a.weights)
@@ -136,6 +156,13 @@ def main():
 
     isa_error = None
     if a.peer == "jax":
+        if a.isa != "native":
+            # XLA hands its dots to YNNPACK by default, which picks AVX-512
+            # kernels by CPUID whatever --xla_cpu_max_isa says. Without
+            # YNNPACK fusions they go to oneDNN's gemm, which
+            # ONEDNN_MAX_CPU_ISA limits (checked below).
+            os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "")
+                                       + " --xla_cpu_experimental_ynn_fusion_type=")
         # XLA's dump tells what ran where: the objects XLA generated, and in
         # the optimized HLO the fusions it hands to a library (YNNPACK).
         dump = tempfile.mkdtemp(prefix="linformer-jax-dump-")
@@ -148,6 +175,8 @@ def main():
         t0 = time.perf_counter()
         y = np.asarray(f(xj).block_until_ready())
         result["compile_s"] = time.perf_counter() - t0
+        if a.onednn_probe:
+            return  # the parent reads oneDNN's verbose lines of that run
         run = lambda: f(xj).block_until_ready()
         notes.append(f"jax {jax.__version__}")
         regs = vector_registers(glob.glob(os.path.join(dump, "*.o")))
@@ -162,6 +191,10 @@ def main():
             # XLA aborts on a flag it does not know, so getting here means
             # the limit was parsed; it limits only the code XLA generates.
             notes.append("XLA_FLAGS --xla_cpu_max_isa=AVX2")
+            notes.append("XLA_FLAGS --xla_cpu_experimental_ynn_fusion_type= (no YNNPACK fusions)")
+            isa, calls = onednn_probe(sys.argv[1:])
+            if calls:
+                notes.append(f"oneDNN {isa}: {calls} calls in the first run")
             if regs and regs[0]:
                 isa_error = "not limited to AVX2: XLA's own code has zmm instructions"
             elif ynn and cpu_has_avx512():
@@ -169,6 +202,12 @@ def main():
                 # under gdb, ynn::dot_fp32_5x64x1_1x16x1_avx512 ran here.
                 isa_error = ("not limited to AVX2: its dots run in YNNPACK, which picks AVX-512 "
                              "kernels by CPUID; --xla_cpu_max_isa limits only XLA's own code")
+            elif calls and (not isa or "AVX2" not in isa or "512" in isa):
+                isa_error = f"not limited to AVX2: its dots ran in oneDNN with ISA {isa}"
+            # Held to AVX2, but not JAX as an AVX2 machine runs it: there
+            # YNNPACK would take the dots with its AVX2 kernels.
+            result["caveat"] = ("JAX without YNNPACK (dots in oneDNN's AVX2 gemm); on an AVX2 CPU "
+                                "YNNPACK's AVX2 kernels would run them")
     elif a.peer == "iree":
         import torch
         import iree.compiler as ireec
