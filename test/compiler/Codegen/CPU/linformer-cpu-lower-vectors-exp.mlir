@@ -37,3 +37,48 @@ func.func @exp_2d(%x: vector<8x16xf32>) -> vector<8x16xf32> {
   %e = math.exp %x : vector<8x16xf32>
   return %e : vector<8x16xf32>
 }
+
+// -----
+
+// The softmax's exponential, exp(c (x - m)) with a constant c > 0 (the
+// attention core's lowering), becomes 2^t with the scale and log2(e) in one
+// multiply: t = (x - m) * c log2(e) (0.125 * 1.4427 = 0.180337), clamped
+// to [-127, 127], n = roundeven(t), 2^(t - n) by six FMAs, 2^n from
+// exponent bits, no floor and no Cody-Waite FMAs of upstream's exp.
+// CHECK-LABEL: func.func @softmax_exp(
+// CHECK-NOT: math.exp
+// CHECK: %[[D:.*]] = arith.subf
+// CHECK: %[[T:.*]] = arith.mulf %[[D]], %{{.*}} : vector<4x16xf32>
+// CHECK: arith.cmpf uge, %[[T]]
+// CHECK: arith.cmpf ule
+// CHECK: %[[N:.*]] = math.roundeven
+// CHECK: arith.subf %{{.*}}, %[[N]]
+// CHECK-COUNT-6: math.fma
+// CHECK-NOT: math.fma
+// CHECK: arith.fptosi %[[N]]
+// CHECK: arith.shli
+// CHECK: arith.bitcast %{{.*}} : vector<4x16xi32> to vector<4x16xf32>
+// CHECK: arith.mulf
+// CHECK-NOT: math.floor
+// CHECK-NOT: math.exp
+func.func @softmax_exp(%x: vector<4x16xf32>, %m: vector<4x16xf32>) -> vector<4x16xf32> {
+  %c = arith.constant dense<0.125> : vector<4x16xf32>
+  %d = arith.subf %x, %m : vector<4x16xf32>
+  %t = arith.mulf %d, %c : vector<4x16xf32>
+  %e = math.exp %t : vector<4x16xf32>
+  return %e : vector<4x16xf32>
+}
+
+// -----
+
+// A negative scale is not a softmax's: upstream's approximation.
+// CHECK-LABEL: func.func @negative_scale(
+// CHECK: math.floor
+// CHECK-NOT: math.roundeven
+func.func @negative_scale(%x: vector<16xf32>, %m: vector<16xf32>) -> vector<16xf32> {
+  %c = arith.constant dense<-0.125> : vector<16xf32>
+  %d = arith.subf %x, %m : vector<16xf32>
+  %t = arith.mulf %d, %c : vector<16xf32>
+  %e = math.exp %t : vector<16xf32>
+  return %e : vector<16xf32>
+}
