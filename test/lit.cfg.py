@@ -28,6 +28,18 @@ tool_dirs = [config.linformer_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["linformer-opt", "linformer-e2e", "linformer-compile", "linformer-run"], tool_dirs)
 
+# mlir-runner (mlir-22-tools) and its runtime library (libmlir-22-dev) run
+# lowered test functions: the accuracy of the CPU's vector approximations.
+runner_utils = os.path.join(os.path.dirname(config.llvm_tools_dir), "lib",
+                            "libmlir_c_runner_utils.so")
+if (os.access(os.path.join(config.llvm_tools_dir, "mlir-runner"), os.X_OK)
+        and os.path.exists(runner_utils)):
+    config.available_features.add("mlir-runner")
+    config.substitutions.append(("%mlir_c_runner_utils", runner_utils))
+else:
+    lit_config.note("no mlir-runner or libmlir_c_runner_utils.so: the "
+                    "accuracy tests are skipped; scripts/setup installs them")
+
 # The CUDA path compiles here; ptxas (CUDA toolkit) checks what it emits.
 ptxas = os.path.join(os.environ.get("CUDA_HOME", "/usr/local/cuda"), "bin", "ptxas")
 if os.access(ptxas, os.X_OK):

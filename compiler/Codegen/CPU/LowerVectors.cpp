@@ -2,8 +2,9 @@
 //
 // Lowers contractions to outer products (broadcast-FMA), multi-reductions
 // to inner reductions, transposes/transfers/broadcasts to simple ops, and
-// math.exp to a polynomial so that it vectorises (the softmax's, exp(c (x -
-// m)), as 2^t: SoftmaxExp2).
+// math.exp and math.erf to polynomials so that they vectorise (the
+// softmax's exp(c (x - m)) as 2^t: SoftmaxExp2; erf as a rational function:
+// ErfRational).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,17 +31,19 @@ namespace {
 
 /// The softmax's exponential, exp(c (x - m)) with c > 0 a constant (the
 /// attention core's lowering scales inside the exponential; x <= m there),
-/// as FlashAttention computes it: 2^t with t = (x - m) (c log2 e), 2^t =
-/// 2^n 2^f for n = round(t) and f = t - n in [-1/2, 1/2], 2^f by a
-/// degree-6 polynomial (relative error below 8e-8 in f32 arithmetic, a
-/// reweighted least-squares fit; upstream's: 2^-22.5), 2^n from exponent
-/// bits. Upstream's approximation of any exp reduces the range from its
-/// operand by Cody-Waite, at 12 multiplies and FMAs a vector (with the
-/// scale's) against 8 here; the rounding of t costs a relative error of
-/// |t| 6e-8 in 2^t, as the rounding of c (x - m) costs upstream's. t is
-/// clamped to [-127, 127]: n = -127 makes 2^n zero (flushed, as upstream),
-/// so masked scores (-inf) give 0; NaN stays NaN (the clamps' unordered
-/// compares keep it).
+/// as FlashAttention computes it: 2^t with t = (x - m) c log2(e), the scale
+/// and log2(e) in one constant, 2^t = 2^n 2^f for n = round(t) and f = t -
+/// n in [-1/2, 1/2], 2^f by a degree-6 polynomial (relative error below
+/// 8e-8 in f32 arithmetic, a reweighted least-squares fit), 2^n from
+/// exponent bits. t is carried as t + tLow (the product's rounding error
+/// by an FMA, and the constant's low part): rounded to f32 alone it would
+/// cost a relative error of |t| 6e-8 in 2^t (3.7e-6 at exp(-80)); with it
+/// the error stays below 1.2e-7 over c (x - m) in [-80, 0], as upstream's
+/// (lit test cpu-exp-erf-accuracy). 10 multiplies and FMAs a vector against
+/// upstream's 13 with the scale (its Cody-Waite range reduction). x - m is
+/// clamped so that t lies in [-127, 127]: n = -127 makes 2^n zero (flushed,
+/// as upstream), so masked scores (-inf) give 0; NaN stays NaN (the
+/// clamps' unordered compares keep it).
 struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
   SoftmaxExp2(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
 
@@ -62,8 +65,11 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
     if (!c.isSplat() || !(c.getSplatValue<APFloat>().convertToDouble() > 0) ||
         !diff.getDefiningOp<arith::SubFOp>())
       return rewriter.notifyMatchFailure(op, "not exp(c (x - m)), c > 0");
-    double log2e = 1.4426950408889634;
-    double scaleLog2e = c.getSplatValue<APFloat>().convertToDouble() * log2e;
+    // c log2(e) as an f32 pair k + kLow, so that t = d k + d kLow keeps
+    // what rounding d k loses.
+    double scaleLog2e =
+        c.getSplatValue<APFloat>().convertToDouble() * 1.4426950408889634;
+    double k = float(scaleLog2e), kLow = float(scaleLog2e - k);
 
     Location loc = op.getLoc();
     auto i32Type = VectorType::get(type.getShape(), rewriter.getI32Type());
@@ -83,11 +89,18 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
           rewriter, loc, arith::CmpFOp::create(rewriter, loc, keep, v, b), v,
           b);
     };
-    Value t = arith::MulFOp::create(rewriter, loc, diff, f32(scaleLog2e));
-    t = clamp(t, arith::CmpFPredicate::UGE, -127.0);
-    t = clamp(t, arith::CmpFPredicate::ULE, 127.0);
+    // d clamped so that t lies in [-127, 127] (before the product, whose
+    // error an FMA would turn into NaN at d = -inf, a masked score).
+    Value d = clamp(diff, arith::CmpFPredicate::UGE, -127.0 / k);
+    d = clamp(d, arith::CmpFPredicate::ULE, 127.0 / k);
+    Value t = arith::MulFOp::create(rewriter, loc, d, f32(k));
+    // tLow: d k - t exactly (an FMA), plus d kLow.
+    Value tLow = math::FmaOp::create(rewriter, loc, d, f32(k),
+                                     arith::NegFOp::create(rewriter, loc, t));
+    tLow = math::FmaOp::create(rewriter, loc, d, f32(kLow), tLow);
     Value n = math::RoundEvenOp::create(rewriter, loc, t);
-    Value f = arith::SubFOp::create(rewriter, loc, t, n);
+    Value f = arith::AddFOp::create(
+        rewriter, loc, arith::SubFOp::create(rewriter, loc, t, n), tLow);
     // 2^f, f in [-1/2, 1/2]: c0 + f (c1 + f (c2 + ...)).
     static constexpr double kCoefficients[] = {1.0,
                                                0.6931471824645996,
@@ -108,6 +121,59 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
         i32(23));
     Value pow2 = arith::BitcastOp::create(rewriter, loc, type, bits);
     rewriter.replaceOpWithNewOp<arith::MulFOp>(op, p, pow2);
+    return success();
+  }
+};
+
+/// erf (GELU's) as x P(x^2) / Q(x^2) on x clamped to [-4, 4] (erf is 1
+/// in f32 beyond), P and Q of degree 5 from a reweighted least-squares fit
+/// of erf(x) / x on [0, 4]: absolute error below 3.2e-7 in f32 arithmetic
+/// (relative 3.4e-7 for |x| > 1e-3), in 13 multiplies and FMAs and one
+/// division a vector. Upstream's approximation picks one of three
+/// coefficient sets per lane (a blend for each coefficient: 18 blends a
+/// vector on AVX2, its FFN's second GEMM spending about a tenth of its time
+/// in the GELU it absorbs). NaN stays NaN (unordered compares keep it);
+/// +-inf give +-1.
+struct ErfRational : OpRewritePattern<math::ErfOp> {
+  ErfRational(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(math::ErfOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(op.getType());
+    if (!type || !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not a vector of f32");
+    Location loc = op.getLoc();
+    auto f32 = [&](double v) -> Value {
+      return arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(type, rewriter.getF32FloatAttr(float(v))));
+    };
+    auto clamp = [&](Value v, arith::CmpFPredicate keep, double bound) {
+      Value b = f32(bound);
+      return arith::SelectOp::create(
+          rewriter, loc, arith::CmpFOp::create(rewriter, loc, keep, v, b), v,
+          b);
+    };
+    Value x = clamp(op.getOperand(), arith::CmpFPredicate::UGE, -4.0);
+    x = clamp(x, arith::CmpFPredicate::ULE, 4.0);
+    Value z = arith::MulFOp::create(rewriter, loc, x, x);
+    auto horner = [&](ArrayRef<double> c) {
+      Value v = f32(c.back());
+      for (int k = int(c.size()) - 2; k >= 0; --k)
+        v = math::FmaOp::create(rewriter, loc, z, v, f32(c[k]));
+      return v;
+    };
+    static constexpr double kP[] = {
+        1.1283789769141468,   0.19623785642676145,    0.053465922644482536,
+        0.004003142902708489, 0.00028802558450441787, 1.9748576191580547e-06};
+    static constexpr double kQ[] = {1.0,
+                                    0.507242435726397,
+                                    0.11647174972267596,
+                                    0.015443422991595386,
+                                    0.0012162292471218942,
+                                    3.748031631471693e-05};
+    Value p = arith::MulFOp::create(rewriter, loc, x, horner(kP));
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, p, horner(kQ));
     return success();
   }
 };
@@ -139,7 +205,7 @@ struct LowerVectorsPass
       vector::populateVectorTransferLoweringPatterns(patterns,
                                                      /*maxTransferRank=*/1);
       vector::populateVectorMaskOpLoweringPatterns(patterns);
-      patterns.add<SoftmaxExp2>(ctx);
+      patterns.add<SoftmaxExp2, ErfRational>(ctx);
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) {
             return name == math::ExpOp::getOperationName() ||

@@ -42,17 +42,24 @@ func.func @exp_2d(%x: vector<8x16xf32>) -> vector<8x16xf32> {
 
 // The softmax's exponential, exp(c (x - m)) with a constant c > 0 (the
 // attention core's lowering), becomes 2^t with the scale and log2(e) in one
-// multiply: t = (x - m) * c log2(e) (0.125 * 1.4427 = 0.180337), clamped
-// to [-127, 127], n = roundeven(t), 2^(t - n) by six FMAs, 2^n from
-// exponent bits, no floor and no Cody-Waite FMAs of upstream's exp.
+// constant: t = (x - m) * c log2(e) (0.125 * 1.4427 = 0.180337) and what
+// its rounding lost (two FMAs), x - m clamped so that t lies in [-127,
+// 127] (the FMAs would make -inf NaN), n = roundeven(t),
+// 2^(t - n) by six FMAs, 2^n from exponent bits; no floor and none of
+// upstream's Cody-Waite FMAs.
 // CHECK-LABEL: func.func @softmax_exp(
 // CHECK-NOT: math.exp
-// CHECK: %[[D:.*]] = arith.subf
-// CHECK: %[[T:.*]] = arith.mulf %[[D]], %{{.*}} : vector<4x16xf32>
-// CHECK: arith.cmpf uge, %[[T]]
+// CHECK: %[[X:.*]] = arith.subf
+// CHECK: arith.cmpf uge, %[[X]]
 // CHECK: arith.cmpf ule
-// CHECK: %[[N:.*]] = math.roundeven
-// CHECK: arith.subf %{{.*}}, %[[N]]
+// CHECK: %[[D:.*]] = arith.select
+// CHECK: %[[T:.*]] = arith.mulf %[[D]], %{{.*}} : vector<4x16xf32>
+// CHECK: %[[NT:.*]] = arith.negf %[[T]]
+// CHECK: %[[E:.*]] = math.fma %[[D]], %{{.*}}, %[[NT]]
+// CHECK: %[[LOW:.*]] = math.fma %[[D]], %{{.*}}, %[[E]]
+// CHECK: %[[N:.*]] = math.roundeven %[[T]]
+// CHECK: %[[F:.*]] = arith.subf %{{.*}}, %[[N]]
+// CHECK: arith.addf %[[F]], %[[LOW]]
 // CHECK-COUNT-6: math.fma
 // CHECK-NOT: math.fma
 // CHECK: arith.fptosi %[[N]]
@@ -80,5 +87,27 @@ func.func @negative_scale(%x: vector<16xf32>, %m: vector<16xf32>) -> vector<16xf
   %d = arith.subf %x, %m : vector<16xf32>
   %t = arith.mulf %d, %c : vector<16xf32>
   %e = math.exp %t : vector<16xf32>
+  return %e : vector<16xf32>
+}
+
+// -----
+
+// erf (GELU's) becomes x P(x^2) / Q(x^2) on x clamped to [-4, 4]: two
+// clamps, x^2, five FMAs for each polynomial, one division; none of
+// upstream's interval selects (its coefficients chosen per lane).
+// CHECK-LABEL: func.func @erf(
+// CHECK-NOT: math.erf
+// CHECK: arith.cmpf uge
+// CHECK: arith.cmpf ule
+// CHECK: %[[X:.*]] = arith.select
+// CHECK: arith.mulf %[[X]], %[[X]] : vector<16xf32>
+// CHECK-COUNT-5: math.fma
+// CHECK: arith.mulf %[[X]]
+// CHECK-COUNT-5: math.fma
+// CHECK: arith.divf
+// CHECK-NOT: arith.select
+// CHECK-NOT: math.erf
+func.func @erf(%x: vector<16xf32>) -> vector<16xf32> {
+  %e = math.erf %x : vector<16xf32>
   return %e : vector<16xf32>
 }
