@@ -29,6 +29,26 @@ using namespace mlir::linformer;
 
 namespace {
 
+/// The f32 vector arithmetic of the approximations below: splat constants
+/// of `type`, and a clamp that keeps NaN (an unordered compare and a
+/// select, which x86 lowers to one max or min).
+struct VectorMath {
+  PatternRewriter &rewriter;
+  Location loc;
+  VectorType type;
+
+  Value f32(double v) const {
+    return arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(type, rewriter.getF32FloatAttr(float(v))));
+  }
+  Value clamp(Value v, arith::CmpFPredicate keep, double bound) const {
+    Value b = f32(bound);
+    return arith::SelectOp::create(
+        rewriter, loc, arith::CmpFOp::create(rewriter, loc, keep, v, b), v, b);
+  }
+};
+
 /// The softmax's exponential, exp(c (x - m)) with c > 0 a constant (the
 /// attention core's lowering scales inside the exponential; x <= m there),
 /// as FlashAttention computes it: 2^t with t = (x - m) c log2(e), the scale
@@ -38,10 +58,10 @@ namespace {
 /// exponent bits. t is carried as t + tLow (the product's rounding error
 /// by an FMA, and the constant's low part): rounded to f32 alone it would
 /// cost a relative error of |t| 6e-8 in 2^t (3.7e-6 at exp(-80)); with it
-/// the error stays below 1.2e-7 over c (x - m) in [-80, 0], as upstream's
-/// (lit test cpu-exp-erf-accuracy). 10 multiplies and FMAs a vector against
-/// upstream's 13 with the scale (its Cody-Waite range reduction). x - m is
-/// clamped so that t lies in [-127, 127]: n = -127 makes 2^n zero (flushed,
+/// the error is 8.3e-8 over c (x - m) in [-80, 0], upstream's 8.0e-8
+/// (linformer-cpu-lower-vectors-accuracy.mlir). 10 multiplies and FMAs a vector
+/// against upstream's 13 with the scale (its Cody-Waite range reduction). x - m
+/// is clamped so that t lies in [-127, 127]: n = -127 makes 2^n zero (flushed,
 /// as upstream), so masked scores (-inf) give 0; NaN stays NaN (the
 /// clamps' unordered compares keep it).
 struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
@@ -73,26 +93,17 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
 
     Location loc = op.getLoc();
     auto i32Type = VectorType::get(type.getShape(), rewriter.getI32Type());
-    auto f32 = [&](double v) -> Value {
-      return arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(type, rewriter.getF32FloatAttr(float(v))));
-    };
+    VectorMath m{rewriter, loc, type};
+    auto f32 = [&](double v) { return m.f32(v); };
     auto i32 = [&](int32_t v) -> Value {
       return arith::ConstantOp::create(
           rewriter, loc,
           DenseElementsAttr::get(i32Type, rewriter.getI32IntegerAttr(v)));
     };
-    auto clamp = [&](Value v, arith::CmpFPredicate keep, double bound) {
-      Value b = f32(bound);
-      return arith::SelectOp::create(
-          rewriter, loc, arith::CmpFOp::create(rewriter, loc, keep, v, b), v,
-          b);
-    };
     // d clamped so that t lies in [-127, 127] (before the product, whose
     // error an FMA would turn into NaN at d = -inf, a masked score).
-    Value d = clamp(diff, arith::CmpFPredicate::UGE, -127.0 / k);
-    d = clamp(d, arith::CmpFPredicate::ULE, 127.0 / k);
+    Value d = m.clamp(diff, arith::CmpFPredicate::UGE, -127.0 / k);
+    d = m.clamp(d, arith::CmpFPredicate::ULE, 127.0 / k);
     Value t = arith::MulFOp::create(rewriter, loc, d, f32(k));
     // tLow: d k - t exactly (an FMA), plus d kLow.
     Value tLow = math::FmaOp::create(rewriter, loc, d, f32(k),
@@ -143,19 +154,10 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
     if (!type || !type.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "not a vector of f32");
     Location loc = op.getLoc();
-    auto f32 = [&](double v) -> Value {
-      return arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(type, rewriter.getF32FloatAttr(float(v))));
-    };
-    auto clamp = [&](Value v, arith::CmpFPredicate keep, double bound) {
-      Value b = f32(bound);
-      return arith::SelectOp::create(
-          rewriter, loc, arith::CmpFOp::create(rewriter, loc, keep, v, b), v,
-          b);
-    };
-    Value x = clamp(op.getOperand(), arith::CmpFPredicate::UGE, -4.0);
-    x = clamp(x, arith::CmpFPredicate::ULE, 4.0);
+    VectorMath m{rewriter, loc, type};
+    auto f32 = [&](double v) { return m.f32(v); };
+    Value x = m.clamp(op.getOperand(), arith::CmpFPredicate::UGE, -4.0);
+    x = m.clamp(x, arith::CmpFPredicate::ULE, 4.0);
     Value z = arith::MulFOp::create(rewriter, loc, x, x);
     auto horner = [&](ArrayRef<double> c) {
       Value v = f32(c.back());
