@@ -133,8 +133,11 @@ static std::string kib(int64_t bytes) {
 
 std::string describe(const CPUTarget &t) {
   std::string width = std::to_string(t.vectorBits) + "-bit";
-  if (t.vectorPasses() > 1)
+  if (int64_t passes = t.vectorPasses(); passes == 2)
     width += " in " + std::to_string(t.fmaBits) + "-bit halves";
+  else if (passes > 2)
+    width += " in " + std::to_string(passes) + " " + std::to_string(t.fmaBits) +
+             "-bit passes";
   std::string s = t.isa + " (" + width + ", " +
                   std::to_string(t.vectorRegisters) + " registers), L1 " +
                   kib(t.l1Bytes) + ", L2 " + kib(t.l2Bytes) + ", L3 " +

@@ -99,6 +99,14 @@ TEST(TargetTest, JsonRoundTripAndErrors) {
   ASSERT_EQ(fromJson(toJson(t), back), "");
   EXPECT_EQ(back.fmaBits, 256);
   EXPECT_EQ(back.l2BytesPerCycle, 48);
+  // The table names the split: halves, or as many passes as it takes.
+  CPUTarget split = presetCPUTarget("avx512");
+  split.fmaBits = 256;
+  EXPECT_NE(describe(split).find("512-bit in 256-bit halves,"),
+            std::string::npos);
+  split.fmaBits = 128;
+  EXPECT_NE(describe(split).find("512-bit in 4 128-bit passes,"),
+            std::string::npos);
   EXPECT_NE(fromJson(R"({"fma_bits": 100})", back).find("multiple of 32"),
             std::string::npos);
   EXPECT_NE(fromJson(R"({"l2_bytes_per_cycle": 0})", back)
