@@ -171,6 +171,17 @@ BlockArgument mlir::linformer::markedLengthsArgument(func::FuncOp fn) {
   return {};
 }
 
+int64_t mlir::linformer::markedSequenceLength(func::FuncOp fn) {
+  int64_t n = 0;
+  for (BlockArgument arg : fn.getArguments())
+    if (fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+      if (auto type = dyn_cast<ShapedType>(arg.getType());
+          type && type.hasRank() && type.getRank() >= 2 &&
+          !type.isDynamicDim(1))
+        n = type.getDimSize(1);
+  return n;
+}
+
 Value mlir::linformer::markRoot(Value v) {
   Operation *op = v.getDefiningOp();
   op->setAttr(kRootAttrName, UnitAttr::get(op->getContext()));

@@ -73,6 +73,10 @@ BlockArgument markedLengthsArgument(Operation *op);
 /// The same for the function `fn` itself.
 BlockArgument markedLengthsArgument(func::FuncOp fn);
 
+/// n, the token dimension of `fn`'s `linformer.sequence` arguments
+/// (tensors or buffers of rank >= 2); 0 when none gives a static one.
+int64_t markedSequenceLength(func::FuncOp fn);
+
 /// Marks the op defining `v` as a kernel root; returns `v`.
 Value markRoot(Value v);
 

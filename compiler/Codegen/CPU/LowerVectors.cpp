@@ -47,6 +47,13 @@ struct VectorMath {
     return arith::SelectOp::create(
         rewriter, loc, arith::CmpFOp::create(rewriter, loc, keep, v, b), v, b);
   }
+  /// c[0] + x (c[1] + x (c[2] + ...)), one FMA a coefficient after the last.
+  Value horner(Value x, ArrayRef<double> c) const {
+    Value v = f32(c.back());
+    for (int i = int(c.size()) - 2; i >= 0; --i)
+      v = math::FmaOp::create(rewriter, loc, x, v, f32(c[i]));
+    return v;
+  }
 };
 
 /// The softmax's exponential, exp(c (x - m)) with c > 0 a constant (the
@@ -82,19 +89,18 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
       if (!matchPattern(scale, m_Constant(&c)))
         return rewriter.notifyMatchFailure(op, "no constant scale");
     }
-    if (!c.isSplat() || !(c.getSplatValue<APFloat>().convertToDouble() > 0) ||
-        !diff.getDefiningOp<arith::SubFOp>())
+    double cValue =
+        c.isSplat() ? c.getSplatValue<APFloat>().convertToDouble() : 0.0;
+    if (!(cValue > 0) || !diff.getDefiningOp<arith::SubFOp>())
       return rewriter.notifyMatchFailure(op, "not exp(c (x - m)), c > 0");
     // c log2(e) as an f32 pair k + kLow, so that t = d k + d kLow keeps
     // what rounding d k loses.
-    double scaleLog2e =
-        c.getSplatValue<APFloat>().convertToDouble() * 1.4426950408889634;
+    double scaleLog2e = cValue * 1.4426950408889634;
     double k = float(scaleLog2e), kLow = float(scaleLog2e - k);
 
     Location loc = op.getLoc();
     auto i32Type = VectorType::get(type.getShape(), rewriter.getI32Type());
     VectorMath m{rewriter, loc, type};
-    auto f32 = [&](double v) { return m.f32(v); };
     auto i32 = [&](int32_t v) -> Value {
       return arith::ConstantOp::create(
           rewriter, loc,
@@ -104,15 +110,15 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
     // error an FMA would turn into NaN at d = -inf, a masked score).
     Value d = m.clamp(diff, arith::CmpFPredicate::UGE, -127.0 / k);
     d = m.clamp(d, arith::CmpFPredicate::ULE, 127.0 / k);
-    Value t = arith::MulFOp::create(rewriter, loc, d, f32(k));
+    Value t = arith::MulFOp::create(rewriter, loc, d, m.f32(k));
     // tLow: d k - t exactly (an FMA), plus d kLow.
-    Value tLow = math::FmaOp::create(rewriter, loc, d, f32(k),
+    Value tLow = math::FmaOp::create(rewriter, loc, d, m.f32(k),
                                      arith::NegFOp::create(rewriter, loc, t));
-    tLow = math::FmaOp::create(rewriter, loc, d, f32(kLow), tLow);
+    tLow = math::FmaOp::create(rewriter, loc, d, m.f32(kLow), tLow);
     Value n = math::RoundEvenOp::create(rewriter, loc, t);
     Value f = arith::AddFOp::create(
         rewriter, loc, arith::SubFOp::create(rewriter, loc, t, n), tLow);
-    // 2^f, f in [-1/2, 1/2]: c0 + f (c1 + f (c2 + ...)).
+    // 2^f, f in [-1/2, 1/2].
     static constexpr double kCoefficients[] = {1.0,
                                                0.6931471824645996,
                                                0.24022646248340607,
@@ -120,9 +126,7 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
                                                0.009618489071726799,
                                                0.0013399932067841291,
                                                0.00015345841529779136};
-    Value p = f32(kCoefficients[6]);
-    for (int k = 5; k >= 0; --k)
-      p = math::FmaOp::create(rewriter, loc, f, p, f32(kCoefficients[k]));
+    Value p = m.horner(f, kCoefficients);
     // 2^n: n + 127 in the exponent bits (0 for n = -127: zero).
     Value bits = arith::ShLIOp::create(
         rewriter, loc,
@@ -155,16 +159,9 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
       return rewriter.notifyMatchFailure(op, "not a vector of f32");
     Location loc = op.getLoc();
     VectorMath m{rewriter, loc, type};
-    auto f32 = [&](double v) { return m.f32(v); };
     Value x = m.clamp(op.getOperand(), arith::CmpFPredicate::UGE, -4.0);
     x = m.clamp(x, arith::CmpFPredicate::ULE, 4.0);
     Value z = arith::MulFOp::create(rewriter, loc, x, x);
-    auto horner = [&](ArrayRef<double> c) {
-      Value v = f32(c.back());
-      for (int k = int(c.size()) - 2; k >= 0; --k)
-        v = math::FmaOp::create(rewriter, loc, z, v, f32(c[k]));
-      return v;
-    };
     static constexpr double kP[] = {
         1.1283789769141468,   0.19623785642676145,    0.053465922644482536,
         0.004003142902708489, 0.00028802558450441787, 1.9748576191580547e-06};
@@ -174,8 +171,8 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
                                     0.015443422991595386,
                                     0.0012162292471218942,
                                     3.748031631471693e-05};
-    Value p = arith::MulFOp::create(rewriter, loc, x, horner(kP));
-    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, p, horner(kQ));
+    Value p = arith::MulFOp::create(rewriter, loc, x, m.horner(z, kP));
+    rewriter.replaceOpWithNewOp<arith::DivFOp>(op, p, m.horner(z, kQ));
     return success();
   }
 };

@@ -45,7 +45,7 @@ struct CUDAMarkTokenLoopsPass
            isa<AttentionCoreOp>(op)))
         ops.push_back(op);
     });
-    int64_t n = sequenceLength(fn);
+    int64_t n = markedSequenceLength(fn);
     llvm::DenseSet<Operation *> slotOps;
     for (Operation *op : llvm::reverse(ops)) {
       std::optional<TokenDims> dims = tokens.of(op->getResult(0));
@@ -97,18 +97,6 @@ struct CUDAMarkTokenLoopsPass
              return core.getQ() != result && core.getKeyMask() && bound &&
                     bound.getPerStep() == window;
            });
-  }
-
-  /// n: the token dimension of the function's sequence arguments (0 where
-  /// it has none).
-  static int64_t sequenceLength(func::FuncOp fn) {
-    for (BlockArgument arg : fn.getArguments()) {
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (type && type.getRank() >= 2 && !type.isDynamicDim(1) &&
-          fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
-        return type.getDimSize(1);
-    }
-    return 0;
   }
 };
 

@@ -22,6 +22,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/Target.h"
 
@@ -126,12 +127,7 @@ struct CUDAPlanLaunchesPass
       Operation *op;
       int64_t lo, hi;
     };
-    int64_t seqLen = 0;
-    for (BlockArgument arg : fn.getArguments())
-      if (fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
-        if (auto type = dyn_cast<MemRefType>(arg.getType());
-            type && type.getRank() >= 2 && !type.isDynamicDim(1))
-          seqLen = type.getDimSize(1);
+    int64_t seqLen = markedSequenceLength(fn);
     SmallVector<Item> items;
     llvm::SmallPtrSet<Operation *, 16> guardInputs;
     std::function<LogicalResult(Block &, int64_t, int64_t)> collect =
