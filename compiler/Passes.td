@@ -950,6 +950,55 @@ def LinformerCUDASelectSchedulesPass
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }
 
+def LinformerCUDALengthVariantsPass
+    : Pass<"linformer-cuda-length-variants", "::mlir::func::FuncOp"> {
+  let summary = "a token contraction's split-K variants for shorter runs, "
+                "in guards on the longest length";
+  let description = [{
+    The CUDA pipeline's step between `linformer-cuda-select-schedules` and
+    `linformer-cuda-tensor-core-contractions`. A staged contraction with
+    `linformer.cuda_length_splits` (pairs [T, S], T decreasing: when the
+    run's longest sequence has at most T tokens its length rule leaves
+    fewer blocks, and split-K S fills the GPU again) becomes nested
+    `scf.if`s on the run's longest length (the largest of the
+    `linformer.lengths` argument, computed once at the function's start),
+    each marked `linformer.length_guard` T: the then-branch (longest <= T)
+    holds the shorter variants, the outermost else the schedule's own
+    split. Each branch holds a copy of the contraction whose schedule has
+    that branch's split, marked `linformer.length_variant` (0 for the
+    schedule's own, i for the i-th pair), with copies of the ops the
+    tensor-core rewrite absorbs into it (the init writer right before it,
+    the epilogue right after it: `absorbableInit` / `absorbableEpilogue`
+    of Contractions.h), so that each variant is rewritten on its own. The
+    runtime evaluates the guards (linformer-cuda-plan-launches records
+    them) and launches one variant's kernels.
+
+    Errors: length splits on a contraction without a staged
+    `linformer.cuda_schedule`, pairs that are not [T, S], or a function
+    without a `linformer.lengths` argument.
+
+    ```mlir
+    // Before: linformer.cuda_length_splits = array<i64: 256, 2, 128, 4>
+    linalg.generic ... {linformer.cuda_schedule = #linformer.cuda_schedule<
+        warp_tiles = [4, 4], split = 1, ...>, ...}
+    // After (abridged)
+    %longest = scf.for ... // the largest length
+    scf.if (%longest <= 256) {
+      scf.if (%longest <= 128) {
+        linalg.generic ... {linformer.length_variant = 2, ... split = 4 ...}
+      } else {
+        linalg.generic ... {linformer.length_variant = 1, ... split = 2 ...}
+      } {linformer.length_guard = 128}
+    } else {
+      linalg.generic ... {linformer.length_variant = 0, ... split = 1 ...}
+    } {linformer.length_guard = 256}
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::linformer::LinformerDialect"];
+}
+
 def LinformerCUDATensorCoreContractionsPass
     : Pass<"linformer-cuda-tensor-core-contractions", "::mlir::func::FuncOp"> {
   let summary = "f32 contractions as warp tiles of mma.sync (TF32, BF16 or F16)";
@@ -994,13 +1043,11 @@ def LinformerCUDATensorCoreContractionsPass
     buffer `[parts] + C's shape`, and a second loop adds them to C in part
     order (deterministic, unlike atomics).
 
-    Length variants: a staged contraction with `linformer.cuda_length_splits`
-    (pairs [T, S]) is built once a split, in nested `scf.if`s on the run's
-    longest length (the largest of the `linformer.lengths` argument,
-    computed once at the function's start), each marked
-    `linformer.length_guard` T: the then-branch (longest <= T) holds the
-    shorter variants, the outermost else the schedule's own split. Each
-    variant's partial sums are allocated before the guards. A staged
+    Length variants: `linformer-cuda-length-variants`, run before, puts a
+    contraction with `linformer.cuda_length_splits` in nested `scf.if`s,
+    a copy a split; each copy (`linformer.length_variant` i) is rewritten
+    here as any contraction, its partial sums allocated before the
+    outermost guard in variant order, and freed after it. A staged
     contraction whose rows are tokens numbers its blocks (sequence, token
     tile, part, block column) with a length rule, so that the blocks of
     real tokens are a prefix of block x at every split; its sums' loop is

@@ -318,6 +318,8 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     selectOptions.coreGroups = options.coreGroups;
     selectOptions.coreMinBlocks = coreMinBlocks;
     funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
+    // A copy a split-K for shorter runs, in guards on the longest length.
+    funcPm.addPass(createLinformerCUDALengthVariantsPass());
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
     mmaOptions.precision = selectOptions.precision;
     mmaOptions.emulate = options.onHost;

@@ -105,6 +105,10 @@ def Linformer_Dialect : Dialect {
     // at most this many tokens": its kernels are launched or skipped by
     // the runtime from the lengths (linformer-cuda-plan-launches).
     "::mlir::IntegerAttr":$length_guard,
+    // CUDA: a contraction inside length guards: which of its variants it
+    // is (0: the schedule's own split; i: the i-th [T, S] pair), the order
+    // their partial sums are allocated in (linformer-cuda-length-variants).
+    "::mlir::IntegerAttr":$length_variant,
     // CUDA, on a function: each contraction's and attention core's key,
     // schedule and source, in order (what --print-schedule prints).
     "::mlir::ArrayAttr":$cuda_schedules,

@@ -100,6 +100,7 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::CudaLengthSplitsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
     {D::LengthGuardAttrHelper::getNameStr(), isA<IntegerAttr>, "an integer"},
+    {D::LengthVariantAttrHelper::getNameStr(), isA<IntegerAttr>, "an integer"},
     {D::ReassociationCostAttrHelper::getNameStr(), isA<DictionaryAttr>,
      "a dictionary"},
 };

@@ -113,6 +113,12 @@ constexpr llvm::StringLiteral kCUDALengthSplitsAttrName =
 constexpr llvm::StringLiteral kLengthGuardAttrName =
     LinformerDialect::LengthGuardAttrHelper::getNameStr();
 
+/// CUDA: on a contraction in a nest of length guards, its variant (0: the
+/// schedule's split, in the outermost else; i: the i-th [T, S] pair of
+/// its `linformer.cuda_length_splits`), which orders their partial sums.
+constexpr llvm::StringLiteral kLengthVariantAttrName =
+    LinformerDialect::LengthVariantAttrHelper::getNameStr();
+
 /// CUDA: a loop nest mapped onto tensor cores (warp tiles).
 constexpr llvm::StringLiteral kTensorCoreAttrName =
     LinformerDialect::TensorCoreAttrHelper::getNameStr();

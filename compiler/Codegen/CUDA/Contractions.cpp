@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "mlir/AsmParser/AsmParser.h"
@@ -207,6 +208,23 @@ Operation *absorbableInit(linalg::GenericOp op) {
   return g;
 }
 
+Operation *outermostLengthGuard(Operation *op) {
+  Operation *guard = nullptr;
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (isa<scf::IfOp>(p) && p->hasAttr(mlir::linformer::kLengthGuardAttrName))
+      guard = p;
+  return guard;
+}
+
+/// Whether `user` belongs to another variant of contraction `op` (both in
+/// one nest of length guards, in different branches): the runs that take
+/// `op`'s branch never run it.
+static bool inOtherVariant(Operation *user, Operation *op) {
+  Operation *guard = outermostLengthGuard(op);
+  return guard && guard == outermostLengthGuard(user) &&
+         !op->getBlock()->findAncestorOpInBlock(*user);
+}
+
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   Value c = op.getDpsInitOperand(0)->get();
   linalg::GenericOp g = clonableElementwise(neighbour(op, /*after=*/true));
@@ -231,7 +249,7 @@ OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   if (d != c && !g->hasAttr(mlir::linformer::kNarrowedAttrName))
     for (Operation *user : c.getUsers())
       if (user != op && user != g && user != initFrom &&
-          !isa<memref::DeallocOp>(user))
+          !isa<memref::DeallocOp>(user) && !inOtherVariant(user, op))
         return nullptr;
   return readOfC;
 }
@@ -291,8 +309,9 @@ linalg::GenericOp absorbableOperand(OpOperand *operand) {
   if (!writer || !writer.hasPureBufferSemantics() ||
       !llvm::all_of(writer.getDpsInputs(), readOnlyArgument) ||
       llvm::any_of(readers, [&](Operation *r) {
-        return r->getBlock() != writer->getBlock() ||
-               !writer->isBeforeInBlock(r);
+        // A reader in a length guard's branch counts where the guard is.
+        Operation *at = writer->getBlock()->findAncestorOpInBlock(*r);
+        return !at || !writer->isBeforeInBlock(at);
       }))
     return {};
   return writer;

@@ -245,9 +245,14 @@ Operation *absorbableInit(linalg::GenericOp op);
 /// shape and reads C only at the element it produces: the stores run its
 /// body on the accumulators, and it goes. Its output is C itself or a
 /// buffer of C's shape; then C's values must be read by it alone: C has no
-/// users but `op`, it and `initFrom`, or the op is marked
-/// `linformer.narrowed`. Returns its operand that reads C, or null.
+/// users but `op`, it and `initFrom` (and the ops of `op`'s other length
+/// variants), or the op is marked `linformer.narrowed`. Returns its
+/// operand that reads C, or null.
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom);
+
+/// The outermost `linformer.length_guard` scf.if around `op` (one of the
+/// variants linformer-cuda-length-variants makes), or null.
+Operation *outermostLengthGuard(Operation *op);
 
 /// The guarded extension that wrote `operand` of a contraction, when the
 /// loads can compute its values instead; null otherwise.

@@ -120,12 +120,31 @@ struct CUDATensorCoreContractionsPass
   void runOnOperation() override {
     if (failed(cuda::checkPrecision(getOperation(), precision)))
       return signalPassFailure();
-    longest = Value();
+    freed.clear();
     SmallVector<linalg::GenericOp> ops;
     getOperation().walk([&](linalg::GenericOp op) {
       if (op->hasAttr(mlir::linformer::kCUDAScheduleAttrName))
         ops.push_back(op);
     });
+    // The variants in one nest of length guards in variant order (the
+    // walk meets the innermost first): their partial sums' order.
+    auto variant = [](linalg::GenericOp op) {
+      auto v = op->getAttrOfType<IntegerAttr>(
+          mlir::linformer::kLengthVariantAttrName);
+      return v ? v.getInt() : 0;
+    };
+    for (auto it = ops.begin(); it != ops.end();) {
+      Operation *anchor = outermostGuard(*it);
+      auto end = std::find_if(it, ops.end(), [&](linalg::GenericOp op) {
+        return outermostGuard(op) != anchor;
+      });
+      if (anchor != it->getOperation())
+        std::stable_sort(it, end,
+                         [&](linalg::GenericOp a, linalg::GenericOp b) {
+                           return variant(a) < variant(b);
+                         });
+      it = end;
+    }
     IRRewriter rewriter(&getContext());
     int64_t tileK = this->tileK();
     for (linalg::GenericOp op : ops) {
@@ -331,90 +350,47 @@ struct CUDATensorCoreContractionsPass
   }
 
   /// `op` as warp tiles (staged through shared memory when `p` says so),
-  /// then with split-K the parts' sums added to C. A staged contraction
-  /// with `linformer.cuda_length_splits` becomes one variant a split, in
-  /// nested `scf.if`s on the run's longest length (`linformer.length_guard`
-  /// T on each: the then-branch runs when it is at most T), its schedule's
-  /// split in the outermost else.
+  /// then with split-K the parts' sums added to C. The partial sums,
+  /// [split] + C's shape, are allocated before `op` (the plan binds
+  /// buffers of the function's body), or before the outermost length
+  /// guard when `op` is a variant of linformer-cuda-length-variants, and
+  /// freed after it.
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
                int64_t tileK) {
     Location loc = op.getLoc();
-    rewriter.setInsertionPoint(op);
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Plan, 4> plans{p};
-    SmallVector<int64_t> guards;
-    if (auto splits = op->getAttrOfType<DenseI64ArrayAttr>(
-            mlir::linformer::kCUDALengthSplitsAttrName);
-        splits && p.staging.warpsM)
-      for (int64_t i = 0; i + 1 < int64_t(splits.size()); i += 2) {
-        guards.push_back(splits[i]);
-        plans.push_back(p);
-        plans.back().split = splits[i + 1];
-      }
-    // Split-K: the parts' partial sums, [split] + C's shape, allocated
-    // where the op was (the plan binds buffers of the function's body).
-    auto initType =
-        cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
-    SmallVector<Value> partials;
-    for (const Plan &v : plans) {
-      partials.emplace_back();
-      if (v.split <= 1)
-        continue;
-      SmallVector<int64_t> shape{v.split};
+    Operation *anchor = outermostGuard(op);
+    Value partials;
+    if (p.split > 1) {
+      auto initType =
+          cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+      SmallVector<int64_t> shape{p.split};
       llvm::append_range(shape, initType.getShape());
-      partials.back() = memref::AllocOp::create(rewriter, loc,
-                                                MemRefType::get(shape, f32));
+      rewriter.setInsertionPoint(anchor);
+      partials = memref::AllocOp::create(
+          rewriter, loc, MemRefType::get(shape, rewriter.getF32Type()));
     }
-    if (!guards.empty()) {
-      Value longest = longestLength(rewriter);
-      for (size_t i = 0; i < guards.size(); ++i) {
-        Value cond = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::sle, longest,
-            arith::ConstantIntOp::create(rewriter, loc, guards[i], 32));
-        auto guard = scf::IfOp::create(rewriter, loc, cond,
-                                       /*withElseRegion=*/true);
-        guard->setAttr(mlir::linformer::kLengthGuardAttrName,
-                       rewriter.getI64IntegerAttr(guards[i]));
-        rewriter.setInsertionPoint(guard.elseBlock()->getTerminator());
-        emitVariant(rewriter, op, plans[i], tileK, partials[i]);
-        rewriter.setInsertionPoint(guard.thenBlock()->getTerminator());
-      }
+    rewriter.setInsertionPoint(op);
+    emitVariant(rewriter, op, p, tileK, partials);
+    if (partials && anchor == op) {
+      rewriter.setInsertionPointAfter(op);
+      memref::DeallocOp::create(rewriter, loc, partials);
+    } else if (partials) {
+      // After those of the variants before this one.
+      Operation *&last = freed[anchor];
+      rewriter.setInsertionPointAfter(last ? last : anchor);
+      last = memref::DeallocOp::create(rewriter, loc, partials);
     }
-    emitVariant(rewriter, op, plans.back(), tileK, partials.back());
-    rewriter.setInsertionPointAfter(op);
-    for (Value buffer : partials)
-      if (buffer)
-        memref::DeallocOp::create(rewriter, loc, buffer);
     rewriter.eraseOp(op);
   }
+  /// The last deallocation of partial sums after each outermost guard.
+  DenseMap<Operation *, Operation *> freed;
 
-  /// The run's longest sequence (i32): the largest of the function's
-  /// lengths, computed once (runOnOperation forgets it) at its start.
-  Value longestLength(IRRewriter &rewriter) {
-    if (longest)
-      return longest;
-    func::FuncOp fn = getOperation();
-    BlockArgument lengths = mlir::linformer::markedLengthsArgument(fn);
-    OpBuilder::InsertionGuard g(rewriter);
-    rewriter.setInsertionPointToStart(&fn.getBody().front());
-    Location loc = fn.getLoc();
-    auto type = cast<MemRefType>(lengths.getType());
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-    Value count = arith::ConstantIndexOp::create(rewriter, loc,
-                                                 type.getDimSize(0));
-    Value none = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, zero, count, one, ValueRange{none},
-        [&](OpBuilder &b, Location loc, Value i, ValueRange acc) {
-          Value l = memref::LoadOp::create(b, loc, lengths, ValueRange{i});
-          scf::YieldOp::create(
-              b, loc, ValueRange{arith::MaxSIOp::create(b, loc, acc[0], l)});
-        });
-    longest = loop.getResult(0);
-    return longest;
+  /// Where `op`'s partial sums go: before and after the outermost length
+  /// guard around it, or `op` itself.
+  static Operation *outermostGuard(Operation *op) {
+    Operation *guard = cuda::outermostLengthGuard(op);
+    return guard ? guard : op;
   }
-  Value longest;
 
   /// One variant of `op`'s code at the insertion point: its warp tiles
   /// (into `partials` with split-K), then the parts' sums added to C.
