@@ -213,6 +213,27 @@ static double loadsPerFma(const CPUTarget &t, int64_t rows, int64_t cols) {
   return (double(rows) + vectors) / (double(std::max<int64_t>(1, rows)) * vectors);
 }
 
+/// Bytes between an L1 line and the next one in the same set: 64 sets of
+/// 64-byte lines, as in every x86 L1D the targets name (32 KiB 8-way, 48
+/// KiB 12-way).
+static constexpr int64_t kL1SetSpan = 4096;
+
+/// Whether a contraction's streamed operand, unpacked, has its rows (one a
+/// reduction step) at least kL1SetSpan apart: every row of a block then
+/// lands in the same few L1 sets, and each step's vectors come from L2.
+static bool streamedRowsAlias(const KernelShape &shape) {
+  if (shape.kind != KernelKind::Contraction)
+    return false;
+  int64_t row = shape.elementBytes;
+  if (shape.columnLoops.empty()) {
+    int n = shape.nDim();
+    row *= n >= 0 ? shape.ranges[n] : 1;
+  }
+  for (int l : shape.columnLoops)
+    row *= shape.ranges[l];
+  return row >= kL1SetSpan;
+}
+
 std::vector<std::pair<int64_t, int64_t>>
 registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
                        const std::vector<int64_t> &workgroup) {
@@ -254,10 +275,23 @@ registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
   // FMAs: 4 x 64 loads 8 per 16 FMAs where 8 x 32 loads 10; on Zen 4 it
   // ran every GEMM of the encoder 1-2% faster, and E X, whose broadcast
   // rows are 16 KiB apart and share L1 sets, 10%), then taller tiles.
+  // Where the streamed operand's rows alias in L1 (streamedRowsAlias), more
+  // accumulators come before an exact cover: each vector brought from L2
+  // serves more rows. Zen 5, AVX-512, 2 threads, the default encoder's FFN
+  // up-projection (512 x 2048 weights, rows 8 KiB apart; 128-row
+  // workgroups), 5 pairs alternated: 12 x 32 tiles (10 and an 8-row peel)
+  // 78.4-81.7 ms for the four layers, 8 x 32 84.1-88.2; with 2 KiB rows
+  // (the down-projection, the Q and output projections) 12 x 32 was 0-6%
+  // slower, and they keep 8 x 32. Not where the datapath takes the
+  // vectors in halves (Zen 4): twice the FMA cycles a step hide the
+  // stream, and 4 x 64 was measured best there.
+  bool aliased = streamedRowsAlias(shape) && t.vectorPasses() == 1;
   std::stable_sort(all.begin(), all.end(), [&](const Scored &a,
                                                const Scored &b) {
     if (std::fabs(a.e.efficiency - b.e.efficiency) > 1e-3)
       return a.e.efficiency > b.e.efficiency;
+    if (aliased && a.e.accumulators != b.e.accumulators)
+      return a.e.accumulators > b.e.accumulators;
     if (a.exact != b.exact)
       return a.exact;
     if (a.e.accumulators != b.e.accumulators)

@@ -220,8 +220,25 @@ TEST(CostModelTest, StreamedOperandsFromL2BoundWideTiles) {
   std::vector<KernelShape> shapes = layerShapes();
   for (int i : {0, 1, 4, 5, 6}) {
     CPUKernelSchedule a = chooseSchedule(full, shapes[i]);
-    EXPECT_EQ(a.rows, 8) << "kernel " << i;
-    EXPECT_EQ(a.columns, 32) << "kernel " << i;
+    // The FFN's up-projection streams weights whose rows are 8 KiB apart
+    // (every row of a block in the same L1 sets): a taller tile, more
+    // accumulators a streamed vector. The others' rows are 2 KiB apart.
+    if (i == 5) {
+      EXPECT_GT(a.rows, 8);
+      EXPECT_EQ(a.columns, 32);
+      EXPECT_GE(estimate(full, shapes[i], a).accumulators, 24);
+      EXPECT_LE(estimate(full, shapes[i], a).registers, 32);
+      // The same weights in bf16 (4 KiB rows) too; 512 columns (2 KiB
+      // rows) not.
+      KernelShape bf16 = shapes[i];
+      bf16.elementBytes = 2;
+      EXPECT_GT(chooseSchedule(full, bf16).rows, 8);
+      KernelShape narrow = contraction({1, 4096, 512, 512}, {2}, {0, 1, 3});
+      EXPECT_EQ(chooseSchedule(full, narrow).rows, 8);
+    } else {
+      EXPECT_EQ(a.rows, 8) << "kernel " << i;
+      EXPECT_EQ(a.columns, 32) << "kernel " << i;
+    }
     CPUKernelSchedule b = chooseSchedule(halves, shapes[i]);
     EXPECT_EQ(b.rows, 4) << "kernel " << i;
     EXPECT_EQ(b.columns, 64) << "kernel " << i;
