@@ -86,6 +86,14 @@ func.func @cuda_schedule_not_a_schedule(%x: f32) -> f32 {
 
 // -----
 
+func.func @length_variant_not_an_integer(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.length_variant' must be an integer, not "first"}}
+  %0 = arith.addf %x, %x {linformer.length_variant = "first"} : f32
+  return %0 : f32
+}
+
+// -----
+
 func.func @cuda_schedule_wgmma_two_rows(%x: f32) -> f32 {
   // expected-error @+1 {{wgmma takes one row tile a warp, warps [4 x warpgroups, 1] and both operands by cp.async (no ldmatrix)}}
   %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [2, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true>} : f32
