@@ -279,8 +279,9 @@ registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
   // accumulators come before an exact cover: each vector brought from L2
   // serves more rows. Zen 5, AVX-512, 2 threads, the default encoder's FFN
   // up-projection (512 x 2048 weights, rows 8 KiB apart; 128-row
-  // workgroups), 5 pairs alternated: 12 x 32 tiles (10 and an 8-row peel)
-  // 78.4-81.7 ms for the four layers, 8 x 32 84.1-88.2; with 2 KiB rows
+  // workgroups), alternated: 8 x 32 tiles 81.3-81.9 ms for the four layers,
+  // 12 x 32 (10 and an 8-row peel) 75.6-75.7, 13 x 32 (9 and an 11-row
+  // peel; this order's pick, 26 accumulators) 75.3-75.5; with 2 KiB rows
   // (the down-projection, the Q and output projections) 12 x 32 was 0-6%
   // slower, and they keep 8 x 32. Not where the datapath takes the
   // vectors in halves (Zen 4): twice the FMA cycles a step hide the

@@ -192,6 +192,12 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
   let extraClassDeclaration = [{
     /// Whether a block's warps share the operands through shared memory.
     bool staged() const { return getWarpsM() > 0; }
+    /// The same schedule with split-K `split` (a length variant's).
+    CUDAScheduleAttr withSplit(int64_t split) const {
+      return get(getContext(), getTilesM(), getTilesN(), split, getWarpsM(),
+                 getWarpsN(), getChunk(), getBuffers(), getAsyncA(),
+                 getAsyncB(), getNaturalB(), getLdmatrixA(), getWgmma());
+    }
   }];
 }
 

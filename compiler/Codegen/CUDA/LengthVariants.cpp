@@ -122,14 +122,7 @@ struct CUDALengthVariantsPass
         rewriter.clone(*init);
       Operation *c = rewriter.clone(*op);
       c->removeAttr(kCUDALengthSplitsAttrName);
-      c->setAttr(kCUDAScheduleAttrName,
-                 CUDAScheduleAttr::get(
-                     op.getContext(), schedule.getTilesM(),
-                     schedule.getTilesN(), split, schedule.getWarpsM(),
-                     schedule.getWarpsN(), schedule.getChunk(),
-                     schedule.getBuffers(), schedule.getAsyncA(),
-                     schedule.getAsyncB(), schedule.getNaturalB(),
-                     schedule.getLdmatrixA(), schedule.getWgmma()));
+      c->setAttr(kCUDAScheduleAttrName, schedule.withSplit(split));
       c->setAttr(kLengthVariantAttrName, rewriter.getI64IntegerAttr(variant));
       if (epilogue)
         rewriter.clone(*epilogue);
