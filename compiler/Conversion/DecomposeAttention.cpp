@@ -128,14 +128,10 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
                 .getResult();
           }));
       eOperandDims = perHead ? DimList{0, 1, 2, 3} : DimList{0, 1, 2};
-      // Without biases its one reader, E X, stops at the lengths: its
-      // columns past them are never read, so the CPU need not write them.
-      // (With biases E's row sums read them too, as one vector reduction a
-      // row, which no loop can stop at the length; summed over E and the
-      // valid tokens instead, the two inputs made the row sums look like a
-      // contraction to the register tiling: 0.94 ms instead of 0.15 at
-      // n = 4096.)
-      if (lengthsArgument(op) && !op.getBq())
+      // Its readers stop at the lengths: E X exactly, E's row sums (with
+      // biases) at whole steps that mask the tokens past them. Its columns
+      // past them are never used, so the CPU need not write them.
+      if (lengthsArgument(op))
         eOperand.getDefiningOp()->setAttr(
             kUnreadPaddingAttrName,
             b.getDenseI64ArrayAttr({0, static_cast<int64_t>(2 + o)}));
@@ -159,13 +155,38 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
       // default encoder).
       SmallVector<int64_t> sumShape(shape.begin(), shape.end() - 1);
       DimList sumOut(outDims.begin(), outDims.end() - 1);
-      // Over E' when padded (its padded columns are already 0).
+      // Over E' when padded (its padded columns are 0 where written).
+      // With the lengths an argument the sums stop there: their register
+      // tiles are vectors along the tokens, so a step may cover tokens past
+      // a length, in columns of E' that no one wrote; the body selects
+      // them away (a `masked` bound), with the valid tokens as a second
+      // input. (That input has the batch loop E' has too, so the op is no
+      // contraction to the register tiling; over E itself it would be,
+      // and ran 6x slower.)
       Value sumZeros = filledTensor(b, loc, sumShape, et, b.getZeroAttr(et));
+      bool bounded = padded && lengthsArgument(op);
+      SmallVector<Value> sumInputs = {eOperand};
+      SmallVector<DimList> sumDims = {eOperandDims};
+      if (bounded) {
+        sumInputs.push_back(valid);
+        sumDims.push_back(DimList{0, 2 + o});
+      }
       result.biasScale = markRoot(buildGeneric(
-          b, loc, 3 + o, eOperand, {eOperandDims}, sumZeros, sumOut, {2 + o},
+          b, loc, 3 + o, sumInputs, sumDims, sumZeros, sumOut, {2 + o},
           [&](OpBuilder &nb, Location l, ValueRange args) {
-            return arith::AddFOp::create(nb, l, args[1], args[0]).getResult();
+            Value v = args[0];
+            if (bounded) {
+              Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+              v = arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]), v,
+                                          zero);
+            }
+            return arith::AddFOp::create(nb, l, args.back(), v).getResult();
           }));
+      if (bounded)
+        result.biasScale.getDefiningOp()->setAttr(
+            kTokenBoundAttrName,
+            TokenBoundAttr::get(b.getContext(), /*token=*/2 + o, /*batch=*/0,
+                                /*part=*/-1, /*perPart=*/0, /*masked=*/true));
     }
     return result;
   }

@@ -295,7 +295,10 @@ def Linformer_TokenBoundAttr : Linformer_Attr<"TokenBound", "token_bound"> {
     r), `part` is the loop of the parts and `per_part` their tokens.
     `masked` says the body masks padded tokens itself (the window
     reductions), so a tile of several parts may stop at its first part's
-    real tokens.
+    real tokens. Without parts (and steps of one token) it lets register
+    tiling leave the last steps unbounded where no loop walks the tokens
+    one at a time (E's row sums: a vector along the tokens reads past the
+    length, and the body selects those tokens away).
 
     `per_step` > 1: each step of the token loop covers that many tokens,
     real while its first one is (an attention core's pooled or convolved

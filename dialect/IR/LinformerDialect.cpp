@@ -590,10 +590,9 @@ TokenBoundAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "token_bound: a part holds at least one token, got "
                           "per_part = "
                        << perPart;
-  if (part < 0 && (perPart != 0 || (masked && perStep == 1)))
-    return emitError() << "token_bound: per_part and masked describe parts "
-                          "(or masked, steps of several tokens), but there is "
-                          "no part loop";
+  if (part < 0 && perPart != 0)
+    return emitError() << "token_bound: per_part describes parts, but there "
+                          "is no part loop";
   if (perStep < 1 || (perStep > 1 && part >= 0))
     return emitError() << "token_bound: a step covers at least one token, "
                           "and steps of several (per_step) take no parts, "

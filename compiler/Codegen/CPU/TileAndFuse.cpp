@@ -75,9 +75,10 @@ DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
 }
 
 /// Whether every reader of `v` (through slices) is a token reduction that
-/// stops exactly at the lengths: a linalg op marked `linformer.token_bound`
-/// (not the masked window form, which may read past them) whose batch loop
-/// covers one sequence, as its bound needs (TileForVectors).
+/// stops at the lengths: a linalg op marked `linformer.token_bound` whose
+/// batch loop covers one sequence, as its bound needs (TileForVectors).
+/// A `masked` one may read past them (whole steps, or every token where no
+/// loop takes the bound), but its body selects what it reads there away.
 bool readersStopAtLengths(Value v) {
   for (OpOperand &use : v.getUses()) {
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner())) {
@@ -90,8 +91,7 @@ bool readersStopAtLengths(Value v) {
       return false;
     auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    if (!bound || bound.getMasked() ||
-        bound.getBatch() >= static_cast<int64_t>(ranges.size()) ||
+    if (!bound || bound.getBatch() >= static_cast<int64_t>(ranges.size()) ||
         ranges[bound.getBatch()] != 1)
       return false;
   }

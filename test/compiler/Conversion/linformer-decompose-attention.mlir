@@ -329,12 +329,17 @@ func.func @reassociated_mask_no_bound(%x: tensor<1x16x16xf32>,
 // -----
 
 // With biases, E's row sums (what the bias of K and V is scaled by) read
-// E' too, every column (one vector reduction a row): E' is not marked, and
-// writes every token.
+// E' too. They stop at the lengths as well, in steps that may cover
+// tokens past them (vectors along the tokens), which their body selects
+// away with the valid tokens: a masked bound. So E' is still marked.
 // CHECK-LABEL: func.func @reassociated_lengths_bias(
-// CHECK: %[[EP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x16xf32>) attrs = {linformer.root} {
-// CHECK-NOT: unread_padding
-// CHECK: iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[EP]] : tensor<1x4x16xf32>) outs(%{{.*}} : tensor<1x4xf32>) attrs = {linformer.root} {
+// CHECK: %[[VALID:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<1xi32>) outs(%{{.*}} : tensor<1x16xi8>)
+// CHECK: %[[EP:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x4x16xf32>) attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>} {
+// CHECK: iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[EP]], %[[VALID]] : tensor<1x4x16xf32>, tensor<1x16xi8>) outs(%{{.*}} : tensor<1x4xf32>) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true>} {
+// CHECK-NEXT: ^bb0(%[[E:.*]]: f32, %[[V:.*]]: i8, %[[ACC:.*]]: f32):
+// CHECK-NEXT: %[[BIT:.*]] = arith.cmpi ne, %[[V]]
+// CHECK-NEXT: %[[SEL:.*]] = arith.select %[[BIT]], %[[E]], %{{.*}} : f32
+// CHECK-NEXT: arith.addf %[[ACC]], %[[SEL]]
 func.func @reassociated_lengths_bias(%x: tensor<1x16x16xf32>,
     %w: tensor<16x16xf32>, %bias: tensor<16xf32>, %e: tensor<4x16xf32>,
     %len: tensor<1xi32>) -> tensor<1x16x16xf32> {

@@ -48,6 +48,96 @@ func.func @bounded_reader(%x: tensor<2x512x16xf32> {linformer.sequence},
 
 // -----
 
+// With biases E' has a second reader, E's row sums over the real tokens.
+// Their bound is `masked`: they may read past the lengths (their register
+// tiles are vectors along the tokens), and their body selects those tokens
+// away with the valid flags. That is a reader that stops at the lengths
+// too, so E' keeps its rule. The same sums without a bound read every
+// column: E' then gets no rule (the second function).
+// CHECK-LABEL: func.func @masked_reader(
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (2, 8, 512) step (1, 8, 32)
+// CHECK: arith.select
+// CHECK: } {linformer.root, linformer.token_rows = array<i64: 0, 2, 32>
+// CHECK-LABEL: func.func @unbounded_reader(
+// CHECK-NOT: token_rows
+// CHECK: return
+#ein = affine_map<(b, j, t) -> (j, t)>
+#vin = affine_map<(b, j, t) -> (b, t)>
+#eout = affine_map<(b, j, t) -> (b, j, t)>
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+#sout = affine_map<(b, j, t) -> (b, j)>
+func.func @masked_reader(%x: tensor<2x512x16xf32> {linformer.sequence},
+    %len: tensor<2xi32> {linformer.lengths}, %e: tensor<8x512xf32>,
+    %valid: tensor<2x512xi8>) -> (tensor<2x8x16xf32>, tensor<2x8xf32>) {
+  %c0 = arith.constant 0 : i8
+  %z = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x8x512xf32>
+  %ep = linalg.generic {indexing_maps = [#ein, #vin, #eout],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %valid : tensor<8x512xf32>, tensor<2x512xi8>) outs(%empty : tensor<2x8x512xf32>)
+      attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>} {
+  ^bb0(%a: f32, %v: i8, %out: f32):
+    %ok = arith.cmpi ne, %v, %c0 : i8
+    %s = arith.select %ok, %a, %z : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x512xf32>
+  %e2 = tensor.empty() : tensor<2x8x16xf32>
+  %init = linalg.fill ins(%z : f32) outs(%e2 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%ep, %x : tensor<2x8x512xf32>, tensor<2x512x16xf32>)
+      outs(%init : tensor<2x8x16xf32>) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x16xf32>
+  %e3 = tensor.empty() : tensor<2x8xf32>
+  %sinit = linalg.fill ins(%z : f32) outs(%e3 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sums = linalg.generic {indexing_maps = [#eout, #vin, #sout],
+                          iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ep, %valid : tensor<2x8x512xf32>, tensor<2x512xi8>)
+      outs(%sinit : tensor<2x8xf32>) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true>} {
+  ^bb0(%a: f32, %v: i8, %acc: f32):
+    %ok = arith.cmpi ne, %v, %c0 : i8
+    %s = arith.select %ok, %a, %z : f32
+    %t = arith.addf %acc, %s : f32
+    linalg.yield %t : f32
+  } -> tensor<2x8xf32>
+  return %r, %sums : tensor<2x8x16xf32>, tensor<2x8xf32>
+}
+
+func.func @unbounded_reader(%len: tensor<2xi32> {linformer.lengths},
+    %e: tensor<8x512xf32>, %valid: tensor<2x512xi8>) -> tensor<2x8xf32> {
+  %c0 = arith.constant 0 : i8
+  %z = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x8x512xf32>
+  %ep = linalg.generic {indexing_maps = [#ein, #vin, #eout],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %valid : tensor<8x512xf32>, tensor<2x512xi8>) outs(%empty : tensor<2x8x512xf32>)
+      attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>} {
+  ^bb0(%a: f32, %v: i8, %out: f32):
+    %ok = arith.cmpi ne, %v, %c0 : i8
+    %s = arith.select %ok, %a, %z : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x512xf32>
+  %e3 = tensor.empty() : tensor<2x8xf32>
+  %sinit = linalg.fill ins(%z : f32) outs(%e3 : tensor<2x8xf32>) -> tensor<2x8xf32>
+  %sums = linalg.generic {indexing_maps = [#eout, #sout],
+                          iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%ep : tensor<2x8x512xf32>)
+      outs(%sinit : tensor<2x8xf32>) attrs = {linformer.root} {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %acc, %a : f32
+    linalg.yield %t : f32
+  } -> tensor<2x8xf32>
+  return %sums : tensor<2x8xf32>
+}
+
+// -----
+
 // A reader whose workgroups hold two sequences cannot stop at one length
 // (its bound needs one sequence a workgroup): E' gets no rule, and every
 // workgroup writes its tile.
