@@ -330,6 +330,54 @@ def LinformerCPULowerVectorsPass
                            "::mlir::arith::ArithDialect"];
 }
 
+def LinformerCPUPackedSequencesPass
+    : Pass<"linformer-cpu-packed-sequences", "::mlir::func::FuncOp"> {
+  let summary = "kernels index their packed sequence buffers through the "
+                "lengths";
+  let description = [{
+    On a kernel (after linformer-outline-kernels with `packed-sequences`,
+    and after lowering to loops) with arguments marked
+    `linformer.packed_sequence`: such a buffer is declared `[b, n, ...]`
+    but holds each sequence's real tokens end to end, sequence s from row
+    `start(s) = lengths[0] + ... + lengths[s - 1]` (the argument marked
+    `linformer.lengths`). Accesses through views first fold into accesses
+    to the argument (upstream's memref alias folding); then each access at
+    `[s, r, ...]` becomes one to the buffer's `[b * n, ...]` view:
+    - a store at row `start(s) + r`, only where `r < lengths[s]` (an
+      `scf.if`): rows of a tile past the length are not the sequence's;
+    - a load at row `start(s) + min(r, lengths[s] - 1)`: rows past the
+      length read the sequence's last real row (a sequence past the run's
+      batch, of length 0, reads row 0), so nothing past the real rows is
+      read. Kernels compute such rows, but no real result depends on
+      them (the length rules and token bounds already leave them unwritten
+      in the padded layout).
+    `start(s)` and `lengths[s]` are computed once, right after `s` is.
+    So the runtime binds a caller's packed (`cu_seqlens`) or shorter
+    (`[b, L, ...]`, one sequence, or every sequence of length L) tensors
+    in place.
+
+    Errors: a kernel with packed arguments but no i32 `[b]` lengths
+    argument; a packed argument that is not a static identity-layout
+    `[b, n, ...]` memref of rank >= 3; a use other than loads and stores
+    (after folding views); a transfer whose vector runs along the batch or
+    the tokens.
+
+    ```mlir
+    // Before
+    %v = vector.load %x[%s, %r, %c] : memref<2x64x16xf32>, vector<8xf32>
+    // After
+    %rows = memref.collapse_shape %x [[0, 1], [2]]
+    %len = ... lengths[%s] ...   %start = scf.for ... (sum of lengths[< s])
+    %last = arith.subi %len, 1
+    %row = arith.select (%last < 0), 0, (%start + arith.minsi %r, %last)
+    %v = vector.load %rows[%row, %c] : memref<128x16xf32>, vector<8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def LinformerCPUExpandBF16Pass
     : Pass<"linformer-cpu-expand-bf16", "::mlir::ModuleOp"> {
   let summary = "expands f32 <-> bf16 conversions into integer arithmetic "
@@ -413,7 +461,21 @@ def LinformerOutlineKernelsPass
     A top-level op that writes memory outside any workgroup loop (work too
     small to have been tiled) becomes a kernel of one workgroup, so that
     nothing escapes the runtime.
+
+    With `packed-sequences`, in an entry with a `linformer.lengths`
+    argument and sequence inputs (`linformer.sequence`, `[b, n, ...]`), the
+    sequence buffers are packed: the sequence inputs and every argument a
+    kernel writes with their `[b, n]` (the outputs, which bufferization also
+    reuses for intermediates). Each kernel that binds one also binds the
+    lengths; its arguments are marked `linformer.packed_sequence` and
+    `linformer.lengths` for linformer-cpu-packed-sequences, and the plan
+    says `packed_sequences`.
   }];
+  let options = [
+    Option<"packedSequences", "packed-sequences", "bool", /*default=*/"false",
+           "Kernels index the sequence inputs and outputs packed (the "
+           "runtime binds packed and shorter tensors in place)">
+  ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::memref::MemRefDialect",

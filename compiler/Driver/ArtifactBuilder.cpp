@@ -33,6 +33,7 @@ bool Compile::readPlan(ModuleOp module, const sched::CPUTarget &target,
                       dispatch.getKernels().end());
   plan.intermediates.assign(dispatch.getIntermediates().begin(),
                             dispatch.getIntermediates().end());
+  plan.packedSequences = dispatch.getPackedSequences();
   plan.schedules.target = target;
   plan.schedules.hasTarget = true;
   plan.printed = plan.schedules;
@@ -141,6 +142,10 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
                      sched::toJson(target)});
   if (llvm::Error err = addBuffers(plan.intermediates, manifest))
     return err;
+  if (plan.packedSequences) {
+    manifest.packedSequences = true;
+    manifest.formatVersion = lf::kManifestFormatVersionPacked;
+  }
   for (auto [i, launch] : llvm::enumerate(plan.kernels)) {
     lf::ManifestKernel k;
     k.symbol = launch.getName().str();

@@ -73,6 +73,11 @@ struct CompileOptions {
   /// CPU schedule overrides (0: the cost model's choice).
   std::string reassociate = "auto";
   int64_t rowTile = 0, vectorWidth = 0, unroll = 0, reductionTile = 0;
+  /// CPU kernels of a model with a lengths input index the sequence inputs
+  /// and outputs packed (each sequence's real tokens end to end), so the
+  /// runtime binds packed and shorter tensors in place; false: padded
+  /// ([b, n, ...]: sequence s at row s * n). Never with Halide kernels.
+  bool packedSequences = true;
   /// A schedule file whose records replace the cost model's.
   std::string scheduleFile;
   /// "ROUND:INDEX": every kernel takes that --autotune candidate instead of

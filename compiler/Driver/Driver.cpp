@@ -301,6 +301,9 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   pipeline.scheduleFile = scheduleFile.str();
   pipeline.candidate = options.candidate;
   pipeline.unreadPadding = !mixable;
+  // Packed sequence buffers, which the runtime binds in place; a Halide
+  // kernel (--backend=best) would index them padded.
+  pipeline.packedSequences = options.packedSequences && !mixable;
   // The cost model plans for the shortest hinted run.
   if (!options.lengthsHint.empty())
     pipeline.shortLength = *std::min_element(options.lengthsHint.begin(),

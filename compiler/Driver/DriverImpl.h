@@ -73,6 +73,9 @@ struct TunedTimes {
 struct Plan {
   SmallVector<KernelLaunchAttr> kernels;
   SmallVector<int64_t> intermediates;
+  /// The kernels index the sequence buffers packed (the plan's
+  /// packed_sequences).
+  bool packedSequences = false;
   sched::ScheduleFile schedules;
   /// What --print-schedule writes: `schedules` with, before the parts of a
   /// split reduction, the record of the kernel they were split from (its

@@ -165,7 +165,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
 
   // One kernel per workgroup loop; from here on each kernel is a function
   // whose loops are sequential.
-  pm.addPass(createLinformerOutlineKernelsPass());
+  LinformerOutlineKernelsPassOptions outlineOptions;
+  outlineOptions.packedSequences = options.packedSequences;
+  pm.addPass(createLinformerOutlineKernelsPass(outlineOptions));
   OpPassManager &lowerPm = pm.nest<func::FuncOp>();
   lowerPm.addPass(createLinformerCPULowerVectorsPass());
   // n-D transfers that remain (tile boundaries) become unrolled 1-D ones,
@@ -177,6 +179,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   lowerPm.addPass(createForallToForLoopPass());
   // Only now are all loops sequential, so scratch can be shared.
   lowerPm.addPass(createLinformerHoistStaticAllocasPass());
+  // Packed sequence buffers: every access, now a load or a store, finds
+  // its row through the lengths.
+  lowerPm.addPass(createLinformerCPUPackedSequencesPass());
   addCleanup(lowerPm);
   if (!options.toLLVM)
     return;

@@ -71,6 +71,14 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "which stops at the lengths) reads (off: every token, "
                      "for a Halide E X in a --backend=best mix)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> packedSequences{
+      *this, "packed-sequences",
+      llvm::cl::desc("With a lengths input: the kernels index the sequence "
+                     "inputs and outputs packed (each sequence's real "
+                     "tokens end to end), so the runtime binds packed and "
+                     "shorter tensors in place (linformer-cpu-packed-"
+                     "sequences)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower to the LLVM dialect (off: stop after "

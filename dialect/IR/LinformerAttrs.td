@@ -436,16 +436,22 @@ def Linformer_DispatchPlanAttr : Linformer_Attr<"DispatchPlan", "dispatch_plan">
     `linformer-cuda-plan-launches`), and read by the artifact builder: the
     kernels in launch order and the bytes of each intermediate buffer the
     runtime allocates (buffer ids after the entry's arguments and output).
+    `packed_sequences`: the kernels index the sequence inputs and outputs
+    packed (each sequence's real tokens end to end, from the lengths), so
+    the runtime binds a caller's packed or shorter tensors in place.
 
     ```mlir
     linformer.dispatch_plan = #linformer.dispatch_plan<
         kernels = [#linformer.kernel<"layer_kernel_0", ...>, ...],
         intermediates = [65536, 4096]>
+    linformer.dispatch_plan = #linformer.dispatch_plan<
+        kernels = [...], intermediates = [...], packed_sequences>
     ```
   }];
   let parameters = (ins
     ArrayRefParameter<"KernelLaunchAttr", "kernels in launch order">:$kernels,
-    ArrayRefParameter<"int64_t", "intermediate buffer bytes">:$intermediates);
+    ArrayRefParameter<"int64_t", "intermediate buffer bytes">:$intermediates,
+    DefaultValuedParameter<"bool", "false">:$packed_sequences);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

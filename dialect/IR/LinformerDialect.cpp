@@ -120,7 +120,8 @@ LogicalResult LinformerDialect::verifyOperationAttribute(Operation *op,
   std::string names;
   for (const DiscardableAttr &known : kDiscardableAttrs)
     names += (names.empty() ? "" : ", ") + known.name.str();
-  if (name == kSequenceArgAttrName || name == kLengthsArgAttrName)
+  if (name == kSequenceArgAttrName || name == kLengthsArgAttrName ||
+      name == kPackedSequenceArgAttrName)
     return op->emitError() << "'" << name
                            << "' marks a function argument (an argument "
                               "attribute), not an op";
@@ -133,12 +134,14 @@ LogicalResult LinformerDialect::verifyOperationAttribute(Operation *op,
 LogicalResult LinformerDialect::verifyRegionArgAttribute(
     Operation *op, unsigned region, unsigned argIndex, NamedAttribute attr) {
   StringRef name = attr.getName().strref();
-  if (name != kSequenceArgAttrName && name != kLengthsArgAttrName)
+  if (name != kSequenceArgAttrName && name != kLengthsArgAttrName &&
+      name != kPackedSequenceArgAttrName)
     return op->emitError() << "argument " << argIndex << ": '" << name
                            << "' is not an argument attribute of the "
                               "linformer dialect (it has "
-                           << kSequenceArgAttrName << " and "
-                           << kLengthsArgAttrName << ")";
+                           << kSequenceArgAttrName << ", "
+                           << kLengthsArgAttrName << " and "
+                           << kPackedSequenceArgAttrName << ")";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError() << "argument " << argIndex << ": '" << name
                            << "' must be a unit attribute, not "
@@ -637,6 +640,8 @@ void DispatchPlanAttr::print(AsmPrinter &p) const {
                         [&](KernelLaunchAttr k) { p.printAttribute(k); });
   p << "], intermediates = ";
   printInts(p, getIntermediates());
+  if (getPackedSequences())
+    p << ", packed_sequences";
   p << '>';
 }
 
@@ -645,27 +650,33 @@ Attribute DispatchPlanAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> intermediates;
   if (parser.parseLess() || parser.parseKeyword("kernels") ||
       parser.parseEqual() ||
-      parser.parseCommaSeparatedList(
-          AsmParser::Delimiter::Square,
-          [&]() -> ParseResult {
-            KernelLaunchAttr k;
-            if (parser.parseAttribute(k))
-              return failure();
-            kernels.push_back(k);
-            return success();
-          }) ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     [&]() -> ParseResult {
+                                       KernelLaunchAttr k;
+                                       if (parser.parseAttribute(k))
+                                         return failure();
+                                       kernels.push_back(k);
+                                       return success();
+                                     }) ||
       parser.parseComma() || parser.parseKeyword("intermediates") ||
-      parser.parseEqual() || parseInts(parser, intermediates) ||
-      parser.parseGreater())
+      parser.parseEqual() || parseInts(parser, intermediates))
+    return {};
+  bool packed = false;
+  if (succeeded(parser.parseOptionalComma())) {
+    if (parser.parseKeyword("packed_sequences"))
+      return {};
+    packed = true;
+  }
+  if (parser.parseGreater())
     return {};
   return parser.getChecked<DispatchPlanAttr>(parser.getContext(), kernels,
-                                             intermediates);
+                                             intermediates, packed);
 }
 
 LogicalResult
 DispatchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          ArrayRef<KernelLaunchAttr> kernels,
-                         ArrayRef<int64_t> intermediates) {
+                         ArrayRef<int64_t> intermediates, bool) {
   for (auto [i, bytes] : llvm::enumerate(intermediates))
     if (bytes < 0)
       return emitError() << "intermediate " << i << " has " << bytes

@@ -179,6 +179,14 @@ constexpr llvm::StringLiteral kTokenRowsRecordAttrName =
 /// each sequence's real length (`i32 [b]`). docs/Pipeline.md, "Lengths".
 constexpr llvm::StringLiteral kSequenceArgAttrName = "linformer.sequence";
 constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
+/// Kernel argument attribute (unit): a sequence buffer (a sequence input,
+/// an output, or the output reused for an intermediate), declared
+/// `[b, n, ...]` but holding the sequences packed: each one's real tokens
+/// end to end, sequence s from row `sum of lengths[i < s]`. Its kernel
+/// also takes the lengths (an argument marked `linformer.lengths`).
+/// linformer-cpu-packed-sequences rewrites its accesses.
+constexpr llvm::StringLiteral kPackedSequenceArgAttrName =
+    "linformer.packed_sequence";
 
 /// The dispatch plan of `entry` (null if it has none).
 DispatchPlanAttr getDispatchPlan(Operation *entry);

@@ -164,11 +164,12 @@ Manifest parseJson(const json &root) {
          "\"");
   int64_t version = getInt(root, "format_version", "");
   if (version != kManifestFormatVersion &&
-      version != kManifestFormatVersionVariants)
+      version != kManifestFormatVersionVariants &&
+      version != kManifestFormatVersionPacked)
     throw ParseError{"manifest: format_version " + std::to_string(version) +
                      " is not supported (this runtime reads " +
-                     std::to_string(kManifestFormatVersion) + " and " +
-                     std::to_string(kManifestFormatVersionVariants) + ")"};
+                     std::to_string(kManifestFormatVersion) + " to " +
+                     std::to_string(kManifestFormatVersionPacked) + ")"};
   m.formatVersion = int(version);
   m.compilerVersion = getString(root, "compiler_version", "");
 
@@ -265,6 +266,11 @@ Manifest parseJson(const json &root) {
     }
   }
   m.modelJson = getObjectText(root, "model", "");
+  std::string layout = getOptionalString(root, "sequence_layout", "");
+  if (!layout.empty() && layout != "padded" && layout != "packed")
+    fail("'sequence_layout' is \"" + layout +
+         "\", expected \"padded\" or \"packed\"");
+  m.packedSequences = layout == "packed";
   return m;
 }
 
@@ -304,11 +310,25 @@ static std::string checkLaunch(const ManifestKernel &k) {
 std::string validateManifest(const Manifest &m) {
   auto err = [](std::string s) { return "manifest: " + s; };
   if (m.formatVersion != kManifestFormatVersion &&
-      m.formatVersion != kManifestFormatVersionVariants)
+      m.formatVersion != kManifestFormatVersionVariants &&
+      m.formatVersion != kManifestFormatVersionPacked)
     return err("format_version " + std::to_string(m.formatVersion) +
                " is not supported (this runtime reads " +
-               std::to_string(kManifestFormatVersion) + " and " +
-               std::to_string(kManifestFormatVersionVariants) + ")");
+               std::to_string(kManifestFormatVersion) + " to " +
+               std::to_string(kManifestFormatVersionPacked) + ")");
+  if (m.packedSequences != (m.formatVersion == kManifestFormatVersionPacked))
+    return err(m.packedSequences
+                   ? "sequence_layout \"packed\" needs format_version " +
+                         std::to_string(kManifestFormatVersionPacked) +
+                         ": an older runtime would bind padded tensors"
+                   : "format_version " +
+                         std::to_string(kManifestFormatVersionPacked) +
+                         " is for sequence_layout \"packed\", which this "
+                         "manifest does not have");
+  if (m.packedSequences && m.target.kind != "cpu")
+    return err("sequence_layout \"packed\" is for cpu kernels, and the "
+               "target is " +
+               m.target.kind);
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
     return err("unknown target kind \"" + m.target.kind +
                "\" (expected cpu or cuda)");
@@ -365,6 +385,9 @@ std::string validateManifest(const Manifest &m) {
   }
   if (outputs == 0)
     return err("there is no output buffer");
+  if (m.packedSequences && lengthsBuffers == 0)
+    return err("sequence_layout \"packed\" needs a lengths input (the "
+               "kernels find each sequence's rows through it)");
   // What a session allocates: every buffer but the weights, each rounded up
   // to 64 bytes. Each term is <= 2^62 + 63, so the running sum is checked
   // before it could wrap.
@@ -555,6 +578,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
     root["code_sha256"] = std::move(code);
     if (!m.modelJson.empty())
       root["model"] = json::parse(m.modelJson);
+    if (m.packedSequences)
+      root["sequence_layout"] = "packed";
     out = root.dump(2) + "\n";
     return "";
   } catch (const std::exception &e) {

@@ -62,6 +62,11 @@ inline constexpr int kManifestFormatVersion = 2;
 /// `max_length`): a runtime that reads 2 only would launch every variant,
 /// so such a manifest says 3, and only such a manifest does.
 inline constexpr int kManifestFormatVersionVariants = 3;
+/// The version of a manifest whose kernels index the sequence buffers
+/// packed (`sequence_layout: "packed"`): a runtime that reads 2 or 3 only
+/// would hand them padded tensors, so such a manifest says 4, and only
+/// such a manifest does.
+inline constexpr int kManifestFormatVersionPacked = 4;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
 /// The code sections of a cuda artifact: the kernels' PTX (always) and,
 /// when the compiler found ptxas, their cubin for the target's SM.
@@ -156,6 +161,11 @@ struct Manifest {
   std::vector<std::pair<std::string, std::string>> codeSha256;
   /// Free-form model description (JSON object text); empty = absent.
   std::string modelJson;
+  /// How the kernels index the sequence inputs and outputs ([b, n, ...]):
+  /// false, padded (sequence s at row s * n); true, packed (each
+  /// sequence's real tokens end to end, sequence s at row lengths[0] + ...
+  /// + lengths[s - 1]; cpu artifacts with a lengths input only).
+  bool packedSequences = false;
 
   /// The recorded hash of section `name`, or "".
   std::string sha256Of(std::string_view name) const;

@@ -296,6 +296,16 @@ lf_status lf_session_profile(lf_session *session, size_t index,
   });
 }
 
+lf_status lf_session_copied_bytes(lf_session *session, int64_t *in_bytes,
+                                  int64_t *out_bytes) {
+  return guard([&] {
+    requireArg(session, "session");
+    requireArg(in_bytes, "in_bytes");
+    requireArg(out_bytes, "out_bytes");
+    session->impl->copiedBytes(*in_bytes, *out_bytes);
+  });
+}
+
 lf_status lf_session_profile_reset(lf_session *session) {
   return guard([&] {
     requireArg(session, "session");

@@ -137,6 +137,8 @@ public:
   /// Throws LF_INVALID_ARGUMENT without profiling or for a bad index.
   void profile(size_t index, lf_kernel_profile &out);
   void resetProfile();
+  /// The last run's copies (lf_session_copied_bytes).
+  void copiedBytes(int64_t &in, int64_t &out);
   /// `onDevice`: data inputs and outputs are device pointers (cuda only).
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
            size_t numOutputs, bool onDevice = false);

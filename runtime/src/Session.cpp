@@ -307,6 +307,9 @@ struct Session::Impl {
   /// Per kernel with a length rule: this run's workgroup ranges.
   std::vector<std::pair<int64_t, int64_t>> ranges;
   std::vector<int64_t> rangeEnds;
+  /// The last cpu run's bytes copied from the caller's inputs into the
+  /// session's buffers and from those into the caller's outputs.
+  int64_t copiedIn = 0, copiedOut = 0;
 
   void plan();
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
@@ -361,6 +364,17 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                         bool onDevice) {
   const Module &mod = *module;
   const Manifest &m = mod.manifest();
+  copiedIn = copiedOut = 0;
+  // Copies of data between the caller's tensors and the session's buffers,
+  // counted (lf_session_copied_bytes).
+  auto copyIn = [&](uint8_t *dst, const uint8_t *src, size_t bytes) {
+    copiedIn += int64_t(bytes);
+    copyBytes(pool, dst, src, 0, bytes);
+  };
+  auto copyOut = [&](uint8_t *dst, const uint8_t *src, size_t bytes) {
+    copiedOut += int64_t(bytes);
+    copyBytes(pool, dst, src, 0, bytes);
+  };
   if (onDevice && !cuda)
     invalid("device tensors need a cuda module; '" + mod.path() +
             "' runs on the cpu (use lf_session_run)");
@@ -692,6 +706,28 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
           ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
           : nullptr;
   const int32_t *realLengths = kernelsReadPadding ? nullptr : lengths;
+  // Kernels of packed sequences (cpu, with lengths): sequence s at row
+  // rowStart[s] of each sequence buffer, its real rows end to end. A
+  // caller's tensor is that layout when each sequence starts there:
+  // packed input, one sequence, or sequences that all (but the last) fill
+  // the caller's rows.
+  const bool packedKernels = m.packedSequences && lengths && !onDevice;
+  std::vector<int64_t> rowStart;
+  if (packedKernels) {
+    rowStart.assign(size_t(B) + 1, 0);
+    for (int64_t i = 0; i < B; ++i)
+      rowStart[size_t(i) + 1] = rowStart[size_t(i)] + lengths[i];
+  }
+  // Where sequence i starts in a caller's tensor of `rows` rows a sequence.
+  auto callerStart = [&](int64_t i, int64_t rows) {
+    return packed ? offsets[size_t(i)] : i * rows;
+  };
+  auto packedInPlace = [&](int64_t rows) {
+    for (int64_t i = 0; i < batch; ++i)
+      if (callerStart(i, rows) != rowStart[size_t(i)])
+        return false;
+    return true;
+  };
   for (size_t idx : mod.ios(LF_IO_INPUT)) {
     const ManifestBuffer &b = m.buffers[idx];
     const lf_tensor *t = given[idx];
@@ -702,6 +738,24 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       devIo[idx] = true;
       continue;
     }
+    if (packedKernels && mod.isSequence(idx)) {
+      if (isAligned(t->data, b.dtype) && packedInPlace(L)) {
+        bound[idx] = t->data;
+        continue;
+      }
+      // Each sequence's real rows, packed (the rest is never read: NaN
+      // bytes when poisoning).
+      size_t row = b.byteSize() / size_t(B * n);
+      auto *dst = static_cast<uint8_t *>(owned[idx]);
+      auto *src = static_cast<const uint8_t *>(t->data);
+      for (int64_t i = 0; i < batch; ++i)
+        copyIn(dst + size_t(rowStart[size_t(i)]) * row,
+               src + size_t(callerStart(i, L)) * row, size_t(lengths[i]) * row);
+      if (poison)
+        copyBytes(pool, dst + size_t(rowStart[size_t(batch)]) * row, nullptr,
+                  0xff, size_t(B * n - rowStart[size_t(batch)]) * row);
+      continue;
+    }
     // A packed run with every sequence of length n is the padded layout.
     bool fullRows = packed ? T == B * n && batch == B : L == n && batch == B;
     if ((!mod.isSequence(idx) || (fullRows && !(poison && realLengths))) &&
@@ -710,7 +764,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       continue;
     }
     if (!mod.isSequence(idx)) {
-      std::memcpy(owned[idx], t->data, b.byteSize());
+      copyIn(static_cast<uint8_t *>(owned[idx]),
+             static_cast<const uint8_t *>(t->data), b.byteSize());
       continue;
     }
     size_t row = b.byteSize() / size_t(B * n);
@@ -722,8 +777,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       int64_t len = packed ? packedLength(i) : L;
       if (realLengths)
         len = std::min<int64_t>(len, realLengths[i]);
-      copyBytes(pool, dst + size_t(i * n) * row, src + size_t(first) * row, 0,
-                size_t(len) * row);
+      copyIn(dst + size_t(i * n) * row, src + size_t(first) * row,
+             size_t(len) * row);
       if (poison || !realLengths)
         copyBytes(pool, dst + size_t(i * n + len) * row, nullptr,
                   poison ? 0xff : 0, size_t(n - len) * row);
@@ -737,6 +792,16 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     if (t && onDevice) {
       bound[idx] = t->data;
       direct[idx] = devIo[idx] = true;
+      continue;
+    }
+    if (t && packedKernels && mod.isSequence(idx)) {
+      // In place when the caller's layout is the kernels' (the rows past
+      // each length are zeroed after the run).
+      if (isAligned(t->data, m.buffers[idx].dtype) &&
+          packedInPlace(packed ? 0 : t->shape[1])) {
+        bound[idx] = t->data;
+        direct[idx] = true;
+      }
       continue;
     }
     if (!t || !isAligned(t->data, m.buffers[idx].dtype) || packed ||
@@ -852,16 +917,32 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     auto *dst = static_cast<uint8_t *>(t->data);
     if (!mod.isSequence(idx)) {
       if (!direct[idx])
-        std::memcpy(dst, owned[idx], b.byteSize());
+        copyOut(dst, static_cast<const uint8_t *>(owned[idx]), b.byteSize());
       continue;
     }
     size_t row = b.byteSize() / size_t(B * n);
+    if (packedKernels) {
+      // Each sequence's real rows from the packed buffer (unless written in
+      // place), then zeros for the rest of a [b, rows] tensor's sequence.
+      int64_t rows = packed ? 0 : t->shape[1];
+      const auto *src = static_cast<const uint8_t *>(owned[idx]);
+      for (int64_t i = 0; i < batch; ++i) {
+        int64_t first = callerStart(i, rows), len = lengths[i];
+        if (!direct[idx])
+          copyOut(dst + size_t(first) * row,
+                  src + size_t(rowStart[size_t(i)]) * row, size_t(len) * row);
+        if (!packed && len < rows)
+          copyBytes(pool, dst + size_t(first + len) * row, nullptr, 0,
+                    size_t(rows - len) * row);
+      }
+      continue;
+    }
     if (packed) {
       // Each sequence's real rows, end to end.
       const auto *src = static_cast<const uint8_t *>(owned[idx]);
       for (int64_t i = 0; i < batch; ++i)
-        std::memcpy(dst + size_t(offsets[size_t(i)]) * row,
-                    src + size_t(i * n) * row, size_t(packedLength(i)) * row);
+        copyOut(dst + size_t(offsets[size_t(i)]) * row,
+                src + size_t(i * n) * row, size_t(packedLength(i)) * row);
       continue;
     }
     // Rows per sequence in the caller's tensor: n (all) or L; the real
@@ -872,8 +953,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       int64_t len =
           lengths && !devIo[idx] ? std::min<int64_t>(lengths[i], rows) : rows;
       if (!direct[idx])
-        copyBytes(pool, dst + size_t(i * rows) * row, src + size_t(i * n) * row,
-                  0, size_t(len) * row);
+        copyOut(dst + size_t(i * rows) * row, src + size_t(i * n) * row,
+                size_t(len) * row);
       if (len < rows)
         copyBytes(pool, dst + size_t(i * rows + len) * row, nullptr, 0,
                   size_t(rows - len) * row);
@@ -949,6 +1030,12 @@ void Session::profile(size_t index, lf_kernel_profile &out) {
   for (double t : times)
     sum += t;
   out.mean_ms = sum / double(times.size());
+}
+
+void Session::copiedBytes(int64_t &in, int64_t &out) {
+  std::lock_guard<std::mutex> lock(impl_->runMutex);
+  in = impl_->copiedIn;
+  out = impl_->copiedOut;
 }
 
 void Session::resetProfile() {

@@ -408,6 +408,10 @@ driver::CompileOptions compileOptions(const std::string &path,
   o.vectorWidth = vectorWidthOpt;
   o.unroll = unrollOpt;
   o.reductionTile = reductionTileOpt;
+  // The entry and the threaded dispatch here take padded [b, n, ...]
+  // tensors. (Packed kernels are checked through the runtime:
+  // linformer-run --check, tools/linformer-run-packed-in-place.test.)
+  o.packedSequences = false;
   // A CPU schedule file, or for cuda-host a CUDA one (as linformer-compile
   // --target=cuda --print-schedule writes it).
   o.scheduleFile = scheduleOpt;

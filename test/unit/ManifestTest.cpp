@@ -122,14 +122,14 @@ TEST(Manifest, InvalidJson) {
 
 TEST(Manifest, NewerVersionIsAVersionError) {
   json j = json::parse(kValid);
-  j["format_version"] = 4;
+  j["format_version"] = 5;
   j.erase("buffers"); // a newer schema may lack anything; version wins
   Manifest m;
   FileError err = parseManifest(j.dump(), m);
   EXPECT_EQ(err.kind, ErrorKind::Version);
   EXPECT_EQ(err.message,
-            "manifest: format_version 4 is not supported (this runtime reads "
-            "2 and 3)");
+            "manifest: format_version 5 is not supported (this runtime reads "
+            "2 to 4)");
   // Version 1 predates code hashes and kernel records: also refused.
   j["format_version"] = 1;
   err = parseManifest(j.dump(), m);
@@ -398,6 +398,58 @@ TEST(Manifest, CudaLengthVariants) {
   EXPECT_EQ(validateManifest(cpu),
             "manifest: kernel 0: max_length (a length variant) is for cuda "
             "kernels, and the target is cpu");
+}
+
+// Packed sequence buffers (sequence_layout "packed") are a cpu manifest's
+// with a lengths input, of format_version 4 (a runtime that reads 2 or 3
+// would bind padded tensors), and only such a manifest says 4; the layout
+// round-trips.
+TEST(Manifest, PackedSequences) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  m.packedSequences = true;
+  m.formatVersion = kManifestFormatVersionPacked;
+  EXPECT_EQ(validateManifest(m), "");
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  EXPECT_NE(text.find("\"sequence_layout\": \"packed\""), std::string::npos)
+      << text;
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_TRUE(again.packedSequences);
+  EXPECT_EQ(again.formatVersion, kManifestFormatVersionPacked);
+
+  Manifest old = m;
+  old.formatVersion = kManifestFormatVersion;
+  EXPECT_EQ(validateManifest(old),
+            "manifest: sequence_layout \"packed\" needs format_version 4: "
+            "an older runtime would bind padded tensors");
+  Manifest padded = m;
+  padded.packedSequences = false;
+  EXPECT_EQ(validateManifest(padded),
+            "manifest: format_version 4 is for sequence_layout \"packed\", "
+            "which this manifest does not have");
+  Manifest noLengths = m;
+  for (ManifestBuffer &b : noLengths.buffers)
+    b.role = BufferRole::None;
+  EXPECT_EQ(validateManifest(noLengths),
+            "manifest: sequence_layout \"packed\" needs a lengths input (the "
+            "kernels find each sequence's rows through it)");
+  Manifest cuda = cudaManifest();
+  cuda.packedSequences = true;
+  cuda.formatVersion = kManifestFormatVersionPacked;
+  EXPECT_EQ(validateManifest(cuda),
+            "manifest: sequence_layout \"packed\" is for cpu kernels, and the "
+            "target is cuda");
+  std::string bad = text;
+  bad.replace(bad.find("\"packed\""), 8, "\"ragged\"");
+  FileError err = parseManifest(bad, again);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find(
+                "'sequence_layout' is \"ragged\", expected \"padded\" or "
+                "\"packed\""),
+            std::string::npos)
+      << err.message;
 }
 
 // A kernel's length rule round-trips and each of its rules is checked.

@@ -750,12 +750,12 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   // A manifest version from the future.
   ArtifactWriter w;
   ASSERT_EQ(w.addSection("manifest", R"({"format": "linformer-artifact",
-                                         "format_version": 4})"),
+                                         "format_version": 5})"),
             "");
-  ASSERT_EQ(w.write(dir.file("m4.lfa")), "");
-  EXPECT_STATUS(lf_module_load(dir.file("m4.lfa").c_str(), &m),
+  ASSERT_EQ(w.write(dir.file("m5.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("m5.lfa").c_str(), &m),
                 LF_VERSION_MISMATCH,
-                "manifest: format_version 4 is not supported");
+                "manifest: format_version 5 is not supported");
 
   // A broken manifest.
   ArtifactWriter bad;

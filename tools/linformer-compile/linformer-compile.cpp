@@ -105,6 +105,12 @@ static cl::opt<int64_t> reductionTile(
     "reduction-tile", cl::init(0),
     cl::desc("force every kernel's reduction block (0: cost model, -1: "
              "none)"));
+static cl::opt<bool> packedSequences(
+    "packed-sequences", cl::init(true),
+    cl::desc("with a lengths input, CPU kernels index the sequence inputs "
+             "and outputs packed, and the runtime binds packed and shorter "
+             "tensors in place (false: the padded [b, n, ...] layout, "
+             "which the runtime copies such tensors into)"));
 static cl::opt<std::string> scheduleFile(
     "schedule",
     cl::desc("JSON schedule file (as --print-schedule writes): its records "
@@ -184,6 +190,7 @@ int main(int argc, char **argv) {
   options.vectorWidth = vectorWidth;
   options.unroll = unroll;
   options.reductionTile = reductionTile;
+  options.packedSequences = packedSequences;
   options.scheduleFile = scheduleFile;
   if (printSchedule.getNumOccurrences())
     options.printSchedule = printSchedule.getValue();

@@ -49,11 +49,12 @@ const char *kUsage =
     "         (--input x=FILE.npy | --random-input [--seq-len L] [--batch B]\n"
     "          [--seed S])\n"
     "         [--lengths FILE.npy | --lengths L1,L2,...] [--mask FILE.npy]\n"
-    "         [--packed]\n"
+    "         [--packed] [--poison-padding]\n"
     "         [--output out.npy] [--check] [--tolerance T]\n"
     "         [--reference-cache FILE] [--repeat N]\n"
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
-    "         [--device cpu|cuda] [--device-io] [--io-offset B] [--make-weights]\n"
+    "         [--device cpu|cuda] [--device-io] [--io-offset B] "
+    "[--make-weights]\n"
     "         [--sessions N] [--spin-us U]\n"
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
@@ -62,6 +63,9 @@ const char *kUsage =
     "sequences' real tokens end to end, cu_seqlens from --lengths), as\n"
     "FlashAttention's varlen interface; an --input file is then [T, d] and\n"
     "--lengths is required; --output writes the packed output.\n"
+    "--poison-padding: with --lengths, the runtime gets the inputs with\n"
+    "NaN bytes in the rows past each length (--check's reference keeps the\n"
+    "originals), so kernels that read padded rows show up.\n"
     "--sessions N: N sessions on one module and weights (sharing the\n"
     "weights, on a device too); the others run once after the timed runs\n"
     "and must give the same output bytes.\n"
@@ -271,6 +275,7 @@ bool parseInteger(const std::string &s, long long lo, long long hi,
 int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
+  bool poisonPadding = false;
   bool check = false, randomInput = false, profile = false,
        makeWeights = false, deviceIo = false, packed = false;
   int64_t deviceIoOffset = 0;
@@ -342,6 +347,8 @@ int main(int argc, char **argv) {
       randomInput = true;
     } else if (a == "--profile") {
       profile = true;
+    } else if (a == "--poison-padding") {
+      poisonPadding = true;
     } else if (a == "--reference-cache") {
       if (!value(referenceCache))
         return usage("--reference-cache needs a path");
@@ -576,6 +583,30 @@ int main(int argc, char **argv) {
     int64_t L = x.shape.size() >= 2 ? x.shape[1] : n;
     if (x.shape.size() >= 2)
       batch = x.shape[0];
+
+    // --poison-padding: the runtime gets copies of the sequence inputs
+    // whose padded rows (past each --lengths) are NaN bytes; the reference
+    // keeps the originals. Kernels that read the caller's tensor in place
+    // must then give the same bytes as without.
+    std::vector<linformer::NpyArray> poisonedArrays;
+    if (poisonPadding && !lengths.empty() && !packed) {
+      poisonedArrays.reserve(arrays.size());
+      for (size_t j = 0; j < arrays.size(); ++j) {
+        const linformer::NpyArray &a = arrays[j];
+        if (a.shape.size() < 2 || a.shape[0] != int64_t(lengths.size()))
+          continue;
+        poisonedArrays.push_back(a);
+        linformer::NpyArray &pa = poisonedArrays.back();
+        size_t row = pa.bytes.size() / size_t(a.shape[0] * a.shape[1]);
+        for (size_t i = 0; i < lengths.size(); ++i)
+          if (lengths[i] < a.shape[1])
+            std::memset(
+                &pa.bytes[(i * size_t(a.shape[1]) + size_t(lengths[i])) * row],
+                0xff, size_t(a.shape[1] - lengths[i]) * row);
+        refs[j] = lf::TensorRef(refs[j].name(), toLf(pa.dtype), pa.shape,
+                                pa.bytes.data());
+      }
+    }
 
     // --packed: every sequence input [T, ...], and cu_seqlens in place of
     // the lengths.
@@ -816,6 +847,10 @@ int main(int argc, char **argv) {
                       (long long)k.workgroups, k.median_ms, k.min_ms,
                       total > 0 ? 100 * k.median_ms / total : 0.0, rate);
         }
+        // What the last run copied between our tensors and the session's.
+        auto [copiedIn, copiedOut] = session.copiedBytes();
+        std::printf("host copies: %lld bytes in, %lld bytes out\n",
+                    (long long)copiedIn, (long long)copiedOut);
       }
       if (!profileJson.empty()) {
         nlohmann::ordered_json j;

@@ -323,7 +323,8 @@ struct CUDAPlanLaunchesPass
       if (!stillUsed)
         old->erase();
     }
-    setDispatchPlan(fn, DispatchPlanAttr::get(ctx, kernels, intermediates));
+    setDispatchPlan(fn, DispatchPlanAttr::get(ctx, kernels, intermediates,
+                                              /*packedSequences=*/false));
     return success();
   }
 };

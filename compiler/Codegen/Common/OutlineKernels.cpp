@@ -73,8 +73,62 @@ bool isBufferRoot(Value v) {
   return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(v.getDefiningOp());
 }
 
+/// The buffer a view (or a chain of views) looks into.
+Value viewRoot(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// The sequence buffers of `entry` that packed-sequences packs, and its
+/// lengths argument: none unless it has both a lengths argument and sequence
+/// inputs. Sequence inputs are marked; outputs are the arguments something
+/// writes (inputs and weights are only read) of the inputs' [b, n].
+std::pair<SmallVector<BlockArgument>, BlockArgument>
+packedSequenceArgs(func::FuncOp entry) {
+  Block &body = entry.getBody().front();
+  BlockArgument lengths;
+  SmallVector<BlockArgument> sequences;
+  for (BlockArgument arg : body.getArguments()) {
+    if (entry.getArgAttr(arg.getArgNumber(), kLengthsArgAttrName))
+      lengths = arg;
+    if (entry.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+      sequences.push_back(arg);
+  }
+  if (!lengths || sequences.empty())
+    return {};
+  ArrayRef<int64_t> shape =
+      cast<MemRefType>(sequences.front().getType()).getShape();
+  if (shape.size() < 2)
+    return {};
+  DenseSet<Value> written;
+  entry.walk([&](MemoryEffectOpInterface op) {
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    op.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects)
+      if (isa<MemoryEffects::Write>(e.getEffect()) && e.getValue())
+        written.insert(viewRoot(e.getValue()));
+  });
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<MemRefType>(arg.getType());
+    if (!written.contains(arg) || !type || type.getRank() < 2 ||
+        type.getShape().take_front(2) != shape.take_front(2))
+      continue;
+    sequences.push_back(arg);
+  }
+  return {sequences, lengths};
+}
+
 struct OutlineKernelsPass
     : mlir::linformer::impl::LinformerOutlineKernelsPassBase<OutlineKernelsPass> {
+  using Base::Base;
+
+  /// The current entry's packed sequence buffers and its lengths argument
+  /// (none without packed-sequences).
+  DenseSet<Value> packedArgs;
+  Value lengthsArg;
+  bool anyPacked = false;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> entries;
@@ -97,6 +151,15 @@ struct OutlineKernelsPass
     MLIRContext *ctx = entry.getContext();
     Block &body = entry.getBody().front();
     SymbolTable symbols(getOperation());
+
+    packedArgs.clear();
+    lengthsArg = {};
+    anyPacked = false;
+    if (packedSequences) {
+      auto [sequences, lengths] = packedSequenceArgs(entry);
+      packedArgs.insert(sequences.begin(), sequences.end());
+      lengthsArg = lengths;
+    }
 
     // Buffer ids: arguments first, then entry-block allocations in order.
     DenseMap<Value, int64_t> bufferIds;
@@ -156,8 +219,8 @@ struct OutlineKernelsPass
         return failure();
       kernelInfos.push_back(*info);
     }
-    setDispatchPlan(entry,
-                    DispatchPlanAttr::get(ctx, kernelInfos, intermediateBytes));
+    setDispatchPlan(entry, DispatchPlanAttr::get(ctx, kernelInfos,
+                                                 intermediateBytes, anyPacked));
     return success();
   }
 
@@ -201,6 +264,14 @@ struct OutlineKernelsPass
                << v;
       if (rebuild.insert(def))
         worklist.append(def->operand_begin(), def->operand_end());
+    }
+
+    // A kernel of packed sequences finds them through the lengths.
+    bool packed = llvm::any_of(
+        roots, [&](Value root) { return packedArgs.contains(root); });
+    if (packed) {
+      roots.insert(lengthsArg);
+      anyPacked = true;
     }
 
     // The kernel: (buffers..., workgroup). Each buffer's extent in bytes
@@ -258,6 +329,12 @@ struct OutlineKernelsPass
                     tokenRows.getTile()});
       kernel->setAttr(kTokenRowsRecordAttrName,
                       b.getDenseI64ArrayAttr(words));
+    }
+    for (auto [i, root] : llvm::enumerate(roots)) {
+      if (packed && packedArgs.contains(root))
+        kernel.setArgAttr(i, kPackedSequenceArgAttrName, b.getUnitAttr());
+      if (packed && root == lengthsArg)
+        kernel.setArgAttr(i, kLengthsArgAttrName, b.getUnitAttr());
     }
     Block *kernelBody = kernel.addEntryBlock();
     b.setInsertionPointToStart(kernelBody);

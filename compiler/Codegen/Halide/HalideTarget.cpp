@@ -795,8 +795,9 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
       }
     }
     mlir::linformer::setDispatchPlan(
-        entry, mlir::linformer::DispatchPlanAttr::get(ctx, updated,
-                                                      plan.getIntermediates()));
+        entry,
+        mlir::linformer::DispatchPlanAttr::get(
+            ctx, updated, plan.getIntermediates(), plan.getPackedSequences()));
   }
   ws.flush();
 

@@ -363,6 +363,16 @@ LF_API lf_status lf_session_profile(lf_session *session, size_t index,
 /* Forgets the times recorded so far (e.g. after warm-up runs). */
 LF_API lf_status lf_session_profile_reset(lf_session *session);
 
+/* Bytes the session's last run copied on the host between the caller's
+ * tensors and its own buffers: `in_bytes` from the inputs, `out_bytes` into
+ * the outputs (zeroed padding rows are not counted). The CPU kernels of a
+ * model with a lengths input index the caller's tensors in place where they
+ * can (docs/Runtime.md, "Copies"): a packed input and output, one
+ * sequence, or sequences that fill the caller's rows, aligned to their
+ * element size, copy 0 bytes. */
+LF_API lf_status lf_session_copied_bytes(lf_session *session, int64_t *in_bytes,
+                                         int64_t *out_bytes);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

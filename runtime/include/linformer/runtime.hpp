@@ -212,6 +212,14 @@ public:
   }
   void resetProfile() { check(lf_session_profile_reset(get())); }
 
+  /// The last run's host copies between the caller's tensors and the
+  /// session's buffers, in bytes (lf_session_copied_bytes).
+  std::pair<int64_t, int64_t> copiedBytes() const {
+    int64_t in = 0, out = 0;
+    check(lf_session_copied_bytes(get(), &in, &out));
+    return {in, out};
+  }
+
 private:
   using RunFn = lf_status (*)(lf_session *, const lf_tensor *, size_t,
                               const lf_tensor *, size_t);

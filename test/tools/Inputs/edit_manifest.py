@@ -5,6 +5,7 @@ cpu.so section) and writes a new .lfa with a valid container.
 
 edit_manifest.py IN.lfa OUT.lfa EDIT...
 edit_manifest.py --print-rows IN.lfa   (how many kernels have length rules)
+edit_manifest.py --print-layout IN.lfa (format_version and sequence_layout)
   workgroups=K:N       kernel K's workgroup count becomes N (and its length
                        rule is dropped)
   bytes=NAME:N         intermediate NAME's size becomes N bytes
@@ -16,6 +17,7 @@ edit_manifest.py --print-rows IN.lfa   (how many kernels have length rules)
   max-length=K:LO:HI   kernel K is a length variant for (LO, HI] (CUDA;
                        the manifest says format_version 3)
   version=N            the manifest's format_version becomes N
+  layout=NAME          sequence_layout becomes NAME ("padded": the key goes)
   flip-code            flips one byte in the middle of the cpu.so section
 """
 import json
@@ -57,6 +59,13 @@ def main():
         ruled = [k for k in kernels if "rows" in k]
         print("rules: %d of %d kernels" % (len(ruled), len(kernels)))
         return
+    if sys.argv[1] == "--print-layout":
+        sections = dict(read_sections(open(sys.argv[2], "rb").read()))
+        manifest = json.loads(bytes(sections["manifest"]))
+        print("format_version %d, sequence_layout %s" %
+              (manifest["format_version"],
+               manifest.get("sequence_layout", "padded")))
+        return
     src, dst, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
     sections = read_sections(open(src, "rb").read())
     names = [n for n, _ in sections]
@@ -92,6 +101,11 @@ def main():
             manifest["format_version"] = 3
         elif what == "version":
             manifest["format_version"] = int(arg)
+        elif what == "layout":
+            if arg == "padded":
+                manifest.pop("sequence_layout", None)
+            else:
+                manifest["sequence_layout"] = arg
         elif what == "rows-drop":
             for kernel in manifest["kernels"]:
                 kernel.pop("rows", None)

@@ -1,0 +1,384 @@
+//===- PackedSequences.cpp - kernels that index packed sequences -*- C++
+//-*-===//
+//
+// A kernel argument marked linformer.packed_sequence is declared [b, n, ...]
+// but holds the sequences packed: sequence s's `lengths[s]` real tokens from
+// row `sum of lengths[i < s]`, end to end. Every access to it becomes an
+// access to its [b * n, ...] view at that row; rows past a sequence's length
+// are not stored and read as its last real row. See
+// LinformerCPUPackedSequencesPass in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCPUPACKEDSEQUENCESPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace {
+
+/// Whether `v` is `arg` or a view of it.
+bool viewsArg(Value v, Value arg) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v == arg;
+}
+
+/// The memref an access op reads or writes, and whether it writes; null for
+/// any other op.
+std::pair<Value, bool> accessed(Operation *op) {
+  return TypeSwitch<Operation *, std::pair<Value, bool>>(op)
+      .Case([](memref::LoadOp o) { return std::pair(o.getMemRef(), false); })
+      .Case([](memref::StoreOp o) { return std::pair(o.getMemRef(), true); })
+      .Case([](vector::LoadOp o) { return std::pair(o.getBase(), false); })
+      .Case([](vector::StoreOp o) { return std::pair(o.getBase(), true); })
+      .Case(
+          [](vector::MaskedLoadOp o) { return std::pair(o.getBase(), false); })
+      .Case(
+          [](vector::MaskedStoreOp o) { return std::pair(o.getBase(), true); })
+      .Case([](vector::TransferReadOp o) {
+        return std::pair(o.getBase(), false);
+      })
+      .Case([](vector::TransferWriteOp o) {
+        return std::pair(o.getBase(), true);
+      })
+      .Default([](Operation *) { return std::pair(Value(), false); });
+}
+
+struct PackedSequencesPass
+    : mlir::linformer::impl::LinformerCPUPackedSequencesPassBase<
+          PackedSequencesPass> {
+  void runOnOperation() override {
+    func::FuncOp kernel = getOperation();
+    if (kernel.isExternal())
+      return;
+    SmallVector<BlockArgument> packed;
+    BlockArgument lengths;
+    for (BlockArgument arg : kernel.getArguments()) {
+      if (kernel.getArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName))
+        packed.push_back(arg);
+      if (kernel.getArgAttr(arg.getArgNumber(), kLengthsArgAttrName))
+        lengths = arg;
+    }
+    if (packed.empty())
+      return;
+    sequences.clear();
+    constantSequences.clear();
+    auto lengthsType =
+        lengths ? dyn_cast<MemRefType>(lengths.getType()) : MemRefType();
+    if (!lengthsType || lengthsType.getRank() != 1 ||
+        !lengthsType.getElementType().isInteger(32)) {
+      kernel.emitOpError("has packed sequence arguments "
+                         "(linformer.packed_sequence) but no i32 [b] "
+                         "argument marked linformer.lengths to find them "
+                         "with");
+      return signalPassFailure();
+    }
+    for (BlockArgument arg : packed) {
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (!type || type.getRank() < 3 || !type.getLayout().isIdentity() ||
+          !type.hasStaticShape() ||
+          type.getDimSize(0) != lengthsType.getDimSize(0)) {
+        kernel.emitOpError("packed sequence argument ")
+            << arg.getArgNumber() << " has type " << arg.getType()
+            << "; expected a static [b, n, ...] memref (rank 3 or more, "
+               "identity layout) with the lengths' b = "
+            << lengthsType.getDimSize(0);
+        return signalPassFailure();
+      }
+      if (failed(rewriteAccesses(kernel, arg, lengths)))
+        return signalPassFailure();
+    }
+    for (BlockArgument arg : packed)
+      kernel.removeArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName);
+    kernel.removeArgAttr(lengths.getArgNumber(), kLengthsArgAttrName);
+  }
+
+  /// Where sequence `s` starts and how many real tokens it has (index
+  /// values right after `s` is defined, one pair per `s`).
+  struct Sequence {
+    Value start, length;
+  };
+  DenseMap<Value, Sequence> sequences;
+
+  DenseMap<int64_t, Sequence> constantSequences;
+
+  Sequence sequenceOf(OpBuilder &b, Value s, Value lengths,
+                      func::FuncOp kernel) {
+    // A constant sequence (one a kernel, the batch of 1) is the same
+    // wherever its constant was made: computed once, at the entry.
+    std::optional<int64_t> constant = getConstantIntValue(s);
+    if (constant) {
+      if (auto it = constantSequences.find(*constant);
+          it != constantSequences.end())
+        return it->second;
+    } else if (auto it = sequences.find(s); it != sequences.end()) {
+      return it->second;
+    }
+    OpBuilder::InsertionGuard guard(b);
+    if (constant) {
+      b.setInsertionPointToStart(&kernel.getBody().front());
+      s = arith::ConstantIndexOp::create(b, s.getLoc(), *constant);
+    } else if (Operation *def = s.getDefiningOp()) {
+      b.setInsertionPointAfter(def);
+    } else {
+      b.setInsertionPointToStart(cast<BlockArgument>(s).getOwner());
+    }
+    Location loc = s.getLoc();
+    auto lengthOf = [&](OpBuilder &nb, Location l, Value i) -> Value {
+      Value len = memref::LoadOp::create(nb, l, lengths, ValueRange{i});
+      return arith::IndexCastOp::create(nb, l, nb.getIndexType(), len);
+    };
+    Sequence seq;
+    seq.length = lengthOf(b, loc, s);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    if (cast<MemRefType>(lengths.getType()).getDimSize(0) == 1) {
+      seq.start = zero;
+    } else {
+      // The lengths of the sequences before it, added.
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ForOp::create(
+          b, loc, zero, s, one, ValueRange{zero},
+          [&](OpBuilder &nb, Location l, Value i, ValueRange sum) {
+            Value next =
+                arith::AddIOp::create(nb, l, sum[0], lengthOf(nb, l, i));
+            scf::YieldOp::create(nb, l, next);
+          });
+      seq.start = loop.getResult(0);
+    }
+    if (constant)
+      return constantSequences[*constant] = seq;
+    return sequences[s] = seq;
+  }
+
+  LogicalResult rewriteAccesses(func::FuncOp kernel, BlockArgument arg,
+                                Value lengths) {
+    MLIRContext *ctx = kernel.getContext();
+    // Accesses through views first become accesses to the argument itself
+    // (upstream's alias folding), so that each names its sequence and row.
+    SmallVector<Operation *> throughViews;
+    kernel.walk([&](Operation *op) {
+      if (Value base = accessed(op).first;
+          base && base != arg && viewsArg(base, arg))
+        throughViews.push_back(op);
+    });
+    if (!throughViews.empty()) {
+      RewritePatternSet patterns(ctx);
+      memref::populateFoldMemRefAliasOpPatterns(patterns);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      (void)applyOpPatternsGreedily(throughViews, std::move(patterns), config);
+      // The views the accesses went through, now unused (innermost first).
+      SmallVector<Operation *> views;
+      kernel.walk([&](ViewLikeOpInterface view) {
+        if (viewsArg(view->getResult(0), arg))
+          views.push_back(view);
+      });
+      for (Operation *view : llvm::reverse(views))
+        if (view->use_empty())
+          view->erase();
+    }
+
+    auto type = cast<MemRefType>(arg.getType());
+    int64_t rank = type.getRank();
+    OpBuilder b(ctx);
+    b.setInsertionPointToStart(&kernel.getBody().front());
+    SmallVector<ReassociationIndices> merge = {{0, 1}};
+    for (int64_t d = 2; d < rank; ++d)
+      merge.push_back({d});
+    Value rows = memref::CollapseShapeOp::create(b, arg.getLoc(), arg, merge);
+
+    SmallVector<Operation *> accesses;
+    for (OpOperand &use : arg.getUses()) {
+      Operation *user = use.getOwner();
+      if (user == rows.getDefiningOp())
+        continue;
+      if (accessed(user).first != arg) {
+        // A view that did not fold, a copy, a call: its rows cannot be
+        // found.
+        return user->emitOpError("uses packed sequence argument ")
+               << arg.getArgNumber() << " of kernel @" << kernel.getSymName()
+               << " in a way linformer-cpu-packed-sequences cannot index "
+                  "(only loads and stores of it, directly or through views "
+                  "that fold into them)";
+      }
+      // Vectors along the batch or the tokens would span sequences.
+      AffineMap map;
+      if (auto read = dyn_cast<vector::TransferReadOp>(user))
+        map = read.getPermutationMap();
+      if (auto write = dyn_cast<vector::TransferWriteOp>(user))
+        map = write.getPermutationMap();
+      if (map && (map.isFunctionOfDim(0) || map.isFunctionOfDim(1)))
+        return user->emitOpError("transfers a vector along the batch or the "
+                                 "tokens of packed sequence argument ")
+               << arg.getArgNumber()
+               << "; packed sequences take vectors "
+                  "along their inner dimensions only";
+      accesses.push_back(user);
+    }
+
+    for (Operation *op : accesses) {
+      bool writes = accessed(op).second;
+      // The indices: [s, r, rest...] after the memref (and before it, the
+      // value a plain or transfer write stores).
+      unsigned first =
+          isa<memref::StoreOp, vector::StoreOp, vector::TransferWriteOp>(op)
+              ? 2
+              : 1;
+      SmallVector<Value> indices(op->getOperands().slice(first, rank));
+      Value s = indices[0], r = indices[1];
+      Location loc = op->getLoc();
+      Sequence seq = sequenceOf(b, s, lengths, kernel);
+      b.setInsertionPoint(op);
+      Value row;
+      if (writes) {
+        // Rows past the length are not the sequence's: not stored.
+        Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r,
+                                           seq.length);
+        auto guard = scf::IfOp::create(b, loc, real, /*withElse=*/false);
+        op->moveBefore(guard.thenBlock()->getTerminator());
+        sinkIntoGuard(guard, op);
+        b.setInsertionPoint(op);
+        row = arith::AddIOp::create(b, loc, seq.start, r);
+      } else {
+        // Rows past it read its last real row, and a sequence of length 0
+        // (past the run's batch) row 0 of the buffer: never past the real
+        // rows, which may end the caller's tensor.
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value last = arith::SubIOp::create(b, loc, seq.length, one);
+        Value clamped = arith::MinSIOp::create(b, loc, r, last);
+        Value inside = arith::AddIOp::create(b, loc, seq.start, clamped);
+        Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                            last, zero);
+        row = arith::SelectOp::create(b, loc, empty, zero, inside);
+      }
+      SmallVector<Value> rowIndices = {row};
+      rowIndices.append(indices.begin() + 2, indices.end());
+      replaceAccess(b, op, rows, rowIndices);
+    }
+    return success();
+  }
+
+  /// Moves what computes only the value `store` (in `guard`) writes into
+  /// the guard: a row extracted from a tile converted to 16 bits is
+  /// extracted first and converted inside (`truncf(extract(tile))`), then
+  /// the pure ops nothing else uses follow it. So no 16-bit float vector
+  /// lives across blocks: without AVX512_BF16, LLVM legalizes one through
+  /// f32 and truncates it back with a libgcc helper (`__truncsfbf2`) that
+  /// the kernels must not call.
+  static void sinkIntoGuard(scf::IfOp guard, Operation *store) {
+    Block *outer = guard->getBlock();
+    OpOperand &stored = isa<vector::MaskedStoreOp>(store)
+                            ? store->getOpOperand(store->getNumOperands() - 1)
+                            : store->getOpOperand(0);
+    if (auto extract = stored.get().getDefiningOp<vector::ExtractOp>()) {
+      auto cast = extract.getSource().getDefiningOp<arith::TruncFOp>();
+      if (cast && extract->getBlock() == outer && cast->getBlock() == outer) {
+        OpBuilder b(store);
+        Value row = vector::ExtractOp::create(b, extract.getLoc(), cast.getIn(),
+                                              extract.getMixedPosition());
+        stored.set(arith::TruncFOp::create(
+            b, cast.getLoc(), extract.getResult().getType(), row,
+            cast.getRoundingmodeAttr(), cast.getFastmathAttr()));
+        if (extract->use_empty())
+          extract.erase();
+        if (cast->use_empty())
+          cast.erase();
+      }
+    }
+    bool moved = true;
+    while (moved) {
+      moved = false;
+      for (Operation &inner : guard.thenBlock()->without_terminator()) {
+        for (Value operand : inner.getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          if (!def || def->getBlock() != outer || !isPure(def) ||
+              def->getNumRegions() != 0 ||
+              !llvm::all_of(def->getUsers(), [&](Operation *user) {
+                return guard->isProperAncestor(user);
+              }))
+            continue;
+          def->moveBefore(&inner);
+          moved = true;
+          break;
+        }
+        if (moved)
+          break;
+      }
+    }
+  }
+
+  /// `op` again, on `rows` ([b * n, ...]) at `indices`.
+  void replaceAccess(OpBuilder &b, Operation *op, Value rows,
+                     ArrayRef<Value> indices) {
+    Location loc = op->getLoc();
+    // Transfer maps lose the token dimension (d1), which they do not use:
+    // d0 stays, d(k) becomes d(k - 1).
+    auto dropToken = [&](AffineMap map) {
+      SmallVector<AffineExpr> dims;
+      for (unsigned d = 0; d < map.getNumDims(); ++d)
+        dims.push_back(getAffineDimExpr(d == 0 ? 0 : d - 1, b.getContext()));
+      return map.replaceDimsAndSymbols(dims, {}, map.getNumDims() - 1, 0);
+    };
+    Operation *replacement =
+        TypeSwitch<Operation *, Operation *>(op)
+            .Case([&](memref::LoadOp o) {
+              return memref::LoadOp::create(b, loc, rows, indices);
+            })
+            .Case([&](memref::StoreOp o) {
+              return memref::StoreOp::create(b, loc, o.getValueToStore(), rows,
+                                             indices);
+            })
+            .Case([&](vector::LoadOp o) {
+              return vector::LoadOp::create(b, loc, o.getVectorType(), rows,
+                                            indices);
+            })
+            .Case([&](vector::StoreOp o) {
+              return vector::StoreOp::create(b, loc, o.getValueToStore(), rows,
+                                             indices);
+            })
+            .Case([&](vector::MaskedLoadOp o) {
+              return vector::MaskedLoadOp::create(b, loc, o.getVectorType(),
+                                                  rows, indices, o.getMask(),
+                                                  o.getPassThru());
+            })
+            .Case([&](vector::MaskedStoreOp o) {
+              return vector::MaskedStoreOp::create(
+                  b, loc, rows, indices, o.getMask(), o.getValueToStore());
+            })
+            .Case([&](vector::TransferReadOp o) {
+              return vector::TransferReadOp::create(
+                  b, loc, o.getVectorType(), rows, indices,
+                  AffineMapAttr::get(dropToken(o.getPermutationMap())),
+                  o.getPadding(), o.getMask(), o.getInBoundsAttr());
+            })
+            .Case([&](vector::TransferWriteOp o) {
+              return vector::TransferWriteOp::create(
+                  b, loc, o.getVector(), rows, indices,
+                  AffineMapAttr::get(dropToken(o.getPermutationMap())),
+                  o.getMask(), o.getInBoundsAttr());
+            });
+    op->replaceAllUsesWith(replacement);
+    op->erase();
+  }
+};
+
+} // namespace
