@@ -60,6 +60,9 @@ def Linformer_Dialect : Dialect {
     "::mlir::IntegerAttr":$workgroups,
     "::mlir::DenseI64ArrayAttr":$buffer_bytes,
     "::mlir::DenseI64ArrayAttr":$token_rows_record,
+    // An outlined kernel: 1 for each buffer it indexes packed (sequence s
+    // from the lengths before it), 0 for the others; its ABI record says so.
+    "::mlir::DenseI64ArrayAttr":$packed_buffers,
     // A register-tiling loop (the only loops that may be peeled).
     "::mlir::UnitAttr":$register_loop,
     // CUDA: a loop nest mapped onto tensor cores.

@@ -77,6 +77,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "an array<i64: ...>"},
     {D::TokenRowsRecordAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
+    {D::PackedBuffersAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
     {D::RegisterLoopAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},

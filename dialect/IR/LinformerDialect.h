@@ -173,6 +173,10 @@ constexpr llvm::StringLiteral kBufferBytesAttrName =
     LinformerDialect::BufferBytesAttrHelper::getNameStr();
 constexpr llvm::StringLiteral kTokenRowsRecordAttrName =
     LinformerDialect::TokenRowsRecordAttrHelper::getNameStr();
+/// An outlined kernel's buffers it indexes packed (1) or not (0), for its
+/// ABI record.
+constexpr llvm::StringLiteral kPackedBuffersAttrName =
+    LinformerDialect::PackedBuffersAttrHelper::getNameStr();
 
 /// Function argument attributes (unit): a sequence input `[b, n, ...]`
 /// (batch at dimension 0, tokens at dimension 1), and the argument holding

@@ -350,7 +350,8 @@ FileError inspectKernelObject(std::string_view image,
       return bad("'" + abi + "' is not a valid kernel record");
     std::vector<uint64_t> words(size_t(s.st_size / 8));
     std::memcpy(words.data(), image.data() + off, size_t(s.st_size));
-    if (words[0] != kKernelAbiMagic)
+    bool withFlags = words[0] == kKernelAbiMagicPacked;
+    if (words[0] != kKernelAbiMagic && !withFlags)
       return bad("'" + abi + "' has a bad magic number");
     if (words[1] < 1 || words[1] > uint64_t(INT64_MAX) ||
         words[2] > words.size() - kKernelAbiHeaderWords)
@@ -360,6 +361,17 @@ FileError inspectKernelObject(std::string_view image,
     size_t bytesEnd = size_t(kKernelAbiHeaderWords + words[2]);
     k.bufferBytes.assign(words.begin() + kKernelAbiHeaderWords,
                          words.begin() + bytesEnd);
+    k.packedBuffers.assign(k.bufferBytes.size(), false);
+    if (withFlags) {
+      if (words[2] > words.size() - bytesEnd)
+        return bad("'" + abi + "' is not a valid kernel record");
+      for (size_t j = 0; j < size_t(words[2]); ++j) {
+        if (words[bytesEnd + j] > 1)
+          return bad("'" + abi + "' is not a valid kernel record");
+        k.packedBuffers[j] = words[bytesEnd + j] == 1;
+      }
+      bytesEnd += size_t(words[2]);
+    }
     // The length rule: rank, grid, batch, row, tile.
     if (bytesEnd < words.size()) {
       uint64_t rank = words[bytesEnd];

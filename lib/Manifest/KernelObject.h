@@ -1,14 +1,19 @@
-//===- KernelObject.h - What a kernel object states about itself -*- C++ -*-===//
+//===- KernelObject.h - What a kernel object states about itself -*- C++
+//-*-===//
 //
 // The CPU kernels of an artifact are an ELF shared object. Besides
 // `void K_dispatch(void **buffers, int64_t begin, int64_t end)`, the compiler
 // makes every kernel K export a constant record `K_abi` of little-endian
 // 64-bit words that says what the compiled code assumes:
 //
-//   [0] kKernelAbiMagic       "LFKABI01"
+//   [0] kKernelAbiMagic       "LFKABI01" (kKernelAbiMagicPacked,
+//                             "LFKABI02": the packed flags below follow)
 //   [1] workgroups            the number of workgroups it was tiled into
 //   [2] arity                 how many buffers K_dispatch reads from buffers[]
 //   [3 .. 3+arity)            the bytes the code may touch in each buffer
+//   [.. +arity)               "LFKABI02" only: 1 for each buffer the code
+//                             indexes packed (each sequence's real rows end
+//                             to end, found through the lengths), else 0
 //
 // and, for a kernel with a length rule (docs/Runtime.md), after those:
 //
@@ -45,6 +50,8 @@ namespace linformer {
 
 /// "LFKABI01" read as a little-endian u64.
 inline constexpr uint64_t kKernelAbiMagic = 0x31304942414b464cULL;
+/// "LFKABI02": a record with a packed flag per buffer.
+inline constexpr uint64_t kKernelAbiMagicPacked = 0x32304942414b464cULL;
 /// magic, workgroups, arity.
 inline constexpr uint64_t kKernelAbiHeaderWords = 3;
 /// Bounds that keep a corrupt record from driving large allocations; far
@@ -59,6 +66,9 @@ inline constexpr const char *kAbiSuffix = "_abi";
 struct KernelAbi {
   int64_t workgroups = 0;
   std::vector<uint64_t> bufferBytes;
+  /// Per buffer: whether the code indexes it packed (all false for an
+  /// "LFKABI01" record).
+  std::vector<bool> packedBuffers;
   /// The length rule the code follows; empty grid: none.
   std::vector<int64_t> rowsGrid;
   int64_t rowsBatch = 0, rowsRow = 0, rowsTile = 0;

@@ -271,6 +271,20 @@ void Module::checkKernels() const {
                         std::to_string(j) + ", but its code uses " +
                         std::to_string(abi.bufferBytes[j]) + " bytes there");
     }
+    // The layout: a sequence buffer is packed where the manifest says so,
+    // for every kernel that binds it, and nothing else is.
+    for (size_t j = 0; j < k.buffers.size(); ++j) {
+      size_t idx = size_t(k.buffers[j]);
+      bool packed = m.packedSequences && isSequence_[idx];
+      if (abi.packedBuffers[j] != packed)
+        throw Error(LF_FORMAT_ERROR,
+                    where + "binds " + bufferKindName(m.buffers[idx].kind) +
+                        " '" + m.buffers[idx].name + "' as buffer " +
+                        std::to_string(j) + ", which its code indexes " +
+                        (abi.packedBuffers[j] ? "packed" : "padded") +
+                        ", but the manifest (sequence_layout) says " +
+                        (packed ? "packed" : "padded"));
+    }
     // The length rule: the workgroups the runtime skips must be the ones
     // the code numbers that way.
     auto rule = [](const std::vector<int64_t> &grid, int64_t batch,

@@ -106,6 +106,13 @@ struct PackedSequencesPass
       if (failed(rewriteAccesses(kernel, arg, lengths)))
         return signalPassFailure();
     }
+    // What the code now indexes packed goes into its ABI record.
+    SmallVector<int64_t> flags(kernel.getNumArguments() - 1, 0);
+    for (BlockArgument arg : packed)
+      if (arg.getArgNumber() < flags.size())
+        flags[arg.getArgNumber()] = 1;
+    kernel->setAttr(kPackedBuffersAttrName,
+                    DenseI64ArrayAttr::get(kernel.getContext(), flags));
     for (BlockArgument arg : packed)
       kernel.removeArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName);
     kernel.removeArgAttr(lengths.getArgNumber(), kLengthsArgAttrName);

@@ -123,6 +123,17 @@ static LogicalResult addDispatchWrappers(ModuleOp module,
                                     uint64_t(bytesAttr.size())};
     for (int64_t bytes : bytesAttr.asArrayRef())
       record.push_back(uint64_t(bytes));
+    // The buffers it indexes packed, when it has any: "LFKABI02".
+    if (auto packed =
+            fn->getAttrOfType<DenseI64ArrayAttr>(kPackedBuffersAttrName);
+        packed && llvm::is_contained(packed.asArrayRef(), 1)) {
+      if (packed.size() != bytesAttr.size())
+        return fn.emitOpError("needs 'linformer.packed_buffers' with one "
+                              "entry per buffer argument");
+      record[0] = ::linformer::kKernelAbiMagicPacked;
+      for (int64_t flag : packed.asArrayRef())
+        record.push_back(uint64_t(flag != 0));
+    }
     // The length rule the code's workgroup numbering follows: rank, then
     // `linformer.token_rows_record` (grid..., batch, row, tile).
     if (auto rows = fn->getAttrOfType<DenseI64ArrayAttr>(

@@ -8,6 +8,7 @@
 // CHECK-LABEL: func.func @batch_of_two(
 // CHECK-SAME: %[[X:[^:]*]]: memref<2x64x16xf32>, %[[Y:[^:]*]]: memref<2x64x16xf32>, %[[LEN:[^:]*]]: memref<2xi32>, %[[WG:[^:]*]]: index)
 // CHECK-NOT: linformer.packed_sequence
+// CHECK-SAME: linformer.packed_buffers = array<i64: 1, 1, 0>
 // CHECK-DAG: %[[XROWS:.*]] = memref.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : memref<2x64x16xf32> into memref<128x16xf32>
 // CHECK-DAG: %[[YROWS:.*]] = memref.collapse_shape %[[Y]] {{\[\[}}0, 1], [2]] : memref<2x64x16xf32> into memref<128x16xf32>
 // CHECK: %[[S:.*]]:2 = affine.delinearize_index %[[WG]]
