@@ -43,6 +43,24 @@ const uint64_t fake_pool_mask_abi[] = {ABI_MAGIC, ROWS, 4, ROW_BYTES, 4,
 const uint64_t fake_pool_all_abi[] = {ABI_MAGIC, ROWS, 3, ROW_BYTES, 4,
                                       ROW_BYTES};
 
+/* "LFKABI02": a packed flag per buffer after the bytes (the first buffer
+ * packed); and a record one flag short. They do nothing when run. */
+#define ABI_MAGIC_PACKED 0x32304942414b464cULL
+const uint64_t fake_packed_abi[] = {
+    ABI_MAGIC_PACKED, 1, 2, ROW_BYTES, B * 4, 1, 0};
+const uint64_t fake_packed_short_abi[] = {ABI_MAGIC_PACKED, 2,     2,
+                                          ROW_BYTES,        B * 4, 1};
+void fake_packed_dispatch(void **buffers, int64_t begin, int64_t end) {
+  (void)buffers;
+  (void)begin;
+  (void)end;
+}
+void fake_packed_short_dispatch(void **buffers, int64_t begin, int64_t end) {
+  (void)buffers;
+  (void)begin;
+  (void)end;
+}
+
 void fake_add_dispatch(void **buffers, int64_t begin, int64_t end) {
   const float *x = (const float *)buffers[0];
   const float *bias = (const float *)buffers[1];

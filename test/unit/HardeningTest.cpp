@@ -132,6 +132,41 @@ TEST(KernelObject, NamesWhatIsWrong) {
   EXPECT_NE(m.find("has a bad magic number"), std::string::npos) << m;
 }
 
+// An "LFKABI02" record: the packed flags follow the bytes, one per buffer,
+// each 0 or 1; a record short of them, or with another value, is refused.
+TEST(KernelObject, PackedFlags) {
+  std::string image = readFile(LINFORMER_FAKE_KERNELS_PATH);
+  std::vector<KernelAbi> abis;
+  FileError err = inspect(image, {"fake_packed", "fake_add"}, abis);
+  ASSERT_TRUE(err.ok()) << err.message;
+  EXPECT_EQ(abis[0].packedBuffers, (std::vector<bool>{true, false}));
+  EXPECT_EQ(abis[0].bufferBytes.size(), 2u);
+  EXPECT_TRUE(abis[0].rowsGrid.empty());
+  EXPECT_EQ(abis[1].packedBuffers, (std::vector<bool>{false, false, false}));
+  err = inspect(image, {"fake_packed_short"}, abis);
+  EXPECT_EQ(err.message,
+            "cpu.so: 'fake_packed_short_abi' is not a valid kernel record");
+  // The first flag of fake_packed's record (1 workgroup; the short one has
+  // 2) becomes 2.
+  std::string record(8 * 7, '\0');
+  const uint64_t words[] = {kKernelAbiMagicPacked, 1, 2, 0, 0, 1, 0};
+  size_t at = std::string::npos;
+  for (size_t i = 0; i + record.size() <= image.size(); i += 8) {
+    uint64_t w[7];
+    std::memcpy(w, image.data() + i, sizeof w);
+    if (w[0] == words[0] && w[1] == 1 && w[2] == 2 && w[5] == 1 && w[6] == 0) {
+      at = i;
+      break;
+    }
+  }
+  ASSERT_NE(at, std::string::npos);
+  std::string bad = image;
+  test::patchLE(bad, at + 8 * 5, 2);
+  err = inspect(bad, {"fake_packed"}, abis);
+  EXPECT_EQ(err.message,
+            "cpu.so: 'fake_packed_abi' is not a valid kernel record");
+}
+
 TEST(KernelObject, CorruptObjectsNeverCrashTheInspector) {
   std::string image = readFile(LINFORMER_FAKE_KERNELS_PATH);
   SplitMix64 rng(7);
