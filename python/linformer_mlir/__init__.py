@@ -190,6 +190,13 @@ class Session:
         """Per-kernel times (sessions created with profile=True)."""
         return self._s.profile()
 
+    def copied_bytes(self):
+        """(in, out): bytes the last run copied from the inputs into the
+        session's buffers and from those into the outputs; (0, 0) when the
+        kernels read and wrote the arrays in place (docs/Runtime.md,
+        "Copies")."""
+        return self._s.copied_bytes()
+
 
 def load(artifact, weights, threads=0, profile=False):
     """Loads an artifact and its weights: a Session ready to call."""

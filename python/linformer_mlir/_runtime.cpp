@@ -193,8 +193,8 @@ NB_MODULE(_runtime, m) {
   nb::class_<Session>(m, "_Session")
       .def_static(
           "create",
-          [](nb::object module, nb::object weights, int threads,
-             bool profile, int spinUs) {
+          [](nb::object module, nb::object weights, int threads, bool profile,
+             int spinUs) {
             const Module &mod = nb::cast<const Module &>(module);
             const Weights &w = nb::cast<const Weights &>(weights);
             lf_session_options options;
@@ -223,6 +223,12 @@ NB_MODULE(_runtime, m) {
              return n;
            })
       .def("run", &run)
+      .def("copied_bytes",
+           [](const Session &s) {
+             int64_t in = 0, out = 0;
+             check(lf_session_copied_bytes(s.handle.get(), &in, &out));
+             return nb::make_tuple(in, out);
+           })
       .def("profile", [](Session &s) {
         size_t count = 0;
         check(lf_session_kernel_count(s.handle.get(), &count));

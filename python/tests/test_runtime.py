@@ -142,8 +142,13 @@ def test_packed_input(small):
     s = lf.Session(art, w, threads=1)
     x = np.random.default_rng(5).standard_normal((2, 128, 64), dtype=np.float32)
     padded = s(x, lengths=[100, 37])
+    # The second sequence does not start where the kernels' packed layout
+    # has it (row 100): its real rows are copied in and out.
+    assert s.copied_bytes() == (137 * 64 * 4, 137 * 64 * 4)
     packed = np.concatenate([x[0, :100], x[1, :37]])
     y = s(packed, cu_seqlens=[0, 100, 137])
+    # Packed: read and written in place.
+    assert s.copied_bytes() == (0, 0)
     assert y.shape == (137, 64)
     np.testing.assert_array_equal(y, np.concatenate([padded[0, :100], padded[1, :37]]))
     # One sequence, fewer than compiled; offsets as a torch-style int32 array.
