@@ -307,6 +307,9 @@ struct Session::Impl {
   /// Per kernel with a length rule: this run's workgroup ranges.
   std::vector<std::pair<int64_t, int64_t>> ranges;
   std::vector<int64_t> rangeEnds;
+  /// Kernels of packed sequences: where each sequence starts in a sequence
+  /// buffer this run (the lengths before it, added), and the batch's end.
+  std::vector<int64_t> rowStart;
   /// The last cpu run's bytes copied from the caller's inputs into the
   /// session's buffers and from those into the caller's outputs.
   int64_t copiedIn = 0, copiedOut = 0;
@@ -712,7 +715,6 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   // packed input, one sequence, or sequences that all (but the last) fill
   // the caller's rows.
   const bool packedKernels = m.packedSequences && lengths && !onDevice;
-  std::vector<int64_t> rowStart;
   if (packedKernels) {
     rowStart.assign(size_t(B) + 1, 0);
     for (int64_t i = 0; i < B; ++i)
@@ -773,7 +775,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     auto *src = static_cast<const uint8_t *>(t->data);
     for (int64_t i = 0; i < batch; ++i) {
       // Sequence i: `len` rows from row `first` of the caller's tensor.
-      int64_t first = packed ? offsets[size_t(i)] : i * L;
+      int64_t first = callerStart(i, L);
       int64_t len = packed ? packedLength(i) : L;
       if (realLengths)
         len = std::min<int64_t>(len, realLengths[i]);

@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -36,30 +37,46 @@ namespace {
 
 /// Whether `v` is `arg` or a view of it.
 bool viewsArg(Value v, Value arg) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v == arg;
+  auto memref = dyn_cast<TypedValue<BaseMemRefType>>(v);
+  return memref && memref::skipViewLikeOps(memref) == arg;
 }
 
-/// The memref an access op reads or writes, and whether it writes; null for
-/// any other op.
-std::pair<Value, bool> accessed(Operation *op) {
-  return TypeSwitch<Operation *, std::pair<Value, bool>>(op)
-      .Case([](memref::LoadOp o) { return std::pair(o.getMemRef(), false); })
-      .Case([](memref::StoreOp o) { return std::pair(o.getMemRef(), true); })
-      .Case([](vector::LoadOp o) { return std::pair(o.getBase(), false); })
-      .Case([](vector::StoreOp o) { return std::pair(o.getBase(), true); })
-      .Case(
-          [](vector::MaskedLoadOp o) { return std::pair(o.getBase(), false); })
-      .Case(
-          [](vector::MaskedStoreOp o) { return std::pair(o.getBase(), true); })
+/// A load or a store: the memref it reads or writes, its indices, and for a
+/// store the operand of the value it stores.
+struct Access {
+  Value base;
+  ValueRange indices;
+  OpOperand *stored = nullptr;
+};
+
+/// `op` as an access; nullopt for any other op.
+std::optional<Access> accessOf(Operation *op) {
+  return TypeSwitch<Operation *, std::optional<Access>>(op)
+      .Case([](memref::LoadOp o) {
+        return Access{o.getMemRef(), o.getIndices()};
+      })
+      .Case([](memref::StoreOp o) {
+        return Access{o.getMemRef(), o.getIndices(), &o.getValueMutable()};
+      })
+      .Case([](vector::LoadOp o) {
+        return Access{o.getBase(), o.getIndices()};
+      })
+      .Case([](vector::StoreOp o) {
+        return Access{o.getBase(), o.getIndices(), &o.getValueToStoreMutable()};
+      })
+      .Case([](vector::MaskedLoadOp o) {
+        return Access{o.getBase(), o.getIndices()};
+      })
+      .Case([](vector::MaskedStoreOp o) {
+        return Access{o.getBase(), o.getIndices(), &o.getValueToStoreMutable()};
+      })
       .Case([](vector::TransferReadOp o) {
-        return std::pair(o.getBase(), false);
+        return Access{o.getBase(), o.getIndices()};
       })
       .Case([](vector::TransferWriteOp o) {
-        return std::pair(o.getBase(), true);
+        return Access{o.getBase(), o.getIndices(), &o.getValueToStoreMutable()};
       })
-      .Default([](Operation *) { return std::pair(Value(), false); });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 struct PackedSequencesPass
@@ -118,10 +135,11 @@ struct PackedSequencesPass
     kernel.removeArgAttr(lengths.getArgNumber(), kLengthsArgAttrName);
   }
 
-  /// Where sequence `s` starts and how many real tokens it has (index
-  /// values right after `s` is defined, one pair per `s`).
+  /// Where sequence `s` starts, how many real tokens it has, its last real
+  /// row (length - 1) and whether it has none (index values and an i1,
+  /// right after `s` is defined, once per `s`).
   struct Sequence {
-    Value start, length;
+    Value start, length, last, empty;
   };
   DenseMap<Value, Sequence> sequences;
 
@@ -156,11 +174,14 @@ struct PackedSequencesPass
     Sequence seq;
     seq.length = lengthOf(b, loc, s);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    seq.last = arith::SubIOp::create(b, loc, seq.length, one);
+    seq.empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                      seq.last, zero);
     if (cast<MemRefType>(lengths.getType()).getDimSize(0) == 1) {
       seq.start = zero;
     } else {
       // The lengths of the sequences before it, added.
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
       auto loop = scf::ForOp::create(
           b, loc, zero, s, one, ValueRange{zero},
           [&](OpBuilder &nb, Location l, Value i, ValueRange sum) {
@@ -182,8 +203,8 @@ struct PackedSequencesPass
     // (upstream's alias folding), so that each names its sequence and row.
     SmallVector<Operation *> throughViews;
     kernel.walk([&](Operation *op) {
-      if (Value base = accessed(op).first;
-          base && base != arg && viewsArg(base, arg))
+      if (std::optional<Access> access = accessOf(op);
+          access && access->base != arg && viewsArg(access->base, arg))
         throughViews.push_back(op);
     });
     if (!throughViews.empty()) {
@@ -217,7 +238,8 @@ struct PackedSequencesPass
       Operation *user = use.getOwner();
       if (user == rows.getDefiningOp())
         continue;
-      if (accessed(user).first != arg) {
+      std::optional<Access> access = accessOf(user);
+      if (!access || access->base != arg) {
         // A view that did not fold, a copy, a call: its rows cannot be
         // found.
         return user->emitOpError("uses packed sequence argument ")
@@ -242,40 +264,31 @@ struct PackedSequencesPass
     }
 
     for (Operation *op : accesses) {
-      bool writes = accessed(op).second;
-      // The indices: [s, r, rest...] after the memref (and before it, the
-      // value a plain or transfer write stores).
-      unsigned first =
-          isa<memref::StoreOp, vector::StoreOp, vector::TransferWriteOp>(op)
-              ? 2
-              : 1;
-      SmallVector<Value> indices(op->getOperands().slice(first, rank));
+      Access access = *accessOf(op);
+      // [s, r, rest...].
+      SmallVector<Value> indices(access.indices);
       Value s = indices[0], r = indices[1];
       Location loc = op->getLoc();
       Sequence seq = sequenceOf(b, s, lengths, kernel);
       b.setInsertionPoint(op);
       Value row;
-      if (writes) {
+      if (access.stored) {
         // Rows past the length are not the sequence's: not stored.
         Value real = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, r,
                                            seq.length);
         auto guard = scf::IfOp::create(b, loc, real, /*withElse=*/false);
         op->moveBefore(guard.thenBlock()->getTerminator());
-        sinkIntoGuard(guard, op);
+        sinkIntoGuard(guard, *access.stored);
         b.setInsertionPoint(op);
         row = arith::AddIOp::create(b, loc, seq.start, r);
       } else {
         // Rows past it read its last real row, and a sequence of length 0
         // (past the run's batch) row 0 of the buffer: never past the real
         // rows, which may end the caller's tensor.
-        Value one = arith::ConstantIndexOp::create(b, loc, 1);
-        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-        Value last = arith::SubIOp::create(b, loc, seq.length, one);
-        Value clamped = arith::MinSIOp::create(b, loc, r, last);
+        Value clamped = arith::MinSIOp::create(b, loc, r, seq.last);
         Value inside = arith::AddIOp::create(b, loc, seq.start, clamped);
-        Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                            last, zero);
-        row = arith::SelectOp::create(b, loc, empty, zero, inside);
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        row = arith::SelectOp::create(b, loc, seq.empty, zero, inside);
       }
       SmallVector<Value> rowIndices = {row};
       rowIndices.append(indices.begin() + 2, indices.end());
@@ -284,18 +297,16 @@ struct PackedSequencesPass
     return success();
   }
 
-  /// Moves what computes only the value `store` (in `guard`) writes into
+  /// Moves what computes only the value `stored` (a store's, in `guard`) into
   /// the guard: a row extracted from a tile converted to 16 bits is
   /// extracted first and converted inside (`truncf(extract(tile))`), then
   /// the pure ops nothing else uses follow it. So no 16-bit float vector
   /// lives across blocks: without AVX512_BF16, LLVM legalizes one through
   /// f32 and truncates it back with a libgcc helper (`__truncsfbf2`) that
   /// the kernels must not call.
-  static void sinkIntoGuard(scf::IfOp guard, Operation *store) {
+  static void sinkIntoGuard(scf::IfOp guard, OpOperand &stored) {
+    Operation *store = stored.getOwner();
     Block *outer = guard->getBlock();
-    OpOperand &stored = isa<vector::MaskedStoreOp>(store)
-                            ? store->getOpOperand(store->getNumOperands() - 1)
-                            : store->getOpOperand(0);
     if (auto extract = stored.get().getDefiningOp<vector::ExtractOp>()) {
       auto cast = extract.getSource().getDefiningOp<arith::TruncFOp>();
       if (cast && extract->getBlock() == outer && cast->getBlock() == outer) {

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -73,11 +74,20 @@ bool isBufferRoot(Value v) {
   return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(v.getDefiningOp());
 }
 
-/// The buffer a view (or a chain of views) looks into.
-Value viewRoot(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
+/// The buffers the ops in `scope` write (through views: the memrefs the
+/// views look into), in the order of their first write.
+SetVector<Value> writtenBuffers(Operation *scope) {
+  SetVector<Value> written;
+  scope->walk([&](MemoryEffectOpInterface op) {
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    op.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &e : effects)
+      if (auto memref =
+              dyn_cast_if_present<TypedValue<BaseMemRefType>>(e.getValue());
+          memref && isa<MemoryEffects::Write>(e.getEffect()))
+        written.insert(memref::skipViewLikeOps(memref));
+  });
+  return written;
 }
 
 /// The sequence buffers of `entry` that packed-sequences packs, and its
@@ -101,14 +111,7 @@ packedSequenceArgs(func::FuncOp entry) {
       cast<MemRefType>(sequences.front().getType()).getShape();
   if (shape.size() < 2)
     return {};
-  DenseSet<Value> written;
-  entry.walk([&](MemoryEffectOpInterface op) {
-    SmallVector<MemoryEffects::EffectInstance> effects;
-    op.getEffects(effects);
-    for (const MemoryEffects::EffectInstance &e : effects)
-      if (isa<MemoryEffects::Write>(e.getEffect()) && e.getValue())
-        written.insert(viewRoot(e.getValue()));
-  });
+  SetVector<Value> written = writtenBuffers(entry);
   for (BlockArgument arg : body.getArguments()) {
     auto type = dyn_cast<MemRefType>(arg.getType());
     if (!written.contains(arg) || !type || type.getRank() < 2 ||
@@ -378,25 +381,11 @@ struct OutlineKernelsPass
     // The buffers the kernel writes (from the memory effects of its ops on
     // views of them): two plans of the same kernels are matched through
     // them (--backend=best).
-    SetVector<int64_t> written;
-    kernel.walk([&](Operation *op) {
-      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-      if (!effects)
-        return;
-      SmallVector<MemoryEffects::EffectInstance> list;
-      effects.getEffects(list);
-      for (const MemoryEffects::EffectInstance &e : list) {
-        if (!isa<MemoryEffects::Write>(e.getEffect()) || !e.getValue())
-          continue;
-        Value v = e.getValue();
-        while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-          v = view.getViewSource();
-        if (auto arg = dyn_cast<BlockArgument>(v);
-            arg && arg.getOwner() == kernelBody)
-          written.insert(bufferIds.lookup(roots[arg.getArgNumber()]));
-      }
-    });
-    SmallVector<int64_t> writtenIds(written.begin(), written.end());
+    SmallVector<int64_t> writtenIds;
+    for (Value v : writtenBuffers(kernel))
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == kernelBody)
+        writtenIds.push_back(bufferIds.lookup(roots[arg.getArgNumber()]));
     return KernelLaunchAttr::get(
         ctx, b.getStringAttr(kernel.getSymName()), workgroups, bufferList,
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),

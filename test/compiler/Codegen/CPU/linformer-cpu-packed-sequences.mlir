@@ -4,7 +4,8 @@
 // subview (folded first) and its packed output written. Sequence %s starts
 // at the lengths before it (a loop to %s), computed once after %s; a load's
 // row is clamped to the sequence's last real one (row 0 for an empty
-// sequence), a store only happens below the length.
+// sequence; the last row and the emptiness once, with the start), a store
+// only happens below the length.
 // CHECK-LABEL: func.func @batch_of_two(
 // CHECK-SAME: %[[X:[^:]*]]: memref<2x64x16xf32>, %[[Y:[^:]*]]: memref<2x64x16xf32>, %[[LEN:[^:]*]]: memref<2xi32>, %[[WG:[^:]*]]: index)
 // CHECK-NOT: linformer.packed_sequence
@@ -14,12 +15,12 @@
 // CHECK: %[[S:.*]]:2 = affine.delinearize_index %[[WG]]
 // CHECK: %[[L32:.*]] = memref.load %[[LEN]][%[[S]]#0]
 // CHECK: %[[L:.*]] = arith.index_cast %[[L32]]
+// CHECK: %[[LAST:.*]] = arith.subi %[[L]], %{{.*}}
+// CHECK: %[[EMPTY:.*]] = arith.cmpi slt, %[[LAST]], %{{.*}}
 // CHECK: %[[START:.*]] = scf.for %{{.*}} = %{{.*}} to %[[S]]#0 step %{{.*}} iter_args
 // CHECK: scf.for %[[I:.*]] =
-// CHECK: %[[LAST:.*]] = arith.subi %[[L]], %{{.*}}
 // CHECK: %[[MIN:.*]] = arith.minsi %{{.*}}, %[[LAST]]
 // CHECK: %[[IN:.*]] = arith.addi %[[START]], %[[MIN]]
-// CHECK: %[[EMPTY:.*]] = arith.cmpi slt, %[[LAST]], %{{.*}}
 // CHECK: %[[ROW:.*]] = arith.select %[[EMPTY]], %{{.*}}, %[[IN]]
 // CHECK: %[[V:.*]] = vector.load %[[XROWS]][%[[ROW]], %{{.*}}] : memref<128x16xf32>, vector<16xf32>
 // CHECK: %[[REAL:.*]] = arith.cmpi slt, %{{.*}}, %[[L]]
