@@ -1373,6 +1373,12 @@ def LinformerCUDAWarpReductionsPass
     partials (lane p takes partial p) and stores as above. The order is
     fixed, so the result is deterministic.
 
+    A row sum whose reduction stops at the lengths (`linformer.token_bound`
+    on its one reduction loop, steps of one token and no parts: E's row
+    sums, whose body masks padded tokens; the function's `linformer.lengths`
+    argument marked) stops each lane's loop, and each part's, at the row's
+    sequence length: a part wholly past it adds nothing.
+
     Rows over tokens (a row sum marked `linformer.token_loops` whose token
     loop is its last parallel one, the blocks whole tiles of a sequence's
     tokens; LayerNorm's statistics): the unsplit block loop gets the length

@@ -21,6 +21,10 @@
 // `split-warps` is set: a warp a part of a row into rows x parts partial
 // sums, then a warp a row adds its parts (Passes.td).
 //
+// A row sum over tokens that stops at the lengths (`linformer.token_bound`:
+// E's row sums, which mask padded tokens) stops each lane's loop at its
+// row's sequence length, so a short run reads about its length of E.
+//
 // `emulate` builds the same loops for the CPU, which runs a thread loop to
 // its end before the next: the lanes store their partial sums, and lane
 // 0's butterfly is replayed from them in the same order.
@@ -29,9 +33,12 @@
 
 #include "compiler/Codegen/CUDA/BodyCloning.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
+#include "dialect/IR/LinformerDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -92,6 +99,23 @@ bool isRowSum(linalg::GenericOp op) {
   auto add = yield.getValues()[0].getDefiningOp<arith::AddFOp>();
   return add && out.hasOneUse() &&
          (add.getLhs() == out || add.getRhs() == out);
+}
+
+/// The loop of the sequence whose length bounds `op`'s reduction, where a
+/// `linformer.token_bound` says that its steps past the length add nothing
+/// (zeros, or tokens its body masks: E's row sums) and the function has
+/// lengths: the token loop the reduction, steps of one token, no parts.
+std::optional<int64_t> boundingBatchLoop(linalg::GenericOp op) {
+  auto bound = op->getAttrOfType<mlir::linformer::TokenBoundAttr>(
+      mlir::linformer::kTokenBoundAttrName);
+  int64_t red = op.getNumLoops() - 1;
+  if (!bound || bound.getToken() != red || bound.hasParts() ||
+      bound.getPerStep() != 1 || bound.getBatch() < 0 ||
+      bound.getBatch() >= red ||
+      !mlir::linformer::markedLengthsArgument(
+          op->getParentOfType<func::FuncOp>()))
+    return std::nullopt;
+  return bound.getBatch();
 }
 
 struct CUDAWarpReductionsPass
@@ -228,9 +252,19 @@ struct CUDAWarpReductionsPass
       }
       return iv;
     };
-    // The sum of `op`'s terms at reduction steps from, from + 32, ... < to.
+    // The sum of `op`'s terms at reduction steps from, from + 32, ... < to,
+    // and below the row's sequence length where the op stops there.
+    std::optional<int64_t> batchLoop = boundingBatchLoop(op);
+    Value lengths = mlir::linformer::markedLengthsArgument(op);
     auto termSum = [&](OpBuilder &b, SmallVector<Value> iv, Value from,
                        Value to) {
+      if (batchLoop) {
+        Value length = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            memref::LoadOp::create(b, loc, lengths,
+                                   ValueRange{iv[*batchLoop]}));
+        to = arith::MinSIOp::create(b, loc, to, length);
+      }
       auto loop = scf::ForOp::create(
           b, loc, from, to, cIdx(b, kWarp), ValueRange{cF(b, 0.0)},
           [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {

@@ -199,9 +199,15 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // terms into one of 64 partial sums, then a warp a row adds its 16
 // partials (lane p < 16 takes part p, the others none) and stores 0 +
 // total. Without split-warps (the CHECK run) the rows stay a warp each.
+// The sums stop at the lengths (linformer.token_bound, the lengths marked):
+// each lane's loop, and each part's, ends at min(end, lengths[b]), so a
+// part wholly past the length adds nothing.
 // CHECK-LABEL: func.func @long_rows
 // CHECK-NOT: memref.alloc
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c8192 step %c32
+// CHECK: %[[LEN:.*]] = memref.load %arg1[%c0] : memref<1xi32>
+// CHECK: %[[L:.*]] = arith.index_cast %[[LEN]] : i32 to index
+// CHECK: %[[END:.*]] = arith.minsi %[[L]], %c8192
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[END]] step %c32
 // SPLIT-LABEL: func.func @long_rows
 // SPLIT: %[[P:.*]] = memref.alloc() : memref<64xf32>
 // SPLIT: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1)
@@ -212,7 +218,10 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // SPLIT: %[[FROM:.*]] = arith.muli %[[PART]], %c512
 // SPLIT: %[[TO:.*]] = arith.addi %[[FROM]], %c512
 // SPLIT: %[[START:.*]] = arith.addi %[[FROM]], %[[LANE]]
-// SPLIT: scf.for %{{.*}} = %[[START]] to %[[TO]] step %c32
+// SPLIT: %[[LEN:.*]] = memref.load %arg1[%c0] : memref<1xi32>
+// SPLIT: %[[L:.*]] = arith.index_cast %[[LEN]] : i32 to index
+// SPLIT: %[[STOP:.*]] = arith.minsi %[[TO]], %[[L]]
+// SPLIT: scf.for %{{.*}} = %[[START]] to %[[STOP]] step %c32
 // SPLIT: arith.select
 // SPLIT-COUNT-5: gpu.shuffle  xor
 // SPLIT: scf.if
@@ -229,11 +238,38 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 #e = affine_map<(b, k, n) -> (k, n)>
 #len = affine_map<(b, k, n) -> (b)>
 #row = affine_map<(b, k, n) -> (b, k)>
-func.func @long_rows(%e: memref<4x8192xf32>, %len: memref<1xi32>, %s: memref<1x4xf32>) {
+func.func @long_rows(%e: memref<4x8192xf32>, %len: memref<1xi32> {linformer.lengths}, %s: memref<1x4xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.fill ins(%zero : f32) outs(%s : memref<1x4xf32>)
   linalg.generic {indexing_maps = [#e, #len, #row], iterator_types = ["parallel", "parallel", "reduction"]}
-      ins(%e, %len : memref<4x8192xf32>, memref<1xi32>) outs(%s : memref<1x4xf32>) {
+      ins(%e, %len : memref<4x8192xf32>, memref<1xi32>) outs(%s : memref<1x4xf32>)
+      attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true>} {
+  ^bb0(%a: f32, %l: i32, %acc: f32):
+    %n = linalg.index 2 : index
+    %ni = arith.index_cast %n : index to i32
+    %real = arith.cmpi slt, %ni, %l : i32
+    %t = arith.select %real, %a, %zero : f32
+    %r = arith.addf %acc, %t : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// The same sums in a function without a marked lengths argument: nothing
+// to stop at, so every lane walks the whole row.
+// CHECK-LABEL: func.func @long_rows_unmarked
+// CHECK-NOT: arith.minsi
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c8192 step %c32
+#e = affine_map<(b, k, n) -> (k, n)>
+#len = affine_map<(b, k, n) -> (b)>
+#row = affine_map<(b, k, n) -> (b, k)>
+func.func @long_rows_unmarked(%e: memref<4x8192xf32>, %len: memref<1xi32>, %s: memref<1x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#e, #len, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %len : memref<4x8192xf32>, memref<1xi32>) outs(%s : memref<1x4xf32>)
+      attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true>} {
   ^bb0(%a: f32, %l: i32, %acc: f32):
     %n = linalg.index 2 : index
     %ni = arith.index_cast %n : index to i32
