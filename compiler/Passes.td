@@ -330,8 +330,8 @@ def LinformerCPULowerVectorsPass
                            "::mlir::arith::ArithDialect"];
 }
 
-def LinformerCPUPackedSequencesPass
-    : Pass<"linformer-cpu-packed-sequences", "::mlir::func::FuncOp"> {
+def LinformerPackedSequencesPass
+    : Pass<"linformer-packed-sequences", "::mlir::func::FuncOp"> {
   let summary = "kernels index their packed sequence buffers through the "
                 "lengths";
   let description = [{
@@ -356,8 +356,17 @@ def LinformerCPUPackedSequencesPass
     (`[b, L, ...]`, one sequence, or every sequence of length L) tensors
     in place.
 
+    With `entry` (the CUDA pipeline, after its loops are tiled for blocks
+    and threads): the function is a whole model's, and each outermost
+    `scf.parallel` is one kernel. Its arguments marked `linformer.sequence`,
+    and those it writes whose `[b, n]` is theirs (the outputs), are marked
+    packed and stay so (linformer-cuda-plan-launches then records
+    `packed_sequences`); the `[b * n, ...]` view and each sequence's start
+    and length are made inside each kernel, which also reads an
+    `nvgpu.device_async_copy`'s source this way.
+
     Errors: a kernel with packed arguments but no i32 `[b]` lengths
-    argument; a packed argument that is not a static identity-layout
+    argument; with `entry`, an access outside the parallel loops; a packed argument that is not a static identity-layout
     `[b, n, ...]` memref of rank >= 3; a use other than loads and stores
     (after folding views); a transfer whose vector runs along the batch or
     the tokens.
@@ -373,8 +382,16 @@ def LinformerCPUPackedSequencesPass
     %v = vector.load %rows[%row, %c] : memref<128x16xf32>, vector<8xf32>
     ```
   }];
+  let options = [
+    Option<"entry", "entry", "bool", /*default=*/"false",
+           "the function is a whole model's (CUDA, before its parallel loops "
+           "become kernels): its sequence inputs and the arguments it writes "
+           "with their [b, n] are the packed ones, each outermost "
+           "scf.parallel a kernel, and the marks stay for the launch plan">,
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
+                           "::mlir::nvgpu::NVGPUDialect",
                            "::mlir::scf::SCFDialect"];
 }
 
@@ -468,7 +485,7 @@ def LinformerOutlineKernelsPass
     kernel writes with their `[b, n]` (the outputs, which bufferization also
     reuses for intermediates). Each kernel that binds one also binds the
     lengths; its arguments are marked `linformer.packed_sequence` and
-    `linformer.lengths` for linformer-cpu-packed-sequences, and the plan
+    `linformer.lengths` for linformer-packed-sequences, and the plan
     says `packed_sequences`.
   }];
   let options = [

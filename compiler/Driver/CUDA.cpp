@@ -92,6 +92,11 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
       {"cuda", pipeline.chip, pipeline.features, sched::toJson(cudaTarget)});
   if (llvm::Error err = addBuffers(plan.getIntermediates(), manifest))
     return err;
+  // Packed sequences (4 also covers length variants).
+  if (plan.getPackedSequences()) {
+    manifest.packedSequences = true;
+    manifest.formatVersion = lf::kManifestFormatVersionPacked;
+  }
   for (KernelLaunchAttr a : plan.getKernels()) {
     lf::ManifestKernel k;
     k.symbol = a.getName().str();
@@ -111,7 +116,7 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     }
     // A length variant: launched only for the longest lengths it covers.
     k.maxLength.assign(a.getMaxLength().begin(), a.getMaxLength().end());
-    if (!k.maxLength.empty())
+    if (!k.maxLength.empty() && !plan.getPackedSequences())
       manifest.formatVersion = lf::kManifestFormatVersionVariants;
     // What the schedule allows this launch: the budget ptxas is held to.
     PlannedLaunch launch(a);
@@ -306,6 +311,7 @@ llvm::Error Compile::compileCUDA(ModuleOp module,
       for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
         fn.removeArgAttr(i, kSequenceArgAttrName);
         fn.removeArgAttr(i, kLengthsArgAttrName);
+        fn.removeArgAttr(i, kPackedSequenceArgAttrName);
       }
     });
     CPUTargetOptions target;

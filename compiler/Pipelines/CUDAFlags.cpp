@@ -45,6 +45,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::fuseCore);
     mirror<bool>(&CUDAPipelineOptions::stageCore);
     mirror<bool>(&CUDAPipelineOptions::skipPaddingBlocks);
+    mirror<bool>(&CUDAPipelineOptions::packedSequences);
     mirror<bool>(&CUDAPipelineOptions::ldmatrixCore);
     mirror<int64_t>(&CUDAPipelineOptions::coreSlots);
     mirror<int64_t>(&CUDAPipelineOptions::coreLanes);

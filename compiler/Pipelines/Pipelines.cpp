@@ -181,7 +181,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   lowerPm.addPass(createLinformerHoistStaticAllocasPass());
   // Packed sequence buffers: every access, now a load or a store, finds
   // its row through the lengths.
-  lowerPm.addPass(createLinformerCPUPackedSequencesPass());
+  lowerPm.addPass(createLinformerPackedSequencesPass());
   addCleanup(lowerPm);
   if (!options.toLLVM)
     return;
@@ -351,6 +351,14 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   tileOptions.threadsX = threadsX;
   tileOptions.threadsY = threadsY;
   funcPm.addPass(createLinformerCUDATileParallelLoopsPass(tileOptions));
+  // Packed sequences: every access to the sequence input and the output
+  // finds its row through the lengths (the same rewrite as the CPU
+  // kernels', each outermost parallel loop a kernel).
+  if (options.packedSequences) {
+    LinformerPackedSequencesPassOptions packedOptions;
+    packedOptions.entry = true;
+    funcPm.addPass(createLinformerPackedSequencesPass(packedOptions));
+  }
   if (options.onHost) {
     // The tiled loop nest as it would be mapped, run on the CPU: block and
     // thread loops become sequential loops (tests check it against the

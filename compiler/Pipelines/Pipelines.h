@@ -154,6 +154,15 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "compute their padding, as the runtime's launch box "
                      "includes them"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> packedSequences{
+      *this, "packed-sequences",
+      llvm::cl::desc("With a lengths input: the kernels index the sequence "
+                     "input and the output packed (each sequence's real "
+                     "tokens end to end, linformer-packed-sequences{entry}), "
+                     "so the runtime binds packed and shorter tensors, on "
+                     "the host or the device, in place; off: the padded "
+                     "[b, n, ...] layout"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> stageCore{
       *this, "stage-core",
       llvm::cl::desc("The tensor-core attention core copies each (b, h)'s "

@@ -325,10 +325,6 @@ std::string validateManifest(const Manifest &m) {
                          std::to_string(kManifestFormatVersionPacked) +
                          " is for sequence_layout \"packed\", which this "
                          "manifest does not have");
-  if (m.packedSequences && m.target.kind != "cpu")
-    return err("sequence_layout \"packed\" is for cpu kernels, and the "
-               "target is " +
-               m.target.kind);
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
     return err("unknown target kind \"" + m.target.kind +
                "\" (expected cpu or cuda)");
@@ -453,11 +449,12 @@ std::string validateManifest(const Manifest &m) {
                    " is not [workgroups, 1, 1]");
     }
     if (!k.maxLength.empty()) {
-      if (m.formatVersion != kManifestFormatVersionVariants)
-        return err(where + "max_length (a length variant) needs "
-                           "format_version " +
+      if (m.formatVersion < kManifestFormatVersionVariants)
+        return err(where +
+                   "max_length (a length variant) needs "
+                   "format_version " +
                    std::to_string(kManifestFormatVersionVariants) +
-                   ": a runtime that reads " +
+                   " or later: a runtime that reads " +
                    std::to_string(kManifestFormatVersion) +
                    " would launch every variant");
       if (m.target.kind != "cuda")

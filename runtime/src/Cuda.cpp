@@ -438,9 +438,15 @@ void deviceCopy(const CudaModule &module, void *hostDst, uint64_t deviceSrc,
 void CudaSession::run(const std::vector<void *> &host,
                       const std::vector<bool> &onDevice,
                       const std::vector<int64_t> &gridX,
-                      std::vector<std::vector<double>> *kernelMs) {
+                      std::vector<std::vector<double>> *kernelMs,
+                      const std::vector<int64_t> &ioBytes) {
   const Driver &d = driver();
   const Manifest &m = manifest_;
+  auto bytesOf = [&](size_t i) {
+    return i < ioBytes.size() && ioBytes[i] >= 0
+               ? size_t(ioBytes[i])
+               : size_t(m.buffers[i].byteSize());
+  };
   module_->makeCurrent();
   // The caller's device buffers stand in for the session's own this run.
   std::vector<CUdeviceptr> address(device_.begin(), device_.end());
@@ -449,8 +455,8 @@ void CudaSession::run(const std::vector<void *> &host,
       address[i] = CUdeviceptr(reinterpret_cast<uintptr_t>(host[i]));
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
-    if (b.kind == BufferKind::Input && !onDevice[i])
-      d.check(d.cuMemcpyHtoDAsync(device_[i], host[i], b.byteSize(), stream_),
+    if (b.kind == BufferKind::Input && !onDevice[i] && bytesOf(i) > 0)
+      d.check(d.cuMemcpyHtoDAsync(device_[i], host[i], bytesOf(i), stream_),
               "copying input '" + b.name + "' to the device");
   }
   std::vector<CUdeviceptr> params;
@@ -484,8 +490,9 @@ void CudaSession::run(const std::vector<void *> &host,
   }
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
-    if (b.kind == BufferKind::Output && host[i] && !onDevice[i])
-      d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], b.byteSize(), stream_),
+    if (b.kind == BufferKind::Output && host[i] && !onDevice[i] &&
+        bytesOf(i) > 0)
+      d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], bytesOf(i), stream_),
               "copying output '" + b.name + "' from the device");
   }
   // A kernel fault surfaces here, as the error of the run. On the caller's

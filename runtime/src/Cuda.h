@@ -74,9 +74,13 @@ public:
   /// profiling, appends each kernel's milliseconds (CUDA events) to
   /// `kernelMs[k]`. On the caller's stream, a run whose outputs all stay
   /// on the device (and that is not profiled) returns without waiting.
+  /// `ioBytes[i]` >= 0: copy only that many of buffer i's first bytes
+  /// (a packed sequence buffer's real rows, which may be all the caller's
+  /// memory holds); -1 or no entry: all of it.
   void run(const std::vector<void *> &host, const std::vector<bool> &onDevice,
            const std::vector<int64_t> &gridX,
-           std::vector<std::vector<double>> *kernelMs);
+           std::vector<std::vector<double>> *kernelMs,
+           const std::vector<int64_t> &ioBytes = {});
 
 private:
   void release() noexcept;

@@ -106,6 +106,18 @@ void checkDeviceAligned(const void *p, const char *what,
             "or an offset that keeps that alignment");
 }
 
+/// Refuses a caller's device sequence tensor (`what` `name`) whose
+/// sequences do not start where packed kernels read them: nothing copies
+/// device memory into that layout.
+[[noreturn]] void notPackedOnDevice(const char *what, const std::string &name) {
+  shapeError(std::string("device ") + what + " '" + name +
+             "': its sequences are not where the packed kernels read them "
+             "(each right after the one before); on the device pass it "
+             "packed ([total tokens, ...] with cu_seqlens) or as [b, L, "
+             "...] with every sequence but the last of length L, or pass "
+             "host tensors");
+}
+
 std::vector<int64_t> tensorShape(const lf_tensor &t, const char *what) {
   std::string name = t.name ? t.name : "<null>";
   if (t.rank < 0 || t.rank > 32)
@@ -321,7 +333,8 @@ struct Session::Impl {
 
 void Session::Impl::plan() {
   const Manifest &m = module->manifest();
-  kernelsReadPadding = module->cuda() != nullptr;
+  // Packed CUDA kernels clamp their reads to the real rows.
+  kernelsReadPadding = module->cuda() != nullptr && !m.packedSequences;
   for (const ManifestKernel &kernel : m.kernels)
     kernelsReadPadding |= kernel.generator == "halide";
   // validateManifest bounds this sum by 2^62: no wrap-around here.
@@ -437,7 +450,9 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   // The sequences a run does not have get length 0: the kernels with a
   // length rule skip them (on CUDA, the trailing ones), the others compute
   // them on zero input rows and their rows are dropped.
-  const bool dynamicBatch = mod.lengthsBuffer() >= 0 && !onDevice;
+  // Device tensors take it where the kernels index them packed.
+  const bool dynamicBatch =
+      mod.lengthsBuffer() >= 0 && (!onDevice || m.packedSequences);
   // Packed: the offsets give the batch and every sequence's length; the
   // lengths or mask input is filled from them.
   std::vector<int64_t> offsets;
@@ -445,9 +460,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     return offsets[size_t(i) + 1] - offsets[size_t(i)];
   };
   if (cuSeqlens) {
-    if (onDevice)
-      invalid("packed input ('cu_seqlens') takes host tensors; device "
-              "inputs must have the compiled shape");
+    if (onDevice && !m.packedSequences)
+      invalid("packed input ('cu_seqlens') on the device needs kernels that "
+              "index it packed (linformer-compile --cuda-packed-sequences); "
+              "'" +
+              mod.path() + "' was compiled for padded [b, n, ...] tensors");
     if (mod.lengthsBuffer() < 0 && mod.maskBuffer() < 0)
       shapeError("packed input ('cu_seqlens') needs a model with a lengths "
                  "or mask input to tell where each sequence ends, and '" +
@@ -494,7 +511,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
         "input '" + b.name + "' has shape " + shapeString(shape) + ", ";
     if (onDevice)
       checkDeviceAligned(t->data, "input", b.name);
-    if (onDevice && shape != b.shape)
+    if (onDevice && shape != b.shape &&
+        !(m.packedSequences && mod.isSequence(idx)))
       shapeError(where + "and device inputs must have the compiled shape " +
                  shapeString(b.shape) +
                  " (no padding on the device: pass host tensors to pad)");
@@ -589,7 +607,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     }
     if (onDevice)
       checkDeviceAligned(t.data, "output", b.name);
-    if (onDevice && shape != b.shape)
+    if (onDevice && shape != b.shape &&
+        !(m.packedSequences && mod.isSequence(size_t(idx))))
       shapeError("output '" + b.name + "' has shape " + shapeString(shape) +
                  ", and device outputs must have the compiled shape " +
                  shapeString(b.shape));
@@ -709,12 +728,12 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
           ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
           : nullptr;
   const int32_t *realLengths = kernelsReadPadding ? nullptr : lengths;
-  // Kernels of packed sequences (cpu, with lengths): sequence s at row
+  // Kernels of packed sequences (with lengths): sequence s at row
   // rowStart[s] of each sequence buffer, its real rows end to end. A
   // caller's tensor is that layout when each sequence starts there:
   // packed input, one sequence, or sequences that all (but the last) fill
-  // the caller's rows.
-  const bool packedKernels = m.packedSequences && lengths && !onDevice;
+  // the caller's rows. Device tensors must be (nothing copies them).
+  const bool packedKernels = m.packedSequences && lengths;
   if (packedKernels) {
     rowStart.assign(size_t(B) + 1, 0);
     for (int64_t i = 0; i < B; ++i)
@@ -736,6 +755,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     if (b.role != BufferRole::None)
       continue;
     if (onDevice) {
+      if (packedKernels && mod.isSequence(idx) && !packedInPlace(L))
+        notPackedOnDevice("input", b.name);
       bound[idx] = t->data;
       devIo[idx] = true;
       continue;
@@ -792,6 +813,9 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
     const lf_tensor *t = wanted[idx];
     if (t && onDevice) {
+      if (packedKernels && mod.isSequence(idx) &&
+          !packedInPlace(packed ? 0 : t->shape[1]))
+        notPackedOnDevice("output", m.buffers[idx].name);
       bound[idx] = t->data;
       direct[idx] = devIo[idx] = true;
       continue;
@@ -843,9 +867,20 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       if (profiling)
         kernelRan[k] = blocks * kernel.grid[1] * kernel.grid[2];
     }
+    // Packed sequence buffers: only their real rows go to and from the
+    // device (bound in place, the caller's memory may hold no more).
+    std::vector<int64_t> ioBytes;
+    if (packedKernels) {
+      ioBytes.assign(m.buffers.size(), -1);
+      for (lf_io_kind kind : {LF_IO_INPUT, LF_IO_OUTPUT})
+        for (size_t idx : mod.ios(kind))
+          if (mod.isSequence(idx))
+            ioBytes[idx] =
+                rowStart[size_t(batch)] * (m.buffers[idx].byteSize() / (B * n));
+    }
     // Staged inputs to the device, the launches, the outputs back into
     // `bound` (the caller's memory where direct, else the arena).
-    cuda->run(bound, devIo, gridX, profiling ? &kernelMs : nullptr);
+    cuda->run(bound, devIo, gridX, profiling ? &kernelMs : nullptr, ioBytes);
     if (profiling)
       for (std::vector<double> &times : kernelMs)
         if (times.size() > kMaxProfiledRuns)
@@ -923,6 +958,8 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       continue;
     }
     size_t row = b.byteSize() / size_t(B * n);
+    if (packedKernels && devIo[idx])
+      continue; // the kernels wrote the real rows; the rest stays as it was
     if (packedKernels) {
       // Each sequence's real rows from the packed buffer (unless written in
       // place), then zeros for the rest of a [b, rows] tensor's sequence.

@@ -166,6 +166,14 @@ static cl::list<int32_t> lengthsOpt(
     "lengths", cl::CommaSeparated,
     cl::desc("with --model and a lengths input: these real lengths, one a "
              "sequence (default: random in [1, n])"));
+static cl::opt<bool> packedOpt(
+    "packed",
+    cl::desc("with --model and a lengths input: compile the kernels for "
+             "packed sequences (linformer-packed-sequences) and pass the "
+             "input packed, each sequence's real rows end to end and NaN "
+             "after the last; the output comes back packed, and the rows "
+             "past the real ones must stay as they were"),
+    cl::init(false));
 static cl::opt<bool> printIR("print-ir", cl::desc("print the input IR"),
                              cl::init(false));
 
@@ -409,9 +417,10 @@ driver::CompileOptions compileOptions(const std::string &path,
   o.unroll = unrollOpt;
   o.reductionTile = reductionTileOpt;
   // The entry and the threaded dispatch here take padded [b, n, ...]
-  // tensors. (Packed kernels are checked through the runtime:
-  // linformer-run --check, tools/linformer-run-packed-in-place.test.)
-  o.packedSequences = false;
+  // tensors, or with --packed (--model) packed ones. (Packed CPU kernels
+  // are also checked through the runtime: linformer-run --check,
+  // integration/cpu-packed-in-place.test.)
+  o.packedSequences = packedOpt;
   // A CPU schedule file, or for cuda-host a CUDA one (as linformer-compile
   // --target=cuda --print-schedule writes it).
   o.scheduleFile = scheduleOpt;
@@ -426,6 +435,8 @@ driver::CompileOptions compileOptions(const std::string &path,
     o.cudaMmaExact = cudaMmaExactOpt;
     o.cudaKnobs = [](mlir::linformer::CUDAPipelineOptions &p) {
       mlir::linformer::applyCUDAFlags(p);
+      if (packedOpt)
+        p.packedSequences = true;
     };
   }
   return o;
@@ -495,6 +506,10 @@ int runModel(driver::CompilerSession &session) {
   std::vector<std::vector<float>> weights =
       ::linformer::randomWeightValues(config, seed + 1);
   std::vector<float> x = ::linformer::uniformVector(b * n * dm, seed, -1, 1);
+  // With --packed the entry reads `packedX` (filled below, once the
+  // lengths are known, from `x` rounded to the storage type as the
+  // reference reads it) in place of `x`.
+  std::vector<float> packedX;
   std::vector<void *> args = {toStorage(x, dtype, stored)};
   std::vector<int32_t> lengths;
   std::vector<uint8_t> mask;
@@ -510,10 +525,25 @@ int runModel(driver::CompilerSession &session) {
       lengths.assign(lengthsOpt.begin(), lengthsOpt.end());
     }
     args.push_back(lengths.data());
+  } else if (packedOpt) {
+    llvm::errs() << "error: --packed needs a model with a lengths input\n";
+    return 2;
   } else if (config.padding == ::linformer::PaddingInput::Mask) {
     mask = ::linformer::randomMask(b, n, seed + 2, 0.6);
     args.push_back(mask.data());
   }
+  // Sequence s's real rows start at row start[s] of a packed tensor.
+  std::vector<int64_t> start(size_t(b) + 1, 0);
+  for (int64_t s = 0; s < b && packedOpt; ++s)
+    start[size_t(s) + 1] = start[size_t(s)] + lengths[size_t(s)];
+  if (packedOpt) {
+    packedX.assign(size_t(b * n * dm), std::nanf(""));
+    for (int64_t s = 0; s < b; ++s)
+      std::copy_n(x.begin() + s * n * dm, lengths[size_t(s)] * dm,
+                  packedX.begin() + start[size_t(s)] * dm);
+  }
+  if (packedOpt)
+    args[0] = toStorage(packedX, dtype, stored);
   std::map<std::string, const float *> byName;
   for (size_t i = 0; i < specs.size(); ++i) {
     args.push_back(toStorage(weights[i], dtype, stored));
@@ -571,14 +601,32 @@ int runModel(driver::CompilerSession &session) {
       out[i] = dtype == ::linformer::DType::BF16
                    ? ::linformer::bf16ToFloat(outBits[i])
                    : ::linformer::f16ToFloat(outBits[i]);
+  if (packedOpt) {
+    // The rows past the real ones keep their NaN (nothing was stored
+    // there); the real rows go back to their padded places, and the
+    // padded rows compare as the reference's.
+    int64_t total = start[size_t(b)];
+    for (int64_t i = total * dm; i < b * n * dm; ++i)
+      if (!std::isnan(out[size_t(i)])) {
+        llvm::outs() << "FAIL: the packed output was written at row " << i / dm
+                     << ", past its " << total << " real rows\n";
+        return 1;
+      }
+    std::vector<float> unpacked = expected;
+    for (int64_t s = 0; s < b; ++s)
+      std::copy_n(out.begin() + start[size_t(s)] * dm, lengths[size_t(s)] * dm,
+                  unpacked.begin() + s * n * dm);
+    out = std::move(unpacked);
+  }
   bool finite = true;
   double relErr = relativeError(out, expected, finite);
   bool ok = finite && relErr <= toleranceOpt;
   llvm::outs() << llvm::formatv(
-      "{0} model={1} layers={2} dtype={3} b={4} n={5} d_model={6}: "
+      "{0} model={1} layers={2} dtype={3} b={4} n={5} d_model={6}{9}: "
       "rel_err={7:e2} (tol {8:e1})\n",
       ok ? "PASS" : "FAIL", llvm::sys::path::filename(modelPathOpt),
-      config.layers, config.dtype, b, n, dm, relErr, toleranceOpt.getValue());
+      config.layers, config.dtype, b, n, dm, relErr, toleranceOpt.getValue(),
+      packedOpt ? " packed" : "");
   if (!finite)
     llvm::outs() << "output has non-finite values\n";
   return ok ? 0 : 1;

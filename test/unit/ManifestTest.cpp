@@ -354,7 +354,7 @@ TEST(Manifest, CudaLengthRuleNumbersBlockX) {
 }
 
 // A length variant (max_length) is a cuda kernel's, in a manifest of
-// format_version 3 (a runtime that reads 2 would launch every variant),
+// format_version 3 or 4 (a runtime that reads 2 would launch every variant),
 // with 0 <= lo < hi; it round-trips.
 TEST(Manifest, CudaLengthVariants) {
   auto variant = [](Manifest &m) {
@@ -367,8 +367,8 @@ TEST(Manifest, CudaLengthVariants) {
               m.formatVersion = kManifestFormatVersion;
             }),
             "manifest: kernel 0: max_length (a length variant) needs "
-            "format_version 3: a runtime that reads 2 would launch every "
-            "variant");
+            "format_version 3 or later: a runtime that reads 2 would launch "
+            "every variant");
   EXPECT_EQ(cudaError([&](Manifest &m) {
               variant(m);
               m.kernels[0].maxLength = {512, 512};
@@ -400,10 +400,10 @@ TEST(Manifest, CudaLengthVariants) {
             "kernels, and the target is cpu");
 }
 
-// Packed sequence buffers (sequence_layout "packed") are a cpu manifest's
-// with a lengths input, of format_version 4 (a runtime that reads 2 or 3
-// would bind padded tensors), and only such a manifest says 4; the layout
-// round-trips.
+// Packed sequence buffers (sequence_layout "packed") are a manifest's
+// with a lengths input (cpu or cuda), of format_version 4 (a runtime that reads
+// 2 or 3 would bind padded tensors), and only such a manifest says 4; the
+// layout round-trips.
 TEST(Manifest, PackedSequences) {
   Manifest m;
   ASSERT_TRUE(parseManifest(kValid, m).ok());
@@ -435,12 +435,14 @@ TEST(Manifest, PackedSequences) {
   EXPECT_EQ(validateManifest(noLengths),
             "manifest: sequence_layout \"packed\" needs a lengths input (the "
             "kernels find each sequence's rows through it)");
+  // A cuda manifest's kernels may index them packed too, and version 4
+  // also covers its length variants.
   Manifest cuda = cudaManifest();
   cuda.packedSequences = true;
   cuda.formatVersion = kManifestFormatVersionPacked;
-  EXPECT_EQ(validateManifest(cuda),
-            "manifest: sequence_layout \"packed\" is for cpu kernels, and the "
-            "target is cuda");
+  EXPECT_EQ(validateManifest(cuda), "");
+  cuda.kernels[0].maxLength = {0, 512};
+  EXPECT_EQ(validateManifest(cuda), "");
   std::string bad = text;
   bad.replace(bad.find("\"packed\""), 8, "\"ragged\"");
   FileError err = parseManifest(bad, again);

@@ -415,9 +415,6 @@ int main(int argc, char **argv) {
   if (packed && !maskPath.empty())
     return usage("--packed takes the sequences' lengths from --lengths (or "
                  "--seq-len), not from --mask");
-  if (packed && deviceIo)
-    return usage("--packed and --device-io do not go together: device "
-                 "inputs have the compiled shape");
   if (packed && !randomInput && lengthsArg.empty())
     return usage("--packed with --input needs --lengths: how the input's "
                  "rows split into sequences");
@@ -753,9 +750,12 @@ int main(int argc, char **argv) {
         if (info.role != LF_ROLE_NONE) {
           continue;
         }
-        const linformer::NpyArray &a = arrays[j];
-        devRefs.push_back(onDevice(refs[j], a.bytes.data(), a.bytes.size(),
-                                   deviceIoOffset));
+        // What the host run would pass (packed with --packed).
+        lf_tensor v = refs[j].view();
+        size_t bytes = lf_dtype_size(v.dtype);
+        for (int32_t d = 0; d < v.rank; ++d)
+          bytes *= size_t(v.shape[d]);
+        devRefs.push_back(onDevice(refs[j], v.data, bytes, deviceIoOffset));
         ++j;
       }
       // Lengths and mask stay host tensors.

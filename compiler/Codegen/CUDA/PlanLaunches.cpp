@@ -323,8 +323,13 @@ struct CUDAPlanLaunchesPass
       if (!stillUsed)
         old->erase();
     }
-    setDispatchPlan(fn, DispatchPlanAttr::get(ctx, kernels, intermediates,
-                                              /*packedSequences=*/false));
+    // linformer-packed-sequences{entry} marked the arguments it made
+    // packed.
+    bool packed = false;
+    for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+      packed |= bool(fn.getArgAttr(i, kPackedSequenceArgAttrName));
+    setDispatchPlan(fn,
+                    DispatchPlanAttr::get(ctx, kernels, intermediates, packed));
     return success();
   }
 };

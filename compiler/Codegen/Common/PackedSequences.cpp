@@ -5,8 +5,10 @@
 // but holds the sequences packed: sequence s's `lengths[s]` real tokens from
 // row `sum of lengths[i < s]`, end to end. Every access to it becomes an
 // access to its [b * n, ...] view at that row; rows past a sequence's length
-// are not stored and read as its last real row. See
-// LinformerCPUPackedSequencesPass in Passes.td.
+// are not stored and read as its last real row. With `entry` (CUDA) the
+// function is a whole model's, its kernels the outermost scf.parallel
+// loops, and its own sequence arguments are the packed ones. See
+// LinformerPackedSequencesPass in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -26,7 +29,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::linformer {
-#define GEN_PASS_DEF_LINFORMERCPUPACKEDSEQUENCESPASS
+#define GEN_PASS_DEF_LINFORMERPACKEDSEQUENCESPASS
 #include "compiler/Passes.h.inc"
 } // namespace mlir::linformer
 
@@ -76,16 +79,40 @@ std::optional<Access> accessOf(Operation *op) {
       .Case([](vector::TransferWriteOp o) {
         return Access{o.getBase(), o.getIndices(), &o.getValueToStoreMutable()};
       })
+      .Case([](nvgpu::DeviceAsyncCopyOp o) {
+        // Reads its source (the destination is shared memory).
+        return Access{o.getSrc(), o.getSrcIndices()};
+      })
       .Default([](Operation *) { return std::nullopt; });
 }
 
+/// Where a whole model's function computes what `op` needs of its
+/// sequence: its thread loop (the scf.parallel in the outermost one, the
+/// kernel's blocks), or the outermost one when it has none inside; null
+/// outside the parallel loops. (Not in the block loop itself: a block past
+/// the lengths skips its thread loops, and nothing else there may touch
+/// memory.)
+scf::ParallelOp threadLoop(Operation *op) {
+  scf::ParallelOp outer, inner;
+  for (auto p = op->getParentOfType<scf::ParallelOp>(); p;
+       p = p->getParentOfType<scf::ParallelOp>()) {
+    inner = outer;
+    outer = p;
+  }
+  return inner ? inner : outer;
+}
+
 struct PackedSequencesPass
-    : mlir::linformer::impl::LinformerCPUPackedSequencesPassBase<
+    : mlir::linformer::impl::LinformerPackedSequencesPassBase<
           PackedSequencesPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp kernel = getOperation();
     if (kernel.isExternal())
       return;
+    if (entry)
+      markEntryArguments(kernel);
     SmallVector<BlockArgument> packed;
     BlockArgument lengths;
     for (BlockArgument arg : kernel.getArguments()) {
@@ -123,6 +150,10 @@ struct PackedSequencesPass
       if (failed(rewriteAccesses(kernel, arg, lengths)))
         return signalPassFailure();
     }
+    // A whole model's function keeps its marks: its launch plan says
+    // packed_sequences, and later passes read the lengths.
+    if (entry)
+      return;
     // What the code now indexes packed goes into its ABI record.
     SmallVector<int64_t> flags(kernel.getNumArguments() - 1, 0);
     for (BlockArgument arg : packed)
@@ -135,32 +166,79 @@ struct PackedSequencesPass
     kernel.removeArgAttr(lengths.getArgNumber(), kLengthsArgAttrName);
   }
 
+  /// With `entry`: marks the function's sequence inputs
+  /// (linformer.sequence) packed, and the arguments it writes whose [b, n]
+  /// is theirs (the outputs), when it has lengths to find them with.
+  void markEntryArguments(func::FuncOp fn) {
+    BlockArgument sequence;
+    bool hasLengths = false;
+    for (BlockArgument arg : fn.getArguments()) {
+      if (fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName) && !sequence)
+        sequence = arg;
+      hasLengths |=
+          bool(fn.getArgAttr(arg.getArgNumber(), kLengthsArgAttrName));
+    }
+    auto seqType =
+        sequence ? dyn_cast<MemRefType>(sequence.getType()) : MemRefType();
+    if (!seqType || seqType.getRank() < 2 || !hasLengths)
+      return;
+    for (BlockArgument arg : fn.getArguments()) {
+      auto type = dyn_cast<MemRefType>(arg.getType());
+      if (!type || type.getRank() < 3 ||
+          type.getShape().take_front(2) != seqType.getShape().take_front(2))
+        continue;
+      bool written = false;
+      fn.walk([&](Operation *op) {
+        std::optional<Access> access = accessOf(op);
+        written |= access && access->stored && viewsArg(access->base, arg);
+      });
+      if (written || fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+        fn.setArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName,
+                      UnitAttr::get(fn.getContext()));
+    }
+  }
+
   /// Where sequence `s` starts, how many real tokens it has, its last real
   /// row (length - 1) and whether it has none (index values and an i1,
   /// right after `s` is defined, once per `s`).
   struct Sequence {
     Value start, length, last, empty;
   };
-  DenseMap<Value, Sequence> sequences;
+  /// By kernel (null where `s` is defined inside it) and `s`.
+  DenseMap<std::pair<Operation *, Value>, Sequence> sequences;
 
-  DenseMap<int64_t, Sequence> constantSequences;
+  /// Constant sequences, per kernel (the function, or with `entry` its
+  /// thread loop).
+  DenseMap<std::pair<Operation *, int64_t>, Sequence> constantSequences;
 
-  Sequence sequenceOf(OpBuilder &b, Value s, Value lengths,
-                      func::FuncOp kernel) {
+  FailureOr<Sequence> sequenceOf(OpBuilder &b, Value s, Value lengths,
+                                 func::FuncOp kernel, Operation *access) {
     // A constant sequence (one a kernel, the batch of 1) is the same
-    // wherever its constant was made: computed once, at the entry.
+    // wherever its constant was made: computed once, at the kernel's entry.
     std::optional<int64_t> constant = getConstantIntValue(s);
+    Operation *where = kernel;
+    if (entry && !(where = threadLoop(access)))
+      return access->emitOpError(
+          "accesses a packed sequence argument outside the function's "
+          "parallel loops (its kernels), where no sequence can be found");
+    // An `s` defined outside the kernel (the host code of a whole model's
+    // function) is computed at the kernel's start, as a constant is.
+    Operation *scope = s.getParentBlock()->getParentOp();
+    bool outside = where != scope && !where->isProperAncestor(scope);
+    std::pair<Operation *, Value> key{outside ? where : nullptr, s};
     if (constant) {
-      if (auto it = constantSequences.find(*constant);
+      if (auto it = constantSequences.find({where, *constant});
           it != constantSequences.end())
         return it->second;
-    } else if (auto it = sequences.find(s); it != sequences.end()) {
+    } else if (auto it = sequences.find(key); it != sequences.end()) {
       return it->second;
     }
     OpBuilder::InsertionGuard guard(b);
     if (constant) {
-      b.setInsertionPointToStart(&kernel.getBody().front());
+      b.setInsertionPointToStart(&where->getRegion(0).front());
       s = arith::ConstantIndexOp::create(b, s.getLoc(), *constant);
+    } else if (outside) {
+      b.setInsertionPointToStart(&where->getRegion(0).front());
     } else if (Operation *def = s.getDefiningOp()) {
       b.setInsertionPointAfter(def);
     } else {
@@ -192,8 +270,8 @@ struct PackedSequencesPass
       seq.start = loop.getResult(0);
     }
     if (constant)
-      return constantSequences[*constant] = seq;
-    return sequences[s] = seq;
+      return constantSequences[{where, *constant}] = seq;
+    return sequences[key] = seq;
   }
 
   LogicalResult rewriteAccesses(func::FuncOp kernel, BlockArgument arg,
@@ -227,24 +305,48 @@ struct PackedSequencesPass
     auto type = cast<MemRefType>(arg.getType());
     int64_t rank = type.getRank();
     OpBuilder b(ctx);
-    b.setInsertionPointToStart(&kernel.getBody().front());
     SmallVector<ReassociationIndices> merge = {{0, 1}};
     for (int64_t d = 2; d < rank; ++d)
       merge.push_back({d});
-    Value rows = memref::CollapseShapeOp::create(b, arg.getLoc(), arg, merge);
+    // The [b * n, ...] view, at the start of the kernel (with `entry`, of
+    // each thread loop: a view made in host code could not be a kernel's
+    // buffer).
+    DenseMap<Operation *, Value> rowViews;
+    auto rowsFor = [&](Operation *op) {
+      Operation *where = entry ? threadLoop(op) : kernel;
+      Value &rows = rowViews[where];
+      if (!rows) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&where->getRegion(0).front());
+        if (!entry) {
+          rows = memref::CollapseShapeOp::create(b, arg.getLoc(), arg, merge);
+        } else {
+          // The same view as a reinterpretation of the pointer, which the
+          // GPU lowering turns into LLVM directly (it has no
+          // expand-strided-metadata for a collapse).
+          auto collapsed =
+              memref::CollapseShapeOp::computeCollapsedType(type, merge);
+          SmallVector<int64_t> strides;
+          int64_t offset;
+          (void)collapsed.getStridesAndOffset(strides, offset);
+          rows = memref::ReinterpretCastOp::create(
+              b, arg.getLoc(), collapsed, arg, /*offset=*/0,
+              collapsed.getShape(), strides);
+        }
+      }
+      return rows;
+    };
 
     SmallVector<Operation *> accesses;
     for (OpOperand &use : arg.getUses()) {
       Operation *user = use.getOwner();
-      if (user == rows.getDefiningOp())
-        continue;
       std::optional<Access> access = accessOf(user);
       if (!access || access->base != arg) {
         // A view that did not fold, a copy, a call: its rows cannot be
         // found.
         return user->emitOpError("uses packed sequence argument ")
                << arg.getArgNumber() << " of kernel @" << kernel.getSymName()
-               << " in a way linformer-cpu-packed-sequences cannot index "
+               << " in a way linformer-packed-sequences cannot index "
                   "(only loads and stores of it, directly or through views "
                   "that fold into them)";
       }
@@ -269,7 +371,10 @@ struct PackedSequencesPass
       SmallVector<Value> indices(access.indices);
       Value s = indices[0], r = indices[1];
       Location loc = op->getLoc();
-      Sequence seq = sequenceOf(b, s, lengths, kernel);
+      FailureOr<Sequence> found = sequenceOf(b, s, lengths, kernel, op);
+      if (failed(found))
+        return failure();
+      Sequence seq = *found;
       b.setInsertionPoint(op);
       Value row;
       if (access.stored) {
@@ -292,7 +397,7 @@ struct PackedSequencesPass
       }
       SmallVector<Value> rowIndices = {row};
       rowIndices.append(indices.begin() + 2, indices.end());
-      replaceAccess(b, op, rows, rowIndices);
+      replaceAccess(b, op, rowsFor(op), rowIndices);
     }
     return success();
   }
@@ -393,6 +498,12 @@ struct PackedSequencesPass
                   b, loc, o.getVector(), rows, indices,
                   AffineMapAttr::get(dropToken(o.getPermutationMap())),
                   o.getMask(), o.getInBoundsAttr());
+            })
+            .Case([&](nvgpu::DeviceAsyncCopyOp o) {
+              return nvgpu::DeviceAsyncCopyOp::create(
+                  b, loc, o.getDst(), o.getDstIndices(), rows, indices,
+                  o.getDstElementsAttr(), o.getSrcElements(),
+                  o.getBypassL1Attr());
             });
     op->replaceAllUsesWith(replacement);
     op->erase();

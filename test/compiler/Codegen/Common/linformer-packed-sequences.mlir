@@ -1,4 +1,4 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cpu-packed-sequences))' -verify-diagnostics | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-packed-sequences))' -verify-diagnostics | FileCheck %s
 
 // A kernel of a batch of 2: its packed input is read through a tile's
 // subview (folded first) and its packed output written. Sequence %s starts
@@ -114,7 +114,7 @@ func.func @vector_along_tokens(%x: memref<2x64x16xf32> {linformer.packed_sequenc
 func.func @copied(%x: memref<2x64x16xf32> {linformer.packed_sequence},
     %len: memref<2xi32> {linformer.lengths}, %wg: index,
     %to: memref<2x64x16xf32>) {
-  // expected-error @+1 {{uses packed sequence argument 0 of kernel @copied in a way linformer-cpu-packed-sequences cannot index (only loads and stores of it, directly or through views that fold into them)}}
+  // expected-error @+1 {{uses packed sequence argument 0 of kernel @copied in a way linformer-packed-sequences cannot index (only loads and stores of it, directly or through views that fold into them)}}
   memref.copy %x, %to : memref<2x64x16xf32> to memref<2x64x16xf32>
   return
 }
