@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -116,9 +117,7 @@ struct KernelReader {
   FailureOr<int> view(Operation *user, Value v) {
     if (auto it = viewIds.find(v); it != viewIds.end())
       return it->second;
-    Value root = v;
-    while (auto viewOp = root.getDefiningOp<ViewLikeOpInterface>())
-      root = viewOp.getViewSource();
+    Value root = memref::skipViewLikeOps(cast<MemrefValue>(v));
     auto arg = dyn_cast<BlockArgument>(root);
     bool local = isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
         root.getDefiningOp());
