@@ -6,9 +6,9 @@
 // row `sum of lengths[i < s]`, end to end. Every access to it becomes an
 // access to its [b * n, ...] view at that row; rows past a sequence's length
 // are not stored and read as its last real row. With `entry` (CUDA) the
-// function is a whole model's, its kernels the outermost scf.parallel
-// loops, and its own sequence arguments are the packed ones. See
-// LinformerPackedSequencesPass in Passes.td.
+// function is a whole model's, each outermost scf.parallel a kernel's
+// blocks around its thread loops, and its own sequence arguments are the
+// packed ones. See LinformerPackedSequencesPass in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -200,7 +200,9 @@ struct PackedSequencesPass
 
   /// Where sequence `s` starts, how many real tokens it has, its last real
   /// row (length - 1) and whether it has none (index values and an i1,
-  /// right after `s` is defined, once per `s`).
+  /// right after `s` is defined, or at the start of the kernel (with
+  /// `entry` its thread loop) where `s` is a constant or defined outside;
+  /// once per `s` and place).
   struct Sequence {
     Value start, length, last, empty;
   };
@@ -221,8 +223,9 @@ struct PackedSequencesPass
       return access->emitOpError(
           "accesses a packed sequence argument outside the function's "
           "parallel loops (its kernels), where no sequence can be found");
-    // An `s` defined outside the kernel (the host code of a whole model's
-    // function) is computed at the kernel's start, as a constant is.
+    // An `s` defined outside `where` (with `entry`: in the host code, or in
+    // the block loop around the thread loop) is computed at `where`'s
+    // start, as a constant is.
     Operation *scope = s.getParentBlock()->getParentOp();
     bool outside = where != scope && !where->isProperAncestor(scope);
     std::pair<Operation *, Value> key{outside ? where : nullptr, s};
