@@ -26,6 +26,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::linformer {
@@ -182,17 +183,21 @@ struct PackedSequencesPass
         sequence ? dyn_cast<MemRefType>(sequence.getType()) : MemRefType();
     if (!seqType || seqType.getRank() < 2 || !hasLengths)
       return;
+    // What the function stores into, each view taken back to its buffer.
+    llvm::SmallPtrSet<Value, 8> written;
+    fn.walk([&](Operation *op) {
+      std::optional<Access> access = accessOf(op);
+      if (access && access->stored)
+        if (auto base = dyn_cast<TypedValue<BaseMemRefType>>(access->base))
+          written.insert(memref::skipViewLikeOps(base));
+    });
     for (BlockArgument arg : fn.getArguments()) {
       auto type = dyn_cast<MemRefType>(arg.getType());
       if (!type || type.getRank() < 3 ||
           type.getShape().take_front(2) != seqType.getShape().take_front(2))
         continue;
-      bool written = false;
-      fn.walk([&](Operation *op) {
-        std::optional<Access> access = accessOf(op);
-        written |= access && access->stored && viewsArg(access->base, arg);
-      });
-      if (written || fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+      if (written.contains(arg) ||
+          fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
         fn.setArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName,
                       UnitAttr::get(fn.getContext()));
     }
