@@ -3,18 +3,22 @@
 // What the CUDA passes that map loops share: tile sizes that divide an
 // extent exactly (no idle thread, constant bounds), the mapping
 // attributes convert-parallel-loops-to-gpu reads, the length rule of a
-// block loop over tokens, and the lanes' xor butterflies (and their host
-// replay).
+// block loop over tokens, the token bound of a reduction that stops at the
+// lengths, and the lanes' xor butterflies (and their host replay).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
 #define LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Schedule/Schedule.h"
 #include "dialect/IR/LinformerDialect.h"
 
@@ -81,6 +85,36 @@ inline TokenRowsAttr tokenRowsRule(MLIRContext *ctx, SmallVector<int64_t> grid,
   grid[row] /= group;
   grid.insert(grid.begin() + row + 1, group);
   return rule(granule * window);
+}
+
+/// `op`'s token bound where the CUDA loops stop its reduction at the
+/// lengths (linformer-cuda-token-parallel-loops, the warp row sums): the
+/// token loop the only reduction and innermost, steps of one token, the
+/// batch and part loops parallel, and the function's lengths marked.
+inline TokenBoundAttr appliedTokenBound(linalg::LinalgOp op) {
+  auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+  if (!bound || bound.getPerStep() != 1 || !op.hasPureBufferSemantics() ||
+      !markedLengthsArgument(op->getParentOfType<func::FuncOp>()))
+    return {};
+  int64_t loops = op.getNumLoops();
+  auto iterators = op.getIteratorTypesArray();
+  for (int64_t d = 0; d < loops; ++d)
+    if ((iterators[d] == utils::IteratorType::reduction) !=
+        (d == bound.getToken()))
+      return {};
+  if (bound.getToken() != loops - 1 || bound.getBatch() >= loops - 1 ||
+      bound.getPart() >= loops - 1 ||
+      (bound.hasParts() && bound.getPerPart() < 1))
+    return {};
+  return bound;
+}
+
+/// Sequence `s`'s real length, `lengths[s]` as an index.
+inline Value sequenceLength(OpBuilder &b, Location loc, Value lengths,
+                            Value s) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      memref::LoadOp::create(b, loc, lengths, ValueRange{s}));
 }
 
 /// One loop over a block's `warps` x 32 threads, mapped to thread y

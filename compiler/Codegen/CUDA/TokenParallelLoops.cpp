@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "dialect/IR/LinformerDialect.h"
@@ -34,29 +35,6 @@ namespace {
 
 using mlir::linformer::TokenBoundAttr;
 
-/// `op`'s token bound when this pass applies it: the token loop the only
-/// reduction, innermost (linformer-cuda-prepare-loops put it there), the
-/// batch and part loops parallel, and the function's lengths marked.
-TokenBoundAttr appliedBound(linalg::LinalgOp op) {
-  auto bound =
-      op->getAttrOfType<TokenBoundAttr>(mlir::linformer::kTokenBoundAttrName);
-  if (!bound || bound.getPerStep() != 1 || !op.hasPureBufferSemantics() ||
-      !mlir::linformer::markedLengthsArgument(
-          op->getParentOfType<func::FuncOp>()))
-    return {};
-  int64_t loops = op.getNumLoops();
-  auto iterators = op.getIteratorTypesArray();
-  for (int64_t d = 0; d < loops; ++d)
-    if ((iterators[d] == utils::IteratorType::reduction) !=
-        (d == bound.getToken()))
-      return {};
-  if (bound.getToken() != loops - 1 || bound.getBatch() >= loops - 1 ||
-      bound.getPart() >= loops - 1 ||
-      (bound.hasParts() && bound.getPerPart() < 1))
-    return {};
-  return bound;
-}
-
 /// Stops `tokens`, the token loop of a nest whose parallel loop `outer`
 /// holds the batch and part loops, at the sequence's length: tokens
 /// part * per_part + t with t below min(steps, max(0, len - part *
@@ -67,10 +45,8 @@ void boundTokens(scf::ParallelOp outer, scf::ForOp tokens, TokenBoundAttr bound,
   OpBuilder b(tokens);
   Location loc = tokens.getLoc();
   ValueRange ivs = outer.getInductionVars();
-  Value length = arith::IndexCastOp::create(
-      b, loc, b.getIndexType(),
-      memref::LoadOp::create(b, loc, lengths,
-                             ValueRange{ivs[bound.getBatch()]}));
+  Value length = mlir::linformer::cuda::sequenceLength(b, loc, lengths,
+                                                       ivs[bound.getBatch()]);
   if (bound.hasParts()) {
     Value first = arith::MulIOp::create(
         b, loc, ivs[bound.getPart()],
@@ -128,7 +104,7 @@ struct CUDATokenParallelLoopsPass
   LogicalResult boundReductions() {
     SmallVector<std::pair<linalg::LinalgOp, TokenBoundAttr>> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (TokenBoundAttr bound = appliedBound(op))
+      if (TokenBoundAttr bound = mlir::linformer::cuda::appliedTokenBound(op))
         ops.emplace_back(op, bound);
     });
     Value lengths = mlir::linformer::markedLengthsArgument(getOperation());

@@ -101,23 +101,6 @@ bool isRowSum(linalg::GenericOp op) {
          (add.getLhs() == out || add.getRhs() == out);
 }
 
-/// The loop of the sequence whose length bounds `op`'s reduction, where a
-/// `linformer.token_bound` says that its steps past the length add nothing
-/// (zeros, or tokens its body masks: E's row sums) and the function has
-/// lengths: the token loop the reduction, steps of one token, no parts.
-std::optional<int64_t> boundingBatchLoop(linalg::GenericOp op) {
-  auto bound = op->getAttrOfType<mlir::linformer::TokenBoundAttr>(
-      mlir::linformer::kTokenBoundAttrName);
-  int64_t red = op.getNumLoops() - 1;
-  if (!bound || bound.getToken() != red || bound.hasParts() ||
-      bound.getPerStep() != 1 || bound.getBatch() < 0 ||
-      bound.getBatch() >= red ||
-      !mlir::linformer::markedLengthsArgument(
-          op->getParentOfType<func::FuncOp>()))
-    return std::nullopt;
-  return bound.getBatch();
-}
-
 struct CUDAWarpReductionsPass
     : mlir::linformer::impl::LinformerCUDAWarpReductionsPassBase<
           CUDAWarpReductionsPass> {
@@ -253,18 +236,19 @@ struct CUDAWarpReductionsPass
       return iv;
     };
     // The sum of `op`'s terms at reduction steps from, from + 32, ... < to,
-    // and below the row's sequence length where the op stops there.
-    std::optional<int64_t> batchLoop = boundingBatchLoop(op);
+    // and below the row's sequence length where the op stops there (a
+    // token bound without parts: E's row sums, whose body masks padded
+    // tokens).
+    mlir::linformer::TokenBoundAttr bound = cuda::appliedTokenBound(op);
+    if (bound && bound.hasParts())
+      bound = {};
     Value lengths = mlir::linformer::markedLengthsArgument(op);
     auto termSum = [&](OpBuilder &b, SmallVector<Value> iv, Value from,
                        Value to) {
-      if (batchLoop) {
-        Value length = arith::IndexCastOp::create(
-            b, loc, b.getIndexType(),
-            memref::LoadOp::create(b, loc, lengths,
-                                   ValueRange{iv[*batchLoop]}));
-        to = arith::MinSIOp::create(b, loc, to, length);
-      }
+      if (bound)
+        to = arith::MinSIOp::create(
+            b, loc, to,
+            cuda::sequenceLength(b, loc, lengths, iv[bound.getBatch()]));
       auto loop = scf::ForOp::create(
           b, loc, from, to, cIdx(b, kWarp), ValueRange{cF(b, 0.0)},
           [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
