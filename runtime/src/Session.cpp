@@ -739,6 +739,10 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     for (int64_t i = 0; i < B; ++i)
       rowStart[size_t(i) + 1] = rowStart[size_t(i)] + lengths[i];
   }
+  // Bytes of one token's row of sequence buffer `idx`.
+  auto rowBytes = [&](size_t idx) {
+    return size_t(m.buffers[idx].byteSize()) / size_t(B * n);
+  };
   // Where sequence i starts in a caller's tensor of `rows` rows a sequence.
   auto callerStart = [&](int64_t i, int64_t rows) {
     return packed ? offsets[size_t(i)] : i * rows;
@@ -768,7 +772,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       }
       // Each sequence's real rows, packed (the rest is never read: NaN
       // bytes when poisoning).
-      size_t row = b.byteSize() / size_t(B * n);
+      size_t row = rowBytes(idx);
       auto *dst = static_cast<uint8_t *>(owned[idx]);
       auto *src = static_cast<const uint8_t *>(t->data);
       for (int64_t i = 0; i < batch; ++i)
@@ -791,7 +795,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
              static_cast<const uint8_t *>(t->data), b.byteSize());
       continue;
     }
-    size_t row = b.byteSize() / size_t(B * n);
+    size_t row = rowBytes(idx);
     auto *dst = static_cast<uint8_t *>(owned[idx]);
     auto *src = static_cast<const uint8_t *>(t->data);
     for (int64_t i = 0; i < batch; ++i) {
@@ -875,8 +879,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       for (lf_io_kind kind : {LF_IO_INPUT, LF_IO_OUTPUT})
         for (size_t idx : mod.ios(kind))
           if (mod.isSequence(idx))
-            ioBytes[idx] =
-                rowStart[size_t(batch)] * (m.buffers[idx].byteSize() / (B * n));
+            ioBytes[idx] = rowStart[size_t(batch)] * int64_t(rowBytes(idx));
     }
     // Staged inputs to the device, the launches, the outputs back into
     // `bound` (the caller's memory where direct, else the arena).
@@ -957,7 +960,7 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
         copyOut(dst, static_cast<const uint8_t *>(owned[idx]), b.byteSize());
       continue;
     }
-    size_t row = b.byteSize() / size_t(B * n);
+    size_t row = rowBytes(idx);
     if (packedKernels && devIo[idx])
       continue; // the kernels wrote the real rows; the rest stays as it was
     if (packedKernels) {
