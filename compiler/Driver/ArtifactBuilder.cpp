@@ -142,10 +142,7 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
                      sched::toJson(target)});
   if (llvm::Error err = addBuffers(plan.intermediates, manifest))
     return err;
-  if (plan.packedSequences) {
-    manifest.packedSequences = true;
-    manifest.formatVersion = lf::kManifestFormatVersionPacked;
-  }
+  manifest.packedSequences = plan.packedSequences;
   for (auto [i, launch] : llvm::enumerate(plan.kernels)) {
     lf::ManifestKernel k;
     k.symbol = launch.getName().str();
@@ -178,6 +175,7 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
   else if (failed(compileToSharedObject(module, targetOptions, so)))
     return diagnosed("the kernels could not be compiled to a shared object");
   manifest.codeSha256 = {{lf::kCpuObjectSection, lf::sha256Hex(so)}};
+  manifest.formatVersion = lf::formatVersionFor(manifest);
   std::string manifestText;
   if (std::string err = lf::serializeManifest(manifest, manifestText);
       !err.empty())

@@ -92,11 +92,7 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
       {"cuda", pipeline.chip, pipeline.features, sched::toJson(cudaTarget)});
   if (llvm::Error err = addBuffers(plan.getIntermediates(), manifest))
     return err;
-  // Packed sequences (4 also covers length variants).
-  if (plan.getPackedSequences()) {
-    manifest.packedSequences = true;
-    manifest.formatVersion = lf::kManifestFormatVersionPacked;
-  }
+  manifest.packedSequences = plan.getPackedSequences();
   for (KernelLaunchAttr a : plan.getKernels()) {
     lf::ManifestKernel k;
     k.symbol = a.getName().str();
@@ -116,8 +112,6 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     }
     // A length variant: launched only for the longest lengths it covers.
     k.maxLength.assign(a.getMaxLength().begin(), a.getMaxLength().end());
-    if (!k.maxLength.empty() && !plan.getPackedSequences())
-      manifest.formatVersion = lf::kManifestFormatVersionVariants;
     // What the schedule allows this launch: the budget ptxas is held to.
     PlannedLaunch launch(a);
     llvm::json::Object schedule{
@@ -142,6 +136,7 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     k.scheduleJson = json;
     manifest.kernels.push_back(std::move(k));
   }
+  manifest.formatVersion = lf::formatVersionFor(manifest);
 
   // The cubin, from the toolkit's ptxas (Target/CUDA).
   std::string ptxas = ptxasPath(options.cudaToolkit);

@@ -307,6 +307,15 @@ static std::string checkLaunch(const ManifestKernel &k) {
   return "";
 }
 
+int formatVersionFor(const Manifest &m) {
+  if (m.packedSequences)
+    return kManifestFormatVersionPacked;
+  for (const ManifestKernel &k : m.kernels)
+    if (!k.maxLength.empty())
+      return kManifestFormatVersionVariants;
+  return kManifestFormatVersion;
+}
+
 std::string validateManifest(const Manifest &m) {
   auto err = [](std::string s) { return "manifest: " + s; };
   if (m.formatVersion != kManifestFormatVersion &&

@@ -177,6 +177,11 @@ struct Manifest {
 /// Parses and fully validates manifest JSON text.
 FileError parseManifest(std::string_view text, Manifest &out);
 
+/// The format_version `m`'s contents need, the oldest that reads them
+/// right: 4 with packed sequence buffers, 3 with length variants (kernels
+/// with `max_length`), else 2.
+int formatVersionFor(const Manifest &m);
+
 /// Checks the invariants parseManifest guarantees on a Manifest built in
 /// memory (the compiler calls it through serializeManifest). "" if valid.
 std::string validateManifest(const Manifest &m);

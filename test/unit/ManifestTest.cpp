@@ -454,6 +454,19 @@ TEST(Manifest, PackedSequences) {
       << err.message;
 }
 
+// The version a manifest's contents need: 2, 3 with a length variant, 4
+// when packed (with or without variants).
+TEST(Manifest, FormatVersionFor) {
+  Manifest m = cudaManifest();
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersion);
+  m.kernels[0].maxLength = {0, 512};
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionVariants);
+  m.packedSequences = true;
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionPacked);
+  m.kernels[0].maxLength.clear();
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionPacked);
+}
+
 // A kernel's length rule round-trips and each of its rules is checked.
 TEST(Manifest, LengthRules) {
   Manifest m;
