@@ -699,11 +699,15 @@ int main(int argc, char **argv) {
       const void *from = nullptr;
       size_t bytes = 0;
     };
+    // The bytes of the data a run passes as `t`.
+    auto tensorBytes = [](const lf::TensorRef &t) {
+      return size_t(linformer::shapeNumElements(t.shape())) *
+             lf_dtype_size(t.view().dtype);
+    };
     auto placeAtOffset = [&](lf::TensorRef &t, HostIo &h) {
       lf_tensor v = t.view();
       h.from = v.data;
-      h.bytes = size_t(linformer::shapeNumElements(t.shape())) *
-                lf_dtype_size(v.dtype);
+      h.bytes = tensorBytes(t);
       h.storage.reset(static_cast<char *>(
           std::aligned_alloc(64, (h.bytes + size_t(ioOffset) + 64) / 64 * 64)));
       if (!h.storage)
@@ -751,11 +755,8 @@ int main(int argc, char **argv) {
           continue;
         }
         // What the host run would pass (packed with --packed).
-        lf_tensor v = refs[j].view();
-        size_t bytes = lf_dtype_size(v.dtype);
-        for (int32_t d = 0; d < v.rank; ++d)
-          bytes *= size_t(v.shape[d]);
-        devRefs.push_back(onDevice(refs[j], v.data, bytes, deviceIoOffset));
+        devRefs.push_back(onDevice(refs[j], refs[j].view().data,
+                                   tensorBytes(refs[j]), deviceIoOffset));
         ++j;
       }
       // Lengths and mask stay host tensors.
