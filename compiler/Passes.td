@@ -1029,6 +1029,50 @@ def LinformerCUDASelectSchedulesPass
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }
 
+def LinformerCUDAAbsorbInitEpiloguePass
+    : Pass<"linformer-cuda-absorb-init-epilogue", "::mlir::func::FuncOp"> {
+  let summary = "what each scheduled contraction's warp tiles take over: "
+                "the init writer before it, the epilogue after it";
+  let description = [{
+    The CUDA pipeline's step between `linformer-cuda-select-schedules` and
+    `linformer-cuda-length-variants`: the fusion decision of the
+    tensor-core path, made once and recorded on the contraction as
+    `linformer.cuda_absorbs = #linformer.cuda_absorption<init = ...,
+    epilogue = ...>` (any old one replaced). `linformer-cuda-length-variants` copies
+    what it names into each variant's branch, and
+    `linformer-cuda-tensor-core-contractions` applies it: its warp tiles
+    compute the absorbed ops' values and the ops go. A scheduled
+    contraction without the attribute absorbs nothing.
+
+    - `init`: the op right before the contraction (past ops that touch no
+      memory) writes all of C elementwise from other buffers, with a pure
+      body that uses nothing from outside but constants (a bias
+      broadcast, the bias times E's row sums), or is a `linalg.fill` or a
+      copy of a constant fill (bufferization starts each reduction from a
+      copy of one zero tensor): the accumulators start from its values.
+    - `epilogue`: the op right after it is elementwise over C's shape and
+      reads C only at the element it writes (GELU after the FFN's first
+      projection, a residual add), into C or a buffer of its own; with
+      its own buffer, C's values must be read by it alone (C has no other
+      user than the contraction, the init writer and deallocations) or it
+      is the rounding copy of `linformer-cuda-narrow-intermediates`
+      (`linformer.narrowed`).
+
+    Ops that do not fit stay kernels of their own. Only contractions that
+    carry a `linformer.cuda_schedule` are looked at.
+
+    ```mlir
+    linalg.generic {...} ins(%bias : memref<512xf32>) outs(%c : ...) {...}
+    linalg.generic {..., linformer.cuda_schedule = #linformer.cuda_schedule<...>,
+        linformer.cuda_absorbs = #linformer.cuda_absorption<init = true,
+                                                           epilogue = true>}
+        ins(%x, %w : ...) outs(%c : ...) {...}
+    linalg.generic {...} ins(%c : ...) outs(%h : ...) {... gelu ...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::linformer::LinformerDialect"];
+}
+
 def LinformerCUDALengthVariantsPass
     : Pass<"linformer-cuda-length-variants", "::mlir::func::FuncOp"> {
   let summary = "a token contraction's split-K variants for shorter runs, "
@@ -1047,8 +1091,8 @@ def LinformerCUDALengthVariantsPass
     that branch's split, marked `linformer.length_variant` (0 for the
     schedule's own, i for the i-th pair), with copies of the ops the
     tensor-core rewrite absorbs into it (the init writer right before it,
-    the epilogue right after it: `absorbableInit` / `absorbableEpilogue`
-    of Contractions.h), so that each variant is rewritten on its own. The
+    the epilogue right after it, as its `linformer.cuda_absorbs` says),
+    so that each variant is rewritten on its own. The
     runtime evaluates the guards (linformer-cuda-plan-launches records
     them) and launches one variant's kernels.
 
@@ -1132,6 +1176,10 @@ def LinformerCUDATensorCoreContractionsPass
     real tokens are a prefix of block x at every split; its sums' loop is
     marked `linformer.token_loops` (C's batch and token dimensions) for
     `linformer-cuda-tile-parallel-loops` to give it a rule too.
+
+    What it absorbs is what its `linformer.cuda_absorbs` says
+    (`linformer-cuda-absorb-init-epilogue` chose it; without one, nothing;
+    one that names an op that is not there is an error that says which):
 
     C's initial values: when the op right before the contraction (past
     ops that touch no memory) writes all of C elementwise from other

@@ -323,6 +323,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     selectOptions.coreGroups = options.coreGroups;
     selectOptions.coreMinBlocks = coreMinBlocks;
     funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
+    // What each contraction's tiles take over: the init before it, the
+    // epilogue after it.
+    funcPm.addPass(createLinformerCUDAAbsorbInitEpiloguePass());
     // A copy a split-K for shorter runs, in guards on the longest length.
     funcPm.addPass(createLinformerCUDALengthVariantsPass());
     LinformerCUDATensorCoreContractionsPassOptions mmaOptions;

@@ -201,6 +201,30 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
   }];
 }
 
+def Linformer_CUDAAbsorptionAttr
+    : Linformer_Attr<"CUDAAbsorption", "cuda_absorption"> {
+  let summary = "what a CUDA contraction's warp tiles compute besides C += A B";
+  let description = [{
+    The ops next to a scheduled contraction that its warp tiles take over
+    (as `linformer.cuda_absorbs`), chosen by
+    `linformer-cuda-absorb-init-epilogue` and applied by
+    `linformer-cuda-tensor-core-contractions`, which erases them:
+    - `init`: the op right before it, which writes C's initial values
+      elementwise from other buffers (a bias broadcast, a constant fill):
+      the accumulators start from those values instead of loading C;
+    - `epilogue`: the elementwise op right after it that reads C at the
+      element it writes (GELU, a residual add, the rounding copy of
+      `linformer-cuda-narrow-intermediates`): the stores run its body on
+      the accumulators.
+
+    ```mlir
+    #linformer.cuda_absorption<init = true, epilogue = false>
+    ```
+  }];
+  let parameters = (ins "bool":$init, "bool":$epilogue);
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
 def Linformer_CUDACoreScheduleAttr
     : Linformer_Attr<"CUDACoreSchedule", "cuda_core_schedule"> {
   let summary = "how one CUDA attention core runs on tensor cores";

@@ -98,6 +98,9 @@ def Linformer_Dialect : Dialect {
     "::mlir::ArrayAttr":$cuda_launch_rows,
     // CUDA: a contraction's warp, staging and mma schedule.
     "::mlir::linformer::CUDAScheduleAttr":$cuda_schedule,
+    // CUDA: the init and epilogue ops a scheduled contraction's warp
+    // tiles take over (linformer-cuda-absorb-init-epilogue).
+    "::mlir::linformer::CUDAAbsorptionAttr":$cuda_absorbs,
     // CUDA: an attention core's schedule on tensor cores.
     "::mlir::linformer::CUDACoreScheduleAttr":$cuda_core_schedule,
     // CUDA: a token contraction's split-K for shorter runs: pairs [T, S],

@@ -96,6 +96,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::CudaLaunchRowsAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
     {D::CudaScheduleAttrHelper::getNameStr(), isA<CUDAScheduleAttr>,
      "a #linformer.cuda_schedule"},
+    {D::CudaAbsorbsAttrHelper::getNameStr(), isA<CUDAAbsorptionAttr>,
+     "a #linformer.cuda_absorption"},
     {D::CudaCoreScheduleAttrHelper::getNameStr(), isA<CUDACoreScheduleAttr>,
      "a #linformer.cuda_core_schedule"},
     {D::CudaSchedulesAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},

@@ -150,6 +150,12 @@ constexpr llvm::StringLiteral kNarrowedAttrName =
 /// linformer-cuda-tensor-core-contractions.
 constexpr llvm::StringLiteral kCUDAScheduleAttrName =
     LinformerDialect::CudaScheduleAttrHelper::getNameStr();
+/// CUDA: a scheduled contraction's `#linformer.cuda_absorption`, the init
+/// and epilogue ops its warp tiles take over, chosen by
+/// linformer-cuda-absorb-init-epilogue, applied by
+/// linformer-cuda-tensor-core-contractions.
+constexpr llvm::StringLiteral kCUDAAbsorbsAttrName =
+    LinformerDialect::CudaAbsorbsAttrHelper::getNameStr();
 /// CUDA: an attention core's `#linformer.cuda_core_schedule` on tensor
 /// cores, chosen by linformer-cuda-select-schedules, applied by
 /// linformer-cuda-expand-attention-core.

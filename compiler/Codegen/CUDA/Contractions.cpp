@@ -253,6 +253,32 @@ OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
         return nullptr;
   return readOfC;
 }
+FailureOr<Absorbed> absorbedBy(linalg::GenericOp op) {
+  auto mark = op->getAttrOfType<CUDAAbsorptionAttr>(kCUDAAbsorbsAttrName);
+  Absorbed a;
+  if (!mark)
+    return a;
+  Operation *init = absorbableInit(op);
+  if (mark.getInit()) {
+    if (!init)
+      return op.emitOpError()
+             << "is marked to absorb its init (" << kCUDAAbsorbsAttrName
+             << "), but the op before it does not write its output "
+                "elementwise from other buffers (a bias broadcast, a fill)";
+    a.init = init;
+  }
+  if (mark.getEpilogue()) {
+    a.epilogueRead = absorbableEpilogue(op, init);
+    if (!a.epilogueRead)
+      return op.emitOpError()
+             << "is marked to absorb its epilogue (" << kCUDAAbsorbsAttrName
+             << "), but the op after it is not elementwise over its output "
+                "reading it once at the element it writes, or the output's "
+                "values have other readers";
+  }
+  return a;
+}
+
 /// Whether `v` is a function argument that nothing writes: every use,
 /// through views, reads it.
 static bool readOnlyArgument(Value v) {

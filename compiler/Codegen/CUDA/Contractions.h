@@ -3,8 +3,9 @@
 // What linformer-cuda-select-schedules chooses for a contraction and
 // linformer-cuda-tensor-core-contractions applies, and the facts both (and
 // linformer-cuda-narrow-intermediates) must agree on: whether a contraction
-// is mapped at all, the ops it absorbs (the init before it, the epilogue
-// after it, guarded extensions that wrote its operands), its warp tiles,
+// is mapped at all, the ops it may absorb (the init before it, the epilogue
+// after it: linformer-cuda-absorb-init-epilogue records which it does;
+// guarded extensions that wrote its operands), its warp tiles,
 // split-K and shared-memory staging (`Plan`), and the
 // `#linformer.cuda_schedule` that records the choices. Defined in
 // Contractions.cpp.
@@ -249,6 +250,18 @@ Operation *absorbableInit(linalg::GenericOp op);
 /// variants), or the op is marked `linformer.narrowed`. Returns its
 /// operand that reads C, or null.
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom);
+
+/// What contraction `op`'s warp tiles take over, as its
+/// `linformer.cuda_absorbs` says (linformer-cuda-absorb-init-epilogue chose
+/// it; none without one): the init writer right before it and the
+/// epilogue's operand that reads C right after it, null where not absorbed.
+struct Absorbed {
+  Operation *init = nullptr;
+  OpOperand *epilogueRead = nullptr;
+};
+/// Failure, with an error at `op` that names the op, when the attribute
+/// names an op that is not there to absorb (the IR changed in between).
+FailureOr<Absorbed> absorbedBy(linalg::GenericOp op);
 
 /// The outermost `linformer.length_guard` scf.if around `op` (one of the
 /// variants linformer-cuda-length-variants makes), or null.

@@ -94,20 +94,24 @@ struct CUDALengthVariantsPass
       }
       if (!longest)
         longest = longestLength(rewriter, fn, lengths);
-      split(rewriter, op, schedule, splits.asArrayRef(), longest);
+      if (failed(split(rewriter, op, schedule, splits.asArrayRef(), longest)))
+        return signalPassFailure();
     }
   }
 
   /// `op` as one copy a split in nested guards on `longest`: the copy with
   /// the schedule's own split in the outermost else, pair i's in the else
   /// of guard i + 1 (the innermost then for the last pair).
-  void split(IRRewriter &rewriter, linalg::GenericOp op,
-             CUDAScheduleAttr schedule, ArrayRef<int64_t> splits,
-             Value longest) {
+  LogicalResult split(IRRewriter &rewriter, linalg::GenericOp op,
+                      CUDAScheduleAttr schedule, ArrayRef<int64_t> splits,
+                      Value longest) {
     Location loc = op.getLoc();
     // What the rewrite absorbs goes into every branch with its copy.
-    Operation *init = cuda::absorbableInit(op);
-    OpOperand *read = cuda::absorbableEpilogue(op, init);
+    FailureOr<cuda::Absorbed> absorbed = cuda::absorbedBy(op);
+    if (failed(absorbed))
+      return failure();
+    Operation *init = absorbed->init;
+    OpOperand *read = absorbed->epilogueRead;
     Operation *epilogue = read ? read->getOwner() : nullptr;
     // Ops without memory effects between the contraction and its epilogue
     // (which the epilogue may use) go before the guards.
@@ -147,6 +151,7 @@ struct CUDALengthVariantsPass
     rewriter.eraseOp(op);
     if (init)
       rewriter.eraseOp(init);
+    return success();
   }
 };
 

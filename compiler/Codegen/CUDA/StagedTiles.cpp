@@ -32,8 +32,6 @@
 
 using namespace mlir;
 namespace cuda = mlir::linformer::cuda;
-using cuda::absorbableEpilogue;
-using cuda::absorbableInit;
 using cuda::clonableBody;
 using cuda::cloneBody;
 using cuda::copyWidth;

@@ -4,13 +4,14 @@
 // The CUDA pipeline's tensor-core path (see Passes.td): every contraction
 // `linalg.generic` that carries a `#linformer.cuda_schedule` (linformer-
 // cuda-select-schedules chose it; Contractions.h turns it back into a Plan)
-// is rewritten here: what it absorbs (the init writer right before it, the
-// epilogue right after it, guarded extensions that wrote its operands), its
-// warp tiles (WarpTiles.h: unstaged in WarpTiles.cpp, staged blocks in
-// StagedTiles.cpp), and with split-K the partial sums' buffer and the loop
-// that adds them to C. Length variants (linformer-cuda-length-variants)
-// arrive as separate contractions in guards; their partial sums are
-// allocated around the guards.
+// is rewritten here: what it absorbs (the init writer right before it and
+// the epilogue right after it where its `linformer.cuda_absorbs` says so,
+// as linformer-cuda-absorb-init-epilogue chose; guarded extensions that
+// wrote its operands), its warp tiles (WarpTiles.h: unstaged in
+// WarpTiles.cpp, staged blocks in StagedTiles.cpp), and with split-K the
+// partial sums' buffer and the loop that adds them to C. Length variants
+// (linformer-cuda-length-variants) arrive as separate contractions in guards;
+// their partial sums are allocated around the guards.
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,22 +47,20 @@ namespace mlir::linformer {
 using namespace mlir;
 namespace cuda = mlir::linformer::cuda;
 using cuda::clonableBody;
-using cuda::absorbableEpilogue;
-using cuda::absorbableInit;
+using cuda::cloneBody;
 using cuda::copyWidth;
 using cuda::evenShare;
 using cuda::innermost;
 using cuda::kTileM;
 using cuda::kTileN;
 using cuda::kWarp;
+using cuda::neighbour;
+using cuda::operandIndices;
 using cuda::Plan;
 using cuda::StagedBuffer;
 using cuda::Staging;
 using cuda::unrolledWords;
 using cuda::vectorCopy;
-using cuda::cloneBody;
-using cuda::neighbour;
-using cuda::operandIndices;
 
 namespace {
 
@@ -109,10 +108,13 @@ struct CUDATensorCoreContractionsPass
                          << why;
         return signalPassFailure();
       }
-      p->initFrom = absorbableInit(op);
+      FailureOr<cuda::Absorbed> absorbed = cuda::absorbedBy(op);
+      if (failed(absorbed))
+        return signalPassFailure();
+      p->initFrom = absorbed->init;
       Value c = op.getDpsInitOperand(0)->get();
       p->out = c;
-      p->epilogueRead = absorbableEpilogue(op, p->initFrom);
+      p->epilogueRead = absorbed->epilogueRead;
       linalg::GenericOp epilogue = p->epilogue();
       if (epilogue)
         p->out = epilogue.getDpsInitOperand(0)->get();

@@ -1,6 +1,6 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3}))' | FileCheck %s --check-prefix=CONFIG
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-length-variants))' | FileCheck %s --check-prefix=VARIANTS
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-length-variants,linformer-cuda-tensor-core-contractions{precision=bf16}))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-length-variants))' | FileCheck %s --check-prefix=VARIANTS
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-length-variants,linformer-cuda-tensor-core-contractions{precision=bf16}))' | FileCheck %s
 
 // A token contraction (linformer.token_loops: batch loop 0, token loop 1)
 // of 512 tokens x 128 outputs over k = 1024: 32 warps at full length, the
@@ -25,16 +25,16 @@
 // VARIANTS: arith.cmpi sle, %[[LONGEST]], %c128_i32
 // VARIANTS-NEXT: scf.if
 // VARIANTS-NEXT: linalg.generic
-// VARIANTS-SAME: attrs =  {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 4,
+// VARIANTS-SAME: attrs =  {linformer.cuda_absorbs = #linformer.cuda_absorption<init = false, epilogue = false>, linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 4,
 // VARIANTS-SAME: linformer.length_variant = 2 : i64
 // VARIANTS: } else {
 // VARIANTS-NEXT: linalg.generic
-// VARIANTS-SAME: attrs =  {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 2,
+// VARIANTS-SAME: attrs =  {linformer.cuda_absorbs = #linformer.cuda_absorption<init = false, epilogue = false>, linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 2,
 // VARIANTS-SAME: linformer.length_variant = 1 : i64
 // VARIANTS: } {linformer.length_guard = 128 : i64}
 // VARIANTS-NEXT: } else {
 // VARIANTS-NEXT: linalg.generic
-// VARIANTS-SAME: attrs =  {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1,
+// VARIANTS-SAME: attrs =  {linformer.cuda_absorbs = #linformer.cuda_absorption<init = false, epilogue = false>, linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1,
 // VARIANTS-SAME: linformer.length_variant = 0 : i64
 // VARIANTS: } {linformer.length_guard = 256 : i64}
 // VARIANTS-NEXT: return
@@ -100,6 +100,7 @@ func.func @ffn_down(%x: memref<1x512x1024xbf16> {linformer.sequence},
 // VARIANTS-NEXT: linalg.yield
 // VARIANTS-NEXT: }
 // VARIANTS-NEXT: linalg.generic {{.*}} ins(%arg0, %arg2
+// VARIANTS-SAME: linformer.cuda_absorbs = #linformer.cuda_absorption<init = true, epilogue = true>
 // VARIANTS-SAME: linformer.length_variant = 2 : i64
 // VARIANTS: linalg.generic {{.*}} ins(%arg4 : memref<1x512x128xf32>) outs(%arg5 : memref<1x512x128xf32>)
 // VARIANTS: } else {

@@ -1,4 +1,4 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' --verify-diagnostics | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' --verify-diagnostics | FileCheck %s
 
 // What a schedule builds (the pipeline test: the options that choose
 // one are linformer-cuda-select-schedules', checked in its own test): a

@@ -1,4 +1,4 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-tensor-core-contractions{precision=bf16}))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=8 split-k-warps=32 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16}))' | FileCheck %s
 
 // E X with its token bound (linformer.token_bound: token loop 3, batch
 // loop 0; E' is zero past each sequence's length): each thread of a block
