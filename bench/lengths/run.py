@@ -8,7 +8,11 @@ as lucidrains' Linformer does), plus a mixed batch, padded and packed
     bench/lengths/run.py [--blocks layer,encoder,mean_pool] [--lengths 256,...,4096]
                          [--mixed 4096,512,512,256] [--peers torch_eager]
                          [--threads 2] [--repeat 7] [--pairs 1]
-                         [--out bench/results]
+                         [--isa avx2 [--isa-cpu znver3]] [--out bench/results]
+
+--isa avx2 is AVX2 mode on an AVX-512 machine: ours (both artifacts)
+compiled for --isa-cpu, the peers limited to AVX2 (bench/peers/isa.py), and
+each peer's notes on what it really ran go into the CSV.
 
 Writes OUT/lengths.csv and prints a table; speeds are ratios in one run on
 one machine (say which: lscpu). With --pairs N, ours and the n = L artifact
@@ -29,6 +33,8 @@ import sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench", "peers"))
+from isa import peer_environment  # noqa: E402
 MODELS = {"layer": os.path.join(ROOT, "bench", "models", "layer.json"),
           "encoder": os.path.join(ROOT, "examples", "models", "default.json")}
 # The bench layer with mean pooling shared by the heads (windows of n / k
@@ -102,6 +108,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--cpu", default="",
                     help="compile ours for this CPU (e.g. znver3: AVX2 mode on an AVX-512 machine)")
+    ap.add_argument("--isa", default="native", choices=["native", "avx2"],
+                    help="avx2: ours compiled for --isa-cpu (unless --cpu says otherwise) and the "
+                         "peers limited to AVX2 as bench/peers/bench.py --isa avx2 limits them "
+                         "(peer.py refuses to time a peer whose code was not limited)")
+    ap.add_argument("--isa-cpu", default="znver3")
     ap.add_argument("--repeat", type=int, default=20,
                     help="timed runs per process, after --warmup (short lengths take a few ms: "
                          "fewer runs left the median to this VM's noise)")
@@ -116,7 +127,11 @@ def main():
     lengths = [int(v) for v in args.lengths.split(",")] if args.lengths else []
     mixed = [int(v) for v in args.mixed.split(",")] if args.mixed else []
     rows = []
+    if args.isa != "native" and not args.cpu:
+        args.cpu = args.isa_cpu
     cpu = ["--cpu=" + args.cpu] if args.cpu else []
+    peer_env = peer_environment(args.isa, args.threads, os.path.join(args.work, "peers-" + args.isa))
+    peer_isa = ["--isa", args.isa, "--isa-cpu", args.isa_cpu] if args.isa != "native" else []
 
     def time_ours(art, weights, extra):
         out = run([runner, art, "--weights", weights, "--random-input", "--warmup", str(args.warmup),
@@ -166,10 +181,12 @@ def main():
                            "--config", path("%d.json" % L), "--weights", path("%d.st" % L),
                            "--input", path("x%d.npy" % L), "--reference", path("y%d.npy" % L),
                            "--threads", str(args.threads), "--runs", str(args.repeat),
-                           "--warmup", str(args.warmup)])
+                           "--warmup", str(args.warmup)] + peer_isa, env=peer_env)
                 res = json.loads(out.strip().splitlines()[-1])
                 if "error" in res:
                     sys.exit("%s at L = %d: %s" % (peer, L, res["error"]))
+                if args.isa != "native":
+                    row[peer + "_isa_notes"] = "; ".join(res.get("notes", []))
                 row[peer + "_rel_err"] = res.get("rel_err")
                 row[peer + "_ms"] = res.get("median_ms")
                 if res.get("median_ms"):

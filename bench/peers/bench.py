@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
+from isa import peer_environment  # noqa: E402
 
 BLOCKS = {
     "layer": {"block": "attention", "layers": 1, "d_model": 512, "heads": 8,
@@ -94,21 +95,12 @@ def main():
     os.makedirs(work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     py = sys.executable
-    env = dict(os.environ)
-    env["OMP_NUM_THREADS"] = str(a.threads)
+    env = peer_environment(a.isa, a.threads, work)
     ours_target = []
     peer_isa = []
-    # TorchInductor's on-disk cache does not key its kernels by
-    # ATEN_CPU_CAPABILITY: an AVX2 run that finds the native run's kernels
-    # there computes garbage (the encoder's output 1.2 normwise off under
-    # torch 2.15). Each ISA's work directory gets a cache of its own.
-    env["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(work, "inductor-cache")
     if a.isa == "avx2":
-        # Every peer's kernels limited to AVX2: ATen's dispatch, oneDNN,
-        # MKL (torch's sgemm), XLA; IREE and ours compile for an AVX2 CPU.
-        env.update({"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2",
-                    "MKL_ENABLE_INSTRUCTIONS": "AVX2"})
-        env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_max_isa=AVX2").strip()
+        # Every peer's kernels limited to AVX2 (isa.py); IREE and ours
+        # compile for an AVX2 CPU.
         ours_target = [f"--cpu={a.isa_cpu}"]
         peer_isa = ["--isa", a.isa, "--isa-cpu", a.isa_cpu]
 
