@@ -1421,10 +1421,9 @@ def LinformerCUDAWarpReductionsPass
     the output at every step; at n = 4096 a LayerNorm statistic was 128
     warps on a GPU of 132 SMs.
 
-    `emulate` builds the same loops for the CPU (which runs one thread loop
-    to its end before the next): the lanes store their partial sums into a
-    buffer of the block, and a second thread loop replays lane 0's
-    butterfly from them in the same order.
+    On the host (the `cuda-host` tests) the shuffles are lowered by
+    `linformer-cuda-emulate-shuffles`: the CPU runs these loops as they
+    are.
 
     Contractions (whose inputs read the reduction dimension across rows)
     and reductions the tensor-core pass took are left alone.
@@ -1456,12 +1455,69 @@ def LinformerCUDAWarpReductionsPass
     Option<"splitWarps", "split-warps", "int64_t", /*default=*/"0",
            "split rows into parts, a warp a part, while rows x parts stay "
            "within this many warps (0: never)">,
-    Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "the loops without shuffles, for the CPU">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",
                            "::mlir::memref::MemRefDialect"];
+}
+
+def LinformerCUDAEmulateShufflesPass
+    : Pass<"linformer-cuda-emulate-shuffles", "::mlir::func::FuncOp"> {
+  let summary = "the lanes' gpu.shuffle ops lowered for the host: thread "
+                "loops split at each one";
+  let description = [{
+    On-host CUDA pipeline only (`linformer-cuda-pipeline{on-host}`, the
+    `cuda-host` tests), after the loops are mapped: the CPU runs a loop over
+    a block's threads one thread to its end before the next, so it cannot
+    give a `gpu.shuffle` the value a later lane has not computed yet. Each
+    such loop (an `scf.parallel` with a dimension mapped to thread x, the
+    lanes; constant bounds from 0, steps of 1) is split at each shuffle in
+    its body, the first one first: the loop up to the shuffle stores the
+    shuffled value, one element a thread, into a buffer of the loop's
+    shape, and so every value the rest uses that it cannot compute again
+    (what loads and loops made; indices and pure arithmetic are recomputed);
+    a second loop over the same threads, with the same mapping, holds the
+    rest and reads the partner's element, lane `l xor offset`, where the
+    shuffle's result was used (its `valid` result is true). So the host
+    runs the kernels' own shuffles (the warp row sums' butterflies), in
+    their order, instead of a hand-written replay of them.
+
+    Lowered: `xor` over all 32 lanes of a warp with a constant offset below
+    32, in the thread loop's own body. Anything else is an error that says
+    what is not lowered: another mode or width, a shuffle inside a loop or
+    branch of the thread loop, or one in no thread loop.
+
+    ```mlir
+    // Before (one warp's butterfly, abridged)
+    scf.parallel (%w, %l) = (%c0, %c0) to (%c8, %c32) step (%c1, %c1) {
+      %s = ... : f32
+      %o, %v = gpu.shuffle xor %s, %c16_i32, %c32_i32 : f32
+      %t = arith.addf %s, %o : f32
+      ...
+    } {mapping = [#gpu.loop_dim_map<processor = thread_y, ...>,
+                  #gpu.loop_dim_map<processor = thread_x, ...>]}
+    // After
+    %buf = memref.alloc() : memref<8x32xf32>
+    %keep = memref.alloc() : memref<8x32xf32>
+    scf.parallel (%w, %l) = ... {
+      %s = ... : f32
+      memref.store %s, %buf[%w, %l]
+      memref.store %s, %keep[%w, %l]
+    } {mapping = ...}
+    scf.parallel (%w, %l) = ... {
+      %s = memref.load %keep[%w, %l]
+      %p = arith.xori %l, %c16
+      %o = memref.load %buf[%w, %p]
+      %t = arith.addf %s, %o : f32
+      ...
+    } {mapping = ...}
+    memref.dealloc %buf
+    memref.dealloc %keep
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
 }
 
 def LinformerCUDATokenParallelLoopsPass

@@ -345,7 +345,6 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // Split few long rows until their warps would fill every SM to half of
   // its 64 warps: enough loads in flight to stream E at n = 65536.
   reduceOptions.splitWarps = 32 * target.smCount;
-  reduceOptions.emulate = options.onHost;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   // Ops over tokens keep their (batch, token) loops for a length rule.
   funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());
@@ -365,7 +364,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   if (options.onHost) {
     // The tiled loop nest as it would be mapped, run on the CPU: block and
     // thread loops become sequential loops (tests check it against the
-    // reference without a GPU).
+    // reference without a GPU), each thread loop split at its lanes'
+    // shuffles first.
+    funcPm.addPass(createLinformerCUDAEmulateShufflesPass());
     addLLVMLowering(pm);
     return;
   }

@@ -25,9 +25,8 @@
 // E's row sums, which mask padded tokens) stops each lane's loop at its
 // row's sequence length, so a short run reads about its length of E.
 //
-// `emulate` builds the same loops for the CPU, which runs a thread loop to
-// its end before the next: the lanes store their partial sums, and lane
-// 0's butterfly is replayed from them in the same order.
+// On the host, linformer-cuda-emulate-shuffles lowers the shuffles (each
+// thread loop split at them); the loops built here are the same.
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,34 +156,11 @@ struct CUDAWarpReductionsPass
               scf::YieldOp::create(b, loc);
             });
           };
-          if (!emulate) {
-            threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              Value row = rowOf(b, w);
-              Value x = cuda::butterflySum(b, loc, laneSum(b, row, lane),
-                                           kWarp);
-              onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
-            });
-          } else {
-            // The lanes' partial sums, then lane 0's butterfly over them:
-            // after the step with offset `off`, lane l < off holds
-            // p[l] + p[l + off] (l xor off = l + off).
-            auto type = MemRefType::get({perBlock, kWarp}, b.getF32Type());
-            Value p = memref::AllocOp::create(b, loc, type);
-            threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              memref::StoreOp::create(b, loc, laneSum(b, rowOf(b, w), lane),
-                                      p, ValueRange{w, lane});
-            });
-            threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              onLaneZero(b, lane, [&](OpBuilder &b) {
-                SmallVector<Value> x;
-                for (int64_t l = 0; l < kWarp; ++l)
-                  x.push_back(memref::LoadOp::create(
-                      b, loc, p, ValueRange{w, cIdx(b, l)}));
-                finish(b, rowOf(b, w), cuda::replayButterflySum(b, loc, x));
-              });
-            });
-            memref::DeallocOp::create(b, loc, p);
-          }
+          threads(b, [&](OpBuilder &b, Value w, Value lane) {
+            Value row = rowOf(b, w);
+            Value x = cuda::butterflySum(b, loc, laneSum(b, row, lane), kWarp);
+            onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
+          });
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});

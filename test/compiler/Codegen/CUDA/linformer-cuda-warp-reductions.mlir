@@ -1,5 +1,4 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions,canonicalize,cse))' | FileCheck %s
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{warps=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT
 
@@ -29,19 +28,6 @@
 // CHECK: memref.store %[[V]], %arg2
 // CHECK: {mapping = [#gpu.loop_dim_map<processor = thread_y, {{.*}}>, #gpu.loop_dim_map<processor = thread_x, {{.*}}>]}
 // CHECK: {mapping = [#gpu.loop_dim_map<processor = block_x, {{.*}}>]}
-// Emulated: no shuffles; the lanes' partials go to a buffer of the block,
-// and a second thread loop adds them as the butterfly does.
-// EMU-LABEL: func.func @mean
-// EMU-NOT: gpu.shuffle
-// EMU: %[[BUF:.*]] = memref.alloc() : memref<8x32xf32>
-// EMU: scf.for
-// EMU: memref.store %{{.*}}, %[[BUF]]
-// EMU: scf.if
-// EMU-COUNT-32: memref.load %[[BUF]]
-// EMU-COUNT-31: arith.addf
-// EMU: arith.addf
-// EMU: memref.store %{{.*}}, %arg2
-// EMU: memref.dealloc %[[BUF]]
 #x = affine_map<(b, n, c) -> (b, n, c)>
 #row = affine_map<(b, n, c) -> (b, n)>
 func.func @mean(%x: memref<2x12x64xf32>, %y: memref<2x12x64xf32>, %m: memref<2x12xf32>) {
