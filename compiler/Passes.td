@@ -1520,6 +1520,44 @@ def LinformerCUDAEmulateShufflesPass
                            "::mlir::scf::SCFDialect"];
 }
 
+def LinformerCUDAEmulateInstructionsPass
+    : Pass<"linformer-cuda-emulate-instructions", "::mlir::func::FuncOp"> {
+  let summary = "the GPU instructions the kernels call, as the host "
+                "computes them";
+  let description = [{
+    On-host CUDA pipeline only (`linformer-cuda-pipeline{on-host}`, the
+    `cuda-host` tests): the instructions the generators emit for the GPU
+    that LLVM cannot lower for a CPU become the arithmetic they perform,
+    so the host runs the kernels' own code rather than an emulated form
+    the generators build on the side:
+    - `nvvm.convert.float.to.tf32` (`cvt.rna.tf32.f32`, the TF32 rounding
+      of a .tf32 mma's operands): half a TF32 ulp (bit 12) added to the
+      magnitude, the 13 low bits cleared, a NaN kept;
+    - `llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"` (the online
+      softmax's exponentials): `math.exp2`, which keeps the results below
+      2^-126 that ftz flushes to 0 (such a p adds nothing to a sum of at
+      least 1).
+
+    Any other NVVM op, or `llvm.nvvm.*` intrinsic, left in the function is
+    an error naming it: the host cannot run it.
+
+    ```mlir
+    // Before
+    %r = nvvm.convert.float.to.tf32 %v {rnd = #nvvm.fp_rnd_mode<rna>} : i32
+    %e = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%y) : (f32) -> f32
+    // After
+    %b = arith.bitcast %v : f32 to i32
+    %u = arith.addi %b, %c4096_i32 : i32
+    %c = arith.andi %u, %c-8192_i32 : i32
+    %n = arith.cmpf uno, %v, %v : f32
+    %r = arith.select %n, %b, %c : i32
+    %e = math.exp2 %y : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def LinformerCUDATokenParallelLoopsPass
     : Pass<"linformer-cuda-token-parallel-loops", "::mlir::func::FuncOp"> {
   let summary = "linalg ops over tokens to scf.parallel that keeps their token loops, reductions over tokens stopped at the lengths";

@@ -365,8 +365,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     // The tiled loop nest as it would be mapped, run on the CPU: block and
     // thread loops become sequential loops (tests check it against the
     // reference without a GPU), each thread loop split at its lanes'
-    // shuffles first.
+    // shuffles first, the GPU instructions computed as the host can.
     funcPm.addPass(createLinformerCUDAEmulateShufflesPass());
+    funcPm.addPass(createLinformerCUDAEmulateInstructionsPass());
     addLLVMLowering(pm);
     return;
   }

@@ -1,5 +1,4 @@
-//===- EmulateShuffles.cpp - gpu.shuffle lowered for the host ----*- C++
-//-*-===//
+//===- EmulateShuffles.cpp - gpu.shuffle on the host -----------*- C++ -*-===//
 //
 // The host's lowering of the lanes' shuffles (see
 // LinformerCUDAEmulateShufflesPass in Passes.td): the CPU runs a thread

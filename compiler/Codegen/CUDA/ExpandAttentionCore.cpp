@@ -57,12 +57,12 @@ using namespace mlir::linformer;
 
 namespace {
 
-
 /// One row's step of the online softmax, FlashAttention's way: exp((x -
 /// max) * scale) as exp2(x * c - max * c), c = scale * log2(e), with
-/// -max * c once a step: an fma and an ex2.approx.ftz on the GPU instead
-/// of a sub, a mul and libdevice's expf (ten more instructions), exp2 on
-/// a CPU (emulated). The GPU's exp2 flushes a result below 2^-126 to 0:
+/// -max * c once a step: an fma and an ex2.approx.ftz instead of a sub, a
+/// mul and libdevice's expf (ten more instructions); exp2 on the host
+/// (linformer-cuda-emulate-instructions). The GPU's exp2 flushes a result
+/// below 2^-126 to 0:
 /// such a p adds nothing a sum of at least 1 (the max's p) keeps. With a
 /// mask the new max may still be -inf (every slot so far masked), where
 /// x * c - max * c is NaN: every exp is then 0. Without one the max is
@@ -70,10 +70,8 @@ namespace {
 /// step's alpha, of the initial -inf, is exp2(-inf) = 0).
 struct SoftmaxStep {
   Value c, negMaxC, live, zero;
-  bool gpu;
-  SoftmaxStep(OpBuilder &b, Location loc, Value max, Value c, bool masked,
-              bool gpu)
-      : c(c), gpu(gpu) {
+  SoftmaxStep(OpBuilder &b, Location loc, Value max, Value c, bool masked)
+      : c(c) {
     Type t = max.getType();
     negMaxC = arith::NegFOp::create(b, loc,
                                     arith::MulFOp::create(b, loc, max, c));
@@ -89,12 +87,11 @@ struct SoftmaxStep {
     Value y = math::FmaOp::create(b, loc, x, c, negMaxC);
     // libdevice's exp2f is ex2.approx without ftz: a denormal result costs
     // the SASS extra instructions around MUFU.EX2.
-    Value e = gpu ? LLVM::CallIntrinsicOp::create(
-                        b, loc, y.getType(),
-                        b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"),
-                        ValueRange{y})
-                        .getResult(0)
-                  : math::Exp2Op::create(b, loc, y).getResult();
+    Value e =
+        LLVM::CallIntrinsicOp::create(
+            b, loc, y.getType(),
+            b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), ValueRange{y})
+            .getResult(0);
     return live ? arith::SelectOp::create(b, loc, live, e, zero).getResult()
                 : e;
   }
@@ -758,8 +755,7 @@ struct CoreOperands {
             for (size_t jj = 1; jj < s[h].size(); ++jj)
               x = arith::MaximumFOp::create(b, loc, x, s[h][jj]);
             mNew[h] = arith::MaximumFOp::create(b, loc, m[h], quad(b, x, true));
-            SoftmaxStep step(b, loc, mNew[h], scaleLog2, mask != nullptr,
-                             !emulate);
+            SoftmaxStep step(b, loc, mNew[h], scaleLog2, mask != nullptr);
             alpha[h] = step.exp(b, loc, m[h]);
             Value sum = fzero;
             for (Value v : s[h]) {
@@ -1041,7 +1037,7 @@ struct CoreOperands {
                 SmallVector<Value> lNew, accNew;
                 for (int64_t r = 0; r < R; ++r) {
                   steps.emplace_back(b, loc, mNew[r], scaleLog2,
-                                     mask != nullptr, !emulate);
+                                     mask != nullptr);
                   Value alpha = steps[r].exp(b, loc, it[3 * r]);
                   lNew.push_back(
                       arith::MulFOp::create(b, loc, it[3 * r + 1], alpha));

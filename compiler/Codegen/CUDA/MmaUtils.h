@@ -100,27 +100,13 @@ inline void fenceSharedForAsyncProxy(OpBuilder &b, Location loc) {
 
 /// `v` (f32) rounded to TF32 as `cvt.rna.tf32.f32` rounds it (10 mantissa
 /// bits, to nearest, ties away from zero), as an f32: what a .tf32 mma
-/// multiplies. On the GPU the cvt itself (nvvm.convert.float.to.tf32); in
-/// emulation the same rounding in integer ops: half a TF32 ulp (bit 12)
-/// added to the magnitude, the 13 low bits cleared, NaN kept as it is.
-inline Value roundToTF32(OpBuilder &b, Location loc, Value v, bool emulate) {
-  Type i32 = b.getI32Type(), f32 = b.getF32Type();
-  if (!emulate) {
-    Value r = NVVM::ConvertFloatToTF32Op::create(
-        b, loc, i32, v, NVVM::FPRoundingMode::RNA, NVVM::SaturationMode::NONE,
-        /*relu=*/false);
-    return arith::BitcastOp::create(b, loc, f32, r);
-  }
-  auto constant = [&](int32_t x) {
-    return arith::ConstantIntOp::create(b, loc, i32, x);
-  };
-  Value bits = arith::BitcastOp::create(b, loc, i32, v);
-  Value up = arith::AddIOp::create(b, loc, bits, constant(0x1000));
-  Value cleared = arith::AndIOp::create(b, loc, up, constant(~0x1fff));
-  Value rounded = arith::BitcastOp::create(b, loc, f32, cleared);
-  Value nan =
-      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, v, v);
-  return arith::SelectOp::create(b, loc, nan, v, rounded);
+/// multiplies. The cvt itself (nvvm.convert.float.to.tf32); on the host,
+/// linformer-cuda-emulate-instructions lowers it to integer ops.
+inline Value roundToTF32(OpBuilder &b, Location loc, Value v) {
+  Value r = NVVM::ConvertFloatToTF32Op::create(
+      b, loc, b.getI32Type(), v, NVVM::FPRoundingMode::RNA,
+      NVVM::SaturationMode::NONE, /*relu=*/false);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), r);
 }
 
 /// Two f32 values rounded to the 16-bit operand type and packed into one

@@ -13,8 +13,9 @@
 //
 // Precisions:
 //   tf32: `nvgpu.mma.sync` m16n8k4 on f32 data, each operand rounded to
-//     TF32 with cvt.rna.tf32.f32 as its fragment is loaded (emulation: the
-//     same rounding in integer ops), products and sums in f32 (sm_80+);
+//     TF32 with cvt.rna.tf32.f32 as its fragment is loaded (on the host
+//     lowered to the same rounding in integer ops), products and sums in
+//     f32 (sm_80+);
 //   bf16, f16: `nvvm.mma.sync` m16n8k16, each operand rounded to nearest
 //     even to bf16 / f16 as its fragment is loaded (the rounding a bf16
 //     model's stored activations get in a framework), products and sums
@@ -214,7 +215,7 @@ static Value roundedOperand(OpBuilder &b, Location loc, Value v, bool backToF32,
   if (o.emulate && o.exact)
     return v;
   if (o.tf32())
-    return roundToTF32(b, loc, v, o.emulate);
+    return roundToTF32(b, loc, v);
   return roundToOperand(b, loc, v, o.precision, backToF32);
 }
 

@@ -1,8 +1,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16},linformer-cuda-select-schedules{precision=f16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=TF32EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=TF32EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{warp-tiles-m=1 warp-tiles-n=1},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=ONE
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{split-k-warps=0},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{split-k-warps=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT3
@@ -37,18 +37,19 @@
 // CHECK: scf.yield
 // CHECK-COUNT-16: memref.store %{{.*}}, %arg2
 // CHECK: {linformer.tensor_core}
-// Emulated TF32: each operand rounded as cvt.rna does, in integer ops
-// (half a TF32 ulp added, the 13 low bits cleared, NaN kept), then the
-// lane's products in f32.
+// Emulated TF32: each operand rounded by the kernels' own cvt.rna, which
+// linformer-cuda-emulate-instructions computes in integer ops (half a TF32
+// ulp added, the 13 low bits cleared, NaN kept), then the lane's products
+// in f32.
 // TF32EMU-LABEL: func.func @projection
 // TF32EMU-NOT: nvvm.
 // TF32EMU: %[[X:.*]] = memref.load %arg0
 // TF32EMU-NEXT: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
 // TF32EMU-NEXT: %[[UP:.*]] = arith.addi %[[BITS]], %c4096_i32
 // TF32EMU-NEXT: %[[CLEAR:.*]] = arith.andi %[[UP]], %c-8192_i32
-// TF32EMU-NEXT: %[[R:.*]] = arith.bitcast %[[CLEAR]] : i32 to f32
 // TF32EMU-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
-// TF32EMU-NEXT: arith.select %[[NAN]], %[[X]], %[[R]]
+// TF32EMU-NEXT: %[[R:.*]] = arith.select %[[NAN]], %[[BITS]], %[[CLEAR]] : i32
+// TF32EMU-NEXT: arith.bitcast %[[R]] : i32 to f32
 // TF32EMU-NOT: nvgpu.mma.sync
 // m16n8k16 on bf16: two operands a register (the lower k in the low half),
 // A from rows g and g + 8 at k + 2t and k + 2t + 8, B at column g.
