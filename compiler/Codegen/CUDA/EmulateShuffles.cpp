@@ -135,17 +135,24 @@ struct CUDAEmulateShufflesPass
 
   /// Whether `v`, used after the split, can be computed again in the second
   /// loop rather than kept: an index of the loop, a value from outside it,
-  /// or a pure op of such values.
-  static bool recomputable(Value v, scf::ParallelOp loop) {
+  /// or a pure op of such values. `known` holds the answers so far (an
+  /// operand shared by many ops is looked at once).
+  static bool recomputable(Value v, scf::ParallelOp loop,
+                           DenseMap<Value, bool> &known) {
     if (!loop->isAncestor(v.getParentRegion()->getParentOp()))
       return true;
     if (auto arg = dyn_cast<BlockArgument>(v))
       return arg.getOwner() == loop.getBody();
+    auto it = known.find(v);
+    if (it != known.end())
+      return it->second;
     Operation *def = v.getDefiningOp();
-    return def->getBlock() == loop.getBody() && isPure(def) &&
-           def->getNumRegions() == 0 &&
-           llvm::all_of(def->getOperands(),
-                        [&](Value o) { return recomputable(o, loop); });
+    bool yes = def->getBlock() == loop.getBody() && isPure(def) &&
+               def->getNumRegions() == 0 &&
+               llvm::all_of(def->getOperands(), [&](Value o) {
+                 return recomputable(o, loop, known);
+               });
+    return known[v] = yes;
   }
 
   /// The loop over the same threads after `loop`, holding what followed
@@ -176,8 +183,9 @@ struct CUDAEmulateShufflesPass
     Value shuffled = bufferOf(shuffle.getValue().getType());
     SmallVector<std::pair<Value, Value>> kept; // value, its buffer
     SmallVector<Value> remade;
+    DenseMap<Value, bool> known;
     for (Value v : crossing) {
-      if (recomputable(v, loop))
+      if (recomputable(v, loop, known))
         remade.push_back(v);
       else if (v == shuffle.getValue()) // its own element of `shuffled`
         kept.push_back({v, shuffled});
@@ -231,8 +239,9 @@ struct CUDAEmulateShufflesPass
     Value theirs = memref::LoadOp::create(b, loc, shuffled, partner);
     map.map(shuffle.getShuffleResult(), theirs);
     // Every partner is a lane of the warp.
-    map.map(shuffle.getValid(),
-            arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    if (!shuffle.getValid().use_empty())
+      map.map(shuffle.getValid(),
+              arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     for (Operation *op : rest) {
       op->moveBefore(next.getBody()->getTerminator());
       op->walk([&](Operation *inner) {

@@ -136,12 +136,6 @@ struct CUDAWarpReductionsPass
         b, loc, ValueRange{cIdx(b, 0)}, ValueRange{cIdx(b, count / perBlock)},
         ValueRange{cIdx(b, 1)},
         [&](OpBuilder &b, Location loc, ValueRange blockIvs) {
-          // One loop over the block's threads running `body(w, lane)`.
-          auto threads = [&](OpBuilder &b,
-                             function_ref<void(OpBuilder &, Value, Value)>
-                                 body) {
-            cuda::blockThreads(b, loc, perBlock, body);
-          };
           Value base =
               arith::MulIOp::create(b, loc, blockIvs[0], cIdx(b, perBlock));
           auto rowOf = [&](OpBuilder &b, Value w) -> Value {
@@ -156,11 +150,14 @@ struct CUDAWarpReductionsPass
               scf::YieldOp::create(b, loc);
             });
           };
-          threads(b, [&](OpBuilder &b, Value w, Value lane) {
-            Value row = rowOf(b, w);
-            Value x = cuda::butterflySum(b, loc, laneSum(b, row, lane), kWarp);
-            onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
-          });
+          // The block's threads, a warp a row.
+          cuda::blockThreads(
+              b, loc, perBlock, [&](OpBuilder &b, Value w, Value lane) {
+                Value row = rowOf(b, w);
+                Value x =
+                    cuda::butterflySum(b, loc, laneSum(b, row, lane), kWarp);
+                onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
+              });
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
