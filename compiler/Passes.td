@@ -1335,12 +1335,17 @@ def LinformerCUDATensorCoreContractionsPass
     values bitcast to words, stored at the same index), into the chunk's
     own buffer before its compute.
 
-    `emulate` builds the same loop nest (warp blocks, folded dimensions,
-    lanes, k steps, the accumulator fragments' rows and columns, the
-    operands' rounding) with each lane computing its C elements in f32
-    scalars instead of the warp-wide `mma.sync`: the CPU can run it
-    (`linformer-cuda-pipeline{on-host mma=...}`), which checks everything
-    but the A/B fragment layouts (those are the PTX ISA's). With ldmatrix,
+    Unstaged tiles are the same on the host
+    (`linformer-cuda-pipeline{on-host mma=...}`):
+    `linformer-cuda-emulate-warps` lowers their `mma.sync` from the PTX
+    ISA's fragment layouts once the loops are mapped, so the CPU checks
+    the fragments too; with `emulate exact`, TF32 operands are not rounded
+    and 16-bit tiles (whose registers cannot hold a whole operand) have
+    each lane compute its C elements in f32 scalars instead. Staged tiles
+    under `emulate` build the same loop nest (warp blocks, folded
+    dimensions, lanes, k steps, the accumulator fragments' rows and
+    columns, the operands' rounding) with each lane computing its C
+    elements in f32 scalars instead of the warp-wide `mma.sync`. With ldmatrix,
     each lane reads a word where ldmatrix would deliver it from: word
     pair % 4 of the row the lane holding it (8q + g) points register q at,
     so the emulation checks those addresses; with ldmatrix.trans each B
@@ -1383,10 +1388,12 @@ def LinformerCUDATensorCoreContractionsPass
            "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "
            "contractions only)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "the same tiles in f32 scalars, for the CPU">,
+           "for the CPU: staged tiles in f32 scalars (unstaged ones keep "
+           "their mma.sync, which linformer-cuda-emulate-warps lowers)">,
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the tiles' "
-           "structure at f32 accuracy)">
+           "structure at f32 accuracy; unstaged 16-bit tiles in f32 "
+           "scalars)">
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",
@@ -1422,7 +1429,7 @@ def LinformerCUDAWarpReductionsPass
     warps on a GPU of 132 SMs.
 
     On the host (the `cuda-host` tests) the shuffles are lowered by
-    `linformer-cuda-emulate-shuffles`: the CPU runs these loops as they
+    `linformer-cuda-emulate-warps`: the CPU runs these loops as they
     are.
 
     Contractions (whose inputs read the reduction dimension across rows)
@@ -1461,31 +1468,46 @@ def LinformerCUDAWarpReductionsPass
                            "::mlir::memref::MemRefDialect"];
 }
 
-def LinformerCUDAEmulateShufflesPass
-    : Pass<"linformer-cuda-emulate-shuffles", "::mlir::func::FuncOp"> {
-  let summary = "the lanes' gpu.shuffle ops lowered for the host: thread "
-                "loops split at each one";
+def LinformerCUDAEmulateWarpsPass
+    : Pass<"linformer-cuda-emulate-warps", "::mlir::func::FuncOp"> {
+  let summary = "the lanes' warp-wide ops (gpu.shuffle, mma.sync) lowered "
+                "for the host: thread loops split at each one";
   let description = [{
     On-host CUDA pipeline only (`linformer-cuda-pipeline{on-host}`, the
     `cuda-host` tests), after the loops are mapped: the CPU runs a loop over
     a block's threads one thread to its end before the next, so it cannot
-    give a `gpu.shuffle` the value a later lane has not computed yet. Each
+    give a warp-wide op the operands of a lane that has not run yet. Each
     such loop (an `scf.parallel` with a dimension mapped to thread x, the
-    lanes; constant bounds from 0, steps of 1) is split at each shuffle in
-    its body, the first one first: the loop up to the shuffle stores the
-    shuffled value, one element a thread, into a buffer of the loop's
-    shape, and so every value the rest uses that it cannot compute again
-    (what loads and loops made; indices and pure arithmetic are recomputed);
-    a second loop over the same threads, with the same mapping, holds the
-    rest and reads the partner's element, lane `l xor offset`, where the
-    shuffle's result was used (its `valid` result is true). So the host
-    runs the kernels' own shuffles (the warp row sums' butterflies), in
-    their order, instead of a hand-written replay of them.
+    lanes; constant bounds from 0, steps of 1) is split at each warp-wide
+    op in its body, the first one first: the loop up to the op stores the
+    op's operands, one element a thread, into buffers of the loop's shape,
+    and so every value the rest uses that it cannot compute again (what
+    loads, loops and warp-wide ops made; indices, pure arithmetic and a
+    thread's own element of these buffers are computed again); a second
+    loop over the same threads, with the same mapping, holds the rest and
+    computes each lane's result where the op was, from the elements of the
+    lanes the PTX ISA says it reads:
+    - `gpu.shuffle xor` (32 lanes, a constant offset): lane `l xor
+      offset`'s element; its `valid` result is true;
+    - `nvgpu.mma.sync` (m16n8k4 and m16n8k8 on tf32, m16n8k16 on f16) and
+      `nvvm.mma.sync` (m16n8k16 on bf16 or f16, row A, column B), f32
+      accumulators: each of the lane's four C elements plus the products
+      of A's row and B's column, each operand element read from the lane
+      and register that hold it ("Matrix Fragments for mma.m16n8k*"),
+      products and sums in f32, k in order.
+    An `scf.for` in the thread loop's body that holds warp-wide ops, whose
+    bounds every thread shares (values from outside the thread loop, the
+    index of a dimension of one thread, pure arithmetic of these), becomes an `scf.for` of thread loops: its
+    carried values in buffers (stored where it was, loaded at the start of
+    each step, each step's yield stored at its end), its body split again
+    inside. So the host runs the kernels' own butterflies and mma
+    fragments, in their order, instead of a hand-written replay of them,
+    and checks the fragments' index arithmetic against the reference.
 
-    Lowered: `xor` over all 32 lanes of a warp with a constant offset below
-    32, in the thread loop's own body. Anything else is an error that says
-    what is not lowered: another mode or width, a shuffle inside a loop or
-    branch of the thread loop, or one in no thread loop.
+    Anything else is an error that says what is not lowered: another
+    shuffle mode or width, another mma shape or type, a warp-wide op in a
+    branch or in a loop whose bounds depend on the thread, one in no
+    thread loop, a value a buffer cannot hold.
 
     ```mlir
     // Before (one warp's butterfly, abridged)
@@ -1498,26 +1520,25 @@ def LinformerCUDAEmulateShufflesPass
                   #gpu.loop_dim_map<processor = thread_x, ...>]}
     // After
     %buf = memref.alloc() : memref<8x32xf32>
-    %keep = memref.alloc() : memref<8x32xf32>
     scf.parallel (%w, %l) = ... {
       %s = ... : f32
       memref.store %s, %buf[%w, %l]
-      memref.store %s, %keep[%w, %l]
     } {mapping = ...}
     scf.parallel (%w, %l) = ... {
-      %s = memref.load %keep[%w, %l]
+      %s = memref.load %buf[%w, %l]
       %p = arith.xori %l, %c16
       %o = memref.load %buf[%w, %p]
       %t = arith.addf %s, %o : f32
       ...
     } {mapping = ...}
     memref.dealloc %buf
-    memref.dealloc %keep
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def LinformerCUDAEmulateInstructionsPass

@@ -270,9 +270,10 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
       options.coreMinBlocks >= 0 ? options.coreMinBlocks : 4 * target.smCount;
   coreOptions.minBlocks = coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
-  // Tensor cores: contractions become warp tiles of mma.sync. The CPU
-  // cannot run a warp-wide mma lane by lane; on-host emulates it (the same
-  // tiles and rounding in scalars).
+  // Tensor cores: contractions become warp tiles of mma.sync. On the host
+  // unstaged tiles keep their mma.sync (linformer-cuda-emulate-warps lowers
+  // it below); staged ones are emulated (the same tiles and rounding in
+  // scalars).
   // Without them (mma=none), f32 contractions run as the same staged tiles
   // with f32 products (precision=f32, SIMT).
   if (options.mma != "none" ||
@@ -365,8 +366,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     // The tiled loop nest as it would be mapped, run on the CPU: block and
     // thread loops become sequential loops (tests check it against the
     // reference without a GPU), each thread loop split at its lanes'
-    // shuffles first, the GPU instructions computed as the host can.
-    funcPm.addPass(createLinformerCUDAEmulateShufflesPass());
+    // warp-wide ops (shuffles, mma.sync) first, the GPU instructions
+    // computed as the host can.
+    funcPm.addPass(createLinformerCUDAEmulateWarpsPass());
     funcPm.addPass(createLinformerCUDAEmulateInstructionsPass());
     addLLVMLowering(pm);
     return;

@@ -44,7 +44,7 @@ void boundTokens(scf::ParallelOp outer, scf::ForOp tokens, TokenBoundAttr bound,
                  Value lengths) {
   OpBuilder b(tokens);
   Location loc = tokens.getLoc();
-  ValueRange ivs = outer.getInductionVars();
+  SmallVector<Value> ivs = outer.getInductionVars();
   Value length = mlir::linformer::cuda::sequenceLength(b, loc, lengths,
                                                        ivs[bound.getBatch()]);
   if (bound.hasParts()) {

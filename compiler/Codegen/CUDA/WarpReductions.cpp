@@ -25,7 +25,7 @@
 // E's row sums, which mask padded tokens) stops each lane's loop at its
 // row's sequence length, so a short run reads about its length of E.
 //
-// On the host, linformer-cuda-emulate-shuffles lowers the shuffles (each
+// On the host, linformer-cuda-emulate-warps lowers the shuffles (each
 // thread loop split at them); the loops built here are the same.
 //
 //===----------------------------------------------------------------------===//

@@ -36,10 +36,13 @@
 // the column tiles; outer k dimensions are sequential loops around the
 // stepped innermost one.
 //
-// `emulate` builds the same loop nest with each lane computing its own C
-// elements of every tile in f32 scalars over the same k steps, from the
-// same rounded operands: everything but the warp-wide exchange of A/B
-// fragments, which the CPU can run against the reference.
+// The host runs these tiles as they are: linformer-cuda-emulate-warps
+// lowers each mma.sync to the products of the lanes' fragments. With
+// `emulate exact` (the host checking index arithmetic at f32 precision)
+// TF32 operands are not rounded (the mma then multiplies whole f32
+// values); a bf16 / f16 register cannot hold whole operands, so there each
+// lane computes its own C elements of every tile in f32 scalars over the
+// same k steps instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -208,7 +211,7 @@ void storeAccs(OpBuilder &b, Location loc, linalg::GenericOp op, const Plan &p,
 }
 
 /// An operand value rounded as the mma reads it (TF32 with cvt.rna, or to
-/// bf16 / f16; nothing in the exact emulation), back in f32 when
+/// bf16 / f16; nothing on the exact host), back in f32 when
 /// `backToF32`.
 static Value roundedOperand(OpBuilder &b, Location loc, Value v, bool backToF32,
                             const WarpTileOptions &o) {
@@ -225,7 +228,11 @@ static Value roundedOperand(OpBuilder &b, Location loc, Value v, bool backToF32,
 void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
                        const Plan &p, const WarpTileOptions &o,
                        Value partials) {
-  bool tf32 = o.tf32(), emulate = o.emulate;
+  bool tf32 = o.tf32();
+  // The exact host's 16-bit tiles: a bf16 / f16 fragment register cannot
+  // hold whole f32 operands, so each lane computes its own C elements in
+  // f32 scalars over the same k steps instead of the mma.sync.
+  bool scalar = o.emulate && o.exact && !tf32;
   int64_t tileK = o.tileK();
   StringRef precision = o.precision;
   auto rounded = [&](OpBuilder &b, Location loc, Value v, bool backToF32) {
@@ -318,9 +325,9 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
             iv[p.kDim] = kk;
             return loadOperand(b, loc, p, op, bOp, iv);
           };
-          if (emulate) {
+          if (scalar) {
             // Each lane: its four elements of every tile, from the
-            // rounded operands, in f32.
+            // whole operands, in f32.
             updateElements(
                 b, loc, out, MT, NT,
                 [&](int64_t i, int64_t j, int64_t h, int64_t o, Value sum) {

@@ -1,7 +1,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16},linformer-cuda-select-schedules{precision=f16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=TF32EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{warp-tiles-m=1 warp-tiles-n=1},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=ONE
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{split-k-warps=0},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=NOSPLIT
@@ -37,10 +37,11 @@
 // CHECK: scf.yield
 // CHECK-COUNT-16: memref.store %{{.*}}, %arg2
 // CHECK: {linformer.tensor_core}
-// Emulated TF32: each operand rounded by the kernels' own cvt.rna, which
-// linformer-cuda-emulate-instructions computes in integer ops (half a TF32
-// ulp added, the 13 low bits cleared, NaN kept), then the lane's products
-// in f32.
+// TF32 on the host: each operand rounded by the kernels' own cvt.rna,
+// which linformer-cuda-emulate-instructions computes in integer ops (half
+// a TF32 ulp added, the 13 low bits cleared, NaN kept); the tiles are the
+// GPU's (`emulate` leaves unstaged tiles alone: linformer-cuda-emulate-warps
+// lowers their mma.sync once the loops are mapped).
 // TF32EMU-LABEL: func.func @projection
 // TF32EMU-NOT: nvvm.
 // TF32EMU: %[[X:.*]] = memref.load %arg0
@@ -50,7 +51,7 @@
 // TF32EMU-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
 // TF32EMU-NEXT: %[[R:.*]] = arith.select %[[NAN]], %[[BITS]], %[[CLEAR]] : i32
 // TF32EMU-NEXT: arith.bitcast %[[R]] : i32 to f32
-// TF32EMU-NOT: nvgpu.mma.sync
+// TF32EMU: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 4], tf32Enabled}
 // m16n8k16 on bf16: two operands a register (the lower k in the low half),
 // A from rows g and g + 8 at k + 2t and k + 2t + 8, B at column g.
 // BF16-LABEL: func.func @projection
@@ -74,15 +75,12 @@
 // F16-LABEL: func.func @projection
 // F16: arith.truncf %{{.*}} : f32 to f16
 // F16: nvvm.mma.sync {{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// Emulated: the same warp blocks and k steps, each lane's 16 elements
-// (2 x 2 tiles of 4) over 16 k values, from operands rounded to bf16.
+// On the host the same tiles and mma.sync as on the GPU (2 x 2 a k step).
 // EMU-LABEL: func.func @projection
-// EMU-NOT: mma.sync
 // EMU: scf.parallel {{.*}} to (%c2, %c4, %c32)
 // EMU: scf.for {{.*}} step %c16 iter_args
-// EMU: arith.truncf %{{.*}} : f32 to bf16
-// EMU: arith.extf %{{.*}} : bf16 to f32
-// EMU-COUNT-256: arith.mulf
+// EMU-COUNT-4: nvvm.mma.sync
+// EMU-NOT: nvvm.mma.sync
 // EMU: {linformer.tensor_core}
 // One 16x8 tile a warp: 2 x 2 row tiles, 2 x 4 column tiles.
 // ONE-LABEL: func.func @projection

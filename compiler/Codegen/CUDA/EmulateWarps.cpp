@@ -1,0 +1,717 @@
+//===- EmulateWarps.cpp - warp-wide ops on the host -------------*- C++ -*-===//
+//
+// The host's lowering of the ops a warp's lanes perform together (see
+// LinformerCUDAEmulateWarpsPass in Passes.td): the CPU runs a thread loop
+// one thread to its end before the next, so a value another lane has not
+// computed yet cannot be read. Each thread loop is split at its warp-wide
+// ops instead: the loop up to one stores the op's operands (and whatever
+// the rest needs that cannot be recomputed) into buffers with one element
+// a thread, and a second loop over the same threads, holding the rest,
+// computes each lane's result from every lane's elements there, as the
+// PTX ISA defines it (a shuffle's partner, an mma's fragments). A loop
+// inside the thread loop that holds such an op, with bounds every thread
+// shares, becomes a loop of thread loops (its carried values in buffers
+// too). The kernels' own code is what runs; nothing is replayed by hand.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCUDAEMULATEWARPSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+
+/// The dimension of `loop` mapped to thread x (the lanes), if any.
+std::optional<unsigned> laneDim(scf::ParallelOp loop) {
+  auto mapping = loop->getAttrOfType<ArrayAttr>(gpu::getMappingAttrName());
+  if (!mapping)
+    return std::nullopt;
+  for (auto [i, m] : llvm::enumerate(mapping))
+    if (auto dim = dyn_cast<gpu::ParallelLoopDimMappingAttr>(m))
+      if (dim.getProcessor() == gpu::Processor::ThreadX)
+        return i;
+  return std::nullopt;
+}
+
+/// An op whose lanes exchange values: lowered here.
+bool isWarpOp(Operation *op) {
+  return isa<gpu::ShuffleOp, nvgpu::MmaSyncOp, NVVM::MmaOp>(op);
+}
+
+bool holdsWarpOp(Operation *op) {
+  return op
+      ->walk([](Operation *inner) {
+        return isWarpOp(inner) ? WalkResult::interrupt()
+                               : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// An m16n8kK mma's fragments as the PTX ISA lays them out ("Matrix
+/// Fragments for mma.m16n8k*"; g = lane / 4, t = lane % 4; `per` operands
+/// a 32-bit register, kq = 4 per the k a group of 4 lanes holds): A[r][k]
+/// is element k % per of register r / 8 + 2 (k / kq) of lane
+/// 4 (r % 8) + (k % kq) / per; B[k][n] element k % per of register k / kq
+/// of lane 4 n + (k % kq) / per; C / D[g + 8 h][2 t + o] element (h, o)
+/// of lane 4 g + t.
+struct MmaFragments {
+  int64_t k = 0, per = 1;
+  /// Operand element (register, element) of the fragment value `frag`
+  /// (A or B) a lane holds, as f32.
+  std::function<Value(OpBuilder &, Location, Value frag, int64_t reg,
+                      int64_t elem)>
+      element;
+  /// The fragment values (A's, B's): what each lane passes to the mma.
+  SmallVector<Value> a, b;
+  /// Whether A and B each are one value (nvgpu: a vector of registers)
+  /// rather than one value a register (nvvm).
+  bool whole = false;
+};
+
+/// The lowering of the warp-wide ops of one thread loop (`root`) and the
+/// loops it is split into.
+class WarpLowering {
+public:
+  WarpLowering(scf::ParallelOp root, unsigned lane, ArrayRef<int64_t> extents)
+      : root(root), lane(lane), extents(extents), last(root) {}
+
+  LogicalResult run() {
+    if (failed(lower(root)))
+      return failure();
+    OpBuilder b(last->getContext());
+    b.setInsertionPointAfter(last);
+    for (Value buffer : buffers)
+      memref::DeallocOp::create(b, root.getLoc(), buffer);
+    return success();
+  }
+
+private:
+  scf::ParallelOp root;
+  unsigned lane;
+  SmallVector<int64_t> extents;
+  /// The thread loop or loop of thread loops last in root's block.
+  Operation *last;
+  /// The buffers of one element a thread, allocated before root.
+  SmallVector<Value> buffers;
+  DenseSet<Value> ours;
+
+  Value newBuffer(Type t) {
+    OpBuilder b(root);
+    Value buffer =
+        memref::AllocOp::create(b, root.getLoc(), MemRefType::get(extents, t));
+    buffers.push_back(buffer);
+    ours.insert(buffer);
+    return buffer;
+  }
+
+  /// Records `op`, a new loop, as the last of root's block when it is in
+  /// that block after the last so far (the buffers are freed after it).
+  void placed(Operation *op) {
+    if (op->getBlock() == root->getBlock() && last->isBeforeInBlock(op))
+      last = op;
+  }
+
+  /// An empty loop over the same threads as `like` at `b`'s point, with
+  /// its mapping and marks.
+  static scf::ParallelOp threadLoop(OpBuilder &b, scf::ParallelOp like) {
+    auto loop = scf::ParallelOp::create(
+        b, like.getLoc(), like.getLowerBound(), like.getUpperBound(),
+        like.getStep(), [](OpBuilder &b, Location loc, ValueRange) {
+          scf::ReduceOp::create(b, loc);
+        });
+    for (NamedAttribute attr : like->getDiscardableAttrs())
+      loop->setAttr(attr.getName(), attr.getValue());
+    return loop;
+  }
+
+  /// The op of `loop`'s body that `v` is defined in or under; null for a
+  /// value from outside the loop or one of its indices.
+  static Operation *topOf(Value v, scf::ParallelOp loop) {
+    Operation *def = v.getDefiningOp();
+    if (!def) {
+      Block *owner = cast<BlockArgument>(v).getOwner();
+      if (owner == loop.getBody())
+        return nullptr;
+      def = owner->getParentOp();
+    }
+    return loop.getBody()->findAncestorOpInBlock(*def);
+  }
+
+  /// Whether `def` loads this thread's element of one of our buffers.
+  bool loadsOwnElement(Operation *def, scf::ParallelOp loop) const {
+    auto load = dyn_cast<memref::LoadOp>(def);
+    return load && ours.contains(load.getMemRef()) &&
+           llvm::equal(load.getIndices(), loop.getInductionVars());
+  }
+
+  /// Whether `v` can be computed again in a later loop over the threads
+  /// rather than kept: an index of the loop, a value from outside it, a
+  /// pure op of such values (not a warp-wide one), or this thread's
+  /// element of a buffer of ours (each is written before it is read, and
+  /// a carried value's last, after every read). `known` holds the answers
+  /// so far.
+  bool recomputable(Value v, scf::ParallelOp loop,
+                    DenseMap<Value, bool> &known) const {
+    if (!loop->isAncestor(v.getParentRegion()->getParentOp()))
+      return true;
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == loop.getBody();
+    auto it = known.find(v);
+    if (it != known.end())
+      return it->second;
+    Operation *def = v.getDefiningOp();
+    bool yes = def->getBlock() == loop.getBody() && !isWarpOp(def) &&
+               def->getNumRegions() == 0 &&
+               (isPure(def) || loadsOwnElement(def, loop)) &&
+               llvm::all_of(def->getOperands(), [&](Value o) {
+                 return recomputable(o, loop, known);
+               });
+    return known[v] = yes;
+  }
+
+  /// Moves `ops` (in order, from `from`'s body) to the end of `into`'s
+  /// body. What they use from the rest of `from`'s body is `map`'s value
+  /// for it, or computed again in `into` before them (it must be
+  /// recomputable); `from`'s indices are `into`'s.
+  void moveInto(scf::ParallelOp from, ArrayRef<Operation *> ops,
+                scf::ParallelOp into, IRMapping &map) {
+    for (auto [f, t] :
+         llvm::zip(from.getInductionVars(), into.getInductionVars()))
+      map.map(f, t);
+    DenseSet<Operation *> moved(ops.begin(), ops.end());
+    // Whether `v` is defined by or under one of `ops`.
+    auto internal = [&](Value v) {
+      Operation *op = v.getDefiningOp();
+      if (!op)
+        op = cast<BlockArgument>(v).getOwner()->getParentOp();
+      for (; op; op = op->getParentOp())
+        if (moved.contains(op))
+          return true;
+      return false;
+    };
+    OpBuilder b = OpBuilder::atBlockTerminator(into.getBody());
+    std::function<Value(Value)> remake = [&](Value v) -> Value {
+      if (Value m = map.lookupOrNull(v))
+        return m;
+      Operation *def = v.getDefiningOp();
+      if (!def || !from->isAncestor(def))
+        return v;
+      for (Value o : def->getOperands())
+        remake(o);
+      Operation *copy = b.clone(*def, map);
+      return copy->getResult(cast<OpResult>(v).getResultNumber());
+    };
+    for (Operation *op : ops)
+      op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (!internal(v) &&
+              from->isAncestor(v.getParentRegion()->getParentOp()))
+            remake(v);
+      });
+    for (Operation *op : ops) {
+      op->moveBefore(into.getBody()->getTerminator());
+      op->walk([&](Operation *inner) {
+        for (OpOperand &use : inner->getOpOperands())
+          if (Value m = map.lookupOrNull(use.get()))
+            use.set(m);
+      });
+    }
+  }
+
+  /// Splits `loop` before `at`: `at` and what follows it move to a new
+  /// loop over the same threads right after `loop`, returned. The values
+  /// of the first part the rest uses are kept in buffers (stored where
+  /// `at` was, loaded at the start of the new loop) or computed again;
+  /// those of `forced` that are defined in `loop` are kept in any case,
+  /// their buffers in `kept` (a warp-wide op reads other lanes' elements).
+  FailureOr<scf::ParallelOp> splitBefore(scf::ParallelOp loop, Operation *at,
+                                         ArrayRef<Value> forced,
+                                         DenseMap<Value, Value> &kept) {
+    Block *body = loop.getBody();
+    SmallVector<Operation *> rest;
+    for (Operation *op = at; op != body->getTerminator();
+         op = op->getNextNode())
+      rest.push_back(op);
+    DenseSet<Operation *> moved(rest.begin(), rest.end());
+    SetVector<Value> crossing;
+    for (Value v : forced)
+      if (v.getParentBlock() == body)
+        crossing.insert(v);
+    for (Operation *op : rest)
+      op->walk([&](Operation *inner) {
+        for (Value v : inner->getOperands())
+          if (Operation *top = topOf(v, loop); top && !moved.contains(top))
+            crossing.insert(v);
+      });
+    DenseMap<Value, bool> known;
+    OpBuilder b(at);
+    Location loc = at->getLoc();
+    SmallVector<Value> ivs = loop.getInductionVars();
+    SmallVector<std::pair<Value, Value>> stored;
+    for (Value v : crossing) {
+      if (!llvm::is_contained(forced, v) && recomputable(v, loop, known))
+        continue;
+      if (!MemRefType::isValidElementType(v.getType()))
+        return at->emitOpError()
+               << "needs a value of type " << v.getType()
+               << " kept for each thread across the host's split of its "
+                  "thread loop, and a buffer cannot hold that type";
+      Value buffer = newBuffer(v.getType());
+      memref::StoreOp::create(b, loc, v, buffer, ivs);
+      stored.push_back({v, buffer});
+      kept[v] = buffer;
+    }
+    b.setInsertionPointAfter(loop);
+    scf::ParallelOp next = threadLoop(b, loop);
+    placed(next);
+    b.setInsertionPointToStart(next.getBody());
+    IRMapping map;
+    for (auto [v, buffer] : stored)
+      map.map(v, memref::LoadOp::create(b, loc, buffer, next.getInductionVars())
+                     .getResult());
+    moveInto(loop, rest, next, map);
+    return next;
+  }
+
+  /// Lowers the warp-wide ops of `loop` (and of the loops it is split
+  /// into), the first one first.
+  LogicalResult lower(scf::ParallelOp loop) {
+    while (loop) {
+      Operation *first = nullptr;
+      for (Operation &op : loop.getBody()->without_terminator())
+        if (isWarpOp(&op) || (op.getNumRegions() && holdsWarpOp(&op))) {
+          first = &op;
+          break;
+        }
+      if (!first)
+        return success();
+      FailureOr<scf::ParallelOp> next = failure();
+      if (auto shuffle = dyn_cast<gpu::ShuffleOp>(first))
+        next = lowerShuffle(loop, shuffle);
+      else if (isa<nvgpu::MmaSyncOp, NVVM::MmaOp>(first))
+        next = lowerMma(loop, first);
+      else if (auto inner = dyn_cast<scf::ForOp>(first))
+        next = fission(loop, inner);
+      else
+        return first->emitOpError(
+            "holds a warp-wide op (gpu.shuffle, mma.sync) in a region that "
+            "is not an scf.for's: the host splits thread loops only around "
+            "loops that every thread runs alike");
+      if (failed(next))
+        return failure();
+      loop = *next;
+    }
+    return success();
+  }
+
+  /// `forOp`, in `loop`'s body and holding warp-wide ops, as an scf.for
+  /// around a loop over the threads that runs its body (lowered before
+  /// this returns); its carried values in buffers. Returns the loop over
+  /// the threads with what followed `forOp`, or null when nothing did.
+  FailureOr<scf::ParallelOp> fission(scf::ParallelOp loop, scf::ForOp forOp) {
+    Location loc = forOp.getLoc();
+    DenseMap<Value, Value> kept;
+    scf::ParallelOp after;
+    if (forOp->getNextNode() != loop.getBody()->getTerminator()) {
+      FailureOr<scf::ParallelOp> rest =
+          splitBefore(loop, forOp->getNextNode(), {}, kept);
+      if (failed(rest))
+        return failure();
+      after = *rest;
+    }
+    FailureOr<scf::ParallelOp> split = splitBefore(loop, forOp, {}, kept);
+    if (failed(split))
+      return failure();
+    scf::ParallelOp mid = *split;
+    // The bounds, the same for every thread, computed before the threads.
+    OpBuilder b(mid);
+    IRMapping outside;
+    std::function<FailureOr<Value>(Value)> uniform =
+        [&](Value v) -> FailureOr<Value> {
+      if (!mid->isAncestor(v.getParentRegion()->getParentOp()))
+        return v;
+      if (Value m = outside.lookupOrNull(v))
+        return m;
+      // An index of a dimension of one thread: its lower bound.
+      if (auto arg = dyn_cast<BlockArgument>(v);
+          arg && arg.getOwner() == mid.getBody() &&
+          extents[arg.getArgNumber()] == 1) {
+        Value lb = mid.getLowerBound()[arg.getArgNumber()];
+        outside.map(v, lb);
+        return lb;
+      }
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != mid.getBody() || !isPure(def) ||
+          def->getNumRegions() || isWarpOp(def))
+        return failure();
+      for (Value o : def->getOperands())
+        if (failed(uniform(o)))
+          return failure();
+      Operation *copy = b.clone(*def, outside);
+      return copy->getResult(cast<OpResult>(v).getResultNumber());
+    };
+    SmallVector<Value> bounds;
+    for (Value v :
+         {forOp.getLowerBound(), forOp.getUpperBound(), forOp.getStep()}) {
+      FailureOr<Value> u = uniform(v);
+      if (failed(u))
+        return forOp.emitOpError(
+            "holds a warp-wide op (gpu.shuffle, mma.sync) but its bounds "
+            "depend on the thread: the host runs its steps thread loop by "
+            "thread loop, so every thread of the loop must take the same "
+            "steps");
+      bounds.push_back(*u);
+    }
+    // The carried values, one buffer each: the inits stored where the
+    // loop was, each step's yield stored last in its step.
+    SmallVector<Value> carried;
+    b.setInsertionPoint(forOp);
+    for (Value init : forOp.getInitArgs()) {
+      carried.push_back(newBuffer(init.getType()));
+      memref::StoreOp::create(b, loc, init, carried.back(),
+                              mid.getInductionVars());
+    }
+    SmallVector<Operation *> tail;
+    for (Operation *op = forOp->getNextNode();
+         op != mid.getBody()->getTerminator(); op = op->getNextNode())
+      tail.push_back(op);
+    b.setInsertionPointAfter(mid);
+    auto steps = scf::ForOp::create(b, loc, bounds[0], bounds[1], bounds[2]);
+    placed(steps);
+    b.setInsertionPoint(steps.getBody()->getTerminator());
+    scf::ParallelOp inner = threadLoop(b, mid);
+    IRMapping map;
+    map.map(forOp.getInductionVar(), steps.getInductionVar());
+    b.setInsertionPointToStart(inner.getBody());
+    for (auto [arg, buffer] : llvm::zip(forOp.getRegionIterArgs(), carried))
+      map.map(arg,
+              memref::LoadOp::create(b, loc, buffer, inner.getInductionVars())
+                  .getResult());
+    auto yield = cast<scf::YieldOp>(forOp.getBody()->getTerminator());
+    SmallVector<Operation *> stepOps;
+    for (Operation &op : forOp.getBody()->without_terminator())
+      stepOps.push_back(&op);
+    // The forOp's body ops are in its own block, not mid's: moveInto
+    // treats what they use from mid's body (and forOp's arguments, in
+    // `map`) alike.
+    moveInto(mid, stepOps, inner, map);
+    b.setInsertionPoint(inner.getBody()->getTerminator());
+    for (auto [v, buffer] : llvm::zip(yield.getOperands(), carried))
+      memref::StoreOp::create(b, loc, map.lookupOrDefault(v), buffer,
+                              inner.getInductionVars());
+    if (!tail.empty()) {
+      b.setInsertionPointAfter(steps);
+      scf::ParallelOp results = threadLoop(b, mid);
+      placed(results);
+      IRMapping resultMap;
+      b.setInsertionPointToStart(results.getBody());
+      for (auto [r, buffer] : llvm::zip(forOp.getResults(), carried))
+        resultMap.map(r, memref::LoadOp::create(b, loc, buffer,
+                                                results.getInductionVars())
+                             .getResult());
+      moveInto(mid, tail, results, resultMap);
+    }
+    forOp.erase();
+    if (failed(lower(inner)))
+      return failure();
+    if (!after)
+      return scf::ParallelOp();
+    return after;
+  }
+
+  /// `shuffle`: the loop split before it, and in the second loop the
+  /// partner's element, lane `l xor offset`, the other indices the same.
+  FailureOr<scf::ParallelOp> lowerShuffle(scf::ParallelOp loop,
+                                          gpu::ShuffleOp shuffle) {
+    std::optional<int64_t> width = getConstantIntValue(shuffle.getWidth());
+    if (shuffle.getMode() != gpu::ShuffleMode::XOR || width != kWarp)
+      return shuffle.emitOpError()
+             << "is lowered for the host only as an xor over all " << kWarp
+             << " lanes of a warp";
+    std::optional<int64_t> offset = getConstantIntValue(shuffle.getOffset());
+    if (!offset || *offset < 0 || *offset >= kWarp)
+      return shuffle.emitOpError()
+             << "has an offset that is not a constant in [0, " << kWarp
+             << "): its partner could be outside the warp";
+    Value value = shuffle.getValue();
+    DenseMap<Value, Value> kept;
+    FailureOr<scf::ParallelOp> next = splitBefore(loop, shuffle, {value}, kept);
+    if (failed(next))
+      return failure();
+    OpBuilder b(shuffle);
+    Location loc = shuffle.getLoc();
+    Value theirs = shuffle.getValue(); // the same in every lane
+    if (Value buffer = kept.lookup(value)) {
+      SmallVector<Value> ivs = next->getInductionVars();
+      SmallVector<Value> partner(ivs.begin(), ivs.end());
+      partner[lane] = arith::XOrIOp::create(
+          b, loc, ivs[lane], arith::ConstantIndexOp::create(b, loc, *offset));
+      theirs = memref::LoadOp::create(b, loc, buffer, partner);
+    }
+    shuffle.getShuffleResult().replaceAllUsesWith(theirs);
+    // Every partner is a lane of the warp.
+    if (!shuffle.getValid().use_empty())
+      shuffle.getValid().replaceAllUsesWith(
+          arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+    shuffle.erase();
+    return *next;
+  }
+
+  /// What `op` (nvgpu.mma.sync or nvvm.mma.sync) is, in MmaFragments'
+  /// terms, or an error that says what is not lowered.
+  FailureOr<MmaFragments> fragmentsOf(Operation *op) {
+    MmaFragments f;
+    Type f32 = Float32Type::get(op->getContext());
+    auto wordElement = [f32](OpBuilder &b, Location loc, Value word,
+                             int64_t elem) -> Value {
+      // A register of two 16-bit operands: an i32 (bf16) or vector<2xf16>.
+      if (word.getType().isInteger(32)) {
+        Value pair = vector::BitCastOp::create(
+            b, loc, VectorType::get({2}, b.getBF16Type()),
+            vector::BroadcastOp::create(
+                b, loc, VectorType::get({1}, b.getI32Type()), word));
+        word = pair;
+      }
+      Value e =
+          vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{elem});
+      return arith::ExtFOp::create(b, loc, f32, e);
+    };
+    if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+      std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+      auto aType = mma.getMatrixA().getType();
+      auto cType = mma.getMatrixC().getType();
+      bool tf32 = aType.getElementType().isF32();
+      f.per = tf32 ? 1 : 2;
+      if (shape[0] != 16 || shape[1] != 8 ||
+          (tf32 ? (shape[2] != 4 && shape[2] != 8) : shape[2] != 16) ||
+          (!tf32 && !aType.getElementType().isF16()) ||
+          cType != VectorType::get({2, 2}, f32))
+        return op->emitOpError(
+            "is lowered for the host only as m16n8k4 / m16n8k8 on tf32 or "
+            "m16n8k16 on f16, with f32 accumulators");
+      f.k = shape[2];
+      f.whole = true;
+      f.a = {mma.getMatrixA()};
+      f.b = {mma.getMatrixB()};
+      f.element = [f32](OpBuilder &b, Location loc, Value frag, int64_t reg,
+                        int64_t elem) -> Value {
+        Value e = vector::ExtractOp::create(b, loc, frag,
+                                            ArrayRef<int64_t>{reg, elem});
+        return e.getType().isF32() ? e : arith::ExtFOp::create(b, loc, f32, e);
+      };
+      return f;
+    }
+    auto mma = cast<NVVM::MmaOp>(op);
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    std::optional<NVVM::MMATypes> aType = mma.getMultiplicandAPtxType(),
+                                  bType = mma.getMultiplicandBPtxType();
+    auto sixteen = [](std::optional<NVVM::MMATypes> t) {
+      return t == NVVM::MMATypes::bf16 || t == NVVM::MMATypes::f16;
+    };
+    auto result = dyn_cast<LLVM::LLVMStructType>(mma.getResult().getType());
+    if (shape.getM() != 16 || shape.getN() != 8 || shape.getK() != 16 ||
+        !sixteen(aType) || aType != bType ||
+        mma.getLayoutA() != NVVM::MMALayout::row ||
+        mma.getLayoutB() != NVVM::MMALayout::col ||
+        mma.getOperandA().size() != 4 || mma.getOperandB().size() != 2 ||
+        mma.getOperandC().size() != 4 ||
+        !llvm::all_of(mma.getOperandC().getTypes(),
+                      [](Type t) { return t.isF32(); }) ||
+        !result || result.getBody().size() != 4)
+      return op->emitOpError(
+          "is lowered for the host only as m16n8k16 on bf16 or f16 (row A, "
+          "column B) with f32 accumulators");
+    f.k = 16;
+    f.per = 2;
+    llvm::append_range(f.a, mma.getOperandA());
+    llvm::append_range(f.b, mma.getOperandB());
+    f.element = [wordElement](OpBuilder &b, Location loc, Value word, int64_t,
+                              int64_t elem) {
+      return wordElement(b, loc, word, elem);
+    };
+    return f;
+  }
+
+  /// `op`, an m16n8kK mma: the loop split before it, and in the second
+  /// loop each lane's D = C + A B for its C elements, from every lane's
+  /// fragments (products and sums in f32, k in order).
+  FailureOr<scf::ParallelOp> lowerMma(scf::ParallelOp loop, Operation *op) {
+    FailureOr<MmaFragments> f = fragmentsOf(op);
+    if (failed(f))
+      return failure();
+    SmallVector<Value> forced;
+    llvm::append_range(forced, f->a);
+    llvm::append_range(forced, f->b);
+    DenseMap<Value, Value> kept;
+    FailureOr<scf::ParallelOp> next = splitBefore(loop, op, forced, kept);
+    if (failed(next))
+      return failure();
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> ivs = next->getInductionVars();
+    Value l = ivs[lane];
+    Value inWarp = arith::RemUIOp::create(b, loc, l, c(kWarp));
+    Value base = arith::SubIOp::create(b, loc, l, inWarp);
+    Value g = arith::DivUIOp::create(b, loc, inWarp, c(4));
+    Value t = arith::RemUIOp::create(b, loc, inWarp, c(4));
+    // The fragment value `v` of lane `base + from + off`: its buffer's
+    // element, or `mapped` (v in the second loop) when every lane passes
+    // the same (defined outside the thread loop).
+    DenseMap<std::tuple<Value, Value, int64_t>, Value> loaded;
+    auto fragment = [&](Value v, Value mapped, Value from,
+                        int64_t off) -> Value {
+      Value buffer = kept.lookup(v);
+      if (!buffer)
+        return mapped;
+      Value &x = loaded[{buffer, from, off}];
+      if (!x) {
+        SmallVector<Value> idx(ivs.begin(), ivs.end());
+        idx[lane] = arith::AddIOp::create(
+            b, loc, base, arith::AddIOp::create(b, loc, from, c(off)));
+        x = memref::LoadOp::create(b, loc, buffer, idx);
+      }
+      return x;
+    };
+    // The operands as the second loop has them (own elements: C).
+    SmallVector<Value> aNow, bNow, cNow;
+    if (f->whole) {
+      auto mma = cast<nvgpu::MmaSyncOp>(op);
+      aNow = {mma.getMatrixA()};
+      bNow = {mma.getMatrixB()};
+      cNow = {mma.getMatrixC()};
+    } else {
+      auto mma = cast<NVVM::MmaOp>(op);
+      llvm::append_range(aNow, mma.getOperandA());
+      llvm::append_range(bNow, mma.getOperandB());
+      llvm::append_range(cNow, mma.getOperandC());
+    }
+    const int64_t kq = 4 * f->per;
+    // Lane offsets (within the warp) that hold A's row g (+ 8 h) and B's
+    // column 2 t + o: 4 g + j and 8 t + 4 o + j, j = (k % kq) / per.
+    Value fourG = arith::MulIOp::create(b, loc, g, c(4));
+    Value eightT = arith::MulIOp::create(b, loc, t, c(8));
+    SmallVector<Value> d;
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t o = 0; o < 2; ++o) {
+        Value sum = f->whole ? vector::ExtractOp::create(
+                                   b, loc, cNow[0], ArrayRef<int64_t>{h, o})
+                                   .getResult()
+                             : cNow[h * 2 + o];
+        for (int64_t k = 0; k < f->k; ++k) {
+          int64_t j = (k % kq) / f->per, elem = k % f->per;
+          int64_t aReg = h + 2 * (k / kq), bReg = k / kq;
+          Value x, y;
+          if (f->whole) {
+            x = f->element(b, loc, fragment(f->a[0], aNow[0], fourG, j), aReg,
+                           elem);
+            y = f->element(b, loc,
+                           fragment(f->b[0], bNow[0], eightT, 4 * o + j), bReg,
+                           elem);
+          } else {
+            x = f->element(b, loc, fragment(f->a[aReg], aNow[aReg], fourG, j),
+                           0, elem);
+            y = f->element(b, loc,
+                           fragment(f->b[bReg], bNow[bReg], eightT, 4 * o + j),
+                           0, elem);
+          }
+          sum = arith::AddFOp::create(b, loc, sum,
+                                      arith::MulFOp::create(b, loc, x, y));
+        }
+        d.push_back(sum);
+      }
+    Value result;
+    Type resultType = op->getResult(0).getType();
+    if (f->whole) {
+      result = vector::FromElementsOp::create(b, loc,
+                                              cast<VectorType>(resultType), d);
+    } else {
+      result = LLVM::PoisonOp::create(b, loc, resultType);
+      for (auto [i, v] : llvm::enumerate(d))
+        result = LLVM::InsertValueOp::create(b, loc, result, v,
+                                             ArrayRef<int64_t>{int64_t(i)});
+    }
+    op->getResult(0).replaceAllUsesWith(result);
+    op->erase();
+    return *next;
+  }
+};
+
+struct CUDAEmulateWarpsPass
+    : mlir::linformer::impl::LinformerCUDAEmulateWarpsPassBase<
+          CUDAEmulateWarpsPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> loops;
+    WalkResult r = getOperation().walk([&](Operation *op) {
+      if (!isWarpOp(op))
+        return WalkResult::advance();
+      auto loop = op->getParentOfType<scf::ParallelOp>();
+      while (loop && !laneDim(loop))
+        loop = loop->getParentOfType<scf::ParallelOp>();
+      if (!loop) {
+        op->emitOpError("is in no loop over threads (an scf.parallel with a "
+                        "dimension mapped to thread x): the host has no "
+                        "lanes to take its operands from");
+        return WalkResult::interrupt();
+      }
+      if (!llvm::is_contained(loops, loop))
+        loops.push_back(loop);
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      return signalPassFailure();
+    for (scf::ParallelOp loop : loops)
+      if (failed(lowerLoop(loop)))
+        return signalPassFailure();
+  }
+
+  LogicalResult lowerLoop(scf::ParallelOp loop) {
+    unsigned lane = *laneDim(loop);
+    SmallVector<int64_t> extents;
+    for (auto [lb, ub, step] : llvm::zip(
+             loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+      std::optional<int64_t> l = getConstantIntValue(lb),
+                             u = getConstantIntValue(ub),
+                             s = getConstantIntValue(step);
+      if (!l || !u || !s || *l != 0 || *s != 1)
+        return loop.emitOpError(
+            "has a warp-wide op (gpu.shuffle, mma.sync) but not constant "
+            "bounds from 0 in steps of 1: the host's buffers of one "
+            "element a thread need them");
+      extents.push_back(*u);
+    }
+    if (!loop.getInitVals().empty())
+      return loop.emitOpError("has a warp-wide op (gpu.shuffle, mma.sync) "
+                              "and reductions: not lowered for the host");
+    if (extents[lane] % kWarp)
+      return loop.emitOpError()
+             << "has a warp-wide op (gpu.shuffle, mma.sync) but "
+             << extents[lane] << " threads along x, not whole warps of "
+             << kWarp;
+    return WarpLowering(loop, lane, extents).run();
+  }
+};
+
+} // namespace

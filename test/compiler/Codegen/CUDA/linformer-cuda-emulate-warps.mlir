@@ -1,0 +1,302 @@
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions,linformer-cuda-emulate-warps,canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-emulate-warps))' | FileCheck %s --check-prefix=HAND
+
+// The warp row sums on the host: the thread loop is split at each of its
+// five shuffles. The first loop walks the row and stores each lane's
+// partial; each next one adds its own element and lane `l xor offset`'s
+// (16, 8, 4, 2, 1, the kernel's own order) into the next buffer; the last
+// has lane 0 store the total. The row's indices are computed again there,
+// not kept. No shuffle is left for the CPU.
+// CHECK-LABEL: func.func @mean
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[P0:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK: %[[P1:.*]] = memref.alloc() : memref<8x32xf32>
+// CHECK: scf.parallel (%[[W:.*]], %[[L:.*]]) = (%c0, %c0) to (%c8, %c32)
+// CHECK: %[[S:.*]] = scf.for
+// CHECK: memref.store %[[S]], %[[P0]][%[[W]], %[[L]]]
+// CHECK-NEXT: scf.reduce
+// CHECK-NEXT: } {mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: scf.parallel (%[[W1:.*]], %[[L1:.*]]) = (%c0, %c0) to (%c8, %c32)
+// CHECK: %[[MINE:.*]] = memref.load %[[P0]][%[[W1]], %[[L1]]]
+// CHECK: %[[X:.*]] = arith.xori %[[L1]], %c16
+// CHECK: %[[THEIRS:.*]] = memref.load %[[P0]][%[[W1]], %[[X]]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[MINE]], %[[THEIRS]]
+// CHECK: memref.store %[[SUM]], %[[P1]]
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}>, #gpu.loop_dim_map<processor = thread_x{{.*}}>]}
+// CHECK: arith.xori %{{.*}}, %c8
+// CHECK: arith.xori %{{.*}}, %c4
+// CHECK: arith.xori %{{.*}}, %c2
+// CHECK: scf.parallel
+// CHECK: arith.xori %{{.*}}, %c1
+// CHECK: %[[T:.*]] = arith.addf
+// CHECK: scf.if
+// CHECK: arith.remui
+// CHECK: %[[V:.*]] = arith.addf %[[T]], %cst
+// CHECK: memref.store %[[V]], %arg2
+// CHECK: memref.dealloc %[[P0]]
+// CHECK: memref.dealloc %[[P1]]
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x{{.*}}>]}
+#x = affine_map<(b, n, c) -> (b, n, c)>
+#row = affine_map<(b, n, c) -> (b, n)>
+func.func @mean(%x: memref<2x12x64xf32>, %y: memref<2x12x64xf32>, %m: memref<2x12xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<2x12xf32>)
+  linalg.generic {indexing_maps = [#x, #x, #row], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %y : memref<2x12x64xf32>, memref<2x12x64xf32>) outs(%m : memref<2x12xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %s = arith.addf %a, %b : f32
+    %r = arith.addf %acc, %s : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Written by hand: a value loaded before the shuffle and used after it is
+// kept in a buffer of its own; the shuffled value, used after it too, is
+// read back from its buffer, the partner's element from the same; the
+// shuffle's `valid` is true; the loop's marks go with the second loop.
+// HAND-LABEL: func.func @kept
+// HAND: %[[SH:.*]] = memref.alloc() : memref<64xi32>
+// HAND: %[[KEEP:.*]] = memref.alloc() : memref<64xf32>
+// HAND: scf.parallel (%[[T:.*]]) = (%c0) to (%c64) step (%c1) {
+// HAND: %[[A:.*]] = memref.load %arg0[%[[T]]]
+// HAND: %[[I:.*]] = arith.index_cast %[[T]] : index to i32
+// HAND: memref.store %[[I]], %[[SH]][%[[T]]]
+// HAND: memref.store %[[A]], %[[KEEP]][%[[T]]]
+// HAND: } {linformer.cuda_whole_warps, mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND: scf.parallel (%[[U:.*]]) = (%c0) to (%c64) step (%c1) {
+// HAND: %[[I2:.*]] = memref.load %[[SH]][%[[U]]]
+// HAND: %[[A2:.*]] = memref.load %[[KEEP]][%[[U]]]
+// HAND: %[[C5:.*]] = arith.constant 5 : index
+// HAND: %[[P:.*]] = arith.xori %[[U]], %[[C5]]
+// HAND: %[[O:.*]] = memref.load %[[SH]][%[[P]]]
+// HAND: %[[TRUE:.*]] = arith.constant true
+// HAND: %[[D:.*]] = arith.subi %[[O]], %[[I2]]
+// HAND: %[[F:.*]] = arith.sitofp %[[D]]
+// HAND: %[[R:.*]] = arith.addf %[[A2]], %[[F]]
+// HAND: %[[R2:.*]] = arith.select %[[TRUE]], %[[R]], %[[A2]]
+// HAND: memref.store %[[R2]], %arg1[%[[U]]]
+// HAND: } {linformer.cuda_whole_warps, mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND: memref.dealloc %[[SH]]
+// HAND: memref.dealloc %[[KEEP]]
+func.func @kept(%in: memref<64xf32>, %out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%t) = (%c0) to (%c64) step (%c1) {
+    %a = memref.load %in[%t] : memref<64xf32>
+    %i = arith.index_cast %t : index to i32
+    %off = arith.constant 5 : i32
+    %w = arith.constant 32 : i32
+    %o, %valid = gpu.shuffle xor %i, %off, %w : i32
+    %d = arith.subi %o, %i : i32
+    %f = arith.sitofp %d : i32 to f32
+    %r = arith.addf %a, %f : f32
+    %r2 = arith.select %valid, %r, %a : f32
+    memref.store %r2, %out[%t] : memref<64xf32>
+    scf.reduce
+  } {linformer.cuda_whole_warps, mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// A shuffle in a loop every thread runs alike: an scf.for of thread loops.
+// The carried value lives in a buffer (stored before the loop, loaded at
+// the start of each step, the step's yield stored at its end); each step
+// is split at the shuffle as a thread loop is; the result is read back
+// after the loop.
+// HAND-LABEL: func.func @in_a_loop
+// HAND: %[[RESULT:.*]] = memref.alloc() : memref<32xf32>
+// HAND: %[[INIT:.*]] = memref.alloc() : memref<32xf32>
+// HAND: %[[CARRIED:.*]] = memref.alloc() : memref<32xf32>
+// HAND: %[[SH:.*]] = memref.alloc() : memref<32xf32>
+// HAND: memref.store %{{.*}}, %[[CARRIED]]
+// HAND: scf.for %[[I:.*]] = %c0 to %c4 step %c1 {
+// HAND: scf.parallel (%[[T:.*]]) = (%c0) to (%c32) step (%c1) {
+// HAND: %[[X:.*]] = memref.load %[[CARRIED]][%[[T]]]
+// HAND: memref.store %[[X]], %[[SH]][%[[T]]]
+// HAND: scf.parallel (%[[U:.*]]) = (%c0) to (%c32) step (%c1) {
+// HAND: %[[MINE:.*]] = memref.load %[[SH]][%[[U]]]
+// HAND: %[[P:.*]] = arith.xori %[[U]], %{{.*}}
+// HAND: %[[THEIRS:.*]] = memref.load %[[SH]][%[[P]]]
+// HAND: %[[Y:.*]] = arith.addf %[[MINE]], %[[THEIRS]]
+// HAND: memref.store %[[Y]], %[[CARRIED]][%[[U]]]
+// HAND: }
+// HAND: }
+// HAND: memref.load %[[CARRIED]]
+// HAND: memref.store %{{.*}}, %[[RESULT]]
+// HAND-NOT: gpu.shuffle
+func.func @in_a_loop(%in: memref<32xf32>, %out: memref<32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %off = arith.constant 1 : i32
+  %w = arith.constant 32 : i32
+  scf.parallel (%t) = (%c0) to (%c32) step (%c1) {
+    %a = memref.load %in[%t] : memref<32xf32>
+    %s = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %a) -> (f32) {
+      %o, %v = gpu.shuffle xor %x, %off, %w : f32
+      %y = arith.addf %x, %o : f32
+      scf.yield %y : f32
+    }
+    memref.store %s, %out[%t] : memref<32xf32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// mma.sync m16n8k4 on tf32 in a k loop (as linformer-cuda-tensor-core-
+// contractions emits it): the loop becomes a loop of thread loops; each
+// step's A and B fragments go to buffers, and the next loop computes each
+// lane's D from them as the PTX ISA lays them out (g = l / 4, t = l % 4
+// within the warp): D[g + 8h][2t + o] = C + sum over k of A[g + 8h][k]
+// (lane 4g + k, register h) times B[k][2t + o] (lane 4(2t + o) + k), k in
+// order, in f32. C is the lane's own accumulator (the carried buffer), D
+// goes back there; after the loop the result is kept for the stores.
+// CHECK-LABEL: func.func @mma_tf32
+// CHECK-NOT: nvgpu.mma.sync
+// CHECK: %[[RESULT:.*]] = memref.alloc() : memref<32xvector<2x2xf32>>
+// CHECK: %[[CARRIED:.*]] = memref.alloc() : memref<32xvector<2x2xf32>>
+// CHECK: %[[AF:.*]] = memref.alloc() : memref<32xvector<2x1xf32>>
+// CHECK: %[[BF:.*]] = memref.alloc() : memref<32xvector<1x1xf32>>
+// CHECK: scf.for %[[K:.*]] = %c0 to %c8 step %c4 {
+// CHECK: scf.parallel (%[[L:.*]]) =
+// CHECK: memref.store %{{.*}}, %[[AF]][%[[L]]]
+// CHECK: memref.store %{{.*}}, %[[BF]][%[[L]]]
+// CHECK: scf.parallel (%[[M:.*]]) =
+// CHECK: %[[C:.*]] = memref.load %[[CARRIED]][%[[M]]]
+// CHECK: %[[W:.*]] = arith.remui %[[M]], %c32
+// CHECK: %[[BASE:.*]] = arith.subi %[[M]], %[[W]]
+// CHECK: %[[G:.*]] = arith.divui %[[W]], %c4
+// CHECK: %[[T:.*]] = arith.remui %[[W]], %c4
+// CHECK: %[[G4:.*]] = arith.muli %[[G]], %c4
+// CHECK: %[[T8:.*]] = arith.muli %[[T]], %c8
+// CHECK: %[[C00:.*]] = vector.extract %[[C]][0, 0]
+// CHECK: %[[AL0:.*]] = arith.addi %[[BASE]], %[[G4]]
+// CHECK: %[[A0:.*]] = memref.load %[[AF]][%[[AL0]]]
+// CHECK: %[[A00:.*]] = vector.extract %[[A0]][0, 0]
+// CHECK: %[[BL0:.*]] = arith.addi %[[BASE]], %[[T8]]
+// CHECK: %[[B0:.*]] = memref.load %[[BF]][%[[BL0]]]
+// CHECK: %[[B00:.*]] = vector.extract %[[B0]][0, 0]
+// CHECK: %[[P0:.*]] = arith.mulf %[[A00]], %[[B00]]
+// CHECK: %[[S0:.*]] = arith.addf %[[C00]], %[[P0]]
+// CHECK: %[[J1:.*]] = arith.addi %[[G4]], %c1
+// CHECK: %[[AL1:.*]] = arith.addi %[[BASE]], %[[J1]]
+// CHECK: memref.load %[[AF]][%[[AL1]]]
+// Column 2t + 1: B from lanes 4(2t + 1) + k.
+// CHECK: %[[C01:.*]] = vector.extract %[[C]][0, 1]
+// CHECK: %[[J4:.*]] = arith.addi %[[T8]], %c4
+// CHECK: %[[BL4:.*]] = arith.addi %[[BASE]], %[[J4]]
+// CHECK: memref.load %[[BF]][%[[BL4]]]
+// Row g + 8: register 1 of the same A fragments.
+// CHECK: vector.extract %[[C]][1, 0]
+// CHECK: vector.extract %[[A0]][1, 0]
+// CHECK: %[[D:.*]] = vector.from_elements
+// CHECK: memref.store %[[D]], %[[CARRIED]][%[[M]]]
+// CHECK: memref.load %[[CARRIED]]
+// CHECK: memref.store %{{.*}}, %[[RESULT]]
+func.func @mma_tf32(%a: memref<16x8xf32>, %b: memref<8x8xf32>, %c: memref<16x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %c32 = arith.constant 32 : index
+  %zero = arith.constant dense<0.0> : vector<2x2xf32>
+  scf.parallel (%l) = (%c0) to (%c32) step (%c1) {
+    %g = arith.divui %l, %c4 : index
+    %t = arith.remui %l, %c4 : index
+    %g8 = arith.addi %g, %c8 : index
+    %acc = scf.for %k = %c0 to %c8 step %c4 iter_args(%x = %zero) -> (vector<2x2xf32>) {
+      %kt = arith.addi %k, %t : index
+      %a0 = memref.load %a[%g, %kt] : memref<16x8xf32>
+      %a1 = memref.load %a[%g8, %kt] : memref<16x8xf32>
+      %af = vector.from_elements %a0, %a1 : vector<2x1xf32>
+      %b0 = memref.load %b[%kt, %g] : memref<8x8xf32>
+      %bf = vector.broadcast %b0 : f32 to vector<1x1xf32>
+      %d = nvgpu.mma.sync(%af, %bf, %x) {mmaShape = [16, 8, 4], tf32Enabled} : (vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+      scf.yield %d : vector<2x2xf32>
+    }
+    %t2 = arith.muli %t, %c2 : index
+    %t21 = arith.addi %t2, %c1 : index
+    %e0 = vector.extract %acc[0, 0] : f32 from vector<2x2xf32>
+    memref.store %e0, %c[%g, %t2] : memref<16x8xf32>
+    %e3 = vector.extract %acc[1, 1] : f32 from vector<2x2xf32>
+    memref.store %e3, %c[%g8, %t21] : memref<16x8xf32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// nvvm.mma.sync m16n8k16 on bf16 pairs (i32 registers, the lower k in the
+// low half), two warps: each lane's D[g + 8][2t + 1] (the struct's element
+// 3) is C's element 3 plus A's row g + 8 (registers 1 and 3: k < 8 and
+// k >= 8) of lanes 4g + j times B's column 2t + 1 (registers 0 and 1) of
+// lanes 4(2t + 1) + j, j = (k % 8) / 2, each bf16 extended to f32; the
+// lanes are those of its own warp (l - l % 32 on).
+// CHECK-LABEL: func.func @mma_bf16
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: %[[A1:.*]] = memref.alloc() : memref<64xi32>
+// CHECK: %[[A3:.*]] = memref.alloc() : memref<64xi32>
+// CHECK: %[[B0:.*]] = memref.alloc() : memref<64xi32>
+// CHECK: %[[B1:.*]] = memref.alloc() : memref<64xi32>
+// CHECK: %[[C3:.*]] = memref.alloc() : memref<64xf32>
+// CHECK: scf.parallel
+// CHECK: memref.load %arg0[%{{.*}}, %c1]
+// CHECK: memref.load %arg0[%{{.*}}, %c3]
+// CHECK: scf.parallel (%[[L:.*]]) =
+// CHECK: %[[C:.*]] = memref.load %[[C3]][%[[L]]]
+// CHECK: %[[W:.*]] = arith.remui %[[L]], %c32
+// CHECK: %[[BASE:.*]] = arith.subi %[[L]], %[[W]]
+// CHECK: %[[T8:.*]] = arith.muli %{{.*}}, %c8
+// CHECK: %[[J4:.*]] = arith.addi %[[T8]], %c4
+// CHECK: %[[BL:.*]] = arith.addi %[[BASE]], %[[J4]]
+// CHECK: %[[BW:.*]] = memref.load %[[B0]][%[[BL]]]
+// CHECK: memref.load %[[B1]][%[[BL]]]
+// CHECK: %[[AW:.*]] = memref.load %[[A1]][%{{.*}}]
+// CHECK: memref.load %[[A3]]
+// CHECK: %[[AV:.*]] = vector.broadcast %[[AW]] : i32 to vector<1xi32>
+// CHECK: %[[AP:.*]] = vector.bitcast %[[AV]] : vector<1xi32> to vector<2xbf16>
+// CHECK: %[[AE:.*]] = vector.extract %[[AP]][0]
+// CHECK: %[[X:.*]] = arith.extf %[[AE]] : bf16 to f32
+// CHECK: %[[BV:.*]] = vector.broadcast %[[BW]] : i32 to vector<1xi32>
+// CHECK: %[[BP:.*]] = vector.bitcast %[[BV]] : vector<1xi32> to vector<2xbf16>
+// CHECK: %[[BE:.*]] = vector.extract %[[BP]][0]
+// CHECK: %[[Y:.*]] = arith.extf %[[BE]] : bf16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %[[X]], %[[Y]]
+// CHECK: arith.addf %[[C]], %[[P]]
+// CHECK-COUNT-15: arith.mulf
+// CHECK-NOT: arith.mulf
+// CHECK: memref.store %{{.*}}, %arg2[%[[L]], %c3]
+func.func @mma_bf16(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %c: memref<64x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%l) = (%c0) to (%c64) step (%c1) {
+    %a0 = memref.load %a[%l, %c0] : memref<64x4xi32>
+    %a1 = memref.load %a[%l, %c1] : memref<64x4xi32>
+    %a2 = memref.load %a[%l, %c2] : memref<64x4xi32>
+    %a3 = memref.load %a[%l, %c3] : memref<64x4xi32>
+    %b0 = memref.load %b[%l, %c0] : memref<64x2xi32>
+    %b1 = memref.load %b[%l, %c1] : memref<64x2xi32>
+    %x0 = memref.load %c[%l, %c0] : memref<64x4xf32>
+    %x1 = memref.load %c[%l, %c1] : memref<64x4xf32>
+    %x2 = memref.load %c[%l, %c2] : memref<64x4xf32>
+    %x3 = memref.load %c[%l, %c3] : memref<64x4xf32>
+    %d = nvvm.mma.sync A[%a0, %a1, %a2, %a3] B[%b0, %b1] C[%x0, %x1, %x2, %x3] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+    %d3 = llvm.extractvalue %d[3] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %d3, %c[%l, %c3] : memref<64x4xf32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
