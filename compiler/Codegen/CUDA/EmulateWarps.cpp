@@ -58,6 +58,7 @@ bool isWarpOp(Operation *op) {
   return isa<gpu::ShuffleOp, nvgpu::MmaSyncOp, NVVM::MmaOp>(op);
 }
 
+/// Whether `op` is a warp-wide op or has one in its regions.
 bool holdsWarpOp(Operation *op) {
   return op
       ->walk([](Operation *inner) {
@@ -299,7 +300,7 @@ private:
     while (loop) {
       Operation *first = nullptr;
       for (Operation &op : loop.getBody()->without_terminator())
-        if (isWarpOp(&op) || (op.getNumRegions() && holdsWarpOp(&op))) {
+        if (holdsWarpOp(&op)) {
           first = &op;
           break;
         }
@@ -330,15 +331,8 @@ private:
   /// the threads with what followed `forOp`, or null when nothing did.
   FailureOr<scf::ParallelOp> fission(scf::ParallelOp loop, scf::ForOp forOp) {
     Location loc = forOp.getLoc();
+    // forOp and what follows it, in a loop of their own: `mid`.
     DenseMap<Value, Value> kept;
-    scf::ParallelOp after;
-    if (forOp->getNextNode() != loop.getBody()->getTerminator()) {
-      FailureOr<scf::ParallelOp> rest =
-          splitBefore(loop, forOp->getNextNode(), {}, kept);
-      if (failed(rest))
-        return failure();
-      after = *rest;
-    }
     FailureOr<scf::ParallelOp> split = splitBefore(loop, forOp, {}, kept);
     if (failed(split))
       return failure();
@@ -419,23 +413,24 @@ private:
     for (auto [v, buffer] : llvm::zip(yield.getOperands(), carried))
       memref::StoreOp::create(b, loc, map.lookupOrDefault(v), buffer,
                               inner.getInductionVars());
+    // What followed forOp, after the steps, its results read from the
+    // carried buffers (all else it uses from mid is computed again).
+    scf::ParallelOp after;
     if (!tail.empty()) {
       b.setInsertionPointAfter(steps);
-      scf::ParallelOp results = threadLoop(b, mid);
-      placed(results);
+      after = threadLoop(b, mid);
+      placed(after);
       IRMapping resultMap;
-      b.setInsertionPointToStart(results.getBody());
+      b.setInsertionPointToStart(after.getBody());
       for (auto [r, buffer] : llvm::zip(forOp.getResults(), carried))
-        resultMap.map(r, memref::LoadOp::create(b, loc, buffer,
-                                                results.getInductionVars())
-                             .getResult());
-      moveInto(mid, tail, results, resultMap);
+        resultMap.map(
+            r, memref::LoadOp::create(b, loc, buffer, after.getInductionVars())
+                   .getResult());
+      moveInto(mid, tail, after, resultMap);
     }
     forOp.erase();
     if (failed(lower(inner)))
       return failure();
-    if (!after)
-      return scf::ParallelOp();
     return after;
   }
 

@@ -106,10 +106,9 @@ func.func @kept(%in: memref<64xf32>, %out: memref<64xf32>) {
 // A shuffle in a loop every thread runs alike: an scf.for of thread loops.
 // The carried value lives in a buffer (stored before the loop, loaded at
 // the start of each step, the step's yield stored at its end); each step
-// is split at the shuffle as a thread loop is; the result is read back
-// after the loop.
+// is split at the shuffle as a thread loop is; the loop after it reads the
+// result from the carried buffer.
 // HAND-LABEL: func.func @in_a_loop
-// HAND: %[[RESULT:.*]] = memref.alloc() : memref<32xf32>
 // HAND: %[[INIT:.*]] = memref.alloc() : memref<32xf32>
 // HAND: %[[CARRIED:.*]] = memref.alloc() : memref<32xf32>
 // HAND: %[[SH:.*]] = memref.alloc() : memref<32xf32>
@@ -126,8 +125,9 @@ func.func @kept(%in: memref<64xf32>, %out: memref<64xf32>) {
 // HAND: memref.store %[[Y]], %[[CARRIED]][%[[U]]]
 // HAND: }
 // HAND: }
-// HAND: memref.load %[[CARRIED]]
-// HAND: memref.store %{{.*}}, %[[RESULT]]
+// HAND: scf.parallel (%[[V:.*]]) = (%c0) to (%c32) step (%c1) {
+// HAND-NEXT: %[[S:.*]] = memref.load %[[CARRIED]][%[[V]]]
+// HAND-NEXT: memref.store %[[S]], %arg1[%[[V]]]
 // HAND-NOT: gpu.shuffle
 func.func @in_a_loop(%in: memref<32xf32>, %out: memref<32xf32>) {
   %c0 = arith.constant 0 : index
@@ -158,10 +158,9 @@ func.func @in_a_loop(%in: memref<32xf32>, %out: memref<32xf32>) {
 // within the warp): D[g + 8h][2t + o] = C + sum over k of A[g + 8h][k]
 // (lane 4g + k, register h) times B[k][2t + o] (lane 4(2t + o) + k), k in
 // order, in f32. C is the lane's own accumulator (the carried buffer), D
-// goes back there; after the loop the result is kept for the stores.
+// goes back there, where the stores after the loop read it.
 // CHECK-LABEL: func.func @mma_tf32
 // CHECK-NOT: nvgpu.mma.sync
-// CHECK: %[[RESULT:.*]] = memref.alloc() : memref<32xvector<2x2xf32>>
 // CHECK: %[[CARRIED:.*]] = memref.alloc() : memref<32xvector<2x2xf32>>
 // CHECK: %[[AF:.*]] = memref.alloc() : memref<32xvector<2x1xf32>>
 // CHECK: %[[BF:.*]] = memref.alloc() : memref<32xvector<1x1xf32>>
@@ -199,8 +198,10 @@ func.func @in_a_loop(%in: memref<32xf32>, %out: memref<32xf32>) {
 // CHECK: vector.extract %[[A0]][1, 0]
 // CHECK: %[[D:.*]] = vector.from_elements
 // CHECK: memref.store %[[D]], %[[CARRIED]][%[[M]]]
-// CHECK: memref.load %[[CARRIED]]
-// CHECK: memref.store %{{.*}}, %[[RESULT]]
+// CHECK: scf.parallel (%[[R:.*]]) =
+// CHECK-NEXT: %[[ACC:.*]] = memref.load %[[CARRIED]][%[[R]]]
+// CHECK: %[[E0:.*]] = vector.extract %[[ACC]][0, 0]
+// CHECK-NEXT: memref.store %[[E0]], %arg2
 func.func @mma_tf32(%a: memref<16x8xf32>, %b: memref<8x8xf32>, %c: memref<16x8xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
