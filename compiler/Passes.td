@@ -206,6 +206,43 @@ def LinformerCPUSplitReductionsPass
                            "::mlir::tensor::TensorDialect"];
 }
 
+def LinformerCPUPrepackWeightsPass
+    : Pass<"linformer-cpu-prepack-weights", "::mlir::func::FuncOp"> {
+  let summary = "packs a contraction's streamed weight once, in a kernel of its own";
+  let description = [{
+    A kernel root whose `#linformer.cpu_schedule` has `pack = true` and
+    whose streamed operand (the one indexed by its register tile's columns,
+    see linformer-cpu-tile-for-vectors) is a `[K, N]` argument of the
+    function (a weight) read `(k, n)`, with `N` a multiple of the schedule's
+    `register` columns `nr` (and every workgroup's columns starting at a
+    multiple of `nr`), reads that weight through panels made once per run:
+    a new kernel root at the top of the function (a plain `linalg.generic`
+    copy, with the cost model's schedule) writes `P[j, k, c] = W[k, j nr + c]`
+    (`[N / nr, K, nr]`: panel `j` is `K` rows of `nr` contiguous elements),
+    and the contraction's operand becomes `linalg.unpack` of `P`
+    (`outer_dims_perm = [1, 0]`, `inner_dims_pos = [1]`, `inner_tiles =
+    [nr]`), which is `W` again. Workgroup tiling fuses the unpack into each
+    workgroup; register tiling then slices each register tile's panel block
+    straight out of `P` instead of copying it (GotoBLAS's packed B, packed
+    once per run instead of once per workgroup). Weights shared by several
+    contractions with the same `nr` are packed once.
+
+    ```mlir
+    // Before: Y = X W, W : tensor<512x2048xf32>, schedule register = [13, 32], pack
+    %y = linalg.generic ... ins(%x, %w ...) {linformer.root, ...}
+    // After (abridged)
+    %e = tensor.expand_shape %w [[0], [1, 2]] : ... into tensor<512x64x32xf32>
+    %p = linalg.generic ... ins(%e) outs(%empty : tensor<64x512x32xf32>)
+        {linformer.root, linformer.schedule = ...}      // P[j, k, c] = W[k, 32 j + c]
+    %u = linalg.unpack %p outer_dims_perm = [1, 0] inner_dims_pos = [1]
+        inner_tiles = [32] into %empty2 : ... -> tensor<512x2048xf32>
+    %y = linalg.generic ... ins(%x, %u ...) {linformer.root, ...}
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def LinformerCPUTileAndFusePass
     : Pass<"linformer-cpu-tile-and-fuse", "::mlir::func::FuncOp"> {
   let summary = "tiles each kernel root into workgroups and fuses its producers";

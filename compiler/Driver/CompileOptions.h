@@ -78,6 +78,11 @@ struct CompileOptions {
   /// runtime binds packed and shorter tensors in place; false: padded
   /// ([b, n, ...]: sequence s at row s * n). Never with Halide kernels.
   bool packedSequences = true;
+  /// Contractions whose schedules pack a streamed weight read it from panels
+  /// one kernel makes per run (linformer-cpu-prepack-weights), instead of
+  /// every workgroup copying its own. Off by default: it is a run's work
+  /// whatever its length, and not yet hoisted to the session.
+  bool prepackWeights = false;
   /// A schedule file whose records replace the cost model's.
   std::string scheduleFile;
   /// "ROUND:INDEX": every kernel takes that --autotune candidate instead of

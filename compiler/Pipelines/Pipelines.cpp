@@ -130,6 +130,10 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
     return;
   }
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
+  // A packed weight is packed once, by a kernel of its own, before the
+  // kernels that read it are tiled.
+  if (options.prepackWeights)
+    funcPm.addPass(createLinformerCPUPrepackWeightsPass());
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
   // runs before any other tiling.
   LinformerCPUTileAndFusePassOptions tileOptions;

@@ -79,6 +79,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "shorter tensors in place (linformer-cpu-packed-"
                      "sequences)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> prepackWeights{
+      *this, "prepack-weights",
+      llvm::cl::desc("A contraction whose schedule packs a streamed weight "
+                     "reads it from panels a kernel of their own makes once "
+                     "per run, instead of every workgroup copying its own "
+                     "(linformer-cpu-prepack-weights)"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower to the LLVM dialect (off: stop after "

@@ -111,6 +111,11 @@ static cl::opt<bool> packedSequences(
              "and outputs packed, and the runtime binds packed and shorter "
              "tensors in place (false: the padded [b, n, ...] layout, "
              "which the runtime copies such tensors into)"));
+static cl::opt<bool> prepackWeights(
+    "prepack-weights", cl::init(false),
+    cl::desc("contractions whose schedules pack a streamed weight read it "
+             "from panels one kernel makes per run, instead of every "
+             "workgroup copying its own"));
 static cl::opt<std::string> scheduleFile(
     "schedule",
     cl::desc("JSON schedule file (as --print-schedule writes): its records "
@@ -191,6 +196,7 @@ int main(int argc, char **argv) {
   options.unroll = unroll;
   options.reductionTile = reductionTile;
   options.packedSequences = packedSequences;
+  options.prepackWeights = prepackWeights;
   options.scheduleFile = scheduleFile;
   if (printSchedule.getNumOccurrences())
     options.printSchedule = printSchedule.getValue();

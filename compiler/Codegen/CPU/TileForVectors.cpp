@@ -11,12 +11,13 @@
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -120,18 +121,49 @@ static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
   });
 }
 
-/// The input of contraction `op` that a register tile streams: indexed by
-/// the columns loop and not by the rows loop (the other one is broadcast).
-static OpOperand *streamedOperand(linalg::LinalgOp op,
-                                  const RegisterTileDims &dims) {
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    if (in->getOperandNumber() > 1)
-      break; // a third input (a mask) only selects
-    AffineMap map = op.getMatchingIndexingMap(in);
-    if (map.isFunctionOfDim(dims.columns) && !map.isFunctionOfDim(dims.rows))
-      return in;
+/// The panels a weight's block `v` can be read from in place: when `v` (a
+/// `[kc, nr]` block of a `[K, N]` operand) is unit-stride slices of a
+/// `linalg.unpack` of panels of `nr` columns (`[N / nr, K, nr]`, as
+/// linformer-cpu-prepack-weights makes them), the block of those panels it
+/// is, `[kc, nr]` contiguous; else null.
+static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return {};
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+  rewriter.setInsertionPointAfterValue(v);
+  Value source = v;
+  while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (slice.getSourceType().getRank() != 2 || !slice.hasUnitStride())
+      return {};
+    AffineExpr a, b;
+    bindSymbols(ctx, a, b);
+    for (unsigned d = 0; d < 2; ++d)
+      offsets[d] = affine::makeComposedFoldedAffineApply(
+          rewriter, loc, a + b, {offsets[d], slice.getMixedOffsets()[d]});
+    source = slice.getSource();
   }
-  return nullptr;
+  auto unpack = source.getDefiningOp<linalg::UnPackOp>();
+  int64_t nr = type.getDimSize(1);
+  if (!unpack || unpack.getInnerDimsPos() != ArrayRef<int64_t>{1} ||
+      unpack.getStaticInnerTiles() != ArrayRef<int64_t>{nr} ||
+      unpack.getOuterDimsPerm() != ArrayRef<int64_t>{1, 0})
+    return {};
+  std::optional<int64_t> column = getConstantIntValue(offsets[1]);
+  if (column && *column % nr != 0)
+    return {};
+  AffineExpr c;
+  bindSymbols(ctx, c);
+  OpFoldResult panel = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, c.floorDiv(nr), {offsets[1]});
+  int64_t kc = type.getDimSize(0);
+  return tensor::ExtractSliceOp::create(
+      rewriter, loc, type, unpack.getSource(),
+      {panel, offsets[0], rewriter.getIndexAttr(0)},
+      {rewriter.getIndexAttr(1), rewriter.getIndexAttr(kc),
+       rewriter.getIndexAttr(nr)},
+      SmallVector<OpFoldResult>(3, rewriter.getIndexAttr(1)));
 }
 
 /// The schedule's `pack`: a loop over the columns' register tiles outside
@@ -174,6 +206,12 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
   if (!type || !type.hasStaticShape())
     return op;
   Location loc = op.getLoc();
+  // A weight packed once (linformer-cpu-prepack-weights): its panels are
+  // read where they are.
+  if (Value block = panelBlock(rewriter, loc, streamed->get())) {
+    rewriter.modifyOpInPlace(op, [&] { streamed->set(block); });
+    return op;
+  }
   rewriter.setInsertionPoint(op);
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                         type.getElementType());

@@ -55,3 +55,15 @@ mlir::linformer::registerTileDims(linalg::LinalgOp op) {
   }
   return result;
 }
+
+OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
+                                            const RegisterTileDims &dims) {
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    if (in->getOperandNumber() > 1)
+      break; // a third input (a mask) only selects
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (map.isFunctionOfDim(dims.columns) && !map.isFunctionOfDim(dims.rows))
+      return in;
+  }
+  return nullptr;
+}

@@ -38,6 +38,10 @@ struct RegisterTileDims {
 };
 std::optional<RegisterTileDims> registerTileDims(linalg::LinalgOp op);
 
+/// The input of contraction `op` that a register tile streams: indexed by
+/// the columns loop and not by the rows loop (the other one is broadcast).
+OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
+
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
 /// innermost loop `vectorWidth`, the output row `unroll`; `exact` keeps
 /// them as asked (a partial last tile is peeled), else they are rounded

@@ -1,4 +1,4 @@
-// RUN: linformer-opt %s --linformer-cpu-tile-for-vectors --canonicalize --cse | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors --canonicalize --cse | FileCheck %s
 
 // A schedule with `pack = true` (the kernel's schedule, found on an
 // enclosing op): Y = X W on a workgroup of 12 rows, 4 x 16 register tiles,
@@ -43,6 +43,49 @@ func.func @packed(%x: tensor<12x32xf32>, %w: tensor<32x64xf32>,
     %y: tensor<12x64xf32>) -> tensor<12x64xf32> attributes {
     linformer.schedule = #linformer.cpu_schedule<workgroup = [12, 0, 0],
         register = [4, 16], reduction = 16, pack = true>} {
+  %r = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<12x32xf32>, tensor<32x64xf32>)
+      outs(%y : tensor<12x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<12x64xf32>
+  return %r : tensor<12x64xf32>
+}
+
+// -----
+
+// The same with W packed once (linformer-cpu-prepack-weights): W is
+// `linalg.unpack` of its panels P (P[j, k, c] = W[k, 16 j + c]), so each
+// column tile's reduction block of W is read straight from panel j of P,
+// rows kb .. kb + 15: no copy, and the unpack is gone.
+// CHECK: #[[$DIV16:.*]] = affine_map<()[s0] -> (s0 floordiv 16)>
+// CHECK-LABEL: func.func @prepacked(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<12x32xf32>, %[[P:[a-z0-9]+]]: tensor<4x32x16xf32>, %[[Y:[a-z0-9]+]]: tensor<12x64xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK-NOT: linalg.unpack
+// CHECK: scf.for %[[KB:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: scf.for %[[J:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: %[[PANEL:.*]] = affine.apply #[[$DIV16]]()[%[[J]]]
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[P]][%[[PANEL]], %[[KB]], 0] [1, 16, 16] [1, 1, 1] : tensor<4x32x16xf32> to tensor<16x16xf32>
+// CHECK: scf.for %[[I:[a-z0-9]+]] =
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: %[[PS:.*]] = tensor.extract_slice %[[BLOCK]][%[[K]], 0] [1, 16] [1, 1]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PS]] : tensor<4x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK-NOT: linalg.unpack
+#x = affine_map<(i, k, j) -> (i, k)>
+#w = affine_map<(i, k, j) -> (k, j)>
+#y = affine_map<(i, k, j) -> (i, j)>
+func.func @prepacked(%x: tensor<12x32xf32>, %p: tensor<4x32x16xf32>,
+    %y: tensor<12x64xf32>) -> tensor<12x64xf32> attributes {
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [12, 0, 0],
+        register = [4, 16], reduction = 16, pack = true>} {
+  %e = tensor.empty() : tensor<32x64xf32>
+  %w = linalg.unpack %p outer_dims_perm = [1, 0] inner_dims_pos = [1]
+      inner_tiles = [16] into %e : tensor<4x32x16xf32> -> tensor<32x64xf32>
   %r = linalg.generic {indexing_maps = [#x, #w, #y],
                        iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%x, %w : tensor<12x32xf32>, tensor<32x64xf32>)

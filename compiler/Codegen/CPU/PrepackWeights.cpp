@@ -1,0 +1,152 @@
+//===- PrepackWeights.cpp - weights packed once, by a kernel of their own -===//
+//
+// A contraction whose schedule packs its streamed operand (`pack`) and whose
+// streamed operand is a weight (an argument of the model's function) reads
+// it from panels made once per run by a kernel of its own, instead of every
+// workgroup copying its panels again; see LinformerCPUPrepackWeightsPass in
+// Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <map>
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERCPUPREPACKWEIGHTSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+namespace sched = ::linformer::schedule;
+
+namespace {
+
+/// The weight `op` streams, as a `[K, N]` argument of `func` indexed
+/// `(k, n)` with `n` the register tile's columns, when the schedule `s`
+/// packs it into panels of `s.columns` columns that tile it exactly (and
+/// every workgroup's columns start at a panel); else null.
+BlockArgument prepackable(linalg::LinalgOp op, func::FuncOp func,
+                          const sched::CPUKernelSchedule &s) {
+  std::optional<RegisterTileDims> dims = registerTileDims(op);
+  if (!dims || !s.pack || s.columns <= 0)
+    return {};
+  OpOperand *streamed = streamedOperand(op, *dims);
+  if (!streamed)
+    return {};
+  auto arg = dyn_cast<BlockArgument>(streamed->get());
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return {};
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return {};
+  AffineMap map = op.getMatchingIndexingMap(streamed);
+  auto k = dyn_cast<AffineDimExpr>(map.getResult(0));
+  auto n = dyn_cast<AffineDimExpr>(map.getResult(1));
+  if (!k || !n || n.getPosition() != dims->columns ||
+      op.getIteratorTypesArray()[k.getPosition()] !=
+          utils::IteratorType::reduction)
+    return {};
+  int64_t columns = type.getDimSize(1);
+  if (columns <= s.columns || columns % s.columns != 0)
+    return {};
+  if (dims->columns >= s.workgroup.size())
+    return {};
+  int64_t wg = s.workgroup[dims->columns];
+  if (wg != 0 && wg % s.columns != 0)
+    return {};
+  return arg;
+}
+
+struct PrepackWeightsPass
+    : mlir::linformer::impl::LinformerCPUPrepackWeightsPassBase<
+          PrepackWeightsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto module = func->getParentOfType<ModuleOp>();
+    auto targetAttr =
+        module ? module->getAttrOfType<CPUTargetAttr>(kTargetAttrName)
+               : CPUTargetAttr();
+    SmallVector<linalg::LinalgOp> roots;
+    func.walk([&](linalg::LinalgOp op) {
+      if (op->hasAttr(kRootAttrName) && op->hasAttr(kScheduleAttrName))
+        roots.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    // One panel layout per weight and panel width, whoever reads it.
+    std::map<std::pair<unsigned, int64_t>, Value> panels;
+    // Packing kernels go first, in the order of their first readers.
+    Operation *lastPack = nullptr;
+    for (linalg::LinalgOp op : roots) {
+      sched::CPUKernelSchedule s =
+          fromAttr(op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName));
+      BlockArgument weight = prepackable(op, func, s);
+      if (!weight)
+        continue;
+      if (!targetAttr) {
+        op->emitOpError("packs a weight, but the module has no CPU target "
+                        "(run linformer-cpu-select-schedules first)");
+        return signalPassFailure();
+      }
+      Value &packed = panels[{weight.getArgNumber(), s.columns}];
+      Location loc = weight.getLoc();
+      auto type = cast<RankedTensorType>(weight.getType());
+      int64_t k = type.getDimSize(0), n = type.getDimSize(1), nr = s.columns;
+      if (!packed) {
+        if (lastPack)
+          rewriter.setInsertionPointAfter(lastPack);
+        else
+          rewriter.setInsertionPointToStart(&func.getBody().front());
+        // P[j, k, c] = W[k, j nr + c]: panel j holds columns j nr .. j nr +
+        // nr - 1 of every row, each row's nr elements contiguous.
+        auto expanded = tensor::ExpandShapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get({k, n / nr, nr}, type.getElementType()),
+            weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+        Value init = tensor::EmptyOp::create(rewriter, loc, {n / nr, k, nr},
+                                             type.getElementType());
+        MLIRContext *ctx = &getContext();
+        AffineExpr j, r, c;
+        bindDims(ctx, j, r, c);
+        auto pack = linalg::GenericOp::create(
+            rewriter, loc, init.getType(), ValueRange{expanded},
+            ValueRange{init},
+            ArrayRef<AffineMap>{AffineMap::get(3, 0, {r, j, c}, ctx),
+                                AffineMap::get(3, 0, {j, r, c}, ctx)},
+            SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+            [](OpBuilder &b, Location l, ValueRange args) {
+              linalg::YieldOp::create(b, l, args[0]);
+            });
+        pack->setAttr(kRootAttrName, rewriter.getUnitAttr());
+        FailureOr<sched::KernelShape> shape = analyzeRoot(pack);
+        if (failed(shape))
+          return signalPassFailure();
+        sched::CPUKernelSchedule chosen =
+            sched::chooseSchedule(fromAttr(targetAttr), *shape);
+        attachSchedule(pack, *shape, shapeKey(pack, *shape), chosen, chosen,
+                       "cost-model");
+        packed = pack.getResult(0);
+        lastPack = pack;
+      }
+      // The contraction reads W through its panels: an unpack that tiling
+      // fuses into each workgroup, and register tiling then reads the
+      // panels it unpacks directly (TileForVectors).
+      rewriter.setInsertionPoint(op);
+      Value dest =
+          tensor::EmptyOp::create(rewriter, loc, {k, n}, type.getElementType());
+      auto unpack = linalg::UnPackOp::create(
+          rewriter, loc, packed, dest, /*innerDimsPos=*/{1},
+          /*innerTiles=*/{rewriter.getIndexAttr(nr)},
+          /*outerDimsPerm=*/{1, 0});
+      OpOperand *streamed = streamedOperand(op, *registerTileDims(op));
+      rewriter.modifyOpInPlace(op, [&] { streamed->set(unpack.getResult()); });
+    }
+  }
+};
+} // namespace
