@@ -28,12 +28,12 @@ namespace sched = ::linformer::schedule;
 
 namespace {
 
-/// The weight `op` streams, as a `[K, N]` argument of `func` indexed
-/// `(k, n)` with `n` the register tile's columns, when the schedule `s`
-/// packs it into panels of `s.columns` columns that tile it exactly (and
+/// The operand of `op` that streams a weight, a `[K, N]` argument of `func`
+/// indexed `(k, n)` with `n` the register tile's columns, when the schedule
+/// `s` packs it into panels of `s.columns` columns that tile it exactly (and
 /// every workgroup's columns start at a panel); else null.
-BlockArgument prepackable(linalg::LinalgOp op, func::FuncOp func,
-                          const sched::CPUKernelSchedule &s) {
+OpOperand *prepackable(linalg::LinalgOp op, func::FuncOp func,
+                       const sched::CPUKernelSchedule &s) {
   std::optional<RegisterTileDims> dims = registerTileDims(op);
   if (!dims || !s.pack || s.columns <= 0)
     return {};
@@ -61,7 +61,7 @@ BlockArgument prepackable(linalg::LinalgOp op, func::FuncOp func,
   int64_t wg = s.workgroup[dims->columns];
   if (wg != 0 && wg % s.columns != 0)
     return {};
-  return arg;
+  return streamed;
 }
 
 struct PrepackWeightsPass
@@ -86,9 +86,10 @@ struct PrepackWeightsPass
     for (linalg::LinalgOp op : roots) {
       sched::CPUKernelSchedule s =
           fromAttr(op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName));
-      BlockArgument weight = prepackable(op, func, s);
-      if (!weight)
+      OpOperand *streamed = prepackable(op, func, s);
+      if (!streamed)
         continue;
+      auto weight = cast<BlockArgument>(streamed->get());
       if (!targetAttr) {
         op->emitOpError("packs a weight, but the module has no CPU target "
                         "(run linformer-cpu-select-schedules first)");
@@ -144,7 +145,6 @@ struct PrepackWeightsPass
           rewriter, loc, packed, dest, /*innerDimsPos=*/{1},
           /*innerTiles=*/{rewriter.getIndexAttr(nr)},
           /*outerDimsPerm=*/{1, 0});
-      OpOperand *streamed = streamedOperand(op, *registerTileDims(op));
       rewriter.modifyOpInPlace(op, [&] { streamed->set(unpack.getResult()); });
     }
   }

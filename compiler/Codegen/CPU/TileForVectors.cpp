@@ -130,18 +130,13 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || type.getRank() != 2 || !type.hasStaticShape())
     return {};
-  MLIRContext *ctx = rewriter.getContext();
-  SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
-  rewriter.setInsertionPointAfterValue(v);
+  // The slices down to the unpack, before any IR is made for them.
+  SmallVector<tensor::ExtractSliceOp> slices;
   Value source = v;
   while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
     if (slice.getSourceType().getRank() != 2 || !slice.hasUnitStride())
       return {};
-    AffineExpr a, b;
-    bindSymbols(ctx, a, b);
-    for (unsigned d = 0; d < 2; ++d)
-      offsets[d] = affine::makeComposedFoldedAffineApply(
-          rewriter, loc, a + b, {offsets[d], slice.getMixedOffsets()[d]});
+    slices.push_back(slice);
     source = slice.getSource();
   }
   auto unpack = source.getDefiningOp<linalg::UnPackOp>();
@@ -150,13 +145,21 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
       unpack.getStaticInnerTiles() != ArrayRef<int64_t>{nr} ||
       unpack.getOuterDimsPerm() != ArrayRef<int64_t>{1, 0})
     return {};
+  // Where `v` starts in the unpacked operand: the slices' offsets added.
+  MLIRContext *ctx = rewriter.getContext();
+  rewriter.setInsertionPointAfterValue(v);
+  AffineExpr a, b;
+  bindSymbols(ctx, a, b);
+  SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+  for (tensor::ExtractSliceOp slice : slices)
+    for (unsigned d = 0; d < 2; ++d)
+      offsets[d] = affine::makeComposedFoldedAffineApply(
+          rewriter, loc, a + b, {offsets[d], slice.getMixedOffsets()[d]});
   std::optional<int64_t> column = getConstantIntValue(offsets[1]);
   if (column && *column % nr != 0)
     return {};
-  AffineExpr c;
-  bindSymbols(ctx, c);
   OpFoldResult panel = affine::makeComposedFoldedAffineApply(
-      rewriter, loc, c.floorDiv(nr), {offsets[1]});
+      rewriter, loc, a.floorDiv(nr), {offsets[1]});
   int64_t kc = type.getDimSize(0);
   return tensor::ExtractSliceOp::create(
       rewriter, loc, type, unpack.getSource(),
