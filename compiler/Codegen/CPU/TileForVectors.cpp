@@ -183,7 +183,7 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
 static FailureOr<linalg::LinalgOp>
 packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
                     const RegisterTileDims &dims, int64_t vectorWidth,
-                    int64_t unroll, StringRef loopAttr) {
+                    int64_t unroll, StringRef loopAttr, Operation *init) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> columnTiles(ranges.size(), 0);
   int64_t columns = std::max<int64_t>(1, std::min(ranges[dims.columns],
@@ -193,14 +193,30 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), columnTiles));
     rewriter.setInsertionPoint(op);
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    // The init of the accumulators (`init`, a fill or a broadcast) goes
+    // into each panel's iteration with it, for the register tiles to take.
+    scf::SCFTileAndFuseOptions fuseOptions;
+    fuseOptions.setTilingOptions(options);
+    fuseOptions.setFusionControlFn(
+        [init](tensor::ExtractSliceOp, OpResult producer, bool)
+            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+          if (!init || producer.getOwner() != init)
+            return std::nullopt;
+          return scf::SCFTileAndFuseOptions::ControlFnResult{};
+        });
+    FailureOr<scf::SCFTileAndFuseResult> tiled =
+        scf::tileConsumerAndFuseProducersUsingSCF(
+            rewriter, cast<TilingInterface>(op.getOperation()), fuseOptions);
     if (failed(tiled))
       return failure();
-    rewriter.replaceOp(op, tiled->replacements);
+    for (OpResult r : op->getResults())
+      rewriter.replaceAllUsesWith(r, tiled->replacements.lookup(r));
+    rewriter.eraseOp(op);
+    if (init && init->use_empty())
+      rewriter.eraseOp(init);
     for (LoopLikeOpInterface loop : tiled->loops)
       loop->setAttr(loopAttr, rewriter.getUnitAttr());
-    op = cast<linalg::LinalgOp>(tiled->tiledOps.front());
+    op = cast<linalg::LinalgOp>(tiled->tiledAndFusedOps.front());
   }
   OpOperand *streamed = streamedOperand(op, dims);
   if (!streamed)
@@ -445,31 +461,52 @@ static scf::ForOp loopOfDim(ArrayRef<LoopLikeOpInterface> loops,
   return {};
 }
 
-/// The fill that writes `op`'s accumulators before `op` alone reads them,
-/// when `op` is a contraction that register tiling will step one
-/// reduction step at a time and nothing else uses the fill; null otherwise.
-static linalg::FillOp fillOfAccumulators(linalg::LinalgOp op) {
+/// Whether `op` only broadcasts its one input into its output (a bias
+/// repeated over rows): all loops parallel, the output indexed by all of
+/// them, the input by some, and the body yields the input's element.
+static bool isBroadcast(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0)
+    return false;
+  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!out.isIdentity() || !in.isProjectedPermutation())
+    return false;
+  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
+  return yield.getNumOperands() == 1 &&
+         yield.getOperand(0) == op.getBody()->getArgument(0) &&
+         std::next(op.getBody()->begin()) == op.getBody()->end();
+}
+
+/// The op that writes `op`'s accumulators before `op` alone reads them, a
+/// fill or a broadcast (a bias), when `op` is a contraction that register
+/// tiling will step one reduction step at a time and nothing else uses
+/// it; null otherwise.
+static Operation *initOfAccumulators(linalg::LinalgOp op) {
   if (!registerTileDims(op) || op.getNumDpsInits() != 1)
     return {};
-  auto fill = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>();
-  if (!fill || !fill->hasOneUse() || !fill.hasPureTensorSemantics())
+  auto init = op.getDpsInitOperand(0)->get().getDefiningOp<linalg::LinalgOp>();
+  if (!init || !init->hasOneUse() || !init.hasPureTensorSemantics())
     return {};
-  return fill;
+  if (isa<linalg::FillOp>(init))
+    return init;
+  auto generic = dyn_cast<linalg::GenericOp>(init.getOperation());
+  return generic && isBroadcast(generic) ? generic : nullptr;
 }
 
 /// Tiles contraction `op` as `options` say (parallel loops, then its
-/// reduction loops innermost), with `fill`, the fill of its accumulators,
-/// fused into each register tile ahead of the reduction loops: a tile's
-/// accumulators start from the fill's value instead of reading back a
-/// whole filled output (the attention core's 256 x 64 scores of a 64-row
-/// query tile: 64 KiB written and read again, in L2). Upstream's
+/// reduction loops innermost), with `init`, the fill or broadcast of its
+/// accumulators, fused into each register tile ahead of the reduction
+/// loops: a tile's accumulators start from the init's value instead of
+/// reading back a whole initialized output (the attention core's 256 x 64
+/// scores of a 64-row query tile: 64 KiB written and read again, in L2; an
+/// FFN workgroup's 128 x 2048 bias rows, 1 MiB). Upstream's
 /// tile-and-fuse fuses the fill at the parallel tiles, where it is
 /// correct (the gemm + fill fusion of its tests); the reduction loops are
 /// then tiled inside. The loops come back in `options`' interchange order.
 static FailureOr<scf::SCFTilingResult>
-tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
-                  linalg::FillOp fill, ArrayRef<int64_t> tiles,
-                  ArrayRef<int64_t> interchange) {
+tileWithFusedInit(RewriterBase &rewriter, linalg::LinalgOp op, Operation *init,
+                  ArrayRef<int64_t> tiles, ArrayRef<int64_t> interchange) {
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> parallelTiles(tiles), reductionTiles(tiles.size(), 0);
   for (int64_t d : interchange) {
@@ -484,11 +521,10 @@ tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
   parallelOptions.setInterchange(interchange);
   scf::SCFTileAndFuseOptions fuseOptions;
   fuseOptions.setTilingOptions(parallelOptions);
-  Operation *fillOp = fill.getOperation();
   fuseOptions.setFusionControlFn(
-      [fillOp](tensor::ExtractSliceOp, OpResult producer, bool)
+      [init](tensor::ExtractSliceOp, OpResult producer, bool)
           -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (producer.getOwner() != fillOp)
+        if (producer.getOwner() != init)
           return std::nullopt;
         return scf::SCFTileAndFuseOptions::ControlFnResult{};
       });
@@ -498,7 +534,7 @@ tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
           rewriter, cast<TilingInterface>(op.getOperation()), fuseOptions);
   if (failed(fused))
     return failure();
-  // The tiled consumer comes first, then what was fused: the fill alone
+  // The tiled consumer comes first, then what was fused: the init alone
   // (the control function allows nothing else).
   if (fused->tiledAndFusedOps.size() != 2)
     return failure();
@@ -522,7 +558,7 @@ tileWithFusedFill(RewriterBase &rewriter, linalg::LinalgOp op,
   for (OpResult r : op->getResults())
     rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
   rewriter.eraseOp(op);
-  rewriter.eraseOp(fill);
+  rewriter.eraseOp(init);
   return result;
 }
 
@@ -597,15 +633,30 @@ struct TileForVectorsPass
       rewriter.replaceOp(op, *parts);
     }
 
-    SmallVector<linalg::LinalgOp> ops, fills;
+    TileParams options{vectorWidth, unroll, reductionTile};
+    // Fills last, and the broadcasts that contractions will take: a
+    // contraction takes the fill or broadcast of its accumulators into its
+    // register tiles (tileWithFusedInit) while the init is whole. A
+    // contraction cut into reduction blocks first keeps its init apart.
+    DenseSet<Operation *> late;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (isa<linalg::FillOp>(op))
+        late.insert(op);
+      Operation *init = initOfAccumulators(op);
+      if (!init || !isa<linalg::GenericOp>(init))
+        return;
+      int64_t blockSteps = tileParamsOf(op, options).reductionTile;
+      if (blockSteps <= 0 || llvm::all_of(reductionBlocks(op, blockSteps),
+                                          [](int64_t b) { return b == 0; }))
+        late.insert(init);
+    });
+    SmallVector<linalg::LinalgOp> ops, inits;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
-        (isa<linalg::FillOp>(op) ? fills : ops).push_back(op);
+        (late.contains(op) ? inits : ops).push_back(op);
     });
-    // Fills last: a contraction takes the fill of its accumulators into
-    // its register tiles (tileWithFusedFill) while the fill is whole.
     DenseSet<Operation *> fused;
-    ops.append(fills.begin(), fills.end());
+    ops.append(inits.begin(), inits.end());
     // The token bounds first, while every op of a workgroup still reads
     // the slices and linalg results its tile offsets are traced through.
     struct Bound {
@@ -614,7 +665,6 @@ struct TileForVectorsPass
       bool masked = false;
     };
     DenseMap<Operation *, Bound> bounds;
-    TileParams options{vectorWidth, unroll, reductionTile};
     for (linalg::LinalgOp op : ops) {
       Bound bound;
       bound.real =
@@ -736,8 +786,15 @@ struct TileForVectorsPass
       }
       if (std::optional<RegisterTileDims> dims = registerTileDims(op);
           pack && dims) {
-        FailureOr<linalg::LinalgOp> packed = packStreamedOperand(
-            rewriter, op, *dims, vectorWidth, unroll, kRegisterLoopAttrName);
+        // An init the register tiles will take goes along into the panels.
+        Operation *init = initOfAccumulators(op);
+        if (init && !late.contains(init))
+          init = nullptr;
+        if (init)
+          fused.insert(init);
+        FailureOr<linalg::LinalgOp> packed =
+            packStreamedOperand(rewriter, op, *dims, vectorWidth, unroll,
+                                kRegisterLoopAttrName, init);
         if (failed(packed)) {
           op->emitOpError("could not pack its streamed operand");
           return signalPassFailure();
@@ -769,9 +826,9 @@ struct TileForVectorsPass
       options.setInterchange(interchange);
       rewriter.setInsertionPoint(op);
       FailureOr<scf::SCFTilingResult> result;
-      if (linalg::FillOp fill = fillOfAccumulators(op)) {
-        fused.insert(fill.getOperation());
-        result = tileWithFusedFill(rewriter, op, fill, tiles, interchange);
+      if (Operation *init = initOfAccumulators(op)) {
+        fused.insert(init);
+        result = tileWithFusedInit(rewriter, op, init, tiles, interchange);
       } else {
         result = scf::tileUsingSCF(
             rewriter, cast<TilingInterface>(op.getOperation()), options);

@@ -97,3 +97,51 @@ func.func @prepacked(%x: tensor<12x32xf32>, %p: tensor<4x32x16xf32>,
   } -> tensor<12x64xf32>
   return %r : tensor<12x64xf32>
 }
+
+// -----
+
+// Prepacked, the whole reduction at once (reduction = 0), accumulators
+// initialized with a bias broadcast over the rows: the broadcast goes into
+// each panel's iteration with the contraction, then into each register
+// tile, ahead of its reduction loop: the tile's accumulators start from the
+// bias (a [4, 16] broadcast of 16 of its elements) instead of a whole
+// [12, 64] output written with the bias and read back.
+// CHECK-LABEL: func.func @bias(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<12x32xf32>, %[[P:[a-z0-9]+]]: tensor<4x32x16xf32>, %[[B:[a-z0-9]+]]: tensor<64xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for %[[J:[a-z0-9]+]] =
+// CHECK: %[[BS:.*]] = tensor.extract_slice %[[B]][%[[J]]] [16] [1] : tensor<64xf32> to tensor<16xf32>
+// CHECK: scf.for %[[I:[a-z0-9]+]] =
+// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[BS]] : tensor<16xf32>) outs(%{{.*}} : tensor<4x16xf32>)
+// CHECK: scf.for %[[K:[a-z0-9]+]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (tensor<4x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x16xf32>) outs(%[[ACC]] : tensor<4x16xf32>)
+#x = affine_map<(i, k, j) -> (i, k)>
+#w = affine_map<(i, k, j) -> (k, j)>
+#y = affine_map<(i, k, j) -> (i, j)>
+#b = affine_map<(i, j) -> (j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @bias(%x: tensor<12x32xf32>, %p: tensor<4x32x16xf32>,
+    %bias: tensor<64xf32>, %y: tensor<12x64xf32>) -> tensor<12x64xf32>
+    attributes {
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [12, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  %e = tensor.empty() : tensor<32x64xf32>
+  %w = linalg.unpack %p outer_dims_perm = [1, 0] inner_dims_pos = [1]
+      inner_tiles = [16] into %e : tensor<4x32x16xf32> -> tensor<32x64xf32>
+  %init = linalg.generic {indexing_maps = [#b, #id],
+                          iterator_types = ["parallel", "parallel"]}
+      ins(%bias : tensor<64xf32>) outs(%y : tensor<12x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<12x64xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<12x32xf32>, tensor<32x64xf32>)
+      outs(%init : tensor<12x64xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<12x64xf32>
+  return %r : tensor<12x64xf32>
+}
