@@ -125,7 +125,11 @@ def LinformerCPUSelectSchedulesPass
        keeps enough accumulators for the FMA latency within the vector
        registers, a reduction block within half of L1, and at least 4
        workgroups per core (and one a core for a short run, 1/16 of the
-       rows, of a kernel whose rows the length rule cuts).
+       rows, of a kernel whose rows the length rule cuts). With
+       `prepack-weights`, a contraction that streams a weight
+       (`streamed_weight` in its shape) packs it, in panels that
+       linformer-cpu-prepack-weights makes once per session, and takes its
+       whole reduction at once where a panel fits half of L2.
     A schedule that does not fit its kernel (a tile that does not divide its
     loop, a split reduction, a wrong number of sizes) is an error that names
     the kernel's key and the problem. A schedule file entry whose key
@@ -164,7 +168,12 @@ def LinformerCPUSelectSchedulesPass
     Option<"shortLength", "short-length", "int64_t", /*default=*/"0",
            "Tokens of the short run a kernel whose rows the length rule "
            "cuts is planned for, one workgroup a core at least (0: 1/16 of "
-           "its rows; linformer-compile --lengths-hint: the shortest)">
+           "its rows; linformer-compile --lengths-hint: the shortest)">,
+    Option<"prepackWeights", "prepack-weights", "bool", /*default=*/"false",
+           "The pipeline packs streamed weights once per session "
+           "(linformer-cpu-prepack-weights): the cost model plans a "
+           "contraction that streams a weight for contiguous panels and "
+           "its whole reduction at once">
   ];
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }
@@ -215,17 +224,27 @@ def LinformerCPUPrepackWeightsPass
     see linformer-cpu-tile-for-vectors) is a `[K, N]` argument of the
     function (a weight) read `(k, n)`, with `N` a multiple of the schedule's
     `register` columns `nr` (and every workgroup's columns starting at a
-    multiple of `nr`), reads that weight through panels made once per run:
-    a new kernel root at the top of the function (a plain `linalg.generic`
-    copy, with the cost model's schedule) writes `P[j, k, c] = W[k, j nr + c]`
+    multiple of `nr`), reads that weight through panels made once: a new
+    kernel root at the top of the function (a plain `linalg.generic` copy,
+    with the cost model's schedule) writes `P[j, k, c] = W[k, j nr + c]`
     (`[N / nr, K, nr]`: panel `j` is `K` rows of `nr` contiguous elements),
     and the contraction's operand becomes `linalg.unpack` of `P`
     (`outer_dims_perm = [1, 0]`, `inner_dims_pos = [1]`, `inner_tiles =
     [nr]`), which is `W` again. Workgroup tiling fuses the unpack into each
     workgroup; register tiling then slices each register tile's panel block
     straight out of `P` instead of copying it (GotoBLAS's packed B, packed
-    once per run instead of once per workgroup). Weights shared by several
+    once instead of once per workgroup). Weights shared by several
     contractions with the same `nr` are packed once.
+
+    When `W` is a weight (the entry marks its sequence inputs and not `W`),
+    the packing root is marked `linformer.initializer`: its kernel becomes
+    an initializer of the dispatch plan, which the runtime runs once when a
+    session is created, and `P` a constant of the session. Otherwise (every
+    argument an input) it runs at the start of every run.
+
+    The packing kernel's schedule is the cost model's, or the record of
+    `schedule-file` with its key: such records say `source = "...,
+    panels"`, and linformer-cpu-select-schedules leaves them to this pass.
 
     ```mlir
     // Before: Y = X W, W : tensor<512x2048xf32>, schedule register = [13, 32], pack
@@ -239,6 +258,11 @@ def LinformerCPUPrepackWeightsPass
     %y = linalg.generic ... ins(%x, %u ...) {linformer.root, ...}
     ```
   }];
+  let options = [
+    Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"",
+           "JSON schedule file whose records override the cost model for "
+           "the packing kernels">
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }

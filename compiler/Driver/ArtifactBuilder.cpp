@@ -151,6 +151,15 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
     k.scheduleJson = plan.scheduleJson[i];
     if (StringAttr generator = launch.getGenerator())
       k.generator = generator.str();
+    // What an initializer writes (panels of a weight) is made once per
+    // session and kept: a constant ("const0", ...), not an intermediate of
+    // every run ("tmp0", ...; numbered apart, so that a plan without
+    // initializers names its buffers as before).
+    k.initializer = launch.getInitializer();
+    for (int64_t id : k.initializer ? launch.getWrites() : ArrayRef<int64_t>{})
+      if (size_t(id) < manifest.buffers.size() &&
+          manifest.buffers[size_t(id)].kind == lf::BufferKind::Intermediate)
+        manifest.buffers[size_t(id)].kind = lf::BufferKind::Constant;
     // The length rule (the code follows it: K_abi). The runtime evaluates
     // it with the model's lengths input.
     if (TokenRowsAttr rows = launch.getRows()) {
@@ -167,6 +176,13 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
       k.rowsTile = rows.getTile();
     }
     manifest.kernels.push_back(k);
+  }
+  int64_t temporaries = 0, constants = 0;
+  for (lf::ManifestBuffer &b : manifest.buffers) {
+    if (b.kind == lf::BufferKind::Intermediate)
+      b.name = "tmp" + std::to_string(temporaries++);
+    else if (b.kind == lf::BufferKind::Constant)
+      b.name = "const" + std::to_string(constants++);
   }
   // The object first: the manifest records its hash.
   std::string so;

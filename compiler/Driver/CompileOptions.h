@@ -78,11 +78,12 @@ struct CompileOptions {
   /// runtime binds packed and shorter tensors in place; false: padded
   /// ([b, n, ...]: sequence s at row s * n). Never with Halide kernels.
   bool packedSequences = true;
-  /// Contractions whose schedules pack a streamed weight read it from panels
-  /// one kernel makes per run (linformer-cpu-prepack-weights), instead of
-  /// every workgroup copying its own. Off by default: it is a run's work
-  /// whatever its length, and not yet hoisted to the session.
-  bool prepackWeights = false;
+  /// Contractions that stream a weight read it from panels that an
+  /// initializer kernel makes once per session (linformer-cpu-prepack-
+  /// weights; the cost model plans for them), instead of every workgroup
+  /// copying its own in every run. Never with --backend=best (a Halide plan
+  /// has no initializers to mix with).
+  bool prepackWeights = true;
   /// A schedule file whose records replace the cost model's.
   std::string scheduleFile;
   /// "ROUND:INDEX": every kernel takes that --autotune candidate instead of

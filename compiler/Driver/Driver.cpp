@@ -304,7 +304,8 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   // Packed sequence buffers, which the runtime binds in place; a Halide
   // kernel (--backend=best) would index them padded.
   pipeline.packedSequences = options.packedSequences && !mixable;
-  pipeline.prepackWeights = options.prepackWeights;
+  // A Halide plan has no packing kernels to mix with (--backend=best).
+  pipeline.prepackWeights = options.prepackWeights && !mixable;
   // The cost model plans for the shortest hinted run.
   if (!options.lengthsHint.empty())
     pipeline.shortLength = *std::min_element(options.lengthsHint.begin(),

@@ -118,6 +118,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   selectOptions.reductionTile = options.reductionTile;
   selectOptions.candidate = options.candidate;
   selectOptions.shortLength = options.shortLength;
+  selectOptions.prepackWeights = options.prepackWeights && !options.halide;
   pm.addPass(createLinformerCPUSelectSchedulesPass(selectOptions));
   // Split-K is part of a schedule, applied before tiling: its parts are the
   // kernels that get tiled.
@@ -132,8 +133,11 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   OpPassManager &funcPm = pm.nest<func::FuncOp>();
   // A packed weight is packed once, by a kernel of its own, before the
   // kernels that read it are tiled.
-  if (options.prepackWeights)
-    funcPm.addPass(createLinformerCPUPrepackWeightsPass());
+  if (options.prepackWeights) {
+    LinformerCPUPrepackWeightsPassOptions prepackOptions;
+    prepackOptions.scheduleFile = options.scheduleFile;
+    funcPm.addPass(createLinformerCPUPrepackWeightsPass(prepackOptions));
+  }
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
   // runs before any other tiling.
   LinformerCPUTileAndFusePassOptions tileOptions;

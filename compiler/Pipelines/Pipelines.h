@@ -81,11 +81,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(false)};
   PassOptions::Option<bool> prepackWeights{
       *this, "prepack-weights",
-      llvm::cl::desc("A contraction whose schedule packs a streamed weight "
-                     "reads it from panels a kernel of their own makes once "
-                     "per run, instead of every workgroup copying its own "
-                     "(linformer-cpu-prepack-weights)"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("A contraction that streams a weight reads it from "
+                     "panels an initializer kernel makes once per session "
+                     "(the cost model plans for them: packed, the whole "
+                     "reduction at once), instead of every workgroup "
+                     "copying its own in every run (linformer-cpu-prepack-"
+                     "weights)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> toLLVM{
       *this, "to-llvm",
       llvm::cl::desc("Lower to the LLVM dialect (off: stop after "

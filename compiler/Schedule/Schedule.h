@@ -74,6 +74,10 @@ struct KernelShape {
   /// the loop over its sequences, whose lengths differ, so that each takes
   /// a share of the cores; -1 = none.
   int boundedBatchLoop = -1;
+  /// Contractions: the streamed operand is a `[K, N]` weight that the
+  /// pipeline packs once per session when the schedule packs it
+  /// (linformer-cpu-prepack-weights): its panels cost a run nothing.
+  bool streamedWeight = false;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.

@@ -191,6 +191,9 @@ std::string mlir::linformer::shapeKey(Operation *root,
     os << core.getKey().getType() << core.getValue().getType()
        << (core.getKeyMask() ? "masked" : "");
   }
+  // A weight packed once per session is a different kernel to schedule.
+  if (shape.streamedWeight)
+    os << "streamed-weight;";
   // The core's destination is left out: the ranges and q's type fix it.
   auto core = dyn_cast<AttentionCoreOp>(root);
   for (OpOperand &operand : root->getOpOperands())
@@ -240,6 +243,7 @@ bool mlir::linformer::kernelRecord(KernelShapeAttr info,
     shape.nLoop = info.getNLoop();
   if (DenseI32ArrayAttr c = info.getColumnLoops())
     shape.columnLoops.assign(c.asArrayRef().begin(), c.asArrayRef().end());
+  shape.streamedWeight = info.getStreamedWeight();
   out.estimate = sched::estimate(target, shape, out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;
@@ -267,7 +271,7 @@ void mlir::linformer::attachSchedule(Operation *root,
       shape.columnLoops.empty() ? DenseI32ArrayAttr()
                                 : b.getDenseI32ArrayAttr(shape.columnLoops),
       chosen != model ? toAttr(ctx, model) : CPUScheduleAttr(), splitOf,
-      splitSchedule);
+      splitSchedule, shape.streamedWeight);
   root->setAttr(kKernelInfoAttrName, info);
   root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
 }
@@ -288,6 +292,10 @@ LogicalResult mlir::linformer::readScheduleFile(
   for (sched::ScheduleRecord &r : file.kernels)
     out[r.key] = r;
   return success();
+}
+
+bool mlir::linformer::isPanelsRecord(const sched::ScheduleRecord &r) {
+  return StringRef(r.source).ends_with(", panels");
 }
 
 bool mlir::linformer::isSplitPartRecord(const sched::ScheduleRecord &r) {

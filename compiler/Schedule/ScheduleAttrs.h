@@ -85,6 +85,10 @@ checkScheduleFits(Operation *root,
 /// (its source says ", split N"): a kernel that
 /// --linformer-cpu-split-reductions makes, so that pass applies it.
 bool isSplitPartRecord(const ::linformer::schedule::ScheduleRecord &r);
+/// Whether `r` is the record of a kernel that packs a weight into panels
+/// (source "..., panels"), which linformer-cpu-prepack-weights makes and
+/// applies.
+bool isPanelsRecord(const ::linformer::schedule::ScheduleRecord &r);
 
 /// The record (key, kind, loops, flops, schedule, estimate) of a kernel
 /// from its `linformer.kernel` info and `linformer.schedule`; false if

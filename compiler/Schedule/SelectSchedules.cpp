@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Codegen/Common/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
@@ -105,6 +106,10 @@ struct SelectSchedulesPass
           bound && markedLengthsArgument(root) && bound.getBatch() >= 0 &&
           bound.getBatch() < int64_t(shape->ranges.size()))
         shape->boundedBatchLoop = static_cast<int>(bound.getBatch());
+      // Weights packed once per session: the cost model plans for panels.
+      if (auto op = dyn_cast<linalg::LinalgOp>(root);
+          prepackWeights && op && streamedWeight(op))
+        shape->streamedWeight = true;
       std::string key = shapeKey(root, *shape);
       sched::CPUKernelSchedule model = sched::chooseSchedule(target, *shape);
       sched::CPUKernelSchedule chosen = model;
@@ -145,9 +150,11 @@ struct SelectSchedulesPass
         return signalPassFailure();
       attachSchedule(root, *shape, key, chosen, model, source);
     }
-    // Parts of split reductions do not exist yet: the split applies them.
+    // Parts of split reductions do not exist yet: the split applies them;
+    // nor do the kernels that pack weights (linformer-cpu-prepack-weights).
     for (auto &[key, record] : overrides)
-      if (!used.count(key) && !isSplitPartRecord(record))
+      if (!used.count(key) && !isSplitPartRecord(record) &&
+          !isPanelsRecord(record))
         emitWarning(module.getLoc()) << "schedule file entry '" << key
                                      << "' matches no kernel of this module";
   }

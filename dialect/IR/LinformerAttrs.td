@@ -275,6 +275,8 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
     A part of a split reduction also carries the kernel it was split from
     (`split_of`, that kernel's facts, and `split_schedule`, its schedule
     with the split), so that --print-schedule can write the split itself.
+    `streamed_weight`: a contraction whose streamed operand is a weight that
+    the pipeline packs once per session (`--prepack-weights`).
 
     ```mlir
     linformer.kernel = #linformer.kernel_shape<key = "contraction/pppRp/...",
@@ -297,7 +299,8 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
     OptionalParameter<"DenseI32ArrayAttr">:$column_loops,
     OptionalParameter<"CPUScheduleAttr">:$model_schedule,
     OptionalParameter<"KernelShapeAttr">:$split_of,
-    OptionalParameter<"CPUScheduleAttr">:$split_schedule);
+    OptionalParameter<"CPUScheduleAttr">:$split_schedule,
+    DefaultValuedParameter<"bool", "false">:$streamed_weight);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }
@@ -414,7 +417,10 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     asks of it; `rows`, the length rule of a kernel whose workgroups are
     tiles of tokens (`#linformer.token_rows`); `max_length = [lo, hi]`, a
     kernel of one length variant, launched only in runs whose longest
-    sequence has more than `lo` and at most `hi` tokens.
+    sequence has more than `lo` and at most `hi` tokens; `initializer`, a
+    kernel that reads only weights (and what other initializers wrote) and
+    that the runtime runs once, when a session is created, instead of in
+    every run: the buffers it writes are the session's constants.
 
     ```mlir
     #linformer.kernel<"layer_kernel_0", workgroups = 16, buffers = [0, 1, 5],
@@ -437,7 +443,9 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     DefaultValuedParameter<"int64_t", "1">:$blocksPerSm,
     OptionalParameter<"TokenRowsAttr", "the length rule">:$rows,
     OptionalArrayRefParameter<"int64_t",
-        "[lo, hi]: launched when lo < the longest length <= hi">:$maxLength);
+        "[lo, hi]: launched when lo < the longest length <= hi">:$maxLength,
+    DefaultValuedParameter<"bool", "false",
+        "run once per session, before any run">:$initializer);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

@@ -44,6 +44,9 @@ def Linformer_Dialect : Dialect {
     // A kernel root's schedule and the shape facts it was chosen from.
     "::mlir::linformer::CPUScheduleAttr":$schedule,
     "::mlir::linformer::KernelShapeAttr":$kernel,
+    // A kernel root (then its workgroup loop) that reads only weights: the
+    // runtime runs its kernel once per session (an initializer).
+    "::mlir::UnitAttr":$initializer,
     // Workgroup tile sizes forced on a root (pipeline knobs, tests).
     "::mlir::DenseI64ArrayAttr":$tile_sizes,
     // A reduction over tokens that stops at the sequence's length.

@@ -64,6 +64,7 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a #linformer.cpu_schedule"},
     {D::KernelAttrHelper::getNameStr(), isA<KernelShapeAttr>,
      "a #linformer.kernel_shape"},
+    {D::InitializerAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::TileSizesAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
     {D::TokenBoundAttrHelper::getNameStr(), isA<TokenBoundAttr>,
@@ -433,6 +434,8 @@ void KernelLaunchAttr::print(AsmPrinter &p) const {
     p << ", max_length = ";
     printInts(p, getMaxLength());
   }
+  if (getInitializer())
+    p << ", initializer";
   p << '>';
 }
 
@@ -447,12 +450,19 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   KernelShapeAttr shape;
   TokenRowsAttr rows;
   StringAttr generator;
+  bool initializer = false;
   if (parser.parseLess() || parser.parseString(&name))
     return {};
   while (succeeded(parser.parseOptionalComma())) {
     StringRef field;
     llvm::SMLoc loc = parser.getCurrentLocation();
-    if (parser.parseKeyword(&field) || parser.parseEqual())
+    if (parser.parseKeyword(&field))
+      return {};
+    if (field == "initializer") {
+      initializer = true;
+      continue;
+    }
+    if (parser.parseEqual())
       return {};
     ParseResult r = success();
     if (field == "workgroups") {
@@ -482,11 +492,11 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
     } else if (field == "max_length") {
       r = parseInts(parser, maxLength);
     } else {
-      parser.emitError(loc) << "a kernel of a dispatch plan has no field '"
-                            << field
-                            << "' (workgroups, buffers, writes, generator, "
-                               "grid, block, shared, blocks_per_sm, "
-                               "schedule, shape, rows, max_length)";
+      parser.emitError(loc)
+          << "a kernel of a dispatch plan has no field '" << field
+          << "' (workgroups, buffers, writes, generator, "
+             "grid, block, shared, blocks_per_sm, "
+             "schedule, shape, rows, max_length, initializer)";
       return {};
     }
     if (failed(r))
@@ -500,9 +510,9 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
     return {};
   }
   return parser.getChecked<KernelLaunchAttr>(
-      ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes,
-      schedule, shape, generator, grid, block, shared, blocksPerSm, rows,
-      maxLength);
+      ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes, schedule,
+      shape, generator, grid, block, shared, blocksPerSm, rows, maxLength,
+      initializer);
 }
 
 LogicalResult KernelLaunchAttr::verify(
@@ -510,7 +520,7 @@ LogicalResult KernelLaunchAttr::verify(
     int64_t workgroups, ArrayRef<int64_t> buffers, ArrayRef<int64_t> writes,
     CPUScheduleAttr, KernelShapeAttr, StringAttr, ArrayRef<int64_t> grid,
     ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm,
-    TokenRowsAttr rows, ArrayRef<int64_t> maxLength) {
+    TokenRowsAttr rows, ArrayRef<int64_t> maxLength, bool initializer) {
   if (!name || name.getValue().empty())
     return emitError() << "a kernel of a dispatch plan needs a name";
   if (workgroups < 1)
@@ -559,6 +569,11 @@ LogicalResult KernelLaunchAttr::verify(
     return emitError() << "kernel '" << name.getValue()
                        << "': max_length must be [lo, hi] with 0 <= lo < hi "
                           "(launched when lo < the longest length <= hi)";
+  if (initializer && (rows || !maxLength.empty() || !grid.empty()))
+    return emitError() << "kernel '" << name.getValue()
+                       << "': an initializer runs once per session on the "
+                          "cpu, for no run's lengths; it takes no length "
+                          "rule, length variant or CUDA launch";
   return success();
 }
 
@@ -618,7 +633,8 @@ TokenBoundAttr::renumbered(function_ref<int64_t(int64_t)> position) const {
 KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const {
   return get(getContext(), getName(), getWorkgroups(), buffers, getWrites(),
              getSchedule(), getShape(), getGenerator(), getGrid(), getBlock(),
-             getShared(), getBlocksPerSm(), getRows(), getMaxLength());
+             getShared(), getBlocksPerSm(), getRows(), getMaxLength(),
+             getInitializer());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
@@ -626,9 +642,9 @@ KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
   // The CPU schedule chose the kernel's boundaries, not its code.
   return get(getContext(), getName(), workgroups, getBuffers(), writes,
              CPUScheduleAttr(), getShape(),
-             StringAttr::get(getContext(), "halide"),
-             getGrid(), getBlock(), getShared(), getBlocksPerSm(),
-             /*rows=*/TokenRowsAttr(), /*maxLength=*/{});
+             StringAttr::get(getContext(), "halide"), getGrid(), getBlock(),
+             getShared(), getBlocksPerSm(),
+             /*rows=*/TokenRowsAttr(), /*maxLength=*/{}, getInitializer());
 }
 
 int64_t KernelLaunchAttr::threads() const {
@@ -707,7 +723,8 @@ LogicalResult KernelShapeAttr::verify(
     StringAttr kind, DenseI64ArrayAttr loops, StringAttr iterators,
     DenseI32ArrayAttr outputDims, int64_t flops, StringAttr source,
     int64_t coreK, int64_t mLoop, int64_t nLoop, DenseI32ArrayAttr columnLoops,
-    CPUScheduleAttr, KernelShapeAttr splitOf, CPUScheduleAttr splitSchedule) {
+    CPUScheduleAttr, KernelShapeAttr splitOf, CPUScheduleAttr splitSchedule,
+    bool) {
   if (!key || key.getValue().empty())
     return emitError() << "a kernel shape needs its key";
   if (!llvm::is_contained(ArrayRef<StringRef>{"contraction", "attention_core",

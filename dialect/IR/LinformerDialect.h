@@ -48,6 +48,13 @@ constexpr llvm::StringLiteral kScheduleAttrName =
 constexpr llvm::StringLiteral kKernelInfoAttrName =
     LinformerDialect::KernelAttrHelper::getNameStr();
 
+/// A kernel root, then its workgroup loop, whose kernel reads only weights
+/// and what other initializers wrote: the runtime runs it once per session
+/// (`initializer` in the dispatch plan), and what it writes are the
+/// session's constants.
+constexpr llvm::StringLiteral kInitializerAttrName =
+    LinformerDialect::InitializerAttrHelper::getNameStr();
+
 /// Per-root workgroup tile sizes chosen by the schedule (one per loop, 0 =
 /// whole dimension).
 constexpr llvm::StringLiteral kTileSizesAttrName =

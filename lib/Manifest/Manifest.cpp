@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 
@@ -27,7 +28,8 @@ static constexpr EnumName<BufferKind> kBufferKindNames[] = {
     {BufferKind::Input, "input"},
     {BufferKind::Weight, "weight"},
     {BufferKind::Output, "output"},
-    {BufferKind::Intermediate, "intermediate"}};
+    {BufferKind::Intermediate, "intermediate"},
+    {BufferKind::Constant, "constant"}};
 
 static constexpr EnumName<BufferRole> kBufferRoleNames[] = {
     {BufferRole::None, ""},
@@ -43,7 +45,7 @@ const char *bufferRoleName(BufferRole role) {
 }
 
 uint64_t ManifestBuffer::byteSize() const {
-  if (kind == BufferKind::Intermediate)
+  if (sizedInBytes())
     return bytes;
   int64_t n = shapeByteSize(shape, dtype);
   return n < 0 ? 0 : uint64_t(n);
@@ -163,13 +165,12 @@ Manifest parseJson(const json &root) {
     fail("'format' is \"" + format + "\", expected \"" + kManifestFormat +
          "\"");
   int64_t version = getInt(root, "format_version", "");
-  if (version != kManifestFormatVersion &&
-      version != kManifestFormatVersionVariants &&
-      version != kManifestFormatVersionPacked)
+  if (version < kManifestFormatVersion ||
+      version > kManifestFormatVersionInitializers)
     throw ParseError{"manifest: format_version " + std::to_string(version) +
                      " is not supported (this runtime reads " +
                      std::to_string(kManifestFormatVersion) + " to " +
-                     std::to_string(kManifestFormatVersionPacked) + ")"};
+                     std::to_string(kManifestFormatVersionInitializers) + ")"};
   m.formatVersion = int(version);
   m.compilerVersion = getString(root, "compiler_version", "");
 
@@ -195,8 +196,9 @@ Manifest parseJson(const json &root) {
     std::string kind = getString(b, "kind", where);
     if (!parseEnum(kBufferKindNames, kind, buf.kind))
       fail(where + "unknown kind \"" + kind +
-           "\" (expected input, weight, output or intermediate)");
-    if (buf.kind == BufferKind::Intermediate) {
+           "\" (expected input, weight, output, intermediate or "
+           "constant)");
+    if (buf.sizedInBytes()) {
       int64_t bytes = getInt(b, "bytes", where);
       if (bytes < 0)
         fail(where + "'bytes' is negative");
@@ -211,7 +213,7 @@ Manifest parseJson(const json &root) {
     std::string role = getOptionalString(b, "role", where);
     if (!parseEnum(kBufferRoleNames, role, buf.role))
       fail(where + "unknown role \"" + role + "\" (expected lengths or mask)");
-    if (buf.kind != BufferKind::Intermediate)
+    if (!buf.sizedInBytes())
       buf.bytes = buf.byteSize();
     m.buffers.push_back(std::move(buf));
   }
@@ -253,6 +255,11 @@ Manifest parseJson(const json &root) {
     }
     if (k.contains("max_length"))
       kernel.maxLength = getIntArray(k, "max_length", where);
+    if (k.contains("initializer")) {
+      if (!k.at("initializer").is_boolean())
+        fail(where + "'initializer' must be true or false");
+      kernel.initializer = k.at("initializer").get<bool>();
+    }
     m.kernels.push_back(std::move(kernel));
   }
   if (root.contains("code_sha256")) {
@@ -308,6 +315,9 @@ static std::string checkLaunch(const ManifestKernel &k) {
 }
 
 int formatVersionFor(const Manifest &m) {
+  for (const ManifestKernel &k : m.kernels)
+    if (k.initializer)
+      return kManifestFormatVersionInitializers;
   if (m.packedSequences)
     return kManifestFormatVersionPacked;
   for (const ManifestKernel &k : m.kernels)
@@ -318,22 +328,45 @@ int formatVersionFor(const Manifest &m) {
 
 std::string validateManifest(const Manifest &m) {
   auto err = [](std::string s) { return "manifest: " + s; };
-  if (m.formatVersion != kManifestFormatVersion &&
-      m.formatVersion != kManifestFormatVersionVariants &&
-      m.formatVersion != kManifestFormatVersionPacked)
+  if (m.formatVersion < kManifestFormatVersion ||
+      m.formatVersion > kManifestFormatVersionInitializers)
     return err("format_version " + std::to_string(m.formatVersion) +
                " is not supported (this runtime reads " +
                std::to_string(kManifestFormatVersion) + " to " +
-               std::to_string(kManifestFormatVersionPacked) + ")");
-  if (m.packedSequences != (m.formatVersion == kManifestFormatVersionPacked))
-    return err(m.packedSequences
-                   ? "sequence_layout \"packed\" needs format_version " +
-                         std::to_string(kManifestFormatVersionPacked) +
-                         ": an older runtime would bind padded tensors"
-                   : "format_version " +
-                         std::to_string(kManifestFormatVersionPacked) +
-                         " is for sequence_layout \"packed\", which this "
-                         "manifest does not have");
+               std::to_string(kManifestFormatVersionInitializers) + ")");
+  // A feature that needs version `v` (which only manifests with it say):
+  // the message for a manifest that has it (`needs`: "X needs") without a
+  // version that reads it, or says `v` without it.
+  auto versionRule = [&](bool has, bool versionOk, int v,
+                         const std::string &needs, const std::string &older,
+                         const std::string &without) -> std::string {
+    if (versionOk)
+      return "";
+    return has ? needs + " format_version " + std::to_string(v) +
+                     ": an older runtime would " + older
+               : "format_version " + std::to_string(v) + " is for " + without;
+  };
+  bool initializers =
+      std::any_of(m.kernels.begin(), m.kernels.end(),
+                  [](const ManifestKernel &k) { return k.initializer; });
+  for (const std::string &why :
+       {versionRule(m.packedSequences,
+                    m.packedSequences
+                        ? m.formatVersion >= kManifestFormatVersionPacked
+                        : m.formatVersion != kManifestFormatVersionPacked,
+                    kManifestFormatVersionPacked,
+                    "sequence_layout \"packed\" needs", "bind padded tensors",
+                    "sequence_layout \"packed\", which this manifest does "
+                    "not have"),
+        versionRule(initializers,
+                    initializers ==
+                        (m.formatVersion == kManifestFormatVersionInitializers),
+                    kManifestFormatVersionInitializers,
+                    "initializer kernels need", "not run them",
+                    "manifests with initializer kernels, and this one has "
+                    "none")})
+    if (!why.empty())
+      return err(why);
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
     return err("unknown target kind \"" + m.target.kind +
                "\" (expected cpu or cuda)");
@@ -350,9 +383,17 @@ std::string validateManifest(const Manifest &m) {
       return err(where + "the name is empty");
     if (!names.insert(b.name).second)
       return err(where + "the name is used by an earlier buffer");
-    if (b.kind == BufferKind::Intermediate) {
+    if (b.sizedInBytes()) {
       if (b.bytes == 0)
-        return err(where + "an intermediate needs 'bytes' > 0");
+        return err(where +
+                   (b.kind == BufferKind::Constant ? "a constant"
+                                                   : "an intermediate") +
+                   " needs 'bytes' > 0");
+      if (b.kind == BufferKind::Constant && m.target.kind != "cpu")
+        return err(where +
+                   "constants are made by initializer kernels, "
+                   "which are cpu kernels, and the target is " +
+                   m.target.kind);
       if (b.bytes > uint64_t(kMaxTensorBytes))
         return err(where + "'bytes' " + std::to_string(b.bytes) +
                    " exceeds the limit of 2^62");
@@ -427,6 +468,26 @@ std::string validateManifest(const Manifest &m) {
     if (k.generator != "mlir" && k.generator != "halide")
       return err(where + "generator \"" + k.generator +
                  "\" is not mlir or halide");
+    if (k.initializer) {
+      if (m.target.kind != "cpu")
+        return err(where +
+                   "an initializer is a cpu kernel, and the target "
+                   "is " +
+                   m.target.kind);
+      if (k.hasRows() || !k.maxLength.empty())
+        return err(where + "an initializer runs once per session, for no "
+                           "run's lengths: it takes no length rule or "
+                           "length variant");
+      for (int64_t id : k.buffers) {
+        const ManifestBuffer &b = m.buffers[size_t(id)];
+        if (b.kind != BufferKind::Weight && b.kind != BufferKind::Constant)
+          return err(where +
+                     "an initializer binds weights and constants "
+                     "only, and buffer " +
+                     std::to_string(id) + " ('" + b.name + "') is an " +
+                     bufferKindName(b.kind));
+      }
+    }
     if (k.generator == "halide" && m.target.kind != "cpu")
       return err(where + "Halide kernels are cpu kernels, and the target is " +
                  m.target.kind);
@@ -482,6 +543,17 @@ std::string validateManifest(const Manifest &m) {
                          "and the target is " + m.target.kind);
     }
   }
+  // A constant no initializer binds would never be written.
+  for (size_t i = 0; i < m.buffers.size(); ++i)
+    if (m.buffers[i].kind == BufferKind::Constant &&
+        std::none_of(
+            m.kernels.begin(), m.kernels.end(), [&](const ManifestKernel &k) {
+              return k.initializer &&
+                     std::count(k.buffers.begin(), k.buffers.end(), int64_t(i));
+            }))
+      return err(bufferWhere(i, m.buffers[i].name) +
+                 "a constant that no initializer kernel binds: nothing "
+                 "would make it");
   if (!m.target.descriptionJson.empty() &&
       !isJsonObjectText(m.target.descriptionJson))
     return err("the target description is not a JSON object");
@@ -543,7 +615,7 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       json jb;
       jb["name"] = b.name;
       jb["kind"] = bufferKindName(b.kind);
-      if (b.kind == BufferKind::Intermediate) {
+      if (b.sizedInBytes()) {
         jb["bytes"] = b.bytes;
       } else {
         jb["dtype"] = dtypeName(b.dtype);
@@ -570,6 +642,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
                       {"tile", k.rowsTile}};
       if (!k.maxLength.empty())
         jk["max_length"] = k.maxLength;
+      if (k.initializer)
+        jk["initializer"] = true;
       if (m.target.kind == "cuda") {
         jk["grid"] = k.grid;
         jk["block"] = k.block;

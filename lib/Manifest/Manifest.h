@@ -67,6 +67,11 @@ inline constexpr int kManifestFormatVersionVariants = 3;
 /// would hand them padded tensors, so such a manifest says 4, and only
 /// such a manifest does.
 inline constexpr int kManifestFormatVersionPacked = 4;
+/// The version of a manifest with initializers (kernels run once per
+/// session, writing `constant` buffers): a runtime that reads 2 to 4 only
+/// would refuse the buffer kind, so such a manifest says 5, and only such
+/// a manifest does.
+inline constexpr int kManifestFormatVersionInitializers = 5;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
 /// The code sections of a cuda artifact: the kernels' PTX (always) and,
 /// when the compiler found ptxas, their cubin for the target's SM.
@@ -77,8 +82,12 @@ inline constexpr const char *kCudaManifestSection = "manifest.cuda";
 /// "cuda.sm_90.cubin" for target cpu "sm_90".
 std::string cudaCubinSection(const std::string &sm);
 
-enum class BufferKind { Input, Weight, Output, Intermediate };
-/// "input", "weight", "output", "intermediate".
+/// Constant: what initializer kernels make from the weights when a session
+/// is created (packed panels of a weight), kept for the session's life and
+/// only read by the kernels of a run. Like an intermediate, its size is
+/// only `bytes`.
+enum class BufferKind { Input, Weight, Output, Intermediate, Constant };
+/// "input", "weight", "output", "intermediate", "constant".
 const char *bufferKindName(BufferKind kind);
 
 /// What the runtime fills an input with on the caller's behalf.
@@ -91,17 +100,21 @@ const char *bufferRoleName(BufferRole role);
 struct ManifestBuffer {
   std::string name;
   BufferKind kind = BufferKind::Input;
-  /// dtype and shape are meaningful for every kind but intermediate, whose
-  /// size is only `bytes`.
+  /// dtype and shape are meaningful for every kind but intermediate and
+  /// constant, whose size is only `bytes`.
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   BufferRole role = BufferRole::None;
-  /// Intermediates: the size the compiler planned. Others: ignored on
-  /// write, and filled with the dtype/shape size on parse.
+  /// Intermediates and constants: the size the compiler planned. Others:
+  /// ignored on write, and filled with the dtype/shape size on parse.
   uint64_t bytes = 0;
 
   /// Bytes the buffer occupies.
   uint64_t byteSize() const;
+  /// Whether only `bytes` describes it (an intermediate or a constant).
+  bool sizedInBytes() const {
+    return kind == BufferKind::Intermediate || kind == BufferKind::Constant;
+  }
 };
 
 struct ManifestKernel {
@@ -137,6 +150,10 @@ struct ManifestKernel {
   /// default, not written) or "halide" (docs/Rationale.md, "Halide"). The
   /// runtime calls both alike.
   std::string generator = "mlir";
+  /// An initializer (cpu kernels): run once when a session is created, in
+  /// manifest order with the other initializers, and never in a run. It
+  /// binds weights and constants only; the constants are what it writes.
+  bool initializer = false;
 };
 
 struct ManifestTarget {
@@ -178,8 +195,8 @@ struct Manifest {
 FileError parseManifest(std::string_view text, Manifest &out);
 
 /// The format_version `m`'s contents need, the oldest that reads them
-/// right: 4 with packed sequence buffers, 3 with length variants (kernels
-/// with `max_length`), else 2.
+/// right: 5 with initializers, 4 with packed sequence buffers, 3 with
+/// length variants (kernels with `max_length`), else 2.
 int formatVersionFor(const Manifest &m);
 
 /// Checks the invariants parseManifest guarantees on a Manifest built in

@@ -72,6 +72,18 @@ FileError MappedFile::checkIntact() const {
   return {};
 }
 
+void MappedFile::release(const void *p, size_t bytes) const {
+  auto begin = reinterpret_cast<uintptr_t>(p);
+  auto base = reinterpret_cast<uintptr_t>(data_);
+  if (!mapping_ || begin < base || begin + bytes > base + size_)
+    return;
+  uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+  uintptr_t first = (begin + page - 1) / page * page;
+  uintptr_t last = (begin + bytes) / page * page;
+  if (first < last)
+    ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+}
+
 FileError MappedFile::open(const std::string &path, MappedFile &out) {
   out.reset();
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -65,6 +65,9 @@ public:
   /// For files opened with open(): whether the file still holds every mapped
   /// byte (see MappedFile::checkIntact).
   FileError checkIntact() const { return file_.checkIntact(); }
+  /// Lets resident pages of tensor data at [p, p + bytes) go (see
+  /// MappedFile::release); nothing for data not in the mapping.
+  void release(const void *p, size_t bytes) const { file_.release(p, bytes); }
   const std::map<std::string, std::string> &metadata() const {
     return metadata_;
   }

@@ -245,6 +245,9 @@ NB_MODULE(_runtime, m) {
           d["median_ms"] = p.median_ms;
           d["mean_ms"] = p.mean_ms;
           d["flops"] = p.flops;
+          int initializer = 0;
+          check(lf_session_kernel_initializer(s.handle.get(), i, &initializer));
+          d["initializer"] = initializer != 0;
           out.append(d);
         }
         return out;

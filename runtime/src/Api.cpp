@@ -287,6 +287,15 @@ lf_status lf_session_kernel_count(const lf_session *session,
   });
 }
 
+lf_status lf_session_kernel_initializer(const lf_session *session, size_t index,
+                                        int *out_initializer) {
+  return guard([&] {
+    requireArg(session, "session");
+    requireArg(out_initializer, "out_initializer");
+    *out_initializer = session->impl->kernelIsInitializer(index) ? 1 : 0;
+  });
+}
+
 lf_status lf_session_profile(lf_session *session, size_t index,
                              lf_kernel_profile *out_profile) {
   return guard([&] {

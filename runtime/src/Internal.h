@@ -134,6 +134,9 @@ public:
 
   int numThreads() const;
   size_t kernelCount() const;
+  /// Whether kernel `index` is an initializer (LF_INVALID_ARGUMENT when out
+  /// of range).
+  bool kernelIsInitializer(size_t index) const;
   /// Throws LF_INVALID_ARGUMENT without profiling or for a bad index.
   void profile(size_t index, lf_kernel_profile &out);
   void resetProfile();

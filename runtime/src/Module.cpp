@@ -330,6 +330,7 @@ void Module::checkGeometry() {
       ios_[LF_IO_WEIGHT].push_back(i);
       break;
     case BufferKind::Intermediate:
+    case BufferKind::Constant:
       break;
     }
     if (b.role == BufferRole::Lengths)

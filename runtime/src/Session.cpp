@@ -254,6 +254,8 @@ struct Session::Impl {
   std::mutex runMutex;
 
   std::unique_ptr<AlignedBuffer> arena;
+  /// The constants the initializers made (null without any).
+  std::unique_ptr<AlignedBuffer> constants;
   /// Per manifest buffer: the session's own slot (null for weights).
   std::vector<void *> owned;
   /// Per manifest buffer: the address kernels see in the current run.
@@ -326,7 +328,13 @@ struct Session::Impl {
   /// session's buffers and from those into the caller's outputs.
   int64_t copiedIn = 0, copiedOut = 0;
 
+  /// Allocates the session's buffers and runs the initializers.
   void plan();
+  /// Runs the initializer kernels (once, from plan()).
+  void initialize();
+  /// Runs kernel `k`: the workgroups of the real tokens of `lengths` where
+  /// it has a length rule, else all of them.
+  void runKernel(size_t k, const int32_t *lengths);
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
            size_t numOutputs, bool onDevice);
 };
@@ -338,18 +346,28 @@ void Session::Impl::plan() {
   for (const ManifestKernel &kernel : m.kernels)
     kernelsReadPadding |= kernel.generator == "halide";
   // validateManifest bounds this sum by 2^62: no wrap-around here.
-  size_t total = 0;
+  // The constants apart from the arena: nothing a run does (poisoning,
+  // zeroing) touches them.
+  size_t total = 0, constantTotal = 0;
   std::vector<size_t> offsets(m.buffers.size(), 0);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
-    if (m.buffers[i].kind == BufferKind::Weight)
+    BufferKind kind = m.buffers[i].kind;
+    if (kind == BufferKind::Weight)
       continue;
-    offsets[i] = total;
-    total += alignUp(size_t(m.buffers[i].byteSize()));
+    size_t &end = kind == BufferKind::Constant ? constantTotal : total;
+    offsets[i] = end;
+    end += alignUp(size_t(m.buffers[i].byteSize()));
   }
   arena = std::make_unique<AlignedBuffer>(total);
+  if (constantTotal)
+    constants = std::make_unique<AlignedBuffer>(constantTotal);
   owned.assign(m.buffers.size(), nullptr);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
+    if (b.kind == BufferKind::Constant) {
+      owned[i] = static_cast<uint8_t *>(constants->data) + offsets[i];
+      continue;
+    }
     if (b.kind != BufferKind::Weight) {
       owned[i] = static_cast<uint8_t *>(arena->data) + offsets[i];
       continue;
@@ -373,6 +391,82 @@ void Session::Impl::plan() {
   args.resize(m.kernels.size());
   for (size_t k = 0; k < m.kernels.size(); ++k)
     args[k].resize(m.kernels[k].buffers.size());
+  initialize();
+}
+
+void Session::Impl::initialize() {
+  const Manifest &m = module->manifest();
+  // The initializers read the weights from the mapping, as runs do.
+  if (FileError err = weights->file().checkIntact())
+    throwFileError(err);
+  bool any = false;
+  for (size_t k = 0; k < m.kernels.size(); ++k)
+    if (m.kernels[k].initializer) {
+      runKernel(k, nullptr);
+      any = true;
+    }
+  if (!any)
+    return;
+  // A weight that only initializers read (packed into a constant) is not
+  // read again: its mapped pages need not stay resident beside the copy.
+  std::vector<bool> readByRuns(m.buffers.size(), false);
+  for (const ManifestKernel &kernel : m.kernels)
+    if (!kernel.initializer)
+      for (int64_t id : kernel.buffers)
+        readByRuns[size_t(id)] = true;
+  for (size_t i = 0; i < m.buffers.size(); ++i)
+    if (m.buffers[i].kind == BufferKind::Weight && !readByRuns[i])
+      weights->file().release(owned[i], size_t(m.buffers[i].byteSize()));
+}
+
+void Session::Impl::runKernel(size_t k, const int32_t *lengths) {
+  const ManifestKernel &kernel = module->manifest().kernels[k];
+  std::vector<void *> &a = args[k];
+  for (size_t j = 0; j < kernel.buffers.size(); ++j)
+    a[j] = bound[size_t(kernel.buffers[j])];
+  DispatchFn fn = module->dispatch()[k];
+  void **argv = a.data();
+  auto start = profiling ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point();
+  if (!lengths || !kernel.hasRows() || allWorkgroups) {
+    if (profiling)
+      kernelRan[k] = kernel.workgroups;
+    pool.parallelFor(kernel.workgroups, [fn, argv](int64_t begin, int64_t end) {
+      fn(argv, begin, end);
+    });
+  } else {
+    // Only the workgroups that hold real tokens, as one index space over
+    // the ranges.
+    activeRanges(kernel, lengths, ranges);
+    rangeEnds.clear();
+    int64_t total = 0;
+    for (auto [b, e] : ranges)
+      rangeEnds.push_back(total += e - b);
+    if (profiling)
+      kernelRan[k] = total;
+    const auto *r = &ranges;
+    const auto *ends = &rangeEnds;
+    pool.parallelFor(total, [fn, argv, r, ends](int64_t begin, int64_t end) {
+      size_t i = size_t(std::upper_bound(ends->begin(), ends->end(), begin) -
+                        ends->begin());
+      while (begin < end) {
+        int64_t rangeStart = (*ends)[i] - ((*r)[i].second - (*r)[i].first);
+        int64_t stop = std::min(end, (*ends)[i]);
+        fn(argv, (*r)[i].first + (begin - rangeStart),
+           (*r)[i].first + (stop - rangeStart));
+        begin = stop;
+        ++i;
+      }
+    });
+  }
+  if (profiling) {
+    std::vector<double> &times = kernelMs[k];
+    if (times.size() == kMaxProfiledRuns)
+      times.erase(times.begin());
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+  }
 }
 
 void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
@@ -893,58 +987,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     for (size_t i = 0; i < m.buffers.size(); ++i)
       if (m.buffers[i].kind == BufferKind::Intermediate)
         std::memset(owned[i], 0xff, size_t(m.buffers[i].byteSize()));
-  // Kernels in manifest order; parallelFor returning is the barrier.
-  const std::vector<DispatchFn> &fns = mod.dispatch();
-  for (size_t k = 0; !cuda && k < m.kernels.size(); ++k) {
-    const ManifestKernel &kernel = m.kernels[k];
-    std::vector<void *> &a = args[k];
-    for (size_t j = 0; j < kernel.buffers.size(); ++j)
-      a[j] = bound[size_t(kernel.buffers[j])];
-    DispatchFn fn = fns[k];
-    void **argv = a.data();
-    auto start = profiling ? std::chrono::steady_clock::now()
-                           : std::chrono::steady_clock::time_point();
-    if (!lengths || !kernel.hasRows() || allWorkgroups) {
-      if (profiling)
-        kernelRan[k] = kernel.workgroups;
-      pool.parallelFor(kernel.workgroups,
-                       [fn, argv](int64_t begin, int64_t end) {
-                         fn(argv, begin, end);
-                       });
-    } else {
-      // Only the workgroups that hold real tokens, as one index space over
-      // the ranges.
-      activeRanges(kernel, lengths, ranges);
-      rangeEnds.clear();
-      int64_t total = 0;
-      for (auto [b, e] : ranges)
-        rangeEnds.push_back(total += e - b);
-      if (profiling)
-        kernelRan[k] = total;
-      const auto *r = &ranges;
-      const auto *ends = &rangeEnds;
-      pool.parallelFor(total, [fn, argv, r, ends](int64_t begin, int64_t end) {
-        size_t i = size_t(std::upper_bound(ends->begin(), ends->end(), begin) -
-                          ends->begin());
-        while (begin < end) {
-          int64_t rangeStart = (*ends)[i] - ((*r)[i].second - (*r)[i].first);
-          int64_t stop = std::min(end, (*ends)[i]);
-          fn(argv, (*r)[i].first + (begin - rangeStart),
-             (*r)[i].first + (stop - rangeStart));
-          begin = stop;
-          ++i;
-        }
-      });
-    }
-    if (profiling) {
-      std::vector<double> &times = kernelMs[k];
-      if (times.size() == kMaxProfiledRuns)
-        times.erase(times.begin());
-      times.push_back(std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
-    }
-  }
+  // Kernels in manifest order; parallelFor returning is the barrier. The
+  // initializers ran when the session was created.
+  for (size_t k = 0; !cuda && k < m.kernels.size(); ++k)
+    if (!m.kernels[k].initializer)
+      runKernel(k, lengths);
 
   // Copy the rest out: all rows, or the first L of each sequence. With
   // lengths, a sequence's rows past its length are padding, which the
@@ -1042,26 +1089,35 @@ size_t Session::kernelCount() const {
   return impl_->module->manifest().kernels.size();
 }
 
+/// The manifest's kernel `index`, or LF_INVALID_ARGUMENT.
+static const ManifestKernel &kernelAt(const Module &module, size_t index) {
+  const std::vector<ManifestKernel> &kernels = module.manifest().kernels;
+  if (index >= kernels.size())
+    throw Error(LF_INVALID_ARGUMENT,
+                "kernel index " + std::to_string(index) + " is out of range (" +
+                    std::to_string(kernels.size()) + " kernels)");
+  return kernels[index];
+}
+
+bool Session::kernelIsInitializer(size_t index) const {
+  return kernelAt(*impl_->module, index).initializer;
+}
+
 void Session::profile(size_t index, lf_kernel_profile &out) {
   std::lock_guard<std::mutex> lock(impl_->runMutex);
   if (!impl_->profiling)
     throw Error(LF_INVALID_ARGUMENT,
                 "the session was created without profiling (set "
                 "lf_session_options.profile)");
-  const std::vector<ManifestKernel> &kernels =
-      impl_->module->manifest().kernels;
-  if (index >= kernels.size())
-    throw Error(LF_INVALID_ARGUMENT,
-                "kernel index " + std::to_string(index) + " is out of range (" +
-                    std::to_string(kernels.size()) + " kernels)");
+  const ManifestKernel &kernel = kernelAt(*impl_->module, index);
   std::vector<double> times = impl_->kernelMs[index];
-  out.symbol = kernels[index].symbol.c_str();
+  out.symbol = kernel.symbol.c_str();
   out.key = impl_->kernelKeys[index].c_str();
-  out.workgroups = kernels[index].workgroups;
+  out.workgroups = kernel.workgroups;
   out.runs = int64_t(times.size());
   // A kernel whose length rule skipped workgroups did that share of them.
   out.flops = impl_->kernelFlops[index] * double(impl_->kernelRan[index]) /
-              double(std::max<int64_t>(1, kernels[index].workgroups));
+              double(std::max<int64_t>(1, kernel.workgroups));
   out.min_ms = out.median_ms = out.mean_ms = 0;
   if (times.empty())
     return;
@@ -1082,8 +1138,12 @@ void Session::copiedBytes(int64_t &in, int64_t &out) {
 
 void Session::resetProfile() {
   std::lock_guard<std::mutex> lock(impl_->runMutex);
-  for (std::vector<double> &times : impl_->kernelMs)
-    times.clear();
+  // An initializer's one run (at creation) stays: it has no other.
+  const std::vector<ManifestKernel> &kernels =
+      impl_->module->manifest().kernels;
+  for (size_t k = 0; k < kernels.size(); ++k)
+    if (!kernels[k].initializer)
+      impl_->kernelMs[k].clear();
 }
 
 void Session::run(const lf_tensor *inputs, size_t numInputs,

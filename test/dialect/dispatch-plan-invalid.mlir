@@ -100,3 +100,17 @@ func.func @rows_order() attributes {linformer.dispatch_plan = #linformer.dispatc
 func.func @rows_tile() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0], rows = #linformer.token_rows<grid = [1, 8, 4], batch = 0, row = 2, tile = 0>>], intermediates = []>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{kernel 'k': an initializer runs once per session on the cpu, for no run's lengths; it takes no length rule, length variant or CUDA launch}}
+func.func @initializer_rows() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0], initializer, rows = #linformer.token_rows<grid = [1, 8, 4], batch = 0, row = 2, tile = 32>>], intermediates = []>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'linformer.initializer' must be a unit attribute, not 1 : i64}}
+func.func @initializer_attr() attributes {linformer.initializer = 1} {
+  return
+}

@@ -52,3 +52,26 @@ func.func @rows(%x: memref<16xf32>)
       intermediates = []>} {
   return
 }
+
+// -----
+
+// An initializer (run once per session, writing a constant) and the
+// kernel_shape fact of a contraction that streams such a weight.
+// CHECK-LABEL: func.func @initializer
+// CHECK-SAME: #linformer.kernel<"init_kernel_0", workgroups = 4, buffers = [1, 3], writes = [3], initializer>
+// CHECK-SAME: streamed_weight = true
+func.func @initializer(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [
+        #linformer.kernel<"init_kernel_0", workgroups = 4, buffers = [1, 3],
+          writes = [3], initializer>,
+        #linformer.kernel<"init_kernel_1", workgroups = 1, buffers = [0, 3, 2],
+          writes = [2],
+          shape = #linformer.kernel_shape<key = "contraction/x",
+                    kind = "contraction", loops = [16, 8],
+                    iterators = "pR", output_dims = [0],
+                    flops = 256, source = "cost-model", n_loop = 0,
+                    streamed_weight = true>>],
+      intermediates = [64]>} {
+  return
+}

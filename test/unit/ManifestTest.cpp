@@ -122,14 +122,14 @@ TEST(Manifest, InvalidJson) {
 
 TEST(Manifest, NewerVersionIsAVersionError) {
   json j = json::parse(kValid);
-  j["format_version"] = 5;
+  j["format_version"] = 6;
   j.erase("buffers"); // a newer schema may lack anything; version wins
   Manifest m;
   FileError err = parseManifest(j.dump(), m);
   EXPECT_EQ(err.kind, ErrorKind::Version);
   EXPECT_EQ(err.message,
-            "manifest: format_version 5 is not supported (this runtime reads "
-            "2 to 4)");
+            "manifest: format_version 6 is not supported (this runtime reads "
+            "2 to 5)");
   // Version 1 predates code hashes and kernel records: also refused.
   j["format_version"] = 1;
   err = parseManifest(j.dump(), m);
@@ -455,7 +455,7 @@ TEST(Manifest, PackedSequences) {
 }
 
 // The version a manifest's contents need: 2, 3 with a length variant, 4
-// when packed (with or without variants).
+// when packed (with or without variants), 5 with initializers.
 TEST(Manifest, FormatVersionFor) {
   Manifest m = cudaManifest();
   EXPECT_EQ(formatVersionFor(m), kManifestFormatVersion);
@@ -465,6 +465,91 @@ TEST(Manifest, FormatVersionFor) {
   EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionPacked);
   m.kernels[0].maxLength.clear();
   EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionPacked);
+  m.kernels[0].initializer = true;
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionInitializers);
+}
+
+// Initializers (kernels run once per session) and the constants they write:
+// format_version 5, and only such a manifest says 5; each rule of theirs
+// is checked, and both round-trip.
+TEST(Manifest, Initializers) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  ManifestBuffer panels;
+  panels.name = "panels";
+  panels.kind = BufferKind::Constant;
+  panels.bytes = 1048576;
+  m.buffers.push_back(panels); // 5
+  ManifestKernel pack{"encoder_kernel_2", 64, {2, 5}, "{}"};
+  pack.initializer = true;
+  m.kernels.insert(m.kernels.begin(), pack);
+  m.kernels[1].buffers = {5, 0, 4};
+  m.formatVersion = kManifestFormatVersionInitializers;
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionInitializers);
+  ASSERT_EQ(validateManifest(m), "");
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  EXPECT_NE(text.find("\"initializer\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"kind\": \"constant\""), std::string::npos) << text;
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_TRUE(again.kernels[0].initializer);
+  EXPECT_FALSE(again.kernels[1].initializer);
+  EXPECT_EQ(again.buffers[5].kind, BufferKind::Constant);
+  EXPECT_EQ(again.buffers[5].byteSize(), 1048576u);
+
+  auto expect = [&](std::function<void(Manifest &)> edit,
+                    const std::string &message) {
+    Manifest bad = m;
+    edit(bad);
+    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
+  };
+  expect([](Manifest &b) { b.formatVersion = kManifestFormatVersionVariants; },
+         "initializer kernels need format_version 5: an older runtime would "
+         "not run them");
+  expect(
+      [](Manifest &b) {
+        b.kernels[0].initializer = false;
+        b.buffers[5].kind = BufferKind::Intermediate;
+      },
+      "format_version 5 is for manifests with initializer kernels, and this "
+      "one has none");
+  expect(
+      [](Manifest &b) {
+        b.kernels[0].buffers = {0, 5};
+      },
+      "kernel 0: an initializer binds weights and constants only, and "
+      "buffer 0 ('x') is an input");
+  expect(
+      [](Manifest &b) {
+        b.kernels[0].rowsGrid = {1, 64};
+        b.kernels[0].rowsBatch = 0;
+        b.kernels[0].rowsRow = 1;
+        b.kernels[0].rowsTile = 64;
+      },
+      "kernel 0: an initializer runs once per session, for no run's "
+      "lengths: it takes no length rule or length variant");
+  expect([](Manifest &b) { b.kernels[0].buffers = {2}; },
+         "buffer 5 ('panels'): a constant that no initializer kernel binds: "
+         "nothing would make it");
+  expect([](Manifest &b) { b.buffers[5].bytes = 0; },
+         "buffer 5 ('panels'): a constant needs 'bytes' > 0");
+  json j = json::parse(text);
+  j["kernels"][0]["initializer"] = 1;
+  FileError err = parseManifest(j.dump(), again);
+  EXPECT_NE(err.message.find("kernel 0: 'initializer' must be true or false"),
+            std::string::npos)
+      << err.message;
+}
+
+// Constants and initializers are cpu only: a cuda manifest has neither.
+TEST(Manifest, InitializersAreCpuOnly) {
+  Manifest m = cudaManifest();
+  m.kernels[0].initializer = true;
+  m.formatVersion = kManifestFormatVersionInitializers;
+  EXPECT_EQ(validateManifest(m),
+            "manifest: kernel 0: an initializer is a cpu kernel, and the "
+            "target is cuda");
 }
 
 // A kernel's length rule round-trips and each of its rules is checked.

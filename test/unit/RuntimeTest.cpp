@@ -750,12 +750,12 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   // A manifest version from the future.
   ArtifactWriter w;
   ASSERT_EQ(w.addSection("manifest", R"({"format": "linformer-artifact",
-                                         "format_version": 5})"),
+                                         "format_version": 6})"),
             "");
-  ASSERT_EQ(w.write(dir.file("m5.lfa")), "");
-  EXPECT_STATUS(lf_module_load(dir.file("m5.lfa").c_str(), &m),
+  ASSERT_EQ(w.write(dir.file("m6.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("m6.lfa").c_str(), &m),
                 LF_VERSION_MISMATCH,
-                "manifest: format_version 5 is not supported");
+                "manifest: format_version 6 is not supported");
 
   // A broken manifest.
   ArtifactWriter bad;
@@ -1012,6 +1012,15 @@ TEST_F(RuntimeTest, ProfilingTimesEveryKernel) {
   lf_kernel_profile p;
   EXPECT_STATUS(lf_session_profile(plain, 0, &p), LF_INVALID_ARGUMENT,
                 "without profiling");
+  // Which kernels are initializers (none here), without profiling too.
+  int initializer = -1;
+  EXPECT_OK(lf_session_kernel_initializer(plain, 1, &initializer));
+  EXPECT_EQ(initializer, 0);
+  EXPECT_STATUS(lf_session_kernel_initializer(plain, 2, &initializer),
+                LF_INVALID_ARGUMENT,
+                "kernel index 2 is out of range (2 kernels)");
+  EXPECT_STATUS(lf_session_kernel_initializer(plain, 0, nullptr),
+                LF_INVALID_ARGUMENT, "out_initializer");
   lf_session_free(plain);
 
   lf_session_options o;

@@ -456,6 +456,42 @@ TEST(CostModelTest, SplitsLongReductionsOverLargeOperands) {
   EXPECT_NE(validate(ex(4096), bad).find("split 0"), std::string::npos);
 }
 
+// A weight packed once per session (streamedWeight): packed on either ISA
+// wherever its panels tile it, and the whole reduction at once where a
+// panel fits half of L2 (the FFN's 512 and 2048 steps of 32 or 16 columns:
+// 64 and 256 KiB, 32 and 128 KiB), else blocks of half of L2. Without the
+// fact nothing changes.
+TEST(CostModelTest, PrepackedWeightsTakeTheWholeReduction) {
+  std::vector<KernelShape> shapes = layerShapes();
+  for (const char *isa : {"avx512", "avx2"}) {
+    CPUTarget t = presetCPUTarget(isa);
+    t.l2Bytes = 1 << 20;
+    for (int i : {5, 6}) {
+      KernelShape weight = shapes[i];
+      weight.streamedWeight = true;
+      CPUKernelSchedule s = chooseSchedule(t, weight);
+      EXPECT_TRUE(s.pack) << isa << " " << i;
+      EXPECT_EQ(s.reduction, 0) << isa << " " << i;
+      EXPECT_EQ(validate(weight, s), "");
+      EXPECT_NE(chooseSchedule(t, shapes[i]).reduction, 0);
+    }
+  }
+  // A reduction too long for a panel in half of L2: 64 KiB of it (the
+  // L2 of 256 KiB, 32 columns of f32: 2048 steps would take 256 KiB).
+  CPUTarget small = presetCPUTarget("avx512");
+  small.l2Bytes = 256 << 10;
+  KernelShape down = shapes[6];
+  down.streamedWeight = true;
+  CPUKernelSchedule s = chooseSchedule(small, down);
+  EXPECT_TRUE(s.pack);
+  EXPECT_EQ(s.reduction * s.columns * 4, 128 << 10);
+  // Packed only where the panels tile the weight's columns.
+  KernelShape odd = contraction({1, 4096, 512, 2040}, {2}, {0, 1, 3});
+  odd.streamedWeight = true;
+  CPUKernelSchedule o = chooseSchedule(presetCPUTarget("avx512"), odd);
+  EXPECT_TRUE(!o.pack || 2040 % o.columns == 0) << o.columns;
+}
+
 TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   // The FFN's weights: a 128-step block over all 2048 (512) columns is
   // 1 MiB (256 KiB), at least half of L2, while a 6 x 16 tile's panel is

@@ -112,10 +112,11 @@ static cl::opt<bool> packedSequences(
              "tensors in place (false: the padded [b, n, ...] layout, "
              "which the runtime copies such tensors into)"));
 static cl::opt<bool> prepackWeights(
-    "prepack-weights", cl::init(false),
-    cl::desc("contractions whose schedules pack a streamed weight read it "
-             "from panels one kernel makes per run, instead of every "
-             "workgroup copying its own"));
+    "prepack-weights", cl::init(true),
+    cl::desc("contractions that stream a weight read it from panels that "
+             "an initializer kernel makes once per session, instead of "
+             "every workgroup copying its own in every run (false: the "
+             "weights read in place)"));
 static cl::opt<std::string> scheduleFile(
     "schedule",
     cl::desc("JSON schedule file (as --print-schedule writes): its records "

@@ -831,15 +831,24 @@ int main(int argc, char **argv) {
                 ms.front(), module.device().c_str(), real.c_str());
     if (profile || !profileJson.empty()) {
       std::vector<lf_kernel_profile> kernels = session.kernelProfiles();
+      // Initializers ran once, when the session was created: not part of
+      // a run's time.
+      std::vector<bool> once(kernels.size());
       double total = 0;
-      for (const lf_kernel_profile &k : kernels)
-        total += k.median_ms;
+      for (size_t i = 0; i < kernels.size(); ++i) {
+        once[i] = session.kernelIsInitializer(i);
+        if (!once[i])
+          total += kernels[i].median_ms;
+      }
       if (profile) {
         std::printf("%-22s %10s %10s %10s %6s %9s\n", "kernel", "workgroups",
                     "median_ms", "min_ms", "%time", "GFLOP/s");
         // A kernel whose record counts no FLOPs (the CUDA path's records
         // carry none yet) gets "-", not a rate of zero.
-        for (const lf_kernel_profile &k : kernels) {
+        for (size_t i = 0; i < kernels.size(); ++i) {
+          const lf_kernel_profile &k = kernels[i];
+          if (once[i])
+            continue;
           char rate[32] = "-";
           if (k.flops > 0 && k.median_ms > 0)
             std::snprintf(rate, sizeof rate, "%.1f",
@@ -848,6 +857,12 @@ int main(int argc, char **argv) {
                       (long long)k.workgroups, k.median_ms, k.min_ms,
                       total > 0 ? 100 * k.median_ms / total : 0.0, rate);
         }
+        for (size_t i = 0; i < kernels.size(); ++i)
+          if (once[i])
+            std::printf("%-22s %10lld %10.3f  (initializer: once, at session "
+                        "creation)\n",
+                        kernels[i].symbol, (long long)kernels[i].workgroups,
+                        kernels[i].median_ms);
         // What the last run copied between our tensors and the session's.
         auto [copiedIn, copiedOut] = session.copiedBytes();
         std::printf("host copies: %lld bytes in, %lld bytes out\n",
@@ -860,7 +875,8 @@ int main(int argc, char **argv) {
         j["runs"] = repeat;
         j["median_ms"] = ms[ms.size() / 2];
         j["kernels"] = nlohmann::ordered_json::array();
-        for (const lf_kernel_profile &k : kernels)
+        for (size_t i = 0; i < kernels.size(); ++i) {
+          const lf_kernel_profile &k = kernels[i];
           j["kernels"].push_back({{"symbol", k.symbol},
                                   {"key", k.key},
                                   {"workgroups", k.workgroups},
@@ -869,6 +885,9 @@ int main(int argc, char **argv) {
                                   {"min_ms", k.min_ms},
                                   {"mean_ms", k.mean_ms},
                                   {"flops", k.flops}});
+          if (once[i])
+            j["kernels"].back()["initializer"] = true;
+        }
         std::ofstream out(profileJson);
         out << j.dump(2) << "\n";
         if (!out)

@@ -2,9 +2,9 @@
 //
 // A contraction whose schedule packs its streamed operand (`pack`) and whose
 // streamed operand is a weight (an argument of the model's function) reads
-// it from panels made once per run by a kernel of its own, instead of every
-// workgroup copying its panels again; see LinformerCPUPrepackWeightsPass in
-// Passes.td.
+// it from panels made by a kernel of its own, once per session (an
+// initializer), instead of every workgroup copying its panels again in every
+// run; see LinformerCPUPrepackWeightsPass in Passes.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,32 +28,19 @@ namespace sched = ::linformer::schedule;
 
 namespace {
 
-/// The operand of `op` that streams a weight, a `[K, N]` argument of `func`
-/// indexed `(k, n)` with `n` the register tile's columns, when the schedule
-/// `s` packs it into panels of `s.columns` columns that tile it exactly (and
-/// every workgroup's columns start at a panel); else null.
-OpOperand *prepackable(linalg::LinalgOp op, func::FuncOp func,
-                       const sched::CPUKernelSchedule &s) {
+/// The operand of `op` that streams a matrix argument of its function
+/// (streamedMatrixArgument), when the schedule `s` packs it into panels of
+/// `s.columns` columns that tile it exactly (and every workgroup's columns
+/// start at a panel); else null.
+OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
+  if (!s.pack || s.columns <= 0)
+    return {};
+  OpOperand *streamed = streamedMatrixArgument(op);
   std::optional<RegisterTileDims> dims = registerTileDims(op);
-  if (!dims || !s.pack || s.columns <= 0)
+  if (!streamed || !dims)
     return {};
-  OpOperand *streamed = streamedOperand(op, *dims);
-  if (!streamed)
-    return {};
-  auto arg = dyn_cast<BlockArgument>(streamed->get());
-  if (!arg || arg.getOwner() != &func.getBody().front())
-    return {};
-  auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape())
-    return {};
-  AffineMap map = op.getMatchingIndexingMap(streamed);
-  auto k = dyn_cast<AffineDimExpr>(map.getResult(0));
-  auto n = dyn_cast<AffineDimExpr>(map.getResult(1));
-  if (!k || !n || n.getPosition() != dims->columns ||
-      op.getIteratorTypesArray()[k.getPosition()] !=
-          utils::IteratorType::reduction)
-    return {};
-  int64_t columns = type.getDimSize(1);
+  int64_t columns =
+      cast<RankedTensorType>(streamed->get().getType()).getDimSize(1);
   if (columns <= s.columns || columns % s.columns != 0)
     return {};
   if (dims->columns >= s.workgroup.size())
@@ -67,6 +54,8 @@ OpOperand *prepackable(linalg::LinalgOp op, func::FuncOp func,
 struct PrepackWeightsPass
     : mlir::linformer::impl::LinformerCPUPrepackWeightsPassBase<
           PrepackWeightsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     auto module = func->getParentOfType<ModuleOp>();
@@ -78,6 +67,7 @@ struct PrepackWeightsPass
       if (op->hasAttr(kRootAttrName) && op->hasAttr(kScheduleAttrName))
         roots.push_back(op);
     });
+    overrides.reset();
     IRRewriter rewriter(&getContext());
     // One panel layout per weight and panel width, whoever reads it.
     std::map<std::pair<unsigned, int64_t>, Value> panels;
@@ -86,7 +76,7 @@ struct PrepackWeightsPass
     for (linalg::LinalgOp op : roots) {
       sched::CPUKernelSchedule s =
           fromAttr(op->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName));
-      OpOperand *streamed = prepackable(op, func, s);
+      OpOperand *streamed = prepackable(op, s);
       if (!streamed)
         continue;
       auto weight = cast<BlockArgument>(streamed->get());
@@ -125,13 +115,30 @@ struct PrepackWeightsPass
               linalg::YieldOp::create(b, l, args[0]);
             });
         pack->setAttr(kRootAttrName, rewriter.getUnitAttr());
+        // Made from a weight, the panels are the same in every run: the
+        // runtime makes them once per session.
+        if (isWeightArgument(func, weight))
+          pack->setAttr(kInitializerAttrName, rewriter.getUnitAttr());
         FailureOr<sched::KernelShape> shape = analyzeRoot(pack);
         if (failed(shape))
           return signalPassFailure();
-        sched::CPUKernelSchedule chosen =
+        // The cost model's schedule, or the schedule file's for its key
+        // (records of such kernels say "..., panels").
+        std::string key = shapeKey(pack, *shape);
+        sched::CPUKernelSchedule model =
             sched::chooseSchedule(fromAttr(targetAttr), *shape);
-        attachSchedule(pack, *shape, shapeKey(pack, *shape), chosen, chosen,
-                       "cost-model");
+        sched::CPUKernelSchedule chosen = model;
+        std::string source = "cost-model";
+        if (!overrides && failed(readOverrides(module)))
+          return signalPassFailure();
+        if (auto it = overrides->find(key); it != overrides->end()) {
+          chosen = scheduleOfRecord(it->second, model);
+          source = it->second.source.rfind("tuned", 0) == 0 ? "tuned" : "file";
+        }
+        source += ", panels";
+        if (failed(checkScheduleFits(pack, *shape, chosen, key, source)))
+          return signalPassFailure();
+        attachSchedule(pack, *shape, key, chosen, model, source);
         packed = pack.getResult(0);
         lastPack = pack;
       }
@@ -147,6 +154,16 @@ struct PrepackWeightsPass
           /*outerDimsPerm=*/{1, 0});
       rewriter.modifyOpInPlace(op, [&] { streamed->set(unpack.getResult()); });
     }
+  }
+
+  /// The schedule file's records, by key (read when the first packing
+  /// kernel needs them).
+  std::optional<std::map<std::string, sched::ScheduleRecord>> overrides;
+  LogicalResult readOverrides(ModuleOp module) {
+    overrides.emplace();
+    if (scheduleFile.empty())
+      return success();
+    return readScheduleFile(module, scheduleFile, *overrides);
   }
 };
 } // namespace

@@ -153,6 +153,7 @@ struct TileAndFusePass
       SmallVector<int64_t> tiles;
       auto schedule = root->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName);
       auto info = root->getAttrOfType<KernelShapeAttr>(kKernelInfoAttrName);
+      bool initializer = root->hasAttr(kInitializerAttrName);
       if (schedule)
         tiles.assign(schedule.getWorkgroup().begin(),
                      schedule.getWorkgroup().end());
@@ -248,6 +249,8 @@ struct TileAndFusePass
         loop->setAttr(kKernelInfoAttrName, info);
       if (rows)
         loop->setAttr(kTokenRowsAttrName, rows);
+      if (initializer)
+        loop->setAttr(kInitializerAttrName, rewriter.getUnitAttr());
     }
   }
 };

@@ -67,3 +67,48 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   }
   return nullptr;
 }
+
+OpOperand *mlir::linformer::streamedMatrixArgument(linalg::LinalgOp op) {
+  std::optional<RegisterTileDims> dims = registerTileDims(op);
+  if (!dims)
+    return nullptr;
+  OpOperand *streamed = streamedOperand(op, *dims);
+  if (!streamed)
+    return nullptr;
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto arg = dyn_cast<BlockArgument>(streamed->get());
+  if (!func || !arg || arg.getOwner() != &func.getBody().front())
+    return nullptr;
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return nullptr;
+  AffineMap map = op.getMatchingIndexingMap(streamed);
+  auto k = dyn_cast<AffineDimExpr>(map.getResult(0));
+  auto n = dyn_cast<AffineDimExpr>(map.getResult(1));
+  if (!k || !n || n.getPosition() != dims->columns ||
+      op.getIteratorTypesArray()[k.getPosition()] !=
+          utils::IteratorType::reduction)
+    return nullptr;
+  return streamed;
+}
+
+bool mlir::linformer::isWeightArgument(func::FuncOp func, BlockArgument arg) {
+  bool marks = false;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    marks |= bool(func.getArgAttr(i, kSequenceArgAttrName));
+  unsigned i = arg.getArgNumber();
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  return marks && type && isa<FloatType>(type.getElementType()) &&
+         !func.getArgAttr(i, kSequenceArgAttrName) &&
+         !func.getArgAttr(i, kLengthsArgAttrName);
+}
+
+OpOperand *mlir::linformer::streamedWeight(linalg::LinalgOp op) {
+  OpOperand *streamed = streamedMatrixArgument(op);
+  if (!streamed)
+    return nullptr;
+  return isWeightArgument(op->getParentOfType<func::FuncOp>(),
+                          cast<BlockArgument>(streamed->get()))
+             ? streamed
+             : nullptr;
+}

@@ -9,6 +9,7 @@
 #include "compiler/Schedule/Schedule.h"
 #include "dialect/IR/LinformerDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -41,6 +42,24 @@ std::optional<RegisterTileDims> registerTileDims(linalg::LinalgOp op);
 /// The input of contraction `op` that a register tile streams: indexed by
 /// the columns loop and not by the rows loop (the other one is broadcast).
 OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
+
+/// The operand of contraction `op` that streams a matrix argument of the
+/// function `op` is in: a static `[K, N]` argument indexed `(k, n)`, with
+/// `n` the register tile's columns and `k` a reduction loop (an FFN's or a
+/// projection's weight). Null otherwise.
+OpOperand *streamedMatrixArgument(linalg::LinalgOp op);
+
+/// Whether `arg` of `func` is a weight, the same for the runtime from run to
+/// run: the entry marks its sequence inputs (so that every unmarked
+/// argument but the lengths is a weight, as the driver binds them) and
+/// `arg` is a float tensor it does not mark. An unmarked entry takes every
+/// argument as an input.
+bool isWeightArgument(func::FuncOp func, BlockArgument arg);
+
+/// The operand of contraction `op` that streams a weight: a matrix argument
+/// (streamedMatrixArgument) that isWeightArgument says is a weight. Null
+/// otherwise.
+OpOperand *streamedWeight(linalg::LinalgOp op);
 
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
 /// innermost loop `vectorWidth`, the output row `unroll`; `exact` keeps

@@ -272,7 +272,7 @@ struct CUDAPlanLaunchesPass
       kernels.push_back(KernelLaunchAttr::get(
           ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
           /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, grid, block, shared,
-          resident, rows, maxLength));
+          resident, rows, maxLength, /*initializer=*/false));
       launches.push_back(launch);
     }
     if (launches.empty())

@@ -222,8 +222,44 @@ struct OutlineKernelsPass
         return failure();
       kernelInfos.push_back(*info);
     }
+    if (failed(checkInitializers(entry, kernelInfos)))
+      return failure();
     setDispatchPlan(entry, DispatchPlanAttr::get(ctx, kernelInfos,
                                                  intermediateBytes, anyPacked));
+    return success();
+  }
+
+  /// An initializer runs once per session, before every run: it may read
+  /// weights and what initializers before it wrote, and what it writes no
+  /// other kernel may write.
+  LogicalResult checkInitializers(func::FuncOp entry,
+                                  ArrayRef<KernelLaunchAttr> kernels) {
+    unsigned args = entry.getNumArguments();
+    DenseSet<int64_t> constants;
+    for (KernelLaunchAttr k : kernels) {
+      if (!k.getInitializer())
+        continue;
+      for (int64_t id : k.getBuffers()) {
+        bool written = llvm::is_contained(k.getWrites(), id);
+        if (id < int64_t(args) &&
+            (written || entry.getArgAttr(id, kSequenceArgAttrName) ||
+             entry.getArgAttr(id, kLengthsArgAttrName)))
+          return entry.emitOpError("initializer kernel '")
+                 << k.getName().getValue() << "' takes argument " << id
+                 << ", which is not a weight it only reads";
+        if (id >= int64_t(args) && !written && !constants.count(id))
+          return entry.emitOpError("initializer kernel '")
+                 << k.getName().getValue() << "' reads buffer " << id
+                 << ", which no initializer before it wrote";
+      }
+      constants.insert(k.getWrites().begin(), k.getWrites().end());
+    }
+    for (KernelLaunchAttr k : kernels)
+      for (int64_t id : k.getWrites())
+        if (!k.getInitializer() && constants.count(id))
+          return entry.emitOpError("kernel '")
+                 << k.getName().getValue() << "' writes buffer " << id
+                 << ", a constant an initializer made once per session";
     return success();
   }
 
@@ -321,6 +357,7 @@ struct OutlineKernelsPass
               rows[2])))
         tokenRows = TokenRowsAttr::get(ctx, grid, rows[0], rows[1], rows[2]);
     Attribute schedule = forall->getAttr(kScheduleAttrName);
+    bool initializer = forall->hasAttr(kInitializerAttrName);
     Attribute kernelInfo = forall->getAttr(kKernelInfoAttrName);
     if (schedule)
       kernel->setAttr(kScheduleAttrName, schedule);
@@ -390,7 +427,8 @@ struct OutlineKernelsPass
         ctx, b.getStringAttr(kernel.getSymName()), workgroups, bufferList,
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
         dyn_cast_or_null<KernelShapeAttr>(kernelInfo), StringAttr(), {}, {},
-        /*shared=*/0, /*blocksPerSm=*/1, tokenRows, /*maxLength=*/{});
+        /*shared=*/0, /*blocksPerSm=*/1, tokenRows, /*maxLength=*/{},
+        initializer);
   }
 };
 } // namespace

@@ -360,7 +360,16 @@ LF_API lf_status lf_session_kernel_count(const lf_session *session,
  * call while another thread runs the session (it waits for the run). */
 LF_API lf_status lf_session_profile(lf_session *session, size_t index,
                                     lf_kernel_profile *out_profile);
-/* Forgets the times recorded so far (e.g. after warm-up runs). */
+/* Whether the `index`-th kernel is an initializer (1) or not (0): a kernel
+ * that the session ran once, when it was created, to make constants from
+ * the weights (a weight's packed panels, linformer-compile
+ * --prepack-weights), and that no run launches. Its profile keeps that one
+ * run (lf_session_profile_reset leaves it). Works without `profile`. */
+LF_API lf_status lf_session_kernel_initializer(const lf_session *session,
+                                               size_t index,
+                                               int *out_initializer);
+/* Forgets the times recorded so far (e.g. after warm-up runs); an
+ * initializer keeps its one run. */
 LF_API lf_status lf_session_profile_reset(lf_session *session);
 
 /* Bytes the session's last run copied on the host between the caller's

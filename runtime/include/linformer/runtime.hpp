@@ -211,6 +211,13 @@ public:
     return out;
   }
   void resetProfile() { check(lf_session_profile_reset(get())); }
+  /// Whether kernel `index` ran once at the session's creation and in no
+  /// run (see lf_session_kernel_initializer).
+  bool kernelIsInitializer(size_t index) const {
+    int out = 0;
+    check(lf_session_kernel_initializer(get(), index, &out));
+    return out != 0;
+  }
 
   /// The last run's host copies between the caller's tensors and the
   /// session's buffers, in bytes (lf_session_copied_bytes).

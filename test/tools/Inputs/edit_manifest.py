@@ -4,11 +4,12 @@ the hardening tests: rewrites the manifest section (or flips a byte of the
 cpu.so section) and writes a new .lfa with a valid container.
 
 edit_manifest.py IN.lfa OUT.lfa EDIT...
-edit_manifest.py --print-rows IN.lfa   (how many kernels have length rules)
+edit_manifest.py --print-rows IN.lfa   (how many kernels of a run have
+                                        length rules; initializers apart)
 edit_manifest.py --print-layout IN.lfa (format_version and sequence_layout)
   workgroups=K:N       kernel K's workgroup count becomes N (and its length
                        rule is dropped)
-  bytes=NAME:N         intermediate NAME's size becomes N bytes
+  bytes=NAME:N         intermediate or constant NAME's size becomes N bytes
   buffers=K:N          kernel K binds only its first N buffers
   shared=K:N           kernel K asks for N bytes of shared memory (CUDA)
   rows-tile=K:N        kernel K's length rule has row tiles of N tokens
@@ -55,9 +56,11 @@ def write_sections(sections):
 def main():
     if sys.argv[1] == "--print-rows":
         sections = dict(read_sections(open(sys.argv[2], "rb").read()))
-        kernels = json.loads(bytes(sections["manifest"]))["kernels"]
+        every = json.loads(bytes(sections["manifest"]))["kernels"]
+        kernels = [k for k in every if not k.get("initializer")]
         ruled = [k for k in kernels if "rows" in k]
-        print("rules: %d of %d kernels" % (len(ruled), len(kernels)))
+        print("rules: %d of %d kernels, %d initializers" %
+              (len(ruled), len(kernels), len(every) - len(kernels)))
         return
     if sys.argv[1] == "--print-layout":
         sections = dict(read_sections(open(sys.argv[2], "rb").read()))

@@ -5,7 +5,9 @@
 // panels of 16 columns, P[j, k, c] = W[k, 16 j + c], made by a kernel root
 // of its own (the cost model's schedule) at the top of the function, in the
 // order of the readers, and each contraction reads `linalg.unpack` of its
-// panels, which is the weight again.
+// panels, which is the weight again. The entry marks no sequence input, so
+// every argument is an input: the panels are made in every run (no
+// linformer.initializer).
 // CHECK-DAG: #[[$T:.*]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
 // CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @ffn(
@@ -13,7 +15,7 @@
 // CHECK: %[[E:.*]] = tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [32, 4, 16] : tensor<32x64xf32> into tensor<32x4x16xf32>
 // CHECK: %[[PE:.*]] = tensor.empty() : tensor<4x32x16xf32>
 // CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[$T]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[E]] : tensor<32x4x16xf32>) outs(%[[PE]] : tensor<4x32x16xf32>)
-// CHECK-SAME: linformer.kernel = #linformer.kernel_shape<key = "other/ppp/4x32x16/
+// CHECK-SAME: {linformer.kernel = #linformer.kernel_shape<key = "other/ppp/4x32x16/
 // CHECK-SAME: linformer.root, linformer.schedule = #linformer.cpu_schedule<
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
 // CHECK-NEXT: linalg.yield %[[IN]] : f32
@@ -188,4 +190,40 @@ func.func @no_target(%x: tensor<64x32xf32>, %w: tensor<32x64xf32>,
     linalg.yield %s : f32
   } -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
+}
+
+// -----
+
+// An entry that marks its sequence input: every other float argument is a
+// weight, the same in every run, and its panels are made once per session
+// (the packing root is an initializer).
+// CHECK-LABEL: func.func @marked(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<32x4x16xf32>)
+// CHECK-SAME: {linformer.initializer, linformer.kernel = #linformer.kernel_shape<key = "other/ppp/4x32x16/
+// CHECK-SAME: linformer.root
+#x = affine_map<(i, k, j) -> (i, k)>
+#w = affine_map<(i, k, j) -> (k, j)>
+#y = affine_map<(i, k, j) -> (i, j)>
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+func.func @marked(%x: tensor<64x32xf32> {linformer.sequence},
+    %w: tensor<32x64xf32>) -> tensor<64x64xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %h = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<64x32xf32>, tensor<32x64xf32>)
+      outs(%f : tensor<64x64xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [16, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %h : tensor<64x64xf32>
+}
 }
