@@ -294,6 +294,10 @@ LogicalResult mlir::linformer::readScheduleFile(
   return success();
 }
 
+StringRef mlir::linformer::sourceOfRecord(const sched::ScheduleRecord &r) {
+  return StringRef(r.source).starts_with("tuned") ? "tuned" : "file";
+}
+
 bool mlir::linformer::isPanelsRecord(const sched::ScheduleRecord &r) {
   return StringRef(r.source).ends_with(", panels");
 }

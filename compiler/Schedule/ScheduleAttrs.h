@@ -89,6 +89,10 @@ bool isSplitPartRecord(const ::linformer::schedule::ScheduleRecord &r);
 /// (source "..., panels"), which linformer-cpu-prepack-weights makes and
 /// applies.
 bool isPanelsRecord(const ::linformer::schedule::ScheduleRecord &r);
+/// Where a kernel's schedule came from when a schedule file's record gave
+/// it: "tuned" for a record the autotuner wrote (its source starts so),
+/// "file" for any other.
+StringRef sourceOfRecord(const ::linformer::schedule::ScheduleRecord &r);
 
 /// The record (key, kind, loops, flops, schedule, estimate) of a kernel
 /// from its `linformer.kernel` info and `linformer.schedule`; false if

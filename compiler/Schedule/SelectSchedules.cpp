@@ -117,7 +117,7 @@ struct SelectSchedulesPass
       auto it = overrides.find(key);
       if (it != overrides.end()) {
         chosen = scheduleOfRecord(it->second, model);
-        source = it->second.source == "tuned" ? "tuned" : "file";
+        source = sourceOfRecord(it->second).str();
         used.insert(key);
       } else if (forced) {
         source = "forced";

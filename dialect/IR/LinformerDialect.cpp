@@ -709,6 +709,16 @@ DispatchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+bool mlir::linformer::isWeightArgument(FunctionOpInterface fn, unsigned index) {
+  bool marks = false;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    marks |= bool(fn.getArgAttr(i, kSequenceArgAttrName));
+  auto type = dyn_cast<ShapedType>(fn.getArgument(index).getType());
+  return marks && type && isa<FloatType>(type.getElementType()) &&
+         !fn.getArgAttr(index, kSequenceArgAttrName) &&
+         !fn.getArgAttr(index, kLengthsArgAttrName);
+}
+
 DispatchPlanAttr mlir::linformer::getDispatchPlan(Operation *entry) {
   return entry ? entry->getAttrOfType<DispatchPlanAttr>(kDispatchPlanAttrName)
                : DispatchPlanAttr();

@@ -12,6 +12,7 @@
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 // The attributes before the dialect: its discardable attributes' helpers
 // (LinformerBase.td) are typed with them.
@@ -204,6 +205,13 @@ constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
 /// linformer-cpu-packed-sequences rewrites its accesses.
 constexpr llvm::StringLiteral kPackedSequenceArgAttrName =
     "linformer.packed_sequence";
+
+/// Whether argument `index` of `fn` is a weight, the same for the runtime
+/// from run to run: `fn` marks its sequence inputs (so that every unmarked
+/// argument but the lengths is a weight, as the driver binds them) and the
+/// argument is a float tensor or memref it does not mark. An entry that
+/// marks nothing takes every argument as an input.
+bool isWeightArgument(FunctionOpInterface fn, unsigned index);
 
 /// The dispatch plan of `entry` (null if it has none).
 DispatchPlanAttr getDispatchPlan(Operation *entry);

@@ -117,7 +117,7 @@ struct PrepackWeightsPass
         pack->setAttr(kRootAttrName, rewriter.getUnitAttr());
         // Made from a weight, the panels are the same in every run: the
         // runtime makes them once per session.
-        if (isWeightArgument(func, weight))
+        if (isWeightArgument(func, weight.getArgNumber()))
           pack->setAttr(kInitializerAttrName, rewriter.getUnitAttr());
         FailureOr<sched::KernelShape> shape = analyzeRoot(pack);
         if (failed(shape))
@@ -133,7 +133,7 @@ struct PrepackWeightsPass
           return signalPassFailure();
         if (auto it = overrides->find(key); it != overrides->end()) {
           chosen = scheduleOfRecord(it->second, model);
-          source = it->second.source.rfind("tuned", 0) == 0 ? "tuned" : "file";
+          source = sourceOfRecord(it->second).str();
         }
         source += ", panels";
         if (failed(checkScheduleFits(pack, *shape, chosen, key, source)))

@@ -461,23 +461,6 @@ static scf::ForOp loopOfDim(ArrayRef<LoopLikeOpInterface> loops,
   return {};
 }
 
-/// Whether `op` only broadcasts its one input into its output (a bias
-/// repeated over rows): all loops parallel, the output indexed by all of
-/// them, the input by some, and the body yields the input's element.
-static bool isBroadcast(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0)
-    return false;
-  AffineMap in = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
-  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
-  if (!out.isIdentity() || !in.isProjectedPermutation())
-    return false;
-  auto yield = cast<linalg::YieldOp>(op.getBody()->getTerminator());
-  return yield.getNumOperands() == 1 &&
-         yield.getOperand(0) == op.getBody()->getArgument(0) &&
-         std::next(op.getBody()->begin()) == op.getBody()->end();
-}
-
 /// The op that writes `op`'s accumulators before `op` alone reads them, a
 /// fill or a broadcast (a bias), when `op` is a contraction that register
 /// tiling will step one reduction step at a time and nothing else uses
@@ -491,7 +474,8 @@ static Operation *initOfAccumulators(linalg::LinalgOp op) {
   if (isa<linalg::FillOp>(init))
     return init;
   auto generic = dyn_cast<linalg::GenericOp>(init.getOperation());
-  return generic && isBroadcast(generic) ? generic : nullptr;
+  return generic && linalg::isaBroadcastOpInterface(generic) ? generic
+                                                             : nullptr;
 }
 
 /// Tiles contraction `op` as `options` say (parallel loops, then its

@@ -92,23 +92,12 @@ OpOperand *mlir::linformer::streamedMatrixArgument(linalg::LinalgOp op) {
   return streamed;
 }
 
-bool mlir::linformer::isWeightArgument(func::FuncOp func, BlockArgument arg) {
-  bool marks = false;
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
-    marks |= bool(func.getArgAttr(i, kSequenceArgAttrName));
-  unsigned i = arg.getArgNumber();
-  auto type = dyn_cast<RankedTensorType>(arg.getType());
-  return marks && type && isa<FloatType>(type.getElementType()) &&
-         !func.getArgAttr(i, kSequenceArgAttrName) &&
-         !func.getArgAttr(i, kLengthsArgAttrName);
-}
-
 OpOperand *mlir::linformer::streamedWeight(linalg::LinalgOp op) {
   OpOperand *streamed = streamedMatrixArgument(op);
   if (!streamed)
     return nullptr;
   return isWeightArgument(op->getParentOfType<func::FuncOp>(),
-                          cast<BlockArgument>(streamed->get()))
+                          cast<BlockArgument>(streamed->get()).getArgNumber())
              ? streamed
              : nullptr;
 }

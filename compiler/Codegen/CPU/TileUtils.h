@@ -49,15 +49,9 @@ OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
 /// projection's weight). Null otherwise.
 OpOperand *streamedMatrixArgument(linalg::LinalgOp op);
 
-/// Whether `arg` of `func` is a weight, the same for the runtime from run to
-/// run: the entry marks its sequence inputs (so that every unmarked
-/// argument but the lengths is a weight, as the driver binds them) and
-/// `arg` is a float tensor it does not mark. An unmarked entry takes every
-/// argument as an input.
-bool isWeightArgument(func::FuncOp func, BlockArgument arg);
-
 /// The operand of contraction `op` that streams a weight: a matrix argument
-/// (streamedMatrixArgument) that isWeightArgument says is a weight. Null
+/// (streamedMatrixArgument) that isWeightArgument (LinformerDialect.h) says
+/// is a weight. Null
 /// otherwise.
 OpOperand *streamedWeight(linalg::LinalgOp op);
 

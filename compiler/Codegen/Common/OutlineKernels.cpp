@@ -242,8 +242,7 @@ struct OutlineKernelsPass
       for (int64_t id : k.getBuffers()) {
         bool written = llvm::is_contained(k.getWrites(), id);
         if (id < int64_t(args) &&
-            (written || entry.getArgAttr(id, kSequenceArgAttrName) ||
-             entry.getArgAttr(id, kLengthsArgAttrName)))
+            (written || !isWeightArgument(entry, unsigned(id))))
           return entry.emitOpError("initializer kernel '")
                  << k.getName().getValue() << "' takes argument " << id
                  << ", which is not a weight it only reads";

@@ -28,7 +28,8 @@ func.func @entry(%x: memref<2x16xf32> {linformer.sequence},
 
 // -----
 
-// An initializer runs before the inputs exist: it may not read one.
+// An initializer runs before the inputs exist: it may not read one (an
+// argument the entry marks, or any argument of an entry that marks none).
 // expected-error @+1 {{initializer kernel 'input_kernel_0' takes argument 0, which is not a weight it only reads}}
 func.func @input(%x: memref<16xf32> {linformer.sequence}, %y: memref<16xf32>) {
   %p = memref.alloc() : memref<16xf32>
@@ -49,8 +50,9 @@ func.func @input(%x: memref<16xf32> {linformer.sequence}, %y: memref<16xf32>) {
 // -----
 
 // What an initializer made stays as it made it: no kernel of a run writes it.
-// expected-error @+1 {{kernel 'overwrite_kernel_1' writes buffer 2, a constant an initializer made once per session}}
-func.func @overwrite(%w: memref<16xf32>, %y: memref<16xf32>) {
+// expected-error @+1 {{kernel 'overwrite_kernel_1' writes buffer 3, a constant an initializer made once per session}}
+func.func @overwrite(%w: memref<16xf32>, %y: memref<16xf32>,
+    %x: memref<16xf32> {linformer.sequence}) {
   %p = memref.alloc() : memref<16xf32>
   scf.forall (%i) in (1) {
     %c0 = arith.constant 0 : index
@@ -63,6 +65,25 @@ func.func @overwrite(%w: memref<16xf32>, %y: memref<16xf32>) {
     %d = arith.addf %v, %v : vector<16xf32>
     vector.store %d, %p[%c0] : memref<16xf32>, vector<16xf32>
     vector.store %d, %y[%c0] : memref<16xf32>, vector<16xf32>
+  }
+  memref.dealloc %p : memref<16xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{initializer kernel 'unmarked_kernel_0' takes argument 0, which is not a weight it only reads}}
+func.func @unmarked(%w: memref<16xf32>, %y: memref<16xf32>) {
+  %p = memref.alloc() : memref<16xf32>
+  scf.forall (%i) in (1) {
+    %c0 = arith.constant 0 : index
+    %v = vector.load %w[%c0] : memref<16xf32>, vector<16xf32>
+    vector.store %v, %p[%c0] : memref<16xf32>, vector<16xf32>
+  } {linformer.initializer}
+  scf.forall (%i) in (1) {
+    %c0 = arith.constant 0 : index
+    %v = vector.load %p[%c0] : memref<16xf32>, vector<16xf32>
+    vector.store %v, %y[%c0] : memref<16xf32>, vector<16xf32>
   }
   memref.dealloc %p : memref<16xf32>
   return
