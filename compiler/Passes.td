@@ -383,12 +383,16 @@ def LinformerCPULowerVectorsPass
     vector), multi-reductions to inner reductions, transposes and transfers
     to plain loads and stores, and `math.exp` and `math.erf` (GELU) to
     their polynomial approximations, so that they vectorise instead of
-    calling libm per lane. Vector float sums and products may be
+    calling libm per lane. An outer product's broadcast elements, where they
+    were read as one vector, are read one by one (`memref.load`: a
+    broadcast from memory on x86). Vector float sums and products may be
     reassociated, and vector maximumf / minimumf ignore the sign of zero
     (nsz; NaNs still propagate).
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
 }
 
 def LinformerPackedSequencesPass

@@ -192,9 +192,23 @@ struct LowerVectorsPass
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
+    // An outer product broadcasts each element of its lhs; where that lhs
+    // is read contiguously (a transposed operand: the attention core's
+    // probabilities, `[keys, queries]`), each element is read on its own.
+    // x86 then broadcasts straight from memory (vbroadcastss m32, a load);
+    // from one vector<6xf32> load LLVM extracts the elements past the
+    // first four with shuffles, which compete with the FMAs for the vector
+    // ports.
     {
       RewritePatternSet patterns(ctx);
       vector::populateVectorOuterProductLoweringPatterns(patterns);
+      vector::populateScalarVectorTransferLoweringPatterns(
+          patterns, /*benefit=*/1, /*allowMultipleUses=*/true);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    {
+      RewritePatternSet patterns(ctx);
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerReduction);
       vector::populateVectorTransposeLoweringPatterns(
