@@ -236,6 +236,17 @@ def LinformerCPUPrepackWeightsPass
     once instead of once per workgroup). Weights shared by several
     contractions with the same `nr` are packed once.
 
+    A weight that the contraction reads split per head, through a
+    `tensor.expand_shape` of `W` into `K`'s dims then `N`'s (attention's
+    projections: `[K, H, C]` for the queries', keys' and values' heads,
+    read `(k, h, c)` with `h` parallel; `[H, R, N]` for the output's, read
+    `(h, r, n)` with both reductions), is packed the same way, as the whole
+    `[K, N]` it is (with `C` a multiple of `nr`), and read through `P`
+    split alike: `P` expanded to `[H, C / nr, K, nr]` (`[N / nr, H, R,
+    nr]`) and unpacked into the split shape with its outer dims in that
+    order (`outer_dims_perm = [1, 2, 0]`, `[2, 0, 1]`; `inner_dims_pos` the
+    last dim).
+
     When `W` is a weight (the entry marks its sequence inputs and not `W`),
     the packing root is marked `linformer.initializer`: its kernel becomes
     an initializer of the dispatch plan, which the runtime runs once when a

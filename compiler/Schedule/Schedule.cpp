@@ -561,8 +561,13 @@ static void prepackedWeight(const CPUTarget &t, const KernelShape &shape,
       n >= static_cast<int>(s.workgroup.size()))
     return;
   int64_t columns = shape.ranges[n], wg = s.workgroup[n];
-  if (columns <= s.columns || columns % s.columns != 0 ||
-      (wg != 0 && wg % s.columns != 0))
+  // A head's columns in one panel are still worth packing: contiguous
+  // there, a row of the whole weight apart in it.
+  bool heads =
+      std::any_of(shape.columnLoops.begin(), shape.columnLoops.end(),
+                  [&](int d) { return d != n && shape.ranges[d] > 1; });
+  if (columns < s.columns || (columns == s.columns && !heads) ||
+      columns % s.columns != 0 || (wg != 0 && wg % s.columns != 0))
     return;
   s.pack = true;
   int64_t steps = shape.reductionSteps();

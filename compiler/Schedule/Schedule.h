@@ -76,7 +76,10 @@ struct KernelShape {
   int boundedBatchLoop = -1;
   /// Contractions: the streamed operand is a `[K, N]` weight that the
   /// pipeline packs once per session when the schedule packs it
-  /// (linformer-cpu-prepack-weights): its panels cost a run nothing.
+  /// (linformer-cpu-prepack-weights): its panels cost a run nothing. Read
+  /// split per head (`[K, H, C]`: a column loop besides N), it is packed
+  /// even where one panel spans a head's C columns, whose rows lie N apart
+  /// in the weight.
   bool streamedWeight = false;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;

@@ -492,6 +492,29 @@ TEST(CostModelTest, PrepackedWeightsTakeTheWholeReduction) {
   EXPECT_TRUE(!o.pack || 2040 % o.columns == 0) << o.columns;
 }
 
+TEST(CostModelTest, PrepackedHeadsTakeOnePanelAHead) {
+  // Zen 4's 4 x 64 tiles span a head's 64 columns: one panel a head. A
+  // head's rows are 512 columns apart in the weight, 64 in its panel:
+  // packed. A [K, 64] weight is its own panel already: not packed.
+  CPUTarget zen4 = presetCPUTarget("avx512");
+  zen4.fmaBits = 256;
+  zen4.l2Bytes = 1 << 20;
+  KernelShape q = layerShapes()[0];
+  q.streamedWeight = true;
+  q.columnLoops = {1, 4};
+  CPUKernelSchedule s = chooseSchedule(zen4, q);
+  ASSERT_EQ(s.columns, 64);
+  EXPECT_TRUE(s.pack);
+  EXPECT_EQ(s.reduction, 0);
+  EXPECT_EQ(validate(q, s), "");
+  KernelShape narrow = contraction({1, 4096, 512, 64}, {2}, {0, 1, 3});
+  narrow.streamedWeight = true;
+  narrow.columnLoops = {3};
+  CPUKernelSchedule n = chooseSchedule(zen4, narrow);
+  ASSERT_EQ(n.columns, 64);
+  EXPECT_FALSE(n.pack);
+}
+
 TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   // The FFN's weights: a 128-step block over all 2048 (512) columns is
   // 1 MiB (256 KiB), at least half of L2, while a 6 x 16 tile's panel is

@@ -31,7 +31,8 @@ namespace {
 /// The operand of `op` that streams a matrix argument of its function
 /// (streamedMatrixArgument), when the schedule `s` packs it into panels of
 /// `s.columns` columns that tile it exactly (and every workgroup's columns
-/// start at a panel); else null.
+/// start at a panel), more than one; else null. A weight read split per
+/// head (`[K, H, C]`) is tiled when the panels tile C.
 OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
   if (!s.pack || s.columns <= 0)
     return {};
@@ -40,8 +41,11 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
   if (!streamed || !dims)
     return {};
   int64_t columns =
-      cast<RankedTensorType>(streamed->get().getType()).getDimSize(1);
-  if (columns <= s.columns || columns % s.columns != 0)
+      cast<RankedTensorType>(streamed->get().getType()).getShape().back();
+  int64_t weightColumns =
+      cast<RankedTensorType>(matrixArgumentOf(streamed->get())->arg.getType())
+          .getDimSize(1);
+  if (weightColumns <= s.columns || columns % s.columns != 0)
     return {};
   if (dims->columns >= s.workgroup.size())
     return {};
@@ -79,7 +83,8 @@ struct PrepackWeightsPass
       OpOperand *streamed = prepackable(op, s);
       if (!streamed)
         continue;
-      auto weight = cast<BlockArgument>(streamed->get());
+      MatrixArgument matrix = *matrixArgumentOf(streamed->get());
+      BlockArgument weight = matrix.arg;
       if (!targetAttr) {
         op->emitOpError("packs a weight, but the module has no CPU target "
                         "(run linformer-cpu-select-schedules first)");
@@ -144,14 +149,36 @@ struct PrepackWeightsPass
       }
       // The contraction reads W through its panels: an unpack that tiling
       // fuses into each workgroup, and register tiling then reads the
-      // panels it unpacks directly (TileForVectors).
+      // panels it unpacks directly (TileForVectors). A split weight
+      // (`[e0 .. e(a-1), ea .. e(r-1)]`: K into a dims, N into the rest)
+      // reads the same panels split alike, `[ea .. e(r-2), e(r-1) / nr,
+      // e0 .. e(a-1), nr]`, whose outer dims are the unpacked ones a .. r-1
+      // then 0 .. a-1.
       rewriter.setInsertionPoint(op);
+      auto readType = cast<RankedTensorType>(streamed->get().getType());
+      ArrayRef<int64_t> read = readType.getShape();
+      int64_t rank = readType.getRank(), a = matrix.rowDims;
+      SmallVector<int64_t> shape(read.begin() + a, read.end());
+      shape.back() /= nr;
+      shape.append(read.begin(), read.begin() + a);
+      shape.push_back(nr);
+      Value source = packed;
+      if (rank != 2) {
+        SmallVector<ReassociationIndices> groups(3);
+        for (int64_t i = 0; i < rank + 1; ++i)
+          groups[i < rank - a ? 0 : i < rank ? 1 : 2].push_back(i);
+        source = tensor::ExpandShapeOp::create(
+            rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+            packed, groups);
+      }
+      SmallVector<int64_t> perm;
+      for (int64_t i = 0; i < rank; ++i)
+        perm.push_back((i + a) % rank);
       Value dest =
-          tensor::EmptyOp::create(rewriter, loc, {k, n}, type.getElementType());
+          tensor::EmptyOp::create(rewriter, loc, read, type.getElementType());
       auto unpack = linalg::UnPackOp::create(
-          rewriter, loc, packed, dest, /*innerDimsPos=*/{1},
-          /*innerTiles=*/{rewriter.getIndexAttr(nr)},
-          /*outerDimsPerm=*/{1, 0});
+          rewriter, loc, source, dest, /*innerDimsPos=*/{rank - 1},
+          /*innerTiles=*/{rewriter.getIndexAttr(nr)}, perm);
       rewriter.modifyOpInPlace(op, [&] { streamed->set(unpack.getResult()); });
     }
   }

@@ -125,48 +125,82 @@ static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
 /// `[kc, nr]` block of a `[K, N]` operand) is unit-stride slices of a
 /// `linalg.unpack` of panels of `nr` columns (`[N / nr, K, nr]`, as
 /// linformer-cpu-prepack-weights makes them), the block of those panels it
-/// is, `[kc, nr]` contiguous; else null.
+/// is, `[kc, nr]` contiguous; else null. A split weight's block (`[kc, 1,
+/// nr]` of a head's columns `[K, H, C]`, `[hc, rc, nr]` of its rows `[H, R,
+/// N]`) is read from the panels split alike, its unit dims dropped and put
+/// back.
 static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+  if (!type || type.getRank() < 2 || !type.hasStaticShape())
     return {};
+  int64_t rank = type.getRank();
   // The slices down to the unpack, before any IR is made for them.
   SmallVector<tensor::ExtractSliceOp> slices;
   Value source = v;
   while (auto slice = source.getDefiningOp<tensor::ExtractSliceOp>()) {
-    if (slice.getSourceType().getRank() != 2 || !slice.hasUnitStride())
+    if (slice.getSourceType().getRank() != rank || !slice.hasUnitStride())
       return {};
     slices.push_back(slice);
     source = slice.getSource();
   }
   auto unpack = source.getDefiningOp<linalg::UnPackOp>();
-  int64_t nr = type.getDimSize(1);
-  if (!unpack || unpack.getInnerDimsPos() != ArrayRef<int64_t>{1} ||
-      unpack.getStaticInnerTiles() != ArrayRef<int64_t>{nr} ||
-      unpack.getOuterDimsPerm() != ArrayRef<int64_t>{1, 0})
+  int64_t nr = type.getShape().back();
+  if (!unpack || unpack.getInnerDimsPos() != ArrayRef<int64_t>{rank - 1} ||
+      unpack.getStaticInnerTiles() != ArrayRef<int64_t>{nr})
+    return {};
+  ArrayRef<int64_t> perm = unpack.getOuterDimsPerm();
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return {};
+  // The block's dims other than the panel's, in the panels' order: their
+  // non-unit ones must come in the block's order, so that dropping the unit
+  // ones (and the panel dim) from both leaves the same tensor.
+  SmallVector<int64_t> kept;
+  for (int64_t d : perm)
+    if (d != rank - 1 && type.getDimSize(d) != 1)
+      kept.push_back(d);
+  if (!llvm::is_sorted(kept))
     return {};
   // Where `v` starts in the unpacked operand: the slices' offsets added.
   MLIRContext *ctx = rewriter.getContext();
   rewriter.setInsertionPointAfterValue(v);
   AffineExpr a, b;
   bindSymbols(ctx, a, b);
-  SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
   for (tensor::ExtractSliceOp slice : slices)
-    for (unsigned d = 0; d < 2; ++d)
+    for (int64_t d = 0; d < rank; ++d)
       offsets[d] = affine::makeComposedFoldedAffineApply(
           rewriter, loc, a + b, {offsets[d], slice.getMixedOffsets()[d]});
-  std::optional<int64_t> column = getConstantIntValue(offsets[1]);
+  std::optional<int64_t> column = getConstantIntValue(offsets[rank - 1]);
   if (column && *column % nr != 0)
     return {};
-  OpFoldResult panel = affine::makeComposedFoldedAffineApply(
-      rewriter, loc, a.floorDiv(nr), {offsets[1]});
-  int64_t kc = type.getDimSize(0);
-  return tensor::ExtractSliceOp::create(
-      rewriter, loc, type, unpack.getSource(),
-      {panel, offsets[0], rewriter.getIndexAttr(0)},
-      {rewriter.getIndexAttr(1), rewriter.getIndexAttr(kc),
-       rewriter.getIndexAttr(nr)},
-      SmallVector<OpFoldResult>(3, rewriter.getIndexAttr(1)));
+  SmallVector<OpFoldResult> panelOffsets, panelSizes;
+  SmallVector<int64_t> blockShape;
+  for (int64_t d : perm) {
+    if (d == rank - 1) {
+      panelOffsets.push_back(affine::makeComposedFoldedAffineApply(
+          rewriter, loc, a.floorDiv(nr), {offsets[d]}));
+      panelSizes.push_back(rewriter.getIndexAttr(1));
+      continue;
+    }
+    panelOffsets.push_back(offsets[d]);
+    panelSizes.push_back(rewriter.getIndexAttr(type.getDimSize(d)));
+    if (type.getDimSize(d) != 1)
+      blockShape.push_back(type.getDimSize(d));
+  }
+  panelOffsets.push_back(rewriter.getIndexAttr(0));
+  panelSizes.push_back(rewriter.getIndexAttr(nr));
+  blockShape.push_back(nr);
+  auto blockType = RankedTensorType::get(blockShape, type.getElementType());
+  Value block = tensor::ExtractSliceOp::create(
+      rewriter, loc, blockType, unpack.getSource(), panelOffsets, panelSizes,
+      SmallVector<OpFoldResult>(rank + 1, rewriter.getIndexAttr(1)));
+  if (blockType == type)
+    return block;
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(blockType, type);
+  if (!groups)
+    return {};
+  return tensor::ExpandShapeOp::create(rewriter, loc, type, block, *groups);
 }
 
 /// The schedule's `pack`: a loop over the columns' register tiles outside
@@ -188,8 +222,20 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
   SmallVector<int64_t> columnTiles(ranges.size(), 0);
   int64_t columns = std::max<int64_t>(1, std::min(ranges[dims.columns],
                                                   vectorWidth));
+  bool tile = false;
   if (columns < ranges[dims.columns]) {
     columnTiles[dims.columns] = columns;
+    tile = true;
+  }
+  // The columns' other loops (a head next to its channels) one at a time:
+  // a panel is then one head's columns, contiguous.
+  for (unsigned d : dims.columnSide) {
+    if (d != dims.columns && ranges[d] > 1) {
+      columnTiles[d] = 1;
+      tile = true;
+    }
+  }
+  if (tile) {
     scf::SCFTilingOptions options;
     options.setTileSizes(getAsIndexOpFoldResult(op.getContext(), columnTiles));
     rewriter.setInsertionPoint(op);

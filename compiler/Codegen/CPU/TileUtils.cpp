@@ -8,6 +8,8 @@
 
 #include "compiler/Schedule/Schedule.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 using namespace mlir;
 
 std::optional<mlir::linformer::RegisterTileDims>
@@ -68,6 +70,27 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
+std::optional<mlir::linformer::MatrixArgument>
+mlir::linformer::matrixArgumentOf(Value v) {
+  MatrixArgument result;
+  if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+    SmallVector<ReassociationIndices> groups = expand.getReassociationIndices();
+    if (groups.size() != 2)
+      return std::nullopt;
+    result.rowDims = groups[0].size();
+    v = expand.getSrc();
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||
+      !arg.getOwner()->isEntryBlock())
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return std::nullopt;
+  result.arg = arg;
+  return result;
+}
+
 OpOperand *mlir::linformer::streamedMatrixArgument(linalg::LinalgOp op) {
   std::optional<RegisterTileDims> dims = registerTileDims(op);
   if (!dims)
@@ -75,20 +98,26 @@ OpOperand *mlir::linformer::streamedMatrixArgument(linalg::LinalgOp op) {
   OpOperand *streamed = streamedOperand(op, *dims);
   if (!streamed)
     return nullptr;
-  auto func = op->getParentOfType<func::FuncOp>();
-  auto arg = dyn_cast<BlockArgument>(streamed->get());
-  if (!func || !arg || arg.getOwner() != &func.getBody().front())
-    return nullptr;
-  auto type = dyn_cast<RankedTensorType>(arg.getType());
-  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+  std::optional<MatrixArgument> matrix = matrixArgumentOf(streamed->get());
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  if (!matrix || !func ||
+      matrix->arg.getOwner()->getParentOp() != func.getOperation())
     return nullptr;
   AffineMap map = op.getMatchingIndexingMap(streamed);
-  auto k = dyn_cast<AffineDimExpr>(map.getResult(0));
-  auto n = dyn_cast<AffineDimExpr>(map.getResult(1));
-  if (!k || !n || n.getPosition() != dims->columns ||
-      op.getIteratorTypesArray()[k.getPosition()] !=
-          utils::IteratorType::reduction)
-    return nullptr;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  unsigned rank = map.getNumResults();
+  for (unsigned i = 0; i < rank; ++i) {
+    auto d = dyn_cast<AffineDimExpr>(map.getResult(i));
+    if (!d)
+      return nullptr;
+    bool reduction =
+        iterators[d.getPosition()] == utils::IteratorType::reduction;
+    bool ok = i < matrix->rowDims ? reduction
+              : i + 1 < rank      ? !reduction
+                                  : d.getPosition() == dims->columns;
+    if (!ok)
+      return nullptr;
+  }
   return streamed;
 }
 
@@ -97,7 +126,7 @@ OpOperand *mlir::linformer::streamedWeight(linalg::LinalgOp op) {
   if (!streamed)
     return nullptr;
   return isWeightArgument(op->getParentOfType<func::FuncOp>(),
-                          cast<BlockArgument>(streamed->get()).getArgNumber())
+                          matrixArgumentOf(streamed->get())->arg.getArgNumber())
              ? streamed
              : nullptr;
 }

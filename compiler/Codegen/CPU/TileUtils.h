@@ -43,10 +43,23 @@ std::optional<RegisterTileDims> registerTileDims(linalg::LinalgOp op);
 /// the columns loop and not by the rows loop (the other one is broadcast).
 OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
 
+/// A static `[K, N]` argument of a function as an operand reads it: whole,
+/// or through a `tensor.expand_shape` that splits K into the leading
+/// `rowDims` dims and N into the rest (a projection per head: `[K, H, C]`
+/// for its heads' columns, `[H, R, N]` for its rows).
+struct MatrixArgument {
+  BlockArgument arg;
+  unsigned rowDims = 1;
+};
+
+/// The matrix argument that `v` is (see MatrixArgument), if any.
+std::optional<MatrixArgument> matrixArgumentOf(Value v);
+
 /// The operand of contraction `op` that streams a matrix argument of the
-/// function `op` is in: a static `[K, N]` argument indexed `(k, n)`, with
-/// `n` the register tile's columns and `k` a reduction loop (an FFN's or a
-/// projection's weight). Null otherwise.
+/// function `op` is in (matrixArgumentOf): indexed by loops alone, K's dims
+/// by reduction loops, N's last by the register tile's columns and N's
+/// others (a head) by parallel loops (an FFN's or a projection's weight).
+/// Null otherwise.
 OpOperand *streamedMatrixArgument(linalg::LinalgOp op);
 
 /// The operand of contraction `op` that streams a weight: a matrix argument

@@ -227,3 +227,93 @@ func.func @marked(%x: tensor<64x32xf32> {linformer.sequence},
   return %h : tensor<64x64xf32>
 }
 }
+
+// -----
+
+// A projection's weight split per head, as attention reads it. Queries:
+// W [32, 64] read as [K, H, C] = [32, 2, 32] (reduction k, head h, columns
+// c). Output: W2 [64, 32] read as [H, R, N] = [2, 32, 32] (h and r both
+// reductions). Each is packed as a whole weight (panels of 16 of its 64 or
+// 32 columns, P[j, k, c] = W[k, 16 j + c]), and read through the panels
+// split alike: the queries' [H, C / 16, K, 16] (panel j of head h is 2 h +
+// j, since a head's 32 columns are 2 panels), unpacked with its outer dims
+// (k, h, c / 16) in the order (h, c / 16, k); the output's [N / 16, H, R,
+// 16], outer dims (h, r, n / 16) in the order (n / 16, h, r). A head's
+// columns not a whole number of panels (24) are left alone.
+// CHECK-LABEL: func.func @heads(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<16x32xf32> {linformer.sequence}, %[[W:[a-z0-9]+]]: tensor<32x64xf32>, %[[W2:[a-z0-9]+]]: tensor<64x32xf32>, %[[V:[a-z0-9]+]]: tensor<32x48xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<4x32x16xf32>) attrs = {linformer.initializer
+// CHECK: %[[P2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x64x16xf32>) attrs = {linformer.initializer
+// CHECK-NOT: linformer.initializer
+// CHECK: %[[PQ:.*]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2], [3]] output_shape [2, 2, 32, 16] : tensor<4x32x16xf32> into tensor<2x2x32x16xf32>
+// CHECK: %[[UQ:.*]] = linalg.unpack %[[PQ]] outer_dims_perm = [1, 2, 0] inner_dims_pos = [2] inner_tiles = [16] into %{{.*}} : tensor<2x2x32x16xf32> -> tensor<32x2x32xf32>
+// CHECK: %[[Q:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[UQ]] : tensor<16x32xf32>, tensor<32x2x32xf32>)
+// CHECK: %[[PO:.*]] = tensor.expand_shape %[[P2]] {{\[}}[0], [1, 2], [3]] output_shape [2, 2, 32, 16] : tensor<2x64x16xf32> into tensor<2x2x32x16xf32>
+// CHECK: %[[UO:.*]] = linalg.unpack %[[PO]] outer_dims_perm = [2, 0, 1] inner_dims_pos = [2] inner_tiles = [16] into %{{.*}} : tensor<2x2x32x16xf32> -> tensor<2x32x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[Q]], %[[UO]] : tensor<2x16x32xf32>, tensor<2x32x32xf32>)
+// CHECK: %[[VE:.*]] = tensor.expand_shape %[[V]] {{\[}}[0], [1, 2]] output_shape [32, 2, 24]
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[VE]] : tensor<16x32xf32>, tensor<32x2x24xf32>)
+// CHECK-NOT: linalg.unpack
+#xq = affine_map<(h, s, k, c) -> (s, k)>
+#wq = affine_map<(h, s, k, c) -> (k, h, c)>
+#yq = affine_map<(h, s, k, c) -> (h, s, c)>
+#ao = affine_map<(s, h, r, n) -> (h, s, r)>
+#wo = affine_map<(s, h, r, n) -> (h, r, n)>
+#yo = affine_map<(s, h, r, n) -> (s, n)>
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+func.func @heads(%x: tensor<16x32xf32> {linformer.sequence},
+    %w: tensor<32x64xf32>, %w2: tensor<64x32xf32>, %v: tensor<32x48xf32>)
+    -> (tensor<16x32xf32>, tensor<2x16x24xf32>) {
+  %z = arith.constant 0.0 : f32
+  %we = tensor.expand_shape %w [[0], [1, 2]] output_shape [32, 2, 32]
+      : tensor<32x64xf32> into tensor<32x2x32xf32>
+  %eq = tensor.empty() : tensor<2x16x32xf32>
+  %fq = linalg.fill ins(%z : f32) outs(%eq : tensor<2x16x32xf32>) -> tensor<2x16x32xf32>
+  %q = linalg.generic {indexing_maps = [#xq, #wq, #yq],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %we : tensor<16x32xf32>, tensor<32x2x32xf32>)
+      outs(%fq : tensor<2x16x32xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [0, 8, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x32xf32>
+  %w2e = tensor.expand_shape %w2 [[0, 1], [2]] output_shape [2, 32, 32]
+      : tensor<64x32xf32> into tensor<2x32x32xf32>
+  %eo = tensor.empty() : tensor<16x32xf32>
+  %fo = linalg.fill ins(%z : f32) outs(%eo : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %o = linalg.generic {indexing_maps = [#ao, #wo, #yo],
+                       iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
+      ins(%q, %w2e : tensor<2x16x32xf32>, tensor<2x32x32xf32>)
+      outs(%fo : tensor<16x32xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [8, 0, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  // Not packed: a head's 24 columns are not whole panels of 16.
+  %ve = tensor.expand_shape %v [[0], [1, 2]] output_shape [32, 2, 24]
+      : tensor<32x48xf32> into tensor<32x2x24xf32>
+  %ev = tensor.empty() : tensor<2x16x24xf32>
+  %fv = linalg.fill ins(%z : f32) outs(%ev : tensor<2x16x24xf32>) -> tensor<2x16x24xf32>
+  %r = linalg.generic {indexing_maps = [#xq, #wq, #yq],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %ve : tensor<16x32xf32>, tensor<32x2x24xf32>)
+      outs(%fv : tensor<2x16x24xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [0, 8, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x16x24xf32>
+  return %o, %r : tensor<16x32xf32>, tensor<2x16x24xf32>
+}
+}

@@ -145,3 +145,53 @@ func.func @bias(%x: tensor<12x32xf32>, %p: tensor<4x32x16xf32>,
   } -> tensor<12x64xf32>
   return %r : tensor<12x64xf32>
 }
+
+// -----
+
+// A projection's weight split per head (W [32, 64] read as [K, H, C] = [32,
+// 2, 32]), packed once: the panels split alike ([H, C / 16, K, 16]) and
+// unpacked with outer dims (k, h, c / 16) in the order (h, c / 16, k). The
+// panels' loop takes one head at a time (its columns contiguous in a
+// panel), and each panel is read in place: head h's columns c .. c + 15
+// are panel (h, c / 16), all 32 rows, given back the unit head dim of the
+// block the contraction reads ([32, 1, 16]).
+// CHECK: #[[$DIV16:.*]] = affine_map<()[s0] -> (s0 floordiv 16)>
+// CHECK-LABEL: func.func @prepacked_heads(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<12x32xf32>, %[[P:[a-z0-9]+]]: tensor<4x32x16xf32>, %[[Y:[a-z0-9]+]]: tensor<2x12x32xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK-NOT: linalg.unpack
+// CHECK: %[[PE:.*]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2], [3]] output_shape [2, 2, 32, 16]
+// CHECK: scf.for %[[H:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: scf.for %[[J:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: %[[PANEL:.*]] = affine.apply #[[$DIV16]]()[%[[J]]]
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[PE]][%[[H]], %[[PANEL]], 0, 0] [1, 1, 32, 16] [1, 1, 1, 1] : tensor<2x2x32x16xf32> to tensor<32x16xf32>
+// CHECK: %[[B3:.*]] = tensor.expand_shape %[[BLOCK]] {{\[}}[0], [1, 2]] output_shape [32, 1, 16] : tensor<32x16xf32> into tensor<32x1x16xf32>
+// CHECK: scf.for %[[I:[a-z0-9]+]] =
+// CHECK: scf.for %[[K:[a-z0-9]+]] =
+// CHECK: %[[PS:.*]] = tensor.extract_slice %[[B3]][%[[K]], 0, 0] [1, 1, 16] [1, 1, 1]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[PS]] : tensor<4x1xf32>, tensor<1x1x16xf32>) outs(%{{.*}} : tensor<1x4x16xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK-NOT: linalg.unpack
+#xq = affine_map<(h, s, k, c) -> (s, k)>
+#wq = affine_map<(h, s, k, c) -> (k, h, c)>
+#yq = affine_map<(h, s, k, c) -> (h, s, c)>
+func.func @prepacked_heads(%x: tensor<12x32xf32>, %p: tensor<4x32x16xf32>,
+    %y: tensor<2x12x32xf32>) -> tensor<2x12x32xf32> attributes {
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [0, 12, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  %pe = tensor.expand_shape %p [[0, 1], [2], [3]] output_shape [2, 2, 32, 16]
+      : tensor<4x32x16xf32> into tensor<2x2x32x16xf32>
+  %e = tensor.empty() : tensor<32x2x32xf32>
+  %w = linalg.unpack %pe outer_dims_perm = [1, 2, 0] inner_dims_pos = [2]
+      inner_tiles = [16] into %e : tensor<2x2x32x16xf32> -> tensor<32x2x32xf32>
+  %r = linalg.generic {indexing_maps = [#xq, #wq, #yq],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<12x32xf32>, tensor<32x2x32xf32>)
+      outs(%y : tensor<2x12x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x12x32xf32>
+  return %r : tensor<2x12x32xf32>
+}
