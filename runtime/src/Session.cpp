@@ -358,7 +358,6 @@ void Session::Impl::plan() {
     offsets[i] = end;
     end += alignUp(size_t(m.buffers[i].byteSize()));
   }
-  arena = std::make_unique<AlignedBuffer>(total);
   if (constantTotal)
     constants = std::make_unique<AlignedBuffer>(constantTotal);
   owned.assign(m.buffers.size(), nullptr);
@@ -368,10 +367,9 @@ void Session::Impl::plan() {
       owned[i] = static_cast<uint8_t *>(constants->data) + offsets[i];
       continue;
     }
-    if (b.kind != BufferKind::Weight) {
-      owned[i] = static_cast<uint8_t *>(arena->data) + offsets[i];
-      continue;
-    }
+    if (b.kind != BufferKind::Weight)
+      continue; // in the arena, below
+
     const SafetensorsTensor *t = weights->file().find(b.name);
     // Zero-copy unless the file misaligns the tensor for its element type
     // (possible in files from other writers): kernels may assume natural
@@ -384,14 +382,26 @@ void Session::Impl::plan() {
       owned[i] = weightCopies.back()->data;
     }
   }
-  bound = owned;
-  if (module->cuda())
-    cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights,
-                                         profiling, cudaStream);
   args.resize(m.kernels.size());
   for (size_t k = 0; k < m.kernels.size(); ++k)
     args[k].resize(m.kernels[k].buffers.size());
+  // The initializers bind weights and constants only (validateManifest),
+  // and release the weights they alone read: the arena, zeroed (resident)
+  // when allocated, comes after, so that the weights, their packed copies
+  // and the arena are never resident at once (the bench encoder's 48 MiB
+  // of panels would otherwise add to its peak).
+  bound = owned;
   initialize();
+  arena = std::make_unique<AlignedBuffer>(total);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    BufferKind kind = m.buffers[i].kind;
+    if (kind != BufferKind::Weight && kind != BufferKind::Constant)
+      owned[i] = static_cast<uint8_t *>(arena->data) + offsets[i];
+  }
+  bound = owned;
+  if (module->cuda())
+    cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights, profiling,
+                                         cudaStream);
 }
 
 void Session::Impl::initialize() {
