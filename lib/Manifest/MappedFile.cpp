@@ -80,8 +80,16 @@ void MappedFile::release(const void *p, size_t bytes) const {
   uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
   uintptr_t first = (begin + page - 1) / page * page;
   uintptr_t last = (begin + bytes) / page * page;
-  if (first < last)
-    ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
+  if (first >= last)
+    return;
+  // The range becomes a mapping (VMA) of its own first (any flag does
+  // it; "random" also says what is true: not read in order again). A
+  // fault maps the file's pages around it, a whole large folio of the
+  // page cache where it can, but never past its mapping: reads of the
+  // data beside the range (the biases that runs read lie between the
+  // packed weights) would otherwise map its pages back.
+  ::madvise(reinterpret_cast<void *>(first), last - first, MADV_RANDOM);
+  ::madvise(reinterpret_cast<void *>(first), last - first, MADV_DONTNEED);
 }
 
 FileError MappedFile::open(const std::string &path, MappedFile &out) {

@@ -44,8 +44,9 @@ public:
   FileError checkIntact() const;
 
   /// Lets the kernel drop the resident pages wholly inside [p, p + bytes)
-  /// (a range of this mapping): read-only and file-backed, they come back
-  /// from the file if read again. For data read once (weights packed into
+  /// (a range of this mapping), and keeps reads beside the range from
+  /// mapping them back: read-only and file-backed, they come back from
+  /// the file if read again. For data read once (weights packed into
   /// panels when a session starts), so that it stops counting twice.
   void release(const void *p, size_t bytes) const;
 
