@@ -242,10 +242,12 @@ TEST(CostModelTest, StreamedOperandsFromL2BoundWideTiles) {
     CPUKernelSchedule b = chooseSchedule(halves, shapes[i]);
     EXPECT_EQ(b.rows, 4) << "kernel " << i;
     EXPECT_EQ(b.columns, 64) << "kernel " << i;
-    // The model's reason: 4 x 64 reads 4 streamed vectors per 16 FMAs.
+    // The model's reason: 4 x 64 reads 4 streamed vectors per 16 FMAs
+    // (unpacked: E X's packed panels would stay in L1).
     CPUKernelSchedule wide = a;
     wide.rows = 4;
     wide.columns = 64;
+    wide.pack = false;
     EXPECT_LT(estimate(full, shapes[i], wide).efficiency, 0.85)
         << "kernel " << i;
     EXPECT_GT(estimate(halves, shapes[i], wide).efficiency, 0.99)
@@ -263,14 +265,16 @@ TEST(CostModelTest, StreamedOperandsFromL2BoundWideTiles) {
 }
 
 TEST(CostModelTest, SplitsSmallKernelsForParallelism) {
-  // E X with b = 1: [1, 256, 512] outputs, every core a share of the rows
-  // (each workgroup sweeps all of X: see SweepsFromL3InFewWorkgroups).
+  // E X with b = 1: [1, 256, 512] outputs, every core a share of the
+  // columns (each workgroup sweeps its columns of X and all of E: see
+  // SweepsFromL3InFewWorkgroups).
   KernelShape ex = layerShapes()[1];
   for (int64_t cores : {2, 8, 16}) {
     CPUTarget t = presetCPUTarget("avx512", cores);
     CPUKernelSchedule s = chooseSchedule(t, ex);
     EXPECT_GE(estimate(t, ex, s).workgroups, cores) << cores << " cores";
-    EXPECT_EQ(s.workgroup[1], 256 / cores) << cores << " cores";
+    EXPECT_EQ(s.workgroup[1], 0) << cores << " cores";
+    EXPECT_EQ(s.workgroup[3], 512 / cores) << cores << " cores";
   }
   // A kernel over tokens keeps 4 workgroups a core at least.
   CPUTarget t8 = presetCPUTarget("avx512", 8);
@@ -370,24 +374,50 @@ TEST(CostModelTest, ShortRunsThatSweepFromL3TakeACoreOfRowsAWorkgroup) {
 }
 
 TEST(CostModelTest, SweepsFromL3InFewWorkgroups) {
-  // E X (256 rows over 4096 tokens) sweeps 8 MiB of X a workgroup, more
-  // than L2: one workgroup a core, and on AVX2 packed in blocks of half of
-  // L1 (256 steps of 16 columns). Zen 4, AVX2 mode, 2 threads: 8.0 ms with
-  // 16 unpacked workgroups, 5.4 ms so.
+  // E X (256 rows over 4096 tokens, 512 columns) sweeps 8 MiB of X, more
+  // than L2: one workgroup a core, the cores sharing the columns (more
+  // columns than rows: each sweeps and packs half of X and reads all of
+  // E, 8 MiB a core against 10 by rows), and on AVX2 packed in blocks of
+  // half of L1 (256 steps of 16 columns). Zen 4, AVX2 mode, 2 threads: 8.0
+  // ms with 16 unpacked workgroups, 5.4 ms with 2 by rows; Zen 5 in AVX2
+  // mode 4.73 ms by rows, 4.45 by columns.
   KernelShape ex = layerShapes()[1];
+  ex.columnLoops = {0, 3};
   CPUTarget avx2 = presetCPUTarget("avx2");
   CPUKernelSchedule s = chooseSchedule(avx2, ex);
   EXPECT_EQ(estimate(avx2, ex, s).workgroups, 2);
+  EXPECT_EQ(s.workgroup[1], 0);
+  EXPECT_EQ(s.workgroup[3], 256);
   EXPECT_TRUE(s.pack);
   EXPECT_EQ(s.columns, 16);
   EXPECT_EQ(s.reduction, 256);
-  // AVX-512: the same workgroups, unpacked (64-step blocks).
+  EXPECT_EQ(validate(ex, s), "");
+  // Full-width AVX-512: the same workgroups, packed too (8 x 32, panels
+  // of half of L1); Zen 4's 4 x 64 in 256-bit halves, unpacked (64-step
+  // blocks: not measured packed).
   CPUTarget avx512 = presetCPUTarget("avx512");
   CPUKernelSchedule w = chooseSchedule(avx512, ex);
   EXPECT_EQ(estimate(avx512, ex, w).workgroups, 2);
-  EXPECT_FALSE(w.pack);
-  EXPECT_EQ(w.reduction, 64);
-  // AVX2's 6 x 16 on 128 rows (a 2-row peel) rather than 5 x 16: 10
+  EXPECT_EQ(w.workgroup[3], 256);
+  EXPECT_TRUE(w.pack);
+  EXPECT_EQ(w.reduction * w.columns * 4 * 2, avx512.l1Bytes);
+  CPUTarget zen4 = avx512;
+  zen4.cpu = "znver4";
+  deriveMicroarchitecture(zen4);
+  CPUKernelSchedule z = chooseSchedule(zen4, ex);
+  EXPECT_EQ(z.workgroup[3], 256);
+  EXPECT_FALSE(z.pack);
+  EXPECT_EQ(z.reduction, 64);
+  // Fewer columns than rows (k = 1024 over 512 channels): by rows, as
+  // before (each core reads half of E, all of X).
+  KernelShape tall = contraction({1, 1024, 4096, 512}, {2}, {0, 1, 3});
+  tall.mLoop = 1;
+  tall.nLoop = 3;
+  tall.columnLoops = {0, 3};
+  CPUKernelSchedule r = chooseSchedule(avx2, tall);
+  EXPECT_EQ(r.workgroup[1], 512);
+  EXPECT_EQ(r.workgroup[3], 0);
+  // AVX2's 6 x 16 on 256 rows (a 4-row peel) rather than 5 x 16: 10
   // accumulators hide the latency less well than 12.
   EXPECT_EQ(s.rows, 6);
   // A batch of 4 sequences whose lengths differ (E X stops at each one's):
@@ -402,7 +432,8 @@ TEST(CostModelTest, SweepsFromL3InFewWorkgroups) {
   batch.boundedBatchLoop = 0;
   CPUKernelSchedule ragged = chooseSchedule(avx512, batch);
   EXPECT_EQ(ragged.workgroup[0], 1);
-  EXPECT_EQ(ragged.workgroup[1], 128);
+  EXPECT_EQ(ragged.workgroup[1], 0);
+  EXPECT_EQ(ragged.workgroup[3], 256);
   EXPECT_EQ(estimate(avx512, batch, ragged).workgroups, 8);
   // Split-K's parts share the cores: at n = 65536 (16 parts) one workgroup
   // of all 256 rows a part.
@@ -519,8 +550,8 @@ TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   // The FFN's weights: a 128-step block over all 2048 (512) columns is
   // 1 MiB (256 KiB), at least half of L2, while a 6 x 16 tile's panel is
   // 8 KiB: packed on AVX2. The Q projection's per-head 64 columns (32 KiB
-  // a block) and the tiny kernel are not; nor is anything on AVX-512,
-  // where packing was not measured (its 4 x 64 panels exceed half of L1).
+  // a block) and the tiny kernel are not; on AVX-512 only the sweep from
+  // L3 (E X, measured on Zen 5), elsewhere packing was not measured.
   CPUTarget avx2 = presetCPUTarget("avx2");
   avx2.l2Bytes = 512 << 10;
   std::vector<KernelShape> shapes = layerShapes();
@@ -529,8 +560,10 @@ TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   EXPECT_FALSE(chooseSchedule(avx2, shapes[0]).pack);
   EXPECT_FALSE(chooseSchedule(avx2, shapes[3]).pack); // the core
   EXPECT_FALSE(chooseSchedule(avx2, shapes[7]).pack);
-  for (const KernelShape &shape : shapes)
-    EXPECT_FALSE(chooseSchedule(presetCPUTarget("avx512"), shape).pack);
+  // On AVX-512 only E X, which sweeps X from L3 (SweepsFromL3InFewWorkgroups).
+  for (size_t i = 0; i < shapes.size(); ++i)
+    EXPECT_EQ(chooseSchedule(presetCPUTarget("avx512"), shapes[i]).pack, i == 1)
+        << "kernel " << i;
   // The autotuner tries the other choice.
   CPUKernelSchedule base = chooseSchedule(avx2, shapes[5]);
   bool tried = false;

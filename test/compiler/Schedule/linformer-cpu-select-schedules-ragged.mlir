@@ -2,13 +2,15 @@
 
 // E X for 4 sequences whose lengths the runtime knows (linformer.token_bound
 // over the lengths argument): it sweeps 8 MiB of X a workgroup, and the
-// sequences' lengths differ, so each sequence gets a workgroup a core (128
-// of its 256 rows), not one workgroup a sequence (256). Without the bound
-// the four sequences are the cores' shares.
+// sequences' lengths differ, so each sequence gets a workgroup a core (256
+// of its 512 columns: more columns than rows, so the cores share X's
+// columns, not E's rows), not one workgroup a sequence. Without the bound
+// the four sequences are the cores' shares. Full-width AVX-512 packs such
+// a sweep, in panels of half of L1 (128 steps of 32 columns).
 // CHECK-LABEL: func.func @ex_ragged(
-// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 128, 0, 0], register = [8, 32], reduction = 64, pack = false>
+// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 0, 256], register = [8, 32], reduction = 128, pack = true>
 // CHECK-LABEL: func.func @ex_equal(
-// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 256, 0, 0], register = [8, 32], reduction = 64, pack = false>
+// CHECK: linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 256, 0, 0], register = [8, 32], reduction = 128, pack = true>
 #e = affine_map<(b, j, t, m) -> (b, j, t)>
 #xs = affine_map<(b, j, t, m) -> (b, t, m)>
 #ex = affine_map<(b, j, t, m) -> (b, j, m)>
