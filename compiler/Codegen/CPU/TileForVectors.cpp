@@ -203,6 +203,17 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   return tensor::ExpandShapeOp::create(rewriter, loc, type, block, *groups);
 }
 
+/// Tile-and-fuse control that fuses `init` (a contraction's fill or
+/// broadcast of its accumulators) and no other producer; nothing when null.
+static scf::SCFTileAndFuseOptions::ControlFnTy fuseOnly(Operation *init) {
+  return [init](tensor::ExtractSliceOp, OpResult producer, bool)
+             -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+    if (!init || producer.getOwner() != init)
+      return std::nullopt;
+    return scf::SCFTileAndFuseOptions::ControlFnResult{};
+  };
+}
+
 /// The schedule's `pack`: a loop over the columns' register tiles outside
 /// the rows' ones, and in it the streamed operand's block (reduction block x
 /// one tile of columns) copied into a contiguous buffer, which every row
@@ -243,13 +254,7 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
     // into each panel's iteration with it, for the register tiles to take.
     scf::SCFTileAndFuseOptions fuseOptions;
     fuseOptions.setTilingOptions(options);
-    fuseOptions.setFusionControlFn(
-        [init](tensor::ExtractSliceOp, OpResult producer, bool)
-            -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          if (!init || producer.getOwner() != init)
-            return std::nullopt;
-          return scf::SCFTileAndFuseOptions::ControlFnResult{};
-        });
+    fuseOptions.setFusionControlFn(fuseOnly(init));
     FailureOr<scf::SCFTileAndFuseResult> tiled =
         scf::tileConsumerAndFuseProducersUsingSCF(
             rewriter, cast<TilingInterface>(op.getOperation()), fuseOptions);
@@ -551,13 +556,7 @@ tileWithFusedInit(RewriterBase &rewriter, linalg::LinalgOp op, Operation *init,
   parallelOptions.setInterchange(interchange);
   scf::SCFTileAndFuseOptions fuseOptions;
   fuseOptions.setTilingOptions(parallelOptions);
-  fuseOptions.setFusionControlFn(
-      [init](tensor::ExtractSliceOp, OpResult producer, bool)
-          -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-        if (producer.getOwner() != init)
-          return std::nullopt;
-        return scf::SCFTileAndFuseOptions::ControlFnResult{};
-      });
+  fuseOptions.setFusionControlFn(fuseOnly(init));
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTileAndFuseResult> fused =
       scf::tileConsumerAndFuseProducersUsingSCF(

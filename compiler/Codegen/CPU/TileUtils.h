@@ -64,8 +64,7 @@ OpOperand *streamedMatrixArgument(linalg::LinalgOp op);
 
 /// The operand of contraction `op` that streams a weight: a matrix argument
 /// (streamedMatrixArgument) that isWeightArgument (LinformerDialect.h) says
-/// is a weight. Null
-/// otherwise.
+/// is a weight. Null otherwise.
 OpOperand *streamedWeight(linalg::LinalgOp op);
 
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
