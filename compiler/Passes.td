@@ -247,6 +247,15 @@ def LinformerCPUPrepackWeightsPass
     order (`outer_dims_perm = [1, 2, 0]`, `[2, 0, 1]`; `inner_dims_pos` the
     last dim).
 
+    A bf16 or f16 weight that the contraction reads extended to f32 (by an
+    elementwise `linalg.generic` whose body is one `arith.extf`, as a 16-bit
+    model's entry reads its weights) is packed the same way, extended as it
+    is packed: f32 panels, made once, in place of the f32 copy that the
+    extension wrote in every run. The session then holds the weight at
+    twice its size in the file (the file's pages are released after
+    packing, as for f32); the contractions read exactly what they read
+    before.
+
     When `W` is a weight (the entry marks its sequence inputs and not `W`),
     the packing root is marked `linformer.initializer`: its kernel becomes
     an initializer of the dispatch plan, which the runtime runs once when a
@@ -274,7 +283,8 @@ def LinformerCPUPrepackWeightsPass
            "JSON schedule file whose records override the cost model for "
            "the packing kernels">
   ];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 

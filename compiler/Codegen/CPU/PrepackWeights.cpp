@@ -12,6 +12,7 @@
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -94,6 +95,11 @@ struct PrepackWeightsPass
       Location loc = weight.getLoc();
       auto type = cast<RankedTensorType>(weight.getType());
       int64_t k = type.getDimSize(0), n = type.getDimSize(1), nr = s.columns;
+      // The panels hold what the contraction reads: a 16-bit weight's
+      // values extended to f32 (matrix.widened), once, instead of in every
+      // run.
+      auto readType = cast<RankedTensorType>(streamed->get().getType());
+      Type element = readType.getElementType();
       if (!packed) {
         if (lastPack)
           rewriter.setInsertionPointAfter(lastPack);
@@ -105,8 +111,8 @@ struct PrepackWeightsPass
             rewriter, loc,
             RankedTensorType::get({k, n / nr, nr}, type.getElementType()),
             weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
-        Value init = tensor::EmptyOp::create(rewriter, loc, {n / nr, k, nr},
-                                             type.getElementType());
+        Value init =
+            tensor::EmptyOp::create(rewriter, loc, {n / nr, k, nr}, element);
         MLIRContext *ctx = &getContext();
         AffineExpr j, r, c;
         bindDims(ctx, j, r, c);
@@ -116,8 +122,11 @@ struct PrepackWeightsPass
             ArrayRef<AffineMap>{AffineMap::get(3, 0, {r, j, c}, ctx),
                                 AffineMap::get(3, 0, {j, r, c}, ctx)},
             SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
-            [](OpBuilder &b, Location l, ValueRange args) {
-              linalg::YieldOp::create(b, l, args[0]);
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value v = args[0];
+              if (matrix.widened)
+                v = arith::ExtFOp::create(b, l, element, v);
+              linalg::YieldOp::create(b, l, v);
             });
         pack->setAttr(kRootAttrName, rewriter.getUnitAttr());
         // Made from a weight, the panels are the same in every run: the
@@ -155,7 +164,6 @@ struct PrepackWeightsPass
       // e0 .. e(a-1), nr]`, whose outer dims are the unpacked ones a .. r-1
       // then 0 .. a-1.
       rewriter.setInsertionPoint(op);
-      auto readType = cast<RankedTensorType>(streamed->get().getType());
       ArrayRef<int64_t> read = readType.getShape();
       int64_t rank = readType.getRank(), a = matrix.rowDims;
       SmallVector<int64_t> shape(read.begin() + a, read.end());
@@ -168,14 +176,13 @@ struct PrepackWeightsPass
         for (int64_t i = 0; i < rank + 1; ++i)
           groups[i < rank - a ? 0 : i < rank ? 1 : 2].push_back(i);
         source = tensor::ExpandShapeOp::create(
-            rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
-            packed, groups);
+            rewriter, loc, RankedTensorType::get(shape, element), packed,
+            groups);
       }
       SmallVector<int64_t> perm;
       for (int64_t i = 0; i < rank; ++i)
         perm.push_back((i + a) % rank);
-      Value dest =
-          tensor::EmptyOp::create(rewriter, loc, read, type.getElementType());
+      Value dest = tensor::EmptyOp::create(rewriter, loc, read, element);
       auto unpack = linalg::UnPackOp::create(
           rewriter, loc, source, dest, /*innerDimsPos=*/{rank - 1},
           /*innerTiles=*/{rewriter.getIndexAttr(nr)}, perm);

@@ -8,6 +8,7 @@
 
 #include "compiler/Schedule/Schedule.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -70,6 +71,28 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
+/// The 16-bit tensor that `v` extends to f32 element by element (a
+/// `linalg.generic` of identity maps whose body is one `arith.extf`), if
+/// any.
+static Value widenedFrom(Value v) {
+  auto generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto ext = dyn_cast<arith::ExtFOp>(&body.front());
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!ext || !yield || ext.getIn() != body.getArgument(0) ||
+      yield.getOperand(0) != ext.getResult() || !ext.getType().isF32() ||
+      ext.getIn().getType().getIntOrFloatBitWidth() != 16)
+    return {};
+  return generic.getDpsInputOperand(0)->get();
+}
+
 std::optional<mlir::linformer::MatrixArgument>
 mlir::linformer::matrixArgumentOf(Value v) {
   MatrixArgument result;
@@ -79,6 +102,10 @@ mlir::linformer::matrixArgumentOf(Value v) {
       return std::nullopt;
     result.rowDims = groups[0].size();
     v = expand.getSrc();
+  }
+  if (Value narrow = widenedFrom(v)) {
+    result.widened = true;
+    v = narrow;
   }
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||

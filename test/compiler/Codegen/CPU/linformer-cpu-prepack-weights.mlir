@@ -317,3 +317,81 @@ func.func @heads(%x: tensor<16x32xf32> {linformer.sequence},
   return %o, %r : tensor<16x32xf32>, tensor<2x16x24xf32>
 }
 }
+
+// -----
+
+// A bf16 weight that the contraction reads extended to f32 (a bf16 model's
+// weight): its panels are f32, extended as they are packed, once per
+// session; the contraction reads their unpack, f32, and the extension that
+// wrote an f32 copy of the weight in every run has no reader left. An
+// extension that does more than extend (`%v`, extended then scaled) is no
+// weight as read: left alone.
+// CHECK-LABEL: func.func @widened(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<64x32xf32> {linformer.sequence}, %[[W:[a-z0-9]+]]: tensor<32x64xbf16>, %[[V:[a-z0-9]+]]: tensor<32x64xbf16>)
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[W]] {{\[}}[0], [1, 2]] output_shape [32, 4, 16] : tensor<32x64xbf16> into tensor<32x4x16xbf16>
+// CHECK: %[[PE:.*]] = tensor.empty() : tensor<4x32x16xf32>
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<32x4x16xbf16>) outs(%[[PE]] : tensor<4x32x16xf32>)
+// CHECK-SAME: {linformer.initializer, linformer.kernel = #linformer.kernel_shape<key = "other/ppp/4x32x16/
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT: %[[EXT:.*]] = arith.extf %[[IN]] : bf16 to f32
+// CHECK-NEXT: linalg.yield %[[EXT]] : f32
+// CHECK-NOT: tensor.expand_shape %[[V]]
+// CHECK: %[[U:.*]] = linalg.unpack %[[P]] outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16] into %{{.*}} : tensor<4x32x16xf32> -> tensor<32x64xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[U]] : tensor<64x32xf32>, tensor<32x64xf32>)
+// CHECK-NOT: linalg.unpack
+#x = affine_map<(i, k, j) -> (i, k)>
+#w = affine_map<(i, k, j) -> (k, j)>
+#y = affine_map<(i, k, j) -> (i, j)>
+#id = affine_map<(k, j) -> (k, j)>
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+func.func @widened(%x: tensor<64x32xf32> {linformer.sequence},
+    %w: tensor<32x64xbf16>, %v: tensor<32x64xbf16>)
+    -> (tensor<64x64xf32>, tensor<64x64xf32>) {
+  %z = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %ew = tensor.empty() : tensor<32x64xf32>
+  %wf = linalg.generic {indexing_maps = [#id, #id],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%w : tensor<32x64xbf16>) outs(%ew : tensor<32x64xf32>) {
+  ^bb0(%p: bf16, %o: f32):
+    %e = arith.extf %p : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<32x64xf32>
+  %vf = linalg.generic {indexing_maps = [#id, #id],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%v : tensor<32x64xbf16>) outs(%ew : tensor<32x64xf32>) {
+  ^bb0(%p: bf16, %o: f32):
+    %e = arith.extf %p : bf16 to f32
+    %s = arith.mulf %e, %two : f32
+    linalg.yield %s : f32
+  } -> tensor<32x64xf32>
+  %e = tensor.empty() : tensor<64x64xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %h = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %wf : tensor<64x32xf32>, tensor<32x64xf32>)
+      outs(%f : tensor<64x64xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [16, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  %g = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %vf : tensor<64x32xf32>, tensor<32x64xf32>)
+      outs(%f : tensor<64x64xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [16, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x64xf32>
+  return %h, %g : tensor<64x64xf32>, tensor<64x64xf32>
+}
+}
