@@ -81,12 +81,15 @@ std::string mlir::linformer::driver::forEachProfiledKernel(
 
 /// Per kernel, the median milliseconds of a linformer-run --profile-json
 /// file, summed under `field` ("key": the kernel's shape, several kernels
-/// share one; "symbol": the kernel).
+/// share one; "symbol": the kernel). Initializers, which run once when a
+/// session is created, are no part of a run's time and are left out.
 static std::string readProfile(const std::string &path, StringRef field,
                                std::map<std::string, double> &ms) {
   return forEachProfiledKernel(path, [&](const llvm::json::Object &o) {
     std::optional<StringRef> name = o.getString(field);
     std::optional<double> median = o.getNumber("median_ms");
+    if (o.getBoolean("initializer").value_or(false))
+      return;
     if (name && median && !name->empty())
       ms[name->str()] += *median;
   });

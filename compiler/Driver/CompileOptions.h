@@ -81,8 +81,9 @@ struct CompileOptions {
   /// Contractions that stream a weight read it from panels that an
   /// initializer kernel makes once per session (linformer-cpu-prepack-
   /// weights; the cost model plans for them), instead of every workgroup
-  /// copying its own in every run. Never with --backend=best (a Halide plan
-  /// has no initializers to mix with).
+  /// copying its own in every run. --backend=best builds ours both ways: with
+  /// packed weights as a whole candidate, without them as the plan that
+  /// mixes with Halide's (which has no initializers).
   bool prepackWeights = true;
   /// A schedule file whose records replace the cost model's.
   std::string scheduleFile;
