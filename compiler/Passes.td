@@ -1556,8 +1556,9 @@ def LinformerCUDAWarpReductionsPass
 
 def LinformerCUDAEmulateWarpsPass
     : Pass<"linformer-cuda-emulate-warps", "::mlir::func::FuncOp"> {
-  let summary = "the lanes' warp-wide ops (gpu.shuffle, mma.sync) lowered "
-                "for the host: thread loops split at each one";
+  let summary = "the threads' warp- and block-wide ops (gpu.shuffle, "
+                "mma.sync, ldmatrix, gpu.barrier) lowered for the host: "
+                "thread loops split at each one";
   let description = [{
     On-host CUDA pipeline only (`linformer-cuda-pipeline{on-host}`, the
     `cuda-host` tests), after the loops are mapped: the CPU runs a loop over
@@ -1580,7 +1581,25 @@ def LinformerCUDAEmulateWarpsPass
       accumulators: each of the lane's four C elements plus the products
       of A's row and B's column, each operand element read from the lane
       and register that hold it ("Matrix Fragments for mma.m16n8k*"),
-      products and sums in f32, k in order.
+      products and sums in f32, k in order;
+    - `nvgpu.ldmatrix` (from a 1-D buffer: of 32-bit words, or with
+      `.trans` of 16-bit halves): row r of matrix q starts where lane
+      8q + r points; lane (g, t) = (lane / 4, lane % 4) gets word t of row
+      g of each matrix, or with `.trans` element g of rows 2t and 2t + 1;
+    - `gpu.barrier`: nothing exchanged, the split itself (every thread of
+      the block runs what precedes it before any runs what follows; the
+      thread loop must hold all of the block's threads).
+
+    Before that, a block's dynamic shared memory (`gpu.dynamic_shared_memory`
+    and its static `memref.view`s at constant shifts) becomes a buffer
+    allocated in the body of the loop over blocks, as large as the views
+    reach, the views of it in host memory; `nvgpu.device_async_copy`
+    (cp.async) becomes a vector load and store at issue, its groups and
+    waits go (a copy may land any time before its wait, and no thread reads
+    its buffer before a barrier after that wait). A load of a function
+    argument that is only ever loaded from (an input: the lengths) is
+    computed again after a split rather than kept, and may bound a loop of
+    thread loops.
     An `scf.for` in the thread loop's body that holds warp-wide ops, whose
     bounds every thread shares (values from outside the thread loop, the
     index of a dimension of one thread, pure arithmetic of these), becomes an `scf.for` of thread loops: its
@@ -1591,9 +1610,12 @@ def LinformerCUDAEmulateWarpsPass
     and checks the fragments' index arithmetic against the reference.
 
     Anything else is an error that says what is not lowered: another
-    shuffle mode or width, another mma shape or type, a warp-wide op in a
-    branch or in a loop whose bounds depend on the thread, one in no
-    thread loop, a value a buffer cannot hold.
+    shuffle mode or width, another mma shape or type, an ldmatrix of
+    another buffer, a warp-wide op in a branch or in a loop whose bounds
+    depend on the thread, one in no thread loop, a barrier in a loop over
+    only some of a block's threads, shared memory other than through
+    static views, a cp.async with zero fill or whose token a loop carries,
+    a value a buffer cannot hold.
 
     ```mlir
     // Before (one warp's butterfly, abridged)

@@ -279,9 +279,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.minBlocks = coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. On the host
-  // unstaged tiles keep their mma.sync (linformer-cuda-emulate-warps lowers
-  // it below); staged ones are emulated (the same tiles and rounding in
-  // scalars).
+  // they keep their mma.sync, ldmatrix, cp.async and barriers
+  // (linformer-cuda-emulate-warps lowers them below), but for exact
+  // emulation and wgmma, which are replayed (the same tiles in scalars).
   // Without them (mma=none), f32 contractions run as the same staged tiles
   // with f32 products (precision=f32, SIMT).
   if (options.mma != "none" ||

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAEMULATEWARPSPASS
@@ -53,9 +54,167 @@ std::optional<unsigned> laneDim(scf::ParallelOp loop) {
   return std::nullopt;
 }
 
-/// An op whose lanes exchange values: lowered here.
+/// An op whose threads exchange values or wait for each other: lowered
+/// here by splitting its thread loop.
 bool isWarpOp(Operation *op) {
-  return isa<gpu::ShuffleOp, nvgpu::MmaSyncOp, NVVM::MmaOp>(op);
+  return isa<gpu::ShuffleOp, nvgpu::MmaSyncOp, NVVM::MmaOp, nvgpu::LdMatrixOp,
+             gpu::BarrierOp>(op);
+}
+
+/// Whether `op` loads from an argument of its function that is only ever
+/// loaded from (an input such as the lengths): it reads the same value
+/// wherever it runs.
+bool loadsInput(Operation *op) {
+  auto load = dyn_cast<memref::LoadOp>(op);
+  auto arg = load ? dyn_cast<BlockArgument>(load.getMemRef()) : BlockArgument();
+  return arg && isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) &&
+         llvm::all_of(arg.getUsers(), [](Operation *user) {
+           return isa<memref::LoadOp>(user);
+         });
+}
+
+/// Whether `loop`'s mapping puts a dimension on one of `processors`.
+bool mapsTo(scf::ParallelOp loop, ArrayRef<gpu::Processor> processors) {
+  auto mapping = loop->getAttrOfType<ArrayAttr>(gpu::getMappingAttrName());
+  return mapping && llvm::any_of(mapping, [&](Attribute m) {
+           auto dim = dyn_cast<gpu::ParallelLoopDimMappingAttr>(m);
+           return dim && llvm::is_contained(processors, dim.getProcessor());
+         });
+}
+
+/// Whether `loop`'s mapping puts a dimension on threads.
+bool mapsThreads(scf::ParallelOp loop) {
+  return mapsTo(loop, {gpu::Processor::ThreadX, gpu::Processor::ThreadY,
+                       gpu::Processor::ThreadZ});
+}
+
+/// Whether `loop`'s mapping puts a dimension on blocks.
+bool mapsBlocks(scf::ParallelOp loop) {
+  return mapsTo(loop, {gpu::Processor::BlockX, gpu::Processor::BlockY,
+                       gpu::Processor::BlockZ});
+}
+
+/// The kernels' dynamic shared memory on the host: one buffer a block
+/// (allocated at the start of the body of the loop over blocks, or right
+/// before the outermost loop over threads where there is none), as large
+/// as its views reach; each `memref.view` of `gpu.dynamic_shared_memory`
+/// becomes the same view of that buffer (host memory: no address space).
+LogicalResult hostSharedMemory(func::FuncOp func) {
+  SmallVector<gpu::DynamicSharedMemoryOp> raws;
+  func.walk([&](gpu::DynamicSharedMemoryOp op) { raws.push_back(op); });
+  // The views of each block's buffer, and how many bytes they reach.
+  llvm::MapVector<Operation *, std::pair<SmallVector<memref::ViewOp>, int64_t>>
+      homes;
+  for (gpu::DynamicSharedMemoryOp raw : raws) {
+    scf::ParallelOp threads;
+    for (auto p = raw->getParentOfType<scf::ParallelOp>(); p;
+         p = p->getParentOfType<scf::ParallelOp>())
+      if (mapsThreads(p))
+        threads = p;
+    if (!threads)
+      return raw.emitOpError(
+          "is in no loop over threads: the host has no block to give its "
+          "shared memory to");
+    Operation *home = threads;
+    for (auto p = threads->getParentOfType<scf::ParallelOp>(); p;
+         p = p->getParentOfType<scf::ParallelOp>())
+      if (mapsBlocks(p)) {
+        home = p;
+        break;
+      }
+    auto &[views, bytes] = homes[home];
+    for (Operation *user : raw->getUsers()) {
+      auto view = dyn_cast<memref::ViewOp>(user);
+      std::optional<int64_t> shift =
+          view ? getConstantIntValue(view.getByteShift()) : std::nullopt;
+      if (!view || !shift || !view.getType().hasStaticShape())
+        return user->emitOpError(
+            "uses the dynamic shared memory other than as a static "
+            "memref.view at a constant byte shift: the host cannot size "
+            "its buffer");
+      int64_t end = *shift + view.getType().getNumElements() *
+                                 (view.getType().getElementTypeBitWidth() / 8);
+      bytes = std::max(bytes, end);
+      views.push_back(view);
+    }
+  }
+  for (auto &[home, entry] : homes) {
+    auto &[views, bytes] = entry;
+    OpBuilder b(home);
+    if (auto loop = dyn_cast<scf::ParallelOp>(home); loop && mapsBlocks(loop))
+      b.setInsertionPointToStart(loop.getBody());
+    Location loc = home->getLoc();
+    auto buffer = memref::AllocOp::create(
+        b, loc, MemRefType::get({std::max<int64_t>(bytes, 1)}, b.getI8Type()),
+        b.getI64IntegerAttr(16));
+    if (isa<scf::ParallelOp>(home) && mapsBlocks(cast<scf::ParallelOp>(home)))
+      b.setInsertionPoint(
+          cast<scf::ParallelOp>(home).getBody()->getTerminator());
+    else
+      b.setInsertionPointAfter(home);
+    memref::DeallocOp::create(b, loc, buffer);
+    for (memref::ViewOp view : views) {
+      OpBuilder vb(view);
+      auto type = MemRefType::get(view.getType().getShape(),
+                                  view.getType().getElementType());
+      Value hostView = memref::ViewOp::create(
+          vb, view.getLoc(), type, buffer, view.getByteShift(), ValueRange{});
+      view.getResult().replaceAllUsesWith(hostView);
+      view.erase();
+    }
+  }
+  for (gpu::DynamicSharedMemoryOp raw : raws)
+    raw.erase();
+  return success();
+}
+
+/// cp.async on the host: each `nvgpu.device_async_copy` copies its
+/// elements at once (a vector load and store), and its groups and waits
+/// go. Copying at issue rather than by the wait is what the kernels allow
+/// anyway: a copy may land at any time before its wait, and the buffer it
+/// writes is one no thread reads until a barrier after that wait.
+LogicalResult hostAsyncCopies(func::FuncOp func) {
+  SmallVector<Operation *> waits, groups, copies;
+  func.walk([&](Operation *op) {
+    if (isa<nvgpu::DeviceAsyncWaitOp>(op))
+      waits.push_back(op);
+    else if (isa<nvgpu::DeviceAsyncCreateGroupOp>(op))
+      groups.push_back(op);
+    else if (isa<nvgpu::DeviceAsyncCopyOp>(op))
+      copies.push_back(op);
+  });
+  auto unused = [](Operation *op) -> LogicalResult {
+    if (op->use_empty())
+      return success();
+    return op->emitOpError(
+        "has a token that is used other than by a cp.async group or wait "
+        "(carried by a loop?): not lowered for the host");
+  };
+  for (Operation *op : waits)
+    op->erase();
+  for (Operation *op : groups) {
+    if (failed(unused(op)))
+      return failure();
+    op->erase();
+  }
+  for (Operation *op : copies) {
+    if (failed(unused(op)))
+      return failure();
+    auto copy = cast<nvgpu::DeviceAsyncCopyOp>(op);
+    if (copy.getSrcElements())
+      return copy.emitOpError(
+          "copies fewer source elements than it writes (zero fill): not "
+          "lowered for the host");
+    OpBuilder b(copy);
+    Type elem = cast<MemRefType>(copy.getSrc().getType()).getElementType();
+    auto type = VectorType::get({copy.getDstElements().getSExtValue()}, elem);
+    Value v = vector::LoadOp::create(b, copy.getLoc(), type, copy.getSrc(),
+                                     copy.getSrcIndices());
+    vector::StoreOp::create(b, copy.getLoc(), v, copy.getDst(),
+                            copy.getDstIndices());
+    copy.erase();
+  }
+  return success();
 }
 
 /// Whether `op` is a warp-wide op or has one in its regions.
@@ -167,9 +326,10 @@ private:
 
   /// Whether `v` can be computed again in a later loop over the threads
   /// rather than kept: an index of the loop, a value from outside it, a
-  /// pure op of such values (not a warp-wide one), or this thread's
-  /// element of a buffer of ours (each is written before it is read, and
-  /// a carried value's last, after every read). `known` holds the answers
+  /// pure op of such values (not a warp-wide one), a load of an input
+  /// nothing writes (loadsInput), or this thread's element of a buffer of
+  /// ours (each is written before it is read, and a carried value's last,
+  /// after every read). `known` holds the answers
   /// so far.
   bool recomputable(Value v, scf::ParallelOp loop,
                     DenseMap<Value, bool> &known) const {
@@ -183,7 +343,7 @@ private:
     Operation *def = v.getDefiningOp();
     bool yes = def->getBlock() == loop.getBody() && !isWarpOp(def) &&
                def->getNumRegions() == 0 &&
-               (isPure(def) || loadsOwnElement(def, loop)) &&
+               (isPure(def) || loadsOwnElement(def, loop) || loadsInput(def)) &&
                llvm::all_of(def->getOperands(), [&](Value o) {
                  return recomputable(o, loop, known);
                });
@@ -311,13 +471,18 @@ private:
         next = lowerShuffle(loop, shuffle);
       else if (isa<nvgpu::MmaSyncOp, NVVM::MmaOp>(first))
         next = lowerMma(loop, first);
+      else if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(first))
+        next = lowerLdmatrix(loop, ld);
+      else if (auto barrier = dyn_cast<gpu::BarrierOp>(first))
+        next = lowerBarrier(loop, barrier);
       else if (auto inner = dyn_cast<scf::ForOp>(first))
         next = fission(loop, inner);
       else
         return first->emitOpError(
-            "holds a warp-wide op (gpu.shuffle, mma.sync) in a region that "
-            "is not an scf.for's: the host splits thread loops only around "
-            "loops that every thread runs alike");
+            "holds a warp- or block-wide op (gpu.shuffle, mma.sync, "
+            "ldmatrix, gpu.barrier) in a region that is not an scf.for's: "
+            "the host splits thread loops only around loops that every "
+            "thread runs alike");
       if (failed(next))
         return failure();
       loop = *next;
@@ -355,8 +520,11 @@ private:
         return lb;
       }
       Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != mid.getBody() || !isPure(def) ||
-          def->getNumRegions() || isWarpOp(def))
+      // A load of an input nothing writes (a sequence's length): the
+      // same for every thread.
+      if (!def || def->getBlock() != mid.getBody() ||
+          !(isPure(def) || loadsInput(def)) || def->getNumRegions() ||
+          isWarpOp(def))
         return failure();
       for (Value o : def->getOperands())
         if (failed(uniform(o)))
@@ -370,10 +538,10 @@ private:
       FailureOr<Value> u = uniform(v);
       if (failed(u))
         return forOp.emitOpError(
-            "holds a warp-wide op (gpu.shuffle, mma.sync) but its bounds "
-            "depend on the thread: the host runs its steps thread loop by "
-            "thread loop, so every thread of the loop must take the same "
-            "steps");
+            "holds a warp- or block-wide op (gpu.shuffle, mma.sync, "
+            "ldmatrix, gpu.barrier) but its bounds depend on the thread: the "
+            "host runs its steps thread loop by thread loop, so every thread "
+            "of the loop must take the same steps");
       bounds.push_back(*u);
     }
     // The carried values, one buffer each: the inits stored where the
@@ -432,6 +600,109 @@ private:
     if (failed(lower(inner)))
       return failure();
     return after;
+  }
+
+  /// Where lane index `l` is in its warp: the warp's first lane, and (g, t)
+  /// = (l / 4, l % 4) of the lane within it, as the PTX ISA's fragment
+  /// tables number them.
+  static std::array<Value, 3> placeOf(OpBuilder &b, Location loc, Value l) {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value inWarp = arith::RemUIOp::create(b, loc, l, c(kWarp));
+    return {arith::SubIOp::create(b, loc, l, inWarp),
+            arith::DivUIOp::create(b, loc, inWarp, c(4)),
+            arith::RemUIOp::create(b, loc, inWarp, c(4))};
+  }
+
+  /// `barrier`: the loop split before it, so that every thread of the
+  /// block has run what precedes it before any runs what follows. The
+  /// loop must hold all of the block's threads.
+  FailureOr<scf::ParallelOp> lowerBarrier(scf::ParallelOp loop,
+                                          gpu::BarrierOp barrier) {
+    for (auto p = root->getParentOfType<scf::ParallelOp>(); p;
+         p = p->getParentOfType<scf::ParallelOp>())
+      if (mapsThreads(p))
+        return barrier.emitOpError(
+            "is in a loop over some of a block's threads, inside another "
+            "over the rest: the host's split of the inner loop would not "
+            "wait for the other threads");
+    DenseMap<Value, Value> kept;
+    FailureOr<scf::ParallelOp> next = splitBefore(loop, barrier, {}, kept);
+    if (failed(next))
+      return failure();
+    barrier.erase();
+    return *next;
+  }
+
+  /// `ld` (nvgpu.ldmatrix of 8 x 8 matrices of 16-bit values from a 1-D
+  /// buffer): the loop split before it, and in the second loop each
+  /// lane's registers read from the rows the lanes that hold them point
+  /// at, as the PTX ISA says ("Warp-level matrix load instruction:
+  /// ldmatrix"): row r of matrix q starts at lane 8q + r's index; lane
+  /// (g, t) = (lane / 4, lane % 4) receives of matrix q elements 2t, 2t
+  /// + 1 of row g (one 32-bit element of the buffer: word t of the row),
+  /// or with .trans elements (2t, g) and (2t + 1, g) (16-bit elements of
+  /// the buffer: element g of rows 2t and 2t + 1).
+  FailureOr<scf::ParallelOp> lowerLdmatrix(scf::ParallelOp loop,
+                                           nvgpu::LdMatrixOp ld) {
+    auto memType = cast<MemRefType>(ld.getSrcMemref().getType());
+    auto resType = cast<VectorType>(ld.getRes().getType());
+    int64_t n = ld.getNumTiles();
+    bool trans = ld.getTranspose();
+    int64_t bits = memType.getElementTypeBitWidth();
+    if (memType.getRank() != 1 || resType.getRank() != 2 ||
+        resType.getDimSize(0) != n ||
+        resType.getDimSize(1) != (trans ? 2 : 1) ||
+        resType.getElementType() != memType.getElementType() ||
+        bits != (trans ? 16 : 32))
+      return ld.emitOpError(
+          "is lowered for the host only from a 1-D buffer of 32-bit elements "
+          "(a row's 4 words) or, transposed, of 16-bit ones, into a "
+          "vector<n x 1> or vector<n x 2> of that element type");
+    Value index = ld.getIndices()[0];
+    DenseMap<Value, Value> kept;
+    FailureOr<scf::ParallelOp> next = splitBefore(loop, ld, {index}, kept);
+    if (failed(next))
+      return failure();
+    OpBuilder b(ld);
+    Location loc = ld.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SmallVector<Value> ivs = next->getInductionVars();
+    std::array<Value, 3> place = placeOf(b, loc, ivs[lane]);
+    Value base = place[0], g = place[1], t = place[2];
+    Value buffer = kept.lookup(index);
+    // Where lane `base + holder` points.
+    auto rowOf = [&](Value holder) -> Value {
+      if (!buffer)
+        return ld.getIndices()[0]; // every lane points at the same row
+      SmallVector<Value> idx(ivs.begin(), ivs.end());
+      idx[lane] = arith::AddIOp::create(b, loc, base, holder);
+      return memref::LoadOp::create(b, loc, buffer, idx);
+    };
+    SmallVector<Value> elements;
+    for (int64_t q = 0; q < n; ++q) {
+      if (!trans) {
+        Value row = rowOf(arith::AddIOp::create(b, loc, g, c(8 * q)));
+        elements.push_back(memref::LoadOp::create(
+            b, loc, ld.getSrcMemref(),
+            ValueRange{arith::AddIOp::create(b, loc, row, t)}));
+        continue;
+      }
+      Value twoT = arith::MulIOp::create(b, loc, t, c(2));
+      for (int64_t e = 0; e < 2; ++e) {
+        Value row = rowOf(arith::AddIOp::create(b, loc, twoT, c(8 * q + e)));
+        elements.push_back(memref::LoadOp::create(
+            b, loc, ld.getSrcMemref(),
+            ValueRange{arith::AddIOp::create(b, loc, row, g)}));
+      }
+    }
+    ld.getRes().replaceAllUsesWith(
+        vector::FromElementsOp::create(b, loc, resType, elements));
+    ld.erase();
+    return *next;
   }
 
   /// `shuffle`: the loop split before it, and in the second loop the
@@ -567,11 +838,8 @@ private:
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     SmallVector<Value> ivs = next->getInductionVars();
-    Value l = ivs[lane];
-    Value inWarp = arith::RemUIOp::create(b, loc, l, c(kWarp));
-    Value base = arith::SubIOp::create(b, loc, l, inWarp);
-    Value g = arith::DivUIOp::create(b, loc, inWarp, c(4));
-    Value t = arith::RemUIOp::create(b, loc, inWarp, c(4));
+    std::array<Value, 3> place = placeOf(b, loc, ivs[lane]);
+    Value base = place[0], g = place[1], t = place[2];
     // The fragment value `v` of lane `base + from + off`: its buffer's
     // element, or `mapped` (v in the second loop) when every lane passes
     // the same (defined outside the thread loop).
@@ -658,6 +926,9 @@ struct CUDAEmulateWarpsPass
     : mlir::linformer::impl::LinformerCUDAEmulateWarpsPassBase<
           CUDAEmulateWarpsPass> {
   void runOnOperation() override {
+    if (failed(hostSharedMemory(getOperation())) ||
+        failed(hostAsyncCopies(getOperation())))
+      return signalPassFailure();
     SmallVector<scf::ParallelOp> loops;
     WalkResult r = getOperation().walk([&](Operation *op) {
       if (!isWarpOp(op))

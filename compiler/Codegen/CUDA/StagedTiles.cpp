@@ -61,15 +61,17 @@ namespace {
 /// step:
 /// the index arithmetic of a lane's fragments, the operands' copies into
 /// the block's buffer, a chunk's products (mma.sync, wgmma or per lane),
-/// and the k loop in its three forms (software-pipelined and plain on the
-/// GPU, emulated on the host). block() emits one block's code, emit() the
+/// and the k loop in its three forms (software-pipelined and plain, on
+/// the GPU and on the host; phase by phase where the host cannot run the
+/// GPU's code, see `replay`). block() emits one block's code, emit() the
 /// loop over blocks.
 struct StagedTiles {
   StagedTiles(const WarpTileOptions &o, IRRewriter &rewriter,
               linalg::GenericOp op, const Plan &p, Value partials)
       : o(o), op(op), p(p), partials(partials), loc(op.getLoc()),
         ctx(op.getContext()), extents(op.getStaticLoopRanges()), s(p.staging),
-        precision(o.precision), emulate(o.emulate) {
+        precision(o.precision),
+        replay(o.emulate && (o.exact || p.staging.wgmma)) {
     MT = p.tilesM, NT = p.tilesN, WN = s.warpsN;
     warps = s.warpsM * WN, threadCount = warps * kWarp;
     BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;
@@ -103,7 +105,13 @@ struct StagedTiles {
   SmallVector<int64_t> extents;
   const Staging &s;
   std::string precision;
-  bool emulate;
+  /// The host runs the k loop phase by phase, each phase its own loop over
+  /// the threads (emulated()), instead of the GPU's code: under exact
+  /// emulation (f32 words, which neither ldmatrix nor mma.sync take) and
+  /// for wgmma, which linformer-cuda-emulate-warps does not lower. Else
+  /// the host runs the GPU's code, its barriers, ldmatrix and cp.async
+  /// lowered by that pass.
+  bool replay;
   int64_t MT, NT, WN, warps, threadCount, BM, BN, BK, blockRows, blockCols;
   Value zero, one;
   Type f32, word;
@@ -464,7 +472,7 @@ struct StagedTiles {
     auto [l, w] = place(b, cp, u);
     Value at = lineIndex(b, *cp.buf, l, w, off);
     int64_t n = 2 * cp.vw;
-    if (!emulate) {
+    if (!replay) {
       bool cg = n * 2 == 16;
       nvgpu::DeviceAsyncCopyOp::create(
           b, loc, dst, ValueRange{mul(b, at, 2)}, src, from, b.getIndexAttr(n),
@@ -1037,9 +1045,9 @@ struct StagedTiles {
     findTokenBound();
     if (!boundLengths)
       last = c(b, chunks - 1);
-    if (!emulate && s.prefetch)
+    if (!replay && s.prefetch)
       pipelined(b);
-    else if (!emulate)
+    else if (!replay)
       plain(b);
     else
       emulated(b);

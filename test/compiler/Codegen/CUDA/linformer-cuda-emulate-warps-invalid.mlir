@@ -11,7 +11,7 @@ func.func @thread_bounds(%in: memref<32xf32>, %out: memref<32xf32>) {
   %w = arith.constant 32 : i32
   scf.parallel (%t) = (%c0) to (%c32) step (%c1) {
     %a = memref.load %in[%t] : memref<32xf32>
-    // expected-error @below {{holds a warp-wide op (gpu.shuffle, mma.sync) but its bounds depend on the thread: the host runs its steps thread loop by thread loop, so every thread of the loop must take the same steps}}
+    // expected-error @below {{holds a warp- or block-wide op (gpu.shuffle, mma.sync, ldmatrix, gpu.barrier) but its bounds depend on the thread: the host runs its steps thread loop by thread loop, so every thread of the loop must take the same steps}}
     %s = scf.for %i = %c0 to %t step %c1 iter_args(%x = %a) -> (f32) {
       %o, %v = gpu.shuffle xor %x, %off, %w : f32
       %y = arith.addf %x, %o : f32
@@ -33,7 +33,7 @@ func.func @in_a_branch(%in: memref<32xf32>, %out: memref<32xf32>, %p: i1) {
   %w = arith.constant 32 : i32
   scf.parallel (%t) = (%c0) to (%c32) step (%c1) {
     %a = memref.load %in[%t] : memref<32xf32>
-    // expected-error @below {{holds a warp-wide op (gpu.shuffle, mma.sync) in a region that is not an scf.for's: the host splits thread loops only around loops that every thread runs alike}}
+    // expected-error @below {{holds a warp- or block-wide op (gpu.shuffle, mma.sync, ldmatrix, gpu.barrier) in a region that is not an scf.for's: the host splits thread loops only around loops that every thread runs alike}}
     %s = scf.if %p -> (f32) {
       %o, %v = gpu.shuffle xor %a, %off, %w : f32
       scf.yield %o : f32
@@ -108,4 +108,63 @@ func.func @no_threads(%a: f32) -> f32 {
   // expected-error @below {{is in no loop over threads (an scf.parallel with a dimension mapped to thread x): the host has no lanes to take its operands from}}
   %o, %v = gpu.shuffle xor %a, %off, %w : f32
   return %o : f32
+}
+
+// -----
+
+// A barrier in a loop over a warp's lanes inside one over the warps: the
+// host's split of the inner loop would not wait for the other warps.
+func.func @barrier_nested(%out: memref<2x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c32 = arith.constant 32 : index
+  %z = arith.constant 0.0 : f32
+  scf.parallel (%w) = (%c0) to (%c2) step (%c1) {
+    scf.parallel (%l) = (%c0) to (%c32) step (%c1) {
+      // expected-error @below {{is in a loop over some of a block's threads, inside another over the rest: the host's split of the inner loop would not wait for the other threads}}
+      gpu.barrier
+      memref.store %z, %out[%w, %l] : memref<2x32xf32>
+      scf.reduce
+    } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// Shared memory the host cannot size: read other than through a static
+// view at a constant byte shift.
+func.func @shared_dynamic_view(%n: index, %out: memref<32xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%l) = (%c0) to (%c32) step (%c1) {
+    %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    // expected-error @below {{uses the dynamic shared memory other than as a static memref.view at a constant byte shift: the host cannot size its buffer}}
+    %v = memref.view %raw[%c0][%n] : memref<?xi8, #gpu.address_space<workgroup>> to memref<?xi32, #gpu.address_space<workgroup>>
+    %x = memref.load %v[%l] : memref<?xi32, #gpu.address_space<workgroup>>
+    memref.store %x, %out[%l] : memref<32xi32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// ldmatrix from a 2-D buffer: the host reads rows of a 1-D one.
+func.func @ldmatrix_2d(%out: memref<32xvector<4x1xi32>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%l) = (%c0) to (%c32) step (%c1) {
+    %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %h = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<32x4xi32, #gpu.address_space<workgroup>>
+    // expected-error @below {{is lowered for the host only from a 1-D buffer of 32-bit elements (a row's 4 words) or, transposed, of 16-bit ones, into a vector<n x 1> or vector<n x 2> of that element type}}
+    %m = nvgpu.ldmatrix %h[%l, %c0] {numTiles = 4 : i32, transpose = false} : memref<32x4xi32, #gpu.address_space<workgroup>> -> vector<4x1xi32>
+    memref.store %m, %out[%l] : memref<32xvector<4x1xi32>>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
 }

@@ -98,6 +98,9 @@ func.func @kept(%in: memref<64xf32>, %out: memref<64xf32>) {
     memref.store %r2, %out[%t] : memref<64xf32>
     scf.reduce
   } {linformer.cuda_whole_warps, mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  // %in is written as well: its loads are not computed again (see @input).
+  %z = arith.constant 0.0 : f32
+  memref.store %z, %in[%c0] : memref<64xf32>
   return
 }
 
@@ -144,6 +147,45 @@ func.func @in_a_loop(%in: memref<32xf32>, %out: memref<32xf32>) {
       scf.yield %y : f32
     }
     memref.store %s, %out[%t] : memref<32xf32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  %z = arith.constant 0.0 : f32
+  memref.store %z, %in[%c0] : memref<32xf32>
+  return
+}
+
+// -----
+
+// A load of an input that nothing writes (an argument only loaded from,
+// as the lengths are) reads the same wherever it runs: it is loaded again
+// after the split rather than kept, and may bound a loop of thread loops
+// (the same for every thread).
+// HAND-LABEL: func.func @input
+// HAND: } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND-NEXT: %[[N:.*]] = memref.load %arg0[%c0] : memref<2xi32>
+// HAND-NEXT: %[[NI:.*]] = arith.index_cast %[[N]] : i32 to index
+// HAND: scf.for %{{.*}} = %c0 to %[[NI]] step %c1 {
+// HAND: } {mapping
+// HAND: }
+// HAND: scf.parallel
+// HAND: %[[M:.*]] = memref.load %arg0[%c0] : memref<2xi32>
+// HAND: arith.addi %{{.*}}, %[[M]] : i32
+func.func @input(%len: memref<2xi32>, %out: memref<32xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c32 = arith.constant 32 : index
+  %off = arith.constant 1 : i32
+  %w = arith.constant 32 : i32
+  scf.parallel (%t) = (%c0) to (%c32) step (%c1) {
+    %n = memref.load %len[%c0] : memref<2xi32>
+    %ni = arith.index_cast %n : i32 to index
+    %s = scf.for %i = %c0 to %ni step %c1 iter_args(%x = %n) -> (i32) {
+      %o, %v = gpu.shuffle xor %x, %off, %w : i32
+      %y = arith.addi %x, %o : i32
+      scf.yield %y : i32
+    }
+    %r = arith.addi %s, %n : i32
+    memref.store %r, %out[%t] : memref<32xi32>
     scf.reduce
   } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
@@ -299,5 +341,106 @@ func.func @mma_bf16(%a: memref<64x4xi32>, %b: memref<64x2xi32>, %c: memref<64x4x
     memref.store %d3, %c[%l, %c3] : memref<64x4xf32>
     scf.reduce
   } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// A staged block written by hand: its threads copy into the block's
+// shared memory with cp.async, meet at a barrier and read it back with
+// ldmatrix (x4, then .trans x2). On the host the block's shared memory is
+// a buffer allocated in the body of the loop over blocks, as large as its
+// views reach, and the views are of it (no address space); the cp.async
+// is a vector load and store, its group and wait go; the thread loop is
+// split at the barrier and at each ldmatrix. Lane (g, t) = (l / 4, l % 4)
+// of its warp gets, of matrix q, word t of the row that lane 8q + g points
+// at (the pointers kept in a buffer of one a thread), or .trans element g
+// of the rows of lanes 8q + 2t and 8q + 2t + 1.
+// HAND-LABEL: func.func @staged
+// HAND-NOT: gpu.barrier
+// HAND-NOT: nvgpu.
+// HAND-NOT: gpu.dynamic_shared_memory
+// HAND: scf.parallel (%[[BLK:.*]]) =
+// HAND-NEXT: %[[SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<512xi8>
+// HAND: %[[ROWS:.*]] = memref.alloc() : memref<2x32xindex>
+// HAND: %[[TROWS:.*]] = memref.alloc() : memref<2x32xindex>
+// HAND: scf.parallel (%[[W:.*]], %[[L:.*]]) =
+// HAND: %[[HALVES:.*]] = memref.view %[[SMEM]][%c0][] : memref<512xi8> to memref<256xbf16>
+// HAND: %[[V:.*]] = vector.load %arg0[%[[AT:.*]]] : memref<256xbf16>, vector<4xbf16>
+// HAND-NEXT: vector.store %[[V]], %[[HALVES]][%[[AT]]] : memref<256xbf16>, vector<4xbf16>
+// HAND-NEXT: scf.reduce
+// HAND: scf.parallel (%[[W2:.*]], %[[L2:.*]]) =
+// HAND: %[[R:.*]] = arith.muli %[[L2]], %c4
+// HAND-NEXT: memref.store %[[R]], %[[ROWS]][%[[W2]], %[[L2]]]
+// HAND: scf.parallel (%[[W3:.*]], %[[L3:.*]]) =
+// HAND: %[[WORDS:.*]] = memref.view %[[SMEM]][%c0][] : memref<512xi8> to memref<128xi32>
+// HAND: %[[IN:.*]] = arith.remui %[[L3]], %c32
+// HAND: %[[BASE:.*]] = arith.subi %[[L3]], %[[IN]]
+// HAND: %[[G:.*]] = arith.divui %[[IN]], %c4
+// HAND: %[[T:.*]] = arith.remui %[[IN]], %c4
+// HAND: %[[G0:.*]] = arith.addi %[[G]], %c0
+// HAND: %[[H0:.*]] = arith.addi %[[BASE]], %[[G0]]
+// HAND: %[[P0:.*]] = memref.load %[[ROWS]][%[[W3]], %[[H0]]]
+// HAND: %[[A0:.*]] = arith.addi %[[P0]], %[[T]]
+// HAND: %[[M0:.*]] = memref.load %[[WORDS]][%[[A0]]] : memref<128xi32>
+// HAND: %[[G1:.*]] = arith.addi %[[G]], %c8
+// HAND: %[[H1:.*]] = arith.addi %[[BASE]], %[[G1]]
+// HAND: memref.load %[[ROWS]][%[[W3]], %[[H1]]]
+// HAND: vector.from_elements %[[M0]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4x1xi32>
+// HAND: scf.parallel (%[[W4:.*]], %[[L4:.*]]) =
+// HAND: %[[I16:.*]] = memref.view %[[SMEM]][%c0][] : memref<512xi8> to memref<256xi16>
+// HAND: %[[IN4:.*]] = arith.remui %[[L4]], %c32
+// HAND: %[[BASE4:.*]] = arith.subi %[[L4]], %[[IN4]]
+// HAND: %[[G4:.*]] = arith.divui %[[IN4]], %c4
+// HAND: %[[T4:.*]] = arith.remui %[[IN4]], %c4
+// HAND: %[[TWOT:.*]] = arith.muli %[[T4]], %c2
+// HAND: %[[E0:.*]] = arith.addi %[[TWOT]], %c0
+// HAND: %[[HT0:.*]] = arith.addi %[[BASE4]], %[[E0]]
+// HAND: %[[PT0:.*]] = memref.load %[[TROWS]][%[[W4]], %[[HT0]]]
+// HAND: %[[AT0:.*]] = arith.addi %[[PT0]], %[[G4]]
+// HAND: %[[X0:.*]] = memref.load %[[I16]][%[[AT0]]] : memref<256xi16>
+// HAND: %[[E1:.*]] = arith.addi %[[TWOT]], %c1
+// HAND: %[[HT1:.*]] = arith.addi %[[BASE4]], %[[E1]]
+// HAND: memref.load %[[TROWS]][%[[W4]], %[[HT1]]]
+// HAND: %[[E8:.*]] = arith.addi %{{.*}}, %c8
+// HAND: arith.addi %[[BASE4]], %[[E8]]
+// HAND: vector.from_elements %[[X0]], %{{.*}}, %{{.*}}, %{{.*}} : vector<2x2xi16>
+// HAND: memref.dealloc %[[SMEM]] : memref<512xi8>
+// HAND-NEXT: scf.reduce
+func.func @staged(%src: memref<256xbf16>, %out: memref<2x64x4xi32>, %outT: memref<2x64x4xi16>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%blk) = (%c0) to (%c2) step (%c1) {
+    scf.parallel (%w, %l) = (%c0, %c0) to (%c2, %c32) step (%c1, %c1) {
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %words = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<128xi32, #gpu.address_space<workgroup>>
+      %halves = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xbf16, #gpu.address_space<workgroup>>
+      %wl = arith.muli %w, %c32 : index
+      %tid = arith.addi %wl, %l : index
+      %at = arith.muli %tid, %c4 : index
+      %t0 = nvgpu.device_async_copy %src[%at], %halves[%at], 4 : memref<256xbf16> to memref<256xbf16, #gpu.address_space<workgroup>>
+      %g = nvgpu.device_async_create_group %t0
+      nvgpu.device_async_wait %g {numGroups = 0 : i32}
+      gpu.barrier
+      %row = arith.muli %l, %c4 : index
+      %m = nvgpu.ldmatrix %words[%row] {numTiles = 4 : i32, transpose = false} : memref<128xi32, #gpu.address_space<workgroup>> -> vector<4x1xi32>
+      %i16 = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<256xi16, #gpu.address_space<workgroup>>
+      %hrow = arith.muli %l, %c4 : index
+      %mt = nvgpu.ldmatrix %i16[%hrow] {numTiles = 2 : i32, transpose = true} : memref<256xi16, #gpu.address_space<workgroup>> -> vector<2x2xi16>
+      %e0 = vector.extract %m[0, 0] : i32 from vector<4x1xi32>
+      %e3 = vector.extract %m[3, 0] : i32 from vector<4x1xi32>
+      memref.store %e0, %out[%blk, %tid, %c0] : memref<2x64x4xi32>
+      memref.store %e3, %out[%blk, %tid, %c1] : memref<2x64x4xi32>
+      %h0 = vector.extract %mt[0, 0] : i16 from vector<2x2xi16>
+      %h1 = vector.extract %mt[1, 1] : i16 from vector<2x2xi16>
+      memref.store %h0, %outT[%blk, %tid, %c0] : memref<2x64x4xi16>
+      memref.store %h1, %outT[%blk, %tid, %c1] : memref<2x64x4xi16>
+      scf.reduce
+    } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>, #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }

@@ -1,22 +1,22 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate exact},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=4096},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=SMALL
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=1},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=UNSTAGED
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32},cse))' | FileCheck %s --check-prefix=UNSTAGED
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 chunk-k=32},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=CHUNK32
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=PREFETCH
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUPF
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate exact},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUPF
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 ldmatrix ldmatrix-trans},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=LDM
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=ASYNC
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUASYNC
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUASYNC --implicit-check-not=nvgpu. --implicit-check-not=gpu.barrier
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=ASYNC3
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUASYNC3
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUASYNC3 --implicit-check-not=nvgpu. --implicit-check-not=gpu.barrier
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=f32 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f32},cse))' | FileCheck %s --check-prefix=SIMT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=f32 shared-bytes=4096},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f32},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 async-stages=1}))' 2>&1 | FileCheck %s --check-prefix=BADSTAGES
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=WGMMA
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUWGMMA
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUWGMMA
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
 // BADSTAGES: error: async-stages must be 2 to 8 (shared buffers of a staged contraction copied with cp.async), not 1
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
@@ -72,14 +72,16 @@
 // CHECK-COUNT-64: memref.store %{{.*}}, %arg2
 // CHECK: mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}processor = thread_x
 // CHECK: mapping = [#gpu.loop_dim_map<processor = block_x
-// Emulated phase by phase: the buffer and each thread's accumulators are
-// the block's allocations; one thread loop saves the initial
+// Exact emulation (f32 words, which neither ldmatrix nor mma.sync take:
+// otherwise the host runs the GPU's code, see EMUASYNC) is replayed phase
+// by phase: the buffer and each thread's accumulators are the block's
+// allocations; one thread loop saves the initial
 // accumulators, then per chunk one copies and one computes (each lane its
 // own C elements from the same words), and one stores.
 // EMU-LABEL: func.func @projection
 // EMU-NOT: mma.sync
 // EMU: scf.parallel (%{{.*}}) = (%c0) to (%c4) step (%c1) {
-// EMU: %[[SMEM:.*]] = memref.alloc() : memref<1856xi32>
+// EMU: %[[SMEM:.*]] = memref.alloc() : memref<1856xi64>
 // EMU: %[[SAVED:.*]] = memref.alloc() : memref<64x16xvector<2x2xf32>>
 // EMU: scf.parallel
 // EMU-COUNT-16: memref.store %{{.*}}, %[[SAVED]]
@@ -332,13 +334,13 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // PREFETCH-NOT: gpu.barrier
 // PREFETCH: scf.yield
 // PREFETCH-COUNT-64: memref.store %{{.*}}, %arg2
-// Emulated: the same chunks phase by phase, each thread's 12 words held in
+// Exact emulation: the same chunks phase by phase, each thread's 12 words held in
 // memory between them: per chunk one thread loop stores them into buffer
 // chunk % 2, one holds the next chunk's, one computes.
 // EMUPF-LABEL: func.func @output_projection
-// EMUPF: memref.alloc() : memref<4224xi32>
+// EMUPF: memref.alloc() : memref<4224xi64>
 // EMUPF: memref.alloc() : memref<128x16xvector<2x2xf32>>
-// EMUPF: memref.alloc() : memref<128x12xi32>
+// EMUPF: memref.alloc() : memref<128x12xi64>
 // EMUPF: scf.parallel
 // EMUPF: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 {
 // EMUPF: %[[HALF:.*]] = arith.remui %[[CI]], %c2
@@ -347,7 +349,7 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // EMUPF: arith.minui %{{.*}}, %c3
 // EMUPF: scf.parallel
 // EMUPF: scf.parallel
-// EMUPF: memref.dealloc %{{.*}} : memref<128x12xi32>
+// EMUPF: memref.dealloc %{{.*}} : memref<128x12xi64>
 // With cp.async (async-copy): W is bf16, read as it is staged (natural
 // buffer: its runs along the columns), so it is copied with one 16-byte
 // nvgpu.device_async_copy a thread (8 bf16, L1 bypassed) into the
@@ -464,22 +466,26 @@ func.func @guarded_mask(%E: memref<32x1024xbf16>, %mask: memref<1x1024xi8>,
 // ASYNC: nvgpu.device_async_create_group
 // ASYNC-COUNT-16: nvvm.mma.sync
 // ASYNC: nvgpu.device_async_wait
+// On the host the GPU's code runs (linformer-cuda-emulate-warps after
+// the pass, its nvgpu ops and barriers all lowered): the block's shared
+// memory is a buffer of 16896 bytes (two buffers of 2112 words), each
+// cp.async a load of its 8 bf16 stored into the buffer's bf16 view at the
+// same index; chunk 0's copies before the loop, then a loop of thread
+// loops (split at the barrier, each ldmatrix and each mma).
 // EMUASYNC-LABEL: func.func @bf16_gemm
-// EMUASYNC: %[[SMEM:.*]] = memref.alloc() : memref<4224xi32>
-// EMUASYNC-NOT: memref.alloc() : memref<128x{{[0-9]+}}xi32>
-// EMUASYNC: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 {
-// EMUASYNC: %[[HALF:.*]] = arith.remui %[[CI]], %c2
-// EMUASYNC: %[[OFF:.*]] = arith.muli %[[HALF]], %c2112
+// EMUASYNC: %[[SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<16896xi8>
 // EMUASYNC: scf.parallel
+// EMUASYNC: %[[BF16:.*]] = memref.view %[[SMEM]][%c0][] : memref<16896xi8> to memref<8448xbf16>
 // EMUASYNC: %[[A:.*]] = vector.load %arg0[{{.*}}] : memref<128x64xbf16>, vector<8xbf16>
-// EMUASYNC: %[[AW:.*]] = vector.bitcast %[[A]] : vector<8xbf16> to vector<4xi32>
-// EMUASYNC: vector.store %[[AW]], %[[SMEM]][%{{.*}}] : memref<4224xi32>, vector<4xi32>
-// EMUASYNC: vector.load %arg0
+// EMUASYNC-NEXT: vector.store %[[A]], %[[BF16]][%{{.*}}] : memref<8448xbf16>, vector<8xbf16>
 // EMUASYNC: %[[W:.*]] = vector.load %arg1[{{.*}}] : memref<64x64xbf16>, vector<8xbf16>
-// EMUASYNC: %[[WW:.*]] = vector.bitcast %[[W]] : vector<8xbf16> to vector<4xi32>
-// EMUASYNC: vector.store %[[WW]], %[[SMEM]]
+// EMUASYNC-NEXT: vector.store %[[W]], %[[BF16]][%{{.*}}] : memref<8448xbf16>, vector<8xbf16>
+// EMUASYNC: scf.for %{{.*}} = %c0 to %c4 step %c1 {
 // EMUASYNC: scf.parallel
+// EMUASYNC: vector.load %arg0
 // EMUASYNC: scf.parallel
+// EMUASYNC: memref.view %[[SMEM]][%c0][] : memref<16896xi8> to memref<8448xi16>
+// EMUASYNC: memref.dealloc %[[SMEM]] : memref<16896xi8>
 // Three stages (async-stages=3): three buffers of 2112 words. Before the
 // loop chunk 0 goes into buffer 0 and chunk 1 into buffer 1, a group
 // each, and the wait lets one stay in flight. Iteration ci computes from
@@ -514,13 +520,19 @@ func.func @guarded_mask(%E: memref<32x1024xbf16>, %mask: memref<1x1024xi8>,
 // ASYNC3-NOT: gpu.barrier
 // ASYNC3: nvgpu.device_async_wait %[[G]] {numGroups = 1 : i32}
 // ASYNC3-NEXT: scf.yield
-// Emulated: three buffers, chunk ci copied into buffer ci % 3.
+// On the host: three buffers of 2112 words; before the loop chunk 1
+// goes 2112 words on; iteration ci issues chunk min(ci + 2, 3) into
+// buffer (ci + 2) % 3.
 // EMUASYNC3-LABEL: func.func @bf16_gemm
-// EMUASYNC3: %[[SMEM:.*]] = memref.alloc() : memref<6336xi32>
+// EMUASYNC3: %[[SMEM:.*]] = memref.alloc() {alignment = 16 : i64} : memref<25344xi8>
+// EMUASYNC3: %[[BF16:.*]] = memref.view %[[SMEM]][%c0][] : memref<25344xi8> to memref<12672xbf16>
+// EMUASYNC3-COUNT-3: vector.store %{{.*}}, %[[BF16]]
+// EMUASYNC3: arith.addi %{{.*}}, %c2112
 // EMUASYNC3: scf.for %[[CI:.*]] = %c0 to %c4 step %c1 {
-// EMUASYNC3: %[[BUF:.*]] = arith.remui %[[CI]], %c3
-// EMUASYNC3: arith.muli %[[BUF]], %c2112
-// EMUASYNC3: vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
+// EMUASYNC3: %[[AHEAD:.*]] = arith.addi %[[CI]], %c2
+// EMUASYNC3-NEXT: %[[BUF:.*]] = arith.remui %[[AHEAD]], %c3
+// EMUASYNC3-NEXT: arith.muli %[[BUF]], %c2112
+// EMUASYNC3-NEXT: arith.minui %[[AHEAD]], %c3
 func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
                      %y: memref<128x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
@@ -572,7 +584,8 @@ func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
 // WGMMA: nvgpu.device_async_wait %[[GROUP]] {numGroups = 1 : i32}
 // WGMMA-NEXT: nvvm.fence.proxy
 // WGMMA-NEXT: scf.yield
-// Emulated: the same three buffers, each thread's 16 accumulators kept
+// Emulated (wgmma is replayed: linformer-cuda-emulate-warps does not lower
+// it): the same three buffers, each thread's 16 accumulators kept
 // between the phases; a copy unit u (8 bf16 of a row, its 16-byte unit
 // (u / 8) % 8 at row u % 8 + 8 (u / 64)) stored at (row / 8) * 256 +
 // unit * 32 + (row % 8) * 4: words 4u .. 4u + 3 of the chunk's buffer.
