@@ -681,14 +681,17 @@ def LinformerCUDAExpandAttentionCorePass
     rounded and packed (K as pairs of head columns, V as pairs of slots:
     each fragment register is one 32-bit shared load, the rows padded so a
     warp's loads hit 32 banks), meet at a `gpu.barrier`, then compute as
-    above reading their fragments from there. Emulated, the copy and the
-    computation are two thread loops over one buffer a block. With
+    above reading their fragments from there. Under `emulate` the host
+    runs this same code (linformer-cuda-emulate-warps lowers its shared
+    memory, barrier, ldmatrix, mma.sync and shuffles); with `exact` or
+    `wgmma` it replays it instead: the copy and the computation two thread
+    loops over one buffer a block. With
     `ldmatrix`, both buffers being k-major for their products, the B
     fragments come from `nvgpu.ldmatrix` x4: a key tile's registers for two
     head steps, or two value tiles' registers, in one instruction instead
     of four `ld.shared.b32` (x2 for a last odd step or tile): 8 instead of
     32 shared loads a block of 16 slots at head width 64, for 16 mma.
-    Emulated, each operand is read where ldmatrix delivers it (word t of
+    Replayed, each operand is read where ldmatrix delivers it (word t of
     the row its holder, lane 8q + g, points at), which checks the
     addresses.
 

@@ -229,7 +229,13 @@ struct CoreOperands {
     // The steps' slots (slotBlocks() reads them back: they divide k).
     slots = schedule.getSlots();
     if (schedule.getStaged()) {
-      staged(rewriter, op, precision, emulate, exact,
+      // The host runs the staged core's GPU code (its barrier, ldmatrix,
+      // mma.sync and shuffles lowered by linformer-cuda-emulate-warps) but
+      // under exact emulation (f32 operands, which no 16-bit register
+      // holds) and with wgmma, which that pass does not lower: those are
+      // replayed.
+      bool replay = emulate && (exact || schedule.getWgmma());
+      staged(rewriter, op, precision, replay, exact,
              cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
              schedule.getWarps(), schedule.getGroups(), schedule.getLdmatrix());
       return;
