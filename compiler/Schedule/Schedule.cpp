@@ -527,11 +527,11 @@ static bool choosePack(const CPUTarget &t, const KernelShape &shape,
                        const CPUKernelSchedule &s) {
   if (shape.kind != KernelKind::Contraction)
     return false;
-  // With full-width AVX-512 only a sweep from L3 (E X) was measured:
-  // packed, its panels in half of L1, 2.66-2.72 -> 2.39-2.43 ms on Zen 5
-  // (2 workgroups by columns, 8 x 32). Not on Zen 4 (256-bit halves).
-  bool wide = t.isa == "avx512" && t.vectorPasses() == 1;
-  if (t.isa != "avx2" && !(wide && sweepsFromL3(t, shape, s)))
+  // With AVX-512 only a sweep from L3 (E X) was measured: packed, its
+  // panels in half of L1 (2 workgroups by columns), 2.66-2.72 -> 2.39-2.43
+  // ms on Zen 5 (8 x 32); on Zen 4 (4 x 64 in 256-bit halves, 64-step
+  // panels) 5.63-5.70 -> 5.36-5.53 ms, three rounds alternated.
+  if (t.isa != "avx2" && !(t.isa == "avx512" && sweepsFromL3(t, shape, s)))
     return false;
   ScheduleEstimate e = estimate(t, shape, s);
   int64_t panel = blockSteps(shape, s) * s.columns * shape.elementBytes;
