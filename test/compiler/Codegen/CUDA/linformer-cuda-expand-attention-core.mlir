@@ -4,7 +4,7 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2815 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-ldmatrix core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
@@ -237,15 +237,22 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGEDLDM: nvvm.mma.sync A[{{.*}}]  B[%[[V2]], %[[V3]]]
 // STAGEDLDM-NOT: memref.load %view
 // STAGEDLDM: scf.yield
+// Emulated (rounded), the staged core is its own GPU code with its shared
+// memory, barrier, ldmatrix, mma.sync and shuffles lowered for the host by
+// linformer-cuda-emulate-warps: the block's buffer, the copy's thread loop
+// storing into it, then the warps' thread loops reading from it, no GPU op
+// left.
 // STAGEDEMU-LABEL: func.func @core16
 // STAGEDEMU: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1) {
-// STAGEDEMU: %[[BUF:.*]] = memref.alloc() : memref<704xi32>
+// STAGEDEMU: %[[BUF:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2816xi8>
 // STAGEDEMU: scf.parallel
-// STAGEDEMU: memref.store {{.*}}, %[[BUF]]
+// STAGEDEMU: %[[V:.*]] = memref.view %[[BUF]][%c0][] : memref<2816xi8> to memref<704xi32>
+// STAGEDEMU: memref.store {{.*}}, %[[V]]
 // STAGEDEMU: {mapping = [#gpu.loop_dim_map<processor = thread_y
-// STAGEDEMU: scf.parallel
-// STAGEDEMU-NOT: gpu.
-// STAGEDEMU: memref.load %[[BUF]]
+// STAGEDEMU-NOT: {{[ "](gpu|nvvm|nvgpu)\.}}
+// STAGEDEMU: %[[W:.*]] = memref.view %[[BUF]][%c0][] : memref<2816xi8> to memref<704xi32>
+// STAGEDEMU-NOT: {{[ "](gpu|nvvm|nvgpu)\.}}
+// STAGEDEMU: memref.load %[[W]]
 // STAGEDEMU: {mapping = [#gpu.loop_dim_map<processor = thread_y
 // STAGEDEMU: memref.dealloc %[[BUF]]
 // wgmma (4 warps: one warpgroup of 64 query rows): K and V's transpose
