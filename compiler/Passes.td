@@ -669,9 +669,12 @@ def LinformerCUDAExpandAttentionCorePass
     exponentials are FlashAttention's exp2(s c - m c), c = scale log2(e):
     one fma and one `ex2.approx.ftz` each, not libdevice's expf after a
     subtraction and a multiplication (13 instructions); the scalar core
-    uses the same form, and both divide by the sum once a row. `emulate`
-    builds the same loops for the CPU, each lane computing the
-    full rows it needs in f32 scalars (no shuffles, no fragment exchange).
+    uses the same form, and both divide by the sum once a row. Under
+    `emulate` the host runs this same code (linformer-cuda-emulate-warps
+    lowers its mma.sync and shuffles once the loops are mapped); with
+    `exact` (f32 operands, which no 16-bit register holds) it replays it:
+    the same loops, each lane computing the full rows it needs in f32
+    scalars (no shuffles, no fragment exchange).
 
     A `staged` schedule (one (b, h)'s keys and values fit the shared memory
     a block has: k (d/2 + 4) + d (k/2 + 4) words of two operands, 69 KiB
@@ -723,7 +726,9 @@ def LinformerCUDAExpandAttentionCorePass
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "the tensor-core core's loops in scalars, for the CPU">,
+           "for the CPU: the f32 core's lanes, and the tensor-core core "
+           "with exact or wgmma, replayed in scalars (else its GPU code, "
+           "for linformer-cuda-emulate-warps)">,
     Option<"rows", "rows", "int64_t", /*default=*/"1",
            "the f32 core (mma=none): consecutive query rows a thread (a "
            "lane) computes, each K and V slice it loads used for all: 1, 2 "

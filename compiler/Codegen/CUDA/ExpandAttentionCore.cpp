@@ -228,13 +228,12 @@ struct CoreOperands {
     int64_t tiles = n / 16;
     // The steps' slots (slotBlocks() reads them back: they divide k).
     slots = schedule.getSlots();
+    // The host runs the core's GPU code (its barrier, ldmatrix, mma.sync
+    // and shuffles lowered by linformer-cuda-emulate-warps) but under exact
+    // emulation (f32 operands, which no 16-bit register holds) and with
+    // wgmma, which that pass does not lower: those are replayed.
+    bool replay = emulate && (exact || schedule.getWgmma());
     if (schedule.getStaged()) {
-      // The host runs the staged core's GPU code (its barrier, ldmatrix,
-      // mma.sync and shuffles lowered by linformer-cuda-emulate-warps) but
-      // under exact emulation (f32 operands, which no 16-bit register
-      // holds) and with wgmma, which that pass does not lower: those are
-      // replayed.
-      bool replay = emulate && (exact || schedule.getWgmma());
       staged(rewriter, op, precision, replay, exact,
              cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
              schedule.getWarps(), schedule.getGroups(), schedule.getLdmatrix());
@@ -280,7 +279,7 @@ struct CoreOperands {
           kv.valueAt = [&, ld](OpBuilder &b, Value j0, int64_t jj, Value col) {
             return rnd(b, ld(b, value, addI(b, j0, jj), col));
           };
-          warp(b, loc, bi, hi, tile, ivs[1], kv, precision, emulate, exact);
+          warp(b, loc, bi, hi, tile, ivs[1], kv, precision, replay, exact);
           scf::ReduceOp::create(b, loc);
         });
     par->setAttr(mlir::linformer::kTensorCoreAttrName, rewriter.getUnitAttr());

@@ -1,6 +1,6 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=1536},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16 emulate exact},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=SCALAR
 
 // A core whose q and output linformer-cuda-narrow-intermediates made
@@ -25,6 +25,8 @@
 // STAGED: gpu.barrier
 // STAGED: nvvm.mma.sync
 // STAGED: memref.store %{{.*}}, %arg3{{.*}} : memref<1x2x32x16xbf16>
+// Replayed (exact emulation, f32 operands): the 16-bit buffers read and
+// extended, the output stored rounded, no mma.
 // EMU-LABEL: func.func @core16
 // EMU-NOT: nvvm.mma.sync
 // EMU: memref.load %arg0{{.*}} : memref<1x2x32x16xbf16>

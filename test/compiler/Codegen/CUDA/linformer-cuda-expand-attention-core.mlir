@@ -2,16 +2,16 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core))' | FileCheck %s
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core))' 2>&1 | FileCheck %s --check-prefix=TENSORS
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=EMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate exact},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-tile-parallel-loops,linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2815 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-ldmatrix core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STEP
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16 emulate exact},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-ldmatrix wgmma},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=WGCORE
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 wgmma},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 wgmma},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-tile-parallel-loops,linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4}))' | FileCheck %s --check-prefix=LANES
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 emulate},linformer-cuda-emulate-instructions))' | FileCheck %s --check-prefix=LANESEMU
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{lanes=2}))' 2>&1 | FileCheck %s --check-prefix=BADLANES
@@ -175,13 +175,15 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // MMA: arith.divf
 // MMA-NOT: arith.divf
 // MMA: {linformer.tensor_core}
-// Emulated: the same warps and blocks, no shuffles or mma.sync; operands
-// rounded to bf16 and back.
+// Replayed (exact emulation: f32 operands, which no 16-bit register
+// holds): the same warps and blocks, no shuffles or mma.sync. (Rounded,
+// the host runs the GPU code above, its mma.sync and shuffles lowered by
+// linformer-cuda-emulate-warps once the loops are mapped: cuda-host.test.)
 // EMU-LABEL: func.func @core16
 // EMU-NOT: gpu.shuffle
 // EMU-NOT: mma.sync
 // EMU: scf.for {{.*}} step %c16
-// EMU: arith.truncf {{.*}} to bf16
+// EMU-NOT: arith.truncf
 // EMU-NOT: llvm.call_intrinsic
 // EMU: math.exp2
 // EMU: {linformer.tensor_core}
@@ -239,7 +241,8 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGEDLDM: scf.yield
 // Emulated (rounded), the staged core is its own GPU code with its shared
 // memory, barrier, ldmatrix, mma.sync and shuffles lowered for the host by
-// linformer-cuda-emulate-warps: the block's buffer, the copy's thread loop
+// linformer-cuda-emulate-warps (after linformer-cuda-tile-parallel-loops,
+// which maps the other cores' loops): the block's buffer, the copy's thread loop
 // storing into it, then the warps' thread loops reading from it, no GPU op
 // left.
 // STAGEDEMU-LABEL: func.func @core16
@@ -255,6 +258,11 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGEDEMU: memref.load %[[W]]
 // STAGEDEMU: {mapping = [#gpu.loop_dim_map<processor = thread_y
 // STAGEDEMU: memref.dealloc %[[BUF]]
+// The unstaged core (k = 64 does not fit those bytes) likewise, once
+// linformer-cuda-tile-parallel-loops has mapped its warps: no GPU op left.
+// STAGEDEMU-LABEL: func.func @core_k64
+// STAGEDEMU-NOT: {{[ "](gpu|nvvm|nvgpu)\.}}
+// STAGEDEMU-LABEL: func.func @core_tokens
 // wgmma (4 warps: one warpgroup of 64 query rows): K and V's transpose
 // in the core layout, unpadded (32 x 8 + 16 x 16 = 512 words, not 704);
 // with 32 slots one step: S = Q K^T as one wgmma m64n32k16 (one head step
@@ -330,7 +338,7 @@ func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
 // STEP-COUNT-4: nvvm.mma.sync
 // STEP-NOT: llvm.call_intrinsic
 // STEP: scf.yield
-// Emulated: the same steps, exp2 on the CPU.
+// Replayed: the same steps, exp2 on the CPU.
 // STEPEMU-LABEL: func.func @core_k64
 // STEPEMU: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args
 // STEPEMU-NOT: llvm.call_intrinsic
