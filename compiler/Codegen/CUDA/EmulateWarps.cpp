@@ -141,15 +141,17 @@ LogicalResult hostSharedMemory(func::FuncOp func) {
   for (auto &[home, entry] : homes) {
     auto &[views, bytes] = entry;
     OpBuilder b(home);
-    if (auto loop = dyn_cast<scf::ParallelOp>(home); loop && mapsBlocks(loop))
-      b.setInsertionPointToStart(loop.getBody());
+    auto blocks = dyn_cast<scf::ParallelOp>(home);
+    if (blocks && !mapsBlocks(blocks))
+      blocks = nullptr;
+    if (blocks)
+      b.setInsertionPointToStart(blocks.getBody());
     Location loc = home->getLoc();
     auto buffer = memref::AllocOp::create(
         b, loc, MemRefType::get({std::max<int64_t>(bytes, 1)}, b.getI8Type()),
         b.getI64IntegerAttr(16));
-    if (isa<scf::ParallelOp>(home) && mapsBlocks(cast<scf::ParallelOp>(home)))
-      b.setInsertionPoint(
-          cast<scf::ParallelOp>(home).getBody()->getTerminator());
+    if (blocks)
+      b.setInsertionPoint(blocks.getBody()->getTerminator());
     else
       b.setInsertionPointAfter(home);
     memref::DeallocOp::create(b, loc, buffer);
@@ -677,7 +679,7 @@ private:
     // Where lane `base + holder` points.
     auto rowOf = [&](Value holder) -> Value {
       if (!buffer)
-        return ld.getIndices()[0]; // every lane points at the same row
+        return index; // every lane points at the same row
       SmallVector<Value> idx(ivs.begin(), ivs.end());
       idx[lane] = arith::AddIOp::create(b, loc, base, holder);
       return memref::LoadOp::create(b, loc, buffer, idx);

@@ -228,11 +228,7 @@ struct CoreOperands {
     int64_t tiles = n / 16;
     // The steps' slots (slotBlocks() reads them back: they divide k).
     slots = schedule.getSlots();
-    // The host runs the core's GPU code (its barrier, ldmatrix, mma.sync
-    // and shuffles lowered by linformer-cuda-emulate-warps) but under exact
-    // emulation (f32 operands, which no 16-bit register holds) and with
-    // wgmma, which that pass does not lower: those are replayed.
-    bool replay = emulate && (exact || schedule.getWgmma());
+    bool replay = cuda::hostReplays(emulate, exact, schedule.getWgmma());
     if (schedule.getStaged()) {
       staged(rewriter, op, precision, replay, exact,
              cuda::StagedCoreLayout(d, k, schedule.getWgmma()),

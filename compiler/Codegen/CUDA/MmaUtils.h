@@ -38,6 +38,15 @@
 
 namespace mlir::linformer::cuda {
 
+/// Whether the host replays a tensor-core tile or attention core (the same
+/// loops, each lane's results in scalars) rather than running its GPU code,
+/// whose mma.sync, ldmatrix, cp.async and barriers linformer-cuda-emulate-
+/// warps lowers: under exact emulation (f32 operands, which no 16-bit
+/// register holds) and with wgmma, which that pass does not lower.
+inline bool hostReplays(bool emulate, bool exact, bool wgmma) {
+  return emulate && (exact || wgmma);
+}
+
 /// The element type products use for a precision (f32 for tf32).
 inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
   if (precision == "bf16")

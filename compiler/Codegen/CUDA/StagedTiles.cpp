@@ -71,7 +71,7 @@ struct StagedTiles {
       : o(o), op(op), p(p), partials(partials), loc(op.getLoc()),
         ctx(op.getContext()), extents(op.getStaticLoopRanges()), s(p.staging),
         precision(o.precision),
-        replay(o.emulate && (o.exact || p.staging.wgmma)) {
+        replay(cuda::hostReplays(o.emulate, o.exact, p.staging.wgmma)) {
     MT = p.tilesM, NT = p.tilesN, WN = s.warpsN;
     warps = s.warpsM * WN, threadCount = warps * kWarp;
     BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;
@@ -106,11 +106,7 @@ struct StagedTiles {
   const Staging &s;
   std::string precision;
   /// The host runs the k loop phase by phase, each phase its own loop over
-  /// the threads (emulated()), instead of the GPU's code: under exact
-  /// emulation (f32 words, which neither ldmatrix nor mma.sync take) and
-  /// for wgmma, which linformer-cuda-emulate-warps does not lower. Else
-  /// the host runs the GPU's code, its barriers, ldmatrix and cp.async
-  /// lowered by that pass.
+  /// the threads (emulated()), instead of the GPU's code (hostReplays).
   bool replay;
   int64_t MT, NT, WN, warps, threadCount, BM, BN, BK, blockRows, blockCols;
   Value zero, one;
