@@ -408,12 +408,16 @@ def LinformerCPULowerVectorsPass
     were read as one vector, are read one by one (`memref.load`: a
     broadcast from memory on x86). Vector float sums and products may be
     reassociated, and vector maximumf / minimumf ignore the sign of zero
-    (nsz; NaNs still propagate).
+    (nsz; NaNs still propagate). An 8 x 8 f32 transpose (a block of the
+    attention core's transposed query tile) becomes upstream's AVX2
+    sequence (unpacks, shuffles, blends as inline `vblendps`, 128-bit
+    permutes: 24 instructions), any other one 1-D shuffles.
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::affine::AffineDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 def LinformerPackedSequencesPass

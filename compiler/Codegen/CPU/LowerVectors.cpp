@@ -9,12 +9,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
+#include "compiler/Schedule/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
+#include "mlir/Dialect/X86Vector/Transforms.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -177,6 +180,16 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// Whether the module's CPU target (the host's without one) has 256-bit
+/// vectors, AVX2 or AVX-512: the ISA of upstream's AVX2 transposes.
+static bool has256BitVectors(Operation *op) {
+  auto module = op->getParentOfType<ModuleOp>();
+  CPUTargetAttr attr =
+      module ? module->getAttrOfType<CPUTargetAttr>(kTargetAttrName)
+             : CPUTargetAttr();
+  return (attr ? fromAttr(attr) : hostCPUTarget()).vectorBits >= 256;
+}
+
 struct LowerVectorsPass
     : mlir::linformer::impl::LinformerCPULowerVectorsPassBase<LowerVectorsPass> {
   void runOnOperation() override {
@@ -211,6 +224,15 @@ struct LowerVectorsPass
       RewritePatternSet patterns(ctx);
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerReduction);
+      // An 8 x 8 block (TileForVectors' tiles of a transpose) in 24
+      // shuffles and blends; as 1-D shuffles of 64 elements it took 194
+      // instructions a 16 x 6 tile on AVX2, spilling, the attention core's
+      // Q^T 8% of its time.
+      if (has256BitVectors(getOperation()))
+        x86vector::avx2::populateSpecializedTransposeLoweringPatterns(
+            patterns,
+            x86vector::avx2::LoweringOptions().setTransposeOptions(
+                x86vector::avx2::TransposeLoweringOptions().lower8x8xf32()));
       vector::populateVectorTransposeLoweringPatterns(
           patterns, vector::VectorTransposeLowering::Shuffle1D);
       vector::populateVectorBroadcastLoweringPatterns(patterns);

@@ -53,6 +53,22 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
     return tiles;
   }
   unsigned inner = numLoops - 1;
+  // A transpose of the two innermost dimensions of f32: 8 x 8 blocks, which
+  // x86 transposes in registers (24 shuffles for 8 vectors of 8,
+  // linformer-cpu-lower-vectors), where a [unroll, vectorWidth] tile's
+  // generic shuffles spill.
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    bool innerSwap = numLoops >= 2 && perm[inner] == int64_t(inner) - 1 &&
+                     perm[inner - 1] == int64_t(inner);
+    for (unsigned i = 0; i + 2 < numLoops; ++i)
+      innerSwap &= perm[i] == int64_t(i);
+    if (innerSwap && transpose.getInit().getType().getElementType().isF32() &&
+        ranges[inner] % 8 == 0 && ranges[inner - 1] % 8 == 0) {
+      tiles[inner] = tiles[inner - 1] = 8;
+      return tiles;
+    }
+  }
   if (iters[inner] == utils::IteratorType::reduction) {
     // A row reduction: one vector reduction over the whole row.
     for (unsigned i = 0; i < numLoops; ++i)

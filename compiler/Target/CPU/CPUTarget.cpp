@@ -70,6 +70,9 @@ createTargetMachine(const CPUTargetOptions &options, std::string &error) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    // linformer-cpu-lower-vectors' 8 x 8 transposes blend with inline
+    // assembly (upstream's AVX2 lowering), which the object streamer parses.
+    llvm::InitializeNativeTargetAsmParser();
     return true;
   }();
   (void)initialized;

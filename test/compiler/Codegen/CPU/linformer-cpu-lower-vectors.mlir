@@ -144,3 +144,56 @@ func.func @column_max(%acc: vector<8xf32>, %s: vector<8xf32>, %a: f32, %b: f32)
   %x = arith.maximumf %a, %b : f32
   return %m, %n, %x : vector<8xf32>, vector<8xf32>, f32
 }
+
+// -----
+
+// An 8 x 8 block of a transpose (the attention core's Q^T, tiled so by
+// linformer-cpu-tile-for-vectors) on a target with 256-bit vectors:
+// upstream's AVX2 sequence, unpacks and shuffles within 128-bit lanes, four
+// pairs of blends (inline vblendps, which LLVM would otherwise fold into
+// slower shuffles) and 128-bit permutes, 24 instructions for the 8 rows.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @transpose8x8_avx2(
+// CHECK-NOT: vector.transpose
+// CHECK-COUNT-8: vector.shuffle %{{.*}}, %{{.*}} [{{0, 8, 1, 9, 4, 12, 5, 13|2, 10, 3, 11, 6, 14, 7, 15}}]
+// CHECK-COUNT-4: vector.shuffle %{{.*}}, %{{.*}} [2, 3, 8, 9, 6, 7, 12, 13]
+// CHECK-COUNT-8: llvm.inline_asm asm_dialect = intel "vblendps $0, $1, $2, {{0xcc|0x33}}"
+// CHECK-COUNT-4: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK-COUNT-4: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15]
+// CHECK-NOT: vector.transpose
+// CHECK: return
+func.func @transpose8x8_avx2(%m: memref<8x8xf32>) -> vector<8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %v = vector.transfer_read %m[%c0, %c0], %p {in_bounds = [true, true]}
+      : memref<8x8xf32>, vector<8x8xf32>
+  %t = vector.transpose %v, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+  return %t : vector<8x8xf32>
+}
+}
+
+// -----
+
+// Without 256-bit vectors (an SSE target) the same block is 1-D shuffles,
+// no AVX instruction.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "x86-64",
+    features = "+sse2", isa = "sse", vector_bits = 128,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @transpose8x8_sse(
+// CHECK-NOT: llvm.inline_asm
+// CHECK: vector.shuffle
+// CHECK-NOT: llvm.inline_asm
+// CHECK: return
+func.func @transpose8x8_sse(%m: memref<8x8xf32>) -> vector<8x8xf32> {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %v = vector.transfer_read %m[%c0, %c0], %p {in_bounds = [true, true]}
+      : memref<8x8xf32>, vector<8x8xf32>
+  %t = vector.transpose %v, [1, 0] : vector<8x8xf32> to vector<8x8xf32>
+  return %t : vector<8x8xf32>
+}
+}

@@ -351,3 +351,42 @@ func.func @matmul_reduction_innermost(%a: tensor<16x8xf32>, %b: tensor<8x32xf32>
   } -> tensor<16x32xf32>
   return %r : tensor<16x32xf32>
 }
+
+// -----
+
+// The attention core's query tile transposed (Q^T): a transpose of the two
+// innermost dimensions of f32 is tiled to 8 x 8 blocks, whatever the
+// register tile, which linformer-cpu-lower-vectors transposes in registers.
+// CHECK-LABEL: func.func @transpose_blocks(
+// CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C64]] step %[[C8]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C16]] step %[[C8]]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x1x8x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>) permutation = [0, 1, 3, 2]
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @transpose_blocks(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x64x16xf32> {
+  %e = tensor.empty() : tensor<1x1x64x16xf32>
+  %t = linalg.transpose ins(%q : tensor<1x1x16x64xf32>)
+      outs(%e : tensor<1x1x64x16xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<1x1x64x16xf32>
+}
+
+// -----
+
+// One whose inner sizes are not multiples of 8 keeps the rows x vector
+// tiles of any elementwise op: 8 rows x 16 over 12 x 20, peeled.
+// PEEL-LABEL: func.func @transpose_odd(
+// PEEL: linalg.transpose ins(%{{.*}} : tensor<1x1x16x8xf32>) outs(%{{.*}} : tensor<1x1x8x16xf32>)
+// PEEL: linalg.transpose ins(%{{.*}} : tensor<1x1x4x8xf32>) outs(%{{.*}} : tensor<1x1x8x4xf32>)
+// PEEL: linalg.transpose ins(%{{.*}} : tensor<1x1x16x4xf32>) outs(%{{.*}} : tensor<1x1x4x16xf32>)
+// PEEL: linalg.transpose ins(%{{.*}} : tensor<1x1x4x4xf32>) outs(%{{.*}} : tensor<1x1x4x4xf32>)
+// PEEL-NOT: linalg.transpose
+// PEEL: return
+func.func @transpose_odd(%q: tensor<1x1x20x12xf32>) -> tensor<1x1x12x20xf32> {
+  %e = tensor.empty() : tensor<1x1x12x20xf32>
+  %t = linalg.transpose ins(%q : tensor<1x1x20x12xf32>)
+      outs(%e : tensor<1x1x12x20xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<1x1x12x20xf32>
+}
