@@ -724,15 +724,17 @@ def LinformerCUDAExpandAttentionCorePass
     they round them at every load anyway): the tensor-core core loads them
     as they are and rounds what it stores into a 16-bit output. The
     one-thread-a-row core takes f32 only; a 16-bit buffer there is an
-    error.
+    error. Its lanes' butterflies are its own shuffles on the host too
+    (fewer lanes a row than a warp: linformer-cuda-emulate-warps takes
+    shuffles whose partners share the row).
   }];
   let options = [
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "for the CPU: the f32 core's lanes, and the tensor-core core "
-           "with exact or wgmma, replayed in scalars (else its GPU code, "
-           "for linformer-cuda-emulate-warps)">,
+           "for the CPU: the tensor-core core with exact or wgmma "
+           "replayed in scalars (else its GPU code, as the f32 core's "
+           "always, for linformer-cuda-emulate-warps)">,
     Option<"rows", "rows", "int64_t", /*default=*/"1",
            "the f32 core (mma=none): consecutive query rows a thread (a "
            "lane) computes, each K and V slice it loads used for all: 1, 2 "
@@ -1621,8 +1623,14 @@ def LinformerCUDAEmulateWarpsPass
     fragments, in their order, instead of a hand-written replay of them,
     and checks the fragments' index arithmetic against the reference.
 
+    A thread loop with fewer threads along x than a warp (a power of two:
+    the f32 core's lanes of a query row, 32 / x rows of them a warp) is
+    lowered when its warp-wide ops are shuffles whose offsets are below x:
+    a partner then differs in x alone.
+
     Anything else is an error that says what is not lowered: another
-    shuffle mode or width, another mma shape or type, an ldmatrix of
+    shuffle mode or width, another mma shape or type, mma.sync, ldmatrix or
+    a larger offset over fewer than 32 threads along x, an ldmatrix of
     another buffer, a warp-wide op in a branch or in a loop whose bounds
     depend on the thread, one in no thread loop, a barrier in a loop over
     only some of a block's threads, shared memory other than through

@@ -30,6 +30,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAEMULATEWARPSPASS
@@ -973,11 +974,31 @@ struct CUDAEmulateWarpsPass
     if (!loop.getInitVals().empty())
       return loop.emitOpError("has a warp-wide op (gpu.shuffle, mma.sync) "
                               "and reductions: not lowered for the host");
-    if (extents[lane] % kWarp)
-      return loop.emitOpError()
-             << "has a warp-wide op (gpu.shuffle, mma.sync) but "
-             << extents[lane] << " threads along x, not whole warps of "
-             << kWarp;
+    // Fewer threads along x than a warp (a power of two: the f32 core's
+    // lanes of a row): a warp is 32 / x rows of them, and a shuffle whose
+    // offset is below x stays in its row, so its partner differs in x
+    // alone. mma.sync and ldmatrix read the whole warp's lanes.
+    int64_t x = extents[lane];
+    if (x % kWarp) {
+      bool rows = llvm::isPowerOf2_64(x) && x < kWarp;
+      WalkResult r = loop.getBody()->walk([&](Operation *op) {
+        if (isa<nvgpu::MmaSyncOp, NVVM::MmaOp, nvgpu::LdMatrixOp>(op))
+          return WalkResult::interrupt();
+        if (auto shuffle = dyn_cast<gpu::ShuffleOp>(op)) {
+          std::optional<int64_t> offset =
+              getConstantIntValue(shuffle.getOffset());
+          if (!offset || *offset >= x)
+            return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+      if (!rows || r.wasInterrupted())
+        return loop.emitOpError()
+               << "has a warp-wide op (gpu.shuffle, mma.sync) but " << x
+               << " threads along x, not whole warps of " << kWarp
+               << " (fewer are lowered only as a power of two with "
+                  "shuffles of constant offsets below it)";
+    }
     return WarpLowering(loop, lane, extents).run();
   }
 };

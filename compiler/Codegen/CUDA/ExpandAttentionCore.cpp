@@ -886,14 +886,13 @@ struct CoreOperands {
   /// the whole head width, or `lanes` consecutive lanes of a warp a slice
   /// each (the loop (b, h, i, g), marked whole-warps), each slot's score
   /// the lanes' partial dot products added by a shuffle butterfly, which
-  /// leaves every lane the same sum. Emulated (the CPU runs a thread to its
-  /// end before the next), each lane computes every slice's partial sum
-  /// and adds them in the butterfly's order. With `rowsPer` > 1 a thread
-  /// (lane) takes that many consecutive query rows, each K and V slice it
-  /// loads used for all of them (the loop's token dimension then counts
+  /// leaves every lane the same sum (on the host too:
+  /// linformer-cuda-emulate-warps lowers the shuffles). With `rowsPer` > 1 a
+  /// thread (lane) takes that many consecutive query rows, each K and V slice
+  /// it loads used for all of them (the loop's token dimension then counts
   /// groups of rows: linformer.cuda_tokens_per_iteration).
-  void scalar(IRRewriter &rewriter, AttentionCoreOp op, bool emulate,
-              int64_t lanes, int64_t rowsPer) const {
+  void scalar(IRRewriter &rewriter, AttentionCoreOp op, int64_t lanes,
+              int64_t rowsPer) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
     // Lanes need whole slices, and whole warps of rows: n a multiple of 32
@@ -950,23 +949,13 @@ struct CoreOperands {
           };
           Value fzero = cF(0.0), scaleLog2 = cF(scale * llvm::numbers::log2e);
           Value negInf = cF(-std::numeric_limits<double>::infinity());
-          // The head-width slices this thread computes a score from: its
-          // own, or (emulated lanes) every lane's, each from column s w.
-          int64_t slices = emulate ? lanes : 1;
-          auto sliceStart = [&](OpBuilder &b, int64_t sl) -> Value {
-            return slices == 1 ? c0 : cIdx(b, sl * w);
-          };
-          // qs[r][sl]: row r's slice sl, as scalars.
-          SmallVector<SmallVector<SmallVector<Value>>> qs(R);
+          // qs[r]: row r's slice of this lane, as scalars.
+          SmallVector<SmallVector<Value>> qs(R);
           for (int64_t r = 0; r < R; ++r) {
-            qs[r].resize(slices);
-            for (int64_t sl = 0; sl < slices; ++sl) {
-              Value qRow =
-                  row(b, q, ValueRange{bi, hi, is[r], sliceStart(b, sl)});
-              for (int64_t c = 0; c < w; ++c)
-                qs[r][sl].push_back(vector::ExtractOp::create(
-                    b, loc, qRow, ArrayRef<int64_t>{c}));
-            }
+            Value qRow = row(b, q, ValueRange{bi, hi, is[r], c0});
+            for (int64_t c = 0; c < w; ++c)
+              qs[r].push_back(vector::ExtractOp::create(b, loc, qRow,
+                                                        ArrayRef<int64_t>{c}));
           }
           Value accInit = arith::ConstantOp::create(
               b, loc, vec, DenseElementsAttr::get(vec, b.getFloatAttr(et, 0.0)));
@@ -979,14 +968,10 @@ struct CoreOperands {
               block = o;
               break;
             }
-          // A slot's score from the partial sums of the lanes' slices
-          // (`parts`: this lane's alone on the GPU, every lane's emulated).
-          // (Emulated, lane 0's sum: every lane's is the same.)
-          auto total = [&](OpBuilder &b, SmallVector<Value> parts) -> Value {
-            if (lanes == 1)
-              return parts[0];
-            return emulate ? cuda::replayButterflySum(b, loc, parts)
-                           : cuda::butterflySum(b, loc, parts[0], lanes);
+          // A slot's score from this lane's partial sum: the lanes' sums
+          // added by the butterfly.
+          auto total = [&](OpBuilder &b, Value part) -> Value {
+            return lanes == 1 ? part : cuda::butterflySum(b, loc, part, lanes);
           };
           // Carried: (m, l, acc) of each row.
           SmallVector<Value> init;
@@ -1005,24 +990,17 @@ struct CoreOperands {
                                      .getResult()
                                : j0;
                   slots.push_back(j);
-                  SmallVector<Value> kRows;
-                  for (int64_t sl = 0; sl < slices; ++sl)
-                    kRows.push_back(
-                        row(b, key, ValueRange{bi, hi, j, sliceStart(b, sl)}));
+                  Value kRow = row(b, key, ValueRange{bi, hi, j, c0});
                   Value flag;
                   for (int64_t r = 0; r < R; ++r) {
-                    SmallVector<Value> parts;
-                    for (int64_t sl = 0; sl < slices; ++sl) {
-                      Value s = fzero;
-                      for (int64_t c = 0; c < w; ++c)
-                        s = LLVM::FMAOp::create(
-                            b, loc, qs[r][sl][c],
-                            vector::ExtractOp::create(b, loc, kRows[sl],
-                                                      ArrayRef<int64_t>{c}),
-                            s);
-                      parts.push_back(s);
-                    }
-                    Value s = total(b, parts);
+                    Value s = fzero;
+                    for (int64_t c = 0; c < w; ++c)
+                      s = LLVM::FMAOp::create(
+                          b, loc, qs[r][c],
+                          vector::ExtractOp::create(b, loc, kRow,
+                                                    ArrayRef<int64_t>{c}),
+                          s);
+                    s = total(b, s);
                     if (mask) {
                       if (!flag)
                         flag = maskBit(b, loc,
@@ -1182,8 +1160,7 @@ struct CUDAExpandAttentionCorePass
         }
       CoreOperands core = CoreOperands::of(op);
       core.minBlocks = minBlocks;
-      core.scalar(rewriter, op, emulate, lanes ? lanes : core.chosenLanes(),
-                  rows);
+      core.scalar(rewriter, op, lanes ? lanes : core.chosenLanes(), rows);
     }
   }
 };

@@ -4,7 +4,7 @@
 // extent exactly (no idle thread, constant bounds), the mapping
 // attributes convert-parallel-loops-to-gpu reads, the length rule of a
 // block loop over tokens, the token bound of a reduction that stops at the
-// lengths, and the lanes' xor butterflies (and their host replay).
+// lengths, and the lanes' xor butterflies.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H
@@ -162,17 +162,6 @@ inline Value butterflySum(OpBuilder &b, Location loc, Value x, int64_t lanes) {
       b, loc, x, offsets, [](OpBuilder &b, Location loc, Value lhs, Value rhs) {
         return arith::AddFOp::create(b, loc, lhs, rhs).getResult();
       });
-}
-
-/// What butterflySum leaves in lane 0, from the lanes' values `parts` (one
-/// a lane of the group), added in the same order: the host emulation,
-/// which runs one lane to its end before the next and so cannot shuffle.
-inline Value replayButterflySum(OpBuilder &b, Location loc,
-                                SmallVector<Value> parts) {
-  for (size_t off = parts.size() / 2; off >= 1; off /= 2)
-    for (size_t l = 0; l < off; ++l)
-      parts[l] = arith::AddFOp::create(b, loc, parts[l], parts[l + off]);
-  return parts[0];
 }
 
 } // namespace mlir::linformer::cuda

@@ -444,3 +444,36 @@ func.func @staged(%src: memref<256xbf16>, %out: memref<2x64x4xi32>, %outT: memre
   } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }
+
+// -----
+
+// Fewer lanes along x than a warp (the f32 attention core's 4 lanes a
+// query row, 8 rows of them a warp): a shuffle whose offset is below 4
+// stays in the row, so the partner is lane `l xor offset` of the same y.
+// HAND-LABEL: func.func @lanes_of_a_row
+// HAND-NOT: gpu.shuffle
+// HAND: %[[BUF:.*]] = memref.alloc() : memref<8x4xf32>
+// HAND: scf.parallel (%[[Y:.*]], %[[L:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}})
+// HAND: memref.store %{{.*}}, %[[BUF]][%[[Y]], %[[L]]]
+// HAND: scf.parallel (%[[Y2:.*]], %[[L2:.*]]) = (%{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}})
+// HAND: %[[X:.*]] = arith.xori %[[L2]], %{{.*}} : index
+// HAND: memref.load %[[BUF]][%[[Y2]], %[[X]]]
+// HAND-NOT: gpu.shuffle
+// HAND: return
+func.func @lanes_of_a_row(%in: memref<8x4xf32>, %out: memref<8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %off = arith.constant 2 : i32
+  %w = arith.constant 32 : i32
+  scf.parallel (%y, %l) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1) {
+    %a = memref.load %in[%y, %l] : memref<8x4xf32>
+    %o, %v = gpu.shuffle xor %a, %off, %w : f32
+    %s = arith.addf %a, %o : f32
+    memref.store %s, %out[%y, %l] : memref<8x4xf32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>,
+                #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}

@@ -13,7 +13,7 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-ldmatrix wgmma},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=WGCORE
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 wgmma},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-tile-parallel-loops,linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=WGCOREEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4}))' | FileCheck %s --check-prefix=LANES
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 emulate},linformer-cuda-emulate-instructions))' | FileCheck %s --check-prefix=LANESEMU
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 emulate},linformer-cuda-tile-parallel-loops,linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=LANESEMU
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{lanes=2}))' 2>&1 | FileCheck %s --check-prefix=BADLANES
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=8}))' | FileCheck %s --check-prefix=AUTO4
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=9}))' | FileCheck %s --check-prefix=AUTO8
@@ -99,15 +99,22 @@
 // LANES: vector.load %arg2[%[[B]], %[[H]], %{{.*}}, %[[C0]]]
 // LANES: vector.store %{{.*}}, %{{.*}}[%[[B]], %[[H]], %[[I]], %[[C0]]] {alignment = 16 : i64} : memref<2x4x64x16xf32>, vector<4xf32>
 // LANES: } {linformer.cuda_whole_warps}
-// Emulated, each lane computes all four slices' partial sums (loads at
-// columns 0, 4, 8, 12) and adds them in the butterfly's order; no shuffle.
+// Emulated, the host runs the same butterfly: mapped, a block is one warp
+// of 8 rows x 4 lanes (fewer than 32 along x), and
+// linformer-cuda-emulate-warps splits its thread loop at each shuffle,
+// each lane then reading its partner's partial sum at lane xor 2, then
+// xor 1, in its row.
 // LANESEMU-LABEL: func.func @core
-// LANESEMU: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c64, %c4{{.*}})
-// LANESEMU-COUNT-4: vector.load %arg0
-// LANESEMU: scf.for
 // LANESEMU-NOT: gpu.shuffle
-// LANESEMU: vector.store
-// LANESEMU: } {linformer.cuda_whole_warps}
+// LANESEMU: llvm.intr.fma
+// LANESEMU: memref.store %{{.*}}, %[[BUF:.*]][%c0, %{{.*}}, %{{.*}}] : memref<1x8x4xf32>
+// LANESEMU: scf.parallel (%[[R:.*]], %[[L:.*]]) = (%c0, %c0) to (%c8, %c4) step (%c1, %c1)
+// LANESEMU: %[[X2:.*]] = arith.xori %[[L]], %c2 : index
+// LANESEMU: memref.load %[[BUF]][%c0, %[[R]], %[[X2]]]
+// LANESEMU: scf.parallel
+// LANESEMU: arith.xori %{{.*}}, %c1 : index
+// LANESEMU-NOT: gpu.shuffle
+// LANESEMU: return
 // Two query rows a lane (rows=2): the loop's third dimension counts pairs
 // of rows (32 of the 64), rows 2 i and 2 i + 1; each slot's K slice is
 // loaded once and feeds both rows' partial dot products (two butterflies),
