@@ -1435,17 +1435,18 @@ def LinformerCUDATensorCoreContractionsPass
     values bitcast to words, stored at the same index), into the chunk's
     own buffer before its compute.
 
-    Unstaged tiles are the same on the host
-    (`linformer-cuda-pipeline{on-host mma=...}`):
-    `linformer-cuda-emulate-warps` lowers their `mma.sync` from the PTX
-    ISA's fragment layouts once the loops are mapped, so the CPU checks
-    the fragments too; with `emulate exact`, TF32 operands are not rounded
-    and 16-bit tiles (whose registers cannot hold a whole operand) have
-    each lane compute its C elements in f32 scalars instead. Staged tiles
-    under `emulate` build the same loop nest (warp blocks, folded
-    dimensions, lanes, k steps, the accumulator fragments' rows and
-    columns, the operands' rounding) with each lane computing its C
-    elements in f32 scalars instead of the warp-wide `mma.sync`. With ldmatrix,
+    Tiles are the same on the host
+    (`linformer-cuda-pipeline{on-host mma=...}`, `emulate`):
+    `linformer-cuda-emulate-warps` lowers their `mma.sync`, `ldmatrix`,
+    `cp.async`, barriers and shared-memory `wgmma` from the PTX ISA's
+    layouts once the loops are mapped, so the CPU checks the fragments and
+    the descriptors too. With `emulate exact`, TF32 operands are not
+    rounded, and 16-bit tiles (whose registers cannot hold a whole
+    operand) have each lane compute its C elements in f32 scalars instead:
+    staged ones build the same loop nest (warp blocks, folded dimensions,
+    lanes, k steps, the accumulator fragments' rows and columns) with each
+    lane computing its C elements in f32 scalars instead of the warp-wide
+    `mma.sync`. With ldmatrix,
     each lane reads a word where ldmatrix would deliver it from: word
     pair % 4 of the row the lane holding it (8q + g) points register q at,
     so the emulation checks those addresses; with ldmatrix.trans each B
@@ -1488,8 +1489,9 @@ def LinformerCUDATensorCoreContractionsPass
            "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "
            "contractions only)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "for the CPU: staged tiles in f32 scalars (unstaged ones keep "
-           "their mma.sync, which linformer-cuda-emulate-warps lowers)">,
+           "for the CPU: the tiles' GPU code, for "
+           "linformer-cuda-emulate-warps (with exact: 16-bit tiles in f32 "
+           "scalars)">,
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the tiles' "
            "structure at f32 accuracy; unstaged 16-bit tiles in f32 "
@@ -1571,8 +1573,8 @@ def LinformerCUDAWarpReductionsPass
 def LinformerCUDAEmulateWarpsPass
     : Pass<"linformer-cuda-emulate-warps", "::mlir::func::FuncOp"> {
   let summary = "the threads' warp- and block-wide ops (gpu.shuffle, "
-                "mma.sync, ldmatrix, gpu.barrier) lowered for the host: "
-                "thread loops split at each one";
+                "mma.sync, ldmatrix, gpu.barrier, wgmma) lowered for the "
+                "host: thread loops split at each exchange";
   let description = [{
     On-host CUDA pipeline only (`linformer-cuda-pipeline{on-host}`, the
     `cuda-host` tests), after the loops are mapped: the CPU runs a loop over
@@ -1610,7 +1612,22 @@ def LinformerCUDAEmulateWarpsPass
     reach, the views of it in host memory; `nvgpu.device_async_copy`
     (cp.async) becomes a vector load and store at issue, its groups and
     waits go (a copy may land any time before its wait, and no thread reads
-    its buffer before a barrier after that wait). A load of a function
+    its buffer before a barrier after that wait).
+    `nvvm.wgmma.mma_async` (m64nNk16 on bf16 or f16, A and B from shared
+    memory, f32 accumulators, scales of one, K-major A) needs no split, as
+    no thread reads another's registers: each thread's D registers are
+    computed where the op was, register 4j + 2h + o of warp w of its
+    warpgroup (thread / 32 % 4), lane (g, t), being D's row 16 w + g + 8 h,
+    column 8 j + 2 t + o, from the operands where the descriptors point:
+    the start (an 18-bit shared address, taken relative to the buffer of
+    the view whose address built the descriptor), the leading and the
+    stride byte offsets decoded from the descriptor's bits, elements read
+    as the unswizzled core-matrix layout puts them ((i % 8) 16 + (i / 8)
+    SBO + (k % 8) 2 + (k / 8) LBO bytes for a K-major operand, i along m
+    or n; (i % 8) 2 + (i / 8) SBO + (k % 8) 16 + (k / 8) LBO for an
+    MN-major one), products and sums in f32, k in order. The wgmma fences,
+    commits and waits, and `fence.proxy.async`, go: the host has one proxy
+    and runs a wgmma at issue. A load of a function
     argument that is only ever loaded from (an input: the lengths) is
     computed again after a split rather than kept, and may bound a loop of
     thread loops.
@@ -1635,7 +1652,9 @@ def LinformerCUDAEmulateWarpsPass
     depend on the thread, one in no thread loop, a barrier in a loop over
     only some of a block's threads, shared memory other than through
     static views, a cp.async with zero fill or whose token a loop carries,
-    a value a buffer cannot hold.
+    a value a buffer cannot hold, another wgmma (shape, types, scales, A's
+    layout) or one whose descriptor was not built from a shared buffer's
+    address.
 
     ```mlir
     // Before (one warp's butterfly, abridged)

@@ -279,9 +279,9 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.minBlocks = coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   // Tensor cores: contractions become warp tiles of mma.sync. On the host
-  // they keep their mma.sync, ldmatrix, cp.async and barriers
+  // they keep their mma.sync, ldmatrix, cp.async, barriers and wgmma
   // (linformer-cuda-emulate-warps lowers them below), but for exact
-  // emulation and wgmma, which are replayed (the same tiles in scalars).
+  // emulation, which is replayed (the same tiles in scalars).
   // Without them (mma=none), f32 contractions run as the same staged tiles
   // with f32 products (precision=f32, SIMT).
   if (options.mma != "none" ||

@@ -220,6 +220,230 @@ LogicalResult hostAsyncCopies(func::FuncOp func) {
   return success();
 }
 
+/// The `memref.extract_aligned_pointer_as_index` a wgmma descriptor was
+/// built from (cuda::wgmmaDescriptor: the shared buffer's address plus
+/// the operand's offset, masked and shifted), found through the
+/// arithmetic that made it; null when there is not exactly one.
+memref::ExtractAlignedPointerAsIndexOp descriptorBase(Value desc) {
+  memref::ExtractAlignedPointerAsIndexOp found;
+  SmallVector<Value> work{desc};
+  DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (auto base = dyn_cast<memref::ExtractAlignedPointerAsIndexOp>(def)) {
+      if (found && found != base)
+        return {};
+      found = base;
+      continue;
+    }
+    if (isa<arith::ArithDialect>(def->getDialect()))
+      llvm::append_range(work, def->getOperands());
+  }
+  return found;
+}
+
+/// The thread loop around `op` (the scf.parallel with a dimension mapped
+/// to thread x), its thread's linear index in the block (x fastest, then
+/// y, then z: the hardware's order), or failure with an error.
+FailureOr<Value> linearThread(OpBuilder &b, Operation *op) {
+  auto loop = op->getParentOfType<scf::ParallelOp>();
+  while (loop && !laneDim(loop))
+    loop = loop->getParentOfType<scf::ParallelOp>();
+  if (!loop)
+    return op->emitOpError("is in no loop over threads (an scf.parallel with "
+                           "a dimension mapped to thread x): the host has no "
+                           "thread to compute it for");
+  auto mapping = loop->getAttrOfType<ArrayAttr>(gpu::getMappingAttrName());
+  Location loc = op->getLoc();
+  Value linear, scale;
+  for (gpu::Processor proc : {gpu::Processor::ThreadX, gpu::Processor::ThreadY,
+                              gpu::Processor::ThreadZ})
+    for (auto [i, m] : llvm::enumerate(mapping)) {
+      auto dim = dyn_cast<gpu::ParallelLoopDimMappingAttr>(m);
+      if (!dim || dim.getProcessor() != proc)
+        continue;
+      std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound()[i]),
+                             st = getConstantIntValue(loop.getStep()[i]);
+      if (lb != 0 || st != 1)
+        return loop.emitOpError("has a warpgroup-wide op (wgmma) but a "
+                                "thread dimension that does not count from "
+                                "0 in steps of 1");
+      Value iv = loop.getInductionVars()[i];
+      linear =
+          linear ? arith::AddIOp::create(
+                       b, loc, linear, arith::MulIOp::create(b, loc, iv, scale))
+                       .getResult()
+                 : iv;
+      Value ub = loop.getUpperBound()[i];
+      scale = scale ? arith::MulIOp::create(b, loc, scale, ub).getResult() : ub;
+    }
+  return linear;
+}
+
+/// `wgmma.mma_async` (shared-memory A and B, f32 D) on the host: each
+/// thread's D registers computed where the op was, from the operands in
+/// shared memory where its descriptors point, read as the PTX ISA lays
+/// them out ("Matrix Descriptor Format", "Shared Memory Matrix Layout",
+/// no swizzle: core matrices of 8 lines of 16 bytes; element (i, k), i
+/// along m or n, of a K-major operand at (i % 8) 16 + (i / 8) SBO +
+/// (k % 8) 2 + (k / 8) LBO bytes, of an MN-major one at (i % 8) 2 +
+/// (i / 8) SBO + (k % 8) 16 + (k / 8) LBO), the start, LBO and SBO
+/// decoded from the descriptor's bits; products and sums in f32, k in
+/// order. Register 4j + 2h + o of warp w of the warpgroup (w = thread /
+/// 32 % 4), lane (g, t), is D's row 16 w + g + 8 h, column 8 j + 2 t + o
+/// (PTX ISA, wgmma .m64nNk16 D fragments). No thread reads another's
+/// registers, so its loop is not split: the barrier before the op already
+/// puts every thread's writes of shared memory before it. The wgmma
+/// fences, commits and waits, and the async-proxy fences, go (the host has
+/// one proxy and runs the op at issue).
+LogicalResult hostWarpgroupMma(func::FuncOp func) {
+  SmallVector<NVVM::WgmmaMmaAsyncOp> mmas;
+  SmallVector<Operation *> gone;
+  func.walk([&](Operation *op) {
+    if (auto mma = dyn_cast<NVVM::WgmmaMmaAsyncOp>(op))
+      mmas.push_back(mma);
+    else if (isa<NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+                 NVVM::WgmmaWaitGroupSyncOp>(op))
+      gone.push_back(op);
+    else if (auto fence = dyn_cast<NVVM::FenceProxyOp>(op);
+             fence && fence.getKind() == NVVM::ProxyKind::async_shared)
+      gone.push_back(op);
+  });
+  for (NVVM::WgmmaMmaAsyncOp mma : mmas) {
+    NVVM::MMAShapeAttr shape = mma.getShape();
+    auto sixteen = [](NVVM::WGMMATypes t) {
+      return t == NVVM::WGMMATypes::bf16 || t == NVVM::WGMMATypes::f16;
+    };
+    if (shape.getM() != 64 || shape.getK() != 16 || shape.getN() % 8 ||
+        !sixteen(mma.getTypeA()) || mma.getTypeB() != mma.getTypeA() ||
+        mma.getTypeD() != NVVM::WGMMATypes::f32 ||
+        mma.getScaleD() != NVVM::WGMMAScaleOut::one ||
+        mma.getScaleA() != NVVM::WGMMAScaleIn::one ||
+        mma.getScaleB() != NVVM::WGMMAScaleIn::one ||
+        mma.getLayoutA() != NVVM::MMALayout::row)
+      return mma.emitOpError(
+          "is lowered for the host only as m64nNk16 on bf16 or f16 with f32 "
+          "accumulators, scales of one and a K-major A");
+    OpBuilder b(mma);
+    Location loc = mma.getLoc();
+    FailureOr<Value> tid = linearThread(b, mma);
+    if (failed(tid))
+      return failure();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto i64c = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+    };
+    Type half = mma.getTypeA() == NVVM::WGMMATypes::bf16 ? Type(b.getBF16Type())
+                                                         : Type(b.getF16Type());
+    // An operand: its buffer's 16-bit view, its first byte in that view,
+    // its LBO and SBO (index), its layout.
+    struct Operand {
+      Value halves, start, lbo, sbo;
+      bool kMajor;
+    };
+    auto operand = [&](Value desc, bool kMajor) -> FailureOr<Operand> {
+      memref::ExtractAlignedPointerAsIndexOp base = descriptorBase(desc);
+      auto view = base ? base.getSource().getDefiningOp<memref::ViewOp>()
+                       : memref::ViewOp();
+      if (!view)
+        return mma.emitOpError(
+            "has a descriptor not built from one shared buffer's address (a "
+            "view of the block's shared memory): the host cannot tell what "
+            "it reads");
+      auto type = cast<MemRefType>(view.getType());
+      int64_t halves =
+          type.getNumElements() * type.getElementTypeBitWidth() / 16;
+      Value h = memref::ViewOp::create(b, loc, MemRefType::get({halves}, half),
+                                       view.getSource(), view.getByteShift(),
+                                       ValueRange{});
+      auto field = [&](int64_t shift, int64_t bits) -> Value {
+        Value f = arith::AndIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, desc, i64c(shift)),
+            i64c((int64_t(1) << bits) - 1));
+        return arith::IndexCastUIOp::create(
+            b, loc, b.getIndexType(),
+            arith::ShLIOp::create(b, loc, f, i64c(4)));
+      };
+      // The start is an 18-bit shared address: its offset from the
+      // buffer's, modulo 2^18 (a block's shared memory is below 256 KiB).
+      Value mask = c(0x3FFFF);
+      Value buf = arith::AndIOp::create(b, loc, base.getResult(), mask);
+      Value start = arith::AndIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, field(0, 14), buf), mask);
+      return Operand{h, start, field(16, 14), field(32, 14), kMajor};
+    };
+    FailureOr<Operand> a = operand(mma.getDescriptorA(), /*kMajor=*/true);
+    if (failed(a))
+      return failure();
+    FailureOr<Operand> bo =
+        operand(mma.getDescriptorB(), mma.getLayoutB() == NVVM::MMALayout::col);
+    if (failed(bo))
+      return failure();
+    // Element (i, k) of an operand whose i is `i8` 8 + `ir` (ir < 8).
+    auto element = [&](const Operand &x, Value i8, Value ir,
+                       int64_t k) -> Value {
+      Value lineBytes = arith::MulIOp::create(b, loc, ir, c(x.kMajor ? 16 : 2));
+      int64_t inner = x.kMajor ? (k % 8) * 2 : (k % 8) * 16;
+      Value bytes = arith::AddIOp::create(
+          b, loc, x.start,
+          arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, i8, x.sbo),
+              arith::AddIOp::create(
+                  b, loc, lineBytes,
+                  arith::AddIOp::create(
+                      b, loc, c(inner),
+                      arith::MulIOp::create(b, loc, c(k / 8), x.lbo)))));
+      Value v = memref::LoadOp::create(
+          b, loc, x.halves,
+          ValueRange{arith::DivUIOp::create(b, loc, bytes, c(2))});
+      return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    };
+    Value lane = arith::RemUIOp::create(b, loc, *tid, c(kWarp));
+    Value w = arith::RemUIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, *tid, c(kWarp)), c(4));
+    Value g = arith::DivUIOp::create(b, loc, lane, c(4));
+    Value t = arith::RemUIOp::create(b, loc, lane, c(4));
+    // A's rows 16 w + g + 8 h: line group 2 w + h, line g.
+    SmallVector<SmallVector<Value>> aRow(2);
+    for (int64_t h = 0; h < 2; ++h) {
+      Value i8 = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, w, c(2)), c(h));
+      for (int64_t k = 0; k < 16; ++k)
+        aRow[h].push_back(element(*a, i8, g, k));
+    }
+    Value d = mma.getInouts();
+    Value out = d;
+    int64_t nt = shape.getN() / 8;
+    for (int64_t j = 0; j < nt; ++j)
+      for (int64_t o = 0; o < 2; ++o) {
+        // B's column 8 j + 2 t + o: line group j, line 2 t + o.
+        Value ir = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, t, c(2)), c(o));
+        SmallVector<Value> bCol;
+        for (int64_t k = 0; k < 16; ++k)
+          bCol.push_back(element(*bo, c(j), ir, k));
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t r = 4 * j + 2 * h + o;
+          Value sum = LLVM::ExtractValueOp::create(b, loc, d, r);
+          for (int64_t k = 0; k < 16; ++k)
+            sum = arith::AddFOp::create(
+                b, loc, sum,
+                arith::MulFOp::create(b, loc, aRow[h][k], bCol[k]));
+          out = LLVM::InsertValueOp::create(b, loc, out, sum, r);
+        }
+      }
+    mma.getResults().replaceAllUsesWith(out);
+    mma.erase();
+  }
+  for (Operation *op : gone)
+    op->erase();
+  return success();
+}
+
 /// Whether `op` is a warp-wide op or has one in its regions.
 bool holdsWarpOp(Operation *op) {
   return op
@@ -930,7 +1154,8 @@ struct CUDAEmulateWarpsPass
           CUDAEmulateWarpsPass> {
   void runOnOperation() override {
     if (failed(hostSharedMemory(getOperation())) ||
-        failed(hostAsyncCopies(getOperation())))
+        failed(hostAsyncCopies(getOperation())) ||
+        failed(hostWarpgroupMma(getOperation())))
       return signalPassFailure();
     SmallVector<scf::ParallelOp> loops;
     WalkResult r = getOperation().walk([&](Operation *op) {

@@ -40,9 +40,11 @@ namespace mlir::linformer::cuda {
 
 /// Whether the host replays a tensor-core tile or attention core (the same
 /// loops, each lane's results in scalars) rather than running its GPU code,
-/// whose mma.sync, ldmatrix, cp.async and barriers linformer-cuda-emulate-
-/// warps lowers: under exact emulation (f32 operands, which no 16-bit
-/// register holds) and with wgmma, which that pass does not lower.
+/// whose mma.sync, ldmatrix, cp.async, barriers and shared-memory wgmma
+/// linformer-cuda-emulate-warps lowers: under exact emulation (f32
+/// operands, which no 16-bit register holds), and with `wgmma` where the
+/// wgmma takes A from registers (the attention core's inline PTX, which
+/// that pass cannot read); staged tiles pass false.
 inline bool hostReplays(bool emulate, bool exact, bool wgmma) {
   return emulate && (exact || wgmma);
 }

@@ -191,3 +191,40 @@ func.func @odd_lanes(%in: memref<12x8xf32>, %out: memref<12x8xf32>) {
                 #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }
+
+// -----
+
+// A wgmma the host does not lower: scale-d zero (D = A B, ignoring D).
+func.func @wgmma_scale_zero(%desc: i64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%w, %l) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+    %u = llvm.mlir.poison : !llvm.struct<(f32, f32, f32, f32)>
+    // expected-error @below {{is lowered for the host only as m64nNk16 on bf16 or f16 with f32 accumulators, scales of one and a K-major A}}
+    %r = nvvm.wgmma.mma_async %desc, %desc, %u, <m = 64, n = 8, k = 16>, D[<f32>, <zero>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>,
+                #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
+
+// -----
+
+// A descriptor that is not an address in a shared buffer: the host cannot
+// tell what the wgmma reads.
+func.func @wgmma_foreign_descriptor(%desc: i64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%w, %l) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+    %u = llvm.mlir.poison : !llvm.struct<(f32, f32, f32, f32)>
+    // expected-error @below {{has a descriptor not built from one shared buffer's address (a view of the block's shared memory): the host cannot tell what it reads}}
+    %r = nvvm.wgmma.mma_async %desc, %desc, %u, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>,
+                #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}

@@ -477,3 +477,83 @@ func.func @lanes_of_a_row(%in: memref<8x4xf32>, %out: memref<8x4xf32>) {
                 #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }
+
+// -----
+
+// wgmma.mma_async (shared-memory A and B) on the host: no split (no
+// thread reads another's registers); each thread's D registers computed
+// in place from the operands where the descriptors point: their start,
+// leading and stride byte offsets decoded from the descriptors' bits (0,
+// 16, 32), the 16-bit elements read from a bf16 view of the block's
+// buffer; A's rows 16 w + g (+ 8) (32 loads), then for B's column 2 t its
+// 16 elements and registers 0 and 2 (rows g, g + 8), each its 16 products
+// added in k order, then column 2 t + 1 and registers 1 and 3. The wgmma
+// fences, commit and wait go.
+// HAND-LABEL: func.func @warpgroup
+// HAND-NOT: nvvm.wgmma
+// HAND: %[[BUF:.*]] = memref.alloc() {alignment = 16 : i64} : memref<4096xi8>
+// HAND: scf.parallel
+// HAND: memref.extract_aligned_pointer_as_index
+// HAND: %[[DA:.*]] = arith.ori %{{.*}}, %{{.*}} : i64
+// HAND: %[[DB:.*]] = arith.ori %{{.*}}, %{{.*}} : i64
+// HAND: memref.view %[[BUF]][%{{.*}}][] : memref<4096xi8> to memref<2048xbf16>
+// HAND: arith.shrui %[[DA]], %c0
+// HAND: arith.shrui %[[DA]], %c16
+// HAND: arith.shrui %[[DA]], %c32
+// HAND: memref.view %[[BUF]][%{{.*}}][] : memref<4096xi8> to memref<2048xbf16>
+// HAND: arith.shrui %[[DB]], %c0
+// HAND: arith.shrui %[[DB]], %c16
+// HAND: arith.shrui %[[DB]], %c32
+// HAND-COUNT-48: memref.load %{{.*}} : memref<2048xbf16>
+// HAND: llvm.extractvalue %[[D:.*]][0]
+// HAND-COUNT-16: arith.mulf
+// HAND: llvm.insertvalue %{{.*}}, %[[D]][0]
+// HAND: llvm.extractvalue %[[D]][2]
+// HAND: llvm.insertvalue %{{.*}}[2]
+// HAND-COUNT-16: memref.load %{{.*}} : memref<2048xbf16>
+// HAND: llvm.insertvalue %{{.*}}[1]
+// HAND: %[[R:.*]] = llvm.insertvalue %{{.*}}[3]
+// HAND-NOT: nvvm.wgmma
+// HAND: llvm.extractvalue %[[R]][0]
+func.func @warpgroup(%out: memref<4x32x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %mask = arith.constant 262143 : i64
+  %c4_i64 = arith.constant 4 : i64
+  // LBO 128 bytes, SBO 256, as descriptor fields.
+  %fieldsA = arith.constant 68720001024 : i64
+  %fieldsB = arith.constant 68720001024 : i64
+  scf.parallel (%w, %l) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+    %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+    %smem = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<1024xi32, #gpu.address_space<workgroup>>
+    %addr = memref.extract_aligned_pointer_as_index %smem : memref<1024xi32, #gpu.address_space<workgroup>> -> index
+    %bAddr = arith.addi %addr, %c1024 : index
+    %a64 = arith.index_castui %addr : index to i64
+    %am = arith.andi %a64, %mask : i64
+    %as = arith.shrui %am, %c4_i64 : i64
+    %descA = arith.ori %as, %fieldsA : i64
+    %b64 = arith.index_castui %bAddr : index to i64
+    %bm = arith.andi %b64, %mask : i64
+    %bs = arith.shrui %bm, %c4_i64 : i64
+    %descB = arith.ori %bs, %fieldsB : i64
+    %zero = arith.constant 0.0 : f32
+    %u = llvm.mlir.poison : !llvm.struct<(f32, f32, f32, f32)>
+    %d0 = llvm.insertvalue %zero, %u[0] : !llvm.struct<(f32, f32, f32, f32)>
+    %d1 = llvm.insertvalue %zero, %d0[1] : !llvm.struct<(f32, f32, f32, f32)>
+    %d2 = llvm.insertvalue %zero, %d1[2] : !llvm.struct<(f32, f32, f32, f32)>
+    %d3 = llvm.insertvalue %zero, %d2[3] : !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.fence.aligned
+    %r = nvvm.wgmma.mma_async %descA, %descB, %d3, <m = 64, n = 8, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>] : !llvm.struct<(f32, f32, f32, f32)> -> !llvm.struct<(f32, f32, f32, f32)>
+    nvvm.wgmma.commit.group.sync.aligned
+    nvvm.wgmma.wait.group.sync.aligned 0
+    %e0 = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+    memref.store %e0, %out[%w, %l, %c0] : memref<4x32x4xf32>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>,
+                #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}

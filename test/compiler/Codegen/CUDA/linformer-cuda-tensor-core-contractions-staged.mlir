@@ -584,29 +584,25 @@ func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
 // WGMMA: nvgpu.device_async_wait %[[GROUP]] {numGroups = 1 : i32}
 // WGMMA-NEXT: nvvm.fence.proxy
 // WGMMA-NEXT: scf.yield
-// Emulated (wgmma is replayed: linformer-cuda-emulate-warps does not lower
-// it): the same three buffers, each thread's 16 accumulators kept
-// between the phases; a copy unit u (8 bf16 of a row, its 16-byte unit
-// (u / 8) % 8 at row u % 8 + 8 (u / 64)) stored at (row / 8) * 256 +
-// unit * 32 + (row % 8) * 4: words 4u .. 4u + 3 of the chunk's buffer.
+// Emulated, the host runs this GPU code: the block's shared memory one
+// buffer (three stages, 98304 bytes), the cp.async copies at issue, and
+// each wgmma (linformer-cuda-emulate-warps) each thread's accumulators from
+// the buffer's bf16 view where the descriptors point, their start, leading
+// and stride byte offsets decoded from their bits; two warpgroups of 4
+// warps a block. Nothing of nvvm or nvgpu is left.
 // EMUWGMMA-LABEL: func.func @wgmma_gemm
-// EMUWGMMA: memref.alloc() : memref<24576xi32>
-// EMUWGMMA: memref.alloc() : memref<256x16xvector<2x2xf32>>
-// EMUWGMMA: %[[ROWS:.*]] = arith.divui %[[U:.*]], %c64
-// EMUWGMMA: %[[ROW8:.*]] = arith.muli %[[ROWS]], %c8
-// EMUWGMMA: %[[ROWIN:.*]] = arith.remui %[[U]], %c8
-// EMUWGMMA: %[[ROW:.*]] = arith.addi %[[ROWIN]], %[[ROW8]]
-// EMUWGMMA: %[[UNITS:.*]] = arith.divui %[[U]], %c8
-// EMUWGMMA: %[[UNIT:.*]] = arith.remui %[[UNITS]], %c8
-// EMUWGMMA: %[[AT:.*]] = arith.muli %[[UNIT]], %c4
-// EMUWGMMA: arith.divui %[[AT]], %c4
-// EMUWGMMA: arith.muli %{{.*}}, %c32
-// EMUWGMMA: arith.divui %[[ROW]], %c8
-// EMUWGMMA: arith.muli %{{.*}}, %c256
+// EMUWGMMA: %[[BUF:.*]] = memref.alloc() {alignment = 16 : i64} : memref<98304xi8>
+// EMUWGMMA: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c8, %c32)
+// EMUWGMMA: %[[HALVES:.*]] = memref.view %[[BUF]][%c0][] : memref<98304xi8> to memref<49152xbf16>
 // EMUWGMMA: vector.load %arg0{{.*}} : memref<128x128xbf16>, vector<8xbf16>
-// EMUWGMMA-NEXT: vector.bitcast
-// EMUWGMMA-NEXT: vector.store
+// EMUWGMMA: vector.store %{{.*}}, %[[HALVES]]
+// EMUWGMMA: %[[DESC:.*]] = arith.ori %{{.*}}, %{{.*}} : i64
+// EMUWGMMA: arith.shrui %[[DESC]], %c16_i64
+// EMUWGMMA: arith.shrui %[[DESC]], %c32_i64
+// EMUWGMMA: memref.load %[[HALVES]][%{{.*}}] : memref<49152xbf16>
 // EMUWGMMA-NOT: nvvm
+// EMUWGMMA-NOT: nvgpu
+// EMUWGMMA: return
 func.func @wgmma_gemm(%x: memref<128x128xbf16>, %w: memref<128x128xbf16>,
                       %y: memref<128x128xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
