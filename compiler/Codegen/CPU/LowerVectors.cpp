@@ -187,7 +187,10 @@ static bool has256BitVectors(Operation *op) {
   CPUTargetAttr attr =
       module ? module->getAttrOfType<CPUTargetAttr>(kTargetAttrName)
              : CPUTargetAttr();
-  return (attr ? fromAttr(attr) : hostCPUTarget()).vectorBits >= 256;
+  if (attr)
+    return attr.getVectorBits() >= 256;
+  static const bool host = hostCPUTarget().vectorBits >= 256;
+  return host;
 }
 
 struct LowerVectorsPass
