@@ -690,9 +690,10 @@ def LinformerCUDAExpandAttentionCorePass
     warp's loads hit 32 banks), meet at a `gpu.barrier`, then compute as
     above reading their fragments from there. Under `emulate` the host
     runs this same code (linformer-cuda-emulate-warps lowers its shared
-    memory, barrier, ldmatrix, mma.sync and shuffles); with `exact` or
-    `wgmma` it replays it instead: the copy and the computation two thread
-    loops over one buffer a block. With
+    memory, barrier, ldmatrix, mma.sync, shuffles and wgmma: its inline PTX
+    carries `linformer.cuda_host_wgmma`, what the PTX says); with `exact`
+    it replays it instead: the copy and the computation two thread loops
+    over one buffer a block. With
     `ldmatrix`, both buffers being k-major for their products, the B
     fragments come from `nvgpu.ldmatrix` x4: a key tile's registers for two
     head steps, or two value tiles' registers, in one instruction instead
@@ -732,9 +733,8 @@ def LinformerCUDAExpandAttentionCorePass
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
            "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
-           "for the CPU: the tensor-core core with exact or wgmma "
-           "replayed in scalars (else its GPU code, as the f32 core's "
-           "always, for linformer-cuda-emulate-warps)">,
+           "for the CPU: its GPU code, for linformer-cuda-emulate-warps "
+           "(with exact: the tensor-core core replayed in scalars)">,
     Option<"rows", "rows", "int64_t", /*default=*/"1",
            "the f32 core (mma=none): consecutive query rows a thread (a "
            "lane) computes, each K and V slice it loads used for all: 1, 2 "
@@ -1625,9 +1625,16 @@ def LinformerCUDAEmulateWarpsPass
     as the unswizzled core-matrix layout puts them ((i % 8) 16 + (i / 8)
     SBO + (k % 8) 2 + (k / 8) LBO bytes for a K-major operand, i along m
     or n; (i % 8) 2 + (i / 8) SBO + (k % 8) 16 + (k / 8) LBO for an
-    MN-major one), products and sums in f32, k in order. The wgmma fences,
-    commits and waits, and `fence.proxy.async`, go: the host has one proxy
-    and runs a wgmma at issue. A load of a function
+    MN-major one), products and sums in f32, k in order. The attention
+    core's wgmma with A in registers is inline PTX, which the host cannot
+    read, marked `linformer.cuda_host_wgmma` = [n, accumulate, bf16]: a
+    warp-wide op like mma.sync, its thread loop split there and its four A
+    registers kept; A[16 w + g + 8 h][k] is half k % 2 of register
+    h + 2 (k / 8) of lane 4 g + (k % 8) / 2 of the warp (the m16n8k16 A
+    layout), B K-major from its descriptor as above, onto D when it
+    accumulates. The wgmma fences, commits and waits, and
+    `fence.proxy.async`, go: the host has one proxy and runs a wgmma at
+    issue. A load of a function
     argument that is only ever loaded from (an input: the lengths) is
     computed again after a split rather than kept, and may bound a loop of
     thread loops.
@@ -1654,7 +1661,7 @@ def LinformerCUDAEmulateWarpsPass
     static views, a cp.async with zero fill or whose token a loop carries,
     a value a buffer cannot hold, another wgmma (shape, types, scales, A's
     layout) or one whose descriptor was not built from a shared buffer's
-    address.
+    address, marked inline PTX without a wgmma's operands.
 
     ```mlir
     // Before (one warp's butterfly, abridged)

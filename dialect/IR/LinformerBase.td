@@ -106,6 +106,11 @@ def Linformer_Dialect : Dialect {
     "::mlir::linformer::CUDAAbsorptionAttr":$cuda_absorbs,
     // CUDA: an attention core's schedule on tensor cores.
     "::mlir::linformer::CUDACoreScheduleAttr":$cuda_core_schedule,
+    // CUDA: on the inline PTX of a wgmma.mma_async whose A comes from
+    // registers (cuda::wgmmaRS), what the PTX says: [n, accumulate (1) or
+    // not (0), bf16 (1) or f16 (0)], for linformer-cuda-emulate-warps,
+    // which cannot read PTX (the GPU's translation ignores it).
+    "::mlir::DenseI64ArrayAttr":$cuda_host_wgmma,
     // CUDA: a token contraction's split-K for shorter runs: pairs [T, S],
     // T decreasing: when the run's longest sequence has at most T tokens,
     // split S (linformer-cuda-select-schedules).

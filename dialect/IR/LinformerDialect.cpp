@@ -101,6 +101,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a #linformer.cuda_absorption"},
     {D::CudaCoreScheduleAttrHelper::getNameStr(), isA<CUDACoreScheduleAttr>,
      "a #linformer.cuda_core_schedule"},
+    {D::CudaHostWgmmaAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
+     "an array<i64: ...>"},
     {D::CudaSchedulesAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
     {D::CudaLengthSplitsAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},

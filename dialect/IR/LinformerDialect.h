@@ -93,6 +93,11 @@ constexpr llvm::StringLiteral kRegisterLoopAttrName =
 constexpr llvm::StringLiteral kTokenLoopsAttrName =
     LinformerDialect::TokenLoopsAttrHelper::getNameStr();
 
+/// CUDA: on cuda::wgmmaRS's inline PTX, `array<i64: n, accumulate, bf16>`
+/// (what the PTX says), for linformer-cuda-emulate-warps.
+constexpr llvm::StringLiteral kCUDAHostWgmmaAttrName =
+    LinformerDialect::CudaHostWgmmaAttrHelper::getNameStr();
+
 /// CUDA: beside `kTokenLoopsAttrName`, on an op whose rows are pooled slots
 /// read only by fused attention cores, `array<i64: tokens a slot, slots a
 /// granule>` (see cuda::tokenRowsRule).

@@ -59,7 +59,9 @@ std::optional<unsigned> laneDim(scf::ParallelOp loop) {
 /// here by splitting its thread loop.
 bool isWarpOp(Operation *op) {
   return isa<gpu::ShuffleOp, nvgpu::MmaSyncOp, NVVM::MmaOp, nvgpu::LdMatrixOp,
-             gpu::BarrierOp>(op);
+             gpu::BarrierOp>(op) ||
+         (isa<LLVM::InlineAsmOp>(op) &&
+          op->hasAttr(mlir::linformer::kCUDAHostWgmmaAttrName));
 }
 
 /// Whether `op` loads from an argument of its function that is only ever
@@ -282,6 +284,89 @@ FailureOr<Value> linearThread(OpBuilder &b, Operation *op) {
   return linear;
 }
 
+/// A wgmma operand in shared memory, as its matrix descriptor says (PTX
+/// ISA, "Matrix Descriptor Format", "Shared Memory Matrix Layout"; no
+/// swizzle): its buffer's 16-bit view, its first byte in that view, its
+/// leading and stride byte offsets (index values decoded from the
+/// descriptor's bits at run time), its layout.
+struct SharedOperand {
+  Value halves, start, lbo, sbo;
+  bool kMajor = true;
+
+  /// The operand `desc` describes, for `op` (errors go there), its
+  /// elements of type `half`. The start is an 18-bit shared address: taken
+  /// relative to the buffer of the view whose address built the
+  /// descriptor, modulo 2^18 (a block's shared memory is below 256 KiB).
+  static FailureOr<SharedOperand> of(OpBuilder &b, Location loc, Operation *op,
+                                     Value desc, bool kMajor, Type half) {
+    memref::ExtractAlignedPointerAsIndexOp base = descriptorBase(desc);
+    auto view = base ? base.getSource().getDefiningOp<memref::ViewOp>()
+                     : memref::ViewOp();
+    if (!view)
+      return op->emitOpError(
+          "has a descriptor not built from one shared buffer's address (a "
+          "view of the block's shared memory): the host cannot tell what it "
+          "reads");
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto i64c = [&](int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+    };
+    auto type = cast<MemRefType>(view.getType());
+    int64_t halves = type.getNumElements() * type.getElementTypeBitWidth() / 16;
+    Value h = memref::ViewOp::create(b, loc, MemRefType::get({halves}, half),
+                                     view.getSource(), view.getByteShift(),
+                                     ValueRange{});
+    auto field = [&](int64_t shift) -> Value {
+      Value f = arith::AndIOp::create(
+          b, loc, arith::ShRUIOp::create(b, loc, desc, i64c(shift)),
+          i64c((int64_t(1) << 14) - 1));
+      return arith::IndexCastUIOp::create(
+          b, loc, b.getIndexType(), arith::ShLIOp::create(b, loc, f, i64c(4)));
+    };
+    Value mask = c(0x3FFFF);
+    Value buf = arith::AndIOp::create(b, loc, base.getResult(), mask);
+    Value start = arith::AndIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, field(0), buf), mask);
+    return SharedOperand{h, start, field(16), field(32), kMajor};
+  }
+
+  /// Element (i, k), i along m or n being `i8` 8 + `ir` (ir < 8), as f32:
+  /// at (i % 8) 16 + (i / 8) SBO + (k % 8) 2 + (k / 8) LBO bytes K-major,
+  /// (i % 8) 2 + (i / 8) SBO + (k % 8) 16 + (k / 8) LBO MN-major.
+  Value element(OpBuilder &b, Location loc, Value i8, Value ir,
+                int64_t k) const {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value lineBytes = arith::MulIOp::create(b, loc, ir, c(kMajor ? 16 : 2));
+    int64_t inner = kMajor ? (k % 8) * 2 : (k % 8) * 16;
+    Value bytes = arith::AddIOp::create(
+        b, loc, start,
+        arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, i8, sbo),
+            arith::AddIOp::create(
+                b, loc, lineBytes,
+                arith::AddIOp::create(
+                    b, loc, c(inner),
+                    arith::MulIOp::create(b, loc, c(k / 8), lbo)))));
+    Value v = memref::LoadOp::create(
+        b, loc, halves,
+        ValueRange{arith::DivUIOp::create(b, loc, bytes, c(2))});
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+  }
+};
+
+/// The warp of its warpgroup that linear thread `tid` is in: tid / 32 % 4.
+Value warpOfWarpgroup(OpBuilder &b, Location loc, Value tid) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  return arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, tid, c(kWarp)), c(4));
+}
+
 /// `wgmma.mma_async` (shared-memory A and B, f32 D) on the host: each
 /// thread's D registers computed where the op was, from the operands in
 /// shared memory where its descriptors point, read as the PTX ISA lays
@@ -334,77 +419,22 @@ LogicalResult hostWarpgroupMma(func::FuncOp func) {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    auto i64c = [&](int64_t v) -> Value {
-      return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-    };
     Type half = mma.getTypeA() == NVVM::WGMMATypes::bf16 ? Type(b.getBF16Type())
                                                          : Type(b.getF16Type());
-    // An operand: its buffer's 16-bit view, its first byte in that view,
-    // its LBO and SBO (index), its layout.
-    struct Operand {
-      Value halves, start, lbo, sbo;
-      bool kMajor;
-    };
-    auto operand = [&](Value desc, bool kMajor) -> FailureOr<Operand> {
-      memref::ExtractAlignedPointerAsIndexOp base = descriptorBase(desc);
-      auto view = base ? base.getSource().getDefiningOp<memref::ViewOp>()
-                       : memref::ViewOp();
-      if (!view)
-        return mma.emitOpError(
-            "has a descriptor not built from one shared buffer's address (a "
-            "view of the block's shared memory): the host cannot tell what "
-            "it reads");
-      auto type = cast<MemRefType>(view.getType());
-      int64_t halves =
-          type.getNumElements() * type.getElementTypeBitWidth() / 16;
-      Value h = memref::ViewOp::create(b, loc, MemRefType::get({halves}, half),
-                                       view.getSource(), view.getByteShift(),
-                                       ValueRange{});
-      auto field = [&](int64_t shift, int64_t bits) -> Value {
-        Value f = arith::AndIOp::create(
-            b, loc, arith::ShRUIOp::create(b, loc, desc, i64c(shift)),
-            i64c((int64_t(1) << bits) - 1));
-        return arith::IndexCastUIOp::create(
-            b, loc, b.getIndexType(),
-            arith::ShLIOp::create(b, loc, f, i64c(4)));
-      };
-      // The start is an 18-bit shared address: its offset from the
-      // buffer's, modulo 2^18 (a block's shared memory is below 256 KiB).
-      Value mask = c(0x3FFFF);
-      Value buf = arith::AndIOp::create(b, loc, base.getResult(), mask);
-      Value start = arith::AndIOp::create(
-          b, loc, arith::SubIOp::create(b, loc, field(0, 14), buf), mask);
-      return Operand{h, start, field(16, 14), field(32, 14), kMajor};
-    };
-    FailureOr<Operand> a = operand(mma.getDescriptorA(), /*kMajor=*/true);
+    FailureOr<SharedOperand> a = SharedOperand::of(
+        b, loc, mma, mma.getDescriptorA(), /*kMajor=*/true, half);
     if (failed(a))
       return failure();
-    FailureOr<Operand> bo =
-        operand(mma.getDescriptorB(), mma.getLayoutB() == NVVM::MMALayout::col);
+    FailureOr<SharedOperand> bo =
+        SharedOperand::of(b, loc, mma, mma.getDescriptorB(),
+                          mma.getLayoutB() == NVVM::MMALayout::col, half);
     if (failed(bo))
       return failure();
-    // Element (i, k) of an operand whose i is `i8` 8 + `ir` (ir < 8).
-    auto element = [&](const Operand &x, Value i8, Value ir,
-                       int64_t k) -> Value {
-      Value lineBytes = arith::MulIOp::create(b, loc, ir, c(x.kMajor ? 16 : 2));
-      int64_t inner = x.kMajor ? (k % 8) * 2 : (k % 8) * 16;
-      Value bytes = arith::AddIOp::create(
-          b, loc, x.start,
-          arith::AddIOp::create(
-              b, loc, arith::MulIOp::create(b, loc, i8, x.sbo),
-              arith::AddIOp::create(
-                  b, loc, lineBytes,
-                  arith::AddIOp::create(
-                      b, loc, c(inner),
-                      arith::MulIOp::create(b, loc, c(k / 8), x.lbo)))));
-      Value v = memref::LoadOp::create(
-          b, loc, x.halves,
-          ValueRange{arith::DivUIOp::create(b, loc, bytes, c(2))});
-      return arith::ExtFOp::create(b, loc, b.getF32Type(), v);
+    auto element = [&](const SharedOperand &x, Value i8, Value ir, int64_t k) {
+      return x.element(b, loc, i8, ir, k);
     };
     Value lane = arith::RemUIOp::create(b, loc, *tid, c(kWarp));
-    Value w = arith::RemUIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, *tid, c(kWarp)), c(4));
+    Value w = warpOfWarpgroup(b, loc, *tid);
     Value g = arith::DivUIOp::create(b, loc, lane, c(4));
     Value t = arith::RemUIOp::create(b, loc, lane, c(4));
     // A's rows 16 w + g + 8 h: line group 2 w + h, line g.
@@ -702,6 +732,8 @@ private:
         next = lowerLdmatrix(loop, ld);
       else if (auto barrier = dyn_cast<gpu::BarrierOp>(first))
         next = lowerBarrier(loop, barrier);
+      else if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(first))
+        next = lowerRegisterWgmma(loop, asmOp);
       else if (auto inner = dyn_cast<scf::ForOp>(first))
         next = fission(loop, inner);
       else
@@ -967,6 +999,98 @@ private:
       shuffle.getValid().replaceAllUsesWith(
           arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
     shuffle.erase();
+    return *next;
+  }
+
+  /// The inline PTX of a `wgmma.mma_async` m64nNk16 whose A comes from
+  /// registers (cuda::wgmmaRS, marked with what the PTX says: n, whether D
+  /// accumulates, bf16 or f16): the loop split before it, A's registers
+  /// (each warp's m16n8k16 A fragment of its 16 rows of the warpgroup's
+  /// 64) kept, and each thread's D registers computed where it was:
+  /// register 4j + 2h + o of warp w of the warpgroup, lane (g, t), is row
+  /// 16 w + g + 8 h, column 8 j + 2 t + o; A[16 w + g + 8 h][k] is half k % 2
+  /// of register h + 2 (k / 8) of lane 4 g + (k % 8) / 2 of the same warp; B
+  /// (K-major: the PTX's imm-trans-b is 0) from shared memory where the
+  /// descriptor points (SharedOperand); products and sums in f32, k in
+  /// order, onto D when it accumulates.
+  FailureOr<scf::ParallelOp> lowerRegisterWgmma(scf::ParallelOp loop,
+                                                LLVM::InlineAsmOp op) {
+    auto info = op->getAttrOfType<DenseI64ArrayAttr>(
+        mlir::linformer::kCUDAHostWgmmaAttrName);
+    int64_t n = info.size() == 3 ? info[0] : 0, r = n / 2;
+    if (n <= 0 || n % 8 || op->getNumOperands() != size_t(r + 5) ||
+        op.getNumResults() != 1)
+      return op.emitOpError("is marked as a wgmma with A in registers but "
+                            "does not have its operands (n / 2 accumulators, "
+                            "4 A registers, B's descriptor)");
+    bool accumulate = info[1] != 0;
+    SmallVector<Value> aRegs(op->getOperands().slice(r, 4));
+    DenseMap<Value, Value> kept;
+    FailureOr<scf::ParallelOp> next = splitBefore(loop, op, aRegs, kept);
+    if (failed(next))
+      return failure();
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Type half = info[2] ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    SmallVector<Value> ivs = next->getInductionVars();
+    std::array<Value, 3> place = placeOf(b, loc, ivs[lane]);
+    Value base = place[0], g = place[1], t = place[2];
+    // D's rows are those of the warp's own A fragment (16 w + its rows):
+    // no warp index is needed.
+    FailureOr<SharedOperand> bo = SharedOperand::of(
+        b, loc, op, op->getOperand(r + 4), /*kMajor=*/true, half);
+    if (failed(bo))
+      return failure();
+    // A[g + 8 h][k]: half k % 2 of register h + 2 (k / 8) of lane
+    // 4 g + (k % 8) / 2 (its buffer's element, or the value itself when
+    // every lane passes the same).
+    Value fourG = arith::MulIOp::create(b, loc, g, c(4));
+    SmallVector<SmallVector<Value>> aRow(2);
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t k = 0; k < 16; ++k) {
+        Value reg = aRegs[h + 2 * (k / 8)];
+        Value word = op->getOperand(r + h + 2 * (k / 8));
+        if (Value buffer = kept.lookup(reg)) {
+          SmallVector<Value> idx(ivs.begin(), ivs.end());
+          idx[lane] = arith::AddIOp::create(
+              b, loc, base,
+              arith::AddIOp::create(b, loc, fourG, c((k % 8) / 2)));
+          word = memref::LoadOp::create(b, loc, buffer, idx);
+        }
+        Value pair = vector::BitCastOp::create(
+            b, loc, VectorType::get({2}, half),
+            vector::BroadcastOp::create(
+                b, loc, VectorType::get({1}, b.getI32Type()), word));
+        aRow[h].push_back(arith::ExtFOp::create(
+            b, loc, b.getF32Type(),
+            vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{k % 2})
+                .getResult()));
+      }
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
+    Value out = LLVM::PoisonOp::create(b, loc, op.getResult(0).getType());
+    SmallVector<Value> d(op->getOperands().take_front(r));
+    for (int64_t j = 0; j < n / 8; ++j)
+      for (int64_t o = 0; o < 2; ++o) {
+        Value ir = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, t, c(2)), c(o));
+        SmallVector<Value> bCol;
+        for (int64_t k = 0; k < 16; ++k)
+          bCol.push_back(bo->element(b, loc, c(j), ir, k));
+        for (int64_t h = 0; h < 2; ++h) {
+          int64_t reg = 4 * j + 2 * h + o;
+          Value sum = accumulate ? d[reg] : zero;
+          for (int64_t k = 0; k < 16; ++k)
+            sum = arith::AddFOp::create(
+                b, loc, sum,
+                arith::MulFOp::create(b, loc, aRow[h][k], bCol[k]));
+          out = LLVM::InsertValueOp::create(b, loc, out, sum, reg);
+        }
+      }
+    op.getResult(0).replaceAllUsesWith(out);
+    op.erase();
     return *next;
   }
 

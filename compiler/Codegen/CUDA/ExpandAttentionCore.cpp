@@ -228,7 +228,7 @@ struct CoreOperands {
     int64_t tiles = n / 16;
     // The steps' slots (slotBlocks() reads them back: they divide k).
     slots = schedule.getSlots();
-    bool replay = cuda::hostReplays(emulate, exact, schedule.getWgmma());
+    bool replay = cuda::hostReplays(emulate, exact);
     if (schedule.getStaged()) {
       staged(rewriter, op, precision, replay, exact,
              cuda::StagedCoreLayout(d, k, schedule.getWgmma()),

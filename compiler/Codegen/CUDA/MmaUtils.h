@@ -40,14 +40,10 @@ namespace mlir::linformer::cuda {
 
 /// Whether the host replays a tensor-core tile or attention core (the same
 /// loops, each lane's results in scalars) rather than running its GPU code,
-/// whose mma.sync, ldmatrix, cp.async, barriers and shared-memory wgmma
-/// linformer-cuda-emulate-warps lowers: under exact emulation (f32
-/// operands, which no 16-bit register holds), and with `wgmma` where the
-/// wgmma takes A from registers (the attention core's inline PTX, which
-/// that pass cannot read); staged tiles pass false.
-inline bool hostReplays(bool emulate, bool exact, bool wgmma) {
-  return emulate && (exact || wgmma);
-}
+/// whose mma.sync, ldmatrix, cp.async, barriers and wgmma
+/// linformer-cuda-emulate-warps lowers: under exact emulation alone (f32
+/// operands, which no 16-bit register holds).
+inline bool hostReplays(bool emulate, bool exact) { return emulate && exact; }
 
 /// The element type products use for a precision (f32 for tf32).
 inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
@@ -379,13 +375,18 @@ inline SmallVector<Value> wgmmaRS(OpBuilder &b, Location loc, ValueRange d,
   cs << "r,r,r,r,l";
   auto resultType = LLVM::LLVMStructType::getLiteral(
       ctx, SmallVector<Type>(r, b.getF32Type()));
-  Value res = LLVM::InlineAsmOp::create(
-                  b, loc, resultType, operands, ptx, constraints,
-                  /*has_side_effects=*/true, /*is_align_stack=*/false,
-                  LLVM::tailcallkind::TailCallKind::None,
-                  LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
-                  /*operand_attrs=*/ArrayAttr())
-                  .getResult(0);
+  auto asmOp = LLVM::InlineAsmOp::create(
+      b, loc, resultType, operands, ptx, constraints,
+      /*has_side_effects=*/true, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  // What the PTX says, for linformer-cuda-emulate-warps (the host cannot
+  // read PTX); the GPU's translation ignores it.
+  asmOp->setAttr(mlir::linformer::kCUDAHostWgmmaAttrName,
+                 b.getDenseI64ArrayAttr(
+                     {n, accumulate ? 1 : 0, precision == "bf16" ? 1 : 0}));
+  Value res = asmOp.getResult(0);
   SmallVector<Value> out;
   for (int64_t i = 0; i < r; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));

@@ -70,8 +70,7 @@ struct StagedTiles {
               linalg::GenericOp op, const Plan &p, Value partials)
       : o(o), op(op), p(p), partials(partials), loc(op.getLoc()),
         ctx(op.getContext()), extents(op.getStaticLoopRanges()), s(p.staging),
-        precision(o.precision),
-        replay(cuda::hostReplays(o.emulate, o.exact, /*wgmma=*/false)) {
+        precision(o.precision), replay(cuda::hostReplays(o.emulate, o.exact)) {
     MT = p.tilesM, NT = p.tilesN, WN = s.warpsN;
     warps = s.warpsM * WN, threadCount = warps * kWarp;
     BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;

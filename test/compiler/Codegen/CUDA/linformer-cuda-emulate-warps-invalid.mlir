@@ -228,3 +228,21 @@ func.func @wgmma_foreign_descriptor(%desc: i64) {
                 #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }
+
+// -----
+
+// Inline PTX marked as a wgmma with A in registers (n = 8: 4 accumulators)
+// but without its operands (4 accumulators, 4 A registers, a descriptor).
+func.func @wgmma_rs_operands(%d: f32, %a: i32, %desc: i64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  scf.parallel (%w, %l) = (%c0, %c0) to (%c4, %c32) step (%c1, %c1) {
+    // expected-error @below {{is marked as a wgmma with A in registers but does not have its operands (n / 2 accumulators, 4 A registers, B's descriptor)}}
+    %r = llvm.inline_asm has_side_effects asm_dialect = att {linformer.cuda_host_wgmma = array<i64: 8, 1, 1>} "wgmma", "=f,=f,=f,=f,0,1,2,3,r,l" %d, %d, %d, %d, %a, %desc : (f32, f32, f32, f32, i32, i64) -> !llvm.struct<(f32, f32, f32, f32)>
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = thread_y, map = (d0) -> (d0), bound = (d0) -> (d0)>,
+                #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}

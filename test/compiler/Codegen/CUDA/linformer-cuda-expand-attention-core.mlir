@@ -293,7 +293,7 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // WGCORE-NEXT: gpu.barrier
 // WGCORE: nvvm.wgmma.fence.aligned
 // WGCORE: %[[DK:.*]] = arith.ori %{{.*}}, %c68720001024_i64 : i64
-// WGCORE-NEXT: llvm.inline_asm has_side_effects asm_dialect = att "{{.*}}setp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;{{.*}}", "=f,{{.*}},0,1,{{.*}},15,r,r,r,r,l" {{.*}}, %[[DK]] :
+// WGCORE-NEXT: llvm.inline_asm has_side_effects asm_dialect = att {linformer.cuda_host_wgmma = array<i64: 32, 0, 1>} "{{.*}}setp.ne.b32 p, 0, 0;\0Awgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {$0, {{.*}}, $15}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;{{.*}}", "=f,{{.*}},0,1,{{.*}},15,r,r,r,r,l" {{.*}}, %[[DK]] :
 // WGCORE-NEXT: llvm.extractvalue
 // WGCORE-NOT: llvm.inline_asm
 // WGCORE: nvvm.wgmma.commit.group.sync.aligned
@@ -308,12 +308,26 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // WGCORE-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGCORE-NOT: nvvm.mma.sync
 // WGCORE-LABEL: func.func @core_k64
-// Emulated: the same core-layout buffer, read where the copy put it.
+// The inline PTX carries what it says (n, accumulate, bf16) for the host.
+// Emulated, the host runs this code: the block's shared memory one buffer
+// (2048 bytes), and each wgmma (linformer-cuda-emulate-warps) each
+// thread's D registers from its warp's A registers (Q's, then P's
+// fragments) and K's or V's core-layout buffer where the descriptor
+// points, its start, leading and stride byte offsets decoded; no PTX, no
+// fence left.
 // WGCOREEMU-LABEL: func.func @core16
-// WGCOREEMU: memref.alloc() : memref<512xi32>
 // WGCOREEMU-NOT: llvm.inline_asm
-// WGCOREEMU-NOT: nvvm.fence.proxy
+// WGCOREEMU-NOT: nvvm.
+// WGCOREEMU: %[[BUF:.*]] = memref.alloc() {alignment = 16 : i64} : memref<2048xi8>
+// WGCOREEMU: memref.view %[[BUF]][%c0][] : memref<2048xi8> to memref<1024xbf16>
+// WGCOREEMU: arith.shrui %[[DK:.*]], %c16_i64 : i64
+// WGCOREEMU: arith.shrui %[[DK]], %c32_i64 : i64
 // WGCOREEMU: math.exp2
+// WGCOREEMU: arith.shrui %[[DV:.*]], %c16_i64 : i64
+// WGCOREEMU: arith.shrui %[[DV]], %c32_i64 : i64
+// WGCOREEMU-NOT: llvm.inline_asm
+// WGCOREEMU-NOT: nvvm.
+// WGCOREEMU-LABEL: func.func @core_k64
 func.func @core16(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
                   %v: tensor<2x4x32x16xf32>, %mask: tensor<2x32xi8>) -> tensor<2x4x64x16xf32> {
   %o_init = tensor.empty() : tensor<2x4x64x16xf32>
