@@ -1017,7 +1017,7 @@ private:
                                                 LLVM::InlineAsmOp op) {
     auto info = op->getAttrOfType<DenseI64ArrayAttr>(
         mlir::linformer::kCUDAHostWgmmaAttrName);
-    int64_t n = info.size() == 3 ? info[0] : 0, r = n / 2;
+    int64_t n = info && info.size() == 3 ? info[0] : 0, r = n / 2;
     if (n <= 0 || n % 8 || op->getNumOperands() != size_t(r + 5) ||
         op.getNumResults() != 1)
       return op.emitOpError("is marked as a wgmma with A in registers but "
