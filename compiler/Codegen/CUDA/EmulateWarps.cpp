@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -1034,7 +1035,9 @@ private:
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Type half = info[2] ? Type(b.getBF16Type()) : Type(b.getF16Type());
+    StringRef precision = info[2] ? "bf16" : "f16";
+    Type half =
+        mlir::linformer::cuda::mmaOperandType(b.getContext(), precision);
     SmallVector<Value> ivs = next->getInductionVars();
     std::array<Value, 3> place = placeOf(b, loc, ivs[lane]);
     Value base = place[0], g = place[1], t = place[2];
@@ -1044,13 +1047,13 @@ private:
         b, loc, op, op->getOperand(r + 4), /*kMajor=*/true, half);
     if (failed(bo))
       return failure();
-    // A[g + 8 h][k]: half k % 2 of register h + 2 (k / 8) of lane
-    // 4 g + (k % 8) / 2 (its buffer's element, or the value itself when
-    // every lane passes the same).
+    // A[g + 8 h][k], k = 2 p + e: half e of register h + 2 (k / 8) of lane
+    // 4 g + p % 4 (its buffer's element, or the value itself when every
+    // lane passes the same), each word read once.
     Value fourG = arith::MulIOp::create(b, loc, g, c(4));
     SmallVector<SmallVector<Value>> aRow(2);
     for (int64_t h = 0; h < 2; ++h)
-      for (int64_t k = 0; k < 16; ++k) {
+      for (int64_t k = 0; k < 16; k += 2) {
         Value reg = aRegs[h + 2 * (k / 8)];
         Value word = op->getOperand(r + h + 2 * (k / 8));
         if (Value buffer = kept.lookup(reg)) {
@@ -1060,14 +1063,10 @@ private:
               arith::AddIOp::create(b, loc, fourG, c((k % 8) / 2)));
           word = memref::LoadOp::create(b, loc, buffer, idx);
         }
-        Value pair = vector::BitCastOp::create(
-            b, loc, VectorType::get({2}, half),
-            vector::BroadcastOp::create(
-                b, loc, VectorType::get({1}, b.getI32Type()), word));
-        aRow[h].push_back(arith::ExtFOp::create(
-            b, loc, b.getF32Type(),
-            vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{k % 2})
-                .getResult()));
+        for (int64_t e = 0; e < 2; ++e)
+          aRow[h].push_back(
+              mlir::linformer::cuda::wordElement(b, loc, word, e, precision,
+                                                 /*exact=*/false));
       }
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
     Value out = LLVM::PoisonOp::create(b, loc, op.getResult(0).getType());

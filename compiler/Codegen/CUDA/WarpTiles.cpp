@@ -232,7 +232,7 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
   // The exact host's 16-bit tiles: a bf16 / f16 fragment register cannot
   // hold whole f32 operands, so each lane computes its own C elements in
   // f32 scalars over the same k steps instead of the mma.sync.
-  bool scalar = o.emulate && o.exact && !tf32;
+  bool scalar = hostReplays(o.emulate, o.exact) && !tf32;
   int64_t tileK = o.tileK();
   StringRef precision = o.precision;
   auto rounded = [&](OpBuilder &b, Location loc, Value v, bool backToF32) {
