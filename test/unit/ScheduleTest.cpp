@@ -335,10 +335,14 @@ TEST(CostModelTest, SpreadsShortRunsOverTheCores) {
 /// The FFN's GEMMs over tokens (weights of 4 MiB, more than L2): a short
 /// run (a 16th of 4096 tokens, or the --lengths-hint) fewer rows than
 /// reduction steps takes its rows a core in a workgroup, so that each core
-/// reads the weights from L3 once, not once for every 32 rows.
+/// reads the weights from L3 once, not once for every 32 rows; but no more
+/// rows than L2 holds of the activations and the output (2560 floats a row
+/// for either GEMM).
 TEST(CostModelTest, ShortRunsThatSweepFromL3TakeACoreOfRowsAWorkgroup) {
   for (const char *isa : {"avx512", "avx2"}) {
+    // 3 MiB of L2: 307 rows of 2560 floats, less than the 4 MiB weights.
     CPUTarget t = presetCPUTarget(isa, 2);
+    t.l2Bytes = 3 << 20;
     for (int i : {5, 6}) {
       KernelShape ffn = layerShapes()[i];
       CPUKernelSchedule plain = chooseSchedule(t, ffn);
@@ -349,10 +353,10 @@ TEST(CostModelTest, ShortRunsThatSweepFromL3TakeACoreOfRowsAWorkgroup) {
       EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1], 128)
           << isa << " kernel " << i;
       // 1024 rows: fewer than the down projection's 2048 reduction steps,
-      // not than the up projection's 512.
+      // not than the up projection's 512; 512 a core, but 256 fit L2.
       ffn.shortRows = 1024;
       EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1],
-                i == 6 ? 512 : plain.workgroup[1])
+                i == 6 ? 256 : plain.workgroup[1])
           << isa << " kernel " << i;
       // A short run of 64 rows: 32-row tiles already give each core one.
       ffn.shortRows = 64;
@@ -361,6 +365,18 @@ TEST(CostModelTest, ShortRunsThatSweepFromL3TakeACoreOfRowsAWorkgroup) {
       // More rows than reduction steps: the rows share the weights in L2.
       ffn.shortRows = 4096;
       EXPECT_EQ(chooseSchedule(t, ffn).workgroup[1], plain.workgroup[1])
+          << isa << " kernel " << i;
+    }
+    // The presets' L2 (1 MiB, 512 KiB AVX2) holds 102 (51) such rows: the
+    // short run keeps 64 (32) at most, or the plain tile where it is wider.
+    CPUTarget preset = presetCPUTarget(isa, 2);
+    int64_t fit = std::string(isa) == "avx512" ? 64 : 32;
+    for (int i : {5, 6}) {
+      KernelShape ffn = layerShapes()[i];
+      int64_t plain = chooseSchedule(preset, ffn).workgroup[1];
+      ffn.lengthBatchLoop = 0;
+      ffn.lengthRowLoop = 1;
+      EXPECT_EQ(chooseSchedule(preset, ffn).workgroup[1], std::max(plain, fit))
           << isa << " kernel " << i;
     }
   }
