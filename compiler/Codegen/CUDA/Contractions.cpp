@@ -743,6 +743,12 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
   s.warpsN = schedule.getWarpsN();
   s.chunk = schedule.getChunk();
   s.wgmma = schedule.getWgmma();
+  if (s.wgmma && (exact || precision == "f32")) {
+    os << "wgmma multiplies 16-bit operands, and "
+       << (exact ? "exact emulation stages f32 ones" : "f32 stages f32 ones")
+       << " (a schedule with wgmma = true needs bf16 or f16, not exact)";
+    return failure();
+  }
   s.ldmatrixA = schedule.getLdmatrixA();
   s.prefetch = schedule.getBuffers() >= 2;
   s.stages = s.prefetch ? schedule.getBuffers() : 2;

@@ -651,19 +651,6 @@ struct StagedTiles {
     auto element = [&](Value w, int64_t half) {
       return cuda::wordElement(b, loc, w, half, precision, f32Words());
     };
-    if (s.b.natural && s.wgmma) {
-      // k rows 2 pair + e, the word of columns 2t + 8j, + 1: half
-      // o.
-      Value at = div(b, colIn(b, l, j, o), 2);
-      std::array<Value, 2> out;
-      for (int64_t e = 0; e < 2; ++e)
-        out[e] =
-            element(memref::LoadOp::create(
-                        b, loc, smem,
-                        lineIndex(b, s.b, add(b, mul(b, pair, 2), e), at, off)),
-                    o);
-      return out;
-    }
     if (!s.ldmatrixB()) {
       Value w = wordAt(b, smem, s.b, colIn(b, l, j, o), pair, off);
       return std::array<Value, 2>{element(w, 0), element(w, 1)};
