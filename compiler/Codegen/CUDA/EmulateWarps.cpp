@@ -368,6 +368,37 @@ Value warpOfWarpgroup(OpBuilder &b, Location loc, Value tid) {
       b, loc, arith::DivUIOp::create(b, loc, tid, c(kWarp)), c(4));
 }
 
+/// One thread's D registers of a wgmma m64nNk16, inserted into `out`:
+/// register 4j + 2h + o (row g + 8 h of its warp's 16, column 8 j + 2 t +
+/// o) is `initial(4j + 2h + o)` plus aRow[h][k] B[8 j + 2 t + o][k] for k
+/// = 0 .. 15 in order, in f32, B read from shared memory where `bo` says.
+Value warpgroupProducts(OpBuilder &b, Location loc,
+                        ArrayRef<SmallVector<Value>> aRow,
+                        const SharedOperand &bo, Value t, int64_t n, Value out,
+                        function_ref<Value(int64_t)> initial) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  for (int64_t j = 0; j < n / 8; ++j)
+    for (int64_t o = 0; o < 2; ++o) {
+      // B's column 8 j + 2 t + o: line group j, line 2 t + o.
+      Value ir = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, t, c(2)), c(o));
+      SmallVector<Value> bCol;
+      for (int64_t k = 0; k < 16; ++k)
+        bCol.push_back(bo.element(b, loc, c(j), ir, k));
+      for (int64_t h = 0; h < 2; ++h) {
+        int64_t reg = 4 * j + 2 * h + o;
+        Value sum = initial(reg);
+        for (int64_t k = 0; k < 16; ++k)
+          sum = arith::AddFOp::create(
+              b, loc, sum, arith::MulFOp::create(b, loc, aRow[h][k], bCol[k]));
+        out = LLVM::InsertValueOp::create(b, loc, out, sum, reg);
+      }
+    }
+  return out;
+}
+
 /// `wgmma.mma_async` (shared-memory A and B, f32 D) on the host: each
 /// thread's D registers computed where the op was, from the operands in
 /// shared memory where its descriptors point, read as the PTX ISA lays
@@ -431,9 +462,6 @@ LogicalResult hostWarpgroupMma(func::FuncOp func) {
                           mma.getLayoutB() == NVVM::MMALayout::col, half);
     if (failed(bo))
       return failure();
-    auto element = [&](const SharedOperand &x, Value i8, Value ir, int64_t k) {
-      return x.element(b, loc, i8, ir, k);
-    };
     Value lane = arith::RemUIOp::create(b, loc, *tid, c(kWarp));
     Value w = warpOfWarpgroup(b, loc, *tid);
     Value g = arith::DivUIOp::create(b, loc, lane, c(4));
@@ -444,29 +472,13 @@ LogicalResult hostWarpgroupMma(func::FuncOp func) {
       Value i8 = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, w, c(2)), c(h));
       for (int64_t k = 0; k < 16; ++k)
-        aRow[h].push_back(element(*a, i8, g, k));
+        aRow[h].push_back(a->element(b, loc, i8, g, k));
     }
     Value d = mma.getInouts();
-    Value out = d;
-    int64_t nt = shape.getN() / 8;
-    for (int64_t j = 0; j < nt; ++j)
-      for (int64_t o = 0; o < 2; ++o) {
-        // B's column 8 j + 2 t + o: line group j, line 2 t + o.
-        Value ir = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, t, c(2)), c(o));
-        SmallVector<Value> bCol;
-        for (int64_t k = 0; k < 16; ++k)
-          bCol.push_back(element(*bo, c(j), ir, k));
-        for (int64_t h = 0; h < 2; ++h) {
-          int64_t r = 4 * j + 2 * h + o;
-          Value sum = LLVM::ExtractValueOp::create(b, loc, d, r);
-          for (int64_t k = 0; k < 16; ++k)
-            sum = arith::AddFOp::create(
-                b, loc, sum,
-                arith::MulFOp::create(b, loc, aRow[h][k], bCol[k]));
-          out = LLVM::InsertValueOp::create(b, loc, out, sum, r);
-        }
-      }
+    Value out = warpgroupProducts(
+        b, loc, aRow, *bo, t, shape.getN(), d, [&](int64_t r) -> Value {
+          return LLVM::ExtractValueOp::create(b, loc, d, r);
+        });
     mma.getResults().replaceAllUsesWith(out);
     mma.erase();
   }
@@ -1069,25 +1081,11 @@ private:
                                                  /*exact=*/false));
       }
     Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0));
-    Value out = LLVM::PoisonOp::create(b, loc, op.getResult(0).getType());
     SmallVector<Value> d(op->getOperands().take_front(r));
-    for (int64_t j = 0; j < n / 8; ++j)
-      for (int64_t o = 0; o < 2; ++o) {
-        Value ir = arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, t, c(2)), c(o));
-        SmallVector<Value> bCol;
-        for (int64_t k = 0; k < 16; ++k)
-          bCol.push_back(bo->element(b, loc, c(j), ir, k));
-        for (int64_t h = 0; h < 2; ++h) {
-          int64_t reg = 4 * j + 2 * h + o;
-          Value sum = accumulate ? d[reg] : zero;
-          for (int64_t k = 0; k < 16; ++k)
-            sum = arith::AddFOp::create(
-                b, loc, sum,
-                arith::MulFOp::create(b, loc, aRow[h][k], bCol[k]));
-          out = LLVM::InsertValueOp::create(b, loc, out, sum, reg);
-        }
-      }
+    Value out = warpgroupProducts(
+        b, loc, aRow, *bo, t, n,
+        LLVM::PoisonOp::create(b, loc, op.getResult(0).getType()),
+        [&](int64_t reg) { return accumulate ? d[reg] : zero; });
     op.getResult(0).replaceAllUsesWith(out);
     op.erase();
     return *next;
