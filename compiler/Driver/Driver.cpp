@@ -282,8 +282,9 @@ llvm::Error Compile::runWithReproducer(PassManager &pm, ModuleOp module,
 }
 
 /// The target schedules are chosen for: the module's own when no option
-/// says otherwise, else the host or what `cpu` / `cpuFeatures` say (caches
-/// and cores from this machine).
+/// says otherwise, else the host or what `cpu` / `cpuFeatures` say (cores
+/// from this machine; caches from it too unless `cpu` names another CPU
+/// that schedule::knownCPUCaches knows).
 sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
   if (auto attr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName);
       attr && options.cpu.empty() && options.cpuFeatures.empty())

@@ -7,6 +7,7 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/TargetParser/Host.h"
 
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Target/CPU/CPUTarget.h"
@@ -34,7 +35,13 @@ sched::CPUTarget mlir::linformer::hostCPUTarget(StringRef cpu,
   t.features = resolved.features;
   sched::deriveISA(t);
   sched::deriveMicroarchitecture(t);
+  // The host's caches, unless a CPU other than the host's is named and the
+  // table knows it: an artifact cross-compiled for znver3 then gets Zen 3's
+  // 512 KiB L2 whatever machine compiles it. The core count stays the
+  // host's (the threads the runtime is likely to get).
   sched::readHostCaches(t);
+  if (t.cpu != llvm::sys::getHostCPUName())
+    sched::knownCPUCaches(t.cpu, t);
   return t;
 }
 

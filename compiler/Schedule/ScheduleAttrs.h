@@ -21,9 +21,10 @@
 namespace mlir::linformer {
 
 /// The CPU described by LLVM CPU name `cpu` and features `features`, with
-/// the host's cache sizes and core count. Empty `cpu`: the host's CPU; empty
-/// `features`: the named CPU's own features (on x86, written out), or the
-/// host's when no CPU is named either.
+/// the host's core count and cache sizes (a named CPU other than the host's:
+/// its own, where schedule::knownCPUCaches knows them). Empty `cpu`: the host's
+/// CPU; empty `features`: the named CPU's own features (on x86, written out),
+/// or the host's when no CPU is named either.
 ::linformer::schedule::CPUTarget hostCPUTarget(StringRef cpu = "",
                                                StringRef features = "");
 

@@ -106,6 +106,38 @@ void readHostCaches(CPUTarget &t) {
     t.cores = n;
 }
 
+bool knownCPUCaches(const std::string &cpu, CPUTarget &t) {
+  // From the vendors' optimization manuals and data sheets. A server part's
+  // L3 grows with its core count: the table takes a mid-range part's (a
+  // skylake-avx512 of 12 cores: 16.5 MiB, rounded down), which matters only
+  // to whether a streamed operand is swept from L3.
+  struct Known {
+    const char *cpu;
+    int64_t l1KiB, l2KiB, l3MiB;
+  };
+  static const Known known[] = {
+      {"haswell", 32, 256, 8},         {"broadwell", 32, 256, 8},
+      {"skylake", 32, 256, 8},         {"skylake-avx512", 32, 1024, 16},
+      {"cascadelake", 32, 1024, 16},   {"cooperlake", 32, 1024, 16},
+      {"icelake-client", 48, 512, 8},  {"icelake-server", 48, 1280, 32},
+      {"tigerlake", 48, 1280, 12},     {"alderlake", 48, 1280, 24},
+      {"raptorlake", 48, 2048, 32},    {"sapphirerapids", 48, 2048, 60},
+      {"emeraldrapids", 48, 2048, 96}, {"graniterapids", 48, 2048, 96},
+      {"znver1", 32, 512, 8},          {"znver2", 32, 512, 16},
+      {"znver3", 32, 512, 32},         {"znver4", 32, 1024, 32},
+      {"znver5", 48, 1024, 32},        {"x86-64-v3", 32, 256, 8},
+      {"x86-64-v4", 32, 1024, 16}};
+  for (const Known &k : known) {
+    if (cpu != k.cpu)
+      continue;
+    t.l1Bytes = k.l1KiB * 1024;
+    t.l2Bytes = k.l2KiB * 1024;
+    t.l3Bytes = k.l3MiB * 1024 * 1024;
+    return true;
+  }
+  return false;
+}
+
 CPUTarget presetCPUTarget(const std::string &isa, int64_t cores) {
   CPUTarget t;
   t.cores = cores;

@@ -83,6 +83,12 @@ void deriveMicroarchitecture(CPUTarget &t);
 /// number of online CPUs; keeps t's values where nothing can be read.
 void readHostCaches(CPUTarget &t);
 
+/// Sets t's L1d, L2 (per core) and L3 (one core's share domain: a Zen CCX
+/// or CCD, an Intel client die) to those of the LLVM CPU `cpu` when it is
+/// one this table knows; false, t unchanged, for any other name. For
+/// compiling for a CPU other than the host's, whose caches /sys cannot tell.
+bool knownCPUCaches(const std::string &cpu, CPUTarget &t);
+
 /// A CPU target described by an ISA name alone ("avx512", "avx2", "sse"),
 /// with typical cache sizes; for tests and for --cpu-features without a host.
 /// Empty `cpu` and `features`.

@@ -84,6 +84,26 @@ TEST(TargetTest, DerivesTheISAFromFeatures) {
   EXPECT_EQ(t.isa, "generic");
 }
 
+TEST(TargetTest, KnownCPUsBringTheirOwnCaches) {
+  CPUTarget t;
+  ASSERT_TRUE(knownCPUCaches("znver3", t));
+  EXPECT_EQ(t.l1Bytes, 32 * 1024);
+  EXPECT_EQ(t.l2Bytes, 512 * 1024);
+  EXPECT_EQ(t.l3Bytes, 32 * 1024 * 1024);
+  ASSERT_TRUE(knownCPUCaches("haswell", t));
+  EXPECT_EQ(t.l2Bytes, 256 * 1024);
+  ASSERT_TRUE(knownCPUCaches("znver5", t));
+  EXPECT_EQ(t.l1Bytes, 48 * 1024);
+  EXPECT_EQ(t.l2Bytes, 1024 * 1024);
+  // A name the table does not know leaves the target as it was.
+  CPUTarget before = t;
+  EXPECT_FALSE(knownCPUCaches("pentium4", t));
+  EXPECT_FALSE(knownCPUCaches("", t));
+  EXPECT_EQ(t.l1Bytes, before.l1Bytes);
+  EXPECT_EQ(t.l2Bytes, before.l2Bytes);
+  EXPECT_EQ(t.l3Bytes, before.l3Bytes);
+}
+
 TEST(TargetTest, JsonRoundTripAndErrors) {
   CPUTarget t = presetCPUTarget("avx2", 4);
   t.cpu = "znver3";
