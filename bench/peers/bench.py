@@ -76,9 +76,11 @@ def main():
     ap.add_argument("--peers", default=",".join(PEERS))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--runs", type=int, default=5, help="timed runs per process (after one warm-up)")
-    ap.add_argument("--repeats", type=int, default=2,
+    ap.add_argument("--repeats", type=int, default=6,
                     help="processes per measurement, interleaved with the other peers; the best median counts "
-                         "(this machine's two vCPUs sometimes run a whole process 1.5x slower)")
+                         "(a shared VM's two vCPUs sometimes run a whole process 1.5-2x slower: on the Zen 4 "
+                         "of 2026-11-29 one artifact's medians spread 39-77 ms within a round, and a ratio "
+                         "of the best of 3 moved by 0.1 from round to round)")
     ap.add_argument("--autotune", action="store_true", help="compile ours with --autotune")
     ap.add_argument("--isa", default="native", choices=["native", "avx2"],
                     help="avx2: ours compiled for --isa-cpu, the peers limited to AVX2 (see peer.py), the peak "
