@@ -8,14 +8,17 @@
 # block x n x k, ours and every peer, same weights, input and threads) and
 # plot.py. Results: bench/results/peers.csv, summary.md and *.png.
 #
-#   bench/peers/run.sh                       # the full sweep (about an hour)
+#   bench/peers/run.sh                       # the full sweep (hours: every
+#                                            # measurement 6 processes, the
+#                                            # best median counts; --repeats 2
+#                                            # for about an hour)
 #   bench/peers/run.sh --n 1024,4096 --k 256 # a quick one
 #   bench/peers/run.sh --autotune            # ours compiled with --autotune
 #   bench/peers/run.sh --isa avx2            # AVX2 mode on any machine: ours
 #                                            # for znver3, peers limited to AVX2
 #
 # Extra arguments go to bench.py (--blocks, --n, --k, --peers, --threads,
-# --runs, --autotune, --isa, --isa-cpu, --max-peer-gflop).
+# --runs, --repeats, --autotune, --isa, --isa-cpu, --max-peer-gflop).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
