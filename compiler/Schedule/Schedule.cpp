@@ -351,8 +351,12 @@ std::vector<int64_t> workgroupTiles(const KernelShape &shape, int64_t rowTile,
     tiles[d] = smaller;
     return true;
   };
+  // The attention core's innermost loop is its value width, which a query
+  // tile's softmax covers whole: only its rows are split (a core of 2
+  // queries once split 32 value columns in two, and validate refused it).
+  int splitN = shape.kind == KernelKind::AttentionCore ? -1 : n;
   while (count() < minWorkgroups)
-    if (!(m >= 0 && halve(m, 1)) && !(n >= 0 && halve(n, minInner)))
+    if (!(m >= 0 && halve(m, 1)) && !(splitN >= 0 && halve(splitN, minInner)))
       break;
   // A short run: the first ceil(rows / 16) rows of one sequence. Too few
   // workgroups for the cores there: rows in smaller tiles (not below

@@ -200,6 +200,36 @@ TEST(CostModelTest, RegisterTilesFitEveryTarget) {
   }
 }
 
+TEST(CostModelTest, TinyShapesGetSchedulesTheyAccept) {
+  // Sizes that coincide and sizes of 1-7 (issue 67: a core of 2 queries
+  // and 32 value columns got its value width split in two to make more
+  // workgroups, and validate refused the model's own pick).
+  for (const char *isa : {"avx512", "avx2"}) {
+    CPUTarget t = presetCPUTarget(isa);
+    for (int64_t b : {1, 3})
+      for (int64_t h : {1, 3})
+        for (int64_t n : {1, 2, 7})
+          for (int64_t d : {1, 8, 32}) {
+            std::vector<KernelShape> shapes = {
+                core(b, h, n, d, n),
+                contraction({b, h, n, d * h, d}, {3}, {0, 1, 2, 4}),
+                contraction({b, n, d, n}, {2}, {0, 1, 3})};
+            for (const KernelShape &shape : shapes) {
+              CPUKernelSchedule s = chooseSchedule(t, shape);
+              EXPECT_EQ(validate(shape, s), "")
+                  << isa << " b " << b << " h " << h << " n " << n << " d "
+                  << d << " kind " << int(shape.kind);
+              for (int round = 0; round < kTuningRounds; ++round)
+                for (const CPUKernelSchedule &c :
+                     candidates(t, shape, s, round))
+                  EXPECT_EQ(validate(shape, c), "")
+                      << isa << " round " << round << " n " << n << " d "
+                      << d;
+            }
+          }
+  }
+}
+
 TEST(CostModelTest, PicksPerISA) {
   KernelShape q = layerShapes()[0];
   CPUKernelSchedule avx512 = chooseSchedule(presetCPUTarget("avx512"), q);
