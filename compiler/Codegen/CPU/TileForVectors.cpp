@@ -387,9 +387,11 @@ tileOffset(Value v, unsigned dim, scf::ForallOp workgroup, int depth = 0) {
 /// `masked` is set for a bound whose op masks padded tokens itself (a
 /// window reduction): its tile may hold several parts (windows), all
 /// stopped at its first one's real tokens, and the loops may run over
-/// every token where no loop takes the bound.
+/// every token where no loop takes the bound. `fromFirst` is set when the
+/// tile starts at its sequence's first token.
 static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
-                              unsigned &tokenLoop, bool &masked) {
+                              unsigned &tokenLoop, bool &masked,
+                              bool &fromFirst) {
   auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
   if (!bound)
     return {};
@@ -455,6 +457,8 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
                                               offsets[*batchPos]);
     Value t0 = getValueOrCreateConstantIndexOp(rewriter, loc,
                                                offsets[*tokenPos]);
+    fromFirst = isZeroInteger(offsets[*tokenPos]) &&
+                (!partPos || isZeroInteger(offsets[*partPos]));
     if (partPos) {
       Value p = getValueOrCreateConstantIndexOp(rewriter, loc,
                                                 offsets[*partPos]);
@@ -483,6 +487,7 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
     if (!b || !t0)
       continue;
     rewriter.setInsertionPoint(op);
+    fromFirst = isZeroInteger(*t0);
     return realFrom(getValueOrCreateConstantIndexOp(rewriter, loc, *b),
                     isZeroInteger(*t0)
                         ? Value()
@@ -708,12 +713,13 @@ struct TileForVectorsPass
       Value real;
       unsigned tokenLoop = 0;
       bool masked = false;
+      bool fromFirst = false;
     };
     DenseMap<Operation *, Bound> bounds;
     for (linalg::LinalgOp op : ops) {
       Bound bound;
-      bound.real =
-          realTokensOfTile(rewriter, op, bound.tokenLoop, bound.masked);
+      bound.real = realTokensOfTile(rewriter, op, bound.tokenLoop,
+                                    bound.masked, bound.fromFirst);
       if (bound.real)
         bounds[op.getOperation()] = bound;
     }
@@ -789,6 +795,13 @@ struct TileForVectorsPass
       // A bound that no loop takes would let the op read padded tokens,
       // which the kernels before it may have left unwritten (unless the op
       // masks them itself).
+      // One step from the sequence's first token is real in every sequence
+      // (a length is at least 1), so it has nothing to stop: a core over
+      // one pooled slot of all n tokens (k = 1), which no loop walks.
+      bool oneRealStep =
+          real && bound.fromFirst && op.getStaticLoopRanges()[tokenLoop] == 1;
+      if (oneRealStep)
+        real = Value();
       auto unbounded = [&](linalg::LinalgOp at) {
         at->emitOpError("reduces over tokens up to each sequence's length "
                         "(linformer.token_bound), but register tiling left "
@@ -826,6 +839,12 @@ struct TileForVectorsPass
             if (!loop && !masked)
               return unbounded(op);
             real = loop ? boundTokenLoop(rewriter, loop, real) : Value();
+            // Blocks of one token (a prime n has no other divisor below
+            // the block size): the loop stops at the length, so the one
+            // token of each block it runs is real, and nothing inside has
+            // to stop.
+            if (blocks[tokenLoop] == 1)
+              real = Value();
           }
         }
       }

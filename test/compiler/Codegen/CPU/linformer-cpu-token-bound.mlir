@@ -312,3 +312,70 @@ func.func @few_slots(%len: tensor<2xi32> {linformer.lengths},
   }
   return %r : tensor<2x16xf32>
 }
+
+// -----
+
+// One step, from the sequence's first token (the slices start at token 0):
+// real in every sequence, whose length is at least 1, so there is nothing
+// to stop and no loop is needed (a core over one pooled slot of all n
+// tokens, k = 1, once was refused: "register tiling left no loop").
+
+// CHECK-LABEL: func.func @one_step_from_first(
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x1xf32>, tensor<1x1x16xf32>)
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @one_step_from_first(%len: tensor<2xi32> {linformer.lengths},
+    %b: index, %e: tensor<2x8x1xf32>, %x: tensor<2x1x16xf32>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, 0] [1, 8, 1] [1, 1, 1]
+      : tensor<2x8x1xf32> to tensor<1x8x1xf32>
+  %xs = tensor.extract_slice %x[%b, 0, 0] [1, 1, 16] [1, 1, 1]
+      : tensor<2x1x16xf32> to tensor<1x1x16xf32>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x1xf32>, tensor<1x1x16xf32>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 8>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
+
+// -----
+
+// 79 tokens (a prime) in reduction blocks of at most 64: blocks of one
+// token. The blocks' loop stops at the length, so the one token of each
+// block it runs is real and the op inside has nothing left to stop (it
+// once was refused: "register tiling left no loop").
+
+// CHECK-LABEL: func.func @one_token_blocks(
+// CHECK: %[[REAL:.*]] = arith.subi
+// CHECK: %[[UB:.*]] = arith.minsi %{{.*}}, %[[REAL]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} iter_args
+// CHECK-NOT: scf.for
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x1xf32>, tensor<1x1x16xf32>)
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @one_token_blocks(%len: tensor<2xi32> {linformer.lengths},
+    %b: index, %t: index, %e: tensor<2x8x158xf32>, %x: tensor<2x158x16xf32>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %t] [1, 8, 79] [1, 1, 1]
+      : tensor<2x8x158xf32> to tensor<1x8x79xf32>
+  %xs = tensor.extract_slice %x[%b, %t, 0] [1, 79, 16] [1, 1, 1]
+      : tensor<2x158x16xf32> to tensor<1x79x16xf32>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x79xf32>, tensor<1x79x16xf32>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%a: f32, %c: f32, %acc: f32):
+    %m = arith.mulf %a, %c : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
