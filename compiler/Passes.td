@@ -259,8 +259,11 @@ def LinformerCPUPrepackWeightsPass
     When `W` is a weight (the entry marks its sequence inputs and not `W`),
     the packing root is marked `linformer.initializer`: its kernel becomes
     an initializer of the dispatch plan, which the runtime runs once when a
-    session is created, and `P` a constant of the session. Otherwise (every
-    argument an input) it runs at the start of every run.
+    session is created, and `P` a constant of the session, written into a
+    `bufferization.alloc_tensor` (a buffer of its own: CSE merges equal
+    `tensor.empty` ops, and a value of a run once shared the panels' and
+    overwrote them). Otherwise (every argument an input) it runs at the
+    start of every run.
 
     The packing kernel's schedule is the cost model's, or the record of
     `schedule-file` with its key: such records say `source = "...,
@@ -284,6 +287,7 @@ def LinformerCPUPrepackWeightsPass
            "the packing kernels">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect"];
 }
@@ -448,9 +452,9 @@ def LinformerPackedSequencesPass
 
     With `entry` (the CUDA pipeline, after its loops are tiled for blocks
     and threads): the function is a whole model's, and each outermost
-    `scf.parallel` is one kernel. Its arguments marked `linformer.sequence`,
-    and those it writes whose `[b, n]` is theirs (the outputs), are marked
-    packed and stay so (linformer-cuda-plan-launches then records
+    `scf.parallel` is one kernel. Its arguments marked `linformer.sequence`
+    (the sequence inputs, and the outputs that hold tokens, which
+    linformer-sequence-results marks) are marked packed and stay so (linformer-cuda-plan-launches then records
     `packed_sequences`); the `[b * n, ...]` view and each sequence's start
     and length are made inside each kernel, which also reads an
     `nvgpu.device_async_copy`'s source this way.
@@ -475,9 +479,9 @@ def LinformerPackedSequencesPass
   let options = [
     Option<"entry", "entry", "bool", /*default=*/"false",
            "the function is a whole model's (CUDA, before its parallel loops "
-           "become kernels): its sequence inputs and the arguments it writes "
-           "with their [b, n] are the packed ones, each outermost "
-           "scf.parallel a kernel, and the marks stay for the launch plan">,
+           "become kernels): its arguments marked linformer.sequence are the "
+           "packed ones, each outermost scf.parallel a kernel, and the marks "
+           "stay for the launch plan">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::memref::MemRefDialect",
@@ -513,6 +517,71 @@ def LinformerCPUExpandBF16Pass
     ```
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def LinformerCPUExpandStridedCopiesPass
+    : Pass<"linformer-cpu-expand-strided-copies", "::mlir::func::FuncOp"> {
+  let summary = "copies between strided buffers become loops the kernel runs";
+  let description = [{
+    Bufferization copies a tile that it cannot write in place
+    (`memref.copy`). Between two contiguous blocks the LLVM lowering copies
+    with a memcpy intrinsic; anything else (a workgroup's 20 of 40 columns,
+    `memref<1x4x20xf32, strided<[640, 40, 1], offset: ?>>`) becomes a call
+    to `memrefCopy`, a function of MLIR's runner library that generated
+    kernels do not link (an encoder with d_model 40 once failed to link
+    here). Such a copy becomes a `linalg.copy`, which
+    `convert-linalg-to-loops` turns into loops, so that the kernels call
+    nothing. Contiguous copies stay as they are. Runs before that
+    conversion.
+
+    ```mlir
+    memref.copy %a, %b : memref<1x4x20xf32, strided<[640, 40, 1], offset: ?>>
+                      to memref<1x4x20xf32>
+    // becomes
+    linalg.copy ins(%a : ...) outs(%b : memref<1x4x20xf32>)
+    ```
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def LinformerSequenceResultsPass
+    : Pass<"linformer-sequence-results", "::mlir::func::FuncOp"> {
+  let summary = "results that hold tokens are marked and own their buffer";
+  let description = [{
+    On tensors: each result of a function that holds tokens along `[b, n]`
+    (the token analysis, from the `linformer.sequence` inputs through the
+    ops, never from a size) is marked `linformer.sequence`. Bufferization
+    carries the mark to its out-parameter; linformer-outline-kernels and
+    linformer-packed-sequences read it as "a sequence buffer" (packed with
+    a lengths input), and the dispatch plan's `sequences` (and from it the
+    artifact's manifest) say which outputs the runtime treats as sequences.
+
+    In an entry with a `linformer.lengths` argument (whose sequence buffers
+    the runtime may bind packed or shorter, in place), each such result's
+    destination-passing chain (the ops that write it in place, each into
+    its tied init) also gets a destination of its own: a
+    `tensor.empty` another op also writes into becomes a
+    `bufferization.alloc_tensor`, a shared zero fill a copy of its own. CSE
+    merges equal `tensor.empty` ops, so a value of the output's type whose
+    rows are not tokens (`E X` with `k = n` and `d_model` columns, one E
+    for K and V) shared the output's, and One-Shot Bufferize wrote it into
+    the caller's buffer, whose packed layout keeps only each sequence's
+    real rows: rows of `E X` past a sequence's length were lost.
+
+    ```mlir
+    // Before
+    %e = tensor.empty() : tensor<1x128x64xf32>
+    %z = linalg.fill ins(%c0 : f32) outs(%e : tensor<1x128x64xf32>) -> ...
+    %ex = linalg.generic ... outs(%z)                  // E X: [b, k, d]
+    %y = linalg.generic ... outs(%e) {linformer.root}  // the output
+    return %y
+    // After
+    func.func @f(...) -> (tensor<1x128x64xf32> {linformer.sequence})
+    %own = bufferization.alloc_tensor() : tensor<1x128x64xf32>
+    %y = linalg.generic ... outs(%own) {linformer.root}
+    ```
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
 def LinformerHoistInKernelsPass
@@ -571,9 +640,11 @@ def LinformerOutlineKernelsPass
 
     With `packed-sequences`, in an entry with a `linformer.lengths`
     argument and sequence inputs (`linformer.sequence`, `[b, n, ...]`), the
-    sequence buffers are packed: the sequence inputs and every argument a
-    kernel writes with their `[b, n]` (the outputs, which bufferization also
-    reuses for intermediates). Each kernel that binds one also binds the
+    sequence buffers are packed: the arguments marked `linformer.sequence`,
+    the sequence inputs and the outputs that hold tokens (marked by
+    linformer-sequence-results, which also gives each its own buffer, so
+    that no other value lives there; bufferization carries the mark to the
+    out-parameter). An argument that only has their `[b, n]` is not one. Each kernel that binds one also binds the
     lengths; its arguments are marked `linformer.packed_sequence` and
     `linformer.lengths` for linformer-packed-sequences, and the plan
     says `packed_sequences`.

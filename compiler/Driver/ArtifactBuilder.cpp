@@ -34,6 +34,8 @@ bool Compile::readPlan(ModuleOp module, const sched::CPUTarget &target,
   plan.intermediates.assign(dispatch.getIntermediates().begin(),
                             dispatch.getIntermediates().end());
   plan.packedSequences = dispatch.getPackedSequences();
+  plan.sequences.assign(dispatch.getSequences().begin(),
+                        dispatch.getSequences().end());
   plan.schedules.target = target;
   plan.schedules.hasTarget = true;
   plan.printed = plan.schedules;
@@ -88,8 +90,11 @@ static std::string resultName(const Source &src, unsigned index,
 
 /// The manifest's buffers: the entry's arguments in order (the output is
 /// the appended last argument), then the plan's intermediates. Types come
-/// from the source signature (the lowered entry takes plain pointers).
+/// from the source signature (the lowered entry takes plain pointers). An
+/// output is a sequence (rows past a length are padding) when the plan
+/// lists its out-parameter among the `sequences`.
 llvm::Error Compile::addBuffers(ArrayRef<int64_t> intermediates,
+                                ArrayRef<int64_t> sequences,
                                 lf::Manifest &manifest) {
   const EntryInfo &entry = src.entry;
   OwningOpRef<ModuleOp> original = buildModule();
@@ -116,6 +121,8 @@ llvm::Error Compile::addBuffers(ArrayRef<int64_t> intermediates,
     b.kind = lf::BufferKind::Output;
     toDType(type.getElementType(), b.dtype);
     b.shape.assign(type.getShape().begin(), type.getShape().end());
+    b.sequence = llvm::is_contained(
+        sequences, int64_t(sourceFn.getNumArguments() + i));
     manifest.buffers.push_back(b);
   }
   for (auto [i, bytes] : llvm::enumerate(intermediates)) {
@@ -140,7 +147,8 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
   lf::Manifest manifest =
       startManifest({"cpu", targetOptions.cpu, targetOptions.features,
                      sched::toJson(target)});
-  if (llvm::Error err = addBuffers(plan.intermediates, manifest))
+  if (llvm::Error err =
+          addBuffers(plan.intermediates, plan.sequences, manifest))
     return err;
   manifest.packedSequences = plan.packedSequences;
   for (auto [i, launch] : llvm::enumerate(plan.kernels)) {

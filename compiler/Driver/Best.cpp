@@ -133,6 +133,7 @@ std::string Compile::mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mli
   if (halideKernels.empty())
     return "no kernel is faster under Halide";
   mixed.intermediates = mlirPlan.intermediates;
+  mixed.sequences = mlirPlan.sequences;
   mixed.schedules = mlirPlan.schedules;
   for (size_t i = 0; i < mlirPlan.kernels.size(); ++i) {
     KernelLaunchAttr m = mlirPlan.kernels[i], h = halidePlan.kernels[i];

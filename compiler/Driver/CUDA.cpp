@@ -90,7 +90,8 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
 
   lf::Manifest manifest = startManifest(
       {"cuda", pipeline.chip, pipeline.features, sched::toJson(cudaTarget)});
-  if (llvm::Error err = addBuffers(plan.getIntermediates(), manifest))
+  if (llvm::Error err = addBuffers(plan.getIntermediates(),
+                                   plan.getSequences(), manifest))
     return err;
   manifest.packedSequences = plan.getPackedSequences();
   for (KernelLaunchAttr a : plan.getKernels()) {

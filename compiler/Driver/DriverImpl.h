@@ -76,6 +76,9 @@ struct Plan {
   /// The kernels index the sequence buffers packed (the plan's
   /// packed_sequences).
   bool packedSequences = false;
+  /// The entry's arguments that hold tokens (the plan's sequences; the
+  /// outputs are the arguments after the source's).
+  SmallVector<int64_t> sequences;
   sched::ScheduleFile schedules;
   /// What --print-schedule writes: `schedules` with, before the parts of a
   /// split reduction, the record of the kernel they were split from (its
@@ -147,7 +150,7 @@ struct Compile {
                 const std::map<std::string, TunedTimes> &times, Plan &plan);
   lf::Manifest startManifest(lf::ManifestTarget target);
   llvm::Error addBuffers(ArrayRef<int64_t> intermediates,
-                         lf::Manifest &manifest);
+                         ArrayRef<int64_t> sequences, lf::Manifest &manifest);
   llvm::Error addCPUSections(ModuleOp module, const sched::CPUTarget &target,
                              const Plan &plan, lf::ArtifactWriter &writer,
                              const std::string *prebuilt = nullptr);

@@ -52,6 +52,10 @@ static void addLinalgStages(OpPassManager &pm, bool lowerCore,
   lowerOptions.keepFusableCore = fuseCoreCUDA;
   funcPm.addPass(createLinformerLowerToLinalgPass(lowerOptions));
   addCleanup(funcPm);
+  // Before anything decides where a value lives: the caller's buffer for a
+  // result must hold its tokens and nothing else (CSE, just above, shares
+  // one tensor.empty among every value of the output's type).
+  funcPm.addPass(createLinformerSequenceResultsPass());
 }
 
 static void addLLVMLowering(OpPassManager &pm);
@@ -183,6 +187,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   VectorTransferToSCFOptions transferOptions;
   transferOptions.enableFullUnroll();
   lowerPm.addPass(createConvertVectorToSCFPass(transferOptions));
+  // Bufferization's copies between strided buffers as loops (the LLVM
+  // lowering would call a runner-library function the kernels do not link).
+  lowerPm.addPass(createLinformerCPUExpandStridedCopiesPass());
   lowerPm.addPass(createConvertLinalgToLoopsPass());
   lowerPm.addPass(createForallToForLoopPass());
   // Only now are all loops sequential, so scratch can be shared.

@@ -468,6 +468,13 @@ def Linformer_DispatchPlanAttr : Linformer_Attr<"DispatchPlan", "dispatch_plan">
     `linformer-cuda-plan-launches`), and read by the artifact builder: the
     kernels in launch order and the bytes of each intermediate buffer the
     runtime allocates (buffer ids after the entry's arguments and output).
+    `sequences`: the entry's arguments (after bufferization: its outputs
+    are its last arguments) that hold tokens, `[b, n, ...]`: the sequence
+    inputs and the outputs marked `linformer.sequence` (by
+    linformer-sequence-results, from the token analysis). The artifact says
+    which outputs they are, so that the runtime treats as sequences (rows
+    past a length are padding) the outputs that are, not those that merely
+    have their `[b, n]`. Printed when not empty.
     `packed_sequences`: the kernels index the sequence inputs and outputs
     packed (each sequence's real tokens end to end, from the lengths), so
     the runtime binds a caller's packed or shorter tensors in place.
@@ -477,13 +484,16 @@ def Linformer_DispatchPlanAttr : Linformer_Attr<"DispatchPlan", "dispatch_plan">
         kernels = [#linformer.kernel<"layer_kernel_0", ...>, ...],
         intermediates = [65536, 4096]>
     linformer.dispatch_plan = #linformer.dispatch_plan<
-        kernels = [...], intermediates = [...], packed_sequences>
+        kernels = [...], intermediates = [...], sequences = [0, 18],
+        packed_sequences>
     ```
   }];
   let parameters = (ins
     ArrayRefParameter<"KernelLaunchAttr", "kernels in launch order">:$kernels,
     ArrayRefParameter<"int64_t", "intermediate buffer bytes">:$intermediates,
-    DefaultValuedParameter<"bool", "false">:$packed_sequences);
+    DefaultValuedParameter<"bool", "false">:$packed_sequences,
+    OptionalArrayRefParameter<"int64_t",
+                              "the arguments that hold tokens">:$sequences);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }

@@ -662,6 +662,10 @@ void DispatchPlanAttr::print(AsmPrinter &p) const {
                         [&](KernelLaunchAttr k) { p.printAttribute(k); });
   p << "], intermediates = ";
   printInts(p, getIntermediates());
+  if (!getSequences().empty()) {
+    p << ", sequences = ";
+    printInts(p, getSequences());
+  }
   if (getPackedSequences())
     p << ", packed_sequences";
   p << '>';
@@ -684,25 +688,42 @@ Attribute DispatchPlanAttr::parse(AsmParser &parser, Type) {
       parser.parseEqual() || parseInts(parser, intermediates))
     return {};
   bool packed = false;
+  SmallVector<int64_t> sequences;
+  // Then `sequences = [...]` and `packed_sequences`, each optional, in
+  // that order.
   if (succeeded(parser.parseOptionalComma())) {
-    if (parser.parseKeyword("packed_sequences"))
-      return {};
-    packed = true;
+    bool more = true;
+    if (succeeded(parser.parseOptionalKeyword("sequences"))) {
+      if (parser.parseEqual() || parseInts(parser, sequences))
+        return {};
+      more = succeeded(parser.parseOptionalComma());
+    }
+    if (more) {
+      if (parser.parseKeyword("packed_sequences"))
+        return {};
+      packed = true;
+    }
   }
   if (parser.parseGreater())
     return {};
   return parser.getChecked<DispatchPlanAttr>(parser.getContext(), kernels,
-                                             intermediates, packed);
+                                             intermediates, packed, sequences);
 }
 
 LogicalResult
 DispatchPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          ArrayRef<KernelLaunchAttr> kernels,
-                         ArrayRef<int64_t> intermediates, bool) {
+                         ArrayRef<int64_t> intermediates, bool,
+                         ArrayRef<int64_t> sequences) {
   for (auto [i, bytes] : llvm::enumerate(intermediates))
     if (bytes < 0)
       return emitError() << "intermediate " << i << " has " << bytes
                          << " bytes; sizes are >= 0";
+  for (auto [i, id] : llvm::enumerate(sequences))
+    if (id < 0 || (i > 0 && id <= sequences[i - 1]))
+      return emitError() << "sequence buffers must be argument ids >= 0 in "
+                            "increasing order, but entry "
+                         << i << " is " << id;
   llvm::StringSet<> names;
   for (KernelLaunchAttr k : kernels)
     if (!names.insert(k.getName().getValue()).second)
@@ -719,6 +740,15 @@ bool mlir::linformer::isWeightArgument(FunctionOpInterface fn, unsigned index) {
   return marks && type && isa<FloatType>(type.getElementType()) &&
          !fn.getArgAttr(index, kSequenceArgAttrName) &&
          !fn.getArgAttr(index, kLengthsArgAttrName);
+}
+
+SmallVector<int64_t>
+mlir::linformer::sequenceArguments(FunctionOpInterface fn) {
+  SmallVector<int64_t> ids;
+  for (unsigned i = 0; i < fn.getNumArguments(); ++i)
+    if (fn.getArgAttr(i, kSequenceArgAttrName))
+      ids.push_back(int64_t(i));
+  return ids;
 }
 
 DispatchPlanAttr mlir::linformer::getDispatchPlan(Operation *entry) {

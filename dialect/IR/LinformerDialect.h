@@ -198,12 +198,14 @@ constexpr llvm::StringLiteral kPackedBuffersAttrName =
     LinformerDialect::PackedBuffersAttrHelper::getNameStr();
 
 /// Function argument attributes (unit): a sequence input `[b, n, ...]`
-/// (batch at dimension 0, tokens at dimension 1), and the argument holding
+/// (batch at dimension 0, tokens at dimension 1; on a result, and after
+/// bufferization on its out-parameter, an output that holds tokens, marked
+/// by linformer-sequence-results), and the argument holding
 /// each sequence's real length (`i32 [b]`). docs/Pipeline.md, "Lengths".
 constexpr llvm::StringLiteral kSequenceArgAttrName = "linformer.sequence";
 constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
-/// Kernel argument attribute (unit): a sequence buffer (a sequence input,
-/// an output, or the output reused for an intermediate), declared
+/// Kernel argument attribute (unit): a sequence buffer (a sequence input
+/// or an output that holds tokens, both marked `linformer.sequence`), declared
 /// `[b, n, ...]` but holding the sequences packed: each one's real tokens
 /// end to end, sequence s from row `sum of lengths[i < s]`. Its kernel
 /// also takes the lengths (an argument marked `linformer.lengths`).
@@ -217,6 +219,11 @@ constexpr llvm::StringLiteral kPackedSequenceArgAttrName =
 /// argument is a float tensor or memref it does not mark. An entry that
 /// marks nothing takes every argument as an input.
 bool isWeightArgument(FunctionOpInterface fn, unsigned index);
+
+/// The arguments of `fn` marked `linformer.sequence`, in order: its
+/// sequence inputs and, after bufferization, the out-parameters of the
+/// results that hold tokens (what a dispatch plan's `sequences` records).
+SmallVector<int64_t> sequenceArguments(FunctionOpInterface fn);
 
 /// The dispatch plan of `entry` (null if it has none).
 DispatchPlanAttr getDispatchPlan(Operation *entry);

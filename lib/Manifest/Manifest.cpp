@@ -213,6 +213,15 @@ Manifest parseJson(const json &root) {
     std::string role = getOptionalString(b, "role", where);
     if (!parseEnum(kBufferRoleNames, role, buf.role))
       fail(where + "unknown role \"" + role + "\" (expected lengths or mask)");
+    if (b.contains("sequence")) {
+      if (!b.at("sequence").is_boolean())
+        fail(where + "'sequence' must be true or false");
+      if (buf.kind != BufferKind::Output)
+        fail(where + "'sequence' says whether an output holds tokens; this "
+                     "buffer is " +
+             kind);
+      buf.sequence = b.at("sequence").get<bool>();
+    }
     if (!buf.sizedInBytes())
       buf.bytes = buf.byteSize();
     m.buffers.push_back(std::move(buf));
@@ -409,6 +418,13 @@ std::string validateManifest(const Manifest &m) {
         return err(where + "shape " + shapeString(b.shape) + " of " +
                    dtypeName(b.dtype) + " exceeds the limit of 2^62 bytes");
     }
+    if (b.sequence && b.kind != BufferKind::Output)
+      return err(where + "'sequence' says whether an output holds tokens; "
+                         "this buffer is " +
+                 bufferKindName(b.kind));
+    if (b.sequence.value_or(false) && b.shape.size() < 2)
+      return err(where + "a sequence output has shape [b, n, ...], not " +
+                 shapeString(b.shape));
     if (b.kind == BufferKind::Output)
       ++outputs;
     if (b.role != BufferRole::None) {
@@ -623,6 +639,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       }
       if (b.role != BufferRole::None)
         jb["role"] = bufferRoleName(b.role);
+      if (b.sequence)
+        jb["sequence"] = *b.sequence;
       buffers.push_back(std::move(jb));
     }
     root["buffers"] = std::move(buffers);

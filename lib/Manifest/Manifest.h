@@ -51,6 +51,7 @@
 #include "lib/Manifest/Common.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,13 @@ struct ManifestBuffer {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   BufferRole role = BufferRole::None;
+  /// Outputs: whether the output holds tokens, [b, n, ...] of the sequence
+  /// inputs (rows past a sequence's length are padding), as the compiler's
+  /// token analysis found; not one that merely has their [b, n] (E X with
+  /// k = n). Absent (compilers before it, and every other kind): the
+  /// runtime takes an output of the inputs' [b, n] for one. An older
+  /// runtime ignores it and decides by the shape.
+  std::optional<bool> sequence;
   /// Intermediates and constants: the size the compiler planned. Others:
   /// ignored on write, and filled with the dtype/shape size on parse.
   uint64_t bytes = 0;

@@ -1,12 +1,14 @@
 """The Python API over the runtime: same numbers as linformer-run, zero-copy
 binding, DLPack inputs, errors carrying the runtime's code and message."""
 
+import os
 import threading
 
 import numpy as np
 import pytest
 
 import linformer_mlir as lf
+import linformer_mlir.importer
 from conftest import rel_error, run_tool
 
 
@@ -222,3 +224,25 @@ def test_in_process_compile_errors_carry_the_diagnostics(tmp_path):
     # Options are checked as linformer-compile checks its flags.
     with pytest.raises(lf.Error, match="--lengths-hint: 0 is not a sequence length"):
         lf.compile({"layers": 1}, tmp_path / "x.lfa", lengths_hint=[0])
+
+
+def test_only_outputs_that_hold_tokens_are_sequences(tmp_path):
+    # Two outputs of the input's [b, n, d]: x + w (tokens) and w + w (a
+    # weight's, no tokens, as E X with k = n has the output's shape). The
+    # compiler's token analysis tells them apart and the manifest says so:
+    # the runtime zeroes the first's rows past each length (and packs it),
+    # and returns the second whole. It once treated both as sequences by
+    # their shape and zeroed (and dropped, packed) the second's rows.
+    here = os.path.dirname(os.path.abspath(__file__))
+    source = os.path.join(here, "..", "..", "test", "tools", "Inputs", "sequence-results.mlir")
+    art = lf.compile(source, tmp_path / "seq.lfa")
+    w = np.random.default_rng(1).standard_normal((2, 8, 4)).astype(np.float32)
+    lf.importer.write_safetensors(str(tmp_path / "w.safetensors"), {"arg2": w}, {})
+    s = lf.load(art, tmp_path / "w.safetensors", threads=2)
+    x = np.random.default_rng(2).standard_normal((2, 8, 4)).astype(np.float32)
+    y = np.full((2, 8, 4), np.nan, np.float32)
+    z = np.full((2, 8, 4), np.nan, np.float32)
+    s.run({"arg0": x, "arg1": np.array([3, 5], np.int32)}, {"result0": y, "result1": z})
+    assert np.array_equal(y[0, :3], x[0, :3] + w[0, :3]) and np.array_equal(y[1, :5], x[1, :5] + w[1, :5])
+    assert not y[0, 3:].any() and not y[1, 5:].any()
+    assert np.array_equal(z, w + w)

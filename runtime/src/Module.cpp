@@ -350,11 +350,20 @@ void Module::checkGeometry() {
     }
     isSequence_[i] = true;
   }
+  // An output is a sequence when the compiler says so (its token analysis:
+  // E X with k = n has the inputs' [b, n] and is none); a manifest from
+  // before the mark says nothing, and its shape decides.
   if (seqLen_ > 0)
     for (size_t i : ios_[LF_IO_OUTPUT]) {
       const ManifestBuffer &b = m.buffers[i];
-      isSequence_[i] =
+      bool shaped =
           b.shape.size() >= 2 && b.shape[0] == batch_ && b.shape[1] == seqLen_;
+      if (b.sequence.value_or(false) && !shaped)
+        bad("output '" + b.name + "' is a sequence but has shape " +
+            shapeString(b.shape) + ", not the sequence inputs' [" +
+            std::to_string(batch_) + ", " + std::to_string(seqLen_) +
+            ", ...]");
+      isSequence_[i] = b.sequence.value_or(shaped);
     }
   if (lengthsBuffer_ >= 0) {
     const ManifestBuffer &b = m.buffers[size_t(lengthsBuffer_)];

@@ -114,3 +114,10 @@ func.func @initializer_rows() attributes {linformer.dispatch_plan = #linformer.d
 func.func @initializer_attr() attributes {linformer.initializer = 1} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{sequence buffers must be argument ids >= 0 in increasing order, but entry 1 is 0}}
+func.func @sequences() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 1, buffers = [0]>], intermediates = [], sequences = [2, 0]>} {
+  return
+}

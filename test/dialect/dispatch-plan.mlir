@@ -75,3 +75,24 @@ func.func @initializer(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32
       intermediates = [64]>} {
   return
 }
+
+// -----
+
+// The arguments that hold tokens (the sequence input and the output, not
+// the weight of their [b, n]), with packed sequence buffers.
+// CHECK-LABEL: func.func @sequences
+// CHECK-SAME: intermediates = [], sequences = [0, 2], packed_sequences>
+// CHECK-LABEL: func.func @sequences_padded
+// CHECK-SAME: intermediates = [], sequences = [0, 2]>
+func.func @sequences(%x: memref<2x8x4xf32>, %w: memref<2x8x4xf32>, %y: memref<2x8x4xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [#linformer.kernel<"k", workgroups = 1, buffers = [0, 1, 2]>],
+      intermediates = [], sequences = [0, 2], packed_sequences>} {
+  return
+}
+func.func @sequences_padded(%x: memref<2x8x4xf32>, %w: memref<2x8x4xf32>, %y: memref<2x8x4xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [#linformer.kernel<"k", workgroups = 1, buffers = [0, 1, 2]>],
+      intermediates = [], sequences = [0, 2]>} {
+  return
+}

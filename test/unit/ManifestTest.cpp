@@ -454,6 +454,52 @@ TEST(Manifest, PackedSequences) {
       << err.message;
 }
 
+// Which outputs hold tokens is the compiler's to say (its token analysis):
+// `sequence` round-trips on outputs, absent means "decide by the shape"
+// (older compilers), and anything else is refused by name.
+TEST(Manifest, SequenceOutputs) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  EXPECT_FALSE(m.buffers[3].sequence.has_value());
+  m.buffers[3].sequence = false; // [1, 4096, 512] and yet no tokens
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  EXPECT_NE(text.find("\"sequence\": false"), std::string::npos) << text;
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  ASSERT_TRUE(again.buffers[3].sequence.has_value());
+  EXPECT_FALSE(*again.buffers[3].sequence);
+  m.buffers[3].sequence = true;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_TRUE(again.buffers[3].sequence.value_or(false));
+
+  Manifest onInput = m;
+  onInput.buffers[0].sequence = true;
+  EXPECT_EQ(validateManifest(onInput),
+            "manifest: buffer 0 ('x'): 'sequence' says whether an output "
+            "holds tokens; this buffer is input");
+  Manifest flat = m;
+  flat.buffers[3].shape = {4096};
+  EXPECT_EQ(validateManifest(flat),
+            "manifest: buffer 3 ('y'): a sequence output has shape [b, n, "
+            "...], not [4096]");
+  json j = json::parse(kValid);
+  j["buffers"][3]["sequence"] = "yes";
+  FileError err = parseManifest(j.dump(), again);
+  EXPECT_NE(err.message.find("buffer 3 ('y'): 'sequence' must be true or "
+                             "false"),
+            std::string::npos)
+      << err.message;
+  j = json::parse(kValid);
+  j["buffers"][2]["sequence"] = false;
+  err = parseManifest(j.dump(), again);
+  EXPECT_NE(err.message.find("'sequence' says whether an output holds "
+                             "tokens; this buffer is weight"),
+            std::string::npos)
+      << err.message;
+}
+
 // The version a manifest's contents need: 2, 3 with a length variant, 4
 // when packed (with or without variants), 5 with initializers.
 TEST(Manifest, FormatVersionFor) {

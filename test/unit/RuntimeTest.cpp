@@ -826,6 +826,46 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
 
 // The manifest edits of the hardening issue: each used to corrupt memory or
 // crash inside a kernel; now the load names the disagreement with the code.
+// Which outputs are sequences is the manifest's to say (the compiler's token
+// analysis), not their shape's: an output of the inputs' [b, n] that holds
+// no tokens (E X with k = n) has no padding rows, so a shorter run still
+// takes it whole; and an output said to be a sequence must have their
+// [b, n].
+TEST_F(RuntimeTest, OutputsAreSequencesWhereTheManifestSays) {
+  Manifest notTokens = makeManifest(Padding::Lengths);
+  size_t yi = size_t(notTokens.findBuffer("y"));
+  notTokens.buffers[yi].sequence = false;
+  lf_module *m = load(artifact("not-tokens.lfa", notTokens));
+  lf_session *s = session(m, 2);
+  const int64_t L = 10;
+  std::vector<float> x = randomFloats(size_t(kBatch * L * kDim), 3);
+  std::vector<float> y;
+  EXPECT_STATUS(run(s, x, L, y, L), LF_SHAPE_MISMATCH,
+                "output 'y' has shape [2, 10, 8], expected [2, 16, 8]");
+  ASSERT_OK(run(s, x, L, y, kSeq));
+  lf_session_free(s);
+  lf_module_free(m);
+  // Said to be one (as every compiler now says of a model's output), it
+  // takes [b, L, ...] as before.
+  Manifest tokens = makeManifest(Padding::Lengths);
+  tokens.buffers[yi].sequence = true;
+  m = load(artifact("tokens.lfa", tokens));
+  s = session(m, 2);
+  ASSERT_OK(run(s, x, L, y, L));
+  expectNear(y, expectedOutput(x, L, prefix(L, {L, L}), bias, scale));
+  lf_session_free(s);
+  lf_module_free(m);
+  Manifest transposed = tokens;
+  transposed.buffers[yi].shape = {kSeq, kBatch, kDim};
+  lf_module *bad = nullptr;
+  EXPECT_STATUS(
+      lf_module_load(artifact("transposed.lfa", transposed).c_str(), &bad),
+      LF_FORMAT_ERROR,
+      "output 'y' is a sequence but has shape [16, 2, 8], not the sequence "
+      "inputs' [2, 16, ...]");
+  EXPECT_EQ(bad, nullptr);
+}
+
 TEST_F(RuntimeTest, ManifestMustAgreeWithTheCompiledKernels) {
   lf_module *m = nullptr;
   // An intermediate shrunk from 1024 to 4 bytes (was a heap overflow).

@@ -13,6 +13,7 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -111,8 +112,22 @@ struct PrepackWeightsPass
             rewriter, loc,
             RankedTensorType::get({k, n / nr, nr}, type.getElementType()),
             weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+        // Panels made from a weight are a constant of the session: they
+        // own their buffer. A tensor.empty would be merged by CSE with
+        // every other of their type, and One-Shot Bufferize could then
+        // write a value of a run into it (an FFN activation [b = 3, n,
+        // ffn = 10] shared the panels [3, 30, 10] of a 30 x 30 weight).
+        bool initializer = isWeightArgument(func, weight.getArgNumber());
         Value init =
-            tensor::EmptyOp::create(rewriter, loc, {n / nr, k, nr}, element);
+            initializer
+                ? bufferization::AllocTensorOp::create(
+                      rewriter, loc,
+                      RankedTensorType::get({n / nr, k, nr}, element),
+                      ValueRange{})
+                      .getResult()
+                : tensor::EmptyOp::create(rewriter, loc, {n / nr, k, nr},
+                                          element)
+                      .getResult();
         MLIRContext *ctx = &getContext();
         AffineExpr j, r, c;
         bindDims(ctx, j, r, c);
@@ -131,7 +146,7 @@ struct PrepackWeightsPass
         pack->setAttr(kRootAttrName, rewriter.getUnitAttr());
         // Made from a weight, the panels are the same in every run: the
         // runtime makes them once per session.
-        if (isWeightArgument(func, weight.getArgNumber()))
+        if (initializer)
           pack->setAttr(kInitializerAttrName, rewriter.getUnitAttr());
         FailureOr<sched::KernelShape> shape = analyzeRoot(pack);
         if (failed(shape))

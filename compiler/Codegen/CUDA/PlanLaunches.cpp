@@ -328,8 +328,8 @@ struct CUDAPlanLaunchesPass
     bool packed = false;
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       packed |= bool(fn.getArgAttr(i, kPackedSequenceArgAttrName));
-    setDispatchPlan(fn,
-                    DispatchPlanAttr::get(ctx, kernels, intermediates, packed));
+    setDispatchPlan(fn, DispatchPlanAttr::get(ctx, kernels, intermediates,
+                                              packed, sequenceArguments(fn)));
     return success();
   }
 };

@@ -92,14 +92,16 @@ SetVector<Value> writtenBuffers(Operation *scope) {
 
 /// The sequence buffers of `entry` that packed-sequences packs, and its
 /// lengths argument: none unless it has both a lengths argument and sequence
-/// inputs. Sequence inputs are marked; outputs are the arguments something
-/// writes (inputs and weights are only read) of the inputs' [b, n].
+/// inputs. They are the arguments marked `linformer.sequence`: the sequence
+/// inputs, and the outputs whose results hold tokens (marked by
+/// linformer-sequence-results, which also gave each a buffer of its own;
+/// bufferization carried the mark to the out-parameter). A size that
+/// happens to match is no reason: `E X` with k = n once shared the output.
 std::pair<SmallVector<BlockArgument>, BlockArgument>
 packedSequenceArgs(func::FuncOp entry) {
-  Block &body = entry.getBody().front();
   BlockArgument lengths;
   SmallVector<BlockArgument> sequences;
-  for (BlockArgument arg : body.getArguments()) {
+  for (BlockArgument arg : entry.getBody().front().getArguments()) {
     if (entry.getArgAttr(arg.getArgNumber(), kLengthsArgAttrName))
       lengths = arg;
     if (entry.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
@@ -107,18 +109,9 @@ packedSequenceArgs(func::FuncOp entry) {
   }
   if (!lengths || sequences.empty())
     return {};
-  ArrayRef<int64_t> shape =
-      cast<MemRefType>(sequences.front().getType()).getShape();
-  if (shape.size() < 2)
+  auto type = dyn_cast<MemRefType>(sequences.front().getType());
+  if (!type || type.getRank() < 2)
     return {};
-  SetVector<Value> written = writtenBuffers(entry);
-  for (BlockArgument arg : body.getArguments()) {
-    auto type = dyn_cast<MemRefType>(arg.getType());
-    if (!written.contains(arg) || !type || type.getRank() < 2 ||
-        type.getShape().take_front(2) != shape.take_front(2))
-      continue;
-    sequences.push_back(arg);
-  }
   return {sequences, lengths};
 }
 
@@ -225,7 +218,8 @@ struct OutlineKernelsPass
     if (failed(checkInitializers(entry, kernelInfos)))
       return failure();
     setDispatchPlan(entry, DispatchPlanAttr::get(ctx, kernelInfos,
-                                                 intermediateBytes, anyPacked));
+                                                 intermediateBytes, anyPacked,
+                                                 sequenceArguments(entry)));
     return success();
   }
 

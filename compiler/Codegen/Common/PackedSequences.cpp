@@ -167,40 +167,28 @@ struct PackedSequencesPass
     kernel.removeArgAttr(lengths.getArgNumber(), kLengthsArgAttrName);
   }
 
-  /// With `entry`: marks the function's sequence inputs
-  /// (linformer.sequence) packed, and the arguments it writes whose [b, n]
-  /// is theirs (the outputs), when it has lengths to find them with.
+  /// With `entry`: marks the function's sequence buffers packed, when it
+  /// has lengths to find them with: the arguments marked
+  /// linformer.sequence, its sequence inputs and the outputs that hold
+  /// tokens (linformer-sequence-results marks the results, bufferization
+  /// carries the mark to their out-parameters), never an argument that
+  /// only has their size.
   void markEntryArguments(func::FuncOp fn) {
-    BlockArgument sequence;
     bool hasLengths = false;
+    SmallVector<BlockArgument> sequences;
     for (BlockArgument arg : fn.getArguments()) {
-      if (fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName) && !sequence)
-        sequence = arg;
       hasLengths |=
           bool(fn.getArgAttr(arg.getArgNumber(), kLengthsArgAttrName));
+      if (fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+        sequences.push_back(arg);
     }
-    auto seqType =
-        sequence ? dyn_cast<MemRefType>(sequence.getType()) : MemRefType();
-    if (!seqType || seqType.getRank() < 2 || !hasLengths)
+    if (!hasLengths)
       return;
-    // What the function stores into, each view taken back to its buffer.
-    llvm::SmallPtrSet<Value, 8> written;
-    fn.walk([&](Operation *op) {
-      std::optional<Access> access = accessOf(op);
-      if (access && access->stored)
-        if (auto base = dyn_cast<TypedValue<BaseMemRefType>>(access->base))
-          written.insert(memref::skipViewLikeOps(base));
-    });
-    for (BlockArgument arg : fn.getArguments()) {
-      auto type = dyn_cast<MemRefType>(arg.getType());
-      if (!type || type.getRank() < 3 ||
-          type.getShape().take_front(2) != seqType.getShape().take_front(2))
-        continue;
-      if (written.contains(arg) ||
-          fn.getArgAttr(arg.getArgNumber(), kSequenceArgAttrName))
+    for (BlockArgument arg : sequences)
+      if (auto type = dyn_cast<MemRefType>(arg.getType());
+          type && type.getRank() >= 3)
         fn.setArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName,
                       UnitAttr::get(fn.getContext()));
-    }
   }
 
   /// Where sequence `s` starts, how many real tokens it has, its last real

@@ -796,7 +796,8 @@ LogicalResult mlir::linformer::compileHalideToSharedObject(
     mlir::linformer::setDispatchPlan(
         entry,
         mlir::linformer::DispatchPlanAttr::get(
-            ctx, updated, plan.getIntermediates(), plan.getPackedSequences()));
+            ctx, updated, plan.getIntermediates(), plan.getPackedSequences(),
+            plan.getSequences()));
   }
   ws.flush();
 

@@ -5,7 +5,7 @@
 // runtime runs it once per session, and the buffer it writes (%p, id 3) is
 // a constant that the kernels of a run only read.
 // CHECK-LABEL: func.func @entry(
-// CHECK-SAME: kernels = [#linformer.kernel<"entry_kernel_0", workgroups = 2, buffers = [3, 1], writes = [3], initializer>, #linformer.kernel<"entry_kernel_1", workgroups = 2, buffers = [2, 3, 0], writes = [2]>], intermediates = [64]>
+// CHECK-SAME: kernels = [#linformer.kernel<"entry_kernel_0", workgroups = 2, buffers = [3, 1], writes = [3], initializer>, #linformer.kernel<"entry_kernel_1", workgroups = 2, buffers = [2, 3, 0], writes = [2]>], intermediates = [64], sequences = [0]>
 func.func @entry(%x: memref<2x16xf32> {linformer.sequence},
     %w: memref<16xf32>, %y: memref<2x16xf32>) {
   %p = memref.alloc() : memref<16xf32>

@@ -1,9 +1,10 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-packed-sequences{entry}))' -verify-diagnostics | FileCheck %s
 
 // A whole model's function (the CUDA pipeline, its loops tiled for blocks
-// and threads): the sequence input and the output it writes with their
-// [b, n] become packed, and keep the mark (the launch plan reads it); the
-// weight `%w`, read only, and `%scratch`, of another shape, do not. Each
+// and threads): the sequence input and the output, both marked
+// linformer.sequence (the output by linformer-sequence-results, through
+// bufferization), become packed, and keep the mark (the launch plan reads
+// it); the weight `%w`, of their shape, and `%scratch` do not. Each
 // thread loop (the scf.parallel in a kernel's block loop) gets its own
 // [b * n, ...] view, as a reinterpret_cast that the GPU lowering takes as
 // it is, and its own sequence start and length: a block loop past the
@@ -15,7 +16,7 @@
 // CHECK-SAME: %[[LEN:[^:]*]]: memref<2xi32> {linformer.lengths}
 // CHECK-SAME: %[[W:[^:]*]]: memref<2x64x16xbf16>,
 // CHECK-SAME: %[[SCRATCH:[^:]*]]: memref<2x32x16xbf16>,
-// CHECK-SAME: %[[Y:[^:]*]]: memref<2x64x16xbf16> {linformer.packed_sequence})
+// CHECK-SAME: %[[Y:[^:]*]]: memref<2x64x16xbf16> {linformer.packed_sequence, linformer.sequence})
 // CHECK: scf.parallel (%[[BLK:.*]]) =
 // CHECK: %[[S:.*]] = arith.divui %[[BLK]], %c4
 // CHECK-NOT: memref.load
@@ -43,7 +44,7 @@
 // CHECK: memref.store %{{.*}}, %[[SCRATCH]]
 func.func @model(%x: memref<2x64x16xbf16> {linformer.sequence},
     %len: memref<2xi32> {linformer.lengths}, %w: memref<2x64x16xbf16>,
-    %scratch: memref<2x32x16xbf16>, %y: memref<2x64x16xbf16>) {
+    %scratch: memref<2x32x16xbf16>, %y: memref<2x64x16xbf16> {linformer.sequence}) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -107,5 +108,31 @@ func.func @host_access(%x: memref<1x8x4xf32> {linformer.sequence},
   // expected-error @+1 {{accesses a packed sequence argument outside the function's parallel loops (its kernels), where no sequence can be found}}
   %v = memref.load %x[%c0, %c0, %c0] : memref<1x8x4xf32>
   memref.store %v, %y[%c0, %c0, %c0] : memref<1x8x4xf32>
+  return
+}
+
+// -----
+
+// An argument the function writes with the input's [b, n] but unmarked (an
+// output whose rows are not tokens, [b, k, d] with k = n) is not packed: a
+// size that happens to match is no reason.
+// CHECK-LABEL: func.func @same_size(
+// CHECK-SAME: %{{[^:]*}}: memref<1x8x4xf32> {linformer.packed_sequence, linformer.sequence}
+// CHECK-SAME: %[[Y:[^:]*]]: memref<1x8x4xf32>)
+// CHECK: memref.store %{{.*}}, %[[Y]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x4xf32>
+func.func @same_size(%x: memref<1x8x4xf32> {linformer.sequence},
+                     %len: memref<1xi32> {linformer.lengths},
+                     %y: memref<1x8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  scf.parallel (%blk) = (%c0) to (%c1) step (%c1) {
+    scf.parallel (%t) = (%c0) to (%c8) step (%c1) {
+      %v = memref.load %x[%c0, %t, %c0] : memref<1x8x4xf32>
+      memref.store %v, %y[%c0, %t, %c0] : memref<1x8x4xf32>
+      scf.reduce
+    }
+    scf.reduce
+  }
   return
 }

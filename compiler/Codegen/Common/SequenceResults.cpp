@@ -1,0 +1,98 @@
+//===- SequenceResults.cpp - results that hold tokens own their buffer ----===//
+//
+// Marks each result of an entry that holds tokens ([b, n, ...], from the
+// sequence input through the ops) `linformer.sequence`, and gives it a
+// destination no other value shares, so that after bufferization the
+// caller's buffer for it (an out-parameter, packed when the runtime binds
+// packed or shorter tensors in place) holds that result's tokens and
+// nothing else. See LinformerSequenceResultsPass in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/Common/TokenAnalysis.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERSEQUENCERESULTSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace {
+
+/// The destination-passing chain that ends in `result` (each op writing in
+/// place into its tied init) made its own: the first init another op also
+/// uses is replaced, a `tensor.empty` by a `bufferization.alloc_tensor`
+/// (which One-Shot Bufferize gives a buffer no other value aliases, and
+/// CSE does not merge), a one-result destination-style producer (a zero
+/// fill) by a copy of it, whose own init is then made the chain's the same
+/// way. Ends at anything else (a function argument: bufferization copies
+/// there where it must).
+void ownDestination(RewriterBase &rewriter, Value result) {
+  Value v = result;
+  while (auto res = dyn_cast<OpResult>(v)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(res.getOwner());
+    if (!dps || !dps.hasPureTensorSemantics())
+      return;
+    OpOperand *init = dps.getTiedOpOperand(res);
+    Value dest = init->get();
+    if (dest.hasOneUse()) {
+      v = dest;
+      continue;
+    }
+    rewriter.setInsertionPoint(dps);
+    if (auto empty = dest.getDefiningOp<tensor::EmptyOp>()) {
+      Value own = bufferization::AllocTensorOp::create(
+          rewriter, empty.getLoc(), empty.getType(), empty.getDynamicSizes());
+      rewriter.modifyOpInPlace(dps, [&] { init->set(own); });
+      return;
+    }
+    auto producer = dest.getDefiningOp<DestinationStyleOpInterface>();
+    if (!producer || producer->getNumResults() != 1 ||
+        !producer.hasPureTensorSemantics())
+      return;
+    Value own = rewriter.clone(*producer)->getResult(0);
+    rewriter.modifyOpInPlace(dps, [&] { init->set(own); });
+    v = own;
+  }
+}
+
+struct SequenceResultsPass
+    : mlir::linformer::impl::LinformerSequenceResultsPassBase<
+          SequenceResultsPass> {
+  void runOnOperation() override {
+    func::FuncOp fn = getOperation();
+    if (fn.isExternal())
+      return;
+    auto ret = dyn_cast<func::ReturnOp>(fn.getBody().back().getTerminator());
+    if (!ret)
+      return;
+    // Buffers of their own only where the runtime may bind packed or
+    // shorter tensors in place: an entry with its sequences' lengths.
+    bool hasLengths = llvm::any_of(fn.getArguments(), [&](BlockArgument a) {
+      return fn.getArgAttr(a.getArgNumber(), kLengthsArgAttrName) != nullptr;
+    });
+    TokenAnalysis tokens;
+    IRRewriter rewriter(&getContext());
+    for (OpOperand &operand : ret->getOpOperands()) {
+      // Tokens along [b, n] one a row: what the runtime takes as a sequence
+      // (and the packed layout stores).
+      std::optional<TokenDims> dims = tokens.of(operand.get());
+      if (!dims || dims->batch != 0 || dims->token != 1 || dims->perRow != 1)
+        continue;
+      fn.setResultAttr(operand.getOperandNumber(), kSequenceArgAttrName,
+                       rewriter.getUnitAttr());
+      if (hasLengths)
+        ownDestination(rewriter, operand.get());
+    }
+  }
+};
+
+} // namespace
