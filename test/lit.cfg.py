@@ -27,6 +27,8 @@ llvm_config.with_environment("PATH", config.linformer_tools_dir, append_path=Tru
 tool_dirs = [config.linformer_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(
     ["linformer-opt", "linformer-e2e", "linformer-compile", "linformer-run"], tool_dirs)
+# The folder of those tools, for scripts that run them (random_models.py).
+config.substitutions.append(("%linformer_bin", config.linformer_tools_dir))
 
 # mlir-runner (mlir-22-tools) and its runtime library (libmlir-22-dev) run
 # lowered test functions: the accuracy of the CPU's vector approximations.

@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""Random valid Linformer models, compiled and checked against the reference.
+
+A randomized differential test (issue 67): each case draws a model.json
+(every projection kind and sharing, per-layer k lists, pre/post norm,
+biases, every padding input, the attention block alone, f16/bf16 storage,
+sizes drawn so that n, k, d_model, ffn_dim, the head width and the batch
+often coincide, n of 1 and primes), compiles it with linformer-compile and
+runs it with linformer-run --check against the C++ reference encoder:
+
+  - with a lengths input: random real lengths, padded with poisoned padding
+    (NaN rows past each length), packed, and with fewer sequences than
+    compiled; the first run of each model also with every intermediate
+    poisoned (LINFORMER_DEBUG_POISON=1);
+  - with a mask: random prefix lengths as the mask;
+  - without padding: the full length.
+
+With --other-isa K every K-th case also compiles for the other ISA than the
+host's (--cpu=znver4 on an AVX2 host, --cpu=haswell on an AVX-512 one, which
+also runs it). With --cuda-host every case also runs its whole encoder through the CUDA
+pipeline's loop nest on the CPU (linformer-e2e --model --pipeline=cuda-host,
+which compares with the same reference).
+
+Some cases are drawn invalid on purpose (a window that does not divide n,
+k above n, heads that do not divide d_model, layer sharing with two k):
+linformer-compile must refuse them with a model.json error naming the field.
+
+Anything else fails the case: a compiler or runtime error on a valid model,
+a crash, a wrong answer. A failing case prints its model.json and the
+command lines that reproduce it; `--case I` runs case I of a seed alone.
+
+  random_models.py --bin build/bin --count 100 --seed 1
+  random_models.py --bin build/bin --seed 1 --case 37 --keep
+"""
+
+import argparse
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+KINDS = ["learned", "mean_pool", "max_pool", "conv"]
+PRESETS = {
+    (False, False, False): "none",
+    (True, False, False): "headwise",
+    (True, True, False): "key_value",
+    (True, True, True): "layerwise",
+}
+PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 37, 61, 127]
+
+
+def host_has(flag):
+    try:
+        with open("/proc/cpuinfo") as f:
+            return any(line.startswith("flags") and f" {flag}" in line for line in f)
+    except OSError:
+        return False
+
+
+# The other ISA than this host's: AVX-512 hosts also compile (and run) for
+# an AVX2 CPU; AVX2 hosts compile for an AVX-512 one.
+OTHER_RUNS = host_has("avx512f")
+OTHER_CPU = "haswell" if OTHER_RUNS else "znver4"
+
+
+def divisors(n):
+    return [d for d in range(1, n + 1) if n % d == 0]
+
+
+def draw_model(rng):
+    """One model.json (a dict), and None, or for a model drawn invalid the
+    words its refusal must contain (they name the field and the rule)."""
+    heads = rng.choice([1, 1, 2, 3, 4, 8])
+    head_dim = rng.choice([1, 2, 3, 4, 5, 8, 8, 16])
+    d_model = heads * head_dim
+    batch = rng.choice([1, 1, 2, 3, 4])
+    # n: often one of the other sizes, sometimes 1 or a prime.
+    n = rng.choice([
+        1, 2, rng.choice(PRIMES), rng.choice([8, 16, 24, 32, 48, 64, 96, 128]),
+        d_model, head_dim, heads, batch, 2 * d_model, rng.randint(1, 128)])
+    n = max(1, min(n, 160))
+    ffn_dim = rng.choice([1, 3, d_model, 2 * d_model, n, head_dim, 50, 128])
+    kind = rng.choice(KINDS + ["learned"])
+    flags = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.4)
+    layers = rng.choice([1, 1, 2, 2, 3])
+
+    def one_k():
+        if kind == "learned":
+            pool = [1, n, n, max(1, n - 1), rng.randint(1, n)]
+            pool += [v for v in (d_model, head_dim, ffn_dim, batch, heads) if v <= n]
+            return rng.choice(pool)
+        ds = divisors(n)
+        pool = ds + [n, 1] + [v for v in (d_model, head_dim, batch, heads) if v in ds]
+        return rng.choice(pool)
+
+    has_params = kind in ("learned", "conv")
+    if flags[2] and has_params:
+        k = [one_k()] * layers
+    else:
+        k = [one_k() for _ in range(layers)]
+    m = {
+        "layers": layers, "d_model": d_model, "heads": heads, "max_seq_len": n,
+        "ffn_dim": ffn_dim, "batch": batch, "projection": kind,
+        "norm": rng.choice(["post", "pre"]),
+        "bias": rng.random() < 0.7,
+        "padding": rng.choice(["lengths", "lengths", "lengths", "mask", "none"]),
+        "block": "attention" if rng.random() < 0.15 else "encoder",
+        "dtype": rng.choice(["f32"] * 8 + ["bf16", "f16"]),
+    }
+    # k as a number, or a list (one per layer).
+    m["k"] = k[0] if len(set(k)) == 1 and rng.random() < 0.6 else k
+    if flags in PRESETS and rng.random() < 0.5:
+        m["sharing"] = PRESETS[flags]
+    else:
+        m["sharing"] = {name: True for name, on in zip(("heads", "kv", "layers"), flags) if on}
+
+    # Now and then an invalid model, which must be refused by name.
+    invalid = None
+    r = rng.random()
+    if r < 0.03 and n > 1:
+        m["k"] = [n + rng.randint(1, 3)] * layers
+        invalid = "projected length k"
+    elif r < 0.06 and kind != "learned" and n > 2:
+        bad = [v for v in range(2, n) if n % v]
+        if bad:
+            m["k"] = [rng.choice(bad)] * layers
+            invalid = "is not divisible by k"
+    elif r < 0.08 and heads > 1:
+        m["d_model"] = d_model + 1
+        invalid = "does not divide d_model"
+    elif r < 0.10 and has_params and layers > 1 and n > 1:
+        m["sharing"] = {"heads": flags[0], "kv": flags[1], "layers": True}
+        m["k"] = [1] + [n] * (layers - 1)
+        invalid = "layer sharing needs one k"
+    return m, invalid
+
+
+def draw_runs(rng, m):
+    """linformer-run argument lists for the model's padding input."""
+    n, b = m["max_seq_len"], m["batch"]
+
+    def lengths(count):
+        pool = [1, n, n, max(1, n - 1), max(1, n // 2)]
+        return [rng.choice(pool + [rng.randint(1, n)]) for _ in range(count)]
+
+    def fmt(ls):
+        return ",".join(map(str, ls))
+
+    if m["padding"] == "none":
+        return [["--batch", str(b)]]
+    if m["padding"] == "mask":
+        return [["--lengths", fmt(lengths(b))]]
+    runs = [["--lengths", fmt(lengths(b)), "--poison-padding"],
+            ["--lengths", fmt(lengths(b)), "--packed"]]
+    if b > 1:
+        fewer = rng.randint(1, b - 1)
+        runs.append(["--lengths", fmt(lengths(fewer)),
+                     rng.choice(["--packed", "--poison-padding"])])
+    return runs
+
+
+class Case:
+    def __init__(self, seed, index, args):
+        self.seed, self.index = seed, index
+        rng = random.Random(seed * 1000003 + index)
+        self.model, self.invalid = draw_model(rng)
+        self.runs = draw_runs(rng, self.model)
+        self.run_seed = rng.randint(1, 1 << 30)
+        self.args = args
+
+    def name(self):
+        return f"case {self.index} (seed {self.seed})"
+
+    def execute(self):
+        """(ok, text): text is the report of a failure."""
+        work = tempfile.mkdtemp(prefix=f"lf-random-{self.index}-", dir=self.args.work)
+        mpath = os.path.join(work, "model.json")
+        with open(mpath, "w") as f:
+            json.dump(self.model, f)
+        log = []
+        bin_ = self.args.bin
+
+        def run(cmd, timeout, env=None):
+            prefix = "".join(f"{k}={v} " for k, v in (env or {}).items())
+            log.append("$ " + prefix + " ".join(shlex.quote(c) for c in cmd))
+            try:
+                p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, timeout=timeout,
+                                   env={**os.environ, **env} if env else None)
+            except subprocess.TimeoutExpired:
+                log.append(f"timed out after {timeout} s")
+                return None, ""
+            log.append(p.stdout.rstrip())
+            return p.returncode, p.stdout
+
+        def fail(why):
+            text = [f"FAIL {self.name()}: {why}", "model.json: " + json.dumps(self.model)]
+            text += log
+            return False, "\n".join(text)
+
+        lfa = os.path.join(work, "model.lfa")
+        rc, out = run([os.path.join(bin_, "linformer-compile"), mpath, "-o", lfa], 300)
+        if self.invalid:
+            if rc == 1 and "model.json:" in out and self.invalid in out:
+                self.cleanup(work)
+                return True, f"refused {self.name()}: {out.strip().splitlines()[-1]}"
+            return fail(f"an invalid model was not refused with '{self.invalid}'")
+        if rc != 0:
+            return fail("linformer-compile failed on a valid model")
+        weights = os.path.join(work, "w.safetensors")
+        for i, extra in enumerate(self.runs):
+            cmd = [os.path.join(bin_, "linformer-run"), lfa, "--weights", weights,
+                   "--random-input", "--seed", str(self.run_seed + i), "--threads", "2",
+                   "--check"] + extra
+            # The first run also with every intermediate NaN before it runs
+            # (the runtime's debug poisoning): a kernel that reads what no
+            # kernel wrote shows up as a non-finite output.
+            env = None
+            if i == 0:
+                cmd.append("--make-weights")
+                env = {"LINFORMER_DEBUG_POISON": "1"}
+            rc, out = run(cmd, 300, env)
+            if rc != 0 or "PASS" not in out:
+                return fail("linformer-run --check failed")
+        if self.args.other_isa and self.index % self.args.other_isa == 0:
+            # The other ISA's schedules (register tiles, packed panels, L2
+            # blocks) differ: an AVX2 host compiles for an AVX-512 CPU
+            # (which it cannot run), an AVX-512 host for an AVX2 one (which
+            # it runs and checks too).
+            other = os.path.join(work, "other.lfa")
+            rc, out = run([os.path.join(bin_, "linformer-compile"), mpath, "-o", other,
+                           f"--cpu={OTHER_CPU}"], 300)
+            if rc != 0:
+                return fail(f"linformer-compile --cpu={OTHER_CPU} failed on a valid model")
+            if OTHER_RUNS:
+                extra = self.runs[0]
+                rc, out = run([os.path.join(bin_, "linformer-run"), other, "--weights", weights,
+                               "--random-input", "--seed", str(self.run_seed), "--threads", "2",
+                               "--check"] + extra, 300)
+                if rc != 0 or "PASS" not in out:
+                    return fail(f"linformer-run --check failed on the --cpu={OTHER_CPU} artifact")
+        if self.args.cuda_host:
+            # f32 products (the emulation without tensor cores): 1e-4 for
+            # f32 storage; 16-bit storage rounds the output (2^-11, 2^-8).
+            tolerance = {"f32": 1e-4, "f16": 1e-3, "bf16": 3.92e-3}[self.model["dtype"]]
+            cmd = [os.path.join(bin_, "linformer-e2e"), f"--model={mpath}",
+                   "--pipeline=cuda-host", "--run-threads=0", f"--seed={self.run_seed}",
+                   f"--tolerance={tolerance}", f"--work-dir={work}"]
+            lengths = next((r[1] for r in self.runs if r[0] == "--lengths"
+                            and len(r[1].split(",")) == self.model["batch"]), None)
+            if lengths and self.model["padding"] == "lengths":
+                cmd.append(f"--lengths={lengths}")
+                # Every other case with the CUDA kernels' packed indexing.
+                if self.index % 2:
+                    cmd.append("--packed")
+            rc, out = run(cmd, 300)
+            if rc != 0 or "PASS" not in out:
+                return fail("the CUDA pipeline's loop nest (cuda-host) failed")
+        self.cleanup(work)
+        return True, f"ok {self.name()}"
+
+    def cleanup(self, work):
+        if not self.args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin", required=True, help="folder with linformer-compile and linformer-run")
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--case", type=int, action="append", help="run only these cases")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--work", default=None, help="where the cases' files go (default: a temp folder)")
+    ap.add_argument("--keep", action="store_true", help="keep every case's files")
+    ap.add_argument("--cuda-host", action="store_true",
+                    help="also run each valid case through the CUDA pipeline's loop nest on the CPU")
+    ap.add_argument("--other-isa", type=int, default=0, metavar="K",
+                    help="every K-th case also compiles for the other ISA than this host's "
+                         "(AVX2 <-> AVX-512), and runs it where the host can (0: none)")
+    ap.add_argument("--print", action="store_true", help="print the models, run nothing")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args()
+
+    indices = args.case or list(range(args.count))
+    cases = [Case(args.seed, i, args) for i in indices]
+    if args.print:
+        for c in cases:
+            print(c.index, json.dumps(c.model), "invalid:" + c.invalid if c.invalid else "",
+                  c.runs)
+        return 0
+    args.work = args.work or tempfile.mkdtemp(prefix="lf-random-")
+    os.makedirs(args.work, exist_ok=True)
+    start = time.time()
+    failures, refused = [], 0
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for c, (ok, text) in zip(cases, pool.map(lambda c: c.execute(), cases)):
+            if not ok:
+                failures.append(text)
+                print(text, flush=True)
+            elif text.startswith("refused"):
+                refused += 1
+                if args.verbose:
+                    print(text, flush=True)
+            elif args.verbose:
+                print(text, flush=True)
+    if not args.keep and not failures:
+        shutil.rmtree(args.work, ignore_errors=True)
+    print(f"random models: {len(cases)} cases (seed {args.seed}), "
+          f"{len(cases) - refused - len(failures)} checked, {refused} refused by name, "
+          f"{len(failures)} failed, {time.time() - start:.0f} s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
