@@ -1013,8 +1013,7 @@ int main(int argc, char **argv) {
                     t, why.c_str());
       }
       double maxErr = 0, maxRef = 0;
-      bool finite = true;
-      int64_t nonzeroPadding = 0;
+      int64_t nonFinite = 0, nonFiniteRef = 0, nonzeroPadding = 0;
       std::vector<float> gotValues =
           asFloats(y.bytes.data(), y.numElements(), y.dtype);
       const float *got = gotValues.data();
@@ -1032,7 +1031,8 @@ int main(int argc, char **argv) {
             nonzeroPadding += g != 0.0f;
             continue;
           }
-          finite &= std::isfinite(g);
+          nonFinite += !std::isfinite(g);
+          nonFiniteRef += !std::isfinite(r);
           maxErr = std::max(maxErr, std::fabs(double(g) - double(r)));
           maxRef = std::max(maxRef, std::fabs(double(r)));
         }
@@ -1041,8 +1041,18 @@ int main(int argc, char **argv) {
         std::printf("check: %lld values of rows past their sequence's length "
                     "are not 0\n",
                     static_cast<long long>(nonzeroPadding));
+      // NaN compares false: a NaN output against a NaN reference (a NaN
+      // weight) adds nothing to the error, so finiteness is its own test.
+      if (nonFinite)
+        std::printf("check: %lld output values are not finite\n",
+                    static_cast<long long>(nonFinite));
+      if (nonFiniteRef)
+        std::printf("check: %lld reference values are not finite (do the "
+                    "weights or the input hold NaN or Inf?)\n",
+                    static_cast<long long>(nonFiniteRef));
       double rel = maxErr / std::max(maxRef, 1e-30);
-      bool ok = finite && rel <= tolerance && nonzeroPadding == 0;
+      bool ok = nonFinite == 0 && nonFiniteRef == 0 && rel <= tolerance &&
+                nonzeroPadding == 0;
       std::printf("check: max abs error %.3e, normwise relative error %.3e "
                   "(tolerance %.1e): %s\n",
                   maxErr, rel, tolerance, ok ? "PASS" : "FAIL");
