@@ -299,8 +299,16 @@ llvm::Error Compile::compileBest() {
                                  *mlirV.module, *halideV.module, workDir,
                                  runner, weights, mixedSo, mixedPlan,
                                  halideKernels, mixedMs);
-      !why.empty())
+      !why.empty()) {
     log << "best: no per-kernel mix: " << why << "\n";
+  } else {
+    // What the mix took, so that a test can hold it to the times below.
+    log << "best: the mix takes " << halideKernels.size()
+        << " kernels from Halide:";
+    for (const std::string &name : halideKernels)
+      log << " " << name;
+    log << "\n";
+  }
   // Kernel by kernel, the two plans that have the same kernels.
   log << llvm::formatv("{0,-22} {1,10} {2,10}  faster\n", "kernel", "mlir ms",
                        "halide ms");
