@@ -285,8 +285,10 @@ def import_lucidrains(sd, heads):
     if len(set(kvs)) != 1:
         raise CheckpointError("share_kv differs between layers; our sharing is one setting for the model")
     config.update({"d_model": dim, "heads": heads, "max_seq_len": n, "k": ks if len(set(ks)) > 1 else ks[0],
-                   "projection": "learned", "bias": True, "padding": "none", "batch": 1,
+                   "projection": "learned", "bias": True, "padding": "lengths", "batch": 1,
                    "sharing": "key_value" if kvs[0] else "headwise", "dtype": "f32"})
+    notes.append("padding 'lengths': lucidrains takes any length up to seq_len and slices E to it, "
+                 "which our lengths input reproduces")
     if kvs[0]:
         notes.append("share_kv: K and V share E and W_k (our key_value sharing with W_v = W_k)")
     notes.append("Q/K/V biases written as zeros (lucidrains has none)")

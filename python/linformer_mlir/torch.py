@@ -215,11 +215,18 @@ def compile_module(module, example_input, workdir=None, threads=0, padding=None,
     or `LinformerLM`'s encoder) compiled by our pipeline: its state dict is
     imported (linformer_mlir.importer), compiled for this CPU with
     `linformer-compile` into `workdir` (a new temporary folder by default),
-    and returned as a LinformerEncoder. `example_input` gives the batch;
-    `padding` ("lengths", "mask" or None: none, as lucidrains) the padding
-    input the artifact takes."""
+    and returned as a LinformerEncoder. `example_input` gives the batch (a
+    maximum: a run may pass fewer sequences); `padding` ("lengths", "mask"
+    or "none") the padding input the artifact takes. By default it takes
+    what the source module takes: lucidrains runs any length up to its
+    seq_len (slicing E), and so does the compiled encoder ("lengths": a
+    shorter input is one of that many real tokens); "none" compiles for
+    exactly seq_len tokens."""
     if not isinstance(example_input, torch.Tensor) or example_input.dim() != 3:
         raise ValueError("example_input: expected a tensor [b, n, d_model]")
+    if padding not in (None, "lengths", "mask", "none"):
+        raise ValueError(f"padding: expected 'lengths', 'mask', 'none' or None (the source "
+                         f"module's behaviour), got {padding!r}")
     sd = {k: v.detach().cpu().float().numpy() for k, v in module.state_dict().items()}
     try:
         config, weights, _notes = _importer.import_state_dict(

@@ -88,6 +88,24 @@ def test_swapped_into_a_bigger_model(lucidrains, ours):
     assert rel(got, want) <= 1e-5
 
 
+def test_compiled_module_takes_what_its_source_takes(lucidrains, ours, tmp_path):
+    # lucidrains runs any length up to seq_len (slicing E to it), so by
+    # default the compiled encoder does too (it once refused 700 of 4096
+    # tokens with LF_SHAPE_MISMATCH unless padding="lengths" was passed),
+    # and fewer sequences than the example's.
+    torch.manual_seed(6)
+    for batch, length in ((2, 100), (1, 1), (1, N - 1), (2, N)):
+        h = torch.randn(batch, length, D)
+        with torch.no_grad():
+            assert rel(ours(h), lucidrains(h)) <= 1e-5, (batch, length)
+    # "none" compiles for exactly seq_len tokens, and says so.
+    exact = lft.compile_module(lucidrains, torch.zeros(1, N, D), workdir=str(tmp_path), padding="none")
+    with pytest.raises(lf.Error, match="LF_SHAPE_MISMATCH"):
+        exact(torch.randn(1, 100, D))
+    with pytest.raises(ValueError, match="padding: expected 'lengths', 'mask', 'none' or None"):
+        lft.compile_module(lucidrains, torch.zeros(1, N, D), padding="short")
+
+
 def test_torch_compile_fullgraph(lucidrains, ours):
     torch.manual_seed(2)
     ids = torch.randint(0, 1000, (2, N))
