@@ -86,13 +86,21 @@ def draw_model(rng):
         d_model, head_dim, heads, batch, 2 * d_model, rng.randint(1, 128)])
     n = max(1, min(n, 160))
     ffn_dim = rng.choice([1, 3, d_model, 2 * d_model, n, head_dim, 50, 128])
-    kind = rng.choice(KINDS + ["learned"])
-    flags = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.4)
+    kind = rng.choice(KINDS + ["learned", "learned"])
+    # Half the time a preset (the paper's names), else any flags.
+    if rng.random() < 0.5:
+        flags = rng.choice(list(PRESETS))
+    else:
+        flags = (rng.random() < 0.5, rng.random() < 0.5, rng.random() < 0.4)
     layers = rng.choice([1, 1, 2, 2, 3])
 
     def one_k():
         if kind == "learned":
-            pool = [1, n, n, max(1, n - 1), rng.randint(1, n)]
+            # k = n often: one E for K and V then makes E X [b, k, d_model]
+            # the output's type (issue 67).
+            if rng.random() < 0.35:
+                return n
+            pool = [1, n, max(1, n - 1), rng.randint(1, n)]
             pool += [v for v in (d_model, head_dim, ffn_dim, batch, heads) if v <= n]
             return rng.choice(pool)
         ds = divisors(n)
