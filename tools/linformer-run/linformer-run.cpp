@@ -272,6 +272,205 @@ bool parseInteger(const std::string &s, long long lo, long long hi,
 
 } // namespace
 
+/// What --check compares: the run's input and output, both [b, L, ...] (a
+/// packed output unpacked), and how the run described its padding.
+struct CheckedRun {
+  const linformer::NpyArray &x, &y;
+  int64_t batch, n, L;
+  const std::vector<int32_t> &lengths; ///< --lengths (empty: none)
+  const linformer::NpyArray &maskArray; ///< --mask (no bytes: none)
+  bool packed;
+};
+
+/// The padding the reference takes for `run`, described as the kernels saw
+/// it: lengths for a lengths model (a prefix mask given to one: each row's
+/// run of leading ones, as the runtime takes it), a [b, n] mask for a mask
+/// model (from --mask, else from --lengths, else every given token).
+struct ReferencePadding {
+  std::vector<int32_t> lengths;
+  std::vector<uint8_t> mask;
+};
+ReferencePadding referencePadding(const linformer::ModelConfig &config,
+                                  const CheckedRun &run) {
+  int64_t batch = run.batch, n = run.n, L = run.L;
+  const linformer::NpyArray &maskArray = run.maskArray;
+  ReferencePadding p;
+  if (config.padding == linformer::PaddingInput::Lengths) {
+    p.lengths = run.lengths.empty() ? std::vector<int32_t>(batch, int32_t(L))
+                                    : run.lengths;
+    if (!maskArray.bytes.empty())
+      for (int64_t b = 0; b < batch; ++b) {
+        int32_t len = 0;
+        while (len < L && maskArray.as<uint8_t>()[b * L + len] != 0)
+          ++len;
+        p.lengths[size_t(b)] = len;
+      }
+  } else if (config.padding == linformer::PaddingInput::Mask) {
+    p.mask.assign(batch * n, 0);
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < L; ++t)
+        p.mask[b * n + t] = maskArray.bytes.empty()
+                                ? (run.lengths.empty() || t < run.lengths[b])
+                                : maskArray.as<uint8_t>()[b * L + t] != 0;
+  }
+  return p;
+}
+
+/// The reference encoder's output [b, n, d] for the run's input, padded
+/// with zeros to n as the kernels see it, on the weights of `file` (an f16
+/// or bf16 model's as the f32 values the kernels extend them to). With
+/// `referenceCache`, read from there when its fingerprint (model, weights,
+/// input, padding) matches, else computed and saved there. Returns "" or
+/// an error.
+std::string referenceOutput(const linformer::ModelConfig &config,
+                            const std::string &modelJson,
+                            const linformer::SafetensorsFile &file,
+                            const CheckedRun &run, const ReferencePadding &pad,
+                            const std::string &referenceCache,
+                            std::vector<float> &ref) {
+  int64_t batch = run.batch, n = run.n, L = run.L, dm = config.dModel;
+  std::map<std::string, std::vector<float>> widened;
+  auto lookup = [&](const std::string &name) -> const float * {
+    const linformer::SafetensorsTensor *t = file.find(name);
+    if (!t)
+      return nullptr;
+    if (t->dtype == linformer::DType::F32)
+      return reinterpret_cast<const float *>(t->data);
+    auto [it, fresh] = widened.try_emplace(name);
+    if (fresh)
+      it->second = asFloats(t->data, int64_t(t->size / 2), t->dtype);
+    return it->second.data();
+  };
+  std::vector<float> xf =
+      asFloats(run.x.bytes.data(), run.x.numElements(), run.x.dtype);
+  std::vector<float> xp(batch * n * dm, 0.0f);
+  ref.assign(batch * n * dm, 0.0f);
+  for (int64_t b = 0; b < batch; ++b)
+    std::memcpy(&xp[b * n * dm], xf.data() + b * L * dm,
+                L * dm * sizeof(float));
+  Fingerprint fingerprint{};
+  bool cached = false;
+  if (!referenceCache.empty()) {
+    linformer::Sha256 h;
+    h.update(modelJson);
+    for (const linformer::SafetensorsTensor &t : file.tensors()) {
+      h.update(t.name);
+      h.update(t.data, t.size);
+    }
+    h.update(xp.data(), xp.size() * sizeof(float));
+    h.update(pad.lengths.data(), pad.lengths.size() * sizeof(int32_t));
+    h.update(pad.mask.data(), pad.mask.size());
+    fingerprint = h.finish();
+    cached = readReference(referenceCache, fingerprint, ref);
+  }
+  if (!cached) {
+    if (std::string e = linformer::ref::encoderForward(
+            config, lookup, xp.data(),
+            pad.lengths.empty() ? nullptr : pad.lengths.data(),
+            pad.mask.empty() ? nullptr : pad.mask.data(), ref.data());
+        !e.empty())
+      return e;
+    if (!referenceCache.empty() &&
+        !writeReference(referenceCache, fingerprint, ref))
+      return "cannot write the reference to '" + referenceCache + "'";
+  }
+  if (!referenceCache.empty())
+    std::printf("check: reference %s %s\n",
+                cached ? "read from" : "computed and saved to",
+                referenceCache.c_str());
+  return "";
+}
+
+/// The output's real rows against the reference, each sequence's rows past
+/// its length (padding, which the runtime returns as zeros) against zero;
+/// prints what differs and the normwise relative error. NaN compares
+/// false, so a NaN output against a NaN reference (a NaN weight) adds
+/// nothing to the error: finiteness of both is a test of its own.
+bool compareWithReference(const CheckedRun &run, const ReferencePadding &pad,
+                          const std::vector<float> &ref, int64_t dm,
+                          double tolerance) {
+  int64_t n = run.n, L = run.L;
+  double maxErr = 0, maxRef = 0;
+  int64_t nonFinite = 0, nonFiniteRef = 0, nonzeroPadding = 0;
+  std::vector<float> gotValues =
+      asFloats(run.y.bytes.data(), run.y.numElements(), run.y.dtype);
+  const float *got = gotValues.data();
+  for (int64_t b = 0; b < run.batch; ++b) {
+    // A packed output has only each sequence's real rows (for a mask
+    // model too, whose padded rows the kernels compute).
+    int64_t real = run.packed           ? int64_t(run.lengths[size_t(b)])
+                   : pad.lengths.empty() ? L
+                                         : int64_t(pad.lengths[size_t(b)]);
+    for (int64_t i = 0; i < L * dm; ++i) {
+      float g = got[b * L * dm + i], r = ref[b * n * dm + i];
+      if (i / dm >= real) {
+        nonzeroPadding += g != 0.0f;
+        continue;
+      }
+      nonFinite += !std::isfinite(g);
+      nonFiniteRef += !std::isfinite(r);
+      maxErr = std::max(maxErr, std::fabs(double(g) - double(r)));
+      maxRef = std::max(maxRef, std::fabs(double(r)));
+    }
+  }
+  if (nonzeroPadding)
+    std::printf("check: %lld values of rows past their sequence's length "
+                "are not 0\n",
+                static_cast<long long>(nonzeroPadding));
+  if (nonFinite)
+    std::printf("check: %lld output values are not finite\n",
+                static_cast<long long>(nonFinite));
+  if (nonFiniteRef)
+    std::printf("check: %lld reference values are not finite (do the "
+                "weights or the input hold NaN or Inf?)\n",
+                static_cast<long long>(nonFiniteRef));
+  double rel = maxErr / std::max(maxRef, 1e-30);
+  bool ok = nonFinite == 0 && nonFiniteRef == 0 && rel <= tolerance &&
+            nonzeroPadding == 0;
+  std::printf("check: max abs error %.3e, normwise relative error %.3e "
+              "(tolerance %.1e): %s\n",
+              maxErr, rel, tolerance, ok ? "PASS" : "FAIL");
+  return ok;
+}
+
+/// --check: the reference encoder (lib/Reference, on the model description
+/// the manifest carries) on the same weights, input and padding, compared
+/// with the output. Returns 0 when the check passes, 3 when it fails, 1
+/// after an error.
+int checkAgainstReference(const lf::Module &module,
+                          const std::string &weightsPath, const CheckedRun &run,
+                          const std::string &referenceCache, double tolerance) {
+  nlohmann::json manifest = nlohmann::json::parse(module.manifestJson());
+  if (!manifest.contains("model"))
+    return error("--check needs a model description in the artifact "
+                 "(compile from model.json)");
+  linformer::ModelConfig config;
+  if (std::string e =
+          linformer::parseModelConfig(manifest["model"].dump(), config);
+      !e.empty())
+    return error(e);
+  // The run's sequences (fewer than compiled with a dynamic batch).
+  config.batch = run.batch;
+  linformer::SafetensorsFile file;
+  if (linformer::FileError e =
+          linformer::SafetensorsFile::open(weightsPath, file))
+    return error(e.message);
+  ReferencePadding pad = referencePadding(config, run);
+  std::vector<float> ref;
+  if (std::string e = referenceOutput(config, manifest["model"].dump(), file,
+                                      run, pad, referenceCache, ref);
+      !e.empty())
+    return error(e);
+  if (tolerance < 0) {
+    auto [t, why] = defaultTolerance(manifest, config.dtype);
+    tolerance = t;
+    std::printf("check: tolerance %.2e for %s (--tolerance sets another)\n",
+                t, why.c_str());
+  }
+  return compareWithReference(run, pad, ref, config.dModel, tolerance) ? 0
+                                                                        : 3;
+}
+
 int main(int argc, char **argv) {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
@@ -910,155 +1109,12 @@ int main(int argc, char **argv) {
     if (packed)
       y = unpackRows(y, lengths, L);
 
-    if (check) {
-      // The model description travels in the manifest.
-      nlohmann::json manifest = nlohmann::json::parse(module.manifestJson());
-      if (!manifest.contains("model"))
-        return error("--check needs a model description in the artifact "
-                     "(compile from model.json)");
-      linformer::ModelConfig config;
-      if (std::string e =
-              linformer::parseModelConfig(manifest["model"].dump(), config);
-          !e.empty())
-        return error(e);
-      // The run's sequences (fewer than compiled with a dynamic batch).
-      config.batch = batch;
-      linformer::SafetensorsFile file;
-      if (linformer::FileError e =
-              linformer::SafetensorsFile::open(weightsPath, file))
-        return error(e.message);
-      // Weights of an f16 or bf16 model, as the f32 values the kernels
-      // extend them to.
-      std::map<std::string, std::vector<float>> widened;
-      auto lookup = [&](const std::string &name) -> const float * {
-        const linformer::SafetensorsTensor *t = file.find(name);
-        if (!t)
-          return nullptr;
-        if (t->dtype == linformer::DType::F32)
-          return reinterpret_cast<const float *>(t->data);
-        auto [it, fresh] = widened.try_emplace(name);
-        if (fresh)
-          it->second = asFloats(t->data, int64_t(t->size / 2), t->dtype);
-        return it->second.data();
-      };
-      std::vector<float> xf =
-          asFloats(x.bytes.data(), x.numElements(), x.dtype);
-      int64_t dm = config.dModel;
-      // The reference sees what the kernels see: x padded with zeros to n,
-      // and the same padding description.
-      std::vector<float> xp(batch * n * dm, 0.0f), ref(batch * n * dm);
-      for (int64_t b = 0; b < batch; ++b)
-        std::memcpy(&xp[b * n * dm], xf.data() + b * L * dm,
-                    L * dm * sizeof(float));
-      std::vector<int32_t> refLengths;
-      std::vector<uint8_t> refMask;
-      if (config.padding == linformer::PaddingInput::Lengths) {
-        refLengths = lengths.empty() ? std::vector<int32_t>(batch, int32_t(L))
-                                     : lengths;
-        // A prefix mask given to a lengths model: the runtime takes each
-        // row's run of leading ones as its length (and refused the run had
-        // a row not been a prefix), so the reference does the same.
-        if (!maskArray.bytes.empty())
-          for (int64_t b = 0; b < batch; ++b) {
-            int32_t len = 0;
-            while (len < L && maskArray.as<uint8_t>()[b * L + len] != 0)
-              ++len;
-            refLengths[size_t(b)] = len;
-          }
-      } else if (config.padding == linformer::PaddingInput::Mask) {
-        refMask.assign(batch * n, 0);
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t t = 0; t < L; ++t)
-            refMask[b * n + t] =
-                maskArray.bytes.empty()
-                    ? (lengths.empty() || t < lengths[b])
-                    : maskArray.as<uint8_t>()[b * L + t] != 0;
-      }
-      // What the reference is computed from, for --reference-cache.
-      Fingerprint fingerprint{};
-      bool cached = false;
-      if (!referenceCache.empty()) {
-        linformer::Sha256 h;
-        h.update(manifest["model"].dump());
-        for (const linformer::SafetensorsTensor &t : file.tensors()) {
-          h.update(t.name);
-          h.update(t.data, t.size);
-        }
-        h.update(xp.data(), xp.size() * sizeof(float));
-        h.update(refLengths.data(), refLengths.size() * sizeof(int32_t));
-        h.update(refMask.data(), refMask.size());
-        fingerprint = h.finish();
-        cached = readReference(referenceCache, fingerprint, ref);
-      }
-      if (!cached) {
-        if (std::string e = linformer::ref::encoderForward(
-                config, lookup, xp.data(),
-                refLengths.empty() ? nullptr : refLengths.data(),
-                refMask.empty() ? nullptr : refMask.data(), ref.data());
-            !e.empty())
-          return error(e);
-        if (!referenceCache.empty() &&
-            !writeReference(referenceCache, fingerprint, ref))
-          return error("cannot write the reference to '" + referenceCache +
-                       "'");
-      }
-      if (!referenceCache.empty())
-        std::printf("check: reference %s %s\n",
-                    cached ? "read from" : "computed and saved to",
-                    referenceCache.c_str());
-      if (tolerance < 0) {
-        auto [t, why] = defaultTolerance(manifest, config.dtype);
-        tolerance = t;
-        std::printf("check: tolerance %.2e for %s (--tolerance sets another)\n",
-                    t, why.c_str());
-      }
-      double maxErr = 0, maxRef = 0;
-      int64_t nonFinite = 0, nonFiniteRef = 0, nonzeroPadding = 0;
-      std::vector<float> gotValues =
-          asFloats(y.bytes.data(), y.numElements(), y.dtype);
-      const float *got = gotValues.data();
-      // The real rows against the reference; with lengths, the rows past a
-      // sequence's length are padding, which the runtime returns as zeros.
-      for (int64_t b = 0; b < batch; ++b) {
-        // A packed output has only each sequence's real rows (for a mask
-        // model too, whose padded rows the kernels compute).
-        int64_t real = packed              ? int64_t(lengths[size_t(b)])
-                       : refLengths.empty() ? L
-                                            : int64_t(refLengths[size_t(b)]);
-        for (int64_t i = 0; i < L * dm; ++i) {
-          float g = got[b * L * dm + i], r = ref[b * n * dm + i];
-          if (i / dm >= real) {
-            nonzeroPadding += g != 0.0f;
-            continue;
-          }
-          nonFinite += !std::isfinite(g);
-          nonFiniteRef += !std::isfinite(r);
-          maxErr = std::max(maxErr, std::fabs(double(g) - double(r)));
-          maxRef = std::max(maxRef, std::fabs(double(r)));
-        }
-      }
-      if (nonzeroPadding)
-        std::printf("check: %lld values of rows past their sequence's length "
-                    "are not 0\n",
-                    static_cast<long long>(nonzeroPadding));
-      // NaN compares false: a NaN output against a NaN reference (a NaN
-      // weight) adds nothing to the error, so finiteness is its own test.
-      if (nonFinite)
-        std::printf("check: %lld output values are not finite\n",
-                    static_cast<long long>(nonFinite));
-      if (nonFiniteRef)
-        std::printf("check: %lld reference values are not finite (do the "
-                    "weights or the input hold NaN or Inf?)\n",
-                    static_cast<long long>(nonFiniteRef));
-      double rel = maxErr / std::max(maxRef, 1e-30);
-      bool ok = nonFinite == 0 && nonFiniteRef == 0 && rel <= tolerance &&
-                nonzeroPadding == 0;
-      std::printf("check: max abs error %.3e, normwise relative error %.3e "
-                  "(tolerance %.1e): %s\n",
-                  maxErr, rel, tolerance, ok ? "PASS" : "FAIL");
-      if (!ok)
-        return 3;
-    }
+    if (check)
+      if (int rc = checkAgainstReference(
+              module, weightsPath,
+              CheckedRun{x, y, batch, n, L, lengths, maskArray, packed},
+              referenceCache, tolerance))
+        return rc;
   } catch (const lf::Error &e) {
     return error(std::string(lf_status_code_name(e.code())) + ": " + e.what());
   } catch (const std::exception &e) {
