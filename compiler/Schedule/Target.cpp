@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 namespace linformer::schedule {
 
@@ -27,6 +28,54 @@ bool hasFeature(const CPUTarget &t, const std::string &feature) {
         item.compare(1, std::string::npos, feature) == 0)
       on = item[0] == '+';
   return on;
+}
+
+MatrixEngines matrixEngines(const CPUTarget &t) {
+  MatrixEngines e;
+  e.amxTile = hasFeature(t, "amx-tile");
+  // A tile product needs the tiles.
+  e.amxBF16 = e.amxTile && hasFeature(t, "amx-bf16");
+  e.amxFP16 = e.amxTile && hasFeature(t, "amx-fp16");
+  e.amxInt8 = e.amxTile && hasFeature(t, "amx-int8");
+  e.avx512BF16 = hasFeature(t, "avx512bf16");
+  e.avx512FP16 = hasFeature(t, "avx512fp16");
+  e.avxVNNI = hasFeature(t, "avxvnni");
+  return e;
+}
+
+/// The FMA datapath's f32 lanes: a vector split in passes counts at the
+/// datapath's width.
+static double datapathLanes(const CPUTarget &t) {
+  int64_t width = t.fmaBits > 0 ? std::min(t.fmaBits, t.vectorBits)
+                                : t.vectorBits;
+  return double(width) / 32.0;
+}
+
+double peakF32FlopsPerCycle(const CPUTarget &t) {
+  return double(t.fmaUnits) * datapathLanes(t) * 2.0;
+}
+
+double peakBF16FlopsPerCycle(const CPUTarget &t) {
+  MatrixEngines e = matrixEngines(t);
+  if (e.amxBF16)
+    return 16.0 * 16.0 * 32.0 * 2.0 / 16.0;
+  if (e.avx512BF16)
+    return 2.0 * peakF32FlopsPerCycle(t);
+  return peakF32FlopsPerCycle(t);
+}
+
+/// The matrix engines' LLVM feature names, in a fixed order.
+static std::vector<std::string> engineNames(const MatrixEngines &e) {
+  std::vector<std::string> names;
+  for (auto [on, name] :
+       {std::pair{e.amxBF16, "amx-bf16"}, {e.amxFP16, "amx-fp16"},
+        {e.amxInt8, "amx-int8"}, {e.avx512BF16, "avx512bf16"},
+        {e.avx512FP16, "avx512fp16"}, {e.avxVNNI, "avxvnni"}})
+    if (on)
+      names.push_back(name);
+  if (e.amxTile && names.empty())
+    names.push_back("amx-tile");
+  return names;
 }
 
 bool convertsBF16Natively(const CPUTarget &t) {
@@ -177,6 +226,9 @@ std::string describe(const CPUTarget &t) {
                   (t.cores == 1 ? " core" : " cores");
   if (!t.cpu.empty())
     s += ", cpu " + t.cpu;
+  std::vector<std::string> engines = engineNames(matrixEngines(t));
+  for (size_t i = 0; i < engines.size(); ++i)
+    s += (i == 0 ? ", matrix engines " : " ") + engines[i];
   return s;
 }
 
@@ -196,6 +248,9 @@ std::string toJson(const CPUTarget &t) {
   j["l2_bytes"] = t.l2Bytes;
   j["l3_bytes"] = t.l3Bytes;
   j["cores"] = t.cores;
+  j["engines"] = engineNames(matrixEngines(t));
+  j["peak_flops_per_cycle"] = {{"f32", peakF32FlopsPerCycle(t)},
+                               {"bf16", peakBF16FlopsPerCycle(t)}};
   return j.dump();
 }
 

@@ -63,6 +63,31 @@ struct CPUTarget {
 /// mention wins, an absent feature is off.
 bool hasFeature(const CPUTarget &t, const std::string &feature);
 
+/// The matrix engines of a CPU, each read from its LLVM feature, never from
+/// the CPU's name (a virtual machine may report an AMX Xeon as rocketlake):
+/// AMX tiles and their bf16, fp16 and int8 products, AVX512_BF16 dot
+/// products (vdpbf16ps), AVX512_FP16 arithmetic and AVX-VNNI int8 dot
+/// products. What the schedules may use for 16-bit products (issue 68).
+struct MatrixEngines {
+  bool amxTile = false, amxBF16 = false, amxFP16 = false, amxInt8 = false;
+  bool avx512BF16 = false, avx512FP16 = false, avxVNNI = false;
+  bool any() const {
+    return amxTile || avx512BF16 || avx512FP16 || avxVNNI;
+  }
+};
+MatrixEngines matrixEngines(const CPUTarget &t);
+
+/// One core's peak multiply-add rate in FLOPs per cycle (a product and its
+/// sum count two), as the cost model estimates it from the target: f32 on
+/// the FMA pipes (units x lanes x 2, a split datapath at its width); bf16
+/// products accumulated in f32 on AMX tiles (TDPBF16PS: 16 x 16 x 32
+/// products in 16 cycles, 1024), else with AVX512_BF16 (VDPBF16PS: two
+/// products a lane on the FMA pipes, twice the f32 rate), else the f32
+/// rate (today's path: bf16 extended, f32 products). bench/peak measures
+/// the real figures.
+double peakF32FlopsPerCycle(const CPUTarget &t);
+double peakBF16FlopsPerCycle(const CPUTarget &t);
+
 /// Whether the target converts f32 to bf16 in hardware (AVX512_BF16 or
 /// AVX-NE-CONVERT). Without it LLVM calls a compiler runtime helper
 /// (`__truncsfbf2`) that not every libgcc has, so the compiler expands the
@@ -100,7 +125,10 @@ CPUTarget presetCPUTarget(const std::string &isa, int64_t cores = 2);
 std::string describe(const CPUTarget &t);
 
 /// JSON object text of every field (the manifest's "target" and the schedule
-/// file's "target").
+/// file's "target"), and what follows from the features: "engines" (the
+/// matrix engines' LLVM feature names) and "peak_flops_per_cycle" (one
+/// core's f32 and bf16 rates), which fromJson derives again rather than
+/// reads.
 std::string toJson(const CPUTarget &t);
 
 /// Parses what toJson writes; unknown keys are ignored, missing keys keep

@@ -23,6 +23,7 @@
 #include <set>
 #include <sstream>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace linformer {
@@ -110,6 +111,43 @@ static void checkCpuFeatures(const Manifest &m, const std::string &path) {
                                     "' and needs " + list +
                                     ", which this CPU lacks");
   }
+#else
+  (void)m;
+  (void)path;
+#endif
+}
+
+/// Whether the manifest's feature string turns `feature` on (the last
+/// mention wins, as LLVM reads it).
+static bool targetHas(const Manifest &m, const std::string &feature) {
+  bool on = false;
+  std::stringstream features(m.target.features);
+  std::string f;
+  while (std::getline(features, f, ','))
+    if (f.size() >= 2 && (f[0] == '+' || f[0] == '-') &&
+        f.compare(1, std::string::npos, feature) == 0)
+      on = f[0] == '+';
+  return on;
+}
+
+/// Code for a CPU with AMX may execute tile instructions, which Linux
+/// refuses (SIGILL) until the process has asked for the tile data state
+/// once: ask now, before any kernel runs, and report a kernel that says no
+/// as a status rather than a signal. The permission is the process's, for
+/// every thread; each kernel that uses tiles configures them itself
+/// (ldtilecfg, emitted by LLVM).
+static void requestAmxState(const Manifest &m, const std::string &path) {
+#if defined(__x86_64__) && defined(__linux__)
+  if (!targetHas(m, "amx-tile"))
+    return;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0)
+    throw Error(LF_UNAVAILABLE,
+                "artifact '" + path +
+                    "' was compiled for a CPU with AMX, and this Linux "
+                    "kernel refused the AMX tile state "
+                    "(arch_prctl(ARCH_REQ_XCOMP_PERM): " +
+                    std::strerror(errno) + ")");
 #else
   (void)m;
   (void)path;
@@ -218,6 +256,7 @@ std::shared_ptr<Module> Module::validate(const Artifact &artifact,
     return module;
   }
   checkCpuFeatures(m, path);
+  requestAmxState(m, path);
   module->checkGeometry();
   if (!artifact.find(kCpuObjectSection))
     throw Error(LF_FORMAT_ERROR, "artifact '" + path +

@@ -84,6 +84,54 @@ TEST(TargetTest, DerivesTheISAFromFeatures) {
   EXPECT_EQ(t.isa, "generic");
 }
 
+// The matrix engines come from the features, never the CPU's name (under a
+// hypervisor an AMX Xeon may be named rocketlake), with one core's peaks.
+TEST(TargetTest, MatrixEnginesFromFeatures) {
+  CPUTarget spr = presetCPUTarget("avx512");
+  spr.cpu = "rocketlake";
+  spr.features = "+avx512f,+avx512bf16,+avx512fp16,+amx-tile,+amx-bf16,"
+                 "+amx-int8,+avxvnni";
+  MatrixEngines e = matrixEngines(spr);
+  EXPECT_TRUE(e.amxTile && e.amxBF16 && e.amxInt8 && e.avx512BF16 &&
+              e.avx512FP16 && e.avxVNNI);
+  EXPECT_FALSE(e.amxFP16);
+  EXPECT_EQ(peakF32FlopsPerCycle(spr), 64.0);   // 2 x 16 lanes x 2
+  EXPECT_EQ(peakBF16FlopsPerCycle(spr), 1024.0); // a 16x16x32 tile / 16
+  EXPECT_NE(describe(spr).find(", matrix engines amx-bf16 amx-int8 "
+                               "avx512bf16 avx512fp16 avxvnni"),
+            std::string::npos)
+      << describe(spr);
+  // Tile products need the tiles; a feature turned off is off.
+  CPUTarget noTiles = spr;
+  noTiles.features += ",-amx-tile";
+  EXPECT_FALSE(matrixEngines(noTiles).amxBF16);
+  EXPECT_EQ(peakBF16FlopsPerCycle(noTiles), 128.0); // vdpbf16ps: 2x f32
+  // Zen 4: AVX512_BF16 on a datapath of 256-bit halves.
+  CPUTarget zen4 = presetCPUTarget("avx512");
+  zen4.features = "+avx512f,+avx512bf16";
+  zen4.fmaBits = 256;
+  EXPECT_EQ(peakF32FlopsPerCycle(zen4), 32.0);
+  EXPECT_EQ(peakBF16FlopsPerCycle(zen4), 64.0);
+  // AVX2 only: no engine, bf16 at the f32 rate, and nothing in the line.
+  CPUTarget zen3 = presetCPUTarget("avx2");
+  zen3.features = "+avx2,+fma";
+  EXPECT_FALSE(matrixEngines(zen3).any());
+  EXPECT_EQ(peakBF16FlopsPerCycle(zen3), peakF32FlopsPerCycle(zen3));
+  EXPECT_EQ(describe(zen3).find("matrix engines"), std::string::npos);
+  // The schedule file's target shows them; reading it back derives them
+  // again from the features.
+  std::string json = toJson(spr);
+  EXPECT_NE(json.find(R"("engines":["amx-bf16","amx-int8","avx512bf16",)"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("peak_flops_per_cycle":{"f32":64.0,"bf16":1024.0})"),
+            std::string::npos)
+      << json;
+  CPUTarget back;
+  ASSERT_EQ(fromJson(json, back), "");
+  EXPECT_TRUE(matrixEngines(back).amxBF16);
+}
+
 TEST(TargetTest, KnownCPUsBringTheirOwnCaches) {
   CPUTarget t;
   ASSERT_TRUE(knownCPUCaches("znver3", t));
