@@ -505,8 +505,13 @@ def LinformerCPUExpandBF16Pass
     expansion, on scalars and vectors alike, so the kernels call nothing.
 
     The target is the module's `linformer.target` (the host's when it has
-    none): its features decide (`+avx512bf16` or `+avxneconvert` keep the
-    conversions as they are).
+    none): its features decide. With `+avx512bf16` or `+avxneconvert` the
+    truncations stay as they are (one instruction), and only `arith.extf`
+    bf16 -> f32 becomes the shift it is everywhere: LLVM 22's instruction
+    selection for these targets crashes on a `<N x bfloat>` value live
+    across blocks for N = 9, 17, 25, ... ("Do not know how to soft promote
+    this operator's operand"), which its own passes make of a bf16 load
+    followed by `fpext`; as i16 such a value never exists.
 
     ```mlir
     %b = arith.truncf %x : vector<8xf32> to vector<8xbf16>

@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linformer {
@@ -24,6 +25,39 @@ using namespace mlir;
 using namespace mlir::linformer;
 
 namespace {
+/// bf16 -> f32 as what it is, a shift: the bf16's bits are the f32's upper
+/// half. No x86 instruction does more (LLVM lowers `fpext` from bfloat to
+/// the same shift), but a `<N x bfloat>` value that LLVM's own passes leave
+/// live across blocks crashes its instruction selection on AVX512_BF16
+/// targets for N = 9, 17, 25, ... ("Do not know how to soft promote this
+/// operator's operand", LLVM 22); loaded as i16 it never exists.
+struct ExtendBF16ByShift : OpRewritePattern<arith::ExtFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::ExtFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type in = op.getIn().getType();
+    if (!getElementTypeOrSelf(in).isBF16() ||
+        !getElementTypeOrSelf(op.getType()).isF32())
+      return rewriter.notifyMatchFailure(op, "not bf16 to f32");
+    auto like = [&](Type element) -> Type {
+      if (auto shaped = dyn_cast<ShapedType>(in))
+        return shaped.clone(element);
+      return element;
+    };
+    Location loc = op.getLoc();
+    Type i32 = like(rewriter.getI32Type());
+    Value bits = arith::BitcastOp::create(rewriter, loc,
+                                          like(rewriter.getI16Type()),
+                                          op.getIn());
+    Value wide = arith::ExtUIOp::create(rewriter, loc, i32, bits);
+    Value upper = arith::ShLIOp::create(
+        rewriter, loc, wide, createScalarOrSplatConstant(rewriter, loc, i32, 16));
+    rewriter.replaceOpWithNewOp<arith::BitcastOp>(op, op.getType(), upper);
+    return success();
+  }
+};
+
 struct ExpandBF16Pass
     : mlir::linformer::impl::LinformerCPUExpandBF16PassBase<ExpandBF16Pass> {
   void runOnOperation() override {
@@ -33,10 +67,11 @@ struct ExpandBF16Pass
       target = fromAttr(attr);
     else
       target = hostCPUTarget();
-    if (::linformer::schedule::convertsBF16Natively(target))
-      return;
     RewritePatternSet patterns(&getContext());
-    arith::populateExpandBFloat16Patterns(patterns);
+    if (::linformer::schedule::convertsBF16Natively(target))
+      patterns.add<ExtendBF16ByShift>(&getContext());
+    else
+      arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       signalPassFailure();
   }
