@@ -5,7 +5,13 @@
 //   (a) f32 FMA throughput, GFLOP/s, on 1 thread and on N threads, from 12
 //       independent accumulator chains of 512-bit FMAs (256-bit AVX2 FMAs when
 //       the CPU lacks AVX-512F; scalar-array code on other architectures);
-//   (b) STREAM-style triad bandwidth, GB/s, a[i] = b[i] + s * c[i] over three
+//   (b) bf16 multiply-add throughput with f32 accumulation, GFLOP/s, where
+//       the CPU has it: VDPBF16PS (AVX512_BF16: Zen 4/5, Cooper Lake and
+//       later Xeons) from 12 chains of 512-bit dot products, and AMX
+//       TDPBF16PS (Sapphire Rapids and later) from 4 accumulator tiles of
+//       16 x 16 f32 fed by 2 + 2 bf16 tiles, a 2 x 2 register block as a
+//       GEMM's inner loop keeps it. A machine without them reports null;
+//   (c) STREAM-style triad bandwidth, GB/s, a[i] = b[i] + s * c[i] over three
 //       arrays of doubles far larger than the last-level cache (by default
 //       together >= 4x the LLC that sysconf reports, >= 64 MiB each), on 1
 //       and N threads.
@@ -21,7 +27,7 @@
 // under -fno-exceptions.
 //
 // Usage: linformer-peak [--threads N] [--json] [--runs R] [--min-time S]
-//                       [--triad-mib M] [--isa avx512|avx2|generic]
+//                       [--triad-mib M] [--isa avx512|avx2|generic] [--no-bf16]
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,9 +46,13 @@
 #if __has_include(<unistd.h>)
 #include <unistd.h> // sysconf, for the last-level cache size
 #endif
+#if __has_include(<sys/syscall.h>)
+#include <sys/syscall.h> // arch_prctl: Linux hands out AMX state on request
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #define PEAK_X86 1
+#include <cpuid.h>
 #include <immintrin.h>
 #else
 #define PEAK_X86 0
@@ -113,34 +123,27 @@ constexpr int kChains = 12;
 //===----------------------------------------------------------------------===//
 
 #if PEAK_X86
-__attribute__((target("avx512f"))) double fmaKernelAvx512(std::uint64_t iters,
-                                                          float seed) {
-  const __m512 m = _mm512_set1_ps(0.999999f);
-  const __m512 a = _mm512_set1_ps(1.0e-6f);
-  __m512 c0 = _mm512_set1_ps(seed + 0.00f), c1 = _mm512_set1_ps(seed + 0.01f);
-  __m512 c2 = _mm512_set1_ps(seed + 0.02f), c3 = _mm512_set1_ps(seed + 0.03f);
-  __m512 c4 = _mm512_set1_ps(seed + 0.04f), c5 = _mm512_set1_ps(seed + 0.05f);
-  __m512 c6 = _mm512_set1_ps(seed + 0.06f), c7 = _mm512_set1_ps(seed + 0.07f);
-  __m512 c8 = _mm512_set1_ps(seed + 0.08f), c9 = _mm512_set1_ps(seed + 0.09f);
-  __m512 c10 = _mm512_set1_ps(seed + 0.10f), c11 = _mm512_set1_ps(seed + 0.11f);
-  for (std::uint64_t i = 0; i < iters; ++i) {
-    c0 = _mm512_fmadd_ps(c0, m, a);
-    c1 = _mm512_fmadd_ps(c1, m, a);
-    c2 = _mm512_fmadd_ps(c2, m, a);
-    c3 = _mm512_fmadd_ps(c3, m, a);
-    c4 = _mm512_fmadd_ps(c4, m, a);
-    c5 = _mm512_fmadd_ps(c5, m, a);
-    c6 = _mm512_fmadd_ps(c6, m, a);
-    c7 = _mm512_fmadd_ps(c7, m, a);
-    c8 = _mm512_fmadd_ps(c8, m, a);
-    c9 = _mm512_fmadd_ps(c9, m, a);
-    c10 = _mm512_fmadd_ps(c10, m, a);
-    c11 = _mm512_fmadd_ps(c11, m, a);
-  }
-  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c0, c1), c2),
-                           _mm512_add_ps(_mm512_add_ps(c3, c4), c5));
-  __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(c6, c7), c8),
-                           _mm512_add_ps(_mm512_add_ps(c9, c10), c11));
+// Twelve 512-bit accumulators, chain j starting at seed + 0.01 j, and their
+// sum (the AVX-512 kernels' start and end).
+struct Chains512 {
+  __m512 c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11;
+};
+
+__attribute__((target("avx512f"))) inline Chains512 startChains512(float seed) {
+  return {_mm512_set1_ps(seed + 0.00f), _mm512_set1_ps(seed + 0.01f),
+          _mm512_set1_ps(seed + 0.02f), _mm512_set1_ps(seed + 0.03f),
+          _mm512_set1_ps(seed + 0.04f), _mm512_set1_ps(seed + 0.05f),
+          _mm512_set1_ps(seed + 0.06f), _mm512_set1_ps(seed + 0.07f),
+          _mm512_set1_ps(seed + 0.08f), _mm512_set1_ps(seed + 0.09f),
+          _mm512_set1_ps(seed + 0.10f), _mm512_set1_ps(seed + 0.11f)};
+}
+
+__attribute__((target("avx512f"))) inline double
+sumChains512(const Chains512 &k) {
+  __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(k.c0, k.c1), k.c2),
+                           _mm512_add_ps(_mm512_add_ps(k.c3, k.c4), k.c5));
+  __m512 t = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(k.c6, k.c7), k.c8),
+                           _mm512_add_ps(_mm512_add_ps(k.c9, k.c10), k.c11));
   // Not _mm512_reduce_add_ps: GCC 12's header trips -Wuninitialized there.
   alignas(64) float lanes[16];
   _mm512_store_ps(lanes, _mm512_add_ps(s, t));
@@ -148,6 +151,28 @@ __attribute__((target("avx512f"))) double fmaKernelAvx512(std::uint64_t iters,
   for (float v : lanes)
     sum += v;
   return sum;
+}
+
+__attribute__((target("avx512f"))) double fmaKernelAvx512(std::uint64_t iters,
+                                                          float seed) {
+  const __m512 m = _mm512_set1_ps(0.999999f);
+  const __m512 a = _mm512_set1_ps(1.0e-6f);
+  Chains512 k = startChains512(seed);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    k.c0 = _mm512_fmadd_ps(k.c0, m, a);
+    k.c1 = _mm512_fmadd_ps(k.c1, m, a);
+    k.c2 = _mm512_fmadd_ps(k.c2, m, a);
+    k.c3 = _mm512_fmadd_ps(k.c3, m, a);
+    k.c4 = _mm512_fmadd_ps(k.c4, m, a);
+    k.c5 = _mm512_fmadd_ps(k.c5, m, a);
+    k.c6 = _mm512_fmadd_ps(k.c6, m, a);
+    k.c7 = _mm512_fmadd_ps(k.c7, m, a);
+    k.c8 = _mm512_fmadd_ps(k.c8, m, a);
+    k.c9 = _mm512_fmadd_ps(k.c9, m, a);
+    k.c10 = _mm512_fmadd_ps(k.c10, m, a);
+    k.c11 = _mm512_fmadd_ps(k.c11, m, a);
+  }
+  return sumChains512(k);
 }
 
 __attribute__((target("avx2,fma"))) double fmaKernelAvx2(std::uint64_t iters,
@@ -217,6 +242,147 @@ double fmaKernel(Isa isa, std::uint64_t iters, float seed) {
   (void)isa;
   return fmaKernelGeneric(iters, seed);
 }
+
+//===----------------------------------------------------------------------===//
+// bf16 kernels: multiply-adds of bf16 pairs into f32, the instructions a
+// bf16 GEMM's inner loop runs. The operands are constant pairs (1, -1) and
+// (0.5, 0.5): every pair's two products cancel exactly, so each accumulator
+// stays at its start however long it runs (no overflow, no denormals; the
+// units' rates do not depend on the values).
+//===----------------------------------------------------------------------===//
+
+// The bf16 bit patterns of 1.0, -1.0 and 0.5, two to a 32-bit lane.
+constexpr std::uint32_t kBF16OneMinusOne = 0xBF803F80u; // (1.0, -1.0)
+constexpr std::uint32_t kBF16Halves = 0x3F003F00u;      // (0.5, 0.5)
+
+enum class Bf16Unit { Dot, Amx };
+
+const char *bf16UnitName(Bf16Unit unit) {
+  return unit == Bf16Unit::Dot ? "bf16-dot" : "amx-bf16";
+}
+
+// FLOPs of one kernel iteration: VDPBF16PS, 16 lanes x 2 products x 2, on 12
+// chains; AMX, 4 x TDPBF16PS of 16 x 16 outputs x 32 products x 2.
+double bf16FlopsPerIteration(Bf16Unit unit) {
+  return unit == Bf16Unit::Dot ? 16.0 * 2 * 2 * kChains
+                               : 4.0 * 16 * 16 * 32 * 2;
+}
+
+#if PEAK_X86
+// Why `unit` cannot run here, or "" when it can: the CPU's CPUID bits
+// (AVX512_BF16: leaf 7 subleaf 1 EAX bit 5; AMX-BF16 and AMX-TILE: leaf 7
+// EDX bits 22 and 24), the OS's AVX-512 state, and for AMX Linux's
+// permission, asked for once (arch_prctl(ARCH_REQ_XCOMP_PERM,
+// XFEATURE_XTILEDATA)) as every process must before its first tile
+// instruction.
+std::string bf16Unavailable(Bf16Unit unit) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (unit == Bf16Unit::Dot) {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f"))
+      return "no AVX-512 on this CPU";
+    if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) || !(eax & (1u << 5)))
+      return "no AVX512_BF16 on this CPU";
+    return "";
+  }
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) ||
+      !(edx & (1u << 24)) || !(edx & (1u << 22)))
+    return "no AMX-BF16 on this CPU";
+#if defined(SYS_arch_prctl)
+  static const long granted =
+      syscall(SYS_arch_prctl, 0x1023 /*ARCH_REQ_XCOMP_PERM*/,
+              18 /*XFEATURE_XTILEDATA*/);
+  if (granted != 0)
+    return "Linux refused the AMX tile state (arch_prctl)";
+  return "";
+#else
+  return "no arch_prctl to ask Linux for the AMX tile state";
+#endif
+}
+
+__attribute__((target("avx512f,avx512bf16"))) double
+bf16DotKernel(std::uint64_t iters, float seed) {
+  const __m512bh a =
+      reinterpret_cast<__m512bh>(_mm512_set1_epi32(int(kBF16OneMinusOne)));
+  const __m512bh b =
+      reinterpret_cast<__m512bh>(_mm512_set1_epi32(int(kBF16Halves)));
+  Chains512 k = startChains512(seed);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    k.c0 = _mm512_dpbf16_ps(k.c0, a, b);
+    k.c1 = _mm512_dpbf16_ps(k.c1, a, b);
+    k.c2 = _mm512_dpbf16_ps(k.c2, a, b);
+    k.c3 = _mm512_dpbf16_ps(k.c3, a, b);
+    k.c4 = _mm512_dpbf16_ps(k.c4, a, b);
+    k.c5 = _mm512_dpbf16_ps(k.c5, a, b);
+    k.c6 = _mm512_dpbf16_ps(k.c6, a, b);
+    k.c7 = _mm512_dpbf16_ps(k.c7, a, b);
+    k.c8 = _mm512_dpbf16_ps(k.c8, a, b);
+    k.c9 = _mm512_dpbf16_ps(k.c9, a, b);
+    k.c10 = _mm512_dpbf16_ps(k.c10, a, b);
+    k.c11 = _mm512_dpbf16_ps(k.c11, a, b);
+  }
+  return sumChains512(k);
+}
+
+// The AMX tile configuration (palette 1): 8 tiles of 16 rows x 64 bytes.
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1;
+  std::uint8_t startRow = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+// tmm0-3: C, 16 x 16 f32; tmm4-5: A, 16 rows x 32 bf16; tmm6-7: B, 16 rows
+// of 16 pair-interleaved columns. Each thread configures its own tiles.
+__attribute__((target("amx-tile,amx-bf16"))) double
+amxKernel(std::uint64_t iters, float seed) {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.colsb[t] = 64;
+    config.rows[t] = 16;
+  }
+  _tile_loadconfig(&config);
+  alignas(64) std::uint32_t a[16 * 16], b[16 * 16];
+  for (int i = 0; i < 16 * 16; ++i) {
+    a[i] = kBF16OneMinusOne;
+    b[i] = kBF16Halves;
+  }
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, a, 64);
+  _tile_loadd(6, b, 64);
+  _tile_loadd(7, b, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  alignas(64) float c[4][16 * 16];
+  _tile_stored(0, c[0], 64);
+  _tile_stored(1, c[1], 64);
+  _tile_stored(2, c[2], 64);
+  _tile_stored(3, c[3], 64);
+  _tile_release();
+  double sum = seed;
+  for (const auto &tile : c)
+    for (float v : tile)
+      sum += v;
+  return sum;
+}
+
+double bf16Kernel(Bf16Unit unit, std::uint64_t iters, float seed) {
+  return unit == Bf16Unit::Dot ? bf16DotKernel(iters, seed)
+                               : amxKernel(iters, seed);
+}
+#else
+std::string bf16Unavailable(Bf16Unit) { return "not an x86 CPU"; }
+double bf16Kernel(Bf16Unit, std::uint64_t, float seed) { return seed; }
+#endif // PEAK_X86
 
 //===----------------------------------------------------------------------===//
 // Triad kernels over [lo, hi) of double arrays; lo is a multiple of 8 and the
@@ -324,6 +490,7 @@ struct Options {
   double minTime = 0.2;
   std::size_t triadMiB = 0;  // per array; 0: sized from the LLC
   const char *isa = nullptr; // forced ISA, or nullptr for the best available
+  bool bf16 = true;          // measure the bf16 units the CPU has
 };
 
 // Picks a repeat count so that runOnce(count) takes at least minTime seconds.
@@ -343,12 +510,19 @@ std::uint64_t calibrate(const std::function<double(std::uint64_t)> &runOnce,
   }
 }
 
-Stats measureFma(Isa isa, int nthreads, const Options &opt) {
+// GFLOP/s of `kernel(iters, seed)` on `nthreads` threads, each running
+// `flopsPerIteration` a loop iteration: a warm-up of `warmIters` (which also
+// brings the core to its wide-vector frequency), a calibration from
+// `startIters`, then opt.runs timed runs.
+Stats measureKernel(const std::function<double(std::uint64_t, float)> &kernel,
+                    double flopsPerIteration, std::uint64_t warmIters,
+                    std::uint64_t startIters, int nthreads,
+                    const Options &opt) {
   std::vector<double> partial(static_cast<std::size_t>(nthreads), 0.0);
   auto runOnce = [&](std::uint64_t iters) {
     double t = runParallel(nthreads, [&](int tid) {
       partial[static_cast<std::size_t>(tid)] =
-          fmaKernel(isa, iters, 0.5f + 0.001f * static_cast<float>(tid));
+          kernel(iters, 0.5f + 0.001f * static_cast<float>(tid));
     });
     double sum = 0.0;
     for (double p : partial)
@@ -356,15 +530,32 @@ Stats measureFma(Isa isa, int nthreads, const Options &opt) {
     gSink = gSink + sum;
     return t;
   };
-  // Warm up (also brings the core to its AVX-512 frequency), then calibrate.
-  runOnce(1u << 20);
-  std::uint64_t iters = calibrate(runOnce, 1u << 16, opt.minTime);
-  double flopsPerRun = 2.0 * fmaLanes(isa) * kChains *
-                       static_cast<double>(iters) * nthreads;
+  runOnce(warmIters);
+  std::uint64_t iters = calibrate(runOnce, startIters, opt.minTime);
+  double flopsPerRun =
+      flopsPerIteration * static_cast<double>(iters) * nthreads;
   std::vector<double> rates;
   for (int r = 0; r < opt.runs; ++r)
     rates.push_back(flopsPerRun / runOnce(iters) * 1e-9);
   return summarize(rates);
+}
+
+Stats measureFma(Isa isa, int nthreads, const Options &opt) {
+  return measureKernel(
+      [isa](std::uint64_t iters, float seed) {
+        return fmaKernel(isa, iters, seed);
+      },
+      2.0 * fmaLanes(isa) * kChains, 1u << 20, 1u << 16, nthreads, opt);
+}
+
+// An AMX iteration is 256 times a VDPBF16PS chain step's work: fewer
+// iterations warm it up and start its calibration.
+Stats measureBf16(Bf16Unit unit, int nthreads, const Options &opt) {
+  return measureKernel(
+      [unit](std::uint64_t iters, float seed) {
+        return bf16Kernel(unit, iters, seed);
+      },
+      bf16FlopsPerIteration(unit), 1u << 16, 1u << 12, nthreads, opt);
 }
 
 struct TriadArrays {
@@ -451,7 +642,7 @@ void usage(const char *argv0) {
   std::fprintf(
       stderr,
       "usage: %s [--threads N] [--json] [--runs R] [--min-time S]\n"
-      "          [--triad-mib M] [--isa avx512|avx2|generic]\n"
+      "          [--triad-mib M] [--isa avx512|avx2|generic] [--no-bf16]\n"
       "  --threads N    threads for the multi-thread figures (default: all\n"
       "                 hardware threads)\n"
       "  --json         print one JSON object on stdout (text goes to stderr)\n"
@@ -459,7 +650,8 @@ void usage(const char *argv0) {
       "  --min-time S   minimum seconds per timed run (default 0.2)\n"
       "  --triad-mib M  MiB per triad array, 3 arrays (default: the three\n"
       "                 together >= 4x the last-level cache, at least 64)\n"
-      "  --isa I        force an ISA (default: best the CPU supports)\n",
+      "  --isa I        force an ISA (default: best the CPU supports)\n"
+      "  --no-bf16      skip the bf16 units (VDPBF16PS, AMX TDPBF16PS)\n",
       argv0);
 }
 
@@ -478,6 +670,8 @@ bool parseArgs(int argc, char **argv, Options &opt) {
     char *end = nullptr;
     if (arg == "--json") {
       opt.json = true;
+    } else if (arg == "--no-bf16") {
+      opt.bf16 = false;
     } else if (arg == "--help" || arg == "-h") {
       usage(argv[0]);
       std::exit(0);
@@ -587,6 +781,28 @@ int main(int argc, char **argv) {
   if (nthreads != 1)
     report("fma", nthreads, fmaN, "GFLOP/s");
 
+  // The bf16 units: measured where the CPU has them, else null with why.
+  struct Bf16Result {
+    Bf16Unit unit;
+    std::string unavailable;
+    Stats one, many;
+  };
+  std::vector<Bf16Result> bf16;
+  for (Bf16Unit unit : {Bf16Unit::Dot, Bf16Unit::Amx}) {
+    Bf16Result r{unit, opt.bf16 ? bf16Unavailable(unit) : "not measured (--no-bf16)", {}, {}};
+    if (r.unavailable.empty()) {
+      r.one = measureBf16(unit, 1, opt);
+      report(bf16UnitName(unit), 1, r.one, "GFLOP/s");
+      r.many = nthreads == 1 ? r.one : measureBf16(unit, nthreads, opt);
+      if (nthreads != 1)
+        report(bf16UnitName(unit), nthreads, r.many, "GFLOP/s");
+    } else {
+      std::fprintf(text, "%-8s not measured: %s\n", bf16UnitName(unit),
+                   r.unavailable.c_str());
+    }
+    bf16.push_back(r);
+  }
+
   if (opt.triadMiB == 0)
     opt.triadMiB = defaultTriadMiB();
   TriadArrays arr;
@@ -618,10 +834,24 @@ int main(int argc, char **argv) {
                 "\"fma_gflops_nt_median\": %.1f, "
                 "\"triad_gbs_1t_median\": %.2f, "
                 "\"triad_gbs_nt_median\": %.2f, "
-                "\"runs\": %d, \"min_time_s\": %.3f, \"triad_mib\": %zu}\n",
+                "\"runs\": %d, \"min_time_s\": %.3f, \"triad_mib\": %zu",
                 fma1.best, fmaN.best, nthreads, triad1.best, triadN.best,
                 isaName(isa), fma1.median, fmaN.median, triad1.median,
                 triadN.median, opt.runs, opt.minTime, opt.triadMiB);
+    // "bf16_dot_gflops_1t" / "_nt" (VDPBF16PS) and "amx_bf16_gflops_1t" /
+    // "_nt" (TDPBF16PS): null where not measured, with the reason under
+    // "..._unavailable".
+    for (const Bf16Result &r : bf16) {
+      const char *key = r.unit == Bf16Unit::Dot ? "bf16_dot" : "amx_bf16";
+      if (r.unavailable.empty())
+        std::printf(", \"%s_gflops_1t\": %.1f, \"%s_gflops_nt\": %.1f", key,
+                    r.one.best, key, r.many.best);
+      else
+        std::printf(", \"%s_gflops_1t\": null, \"%s_gflops_nt\": null, "
+                    "\"%s_unavailable\": \"%s\"",
+                    key, key, key, r.unavailable.c_str());
+    }
+    std::printf("}\n");
   }
   return 0;
 }

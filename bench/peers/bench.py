@@ -26,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
 from isa import peer_environment  # noqa: E402
+from peer import BF16_PEERS  # noqa: E402
 
 BLOCKS = {
     "layer": {"block": "attention", "layers": 1, "d_model": 512, "heads": 8,
@@ -86,6 +87,10 @@ def main():
                     help="avx2: ours compiled for --isa-cpu, the peers limited to AVX2 (see peer.py), the peak "
                          "measured with AVX2; results go to OUT/avx2 beside the native ones")
     ap.add_argument("--isa-cpu", default="znver3", help="the AVX2 CPU ours and IREE compile for with --isa avx2")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+                    help="the model's dtype: bf16 compiles ours with \"dtype\": \"bf16\" and runs the peers "
+                         "that have a bf16 variant (torch eager and torch.compile on the module .to(bfloat16), "
+                         "JAX in bfloat16); results under results/[ISA/]bf16, read against the bf16 peak")
     ap.add_argument("--max-peer-gflop", type=float, default=4000,
                     help="skip a peer whose run would exceed this many GFLOP (full attention at large n)")
     a = ap.parse_args()
@@ -94,6 +99,9 @@ def main():
     work = os.path.join(a.build, "bench", "peers" if a.isa == "native" else "peers-" + a.isa)
     if a.isa != "native":
         a.out = os.path.join(a.out, a.isa)
+    if a.dtype != "f32":
+        work += "-" + a.dtype
+        a.out = os.path.join(a.out, a.dtype)
     os.makedirs(work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     py = sys.executable
@@ -113,11 +121,11 @@ def main():
     peak_isa = ["--isa", a.isa] if a.isa != "native" else []
     peak = json.loads(subprocess.run([peak_bin, "--threads", str(a.threads), "--json"] + peak_isa,
                                      capture_output=True, text=True, check=True).stdout)
-    peak_gflops = peak["fma_gflops_nt"]
+    peak_gflops, peak_name = ceiling(peak, a.dtype, a.isa)
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     cpu = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith("Model name")), "?")
     isa = peak.get("isa", "?")
-    print(f"machine: {cpu}, {isa}, FMA peak {peak_gflops:.1f} GFLOP/s on {a.threads} threads", flush=True)
+    print(f"machine: {cpu}, {isa}, {peak_name} {peak_gflops:.1f} GFLOP/s on {a.threads} threads", flush=True)
 
     rows = []
     csv_path = os.path.join(a.out, "peers.csv")
@@ -141,7 +149,7 @@ def main():
     for block in a.blocks.split(","):
         for n in [int(v) for v in a.n.split(",")]:
             for k in [int(v) for v in a.k.split(",")]:
-                config = dict(BLOCKS[block], max_seq_len=n, k=k)
+                config = dict(BLOCKS[block], max_seq_len=n, k=k, dtype=a.dtype)
                 name = f"{block}-n{n}-k{k}"
                 d = os.path.join(work, name)
                 os.makedirs(d, exist_ok=True)
@@ -184,7 +192,7 @@ def main():
                     cmd = [py, os.path.join(HERE, "peer.py"), peer, "--config", cfg_path,
                            "--weights", lr_weights if peer == "lucidrains" else w, "--input", x_path,
                            "--reference", lr_ref if peer == "lucidrains" else y_path,
-                           "--threads", str(a.threads), "--runs", str(runs)] + peer_isa
+                           "--threads", str(a.threads), "--runs", str(runs), "--dtype", a.dtype] + peer_isa
                     rc, out, err, _ = run_measured(with_rss(cmd), env)
                     result = None
                     for line in out.splitlines():
@@ -199,7 +207,7 @@ def main():
                 # lucidrains: zero Q/K/V biases (its structure has none) and,
                 # for the encoder, compare with our pre-norm variant.
                 lr_weights, lr_ref = w, y_path
-                if "lucidrains" in a.peers and block == "encoder":
+                if "lucidrains" in a.peers and block == "encoder" and a.dtype == "f32":
                     lr_weights = os.path.join(d, "weights-lucidrains.safetensors")
                     write_zero_qkv_biases(w, lr_weights)
                     pre_cfg = dict(config, norm="pre")
@@ -226,7 +234,9 @@ def main():
                         m, f = 512, config.get("ffn_dim", 2048)
                         peer_flop = config["layers"] * (8 * n * m * m + 4 * n * n * m +
                                                         (4 * n * m * f if block == "encoder" else 0))
-                    if peer_flop / 1e9 > a.max_peer_gflop:
+                    if a.dtype != "f32" and peer not in BF16_PEERS:
+                        todo.append((peer, f"skipped: no {a.dtype} variant here"))
+                    elif peer_flop / 1e9 > a.max_peer_gflop:
                         todo.append((peer, f"skipped: {peer_flop / 1e12:.1f} TFLOP per run"))
                     else:
                         todo.append((peer, None))
@@ -274,7 +284,7 @@ def main():
                                     "peer_over_ours": ms / ours_ms})
                     emit(row)
 
-    write_summary(rows, a.out, cpu, isa, peak_gflops, a.threads)
+    write_summary(rows, a.out, cpu, isa, peak_gflops, a.threads, peak_name, a.dtype)
     print(f"wrote {csv_path} and {os.path.join(a.out, 'summary.md')}")
 
 
@@ -296,9 +306,22 @@ def write_zero_qkv_biases(src, dst):
         f.write(data)
 
 
-def write_summary(rows, out, cpu, isa, peak, threads):
-    lines = [f"# Peer benchmark", "",
-             f"Machine: {cpu}, {isa}; FMA peak {peak:.1f} GFLOP/s on {threads} threads (measured in this run).",
+def ceiling(peak, dtype, isa):
+    """The GFLOP/s a run is read against, and its name: the f32 FMA peak,
+    or for bf16 the fastest bf16 multiply-add unit linformer-peak measured
+    here (AMX TDPBF16PS, else AVX512_BF16 VDPBF16PS; with --isa avx2 the
+    peers may use neither), else the FMA peak: without such a unit bf16
+    arithmetic is f32 arithmetic."""
+    if dtype == "bf16" and isa == "native":
+        for key, name in (("amx_bf16_gflops_nt", "AMX bf16 peak"), ("bf16_dot_gflops_nt", "AVX512_BF16 peak")):
+            if peak.get(key):
+                return peak[key], name
+    return peak["fma_gflops_nt"], "FMA peak"
+
+
+def write_summary(rows, out, cpu, isa, peak, threads, peak_name="FMA peak", dtype="f32"):
+    lines = [f"# Peer benchmark" + (f" ({dtype})" if dtype != "f32" else ""), "",
+             f"Machine: {cpu}, {isa}; {peak_name} {peak:.1f} GFLOP/s on {threads} threads (measured in this run).",
              "Times are medians; `peer/ours` > 1 means we are faster. GFLOP/s count the multiply-adds of the",
              "(E X) W order for every Linformer peer (full attention: its own).", ""]
     for block in ("layer", "encoder"):

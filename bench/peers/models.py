@@ -21,7 +21,8 @@ import numpy as np
 
 
 def read_safetensors(path):
-    """name -> float32 numpy array, from a safetensors file (no torch)."""
+    """name -> float32 numpy array, from a safetensors file of F32 or BF16
+    tensors (no torch; a bf16 is the upper half of an f32, exactly)."""
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(n))
@@ -30,9 +31,14 @@ def read_safetensors(path):
     for name, info in header.items():
         if name == "__metadata__":
             continue
-        assert info["dtype"] == "F32", f"{name}: only F32 weights are read here"
         begin, end = info["data_offsets"]
-        out[name] = np.frombuffer(data[begin:end], dtype=np.float32).reshape(info["shape"]).copy()
+        if info["dtype"] == "F32":
+            a = np.frombuffer(data[begin:end], dtype=np.float32).copy()
+        elif info["dtype"] == "BF16":
+            a = (np.frombuffer(data[begin:end], dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+        else:
+            raise ValueError(f"{name}: only F32 and BF16 weights are read here, not {info['dtype']}")
+        out[name] = a.reshape(info["shape"])
     return out
 
 
@@ -227,18 +233,25 @@ def lucidrains_module(config, weights):
 # JAX
 
 
-def jax_function(config, weights):
+def jax_function(config, weights, dtype="f32"):
     """A jitted function of x computing the model (weights as constants
-    closed over, as a deployed model has them)."""
+    closed over, as a deployed model has them), in f32 or, with dtype
+    "bf16", in bfloat16: weights, input, activations and matmuls, with
+    LayerNorm's statistics and the softmax in f32 and rounded back, as
+    torch's bf16 kernels compute them (and flax's LayerNorm, whose
+    statistics are f32)."""
     import jax
     import jax.numpy as jnp
+
+    jdtype = jnp.bfloat16 if dtype == "bf16" else jnp.float32
 
     heads, dm = config["heads"], config["d_model"]
     d = dm // heads
     eps = config.get("layer_norm_eps", 1e-5)
     encoder = config.get("block", "encoder") == "encoder"
     pre = config.get("norm", "post") == "pre"
-    layers = [{k: (None if v is None else jnp.asarray(v)) for k, v in layer_weights(weights, config, i).items()}
+    layers = [{k: (None if v is None else jnp.asarray(v, jdtype))
+               for k, v in layer_weights(weights, config, i).items()}
               for i in range(config["layers"])]
 
     pooled, k = supported_projection(config)
@@ -262,14 +275,15 @@ def jax_function(config, weights):
         kh = kp.reshape(b, kk, heads, d).transpose(0, 2, 1, 3)
         vh = vp.reshape(b, kk, heads, d).transpose(0, 2, 1, 3)
         s = (qh @ kh.transpose(0, 1, 3, 2)) * (d ** -0.5)
-        o = jax.nn.softmax(s, axis=-1) @ vh
+        o = jax.nn.softmax(s.astype(jnp.float32), axis=-1).astype(jdtype) @ vh
         o = o.transpose(0, 2, 1, 3).reshape(b, n, dm) @ p["wo"]
         return o + (p["bo"] if p["bo"] is not None else 0)
 
     def ln(x, g, bta):
+        x = x.astype(jnp.float32)
         mu = x.mean(-1, keepdims=True)
         var = ((x - mu) ** 2).mean(-1, keepdims=True)
-        return (x - mu) / jnp.sqrt(var + eps) * g + bta
+        return ((x - mu) / jnp.sqrt(var + eps) * g + bta).astype(jdtype)
 
     def ffn(x, p):
         h = x @ p["ffn.w1"] + (p["ffn.b1"] if p["ffn.b1"] is not None else 0)
@@ -277,6 +291,7 @@ def jax_function(config, weights):
         return h + (p["ffn.b2"] if p["ffn.b2"] is not None else 0)
 
     def forward(x):
+        x = x.astype(jdtype)
         for p in layers:
             if not encoder:
                 x = attention(x, p)
@@ -286,7 +301,7 @@ def jax_function(config, weights):
             else:
                 x = ln(x + attention(x, p), p["ln1.gamma"], p["ln1.beta"])
                 x = ln(x + ffn(x, p), p["ln2.gamma"], p["ln2.beta"])
-        return x
+        return x.astype(jnp.float32)
 
     return jax.jit(forward)
 

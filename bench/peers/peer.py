@@ -11,6 +11,11 @@ llvm-cpu for the host CPU), jax (jax.jit). The output is checked against
 relative error is reported, and the peer is not timed. The parent process
 measures peak RSS (one process per peer).
 
+--dtype bf16 runs the peer in bfloat16 (torch: the module and the input
+`.to(torch.bfloat16)`; JAX: weights, input, activations and matmuls in
+bfloat16, LayerNorm statistics and softmax in f32 as torch's kernels
+compute them), as a user runs a bf16 model; only torch_eager, torch_compile and jax. The output
+is compared in f32 with a tolerance of BF16_TOLERANCE (below).
 --isa avx2 limits the peer to AVX2 on an AVX-512 machine: the parent sets
 ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2, MKL_ENABLE_INSTRUCTIONS=AVX2
 and XLA_FLAGS=--xla_cpu_max_isa=AVX2 in the environment; here IREE compiles
@@ -41,6 +46,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 
 TOLERANCE = 1e-3
+# A bf16 peer rounds every activation to bf16 (relative step 2^-8, so up to
+# 2^-9 = 2e-3 a rounding) between its ops; torch bf16 on the default encoder
+# lands 5-6e-3 (normwise) from the f32 reference (issue 68), and ours, with
+# bf16 storage and f32 arithmetic, nearer. 2e-2 leaves room for that and
+# still refuses a peer that computes another model (errors of order 1).
+BF16_TOLERANCE = 2e-2
+BF16_PEERS = ("torch_eager", "torch_compile", "jax")
 
 
 def timed(fn, runs, warmup):
@@ -146,6 +158,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--isa", default="native", choices=["native", "avx2"])
     ap.add_argument("--isa-cpu", default="znver3")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"])
     ap.add_argument("--onednn-probe", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     config = json.load(open(a.config))
@@ -153,6 +166,11 @@ def main():
     x = np.load(a.input).astype(np.float32)
     result = {"peer": a.peer, "threads": a.threads}
     notes = []
+    bf16 = a.dtype == "bf16"
+    if bf16 and a.peer not in BF16_PEERS:
+        result["error"] = f"no bf16 variant of {a.peer} here (bf16: {', '.join(BF16_PEERS)})"
+        print(json.dumps(result))
+        return
 
     isa_error = None
     if a.peer == "jax":
@@ -170,7 +188,9 @@ def main():
                                    f" --xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads={a.threads}")
         import jax
         jax.config.update("jax_platforms", "cpu")
-        f = models.jax_function(config, weights)
+        f = models.jax_function(config, weights, a.dtype)
+        if bf16:
+            notes.append("bfloat16 (LayerNorm statistics and softmax in f32)")
         xj = jax.numpy.asarray(x)
         t0 = time.perf_counter()
         y = np.asarray(f(xj).block_until_ready())
@@ -248,11 +268,15 @@ def main():
         else:
             m = models.torch_module(config, weights, full_attention=(a.peer == "sdpa"))
         xt = torch.from_numpy(x)
+        if bf16:
+            m = m.to(torch.bfloat16)
+            xt = xt.to(torch.bfloat16)
+            notes.append("module and input .to(torch.bfloat16)")
         if a.peer == "torch_compile":
             m = torch.compile(m)
         with torch.inference_mode():
             t0 = time.perf_counter()
-            y = m(xt).numpy()
+            y = m(xt).float().numpy()
             result["compile_s"] = time.perf_counter() - t0
         def run():
             with torch.inference_mode():
@@ -268,7 +292,7 @@ def main():
     if a.reference and a.peer != "sdpa":
         err = models.rel_error(y, np.load(a.reference))
         result["rel_err"] = err
-        if not (err <= TOLERANCE):
+        if not (err <= (BF16_TOLERANCE if bf16 else TOLERANCE)):
             result["error"] = f"output differs from ours: normwise relative error {err:.3e}"
             result["notes"] = notes
             print(json.dumps(result))

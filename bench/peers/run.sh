@@ -16,9 +16,11 @@
 #   bench/peers/run.sh --autotune            # ours compiled with --autotune
 #   bench/peers/run.sh --isa avx2            # AVX2 mode on any machine: ours
 #                                            # for znver3, peers limited to AVX2
+#   bench/peers/run.sh --dtype bf16          # bf16 models: ours, torch eager,
+#                                            # torch.compile and JAX in bf16
 #
 # Extra arguments go to bench.py (--blocks, --n, --k, --peers, --threads,
-# --runs, --repeats, --autotune, --isa, --isa-cpu, --max-peer-gflop).
+# --runs, --repeats, --autotune, --isa, --isa-cpu, --dtype, --max-peer-gflop).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -40,12 +42,19 @@ if ! "$venv/bin/python" -c "import torch, jax, iree.turbine, linformer, matplotl
     iree-base-compiler iree-base-runtime iree-turbine linformer
 fi
 "$venv/bin/python" "$root/bench/peers/bench.py" --build "$build" "$@"
-# --isa avx2 writes its results beside the native ones, in results/avx2.
+# --isa avx2 writes its results beside the native ones, in results/avx2;
+# --dtype bf16 in a bf16/ below that.
 results="$root/bench/results"
+dtype=""
 prev=""
 for arg in "$@"; do
-  case "$arg" in --isa=avx2) results="$root/bench/results/avx2" ;; esac
+  case "$arg" in
+    --isa=avx2) results="$root/bench/results/avx2" ;;
+    --dtype=bf16) dtype=bf16 ;;
+  esac
   if [ "$prev" = "--isa" ] && [ "$arg" = avx2 ]; then results="$root/bench/results/avx2"; fi
+  if [ "$prev" = "--dtype" ] && [ "$arg" = bf16 ]; then dtype=bf16; fi
   prev="$arg"
 done
+[ -n "$dtype" ] && results="$results/$dtype"
 "$venv/bin/python" "$root/bench/peers/plot.py" "$results"
