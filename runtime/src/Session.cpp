@@ -286,7 +286,8 @@ struct Session::Impl {
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
        int threads, bool profile, void *stream, std::chrono::microseconds spin)
       : module(std::move(m)), weights(std::move(w)), pool(threads, spin),
-        profiling(profile), cudaStream(stream) {
+        profiling(profile), cudaStream(stream), B(module->batch()),
+        n(module->seqLen()) {
     const Manifest &manifest = module->manifest();
     kernelMs.resize(manifest.kernels.size());
     for (const ManifestKernel &k : manifest.kernels) {
@@ -337,6 +338,81 @@ struct Session::Impl {
   void runKernel(size_t k, const int32_t *lengths);
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
            size_t numOutputs, bool onDevice);
+
+  /// A run, in the steps run() takes in this order: the caller's tensors
+  /// checked, the lengths and mask filled in, the copies in, the kernels,
+  /// the copies out.
+  /// The caller's inputs by manifest buffer (given); a "lengths" or "mask"
+  /// the model takes as the other; cu_seqlens.
+  void matchInputs(const lf_tensor *inputs, size_t numInputs);
+  /// A packed run's offsets: batch, offsets, T.
+  void readPacking();
+  /// The data inputs against the manifest; the caller's L and batch.
+  void checkInputs();
+  /// The outputs against the manifest (wanted).
+  void checkOutputs(const lf_tensor *outputs, size_t numOutputs);
+  /// The lengths buffer: the caller's (by the buffer's name, or converted
+  /// from a prefix mask), else L for every sequence.
+  void fillLengths();
+  /// The mask buffer: the caller's [b, L] (by the buffer's name), or a
+  /// prefix mask from a caller "lengths" tensor, else ones for the L real
+  /// tokens.
+  void fillMask();
+  /// Inputs bound in place or copied (and padded) into the session's.
+  void bindInputs();
+  /// Outputs the caller wants in full, in aligned memory: written in place.
+  void bindOutputs();
+  /// The kernels: on the device, or in manifest order on the pool.
+  void launch();
+  /// The rest copied out: all rows, or the first L of each sequence. With
+  /// lengths, a sequence's rows past its length are padding, which the
+  /// kernels need not compute: they are returned as zeros.
+  void copyOutputs();
+
+  /// Copies between the caller's tensors and the session's buffers,
+  /// counted (lf_session_copied_bytes).
+  void copyIn(uint8_t *dst, const uint8_t *src, size_t bytes);
+  void copyOut(uint8_t *dst, const uint8_t *src, size_t bytes);
+  /// The model's input names, for messages.
+  std::string inputNames() const;
+  /// Tokens of packed sequence i.
+  int64_t packedLength(int64_t i) const;
+  /// Bytes of one token's row of sequence buffer `idx`.
+  size_t rowBytes(size_t idx) const;
+  /// Where sequence i starts in a caller's tensor of `rows` rows a sequence.
+  int64_t callerStart(int64_t i, int64_t rows) const;
+  /// Whether a caller's tensor of `rows` rows a sequence has each sequence
+  /// where the packed kernels read it (rowStart).
+  bool packedInPlace(int64_t rows) const;
+
+  /// One run's state, set by its steps (runs are serialized by runMutex).
+  /// B and n: the compiled batch (a maximum for models with lengths: a run
+  /// may pass 1 <= batch <= B sequences; the others get length 0 and no
+  /// work) and sequence length.
+  const int64_t B, n;
+  bool onDevice = false;
+  std::vector<const lf_tensor *> given, wanted;
+  const lf_tensor *lengthsForMask = nullptr, *maskForLengths = nullptr;
+  /// A packed run's offsets: sequence inputs and outputs are [T, ...].
+  const lf_tensor *cuSeqlens = nullptr;
+  /// A model with lengths on host buffers takes 1 <= batch <= B sequences;
+  /// device tensors where the kernels index them packed.
+  bool dynamicBatch = false;
+  /// Packed: the offsets give the batch and every sequence's length (T
+  /// rows in all); the lengths or mask input is filled from them.
+  bool packed = false;
+  std::vector<int64_t> offsets;
+  int64_t T = 0;
+  /// The run's batch and the caller's sequence length.
+  int64_t batch = -1, L = -1;
+  /// Per buffer: bound to a caller's device memory this run; an output
+  /// the kernels write in the caller's memory.
+  std::vector<bool> devIo, direct;
+  /// This run's real lengths (null without), and the ones the copies may
+  /// stop at (null where kernels read padding).
+  const int32_t *lengths = nullptr, *realLengths = nullptr;
+  /// Kernels of packed sequences, with lengths.
+  bool packedKernels = false;
 };
 
 void Session::Impl::plan() {
@@ -349,13 +425,13 @@ void Session::Impl::plan() {
   // The constants apart from the arena: nothing a run does (poisoning,
   // zeroing) touches them.
   size_t total = 0, constantTotal = 0;
-  std::vector<size_t> offsets(m.buffers.size(), 0);
+  std::vector<size_t> slots(m.buffers.size(), 0);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     BufferKind kind = m.buffers[i].kind;
     if (kind == BufferKind::Weight)
       continue;
     size_t &end = kind == BufferKind::Constant ? constantTotal : total;
-    offsets[i] = end;
+    slots[i] = end;
     end += alignUp(size_t(m.buffers[i].byteSize()));
   }
   if (constantTotal)
@@ -364,7 +440,7 @@ void Session::Impl::plan() {
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
     if (b.kind == BufferKind::Constant) {
-      owned[i] = static_cast<uint8_t *>(constants->data) + offsets[i];
+      owned[i] = static_cast<uint8_t *>(constants->data) + slots[i];
       continue;
     }
     if (b.kind != BufferKind::Weight)
@@ -396,7 +472,7 @@ void Session::Impl::plan() {
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     BufferKind kind = m.buffers[i].kind;
     if (kind != BufferKind::Weight && kind != BufferKind::Constant)
-      owned[i] = static_cast<uint8_t *>(arena->data) + offsets[i];
+      owned[i] = static_cast<uint8_t *>(arena->data) + slots[i];
   }
   bound = owned;
   if (module->cuda())
@@ -482,28 +558,10 @@ void Session::Impl::runKernel(size_t k, const int32_t *lengths) {
 void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                         const lf_tensor *outputs, size_t numOutputs,
                         bool onDevice) {
-  const Module &mod = *module;
-  const Manifest &m = mod.manifest();
   copiedIn = copiedOut = 0;
-  // Copies of data between the caller's tensors and the session's buffers,
-  // counted (lf_session_copied_bytes).
-  auto copyIn = [&](uint8_t *dst, const uint8_t *src, size_t bytes) {
-    copiedIn += int64_t(bytes);
-    copyBytes(pool, dst, src, 0, bytes);
-  };
-  auto copyOut = [&](uint8_t *dst, const uint8_t *src, size_t bytes) {
-    copiedOut += int64_t(bytes);
-    copyBytes(pool, dst, src, 0, bytes);
-  };
   if (onDevice && !cuda)
-    invalid("device tensors need a cuda module; '" + mod.path() +
+    invalid("device tensors need a cuda module; '" + module->path() +
             "' runs on the cpu (use lf_session_run)");
-  // Per buffer: bound to a caller's device memory this run.
-  std::vector<bool> devIo(m.buffers.size(), false);
-  // B: the compiled batch, a maximum for models with lengths (a run may
-  // pass 1 <= batch <= B sequences; the others get length 0 and no work).
-  const int64_t B = mod.batch(), n = mod.seqLen();
-  int64_t batch = -1;
   // Kernels read weights in place from the mapping: a file truncated since
   // it was loaded would turn those reads into SIGBUS.
   if (FileError err = weights->file().checkIntact())
@@ -512,19 +570,65 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     invalid("inputs is null but num_inputs is " + std::to_string(numInputs));
   if (numOutputs && !outputs)
     invalid("outputs is null but num_outputs is " + std::to_string(numOutputs));
+  this->onDevice = onDevice;
+  batch = -1;
+  // The caller's tensors are checked before the session's buffers are
+  // bound; lengths and mask are checked as they are filled in.
+  matchInputs(inputs, numInputs);
+  readPacking();
+  checkInputs();
+  checkOutputs(outputs, numOutputs);
+  fillLengths();
+  fillMask();
+  bindInputs();
+  bindOutputs();
+  launch();
+  copyOutputs();
+}
 
-  auto inputNames = [&] {
-    std::string s;
-    for (size_t i : mod.ios(LF_IO_INPUT))
-      s += (s.empty() ? "" : ", ") + m.buffers[i].name;
-    return s;
-  };
+void Session::Impl::copyIn(uint8_t *dst, const uint8_t *src, size_t bytes) {
+  copiedIn += int64_t(bytes);
+  copyBytes(pool, dst, src, 0, bytes);
+}
 
-  // Match caller inputs to manifest buffers by name.
-  std::vector<const lf_tensor *> given(m.buffers.size(), nullptr);
-  const lf_tensor *lengthsForMask = nullptr, *maskForLengths = nullptr;
-  // A packed run's offsets: sequence inputs and outputs are [T, ...].
-  const lf_tensor *cuSeqlens = nullptr;
+void Session::Impl::copyOut(uint8_t *dst, const uint8_t *src, size_t bytes) {
+  copiedOut += int64_t(bytes);
+  copyBytes(pool, dst, src, 0, bytes);
+}
+
+std::string Session::Impl::inputNames() const {
+  const Manifest &m = module->manifest();
+  std::string s;
+  for (size_t i : module->ios(LF_IO_INPUT))
+    s += (s.empty() ? "" : ", ") + m.buffers[i].name;
+  return s;
+}
+
+int64_t Session::Impl::packedLength(int64_t i) const {
+  return offsets[size_t(i) + 1] - offsets[size_t(i)];
+}
+
+size_t Session::Impl::rowBytes(size_t idx) const {
+  const Manifest &m = module->manifest();
+  return size_t(m.buffers[idx].byteSize()) / size_t(B * n);
+}
+
+int64_t Session::Impl::callerStart(int64_t i, int64_t rows) const {
+  return packed ? offsets[size_t(i)] : i * rows;
+}
+
+bool Session::Impl::packedInPlace(int64_t rows) const {
+  for (int64_t i = 0; i < batch; ++i)
+    if (callerStart(i, rows) != rowStart[size_t(i)])
+      return false;
+  return true;
+}
+
+void Session::Impl::matchInputs(const lf_tensor *inputs, size_t numInputs) {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
+  given.assign(m.buffers.size(), nullptr);
+  lengthsForMask = maskForLengths = cuSeqlens = nullptr;
   for (size_t i = 0; i < numInputs; ++i) {
     const lf_tensor &t = inputs[i];
     checkTensorBasics(t, "input");
@@ -549,20 +653,18 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
       invalid(std::string("input '") + t.name + "' is given twice");
     *slot = &t;
   }
+}
 
+void Session::Impl::readPacking() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
   // A model with lengths on host buffers takes 1 <= batch <= B sequences.
   // The sequences a run does not have get length 0: the kernels with a
   // length rule skip them (on CUDA, the trailing ones), the others compute
   // them on zero input rows and their rows are dropped.
   // Device tensors take it where the kernels index them packed.
-  const bool dynamicBatch =
+  dynamicBatch =
       mod.lengthsBuffer() >= 0 && (!onDevice || m.packedSequences);
-  // Packed: the offsets give the batch and every sequence's length; the
-  // lengths or mask input is filled from them.
-  std::vector<int64_t> offsets;
-  auto packedLength = [&](int64_t i) {
-    return offsets[size_t(i) + 1] - offsets[size_t(i)];
-  };
   if (cuSeqlens) {
     if (onDevice && !m.packedSequences)
       invalid("packed input ('cu_seqlens') on the device needs kernels that "
@@ -593,12 +695,14 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                                      " sequences)"
                                : std::string(" (exactly that many)")));
   }
-  const bool packed = cuSeqlens != nullptr;
-  // Total rows of a packed tensor.
-  const int64_t T = packed ? offsets.back() : 0;
+  packed = cuSeqlens != nullptr;
+  T = packed ? offsets.back() : 0;
+}
 
-  // Check data inputs and find the caller's sequence length L.
-  int64_t L = -1;
+void Session::Impl::checkInputs() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
+  L = -1;
   for (size_t idx : mod.ios(LF_IO_INPUT)) {
     const ManifestBuffer &b = m.buffers[idx];
     if (b.role != BufferRole::None)
@@ -679,9 +783,12 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
         " tokens but the model was compiled for n = " + std::to_string(n) +
         " and has no lengths or mask input to pad with; pass exactly " +
         std::to_string(n) + " tokens");
+}
 
-  // Outputs: validate all before running anything.
-  std::vector<const lf_tensor *> wanted(m.buffers.size(), nullptr);
+void Session::Impl::checkOutputs(const lf_tensor *outputs, size_t numOutputs) {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
+  wanted.assign(m.buffers.size(), nullptr);
   for (size_t i = 0; i < numOutputs; ++i) {
     const lf_tensor &t = outputs[i];
     checkTensorBasics(t, "output");
@@ -725,9 +832,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                       : ""));
     wanted[size_t(idx)] = &t;
   }
+}
 
-  // Lengths: the caller's (by the buffer's name, or converted from a
-  // prefix mask), else L for every sequence.
+void Session::Impl::fillLengths() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
   if (int64_t li = mod.lengthsBuffer(); li >= 0) {
     const ManifestBuffer &b = m.buffers[size_t(li)];
     auto *lengths = static_cast<int32_t *>(owned[size_t(li)]);
@@ -772,9 +881,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     for (int64_t i = batch; i < B; ++i)
       lengths[i] = 0;
   }
+}
 
-  // Mask: the caller's [b, L] (by the buffer's name), or a prefix mask from
-  // a caller "lengths" tensor, else ones for the L real tokens.
+void Session::Impl::fillMask() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
   if (int64_t mi = mod.maskBuffer(); mi >= 0) {
     const ManifestBuffer &b = m.buffers[size_t(mi)];
     auto *mask = static_cast<uint8_t *>(owned[size_t(mi)]);
@@ -815,7 +926,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
         std::memset(mask + i * n, 1, size_t(L));
     }
   }
+}
 
+void Session::Impl::bindInputs() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
   // Bind inputs: zero-copy when nothing needs padding, else copy + pad.
   // The CPU kernels of a model with lengths never read a row past its
   // sequence's length (row tiles past it are skipped, token reductions stop
@@ -826,37 +941,19 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   // zeros, so that stale values (an Inf of an earlier run) cannot reach a
   // real row as 0 * Inf.
   bound = owned;
+  devIo.assign(m.buffers.size(), false);
   // This run's real lengths, for the copies and the kernels' length rules.
-  const int32_t *lengths =
+  lengths =
       mod.lengthsBuffer() >= 0
           ? static_cast<const int32_t *>(owned[size_t(mod.lengthsBuffer())])
           : nullptr;
-  const int32_t *realLengths = kernelsReadPadding ? nullptr : lengths;
-  // Kernels of packed sequences (with lengths): sequence s at row
-  // rowStart[s] of each sequence buffer, its real rows end to end. A
-  // caller's tensor is that layout when each sequence starts there:
-  // packed input, one sequence, or sequences that all (but the last) fill
-  // the caller's rows. Device tensors must be (nothing copies them).
-  const bool packedKernels = m.packedSequences && lengths;
+  realLengths = kernelsReadPadding ? nullptr : lengths;
+  packedKernels = m.packedSequences && lengths;
   if (packedKernels) {
     rowStart.assign(size_t(B) + 1, 0);
     for (int64_t i = 0; i < B; ++i)
       rowStart[size_t(i) + 1] = rowStart[size_t(i)] + lengths[i];
   }
-  // Bytes of one token's row of sequence buffer `idx`.
-  auto rowBytes = [&](size_t idx) {
-    return size_t(m.buffers[idx].byteSize()) / size_t(B * n);
-  };
-  // Where sequence i starts in a caller's tensor of `rows` rows a sequence.
-  auto callerStart = [&](int64_t i, int64_t rows) {
-    return packed ? offsets[size_t(i)] : i * rows;
-  };
-  auto packedInPlace = [&](int64_t rows) {
-    for (int64_t i = 0; i < batch; ++i)
-      if (callerStart(i, rows) != rowStart[size_t(i)])
-        return false;
-    return true;
-  };
   for (size_t idx : mod.ios(LF_IO_INPUT)) {
     const ManifestBuffer &b = m.buffers[idx];
     const lf_tensor *t = given[idx];
@@ -915,9 +1012,12 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
                   poison ? 0xff : 0, size_t(n - len) * row);
     }
   }
+}
 
-  // Outputs the caller wants in full, in aligned memory: write in place.
-  std::vector<bool> direct(m.buffers.size(), false);
+void Session::Impl::bindOutputs() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
+  direct.assign(m.buffers.size(), false);
   for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
     const lf_tensor *t = wanted[idx];
     if (t && onDevice) {
@@ -945,7 +1045,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
     bound[idx] = t->data;
     direct[idx] = true;
   }
+}
 
+void Session::Impl::launch() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
   if (cuda) {
     // Kernels with a length rule number their blocks along x: launch them
     // up to the last block that holds a real token (the rest would only
@@ -1002,10 +1106,11 @@ void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
   for (size_t k = 0; !cuda && k < m.kernels.size(); ++k)
     if (!m.kernels[k].initializer)
       runKernel(k, lengths);
+}
 
-  // Copy the rest out: all rows, or the first L of each sequence. With
-  // lengths, a sequence's rows past its length are padding, which the
-  // kernels need not compute: they are returned as zeros.
+void Session::Impl::copyOutputs() {
+  const Module &mod = *module;
+  const Manifest &m = mod.manifest();
   for (size_t idx : mod.ios(LF_IO_OUTPUT)) {
     const lf_tensor *t = wanted[idx];
     if (!t)
