@@ -471,7 +471,10 @@ int checkAgainstReference(const lf::Module &module,
                                                                         : 3;
 }
 
-int main(int argc, char **argv) {
+namespace {
+
+/// What the command line asks for (kUsage).
+struct Options {
   std::string artifact, weightsPath, output, lengthsArg, maskPath;
   std::map<std::string, std::string> inputs;
   bool poisonPadding = false;
@@ -486,6 +489,16 @@ int main(int argc, char **argv) {
   int repeat = 1, threads = 0, warmup = 0, sessions = 1;
   int64_t seqLen = -1, runBatch = -1;
   uint64_t seed = 1;
+
+  /// Reads the command line; an exit code where the command ends there
+  /// (--help, a usage error).
+  std::optional<int> parse(int argc, char **argv);
+  /// --make-weights: seeded random weights for the artifact's model, from
+  /// its manifest alone: no code is loaded (and no device needed).
+  int writeWeights() const;
+};
+
+std::optional<int> Options::parse(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     // --flag=value is --flag value.
@@ -618,502 +631,623 @@ int main(int argc, char **argv) {
     return usage("--packed with --input needs --lengths: how the input's "
                  "rows split into sequences");
 
-  if (makeWeights) {
-    // From the manifest alone: no code is loaded (and no device needed).
-    linformer::Artifact art;
-    if (linformer::FileError err = linformer::Artifact::open(artifact, art))
-      return error(err.message);
-    linformer::Manifest m;
-    if (linformer::FileError err =
-            linformer::parseManifest(art.section("manifest"), m))
-      return error(artifact + ": " + err.message);
-    linformer::ModelConfig config;
-    if (m.modelJson.empty())
-      return error("--make-weights needs an artifact compiled from a "
-                   "model.json; " + artifact + " has no model description");
-    if (std::string err = linformer::parseModelConfig(m.modelJson, config);
-        !err.empty())
-      return error(artifact + ": model: " + err);
-    size_t count = 0;
-    if (std::string err =
-            linformer::writeRandomWeights(config, seed, weightsPath, &count);
-        !err.empty())
-      return error(err);
-    std::printf("wrote %zu weights to %s\n", count, weightsPath.c_str());
-  }
+  return std::nullopt;
+}
 
-  try {
-    lf::Module module = lf::Module::load(artifact, device);
-    lf::Weights weights = lf::Weights::load(weightsPath);
-    weights.checkAgainst(module);
-    lf::Session session(module, weights, threads,
-                        profile || !profileJson.empty(), nullptr, spinUs);
-    auto [batch, n] = module.sequenceShape();
-    // The run's batch: --batch, else one per listed length, else the
-    // compiled one (a maximum for models with lengths).
-    if (runBatch < 0 && !lengthsArg.empty() &&
-        lengthsArg.find(".npy") == std::string::npos)
-      runBatch = int64_t(std::count(lengthsArg.begin(), lengthsArg.end(),
-                                    ',')) +
-                 1;
+int Options::writeWeights() const {
+  // From the manifest alone: no code is loaded (and no device needed).
+  linformer::Artifact art;
+  if (linformer::FileError err = linformer::Artifact::open(artifact, art))
+    return error(err.message);
+  linformer::Manifest m;
+  if (linformer::FileError err =
+          linformer::parseManifest(art.section("manifest"), m))
+    return error(artifact + ": " + err.message);
+  linformer::ModelConfig config;
+  if (m.modelJson.empty())
+    return error("--make-weights needs an artifact compiled from a "
+                 "model.json; " + artifact + " has no model description");
+  if (std::string err = linformer::parseModelConfig(m.modelJson, config);
+      !err.empty())
+    return error(artifact + ": model: " + err);
+  size_t count = 0;
+  if (std::string err =
+          linformer::writeRandomWeights(config, seed, weightsPath, &count);
+      !err.empty())
+    return error(err);
+  std::printf("wrote %zu weights to %s\n", count, weightsPath.c_str());
+  return 0;
+}
 
-    // Padding: the caller's lengths.
-    std::vector<int32_t> lengths;
-    linformer::NpyArray maskArray;
-    if (!lengthsArg.empty()) {
-      if (lengthsArg.size() > 4 &&
-          lengthsArg.compare(lengthsArg.size() - 4, 4, ".npy") == 0) {
-        linformer::NpyArray la;
-        if (linformer::FileError e = linformer::readNpy(lengthsArg, la))
-          return error(e.message);
-        if (la.shape.size() != 1)
-          return error("--lengths: expected a 1-D array, got shape " +
-                       linformer::shapeString(la.shape));
-        if (la.dtype == linformer::DType::I32)
-          lengths.assign(la.as<int32_t>(), la.as<int32_t>() + la.numElements());
-        else if (la.dtype == linformer::DType::I64)
-          for (int64_t k = 0; k < la.numElements(); ++k) {
-            int64_t value = la.as<int64_t>()[k];
-            if (value < 1 || value > n)
-              return error("--lengths: entry " + std::to_string(k) + " is " +
-                           std::to_string(value) + ", outside [1, n = " +
-                           std::to_string(n) + "]");
-            lengths.push_back(int32_t(value));
-          }
-        else
-          return error("--lengths: expected an int32 or int64 array, got " +
-                       std::string(linformer::dtypeName(la.dtype)));
-      } else {
-        size_t pos = 0;
-        while (pos <= lengthsArg.size()) {
-          size_t comma = lengthsArg.find(',', pos);
-          std::string item = lengthsArg.substr(
-              pos, comma == std::string::npos ? std::string::npos
-                                              : comma - pos);
-          long long value = 0;
-          if (!parseInteger(item, 1, n, value))
-            return usage("--lengths: '" + item +
-                         "' is not an integer in [1, n = " +
+/// A host copy of a tensor placed at --io-offset from 64-byte alignment,
+/// with where its bytes came from: an input's must still be there after the
+/// runs.
+struct HostIo {
+  std::unique_ptr<char, decltype(&std::free)> storage{nullptr, &std::free};
+  char *at = nullptr;
+  const void *from = nullptr;
+  size_t bytes = 0;
+};
+
+/// One invocation after its options: the artifact loaded, the tensors
+/// built, the timed runs, then what the options ask of them. main() takes
+/// the steps in the order they are declared.
+struct Runner : Options {
+  explicit Runner(Options options);
+  ~Runner();
+
+  /// The run's lengths (--lengths: a list or a .npy).
+  int readLengths();
+  /// The data inputs (--input, or --random-input), their tensors, and the
+  /// run's batch and length L.
+  int readInputs();
+  /// --poison-padding: the runtime gets copies of the sequence inputs
+  /// whose padded rows (past each --lengths) are NaN bytes; the reference
+  /// keeps the originals. Kernels that read the caller's tensor in place
+  /// must then give the same bytes as without.
+  int poisonPaddedRows();
+  /// --packed: every sequence input [T, ...], and cu_seqlens in place of
+  /// the lengths.
+  int packInputs();
+  /// The lengths and mask tensors.
+  int addPadding();
+  /// The output tensor.
+  int prepareOutput();
+  /// --io-offset: the data inputs and the output at a chosen distance from
+  /// 64-byte alignment, to show what the runtime binds in place.
+  /// --device-io: the data input and the output in device memory, copied
+  /// there once before the runs and back once after them.
+  int placeTensors();
+  /// --warmup runs, then --repeat timed ones, and the output back.
+  int timeRuns();
+  /// --sessions: more sessions on the same module and weights, each of
+  /// which must reproduce the first one's output exactly (same kernels,
+  /// same order).
+  int compareSessions();
+  /// The "ran ..." line.
+  int report();
+  /// --profile and --profile-json.
+  int writeProfile();
+  /// --output.
+  int writeOutput();
+  /// --check.
+  int checkOutput();
+
+  void runOnce();
+
+  lf::Module module;
+  lf::Weights weights;
+  lf::Session session;
+  /// The compiled batch (then the run's) and sequence length; the run's L.
+  int64_t batch = 0, n = 0, L = 0;
+  std::vector<int32_t> lengths;
+  linformer::NpyArray maskArray;
+  std::vector<lf::TensorInfo> modelInputs;
+  /// The data inputs as read, and the tensors a run passes (data inputs
+  /// first, then cu_seqlens, lengths, mask).
+  std::vector<linformer::NpyArray> arrays;
+  std::vector<lf::TensorRef> refs;
+  linformer::NpyArray x;
+  std::vector<linformer::NpyArray> poisonedArrays, packedArrays;
+  std::vector<int32_t> cuSeqlens;
+  std::vector<lf::TensorInfo> outs;
+  std::vector<int64_t> outShape;
+  linformer::NpyArray y;
+  std::vector<lf::TensorRef> outRefs;
+  std::vector<HostIo> hostInputs;
+  HostIo hostOutput;
+  std::vector<void *> deviceBuffers;
+  std::vector<lf::TensorRef> devRefs, devOutRefs;
+  /// The timed runs' milliseconds.
+  std::vector<double> ms;
+};
+
+/// A session of `weights` on `module`, once the weights are checked against
+/// the model's.
+lf::Session openSession(const Options &o, const lf::Module &module,
+                        const lf::Weights &weights) {
+  weights.checkAgainst(module);
+  return lf::Session(module, weights, o.threads,
+                     o.profile || !o.profileJson.empty(), nullptr, o.spinUs);
+}
+
+Runner::Runner(Options options)
+    : Options(std::move(options)), module(lf::Module::load(artifact, device)),
+      weights(lf::Weights::load(weightsPath)),
+      session(openSession(*this, module, weights)) {
+  std::tie(batch, n) = module.sequenceShape();
+  // The run's batch: --batch, else one per listed length, else the
+  // compiled one (a maximum for models with lengths).
+  if (runBatch < 0 && !lengthsArg.empty() &&
+      lengthsArg.find(".npy") == std::string::npos)
+    runBatch = int64_t(std::count(lengthsArg.begin(), lengthsArg.end(),
+                                  ',')) +
+               1;
+}
+
+Runner::~Runner() {
+  for (void *p : deviceBuffers)
+    lf_status_free(lf_device_free(module.get(), p));
+}
+
+void Runner::runOnce() {
+  if (deviceIo)
+    session.runDevice(devRefs, devOutRefs);
+  else
+    session.run(refs, outRefs);
+}
+
+int Runner::readLengths() {
+  if (!lengthsArg.empty()) {
+    if (lengthsArg.size() > 4 &&
+        lengthsArg.compare(lengthsArg.size() - 4, 4, ".npy") == 0) {
+      linformer::NpyArray la;
+      if (linformer::FileError e = linformer::readNpy(lengthsArg, la))
+        return error(e.message);
+      if (la.shape.size() != 1)
+        return error("--lengths: expected a 1-D array, got shape " +
+                     linformer::shapeString(la.shape));
+      if (la.dtype == linformer::DType::I32)
+        lengths.assign(la.as<int32_t>(), la.as<int32_t>() + la.numElements());
+      else if (la.dtype == linformer::DType::I64)
+        for (int64_t k = 0; k < la.numElements(); ++k) {
+          int64_t value = la.as<int64_t>()[k];
+          if (value < 1 || value > n)
+            return error("--lengths: entry " + std::to_string(k) + " is " +
+                         std::to_string(value) + ", outside [1, n = " +
                          std::to_string(n) + "]");
           lengths.push_back(int32_t(value));
-          if (comma == std::string::npos)
-            break;
-          pos = comma + 1;
         }
-      }
-    }
-
-    // Inputs.
-    std::vector<linformer::NpyArray> arrays;
-    std::vector<lf::TensorRef> refs;
-    linformer::NpyArray x;
-    const std::vector<lf::TensorInfo> modelInputs = module.inputs();
-    for (const lf::TensorInfo &info : modelInputs) {
-      if (info.role != LF_ROLE_NONE)
-        continue;
-      linformer::NpyArray a;
-      if (inputs.count(info.name)) {
-        if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
-          return error(e.message);
-        // numpy has no bf16: an f32 array feeds an f16 or bf16 input,
-        // rounded to nearest even.
-        linformer::DType want = linformer::DType(info.dtype);
-        if (a.dtype == linformer::DType::F32 &&
-            (want == linformer::DType::BF16 || want == linformer::DType::F16)) {
-          a.bytes = floatsAs(asFloats(a.bytes.data(), a.numElements(),
-                                      a.dtype),
-                             want);
-          a.dtype = want;
-        }
-        if (packed) {
-          // [T, ...]: back to [b, L, ...] for the check; packed again below.
-          std::vector<int64_t> want(info.shape.begin() + 1, info.shape.end());
-          want[0] = 0;
-          for (int32_t len : lengths)
-            want[0] += len;
-          if (a.shape != want)
-            return error("--packed: input '" + info.name + "' has shape " +
-                         linformer::shapeString(a.shape) + ", expected " +
-                         linformer::shapeString(want) +
-                         " (the --lengths' tokens, end to end)");
-          a = unpackRows(a, lengths,
-                         *std::max_element(lengths.begin(), lengths.end()));
-        }
-      } else if (randomInput) {
-        if (seqLen > n)
-          return error("--seq-len " + std::to_string(seqLen) +
-                       " exceeds the compiled n = " + std::to_string(n));
-        int64_t L = seqLen < 0 ? n : seqLen;
-        a.dtype = linformer::DType(info.dtype);
-        a.shape = info.shape;
-        if (a.shape.size() >= 2) {
-          a.shape[1] = L;
-          if (runBatch > 0)
-            a.shape[0] = runBatch;
-        }
-        std::vector<float> values = linformer::uniformVector(
-            linformer::shapeNumElements(a.shape), seed, -1, 1);
-        a.bytes = floatsAs(values, a.dtype);
-      } else {
-        return error("the model needs input '" + info.name +
-                     "': pass --input " + info.name + "=FILE.npy");
-      }
-      for (const auto &[name, path] : inputs)
-        if (name != info.name && !std::any_of(
-                                     modelInputs.begin(), modelInputs.end(),
-                                     [&](const lf::TensorInfo &t) {
-                                       return t.name == name;
-                                     }))
-          return error("the model has no input named '" + name + "'");
-      arrays.push_back(std::move(a));
-      if (info.name == "x")
-        x = arrays.back();
-    }
-    for (size_t i = 0, j = 0; i < modelInputs.size(); ++i) {
-      const lf::TensorInfo &info = modelInputs[i];
-      if (info.role != LF_ROLE_NONE)
-        continue;
-      linformer::NpyArray &a = arrays[j++];
-      refs.emplace_back(info.name, toLf(a.dtype), a.shape, a.bytes.data());
-    }
-    int64_t L = x.shape.size() >= 2 ? x.shape[1] : n;
-    if (x.shape.size() >= 2)
-      batch = x.shape[0];
-
-    // --poison-padding: the runtime gets copies of the sequence inputs
-    // whose padded rows (past each --lengths) are NaN bytes; the reference
-    // keeps the originals. Kernels that read the caller's tensor in place
-    // must then give the same bytes as without.
-    std::vector<linformer::NpyArray> poisonedArrays;
-    if (poisonPadding && !lengths.empty() && !packed) {
-      poisonedArrays.reserve(arrays.size());
-      for (size_t j = 0; j < arrays.size(); ++j) {
-        const linformer::NpyArray &a = arrays[j];
-        if (a.shape.size() < 2 || a.shape[0] != int64_t(lengths.size()))
-          continue;
-        poisonedArrays.push_back(a);
-        linformer::NpyArray &pa = poisonedArrays.back();
-        size_t row = pa.bytes.size() / size_t(a.shape[0] * a.shape[1]);
-        for (size_t i = 0; i < lengths.size(); ++i)
-          if (lengths[i] < a.shape[1])
-            std::memset(
-                &pa.bytes[(i * size_t(a.shape[1]) + size_t(lengths[i])) * row],
-                0xff, size_t(a.shape[1] - lengths[i]) * row);
-        refs[j] = lf::TensorRef(refs[j].name(), toLf(pa.dtype), pa.shape,
-                                pa.bytes.data());
-      }
-    }
-
-    // --packed: every sequence input [T, ...], and cu_seqlens in place of
-    // the lengths.
-    std::vector<linformer::NpyArray> packedArrays;
-    std::vector<int32_t> cuSeqlens;
-    if (packed) {
-      if (lengths.empty())
-        lengths.assign(size_t(batch), int32_t(L));
-      if (int64_t(lengths.size()) != batch)
-        return error("--packed: --lengths lists " +
-                     std::to_string(lengths.size()) +
-                     " sequences, the input has " + std::to_string(batch));
-      cuSeqlens.push_back(0);
-      for (int32_t len : lengths) {
-        if (len > L)
-          return error("--packed: a length of " + std::to_string(len) +
-                       " exceeds the input's " + std::to_string(L) +
-                       " tokens");
-        cuSeqlens.push_back(cuSeqlens.back() + len);
-      }
-      packedArrays.reserve(arrays.size());
-      for (size_t j = 0; j < arrays.size(); ++j) {
-        if (arrays[j].shape.size() < 2)
-          continue;
-        packedArrays.push_back(packRows(arrays[j], lengths));
-        const linformer::NpyArray &pa = packedArrays.back();
-        refs[j] = lf::TensorRef(refs[j].name(), toLf(pa.dtype), pa.shape,
-                                pa.bytes.data());
-      }
-      refs.emplace_back("cu_seqlens", LF_DTYPE_I32,
-                        std::vector<int64_t>{int64_t(cuSeqlens.size())},
-                        cuSeqlens.data());
-    }
-
-    // Padding.
-    if (!lengthsArg.empty() && !packed)
-      refs.emplace_back("lengths", LF_DTYPE_I32,
-                        std::vector<int64_t>{int64_t(lengths.size())},
-                        lengths.data());
-    if (!maskPath.empty()) {
-      if (linformer::FileError e = linformer::readNpy(maskPath, maskArray))
-        return error(e.message);
-      // bool and uint8 masks are used as they are; integer masks (numpy's
-      // default dtype) become nonzero -> 1. Reading an int array's bytes as
-      // u8 would silently turn one token into four or eight.
-      if (maskArray.dtype == linformer::DType::I32 ||
-          maskArray.dtype == linformer::DType::I64) {
-        int64_t count = maskArray.numElements();
-        std::string bytes(size_t(count), '\0');
-        for (int64_t k = 0; k < count; ++k)
-          bytes[size_t(k)] =
-              maskArray.dtype == linformer::DType::I32
-                  ? char(maskArray.as<int32_t>()[k] != 0)
-                  : char(maskArray.as<int64_t>()[k] != 0);
-        maskArray.bytes = std::move(bytes);
-        maskArray.dtype = linformer::DType::U8;
-      } else if (maskArray.dtype != linformer::DType::U8) {
-        return error("--mask: expected a bool, uint8 or integer array, got " +
-                     std::string(linformer::dtypeName(maskArray.dtype)));
-      }
-      refs.emplace_back("mask", LF_DTYPE_U8, maskArray.shape,
-                        maskArray.bytes.data());
-    }
-
-    // Output.
-    std::vector<lf::TensorInfo> outs = module.outputs();
-    if (outs.size() != 1)
-      return error("linformer-run handles models with one output");
-    std::vector<int64_t> outShape = outs[0].shape;
-    if (outShape.size() >= 2 && packed) {
-      outShape.erase(outShape.begin());
-      outShape[0] = cuSeqlens.back();
-    } else if (outShape.size() >= 2) {
-      outShape[0] = batch;
-      outShape[1] = L;
-    }
-    linformer::NpyArray y;
-    y.dtype = linformer::DType(outs[0].dtype);
-    y.shape = outShape;
-    y.bytes.assign(linformer::shapeNumElements(outShape) *
-                       linformer::dtypeSize(y.dtype),
-                   0);
-    std::vector<lf::TensorRef> outRefs = {
-        lf::TensorRef(outs[0].name, outs[0].dtype, outShape, y.bytes.data())};
-
-    // --io-offset: the data inputs and the output at a chosen distance
-    // from 64-byte alignment, to show what the runtime binds in place.
-    // Each placed copy keeps where its bytes came from: an input's must
-    // still be there after the runs.
-    struct HostIo {
-      std::unique_ptr<char, decltype(&std::free)> storage{nullptr, &std::free};
-      char *at = nullptr;
-      const void *from = nullptr;
-      size_t bytes = 0;
-    };
-    // The bytes of the data a run passes as `t`.
-    auto tensorBytes = [](const lf::TensorRef &t) {
-      return size_t(linformer::shapeNumElements(t.shape())) *
-             lf_dtype_size(t.view().dtype);
-    };
-    auto placeAtOffset = [&](lf::TensorRef &t, HostIo &h) {
-      lf_tensor v = t.view();
-      h.from = v.data;
-      h.bytes = tensorBytes(t);
-      h.storage.reset(static_cast<char *>(
-          std::aligned_alloc(64, (h.bytes + size_t(ioOffset) + 64) / 64 * 64)));
-      if (!h.storage)
-        return false;
-      h.at = h.storage.get() + ioOffset;
-      std::memcpy(h.at, v.data, h.bytes);
-      t = lf::TensorRef(t.name(), v.dtype, t.shape(), h.at);
-      return true;
-    };
-    std::vector<HostIo> hostInputs;
-    HostIo hostOutput;
-    if (ioOffset >= 0 && !deviceIo) {
-      hostInputs.resize(arrays.size());
-      for (size_t j = 0; j < arrays.size(); ++j)
-        if (!placeAtOffset(refs[j], hostInputs[j]))
-          return error("--io-offset: out of memory");
-      if (!placeAtOffset(outRefs[0], hostOutput))
-        return error("--io-offset: out of memory");
-    }
-
-    // --device-io: the data input and the output in device memory, copied
-    // there once before the runs and back once after them.
-    std::vector<void *> deviceBuffers;
-    std::vector<lf::TensorRef> devRefs, devOutRefs;
-    auto freeDevice = [&] {
-      for (void *p : deviceBuffers)
-        lf_status_free(lf_device_free(module.get(), p));
-      deviceBuffers.clear();
-    };
-    auto onDevice = [&](const lf::TensorRef &t, const void *host,
-                        size_t bytes, int64_t offset = 0) {
-      void *p = nullptr;
-      lf::check(lf_device_alloc(module.get(), bytes + size_t(offset), &p));
-      deviceBuffers.push_back(p);
-      p = static_cast<char *>(p) + offset;
-      if (host)
-        lf::check(lf_device_copy_to(module.get(), p, host, bytes));
-      lf_tensor v = t.view();
-      return lf::TensorRef(t.name(), v.dtype, t.shape(), p);
-    };
-    if (deviceIo) {
-      size_t j = 0;
-      for (const lf::TensorInfo &info : modelInputs) {
-        if (info.role != LF_ROLE_NONE) {
-          continue;
-        }
-        // What the host run would pass (packed with --packed).
-        devRefs.push_back(onDevice(refs[j], refs[j].view().data,
-                                   tensorBytes(refs[j]), deviceIoOffset));
-        ++j;
-      }
-      // Lengths and mask stay host tensors.
-      for (size_t k = j; k < refs.size(); ++k)
-        devRefs.push_back(refs[k]);
-      devOutRefs.push_back(onDevice(outRefs[0], nullptr, y.bytes.size()));
-    }
-    auto runOnce = [&] {
-      if (deviceIo)
-        session.runDevice(devRefs, devOutRefs);
       else
-        session.run(refs, outRefs);
-    };
-    struct FreeAtExit {
-      std::function<void()> f;
-      ~FreeAtExit() { f(); }
-    } freeAtExit{freeDevice};
+        return error("--lengths: expected an int32 or int64 array, got " +
+                     std::string(linformer::dtypeName(la.dtype)));
+    } else {
+      size_t pos = 0;
+      while (pos <= lengthsArg.size()) {
+        size_t comma = lengthsArg.find(',', pos);
+        std::string item = lengthsArg.substr(
+            pos, comma == std::string::npos ? std::string::npos
+                                            : comma - pos);
+        long long value = 0;
+        if (!parseInteger(item, 1, n, value))
+          return usage("--lengths: '" + item +
+                       "' is not an integer in [1, n = " +
+                       std::to_string(n) + "]");
+        lengths.push_back(int32_t(value));
+        if (comma == std::string::npos)
+          break;
+        pos = comma + 1;
+      }
+    }
+  }
+  return 0;
+}
 
-    for (int r = 0; r < warmup; ++r)
-      runOnce();
-    if (profile || !profileJson.empty())
-      session.resetProfile();
-    std::vector<double> ms;
-    for (int r = 0; r < repeat; ++r) {
-      auto t0 = std::chrono::steady_clock::now();
-      runOnce();
-      ms.push_back(std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - t0)
-                       .count());
+int Runner::readInputs() {
+  modelInputs = module.inputs();
+  for (const lf::TensorInfo &info : modelInputs) {
+    if (info.role != LF_ROLE_NONE)
+      continue;
+    linformer::NpyArray a;
+    if (inputs.count(info.name)) {
+      if (linformer::FileError e = linformer::readNpy(inputs[info.name], a))
+        return error(e.message);
+      // numpy has no bf16: an f32 array feeds an f16 or bf16 input,
+      // rounded to nearest even.
+      linformer::DType want = linformer::DType(info.dtype);
+      if (a.dtype == linformer::DType::F32 &&
+          (want == linformer::DType::BF16 || want == linformer::DType::F16)) {
+        a.bytes = floatsAs(asFloats(a.bytes.data(), a.numElements(),
+                                    a.dtype),
+                           want);
+        a.dtype = want;
+      }
+      if (packed) {
+        // [T, ...]: back to [b, L, ...] for the check; packed again below.
+        std::vector<int64_t> want(info.shape.begin() + 1, info.shape.end());
+        want[0] = 0;
+        for (int32_t len : lengths)
+          want[0] += len;
+        if (a.shape != want)
+          return error("--packed: input '" + info.name + "' has shape " +
+                       linformer::shapeString(a.shape) + ", expected " +
+                       linformer::shapeString(want) +
+                       " (the --lengths' tokens, end to end)");
+        a = unpackRows(a, lengths,
+                       *std::max_element(lengths.begin(), lengths.end()));
+      }
+    } else if (randomInput) {
+      if (seqLen > n)
+        return error("--seq-len " + std::to_string(seqLen) +
+                     " exceeds the compiled n = " + std::to_string(n));
+      int64_t L = seqLen < 0 ? n : seqLen;
+      a.dtype = linformer::DType(info.dtype);
+      a.shape = info.shape;
+      if (a.shape.size() >= 2) {
+        a.shape[1] = L;
+        if (runBatch > 0)
+          a.shape[0] = runBatch;
+      }
+      std::vector<float> values = linformer::uniformVector(
+          linformer::shapeNumElements(a.shape), seed, -1, 1);
+      a.bytes = floatsAs(values, a.dtype);
+    } else {
+      return error("the model needs input '" + info.name +
+                   "': pass --input " + info.name + "=FILE.npy");
     }
-    if (deviceIo)
-      lf::check(lf_device_copy_from(module.get(), y.bytes.data(),
-                                    devOutRefs[0].view().data,
-                                    y.bytes.size()));
-    else if (hostOutput.storage) {
-      std::memcpy(y.bytes.data(), hostOutput.at, y.bytes.size());
-      // A buffer bound in place must come back as it was given.
-      for (size_t j = 0; j < hostInputs.size(); ++j)
-        if (std::memcmp(hostInputs[j].at, hostInputs[j].from,
-                        hostInputs[j].bytes) != 0)
-          return error("--io-offset: the runs changed input '" +
-                       refs[j].name() + "'");
+    for (const auto &[name, path] : inputs)
+      if (name != info.name && !std::any_of(
+                                   modelInputs.begin(), modelInputs.end(),
+                                   [&](const lf::TensorInfo &t) {
+                                     return t.name == name;
+                                   }))
+        return error("the model has no input named '" + name + "'");
+    arrays.push_back(std::move(a));
+    if (info.name == "x")
+      x = arrays.back();
+  }
+  for (size_t i = 0, j = 0; i < modelInputs.size(); ++i) {
+    const lf::TensorInfo &info = modelInputs[i];
+    if (info.role != LF_ROLE_NONE)
+      continue;
+    linformer::NpyArray &a = arrays[j++];
+    refs.emplace_back(info.name, toLf(a.dtype), a.shape, a.bytes.data());
+  }
+  L = x.shape.size() >= 2 ? x.shape[1] : n;
+  if (x.shape.size() >= 2)
+    batch = x.shape[0];
+  return 0;
+}
+
+int Runner::poisonPaddedRows() {
+  if (poisonPadding && !lengths.empty() && !packed) {
+    poisonedArrays.reserve(arrays.size());
+    for (size_t j = 0; j < arrays.size(); ++j) {
+      const linformer::NpyArray &a = arrays[j];
+      if (a.shape.size() < 2 || a.shape[0] != int64_t(lengths.size()))
+        continue;
+      poisonedArrays.push_back(a);
+      linformer::NpyArray &pa = poisonedArrays.back();
+      size_t row = pa.bytes.size() / size_t(a.shape[0] * a.shape[1]);
+      for (size_t i = 0; i < lengths.size(); ++i)
+        if (lengths[i] < a.shape[1])
+          std::memset(
+              &pa.bytes[(i * size_t(a.shape[1]) + size_t(lengths[i])) * row],
+              0xff, size_t(a.shape[1] - lengths[i]) * row);
+      refs[j] = lf::TensorRef(refs[j].name(), toLf(pa.dtype), pa.shape,
+                              pa.bytes.data());
     }
-    // More sessions on the same module and weights: each must reproduce
-    // the first one's output exactly (same kernels, same order).
-    for (int k = 1; k < sessions; ++k) {
-      lf::Session other(module, weights, threads, false);
-      std::string bytes(y.bytes.size(), '\0');
-      std::vector<lf::TensorRef> otherOut = {
-          lf::TensorRef(outs[0].name, outs[0].dtype, outShape, bytes.data())};
-      other.run(refs, otherOut);
-      if (bytes != y.bytes)
-        return error("session " + std::to_string(k + 1) + " of " +
-                     std::to_string(sessions) +
-                     " gave a different output than the first");
+  }
+  return 0;
+}
+
+int Runner::packInputs() {
+  if (packed) {
+    if (lengths.empty())
+      lengths.assign(size_t(batch), int32_t(L));
+    if (int64_t(lengths.size()) != batch)
+      return error("--packed: --lengths lists " +
+                   std::to_string(lengths.size()) +
+                   " sequences, the input has " + std::to_string(batch));
+    cuSeqlens.push_back(0);
+    for (int32_t len : lengths) {
+      if (len > L)
+        return error("--packed: a length of " + std::to_string(len) +
+                     " exceeds the input's " + std::to_string(L) +
+                     " tokens");
+      cuSeqlens.push_back(cuSeqlens.back() + len);
     }
-    if (sessions > 1)
-      std::printf("sessions: %d on one module and weights, outputs "
-                  "identical\n",
-                  sessions);
-    std::sort(ms.begin(), ms.end());
-    // L is the input's sequence dimension; --lengths cut sequences shorter
-    // still, and say how many tokens each really had.
-    std::string real;
-    for (size_t k = 0; k < lengths.size(); ++k)
-      real += (k ? "," : packed ? "; packed, real lengths " : "; real lengths ") +
-              std::to_string(lengths[k]);
-    std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
-                "median %.3f ms over %d run(s) (min %.3f) on %s%s\n",
-                artifact.c_str(), (long long)batch, (long long)L,
-                (long long)n, session.numThreads(), ms[ms.size() / 2], repeat,
-                ms.front(), module.device().c_str(), real.c_str());
-    if (profile || !profileJson.empty()) {
-      std::vector<lf_kernel_profile> kernels = session.kernelProfiles();
-      // Initializers ran once, when the session was created: not part of
-      // a run's time.
-      std::vector<bool> once(kernels.size());
-      double total = 0;
+    packedArrays.reserve(arrays.size());
+    for (size_t j = 0; j < arrays.size(); ++j) {
+      if (arrays[j].shape.size() < 2)
+        continue;
+      packedArrays.push_back(packRows(arrays[j], lengths));
+      const linformer::NpyArray &pa = packedArrays.back();
+      refs[j] = lf::TensorRef(refs[j].name(), toLf(pa.dtype), pa.shape,
+                              pa.bytes.data());
+    }
+    refs.emplace_back("cu_seqlens", LF_DTYPE_I32,
+                      std::vector<int64_t>{int64_t(cuSeqlens.size())},
+                      cuSeqlens.data());
+  }
+  return 0;
+}
+
+int Runner::addPadding() {
+  if (!lengthsArg.empty() && !packed)
+    refs.emplace_back("lengths", LF_DTYPE_I32,
+                      std::vector<int64_t>{int64_t(lengths.size())},
+                      lengths.data());
+  if (!maskPath.empty()) {
+    if (linformer::FileError e = linformer::readNpy(maskPath, maskArray))
+      return error(e.message);
+    // bool and uint8 masks are used as they are; integer masks (numpy's
+    // default dtype) become nonzero -> 1. Reading an int array's bytes as
+    // u8 would silently turn one token into four or eight.
+    if (maskArray.dtype == linformer::DType::I32 ||
+        maskArray.dtype == linformer::DType::I64) {
+      int64_t count = maskArray.numElements();
+      std::string bytes(size_t(count), '\0');
+      for (int64_t k = 0; k < count; ++k)
+        bytes[size_t(k)] =
+            maskArray.dtype == linformer::DType::I32
+                ? char(maskArray.as<int32_t>()[k] != 0)
+                : char(maskArray.as<int64_t>()[k] != 0);
+      maskArray.bytes = std::move(bytes);
+      maskArray.dtype = linformer::DType::U8;
+    } else if (maskArray.dtype != linformer::DType::U8) {
+      return error("--mask: expected a bool, uint8 or integer array, got " +
+                   std::string(linformer::dtypeName(maskArray.dtype)));
+    }
+    refs.emplace_back("mask", LF_DTYPE_U8, maskArray.shape,
+                      maskArray.bytes.data());
+  }
+  return 0;
+}
+
+int Runner::prepareOutput() {
+  outs = module.outputs();
+  if (outs.size() != 1)
+    return error("linformer-run handles models with one output");
+  outShape = outs[0].shape;
+  if (outShape.size() >= 2 && packed) {
+    outShape.erase(outShape.begin());
+    outShape[0] = cuSeqlens.back();
+  } else if (outShape.size() >= 2) {
+    outShape[0] = batch;
+    outShape[1] = L;
+  }
+  y.dtype = linformer::DType(outs[0].dtype);
+  y.shape = outShape;
+  y.bytes.assign(linformer::shapeNumElements(outShape) *
+                     linformer::dtypeSize(y.dtype),
+                 0);
+  outRefs = {
+      lf::TensorRef(outs[0].name, outs[0].dtype, outShape, y.bytes.data())};
+  return 0;
+}
+
+int Runner::placeTensors() {
+  // The bytes of the data a run passes as `t`.
+  auto tensorBytes = [](const lf::TensorRef &t) {
+    return size_t(linformer::shapeNumElements(t.shape())) *
+           lf_dtype_size(t.view().dtype);
+  };
+  auto placeAtOffset = [&](lf::TensorRef &t, HostIo &h) {
+    lf_tensor v = t.view();
+    h.from = v.data;
+    h.bytes = tensorBytes(t);
+    h.storage.reset(static_cast<char *>(
+        std::aligned_alloc(64, (h.bytes + size_t(ioOffset) + 64) / 64 * 64)));
+    if (!h.storage)
+      return false;
+    h.at = h.storage.get() + ioOffset;
+    std::memcpy(h.at, v.data, h.bytes);
+    t = lf::TensorRef(t.name(), v.dtype, t.shape(), h.at);
+    return true;
+  };
+  if (ioOffset >= 0 && !deviceIo) {
+    hostInputs.resize(arrays.size());
+    for (size_t j = 0; j < arrays.size(); ++j)
+      if (!placeAtOffset(refs[j], hostInputs[j]))
+        return error("--io-offset: out of memory");
+    if (!placeAtOffset(outRefs[0], hostOutput))
+      return error("--io-offset: out of memory");
+  }
+
+  // --device-io: the data input and the output in device memory, copied
+  // there once before the runs and back once after them.
+  auto onDevice = [&](const lf::TensorRef &t, const void *host,
+                      size_t bytes, int64_t offset = 0) {
+    void *p = nullptr;
+    lf::check(lf_device_alloc(module.get(), bytes + size_t(offset), &p));
+    deviceBuffers.push_back(p);
+    p = static_cast<char *>(p) + offset;
+    if (host)
+      lf::check(lf_device_copy_to(module.get(), p, host, bytes));
+    lf_tensor v = t.view();
+    return lf::TensorRef(t.name(), v.dtype, t.shape(), p);
+  };
+  if (deviceIo) {
+    size_t j = 0;
+    for (const lf::TensorInfo &info : modelInputs) {
+      if (info.role != LF_ROLE_NONE) {
+        continue;
+      }
+      // What the host run would pass (packed with --packed).
+      devRefs.push_back(onDevice(refs[j], refs[j].view().data,
+                                 tensorBytes(refs[j]), deviceIoOffset));
+      ++j;
+    }
+    // Lengths and mask stay host tensors.
+    for (size_t k = j; k < refs.size(); ++k)
+      devRefs.push_back(refs[k]);
+    devOutRefs.push_back(onDevice(outRefs[0], nullptr, y.bytes.size()));
+  }
+  return 0;
+}
+
+int Runner::timeRuns() {
+  for (int r = 0; r < warmup; ++r)
+    runOnce();
+  if (profile || !profileJson.empty())
+    session.resetProfile();
+  for (int r = 0; r < repeat; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    runOnce();
+    ms.push_back(std::chrono::duration<double, std::milli>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count());
+  }
+  if (deviceIo)
+    lf::check(lf_device_copy_from(module.get(), y.bytes.data(),
+                                  devOutRefs[0].view().data,
+                                  y.bytes.size()));
+  else if (hostOutput.storage) {
+    std::memcpy(y.bytes.data(), hostOutput.at, y.bytes.size());
+    // A buffer bound in place must come back as it was given.
+    for (size_t j = 0; j < hostInputs.size(); ++j)
+      if (std::memcmp(hostInputs[j].at, hostInputs[j].from,
+                      hostInputs[j].bytes) != 0)
+        return error("--io-offset: the runs changed input '" +
+                     refs[j].name() + "'");
+  }
+  return 0;
+}
+
+int Runner::compareSessions() {
+  for (int k = 1; k < sessions; ++k) {
+    lf::Session other(module, weights, threads, false);
+    std::string bytes(y.bytes.size(), '\0');
+    std::vector<lf::TensorRef> otherOut = {
+        lf::TensorRef(outs[0].name, outs[0].dtype, outShape, bytes.data())};
+    other.run(refs, otherOut);
+    if (bytes != y.bytes)
+      return error("session " + std::to_string(k + 1) + " of " +
+                   std::to_string(sessions) +
+                   " gave a different output than the first");
+  }
+  if (sessions > 1)
+    std::printf("sessions: %d on one module and weights, outputs "
+                "identical\n",
+                sessions);
+  return 0;
+}
+
+int Runner::report() {
+  std::sort(ms.begin(), ms.end());
+  // L is the input's sequence dimension; --lengths cut sequences shorter
+  // still, and say how many tokens each really had.
+  std::string real;
+  for (size_t k = 0; k < lengths.size(); ++k)
+    real += (k ? "," : packed ? "; packed, real lengths " : "; real lengths ") +
+            std::to_string(lengths[k]);
+  std::printf("ran %s: batch %lld, %lld of %lld tokens, %d thread(s): "
+              "median %.3f ms over %d run(s) (min %.3f) on %s%s\n",
+              artifact.c_str(), (long long)batch, (long long)L,
+              (long long)n, session.numThreads(), ms[ms.size() / 2], repeat,
+              ms.front(), module.device().c_str(), real.c_str());
+  return 0;
+}
+
+int Runner::writeProfile() {
+  if (profile || !profileJson.empty()) {
+    std::vector<lf_kernel_profile> kernels = session.kernelProfiles();
+    // Initializers ran once, when the session was created: not part of
+    // a run's time.
+    std::vector<bool> once(kernels.size());
+    double total = 0;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      once[i] = session.kernelIsInitializer(i);
+      if (!once[i])
+        total += kernels[i].median_ms;
+    }
+    if (profile) {
+      std::printf("%-22s %10s %10s %10s %6s %9s\n", "kernel", "workgroups",
+                  "median_ms", "min_ms", "%time", "GFLOP/s");
+      // A kernel whose record counts no FLOPs (the CUDA path's records
+      // carry none yet) gets "-", not a rate of zero.
       for (size_t i = 0; i < kernels.size(); ++i) {
-        once[i] = session.kernelIsInitializer(i);
-        if (!once[i])
-          total += kernels[i].median_ms;
+        const lf_kernel_profile &k = kernels[i];
+        if (once[i])
+          continue;
+        char rate[32] = "-";
+        if (k.flops > 0 && k.median_ms > 0)
+          std::snprintf(rate, sizeof rate, "%.1f",
+                        k.flops / (k.median_ms * 1e6));
+        std::printf("%-22s %10lld %10.3f %10.3f %5.1f%% %9s\n", k.symbol,
+                    (long long)k.workgroups, k.median_ms, k.min_ms,
+                    total > 0 ? 100 * k.median_ms / total : 0.0, rate);
       }
-      if (profile) {
-        std::printf("%-22s %10s %10s %10s %6s %9s\n", "kernel", "workgroups",
-                    "median_ms", "min_ms", "%time", "GFLOP/s");
-        // A kernel whose record counts no FLOPs (the CUDA path's records
-        // carry none yet) gets "-", not a rate of zero.
-        for (size_t i = 0; i < kernels.size(); ++i) {
-          const lf_kernel_profile &k = kernels[i];
-          if (once[i])
-            continue;
-          char rate[32] = "-";
-          if (k.flops > 0 && k.median_ms > 0)
-            std::snprintf(rate, sizeof rate, "%.1f",
-                          k.flops / (k.median_ms * 1e6));
-          std::printf("%-22s %10lld %10.3f %10.3f %5.1f%% %9s\n", k.symbol,
-                      (long long)k.workgroups, k.median_ms, k.min_ms,
-                      total > 0 ? 100 * k.median_ms / total : 0.0, rate);
-        }
-        for (size_t i = 0; i < kernels.size(); ++i)
-          if (once[i])
-            std::printf("%-22s %10lld %10.3f  (initializer: once, at session "
-                        "creation)\n",
-                        kernels[i].symbol, (long long)kernels[i].workgroups,
-                        kernels[i].median_ms);
-        // What the last run copied between our tensors and the session's.
-        auto [copiedIn, copiedOut] = session.copiedBytes();
-        std::printf("host copies: %lld bytes in, %lld bytes out\n",
-                    (long long)copiedIn, (long long)copiedOut);
-      }
-      if (!profileJson.empty()) {
-        nlohmann::ordered_json j;
-        j["artifact"] = artifact;
-        j["threads"] = session.numThreads();
-        j["runs"] = repeat;
-        j["median_ms"] = ms[ms.size() / 2];
-        j["kernels"] = nlohmann::ordered_json::array();
-        for (size_t i = 0; i < kernels.size(); ++i) {
-          const lf_kernel_profile &k = kernels[i];
-          j["kernels"].push_back({{"symbol", k.symbol},
-                                  {"key", k.key},
-                                  {"workgroups", k.workgroups},
-                                  {"runs", k.runs},
-                                  {"median_ms", k.median_ms},
-                                  {"min_ms", k.min_ms},
-                                  {"mean_ms", k.mean_ms},
-                                  {"flops", k.flops}});
-          if (once[i])
-            j["kernels"].back()["initializer"] = true;
-        }
-        std::ofstream out(profileJson);
-        out << j.dump(2) << "\n";
-        if (!out)
-          return error("cannot write '" + profileJson + "'");
-      }
+      for (size_t i = 0; i < kernels.size(); ++i)
+        if (once[i])
+          std::printf("%-22s %10lld %10.3f  (initializer: once, at session "
+                      "creation)\n",
+                      kernels[i].symbol, (long long)kernels[i].workgroups,
+                      kernels[i].median_ms);
+      // What the last run copied between our tensors and the session's.
+      auto [copiedIn, copiedOut] = session.copiedBytes();
+      std::printf("host copies: %lld bytes in, %lld bytes out\n",
+                  (long long)copiedIn, (long long)copiedOut);
     }
-    if (!output.empty()) {
-      // numpy has no bf16: a bf16 output is written as f32 (exact).
-      linformer::NpyArray out = y;
-      if (y.dtype == linformer::DType::BF16) {
-        std::vector<float> f = asFloats(y.bytes.data(), y.numElements(), y.dtype);
-        out.dtype = linformer::DType::F32;
-        out.bytes = floatsAs(f, out.dtype);
+    if (!profileJson.empty()) {
+      nlohmann::ordered_json j;
+      j["artifact"] = artifact;
+      j["threads"] = session.numThreads();
+      j["runs"] = repeat;
+      j["median_ms"] = ms[ms.size() / 2];
+      j["kernels"] = nlohmann::ordered_json::array();
+      for (size_t i = 0; i < kernels.size(); ++i) {
+        const lf_kernel_profile &k = kernels[i];
+        j["kernels"].push_back({{"symbol", k.symbol},
+                                {"key", k.key},
+                                {"workgroups", k.workgroups},
+                                {"runs", k.runs},
+                                {"median_ms", k.median_ms},
+                                {"min_ms", k.min_ms},
+                                {"mean_ms", k.mean_ms},
+                                {"flops", k.flops}});
+        if (once[i])
+          j["kernels"].back()["initializer"] = true;
       }
-      if (std::string e = linformer::writeNpy(output, out); !e.empty())
-        return error(e);
-      std::printf("wrote %s\n", output.c_str());
+      std::ofstream out(profileJson);
+      out << j.dump(2) << "\n";
+      if (!out)
+        return error("cannot write '" + profileJson + "'");
     }
-    // The check compares sequence by sequence, as [b, L, ...].
-    if (packed)
-      y = unpackRows(y, lengths, L);
+  }
+  return 0;
+}
 
-    if (check)
-      if (int rc = checkAgainstReference(
-              module, weightsPath,
-              CheckedRun{x, y, batch, n, L, lengths, maskArray, packed},
-              referenceCache, tolerance))
+int Runner::writeOutput() {
+  if (!output.empty()) {
+    // numpy has no bf16: a bf16 output is written as f32 (exact).
+    linformer::NpyArray out = y;
+    if (y.dtype == linformer::DType::BF16) {
+      std::vector<float> f = asFloats(y.bytes.data(), y.numElements(), y.dtype);
+      out.dtype = linformer::DType::F32;
+      out.bytes = floatsAs(f, out.dtype);
+    }
+    if (std::string e = linformer::writeNpy(output, out); !e.empty())
+      return error(e);
+    std::printf("wrote %s\n", output.c_str());
+  }
+  return 0;
+}
+
+int Runner::checkOutput() {
+  // The check compares sequence by sequence, as [b, L, ...].
+  if (packed)
+    y = unpackRows(y, lengths, L);
+
+  if (check)
+    if (int rc = checkAgainstReference(
+            module, weightsPath,
+            CheckedRun{x, y, batch, n, L, lengths, maskArray, packed},
+            referenceCache, tolerance))
+      return rc;
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  if (std::optional<int> rc = options.parse(argc, argv))
+    return *rc;
+  if (options.makeWeights)
+    if (int rc = options.writeWeights())
+      return rc;
+  try {
+    Runner run(std::move(options));
+    // The steps in order; each returns 0 to go on, or the exit code.
+    for (int (Runner::*step)() :
+         {&Runner::readLengths, &Runner::readInputs, &Runner::poisonPaddedRows,
+          &Runner::packInputs, &Runner::addPadding, &Runner::prepareOutput,
+          &Runner::placeTensors, &Runner::timeRuns, &Runner::compareSessions,
+          &Runner::report, &Runner::writeProfile, &Runner::writeOutput,
+          &Runner::checkOutput})
+      if (int rc = (run.*step)())
         return rc;
   } catch (const lf::Error &e) {
     return error(std::string(lf_status_code_name(e.code())) + ": " + e.what());
