@@ -335,11 +335,13 @@ int formatVersionFor(const Manifest &m) {
   return kManifestFormatVersion;
 }
 
-std::string validateManifest(const Manifest &m) {
-  auto err = [](std::string s) { return "manifest: " + s; };
+/// validateManifest's checks, each returning what is wrong ("" when
+/// nothing is), without the "manifest: " prefix.
+/// The format version against what the manifest has; the target and entry.
+static std::string checkFormat(const Manifest &m) {
   if (m.formatVersion < kManifestFormatVersion ||
       m.formatVersion > kManifestFormatVersionInitializers)
-    return err("format_version " + std::to_string(m.formatVersion) +
+    return std::string("format_version " + std::to_string(m.formatVersion) +
                " is not supported (this runtime reads " +
                std::to_string(kManifestFormatVersion) + " to " +
                std::to_string(kManifestFormatVersionInitializers) + ")");
@@ -375,80 +377,85 @@ std::string validateManifest(const Manifest &m) {
                     "manifests with initializer kernels, and this one has "
                     "none")})
     if (!why.empty())
-      return err(why);
+      return std::string(why);
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
-    return err("unknown target kind \"" + m.target.kind +
+    return std::string("unknown target kind \"" + m.target.kind +
                "\" (expected cpu or cuda)");
   if (m.entry.empty())
-    return err("'entry' is empty");
+    return std::string("'entry' is empty");
+  return "";
+}
+
+/// Every buffer, and what the session allocates for them.
+static std::string checkBuffers(const Manifest &m) {
   if (m.buffers.empty())
-    return err("there are no buffers");
+    return std::string("there are no buffers");
   std::set<std::string> names;
   int outputs = 0, lengthsBuffers = 0, maskBuffers = 0;
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
     std::string where = bufferWhere(i, b.name);
     if (b.name.empty())
-      return err(where + "the name is empty");
+      return std::string(where + "the name is empty");
     if (!names.insert(b.name).second)
-      return err(where + "the name is used by an earlier buffer");
+      return std::string(where + "the name is used by an earlier buffer");
     if (b.sizedInBytes()) {
       if (b.bytes == 0)
-        return err(where +
+        return std::string(where +
                    (b.kind == BufferKind::Constant ? "a constant"
                                                    : "an intermediate") +
                    " needs 'bytes' > 0");
       if (b.kind == BufferKind::Constant && m.target.kind != "cpu")
-        return err(where +
+        return std::string(where +
                    "constants are made by initializer kernels, "
                    "which are cpu kernels, and the target is " +
                    m.target.kind);
       if (b.bytes > uint64_t(kMaxTensorBytes))
-        return err(where + "'bytes' " + std::to_string(b.bytes) +
+        return std::string(where + "'bytes' " + std::to_string(b.bytes) +
                    " exceeds the limit of 2^62");
     } else {
       if (b.shape.empty() && b.kind != BufferKind::Weight)
-        return err(where + "an " + std::string(bufferKindName(b.kind)) +
+        return std::string(where + "an " + std::string(bufferKindName(b.kind)) +
                    " needs a shape of rank >= 1");
       for (int64_t d : b.shape)
         if (d <= 0)
-          return err(where + "shape " + shapeString(b.shape) +
+          return std::string(where + "shape " + shapeString(b.shape) +
                      " has a dimension <= 0");
       if (shapeByteSize(b.shape, b.dtype) < 0)
-        return err(where + "shape " + shapeString(b.shape) + " of " +
+        return std::string(where + "shape " + shapeString(b.shape) + " of " +
                    dtypeName(b.dtype) + " exceeds the limit of 2^62 bytes");
     }
     if (b.sequence && b.kind != BufferKind::Output)
-      return err(where + "'sequence' says whether an output holds tokens; "
+      return std::string(where + "'sequence' says whether an output holds tokens; "
                          "this buffer is " +
                  bufferKindName(b.kind));
     if (b.sequence.value_or(false) && b.shape.size() < 2)
-      return err(where + "a sequence output has shape [b, n, ...], not " +
+      return std::string(where + "a sequence output has shape [b, n, ...], not " +
                  shapeString(b.shape));
     if (b.kind == BufferKind::Output)
       ++outputs;
     if (b.role != BufferRole::None) {
       if (b.kind != BufferKind::Input)
-        return err(where + "only inputs have a role");
+        return std::string(where + "only inputs have a role");
       if (b.role == BufferRole::Lengths) {
         if (++lengthsBuffers > 1)
-          return err(where + "a second buffer with role \"lengths\"");
+          return std::string(where + "a second buffer with role \"lengths\"");
         if (b.dtype != DType::I32 || b.shape.size() != 1)
-          return err(where + "a lengths buffer must be i32 of shape [b], not " +
+          return std::string(where + "a lengths buffer must be i32 of shape [b], not " +
                      dtypeName(b.dtype) + " " + shapeString(b.shape));
       } else {
         if (++maskBuffers > 1)
-          return err(where + "a second buffer with role \"mask\"");
+          return std::string(where + "a second buffer with role \"mask\"");
         if (b.dtype != DType::U8 || b.shape.size() != 2)
-          return err(where + "a mask buffer must be u8 of shape [b, n], not " +
+          return std::string(where + "a mask buffer must be u8 of shape [b, n], not " +
                      dtypeName(b.dtype) + " " + shapeString(b.shape));
       }
     }
   }
   if (outputs == 0)
-    return err("there is no output buffer");
+    return std::string("there is no output buffer");
   if (m.packedSequences && lengthsBuffers == 0)
-    return err("sequence_layout \"packed\" needs a lengths input (the "
+    return std::string("sequence_layout \"packed\" needs a lengths input (the "
                "kernels find each sequence's rows through it)");
   // What a session allocates: every buffer but the weights, each rounded up
   // to 64 bytes. Each term is <= 2^62 + 63, so the running sum is checked
@@ -459,106 +466,113 @@ std::string validateManifest(const Manifest &m) {
       continue;
     sessionBytes += (b.byteSize() + 63) / 64 * 64;
     if (sessionBytes > uint64_t(kMaxTensorBytes))
-      return err("the buffers other than weights need more than 2^62 bytes "
+      return std::string("the buffers other than weights need more than 2^62 bytes "
                  "together");
   }
-  if (m.kernels.empty())
-    return err("there are no kernels");
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
-    const ManifestKernel &k = m.kernels[i];
-    std::string where = "kernel " + std::to_string(i) + ": ";
-    if (!isIdentifier(k.symbol))
-      return err(where + "symbol \"" + k.symbol + "\" is not a C identifier");
-    if (k.workgroups < 1)
-      return err(where + "workgroups is " + std::to_string(k.workgroups) +
-                 ", must be >= 1");
-    if (k.buffers.empty())
-      return err(where + "binds no buffers");
-    for (int64_t id : k.buffers)
-      if (id < 0 || uint64_t(id) >= m.buffers.size())
-        return err("kernel " + std::to_string(i) + " binds buffer " +
-                   std::to_string(id) + " but there are " +
-                   std::to_string(m.buffers.size()) + " buffers");
-    if (!isJsonObjectText(k.scheduleJson))
-      return err(where + "the schedule is not a JSON object");
-    if (k.generator != "mlir" && k.generator != "halide")
-      return err(where + "generator \"" + k.generator +
-                 "\" is not mlir or halide");
-    if (k.initializer) {
-      if (m.target.kind != "cpu")
-        return err(where +
-                   "an initializer is a cpu kernel, and the target "
-                   "is " +
-                   m.target.kind);
-      if (k.hasRows() || !k.maxLength.empty())
-        return err(where + "an initializer runs once per session, for no "
-                           "run's lengths: it takes no length rule or "
-                           "length variant");
-      for (int64_t id : k.buffers) {
-        const ManifestBuffer &b = m.buffers[size_t(id)];
-        if (b.kind != BufferKind::Weight && b.kind != BufferKind::Constant)
-          return err(where +
-                     "an initializer binds weights and constants "
-                     "only, and buffer " +
-                     std::to_string(id) + " ('" + b.name + "') is an " +
-                     bufferKindName(b.kind));
-      }
-    }
-    if (k.generator == "halide" && m.target.kind != "cpu")
-      return err(where + "Halide kernels are cpu kernels, and the target is " +
+  return "";
+}
+
+/// Kernel `i`: its symbol, bindings, generator, and the length rule,
+/// length variant and launch shape its target allows.
+static std::string checkKernel(const Manifest &m, size_t i) {
+  const ManifestKernel &k = m.kernels[i];
+  std::string where = "kernel " + std::to_string(i) + ": ";
+  if (!isIdentifier(k.symbol))
+    return std::string(where + "symbol \"" + k.symbol + "\" is not a C identifier");
+  if (k.workgroups < 1)
+    return std::string(where + "workgroups is " + std::to_string(k.workgroups) +
+               ", must be >= 1");
+  if (k.buffers.empty())
+    return std::string(where + "binds no buffers");
+  for (int64_t id : k.buffers)
+    if (id < 0 || uint64_t(id) >= m.buffers.size())
+      return std::string("kernel " + std::to_string(i) + " binds buffer " +
+                 std::to_string(id) + " but there are " +
+                 std::to_string(m.buffers.size()) + " buffers");
+  if (!isJsonObjectText(k.scheduleJson))
+    return std::string(where + "the schedule is not a JSON object");
+  if (k.generator != "mlir" && k.generator != "halide")
+    return std::string(where + "generator \"" + k.generator +
+               "\" is not mlir or halide");
+  if (k.initializer) {
+    if (m.target.kind != "cpu")
+      return std::string(where +
+                 "an initializer is a cpu kernel, and the target "
+                 "is " +
                  m.target.kind);
-    if (k.hasRows()) {
-      int64_t rank = int64_t(k.rowsGrid.size()), total = 1;
-      for (int64_t g : k.rowsGrid) {
-        if (g < 1 || g > k.workgroups)
-          return err(where + "rows: grid " + shapeString(k.rowsGrid) +
-                     " has a size outside [1, workgroups]");
-        total *= g;
-      }
-      if (total != k.workgroups)
-        return err(where + "rows: grid " + shapeString(k.rowsGrid) + " has " +
-                   std::to_string(total) + " workgroups, the kernel " +
-                   std::to_string(k.workgroups));
-      if (k.rowsBatch < 0 || k.rowsRow <= k.rowsBatch || k.rowsRow >= rank)
-        return err(where + "rows: needs 0 <= batch < row < " +
-                   std::to_string(rank) + ", got batch " +
-                   std::to_string(k.rowsBatch) + ", row " +
-                   std::to_string(k.rowsRow));
-      if (k.rowsTile < 1)
-        return err(where + "rows: tile is " + std::to_string(k.rowsTile) +
-                   ", must be >= 1");
-      // On CUDA the rule numbers block x: the grid is x alone.
-      if (m.target.kind == "cuda" &&
-          (k.grid.size() != 3 || k.grid[1] != 1 || k.grid[2] != 1))
-        return err(where + "rows: a cuda kernel's length rule numbers "
-                           "block x, and its grid " + shapeString(k.grid) +
-                   " is not [workgroups, 1, 1]");
-    }
-    if (!k.maxLength.empty()) {
-      if (m.formatVersion < kManifestFormatVersionVariants)
-        return err(where +
-                   "max_length (a length variant) needs "
-                   "format_version " +
-                   std::to_string(kManifestFormatVersionVariants) +
-                   " or later: a runtime that reads " +
-                   std::to_string(kManifestFormatVersion) +
-                   " would launch every variant");
-      if (m.target.kind != "cuda")
-        return err(where + "max_length (a length variant) is for cuda "
-                           "kernels, and the target is " + m.target.kind);
-      if (k.maxLength.size() != 2 || k.maxLength[0] < 0 ||
-          k.maxLength[1] <= k.maxLength[0])
-        return err(where + "max_length " + shapeString(k.maxLength) +
-                   " is not [lo, hi] with 0 <= lo < hi");
-    }
-    if (m.target.kind == "cuda") {
-      if (std::string e = checkLaunch(k); !e.empty())
-        return err(where + e);
-    } else if (!k.grid.empty() || !k.block.empty() || k.sharedBytes) {
-      return err(where + "grid, block and shared_bytes are for cuda kernels, "
-                         "and the target is " + m.target.kind);
+    if (k.hasRows() || !k.maxLength.empty())
+      return std::string(where + "an initializer runs once per session, for no "
+                         "run's lengths: it takes no length rule or "
+                         "length variant");
+    for (int64_t id : k.buffers) {
+      const ManifestBuffer &b = m.buffers[size_t(id)];
+      if (b.kind != BufferKind::Weight && b.kind != BufferKind::Constant)
+        return std::string(where +
+                   "an initializer binds weights and constants "
+                   "only, and buffer " +
+                   std::to_string(id) + " ('" + b.name + "') is an " +
+                   bufferKindName(b.kind));
     }
   }
+  if (k.generator == "halide" && m.target.kind != "cpu")
+    return std::string(where + "Halide kernels are cpu kernels, and the target is " +
+               m.target.kind);
+  if (k.hasRows()) {
+    int64_t rank = int64_t(k.rowsGrid.size()), total = 1;
+    for (int64_t g : k.rowsGrid) {
+      if (g < 1 || g > k.workgroups)
+        return std::string(where + "rows: grid " + shapeString(k.rowsGrid) +
+                   " has a size outside [1, workgroups]");
+      total *= g;
+    }
+    if (total != k.workgroups)
+      return std::string(where + "rows: grid " + shapeString(k.rowsGrid) + " has " +
+                 std::to_string(total) + " workgroups, the kernel " +
+                 std::to_string(k.workgroups));
+    if (k.rowsBatch < 0 || k.rowsRow <= k.rowsBatch || k.rowsRow >= rank)
+      return std::string(where + "rows: needs 0 <= batch < row < " +
+                 std::to_string(rank) + ", got batch " +
+                 std::to_string(k.rowsBatch) + ", row " +
+                 std::to_string(k.rowsRow));
+    if (k.rowsTile < 1)
+      return std::string(where + "rows: tile is " + std::to_string(k.rowsTile) +
+                 ", must be >= 1");
+    // On CUDA the rule numbers block x: the grid is x alone.
+    if (m.target.kind == "cuda" &&
+        (k.grid.size() != 3 || k.grid[1] != 1 || k.grid[2] != 1))
+      return std::string(where + "rows: a cuda kernel's length rule numbers "
+                         "block x, and its grid " + shapeString(k.grid) +
+                 " is not [workgroups, 1, 1]");
+  }
+  if (!k.maxLength.empty()) {
+    if (m.formatVersion < kManifestFormatVersionVariants)
+      return std::string(where +
+                 "max_length (a length variant) needs "
+                 "format_version " +
+                 std::to_string(kManifestFormatVersionVariants) +
+                 " or later: a runtime that reads " +
+                 std::to_string(kManifestFormatVersion) +
+                 " would launch every variant");
+    if (m.target.kind != "cuda")
+      return std::string(where + "max_length (a length variant) is for cuda "
+                         "kernels, and the target is " + m.target.kind);
+    if (k.maxLength.size() != 2 || k.maxLength[0] < 0 ||
+        k.maxLength[1] <= k.maxLength[0])
+      return std::string(where + "max_length " + shapeString(k.maxLength) +
+                 " is not [lo, hi] with 0 <= lo < hi");
+  }
+  if (m.target.kind == "cuda") {
+    if (std::string e = checkLaunch(k); !e.empty())
+      return std::string(where + e);
+  } else if (!k.grid.empty() || !k.block.empty() || k.sharedBytes) {
+    return std::string(where + "grid, block and shared_bytes are for cuda kernels, "
+                       "and the target is " + m.target.kind);
+  }
+  return "";
+}
+
+/// Every constant is made: some initializer binds it.
+static std::string checkConstantsMade(const Manifest &m) {
   // A constant no initializer binds would never be written.
   for (size_t i = 0; i < m.buffers.size(); ++i)
     if (m.buffers[i].kind == BufferKind::Constant &&
@@ -567,27 +581,48 @@ std::string validateManifest(const Manifest &m) {
               return k.initializer &&
                      std::count(k.buffers.begin(), k.buffers.end(), int64_t(i));
             }))
-      return err(bufferWhere(i, m.buffers[i].name) +
+      return std::string(bufferWhere(i, m.buffers[i].name) +
                  "a constant that no initializer kernel binds: nothing "
                  "would make it");
+  return "";
+}
+
+/// The JSON texts it carries and the code's hashes.
+static std::string checkDescriptionsAndHashes(const Manifest &m) {
   if (!m.target.descriptionJson.empty() &&
       !isJsonObjectText(m.target.descriptionJson))
-    return err("the target description is not a JSON object");
+    return std::string("the target description is not a JSON object");
   if (!m.modelJson.empty() && !isJsonObjectText(m.modelJson))
-    return err("'model' is not a JSON object");
+    return std::string("'model' is not a JSON object");
   std::set<std::string> hashed;
   for (const auto &[section, hash] : m.codeSha256) {
     if (!hashed.insert(section).second)
-      return err("code_sha256: section '" + section + "' appears twice");
+      return std::string("code_sha256: section '" + section + "' appears twice");
     if (!isSha256Hex(hash))
-      return err("code_sha256: '" + section +
+      return std::string("code_sha256: '" + section +
                  "' is not 64 lower-case hex digits");
   }
   if (m.target.kind == "cpu" && !hashed.count("cpu.so"))
-    return err("code_sha256 has no hash of section 'cpu.so'");
+    return std::string("code_sha256 has no hash of section 'cpu.so'");
   if (m.target.kind == "cuda" && !hashed.count(kCudaPtxSection))
-    return err(std::string("code_sha256 has no hash of section '") +
+    return std::string(std::string("code_sha256 has no hash of section '") +
                kCudaPtxSection + "'");
+  return "";
+}
+
+std::string validateManifest(const Manifest &m) {
+  auto err = [](std::string s) { return "manifest: " + s; };
+  for (auto check : {checkFormat, checkBuffers})
+    if (std::string why = check(m); !why.empty())
+      return err(why);
+  if (m.kernels.empty())
+    return err("there are no kernels");
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    if (std::string why = checkKernel(m, i); !why.empty())
+      return err(why);
+  for (auto check : {checkConstantsMade, checkDescriptionsAndHashes})
+    if (std::string why = check(m); !why.empty())
+      return err(why);
   return "";
 }
 
