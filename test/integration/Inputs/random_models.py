@@ -204,6 +204,11 @@ class Case:
             except subprocess.TimeoutExpired:
                 log.append(f"timed out after {timeout} s")
                 return None, ""
+            except OSError as e:
+                # A tool that cannot be started (a binary being rebuilt
+                # under a soak) fails this case, not the whole run.
+                log.append(f"could not start: {e}")
+                return None, ""
             log.append(p.stdout.rstrip())
             return p.returncode, p.stdout
 
