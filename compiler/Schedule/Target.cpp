@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Schedule/Target.h"
+#include "lib/Support/Features.h"
 
 #include <algorithm>
 
@@ -12,22 +13,13 @@
 
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <thread>
 #include <vector>
 
 namespace linformer::schedule {
 
 bool hasFeature(const CPUTarget &t, const std::string &feature) {
-  // The last mention of a feature decides ("+avx512f,...,-avx512f" is off).
-  bool on = false;
-  std::stringstream ss(t.features);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (item.size() >= 2 && (item[0] == '+' || item[0] == '-') &&
-        item.compare(1, std::string::npos, feature) == 0)
-      on = item[0] == '+';
-  return on;
+  return linformer::featureOn(t.features, feature);
 }
 
 MatrixEngines matrixEngines(const CPUTarget &t) {

@@ -13,6 +13,7 @@
 #include "Internal.h"
 
 #include "lib/Manifest/KernelObject.h"
+#include "lib/Support/Features.h"
 #include "lib/Support/Sha256.h"
 
 #include <cerrno>
@@ -117,19 +118,6 @@ static void checkCpuFeatures(const Manifest &m, const std::string &path) {
 #endif
 }
 
-/// Whether the manifest's feature string turns `feature` on (the last
-/// mention wins, as LLVM reads it).
-static bool targetHas(const Manifest &m, const std::string &feature) {
-  bool on = false;
-  std::stringstream features(m.target.features);
-  std::string f;
-  while (std::getline(features, f, ','))
-    if (f.size() >= 2 && (f[0] == '+' || f[0] == '-') &&
-        f.compare(1, std::string::npos, feature) == 0)
-      on = f[0] == '+';
-  return on;
-}
-
 /// Code for a CPU with AMX may execute tile instructions, which Linux
 /// refuses (SIGILL) until the process has asked for the tile data state
 /// once: ask now, before any kernel runs, and report a kernel that says no
@@ -138,7 +126,7 @@ static bool targetHas(const Manifest &m, const std::string &feature) {
 /// (ldtilecfg, emitted by LLVM).
 static void requestAmxState(const Manifest &m, const std::string &path) {
 #if defined(__x86_64__) && defined(__linux__)
-  if (!targetHas(m, "amx-tile"))
+  if (!featureOn(m.target.features, "amx-tile"))
     return;
   constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
   if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0)
