@@ -524,6 +524,33 @@ def LinformerCPUExpandBF16Pass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def LinformerCPUStoreBF16BitsPass
+    : Pass<"linformer-cpu-store-bf16-bits", "::mlir::ModuleOp"> {
+  let summary = "bf16 values made of integer bits stay integers in the "
+                "LLVM dialect";
+  let description = [{
+    After linformer-cpu-expand-bf16, a rounding to bf16 ends in
+    `llvm.bitcast %bits : vector<Nxi16> to vector<Nxbf16>`, whose only use
+    is to be stored (whole, or element by element through
+    `llvm.extractelement`). LLVM's InstCombine then moves the bitcast above
+    the rounding's NaN `select`, making `<N x bfloat>` selects, which
+    instruction selection for a CPU without bf16 conversion promotes
+    through f32 and truncates back with `__truncsfbf2` again (for N = 3, a
+    model with d_model 9 and bf16 products): the link fails on GCC 12's
+    libgcc. With opaque pointers a store takes any type of the same size,
+    so this pass stores the integer bits themselves and extracts elements
+    of the integer vector: no bf16 value is left for LLVM to move.
+
+    ```mlir
+    %b = llvm.bitcast %bits : vector<3xi16> to vector<3xbf16>
+    llvm.store %b, %p : vector<3xbf16>, !llvm.ptr
+    // becomes
+    llvm.store %bits, %p : vector<3xi16>, !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def LinformerCPUExpandStridedCopiesPass
     : Pass<"linformer-cpu-expand-strided-copies", "::mlir::func::FuncOp"> {
   let summary = "copies between strided buffers become loops the kernel runs";
@@ -547,6 +574,58 @@ def LinformerCPUExpandStridedCopiesPass
     ```
   }];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def LinformerBF16ProductsPass
+    : Pass<"linformer-bf16-products", "::mlir::func::FuncOp"> {
+  let summary = "contractions multiply bf16 factors and accumulate in f32";
+  let description = [{
+    Every kernel-root contraction on f32 values (`acc + a * b`, two inputs,
+    a reduction loop: the projections, `E X`, the FFN) reads its two factors
+    as bf16 and extends them in its body. The product of two bf16 values is
+    exact in f32, so only the factors' rounding (2^-9 relative, to nearest
+    even) and the f32 sums remain: the numerics of the CPU's bf16 engines
+    (`vdpbf16ps`, AMX `tdpbf16ps`), which read bf16 pairs and accumulate
+    f32. Softmax, LayerNorm, GELU, residual sums and biases stay f32; the
+    attention core's `Q K^T` and `P V` are not touched yet.
+
+    A factor extended from bf16 by an elementwise generic (a bf16 model's
+    weight or input, ModelBuilder's entry) is read as that bf16 value, so
+    a bf16 weight is never rounded twice; a reshape of one is rebuilt on
+    the bf16 value. Any other factor is rounded once by an elementwise
+    generic of its own, shared by every contraction that reads the value
+    (tiling fuses it into them, the weight packing kernels of
+    linformer-cpu-prepack-weights into the panels they make once).
+
+    linformer-compile runs it for `--precision=bf16`, on f32 and 16-bit
+    models alike. The register tiles then extend the factors and multiply
+    in f32 on every CPU: the numerics of the bf16 engines, not yet their
+    speed (their lowering, `vdpbf16ps` on pair-interleaved panels and AMX
+    tiles, is issue 68's next step; on an AVX2 CPU the extensions make the
+    kernels slower than f32 products).
+
+    ```mlir
+    // Before: %x : tensor<8x64xf32>, %w = extf(%wb : tensor<64x32xbf16>)
+    %y = linalg.generic {..., ["parallel", "parallel", "reduction"]}
+        ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>) outs(%acc) {
+      ^bb0(%a: f32, %b: f32, %c: f32):
+        %m = arith.mulf %a, %b : f32
+        %s = arith.addf %c, %m : f32
+        linalg.yield %s : f32
+    } {linformer.root}
+    // After
+    %xb = linalg.generic ... ins(%x) outs(...: tensor<8x64xbf16>)  // truncf
+    %y = linalg.generic ... ins(%xb, %wb : tensor<8x64xbf16>,
+                                 tensor<64x32xbf16>) outs(%acc) {
+      ^bb0(%a: bf16, %b: bf16, %c: f32):
+        %ea = arith.extf %a : bf16 to f32
+        %eb = arith.extf %b : bf16 to f32
+        %m = arith.mulf %ea, %eb : f32
+        ...
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def LinformerSequenceResultsPass

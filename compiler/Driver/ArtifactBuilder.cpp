@@ -151,6 +151,7 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
           addBuffers(plan.intermediates, plan.sequences, manifest))
     return err;
   manifest.packedSequences = plan.packedSequences;
+  manifest.products = products;
   for (auto [i, launch] : llvm::enumerate(plan.kernels)) {
     lf::ManifestKernel k;
     k.symbol = launch.getName().str();

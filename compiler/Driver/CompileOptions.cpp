@@ -78,6 +78,11 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
                 "schedules: --target=cpu or --target=cuda, not cpu,cuda");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
+  if (precision != "f32" && precision != "bf16")
+    return fail("--precision takes f32 or bf16, not '" + precision + "'");
+  if (precision == "bf16" && (target != "cpu" || backend != "mlir"))
+    return fail("--precision=bf16 is for CPU kernels of --backend=mlir "
+                "(--target=cpu); CUDA's tensor-core precision is --cuda-mma");
   if (backend != "mlir" && backend != "halide" && backend != "best")
     return fail("--backend takes mlir, halide or best, not '" + backend + "'");
   if (backend == "best" &&

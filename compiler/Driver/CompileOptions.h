@@ -72,6 +72,10 @@ struct CompileOptions {
   std::string cpu, cpuFeatures;
   /// CPU schedule overrides (0: the cost model's choice).
   std::string reassociate = "auto";
+  /// What CPU contractions multiply: f32 (exact, bf16 and f16 models'
+  /// values extended), or bf16 (bf16 factors, f32 sums, for f32 models too:
+  /// linformer-bf16-products). The CUDA pipeline's is cudaMma.
+  std::string precision = "f32";
   int64_t rowTile = 0, vectorWidth = 0, unroll = 0, reductionTile = 0;
   /// CPU kernels of a model with a lengths input index the sequence inputs
   /// and outputs packed (each sequence's real tokens end to end), so the

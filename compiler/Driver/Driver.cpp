@@ -295,6 +295,7 @@ sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
 void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
                                  StringRef scheduleFile) {
   pipeline.reassociate = options.reassociate;
+  pipeline.precision = options.precision;
   pipeline.rowTile = options.rowTile;
   pipeline.vectorWidth = options.vectorWidth;
   pipeline.unroll = options.unroll;
@@ -323,6 +324,7 @@ llvm::Error Compile::lowerModule(ModuleOp module,
     return diagnosed("the pass manager's options");
   CPUPipelineOptions pipeline;
   setPipelineOptions(pipeline, scheduleFile);
+  products = pipeline.precision;
   buildCPUPipeline(pm, pipeline);
   return runWithReproducer(pm, module, "cpu-pipeline");
 }

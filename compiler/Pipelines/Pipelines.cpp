@@ -109,6 +109,10 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   // The attention core stays one op until it is tiled: lowered whole, its
   // softmax could not be fused into query tiles.
   addLinalgStages(pm, /*lowerCore=*/false, options.reassociate);
+  // bf16 products change the contractions' operand types, which the
+  // schedules below are chosen for.
+  if (options.precision == "bf16")
+    pm.nest<func::FuncOp>().addPass(createLinformerBF16ProductsPass());
 
   // Choosing schedules is separate from applying them: every kernel root
   // gets its #linformer.cpu_schedule here, from the roots' static shapes
@@ -229,6 +233,8 @@ static void addLLVMLowering(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // After expanded bf16 roundings: stores of their bits, not of bf16.
+  pm.addPass(createLinformerCPUStoreBF16BitsPass());
   pm.addPass(createCanonicalizerPass());
 }
 

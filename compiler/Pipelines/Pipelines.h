@@ -59,6 +59,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Order of the K/V projection: auto (cost model), "
                      "always ((E X) W), never (E (X W))"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> precision{
+      *this, "precision",
+      llvm::cl::desc("Products of the contractions: f32 (exact), or bf16 "
+                     "(bf16 factors, f32 sums: linformer-bf16-products)"),
+      llvm::cl::init("f32")};
   PassOptions::Option<bool> halide{
       *this, "halide",
       llvm::cl::desc("Stop at the Halide generator's input: the same "

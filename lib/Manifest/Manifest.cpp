@@ -287,6 +287,11 @@ Manifest parseJson(const json &root) {
     fail("'sequence_layout' is \"" + layout +
          "\", expected \"padded\" or \"packed\"");
   m.packedSequences = layout == "packed";
+  m.products = getOptionalString(root, "products", "");
+  if (m.products.empty())
+    m.products = "f32";
+  if (m.products != "f32" && m.products != "bf16")
+    fail("'products' is \"" + m.products + "\", expected \"f32\" or \"bf16\"");
   return m;
 }
 
@@ -713,6 +718,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       root["model"] = json::parse(m.modelJson);
     if (m.packedSequences)
       root["sequence_layout"] = "packed";
+    if (m.products != "f32")
+      root["products"] = m.products;
     out = root.dump(2) + "\n";
     return "";
   } catch (const std::exception &e) {

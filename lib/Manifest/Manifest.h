@@ -191,6 +191,10 @@ struct Manifest {
   /// sequence's real tokens end to end, sequence s at row lengths[0] + ...
   /// + lengths[s - 1]; cpu artifacts with a lengths input only).
   bool packedSequences = false;
+  /// What the contractions multiply: "f32" (exact), or "bf16" (bf16
+  /// factors, f32 sums: a bf16 model's, or --precision=bf16). Serialized
+  /// as "products" when not f32.
+  std::string products = "f32";
 
   /// The recorded hash of section `name`, or "".
   std::string sha256Of(std::string_view name) const;

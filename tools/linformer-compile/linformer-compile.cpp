@@ -89,6 +89,14 @@ static cl::opt<std::string> cpuFeatures("cpu-features",
 static cl::opt<std::string>
     reassociate("reassociate", cl::desc("auto | always | never"),
                 cl::init("auto"));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("What CPU contractions multiply: f32 (the default: exact; a "
+             "bf16 or f16 model's values extended) or bf16 (bf16 factors, "
+             "f32 sums, for f32 models too, as torch's "
+             "float32_matmul_precision; the CPU's bf16 engines are not used "
+             "yet)"),
+    cl::init("f32"));
 static cl::opt<int64_t>
     rowTile("row-tile", cl::init(0),
             cl::desc("force every kernel's rows per workgroup tile "
@@ -192,6 +200,7 @@ int main(int argc, char **argv) {
   options.cpu = cpu;
   options.cpuFeatures = cpuFeatures;
   options.reassociate = reassociate;
+  options.precision = precision;
   options.rowTile = rowTile;
   options.vectorWidth = vectorWidth;
   options.unroll = unroll;

@@ -14,10 +14,12 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUEXPANDBF16PASS
+#define GEN_PASS_DEF_LINFORMERCPUSTOREBF16BITSPASS
 #include "compiler/Passes.h.inc"
 } // namespace mlir::linformer
 
@@ -73,6 +75,56 @@ struct ExpandBF16Pass
     else
       arith::populateExpandBFloat16Patterns(patterns);
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+/// The integer bits a bf16 value (or vector) was bitcast from, if any.
+Value bitsOfBF16(Value v) {
+  auto cast = v.getDefiningOp<LLVM::BitcastOp>();
+  if (!cast || !getElementTypeOrSelf(cast.getType()).isBF16() ||
+      !getElementTypeOrSelf(cast.getArg().getType()).isInteger(16))
+    return {};
+  return cast.getArg();
+}
+
+/// `store (bitcast %bits)` stores `%bits`: the same bytes.
+struct StoreBits : OpRewritePattern<LLVM::StoreOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::StoreOp op,
+                                PatternRewriter &rewriter) const override {
+    Value bits = bitsOfBF16(op.getValue());
+    if (!bits)
+      return rewriter.notifyMatchFailure(op, "not a bf16 made of bits");
+    rewriter.modifyOpInPlace(op, [&] { op.getValueMutable().assign(bits); });
+    return success();
+  }
+};
+
+/// An element of `bitcast %bits` is the bitcast of `%bits`'s element.
+struct ExtractBits : OpRewritePattern<LLVM::ExtractElementOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::ExtractElementOp op,
+                                PatternRewriter &rewriter) const override {
+    Value bits = bitsOfBF16(op.getVector());
+    if (!bits)
+      return rewriter.notifyMatchFailure(op, "not a bf16 made of bits");
+    Value element = LLVM::ExtractElementOp::create(rewriter, op.getLoc(), bits,
+                                                   op.getPosition());
+    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(op, op.getType(), element);
+    return success();
+  }
+};
+
+struct StoreBF16BitsPass
+    : mlir::linformer::impl::LinformerCPUStoreBF16BitsPassBase<
+          StoreBF16BitsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<StoreBits, ExtractBits>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }
 };

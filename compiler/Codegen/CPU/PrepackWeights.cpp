@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
@@ -97,8 +98,8 @@ struct PrepackWeightsPass
       auto type = cast<RankedTensorType>(weight.getType());
       int64_t k = type.getDimSize(0), n = type.getDimSize(1), nr = s.columns;
       // The panels hold what the contraction reads: a 16-bit weight's
-      // values extended to f32 (matrix.widened), once, instead of in every
-      // run.
+      // values extended to f32, or an f32 weight's rounded to bf16 for bf16
+      // products (matrix.converted), once, instead of in every run.
       auto readType = cast<RankedTensorType>(streamed->get().getType());
       Type element = readType.getElementType();
       if (!packed) {
@@ -139,8 +140,8 @@ struct PrepackWeightsPass
             SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
             [&](OpBuilder &b, Location l, ValueRange args) {
               Value v = args[0];
-              if (matrix.widened)
-                v = arith::ExtFOp::create(b, l, element, v);
+              if (matrix.converted)
+                v = castFloat(b, l, v, element);
               linalg::YieldOp::create(b, l, v);
             });
         pack->setAttr(kRootAttrName, rewriter.getUnitAttr());

@@ -71,10 +71,10 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
-/// The 16-bit tensor that `v` extends to f32 element by element (a
-/// `linalg.generic` of identity maps whose body is one `arith.extf`), if
-/// any.
-static Value widenedFrom(Value v) {
+/// The tensor that `v` converts element by element (a `linalg.generic` of
+/// identity maps whose body is one `arith.extf` of a 16-bit float to f32,
+/// or one `arith.truncf` of f32 to bf16), if any.
+static Value convertedFrom(Value v) {
   auto generic = v.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != 1 ||
       generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||
@@ -84,11 +84,17 @@ static Value widenedFrom(Value v) {
   Block &body = generic.getRegion().front();
   if (body.getOperations().size() != 2)
     return {};
-  auto ext = dyn_cast<arith::ExtFOp>(&body.front());
+  Operation *conv = &body.front();
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
-  if (!ext || !yield || ext.getIn() != body.getArgument(0) ||
-      yield.getOperand(0) != ext.getResult() || !ext.getType().isF32() ||
-      ext.getIn().getType().getIntOrFloatBitWidth() != 16)
+  if (!yield || conv->getNumOperands() != 1 ||
+      conv->getOperand(0) != body.getArgument(0) ||
+      yield.getOperand(0) != conv->getResult(0))
+    return {};
+  Type in = conv->getOperand(0).getType(), out = conv->getResult(0).getType();
+  bool widen = isa<arith::ExtFOp>(conv) && out.isF32() &&
+               in.getIntOrFloatBitWidth() == 16;
+  bool narrow = isa<arith::TruncFOp>(conv) && in.isF32() && out.isBF16();
+  if (!widen && !narrow)
     return {};
   return generic.getDpsInputOperand(0)->get();
 }
@@ -103,9 +109,9 @@ mlir::linformer::matrixArgumentOf(Value v) {
     result.rowDims = groups[0].size();
     v = expand.getSrc();
   }
-  if (Value narrow = widenedFrom(v)) {
-    result.widened = true;
-    v = narrow;
+  if (Value source = convertedFrom(v)) {
+    result.converted = true;
+    v = source;
   }
   auto arg = dyn_cast<BlockArgument>(v);
   if (!arg || !isa<FunctionOpInterface>(arg.getOwner()->getParentOp()) ||

@@ -46,13 +46,15 @@ OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
 /// A static `[K, N]` argument of a function as an operand reads it: whole,
 /// or through a `tensor.expand_shape` that splits K into the leading
 /// `rowDims` dims and N into the rest (a projection per head: `[K, H, C]`
-/// for its heads' columns, `[H, R, N]` for its rows); either of them, of a
-/// 16-bit argument, extended to f32 by an elementwise `linalg.generic`
-/// (`widened`: a bf16 or f16 model's weight as its contractions read it).
+/// for its heads' columns, `[H, R, N]` for its rows); either of them
+/// converted by an elementwise `linalg.generic` (`converted`: a 16-bit
+/// argument extended to f32, a bf16 or f16 model's weight as f32
+/// contractions read it; or an f32 argument rounded to bf16, an f32 model's
+/// weight as bf16 products read it).
 struct MatrixArgument {
   BlockArgument arg;
   unsigned rowDims = 1;
-  bool widened = false;
+  bool converted = false;
 };
 
 /// The matrix argument that `v` is (see MatrixArgument), if any.

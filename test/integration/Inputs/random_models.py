@@ -15,7 +15,8 @@ runs it with linformer-run --check against the C++ reference encoder:
   - with a mask: random prefix lengths as the mask;
   - without padding: the full length.
 
-With --other-isa K every K-th case also compiles for the other ISA than the
+With --bf16-products K every K-th case compiles with --precision=bf16 (bf16
+factors, f32 sums). With --other-isa K every K-th case also compiles for the other ISA than the
 host's (--cpu=znver4 on an AVX2 host, --cpu=haswell on an AVX-512 one, which
 also runs it). With --cuda-host every case also runs its whole encoder through the CUDA
 pipeline's loop nest on the CPU (linformer-e2e --model --pipeline=cuda-host,
@@ -218,7 +219,12 @@ class Case:
             return False, "\n".join(text)
 
         lfa = os.path.join(work, "model.lfa")
-        rc, out = run([os.path.join(bin_, "linformer-compile"), mpath, "-o", lfa], 300)
+        compile_cmd = [os.path.join(bin_, "linformer-compile"), mpath, "-o", lfa]
+        # Every K-th case with bf16 products (linformer-run's --check then
+        # bounds its error by the manifest's "products").
+        if self.args.bf16_products and self.index % self.args.bf16_products == 1 % self.args.bf16_products:
+            compile_cmd.append("--precision=bf16")
+        rc, out = run(compile_cmd, 300)
         if self.invalid:
             if rc == 1 and "model.json:" in out and self.invalid in out:
                 self.cleanup(work)
@@ -297,6 +303,8 @@ def main():
     ap.add_argument("--other-isa", type=int, default=0, metavar="K",
                     help="every K-th case also compiles for the other ISA than this host's "
                          "(AVX2 <-> AVX-512), and runs it where the host can (0: none)")
+    ap.add_argument("--bf16-products", type=int, default=0, metavar="K",
+                    help="every K-th case compiles with --precision=bf16 (0: none)")
     ap.add_argument("--print", action="store_true", help="print the models, run nothing")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()

@@ -69,6 +69,14 @@ def main():
               (manifest["format_version"],
                manifest.get("sequence_layout", "padded")))
         return
+    if sys.argv[1] == "--print-products":
+        sections = dict(read_sections(open(sys.argv[2], "rb").read()))
+        manifest = json.loads(bytes(sections["manifest"]))
+        constants = [b for b in manifest["buffers"] if b["kind"] == "constant"]
+        print("products %s, %d constant bytes" %
+              (manifest.get("products", "(absent)"),
+               sum(b["bytes"] for b in constants)))
+        return
     src, dst, edits = sys.argv[1], sys.argv[2], sys.argv[3:]
     sections = read_sections(open(src, "rb").read())
     names = [n for n, _ in sections]
@@ -109,6 +117,8 @@ def main():
                 manifest.pop("sequence_layout", None)
             else:
                 manifest["sequence_layout"] = arg
+        elif what == "products":
+            manifest["products"] = arg
         elif what == "rows-drop":
             for kernel in manifest["kernels"]:
                 kernel.pop("rows", None)

@@ -1,0 +1,115 @@
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products))' | FileCheck %s
+
+// A bf16 model's projection: its weight and input were extended from bf16
+// at the entry; the contraction reads the bf16 values themselves (never
+// rounded twice), through the per-head reshape, and extends them in its
+// body; the sum stays f32. The f32 bias add that follows is untouched.
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @bf16_model(
+// CHECK-SAME: %[[X:.*]]: tensor<8x64xbf16> {linformer.sequence}, %[[W:.*]]: tensor<64x32xbf16>
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8x64xbf16>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[EA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-NEXT: %[[EB:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[EA]], %[[EB]] : f32
+// CHECK-NEXT: %[[S:.*]] = arith.addf %[[C]], %[[M]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK-NEXT: } -> tensor<8x32xf32>
+// CHECK-NOT: arith.truncf
+// CHECK: return
+func.func @bf16_model(%xb: tensor<8x64xbf16> {linformer.sequence},
+                      %wb: tensor<64x32xbf16>) -> tensor<8x32xf32> {
+  %xe = tensor.empty() : tensor<8x64xf32>
+  %x = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%xb : tensor<8x64xbf16>) outs(%xe : tensor<8x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<8x64xf32>
+  %we = tensor.empty() : tensor<64x32xf32>
+  %w = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%wb : tensor<64x32xbf16>) outs(%we : tensor<64x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %e = arith.extf %in : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %ye = tensor.empty() : tensor<8x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%ye : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<8x32xf32>) attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  return %y : tensor<8x32xf32>
+}
+
+// -----
+
+// An f32 model (--precision=bf16): each factor is rounded once, by an elementwise generic of its own that both
+// contractions reading it share (x is read by two, as Q and K projections
+// read one input), and the reshape of a weight is rebuilt on its rounding.
+// A contraction that is not a kernel root (not yet one of the decomposed
+// model's) and a reduction that is not acc + a * b stay as they are.
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#bh = affine_map<(d0, d1, d2) -> (d2, 0, d1)>
+// CHECK-LABEL: func.func @f32_model(
+// CHECK-SAME: %[[X:[^:]*]]: tensor<8x64xf32>{{.*}}, %[[W:[^:]*]]: tensor<64x32xf32>
+// CHECK: %[[WB:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x64xf32>) outs(%{{.*}} : tensor<8x64xbf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NOT: arith.truncf
+// CHECK: linalg.generic {{.*}} ins(%[[XB]], %[[WB]] : tensor<8x64xbf16>, tensor<64x32xbf16>)
+// CHECK: %[[WX:.*]] = tensor.expand_shape %[[WB]] {{\[}}[0], [1, 2]] output_shape [64, 1, 32] : tensor<64x32xbf16> into tensor<64x1x32xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[XB]], %[[WX]] : tensor<8x64xbf16>, tensor<64x1x32xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8x64xf32>, tensor<64x32xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<8x64xf32>)
+// CHECK-NOT: bf16
+// CHECK: return
+func.func @f32_model(%x: tensor<8x64xf32> {linformer.sequence},
+                     %w: tensor<64x32xf32>)
+    -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ye = tensor.empty() : tensor<8x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%ye : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<8x32xf32>) attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %m, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  %wx = tensor.expand_shape %w [[0], [1, 2]] output_shape [64, 1, 32] : tensor<64x32xf32> into tensor<64x1x32xf32>
+  %z = linalg.generic {indexing_maps = [#a, #bh, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %wx : tensor<8x64xf32>, tensor<64x1x32xf32>) outs(%acc : tensor<8x32xf32>) attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in2, %in : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  %u = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<8x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<8x32xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  %re = tensor.empty() : tensor<8xf32>
+  %r0 = linalg.fill ins(%zero : f32) outs(%re : tensor<8xf32>) -> tensor<8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<8x64xf32>) outs(%r0 : tensor<8xf32>) attrs = {linformer.root} {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<8xf32>
+  return %y, %z, %u, %r : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8xf32>
+}
+
