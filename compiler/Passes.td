@@ -581,28 +581,32 @@ def LinformerBF16ProductsPass
   let summary = "contractions multiply bf16 factors and accumulate in f32";
   let description = [{
     Every kernel-root contraction on f32 values (`acc + a * b`, two inputs,
-    a reduction loop: the projections, `E X`, the FFN) reads its two factors
-    as bf16 and extends them in its body. The product of two bf16 values is
-    exact in f32, so only the factors' rounding (2^-9 relative, to nearest
-    even) and the f32 sums remain: the numerics of the CPU's bf16 engines
-    (`vdpbf16ps`, AMX `tdpbf16ps`), which read bf16 pairs and accumulate
-    f32. Softmax, LayerNorm, GELU, residual sums and biases stay f32; the
-    attention core's `Q K^T` and `P V` are not touched yet.
+    a reduction loop: the projections, `E X`, the FFN) multiplies factors
+    rounded to bf16 (to nearest even) and sums in f32. The product of two
+    bf16 values is exact in f32, so only the factors' rounding (2^-9
+    relative) and the f32 sums remain: the numerics of the CPU's bf16
+    engines (`vdpbf16ps`, AMX `tdpbf16ps`), which read bf16 pairs and
+    accumulate f32. Softmax, LayerNorm, GELU, residual sums and biases stay
+    f32; the attention core's `Q K^T` and `P V` are not touched yet.
 
-    A factor extended from bf16 by an elementwise generic (a bf16 model's
-    weight or input, ModelBuilder's entry) is read as that bf16 value, so
-    a bf16 weight is never rounded twice; a reshape of one is rebuilt on
-    the bf16 value. Any other factor is rounded once by an elementwise
-    generic of its own, shared by every contraction that reads the value
-    (tiling fuses it into them, the weight packing kernels of
-    linformer-cpu-prepack-weights into the panels they make once).
+    The two factors take the form the register tile reads them in, until
+    the engines' lowering (issue 68) reads bf16 pairs on both sides:
+    - the operand a register tile streams (`streamedOperand`: a weight,
+      whose panels linformer-cpu-prepack-weights makes once per session)
+      is read as bf16 and extended in the body: half the bytes, and one
+      vector extension per loaded vector;
+    - the operand it broadcasts, one element per row and step, is read as
+      f32 values rounded to bf16: extending each element in the innermost
+      loop cost as much as the products (1.8x slower on an AVX2 CPU).
+
+    A factor a bf16 model extended from bf16 at its entry is read as that
+    bf16 value (streamed) or as it is (broadcast, exactly bf16 already),
+    through reshapes; any other is rounded once by an elementwise generic
+    of its own, shared by every contraction that reads it (tiling fuses it
+    into them, the weight packing into its panels).
 
     linformer-compile runs it for `--precision=bf16`, on f32 and 16-bit
-    models alike. The register tiles then extend the factors and multiply
-    in f32 on every CPU: the numerics of the bf16 engines, not yet their
-    speed (their lowering, `vdpbf16ps` on pair-interleaved panels and AMX
-    tiles, is issue 68's next step; on an AVX2 CPU the extensions make the
-    kernels slower than f32 products).
+    models alike.
 
     ```mlir
     // Before: %x : tensor<8x64xf32>, %w = extf(%wb : tensor<64x32xbf16>)
@@ -613,14 +617,14 @@ def LinformerBF16ProductsPass
         %s = arith.addf %c, %m : f32
         linalg.yield %s : f32
     } {linformer.root}
-    // After
-    %xb = linalg.generic ... ins(%x) outs(...: tensor<8x64xbf16>)  // truncf
-    %y = linalg.generic ... ins(%xb, %wb : tensor<8x64xbf16>,
+    // After: x rounded and kept in f32 (broadcast), w read as bf16
+    %xr = linalg.generic ... ins(%x) outs(... : tensor<8x64xf32>)
+        // arith.truncf to bf16, arith.extf back
+    %y = linalg.generic ... ins(%xr, %wb : tensor<8x64xf32>,
                                  tensor<64x32xbf16>) outs(%acc) {
-      ^bb0(%a: bf16, %b: bf16, %c: f32):
-        %ea = arith.extf %a : bf16 to f32
+      ^bb0(%a: f32, %b: bf16, %c: f32):
         %eb = arith.extf %b : bf16 to f32
-        %m = arith.mulf %ea, %eb : f32
+        %m = arith.mulf %a, %eb : f32
         ...
     ```
   }];

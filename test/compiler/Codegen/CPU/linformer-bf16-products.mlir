@@ -1,20 +1,22 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products))' | FileCheck %s
 
 // A bf16 model's projection: its weight and input were extended from bf16
-// at the entry; the contraction reads the bf16 values themselves (never
-// rounded twice), through the per-head reshape, and extends them in its
-// body; the sum stays f32. The f32 bias add that follows is untouched.
+// at the entry. The weight, which the register tile streams (indexed by
+// the columns, not the rows), is read as the bf16 value itself (never
+// rounded twice) and extended in the body; the input, which it
+// broadcasts, is exactly bf16 already and read as it is. The sum stays
+// f32, and nothing is rounded.
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-LABEL: func.func @bf16_model(
-// CHECK-SAME: %[[X:.*]]: tensor<8x64xbf16> {linformer.sequence}, %[[W:.*]]: tensor<64x32xbf16>
-// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8x64xbf16>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
-// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
-// CHECK-NEXT: %[[EA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-SAME: %[[XB:.*]]: tensor<8x64xbf16> {linformer.sequence}, %[[W:.*]]: tensor<64x32xbf16>
+// CHECK: %[[X:.*]] = linalg.generic {{.*}} ins(%[[XB]] : tensor<8x64xbf16>) outs(%{{.*}} : tensor<8x64xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8x64xf32>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: bf16, %[[C:.*]]: f32):
 // CHECK-NEXT: %[[EB:.*]] = arith.extf %[[B]] : bf16 to f32
-// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[EA]], %[[EB]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[A]], %[[EB]] : f32
 // CHECK-NEXT: %[[S:.*]] = arith.addf %[[C]], %[[M]] : f32
 // CHECK-NEXT: linalg.yield %[[S]] : f32
 // CHECK-NEXT: } -> tensor<8x32xf32>
@@ -51,11 +53,12 @@ func.func @bf16_model(%xb: tensor<8x64xbf16> {linformer.sequence},
 
 // -----
 
-// An f32 model (--precision=bf16): each factor is rounded once, by an elementwise generic of its own that both
-// contractions reading it share (x is read by two, as Q and K projections
-// read one input), and the reshape of a weight is rebuilt on its rounding.
-// A contraction that is not a kernel root (not yet one of the decomposed
-// model's) and a reduction that is not acc + a * b stay as they are.
+// An f32 model (--precision=bf16): each factor is rounded once, by an
+// elementwise generic of its own that both contractions reading it share
+// (x is read by two, as Q and K projections read one input): the streamed
+// weight to bf16 (the reshape of it rebuilt on its rounding), the
+// broadcast x to f32 values rounded to bf16. A contraction that is not a
+// kernel root and a reduction that is not acc + a * b stay as they are.
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -63,13 +66,17 @@ func.func @bf16_model(%xb: tensor<8x64xbf16> {linformer.sequence},
 // CHECK-LABEL: func.func @f32_model(
 // CHECK-SAME: %[[X:[^:]*]]: tensor<8x64xf32>{{.*}}, %[[W:[^:]*]]: tensor<64x32xf32>
 // CHECK: %[[WB:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xbf16>)
-// CHECK: arith.truncf %{{.*}} : f32 to bf16
-// CHECK: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x64xf32>) outs(%{{.*}} : tensor<8x64xbf16>)
-// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: bf16):
+// CHECK-NEXT: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[XR:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x64xf32>) outs(%{{.*}} : tensor<8x64xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : bf16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
 // CHECK-NOT: arith.truncf
-// CHECK: linalg.generic {{.*}} ins(%[[XB]], %[[WB]] : tensor<8x64xbf16>, tensor<64x32xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[XR]], %[[WB]] : tensor<8x64xf32>, tensor<64x32xbf16>)
 // CHECK: %[[WX:.*]] = tensor.expand_shape %[[WB]] {{\[}}[0], [1, 2]] output_shape [64, 1, 32] : tensor<64x32xbf16> into tensor<64x1x32xbf16>
-// CHECK: linalg.generic {{.*}} ins(%[[XB]], %[[WX]] : tensor<8x64xbf16>, tensor<64x1x32xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[XR]], %[[WX]] : tensor<8x64xf32>, tensor<64x1x32xbf16>)
 // CHECK: linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8x64xf32>, tensor<64x32xf32>)
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<8x64xf32>)
 // CHECK-NOT: bf16

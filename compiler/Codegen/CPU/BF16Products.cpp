@@ -1,0 +1,221 @@
+//===- BF16Products.cpp - contractions multiply bf16, accumulate f32 ------===//
+//
+// Every kernel-root contraction of f32 values (`acc + a * b`) multiplies
+// factors rounded to bf16 and sums in f32: the operand a register tile
+// streams is read as bf16 (its panels half the bytes), the one it
+// broadcasts as f32 values rounded to bf16; see LinformerBF16ProductsPass
+// in Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Conversion/LinalgBuilders.h"
+#include "compiler/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::linformer {
+#define GEN_PASS_DEF_LINFORMERBF16PRODUCTSPASS
+#include "compiler/Passes.h.inc"
+} // namespace mlir::linformer
+
+using namespace mlir;
+using namespace mlir::linformer;
+
+namespace {
+
+/// The bf16 tensor that `v` extends to f32 element by element (an
+/// elementwise generic, identity maps, whose body is one `arith.extf` of
+/// its input), if any: a bf16 model's weight or input as ModelBuilder's
+/// entry extends it.
+Value extendedFromBF16(Value v) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto ext = dyn_cast<arith::ExtFOp>(&body.front());
+  if (!ext || ext.getIn() != body.getArgument(0) || !ext.getType().isF32() ||
+      !ext.getIn().getType().isBF16() ||
+      body.getTerminator()->getOperand(0) != ext.getResult())
+    return {};
+  return op.getDpsInputOperand(0)->get();
+}
+
+/// Whether `op` is `acc + a * b` on f32 scalars: two inputs, one init, at
+/// least one reduction loop, the body a `mulf` of the two inputs and an
+/// `addf` of it and the accumulator.
+bool isF32Contraction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() == 0 || op->getNumResults() != 1)
+    return false;
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 3 ||
+      llvm::any_of(body.getArgumentTypes(),
+                   [](Type t) { return !t.isF32(); }))
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&body.front());
+  auto add = dyn_cast<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  if (!mul || !add || body.getTerminator()->getOperand(0) != add.getResult())
+    return false;
+  Value a = body.getArgument(0), b = body.getArgument(1),
+        acc = body.getArgument(2);
+  bool factors = (mul.getLhs() == a && mul.getRhs() == b) ||
+                 (mul.getLhs() == b && mul.getRhs() == a);
+  bool sum = (add.getLhs() == acc && add.getRhs() == mul.getResult()) ||
+             (add.getRhs() == acc && add.getLhs() == mul.getResult());
+  return factors && sum;
+}
+
+/// An elementwise generic of `v` (f32) whose body `build` makes, right
+/// after `v` is defined, into a new tensor of element type `element`.
+Value elementwise(IRRewriter &rewriter, Value v, Type element,
+                  function_ref<Value(OpBuilder &, Location, Value)> build) {
+  if (Operation *def = v.getDefiningOp())
+    rewriter.setInsertionPointAfter(def);
+  else
+    rewriter.setInsertionPointToStart(cast<BlockArgument>(v).getOwner());
+  auto type = cast<RankedTensorType>(v.getType());
+  unsigned rank = type.getRank();
+  DimList all;
+  for (unsigned d = 0; d < rank; ++d)
+    all.push_back(d);
+  return buildGeneric(rewriter, v.getLoc(), rank, v, {all},
+                      emptyTensor(rewriter, v.getLoc(), type.getShape(),
+                                  element),
+                      all, {},
+                      [&](OpBuilder &b, Location loc, ValueRange args) {
+                        return build(b, loc, args[0]);
+                      });
+}
+
+struct BF16ProductsPass
+    : mlir::linformer::impl::LinformerBF16ProductsPassBase<BF16ProductsPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    asBF16.clear();
+    rounded.clear();
+    SmallVector<linalg::GenericOp> contractions;
+    func.walk([&](linalg::GenericOp op) {
+      if (op->hasAttr(kRootAttrName) && isF32Contraction(op))
+        contractions.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (linalg::GenericOp op : contractions) {
+      // The streamed operand (a weight's panels, mostly) as bf16: its
+      // vectors are loaded and extended in the register tile. The
+      // broadcast one as f32 values that are bf16's: each of its elements
+      // is broadcast to a register as it is, with no extension per step.
+      // (A contraction no register tile spans rounds both as f32.)
+      std::optional<RegisterTileDims> dims = registerTileDims(op);
+      OpOperand *streamed = dims ? streamedOperand(op, *dims) : nullptr;
+      SmallVector<Value> inputs;
+      for (OpOperand *in : op.getDpsInputOperands())
+        inputs.push_back(in == streamed ? toBF16(rewriter, in->get())
+                                        : toRounded(rewriter, in->get()));
+      rewriter.setInsertionPoint(op);
+      auto narrow = linalg::GenericOp::create(
+          rewriter, op.getLoc(), op->getResultTypes(), inputs,
+          op.getDpsInits(), op.getIndexingMapsArray(),
+          op.getIteratorTypesArray(),
+          [&](OpBuilder &b, Location loc, ValueRange args) {
+            // The original body, bf16 factors extended: bf16 times bf16 is
+            // exact in f32, so only the sums round.
+            Block &body = op.getRegion().front();
+            IRMapping map;
+            for (unsigned i = 0; i < 3; ++i) {
+              Value arg = args[i];
+              if (arg.getType().isBF16())
+                arg = arith::ExtFOp::create(b, loc, b.getF32Type(), arg);
+              map.map(body.getArgument(i), arg);
+            }
+            for (Operation &inner : body.getOperations())
+              b.clone(inner, map);
+          });
+      narrow->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      rewriter.replaceOp(op, narrow->getResults());
+    }
+  }
+
+  /// `v` (f32) as a bf16 tensor: the bf16 value it was extended from, a
+  /// reshape of one, or `v` rounded to nearest even by an elementwise
+  /// generic of its own (one per value, shared by every contraction that
+  /// reads it; tiling fuses it into them, the weight packing into the
+  /// panels it makes once).
+  Value toBF16(IRRewriter &rewriter, Value v) {
+    if (Value known = asBF16.lookup(v))
+      return known;
+    Type bf16 = rewriter.getBF16Type();
+    Value result;
+    if (Value source = extendedFromBF16(v)) {
+      result = source;
+    } else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+      Value src = toBF16(rewriter, expand.getSrc());
+      rewriter.setInsertionPointAfter(expand);
+      result = tensor::ExpandShapeOp::create(
+          rewriter, expand.getLoc(), expand.getResultType().clone(bf16), src,
+          expand.getReassociationIndices());
+    } else if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+      Value src = toBF16(rewriter, collapse.getSrc());
+      rewriter.setInsertionPointAfter(collapse);
+      result = tensor::CollapseShapeOp::create(
+          rewriter, collapse.getLoc(), src, collapse.getReassociationIndices());
+    } else {
+      result = elementwise(rewriter, v, bf16,
+                           [&](OpBuilder &b, Location loc, Value x) -> Value {
+                             return arith::TruncFOp::create(b, loc, bf16, x);
+                           });
+    }
+    asBF16[v] = result;
+    return result;
+  }
+
+  /// `v` (f32) with every element rounded to bf16 and kept in f32: `v`
+  /// itself when it was extended from bf16 (or is a reshape of such a
+  /// value), else an elementwise generic that rounds and extends back (one
+  /// per value, shared; fused into its readers by tiling).
+  Value toRounded(IRRewriter &rewriter, Value v) {
+    if (Value known = rounded.lookup(v))
+      return known;
+    Value result;
+    if (extendedFromBF16(v)) {
+      result = v;
+    } else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
+      Value src = toRounded(rewriter, expand.getSrc());
+      rewriter.setInsertionPointAfter(expand);
+      result = src == expand.getSrc()
+                   ? v
+                   : tensor::ExpandShapeOp::create(
+                         rewriter, expand.getLoc(), expand.getResultType(), src,
+                         expand.getReassociationIndices());
+    } else if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
+      Value src = toRounded(rewriter, collapse.getSrc());
+      rewriter.setInsertionPointAfter(collapse);
+      result = src == collapse.getSrc()
+                   ? v
+                   : tensor::CollapseShapeOp::create(
+                         rewriter, collapse.getLoc(), src,
+                         collapse.getReassociationIndices());
+    } else {
+      Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
+      result = elementwise(rewriter, v, f32,
+                           [&](OpBuilder &b, Location loc, Value x) -> Value {
+                             Value r = arith::TruncFOp::create(b, loc, bf16, x);
+                             return arith::ExtFOp::create(b, loc, f32, r);
+                           });
+    }
+    rounded[v] = result;
+    return result;
+  }
+
+  DenseMap<Value, Value> asBF16, rounded;
+};
+} // namespace
