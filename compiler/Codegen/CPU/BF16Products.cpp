@@ -28,26 +28,13 @@ using namespace mlir::linformer;
 
 namespace {
 
-/// The bf16 tensor that `v` extends to f32 element by element (an
-/// elementwise generic, identity maps, whose body is one `arith.extf` of
-/// its input), if any: a bf16 model's weight or input as ModelBuilder's
-/// entry extends it.
+/// The bf16 tensor that `v` extends to f32 element by element, if any: a
+/// bf16 model's weight or input as ModelBuilder's entry extends it.
 Value extendedFromBF16(Value v) {
-  auto op = v.getDefiningOp<linalg::GenericOp>();
-  if (!op || op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      op.getNumReductionLoops() != 0 ||
-      !llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
+  Value source = convertedFrom(v);
+  if (!source || !getElementTypeOrSelf(source.getType()).isBF16())
     return {};
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return {};
-  auto ext = dyn_cast<arith::ExtFOp>(&body.front());
-  if (!ext || ext.getIn() != body.getArgument(0) || !ext.getType().isF32() ||
-      !ext.getIn().getType().isBF16() ||
-      body.getTerminator()->getOperand(0) != ext.getResult())
-    return {};
-  return op.getDpsInputOperand(0)->get();
+  return source;
 }
 
 /// Whether `op` is `acc + a * b` on f32 scalars: two inputs, one init, at

@@ -71,10 +71,7 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
-/// The tensor that `v` converts element by element (a `linalg.generic` of
-/// identity maps whose body is one `arith.extf` of a 16-bit float to f32,
-/// or one `arith.truncf` of f32 to bf16), if any.
-static Value convertedFrom(Value v) {
+Value mlir::linformer::convertedFrom(Value v) {
   auto generic = v.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != 1 ||
       generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0 ||

@@ -57,6 +57,11 @@ struct MatrixArgument {
   bool converted = false;
 };
 
+/// The tensor that `v` converts element by element (a `linalg.generic` of
+/// identity maps whose body is one `arith.extf` of a 16-bit float to f32,
+/// or one `arith.truncf` of f32 to bf16), if any.
+Value convertedFrom(Value v);
+
 /// The matrix argument that `v` is (see MatrixArgument), if any.
 std::optional<MatrixArgument> matrixArgumentOf(Value v);
 
