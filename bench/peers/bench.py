@@ -91,6 +91,10 @@ def main():
                     help="the model's dtype: bf16 compiles ours with \"dtype\": \"bf16\" and runs the peers "
                          "that have a bf16 variant (torch eager and torch.compile on the module .to(bfloat16), "
                          "JAX in bfloat16); results under results/[ISA/]bf16, read against the bf16 peak")
+    ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
+                    help="ours compiled with linformer-compile --precision: bf16 multiplies bf16 factors and "
+                         "sums in f32 (for f32 models too), read against the bf16 peak; results under "
+                         "results/[ISA/][DTYPE/]bf16-products")
     ap.add_argument("--max-peer-gflop", type=float, default=4000,
                     help="skip a peer whose run would exceed this many GFLOP (full attention at large n)")
     a = ap.parse_args()
@@ -102,6 +106,9 @@ def main():
     if a.dtype != "f32":
         work += "-" + a.dtype
         a.out = os.path.join(a.out, a.dtype)
+    if a.precision != "f32":
+        work += "-" + a.precision + "-products"
+        a.out = os.path.join(a.out, a.precision + "-products")
     os.makedirs(work, exist_ok=True)
     os.makedirs(a.out, exist_ok=True)
     py = sys.executable
@@ -113,6 +120,8 @@ def main():
         # compile for an AVX2 CPU.
         ours_target = [f"--cpu={a.isa_cpu}"]
         peer_isa = ["--isa", a.isa, "--isa-cpu", a.isa_cpu]
+    if a.precision != "f32":
+        ours_target.append(f"--precision={a.precision}")
 
     # The machine's ceiling, measured in this run.
     peak_bin = os.path.join(a.build, "bench", "linformer-peak")
@@ -121,7 +130,8 @@ def main():
     peak_isa = ["--isa", a.isa] if a.isa != "native" else []
     peak = json.loads(subprocess.run([peak_bin, "--threads", str(a.threads), "--json"] + peak_isa,
                                      capture_output=True, text=True, check=True).stdout)
-    peak_gflops, peak_name = ceiling(peak, a.dtype, a.isa)
+    # bf16 products may use the bf16 engines: their peak is the ceiling.
+    peak_gflops, peak_name = ceiling(peak, "bf16" if a.precision == "bf16" else a.dtype, a.isa)
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     cpu = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith("Model name")), "?")
     isa = peak.get("isa", "?")
@@ -192,7 +202,8 @@ def main():
                     cmd = [py, os.path.join(HERE, "peer.py"), peer, "--config", cfg_path,
                            "--weights", lr_weights if peer == "lucidrains" else w, "--input", x_path,
                            "--reference", lr_ref if peer == "lucidrains" else y_path,
-                           "--threads", str(a.threads), "--runs", str(runs), "--dtype", a.dtype] + peer_isa
+                           "--threads", str(a.threads), "--runs", str(runs), "--dtype", a.dtype,
+                           "--reference-products", a.precision] + peer_isa
                     rc, out, err, _ = run_measured(with_rss(cmd), env)
                     result = None
                     for line in out.splitlines():

@@ -18,9 +18,11 @@
 #                                            # for znver3, peers limited to AVX2
 #   bench/peers/run.sh --dtype bf16          # bf16 models: ours, torch eager,
 #                                            # torch.compile and JAX in bf16
+#   bench/peers/run.sh --precision bf16      # ours with bf16 products
 #
 # Extra arguments go to bench.py (--blocks, --n, --k, --peers, --threads,
-# --runs, --repeats, --autotune, --isa, --isa-cpu, --dtype, --max-peer-gflop).
+# --runs, --repeats, --autotune, --isa, --isa-cpu, --dtype, --precision,
+# --max-peer-gflop).
 #
 #===----------------------------------------------------------------------===#
 set -euo pipefail
@@ -43,18 +45,23 @@ if ! "$venv/bin/python" -c "import torch, jax, iree.turbine, linformer, matplotl
 fi
 "$venv/bin/python" "$root/bench/peers/bench.py" --build "$build" "$@"
 # --isa avx2 writes its results beside the native ones, in results/avx2;
-# --dtype bf16 in a bf16/ below that.
+# --dtype bf16 in a bf16/ below that, --precision bf16 in bf16-products/
+# below those.
 results="$root/bench/results"
 dtype=""
+products=""
 prev=""
 for arg in "$@"; do
   case "$arg" in
     --isa=avx2) results="$root/bench/results/avx2" ;;
     --dtype=bf16) dtype=bf16 ;;
+    --precision=bf16) products=bf16-products ;;
   esac
   if [ "$prev" = "--isa" ] && [ "$arg" = avx2 ]; then results="$root/bench/results/avx2"; fi
   if [ "$prev" = "--dtype" ] && [ "$arg" = bf16 ]; then dtype=bf16; fi
+  if [ "$prev" = "--precision" ] && [ "$arg" = bf16 ]; then products=bf16-products; fi
   prev="$arg"
 done
 [ -n "$dtype" ] && results="$results/$dtype"
+[ -n "$products" ] && results="$results/$products"
 "$venv/bin/python" "$root/bench/peers/plot.py" "$results"
