@@ -219,13 +219,14 @@ def _tool(name):
 
 def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
             cpu=None, autotune=False, lengths_hint=None, tuning_cache=None,
-            schedule=None):
+            schedule=None, precision="f32"):
     """Compiles `model` (a model.json path, or a dict written to
     OUTPUT.json) into the artifact `output`; with `random_weights`, also
     writes seeded random weights there. `target`, `cpu`, `autotune`,
     `lengths_hint` (the real lengths served: the cost model plans for the
-    shortest, --autotune times at them), `tuning_cache` and
-    `schedule` are linformer-compile's flags of those names. Raises Error
+    shortest, --autotune times at them), `tuning_cache`, `schedule` and
+    `precision` ("f32", or "bf16": the CPU contractions multiply bf16
+    factors and sum in f32) are linformer-compile's flags of those names. Raises Error
     with the compiler's diagnostics on failure.
 
     The compiler runs in this process (linformer_mlir._compiler, with the
@@ -253,11 +254,13 @@ def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
             random_weights=_os.fspath(random_weights) if random_weights is not None else "",
             autotune=autotune, lengths_hint=hint,
             tuning_cache=_os.fspath(tuning_cache) if tuning_cache else "",
-            schedule=_os.fspath(schedule) if schedule else "", runner=runner)
+            schedule=_os.fspath(schedule) if schedule else "", runner=runner,
+            precision=precision)
         if not ok:
             raise Error(f"LF_COMPILE_ERROR: {message.strip()}")
         return output
-    cmd = [_tool("linformer-compile"), model, "-o", output, f"--target={target}", *extra_args]
+    cmd = [_tool("linformer-compile"), model, "-o", output, f"--target={target}",
+           f"--precision={precision}", *extra_args]
     if cpu:
         cmd.append(f"--cpu={cpu}")
     if autotune:

@@ -132,6 +132,25 @@ def test_errors_carry_the_runtime_code_and_message(small, tmp_path):
         lf.load(art, str(other) + ".safetensors")
 
 
+def test_compile_with_bf16_products(small, tmp_path):
+    # precision="bf16" reaches the compiler, in process and through the
+    # tool: the manifest says so and the numbers move by the factors'
+    # rounding (a few 1e-3; f32 products agree to ~1e-7), within --check's
+    # default bound for them (3e-2).
+    art, w, config = small
+    x = np.random.default_rng(2).standard_normal((2, 128, 64), dtype=np.float32)
+    want = lf.load(art, w, threads=2)(x)
+    for extra in ((), ("--reassociate=auto",)):
+        path = lf.compile(config, tmp_path / f"bf16-{len(extra)}.lfa", extra_args=extra,
+                          precision="bf16")
+        assert lf.Module(path).manifest["products"] == "bf16"
+        err = rel_error(lf.load(path, w, threads=2)(x), want)
+        assert 1e-4 < err < 3e-2, err
+    assert "products" not in lf.Module(art).manifest
+    with pytest.raises(lf.Error, match="--precision takes f32 or bf16, not 'f16'"):
+        lf.compile(config, tmp_path / "f16.lfa", precision="f16")
+
+
 def test_compile_errors_name_the_problem(tmp_path):
     with pytest.raises(lf.Error, match="heads 6 does not divide d_model 512"):
         lf.compile({"heads": 6}, tmp_path / "bad.lfa")
