@@ -151,7 +151,9 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
           addBuffers(plan.intermediates, plan.sequences, manifest))
     return err;
   manifest.packedSequences = plan.packedSequences;
-  manifest.products = products;
+  // What the contractions multiply: --precision, which verify() allows
+  // only for the MLIR CPU kernels.
+  manifest.products = options.precision;
   for (auto [i, launch] : llvm::enumerate(plan.kernels)) {
     lf::ManifestKernel k;
     k.symbol = launch.getName().str();

@@ -324,7 +324,6 @@ llvm::Error Compile::lowerModule(ModuleOp module,
     return diagnosed("the pass manager's options");
   CPUPipelineOptions pipeline;
   setPipelineOptions(pipeline, scheduleFile);
-  products = pipeline.precision;
   buildCPUPipeline(pm, pipeline);
   return runWithReproducer(pm, module, "cpu-pipeline");
 }

@@ -108,10 +108,6 @@ struct Compile {
   /// --backend=best: the CPU kernels may be mixed with Halide ones, whose
   /// E X reads every token of E' (so E' gets no length rule).
   bool mixable = false;
-  /// What the CPU kernels' contractions multiply ("f32" or "bf16"), as
-  /// lowerModule resolved --precision for the module; the manifest's
-  /// "products".
-  std::string products = "f32";
 
   llvm::Error diagnosed(const llvm::Twine &what);
   /// The tool's pass-manager flags on `pm`, when it asked for them.

@@ -84,6 +84,30 @@ Value elementwise(IRRewriter &rewriter, Value v, Type element,
                       });
 }
 
+/// When `v` is a reshape (`tensor.expand_shape` or `collapse_shape`): the
+/// same reshape of `convert(source)`, after the original (`v` itself when
+/// `convert` keeps the source). Null for anything else.
+Value throughReshape(IRRewriter &rewriter, Value v,
+                     function_ref<Value(Value)> convert) {
+  Operation *op = v.getDefiningOp();
+  if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+    return {};
+  Value src = op->getOperand(0);
+  Value converted = convert(src);
+  if (converted == src)
+    return v;
+  rewriter.setInsertionPointAfter(op);
+  auto type = cast<RankedTensorType>(v.getType())
+                  .clone(getElementTypeOrSelf(converted.getType()));
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
+    return tensor::ExpandShapeOp::create(rewriter, op->getLoc(), type,
+                                         converted,
+                                         expand.getReassociationIndices());
+  return tensor::CollapseShapeOp::create(
+      rewriter, op->getLoc(), type, converted,
+      cast<tensor::CollapseShapeOp>(op).getReassociationIndices());
+}
+
 struct BF16ProductsPass
     : mlir::linformer::impl::LinformerBF16ProductsPassBase<BF16ProductsPass> {
   void runOnOperation() override {
@@ -144,17 +168,10 @@ struct BF16ProductsPass
     Value result;
     if (Value source = extendedFromBF16(v)) {
       result = source;
-    } else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
-      Value src = toBF16(rewriter, expand.getSrc());
-      rewriter.setInsertionPointAfter(expand);
-      result = tensor::ExpandShapeOp::create(
-          rewriter, expand.getLoc(), expand.getResultType().clone(bf16), src,
-          expand.getReassociationIndices());
-    } else if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
-      Value src = toBF16(rewriter, collapse.getSrc());
-      rewriter.setInsertionPointAfter(collapse);
-      result = tensor::CollapseShapeOp::create(
-          rewriter, collapse.getLoc(), src, collapse.getReassociationIndices());
+    } else if (Value reshaped = throughReshape(rewriter, v, [&](Value src) {
+                 return toBF16(rewriter, src);
+               })) {
+      result = reshaped;
     } else {
       result = elementwise(rewriter, v, bf16,
                            [&](OpBuilder &b, Location loc, Value x) -> Value {
@@ -175,22 +192,10 @@ struct BF16ProductsPass
     Value result;
     if (extendedFromBF16(v)) {
       result = v;
-    } else if (auto expand = v.getDefiningOp<tensor::ExpandShapeOp>()) {
-      Value src = toRounded(rewriter, expand.getSrc());
-      rewriter.setInsertionPointAfter(expand);
-      result = src == expand.getSrc()
-                   ? v
-                   : tensor::ExpandShapeOp::create(
-                         rewriter, expand.getLoc(), expand.getResultType(), src,
-                         expand.getReassociationIndices());
-    } else if (auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>()) {
-      Value src = toRounded(rewriter, collapse.getSrc());
-      rewriter.setInsertionPointAfter(collapse);
-      result = src == collapse.getSrc()
-                   ? v
-                   : tensor::CollapseShapeOp::create(
-                         rewriter, collapse.getLoc(), src,
-                         collapse.getReassociationIndices());
+    } else if (Value reshaped = throughReshape(rewriter, v, [&](Value src) {
+                 return toRounded(rewriter, src);
+               })) {
+      result = reshaped;
     } else {
       Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
       result = elementwise(rewriter, v, f32,
