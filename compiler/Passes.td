@@ -359,7 +359,10 @@ def LinformerCPUTileForVectorsPass
       accumulators a `linalg.fill` used by nothing else sets takes the fill
       into each register tile, before the reduction loop, so that the
       accumulators start from it instead of reading back a filled output
-      (the attention core's scores);
+      (the attention core's scores). A contraction of two bf16 factors
+      (linformer-bf16-products' pairs) steps its `pairedReductionDim` two
+      at a time instead, one bf16 pair per row and step (a dot product:
+      linformer-cpu-lower-vectors); an odd range's last step is peeled;
     - innermost loop a reduction (row max/sum): parallel loops to 1, the
       reduction whole (one vector reduction).
 
@@ -416,8 +419,21 @@ def LinformerCPULowerVectorsPass
     attention core's transposed query tile) becomes upstream's AVX2
     sequence (unpacks, shuffles, blends as inline `vblendps`, 128-bit
     permutes: 24 instructions), any other one 1-D shuffles.
+
+    A register tile of bf16 pairs (`[m, 2] x [2, n]`, both factors
+    extended from bf16: linformer-bf16-products' pairs) becomes dot
+    products instead (`ContractBF16PairsToDot`): each row's pair is one
+    32-bit word broadcast to every lane, the streamed operand's two rows are
+    interleaved into pairs 16 columns at a time (8 or 4 for a narrower
+    tile), and each such group of a row takes one `x86vector.avx512.dot`
+    (`vdpbf16ps`: two products a lane into f32) where the module's target
+    has AVX512_BF16 (8 and 4 lanes with AVX512VL), else the instruction
+    emulated: the even and odd halves of each word as f32 (a shift, a mask)
+    and two FMAs, odd first as the instruction adds them (bit for bit its
+    result but for denormals, which it flushes).
   }];
   let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::x86vector::X86VectorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect",
@@ -589,8 +605,14 @@ def LinformerBF16ProductsPass
     accumulate f32. Softmax, LayerNorm, GELU, residual sums and biases stay
     f32; the attention core's `Q K^T` and `P V` are not touched yet.
 
-    The two factors take the form the register tile reads them in, until
-    the engines' lowering (issue 68) reads bf16 pairs on both sides:
+    The two factors take the form the register tile reads them in. With
+    `dot` (`auto` where the module's CPU target has AVX512_BF16, `emulate`
+    on every target) a contraction whose register tile can step its
+    reduction in pairs (`pairedReductionDim`: the broadcast operand's
+    innermost loop, not a token loop stopped at the lengths) reads both
+    factors as bf16: linformer-cpu-tile-for-vectors then steps two at a
+    time and linformer-cpu-lower-vectors multiplies with `vdpbf16ps`
+    (emulated where the target lacks it). Otherwise, and for the others:
     - the operand a register tile streams (`streamedOperand`: a weight,
       whose panels linformer-cpu-prepack-weights makes once per session)
       is read as bf16 and extended in the body: half the bytes, and one
@@ -628,6 +650,11 @@ def LinformerBF16ProductsPass
         ...
     ```
   }];
+  let options = [
+    Option<"dot", "dot", "std::string", "\"auto\"",
+           "Pairs of bf16 factors for dot products: auto (where the target "
+           "has AVX512_BF16), emulate (every target) or off">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
 }

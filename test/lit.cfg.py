@@ -100,3 +100,5 @@ if {"avx2", "fma", "f16c", "bmi1", "bmi2", "movbe"} <= flags:
     config.available_features.add("host-avx2")
 if "avx512f" in flags:
     config.available_features.add("host-avx512")
+if {"avx512f", "avx512vl", "avx512_bf16"} <= flags:
+    config.available_features.add("host-avx512bf16")

@@ -76,6 +76,12 @@ struct CompileOptions {
   /// values extended), or bf16 (bf16 factors, f32 sums, for f32 models too:
   /// linformer-bf16-products). The CUDA pipeline's is cudaMma.
   std::string precision = "f32";
+  /// With bf16 products, how the pairs of factors are multiplied: auto
+  /// (`vdpbf16ps` where the target CPU has AVX512_BF16, else f32 FMAs of
+  /// the bf16 values), emulate (the dot-product path on every target, the
+  /// instruction emulated by shifts and FMAs where it lacks it: for tests)
+  /// or off (f32 FMAs).
+  std::string bf16Dot = "auto";
   int64_t rowTile = 0, vectorWidth = 0, unroll = 0, reductionTile = 0;
   /// CPU kernels of a model with a lengths input index the sequence inputs
   /// and outputs packed (each sequence's real tokens end to end), so the

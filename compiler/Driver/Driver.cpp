@@ -296,6 +296,7 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
                                  StringRef scheduleFile) {
   pipeline.reassociate = options.reassociate;
   pipeline.precision = options.precision;
+  pipeline.bf16Dot = options.bf16Dot;
   pipeline.rowTile = options.rowTile;
   pipeline.vectorWidth = options.vectorWidth;
   pipeline.unroll = options.unroll;

@@ -111,8 +111,12 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   addLinalgStages(pm, /*lowerCore=*/false, options.reassociate);
   // bf16 products change the contractions' operand types, which the
   // schedules below are chosen for.
-  if (options.precision == "bf16")
-    pm.nest<func::FuncOp>().addPass(createLinformerBF16ProductsPass());
+  if (options.precision == "bf16") {
+    LinformerBF16ProductsPassOptions productsOptions;
+    productsOptions.dot = options.bf16Dot;
+    pm.nest<func::FuncOp>().addPass(
+        createLinformerBF16ProductsPass(productsOptions));
+  }
 
   // Choosing schedules is separate from applying them: every kernel root
   // gets its #linformer.cpu_schedule here, from the roots' static shapes
@@ -217,7 +221,11 @@ static void addLLVMLowering(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // x86vector ops (linformer-cpu-lower-vectors' vdpbf16ps) become calls
+  // of their LLVM intrinsics.
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.x86Vector = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (erf: GELU in the CUDA pipeline's

@@ -64,6 +64,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Products of the contractions: f32 (exact), or bf16 "
                      "(bf16 factors, f32 sums: linformer-bf16-products)"),
       llvm::cl::init("f32")};
+  PassOptions::Option<std::string> bf16Dot{
+      *this, "bf16-dot",
+      llvm::cl::desc("With precision=bf16: auto (vdpbf16ps where the target "
+                     "has AVX512_BF16), emulate (the same path on every "
+                     "target, the instruction emulated) or off (f32 FMAs)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<bool> halide{
       *this, "halide",
       llvm::cl::desc("Stop at the Halide generator's input: the same "

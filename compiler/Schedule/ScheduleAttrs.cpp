@@ -71,6 +71,15 @@ sched::CPUTarget mlir::linformer::fromAttr(CPUTargetAttr a) {
   return t;
 }
 
+sched::CPUTarget mlir::linformer::cpuTargetOf(Operation *op) {
+  auto module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                  : op->getParentOfType<ModuleOp>();
+  if (module)
+    if (auto attr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName))
+      return fromAttr(attr);
+  return hostCPUTarget();
+}
+
 CPUScheduleAttr mlir::linformer::toAttr(MLIRContext *ctx,
                                         const sched::CPUKernelSchedule &s) {
   return CPUScheduleAttr::get(ctx, s.workgroup, s.rows, s.columns, s.reduction,

@@ -31,6 +31,9 @@ namespace mlir::linformer {
 CPUTargetAttr toAttr(MLIRContext *ctx,
                      const ::linformer::schedule::CPUTarget &t);
 ::linformer::schedule::CPUTarget fromAttr(CPUTargetAttr attr);
+/// The CPU target of the module `op` is in (its `linformer.target`), else
+/// the host's: what code generation emits for.
+::linformer::schedule::CPUTarget cpuTargetOf(Operation *op);
 
 CPUScheduleAttr toAttr(MLIRContext *ctx,
                        const ::linformer::schedule::CPUKernelSchedule &s);

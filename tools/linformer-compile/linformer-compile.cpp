@@ -94,9 +94,15 @@ static cl::opt<std::string> precision(
     cl::desc("What CPU contractions multiply: f32 (the default: exact; a "
              "bf16 or f16 model's values extended) or bf16 (bf16 factors, "
              "f32 sums, for f32 models too, as torch's "
-             "float32_matmul_precision; the CPU's bf16 engines are not used "
-             "yet)"),
+             "float32_matmul_precision)"),
     cl::init("f32"));
+static cl::opt<std::string> bf16Dot(
+    "bf16-dot",
+    cl::desc("With --precision=bf16, how pairs of bf16 factors multiply: "
+             "auto (vdpbf16ps where the target CPU has AVX512_BF16, else "
+             "f32 FMAs), emulate (the dot-product kernels on any CPU, the "
+             "instruction emulated where it lacks it) or off (f32 FMAs)"),
+    cl::init("auto"));
 static cl::opt<int64_t>
     rowTile("row-tile", cl::init(0),
             cl::desc("force every kernel's rows per workgroup tile "
@@ -201,6 +207,7 @@ int main(int argc, char **argv) {
   options.cpuFeatures = cpuFeatures;
   options.reassociate = reassociate;
   options.precision = precision;
+  options.bf16Dot = bf16Dot;
   options.rowTile = rowTile;
   options.vectorWidth = vectorWidth;
   options.unroll = unroll;

@@ -11,6 +11,7 @@
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -110,8 +111,19 @@ Value throughReshape(IRRewriter &rewriter, Value v,
 
 struct BF16ProductsPass
     : mlir::linformer::impl::LinformerBF16ProductsPassBase<BF16ProductsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     func::FuncOp func = getOperation();
+    if (dot != "auto" && dot != "emulate" && dot != "off") {
+      emitError(func.getLoc())
+          << "unknown dot '" << dot << "': expected auto, emulate or off";
+      return signalPassFailure();
+    }
+    pairs = dot == "emulate" ||
+            (dot == "auto" &&
+             ::linformer::schedule::matrixEngines(cpuTargetOf(func))
+                 .avx512BF16);
     asBF16.clear();
     rounded.clear();
     SmallVector<linalg::GenericOp> contractions;
@@ -126,12 +138,16 @@ struct BF16ProductsPass
       // broadcast one as f32 values that are bf16's: each of its elements
       // is broadcast to a register as it is, with no extension per step.
       // (A contraction no register tile spans rounds both as f32.)
+      // With pairs (bf16 dot products), both as bf16: the register tile
+      // broadcasts each row's pair of factors as one 32-bit element.
       std::optional<RegisterTileDims> dims = registerTileDims(op);
       OpOperand *streamed = dims ? streamedOperand(op, *dims) : nullptr;
+      bool paired = pairs && pairedReductionDim(op);
       SmallVector<Value> inputs;
       for (OpOperand *in : op.getDpsInputOperands())
-        inputs.push_back(in == streamed ? toBF16(rewriter, in->get())
-                                        : toRounded(rewriter, in->get()));
+        inputs.push_back(in == streamed || paired
+                             ? toBF16(rewriter, in->get())
+                             : toRounded(rewriter, in->get()));
       rewriter.setInsertionPoint(op);
       auto narrow = linalg::GenericOp::create(
           rewriter, op.getLoc(), op->getResultTypes(), inputs,
@@ -209,5 +225,6 @@ struct BF16ProductsPass
   }
 
   DenseMap<Value, Value> asBF16, rounded;
+  bool pairs = false;
 };
 } // namespace

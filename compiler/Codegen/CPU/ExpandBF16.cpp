@@ -64,11 +64,7 @@ struct ExpandBF16Pass
     : mlir::linformer::impl::LinformerCPUExpandBF16PassBase<ExpandBF16Pass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    ::linformer::schedule::CPUTarget target;
-    if (auto attr = module->getAttrOfType<CPUTargetAttr>(kTargetAttrName))
-      target = fromAttr(attr);
-    else
-      target = hostCPUTarget();
+    ::linformer::schedule::CPUTarget target = cpuTargetOf(module);
     RewritePatternSet patterns(&getContext());
     if (::linformer::schedule::convertsBF16Natively(target))
       patterns.add<ExtendBF16ByShift>(&getContext());

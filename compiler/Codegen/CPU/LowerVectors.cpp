@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Dialect/X86Vector/Transforms.h"
+#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -180,6 +181,172 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
+/// Whether `v` (f32) is the extension of a bf16 vector, through one shape
+/// cast at most (DropContractUnitDims' of an extended operand).
+static bool isExtendedBF16(Value v) {
+  if (auto cast = v.getDefiningOp<vector::ShapeCastOp>())
+    v = cast.getSource();
+  auto ext = v.getDefiningOp<arith::ExtFOp>();
+  return ext && getElementTypeOrSelf(ext.getIn().getType()).isBF16();
+}
+
+/// The bf16 vector of `v`'s shape that `v` extends (isExtendedBF16).
+static Value extendedBF16(PatternRewriter &rewriter, Value v) {
+  auto cast = v.getDefiningOp<vector::ShapeCastOp>();
+  Value source = (cast ? cast.getSource() : v)
+                     .getDefiningOp<arith::ExtFOp>()
+                     .getIn();
+  if (!cast)
+    return source;
+  return vector::ShapeCastOp::create(
+      rewriter, cast.getLoc(),
+      cast.getResultVectorType().clone(rewriter.getBF16Type()), source);
+}
+
+/// `acc + sum of a[2i] b[2i] + a[2i+1] b[2i+1]` per lane of `acc` (L x
+/// f32), `a` and `b` 2L bf16 pairs: `vdpbf16ps` (x86vector.avx512.dot)
+/// when `native`, else what it computes with f32 FMAs: the odd (high)
+/// halves first, then the even ones, as the instruction orders them (each
+/// product of two bf16 is exact in f32, so an FMA rounds as its add does).
+/// The instruction also treats denormal inputs and results as zero, which
+/// the emulation does not.
+static Value bf16Dot(PatternRewriter &rewriter, Location loc, Value acc,
+                     Value a, Value b, bool native) {
+  if (native)
+    return x86vector::DotBF16Op::create(rewriter, loc, acc, a, b);
+  auto accType = cast<VectorType>(acc.getType());
+  auto i32Type = accType.clone(rewriter.getI32Type());
+  auto splat = [&](int64_t bits) -> Value {
+    return arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(
+            i32Type, rewriter.getI32IntegerAttr(static_cast<int32_t>(bits))));
+  };
+  auto halves = [&](Value pairs) -> std::pair<Value, Value> {
+    Value words = vector::BitCastOp::create(rewriter, loc, i32Type, pairs);
+    Value even = arith::ShLIOp::create(rewriter, loc, words, splat(16));
+    Value odd = arith::AndIOp::create(rewriter, loc, words, splat(0xFFFF0000));
+    return {vector::BitCastOp::create(rewriter, loc, accType, even),
+            vector::BitCastOp::create(rewriter, loc, accType, odd)};
+  };
+  auto [aEven, aOdd] = halves(a);
+  auto [bEven, bOdd] = halves(b);
+  acc = math::FmaOp::create(rewriter, loc, aOdd, bOdd, acc);
+  return math::FmaOp::create(rewriter, loc, aEven, bEven, acc);
+}
+
+/// A register tile's contraction of bf16 pairs, `acc[m, n] += lhs[m, k]
+/// rhs[k, n]` with k = 2 and both factors extended from bf16 (what
+/// linformer-bf16-products' pairs and linformer-cpu-tile-for-vectors' pair
+/// steps make), as dot products: each row's pair of factors is one 32-bit
+/// element broadcast to every lane (a `vpbroadcastd` from memory), the two
+/// rows of the streamed operand are interleaved into pairs (one shuffle per
+/// L columns, shared by every row), and each L columns of a row take one
+/// `vdpbf16ps`, twice the products of an FMA. L is 16 (8, 4 with
+/// AVX512VL) lanes of f32, at most the target's vector; a width no L
+/// divides is left to the outer products. Where the target has no
+/// AVX512_BF16 the instruction is emulated (`bf16Dot`), so the path runs
+/// and is checked on any CPU.
+struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
+  ContractBF16PairsToDot(MLIRContext *ctx, int64_t maxLanes, bool native,
+                         bool nativeNarrow)
+      : OpRewritePattern(ctx, /*benefit=*/2), maxLanes(maxLanes),
+        native(native), nativeNarrow(nativeNarrow) {}
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getKind() != vector::CombiningKind::ADD)
+      return rewriter.notifyMatchFailure(op, "not a sum of products");
+    auto accType = dyn_cast<VectorType>(op.getAccType());
+    VectorType lhsType = op.getLhsType(), rhsType = op.getRhsType();
+    if (!accType || accType.getRank() != 2 || !accType.getElementType().isF32() ||
+        lhsType.getRank() != 2 || rhsType.getRank() != 2 ||
+        lhsType.getDimSize(1) != 2 || accType.isScalable())
+      return rewriter.notifyMatchFailure(op, "not an [m, 2] x [2, n] tile");
+    // (m, k) x (k, n) -> (m, n), whatever the loops' order.
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    auto dimAt = [&](unsigned operand, unsigned pos) -> int64_t {
+      auto d = dyn_cast<AffineDimExpr>(maps[operand].getResult(pos));
+      return d ? int64_t(d.getPosition()) : -1;
+    };
+    if (llvm::any_of(maps, [](AffineMap map) {
+          return map.getNumResults() != 2 || map.getNumSymbols() != 0;
+        }))
+      return rewriter.notifyMatchFailure(op, "not (m, k) x (k, n)");
+    int64_t m = dimAt(0, 0), k = dimAt(0, 1), n = dimAt(1, 1);
+    SmallVector<vector::IteratorType> iters = op.getIteratorTypesArray();
+    if (m < 0 || k < 0 || n < 0 || m == n || m == k || n == k ||
+        dimAt(1, 0) != k || dimAt(2, 0) != m || dimAt(2, 1) != n ||
+        iters.size() != 3 || iters[k] != vector::IteratorType::reduction)
+      return rewriter.notifyMatchFailure(op, "not (m, k) x (k, n)");
+    int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
+    int64_t lanes = 0;
+    for (int64_t l : {16, 8, 4})
+      if (l <= maxLanes && columns % l == 0 &&
+          (!native || l == 16 || nativeNarrow)) {
+        lanes = l;
+        break;
+      }
+    if (lanes == 0)
+      return rewriter.notifyMatchFailure(op, "no dot width divides the tile");
+    if (!isExtendedBF16(op.getLhs()) || !isExtendedBF16(op.getRhs()))
+      return rewriter.notifyMatchFailure(op, "factors not extended from bf16");
+    Value lhs = extendedBF16(rewriter, op.getLhs());
+    Value rhs = extendedBF16(rewriter, op.getRhs());
+
+    Location loc = op.getLoc();
+    Type bf16 = rewriter.getBF16Type(), i16 = rewriter.getI16Type(),
+         i32 = rewriter.getI32Type();
+    auto pairsType = VectorType::get({2 * lanes}, bf16);
+    // The streamed rows k and k + 1, as 16-bit words (shuffles of bf16
+    // vectors are not legal everywhere in LLVM), interleaved L columns at a
+    // time.
+    auto rowType = VectorType::get({columns}, i16);
+    Value row0 = vector::BitCastOp::create(
+        rewriter, loc, rowType, vector::ExtractOp::create(rewriter, loc, rhs, 0));
+    Value row1 = vector::BitCastOp::create(
+        rewriter, loc, rowType, vector::ExtractOp::create(rewriter, loc, rhs, 1));
+    SmallVector<Value> streamed;
+    for (int64_t c = 0; c < columns; c += lanes) {
+      SmallVector<int64_t> mask;
+      for (int64_t l = 0; l < lanes; ++l) {
+        mask.push_back(c + l);
+        mask.push_back(columns + c + l);
+      }
+      Value words = vector::ShuffleOp::create(rewriter, loc, row0, row1, mask);
+      streamed.push_back(
+          vector::BitCastOp::create(rewriter, loc, pairsType, words));
+    }
+    Value result = op.getAcc();
+    auto wordType = VectorType::get({1}, i32);
+    auto wordsType = VectorType::get({lanes}, i32);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value pair = vector::ExtractOp::create(rewriter, loc, lhs, r);
+      Value word = vector::ExtractOp::create(
+          rewriter, loc,
+          vector::BitCastOp::create(rewriter, loc, wordType, pair), 0);
+      Value broadcast = vector::BitCastOp::create(
+          rewriter, loc, pairsType,
+          vector::BroadcastOp::create(rewriter, loc, wordsType, word));
+      Value row = vector::ExtractOp::create(rewriter, loc, result, r);
+      for (auto [j, b] : llvm::enumerate(streamed)) {
+        int64_t c = int64_t(j) * lanes;
+        Value acc = vector::ExtractStridedSliceOp::create(rewriter, loc, row,
+                                                          c, lanes, 1);
+        Value dot = bf16Dot(rewriter, loc, acc, broadcast, b, native);
+        row = vector::InsertStridedSliceOp::create(rewriter, loc, dot, row, c,
+                                                   1);
+      }
+      result = vector::InsertOp::create(rewriter, loc, row, result, r);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  int64_t maxLanes;
+  bool native, nativeNarrow;
+};
+
 /// Whether the module's CPU target (the host's without one) has 256-bit
 /// vectors, AVX2 or AVX-512: the ISA of upstream's AVX2 transposes.
 static bool has256BitVectors(Operation *op) {
@@ -198,7 +365,18 @@ struct LowerVectorsPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     // Contractions first: they produce the broadcasts and transposes that
-    // the second set lowers.
+    // the second set lowers. Pairs of bf16 factors first of all, while
+    // their extensions are still there to be seen through.
+    {
+      ::linformer::schedule::CPUTarget target = cpuTargetOf(getOperation());
+      bool native = ::linformer::schedule::matrixEngines(target).avx512BF16;
+      RewritePatternSet patterns(ctx);
+      patterns.add<ContractBF16PairsToDot>(
+          ctx, std::max<int64_t>(4, target.lanes()), native,
+          ::linformer::schedule::hasFeature(target, "avx512vl"));
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
     {
       RewritePatternSet patterns(ctx);
       vector::populateVectorContractLoweringPatterns(

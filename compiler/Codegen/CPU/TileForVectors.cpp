@@ -867,6 +867,14 @@ struct TileForVectorsPass
       }
       SmallVector<int64_t> tiles =
           vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
+      // Both factors bf16 (linformer-bf16-products' pairs): two steps of
+      // the paired reduction at a time, each row's pair one dot product
+      // (an odd range's last step is peeled).
+      if (std::optional<unsigned> pair = pairedReductionDim(op);
+          pair && llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
+            return getElementTypeOrSelf(in->get().getType()).isBF16();
+          }))
+        tiles[*pair] = 2;
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
       // Nothing to do when the op already is one tile.
       if (isOneTile(tiles, ranges)) {

@@ -71,6 +71,30 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
+std::optional<unsigned>
+mlir::linformer::pairedReductionDim(linalg::LinalgOp op) {
+  std::optional<RegisterTileDims> dims = registerTileDims(op);
+  OpOperand *streamed = dims ? streamedOperand(op, *dims) : nullptr;
+  if (!streamed)
+    return std::nullopt;
+  OpOperand *broadcast = op.getDpsInputOperand(1 - streamed->getOperandNumber());
+  AffineMap map = op.getMatchingIndexingMap(broadcast);
+  if (map.getNumResults() == 0)
+    return std::nullopt;
+  auto inner = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!inner)
+    return std::nullopt;
+  unsigned d = inner.getPosition();
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (op.getIteratorTypesArray()[d] != utils::IteratorType::reduction ||
+      ShapedType::isDynamic(ranges[d]) || ranges[d] < 2)
+    return std::nullopt;
+  if (auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+      bound && (bound.getToken() == int64_t(d) || bound.getPart() == int64_t(d)))
+    return std::nullopt;
+  return d;
+}
+
 Value mlir::linformer::convertedFrom(Value v) {
   auto generic = v.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != 1 ||

@@ -43,6 +43,14 @@ std::optional<RegisterTileDims> registerTileDims(linalg::LinalgOp op);
 /// the columns loop and not by the rows loop (the other one is broadcast).
 OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
 
+/// The reduction loop of contraction `op` that a register tile may step two
+/// at a time, reading bf16 pairs (`vdpbf16ps`: two products a lane): the
+/// loop of the broadcast operand's innermost dimension, so that each row's
+/// pair is one 32-bit element in memory, when its static range is at least
+/// 2 and it is not a token loop stopped at the sequences' lengths (a pair
+/// would read the padded token after an odd length). None otherwise.
+std::optional<unsigned> pairedReductionDim(linalg::LinalgOp op);
+
 /// A static `[K, N]` argument of a function as an operand reads it: whole,
 /// or through a `tensor.expand_shape` that splits K into the leading
 /// `rowDims` dims and N into the rest (a projection per head: `[K, H, C]`

@@ -1,4 +1,12 @@
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=off}))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=emulate}))' | FileCheck %s --check-prefix=PAIRS
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=vnni}))' 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: unknown dot 'vnni': expected auto, emulate or off
+
+// Without pairs (dot=off, or dot=auto on a CPU without AVX512_BF16) the
+// factors take the forms below; with pairs (dot=emulate, or dot=auto on
+// AVX512_BF16) both factors of a contraction the register tile can step
+// in pairs are bf16, so that each row's pair is one 32-bit element.
 
 // A bf16 model's projection: its weight and input were extended from bf16
 // at the entry. The weight, which the register tile streams (indexed by
@@ -22,6 +30,15 @@
 // CHECK-NEXT: } -> tensor<8x32xf32>
 // CHECK-NOT: arith.truncf
 // CHECK: return
+// PAIRS-LABEL: func.func @bf16_model(
+// PAIRS-SAME: %[[XB:.*]]: tensor<8x64xbf16> {linformer.sequence}, %[[W:.*]]: tensor<64x32xbf16>
+// PAIRS: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[XB]], %[[W]] : tensor<8x64xbf16>, tensor<64x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
+// PAIRS-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
+// PAIRS-NEXT: %[[EA:.*]] = arith.extf %[[A]] : bf16 to f32
+// PAIRS-NEXT: %[[EB:.*]] = arith.extf %[[B]] : bf16 to f32
+// PAIRS-NEXT: %[[M:.*]] = arith.mulf %[[EA]], %[[EB]] : f32
+// PAIRS-NOT: arith.truncf
+// PAIRS: return
 func.func @bf16_model(%xb: tensor<8x64xbf16> {linformer.sequence},
                       %wb: tensor<64x32xbf16>) -> tensor<8x32xf32> {
   %xe = tensor.empty() : tensor<8x64xf32>
@@ -81,6 +98,18 @@ func.func @bf16_model(%xb: tensor<8x64xbf16> {linformer.sequence},
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<8x64xf32>)
 // CHECK-NOT: bf16
 // CHECK: return
+// PAIRS-LABEL: func.func @f32_model(
+// PAIRS-SAME: %[[X:[^:]*]]: tensor<8x64xf32>{{.*}}, %[[W:[^:]*]]: tensor<64x32xf32>
+// PAIRS: %[[WB:.*]] = linalg.generic {{.*}} ins(%[[W]] : tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xbf16>)
+// PAIRS: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<8x64xf32>) outs(%{{.*}} : tensor<8x64xbf16>)
+// PAIRS-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// PAIRS-NEXT: %[[T:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// PAIRS-NEXT: linalg.yield %[[T]] : bf16
+// PAIRS-NOT: arith.truncf
+// PAIRS: linalg.generic {{.*}} ins(%[[XB]], %[[WB]] : tensor<8x64xbf16>, tensor<64x32xbf16>)
+// PAIRS: linalg.generic {{.*}} ins(%[[XB]], %{{.*}} : tensor<8x64xbf16>, tensor<64x1x32xbf16>)
+// PAIRS: linalg.generic {{.*}} ins(%[[X]], %[[W]] : tensor<8x64xf32>, tensor<64x32xf32>)
+// PAIRS: return
 func.func @f32_model(%x: tensor<8x64xf32> {linformer.sequence},
                      %w: tensor<64x32xf32>)
     -> (tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8xf32>) {
@@ -120,3 +149,46 @@ func.func @f32_model(%x: tensor<8x64xf32> {linformer.sequence},
   return %y, %z, %u, %r : tensor<8x32xf32>, tensor<8x32xf32>, tensor<8x32xf32>, tensor<8xf32>
 }
 
+
+// -----
+
+// E X with pairs on: its reduction runs over tokens and stops at each
+// sequence's length (linformer.token_bound), so a pair could read the
+// padded token after an odd length. Its register tile steps one token at a
+// time: the streamed X is bf16, the broadcast E f32 values rounded to
+// bf16, as without pairs. The same shapes without the bound are paired.
+#e = affine_map<(d0, d1, d2) -> (d0, d2)>
+#x = affine_map<(d0, d1, d2) -> (d2, d1)>
+#o = affine_map<(d0, d1, d2) -> (d0, d1)>
+// PAIRS-LABEL: func.func @token_reduction(
+// PAIRS-SAME: %[[E:[^:]*]]: tensor<16x64xf32>, %[[X:[^:]*]]: tensor<64x32xf32>
+// PAIRS-DAG: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xbf16>)
+// PAIRS-DAG: %[[ER:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// PAIRS-DAG: %[[EB:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xbf16>)
+// PAIRS: linalg.generic {{.*}} ins(%[[ER]], %[[XB]] : tensor<16x64xf32>, tensor<64x32xbf16>) {{.*}} linformer.token_bound
+// PAIRS: linalg.generic {{.*}} ins(%[[EB]], %[[XB]] : tensor<16x64xbf16>, tensor<64x32xbf16>)
+// PAIRS: return
+func.func @token_reduction(%e: tensor<16x64xf32>, %x: tensor<64x32xf32>,
+                           %lengths: tensor<1xi32> {linformer.lengths})
+    -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ye = tensor.empty() : tensor<16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%ye : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = linalg.generic {indexing_maps = [#e, #x, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %x : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>)
+      attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %z = linalg.generic {indexing_maps = [#e, #x, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %x : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %y, %z : tensor<16x32xf32>, tensor<16x32xf32>
+}

@@ -390,3 +390,31 @@ func.func @transpose_odd(%q: tensor<1x1x20x12xf32>) -> tensor<1x1x12x20xf32> {
       outs(%e : tensor<1x1x12x20xf32>) permutation = [0, 1, 3, 2]
   return %t : tensor<1x1x12x20xf32>
 }
+
+// -----
+
+// bf16 pairs (linformer-bf16-products with dot): both factors bf16, so the
+// register tile steps the broadcast operand's innermost loop (the
+// reduction over 7 channels) two at a time, each row's pair one dot
+// product; the odd last step is peeled into a one-step copy.
+#pa = affine_map<(d0, d1, d2) -> (d0, d2)>
+#pb = affine_map<(d0, d1, d2) -> (d2, d1)>
+#pc = affine_map<(d0, d1, d2) -> (d0, d1)>
+// PEEL-LABEL: func.func @bf16_pairs(
+// PEEL: scf.for %{{.*}} = %c0 to %c6 step %c2
+// PEEL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<2x16xbf16>) outs(%{{.*}} : tensor<8x16xf32>)
+// PEEL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x1xbf16>, tensor<1x16xbf16>) outs(%{{.*}} : tensor<8x16xf32>)
+// PEEL: return
+func.func @bf16_pairs(%x: tensor<8x7xbf16>, %w: tensor<7x16xbf16>,
+                      %acc: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %y = linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<8x7xbf16>, tensor<7x16xbf16>) outs(%acc : tensor<8x16xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %c: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ea, %eb : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
