@@ -151,9 +151,9 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
           addBuffers(plan.intermediates, plan.sequences, manifest))
     return err;
   manifest.packedSequences = plan.packedSequences;
-  // What the contractions multiply: --precision, which verify() allows
-  // only for the MLIR CPU kernels.
-  manifest.products = options.precision;
+  // What the contractions multiply: --precision (auto resolved for the
+  // target), which verify() allows only for the MLIR CPU kernels.
+  manifest.products = cpuProducts(target);
   for (auto [i, launch] : llvm::enumerate(plan.kernels)) {
     lf::ManifestKernel k;
     k.symbol = launch.getName().str();

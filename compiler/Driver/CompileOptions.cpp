@@ -78,8 +78,9 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
                 "schedules: --target=cpu or --target=cuda, not cpu,cuda");
   if (target == "cpu" && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
-  if (precision != "f32" && precision != "bf16")
-    return fail("--precision takes f32 or bf16, not '" + precision + "'");
+  if (precision != "auto" && precision != "f32" && precision != "bf16")
+    return fail("--precision takes auto, f32 or bf16, not '" + precision +
+                "'");
   if (bf16Dot != "auto" && bf16Dot != "emulate" && bf16Dot != "off")
     return fail("--bf16-dot takes auto, emulate or off, not '" + bf16Dot +
                 "'");

@@ -73,9 +73,11 @@ struct CompileOptions {
   /// CPU schedule overrides (0: the cost model's choice).
   std::string reassociate = "auto";
   /// What CPU contractions multiply: f32 (exact, bf16 and f16 models'
-  /// values extended), or bf16 (bf16 factors, f32 sums, for f32 models too:
-  /// linformer-bf16-products). The CUDA pipeline's is cudaMma.
-  std::string precision = "f32";
+  /// values extended), bf16 (bf16 factors, f32 sums, for f32 models too:
+  /// linformer-bf16-products), or auto: bf16 for a bf16 model whose target
+  /// CPU multiplies bf16 faster than f32 (AVX512_BF16, AMX), else f32
+  /// (Compile::cpuProducts). The CUDA pipeline's is cudaMma.
+  std::string precision = "auto";
   /// With bf16 products, how the pairs of factors are multiplied: auto
   /// (`vdpbf16ps` where the target CPU has AVX512_BF16, else f32 FMAs of
   /// the bf16 values), emulate (the dot-product path on every target, the

@@ -292,10 +292,21 @@ sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
   return hostCPUTarget(options.cpu, options.cpuFeatures);
 }
 
+std::string Compile::cpuProducts(const sched::CPUTarget &target) const {
+  if (options.precision != "auto")
+    return options.precision;
+  if (options.backend != "mlir" || !src.fromModel || src.config.dtype != "bf16")
+    return "f32";
+  sched::MatrixEngines engines = sched::matrixEngines(target);
+  return engines.avx512BF16 || engines.amxBF16 ? "bf16" : "f32";
+}
+
 void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
                                  StringRef scheduleFile) {
   pipeline.reassociate = options.reassociate;
-  pipeline.precision = options.precision;
+  // Kernels that mix with Halide's (--backend=best) compute as Halide's
+  // do: f32; lowerModule resolves auto for its target.
+  pipeline.precision = options.precision == "bf16" ? "bf16" : "f32";
   pipeline.bf16Dot = options.bf16Dot;
   pipeline.rowTile = options.rowTile;
   pipeline.vectorWidth = options.vectorWidth;
@@ -325,6 +336,7 @@ llvm::Error Compile::lowerModule(ModuleOp module,
     return diagnosed("the pass manager's options");
   CPUPipelineOptions pipeline;
   setPipelineOptions(pipeline, scheduleFile);
+  pipeline.precision = cpuProducts(target);
   buildCPUPipeline(pm, pipeline);
   return runWithReproducer(pm, module, "cpu-pipeline");
 }

@@ -127,6 +127,11 @@ struct Compile {
   sched::CPUTarget chooseTarget(ModuleOp module);
   void setPipelineOptions(CPUPipelineOptions &pipeline,
                           StringRef scheduleFile);
+  /// What the CPU contractions multiply on `target`: --precision, with auto
+  /// resolved: bf16 for a bf16 model where the target has a bf16 engine
+  /// (AVX512_BF16 or AMX-BF16), else f32 (bf16 products on f32 FMAs are no
+  /// faster, and f32 ones are exact).
+  std::string cpuProducts(const sched::CPUTarget &target) const;
   llvm::Error lowerModule(ModuleOp module, const sched::CPUTarget &target,
                           StringRef scheduleFile);
   llvm::Error writeText(llvm::function_ref<void(llvm::raw_ostream &)> print);

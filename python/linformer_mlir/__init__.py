@@ -219,14 +219,15 @@ def _tool(name):
 
 def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
             cpu=None, autotune=False, lengths_hint=None, tuning_cache=None,
-            schedule=None, precision="f32"):
+            schedule=None, precision="auto"):
     """Compiles `model` (a model.json path, or a dict written to
     OUTPUT.json) into the artifact `output`; with `random_weights`, also
     writes seeded random weights there. `target`, `cpu`, `autotune`,
     `lengths_hint` (the real lengths served: the cost model plans for the
     shortest, --autotune times at them), `tuning_cache`, `schedule` and
-    `precision` ("f32", or "bf16": the CPU contractions multiply bf16
-    factors and sum in f32) are linformer-compile's flags of those names. Raises Error
+    `precision` ("auto": bf16 products for a bf16 model on a CPU with
+    AVX512_BF16 or AMX, else f32; "f32"; or "bf16": the CPU contractions
+    multiply bf16 factors and sum in f32) are linformer-compile's flags of those names. Raises Error
     with the compiler's diagnostics on failure.
 
     The compiler runs in this process (linformer_mlir._compiler, with the

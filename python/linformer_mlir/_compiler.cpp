@@ -82,7 +82,7 @@ NB_MODULE(_compiler, m) {
         nb::arg("autotune") = false,
         nb::arg("lengths_hint") = std::vector<int64_t>(),
         nb::arg("tuning_cache") = "", nb::arg("schedule") = "",
-        nb::arg("runner") = "", nb::arg("precision") = "f32",
+        nb::arg("runner") = "", nb::arg("precision") = "auto",
         "Compiles `model` (a model.json path) into `output`; returns (ok, "
         "message, log): what was written, or the diagnostics.");
 }

@@ -147,7 +147,7 @@ def test_compile_with_bf16_products(small, tmp_path):
         err = rel_error(lf.load(path, w, threads=2)(x), want)
         assert 1e-4 < err < 3e-2, err
     assert "products" not in lf.Module(art).manifest
-    with pytest.raises(lf.Error, match="--precision takes f32 or bf16, not 'f16'"):
+    with pytest.raises(lf.Error, match="--precision takes auto, f32 or bf16, not 'f16'"):
         lf.compile(config, tmp_path / "f16.lfa", precision="f16")
 
 

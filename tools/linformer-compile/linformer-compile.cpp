@@ -91,11 +91,12 @@ static cl::opt<std::string>
                 cl::init("auto"));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("What CPU contractions multiply: f32 (the default: exact; a "
-             "bf16 or f16 model's values extended) or bf16 (bf16 factors, "
-             "f32 sums, for f32 models too, as torch's "
+    cl::desc("What CPU contractions multiply: auto (the default: bf16 for a "
+             "bf16 model where the target CPU has AVX512_BF16 or AMX, else "
+             "f32), f32 (exact; a bf16 or f16 model's values extended) or "
+             "bf16 (bf16 factors, f32 sums, for f32 models too, as torch's "
              "float32_matmul_precision)"),
-    cl::init("f32"));
+    cl::init("auto"));
 static cl::opt<std::string> bf16Dot(
     "bf16-dot",
     cl::desc("With --precision=bf16, how pairs of bf16 factors multiply: "
