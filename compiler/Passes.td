@@ -555,7 +555,11 @@ def LinformerCPUStoreBF16BitsPass
     model with d_model 9 and bf16 products): the link fails on GCC 12's
     libgcc. With opaque pointers a store takes any type of the same size,
     so this pass stores the integer bits themselves and extracts elements
-    of the integer vector: no bf16 value is left for LLVM to move.
+    of the integer vector: no bf16 value is left for LLVM to move. Likewise
+    a bf16 load only read as bits loads the integers, and stack buffers and
+    addresses of bf16 (`llvm.alloca`, `llvm.getelementptr`) count in i16:
+    LLVM's SROA types a promoted buffer after its alloca, and a d_model-2
+    model's `[4 x bfloat]` scratch tiles became bfloat selects again.
 
     ```mlir
     %b = llvm.bitcast %bits : vector<3xi16> to vector<3xbf16>

@@ -114,14 +114,54 @@ struct ExtractBits : OpRewritePattern<LLVM::ExtractElementOp> {
   }
 };
 
+/// `bitcast (load %p : bf16s) : i16s` loads the integers: the same bytes.
+/// A bf16 load whose value is only reinterpreted (the extension by a shift,
+/// linformer-cpu-expand-bf16) would otherwise be legalized, on a CPU
+/// without bf16 conversion, by promoting it to f32 and truncating back
+/// through __truncsfbf2 (a `<2 x bfloat>` load of a d_model-2 model's
+/// weight panel, compiled for haswell with bf16 products).
+struct LoadBits : OpRewritePattern<LLVM::BitcastOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::BitcastOp op,
+                                PatternRewriter &rewriter) const override {
+    auto load = op.getArg().getDefiningOp<LLVM::LoadOp>();
+    if (!load || !getElementTypeOrSelf(load.getType()).isBF16() ||
+        !getElementTypeOrSelf(op.getType()).isInteger(16))
+      return rewriter.notifyMatchFailure(op, "not a bf16 load read as bits");
+    rewriter.setInsertionPoint(load);
+    auto bits = LLVM::LoadOp::create(
+        rewriter, load.getLoc(), op.getType(), load.getAddr(),
+        load.getAlignment().value_or(0), load.getVolatile_(),
+        load.getNontemporal(), load.getInvariant(),
+        load.getInvariantGroup(), load.getOrdering());
+    rewriter.replaceOp(op, bits.getResult());
+    return success();
+  }
+};
+
 struct StoreBF16BitsPass
     : mlir::linformer::impl::LinformerCPUStoreBF16BitsPassBase<
           StoreBF16BitsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StoreBits, ExtractBits>(&getContext());
+    patterns.add<StoreBits, ExtractBits, LoadBits>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      signalPassFailure();
+      return signalPassFailure();
+    // Stack buffers and addresses of bf16 count in 16-bit integers (the
+    // same sizes and strides): LLVM's SROA types a promoted stack buffer
+    // after its alloca, and a `[4 x bfloat]` scratch tile written with
+    // rounded bits became bfloat selects that a CPU without bf16
+    // conversion legalizes through __truncsfbf2 (a d_model-2 model with
+    // bf16 products compiled for haswell).
+    Type i16 = IntegerType::get(&getContext(), 16);
+    getOperation().walk([&](Operation *op) {
+      if (auto alloca = dyn_cast<LLVM::AllocaOp>(op);
+          alloca && alloca.getElemType().isBF16())
+        alloca.setElemType(i16);
+      if (auto gep = dyn_cast<LLVM::GEPOp>(op); gep && gep.getElemType().isBF16())
+        gep.setElemType(i16);
+    });
   }
 };
 } // namespace

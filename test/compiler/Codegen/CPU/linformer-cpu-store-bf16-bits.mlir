@@ -23,3 +23,25 @@ llvm.func @bits(%bits: vector<3xi16>, %p: !llvm.ptr, %q: !llvm.ptr) {
   llvm.store %l, %p : vector<3xbf16>, !llvm.ptr
   llvm.return
 }
+
+// A bf16 load whose value is only read as bits (the extension by a shift)
+// loads the integers; stack buffers and addresses of bf16 count in i16
+// (LLVM's SROA types a promoted buffer after its alloca: a [4 x bfloat]
+// tile written with rounded bits became bfloat selects, legalized through
+// __truncsfbf2 without bf16 conversion).
+// CHECK-LABEL: llvm.func @loads_and_buffers(
+// CHECK-SAME: %[[P:[^:]*]]: !llvm.ptr
+// CHECK: %[[L:.*]] = llvm.load %[[P]] {alignment = 2 : i64} : !llvm.ptr -> vector<2xi16>
+// CHECK: %[[A:.*]] = llvm.alloca %{{.*}} x i16 {alignment = 64 : i64}
+// CHECK: %[[G:.*]] = llvm.getelementptr %[[A]][1] : (!llvm.ptr) -> !llvm.ptr, i16
+// CHECK: llvm.store %[[L]], %[[G]] : vector<2xi16>, !llvm.ptr
+// CHECK-NOT: bf16
+llvm.func @loads_and_buffers(%p: !llvm.ptr) {
+  %l = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> vector<2xbf16>
+  %b = llvm.bitcast %l : vector<2xbf16> to vector<2xi16>
+  %c4 = llvm.mlir.constant(4 : i64) : i64
+  %a = llvm.alloca %c4 x bf16 {alignment = 64 : i64} : (i64) -> !llvm.ptr
+  %g = llvm.getelementptr %a[1] : (!llvm.ptr) -> !llvm.ptr, bf16
+  llvm.store %b, %g : vector<2xi16>, !llvm.ptr
+  llvm.return
+}
