@@ -35,7 +35,13 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
                                                       bool exact) {
   // Exact sizes leave a partial last tile that the pass peels; otherwise
   // sizes are rounded down to divisors.
+  // A dynamic range (the partial panel of a packed operand whose columns
+  // the register tile does not divide, until peeling makes it static) gets
+  // the size asked for: the peeled copies then have full and partial tiles
+  // of static size, not one column at a time.
   auto size = [&](int64_t range, int64_t want) {
+    if (ShapedType::isDynamic(range))
+      return std::max<int64_t>(1, want);
     return exact ? std::max<int64_t>(1, std::min(range, want))
                  : largestDivisorAtMost(range, want);
   };
@@ -608,7 +614,20 @@ tileWithFusedInit(RewriterBase &rewriter, linalg::LinalgOp op, Operation *init,
   for (OpResult r : op->getResults())
     rewriter.replaceAllUsesWith(r, fused->replacements.lookup(r));
   rewriter.eraseOp(op);
-  rewriter.eraseOp(init);
+  // Tiling an op of dynamic sizes (the partial panel of a packed streamed
+  // operand whose columns the register tile does not divide) left shape
+  // queries of the init's result for the loop bounds: the init's own
+  // destination has the same shape. Erasing the init under them left
+  // dangling operands ("operand does not dominate this use").
+  auto dps = cast<DestinationStyleOpInterface>(init);
+  for (OpResult r : init->getResults())
+    for (OpOperand &use : llvm::make_early_inc_range(r.getUses()))
+      if (isa<tensor::DimOp>(use.getOwner()))
+        rewriter.modifyOpInPlace(use.getOwner(), [&] {
+          use.set(dps.getDpsInitOperand(r.getResultNumber())->get());
+        });
+  if (init->use_empty())
+    rewriter.eraseOp(init);
   return result;
 }
 

@@ -418,3 +418,47 @@ func.func @bf16_pairs(%x: tensor<8x7xbf16>, %w: tensor<7x16xbf16>,
   } -> tensor<8x16xf32>
   return %y : tensor<8x16xf32>
 }
+
+// -----
+
+// A packed streamed operand (pack = true) whose columns (64) the register
+// tile (48) does not divide: the panels' loop ends in a partial panel of
+// dynamic size, and tiling it with its bias (the accumulators' init) left
+// shape queries of the init, which was then erased under them (an
+// internal "operand does not dominate this use", from a user's schedule
+// file). They read its destination now, and the partial panel's register
+// tile takes the width asked for (it took one column at a time): peeled,
+// a 48-column panel of 8 x 48 tiles and a 16-column one of 8 x 16, each
+// starting from its bias.
+// PEEL-LABEL: func.func @packed_partial_panel(
+// PEEL: linalg.generic {{.*}} ins(%{{.*}} : tensor<48xf32>) outs(%{{.*}} : tensor<1x8x48xf32>)
+// PEEL: scf.for %{{.*}} = %c0 to %c64 step %c1
+// PEEL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x8x1xf32>, tensor<1x48xf32>) outs(%{{.*}} : tensor<1x8x48xf32>)
+// PEEL: linalg.generic {{.*}} ins(%{{.*}} : tensor<16xf32>) outs(%{{.*}} : tensor<1x8x16xf32>)
+// PEEL: scf.for %{{.*}} = %c0 to %c64 step %c1
+// PEEL: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x8x1xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<1x8x16xf32>)
+// PEEL: return
+func.func @packed_partial_panel(%x: tensor<2x128x64xf32>, %w: tensor<64x128xf32>,
+                                %bias: tensor<128xf32>) -> tensor<2x128x128xf32> {
+  %empty = tensor.empty() : tensor<2x128x128xf32>
+  %r = scf.forall (%b, %i, %j) = (0, 0, 0) to (2, 128, 128) step (1, 8, 64) shared_outs(%out = %empty) -> (tensor<2x128x128xf32>) {
+    %xs = tensor.extract_slice %x[%b, %i, 0] [1, 8, 64] [1, 1, 1] : tensor<2x128x64xf32> to tensor<1x8x64xf32>
+    %ws = tensor.extract_slice %w[0, %j] [64, 64] [1, 1] : tensor<64x128xf32> to tensor<64x64xf32>
+    %bs = tensor.extract_slice %bias[%j] [64] [1] : tensor<128xf32> to tensor<64xf32>
+    %os = tensor.extract_slice %out[%b, %i, %j] [1, 8, 64] [1, 1, 1] : tensor<2x128x128xf32> to tensor<1x8x64xf32>
+    %init = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%bs : tensor<64xf32>) outs(%os : tensor<1x8x64xf32>) {
+    ^bb0(%in: f32, %o: f32):
+      linalg.yield %in : f32
+    } -> tensor<1x8x64xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>], iterator_types = ["parallel", "parallel", "reduction", "parallel"]} ins(%xs, %ws : tensor<1x8x64xf32>, tensor<64x64xf32>) outs(%init : tensor<1x8x64xf32>) {
+    ^bb0(%in: f32, %in2: f32, %o: f32):
+      %m = arith.mulf %in, %in2 : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x8x64xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %y into %out[%b, %i, %j] [1, 8, 64] [1, 1, 1] : tensor<1x8x64xf32> into tensor<2x128x128xf32>
+    }
+  } {linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 8, 0, 64], register = [8, 48], reduction = 0, pack = true>}
+  return %r : tensor<2x128x128xf32>
+}
