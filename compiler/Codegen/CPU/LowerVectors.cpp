@@ -347,19 +347,6 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
   bool native, nativeNarrow;
 };
 
-/// Whether the module's CPU target (the host's without one) has 256-bit
-/// vectors, AVX2 or AVX-512: the ISA of upstream's AVX2 transposes.
-static bool has256BitVectors(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  CPUTargetAttr attr =
-      module ? module->getAttrOfType<CPUTargetAttr>(kTargetAttrName)
-             : CPUTargetAttr();
-  if (attr)
-    return attr.getVectorBits() >= 256;
-  static const bool host = hostCPUTarget().vectorBits >= 256;
-  return host;
-}
-
 struct LowerVectorsPass
     : mlir::linformer::impl::LinformerCPULowerVectorsPassBase<LowerVectorsPass> {
   void runOnOperation() override {
@@ -367,8 +354,9 @@ struct LowerVectorsPass
     // Contractions first: they produce the broadcasts and transposes that
     // the second set lowers. Pairs of bf16 factors first of all, while
     // their extensions are still there to be seen through.
+    // The module's CPU target (the host's without one), read once.
+    ::linformer::schedule::CPUTarget target = cpuTargetOf(getOperation());
     {
-      ::linformer::schedule::CPUTarget target = cpuTargetOf(getOperation());
       bool native = ::linformer::schedule::matrixEngines(target).avx512BF16;
       RewritePatternSet patterns(ctx);
       patterns.add<ContractBF16PairsToDot>(
@@ -409,7 +397,7 @@ struct LowerVectorsPass
       // shuffles and blends; as 1-D shuffles of 64 elements it took 194
       // instructions a 16 x 6 tile on AVX2, spilling, the attention core's
       // Q^T 8% of its time.
-      if (has256BitVectors(getOperation()))
+      if (target.vectorBits >= 256)
         x86vector::avx2::populateSpecializedTransposeLoweringPatterns(
             patterns,
             x86vector::avx2::LoweringOptions().setTransposeOptions(
