@@ -362,7 +362,11 @@ def LinformerCPUTileForVectorsPass
       (the attention core's scores). A contraction of two bf16 factors
       (linformer-bf16-products' pairs) steps its `pairedReductionDim` two
       at a time instead, one bf16 pair per row and step (a dot product:
-      linformer-cpu-lower-vectors); an odd range's last step is peeled;
+      linformer-cpu-lower-vectors); an odd range's last step is peeled.
+      A paired token loop stopped at the lengths (`E X`) stops at the last
+      complete pair, and a loop after it steps the odd token alone (run
+      once or not at all), so that no pair reads the padded token after an
+      odd length;
     - innermost loop a reduction (row max/sum): parallel loops to 1, the
       reduction whole (one vector reduction).
 
@@ -607,13 +611,18 @@ def LinformerBF16ProductsPass
     relative) and the f32 sums remain: the numerics of the CPU's bf16
     engines (`vdpbf16ps`, AMX `tdpbf16ps`), which read bf16 pairs and
     accumulate f32. Softmax, LayerNorm, GELU, residual sums and biases stay
-    f32; the attention core's `Q K^T` and `P V` are not touched yet.
+    f32. With `dot`, the attention core's `Q K^T` takes bf16 pairs too: the
+    core is marked `linformer.bf16_scores`, and its lowering (after
+    workgroup tiling) rounds the query tile and the keys; its softmax and
+    `P V` (whose broadcast probabilities have no pairs along the keys)
+    stay f32.
 
     The two factors take the form the register tile reads them in. With
     `dot` (`auto` where the module's CPU target has AVX512_BF16, `emulate`
     on every target) a contraction whose register tile can step its
     reduction in pairs (`pairedReductionDim`: the broadcast operand's
-    innermost loop, not a token loop stopped at the lengths) reads both
+    innermost loop; a token loop stopped at the lengths when its range is
+    even, `E X`) reads both
     factors as bf16: linformer-cpu-tile-for-vectors then steps two at a
     time and linformer-cpu-lower-vectors multiplies with `vdpbf16ps`
     (emulated where the target lacks it). Otherwise, and for the others:

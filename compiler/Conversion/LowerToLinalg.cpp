@@ -276,10 +276,37 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     // S^T: loops (b, h, j, c, i), reduction c; queries innermost.
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
                                rewriter.getZeroAttr(et));
-    Value scores = buildContraction(rewriter, loc, 5, op.getKey(),
-                                    DimList{0, 1, 2, 3}, qT,
-                                    DimList{0, 1, 3, 4}, zeros,
-                                    DimList{0, 1, 2, 4}, {3});
+    Value scores;
+    if (op->hasAttr(kBF16ScoresAttrName) && et.isF32()) {
+      // bf16 pairs (linformer-bf16-products marked the core): the query
+      // tile and the keys rounded to bf16 once (per workgroup, after
+      // tiling), the products exact in f32, the sums f32.
+      Type bf16 = rewriter.getBF16Type();
+      auto round = [&](Value v) {
+        auto shape = cast<RankedTensorType>(v.getType()).getShape();
+        return buildGeneric(rewriter, loc, 4, v, {all4},
+                            emptyTensor(rewriter, loc, shape, bf16), all4, {},
+                            [&](OpBuilder &b, Location l, ValueRange args) {
+                              return arith::TruncFOp::create(b, l, bf16,
+                                                             args[0])
+                                  .getResult();
+                            });
+      };
+      scores = buildGeneric(
+          rewriter, loc, 5, {round(op.getKey()), round(qT)},
+          {DimList{0, 1, 2, 3}, DimList{0, 1, 3, 4}}, zeros,
+          DimList{0, 1, 2, 4}, {3},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value k = arith::ExtFOp::create(b, l, et, args[0]);
+            Value q = arith::ExtFOp::create(b, l, et, args[1]);
+            Value product = arith::MulFOp::create(b, l, k, q);
+            return arith::AddFOp::create(b, l, args[2], product).getResult();
+          });
+    } else {
+      scores = buildContraction(rewriter, loc, 5, op.getKey(),
+                                DimList{0, 1, 2, 3}, qT, DimList{0, 1, 3, 4},
+                                zeros, DimList{0, 1, 2, 4}, {3});
+    }
     // Pooled slots past a sequence's length (the core's
     // linformer.token_bound, per_step the window): the scores' rows, the
     // softmax over them and the weighted sum's steps stop at

@@ -68,6 +68,10 @@ def Linformer_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$packed_buffers,
     // A register-tiling loop (the only loops that may be peeled).
     "::mlir::UnitAttr":$register_loop,
+    // CPU: an attention core whose score contraction multiplies bf16 pairs
+    // (linformer-bf16-products with dot products; linformer-lower-to-linalg
+    // rounds its queries and keys to bf16).
+    "::mlir::UnitAttr":$bf16_scores,
     // CUDA: a loop nest mapped onto tensor cores.
     "::mlir::UnitAttr":$tensor_core,
     // CUDA: a loop whose innermost dimension's threads exchange values by

@@ -82,6 +82,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "an array<i64: ...>"},
     {D::RegisterLoopAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
+    {D::Bf16ScoresAttrHelper::getNameStr(), isA<UnitAttr>,
+     "a unit attribute"},
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::CudaWholeWarpsAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},

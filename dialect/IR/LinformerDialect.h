@@ -88,6 +88,13 @@ constexpr llvm::StringLiteral kTokenRowsAttrName =
 constexpr llvm::StringLiteral kRegisterLoopAttrName =
     LinformerDialect::RegisterLoopAttrHelper::getNameStr();
 
+/// On a `linformer.attention_core` whose score contraction takes bf16 pairs
+/// (linformer-bf16-products with dot products on): its lowering rounds the
+/// query tile and the keys to bf16 for `Q K^T`; the softmax and `P V` stay
+/// f32.
+constexpr llvm::StringLiteral kBF16ScoresAttrName =
+    LinformerDialect::Bf16ScoresAttrHelper::getNameStr();
+
 /// CUDA: on a linalg op whose result holds tokens, `array<i64: batch
 /// loop, token loop>`, when the function has a lengths argument.
 constexpr llvm::StringLiteral kTokenLoopsAttrName =

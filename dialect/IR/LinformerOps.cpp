@@ -556,6 +556,9 @@ AttentionCoreOp::getTiledImplementation(OpBuilder &b,
   // tile: the tiles keep all the slots of one sequence.
   if (Attribute bound = (*this)->getAttr(kTokenBoundAttrName))
     tiled->setAttr(kTokenBoundAttrName, bound);
+  // So do bf16 score products: each tile's lowering rounds its own.
+  if (Attribute scores = (*this)->getAttr(kBF16ScoresAttrName))
+    tiled->setAttr(kBF16ScoresAttrName, scores);
   return TilingResult{{tiled}, {tiled.getResult()}, slices};
 }
 

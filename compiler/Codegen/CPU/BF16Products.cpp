@@ -12,6 +12,7 @@
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
+#include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -131,6 +132,16 @@ struct BF16ProductsPass
       if (op->hasAttr(kRootAttrName) && isF32Contraction(op))
         contractions.push_back(op);
     });
+    // An attention core is lowered after workgroup tiling: with pairs, its
+    // score contraction (`K Q^T`, the keys broadcast with their channels
+    // innermost) takes bf16 pairs too, its lowering told by the mark. The
+    // softmax and `P V` (its broadcast probabilities have no pairs along
+    // the keys) stay f32.
+    if (pairs)
+      func.walk([&](AttentionCoreOp core) {
+        if (getElementTypeOrSelf(core.getQ().getType()).isF32())
+          core->setAttr(kBF16ScoresAttrName, UnitAttr::get(&getContext()));
+      });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : contractions) {
       // The streamed operand (a weight's panels, mostly) as bf16: its

@@ -518,6 +518,63 @@ static Value boundTokenLoop(RewriterBase &rewriter, scf::ForOp loop,
                                loop.getInductionVar());
 }
 
+/// A token loop `loop` that steps bf16 pairs (two tokens of `tokenDim` a
+/// step, its range even) and stops at the real tokens: after an odd
+/// length its last pair would read the padded token (NaN, or whatever the
+/// kernels before left there). The loop stops at the last complete pair
+/// instead, and a copy after it steps from there to the length one token
+/// at a time (it runs once or not at all), its op `tiled` cut to one
+/// token. Fails when `tiled` is not directly in `loop`'s body.
+static LogicalResult stepOddTokenAlone(RewriterBase &rewriter,
+                                       scf::ForOp loop, Operation *tiled,
+                                       unsigned tokenDim) {
+  if (tiled->getParentOp() != loop.getOperation() ||
+      !isa<TilingInterface, linalg::LinalgOp>(tiled))
+    return failure();
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value lb = loop.getLowerBound();
+  // The loop's end (the length, or the range) no lower than its start, and
+  // the end of its complete pairs.
+  Value end = arith::MaxSIOp::create(rewriter, loc, loop.getUpperBound(), lb);
+  Value two = arith::ConstantIndexOp::create(rewriter, loc, 2);
+  Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+  Value odd = arith::RemUIOp::create(
+      rewriter, loc, arith::SubIOp::create(rewriter, loc, end, lb), two);
+  Value pairsEnd = arith::SubIOp::create(rewriter, loc, end, odd);
+  rewriter.modifyOpInPlace(
+      loop, [&] { loop.getUpperBoundMutable().assign(pairsEnd); });
+  rewriter.setInsertionPointAfter(loop);
+  IRMapping mapping;
+  auto rest = cast<scf::ForOp>(rewriter.clone(*loop, mapping));
+  rewriter.modifyOpInPlace(rest, [&] {
+    rest.getLowerBoundMutable().assign(pairsEnd);
+    rest.getUpperBoundMutable().assign(end);
+    rest.getStepMutable().assign(one);
+    rest.getInitArgsMutable().assign(loop.getResults());
+  });
+  for (auto [from, to] : llvm::zip(loop.getResults(), rest.getResults()))
+    rewriter.replaceAllUsesExcept(from, to, rest);
+  // The copy's op on its step's first token: every other loop whole.
+  Operation *pair = mapping.lookup(tiled);
+  rewriter.setInsertionPoint(pair);
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (Range range : cast<linalg::LinalgOp>(pair).createLoopRanges(
+           rewriter, pair->getLoc())) {
+    offsets.push_back(rewriter.getIndexAttr(0));
+    sizes.push_back(range.size);
+  }
+  sizes[tokenDim] = rewriter.getIndexAttr(1);
+  FailureOr<TilingResult> single = cast<TilingInterface>(pair)
+                                       .getTiledImplementation(rewriter,
+                                                               offsets, sizes);
+  if (failed(single) || single->tiledValues.size() != pair->getNumResults() ||
+      TypeRange(ValueRange(single->tiledValues)) != pair->getResultTypes())
+    return failure();
+  rewriter.replaceOp(pair, single->tiledValues);
+  return success();
+}
+
 /// The loop `tileUsingSCF` made for loop dimension `dim`, given the tile
 /// sizes and the loop order it was called with (one loop per non-zero
 /// size, in that order).
@@ -867,6 +924,11 @@ struct TileForVectorsPass
           }
         }
       }
+      auto allBF16 = [](linalg::LinalgOp l) {
+        return llvm::all_of(l.getDpsInputOperands(), [](OpOperand *in) {
+          return getElementTypeOrSelf(in->get().getType()).isBF16();
+        });
+      };
       if (std::optional<RegisterTileDims> dims = registerTileDims(op);
           pack && dims) {
         // An init the register tiles will take goes along into the panels.
@@ -889,12 +951,18 @@ struct TileForVectorsPass
       // Both factors bf16 (linformer-bf16-products' pairs): two steps of
       // the paired reduction at a time, each row's pair one dot product
       // (an odd range's last step is peeled).
-      if (std::optional<unsigned> pair = pairedReductionDim(op);
-          pair && llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
-            return getElementTypeOrSelf(in->get().getType()).isBF16();
-          }))
-        tiles[*pair] = 2;
+      // A token loop stopped at the lengths steps its odd last token alone
+      // (stepOddTokenAlone); one pair in all would leave it no loop.
       SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+      bool pairedTokens = false;
+      if (std::optional<unsigned> pair = pairedReductionDim(op);
+          pair && allBF16(op)) {
+        pairedTokens = real && *pair == tokenLoop;
+        if (!pairedTokens || ranges[*pair] > 2)
+          tiles[*pair] = 2;
+        else
+          pairedTokens = false;
+      }
       // Nothing to do when the op already is one tile.
       if (isOneTile(tiles, ranges)) {
         if (real && !masked)
@@ -933,11 +1001,18 @@ struct TileForVectorsPass
       for (LoopLikeOpInterface loop : result->loops)
         loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
       if (real) {
+        Operation *tiled = result->tiledOps.front();
         if (scf::ForOp loop =
-                loopOfDim(result->loops, tiles, interchange, tokenLoop))
+                loopOfDim(result->loops, tiles, interchange, tokenLoop)) {
           boundTokenLoop(rewriter, loop, real);
-        else if (!masked)
-          return unbounded(op);
+          if (pairedTokens &&
+              failed(stepOddTokenAlone(rewriter, loop, tiled, tokenLoop))) {
+            tiled->emitOpError("could not step its odd last token alone");
+            return signalPassFailure();
+          }
+        } else if (!masked) {
+          return unbounded(cast<linalg::LinalgOp>(tiled));
+        }
       }
     }
     peelPartialTiles(rewriter, getOperation());

@@ -89,9 +89,19 @@ mlir::linformer::pairedReductionDim(linalg::LinalgOp op) {
   if (op.getIteratorTypesArray()[d] != utils::IteratorType::reduction ||
       ShapedType::isDynamic(ranges[d]) || ranges[d] < 2)
     return std::nullopt;
-  if (auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
-      bound && (bound.getToken() == int64_t(d) || bound.getPart() == int64_t(d)))
-    return std::nullopt;
+  // A token loop stops at each sequence's length, which may be odd: a pair
+  // there would read the padded token after it. Register tiling steps its
+  // complete pairs and then the odd token alone (linformer-cpu-tile-for-
+  // vectors), which takes an even range (no partial pair to peel besides)
+  // and one token a step; tokens split into parts, or masked by the body,
+  // stay single steps.
+  if (auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName)) {
+    bool token = bound.getToken() == int64_t(d);
+    if (bound.getPart() == int64_t(d) ||
+        (token && (bound.getPart() >= 0 || bound.getMasked() ||
+                   bound.getPerStep() != 1 || ranges[d] % 2 != 0)))
+      return std::nullopt;
+  }
   return d;
 }
 

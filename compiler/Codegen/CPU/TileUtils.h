@@ -47,8 +47,9 @@ OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
 /// at a time, reading bf16 pairs (`vdpbf16ps`: two products a lane): the
 /// loop of the broadcast operand's innermost dimension, so that each row's
 /// pair is one 32-bit element in memory, when its static range is at least
-/// 2 and it is not a token loop stopped at the sequences' lengths (a pair
-/// would read the padded token after an odd length). None otherwise.
+/// 2. A token loop stopped at the sequences' lengths qualifies when its
+/// range is even and it walks one unmasked token a step (register tiling
+/// then steps the odd real token alone). None otherwise.
 std::optional<unsigned> pairedReductionDim(linalg::LinalgOp op);
 
 /// A static `[K, N]` argument of a function as an operand reads it: whole,

@@ -471,3 +471,37 @@ func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>
          : (tensor<1x2x16x8xf32>, tensor<1x16xi1>) -> tensor<1x2x4x8xf32>
   return %p : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// bf16 score products (linformer.bf16_scores, set by linformer-bf16-products
+// when dot products are on): the keys and the transposed query tile are
+// rounded to bf16, the score contraction extends them (the products exact
+// in f32) and sums in f32; the softmax and the weighted sum stay f32.
+// CHECK-LABEL: func.func @core_bf16_scores(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>)
+// CHECK: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<1x2x16x8xf32>)
+// CHECK: %[[KB:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
+// CHECK: arith.truncf
+// CHECK: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[QT]] : tensor<1x2x8x16xf32>) outs(%{{.*}} : tensor<1x2x8x16xbf16>)
+// CHECK: arith.truncf
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[KB]], %[[QB]] : tensor<1x2x4x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x4x16xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.*]]: bf16, %[[B:.*]]: bf16, %[[C:.*]]: f32):
+// CHECK-NEXT: %[[EA:.*]] = arith.extf %[[A]] : bf16 to f32
+// CHECK-NEXT: %[[EB:.*]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[EA]], %[[EB]] : f32
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[C]], %[[M]] : f32
+// CHECK-NEXT: linalg.yield %[[SUM]] : f32
+// CHECK-NOT: bf16
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[V]] : tensor<1x2x4x16xf32>, tensor<1x2x4x8xf32>)
+// CHECK-NOT: bf16
+// CHECK: return
+func.func @core_bf16_scores(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%o_init) {linformer.bf16_scores}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}

@@ -153,24 +153,31 @@ func.func @f32_model(%x: tensor<8x64xf32> {linformer.sequence},
 // -----
 
 // E X with pairs on: its reduction runs over tokens and stops at each
-// sequence's length (linformer.token_bound), so a pair could read the
-// padded token after an odd length. Its register tile steps one token at a
-// time: the streamed X is bf16, the broadcast E f32 values rounded to
-// bf16, as without pairs. The same shapes without the bound are paired.
+// sequence's length (linformer.token_bound). Over an even range its
+// register tile steps pairs up to the last complete one and the odd
+// token after an odd length alone (linformer-cpu-tile-for-vectors), so
+// both factors are bf16, as without the bound. An odd range (a partial
+// pair besides the length's), a body that masks the tokens itself and
+// tokens split into parts step one token at a time: the streamed X bf16,
+// the broadcast E f32 values rounded to bf16, as without pairs.
 #e = affine_map<(d0, d1, d2) -> (d0, d2)>
 #x = affine_map<(d0, d1, d2) -> (d2, d1)>
 #o = affine_map<(d0, d1, d2) -> (d0, d1)>
 // PAIRS-LABEL: func.func @token_reduction(
-// PAIRS-SAME: %[[E:[^:]*]]: tensor<16x64xf32>, %[[X:[^:]*]]: tensor<64x32xf32>
+// PAIRS-SAME: %[[E:[^:]*]]: tensor<16x64xf32>, %[[X:[^:]*]]: tensor<64x32xf32>, %[[E3:[^:]*]]: tensor<16x63xf32>, %[[X3:[^:]*]]: tensor<63x32xf32>
 // PAIRS-DAG: %[[XB:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<64x32xf32>) outs(%{{.*}} : tensor<64x32xbf16>)
-// PAIRS-DAG: %[[ER:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
 // PAIRS-DAG: %[[EB:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xbf16>)
-// PAIRS: linalg.generic {{.*}} ins(%[[ER]], %[[XB]] : tensor<16x64xf32>, tensor<64x32xbf16>) {{.*}} linformer.token_bound
-// PAIRS: linalg.generic {{.*}} ins(%[[EB]], %[[XB]] : tensor<16x64xbf16>, tensor<64x32xbf16>)
+// PAIRS-DAG: %[[ER:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// PAIRS-DAG: %[[X3B:.*]] = linalg.generic {{.*}} ins(%[[X3]] : tensor<63x32xf32>) outs(%{{.*}} : tensor<63x32xbf16>)
+// PAIRS-DAG: %[[E3R:.*]] = linalg.generic {{.*}} ins(%[[E3]] : tensor<16x63xf32>) outs(%{{.*}} : tensor<16x63xf32>)
+// PAIRS: linalg.generic {{.*}} ins(%[[EB]], %[[XB]] : tensor<16x64xbf16>, tensor<64x32xbf16>) {{.*}} linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>
+// PAIRS: linalg.generic {{.*}} ins(%[[ER]], %[[XB]] : tensor<16x64xf32>, tensor<64x32xbf16>) {{.*}} masked = true
+// PAIRS: linalg.generic {{.*}} ins(%[[E3R]], %[[X3B]] : tensor<16x63xf32>, tensor<63x32xbf16>) {{.*}} linformer.token_bound
 // PAIRS: return
 func.func @token_reduction(%e: tensor<16x64xf32>, %x: tensor<64x32xf32>,
+                           %e3: tensor<16x63xf32>, %x3: tensor<63x32xf32>,
                            %lengths: tensor<1xi32> {linformer.lengths})
-    -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+    -> (tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>) {
   %zero = arith.constant 0.0 : f32
   %ye = tensor.empty() : tensor<16x32xf32>
   %acc = linalg.fill ins(%zero : f32) outs(%ye : tensor<16x32xf32>) -> tensor<16x32xf32>
@@ -184,11 +191,40 @@ func.func @token_reduction(%e: tensor<16x64xf32>, %x: tensor<64x32xf32>,
   } -> tensor<16x32xf32>
   %z = linalg.generic {indexing_maps = [#e, #x, #o], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%e, %x : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>)
-      attrs = {linformer.root} {
+      attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true>} {
   ^bb0(%in: f32, %in2: f32, %out: f32):
     %m = arith.mulf %in, %in2 : f32
     %s = arith.addf %out, %m : f32
     linalg.yield %s : f32
   } -> tensor<16x32xf32>
-  return %y, %z : tensor<16x32xf32>, tensor<16x32xf32>
+  %w = linalg.generic {indexing_maps = [#e, #x, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e3, %x3 : tensor<16x63xf32>, tensor<63x32xf32>) outs(%acc : tensor<16x32xf32>)
+      attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %y, %z, %w : tensor<16x32xf32>, tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
+// An attention core is lowered after workgroup tiling: with pairs, the
+// pass marks it (linformer.bf16_scores) so that its lowering gives the
+// score contraction bf16 pairs too; without pairs it stays f32.
+// CHECK-LABEL: func.func @core(
+// CHECK: linformer.attention_core
+// CHECK-NOT: linformer.bf16_scores
+// CHECK: return
+// PAIRS-LABEL: func.func @core(
+// PAIRS: linformer.attention_core {{.*}} {linformer.bf16_scores, linformer.root}
+func.func @core(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%o_init) {linformer.root}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
 }

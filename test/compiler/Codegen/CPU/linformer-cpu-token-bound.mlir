@@ -379,3 +379,50 @@ func.func @one_token_blocks(%len: tensor<2xi32> {linformer.lengths},
   } -> tensor<1x8x16xf32>
   return %r : tensor<1x8x16xf32>
 }
+
+// -----
+
+// The same reduction with both factors bf16 (linformer-bf16-products'
+// pairs) steps its tokens two at a time (one vdpbf16ps a pair). After an
+// odd length the last pair would read the padded token after it (NaN in
+// a poisoned run, whatever the kernel before left there otherwise): the
+// pair loop stops at the last complete pair, and a loop after it (run
+// once or not at all) steps the odd token alone, carrying the pairs'
+// accumulators.
+
+// CHECK-LABEL: func.func @bounded_pairs(
+// CHECK: %[[REAL:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %[[T0:.*]] = %{{.*}} to %{{.*}} step %{{.*}}
+// CHECK: %[[REST:.*]] = arith.subi %[[REAL]], %[[T0]] : index
+// CHECK: %[[UB2:.*]] = arith.minsi %{{.*}}, %[[REST]] : index
+// CHECK: %[[END:.*]] = arith.maxsi %[[UB2]], %[[C0:.*]] : index
+// CHECK: %[[SPAN:.*]] = arith.subi %[[END]], %[[C0]] : index
+// CHECK: %[[ODD:.*]] = arith.remui %[[SPAN]], %[[C2:.*]] : index
+// CHECK: %[[PAIRS:.*]] = arith.subi %[[END]], %[[ODD]] : index
+// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %[[C0]] to %[[PAIRS]] step %[[C2]] iter_args
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x2xbf16>, tensor<1x2x16xbf16>)
+// CHECK: scf.for %{{.*}} = %[[PAIRS]] to %[[END]] step %[[C1:[a-z0-9_]+]] iter_args(%{{.*}} = %[[ACC]])
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<1x8x1xbf16>, tensor<1x1x16xbf16>)
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @bounded_pairs(%len: tensor<2xi32> {linformer.lengths}, %b: index,
+    %t: index, %e: tensor<2x8x512xbf16>, %x: tensor<2x512x16xbf16>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %t] [1, 8, 256] [1, 1, 1]
+      : tensor<2x8x512xbf16> to tensor<1x8x256xbf16>
+  %xs = tensor.extract_slice %x[%b, %t, 0] [1, 256, 16] [1, 1, 1]
+      : tensor<2x512x16xbf16> to tensor<1x256x16xbf16>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x256xbf16>, tensor<1x256x16xbf16>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%a: bf16, %c: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ce = arith.extf %c : bf16 to f32
+    %m = arith.mulf %ae, %ce : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
