@@ -140,12 +140,40 @@ struct LoadBits : OpRewritePattern<LLVM::BitcastOp> {
   }
 };
 
+/// A shuffle of bf16 vectors shuffles their 16-bit words: the same bytes.
+/// LLVM legalizes a `<N x bfloat>` shuffle on a CPU without bf16
+/// conversion by promoting its elements to f32 and truncating back through
+/// __truncsfbf2 (a bf16 model's attention core with bf16 score products,
+/// compiled for haswell: its 5 x 5 query tile rounded to bf16, reshaped).
+struct ShuffleBits : OpRewritePattern<LLVM::ShuffleVectorOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::ShuffleVectorOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(op.getType());
+    auto inType = dyn_cast<VectorType>(op.getV1().getType());
+    if (!type || !inType || !type.getElementType().isBF16())
+      return rewriter.notifyMatchFailure(op, "not a shuffle of bf16");
+    Type i16 = rewriter.getI16Type();
+    Location loc = op.getLoc();
+    Value v1 = LLVM::BitcastOp::create(rewriter, loc, inType.clone(i16),
+                                       op.getV1());
+    Value v2 = LLVM::BitcastOp::create(rewriter, loc, inType.clone(i16),
+                                       op.getV2());
+    Value words =
+        LLVM::ShuffleVectorOp::create(rewriter, loc, v1, v2, op.getMask());
+    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(op, type, words);
+    return success();
+  }
+};
+
 struct StoreBF16BitsPass
     : mlir::linformer::impl::LinformerCPUStoreBF16BitsPassBase<
           StoreBF16BitsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StoreBits, ExtractBits, LoadBits>(&getContext());
+    patterns.add<StoreBits, ExtractBits, LoadBits, ShuffleBits>(
+        &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Stack buffers and addresses of bf16 count in 16-bit integers (the

@@ -45,3 +45,23 @@ llvm.func @loads_and_buffers(%p: !llvm.ptr) {
   llvm.store %b, %g : vector<2xi16>, !llvm.ptr
   llvm.return
 }
+
+// A shuffle of bf16 vectors shuffles their 16-bit words (LLVM would
+// legalize a <N x bfloat> shuffle through __truncsfbf2 on a CPU without
+// bf16 conversion: a bf16 attention core's query tile, reshaped, for
+// haswell); a load's bf16 then becomes bits, and the shuffled words are
+// stored.
+// CHECK-LABEL: llvm.func @shuffle(
+// CHECK-SAME: %[[P:[^:]*]]: !llvm.ptr, %[[Q:[^:]*]]: !llvm.ptr
+// CHECK: %[[A:.*]] = llvm.load %[[P]] : !llvm.ptr -> vector<2xi16>
+// CHECK: %[[B:.*]] = llvm.load %[[Q]] : !llvm.ptr -> vector<2xi16>
+// CHECK: %[[S:.*]] = llvm.shufflevector %[[A]], %[[B]] [0, 2, 1, 3] : vector<2xi16>
+// CHECK: llvm.store %[[S]], %[[P]] : vector<4xi16>, !llvm.ptr
+// CHECK-NOT: bf16
+llvm.func @shuffle(%p: !llvm.ptr, %q: !llvm.ptr) {
+  %a = llvm.load %p : !llvm.ptr -> vector<2xbf16>
+  %b = llvm.load %q : !llvm.ptr -> vector<2xbf16>
+  %s = llvm.shufflevector %a, %b [0, 2, 1, 3] : vector<2xbf16>
+  llvm.store %s, %p : vector<4xbf16>, !llvm.ptr
+  llvm.return
+}
