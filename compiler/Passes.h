@@ -6,6 +6,7 @@
 #ifndef LINFORMER_COMPILER_PASSES_H
 #define LINFORMER_COMPILER_PASSES_H
 
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

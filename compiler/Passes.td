@@ -389,7 +389,11 @@ def LinformerCPUTileForVectorsPass
     Option<"reductionTile", "reduction-tile", "int64_t",
            /*default=*/"::mlir::linformer::kDefaultReductionTile",
            "Steps of all reduction loops together kept in one cache block "
-           "(0: never block)">
+           "(0: never block)">,
+    Option<"bf16Dot", "bf16-dot", "std::string", "\"auto\"",
+           "The engine of bf16 pairs (linformer-bf16-products' dot): with "
+           "AMX a paired contraction's register tile is 16 rows x 16 "
+           "columns, 32 steps (16 pairs) a tile">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
@@ -435,8 +439,23 @@ def LinformerCPULowerVectorsPass
     emulated: the even and odd halves of each word as f32 (a shift, a mask)
     and two FMAs, odd first as the instruction adds them (bit for bit its
     result but for denormals, which it flushes).
+
+    With AMX (`bf16-dot=amx`; not auto's choice until measured) a tile
+    of bf16 factors of at most 16 rows, 16 columns (or a multiple, cut into
+    16-column tiles) and an even number of steps up to 32 becomes the
+    VNNI-form contraction (the streamed rows interleaved in pairs) that
+    upstream's convert-vector-to-amx turns into `amx.tile_load`,
+    `amx.tile_mulf` (`tdpbf16ps`) and `amx.tile_store`, through stack
+    buffers. Where the target lacks AMX those tile operations are then
+    emulated: loads and stores as vector transfers, `tdpbf16ps` as one dot
+    product (above) per row and pair, in the order the instruction sums.
   }];
+  let options = [
+    Option<"bf16Dot", "bf16-dot", "std::string", "\"auto\"",
+           "The engine of bf16 pairs (linformer-bf16-products' dot)">
+  ];
   let dependentDialects = ["::mlir::vector::VectorDialect",
+                           "::mlir::amx::AMXDialect",
                            "::mlir::x86vector::X86VectorDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::affine::AffineDialect",
@@ -619,7 +638,7 @@ def LinformerBF16ProductsPass
 
     The two factors take the form the register tile reads them in. With
     `dot` (`auto` where the module's CPU target has AVX512_BF16, `emulate`
-    on every target) a contraction whose register tile can step its
+    or `amx` on every target) a contraction whose register tile can step its
     reduction in pairs (`pairedReductionDim`: the broadcast operand's
     innermost loop; a token loop stopped at the lengths when its range is
     even, `E X`) reads both
@@ -665,8 +684,10 @@ def LinformerBF16ProductsPass
   }];
   let options = [
     Option<"dot", "dot", "std::string", "\"auto\"",
-           "Pairs of bf16 factors for dot products: auto (where the target "
-           "has AVX512_BF16), emulate (every target) or off">
+           "Pairs of bf16 factors for dot products or AMX tiles: auto "
+           "(vdpbf16ps where the target has AVX512_BF16), emulate "
+           "(vdpbf16ps, emulated where the target lacks it), amx (AMX "
+           "tiles, emulated likewise) or off">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];

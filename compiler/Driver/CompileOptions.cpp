@@ -81,9 +81,10 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
   if (precision != "auto" && precision != "f32" && precision != "bf16")
     return fail("--precision takes auto, f32 or bf16, not '" + precision +
                 "'");
-  if (bf16Dot != "auto" && bf16Dot != "emulate" && bf16Dot != "off")
-    return fail("--bf16-dot takes auto, emulate or off, not '" + bf16Dot +
-                "'");
+  if (bf16Dot != "auto" && bf16Dot != "emulate" && bf16Dot != "amx" &&
+      bf16Dot != "off")
+    return fail("--bf16-dot takes auto, emulate, amx or off, not '" +
+                bf16Dot + "'");
   if (precision == "bf16" && (target != "cpu" || backend != "mlir"))
     return fail("--precision=bf16 is for CPU kernels of --backend=mlir "
                 "(--target=cpu); CUDA's tensor-core precision is --cuda-mma");

@@ -159,7 +159,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   funcPm.addPass(createLinformerLowerToLinalgPass());
   addCleanup(funcPm);
   // Register tiles come from each kernel's schedule.
-  funcPm.addPass(createLinformerCPUTileForVectorsPass());
+  LinformerCPUTileForVectorsPassOptions vectorTileOptions;
+  vectorTileOptions.bf16Dot = options.bf16Dot;
+  funcPm.addPass(createLinformerCPUTileForVectorsPass(vectorTileOptions));
   addCleanup(funcPm);
   funcPm.addPass(createLinformerCPUVectorizePass());
   addCleanup(funcPm);
@@ -189,7 +191,9 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   outlineOptions.packedSequences = options.packedSequences;
   pm.addPass(createLinformerOutlineKernelsPass(outlineOptions));
   OpPassManager &lowerPm = pm.nest<func::FuncOp>();
-  lowerPm.addPass(createLinformerCPULowerVectorsPass());
+  LinformerCPULowerVectorsPassOptions lowerVectorsOptions;
+  lowerVectorsOptions.bf16Dot = options.bf16Dot;
+  lowerPm.addPass(createLinformerCPULowerVectorsPass(lowerVectorsOptions));
   // n-D transfers that remain (tile boundaries) become unrolled 1-D ones,
   // which convert-vector-to-llvm turns into (masked) vector loads/stores.
   VectorTransferToSCFOptions transferOptions;
@@ -225,6 +229,7 @@ static void addLLVMLowering(OpPassManager &pm) {
   // of their LLVM intrinsics.
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.x86Vector = true;
+  vectorOptions.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());

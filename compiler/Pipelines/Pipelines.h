@@ -67,8 +67,10 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<std::string> bf16Dot{
       *this, "bf16-dot",
       llvm::cl::desc("With precision=bf16: auto (vdpbf16ps where the target "
-                     "has AVX512_BF16), emulate (the same path on every "
-                     "target, the instruction emulated) or off (f32 FMAs)"),
+                     "has AVX512_BF16), "
+                     "emulate (vdpbf16ps on every target, emulated where "
+                     "it lacks it), amx (AMX tiles, emulated likewise) or "
+                     "off (f32 FMAs)"),
       llvm::cl::init("auto")};
   PassOptions::Option<bool> halide{
       *this, "halide",

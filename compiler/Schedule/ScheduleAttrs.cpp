@@ -80,6 +80,24 @@ sched::CPUTarget mlir::linformer::cpuTargetOf(Operation *op) {
   return hostCPUTarget();
 }
 
+std::optional<BF16EngineChoice>
+mlir::linformer::bf16EngineFor(StringRef dot, const sched::CPUTarget &target) {
+  sched::MatrixEngines engines = sched::matrixEngines(target);
+  // auto does not take AMX yet: its kernels (tiles staged through stack
+  // buffers every 32 steps) have not been measured on a CPU with AMX, and
+  // such CPUs have AVX512_BF16 too.
+  if (dot == "auto")
+    return engines.avx512BF16 ? BF16EngineChoice{BF16Engine::Dot, true}
+                              : BF16EngineChoice{};
+  if (dot == "emulate")
+    return BF16EngineChoice{BF16Engine::Dot, engines.avx512BF16};
+  if (dot == "amx")
+    return BF16EngineChoice{BF16Engine::AMX, engines.amxBF16};
+  if (dot == "off")
+    return BF16EngineChoice{};
+  return std::nullopt;
+}
+
 CPUScheduleAttr mlir::linformer::toAttr(MLIRContext *ctx,
                                         const sched::CPUKernelSchedule &s) {
   return CPUScheduleAttr::get(ctx, s.workgroup, s.rows, s.columns, s.reduction,

@@ -35,6 +35,26 @@ CPUTargetAttr toAttr(MLIRContext *ctx,
 /// the host's: what code generation emits for.
 ::linformer::schedule::CPUTarget cpuTargetOf(Operation *op);
 
+/// What multiplies a contraction's bf16 pairs (both factors bf16, its
+/// reduction stepped in pairs): `FMA` (no pairs: f32 FMAs of the extended
+/// values), `Dot` (`vdpbf16ps`, a register tile's rows one pair at a time)
+/// or `AMX` (`tdpbf16ps` on 16 x 16 f32 tiles, 16 pairs a step); `native`
+/// when the target has the instruction, else it is emulated with vector
+/// ops (so the path runs and is checked on any CPU).
+enum class BF16Engine { FMA, Dot, AMX };
+struct BF16EngineChoice {
+  BF16Engine engine = BF16Engine::FMA;
+  bool native = false;
+};
+/// The engine `dot` (linformer-compile's --bf16-dot) selects on `target`:
+/// `auto` vdpbf16ps where the target has AVX512_BF16 (CPUs with AMX have
+/// it too; AMX is not chosen by default until its kernels are measured
+/// on one), else FMAs; `emulate` vdpbf16ps (emulated without
+/// AVX512_BF16); `amx` AMX tiles (emulated without AMX-BF16); `off` FMAs.
+/// None for another value.
+std::optional<BF16EngineChoice>
+bf16EngineFor(StringRef dot, const ::linformer::schedule::CPUTarget &target);
+
 CPUScheduleAttr toAttr(MLIRContext *ctx,
                        const ::linformer::schedule::CPUKernelSchedule &s);
 ::linformer::schedule::CPUKernelSchedule fromAttr(CPUScheduleAttr attr);

@@ -101,8 +101,10 @@ static cl::opt<std::string> bf16Dot(
     "bf16-dot",
     cl::desc("With --precision=bf16, how pairs of bf16 factors multiply: "
              "auto (vdpbf16ps where the target CPU has AVX512_BF16, else "
-             "f32 FMAs), emulate (the dot-product kernels on any CPU, the "
-             "instruction emulated where it lacks it) or off (f32 FMAs)"),
+             "f32 FMAs), emulate "
+             "(the dot-product kernels on any CPU, the instruction emulated "
+             "where it lacks it), amx (the AMX kernels on any CPU, the tile "
+             "operations emulated likewise) or off (f32 FMAs)"),
     cl::init("auto"));
 static cl::opt<int64_t>
     rowTile("row-tile", cl::init(0),

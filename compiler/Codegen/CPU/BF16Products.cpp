@@ -116,15 +116,14 @@ struct BF16ProductsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (dot != "auto" && dot != "emulate" && dot != "off") {
-      emitError(func.getLoc())
-          << "unknown dot '" << dot << "': expected auto, emulate or off";
+    std::optional<BF16EngineChoice> engine =
+        bf16EngineFor(dot, cpuTargetOf(func));
+    if (!engine) {
+      emitError(func.getLoc()) << "unknown dot '" << dot
+                               << "': expected auto, emulate, amx or off";
       return signalPassFailure();
     }
-    pairs = dot == "emulate" ||
-            (dot == "auto" &&
-             ::linformer::schedule::matrixEngines(cpuTargetOf(func))
-                 .avx512BF16);
+    pairs = engine->engine != BF16Engine::FMA;
     asBF16.clear();
     rounded.clear();
     SmallVector<linalg::GenericOp> contractions;

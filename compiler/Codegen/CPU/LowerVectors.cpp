@@ -12,6 +12,8 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Schedule/Target.h"
 
+#include "mlir/Conversion/VectorToAMX/VectorToAMX.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -203,6 +205,36 @@ static Value extendedBF16(PatternRewriter &rewriter, Value v) {
       cast.getResultVectorType().clone(rewriter.getBF16Type()), source);
 }
 
+/// Whether `op` is a register tile's `acc[m, n] += lhs[m, k] rhs[k, n]`
+/// (whatever the loops' order) summing in f32, both factors extended from
+/// bf16.
+static bool isBF16TileMatmul(vector::ContractionOp op) {
+  if (op.getKind() != vector::CombiningKind::ADD)
+    return false;
+  auto accType = dyn_cast<VectorType>(op.getAccType());
+  VectorType lhsType = op.getLhsType(), rhsType = op.getRhsType();
+  if (!accType || accType.getRank() != 2 ||
+      !accType.getElementType().isF32() || lhsType.getRank() != 2 ||
+      rhsType.getRank() != 2 || accType.isScalable())
+    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (llvm::any_of(maps, [](AffineMap map) {
+        return map.getNumResults() != 2 || map.getNumSymbols() != 0;
+      }))
+    return false;
+  auto dimAt = [&](unsigned operand, unsigned pos) -> int64_t {
+    auto d = dyn_cast<AffineDimExpr>(maps[operand].getResult(pos));
+    return d ? int64_t(d.getPosition()) : -1;
+  };
+  int64_t m = dimAt(0, 0), k = dimAt(0, 1), n = dimAt(1, 1);
+  SmallVector<vector::IteratorType> iters = op.getIteratorTypesArray();
+  if (m < 0 || k < 0 || n < 0 || m == n || m == k || n == k ||
+      dimAt(1, 0) != k || dimAt(2, 0) != m || dimAt(2, 1) != n ||
+      iters.size() != 3 || iters[k] != vector::IteratorType::reduction)
+    return false;
+  return isExtendedBF16(op.getLhs()) && isExtendedBF16(op.getRhs());
+}
+
 /// `acc + sum of a[2i] b[2i] + a[2i+1] b[2i+1]` per lane of `acc` (L x
 /// f32), `a` and `b` 2L bf16 pairs: `vdpbf16ps` (x86vector.avx512.dot)
 /// when `native`, else what it computes with f32 FMAs: the odd (high)
@@ -210,7 +242,7 @@ static Value extendedBF16(PatternRewriter &rewriter, Value v) {
 /// product of two bf16 is exact in f32, so an FMA rounds as its add does).
 /// The instruction also treats denormal inputs and results as zero, which
 /// the emulation does not.
-static Value bf16Dot(PatternRewriter &rewriter, Location loc, Value acc,
+static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
                      Value a, Value b, bool native) {
   if (native)
     return x86vector::DotBF16Op::create(rewriter, loc, acc, a, b);
@@ -255,30 +287,9 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
 
   LogicalResult matchAndRewrite(vector::ContractionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getKind() != vector::CombiningKind::ADD)
-      return rewriter.notifyMatchFailure(op, "not a sum of products");
-    auto accType = dyn_cast<VectorType>(op.getAccType());
-    VectorType lhsType = op.getLhsType(), rhsType = op.getRhsType();
-    if (!accType || accType.getRank() != 2 || !accType.getElementType().isF32() ||
-        lhsType.getRank() != 2 || rhsType.getRank() != 2 ||
-        lhsType.getDimSize(1) != 2 || accType.isScalable())
+    if (!isBF16TileMatmul(op) || op.getLhsType().getDimSize(1) != 2)
       return rewriter.notifyMatchFailure(op, "not an [m, 2] x [2, n] tile");
-    // (m, k) x (k, n) -> (m, n), whatever the loops' order.
-    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    auto dimAt = [&](unsigned operand, unsigned pos) -> int64_t {
-      auto d = dyn_cast<AffineDimExpr>(maps[operand].getResult(pos));
-      return d ? int64_t(d.getPosition()) : -1;
-    };
-    if (llvm::any_of(maps, [](AffineMap map) {
-          return map.getNumResults() != 2 || map.getNumSymbols() != 0;
-        }))
-      return rewriter.notifyMatchFailure(op, "not (m, k) x (k, n)");
-    int64_t m = dimAt(0, 0), k = dimAt(0, 1), n = dimAt(1, 1);
-    SmallVector<vector::IteratorType> iters = op.getIteratorTypesArray();
-    if (m < 0 || k < 0 || n < 0 || m == n || m == k || n == k ||
-        dimAt(1, 0) != k || dimAt(2, 0) != m || dimAt(2, 1) != n ||
-        iters.size() != 3 || iters[k] != vector::IteratorType::reduction)
-      return rewriter.notifyMatchFailure(op, "not (m, k) x (k, n)");
+    auto accType = cast<VectorType>(op.getAccType());
     int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
     int64_t lanes = 0;
     for (int64_t l : {16, 8, 4})
@@ -289,8 +300,6 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
       }
     if (lanes == 0)
       return rewriter.notifyMatchFailure(op, "no dot width divides the tile");
-    if (!isExtendedBF16(op.getLhs()) || !isExtendedBF16(op.getRhs()))
-      return rewriter.notifyMatchFailure(op, "factors not extended from bf16");
     Value lhs = extendedBF16(rewriter, op.getLhs());
     Value rhs = extendedBF16(rewriter, op.getRhs());
 
@@ -347,8 +356,197 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
   bool native, nativeNarrow;
 };
 
+
+/// `v` (a vector of bf16) as 16-bit words of the same shape and back:
+/// shuffles and reshapes of bf16 vectors are not legal everywhere in LLVM.
+static Value asWords(PatternRewriter &rewriter, Location loc, Value v,
+                     Type element) {
+  auto type = cast<VectorType>(v.getType());
+  return vector::BitCastOp::create(rewriter, loc, type.clone(element), v);
+}
+
+/// A register tile of bf16 factors for AMX (linformer-cpu-tile-for-vectors
+/// makes them 16 x 16, 32 steps, where the engine is AMX): `acc[m, n] +=
+/// lhs[m, k] rhs[k, n]` with m <= 16 rows, an even k in [4, 32] and n a multiple
+/// of 16 columns (or fewer) becomes, per 16 columns, the VNNI-form
+/// contraction upstream's convert-vector-to-amx lowers to `amx.tile_mulf`:
+/// lhs as [m, k/2, 2] (each row's pairs are adjacent already), rhs's rows
+/// interleaved in pairs, [k/2, n, 2], the layout `tdpbf16ps` reads its
+/// second tile in.
+struct ContractBF16ToAMX : OpRewritePattern<vector::ContractionOp> {
+  ContractBF16ToAMX(MLIRContext *ctx)
+      : OpRewritePattern(ctx, /*benefit=*/3) {}
+
+  LogicalResult matchAndRewrite(vector::ContractionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isBF16TileMatmul(op))
+      return rewriter.notifyMatchFailure(op, "not a bf16 tile matmul");
+    auto accType = cast<VectorType>(op.getAccType());
+    int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
+    int64_t steps = op.getLhsType().getDimSize(1);
+    int64_t width = std::min<int64_t>(columns, 16);
+    // Two steps (E X's token pairs) stay dot products: a tile operation
+    // per pair of steps would cost more than it multiplies.
+    if (rows > 16 || steps % 2 != 0 || steps < 4 || steps > 32 ||
+        columns % width != 0)
+      return rewriter.notifyMatchFailure(op, "not an AMX tile shape");
+    Location loc = op.getLoc();
+    Type bf16 = rewriter.getBF16Type(), i16 = rewriter.getI16Type();
+    Value lhs = asWords(rewriter, loc, extendedBF16(rewriter, op.getLhs()), i16);
+    Value rhs = asWords(rewriter, loc, extendedBF16(rewriter, op.getRhs()), i16);
+    lhs = asWords(rewriter, loc,
+                  vector::ShapeCastOp::create(
+                      rewriter, loc,
+                      VectorType::get({rows, steps / 2, 2}, i16), lhs),
+                  bf16);
+    MLIRContext *ctx = rewriter.getContext();
+    AffineExpr m, n, k, v;
+    bindDims(ctx, m, n, k, v);
+    SmallVector<AffineMap> maps = {
+        AffineMap::get(4, 0, {m, k, v}, ctx),
+        AffineMap::get(4, 0, {k, n, v}, ctx), AffineMap::get(4, 0, {m, n}, ctx)};
+    ArrayAttr iterators = rewriter.getArrayAttr(
+        {vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
+         vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
+         vector::IteratorTypeAttr::get(ctx, vector::IteratorType::reduction),
+         vector::IteratorTypeAttr::get(ctx, vector::IteratorType::reduction)});
+    Value result = op.getAcc();
+    for (int64_t c = 0; c < columns; c += width) {
+      Value block = rhs;
+      if (width != columns)
+        block = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, rhs, ArrayRef<int64_t>{0, c},
+            ArrayRef<int64_t>{steps, width}, ArrayRef<int64_t>{1, 1});
+      // [k, n] -> [k/2, 2, n] -> [k/2, n, 2]: the pairs of rows
+      // interleaved.
+      block = vector::ShapeCastOp::create(
+          rewriter, loc, VectorType::get({steps / 2, 2, width}, i16), block);
+      block = vector::TransposeOp::create(rewriter, loc, block,
+                                          ArrayRef<int64_t>{0, 2, 1});
+      block = asWords(rewriter, loc, block, bf16);
+      Value acc = result;
+      if (width != columns)
+        acc = vector::ExtractStridedSliceOp::create(
+            rewriter, loc, result, ArrayRef<int64_t>{0, c},
+            ArrayRef<int64_t>{rows, width}, ArrayRef<int64_t>{1, 1});
+      Value tile = vector::ContractionOp::create(
+          rewriter, loc, lhs, block, acc, rewriter.getAffineMapArrayAttr(maps),
+          iterators, vector::CombiningKind::ADD);
+      result = width == columns
+                   ? tile
+                   : vector::InsertStridedSliceOp::create(
+                         rewriter, loc, tile, result, ArrayRef<int64_t>{0, c},
+                         ArrayRef<int64_t>{1, 1})
+                         .getResult();
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The AMX tile operations of a function, on a target without AMX, as
+/// vector operations with the same results: `amx.tile_zero` a zero vector,
+/// `amx.tile_load` / `amx.tile_store` (the stride of the buffer's rows)
+/// vector transfers of the tile's rows, and `amx.tile_mulf` (`tdpbf16ps`:
+/// `acc[m][n] += a[m][2p+1] b[p][2n+1] + a[m][2p] b[p][2n]` for each pair
+/// p in turn) one dot product per row and pair (`bf16Dot`: each of row
+/// m's pairs broadcast against the pair-interleaved row p of the second
+/// tile), in the order the instruction sums (flushing no denormals).
+/// Tiles are values of one block (convert-vector-to-amx makes them so);
+/// anything else is refused.
+static LogicalResult emulateAMX(func::FuncOp func, bool nativeDot,
+                                bool nativeNarrowDot) {
+  SmallVector<Operation *> ops;
+  WalkResult walk = func.walk([&](Operation *op) {
+    if (op->getDialect() &&
+        op->getDialect()->getNamespace() ==
+            amx::AMXDialect::getDialectNamespace()) {
+      if (!isa<amx::TileZeroOp, amx::TileLoadOp, amx::TileMulFOp,
+               amx::TileStoreOp>(op) ||
+          (isa<amx::TileLoadOp>(op) &&
+           cast<amx::TileLoadOp>(op).getStride()) ||
+          (isa<amx::TileStoreOp>(op) &&
+           cast<amx::TileStoreOp>(op).getStride())) {
+        op->emitOpError("has no emulation of AMX for this target");
+        return WalkResult::interrupt();
+      }
+      ops.push_back(op);
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  IRMapping tiles;
+  IRRewriter rewriter(func.getContext());
+  auto vectorOf = [](amx::TileType type) {
+    return VectorType::get(type.getShape(), type.getElementType());
+  };
+  for (Operation *op : ops) {
+    rewriter.setInsertionPoint(op);
+    Location loc = op->getLoc();
+    if (auto zero = dyn_cast<amx::TileZeroOp>(op)) {
+      VectorType type = vectorOf(zero.getTileType());
+      tiles.map(zero.getRes(),
+                arith::ConstantOp::create(rewriter, loc, type,
+                                          rewriter.getZeroAttr(type)));
+    } else if (auto load = dyn_cast<amx::TileLoadOp>(op)) {
+      VectorType type = vectorOf(load.getTileType());
+      SmallVector<bool> inBounds(2, true);
+      tiles.map(load.getRes(),
+                vector::TransferReadOp::create(rewriter, loc, type,
+                                               load.getBase(),
+                                               load.getIndices(), std::nullopt,
+                                               ArrayRef<bool>(inBounds)));
+    } else if (auto store = dyn_cast<amx::TileStoreOp>(op)) {
+      SmallVector<bool> inBounds(2, true);
+      vector::TransferWriteOp::create(rewriter, loc,
+                                      tiles.lookup(store.getVal()),
+                                      store.getBase(), store.getIndices(),
+                                      ArrayRef<bool>(inBounds));
+    } else {
+      auto mul = cast<amx::TileMulFOp>(op);
+      if (!mul.getLhsTileType().getElementType().isBF16()) {
+        op->emitOpError("has no emulation of AMX for this target (f16)");
+        return failure();
+      }
+      Value a = tiles.lookup(mul.getLhs()), b = tiles.lookup(mul.getRhs());
+      Value acc = tiles.lookup(mul.getAcc());
+      auto accType = cast<VectorType>(acc.getType());
+      int64_t rows = accType.getDimSize(0), lanes = accType.getDimSize(1);
+      int64_t pairs = cast<VectorType>(a.getType()).getDimSize(1) / 2;
+      auto wordsType = VectorType::get({pairs}, rewriter.getI32Type());
+      auto laneWords = VectorType::get({lanes}, rewriter.getI32Type());
+      auto pairsType = VectorType::get({2 * lanes}, rewriter.getBF16Type());
+      bool native = lanes == 16 ? nativeDot
+                                : nativeDot && nativeNarrowDot &&
+                                      (lanes == 8 || lanes == 4);
+      Value result = acc;
+      for (int64_t r = 0; r < rows; ++r) {
+        Value words = vector::BitCastOp::create(
+            rewriter, loc, wordsType,
+            vector::ExtractOp::create(rewriter, loc, a, r));
+        Value row = vector::ExtractOp::create(rewriter, loc, result, r);
+        for (int64_t p = 0; p < pairs; ++p) {
+          Value word = vector::ExtractOp::create(rewriter, loc, words, p);
+          Value broadcast = vector::BitCastOp::create(
+              rewriter, loc, pairsType,
+              vector::BroadcastOp::create(rewriter, loc, laneWords, word));
+          Value streamed = vector::ExtractOp::create(rewriter, loc, b, p);
+          row = bf16Dot(rewriter, loc, row, broadcast, streamed, native);
+        }
+        result = vector::InsertOp::create(rewriter, loc, row, result, r);
+      }
+      tiles.map(mul.getRes(), result);
+    }
+  }
+  for (Operation *op : llvm::reverse(ops))
+    rewriter.eraseOp(op);
+  return success();
+}
+
 struct LowerVectorsPass
     : mlir::linformer::impl::LinformerCPULowerVectorsPassBase<LowerVectorsPass> {
+  using Base::Base;
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     // Contractions first: they produce the broadcasts and transposes that
@@ -356,13 +554,35 @@ struct LowerVectorsPass
     // their extensions are still there to be seen through.
     // The module's CPU target (the host's without one), read once.
     ::linformer::schedule::CPUTarget target = cpuTargetOf(getOperation());
+    std::optional<BF16EngineChoice> engine = bf16EngineFor(bf16Dot, target);
+    if (!engine) {
+      emitError(getOperation().getLoc())
+          << "unknown bf16-dot '" << bf16Dot
+          << "': expected auto, emulate, amx or off";
+      return signalPassFailure();
+    }
+    bool nativeDot = ::linformer::schedule::matrixEngines(target).avx512BF16;
+    bool nativeNarrowDot =
+        ::linformer::schedule::hasFeature(target, "avx512vl");
     {
-      bool native = ::linformer::schedule::matrixEngines(target).avx512BF16;
+      // AMX tiles (then the dot products of what is not one, E X's token
+      // pairs, say): upstream's VNNI contraction to AMX right after ours.
       RewritePatternSet patterns(ctx);
+      if (engine->engine == BF16Engine::AMX)
+        patterns.add<ContractBF16ToAMX>(ctx);
       patterns.add<ContractBF16PairsToDot>(
-          ctx, std::max<int64_t>(4, target.lanes()), native,
-          ::linformer::schedule::hasFeature(target, "avx512vl"));
+          ctx, std::max<int64_t>(4, target.lanes()), nativeDot,
+          nativeNarrowDot);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    if (engine->engine == BF16Engine::AMX) {
+      RewritePatternSet patterns(ctx);
+      populateVectorToAMXConversionPatterns(patterns);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+      if (!engine->native &&
+          failed(emulateAMX(getOperation(), nativeDot, nativeNarrowDot)))
         return signalPassFailure();
     }
     {

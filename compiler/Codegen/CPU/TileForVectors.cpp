@@ -744,6 +744,15 @@ struct TileForVectorsPass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
+    std::optional<BF16EngineChoice> chosen =
+        bf16EngineFor(bf16Dot, cpuTargetOf(getOperation()));
+    if (!chosen) {
+      emitError(getOperation().getLoc())
+          << "unknown bf16-dot '" << bf16Dot
+          << "': expected auto, emulate, amx or off";
+      return signalPassFailure();
+    }
+    BF16EngineChoice engine = *chosen;
 
     // Aggregates (softmax) become plain linalg ops inside their tile.
     SmallVector<linalg::AggregatedOpInterface> aggregates;
@@ -924,11 +933,24 @@ struct TileForVectorsPass
           }
         }
       }
+      // Both factors bf16 (linformer-bf16-products' pairs): with AMX a
+      // register tile is 16 rows of f32 tiles, 16 pairs (32 steps) a step.
+      // Not for an op stopped at the lengths: E X's token pairs, and a
+      // core's scores over pooled slots, whose rows (the slots) 16 rows
+      // could cover in one tile, leaving no loop to stop.
       auto allBF16 = [](linalg::LinalgOp l) {
         return llvm::all_of(l.getDpsInputOperands(), [](OpOperand *in) {
           return getElementTypeOrSelf(in->get().getType()).isBF16();
         });
       };
+      bool amxTile = false;
+      if (std::optional<unsigned> pair = pairedReductionDim(op);
+          engine.engine == BF16Engine::AMX && pair && allBF16(op) && !real) {
+        // The columns stay the schedule's (the weight's prepacked panels
+        // are that wide): a multiple of 16 is cut into 16-column tiles.
+        amxTile = true;
+        unroll = 16;
+      }
       if (std::optional<RegisterTileDims> dims = registerTileDims(op);
           pack && dims) {
         // An init the register tiles will take goes along into the panels.
@@ -958,7 +980,9 @@ struct TileForVectorsPass
       if (std::optional<unsigned> pair = pairedReductionDim(op);
           pair && allBF16(op)) {
         pairedTokens = real && *pair == tokenLoop;
-        if (!pairedTokens || ranges[*pair] > 2)
+        if (amxTile && !pairedTokens)
+          tiles[*pair] = std::min<int64_t>(32, ranges[*pair]);
+        else if (!pairedTokens || ranges[*pair] > 2)
           tiles[*pair] = 2;
         else
           pairedTokens = false;

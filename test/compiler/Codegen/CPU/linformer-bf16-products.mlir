@@ -1,7 +1,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=off}))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=emulate}))' | FileCheck %s --check-prefix=PAIRS
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=vnni}))' 2>&1 | FileCheck %s --check-prefix=BAD
-// BAD: unknown dot 'vnni': expected auto, emulate or off
+// BAD: unknown dot 'vnni': expected auto, emulate, amx or off
 
 // Without pairs (dot=off, or dot=auto on a CPU without AVX512_BF16) the
 // factors take the forms below; with pairs (dot=emulate, or dot=auto on

@@ -1,0 +1,63 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=32 unroll=8 reduction-tile=0 bf16-dot=amx" --canonicalize --cse | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=32 unroll=8 reduction-tile=0 bf16-dot=emulate" --canonicalize --cse | FileCheck %s --check-prefix=DOT
+
+// With AMX (bf16-dot=amx) a contraction of two bf16 factors takes register
+// tiles of 16 rows (one AMX tile's), the schedule's columns (two 16-column
+// tiles here) and 32 steps (16 pairs, one tdpbf16ps) of its paired
+// reduction; the last 16 of 48 steps are peeled into a tile of their own.
+// With dot products the same op steps pairs on 8 rows.
+// CHECK-LABEL: func.func @amx_tiles(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x32xbf16>, tensor<32x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x16xbf16>, tensor<16x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// DOT-LABEL: func.func @amx_tiles(
+// DOT: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @amx_tiles(%x: tensor<64x48xbf16>, %w: tensor<48x32xbf16>,
+                     %acc: tensor<64x32xf32>) -> tensor<64x32xf32> {
+  %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w : tensor<64x48xbf16>, tensor<48x32xbf16>) outs(%acc : tensor<64x32xf32>) {
+  ^bb0(%in: bf16, %in2: bf16, %out: f32):
+    %e1 = arith.extf %in : bf16 to f32
+    %e2 = arith.extf %in2 : bf16 to f32
+    %m = arith.mulf %e1, %e2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  return %y : tensor<64x32xf32>
+}
+
+// -----
+
+// An op stopped at the lengths keeps the dot products' pairs under AMX:
+// E X's token loop steps complete pairs and its odd token alone, and a
+// core's scores over pooled slots (rows stopped at the lengths) must keep
+// a loop over its rows, which 16-row tiles could cover whole.
+// CHECK-LABEL: func.func @token_pairs(
+// CHECK: scf.for {{.*}} step %c2
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x8x2xbf16>, tensor<1x2x16xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x8x1xbf16>, tensor<1x1x16xbf16>)
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @token_pairs(%len: tensor<2xi32> {linformer.lengths}, %b: index,
+    %t: index, %e: tensor<2x8x512xbf16>, %x: tensor<2x512x16xbf16>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %t] [1, 8, 64] [1, 1, 1]
+      : tensor<2x8x512xbf16> to tensor<1x8x64xbf16>
+  %xs = tensor.extract_slice %x[%b, %t, 0] [1, 64, 16] [1, 1, 1]
+      : tensor<2x512x16xbf16> to tensor<1x64x16xbf16>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xs : tensor<1x8x64xbf16>, tensor<1x64x16xbf16>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%a: bf16, %c: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ce = arith.extf %c : bf16 to f32
+    %m = arith.mulf %ae, %ce : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}
