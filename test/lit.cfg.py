@@ -102,3 +102,5 @@ if "avx512f" in flags:
     config.available_features.add("host-avx512")
 if {"avx512f", "avx512vl", "avx512_bf16"} <= flags:
     config.available_features.add("host-avx512bf16")
+if {"amx_tile", "amx_bf16"} <= flags:
+    config.available_features.add("host-amx")
