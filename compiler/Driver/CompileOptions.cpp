@@ -5,6 +5,7 @@
 #include "compiler/Codegen/Halide/HalideTarget.h"
 #include "compiler/Pipelines/CUDAFlags.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Schedule/Target.h"
 
 #include "llvm/ADT/StringRef.h"
@@ -81,9 +82,9 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
   if (precision != "auto" && precision != "f32" && precision != "bf16")
     return fail("--precision takes auto, f32 or bf16, not '" + precision +
                 "'");
-  if (bf16Dot != "auto" && bf16Dot != "emulate" && bf16Dot != "amx" &&
-      bf16Dot != "off")
-    return fail("--bf16-dot takes auto, emulate, amx or off, not '" +
+  // Whether the value is one at all (the target decides the rest).
+  if (!mlir::linformer::bf16EngineFor(bf16Dot, {}))
+    return fail("--bf16-dot takes " + kBF16DotValues.str() + ", not '" +
                 bf16Dot + "'");
   if (precision == "bf16" && (target != "cpu" || backend != "mlir"))
     return fail("--precision=bf16 is for CPU kernels of --backend=mlir "

@@ -42,6 +42,9 @@ CPUTargetAttr toAttr(MLIRContext *ctx,
 /// when the target has the instruction, else it is emulated with vector
 /// ops (so the path runs and is checked on any CPU).
 enum class BF16Engine { FMA, Dot, AMX };
+/// The values of --bf16-dot (and the passes' bf16-dot / dot options), for
+/// messages that list them.
+constexpr llvm::StringLiteral kBF16DotValues = "auto, emulate, amx or off";
 struct BF16EngineChoice {
   BF16Engine engine = BF16Engine::FMA;
   bool native = false;

@@ -119,8 +119,8 @@ struct BF16ProductsPass
     std::optional<BF16EngineChoice> engine =
         bf16EngineFor(dot, cpuTargetOf(func));
     if (!engine) {
-      emitError(func.getLoc()) << "unknown dot '" << dot
-                               << "': expected auto, emulate, amx or off";
+      emitError(func.getLoc())
+          << "unknown dot '" << dot << "': expected " << kBF16DotValues;
       return signalPassFailure();
     }
     pairs = engine->engine != BF16Engine::FMA;

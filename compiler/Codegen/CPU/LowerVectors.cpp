@@ -558,7 +558,7 @@ struct LowerVectorsPass
     if (!engine) {
       emitError(getOperation().getLoc())
           << "unknown bf16-dot '" << bf16Dot
-          << "': expected auto, emulate, amx or off";
+          << "': expected " << kBF16DotValues;
       return signalPassFailure();
     }
     bool nativeDot = ::linformer::schedule::matrixEngines(target).avx512BF16;

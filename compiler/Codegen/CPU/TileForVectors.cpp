@@ -749,7 +749,7 @@ struct TileForVectorsPass
     if (!chosen) {
       emitError(getOperation().getLoc())
           << "unknown bf16-dot '" << bf16Dot
-          << "': expected auto, emulate, amx or off";
+          << "': expected " << kBF16DotValues;
       return signalPassFailure();
     }
     BF16EngineChoice engine = *chosen;
