@@ -79,6 +79,7 @@ DenseI64ArrayAttr tokenRows(TilingInterface root, ArrayRef<int64_t> tiles,
 /// batch loop covers one sequence, as its bound needs (TileForVectors).
 /// A `masked` one may read past them (whole steps, or every token where no
 /// loop takes the bound), but its body selects what it reads there away.
+/// An elementwise op in between counts as its readers.
 bool readersStopAtLengths(Value v) {
   for (OpOperand &use : v.getUses()) {
     if (auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner())) {
@@ -90,6 +91,16 @@ bool readersStopAtLengths(Value v) {
     if (!op || !op.isDpsInput(&use))
       return false;
     auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+    // An elementwise op in between (a bf16 rounding before E X) reads
+    // what its readers read; register tiling stops it at the lengths too.
+    if (!bound && op.getNumReductionLoops() == 0 &&
+        op->getNumResults() == 1 && op.getNumDpsInits() == 1 &&
+        llvm::all_of(op.getIndexingMapsArray(),
+                     [](AffineMap m) { return m.isIdentity(); })) {
+      if (!readersStopAtLengths(op->getResult(0)))
+        return false;
+      continue;
+    }
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     if (!bound || bound.getBatch() >= static_cast<int64_t>(ranges.size()) ||
         ranges[bound.getBatch()] != 1)

@@ -395,6 +395,19 @@ tileOffset(Value v, unsigned dim, scf::ForallOp workgroup, int depth = 0) {
 /// stopped at its first one's real tokens, and the loops may run over
 /// every token where no loop takes the bound. `fromFirst` is set when the
 /// tile starts at its sequence's first token.
+/// The loops of a token bound: `token` and `batch`, the tokens split into
+/// parts (`part`, `perPart`; part < 0: none), `perStep` tokens a step.
+/// `written`: the token loop is a parallel one that writes the tokens
+/// (an elementwise producer whose readers stop at the lengths).
+struct BoundLoops {
+  int64_t token = -1, batch = -1, part = -1, perPart = 0, perStep = 1;
+  bool written = false;
+};
+
+static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                              const BoundLoops &loops, unsigned &tokenLoop,
+                              bool &fromFirst);
+
 static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
                               unsigned &tokenLoop, bool &masked,
                               bool &fromFirst) {
@@ -402,20 +415,36 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
   if (!bound)
     return {};
   masked = bound.getMasked();
+  BoundLoops loops;
+  loops.token = bound.getToken();
+  loops.batch = bound.getBatch();
+  loops.part = bound.getPart();
+  loops.perPart = bound.getPerPart();
+  loops.perStep = bound.getPerStep();
+  return realTokensOfTile(rewriter, op, loops, tokenLoop, fromFirst);
+}
+
+static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                              const BoundLoops &loops, unsigned &tokenLoop,
+                              bool &fromFirst) {
   int64_t numLoops = op.getNumLoops();
-  int64_t token = bound.getToken(), batch = bound.getBatch();
+  int64_t token = loops.token, batch = loops.batch;
   // Split into parts: token = part * perPart + token within the part.
-  int64_t part = bound.getPart();
-  int64_t perPart = bound.getPerPart();
+  int64_t part = loops.part;
+  int64_t perPart = loops.perPart;
+  bool masked = false;
+  if (auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName))
+    masked = bound.getMasked();
   if (part >= numLoops)
     return {};
   // Steps of several tokens (an attention core's pooled slots) may be a
   // parallel loop: the rows of the scores.
-  int64_t perStep = bound.getPerStep();
+  int64_t perStep = loops.perStep;
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   if (token < 0 || batch < 0 || token >= numLoops || batch >= numLoops ||
-      (iters[token] != utils::IteratorType::reduction && perStep == 1) ||
+      (iters[token] != utils::IteratorType::reduction && perStep == 1 &&
+       !loops.written) ||
       iters[batch] != utils::IteratorType::parallel || ranges[batch] != 1)
     return {};
   Value lengths = markedLengthsArgument(op);
@@ -738,6 +767,52 @@ static bool cutsTokenLoop(linalg::LinalgOp op, unsigned tokenLoop,
 }
 
 namespace {
+/// For an elementwise op (parallel loops, one result) whose every reader
+/// is a linalg op in `bounds` that stops exactly at the lengths (not
+/// masked, one token a step, not split into parts), reading it directly:
+/// the op's loops that write those readers' token and batch dimensions.
+template <typename BoundMap>
+static std::optional<BoundLoops> boundOfReaders(linalg::LinalgOp op,
+                                                const BoundMap &bounds) {
+  if (op.getNumReductionLoops() != 0 || op->getNumResults() != 1 ||
+      op.getNumDpsInits() != 1 || op->getResult(0).use_empty())
+    return std::nullopt;
+  OpResult result = op->getResult(0);
+  AffineMap written = op.getIndexingMapMatchingResult(result);
+  if (!written.isProjectedPermutation())
+    return std::nullopt;
+  std::optional<std::pair<unsigned, unsigned>> dims; // token, batch
+  for (OpOperand &use : result.getUses()) {
+    auto reader = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!reader || !reader.isDpsInput(&use) ||
+        !bounds.count(reader.getOperation()))
+      return std::nullopt;
+    auto attr = reader->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+    if (!attr || attr.getMasked() || attr.getPart() >= 0 ||
+        attr.getPerStep() != 1)
+      return std::nullopt;
+    AffineMap map = reader.getMatchingIndexingMap(&use);
+    auto position = [&](int64_t loop) {
+      return map.getResultPosition(
+          getAffineDimExpr(loop, reader.getContext()));
+    };
+    std::optional<unsigned> token = position(attr.getToken()),
+                            batch = position(attr.getBatch());
+    if (!token || !batch || (dims && *dims != std::make_pair(*token, *batch)))
+      return std::nullopt;
+    dims = std::make_pair(*token, *batch);
+  }
+  auto token = dyn_cast<AffineDimExpr>(written.getResult(dims->first));
+  auto batch = dyn_cast<AffineDimExpr>(written.getResult(dims->second));
+  if (!token || !batch)
+    return std::nullopt;
+  BoundLoops loops;
+  loops.token = token.getPosition();
+  loops.batch = batch.getPosition();
+  loops.written = true;
+  return loops;
+}
+
 struct TileForVectorsPass
     : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
   using Base::Base;
@@ -862,6 +937,26 @@ struct TileForVectorsPass
                 getAffineDimExpr(pit->second.tokenLoop, op.getContext())))
           toDrop.push_back(producer);
       }
+    }
+    // An elementwise op in the workgroup whose every reader stops at the
+    // lengths (the bf16 rounding of E' or of X that linformer-bf16-products
+    // put before E X) stops there too: else it would convert every token of
+    // its tile whatever the lengths. Readers first (reverse order), so that
+    // a chain of them is bounded from its end. Its bound is optional (like
+    // a masked one): where no loop takes it, the op runs over every token,
+    // which its readers never read.
+    for (linalg::LinalgOp op : llvm::reverse(ops)) {
+      if (bounds.count(op.getOperation()))
+        continue;
+      std::optional<BoundLoops> loops = boundOfReaders(op, bounds);
+      if (!loops)
+        continue;
+      Bound bound;
+      bound.real = realTokensOfTile(rewriter, op, *loops, bound.tokenLoop,
+                                    bound.fromFirst);
+      bound.masked = true;
+      if (bound.real)
+        bounds[op.getOperation()] = bound;
     }
     for (linalg::LinalgOp op : ops) {
       if (fused.contains(op.getOperation()))

@@ -426,3 +426,49 @@ func.func @bounded_pairs(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   } -> tensor<1x8x16xf32>
   return %r : tensor<1x8x16xf32>
 }
+
+// -----
+
+// An elementwise op whose only reader stops at the lengths (the bf16
+// rounding of X that linformer-bf16-products puts before E X) stops there
+// too: its token loop ends at the real tokens, not at the tile's end.
+// CHECK-LABEL: func.func @rounded_operand(
+// CHECK: %[[LEN:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[REAL:.*]] = arith.subi %[[LEN]], %{{.*}} : index
+// CHECK: %[[UB:.*]] = arith.minsi %{{.*}}, %[[REAL]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UB]] step %{{.*}} iter_args
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK: ins({{.*}} : tensor<1x8x2xbf16>, tensor<1x2x16xbf16>)
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+#id = affine_map<(b, t, m) -> (b, t, m)>
+func.func @rounded_operand(%len: tensor<2xi32> {linformer.lengths}, %b: index,
+    %t: index, %e: tensor<2x8x512xbf16>, %x: tensor<2x512x16xf32>,
+    %init: tensor<1x8x16xf32>) -> tensor<1x8x16xf32> {
+  %es = tensor.extract_slice %e[%b, 0, %t] [1, 8, 256] [1, 1, 1]
+      : tensor<2x8x512xbf16> to tensor<1x8x256xbf16>
+  %xs = tensor.extract_slice %x[%b, %t, 0] [1, 256, 16] [1, 1, 1]
+      : tensor<2x512x16xf32> to tensor<1x256x16xf32>
+  %empty = tensor.empty() : tensor<1x256x16xbf16>
+  %xr = linalg.generic {indexing_maps = [#id, #id],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%xs : tensor<1x256x16xf32>) outs(%empty : tensor<1x256x16xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<1x256x16xbf16>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%es, %xr : tensor<1x8x256xbf16>, tensor<1x256x16xbf16>)
+      outs(%init : tensor<1x8x16xf32>) attrs = {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%a: bf16, %c: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ce = arith.extf %c : bf16 to f32
+    %m = arith.mulf %ae, %ce : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x16xf32>
+  return %r : tensor<1x8x16xf32>
+}

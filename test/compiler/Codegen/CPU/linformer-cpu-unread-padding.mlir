@@ -232,3 +232,60 @@ func.func @pooled_slots(%x: tensor<2x512x64xf32> {linformer.sequence},
   } -> tensor<2x32x64xf32>
   return %p : tensor<2x32x64xf32>
 }
+
+// -----
+
+// E' read through an elementwise op (the bf16 rounding that
+// linformer-bf16-products puts before E X): its reader stops at the
+// lengths, and so does the rounding (register tiling bounds it), so E'
+// keeps its rule.
+// CHECK-LABEL: func.func @rounded_reader(
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) = (0, 0, 0) to (2, 8, 512) step (1, 8, 32)
+// CHECK: arith.select
+// CHECK: } {linformer.root, linformer.token_rows = array<i64: 0, 2, 32>
+// CHECK: arith.truncf
+// CHECK: linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>
+#ein = affine_map<(b, j, t) -> (j, t)>
+#vin = affine_map<(b, j, t) -> (b, t)>
+#eout = affine_map<(b, j, t) -> (b, j, t)>
+#e = affine_map<(b, j, t, m) -> (b, j, t)>
+#x = affine_map<(b, j, t, m) -> (b, t, m)>
+#o = affine_map<(b, j, t, m) -> (b, j, m)>
+func.func @rounded_reader(%x: tensor<2x512x16xbf16> {linformer.sequence},
+    %len: tensor<2xi32> {linformer.lengths}, %e: tensor<8x512xf32>,
+    %valid: tensor<2x512xi8>) -> tensor<2x8x16xf32> {
+  %c0 = arith.constant 0 : i8
+  %z = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x8x512xf32>
+  %ep = linalg.generic {indexing_maps = [#ein, #vin, #eout],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %valid : tensor<8x512xf32>, tensor<2x512xi8>) outs(%empty : tensor<2x8x512xf32>)
+      attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 2>} {
+  ^bb0(%a: f32, %v: i8, %out: f32):
+    %ok = arith.cmpi ne, %v, %c0 : i8
+    %s = arith.select %ok, %a, %z : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x512xf32>
+  %be = tensor.empty() : tensor<2x8x512xbf16>
+  %epr = linalg.generic {indexing_maps = [#eout, #eout],
+                         iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%ep : tensor<2x8x512xf32>) outs(%be : tensor<2x8x512xbf16>) {
+  ^bb0(%a: f32, %out: bf16):
+    %r = arith.truncf %a : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<2x8x512xbf16>
+  %e2 = tensor.empty() : tensor<2x8x16xf32>
+  %init = linalg.fill ins(%z : f32) outs(%e2 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %r = linalg.generic {indexing_maps = [#e, #x, #o],
+                       iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%epr, %x : tensor<2x8x512xbf16>, tensor<2x512x16xbf16>)
+      outs(%init : tensor<2x8x16xf32>) attrs = {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0>} {
+  ^bb0(%a: bf16, %c: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %ce = arith.extf %c : bf16 to f32
+    %m = arith.mulf %ae, %ce : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x16xf32>
+  return %r : tensor<2x8x16xf32>
+}
