@@ -594,6 +594,36 @@ def LinformerCPUStoreBF16BitsPass
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def LinformerCPUScratchHooksPass
+    : Pass<"linformer-cpu-scratch-hooks", "::mlir::ModuleOp"> {
+  let summary = "kernels' heap buffers come from the runtime's per-thread "
+                "cache where it set the hooks, else from malloc";
+  let description = [{
+    A buffer too large for a kernel's stack (a bf16 copy of E' or of X, 2
+    MiB a workgroup at n = 4096) is allocated and freed by every workgroup
+    in every run. glibc's malloc returns such a block to the system when it
+    trims, and the next run faults its pages in again (1,500 faults a run
+    of a bf16 encoder at 256 of 4096 tokens, 2.5 ms of 13). The memref
+    lowering runs with its generic functions (`use-generic-functions`); this
+    pass defines `_mlir_memref_to_llvm_alloc` and `_mlir_memref_to_llvm_free`
+    in the module (internal), each calling the function that the exported
+    pointer `linformer_scratch_alloc` / `linformer_scratch_free` holds, or
+    malloc / free while it is null (the runtime sets the pointers after
+    loading the object; an object without them, from an older compiler,
+    simply calls malloc).
+
+    ```mlir
+    llvm.func @_mlir_memref_to_llvm_alloc(i64) -> !llvm.ptr
+    // becomes
+    llvm.mlir.global external @linformer_scratch_alloc() : !llvm.ptr
+    llvm.func internal @_mlir_memref_to_llvm_alloc(%size: i64) -> !llvm.ptr {
+      // load the hook; null: llvm.call @malloc(%size), else call it
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def LinformerCPUExpandStridedCopiesPass
     : Pass<"linformer-cpu-expand-strided-copies", "::mlir::func::FuncOp"> {
   let summary = "copies between strided buffers become loops the kernel runs";

@@ -231,7 +231,12 @@ static void addLLVMLowering(OpPassManager &pm) {
   vectorOptions.x86Vector = true;
   vectorOptions.amx = true;
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Heap buffers through the generic functions, which
+  // linformer-cpu-scratch-hooks defines below: the runtime's per-thread
+  // cache of blocks where it set the hooks, else malloc.
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (erf: GELU in the CUDA pipeline's
   // on-host nest, where the GPU would take libdevice's) calls libm.
@@ -248,6 +253,7 @@ static void addLLVMLowering(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   // After expanded bf16 roundings: stores of their bits, not of bf16.
   pm.addPass(createLinformerCPUStoreBF16BitsPass());
+  pm.addPass(createLinformerCPUScratchHooksPass());
   pm.addPass(createCanonicalizerPass());
 }
 

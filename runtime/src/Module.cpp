@@ -11,6 +11,7 @@
 
 #include "Cuda.h"
 #include "Internal.h"
+#include "Scratch.h"
 
 #include "lib/Manifest/KernelObject.h"
 #include "lib/Support/Features.h"
@@ -495,6 +496,8 @@ void Module::openKernels(std::string_view object) {
                                      "': cannot load the cpu.so section: " +
                                      (why ? why : "unknown dlopen error"));
   }
+  // Heap buffers of the kernels from the per-thread cache (Scratch.h).
+  setScratchHooks(dlHandle_);
   // The loader resolved the same symbols the inspection read, with the
   // same contents (relocations cannot have rewritten a record).
   const Manifest &m = manifest_;

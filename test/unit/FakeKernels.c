@@ -164,3 +164,9 @@ void fake_check_dispatch(void **buffers, int64_t begin, int64_t end) {
     ok[r] = all;
   }
 }
+
+/* The hooks the compiler's objects export for their heap buffers
+ * (linformer-cpu-scratch-hooks): the runtime points them at its per-thread
+ * cache after loading (ScratchTest checks it on this object). */
+void *linformer_scratch_alloc;
+void *linformer_scratch_free;
