@@ -8,7 +8,12 @@ as lucidrains' Linformer does), plus a mixed batch, padded and packed
     bench/lengths/run.py [--blocks layer,encoder,mean_pool] [--lengths 256,...,4096]
                          [--mixed 4096,512,512,256] [--peers torch_eager]
                          [--threads 2] [--repeat 7] [--pairs 1]
+                         [--dtype bf16] [--precision bf16]
                          [--isa avx2 [--isa-cpu znver3]] [--out bench/results]
+
+--dtype bf16 compiles the models with "dtype": "bf16" (bf16 weights,
+activations and products; the peers run the module in bfloat16);
+--precision bf16 compiles f32 models with bf16 products.
 
 --isa avx2 is AVX2 mode on an AVX-512 machine: ours (both artifacts)
 compiled for --isa-cpu, the peers limited to AVX2 (bench/peers/isa.py), and
@@ -55,8 +60,9 @@ def read_safetensors(path):
     (size,) = struct.unpack_from("<Q", data, 0)
     header = json.loads(data[8:8 + size])
     base = 8 + size
-    kinds = {"F32": np.float32, "F16": np.float16, "I32": np.int32, "I64": np.int64,
-             "U8": np.uint8}
+    # BF16 as its raw 16-bit words: sliced and written back as they are.
+    kinds = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I32": np.int32,
+             "I64": np.int64, "U8": np.uint8}
     out = {}
     for name, t in header.items():
         if name == "__metadata__":
@@ -67,7 +73,7 @@ def read_safetensors(path):
 
 
 def write_safetensors(path, tensors):
-    names = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
+    names = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16", np.dtype(np.uint16): "BF16",
              np.dtype(np.int32): "I32", np.dtype(np.int64): "I64", np.dtype(np.uint8): "U8"}
     header, blobs, offset = {}, [], 0
     for name, a in tensors.items():
@@ -117,6 +123,10 @@ def main():
                     help="timed runs per process, after --warmup (short lengths take a few ms: "
                          "fewer runs left the median to this VM's noise)")
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+                    help="the models' dtype (bf16: the peers run the module in bfloat16)")
+    ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
+                    help="ours compiled with linformer-compile --precision")
     ap.add_argument("--pairs", type=int, default=1,
                     help="ours and the n = L artifact in turn, this many times")
     args = ap.parse_args()
@@ -130,6 +140,11 @@ def main():
     if args.isa != "native" and not args.cpu:
         args.cpu = args.isa_cpu
     cpu = ["--cpu=" + args.cpu] if args.cpu else []
+    if args.precision != "f32":
+        cpu.append("--precision=" + args.precision)
+    peer_dtype = ["--dtype", args.dtype] if args.dtype != "f32" else []
+    if args.precision != "f32":
+        peer_dtype += ["--reference-products", args.precision]
     peer_env = peer_environment(args.isa, args.threads, os.path.join(args.work, "peers-" + args.isa))
     peer_isa = ["--isa", args.isa, "--isa-cpu", args.isa_cpu] if args.isa != "native" else []
 
@@ -142,7 +157,7 @@ def main():
         base = load_block(block)
         n = base["max_seq_len"]
         # Ours at n, with a lengths input (the layer bench model has none).
-        full = dict(base, padding="lengths", batch=1)
+        full = dict(base, padding="lengths", batch=1, dtype=args.dtype)
         path = lambda name: os.path.join(args.work, "%s-%s" % (block, name))
         json.dump(full, open(path("n.json"), "w"))
         run([compile_, path("n.json"), "--random-weights", path("n.st"), "-o", path("n.lfa")] + cpu)
@@ -173,7 +188,8 @@ def main():
                 pairs.append((time_ours(*ours_args), time_ours(*static_args)))
             ours = statistics.median(a for a, _ in pairs)
             static = statistics.median(b for _, b in pairs)
-            row = {"block": block, "L": L, "ours_ms": ours, "static_ms": static,
+            row = {"block": block, "dtype": args.dtype, "precision": args.precision,
+                   "L": L, "ours_ms": ours, "static_ms": static,
                    "ours_over_static": statistics.median(a / b for a, b in pairs),
                    "pairs": len(pairs)}
             for peer in filter(None, args.peers.split(",")):
@@ -181,7 +197,7 @@ def main():
                            "--config", path("%d.json" % L), "--weights", path("%d.st" % L),
                            "--input", path("x%d.npy" % L), "--reference", path("y%d.npy" % L),
                            "--threads", str(args.threads), "--runs", str(args.repeat),
-                           "--warmup", str(args.warmup)] + peer_isa, env=peer_env)
+                           "--warmup", str(args.warmup)] + peer_isa + peer_dtype, env=peer_env)
                 res = json.loads(out.strip().splitlines()[-1])
                 if "error" in res:
                     sys.exit("%s at L = %d: %s" % (peer, L, res["error"]))
@@ -204,7 +220,8 @@ def main():
                                ["--lengths", ",".join(map(str, mixed)), "--packed"])
             alone = sum(time_ours(path("n.lfa"), path("n.st"), ["--seq-len", str(L)])
                         for L in mixed)
-            row = {"block": block, "L": "mixed " + "/".join(map(str, mixed)),
+            row = {"block": block, "dtype": args.dtype, "precision": args.precision,
+                   "L": "mixed " + "/".join(map(str, mixed)),
                    "ours_ms": ms, "static_ms": alone, "ours_over_static": ms / alone,
                    "packed_ms": packed, "packed_over_static": packed / alone}
             rows.append(row)
