@@ -1,9 +1,10 @@
 //===- Autotune.cpp - timing candidates through the runtime ---------------===//
 //
 // --autotune: the search itself is compiler/Schedule/Autotune.cpp; here a
-// candidate is compiled to an artifact and timed by linformer-run on this
-// machine (seeded random weights and input), and the tuning cache is read
-// and written. --backend=best times its artifacts the same way.
+// candidate is compiled to an artifact and timed on this machine, in this
+// process, through the runtime (runtime/run, as linformer-run runs it:
+// seeded random weights and input), and the tuning cache is read and
+// written. --backend=best times its artifacts the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,15 +12,16 @@
 
 #include "compiler/Schedule/Autotune.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
+#include "runtime/run/Run.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 
 using namespace mlir;
 using namespace mlir::linformer;
 using namespace mlir::linformer::driver;
+namespace lfrun = ::linformer::run;
 
 /// The keys of `plan`'s parts of split reductions, each with its source's
 /// ", split S" (how a schedule file marks a record its split applies).
@@ -56,96 +58,53 @@ writeScheduleMap(const sched::ScheduleMap &schedules,
   return "";
 }
 
-std::string mlir::linformer::driver::forEachProfiledKernel(
-    const std::string &path,
-    llvm::function_ref<void(const llvm::json::Object &)> each) {
-  auto buffer = llvm::MemoryBuffer::getFile(path);
-  if (!buffer)
-    return "no profile was written";
-  llvm::Expected<llvm::json::Value> value =
-      llvm::json::parse((*buffer)->getBuffer());
-  if (!value) {
-    llvm::consumeError(value.takeError());
-    return "the profile is not JSON";
-  }
-  const llvm::json::Object *root = value->getAsObject();
-  const llvm::json::Array *kernels =
-      root ? root->getArray("kernels") : nullptr;
-  if (!kernels)
-    return "the profile has no kernels";
-  for (const llvm::json::Value &k : *kernels)
-    if (const llvm::json::Object *o = k.getAsObject())
-      each(*o);
-  return "";
-}
-
-/// Per kernel, the median milliseconds of a linformer-run --profile-json
-/// file, summed under `field` ("key": the kernel's shape, several kernels
-/// share one; "symbol": the kernel). Initializers, which run once when a
-/// session is created, are no part of a run's time and are left out.
-static std::string readProfile(const std::string &path, StringRef field,
-                               std::map<std::string, double> &ms) {
-  return forEachProfiledKernel(path, [&](const llvm::json::Object &o) {
-    std::optional<StringRef> name = o.getString(field);
-    std::optional<double> median = o.getNumber("median_ms");
-    if (o.getBoolean("initializer").value_or(false))
-      return;
-    if (name && median && !name->empty())
-      ms[name->str()] += *median;
-  });
-}
-
-std::string Compile::findRunner() {
-  if (!options.runnerPath.empty())
-    return options.runnerPath;
-  if (const char *env = std::getenv("LINFORMER_RUN"); env && *env)
-    return env;
-  if (!options.toolPath.empty()) {
-    llvm::SmallString<256> sibling(
-        llvm::sys::path::parent_path(options.toolPath));
-    llvm::sys::path::append(sibling, "linformer-run");
-    if (llvm::sys::fs::can_execute(sibling))
-      return sibling.str().str();
-  }
-  llvm::ErrorOr<std::string> onPath =
-      llvm::sys::findProgramByName("linformer-run");
-  return onPath ? *onPath : std::string();
-}
-
-/// Times `artifact` with linformer-run on this machine (random weights and
-/// input, of one sequence of `length` real tokens when given; one warm-up,
-/// `autotuneRuns` timed runs) and reads every kernel's median into `ms`,
-/// summed under `by` (see readProfile).
-std::string Compile::timeArtifact(const std::string &runner,
-                                  const std::string &artifact,
+/// Times `artifact` on this machine, in this process, through the runtime
+/// (runtime/run: random input, of one sequence of `length` real tokens
+/// when given; one warm-up, `autotuneRuns` timed runs; with `check`, the
+/// output against the reference) and adds every kernel's median into `ms`
+/// under `by` ("key": the kernel's shape, several kernels share one;
+/// "symbol": the kernel). Initializers, which run once when a session is
+/// created, are no part of a run's time and are left out. What the run
+/// prints goes to BASE.log, whose last line an error quotes.
+std::string Compile::timeArtifact(const std::string &artifact,
                                   const std::string &weights,
                                   const std::string &base, int64_t threads,
                                   StringRef by,
                                   std::map<std::string, double> &ms,
                                   bool check, std::optional<int64_t> length) {
-  std::string threadText = std::to_string(threads);
-  std::string runs = std::to_string(std::max(1u, options.autotuneRuns));
-  std::string profile = base + ".profile.json";
-  std::string log = base + ".log";
-  SmallVector<StringRef> args = {runner,     artifact,  "--weights",
-                                 weights,    "--random-input", "--threads",
-                                 threadText, "--warmup", "1",
-                                 "--repeat", runs,      "--profile-json",
-                                 profile};
-  if (check)
-    args.push_back("--check");
-  std::string lengthText = length ? std::to_string(*length) : "";
+  lfrun::Options o;
+  o.artifact = artifact;
+  o.weightsPath = weights;
+  o.randomInput = true;
+  o.threads = static_cast<int>(threads);
+  o.warmup = 1;
+  o.repeat = static_cast<int>(std::max(1u, options.autotuneRuns));
+  o.check = check;
   if (length)
-    args.append({"--lengths", lengthText});
-  std::optional<StringRef> redirects[] = {StringRef(""), StringRef(log),
-                                          StringRef(log)};
-  std::string message;
-  int rc = llvm::sys::ExecuteAndWait(runner, args, std::nullopt, redirects,
-                                     /*secondsToWait=*/600, 0, &message);
-  if (rc != 0)
-    return "linformer-run failed (exit " + std::to_string(rc) + ")" +
-           (message.empty() ? "" : ": " + message) + "; see " + log;
-  return readProfile(profile, by, ms);
+    o.lengthsArg = std::to_string(*length);
+  std::string logPath = base + ".log";
+  std::FILE *logFile = std::fopen(logPath.c_str(), "w");
+  if (!logFile)
+    return "cannot write '" + logPath + "'";
+  std::vector<lfrun::KernelTime> kernels;
+  std::string err = lfrun::timeArtifact(std::move(o), logFile, kernels);
+  std::fclose(logFile);
+  if (!err.empty()) {
+    // The run's last words (the check's error, the runtime's message).
+    std::string last;
+    if (auto text = llvm::MemoryBuffer::getFile(logPath)) {
+      StringRef rest = (*text)->getBuffer().rtrim();
+      last = rest.substr(rest.rfind('\n') + 1).str();
+    }
+    return "timing " + llvm::sys::path::filename(artifact).str() +
+           " failed: " + err + (last.empty() ? "" : " (" + last + ")");
+  }
+  for (const lfrun::KernelTime &k : kernels) {
+    const std::string &name = by == "key" ? k.key : k.symbol;
+    if (!k.initializer && !name.empty())
+      ms[name] += k.medianMs;
+  }
+  return "";
 }
 
 /// Tunes the kernel shapes not in the tuning cache and returns, in
@@ -220,11 +179,6 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
 
   sched::AutotuneResult result;
   if (!toTune.empty()) {
-    std::string runner = findRunner();
-    if (runner.empty())
-      return makeError("--autotune needs linformer-run to time candidates; "
-                       "none was found next to linformer-compile (use "
-                       "--runner PATH)");
     llvm::SmallString<128> weightsPath(workDir);
     llvm::sys::path::append(weightsPath, "weights.safetensors");
     // Random weights: timing does not depend on the values.
@@ -232,6 +186,8 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
             writeRandomWeights(weightsPath.str().str(), /*quiet=*/true))
       return err;
     int variant = 0;
+    // Timing runs by real length (0: the compiled batch at full length).
+    std::map<int64_t, int> timingRuns;
     sched::AutotuneOptions tuning;
     tuning.progress = [&](const std::string &line) {
       log << "autotune: " << line << "\n";
@@ -264,9 +220,10 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
       }
       std::string err;
       for (std::optional<int64_t> length : runs) {
+        ++timingRuns[length.value_or(0)];
         std::string runBase =
             length ? base + ".L" + std::to_string(*length) : base;
-        err = timeArtifact(runner, artifact, weightsPath.str().str(), runBase,
+        err = timeArtifact(artifact, weightsPath.str().str(), runBase,
                            target.cores, "key", msByKey, /*check=*/false,
                            length);
         if (!err.empty())
@@ -279,6 +236,12 @@ llvm::Error Compile::autotune(const sched::CPUTarget &target,
         !err.empty())
       return makeError("autotune: " + err);
     log << "autotune: " << result.variants << " variants built and timed\n";
+    log << "autotune: timing runs in this process:";
+    for (auto [length, count] : timingRuns)
+      log << " " << count
+          << (length ? " at " + std::to_string(length) + " tokens"
+                     : std::string(" at full length"));
+    log << "\n";
     for (const sched::TuningKernel &k : toTune) {
       fixed[k.key] = result.best[k.key];
       times[k.key] = {result.startMs[k.key], result.bestMs[k.key]};

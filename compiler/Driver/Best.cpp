@@ -103,8 +103,8 @@ std::string Compile::mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mli
                      const std::map<std::string, double> &mlirMs,
                      const std::map<std::string, double> &halideMs,
                      ModuleOp mlirModule, ModuleOp halideModule,
-                     StringRef workDir, const std::string &runner,
-                     const std::string &weights, std::string &so, Plan &mixed,
+                     StringRef workDir, const std::string &weights,
+                     std::string &so, Plan &mixed,
                      std::set<std::string> &halideKernels, double &mixedMs) {
   if (mlirPlan.kernels.size() != halidePlan.kernels.size())
     return "the two plans have different kernels";
@@ -198,7 +198,7 @@ std::string Compile::mixPlans(const sched::CPUTarget &cpuTarget, const Plan &mli
     return "the mixed artifact could not be written";
   }
   std::map<std::string, double> ms;
-  if (std::string e = timeArtifact(runner, base + ".lfa", weights, base,
+  if (std::string e = timeArtifact(base + ".lfa", weights, base,
                                    cpuTarget.cores, "symbol", ms,
                                    /*check=*/true);
       !e.empty()) {
@@ -224,10 +224,6 @@ llvm::Error Compile::compileBest() {
     return makeError("cannot create a temporary directory: " + ec.message());
   llvm::scope_exit cleanup(
       [&] { llvm::sys::fs::remove_directories(workDir); });
-  std::string runner = findRunner();
-  if (runner.empty())
-    return makeError("--backend=best needs linformer-run to time both generators; "
-                "none was found next to linformer-compile (use --runner PATH)");
   std::string weights = (workDir + "/weights.safetensors").str();
   if (llvm::Error err = writeRandomWeights(weights, /*quiet=*/true))
     return err;
@@ -277,7 +273,7 @@ llvm::Error Compile::compileBest() {
       return makeError(err);
     log << "best: timing the " << v.generator << " kernels ("
         << v.plan.kernels.size() << ")\n";
-    if (std::string err = timeArtifact(runner, base + ".lfa", weights, base,
+    if (std::string err = timeArtifact(base + ".lfa", weights, base,
                                        cpuTarget.cores, "symbol", v.ms);
         !err.empty())
       return makeError("best: " + err);
@@ -297,7 +293,7 @@ llvm::Error Compile::compileBest() {
   if (std::string why = mixPlans(cpuTarget, mlirV.plan,
                                  halideV.plan, mlirV.ms, halideV.ms,
                                  *mlirV.module, *halideV.module, workDir,
-                                 runner, weights, mixedSo, mixedPlan,
+                                 weights, mixedSo, mixedPlan,
                                  halideKernels, mixedMs);
       !why.empty()) {
     log << "best: no per-kernel mix: " << why << "\n";

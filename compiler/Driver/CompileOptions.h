@@ -115,11 +115,6 @@ struct CompileOptions {
   /// one run each, their times added (empty: the compiled batch at full
   /// length).
   std::vector<int64_t> lengthsHint;
-  /// linformer-run, to time candidates with; empty: $LINFORMER_RUN, else the
-  /// one beside `toolPath`, else the one on PATH.
-  std::string runnerPath;
-  /// The executable asking (its directory is searched for linformer-run).
-  std::string toolPath;
 
   /// Write seeded random weights for a model description to this file.
   std::string randomWeights;

@@ -166,13 +166,11 @@ struct Compile {
   /// --lengths-hint's lengths against the model: a lengths input, at most
   /// max_seq_len.
   llvm::Error checkLengthsHint();
-  std::string findRunner();
   llvm::Error autotune(const sched::CPUTarget &target,
                        llvm::SmallString<128> &workDir,
                        std::string &scheduleFilePath,
                        std::map<std::string, TunedTimes> &times);
-  std::string timeArtifact(const std::string &runner,
-                           const std::string &artifact,
+  std::string timeArtifact(const std::string &artifact,
                            const std::string &weights, const std::string &base,
                            int64_t threads, StringRef by,
                            std::map<std::string, double> &ms,
@@ -191,8 +189,8 @@ struct Compile {
                        const std::map<std::string, double> &mlirMs,
                        const std::map<std::string, double> &halideMs,
                        ModuleOp mlirModule, ModuleOp halideModule,
-                       StringRef workDir, const std::string &runner,
-                       const std::string &weights, std::string &so,
+                       StringRef workDir, const std::string &weights,
+                       std::string &so,
                        Plan &mixed, std::set<std::string> &halideKernels,
                        double &mixedMs);
 
@@ -214,12 +212,6 @@ struct Compile {
 
 /// LLVM's target options for a schedule target (features resolved).
 CPUTargetOptions llvmTargetOf(const sched::CPUTarget &t);
-
-/// Calls `each` with every kernel object of a linformer-run --profile-json
-/// file; "" or why it cannot.
-std::string
-forEachProfiledKernel(const std::string &path,
-                      llvm::function_ref<void(const llvm::json::Object &)> each);
 
 } // namespace mlir::linformer::driver
 

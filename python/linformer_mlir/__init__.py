@@ -244,18 +244,12 @@ def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
     hint = [int(n) for n in (lengths_hint or ())]
     compiler = _in_process_compiler() if not extra_args else None
     if compiler is not None:
-        runner = ""
-        if autotune:
-            try:
-                runner = _tool("linformer-run")
-            except FileNotFoundError:
-                pass  # the compiler says what it misses
         ok, message, _log = compiler.compile(
             model, output, target=target, cpu=cpu or "",
             random_weights=_os.fspath(random_weights) if random_weights is not None else "",
             autotune=autotune, lengths_hint=hint,
             tuning_cache=_os.fspath(tuning_cache) if tuning_cache else "",
-            schedule=_os.fspath(schedule) if schedule else "", runner=runner,
+            schedule=_os.fspath(schedule) if schedule else "",
             precision=precision)
         if not ok:
             raise Error(f"LF_COMPILE_ERROR: {message.strip()}")

@@ -39,7 +39,7 @@ compile(const std::string &model, const std::string &output,
         const std::string &randomWeights, unsigned seed, bool autotune,
         const std::vector<int64_t> &lengthsHint,
         const std::string &tuningCache, const std::string &schedule,
-        const std::string &runner, const std::string &precision) {
+        const std::string &precision) {
   driver::CompileOptions options;
   options.inputPath = model;
   options.outputPath = output;
@@ -53,7 +53,6 @@ compile(const std::string &model, const std::string &output,
   options.lengthsHint = lengthsHint;
   options.tuningCache = tuningCache;
   options.scheduleFile = schedule;
-  options.runnerPath = runner;
   options.precision = precision;
   std::string out, log, message;
   bool ok;
@@ -82,7 +81,7 @@ NB_MODULE(_compiler, m) {
         nb::arg("autotune") = false,
         nb::arg("lengths_hint") = std::vector<int64_t>(),
         nb::arg("tuning_cache") = "", nb::arg("schedule") = "",
-        nb::arg("runner") = "", nb::arg("precision") = "auto",
+        nb::arg("precision") = "auto",
         "Compiles `model` (a model.json path) into `output`; returns (ok, "
         "message, log): what was written, or the diagnostics.");
 }

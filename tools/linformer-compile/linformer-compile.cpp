@@ -182,14 +182,6 @@ static cl::list<int64_t> lengthsHint(
              "sequence of L tokens a run, times added) instead of the "
              "compiled batch at full length, and the tuning cache keeps such "
              "results apart"));
-static cl::opt<std::string> runnerPath(
-    "runner",
-    cl::desc("linformer-run to time candidates with (default: the one next "
-             "to linformer-compile, or $LINFORMER_RUN)"),
-    cl::init(""));
-
-/// An address in this executable, for getMainExecutable.
-static void anchor() {}
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
@@ -224,8 +216,6 @@ int main(int argc, char **argv) {
   options.tuningCache = tuningCache;
   options.autotuneRuns = autotuneRuns;
   options.lengthsHint.assign(lengthsHint.begin(), lengthsHint.end());
-  options.runnerPath = runnerPath;
-  options.toolPath = llvm::sys::fs::getMainExecutable(argv[0], (void *)&anchor);
   options.randomWeights = randomWeights;
   options.seed = seed;
   options.sm = sm;
