@@ -881,6 +881,8 @@ static Json recordJson(const ScheduleRecord &r) {
   if (!shape.columnLoops.empty())
     j["column_loops"] = shape.columnLoops;
   j["flops"] = shape.flops;
+  if (!shape.engine.empty())
+    j["engine"] = shape.engine;
   j["workgroups"] = r.workgroups;
   j["schedule"] = scheduleJson(r.schedule);
   j["source"] = r.source;
@@ -1064,6 +1066,8 @@ std::string parseScheduleFile(const std::string &text, ScheduleFile &out) {
           shape.columnLoops.push_back(v.get<int>());
     if (k.contains("flops") && k["flops"].is_number())
       shape.flops = k["flops"].get<double>();
+    if (k.contains("engine") && k["engine"].is_string())
+      shape.engine = k["engine"].get<std::string>();
     if (k.contains("workgroups") && k["workgroups"].is_number_integer())
       r.workgroups = k["workgroups"].get<int64_t>();
     f.kernels.push_back(std::move(r));
@@ -1092,9 +1096,10 @@ std::string formatScheduleTable(const ScheduleFile &f) {
   if (f.hasTarget)
     os << "target: " << describe(f.target) << "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-22s %-15s %-24s %-16s %-7s %5s %4s %-10s %s\n",
+  std::snprintf(line, sizeof line,
+                "%-22s %-15s %-24s %-16s %-7s %5s %4s %-10s %-8s %s\n",
                 "kernel", "kind", "loops", "workgroup", "reg", "red", "wgs",
-                "source", "regs/eff");
+                "source", "regs/eff", "engine");
   os << line;
   for (const ScheduleRecord &r : f.kernels) {
     // "+p": the streamed operand is packed.
@@ -1104,8 +1109,10 @@ std::string formatScheduleTable(const ScheduleFile &f) {
     std::string est = std::to_string(r.estimate.registers) + "/" +
                       std::to_string(int(std::lround(r.estimate.efficiency * 100))) +
                       "%";
+    // The unit bf16 products run on ("-": f32 products).
+    std::string engine = r.shape.engine.empty() ? "-" : r.shape.engine;
     std::snprintf(line, sizeof line,
-                  "%-22s %-15s %-24s %-16s %-7s %5lld %4lld %-10s %s\n",
+                  "%-22s %-15s %-24s %-16s %-7s %5lld %4lld %-10s %-8s %s\n",
                   // A kernel split into the parts listed after it.
                   r.kernel.empty() && r.schedule.split > 1
                       ? "(split in parts)"
@@ -1115,7 +1122,7 @@ std::string formatScheduleTable(const ScheduleFile &f) {
                   joinInts(r.schedule.workgroup).c_str(), reg.c_str(),
                   static_cast<long long>(r.schedule.reduction),
                   static_cast<long long>(r.workgroups), r.source.c_str(),
-                  est.c_str());
+                  est.c_str(), engine.c_str());
     os << line;
     if (r.hasModelSchedule && r.modelSchedule != r.schedule) {
       os << "    model pick: workgroup " << joinInts(r.modelSchedule.workgroup)

@@ -83,6 +83,10 @@ struct KernelShape {
   bool streamedWeight = false;
   /// Bytes per element of the operands.
   int64_t elementBytes = 4;
+  /// bf16 products: the unit they run on ("fma", "dot", "amx", with
+  /// ", emulated" where the target lacks it; linformer.bf16_engine); empty
+  /// for f32 products.
+  std::string engine;
   /// Multiply-add FLOPs (2 per multiply-add) the kernel executes.
   double flops = 0;
 

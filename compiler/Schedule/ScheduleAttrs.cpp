@@ -98,6 +98,18 @@ mlir::linformer::bf16EngineFor(StringRef dot, const sched::CPUTarget &target) {
   return std::nullopt;
 }
 
+std::string mlir::linformer::bf16EngineName(BF16EngineChoice choice) {
+  switch (choice.engine) {
+  case BF16Engine::FMA:
+    return "fma";
+  case BF16Engine::Dot:
+    return choice.native ? "dot" : "dot, emulated";
+  case BF16Engine::AMX:
+    return choice.native ? "amx" : "amx, emulated";
+  }
+  return "fma";
+}
+
 CPUScheduleAttr mlir::linformer::toAttr(MLIRContext *ctx,
                                         const sched::CPUKernelSchedule &s) {
   return CPUScheduleAttr::get(ctx, s.workgroup, s.rows, s.columns, s.reduction,
@@ -128,6 +140,8 @@ static bool bodyMultiplies(linalg::LinalgOp op) {
 
 FailureOr<sched::KernelShape> mlir::linformer::analyzeRoot(Operation *root) {
   sched::KernelShape shape;
+  if (auto engine = root->getAttrOfType<StringAttr>(kBF16EngineAttrName))
+    shape.engine = engine.str();
   if (auto core = dyn_cast<AttentionCoreOp>(root)) {
     auto result = cast<RankedTensorType>(core.getResult().getType());
     auto key = cast<RankedTensorType>(core.getKey().getType());
@@ -225,9 +239,12 @@ std::string mlir::linformer::shapeKey(Operation *root,
     os << core.getKey().getType() << core.getValue().getType()
        << (core.getKeyMask() ? "masked" : "");
   }
-  // A weight packed once per session is a different kernel to schedule.
+  // A weight packed once per session is a different kernel to schedule;
+  // so are bf16 products on another engine.
   if (shape.streamedWeight)
     os << "streamed-weight;";
+  if (!shape.engine.empty())
+    os << "engine " << shape.engine << ";";
   // The core's destination is left out: the ranges and q's type fix it.
   auto core = dyn_cast<AttentionCoreOp>(root);
   for (OpOperand &operand : root->getOpOperands())
@@ -278,6 +295,8 @@ bool mlir::linformer::kernelRecord(KernelShapeAttr info,
   if (DenseI32ArrayAttr c = info.getColumnLoops())
     shape.columnLoops.assign(c.asArrayRef().begin(), c.asArrayRef().end());
   shape.streamedWeight = info.getStreamedWeight();
+  if (StringAttr engine = info.getEngine())
+    shape.engine = engine.str();
   out.estimate = sched::estimate(target, shape, out.schedule);
   out.workgroups = out.estimate.workgroups;
   return true;
@@ -305,7 +324,8 @@ void mlir::linformer::attachSchedule(Operation *root,
       shape.columnLoops.empty() ? DenseI32ArrayAttr()
                                 : b.getDenseI32ArrayAttr(shape.columnLoops),
       chosen != model ? toAttr(ctx, model) : CPUScheduleAttr(), splitOf,
-      splitSchedule, shape.streamedWeight);
+      splitSchedule, shape.streamedWeight,
+      shape.engine.empty() ? StringAttr() : b.getStringAttr(shape.engine));
   root->setAttr(kKernelInfoAttrName, info);
   root->setAttr(kScheduleAttrName, toAttr(ctx, chosen));
 }

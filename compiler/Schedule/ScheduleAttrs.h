@@ -57,6 +57,9 @@ struct BF16EngineChoice {
 /// None for another value.
 std::optional<BF16EngineChoice>
 bf16EngineFor(StringRef dot, const ::linformer::schedule::CPUTarget &target);
+/// How schedules name an engine: "fma", "dot" or "amx", with ", emulated"
+/// where the target lacks it (FMAs are everywhere).
+std::string bf16EngineName(BF16EngineChoice choice);
 
 CPUScheduleAttr toAttr(MLIRContext *ctx,
                        const ::linformer::schedule::CPUKernelSchedule &s);

@@ -276,7 +276,9 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
     (`split_of`, that kernel's facts, and `split_schedule`, its schedule
     with the split), so that --print-schedule can write the split itself.
     `streamed_weight`: a contraction whose streamed operand is a weight that
-    the pipeline packs once per session (`--prepack-weights`).
+    the pipeline packs once per session (`--prepack-weights`). `engine`:
+    the unit bf16 products run on (`linformer.bf16_engine`: "fma", "dot",
+    "amx", ", emulated" where the target lacks it), absent for f32 ones.
 
     ```mlir
     linformer.kernel = #linformer.kernel_shape<key = "contraction/pppRp/...",
@@ -300,7 +302,8 @@ def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
     OptionalParameter<"CPUScheduleAttr">:$model_schedule,
     OptionalParameter<"KernelShapeAttr">:$split_of,
     OptionalParameter<"CPUScheduleAttr">:$split_schedule,
-    DefaultValuedParameter<"bool", "false">:$streamed_weight);
+    DefaultValuedParameter<"bool", "false">:$streamed_weight,
+    OptionalParameter<"StringAttr">:$engine);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

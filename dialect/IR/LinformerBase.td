@@ -72,6 +72,10 @@ def Linformer_Dialect : Dialect {
     // (linformer-bf16-products with dot products; linformer-lower-to-linalg
     // rounds its queries and keys to bf16).
     "::mlir::UnitAttr":$bf16_scores,
+    // CPU: the unit a kernel root's bf16 products run on ("fma", "dot",
+    // "amx"; ", emulated" where the target lacks it), as
+    // linformer-bf16-products chose it; the schedule records it.
+    "::mlir::StringAttr":$bf16_engine,
     // CUDA: a loop nest mapped onto tensor cores.
     "::mlir::UnitAttr":$tensor_core,
     // CUDA: a loop whose innermost dimension's threads exchange values by

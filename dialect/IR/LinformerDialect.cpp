@@ -84,6 +84,7 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a unit attribute"},
     {D::Bf16ScoresAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
+    {D::Bf16EngineAttrHelper::getNameStr(), isA<StringAttr>, "a string"},
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::CudaWholeWarpsAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
@@ -768,9 +769,16 @@ LogicalResult KernelShapeAttr::verify(
     DenseI32ArrayAttr outputDims, int64_t flops, StringAttr source,
     int64_t coreK, int64_t mLoop, int64_t nLoop, DenseI32ArrayAttr columnLoops,
     CPUScheduleAttr, KernelShapeAttr splitOf, CPUScheduleAttr splitSchedule,
-    bool) {
+    bool, StringAttr engine) {
   if (!key || key.getValue().empty())
     return emitError() << "a kernel shape needs its key";
+  if (engine && !llvm::is_contained(
+                    ArrayRef<StringRef>{"fma", "dot", "dot, emulated", "amx",
+                                        "amx, emulated"},
+                    engine.getValue()))
+    return emitError() << "engine '" << engine.getValue()
+                       << "' is none of fma, dot, amx (each may be "
+                          "\", emulated\" but fma)";
   if (!llvm::is_contained(ArrayRef<StringRef>{"contraction", "attention_core",
                                               "other"},
                           kind.getValue()))

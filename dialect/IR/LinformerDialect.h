@@ -95,6 +95,14 @@ constexpr llvm::StringLiteral kRegisterLoopAttrName =
 constexpr llvm::StringLiteral kBF16ScoresAttrName =
     LinformerDialect::Bf16ScoresAttrHelper::getNameStr();
 
+/// On a kernel root with bf16 products: the unit they run on ("fma": bf16
+/// factors extended for f32 FMAs; "dot": vdpbf16ps pairs; "amx": AMX
+/// tiles; ", emulated" appended where the target lacks it), as
+/// linformer-bf16-products chose it. The schedule records it (the shape's
+/// engine, part of its key).
+constexpr llvm::StringLiteral kBF16EngineAttrName =
+    LinformerDialect::Bf16EngineAttrHelper::getNameStr();
+
 /// CUDA: on a linalg op whose result holds tokens, `array<i64: batch
 /// loop, token loop>`, when the function has a lengths argument.
 constexpr llvm::StringLiteral kTokenLoopsAttrName =

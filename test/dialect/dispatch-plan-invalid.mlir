@@ -121,3 +121,10 @@ func.func @initializer_attr() attributes {linformer.initializer = 1} {
 func.func @sequences() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 1, buffers = [0]>], intermediates = [], sequences = [2, 0]>} {
   return
 }
+
+// -----
+
+// expected-error @+1 {{engine 'vnni' is none of fma, dot, amx (each may be ", emulated" but fma)}}
+func.func @engine() attributes {linformer.kernel = #linformer.kernel_shape<key = "c", kind = "contraction", loops = [4, 4], iterators = "pR", output_dims = [0], flops = 32, source = "cost-model", engine = "vnni">} {
+  return
+}

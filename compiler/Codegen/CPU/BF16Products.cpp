@@ -136,10 +136,14 @@ struct BF16ProductsPass
     // innermost) takes bf16 pairs too, its lowering told by the mark. The
     // softmax and `P V` (its broadcast probabilities have no pairs along
     // the keys) stay f32.
+    std::string engineName = bf16EngineName(*engine);
     if (pairs)
       func.walk([&](AttentionCoreOp core) {
-        if (getElementTypeOrSelf(core.getQ().getType()).isF32())
+        if (getElementTypeOrSelf(core.getQ().getType()).isF32()) {
           core->setAttr(kBF16ScoresAttrName, UnitAttr::get(&getContext()));
+          core->setAttr(kBF16EngineAttrName,
+                        StringAttr::get(&getContext(), engineName));
+        }
       });
     IRRewriter rewriter(&getContext());
     for (linalg::GenericOp op : contractions) {
@@ -178,6 +182,18 @@ struct BF16ProductsPass
               b.clone(inner, map);
           });
       narrow->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+      // The unit the schedule records: pairs on the engine, else FMAs on
+      // extended factors. AMX tiles do not take an op stopped at the
+      // lengths (E X): its pairs stay dot products.
+      std::string name = "fma";
+      if (paired)
+        name = engine->engine == BF16Engine::AMX &&
+                       op->hasAttr(kTokenBoundAttrName)
+                   ? bf16EngineName(
+                         *bf16EngineFor("emulate", cpuTargetOf(func)))
+                   : engineName;
+      narrow->setAttr(kBF16EngineAttrName,
+                      StringAttr::get(&getContext(), name));
       rewriter.replaceOp(op, narrow->getResults());
     }
   }

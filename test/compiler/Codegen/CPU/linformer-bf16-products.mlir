@@ -218,7 +218,9 @@ func.func @token_reduction(%e: tensor<16x64xf32>, %x: tensor<64x32xf32>,
 // CHECK-NOT: linformer.bf16_scores
 // CHECK: return
 // PAIRS-LABEL: func.func @core(
-// PAIRS: linformer.attention_core {{.*}} {linformer.bf16_scores, linformer.root}
+// The engine the schedule records: dot products, native or not as the
+// host has them (the module names no target).
+// PAIRS: linformer.attention_core {{.*}} {linformer.bf16_engine = "dot{{(, emulated)?}}", linformer.bf16_scores, linformer.root}
 func.func @core(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
   %o_init = tensor.empty() : tensor<1x2x16x8xf32>
