@@ -26,7 +26,7 @@
 
 #include "dialect/IR/LinformerDialect.h"
 
-#include "compiler/Pipelines/ScheduleDefaults.h"
+#include "compiler/ScheduleDefaults.h"
 
 namespace mlir::linformer {
 

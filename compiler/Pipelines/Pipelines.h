@@ -11,7 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
-#include "compiler/Pipelines/ScheduleDefaults.h"
+#include "compiler/ScheduleDefaults.h"
 
 namespace mlir::linformer {
 

@@ -9,7 +9,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/TargetParser/Host.h"
 
-#include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Analysis/Contractions.h"
 #include "compiler/Target/CPU/CPUTarget.h"
 
 #include "dialect/IR/LinformerOps.h"

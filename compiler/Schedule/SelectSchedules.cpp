@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/CPU/TileUtils.h"
-#include "compiler/Codegen/Common/TokenAnalysis.h"
+#include "compiler/Analysis/Contractions.h"
+#include "compiler/Analysis/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"

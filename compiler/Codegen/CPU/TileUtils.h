@@ -1,11 +1,13 @@
 //===- TileUtils.h - tile size helpers for CPU codegen ----------*- C++ -*-===//
 //
-// Default tile sizes for the two tiling levels (workgroups, registers).
+// Default tile sizes for the two tiling levels (workgroups, registers);
+// what a contraction's loops and operands are is compiler/Analysis.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_CODEGEN_CPU_TILEUTILS_H
 #define LINFORMER_COMPILER_CODEGEN_CPU_TILEUTILS_H
 
+#include "compiler/Analysis/Contractions.h"
 #include "compiler/Schedule/Schedule.h"
 #include "dialect/IR/LinformerDialect.h"
 
@@ -23,68 +25,6 @@ using ::linformer::schedule::largestDivisorAtMost;
 /// The default workgroup tiling of a root (see LinformerCPUTileAndFusePass).
 SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
                                                int64_t rowTile);
-
-/// For a contraction (two inputs and an init, reduction loops): its M and N
-/// loops as inferred from the indexing maps (upstream
-/// inferContractionDims), the innermost-in-the-result of each when there are
-/// several. A register tile spans rows of M and columns of N, whatever the
-/// loop order. None for other ops.
-struct RegisterTileDims {
-  unsigned rows, columns;
-  /// Every loop on the columns' side: indexing the streamed operand and the
-  /// result but not the broadcast one (a head loop next to the channels).
-  /// A workgroup keeps them whole, so that the broadcast operand's rows are
-  /// read once for all of them.
-  SmallVector<unsigned> columnSide;
-};
-std::optional<RegisterTileDims> registerTileDims(linalg::LinalgOp op);
-
-/// The input of contraction `op` that a register tile streams: indexed by
-/// the columns loop and not by the rows loop (the other one is broadcast).
-OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
-
-/// The reduction loop of contraction `op` that a register tile may step two
-/// at a time, reading bf16 pairs (`vdpbf16ps`: two products a lane): the
-/// loop of the broadcast operand's innermost dimension, so that each row's
-/// pair is one 32-bit element in memory, when its static range is at least
-/// 2. A token loop stopped at the sequences' lengths qualifies when its
-/// range is even and it walks one unmasked token a step (register tiling
-/// then steps the odd real token alone). None otherwise.
-std::optional<unsigned> pairedReductionDim(linalg::LinalgOp op);
-
-/// A static `[K, N]` argument of a function as an operand reads it: whole,
-/// or through a `tensor.expand_shape` that splits K into the leading
-/// `rowDims` dims and N into the rest (a projection per head: `[K, H, C]`
-/// for its heads' columns, `[H, R, N]` for its rows); either of them
-/// converted by an elementwise `linalg.generic` (`converted`: a 16-bit
-/// argument extended to f32, a bf16 or f16 model's weight as f32
-/// contractions read it; or an f32 argument rounded to bf16, an f32 model's
-/// weight as bf16 products read it).
-struct MatrixArgument {
-  BlockArgument arg;
-  unsigned rowDims = 1;
-  bool converted = false;
-};
-
-/// The tensor that `v` converts element by element (a `linalg.generic` of
-/// identity maps whose body is one `arith.extf` of a 16-bit float to f32,
-/// or one `arith.truncf` of f32 to bf16), if any.
-Value convertedFrom(Value v);
-
-/// The matrix argument that `v` is (see MatrixArgument), if any.
-std::optional<MatrixArgument> matrixArgumentOf(Value v);
-
-/// The operand of contraction `op` that streams a matrix argument of the
-/// function `op` is in (matrixArgumentOf): indexed by loops alone, K's dims
-/// by reduction loops, N's last by the register tile's columns and N's
-/// others (a head) by parallel loops (an FFN's or a projection's weight).
-/// Null otherwise.
-OpOperand *streamedMatrixArgument(linalg::LinalgOp op);
-
-/// The operand of contraction `op` that streams a weight: a matrix argument
-/// (streamedMatrixArgument) that isWeightArgument (LinformerDialect.h) says
-/// is a weight. Null otherwise.
-OpOperand *streamedWeight(linalg::LinalgOp op);
 
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
 /// innermost loop `vectorWidth`, the output row `unroll`; `exact` keeps

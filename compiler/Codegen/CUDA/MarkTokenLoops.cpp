@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/LoopMapping.h"
-#include "compiler/Codegen/Common/TokenAnalysis.h"
+#include "compiler/Analysis/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 

@@ -8,7 +8,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/Common/TokenAnalysis.h"
+#include "compiler/Analysis/TokenAnalysis.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

@@ -1,12 +1,10 @@
-//===- TileUtils.cpp - tile size helpers for CPU codegen -------*- C++ -*-===//
+//===- Contractions.cpp - a contraction's loops and operands --------------===//
 //
-// See TileUtils.h.
+// See Contractions.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Codegen/CPU/TileUtils.h"
-
-#include "compiler/Schedule/Schedule.h"
+#include "compiler/Analysis/Contractions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"

@@ -5,8 +5,8 @@
 // the CUDA pipeline's block loops). Works on tensors, before bufferization.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LINFORMER_COMPILER_CODEGEN_COMMON_TOKENANALYSIS_H
-#define LINFORMER_COMPILER_CODEGEN_COMMON_TOKENANALYSIS_H
+#ifndef LINFORMER_COMPILER_ANALYSIS_TOKENANALYSIS_H
+#define LINFORMER_COMPILER_ANALYSIS_TOKENANALYSIS_H
 
 #include "dialect/IR/LinformerDialect.h"
 #include "dialect/IR/LinformerOps.h"
@@ -136,4 +136,4 @@ inline std::optional<TokenDims> tokenLoopsOf(Operation *op, TokenDims dims) {
 
 } // namespace mlir::linformer
 
-#endif // LINFORMER_COMPILER_CODEGEN_COMMON_TOKENANALYSIS_H
+#endif // LINFORMER_COMPILER_ANALYSIS_TOKENANALYSIS_H

@@ -5,8 +5,8 @@
 // bench/README.md and docs/Pipeline.md say how they were chosen.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LINFORMER_COMPILER_PIPELINES_SCHEDULEDEFAULTS_H
-#define LINFORMER_COMPILER_PIPELINES_SCHEDULEDEFAULTS_H
+#ifndef LINFORMER_COMPILER_SCHEDULEDEFAULTS_H
+#define LINFORMER_COMPILER_SCHEDULEDEFAULTS_H
 
 #include <cstdint>
 
@@ -23,4 +23,4 @@ inline constexpr int64_t kDefaultReductionTile = 64;
 
 } // namespace mlir::linformer
 
-#endif // LINFORMER_COMPILER_PIPELINES_SCHEDULEDEFAULTS_H
+#endif // LINFORMER_COMPILER_SCHEDULEDEFAULTS_H
