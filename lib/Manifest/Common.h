@@ -30,34 +30,56 @@ namespace linformer {
 /// the runtime's C ABI (lf_dtype mirrors it), so only append.
 enum class DType { F32 = 0, F16 = 1, BF16 = 2, I32 = 3, I64 = 4, U8 = 5 };
 
-/// The manifest spellings.
-inline constexpr EnumName<DType> kDTypeNames[] = {
-    {DType::F32, "f32"}, {DType::F16, "f16"}, {DType::BF16, "bf16"},
-    {DType::I32, "i32"}, {DType::I64, "i64"}, {DType::U8, "u8"}};
+/// One element type as every format spells it: the manifest (and the
+/// runtime's messages), its bytes, safetensors' dtype, and numpy's type
+/// code after the byte-order character (null: numpy has no bf16; a bool
+/// array reads as u8, lib/Npy). One row a type, read in both directions by
+/// the manifest, lib/Safetensors and lib/Npy.
+struct DTypeSpelling {
+  DType dtype;
+  const char *manifest;
+  size_t bytes;
+  const char *safetensors;
+  const char *npy;
+};
+inline constexpr DTypeSpelling kDTypes[] = {
+    {DType::F32, "f32", 4, "F32", "f4"}, {DType::F16, "f16", 2, "F16", "f2"},
+    {DType::BF16, "bf16", 2, "BF16", nullptr},
+    {DType::I32, "i32", 4, "I32", "i4"}, {DType::I64, "i64", 8, "I64", "i8"},
+    {DType::U8, "u8", 1, "U8", "u1"}};
+
+/// `t`'s row of kDTypes (the first row for a value outside the enum).
+inline const DTypeSpelling &dtypeSpelling(DType t) {
+  for (const DTypeSpelling &s : kDTypes)
+    if (s.dtype == t)
+      return s;
+  return kDTypes[0];
+}
 
 /// The manifest spelling: "f32", "f16", "bf16", "i32", "i64", "u8".
-inline const char *dtypeName(DType t) { return enumName(kDTypeNames, t); }
+inline const char *dtypeName(DType t) {
+  for (const DTypeSpelling &s : kDTypes)
+    if (s.dtype == t)
+      return s.manifest;
+  return "?";
+}
 
-/// Bytes per element.
+/// Bytes per element (0 for a value outside the enum).
 inline size_t dtypeSize(DType t) {
-  switch (t) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::I64:
-    return 8;
-  case DType::U8:
-    return 1;
-  }
+  for (const DTypeSpelling &s : kDTypes)
+    if (s.dtype == t)
+      return s.bytes;
   return 0;
 }
 
 /// Parses the manifest spelling; false for anything else.
 inline bool parseDType(std::string_view s, DType &out) {
-  return parseEnum(kDTypeNames, s, out);
+  for (const DTypeSpelling &d : kDTypes)
+    if (s == d.manifest) {
+      out = d.dtype;
+      return true;
+    }
+  return false;
 }
 
 /// "[1, 4096, 512]": shapes appear in almost every error message.

@@ -149,42 +149,34 @@ std::string parseDescr(const std::string &descr, NpyArray &a) {
            "' is not supported (save with '<' byte order)";
   if (order != '<' && order != '=' && order != '|' && order != '>')
     return "unsupported dtype descr '" + descr + "'";
-  a.isBool = false;
-  if (t == "f4")
-    a.dtype = DType::F32;
-  else if (t == "f2")
-    a.dtype = DType::F16;
-  else if (t == "i4")
-    a.dtype = DType::I32;
-  else if (t == "i8")
-    a.dtype = DType::I64;
-  else if (t == "u1")
+  a.isBool = t == "b1";
+  if (a.isBool) {
     a.dtype = DType::U8;
-  else if (t == "b1") {
-    a.dtype = DType::U8;
-    a.isBool = true;
-  } else
-    return "unsupported dtype '" + descr +
-           "' (supported: <f4, <f2, <i4, <i8, |u1, |b1)";
-  return "";
-}
-
-std::string descrFor(const NpyArray &a) {
-  switch (a.dtype) {
-  case DType::F32:
-    return "<f4";
-  case DType::F16:
-    return "<f2";
-  case DType::I32:
-    return "<i4";
-  case DType::I64:
-    return "<i8";
-  case DType::U8:
-    return a.isBool ? "|b1" : "|u1";
-  case DType::BF16:
     return "";
   }
-  return "";
+  std::string supported;
+  for (const DTypeSpelling &d : kDTypes) {
+    if (!d.npy)
+      continue;
+    if (t == d.npy) {
+      a.dtype = d.dtype;
+      return "";
+    }
+    supported += std::string(supported.empty() ? "" : ", ") +
+                 (d.bytes == 1 ? "|" : "<") + d.npy;
+  }
+  return "unsupported dtype '" + descr + "' (supported: " + supported +
+         ", |b1)";
+}
+
+/// The descr numpy writes for `a`'s type ("" for bf16, which numpy lacks).
+std::string descrFor(const NpyArray &a) {
+  if (a.dtype == DType::U8 && a.isBool)
+    return "|b1";
+  const DTypeSpelling &d = dtypeSpelling(a.dtype);
+  if (!d.npy)
+    return "";
+  return std::string(d.bytes == 1 ? "|" : "<") + d.npy;
 }
 
 } // namespace

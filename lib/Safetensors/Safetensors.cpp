@@ -19,28 +19,16 @@ namespace linformer {
 using json = nlohmann::ordered_json;
 
 const char *safetensorsDTypeName(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "F32";
-  case DType::F16:
-    return "F16";
-  case DType::BF16:
-    return "BF16";
-  case DType::I32:
-    return "I32";
-  case DType::I64:
-    return "I64";
-  case DType::U8:
-    return "U8";
-  }
+  for (const DTypeSpelling &s : kDTypes)
+    if (s.dtype == t)
+      return s.safetensors;
   return "?";
 }
 
 static bool parseSafetensorsDType(const std::string &s, DType &out) {
-  for (DType t :
-       {DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64, DType::U8})
-    if (s == safetensorsDTypeName(t)) {
-      out = t;
+  for (const DTypeSpelling &d : kDTypes)
+    if (s == d.safetensors) {
+      out = d.dtype;
       return true;
     }
   return false;

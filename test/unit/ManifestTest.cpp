@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "lib/Manifest/Manifest.h"
+#include "lib/Safetensors/Safetensors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -42,14 +43,17 @@ const char *kValid = R"({
   "model": {"layers": 1, "heads": 8}
 })";
 
-// Every dtype's spelling parses back to it, and nothing else parses: the
-// one table (lib/Support/EnumNames.h) serves both directions.
+// Every dtype's spellings parse back to it, and nothing else parses: one
+// table (kDTypes, lib/Manifest/Common.h) serves the manifest, safetensors
+// and npy in both directions.
 TEST(Manifest, DTypeNamesRoundTrip) {
-  for (const auto &e : linformer::kDTypeNames) {
+  for (const linformer::DTypeSpelling &e : linformer::kDTypes) {
     linformer::DType parsed = linformer::DType::U8;
-    EXPECT_TRUE(linformer::parseDType(linformer::dtypeName(e.value), parsed))
-        << e.name;
-    EXPECT_EQ(parsed, e.value) << e.name;
+    EXPECT_TRUE(linformer::parseDType(linformer::dtypeName(e.dtype), parsed))
+        << e.manifest;
+    EXPECT_EQ(parsed, e.dtype) << e.manifest;
+    EXPECT_EQ(linformer::dtypeSize(e.dtype), e.bytes) << e.manifest;
+    EXPECT_STREQ(linformer::safetensorsDTypeName(e.dtype), e.safetensors);
   }
   linformer::DType untouched = linformer::DType::I64;
   EXPECT_FALSE(linformer::parseDType("f64", untouched));
