@@ -136,6 +136,14 @@ private:
   size_t i = 0;
 };
 
+/// The descr numpy writes for a type of kDTypes: its byte order ('|' for
+/// one byte, else little-endian '<') and code; "" for bf16.
+std::string descrOf(const DTypeSpelling &d) {
+  if (!d.npy)
+    return "";
+  return std::string(d.bytes == 1 ? "|" : "<") + d.npy;
+}
+
 /// numpy descr -> dtype. '=' (native) is little-endian on every host we run
 /// on; '>' is refused rather than byte-swapped.
 std::string parseDescr(const std::string &descr, NpyArray &a) {
@@ -162,8 +170,7 @@ std::string parseDescr(const std::string &descr, NpyArray &a) {
       a.dtype = d.dtype;
       return "";
     }
-    supported += std::string(supported.empty() ? "" : ", ") +
-                 (d.bytes == 1 ? "|" : "<") + d.npy;
+    supported += (supported.empty() ? "" : ", ") + descrOf(d);
   }
   return "unsupported dtype '" + descr + "' (supported: " + supported +
          ", |b1)";
@@ -173,10 +180,7 @@ std::string parseDescr(const std::string &descr, NpyArray &a) {
 std::string descrFor(const NpyArray &a) {
   if (a.dtype == DType::U8 && a.isBool)
     return "|b1";
-  const DTypeSpelling &d = dtypeSpelling(a.dtype);
-  if (!d.npy)
-    return "";
-  return std::string(d.bytes == 1 ? "|" : "<") + d.npy;
+  return descrOf(dtypeSpelling(a.dtype));
 }
 
 } // namespace

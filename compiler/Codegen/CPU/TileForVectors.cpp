@@ -384,6 +384,16 @@ tileOffset(Value v, unsigned dim, scf::ForallOp workgroup, int depth = 0) {
   return std::nullopt;
 }
 
+/// The loops of a token bound: `token` and `batch`, the tokens split into
+/// parts (`part`, `perPart`; part < 0: none), `perStep` tokens a step.
+/// `written`: the token loop is a parallel one that writes the tokens
+/// (an elementwise producer whose readers stop at the lengths).
+/// `masked`: the op masks padded tokens itself (see realTokensOfTile).
+struct BoundLoops {
+  int64_t token = -1, batch = -1, part = -1, perPart = 0, perStep = 1;
+  bool masked = false, written = false;
+};
+
 /// For a workgroup tile of a token reduction (`linformer.token_bound`):
 /// how many of the tokens it covers are real, `lengths[b] - t0` with `b`
 /// and `t0` the tile's batch and first token, as an index computed before
@@ -395,35 +405,6 @@ tileOffset(Value v, unsigned dim, scf::ForallOp workgroup, int depth = 0) {
 /// stopped at its first one's real tokens, and the loops may run over
 /// every token where no loop takes the bound. `fromFirst` is set when the
 /// tile starts at its sequence's first token.
-/// The loops of a token bound: `token` and `batch`, the tokens split into
-/// parts (`part`, `perPart`; part < 0: none), `perStep` tokens a step.
-/// `written`: the token loop is a parallel one that writes the tokens
-/// (an elementwise producer whose readers stop at the lengths).
-struct BoundLoops {
-  int64_t token = -1, batch = -1, part = -1, perPart = 0, perStep = 1;
-  bool written = false;
-};
-
-static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
-                              const BoundLoops &loops, unsigned &tokenLoop,
-                              bool &fromFirst);
-
-static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
-                              unsigned &tokenLoop, bool &masked,
-                              bool &fromFirst) {
-  auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
-  if (!bound)
-    return {};
-  masked = bound.getMasked();
-  BoundLoops loops;
-  loops.token = bound.getToken();
-  loops.batch = bound.getBatch();
-  loops.part = bound.getPart();
-  loops.perPart = bound.getPerPart();
-  loops.perStep = bound.getPerStep();
-  return realTokensOfTile(rewriter, op, loops, tokenLoop, fromFirst);
-}
-
 static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
                               const BoundLoops &loops, unsigned &tokenLoop,
                               bool &fromFirst) {
@@ -432,9 +413,7 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
   // Split into parts: token = part * perPart + token within the part.
   int64_t part = loops.part;
   int64_t perPart = loops.perPart;
-  bool masked = false;
-  if (auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName))
-    masked = bound.getMasked();
+  bool masked = loops.masked;
   if (part >= numLoops)
     return {};
   // Steps of several tokens (an attention core's pooled slots) may be a
@@ -529,6 +508,21 @@ static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
                         : getValueOrCreateConstantIndexOp(rewriter, loc, *t0));
   }
   return {};
+}
+
+/// realTokensOfTile for `op`'s own bound (`linformer.token_bound`); sets
+/// `masked` from it.
+static Value realTokensOfTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                              unsigned &tokenLoop, bool &masked,
+                              bool &fromFirst) {
+  auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+  if (!bound)
+    return {};
+  masked = bound.getMasked();
+  BoundLoops loops{bound.getToken(), bound.getBatch(), bound.getPart(),
+                   bound.getPerPart(), bound.getPerStep(), masked,
+                   /*written=*/false};
+  return realTokensOfTile(rewriter, op, loops, tokenLoop, fromFirst);
 }
 
 /// Stops `loop` (over tokens, its induction variable an offset from the
