@@ -55,8 +55,8 @@ struct PlannedLaunch {
 /// model's storage dtype (f32 stays on the f32 path: TF32 changes its
 /// numerics, so it is asked for, not implied).
 std::string Compile::cudaMma() {
-  if (options.cudaMma != "auto")
-    return options.cudaMma;
+  if (options.cudaMma != CudaMma::Auto)
+    return spelling(options.cudaMma).str();
   if (options.sm < 80 || !src.fromModel)
     return "none";
   if (src.config.dtype == "bf16" || src.config.dtype == "f16")

@@ -43,6 +43,48 @@ enum class Emit {
   Artifact
 };
 
+/// What a compile makes kernels for: the CPU, CUDA, or one artifact with
+/// both (the runtime takes the GPU when it can).
+enum class Target { CPU, CUDA, CPUAndCUDA };
+/// The CPU code generator: our pipeline, Halide's, or both timed and the
+/// faster kept (per kernel where it can).
+enum class Backend { MLIR, Halide, Best };
+/// What CPU contractions multiply (CompileOptions::precision).
+enum class Precision { Auto, F32, BF16 };
+/// The order of the K/V projection: the cost model's, always (E X) W, never
+/// (E (X W)).
+enum class Reassociate { Auto, Always, Never };
+/// How pairs of bf16 factors multiply (CompileOptions::bf16Dot).
+enum class BF16Dot { Auto, Emulate, AMX, Off };
+/// The CUDA pipeline's tensor-core precision (CompileOptions::cudaMma).
+enum class CudaMma { Auto, None, TF32, BF16, F16 };
+
+/// Each option's values as linformer-compile's flags, the pipelines' pass
+/// options and Python's compile() spell them ("cpu,cuda", "best", "bf16",
+/// ...): one table per option (CompileOptions.cpp), read both ways.
+llvm::StringRef spelling(Target value);
+llvm::StringRef spelling(Backend value);
+llvm::StringRef spelling(Precision value);
+llvm::StringRef spelling(Reassociate value);
+llvm::StringRef spelling(BF16Dot value);
+llvm::StringRef spelling(CudaMma value);
+
+/// Parses `text` as the value of the option of type E; the error names the
+/// flag and lists what it takes ("--precision takes auto, f32 or bf16, not
+/// 'f16'"). Instantiated for the six enums above.
+template <typename E>
+llvm::Expected<E> parseOption(llvm::StringRef text);
+
+/// parseOption into `field`, which keeps its value on an error.
+template <typename E>
+llvm::Error setOption(E &field, llvm::StringRef text) {
+  llvm::Expected<E> value = parseOption<E>(text);
+  if (!value)
+    return value.takeError();
+  field = *value;
+  return llvm::Error::success();
+}
+
 /// The compiler's version, recorded in every artifact and in the tuning
 /// cache's key.
 extern const char *const kCompilerVersion;
@@ -58,11 +100,8 @@ struct CompileOptions {
   std::string outputPath;
   Emit emit = Emit::Artifact;
 
-  /// cpu, cuda, or cpu,cuda (one artifact with both).
-  std::string target = "cpu";
-  /// The CPU code generator: mlir, halide, or best (both timed, the faster
-  /// kept, per kernel where it can).
-  std::string backend = "mlir";
+  Target target = Target::CPU;
+  Backend backend = Backend::MLIR;
   std::string halideAutoscheduler = "adams2019";
   /// --backend=best: these kernels from Halide whatever the times.
   std::vector<std::string> bestHalideKernels;
@@ -70,20 +109,20 @@ struct CompileOptions {
   /// The CPU target: LLVM CPU name and features (empty: the host's, or the
   /// named CPU's own features).
   std::string cpu, cpuFeatures;
-  /// CPU schedule overrides (0: the cost model's choice).
-  std::string reassociate = "auto";
+  Reassociate reassociate = Reassociate::Auto;
   /// What CPU contractions multiply: f32 (exact, bf16 and f16 models'
   /// values extended), bf16 (bf16 factors, f32 sums, for f32 models too:
   /// linformer-bf16-products), or auto: bf16 for a bf16 model whose target
   /// CPU multiplies bf16 faster than f32 (AVX512_BF16, AMX), else f32
   /// (Compile::cpuProducts). The CUDA pipeline's is cudaMma.
-  std::string precision = "auto";
+  Precision precision = Precision::Auto;
   /// With bf16 products, how the pairs of factors are multiplied: auto
   /// (`vdpbf16ps` where the target CPU has AVX512_BF16, else f32 FMAs of
   /// the bf16 values), emulate (the dot-product path on every target, the
   /// instruction emulated by shifts and FMAs where it lacks it: for tests)
   /// or off (f32 FMAs).
-  std::string bf16Dot = "auto";
+  BF16Dot bf16Dot = BF16Dot::Auto;
+  /// CPU schedule overrides (0: the cost model's choice).
   int64_t rowTile = 0, vectorWidth = 0, unroll = 0, reductionTile = 0;
   /// CPU kernels of a model with a lengths input index the sequence inputs
   /// and outputs packed (each sequence's real tokens end to end), so the
@@ -124,7 +163,7 @@ struct CompileOptions {
   /// $CUDA_HOME, else /usr/local/cuda), the tensor-core precision.
   int sm = 90;
   std::string cudaToolkit;
-  std::string cudaMma = "auto";
+  CudaMma cudaMma = CudaMma::Auto;
   /// --target=cuda, Emit::SharedObject: the CUDA pipeline's tiled and mapped
   /// loop nest lowered for this CPU instead of the GPU (tensor-core tiles
   /// emulated with scalar products), to check the mapping without a GPU.

@@ -293,9 +293,9 @@ sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
 }
 
 std::string Compile::cpuProducts(const sched::CPUTarget &target) const {
-  if (options.precision != "auto")
-    return options.precision;
-  if (options.backend != "mlir" || !src.fromModel || src.config.dtype != "bf16")
+  if (options.precision != Precision::Auto)
+    return spelling(options.precision).str();
+  if (options.backend != Backend::MLIR || !src.fromModel || src.config.dtype != "bf16")
     return "f32";
   sched::MatrixEngines engines = sched::matrixEngines(target);
   return engines.avx512BF16 || engines.amxBF16 ? "bf16" : "f32";
@@ -303,11 +303,14 @@ std::string Compile::cpuProducts(const sched::CPUTarget &target) const {
 
 void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
                                  StringRef scheduleFile) {
-  pipeline.reassociate = options.reassociate;
+  pipeline.reassociate = spelling(options.reassociate).str();
   // Kernels that mix with Halide's (--backend=best) compute as Halide's
   // do: f32; lowerModule resolves auto for its target.
-  pipeline.precision = options.precision == "bf16" ? "bf16" : "f32";
-  pipeline.bf16Dot = options.bf16Dot;
+  pipeline.precision =
+      spelling(options.precision == Precision::BF16 ? Precision::BF16
+                                                    : Precision::F32)
+          .str();
+  pipeline.bf16Dot = spelling(options.bf16Dot).str();
   pipeline.rowTile = options.rowTile;
   pipeline.vectorWidth = options.vectorWidth;
   pipeline.unroll = options.unroll;
@@ -399,13 +402,13 @@ llvm::Error Compile::run() {
   }
 
   sched::CUDATarget cudaTarget;
-  if (options.target != "cpu")
+  if (options.target != Target::CPU)
     sched::knownCUDATarget(options.sm, cudaTarget); // verify() checked it
-  if (options.target == "cuda")
+  if (options.target == Target::CUDA)
     return compileCUDA(*module, cudaTarget);
-  if (options.backend == "halide")
+  if (options.backend == Backend::Halide)
     return compileHalide(*module);
-  if (options.backend == "best")
+  if (options.backend == Backend::Best)
     return compileBest();
 
   sched::CPUTarget cpuTarget = chooseTarget(*module);
@@ -478,7 +481,7 @@ llvm::Error Compile::run() {
   lf::ArtifactWriter writer;
   if (llvm::Error err = addCPUSections(*module, cpuTarget, plan, writer))
     return err;
-  if (options.target == "cpu,cuda") {
+  if (options.target == Target::CPUAndCUDA) {
     OwningOpRef<ModuleOp> gpuModule = buildModule();
     if (!gpuModule)
       return diagnosed("the input could not be built");

@@ -41,9 +41,13 @@ compile(const std::string &model, const std::string &output,
         const std::string &tuningCache, const std::string &schedule,
         const std::string &precision) {
   driver::CompileOptions options;
+  // The words Python passes, parsed as linformer-compile parses its flags.
+  if (llvm::Error err = driver::setOption(options.target, target))
+    return {false, llvm::toString(std::move(err)), ""};
+  if (llvm::Error err = driver::setOption(options.precision, precision))
+    return {false, llvm::toString(std::move(err)), ""};
   options.inputPath = model;
   options.outputPath = output;
-  options.target = target;
   options.cpu = cpu;
   options.cpuFeatures = cpuFeatures;
   options.sm = sm;
@@ -53,7 +57,6 @@ compile(const std::string &model, const std::string &output,
   options.lengthsHint = lengthsHint;
   options.tuningCache = tuningCache;
   options.scheduleFile = schedule;
-  options.precision = precision;
   std::string out, log, message;
   bool ok;
   {
@@ -74,8 +77,10 @@ compile(const std::string &model, const std::string &output,
 
 NB_MODULE(_compiler, m) {
   m.doc() = "The Linformer compiler (compiler/Driver) in this process.";
+  // Everything after the model and the output by keyword only, as
+  // linformer_mlir.compile() passes them.
   m.def("compile", &compile, nb::arg("model"), nb::arg("output"),
-        nb::arg("target") = "cpu", nb::arg("cpu") = "",
+        nb::kw_only(), nb::arg("target") = "cpu", nb::arg("cpu") = "",
         nb::arg("cpu_features") = "", nb::arg("sm") = 90,
         nb::arg("random_weights") = "", nb::arg("seed") = 1u,
         nb::arg("autotune") = false,

@@ -403,6 +403,17 @@ bool makeWorkDir(llvm::SmallString<128> &dir) {
   return true;
 }
 
+/// Parses a flag as linformer-compile parses its own of that name; a bad
+/// value is named and ends the run.
+template <typename E>
+void setOrExit(E &field, const std::string &text) {
+  if (llvm::Error err = driver::setOption(field, text)) {
+    llvm::errs() << "linformer-e2e: error: " << llvm::toString(std::move(err))
+                 << "\n";
+    std::exit(2);
+  }
+}
+
 /// What linformer-compile's flags would say for --pipeline and the schedule
 /// flags, for the input `path` (text `text` when set).
 driver::CompileOptions compileOptions(const std::string &path,
@@ -412,7 +423,7 @@ driver::CompileOptions compileOptions(const std::string &path,
   o.inputText = std::move(text);
   o.cpu = cpuOpt;
   o.cpuFeatures = cpuFeaturesOpt;
-  o.reassociate = reassociateOpt;
+  setOrExit(o.reassociate, reassociateOpt);
   o.rowTile = rowTileOpt;
   o.vectorWidth = vectorWidthOpt;
   o.unroll = unrollOpt;
@@ -427,12 +438,12 @@ driver::CompileOptions compileOptions(const std::string &path,
   o.scheduleFile = scheduleOpt;
   o.candidate = candidateOpt;
   if (pipelineOpt == "halide") {
-    o.backend = "halide";
+    o.backend = driver::Backend::Halide;
     o.halideAutoscheduler = halideSchedulerOpt;
   } else if (pipelineOpt == "cuda-host") {
-    o.target = "cuda";
+    o.target = driver::Target::CUDA;
     o.cudaOnHost = true;
-    o.cudaMma = cudaMmaOpt;
+    setOrExit(o.cudaMma, cudaMmaOpt);
     o.cudaMmaExact = cudaMmaExactOpt;
     o.cudaKnobs = [](mlir::linformer::CUDAPipelineOptions &p) {
       mlir::linformer::applyCUDAFlags(p);

@@ -55,14 +55,25 @@ TEST(DriverTest, VerifyNamesTheBadCombination) {
   options.outputPath = "out.lfa";
   EXPECT_EQ(messageOf(options.verify()), "");
 
-  CompileOptions badTarget = options;
-  badTarget.target = "gpu";
-  EXPECT_EQ(messageOf(badTarget.verify()),
-            "target 'gpu' is not one of cpu, cuda, cpu,cuda");
+  // A word that names no value is refused when it is parsed, naming the
+  // flag and what it takes; every value's spelling parses back to it.
+  EXPECT_EQ(messageOf(parseOption<Target>("gpu").takeError()),
+            "--target takes cpu, cuda or cpu,cuda, not 'gpu'");
+  EXPECT_EQ(messageOf(parseOption<BF16Dot>("vnni").takeError()),
+            "--bf16-dot takes auto, emulate, amx or off, not 'vnni'");
+  for (CudaMma mma : {CudaMma::Auto, CudaMma::None, CudaMma::TF32,
+                      CudaMma::BF16, CudaMma::F16})
+    EXPECT_EQ(llvm::cantFail(parseOption<CudaMma>(spelling(mma))), mma);
+  EXPECT_EQ(llvm::cantFail(parseOption<Target>("cpu,cuda")),
+            Target::CPUAndCUDA);
+  CompileOptions kept = options;
+  EXPECT_EQ(messageOf(setOption(kept.precision, "f16")),
+            "--precision takes auto, f32 or bf16, not 'f16'");
+  EXPECT_EQ(kept.precision, Precision::Auto);
 
   // The CUDA knobs are checked through the pipeline's own options.
   CompileOptions wgmma = options;
-  wgmma.target = "cuda";
+  wgmma.target = Target::CUDA;
   wgmma.sm = 80;
   wgmma.cudaKnobs = [](mlir::linformer::CUDAPipelineOptions &o) {
     o.wgmma = true;
@@ -72,7 +83,7 @@ TEST(DriverTest, VerifyNamesTheBadCombination) {
 
   CompileOptions noOutput = smallModel();
   EXPECT_EQ(messageOf(noOutput.verify()), "");  // a CPU artifact: checked late
-  noOutput.target = "cuda";
+  noOutput.target = Target::CUDA;
   EXPECT_EQ(messageOf(noOutput.verify()), "an artifact needs -o FILE.lfa");
   EXPECT_EQ(messageOf(noOutput.verify(/*toMemory=*/true)), "");
 

@@ -183,6 +183,22 @@ static cl::list<int64_t> lengthsHint(
              "compiled batch at full length, and the tuning cache keeps such "
              "results apart"));
 
+/// The flags whose values are one of a few words, parsed into
+/// CompileOptions' enums (parseOption names a bad one and what it takes).
+static llvm::Error parseEnumFlags(CompileOptions &options) {
+  if (llvm::Error err = setOption(options.target, target))
+    return err;
+  if (llvm::Error err = setOption(options.backend, backend))
+    return err;
+  if (llvm::Error err = setOption(options.reassociate, reassociate))
+    return err;
+  if (llvm::Error err = setOption(options.precision, precision))
+    return err;
+  if (llvm::Error err = setOption(options.bf16Dot, bf16Dot))
+    return err;
+  return setOption(options.cudaMma, cudaMma);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerPassManagerCLOptions();
@@ -190,19 +206,19 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "linformer-compile: model -> artifact\n");
   CompileOptions options;
+  if (llvm::Error err = parseEnumFlags(options)) {
+    llvm::errs() << "linformer-compile: error: "
+                 << llvm::toString(std::move(err)) << "\n";
+    return 1;
+  }
   options.inputPath = inputFile;
   options.outputPath = outputFile;
   options.emit = emit;
-  options.target = target;
-  options.backend = backend;
   options.halideAutoscheduler = halideAutoscheduler;
   options.bestHalideKernels.assign(bestHalideKernels.begin(),
                                    bestHalideKernels.end());
   options.cpu = cpu;
   options.cpuFeatures = cpuFeatures;
-  options.reassociate = reassociate;
-  options.precision = precision;
-  options.bf16Dot = bf16Dot;
   options.rowTile = rowTile;
   options.vectorWidth = vectorWidth;
   options.unroll = unroll;
@@ -220,7 +236,6 @@ int main(int argc, char **argv) {
   options.seed = seed;
   options.sm = sm;
   options.cudaToolkit = cudaToolkit;
-  options.cudaMma = cudaMma;
   options.cudaKnobs = mlir::linformer::applyCUDAFlags;
   options.passManagerCLOptions = true;
 
