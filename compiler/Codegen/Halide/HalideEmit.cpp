@@ -31,27 +31,9 @@ namespace linformer::halide {
 namespace {
 
 Halide::Type toHalide(ScalarType t) {
-  switch (t) {
-  case ScalarType::F16:
-    return Halide::Float(16);
-  case ScalarType::BF16:
-    return Halide::BFloat(16);
-  case ScalarType::F32:
-    return Halide::Float(32);
-  case ScalarType::F64:
-    return Halide::Float(64);
-  case ScalarType::I1:
-    return Halide::Bool();
-  case ScalarType::I8:
-    return Halide::Int(8);
-  case ScalarType::I16:
-    return Halide::Int(16);
-  case ScalarType::I32:
-    return Halide::Int(32);
-  case ScalarType::I64:
-    return Halide::Int(64);
-  }
-  return Halide::Float(32);
+  const ScalarTypeInfo &info = scalarInfo(t);
+  return Halide::Type(static_cast<halide_type_code_t>(info.halideCode),
+                      info.bits, 1);
 }
 
 struct OpBuilder {

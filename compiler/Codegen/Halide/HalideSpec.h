@@ -25,25 +25,32 @@ namespace linformer::halide {
 
 enum class ScalarType { F16, BF16, F32, F64, I1, I8, I16, I32, I64 };
 
-/// Bytes an element of `t` occupies in memory.
-inline int64_t scalarBytes(ScalarType t) {
-  switch (t) {
-  case ScalarType::F16:
-  case ScalarType::BF16:
-  case ScalarType::I16:
-    return 2;
-  case ScalarType::F32:
-  case ScalarType::I32:
-    return 4;
-  case ScalarType::F64:
-  case ScalarType::I64:
-    return 8;
-  case ScalarType::I1:
-  case ScalarType::I8:
-    return 1;
-  }
-  return 1;
+/// One row per scalar type: its bytes in memory and Halide's type for it
+/// (halide_type_t's code, int 0, uint 1, float 2, bfloat 4, and bits), the
+/// one place the emitter, the generated C and the buffer offsets read.
+struct ScalarTypeInfo {
+  ScalarType type;
+  int64_t bytes;
+  uint8_t halideCode;
+  uint8_t bits;
+};
+inline constexpr ScalarTypeInfo kScalarTypes[] = {
+    {ScalarType::F16, 2, 2, 16}, {ScalarType::BF16, 2, 4, 16},
+    {ScalarType::F32, 4, 2, 32}, {ScalarType::F64, 8, 2, 64},
+    {ScalarType::I1, 1, 1, 1},   {ScalarType::I8, 1, 0, 8},
+    {ScalarType::I16, 2, 0, 16}, {ScalarType::I32, 4, 0, 32},
+    {ScalarType::I64, 8, 0, 64}};
+
+/// `t`'s row of kScalarTypes.
+inline const ScalarTypeInfo &scalarInfo(ScalarType t) {
+  for (const ScalarTypeInfo &info : kScalarTypes)
+    if (info.type == t)
+      return info;
+  return kScalarTypes[2]; // f32: unreachable for a value of the enum
 }
+
+/// Bytes an element of `t` occupies in memory.
+inline int64_t scalarBytes(ScalarType t) { return scalarInfo(t).bytes; }
 
 /// A strided view of one of the kernel's buffers (memref dims, outermost
 /// first; offset and strides in elements).

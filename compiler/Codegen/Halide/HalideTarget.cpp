@@ -486,29 +486,11 @@ const char *cType(hl::ScalarType t) {
   }
 }
 
-/// halide_type_t {code, bits, lanes}: int 0, uint 1, float 2, bfloat 4.
+/// halide_type_t {code, bits, lanes} of one element.
 std::string halideTypeInit(hl::ScalarType t) {
-  switch (t) {
-  case hl::ScalarType::F16:
-    return "{2, 16, 1}";
-  case hl::ScalarType::BF16:
-    return "{4, 16, 1}";
-  case hl::ScalarType::F32:
-    return "{2, 32, 1}";
-  case hl::ScalarType::F64:
-    return "{2, 64, 1}";
-  case hl::ScalarType::I1:
-    return "{1, 1, 1}";
-  case hl::ScalarType::I8:
-    return "{0, 8, 1}";
-  case hl::ScalarType::I16:
-    return "{0, 16, 1}";
-  case hl::ScalarType::I32:
-    return "{0, 32, 1}";
-  case hl::ScalarType::I64:
-    return "{0, 64, 1}";
-  }
-  return "{2, 32, 1}";
+  const hl::ScalarTypeInfo &info = hl::scalarInfo(t);
+  return "{" + std::to_string(info.halideCode) + ", " +
+         std::to_string(info.bits) + ", 1}";
 }
 
 /// The part of the Halide runtime the pipelines call (compiled with
