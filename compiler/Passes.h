@@ -1,12 +1,17 @@
-//===- Passes.h - Linformer compiler passes ---------------------*- C++ -*-===//
+//===- Passes.h - Linformer compiler passes, every target -------*- C++ -*-===//
 //
-// Declarations and registration of the compiler's passes (Passes.td).
+// Declarations and registration of the passes every target shares
+// (Passes.td): decomposition, lowering to linalg, the packed sequence
+// layout, outlining and hoisting, Halide's kernel grouping. The CPU code
+// generator's passes are declared in compiler/Codegen/CPU/Passes.h, the CUDA
+// code generator's in compiler/Codegen/CUDA/Passes.h (as IREE's
+// Codegen/LLVMCPU and LLVMGPU each have theirs), so a CPU pass sees no GPU
+// dialect header. registerAllLinformerPasses() registers all three.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LINFORMER_COMPILER_PASSES_H
 #define LINFORMER_COMPILER_PASSES_H
 
-#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -14,19 +19,11 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
-#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/Dialect/X86Vector/X86VectorDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Pass/Pass.h"
 
 #include "dialect/IR/LinformerDialect.h"
-
-#include "compiler/ScheduleDefaults.h"
 
 namespace mlir::linformer {
 
@@ -35,6 +32,10 @@ namespace mlir::linformer {
 
 #define GEN_PASS_REGISTRATION
 #include "compiler/Passes.h.inc"
+
+/// Registers every pass of the compiler: the shared ones, the CPU code
+/// generator's and the CUDA code generator's (compiler/Pipelines).
+void registerAllLinformerPasses();
 
 } // namespace mlir::linformer
 

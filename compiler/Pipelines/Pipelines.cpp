@@ -6,6 +6,8 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 
+#include "compiler/Codegen/CPU/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 #include "compiler/Passes.h"
 #include "compiler/Schedule/Target.h"
 #include "dialect/Transforms/Passes.h"
@@ -464,6 +466,12 @@ void mlir::linformer::buildHalidePipeline(OpPassManager &pm) {
   CPUPipelineOptions options;
   options.halide = true;
   buildCPUPipeline(pm, options);
+}
+
+void mlir::linformer::registerAllLinformerPasses() {
+  registerLinformerCompilerPasses();
+  registerLinformerCPUPasses();
+  registerLinformerCUDAPasses();
 }
 
 void mlir::linformer::registerLinformerPipelines() {

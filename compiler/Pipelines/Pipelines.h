@@ -314,7 +314,7 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
 /// decomposition, lowering of the parts).
 void buildLinalgPipeline(OpPassManager &pm);
 
-/// The CUDA chain (docs/Pipeline.md, "CUDA"): the linalg pipeline on
+/// The CUDA chain (docs/CUDA.md): the linalg pipeline on
 /// buffers, each kernel an scf.parallel nest mapped onto blocks and
 /// threads; contractions on tensor cores (mma.sync, wgmma on sm_90a)
 /// staged through shared memory, with split-K and length variants; the

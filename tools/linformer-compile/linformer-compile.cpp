@@ -60,8 +60,9 @@ static cl::list<std::string> bestHalideKernels(
              "times (to test the mixing)"));
 static cl::opt<std::string>
     target("target",
-           cl::desc("cpu, or cuda (the first, naive CUDA path; "
-                    "docs/Pipeline.md)"),
+           cl::desc("cpu, cuda (docs/CUDA.md), or cpu,cuda (one "
+                    "artifact with both; the runtime takes the GPU when it "
+                    "can)"),
            cl::init("cpu"));
 static cl::opt<int> sm("sm", cl::desc("--target=cuda: the SM version (90, "
                                       "80, ...)"),

@@ -21,7 +21,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::linformer::registerLinformerDialectPasses();
-  mlir::linformer::registerLinformerCompilerPasses();
+  mlir::linformer::registerAllLinformerPasses();
   mlir::linformer::registerLinformerPipelines();
 
   mlir::DialectRegistry registry;

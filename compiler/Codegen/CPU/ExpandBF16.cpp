@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Schedule/Target.h"
 
@@ -20,7 +20,7 @@
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUEXPANDBF16PASS
 #define GEN_PASS_DEF_LINFORMERCPUSTOREBF16BITSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -8,14 +8,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUEXPANDSTRIDEDCOPIESPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Schedule/Target.h"
 
@@ -27,7 +27,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPULOWERVECTORSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

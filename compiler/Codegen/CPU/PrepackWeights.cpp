@@ -10,7 +10,7 @@
 
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -22,7 +22,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUPREPACKWEIGHTSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -8,7 +8,7 @@
 
 #include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUTILEFORVECTORSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -17,7 +17,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUVECTORIZEPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -12,14 +12,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/Contractions.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAABSORBINITEPILOGUEPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -30,7 +30,7 @@
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 #include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -49,7 +49,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAEXPANDATTENTIONCOREPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -20,7 +20,7 @@
 
 #include "compiler/Codegen/CUDA/BodyCloning.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -33,7 +33,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAFUSEELEMENTWISEPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

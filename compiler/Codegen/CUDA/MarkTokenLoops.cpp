@@ -10,14 +10,14 @@
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Analysis/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "llvm/ADT/DenseSet.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAMARKTOKENLOOPSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -23,7 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 #include "compiler/Schedule/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -37,7 +37,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAPLANLAUNCHESPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -21,13 +21,13 @@
 #include "compiler/Codegen/CUDA/Contractions.h"
 #include "compiler/Codegen/CUDA/CoreSchedule.h"
 #include "compiler/Codegen/CUDA/MmaUtils.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDASELECTSCHEDULESPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -6,14 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Utils/GPUUtils.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDASINKCONSTANTSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

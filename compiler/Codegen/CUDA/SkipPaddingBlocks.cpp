@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,7 +18,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDASKIPPADDINGBLOCKSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -21,7 +21,7 @@
 #include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Codegen/CUDA/WarpTiles.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -41,7 +41,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDATENSORCORECONTRACTIONSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -13,7 +13,7 @@
 
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 #include "dialect/IR/LinformerDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,7 +26,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDATOKENPARALLELLOOPSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

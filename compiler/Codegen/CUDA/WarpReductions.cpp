@@ -33,7 +33,7 @@
 #include "compiler/Codegen/CUDA/BodyCloning.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CUDA/Passes.h"
 #include "dialect/IR/LinformerDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -46,7 +46,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAWARPREDUCTIONSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CUDA/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
-#include "compiler/Passes.h"
+#include "compiler/Codegen/CPU/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -15,7 +15,7 @@
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUSPLITREDUCTIONSPASS
-#include "compiler/Passes.h.inc"
+#include "compiler/Codegen/CPU/Passes.h.inc"
 } // namespace mlir::linformer
 
 using namespace mlir;
