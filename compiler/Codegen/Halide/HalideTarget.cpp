@@ -211,19 +211,9 @@ struct KernelReader {
         Attribute value;
         if (!matchPattern(v, m_Constant(&value)))
           return error(g) << "takes a scalar input that is not a constant";
-        FailureOr<hl::ScalarType> st = scalarType(g, v.getType());
-        if (failed(st))
+        if (failed(constantNode(g, v, value, nodes, op)))
           return failure();
-        hl::Node n;
-        n.kind = hl::Node::Constant;
-        n.type = *st;
-        if (auto f = dyn_cast<FloatAttr>(value))
-          n.fvalue = f.getValueAsDouble();
-        else if (auto iv = dyn_cast<IntegerAttr>(value))
-          n.ivalue = iv.getInt();
-        else
-          return error(g) << "takes a scalar input of an unknown kind";
-        nodes[barg] = add(n);
+        nodes[barg] = nodes[v];
         continue;
       }
       FailureOr<int> vid = view(g, v);
