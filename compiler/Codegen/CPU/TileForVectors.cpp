@@ -807,6 +807,64 @@ static std::optional<BoundLoops> boundOfReaders(linalg::LinalgOp op,
   return loops;
 }
 
+/// Where an op's token loop stops (realTokensOfTile): the real tokens of
+/// its tile, the loop over them, whether the op masks padded tokens itself
+/// (then the bound is optional), and whether they count from the
+/// sequence's first token.
+struct Bound {
+  Value real;
+  unsigned tokenLoop = 0;
+  bool masked = false;
+  bool fromFirst = false;
+};
+using Bounds = DenseMap<Operation *, Bound>;
+
+/// The attention core's softmax over pooled slots (bounds of several
+/// tokens a step) on slots too few to cut: such an op runs over every
+/// slot, and so must the ops in the workgroup whose slots it reads, up to
+/// the masking select (which writes all of them). An op that reads slots
+/// of another kernel (the scores, the weighted sum) cannot: its reads past
+/// the lengths may be unwritten there; it keeps its bound (an error when
+/// no loop takes it).
+bool droppable(linalg::LinalgOp op, const Bound &bound) {
+  auto attr = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+  if (!attr || attr.getPerStep() < 2)
+    return false;
+  if (bound.masked)
+    return true;
+  auto workgroup = op->getParentOfType<scf::ForallOp>();
+  AffineExpr token = getAffineDimExpr(bound.tokenLoop, op.getContext());
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    if (!op.getMatchingIndexingMap(in).getResultPosition(token))
+      return true;
+    Operation *def = in->get().getDefiningOp();
+    return workgroup && isa_and_nonnull<linalg::LinalgOp>(def) &&
+           workgroup->isAncestor(def);
+  });
+}
+
+/// Both factors of `op` bf16 (linformer-bf16-products' pairs).
+bool allBF16(linalg::LinalgOp op) {
+  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
+    return getElementTypeOrSelf(in->get().getType()).isBF16();
+  });
+}
+
+/// Reduction loops innermost: the register tile of accumulators then stays
+/// the same across the reduction, and once the transfers of the
+/// accumulators are hoisted out of that loop, it lives in registers.
+SmallVector<int64_t> reductionsInnermost(linalg::LinalgOp op) {
+  SmallVector<int64_t> interchange;
+  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
+  for (unsigned i = 0; i < iters.size(); ++i)
+    if (iters[i] == utils::IteratorType::parallel)
+      interchange.push_back(i);
+  for (unsigned i = 0; i < iters.size(); ++i)
+    if (iters[i] == utils::IteratorType::reduction)
+      interchange.push_back(i);
+  return interchange;
+}
+
 struct TileForVectorsPass
     : mlir::linformer::impl::LinformerCPUTileForVectorsPassBase<TileForVectorsPass> {
   using Base::Base;
@@ -821,28 +879,54 @@ struct TileForVectorsPass
           << "': expected " << kBF16DotValues;
       return signalPassFailure();
     }
-    BF16EngineChoice engine = *chosen;
+    engine = *chosen;
+    options = TileParams{vectorWidth, unroll, reductionTile};
+    if (failed(decomposeAggregates(rewriter)))
+      return signalPassFailure();
+    SmallVector<linalg::LinalgOp> ops = opsInTilingOrder();
+    // The token bounds first, while every op of a workgroup still reads
+    // the slices and linalg results its tile offsets are traced through.
+    Bounds bounds = tokenBounds(rewriter, ops);
+    for (linalg::LinalgOp op : ops) {
+      if (fused.contains(op.getOperation()))
+        continue;
+      if (failed(tileOp(rewriter, op, bounds.lookup(op.getOperation()))))
+        return signalPassFailure();
+    }
+    peelPartialTiles(rewriter, getOperation());
+    getOperation().walk(
+        [](scf::ForOp loop) { loop->removeAttr(kRegisterLoopAttrName); });
+  }
 
-    // Aggregates (softmax) become plain linalg ops inside their tile.
+private:
+  BF16EngineChoice engine;
+  TileParams options;
+  /// Fills, and the inits of accumulators that contractions take into their
+  /// register tiles (tileWithFusedInit): tiled last, while whole.
+  DenseSet<Operation *> late;
+  /// Inits a contraction took along; not tiled on their own.
+  DenseSet<Operation *> fused;
+
+  /// Aggregates (softmax) become plain linalg ops inside their tile.
+  LogicalResult decomposeAggregates(IRRewriter &rewriter) {
     SmallVector<linalg::AggregatedOpInterface> aggregates;
     getOperation().walk(
         [&](linalg::AggregatedOpInterface op) { aggregates.push_back(op); });
     for (linalg::AggregatedOpInterface op : aggregates) {
       rewriter.setInsertionPoint(op);
       FailureOr<SmallVector<Value>> parts = op.decomposeOperation(rewriter);
-      if (failed(parts)) {
-        op->emitOpError("could not be decomposed");
-        return signalPassFailure();
-      }
+      if (failed(parts))
+        return op->emitOpError("could not be decomposed");
       rewriter.replaceOp(op, *parts);
     }
+    return success();
+  }
 
-    TileParams options{vectorWidth, unroll, reductionTile};
-    // Fills last, and the broadcasts that contractions will take: a
-    // contraction takes the fill or broadcast of its accumulators into its
-    // register tiles (tileWithFusedInit) while the init is whole. A
-    // contraction cut into reduction blocks first keeps its init apart.
-    DenseSet<Operation *> late;
+  /// The ops to tile, fills last and the broadcasts that contractions will
+  /// take: a contraction takes the fill or broadcast of its accumulators
+  /// into its register tiles while the init is whole. A contraction cut
+  /// into reduction blocks first keeps its init apart.
+  SmallVector<linalg::LinalgOp> opsInTilingOrder() {
     getOperation().walk([&](linalg::LinalgOp op) {
       if (isa<linalg::FillOp>(op))
         late.insert(op);
@@ -859,17 +943,15 @@ struct TileForVectorsPass
       if (op.hasPureTensorSemantics() && op.getNumLoops() > 0)
         (late.contains(op) ? inits : ops).push_back(op);
     });
-    DenseSet<Operation *> fused;
     ops.append(inits.begin(), inits.end());
-    // The token bounds first, while every op of a workgroup still reads
-    // the slices and linalg results its tile offsets are traced through.
-    struct Bound {
-      Value real;
-      unsigned tokenLoop = 0;
-      bool masked = false;
-      bool fromFirst = false;
-    };
-    DenseMap<Operation *, Bound> bounds;
+    return ops;
+  }
+
+  /// Every op's token bound: those realTokensOfTile finds, less the ones
+  /// over pooled slots too few to cut (droppable), plus the elementwise ops
+  /// whose every reader stops at the lengths.
+  Bounds tokenBounds(IRRewriter &rewriter, ArrayRef<linalg::LinalgOp> ops) {
+    Bounds bounds;
     for (linalg::LinalgOp op : ops) {
       Bound bound;
       bound.real = realTokensOfTile(rewriter, op, bound.tokenLoop,
@@ -877,29 +959,15 @@ struct TileForVectorsPass
       if (bound.real)
         bounds[op.getOperation()] = bound;
     }
-    // The attention core's softmax over pooled slots (bounds of several
-    // tokens a step) on slots too few to cut: such an op runs over every
-    // slot, and so must the ops in the workgroup whose slots it reads, up
-    // to the masking select (which writes all of them). An op that reads
-    // slots of another kernel (the scores, the weighted sum) cannot: its
-    // reads past the lengths may be unwritten there; it keeps its bound (an
-    // error below when no loop takes it).
-    auto droppable = [&](linalg::LinalgOp op, const Bound &bound) {
-      auto attr = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
-      if (!attr || attr.getPerStep() < 2)
-        return false;
-      if (bound.masked)
-        return true;
-      auto workgroup = op->getParentOfType<scf::ForallOp>();
-      AffineExpr token = getAffineDimExpr(bound.tokenLoop, op.getContext());
-      return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
-        if (!op.getMatchingIndexingMap(in).getResultPosition(token))
-          return true;
-        Operation *def = in->get().getDefiningOp();
-        return workgroup && isa_and_nonnull<linalg::LinalgOp>(def) &&
-               workgroup->isAncestor(def);
-      });
-    };
+    dropUncutSlotBounds(ops, bounds);
+    boundRoundingsBeforeReaders(rewriter, ops, bounds);
+    return bounds;
+  }
+
+  /// Drops the bounds that droppable() allows on ops whose token loop
+  /// register tiling does not cut, and those of the producers in the
+  /// workgroup whose bounded slots such an op then reads.
+  void dropUncutSlotBounds(ArrayRef<linalg::LinalgOp> ops, Bounds &bounds) {
     SmallVector<linalg::LinalgOp> toDrop;
     for (linalg::LinalgOp op : ops) {
       auto it = bounds.find(op.getOperation());
@@ -914,11 +982,10 @@ struct TileForVectorsPass
         continue;
       Bound bound = it->second;
       if (!droppable(op, bound))
-        continue; // keeps its bound: the error below names it
+        continue; // keeps its bound: tiling names it when no loop takes it
       bounds.erase(it);
       if (bound.masked)
         continue;
-      // Producers in the workgroup whose bounded slots this op now reads.
       for (OpOperand *in : op.getDpsInputOperands()) {
         auto producer = in->get().getDefiningOp<linalg::LinalgOp>();
         auto pit =
@@ -932,13 +999,18 @@ struct TileForVectorsPass
           toDrop.push_back(producer);
       }
     }
-    // An elementwise op in the workgroup whose every reader stops at the
-    // lengths (the bf16 rounding of E' or of X that linformer-bf16-products
-    // put before E X) stops there too: else it would convert every token of
-    // its tile whatever the lengths. Readers first (reverse order), so that
-    // a chain of them is bounded from its end. Its bound is optional (like
-    // a masked one): where no loop takes it, the op runs over every token,
-    // which its readers never read.
+  }
+
+  /// An elementwise op in the workgroup whose every reader stops at the
+  /// lengths (the bf16 rounding of E' or of X that linformer-bf16-products
+  /// put before E X) stops there too: else it would convert every token of
+  /// its tile whatever the lengths. Readers first (reverse order), so that
+  /// a chain of them is bounded from its end. Its bound is optional (like a
+  /// masked one): where no loop takes it, the op runs over every token,
+  /// which its readers never read.
+  void boundRoundingsBeforeReaders(IRRewriter &rewriter,
+                                   ArrayRef<linalg::LinalgOp> ops,
+                                   Bounds &bounds) {
     for (linalg::LinalgOp op : llvm::reverse(ops)) {
       if (bounds.count(op.getOperation()))
         continue;
@@ -952,185 +1024,154 @@ struct TileForVectorsPass
       if (bound.real)
         bounds[op.getOperation()] = bound;
     }
-    for (linalg::LinalgOp op : ops) {
-      if (fused.contains(op.getOperation()))
-        continue;
-      // The kernel's schedule (on its workgroup loop), else the options.
-      TileParams params = tileParamsOf(op, options);
-      int64_t vectorWidth = params.vectorWidth, unroll = params.unroll,
-              reductionTile = params.reductionTile;
-      bool pack = params.pack;
-      // A token reduction stops at the sequence's length: `real` counts the
-      // real tokens from the start of `op`'s token range.
-      Bound bound = bounds.lookup(op.getOperation());
-      Value real = bound.real;
-      unsigned tokenLoop = bound.tokenLoop;
-      bool masked = bound.masked;
-      // A bound that no loop takes would let the op read padded tokens,
-      // which the kernels before it may have left unwritten (unless the op
-      // masks them itself).
-      // One step from the sequence's first token is real in every sequence
-      // (a length is at least 1), so it has nothing to stop: a core over
-      // one pooled slot of all n tokens (k = 1), which no loop walks.
-      bool oneRealStep =
-          real && bound.fromFirst && op.getStaticLoopRanges()[tokenLoop] == 1;
-      if (oneRealStep)
-        real = Value();
-      auto unbounded = [&](linalg::LinalgOp at) {
-        at->emitOpError("reduces over tokens up to each sequence's length "
-                        "(linformer.token_bound), but register tiling left "
-                        "no loop over its tokens to stop there");
-        signalPassFailure();
-      };
-      // Cache level first: a long reduction (over n = 4096 tokens, say) is
-      // cut into blocks so that the operand block it streams stays in L2
-      // while every register tile of the output sweeps it.
-      if (reductionTile > 0) {
-        SmallVector<int64_t> blocks = reductionBlocks(op, reductionTile);
-        if (llvm::any_of(blocks, [](int64_t b) { return b != 0; })) {
-          scf::SCFTilingOptions blockOptions;
-          blockOptions.setTileSizes(
-              getAsIndexOpFoldResult(&getContext(), blocks));
-          rewriter.setInsertionPoint(op);
-          FailureOr<scf::SCFTilingResult> blocked = scf::tileUsingSCF(
-              rewriter, cast<TilingInterface>(op.getOperation()),
-              blockOptions);
-          if (failed(blocked)) {
-            op->emitOpError("could not be tiled into reduction blocks");
-            return signalPassFailure();
-          }
-          rewriter.replaceOp(op, blocked->replacements);
-          op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
-          // Tokens cut into blocks: the blocks' loop stops at the block
-          // that holds the length (the register tiling's loop over the
-          // block's tokens stops exactly there); tokens not cut: `real`
-          // still counts from the tile's first token.
-          if (real && blocks[tokenLoop] != 0) {
-            SmallVector<int64_t> order =
-                llvm::to_vector(llvm::seq<int64_t>(0, blocks.size()));
-            scf::ForOp loop =
-                loopOfDim(blocked->loops, blocks, order, tokenLoop);
-            if (!loop && !masked)
-              return unbounded(op);
-            real = loop ? boundTokenLoop(rewriter, loop, real) : Value();
-            // Blocks of one token (a prime n has no other divisor below
-            // the block size): the loop stops at the length, so the one
-            // token of each block it runs is real, and nothing inside has
-            // to stop.
-            if (blocks[tokenLoop] == 1)
-              real = Value();
-          }
-        }
-      }
-      // Both factors bf16 (linformer-bf16-products' pairs): with AMX a
-      // register tile is 16 rows of f32 tiles, 16 pairs (32 steps) a step.
-      // Not for an op stopped at the lengths: E X's token pairs, and a
-      // core's scores over pooled slots, whose rows (the slots) 16 rows
-      // could cover in one tile, leaving no loop to stop.
-      auto allBF16 = [](linalg::LinalgOp l) {
-        return llvm::all_of(l.getDpsInputOperands(), [](OpOperand *in) {
-          return getElementTypeOrSelf(in->get().getType()).isBF16();
-        });
-      };
-      bool amxTile = false;
-      if (std::optional<unsigned> pair = pairedReductionDim(op);
-          engine.engine == BF16Engine::AMX && pair && allBF16(op) && !real) {
-        // The columns stay the schedule's (the weight's prepacked panels
-        // are that wide): a multiple of 16 is cut into 16-column tiles.
-        amxTile = true;
-        unroll = 16;
-      }
-      if (std::optional<RegisterTileDims> dims = registerTileDims(op);
-          pack && dims) {
-        // An init the register tiles will take goes along into the panels.
-        Operation *init = initOfAccumulators(op);
-        if (init && !late.contains(init))
-          init = nullptr;
-        if (init)
-          fused.insert(init);
-        FailureOr<linalg::LinalgOp> packed =
-            packStreamedOperand(rewriter, op, *dims, vectorWidth, unroll,
-                                kRegisterLoopAttrName, init);
-        if (failed(packed)) {
-          op->emitOpError("could not pack its streamed operand");
-          return signalPassFailure();
-        }
-        op = *packed;
-      }
-      SmallVector<int64_t> tiles =
-          vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
-      // Both factors bf16 (linformer-bf16-products' pairs): two steps of
-      // the paired reduction at a time, each row's pair one dot product
-      // (an odd range's last step is peeled).
-      // A token loop stopped at the lengths steps its odd last token alone
-      // (stepOddTokenAlone); one pair in all would leave it no loop.
-      SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-      bool pairedTokens = false;
-      if (std::optional<unsigned> pair = pairedReductionDim(op);
-          pair && allBF16(op)) {
-        pairedTokens = real && *pair == tokenLoop;
-        if (amxTile && !pairedTokens)
-          tiles[*pair] = std::min<int64_t>(32, ranges[*pair]);
-        else if (!pairedTokens || ranges[*pair] > 2)
-          tiles[*pair] = 2;
-        else
-          pairedTokens = false;
-      }
-      // Nothing to do when the op already is one tile.
-      if (isOneTile(tiles, ranges)) {
-        if (real && !masked)
-          return unbounded(op);
-        continue;
-      }
-      scf::SCFTilingOptions options;
-      options.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
-      // Reduction loops innermost: the register tile of accumulators then
-      // stays the same across the reduction, and once the transfers of the
-      // accumulators are hoisted out of that loop, it lives in registers.
-      SmallVector<int64_t> interchange;
-      SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-      for (unsigned i = 0; i < iters.size(); ++i)
-        if (iters[i] == utils::IteratorType::parallel)
-          interchange.push_back(i);
-      for (unsigned i = 0; i < iters.size(); ++i)
-        if (iters[i] == utils::IteratorType::reduction)
-          interchange.push_back(i);
-      options.setInterchange(interchange);
-      rewriter.setInsertionPoint(op);
-      FailureOr<scf::SCFTilingResult> result;
-      if (Operation *init = initOfAccumulators(op)) {
-        fused.insert(init);
-        result = tileWithFusedInit(rewriter, op, init, tiles, interchange);
-      } else {
-        result = scf::tileUsingSCF(
-            rewriter, cast<TilingInterface>(op.getOperation()), options);
-        if (succeeded(result))
-          rewriter.replaceOp(op, result->replacements);
-      }
-      if (failed(result)) {
-        op->emitOpError("could not be tiled to vector size");
-        return signalPassFailure();
-      }
-      for (LoopLikeOpInterface loop : result->loops)
-        loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
-      if (real) {
-        Operation *tiled = result->tiledOps.front();
-        if (scf::ForOp loop =
-                loopOfDim(result->loops, tiles, interchange, tokenLoop)) {
-          boundTokenLoop(rewriter, loop, real);
-          if (pairedTokens &&
-              failed(stepOddTokenAlone(rewriter, loop, tiled, tokenLoop))) {
-            tiled->emitOpError("could not step its odd last token alone");
-            return signalPassFailure();
-          }
-        } else if (!masked) {
-          return unbounded(cast<linalg::LinalgOp>(tiled));
-        }
-      }
+  }
+
+  /// A bound that no loop takes would let the op read padded tokens, which
+  /// the kernels before it may have left unwritten (unless the op masks
+  /// them itself).
+  LogicalResult unbounded(Operation *at) {
+    return at->emitOpError("reduces over tokens up to each sequence's "
+                           "length (linformer.token_bound), but register "
+                           "tiling left no loop over its tokens to stop "
+                           "there");
+  }
+
+  /// Cache level first: a long reduction (over n = 4096 tokens, say) is cut
+  /// into blocks so that the operand block it streams stays in L2 while
+  /// every register tile of the output sweeps it. Tokens cut into blocks:
+  /// the blocks' loop stops at the block that holds the length (the
+  /// register tiling's loop over the block's tokens stops exactly there),
+  /// and `real` becomes the real tokens of the block; tokens not cut: `real`
+  /// still counts from the tile's first token.
+  LogicalResult cutReductionBlocks(IRRewriter &rewriter, linalg::LinalgOp &op,
+                                   int64_t reductionTile, Value &real,
+                                   const Bound &bound) {
+    SmallVector<int64_t> blocks = reductionBlocks(op, reductionTile);
+    if (llvm::all_of(blocks, [](int64_t b) { return b == 0; }))
+      return success();
+    scf::SCFTilingOptions blockOptions;
+    blockOptions.setTileSizes(getAsIndexOpFoldResult(&getContext(), blocks));
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> blocked = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), blockOptions);
+    if (failed(blocked))
+      return op->emitOpError("could not be tiled into reduction blocks");
+    rewriter.replaceOp(op, blocked->replacements);
+    op = cast<linalg::LinalgOp>(blocked->tiledOps.front());
+    if (!real || blocks[bound.tokenLoop] == 0)
+      return success();
+    SmallVector<int64_t> order =
+        llvm::to_vector(llvm::seq<int64_t>(0, blocks.size()));
+    scf::ForOp loop = loopOfDim(blocked->loops, blocks, order, bound.tokenLoop);
+    if (!loop && !bound.masked)
+      return unbounded(op);
+    real = loop ? boundTokenLoop(rewriter, loop, real) : Value();
+    // Blocks of one token (a prime n has no other divisor below the block
+    // size): the loop stops at the length, so the one token of each block
+    // it runs is real, and nothing inside has to stop.
+    if (blocks[bound.tokenLoop] == 1)
+      real = Value();
+    return success();
+  }
+
+  /// Tiles `op` into register tiles: its reduction blocks, its packed
+  /// panels, the tiles themselves, and the token loop stopped at `bound`.
+  LogicalResult tileOp(IRRewriter &rewriter, linalg::LinalgOp op,
+                       const Bound &bound) {
+    // The kernel's schedule (on its workgroup loop), else the options.
+    TileParams params = tileParamsOf(op, options);
+    int64_t vectorWidth = params.vectorWidth, unroll = params.unroll;
+    // A token reduction stops at the sequence's length: `real` counts the
+    // real tokens from the start of `op`'s token range.
+    Value real = bound.real;
+    unsigned tokenLoop = bound.tokenLoop;
+    // One step from the sequence's first token is real in every sequence
+    // (a length is at least 1), so it has nothing to stop: a core over one
+    // pooled slot of all n tokens (k = 1), which no loop walks.
+    if (real && bound.fromFirst && op.getStaticLoopRanges()[tokenLoop] == 1)
+      real = Value();
+    if (params.reductionTile > 0 &&
+        failed(cutReductionBlocks(rewriter, op, params.reductionTile, real,
+                                  bound)))
+      return failure();
+    // Both factors bf16: with AMX a register tile is 16 rows of f32 tiles,
+    // 16 pairs (32 steps) a step. Not for an op stopped at the lengths: E
+    // X's token pairs, and a core's scores over pooled slots, whose rows
+    // (the slots) 16 rows could cover in one tile, leaving no loop to stop.
+    bool amxTile = false;
+    if (std::optional<unsigned> pair = pairedReductionDim(op);
+        engine.engine == BF16Engine::AMX && pair && allBF16(op) && !real) {
+      // The columns stay the schedule's (the weight's prepacked panels are
+      // that wide): a multiple of 16 is cut into 16-column tiles.
+      amxTile = true;
+      unroll = 16;
     }
-    peelPartialTiles(rewriter, getOperation());
-    getOperation().walk(
-        [](scf::ForOp loop) { loop->removeAttr(kRegisterLoopAttrName); });
+    if (std::optional<RegisterTileDims> dims = registerTileDims(op);
+        params.pack && dims) {
+      // An init the register tiles will take goes along into the panels.
+      Operation *init = initOfAccumulators(op);
+      if (init && !late.contains(init))
+        init = nullptr;
+      if (init)
+        fused.insert(init);
+      FailureOr<linalg::LinalgOp> packed =
+          packStreamedOperand(rewriter, op, *dims, vectorWidth, unroll,
+                              kRegisterLoopAttrName, init);
+      if (failed(packed))
+        return op->emitOpError("could not pack its streamed operand");
+      op = *packed;
+    }
+    SmallVector<int64_t> tiles =
+        vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
+    // Both factors bf16: two steps of the paired reduction at a time, each
+    // row's pair one dot product (an odd range's last step is peeled). A
+    // token loop stopped at the lengths steps its odd last token alone
+    // (stepOddTokenAlone); one pair in all would leave it no loop.
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    bool pairedTokens = false;
+    if (std::optional<unsigned> pair = pairedReductionDim(op);
+        pair && allBF16(op)) {
+      pairedTokens = real && *pair == tokenLoop;
+      if (amxTile && !pairedTokens)
+        tiles[*pair] = std::min<int64_t>(32, ranges[*pair]);
+      else if (!pairedTokens || ranges[*pair] > 2)
+        tiles[*pair] = 2;
+      else
+        pairedTokens = false;
+    }
+    // Nothing to do when the op already is one tile.
+    if (isOneTile(tiles, ranges))
+      return real && !bound.masked ? unbounded(op) : success();
+    SmallVector<int64_t> interchange = reductionsInnermost(op);
+    rewriter.setInsertionPoint(op);
+    FailureOr<scf::SCFTilingResult> result;
+    if (Operation *init = initOfAccumulators(op)) {
+      fused.insert(init);
+      result = tileWithFusedInit(rewriter, op, init, tiles, interchange);
+    } else {
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      tiling.setInterchange(interchange);
+      result = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(op.getOperation()), tiling);
+      if (succeeded(result))
+        rewriter.replaceOp(op, result->replacements);
+    }
+    if (failed(result))
+      return op->emitOpError("could not be tiled to vector size");
+    for (LoopLikeOpInterface loop : result->loops)
+      loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
+    if (!real)
+      return success();
+    Operation *tiled = result->tiledOps.front();
+    scf::ForOp loop = loopOfDim(result->loops, tiles, interchange, tokenLoop);
+    if (!loop)
+      return bound.masked ? success() : unbounded(tiled);
+    boundTokenLoop(rewriter, loop, real);
+    if (pairedTokens &&
+        failed(stepOddTokenAlone(rewriter, loop, tiled, tokenLoop)))
+      return tiled->emitOpError("could not step its odd last token alone");
+    return success();
   }
 };
 } // namespace
