@@ -224,22 +224,41 @@ std::string describe(const CPUTarget &t) {
   return s;
 }
 
+namespace {
+/// The fields of a CPU target as its JSON names them, in the order toJson
+/// writes them, with the ranges fromJson accepts: one table both ways.
+struct StringField {
+  const char *key;
+  std::string CPUTarget::*member;
+};
+struct IntField {
+  const char *key;
+  int64_t CPUTarget::*member;
+  int64_t lo, hi;
+};
+const StringField kStringFields[] = {{"cpu", &CPUTarget::cpu},
+                                     {"features", &CPUTarget::features},
+                                     {"isa", &CPUTarget::isa}};
+const IntField kIntFields[] = {
+    {"vector_bits", &CPUTarget::vectorBits, 64, 2048},
+    {"vector_registers", &CPUTarget::vectorRegisters, 4, 256},
+    {"fma_units", &CPUTarget::fmaUnits, 1, 8},
+    {"fma_latency", &CPUTarget::fmaLatency, 1, 32},
+    {"fma_bits", &CPUTarget::fmaBits, 0, 2048},
+    {"l2_bytes_per_cycle", &CPUTarget::l2BytesPerCycle, 1, 1024},
+    {"l1_bytes", &CPUTarget::l1Bytes, 1024, int64_t(1) << 30},
+    {"l2_bytes", &CPUTarget::l2Bytes, 1024, int64_t(1) << 36},
+    {"l3_bytes", &CPUTarget::l3Bytes, 0, int64_t(1) << 40},
+    {"cores", &CPUTarget::cores, 1, 4096}};
+} // namespace
+
 std::string toJson(const CPUTarget &t) {
   nlohmann::ordered_json j;
   j["kind"] = "cpu";
-  j["cpu"] = t.cpu;
-  j["features"] = t.features;
-  j["isa"] = t.isa;
-  j["vector_bits"] = t.vectorBits;
-  j["vector_registers"] = t.vectorRegisters;
-  j["fma_units"] = t.fmaUnits;
-  j["fma_latency"] = t.fmaLatency;
-  j["fma_bits"] = t.fmaBits;
-  j["l2_bytes_per_cycle"] = t.l2BytesPerCycle;
-  j["l1_bytes"] = t.l1Bytes;
-  j["l2_bytes"] = t.l2Bytes;
-  j["l3_bytes"] = t.l3Bytes;
-  j["cores"] = t.cores;
+  for (const StringField &f : kStringFields)
+    j[f.key] = t.*f.member;
+  for (const IntField &f : kIntFields)
+    j[f.key] = t.*f.member;
   j["engines"] = engineNames(matrixEngines(t));
   j["peak_flops_per_cycle"] = {{"f32", peakF32FlopsPerCycle(t)},
                                {"bf16", peakBF16FlopsPerCycle(t)}};
@@ -251,42 +270,25 @@ std::string fromJson(const std::string &text, CPUTarget &out) {
   if (j.is_discarded() || !j.is_object())
     return "target: not a JSON object";
   CPUTarget t = out;
-  auto str = [&](const char *key, std::string &field) -> std::string {
-    if (!j.contains(key))
-      return "";
-    if (!j[key].is_string())
-      return std::string("target: '") + key + "' must be a string";
-    field = j[key].get<std::string>();
-    return "";
-  };
-  auto num = [&](const char *key, int64_t &field, int64_t lo,
-                 int64_t hi) -> std::string {
-    if (!j.contains(key))
-      return "";
-    if (!j[key].is_number_integer())
-      return std::string("target: '") + key + "' must be an integer";
-    int64_t v = j[key].get<int64_t>();
-    if (v < lo || v > hi)
-      return std::string("target: '") + key + "' is " + std::to_string(v) +
-             ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) +
-             "]";
-    field = v;
-    return "";
-  };
-  for (std::string err :
-       {str("cpu", t.cpu), str("features", t.features), str("isa", t.isa),
-        num("vector_bits", t.vectorBits, 64, 2048),
-        num("vector_registers", t.vectorRegisters, 4, 256),
-        num("fma_units", t.fmaUnits, 1, 8),
-        num("fma_latency", t.fmaLatency, 1, 32),
-        num("fma_bits", t.fmaBits, 0, 2048),
-        num("l2_bytes_per_cycle", t.l2BytesPerCycle, 1, 1024),
-        num("l1_bytes", t.l1Bytes, 1024, int64_t(1) << 30),
-        num("l2_bytes", t.l2Bytes, 1024, int64_t(1) << 36),
-        num("l3_bytes", t.l3Bytes, 0, int64_t(1) << 40),
-        num("cores", t.cores, 1, 4096)})
-    if (!err.empty())
-      return err;
+  for (const StringField &f : kStringFields) {
+    if (!j.contains(f.key))
+      continue;
+    if (!j[f.key].is_string())
+      return std::string("target: '") + f.key + "' must be a string";
+    t.*f.member = j[f.key].get<std::string>();
+  }
+  for (const IntField &f : kIntFields) {
+    if (!j.contains(f.key))
+      continue;
+    if (!j[f.key].is_number_integer())
+      return std::string("target: '") + f.key + "' must be an integer";
+    int64_t v = j[f.key].get<int64_t>();
+    if (v < f.lo || v > f.hi)
+      return std::string("target: '") + f.key + "' is " + std::to_string(v) +
+             ", outside [" + std::to_string(f.lo) + ", " +
+             std::to_string(f.hi) + "]";
+    t.*f.member = v;
+  }
   if (t.vectorBits % 32 != 0)
     return "target: 'vector_bits' must be a multiple of 32";
   if (t.fmaBits % 32 != 0)
