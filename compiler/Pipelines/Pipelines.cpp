@@ -259,6 +259,153 @@ static void addLLVMLowering(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+namespace {
+/// What the CUDA pipeline's schedules read of the target: its numbers (from
+/// the chip, sm_90's where it names none this compiler knows), a warp along
+/// x (consecutive addresses) and 8 rows of warps along y (256 threads),
+/// within its block limit, and the blocks the attention core keeps at
+/// least.
+struct CUDALaunchShape {
+  ::linformer::schedule::CUDATarget target =
+      ::linformer::schedule::presetCUDATarget(90);
+  int64_t threadsX = 0, threadsY = 0;
+  int64_t coreMinBlocks = 0;
+};
+
+CUDALaunchShape cudaLaunchShape(const CUDAPipelineOptions &options) {
+  CUDALaunchShape shape;
+  StringRef chip = options.chip;
+  int64_t sm = 0;
+  if (chip.consume_front("sm_") &&
+      !chip.take_while(llvm::isDigit).getAsInteger(10, sm))
+    (void)::linformer::schedule::knownCUDATarget(sm, shape.target);
+  shape.threadsX =
+      options.threadsX ? int64_t(options.threadsX) : shape.target.warpSize;
+  shape.threadsY =
+      options.threadsY
+          ? int64_t(options.threadsY)
+          : std::min<int64_t>(8, shape.target.maxThreadsPerBlock /
+                                     shape.threadsX);
+  // Two blocks an SM (the staged core's shared memory and registers), two
+  // waves at least: the f32 core's lanes a row, the staged core's groups.
+  shape.coreMinBlocks = options.coreMinBlocks >= 0
+                            ? int64_t(options.coreMinBlocks)
+                            : 4 * shape.target.smCount;
+  return shape;
+}
+
+/// Tensor cores: contractions become warp tiles of mma.sync. On the host
+/// they keep their mma.sync, ldmatrix, cp.async, barriers and wgmma
+/// (linformer-cuda-emulate-warps lowers them below), but for exact
+/// emulation, which is replayed (the same tiles in scalars). Without them
+/// (mma=none), f32 contractions run as the same staged tiles with f32
+/// products (precision=f32, SIMT).
+void addCUDAContractions(OpPassManager &funcPm,
+                         const CUDAPipelineOptions &options,
+                         const CUDALaunchShape &shape) {
+  const ::linformer::schedule::CUDATarget &target = shape.target;
+  // 16-bit readers read 16-bit buffers (not when the emulation rounds
+  // nothing).
+  if ((options.mma == "bf16" || options.mma == "f16") &&
+      !(options.onHost && options.mmaExact)) {
+    LinformerCUDANarrowIntermediatesPassOptions narrowOptions;
+    narrowOptions.precision = options.mma;
+    funcPm.addPass(createLinformerCUDANarrowIntermediatesPass(narrowOptions));
+  }
+  // Each contraction's schedule, from the target's SMs, shared memory
+  // and block.
+  LinformerCUDASelectSchedulesPassOptions selectOptions;
+  selectOptions.precision =
+      options.mma != "none" ? std::string(options.mma) : "f32";
+  // Split-K until a contraction has 8 warps an SM (one 256-thread block
+  // each): 1056 on an H100, 864 on an A100.
+  selectOptions.splitKWarps = options.splitKWarps >= 0
+                                  ? int64_t(options.splitKWarps)
+                                  : 8 * target.smCount;
+  // Staged contractions: 8-warp blocks (as the core), their buffer
+  // within the core's budget.
+  selectOptions.sharedBytes =
+      options.stageContractions ? std::min(target.sharedBytesPerBlock,
+                                           target.sharedBytesPerSM / 2)
+                                : 0;
+  selectOptions.blockWarps = shape.threadsY;
+  selectOptions.prefetch = options.prefetchContractions;
+  selectOptions.ldmatrix = options.ldmatrixContractions;
+  selectOptions.ldmatrixTrans = options.ldmatrixTransContractions;
+  selectOptions.asyncCopy = options.asyncCopyContractions;
+  selectOptions.asyncStages = options.asyncStages;
+  selectOptions.wgmma = options.wgmma;
+  selectOptions.exact = options.onHost && options.mmaExact;
+  selectOptions.scheduleFile = options.scheduleFile;
+  // The attention core on tensor cores: a block's keys and values in
+  // shared memory, at most half an SM's so that two blocks (16 warps)
+  // can share one.
+  selectOptions.coreSharedBytes =
+      options.stageCore
+          ? std::min(target.sharedBytesPerBlock, target.sharedBytesPerSM / 2)
+          : 0;
+  selectOptions.coreWarps = shape.threadsY;
+  selectOptions.coreLdmatrix = options.ldmatrixCore;
+  selectOptions.coreSlots = options.coreSlots;
+  selectOptions.coreGroups = options.coreGroups;
+  selectOptions.coreMinBlocks = shape.coreMinBlocks;
+  funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
+  // What each contraction's tiles take over: the init before it, the
+  // epilogue after it.
+  funcPm.addPass(createLinformerCUDAAbsorbInitEpiloguePass());
+  // A copy a split-K for shorter runs, in guards on the longest length.
+  funcPm.addPass(createLinformerCUDALengthVariantsPass());
+  LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
+  mmaOptions.precision = selectOptions.precision;
+  mmaOptions.emulate = options.onHost;
+  mmaOptions.exact = selectOptions.exact;
+  funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
+}
+
+/// The kernels as GPU modules in NVVM, the host function the runtime's
+/// launch plan, and (format != none) the binary.
+void addGPUModules(OpPassManager &pm, const CUDAPipelineOptions &options,
+                   const CUDALaunchShape &shape) {
+  // Constants the kernels use are rematerialized inside them rather than
+  // passed as arguments: kernels take buffers only.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
+  // Other constant-like ops too (a wgmma's accumulator struct starts as
+  // llvm.mlir.poison).
+  pm.addPass(createLinformerCUDASinkConstantsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  // The host function becomes the runtime's launch plan; the kernels one
+  // module.
+  LinformerCUDAPlanLaunchesPassOptions planOptions;
+  planOptions.sm = shape.target.sm;
+  planOptions.blocksPerSM = options.blocksPerSM;
+  pm.addPass(createLinformerCUDAPlanLaunchesPass(planOptions));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  GpuNVVMAttachTargetOptions targetOptions;
+  targetOptions.chip = options.chip;
+  targetOptions.features = options.features;
+  targetOptions.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(targetOptions));
+  OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
+  gpuPm.addPass(createConvertNVGPUToNVVMPass());
+  ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
+  nvvmOptions.useBarePtrCallConv = true;
+  gpuPm.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
+  // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline PTX.
+  if (options.wgmma)
+    gpuPm.addPass(createConvertNVVMToLLVMPass());
+  gpuPm.addPass(createReconcileUnrealizedCastsPass());
+  gpuPm.addPass(createLinformerCUDAExternDynamicSharedPass());
+  gpuPm.addPass(createCanonicalizerPass());
+  if (options.format != "none") {
+    GpuModuleToBinaryPassOptions binaryOptions;
+    binaryOptions.compilationTarget = options.format;
+    binaryOptions.toolkitPath = options.toolkit;
+    pm.addPass(createGpuModuleToBinaryPass(binaryOptions));
+  }
+}
+} // namespace
+
 void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
                                         const CUDAPipelineOptions &options) {
   // The attention core becomes one fused kernel (kept whole across
@@ -282,101 +429,21 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // inside it); tiling it makes an outer loop over blocks and an inner one
   // over the threads of a block, mapped to block and thread ids (x =
   // innermost; upstream gpu-map-parallel-loops maps a 4-d loop's innermost
-  // dimension to a sequential loop).
+  // dimension to a sequential loop). The schedule's numbers come from the
+  // target: its SM count (split-K), its shared memory (the staged core).
+  CUDALaunchShape shape = cudaLaunchShape(options);
   LinformerCUDAExpandAttentionCorePassOptions coreOptions;
   if (options.mma == "bf16" || options.mma == "f16")
     coreOptions.mma = options.mma;
   coreOptions.emulate = options.onHost;
   coreOptions.exact = options.onHost && options.mmaExact;
-  // The schedule's numbers come from the target: its SM count (split-K),
-  // its shared memory (the staged core), a warp along x (consecutive
-  // addresses) and 8 rows of warps along y (256 threads), within its block
-  // limit.
-  ::linformer::schedule::CUDATarget target =
-      ::linformer::schedule::presetCUDATarget(90);
-  StringRef chip = options.chip;
-  int64_t sm = 0;
-  if (chip.consume_front("sm_") &&
-      !chip.take_while(llvm::isDigit).getAsInteger(10, sm))
-    (void)::linformer::schedule::knownCUDATarget(sm, target);
-  int64_t threadsX = options.threadsX ? options.threadsX : target.warpSize;
-  int64_t threadsY =
-      options.threadsY
-          ? options.threadsY
-          : std::min<int64_t>(8, target.maxThreadsPerBlock / threadsX);
   coreOptions.lanes = options.coreLanes;
   coreOptions.rows = options.coreRows;
-  // Two blocks an SM (the staged core's shared memory and registers), two
-  // waves at least: the f32 core's lanes a row, the staged core's groups.
-  int64_t coreMinBlocks =
-      options.coreMinBlocks >= 0 ? options.coreMinBlocks : 4 * target.smCount;
-  coreOptions.minBlocks = coreMinBlocks;
+  coreOptions.minBlocks = shape.coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
-  // Tensor cores: contractions become warp tiles of mma.sync. On the host
-  // they keep their mma.sync, ldmatrix, cp.async, barriers and wgmma
-  // (linformer-cuda-emulate-warps lowers them below), but for exact
-  // emulation, which is replayed (the same tiles in scalars).
-  // Without them (mma=none), f32 contractions run as the same staged tiles
-  // with f32 products (precision=f32, SIMT).
   if (options.mma != "none" ||
-      (options.simtContractions && options.stageContractions)) {
-    // 16-bit readers read 16-bit buffers (not when the emulation rounds
-    // nothing).
-    if ((options.mma == "bf16" || options.mma == "f16") &&
-        !(options.onHost && options.mmaExact)) {
-      LinformerCUDANarrowIntermediatesPassOptions narrowOptions;
-      narrowOptions.precision = options.mma;
-      funcPm.addPass(createLinformerCUDANarrowIntermediatesPass(narrowOptions));
-    }
-    // Each contraction's schedule, from the target's SMs, shared memory
-    // and block.
-    LinformerCUDASelectSchedulesPassOptions selectOptions;
-    selectOptions.precision =
-        options.mma != "none" ? std::string(options.mma) : "f32";
-    // Split-K until a contraction has 8 warps an SM (one 256-thread block
-    // each): 1056 on an H100, 864 on an A100.
-    selectOptions.splitKWarps = options.splitKWarps >= 0
-                                    ? int64_t(options.splitKWarps)
-                                    : 8 * target.smCount;
-    // Staged contractions: 8-warp blocks (as the core), their buffer
-    // within the core's budget.
-    selectOptions.sharedBytes =
-        options.stageContractions ? std::min(target.sharedBytesPerBlock,
-                                             target.sharedBytesPerSM / 2)
-                                  : 0;
-    selectOptions.blockWarps = threadsY;
-    selectOptions.prefetch = options.prefetchContractions;
-    selectOptions.ldmatrix = options.ldmatrixContractions;
-    selectOptions.ldmatrixTrans = options.ldmatrixTransContractions;
-    selectOptions.asyncCopy = options.asyncCopyContractions;
-    selectOptions.asyncStages = options.asyncStages;
-    selectOptions.wgmma = options.wgmma;
-    selectOptions.exact = options.onHost && options.mmaExact;
-    selectOptions.scheduleFile = options.scheduleFile;
-    // The attention core on tensor cores: a block's keys and values in
-    // shared memory, at most half an SM's so that two blocks (16 warps)
-    // can share one.
-    selectOptions.coreSharedBytes =
-        options.stageCore
-            ? std::min(target.sharedBytesPerBlock, target.sharedBytesPerSM / 2)
-            : 0;
-    selectOptions.coreWarps = threadsY;
-    selectOptions.coreLdmatrix = options.ldmatrixCore;
-    selectOptions.coreSlots = options.coreSlots;
-    selectOptions.coreGroups = options.coreGroups;
-    selectOptions.coreMinBlocks = coreMinBlocks;
-    funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
-    // What each contraction's tiles take over: the init before it, the
-    // epilogue after it.
-    funcPm.addPass(createLinformerCUDAAbsorbInitEpiloguePass());
-    // A copy a split-K for shorter runs, in guards on the longest length.
-    funcPm.addPass(createLinformerCUDALengthVariantsPass());
-    LinformerCUDATensorCoreContractionsPassOptions mmaOptions;
-    mmaOptions.precision = selectOptions.precision;
-    mmaOptions.emulate = options.onHost;
-    mmaOptions.exact = selectOptions.exact;
-    funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
-  }
+      (options.simtContractions && options.stageContractions))
+    addCUDAContractions(funcPm, options, shape);
   // After the contractions, which store what the core reads (q, the
   // projected keys and values) into the 16-bit buffers narrowing gave
   // them when it rounds them anyway, and read its output as one when they
@@ -384,17 +451,17 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   funcPm.addPass(createLinformerCUDAExpandAttentionCorePass(coreOptions));
   // Row sums (LayerNorm statistics, E's row sums): one warp a row.
   LinformerCUDAWarpReductionsPassOptions reduceOptions;
-  reduceOptions.warps = threadsY;
+  reduceOptions.warps = shape.threadsY;
   // Split few long rows until their warps would fill every SM to half of
   // its 64 warps: enough loads in flight to stream E at n = 65536.
-  reduceOptions.splitWarps = 32 * target.smCount;
+  reduceOptions.splitWarps = 32 * shape.target.smCount;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   // Ops over tokens keep their (batch, token) loops for a length rule.
   funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());
   funcPm.addPass(createConvertLinalgToParallelLoopsPass());
   LinformerCUDATileParallelLoopsPassOptions tileOptions;
-  tileOptions.threadsX = threadsX;
-  tileOptions.threadsY = threadsY;
+  tileOptions.threadsX = shape.threadsX;
+  tileOptions.threadsY = shape.threadsY;
   funcPm.addPass(createLinformerCUDATileParallelLoopsPass(tileOptions));
   // Packed sequences: every access to the sequence input and the output
   // finds its row through the lengths (the same rewrite as the CPU
@@ -423,43 +490,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     funcPm.addPass(createLinformerCUDASkipPaddingBlocksPass());
   funcPm.addPass(createConvertParallelLoopToGpuPass());
   addCleanup(funcPm);
-  // Constants the kernels use are rematerialized inside them rather than
-  // passed as arguments: kernels take buffers only.
-  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
-  // Other constant-like ops too (a wgmma's accumulator struct starts as
-  // llvm.mlir.poison).
-  pm.addPass(createLinformerCUDASinkConstantsPass());
-  pm.addPass(createGpuKernelOutliningPass());
-  // The host function becomes the runtime's launch plan; the kernels one
-  // module.
-  LinformerCUDAPlanLaunchesPassOptions planOptions;
-  planOptions.sm = target.sm;
-  planOptions.blocksPerSM = options.blocksPerSM;
-  pm.addPass(createLinformerCUDAPlanLaunchesPass(planOptions));
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
-  GpuNVVMAttachTargetOptions targetOptions;
-  targetOptions.chip = options.chip;
-  targetOptions.features = options.features;
-  targetOptions.optLevel = 3;
-  pm.addPass(createGpuNVVMAttachTarget(targetOptions));
-  OpPassManager &gpuPm = pm.nest<gpu::GPUModuleOp>();
-  gpuPm.addPass(createConvertNVGPUToNVVMPass());
-  ConvertGpuOpsToNVVMOpsOptions nvvmOptions;
-  nvvmOptions.useBarePtrCallConv = true;
-  gpuPm.addPass(createConvertGpuOpsToNVVMOps(nvvmOptions));
-  // NVVM ops without an LLVM intrinsic (wgmma.mma_async) become inline PTX.
-  if (options.wgmma)
-    gpuPm.addPass(createConvertNVVMToLLVMPass());
-  gpuPm.addPass(createReconcileUnrealizedCastsPass());
-  gpuPm.addPass(createLinformerCUDAExternDynamicSharedPass());
-  gpuPm.addPass(createCanonicalizerPass());
-  if (options.format != "none") {
-    GpuModuleToBinaryPassOptions binaryOptions;
-    binaryOptions.compilationTarget = options.format;
-    binaryOptions.toolkitPath = options.toolkit;
-    pm.addPass(createGpuModuleToBinaryPass(binaryOptions));
-  }
+  addGPUModules(pm, options, shape);
 }
 
 void mlir::linformer::buildHalidePipeline(OpPassManager &pm) {

@@ -103,199 +103,199 @@ struct CUDAPlanLaunchesPass
     return end;
   }
 
-  LogicalResult plan(func::FuncOp fn) {
+  /// An op of the entry function with the range [lo, hi) of longest
+  /// lengths it runs for (a length variant's ops: their guard's).
+  struct Item {
+    Operation *op;
+    int64_t lo, hi;
+  };
+
+  /// What plan() builds for one entry function.
+  struct Plan {
+    func::FuncOp fn;
+    int64_t seqLen = 0;
+    /// The runtime's buffer index of every value that is a buffer.
+    DenseMap<Value, int64_t> bufferOf;
+    SmallVector<int64_t> intermediates;
+    SmallVector<KernelLaunchAttr> kernels;
+    SmallVector<gpu::LaunchFuncOp> launches;
+    ArrayAttr launchRows;
+    SmallVector<Item> items;
+    /// The ops computing the guards' conditions from the lengths (the
+    /// runtime evaluates them from the plan instead).
+    llvm::SmallPtrSet<Operation *, 16> guardInputs;
+  };
+
+  /// The entry's ops in order, each length variant's (the ops of a
+  /// `linformer.length_guard` scf.if's branches) with its range.
+  LogicalResult collect(Plan &p, Block &block, int64_t lo, int64_t hi) {
+    for (Operation &op : block) {
+      auto guard = dyn_cast<scf::IfOp>(op);
+      if (!guard || !guard->hasAttr(kLengthGuardAttrName)) {
+        if (!isa<scf::YieldOp>(op) || &block == &p.fn.getBody().front())
+          p.items.push_back({&op, lo, hi});
+        continue;
+      }
+      auto t = guard->getAttrOfType<IntegerAttr>(kLengthGuardAttrName);
+      if (p.seqLen <= 0 || !t || t.getInt() < 1 || t.getInt() >= p.seqLen ||
+          guard.getNumResults() != 0 || guard.getElseRegion().empty())
+        return guard.emitError("a length guard needs an integer T with "
+                               "1 <= T < n (the sequence argument's "
+                               "length), an else branch and no results");
+      SmallVector<Value> work{guard.getCondition()};
+      while (!work.empty()) {
+        Operation *def = work.pop_back_val().getDefiningOp();
+        if (def && p.guardInputs.insert(def).second)
+          llvm::append_range(work, def->getOperands());
+      }
+      if (failed(collect(p, *guard.thenBlock(), lo,
+                         std::min(hi, t.getInt()))) ||
+          failed(collect(p, *guard.elseBlock(), std::max(lo, t.getInt()), hi)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// A device buffer (an intermediate) or a view of one.
+  LogicalResult planBuffer(Plan &p, Operation &op) {
+    if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+      if (alloc->getBlock() != &p.fn.getBody().front())
+        return alloc.emitError("a device buffer of a length variant must "
+                               "be allocated outside its guard");
+      FailureOr<int64_t> bytes = staticBytes(alloc.getType());
+      if (failed(bytes))
+        return alloc.emitError("a device buffer needs a static shape and "
+                               "an identity layout, not ")
+               << alloc.getType();
+      p.bufferOf[alloc] = p.fn.getNumArguments() + p.intermediates.size();
+      p.intermediates.push_back(*bytes);
+      return success();
+    }
+    auto it = p.bufferOf.find(op.getOperand(0));
+    if (it == p.bufferOf.end() ||
+        !cast<MemRefType>(op.getResult(0).getType()).getLayout().isIdentity())
+      return op.emitError("a view the CUDA runtime cannot bind: its "
+                          "source is not a buffer or its layout is "
+                          "not the identity");
+    p.bufferOf[op.getResult(0)] = it->second;
+    return success();
+  }
+
+  /// The constant values of a grid or block size, or failure.
+  static FailureOr<SmallVector<int64_t>> constants(ValueRange values) {
+    SmallVector<int64_t> out;
+    for (Value v : values) {
+      std::optional<int64_t> c = getConstantIntValue(v);
+      if (!c)
+        return failure();
+      out.push_back(*c);
+    }
+    return out;
+  }
+
+  /// The dynamic shared memory `launch` takes: its constant, else (set on
+  /// it) as many bytes as its kernel's views reach.
+  static FailureOr<int64_t> launchSharedBytes(gpu::LaunchFuncOp launch) {
+    // A kernel that views dynamic shared memory (the staged attention
+    // core) is launched with as many bytes as its views reach.
+    if (!launch.getDynamicSharedMemorySize()) {
+      FailureOr<int64_t> bytes = dynamicSharedBytes(launch);
+      if (failed(bytes))
+        return failure();
+      if (*bytes > 0) {
+        OpBuilder ob(launch);
+        launch.getDynamicSharedMemorySizeMutable().assign(
+            arith::ConstantIntOp::create(ob, launch.getLoc(), *bytes, 32));
+      }
+    }
+    int64_t shared = 0;
+    if (Value s = launch.getDynamicSharedMemorySize()) {
+      std::optional<int64_t> c = getConstantIntValue(s);
+      if (!c)
+        return launch.emitError("the dynamic shared memory must be "
+                                "constant");
+      shared = *c;
+    }
+    return shared;
+  }
+
+  /// One launch's record in the plan: its name, grid, block, shared
+  /// memory, resident blocks, buffers, length rule and length range.
+  LogicalResult planLaunch(Plan &p, gpu::LaunchFuncOp launch, int64_t lo,
+                           int64_t hi) {
+    MLIRContext *ctx = launch.getContext();
+    if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+        launch.hasClusterSize())
+      return launch.emitError("async launches and clusters are not "
+                              "planned yet");
+    FailureOr<SmallVector<int64_t>> grid = constants(
+        {launch.getGridSizeX(), launch.getGridSizeY(), launch.getGridSizeZ()});
+    if (failed(grid))
+      return launch.emitError("the grid must be constant");
+    FailureOr<SmallVector<int64_t>> block =
+        constants({launch.getBlockSizeX(), launch.getBlockSizeY(),
+                   launch.getBlockSizeZ()});
+    if (failed(block))
+      return launch.emitError("the block must be constant");
+    int64_t workgroups = llvm::product_of(*grid);
+    FailureOr<int64_t> shared = launchSharedBytes(launch);
+    if (failed(shared))
+      return failure();
+    SmallVector<int64_t> buffers;
+    for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
+      auto it = p.bufferOf.find(v);
+      if (it == p.bufferOf.end())
+        return launch.emitError("kernel operand #")
+               << i << " (" << v.getType()
+               << ") is not a buffer; kernels take buffers only (constants "
+                  "belong inside the kernel)";
+      buffers.push_back(it->second);
+    }
+    std::string name =
+        (p.fn.getSymName() + "_kernel_" + Twine(p.kernels.size())).str();
+    int64_t threads = llvm::product_of(*block);
+    int64_t resident = target.residentBlocks(threads, *shared, blocksPerSM);
+    // The length rule of the loop this launch came from (recorded in
+    // launch order by linformer-cuda-tile-parallel-loops); it numbers
+    // block x, so the grid must be x alone.
+    TokenRowsAttr rows;
+    if (p.launchRows && p.kernels.size() < p.launchRows.size())
+      rows = dyn_cast<TokenRowsAttr>(p.launchRows[p.kernels.size()]);
+    if (rows && ((*grid)[1] != 1 || (*grid)[2] != 1 ||
+                 llvm::product_of(rows.getGrid().asArrayRef()) != workgroups))
+      return launch.emitError("the length rule ")
+             << rows << " does not number this launch's grid ["
+             << (*grid)[0] << ", " << (*grid)[1] << ", " << (*grid)[2] << "]";
+    SmallVector<int64_t> maxLength;
+    if (lo > 0 || hi < p.seqLen)
+      maxLength = {lo, hi};
+    Builder b(ctx);
+    p.kernels.push_back(KernelLaunchAttr::get(
+        ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
+        /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, *grid, *block,
+        *shared, resident, rows, maxLength, /*initializer=*/false));
+    p.launches.push_back(launch);
+    return success();
+  }
+
+  /// One gpu.module for the entry: each launched kernel is moved there
+  /// (cloned, so that a kernel launched twice stays valid) under its plan
+  /// name; the modules no launch names any more are erased.
+  LogicalResult moveKernels(Plan &p) {
+    func::FuncOp fn = p.fn;
     MLIRContext *ctx = fn.getContext();
     ModuleOp module = getOperation();
     Builder b(ctx);
-    DenseMap<Value, int64_t> bufferOf;
-    for (BlockArgument arg : fn.getArguments()) {
-      if (!isa<MemRefType>(arg.getType()))
-        return fn.emitError("argument #")
-               << arg.getArgNumber() << " has type " << arg.getType()
-               << "; the CUDA runtime binds buffers only";
-      bufferOf[arg] = arg.getArgNumber();
-    }
-    SmallVector<int64_t> intermediates;
-    SmallVector<KernelLaunchAttr> kernels;
-    auto launchRows = fn->getAttrOfType<ArrayAttr>(kCUDALaunchRowsAttrName);
-    SmallVector<gpu::LaunchFuncOp> launches;
-    // Length variants: the ops of a `linformer.length_guard` scf.if's
-    // branches, each with the range of longest lengths it runs for, in
-    // order; the ops computing the guards' conditions from the lengths
-    // (the runtime evaluates them from the plan instead).
-    struct Item {
-      Operation *op;
-      int64_t lo, hi;
-    };
-    int64_t seqLen = markedSequenceLength(fn);
-    SmallVector<Item> items;
-    llvm::SmallPtrSet<Operation *, 16> guardInputs;
-    std::function<LogicalResult(Block &, int64_t, int64_t)> collect =
-        [&](Block &block, int64_t lo, int64_t hi) -> LogicalResult {
-      for (Operation &op : block) {
-        auto guard = dyn_cast<scf::IfOp>(op);
-        if (!guard || !guard->hasAttr(kLengthGuardAttrName)) {
-          if (!isa<scf::YieldOp>(op) || &block == &fn.getBody().front())
-            items.push_back({&op, lo, hi});
-          continue;
-        }
-        auto t = guard->getAttrOfType<IntegerAttr>(kLengthGuardAttrName);
-        if (seqLen <= 0 || !t || t.getInt() < 1 || t.getInt() >= seqLen ||
-            guard.getNumResults() != 0 || guard.getElseRegion().empty())
-          return guard.emitError("a length guard needs an integer T with "
-                                 "1 <= T < n (the sequence argument's "
-                                 "length), an else branch and no results");
-        SmallVector<Value> work{guard.getCondition()};
-        while (!work.empty()) {
-          Operation *def = work.pop_back_val().getDefiningOp();
-          if (def && guardInputs.insert(def).second)
-            llvm::append_range(work, def->getOperands());
-        }
-        if (failed(collect(*guard.thenBlock(), lo,
-                           std::min(hi, t.getInt()))) ||
-            failed(collect(*guard.elseBlock(), std::max(lo, t.getInt()),
-                           hi)))
-          return failure();
-      }
-      return success();
-    };
-    if (failed(collect(fn.getBody().front(), 0, seqLen)))
-      return failure();
-    for (auto [opPtr, lo, hi] : items) {
-      Operation &op = *opPtr;
-      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op) ||
-          guardInputs.contains(&op))
-        continue;
-      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
-        if (alloc->getBlock() != &fn.getBody().front())
-          return alloc.emitError("a device buffer of a length variant must "
-                                 "be allocated outside its guard");
-        FailureOr<int64_t> bytes = staticBytes(alloc.getType());
-        if (failed(bytes))
-          return alloc.emitError("a device buffer needs a static shape and "
-                                 "an identity layout, not ")
-                 << alloc.getType();
-        bufferOf[alloc] = fn.getNumArguments() + intermediates.size();
-        intermediates.push_back(*bytes);
-        continue;
-      }
-      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
-              op)) {
-        auto it = bufferOf.find(op.getOperand(0));
-        if (it == bufferOf.end() ||
-            !cast<MemRefType>(op.getResult(0).getType())
-                 .getLayout()
-                 .isIdentity())
-          return op.emitError("a view the CUDA runtime cannot bind: its "
-                              "source is not a buffer or its layout is "
-                              "not the identity");
-        bufferOf[op.getResult(0)] = it->second;
-        continue;
-      }
-      auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
-      if (!launch)
-        return op.emitError("'")
-               << op.getName()
-               << "' would run on the host, which cannot touch device "
-                  "buffers; the CUDA pipeline must make it part of a kernel";
-      if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
-          launch.hasClusterSize())
-        return launch.emitError("async launches and clusters are not "
-                                "planned yet");
-      SmallVector<int64_t> grid, block, buffers;
-      int64_t workgroups = 1;
-      for (Value v : {launch.getGridSizeX(), launch.getGridSizeY(),
-                      launch.getGridSizeZ()}) {
-        std::optional<int64_t> c = getConstantIntValue(v);
-        if (!c)
-          return launch.emitError("the grid must be constant");
-        grid.push_back(*c);
-        workgroups *= *c;
-      }
-      for (Value v : {launch.getBlockSizeX(), launch.getBlockSizeY(),
-                      launch.getBlockSizeZ()}) {
-        std::optional<int64_t> c = getConstantIntValue(v);
-        if (!c)
-          return launch.emitError("the block must be constant");
-        block.push_back(*c);
-      }
-      int64_t shared = 0;
-      // A kernel that views dynamic shared memory (the staged attention
-      // core) is launched with as many bytes as its views reach.
-      if (!launch.getDynamicSharedMemorySize()) {
-        FailureOr<int64_t> bytes = dynamicSharedBytes(launch);
-        if (failed(bytes))
-          return failure();
-        if (*bytes > 0) {
-          OpBuilder ob(launch);
-          launch.getDynamicSharedMemorySizeMutable().assign(
-              arith::ConstantIntOp::create(ob, launch.getLoc(), *bytes, 32));
-        }
-      }
-      if (Value s = launch.getDynamicSharedMemorySize()) {
-        std::optional<int64_t> c = getConstantIntValue(s);
-        if (!c)
-          return launch.emitError("the dynamic shared memory must be "
-                                  "constant");
-        shared = *c;
-      }
-      for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
-        auto it = bufferOf.find(v);
-        if (it == bufferOf.end())
-          return launch.emitError("kernel operand #")
-                 << i << " (" << v.getType()
-                 << ") is not a buffer; kernels take buffers only (constants "
-                    "belong inside the kernel)";
-        buffers.push_back(it->second);
-      }
-      std::string name =
-          (fn.getSymName() + "_kernel_" + Twine(kernels.size())).str();
-      int64_t threads = 1;
-      for (int64_t d : block)
-        threads *= d;
-      int64_t resident = target.residentBlocks(threads, shared, blocksPerSM);
-      // The length rule of the loop this launch came from (recorded in
-      // launch order by linformer-cuda-tile-parallel-loops); it numbers
-      // block x, so the grid must be x alone.
-      TokenRowsAttr rows;
-      if (launchRows && kernels.size() < launchRows.size())
-        rows = dyn_cast<TokenRowsAttr>(launchRows[kernels.size()]);
-      if (rows && (grid[1] != 1 || grid[2] != 1 ||
-                   llvm::product_of(rows.getGrid().asArrayRef()) !=
-                       workgroups))
-        return launch.emitError("the length rule ")
-               << rows << " does not number this launch's grid ["
-               << grid[0] << ", " << grid[1] << ", " << grid[2] << "]";
-      SmallVector<int64_t> maxLength;
-      if (lo > 0 || hi < seqLen)
-        maxLength = {lo, hi};
-      kernels.push_back(KernelLaunchAttr::get(
-          ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
-          /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, grid, block, shared,
-          resident, rows, maxLength, /*initializer=*/false));
-      launches.push_back(launch);
-    }
-    if (launches.empty())
-      return fn.emitError("the CUDA pipeline produced no kernel launch");
-    if (launchRows && launchRows.size() != launches.size())
-      return fn.emitError("the length rules name ")
-             << launchRows.size() << " block loops, and there are "
-             << launches.size() << " launches";
-    fn->removeAttr(kCUDALaunchRowsAttrName);
-
-    // One gpu.module for the entry: each launched kernel is moved there
-    // (cloned, so that a kernel launched twice stays valid) under its
-    // plan name.
     std::string moduleName = (fn.getSymName() + "_kernels").str();
     if (SymbolTable::lookupSymbolIn(module, moduleName))
       return fn.emitError("a symbol named '")
              << moduleName << "' already exists";
     OpBuilder mb(ctx);
     mb.setInsertionPointAfter(fn);
-    auto target = gpu::GPUModuleOp::create(mb, fn.getLoc(), moduleName);
-    SymbolTable targetTable(target);
+    auto kernels = gpu::GPUModuleOp::create(mb, fn.getLoc(), moduleName);
+    SymbolTable kernelsTable(kernels);
     llvm::SetVector<Operation *> emptied;
-    for (auto [launch, attr] : llvm::zip(launches, kernels)) {
+    for (auto [launch, attr] : llvm::zip(p.launches, p.kernels)) {
       auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
           launch, launch.getKernelAttr());
       if (!kernel)
@@ -308,7 +308,7 @@ struct CUDAPlanLaunchesPass
       if (resident > 1)
         copy->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       b.getI32IntegerAttr(resident));
-      targetTable.insert(copy);
+      kernelsTable.insert(copy);
       launch.setKernelAttr(SymbolRefAttr::get(
           b.getStringAttr(moduleName),
           {FlatSymbolRefAttr::get(b.getStringAttr(name))}));
@@ -323,13 +323,62 @@ struct CUDAPlanLaunchesPass
       if (!stillUsed)
         old->erase();
     }
+    return success();
+  }
+
+  /// The entry's dispatch plan: every launch in order (length variants
+  /// with their ranges), its buffers, the intermediates' sizes.
+  LogicalResult plan(func::FuncOp fn) {
+    Plan p;
+    p.fn = fn;
+    for (BlockArgument arg : fn.getArguments()) {
+      if (!isa<MemRefType>(arg.getType()))
+        return fn.emitError("argument #")
+               << arg.getArgNumber() << " has type " << arg.getType()
+               << "; the CUDA runtime binds buffers only";
+      p.bufferOf[arg] = arg.getArgNumber();
+    }
+    p.launchRows = fn->getAttrOfType<ArrayAttr>(kCUDALaunchRowsAttrName);
+    p.seqLen = markedSequenceLength(fn);
+    if (failed(collect(p, fn.getBody().front(), 0, p.seqLen)))
+      return failure();
+    for (auto [opPtr, lo, hi] : p.items) {
+      Operation &op = *opPtr;
+      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op) ||
+          p.guardInputs.contains(&op))
+        continue;
+      if (isa<memref::AllocOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+              memref::CastOp>(op)) {
+        if (failed(planBuffer(p, op)))
+          return failure();
+        continue;
+      }
+      auto launch = dyn_cast<gpu::LaunchFuncOp>(op);
+      if (!launch)
+        return op.emitError("'")
+               << op.getName()
+               << "' would run on the host, which cannot touch device "
+                  "buffers; the CUDA pipeline must make it part of a kernel";
+      if (failed(planLaunch(p, launch, lo, hi)))
+        return failure();
+    }
+    if (p.launches.empty())
+      return fn.emitError("the CUDA pipeline produced no kernel launch");
+    if (p.launchRows && p.launchRows.size() != p.launches.size())
+      return fn.emitError("the length rules name ")
+             << p.launchRows.size() << " block loops, and there are "
+             << p.launches.size() << " launches";
+    fn->removeAttr(kCUDALaunchRowsAttrName);
+    if (failed(moveKernels(p)))
+      return failure();
     // linformer-packed-sequences{entry} marked the arguments it made
     // packed.
     bool packed = false;
     for (unsigned i = 0; i < fn.getNumArguments(); ++i)
       packed |= bool(fn.getArgAttr(i, kPackedSequenceArgAttrName));
-    setDispatchPlan(fn, DispatchPlanAttr::get(ctx, kernels, intermediates,
-                                              packed, sequenceArguments(fn)));
+    setDispatchPlan(fn, DispatchPlanAttr::get(fn.getContext(), p.kernels,
+                                              p.intermediates, packed,
+                                              sequenceArguments(fn)));
     return success();
   }
 };
