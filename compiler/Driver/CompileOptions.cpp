@@ -122,7 +122,8 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
     return fail("--target=cpu,cuda makes an artifact only; emit one target's "
                 "stages with --target=cpu or --target=cuda");
   ::linformer::schedule::CUDATarget cudaTarget;
-  if (target != Target::CPU && !::linformer::schedule::knownCUDATarget(sm, cudaTarget))
+  if (target != Target::CPU &&
+      !::linformer::schedule::knownCUDATarget(sm, cudaTarget))
     return fail("--sm=" + std::to_string(sm) +
                 " is not an SM version this compiler knows (70, 75, 80, 86, "
                 "89, 90, 100, 120)");
@@ -137,8 +138,9 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
       emit != Emit::Artifact)
     return fail("--target=cuda emits linformer, linalg, gpu, ptx or an "
                 "artifact (the LLVM stages are the CPU's)");
-  if (emit == Emit::SharedObject && (outputPath.empty() || target == Target::CPUAndCUDA ||
-                                     backend != Backend::MLIR))
+  if (emit == Emit::SharedObject &&
+      (outputPath.empty() || target == Target::CPUAndCUDA ||
+       backend != Backend::MLIR))
     return fail("--emit=so needs -o FILE.so and one target's MLIR pipeline");
   CUDAPipelineOptions cudaOptions;
   applyCUDAKnobs(cudaOptions);
@@ -148,8 +150,8 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
     return fail("--cuda-wgmma needs --sm=90 (wgmma is an sm_90a instruction, "
                 "which other SMs do not have), not --sm=" +
                 std::to_string(sm));
-  if (target != Target::CPU && cudaMma != CudaMma::Auto && cudaMma != CudaMma::None &&
-      sm < 80)
+  if (target != Target::CPU && cudaMma != CudaMma::Auto &&
+      cudaMma != CudaMma::None && sm < 80)
     return fail("--cuda-mma=" + spelling(cudaMma) +
                 " needs sm_80 or later (mma.sync on " + spelling(cudaMma) +
                 " tensor cores), not --sm=" + std::to_string(sm));
@@ -162,7 +164,8 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
                 "schedules: --target=cpu or --target=cuda, not cpu,cuda");
   if (target == Target::CPU && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
-  if (precision == Precision::BF16 && (target != Target::CPU || backend != Backend::MLIR))
+  if (precision == Precision::BF16 &&
+      (target != Target::CPU || backend != Backend::MLIR))
     return fail("--precision=bf16 is for CPU kernels of --backend=mlir "
                 "(--target=cpu); CUDA's tensor-core precision is --cuda-mma");
   if (backend == Backend::Best &&
@@ -172,7 +175,8 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
                 "(timing runs it on generated weights), without --autotune "
                 "or --schedule");
   if (backend != Backend::MLIR && !haveHalide())
-    return fail("--backend=" + spelling(backend) + ": this compiler was built without "
+    return fail("--backend=" + spelling(backend) +
+                ": this compiler was built without "
                 "Halide (scripts/setup installs it into build/halide-venv)");
   if (backend == Backend::Best && outputPath.empty() && !toMemory)
     return fail("an artifact needs -o FILE.lfa");

@@ -295,7 +295,8 @@ sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
 std::string Compile::cpuProducts(const sched::CPUTarget &target) const {
   if (options.precision != Precision::Auto)
     return spelling(options.precision).str();
-  if (options.backend != Backend::MLIR || !src.fromModel || src.config.dtype != "bf16")
+  if (options.backend != Backend::MLIR || !src.fromModel ||
+      src.config.dtype != "bf16")
     return "f32";
   sched::MatrixEngines engines = sched::matrixEngines(target);
   return engines.avx512BF16 || engines.amxBF16 ? "bf16" : "f32";

@@ -389,7 +389,9 @@ FileError Inspector::readKernelRecord(const std::string &kernel,
     return bad("kernel '" + kernel + "' has no '" + abi +
                "' record (an object from an older compiler?)");
   const Elf64_Sym &s = a->second;
-  auto invalid = [&] { return bad("'" + abi + "' is not a valid kernel record"); };
+  auto invalid = [&] {
+    return bad("'" + abi + "' is not a valid kernel record");
+  };
   uint64_t off = 0;
   if (ELF64_ST_TYPE(s.st_info) != STT_OBJECT || s.st_size % 8 != 0 ||
       s.st_size < 8 * kKernelAbiHeaderWords ||

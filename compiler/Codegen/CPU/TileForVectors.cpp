@@ -881,6 +881,10 @@ struct TileForVectorsPass
     }
     engine = *chosen;
     options = TileParams{vectorWidth, unroll, reductionTile};
+    // One pass instance runs on function after function: nothing of the
+    // last one's ops may stay (an erased op's address can come back).
+    late.clear();
+    fused.clear();
     if (failed(decomposeAggregates(rewriter)))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> ops = opsInTilingOrder();
@@ -901,8 +905,9 @@ struct TileForVectorsPass
 private:
   BF16EngineChoice engine;
   TileParams options;
-  /// Fills, and the inits of accumulators that contractions take into their
-  /// register tiles (tileWithFusedInit): tiled last, while whole.
+  /// This function's fills, and the inits of accumulators that contractions
+  /// take into their register tiles (tileWithFusedInit): tiled last, while
+  /// whole.
   DenseSet<Operation *> late;
   /// Inits a contraction took along; not tiled on their own.
   DenseSet<Operation *> fused;
