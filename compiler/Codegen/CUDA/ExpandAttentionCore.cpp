@@ -282,13 +282,285 @@ struct CoreOperands {
     rewriter.eraseOp(op);
   }
 
+  /// The staged core's reads of its block's shared words `smem`, as lane
+  /// `lane`, and the KVSource that reads through them. The source's
+  /// functions call back into this reader: it must outlive the warps built
+  /// from them.
+  struct StagedReader {
+    Location loc;
+    const cuda::StagedCoreLayout &layout;
+    Value smem, lane;
+    StringRef precision;
+    bool exact;
+
+    Value idx(OpBuilder &b, int64_t v) const {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    }
+    Value addI(OpBuilder &b, Value x, int64_t v) const {
+      return arith::AddIOp::create(b, loc, x, idx(b, v));
+    }
+    Value mulI(OpBuilder &b, Value x, int64_t v) const {
+      return arith::MulIOp::create(b, loc, x, idx(b, v));
+    }
+    Value half(OpBuilder &b, Value x) const {
+      return arith::DivUIOp::create(b, loc, x, idx(b, 2)).getResult();
+    }
+    Value word(OpBuilder &b, Value at) const {
+      return memref::LoadOp::create(b, loc, smem, ValueRange{at}).getResult();
+    }
+    Value kAt(OpBuilder &b, Value slot, Value pairIdx) const {
+      return word(b, layout.kWord(b, loc, slot, pairIdx));
+    }
+    Value vAt(OpBuilder &b, Value col, Value pairIdx) const {
+      return word(b, layout.vWord(b, loc, col, pairIdx));
+    }
+
+    /// ldmatrix (see cuda::ldmatrixOperands). Both buffers are k-major for
+    /// their products (K: a slot's head-column pairs; V: a column's slot
+    /// pairs), so their B fragments come as rows: key tile nt, head steps
+    /// st and st + 1 = matrices (st, pairs 0-3), (st, 4-7), (st + 1, 0-3),
+    /// (st + 1, 4-7), lane L pointing at slot j0 + 8 nt + L % 8, word
+    /// 8 st + 4 (L / 8); value tiles dt and dt + 1 = (dt, slot pairs 0-3),
+    /// (dt, 4-7), (dt + 1, 0-3), (dt + 1, 4-7), lane L pointing at column
+    /// 8 (dt + L / 16) + L % 8, word j0 / 2 + 4 (L / 8 % 2). Lane l's row
+    /// of key tile nt at head step st:
+    Value kRow(OpBuilder &b, Value j0, Value l, int64_t nt, int64_t st) const {
+      Value slot =
+          arith::AddIOp::create(b, loc, addI(b, j0, 8 * nt),
+                                arith::RemUIOp::create(b, loc, l, idx(b, 8)));
+      Value q = arith::DivUIOp::create(b, loc, l, idx(b, 8));
+      return arith::AddIOp::create(b, loc, mulI(b, slot, layout.kStride),
+                                   addI(b, mulI(b, q, 4), 8 * st))
+          .getResult();
+    }
+    /// Lane l's row for the value tiles from column `col0`.
+    Value vRow(OpBuilder &b, Value j0, Value l, Value col0) const {
+      Value col = arith::AddIOp::create(
+          b, loc, mulI(b, arith::DivUIOp::create(b, loc, l, idx(b, 16)), 8),
+          arith::RemUIOp::create(b, loc, l, idx(b, 8)));
+      Value hiHalf = arith::RemUIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, l, idx(b, 8)), idx(b, 2));
+      return addI(b,
+                  arith::AddIOp::create(
+                      b, loc,
+                      mulI(b, arith::AddIOp::create(b, loc, col, col0),
+                           layout.vStride),
+                      arith::AddIOp::create(b, loc, half(b, j0),
+                                            mulI(b, hiHalf, 4))),
+                  layout.vBase);
+    }
+    SmallVector<Value, 4> ldm(OpBuilder &b, Value at, int64_t n) const {
+      return cuda::ldmatrixOperands(b, loc, smem, at, n,
+                                    cuda::stagedWordType(b.getContext(), exact),
+                                    precision);
+    }
+
+    /// The source: one shared word an operand pair, a wgmma descriptor
+    /// (`wgmma`: core layout on the GPU) or ldmatrix rows (`ldmatrix`).
+    KVSource source(bool wgmma, bool ldmatrix) const {
+      KVSource kv;
+      kv.keyPair = [this](OpBuilder &b, Value slot, Value e0) {
+        return cuda::wordToOperand(b, loc, kAt(b, slot, half(b, e0)),
+                                   precision);
+      };
+      kv.valuePair = [this](OpBuilder &b, Value slot0, Value col) {
+        return cuda::wordToOperand(b, loc, vAt(b, col, half(b, slot0)),
+                                   precision);
+      };
+      kv.keyAt = [this](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+        return cuda::wordElement(b, loc,
+                                 kAt(b, addI(b, j0, jj), idx(b, e / 2)), e % 2,
+                                 precision, exact);
+      };
+      kv.valueAt = [this](OpBuilder &b, Value j0, int64_t jj, Value col) {
+        // j0 is a multiple of 16: slot j0 + jj is word j0/2 + jj/2.
+        return cuda::wordElement(
+            b, loc, vAt(b, col, addI(b, half(b, j0), jj / 2)), jj % 2,
+            precision, exact);
+      };
+      if (wgmma)
+        addDescriptors(kv);
+      else if (ldmatrix)
+        addLdmatrix(kv);
+      return kv;
+    }
+
+    /// wgmma: descriptors of the core-layout buffers. Along k (head
+    /// columns of K, slots of V) core matrices are 128 bytes apart; along
+    /// the lines (slots of K, columns of V) 8 lines of kStride or vStride
+    /// words.
+    void addDescriptors(KVSource &kv) const {
+      kv.keyDesc = [this](OpBuilder &b, Value j0, int64_t st) {
+        return cuda::wgmmaDescriptor(
+            b, loc, smem, layout.kWord(b, loc, j0, idx(b, 8 * st)), 128,
+            32 * layout.kStride);
+      };
+      kv.valueDesc = [this](OpBuilder &b, Value j0) {
+        return cuda::wgmmaDescriptor(
+            b, loc, smem, layout.vWord(b, loc, idx(b, 0), half(b, j0)), 128,
+            32 * layout.vStride);
+      };
+    }
+
+    /// ldmatrix fragments (kRow, vRow). Emulated, each operand is read
+    /// where ldmatrix delivers it: word t of the row its holder (lane
+    /// 8q + g) points at.
+    void addLdmatrix(KVSource &kv) const {
+      kv.keyFrags = [this](OpBuilder &b, Value j0, int64_t nt, int64_t st,
+                           int64_t n) {
+        return ldm(b, kRow(b, j0, lane, nt, st), n);
+      };
+      kv.valueFrags = [this](OpBuilder &b, Value j0, int64_t dt, int64_t n) {
+        return ldm(b, vRow(b, j0, lane, idx(b, 8 * dt)), n);
+      };
+      kv.keyAt = [this](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+        int64_t st = e / 16, q = (e % 16) / 8 + 2 * (st % 2);
+        Value holder = idx(b, 8 * q + jj % 8);
+        Value at =
+            addI(b, kRow(b, j0, holder, jj / 8, st - st % 2), (e % 8) / 2);
+        return cuda::wordElement(b, loc, word(b, at), e % 2, precision, exact);
+      };
+      kv.valueAt = [this](OpBuilder &b, Value j0, int64_t jj, Value col) {
+        // The holder of column col: g = col % 8 of tile col / 8.
+        Value tileOf = arith::DivUIOp::create(b, loc, col, idx(b, 8));
+        Value q = arith::AddIOp::create(
+            b, loc,
+            mulI(b, arith::RemUIOp::create(b, loc, tileOf, idx(b, 2)), 2),
+            idx(b, jj / 8));
+        Value holder = arith::AddIOp::create(
+            b, loc, mulI(b, q, 8),
+            arith::RemUIOp::create(b, loc, col, idx(b, 8)));
+        Value col0 = mulI(
+            b,
+            arith::SubIOp::create(
+                b, loc, tileOf,
+                arith::RemUIOp::create(b, loc, tileOf, idx(b, 2))),
+            8);
+        Value at = addI(b, vRow(b, j0, holder, col0), (jj % 8) / 2);
+        return cuda::wordElement(b, loc, word(b, at), jj % 2, precision,
+                                 exact);
+      };
+    }
+  };
+
+  /// The staged core's block `block`: its sequence, head and first query
+  /// tile. Where the queries are one sequence's tokens and the runtime
+  /// knows the lengths (`tokenMajor`), blocks go (sequence, query block,
+  /// head), heads fastest, so that the blocks holding a sequence's first
+  /// tokens come first and a length rule can launch a prefix; else
+  /// (sequence, head, query block).
+  struct BlockAt {
+    Value bi, hi, tile0;
+  };
+  BlockAt stagedBlock(OpBuilder &b, Location loc, Value block,
+                      bool tokenMajor, int64_t blocksPerHead,
+                      int64_t tilesPerBlock) const {
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    BlockAt at;
+    if (tokenMajor) {
+      at.hi = arith::RemUIOp::create(b, loc, block, c(heads));
+      Value bq = arith::DivUIOp::create(b, loc, block, c(heads));
+      at.tile0 = arith::MulIOp::create(
+          b, loc, arith::RemUIOp::create(b, loc, bq, c(blocksPerHead)),
+          c(tilesPerBlock));
+      at.bi = arith::DivUIOp::create(b, loc, bq, c(blocksPerHead));
+      return at;
+    }
+    Value bh = arith::DivUIOp::create(b, loc, block, c(blocksPerHead));
+    at.tile0 = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, block, c(blocksPerHead)),
+        c(tilesPerBlock));
+    at.hi = arith::RemUIOp::create(b, loc, bh, c(heads));
+    at.bi = arith::DivUIOp::create(b, loc, bh, c(heads));
+    return at;
+  }
+
+  /// Thread (w, lane) of a block of `warps` warps copies every (warps x
+  /// 32)-th word of K, then of V, into `smem`: consecutive threads read
+  /// consecutive pairs of K's head columns, and consecutive columns of two
+  /// slots of V.
+  void copyToShared(OpBuilder &b, Location loc,
+                    const cuda::StagedCoreLayout &layout, const BlockAt &at,
+                    Value w, Value lane, Value smem, int64_t warps,
+                    StringRef precision, bool exact) const {
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::AddIOp::create(b, loc, x, cIdx(b, v));
+    };
+    auto mulI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::MulIOp::create(b, loc, x, cIdx(b, v));
+    };
+    Value tid = arith::AddIOp::create(b, loc, mulI(b, w, 32), lane);
+    auto ld = [&](OpBuilder &b, Value buf, Value r, Value col) {
+      return loadF32(b, loc, buf, ValueRange{at.bi, at.hi, r, col});
+    };
+    auto stride = [&](int64_t count, auto fn) {
+      scf::ForOp::create(
+          b, loc, tid, cIdx(b, count), cIdx(b, warps * 32), ValueRange{},
+          [&](OpBuilder &b, Location loc, Value i, ValueRange) {
+            fn(b, i);
+            scf::YieldOp::create(b, loc);
+          });
+    };
+    stride(k * (d / 2), [&](OpBuilder &b, Value i) {
+      Value slot = arith::DivUIOp::create(b, loc, i, cIdx(b, d / 2));
+      Value p = arith::RemUIOp::create(b, loc, i, cIdx(b, d / 2));
+      Value e0 = mulI(b, p, 2);
+      Value wd = cuda::packWord(b, loc, ld(b, key, slot, e0),
+                                ld(b, key, slot, addI(b, e0, 1)), precision,
+                                exact);
+      memref::StoreOp::create(b, loc, wd, smem,
+                              ValueRange{layout.kWord(b, loc, slot, p)});
+    });
+    stride((k / 2) * d, [&](OpBuilder &b, Value i) {
+      Value col = arith::RemUIOp::create(b, loc, i, cIdx(b, d));
+      Value sp = arith::DivUIOp::create(b, loc, i, cIdx(b, d));
+      Value s0 = mulI(b, sp, 2);
+      Value wd = cuda::packWord(b, loc, ld(b, value, s0, col),
+                                ld(b, value, addI(b, s0, 1), col), precision,
+                                exact);
+      memref::StoreOp::create(b, loc, wd, smem,
+                              ValueRange{layout.vWord(b, loc, col, sp)});
+    });
+  }
+
+  /// Warp w of a staged block computes its query tiles (tile0 + w, then
+  /// every `warps`-th of the block's `perBlock` groups) from the keys and
+  /// values in `smem`.
+  void computeStaged(OpBuilder &b, Location loc,
+                     const cuda::StagedCoreLayout &layout, const BlockAt &at,
+                     Value w, Value lane, Value smem, int64_t warps,
+                     int64_t perBlock, StringRef precision, bool emulate,
+                     bool exact, bool ldmatrix) const {
+    StagedReader reader{loc, layout, smem, lane, precision, exact};
+    KVSource kv = reader.source(layout.core && !emulate, ldmatrix);
+    Value first = arith::AddIOp::create(b, loc, at.tile0, w);
+    if (perBlock == 1) {
+      warp(b, loc, at.bi, at.hi, first, lane, kv, precision, emulate, exact);
+      return;
+    }
+    scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::ConstantIndexOp::create(b, loc, perBlock * warps),
+        arith::ConstantIndexOp::create(b, loc, warps), ValueRange{},
+        [&](OpBuilder &b, Location loc, Value r, ValueRange) {
+          warp(b, loc, at.bi, at.hi, arith::AddIOp::create(b, loc, first, r),
+               lane, kv, precision, emulate, exact);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
   /// The staged core: an scf.parallel over blocks (one (b, h) and
   /// `perBlock` groups of `warps` consecutive query tiles each) around one
-  /// over its threads (warps x 32 lanes), both already mapped to block and thread ids. On the GPU
-  /// the threads copy the keys and values into dynamic shared memory,
-  /// meet at a barrier and compute; emulated (a CPU runs a thread loop to
-  /// its end before the next starts) the copy and the computation are two
-  /// thread loops over one buffer of the block.
+  /// over its threads (warps x 32 lanes), both already mapped to block and
+  /// thread ids. On the GPU the threads copy the keys and values into
+  /// dynamic shared memory, meet at a barrier and compute; emulated (a CPU
+  /// runs a thread loop to its end before the next starts) the copy and
+  /// the computation are two thread loops over one buffer of the block.
   void staged(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
               bool emulate, bool exact, const cuda::StagedCoreLayout &layout,
               int64_t warps, int64_t perBlock, bool ldmatrix) const {
@@ -303,11 +575,8 @@ struct CoreOperands {
     // with one copy of K and V.
     int64_t blocksPerHead = groupsPerHead / perBlock;
     Type word = cuda::stagedWordType(ctx, exact);
-    // Where the queries are one sequence's tokens and the runtime knows the
-    // lengths (linformer-cuda-mark-token-loops marked q's batch and token
-    // dimensions), blocks go (sequence, query block, head), heads fastest,
-    // so that the blocks holding a sequence's first tokens come first and a
-    // length rule can launch a prefix; else (sequence, head, query block).
+    // Blocks token-major where linformer-cuda-mark-token-loops marked q's
+    // batch and token dimensions (see stagedBlock).
     auto loops = op->getAttrOfType<DenseI64ArrayAttr>(kTokenLoopsAttrName);
     bool tokenMajor = loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2} &&
                       blocksPerHead * perBlock * warps * 16 == n;
@@ -315,226 +584,21 @@ struct CoreOperands {
         rewriter, loc, ValueRange{zero},
         ValueRange{cIdx(rewriter, batch * heads * blocksPerHead)},
         ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          auto c = [&](int64_t v) { return cIdx(b, v); };
-          Value bi, hi, tile0;
-          if (tokenMajor) {
-            hi = arith::RemUIOp::create(b, loc, ivs[0], c(heads));
-            Value bq = arith::DivUIOp::create(b, loc, ivs[0], c(heads));
-            tile0 = arith::MulIOp::create(
-                b, loc, arith::RemUIOp::create(b, loc, bq, c(blocksPerHead)),
-                c(perBlock * warps));
-            bi = arith::DivUIOp::create(b, loc, bq, c(blocksPerHead));
-          } else {
-            Value bh =
-                arith::DivUIOp::create(b, loc, ivs[0], c(blocksPerHead));
-            tile0 = arith::MulIOp::create(
-                b, loc,
-                arith::RemUIOp::create(b, loc, ivs[0], c(blocksPerHead)),
-                c(perBlock * warps));
-            hi = arith::RemUIOp::create(b, loc, bh, c(heads));
-            bi = arith::DivUIOp::create(b, loc, bh, c(heads));
-          }
+          BlockAt at = stagedBlock(b, loc, ivs[0], tokenMajor, blocksPerHead,
+                                   perBlock * warps);
           // One loop over the block's threads running `body(w, lane)`.
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, Value, Value)>
                                  body) {
             cuda::blockThreads(b, loc, warps, body);
           };
-          auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
-            return arith::AddIOp::create(b, loc, x, cIdx(b, v));
-          };
-          auto mulI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
-            return arith::MulIOp::create(b, loc, x, cIdx(b, v));
-          };
-          // Thread (w, lane) copies every (warps x 32)-th word of K, then
-          // of V: consecutive threads read consecutive pairs of K's head
-          // columns, and consecutive columns of two slots of V.
           auto copy = [&](OpBuilder &b, Value w, Value lane, Value smem) {
-            Value tid = arith::AddIOp::create(b, loc, mulI(b, w, 32), lane);
-            auto ld = [&](OpBuilder &b, Value buf, Value r, Value col) {
-              return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
-            };
-            auto stride = [&](int64_t count, auto fn) {
-              scf::ForOp::create(
-                  b, loc, tid, cIdx(b, count), cIdx(b, warps * 32),
-                  ValueRange{},
-                  [&](OpBuilder &b, Location loc, Value i, ValueRange) {
-                    fn(b, i);
-                    scf::YieldOp::create(b, loc);
-                  });
-            };
-            stride(k * (d / 2), [&](OpBuilder &b, Value i) {
-              Value slot = arith::DivUIOp::create(b, loc, i, cIdx(b, d / 2));
-              Value p = arith::RemUIOp::create(b, loc, i, cIdx(b, d / 2));
-              Value e0 = mulI(b, p, 2);
-              Value wd = cuda::packWord(b, loc, ld(b, key, slot, e0),
-                                        ld(b, key, slot, addI(b, e0, 1)),
-                                        precision, exact);
-              memref::StoreOp::create(b, loc, wd, smem,
-                                      ValueRange{layout.kWord(b, loc, slot, p)});
-            });
-            stride((k / 2) * d, [&](OpBuilder &b, Value i) {
-              Value col = arith::RemUIOp::create(b, loc, i, cIdx(b, d));
-              Value sp = arith::DivUIOp::create(b, loc, i, cIdx(b, d));
-              Value s0 = mulI(b, sp, 2);
-              Value wd = cuda::packWord(b, loc, ld(b, value, s0, col),
-                                        ld(b, value, addI(b, s0, 1), col),
-                                        precision, exact);
-              memref::StoreOp::create(b, loc, wd, smem,
-                                      ValueRange{layout.vWord(b, loc, col, sp)});
-            });
+            copyToShared(b, loc, layout, at, w, lane, smem, warps, precision,
+                         exact);
           };
           auto compute = [&](OpBuilder &b, Value w, Value lane, Value smem) {
-            auto word = [&](OpBuilder &b, Value at) {
-              return memref::LoadOp::create(b, loc, smem, ValueRange{at})
-                  .getResult();
-            };
-            auto half = [&](OpBuilder &b, Value x) {
-              return arith::DivUIOp::create(b, loc, x, cIdx(b, 2)).getResult();
-            };
-            auto kAt = [&](OpBuilder &b, Value slot, Value pairIdx) {
-              return word(b, layout.kWord(b, loc, slot, pairIdx));
-            };
-            auto vAt = [&](OpBuilder &b, Value col, Value pairIdx) {
-              return word(b, layout.vWord(b, loc, col, pairIdx));
-            };
-            KVSource kv;
-            kv.keyPair = [&](OpBuilder &b, Value slot, Value e0) {
-              return cuda::wordToOperand(b, loc, kAt(b, slot, half(b, e0)),
-                                         precision);
-            };
-            kv.valuePair = [&](OpBuilder &b, Value slot0, Value col) {
-              return cuda::wordToOperand(b, loc, vAt(b, col, half(b, slot0)),
-                                         precision);
-            };
-            kv.keyAt = [&](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
-              return cuda::wordElement(
-                  b, loc, kAt(b, addI(b, j0, jj), cIdx(b, e / 2)), e % 2,
-                  precision, exact);
-            };
-            kv.valueAt = [&](OpBuilder &b, Value j0, int64_t jj, Value col) {
-              // j0 is a multiple of 16: slot j0 + jj is word j0/2 + jj/2.
-              return cuda::wordElement(
-                  b, loc, vAt(b, col, addI(b, half(b, j0), jj / 2)), jj % 2,
-                  precision, exact);
-            };
-            if (layout.core && !emulate) {
-              // wgmma: descriptors of the core-layout buffers. Along k
-              // (head columns of K, slots of V) core matrices are 128
-              // bytes apart; along the lines (slots of K, columns of V)
-              // 8 lines of kStride or vStride words.
-              kv.keyDesc = [&, smem](OpBuilder &b, Value j0, int64_t st) {
-                return cuda::wgmmaDescriptor(
-                    b, loc, smem, layout.kWord(b, loc, j0, cIdx(b, 8 * st)),
-                    128, 32 * layout.kStride);
-              };
-              kv.valueDesc = [&, smem](OpBuilder &b, Value j0) {
-                return cuda::wgmmaDescriptor(
-                    b, loc, smem, layout.vWord(b, loc, cIdx(b, 0), half(b, j0)),
-                    128, 32 * layout.vStride);
-              };
-            } else if (ldmatrix) {
-              // ldmatrix (see cuda::ldmatrixOperands). Both buffers are
-              // k-major for their products (K: a slot's head-column pairs;
-              // V: a column's slot pairs), so their B fragments come as
-              // rows: key tile nt, head steps st and st + 1 = matrices
-              // (st, pairs 0-3), (st, 4-7), (st + 1, 0-3), (st + 1, 4-7),
-              // lane L pointing at slot j0 + 8 nt + L % 8, word
-              // 8 st + 4 (L / 8); value
-              // tiles dt and dt + 1 = (dt, slot pairs 0-3), (dt, 4-7),
-              // (dt + 1, 0-3), (dt + 1, 4-7), lane L pointing at column
-              // 8 (dt + L / 16) + L % 8, word j0 / 2 + 4 (L / 8 % 2).
-              // Emulated, each operand is read where ldmatrix delivers it:
-              // word t of the row its holder (lane 8q + g) points at.
-              auto kRow = [&](OpBuilder &b, Value j0, Value l, int64_t nt,
-                              int64_t st) {
-                Value slot = arith::AddIOp::create(
-                    b, loc, addI(b, j0, 8 * nt),
-                    arith::RemUIOp::create(b, loc, l, cIdx(b, 8)));
-                Value q = arith::DivUIOp::create(b, loc, l, cIdx(b, 8));
-                return arith::AddIOp::create(
-                           b, loc, mulI(b, slot, layout.kStride),
-                           addI(b, mulI(b, q, 4), 8 * st))
-                    .getResult();
-              };
-              // Lane l's row for the value tiles from column `col0`.
-              auto vRow = [&](OpBuilder &b, Value j0, Value l, Value col0) {
-                Value col = arith::AddIOp::create(
-                    b, loc,
-                    mulI(b, arith::DivUIOp::create(b, loc, l, cIdx(b, 16)), 8),
-                    arith::RemUIOp::create(b, loc, l, cIdx(b, 8)));
-                Value hiHalf = arith::RemUIOp::create(
-                    b, loc, arith::DivUIOp::create(b, loc, l, cIdx(b, 8)),
-                    cIdx(b, 2));
-                return addI(b,
-                            arith::AddIOp::create(
-                                b, loc,
-                                mulI(b, arith::AddIOp::create(b, loc, col, col0),
-                                     layout.vStride),
-                                arith::AddIOp::create(b, loc, half(b, j0),
-                                                      mulI(b, hiHalf, 4))),
-                            layout.vBase);
-              };
-              auto ldm = [&](OpBuilder &b, Value at, int64_t n) {
-                return cuda::ldmatrixOperands(
-                    b, loc, smem, at, n,
-                    cuda::stagedWordType(b.getContext(), exact), precision);
-              };
-              // kRow, vRow and ldm by value: they end with this block,
-              // the sources are called after it.
-              kv.keyFrags = [&, kRow, ldm](OpBuilder &b, Value j0, int64_t nt,
-                                           int64_t st, int64_t n) {
-                return ldm(b, kRow(b, j0, lane, nt, st), n);
-              };
-              kv.valueFrags = [&, vRow, ldm](OpBuilder &b, Value j0,
-                                             int64_t dt, int64_t n) {
-                return ldm(b, vRow(b, j0, lane, cIdx(b, 8 * dt)), n);
-              };
-              kv.keyAt = [&, kRow](OpBuilder &b, Value j0, int64_t jj,
-                                   int64_t e) {
-                int64_t st = e / 16, q = (e % 16) / 8 + 2 * (st % 2);
-                Value holder = cIdx(b, 8 * q + jj % 8);
-                Value at = addI(b, kRow(b, j0, holder, jj / 8, st - st % 2),
-                                (e % 8) / 2);
-                return cuda::wordElement(b, loc, word(b, at), e % 2, precision,
-                                         exact);
-              };
-              kv.valueAt = [&, vRow](OpBuilder &b, Value j0, int64_t jj,
-                                     Value col) {
-                // The holder of column col: g = col % 8 of tile col / 8.
-                Value tileOf = arith::DivUIOp::create(b, loc, col, cIdx(b, 8));
-                Value q = arith::AddIOp::create(
-                    b, loc,
-                    mulI(b, arith::RemUIOp::create(b, loc, tileOf, cIdx(b, 2)),
-                         2),
-                    cIdx(b, jj / 8));
-                Value holder = arith::AddIOp::create(
-                    b, loc, mulI(b, q, 8),
-                    arith::RemUIOp::create(b, loc, col, cIdx(b, 8)));
-                Value col0 = mulI(
-                    b,
-                    arith::SubIOp::create(
-                        b, loc, tileOf,
-                        arith::RemUIOp::create(b, loc, tileOf, cIdx(b, 2))),
-                    8);
-                Value at = addI(b, vRow(b, j0, holder, col0), (jj % 8) / 2);
-                return cuda::wordElement(b, loc, word(b, at), jj % 2, precision,
-                                         exact);
-              };
-            }
-            Value first = arith::AddIOp::create(b, loc, tile0, w);
-            if (perBlock == 1) {
-              warp(b, loc, bi, hi, first, lane, kv, precision, emulate, exact);
-              return;
-            }
-            scf::ForOp::create(
-                b, loc, cIdx(b, 0), cIdx(b, perBlock * warps), cIdx(b, warps),
-                ValueRange{},
-                [&](OpBuilder &b, Location loc, Value r, ValueRange) {
-                  warp(b, loc, bi, hi, arith::AddIOp::create(b, loc, first, r),
-                       lane, kv, precision, emulate, exact);
-                  scf::YieldOp::create(b, loc);
-                });
+            computeStaged(b, loc, layout, at, w, lane, smem, warps, perBlock,
+                          precision, emulate, exact, ldmatrix);
           };
           if (emulate) {
             Value smem = memref::AllocOp::create(
@@ -577,300 +641,349 @@ struct CoreOperands {
   /// One warp's 16 query rows `tile` of (bi, hi), as lane `lane`. Lane
   /// (g, t) = (lane / 4, lane % 4) holds rows g and g + 8 of the tile; of
   /// a 16-slot block, S columns 2t, 2t + 1 of each 8-slot half; of the
-  /// output, columns 2t, 2t + 1 of each 8-column tile.
-  void warp(OpBuilder &b, Location loc, Value bi, Value hi, Value tile,
-            Value lane, const KVSource &kv, StringRef precision, bool emulate,
-            bool exact) const {
-    int64_t dSteps = d / 16, dTiles = d / 8;
-    Type f32 = b.getF32Type();
-    auto accType = VectorType::get({2, 2}, f32);
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    auto addI = [&](Value x, int64_t v) -> Value {
-      return arith::AddIOp::create(b, loc, x, c(v));
-    };
-    auto cF = [&](double v) -> Value {
-      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-    };
-    Value g = arith::DivUIOp::create(b, loc, lane, c(4));
-    Value t = arith::RemUIOp::create(b, loc, lane, c(4));
-    Value twoT = arith::MulIOp::create(b, loc, t, c(2));
-    Value row[2];
-    row[0] = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, tile, c(16)), g);
-    row[1] = addI(row[0], 8);
-    auto ld = [&](Value buf, Value r, Value col) -> Value {
-      return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
-    };
-    auto rnd = [&](Value v) {
-      return exact ? v : cuda::roundToOperand(b, loc, v, precision, true);
-    };
-    auto pack = [&](Value lo, Value hiV) {
-      return cuda::packOperandPair(b, loc, lo, hiV, precision);
-    };
-    Value fzero = cF(0.0), scaleLog2 = cF(scale * llvm::numbers::log2e);
-    Value negInf = cF(-std::numeric_limits<double>::infinity());
-    Value zeros = arith::ConstantOp::create(
-        b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+  /// output, columns 2t, 2t + 1 of each 8-column tile. The lane's values
+  /// the steps of its slot loop share (see `warp`).
+  struct WarpRows {
+    const CoreOperands &core;
+    Location loc;
+    Value bi, hi;
+    const KVSource &kv;
+    StringRef precision;
+    bool emulate, exact;
+    int64_t dSteps, dTiles;
+    /// The slots' blocks of 16 a step, and the scores a lane holds of one
+    /// (GPU: 4; emulated: all 16).
+    int64_t blocks, per;
+    VectorType accType;
+    Value g, twoT, row[2];
+    Value fzero, scaleLog2, negInf, zeros;
+    /// Q's A fragments, once: one per 16-wide step of the head (GPU).
+    SmallVector<SmallVector<Value, 4>> qFrag;
 
-    // A row's value over its four lanes (xor 1, 2 stay within the quad);
-    // emulated lanes already hold whole rows.
-    auto quad = [&](OpBuilder &b, Value x, bool isMax) -> Value {
+    WarpRows(const CoreOperands &core, OpBuilder &b, Location loc, Value bi,
+             Value hi, Value tile, Value lane, const KVSource &kv,
+             StringRef precision, bool emulate, bool exact)
+        : core(core), loc(loc), bi(bi), hi(hi), kv(kv), precision(precision),
+          emulate(emulate), exact(exact), dSteps(core.d / 16),
+          dTiles(core.d / 8), blocks(core.slotBlocks()), per(emulate ? 16 : 4),
+          accType(VectorType::get({2, 2}, b.getF32Type())) {
+      g = arith::DivUIOp::create(b, loc, lane, c(b, 4));
+      Value t = arith::RemUIOp::create(b, loc, lane, c(b, 4));
+      twoT = arith::MulIOp::create(b, loc, t, c(b, 2));
+      row[0] = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, tile, c(b, 16)), g);
+      row[1] = addI(b, row[0], 8);
+      fzero = cF(b, 0.0);
+      scaleLog2 = cF(b, core.scale * llvm::numbers::log2e);
+      negInf = cF(b, -std::numeric_limits<double>::infinity());
+      zeros = arith::ConstantOp::create(
+          b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+      if (emulate)
+        return;
+      for (int64_t s = 0; s < dSteps; ++s) {
+        Value c0 = addI(b, twoT, 16 * s), c1 = addI(b, c0, 1),
+              c8 = addI(b, c0, 8), c9 = addI(b, c0, 9);
+        qFrag.push_back({pack(b, ld(b, core.q, row[0], c0),
+                              ld(b, core.q, row[0], c1)),
+                         pack(b, ld(b, core.q, row[1], c0),
+                              ld(b, core.q, row[1], c1)),
+                         pack(b, ld(b, core.q, row[0], c8),
+                              ld(b, core.q, row[0], c9)),
+                         pack(b, ld(b, core.q, row[1], c8),
+                              ld(b, core.q, row[1], c9))});
+      }
+    }
+
+    Value c(OpBuilder &b, int64_t v) const {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    }
+    Value addI(OpBuilder &b, Value x, int64_t v) const {
+      return arith::AddIOp::create(b, loc, x, c(b, v));
+    }
+    Value cF(OpBuilder &b, double v) const {
+      return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+    }
+    Value ld(OpBuilder &b, Value buf, Value r, Value col) const {
+      return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
+    }
+    Value rnd(OpBuilder &b, Value v) const {
+      return exact ? v : cuda::roundToOperand(b, loc, v, precision, true);
+    }
+    Value pack(OpBuilder &b, Value lo, Value hiV) const {
+      return cuda::packOperandPair(b, loc, lo, hiV, precision);
+    }
+    /// A row's value over its four lanes (xor 1, 2 stay within the quad);
+    /// emulated lanes already hold whole rows.
+    Value quad(OpBuilder &b, Value x, bool isMax) const {
       if (emulate)
         return x;
       return cuda::xorButterfly(
-          b, loc, x, {1, 2}, [&](OpBuilder &b, Location loc, Value lhs, Value rhs) {
+          b, loc, x, {1, 2},
+          [&](OpBuilder &b, Location loc, Value lhs, Value rhs) {
             return isMax
                        ? arith::MaximumFOp::create(b, loc, lhs, rhs).getResult()
                        : arith::AddFOp::create(b, loc, lhs, rhs).getResult();
           });
-    };
+    }
 
-    // Q's A fragments, once: one per 16-wide step of the head.
-    SmallVector<SmallVector<Value, 4>> qFrag;
-    if (!emulate)
-      for (int64_t s = 0; s < dSteps; ++s) {
-        Value c0 = addI(twoT, 16 * s), c1 = addI(c0, 1), c8 = addI(c0, 8),
-              c9 = addI(c0, 9);
-        qFrag.push_back({pack(ld(q, row[0], c0), ld(q, row[0], c1)),
-                         pack(ld(q, row[1], c0), ld(q, row[1], c1)),
-                         pack(ld(q, row[0], c8), ld(q, row[0], c9)),
-                         pack(ld(q, row[1], c8), ld(q, row[1], c9))});
+    /// The scores this lane holds of the step's blocks (block u at slot
+    /// jb[u]): s[h][per * u + jj], row h, slot jj of block u (GPU: jj in
+    /// {8 nt + 2t + o}; emulated: all 16), masked slots -inf.
+    SmallVector<SmallVector<Value>> scores(OpBuilder &b, Value j0,
+                                           ArrayRef<Value> jb) const {
+      Type f32 = b.getF32Type();
+      auto masked = [&](Value s, Value slot) -> Value {
+        if (!core.mask)
+          return s;
+        Value flag =
+            memref::LoadOp::create(b, loc, core.mask, ValueRange{bi, slot});
+        return arith::SelectOp::create(b, loc, maskBit(b, loc, flag), s,
+                                       negInf);
+      };
+      SmallVector<SmallVector<Value>> s(2);
+      // wgmma: the warpgroup's scores of the whole step, one m64n(16
+      // blocks)k16 a head step with Q's fragments as A; register
+      // 4 nt + 2 h + o is row h, slot 8 nt + 2t + o of the step.
+      SmallVector<Value> sRegs;
+      if (!emulate && kv.keyDesc) {
+        // The first head step overwrites (scale-d 0): no zeroing.
+        sRegs.assign(8 * blocks, LLVM::PoisonOp::create(b, loc, f32));
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+        for (int64_t st = 0; st < dSteps; ++st)
+          sRegs = cuda::wgmmaRS(b, loc, sRegs, qFrag[st],
+                                kv.keyDesc(b, j0, st), 16 * blocks, precision,
+                                /*accumulate=*/st > 0);
+        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       }
+      for (int64_t u = 0; u < blocks; ++u) {
+        if (!sRegs.empty()) {
+          Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+          for (int h = 0; h < 2; ++h)
+            for (int64_t nt = 0; nt < 2; ++nt)
+              for (int64_t o = 0; o < 2; ++o)
+                s[h].push_back(masked(sRegs[4 * (2 * u + nt) + 2 * h + o],
+                                      addI(b, j2t, 8 * nt + o)));
+          continue;
+        }
+        if (emulate) {
+          for (int h = 0; h < 2; ++h)
+            for (int64_t jj = 0; jj < 16; ++jj) {
+              Value sum = fzero;
+              for (int64_t e = 0; e < core.d; ++e) {
+                Value x = rnd(b, ld(b, core.q, row[h], c(b, e)));
+                Value y = kv.keyAt(b, jb[u], jj, e);
+                sum = arith::AddFOp::create(b, loc, sum,
+                                            arith::MulFOp::create(b, loc, x, y));
+              }
+              s[h].push_back(masked(sum, addI(b, jb[u], jj)));
+            }
+          continue;
+        }
+        Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+        Value jg = arith::AddIOp::create(b, loc, jb[u], g);
+        Value sAcc[2];
+        for (int64_t nt = 0; nt < 2; ++nt) {
+          Value keyRow = addI(b, jg, 8 * nt);
+          Value a = zeros;
+          SmallVector<Value, 4> regs;
+          for (int64_t st = 0; st < dSteps; ++st) {
+            SmallVector<Value, 2> bFrag;
+            if (kv.keyFrags) {
+              // Steps st and st + 1 in one ldmatrix (x2 for a last odd
+              // one).
+              if (st % 2 == 0)
+                regs = kv.keyFrags(b, jb[u], nt, st, st + 1 < dSteps ? 4 : 2);
+              bFrag = {regs[2 * (st % 2)], regs[2 * (st % 2) + 1]};
+            } else {
+              Value c0 = addI(b, twoT, 16 * st), c8 = addI(b, c0, 8);
+              bFrag = {kv.keyPair(b, keyRow, c0), kv.keyPair(b, keyRow, c8)};
+            }
+            a = cuda::mmaM16N8K16(b, loc, qFrag[st], bFrag, a, precision);
+          }
+          sAcc[nt] = a;
+        }
+        for (int h = 0; h < 2; ++h)
+          for (int64_t nt = 0; nt < 2; ++nt)
+            for (int64_t o = 0; o < 2; ++o)
+              s[h].push_back(
+                  masked(vector::ExtractOp::create(b, loc, sAcc[nt],
+                                                   ArrayRef<int64_t>{h, o}),
+                         addI(b, j2t, 8 * nt + o)));
+      }
+      return s;
+    }
 
-    // Iter args: max and (partial) sum of each of the lane's two rows,
-    // then the output tiles' accumulators. A step of the loop takes
-    // `blocks` blocks of 16 slots: their scores, one max and one alpha a
-    // row, one rescale of the accumulators, then their P V products.
-    int64_t blocks = slotBlocks();
-    SmallVector<Value> init = {negInf, negInf, fzero, fzero};
-    for (int64_t dt = 0; dt < dTiles; ++dt)
-      init.push_back(zeros);
+    /// The online softmax's step over the scores `s`: each row's new max
+    /// `mNew` (across the four lanes of a row on the GPU), the old
+    /// accumulators' factor `alpha`, the probabilities `p`, and the
+    /// running sums `l` updated.
+    struct Softmax {
+      Value mNew[2], alpha[2];
+      SmallVector<SmallVector<Value>> p = SmallVector<SmallVector<Value>>(2);
+    };
+    Softmax softmax(OpBuilder &b, ArrayRef<SmallVector<Value>> s,
+                    const Value (&m)[2], Value (&l)[2]) const {
+      Softmax r;
+      for (int h = 0; h < 2; ++h) {
+        Value x = s[h][0];
+        for (size_t jj = 1; jj < s[h].size(); ++jj)
+          x = arith::MaximumFOp::create(b, loc, x, s[h][jj]);
+        r.mNew[h] = arith::MaximumFOp::create(b, loc, m[h], quad(b, x, true));
+        SoftmaxStep step(b, loc, r.mNew[h], scaleLog2, core.mask != nullptr);
+        r.alpha[h] = step.exp(b, loc, m[h]);
+        Value sum = fzero;
+        for (Value v : s[h]) {
+          r.p[h].push_back(step.exp(b, loc, v));
+          sum = arith::AddFOp::create(b, loc, sum, r.p[h].back());
+        }
+        l[h] = arith::AddFOp::create(
+            b, loc, arith::MulFOp::create(b, loc, l[h], r.alpha[h]), sum);
+      }
+      return r;
+    }
+
+    /// O = O * alpha + P V, block by block, on the output tiles'
+    /// accumulators `acc`.
+    void accumulate(OpBuilder &b, ArrayRef<Value> jb, const Softmax &sm,
+                    SmallVectorImpl<Value> &acc) const {
+      const auto &p = sm.p;
+      Value alphaV = vector::FromElementsOp::create(
+          b, loc, accType,
+          ValueRange{sm.alpha[0], sm.alpha[0], sm.alpha[1], sm.alpha[1]});
+      for (int64_t dt = 0; dt < dTiles; ++dt)
+        acc[dt] = arith::MulFOp::create(b, loc, acc[dt], alphaV);
+      // wgmma: the warpgroup's O (register 4 dt + 2 h + o: tile dt's
+      // (h, o)) += P V, one m64n(d)k16 a block with P's fragments as A.
+      auto pFragOf = [&](int64_t u) {
+        auto pu = [&](int h, int64_t i) { return p[h][per * u + i]; };
+        return SmallVector<Value>{
+            pack(b, pu(0, 0), pu(0, 1)), pack(b, pu(1, 0), pu(1, 1)),
+            pack(b, pu(0, 2), pu(0, 3)), pack(b, pu(1, 2), pu(1, 3))};
+      };
+      if (!emulate && kv.valueDesc) {
+        SmallVector<Value> regs;
+        for (int64_t dt = 0; dt < dTiles; ++dt)
+          for (int h = 0; h < 2; ++h)
+            for (int64_t o = 0; o < 2; ++o)
+              regs.push_back(vector::ExtractOp::create(
+                  b, loc, acc[dt], ArrayRef<int64_t>{h, o}));
+        // Every block's A registers before the fence (ptxas otherwise
+        // injects a warpgroup.arrive between the wgmmas).
+        SmallVector<SmallVector<Value>> pf;
+        for (int64_t u = 0; u < blocks; ++u)
+          pf.push_back(pFragOf(u));
+        NVVM::WgmmaFenceAlignedOp::create(b, loc);
+        for (int64_t u = 0; u < blocks; ++u)
+          regs = cuda::wgmmaRS(b, loc, regs, pf[u], kv.valueDesc(b, jb[u]),
+                               core.d, precision);
+        NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+        for (int64_t dt = 0; dt < dTiles; ++dt)
+          acc[dt] = vector::FromElementsOp::create(
+              b, loc, accType, ArrayRef<Value>(regs).slice(4 * dt, 4));
+        return;
+      }
+      for (int64_t u = 0; u < blocks; ++u) {
+        if (emulate) {
+          // Each of the lane's four output elements: its rows' full
+          // probabilities against the column of V.
+          for (int64_t dt = 0; dt < dTiles; ++dt) {
+            Value r = acc[dt];
+            for (int h = 0; h < 2; ++h)
+              for (int64_t o = 0; o < 2; ++o) {
+                Value col = addI(b, twoT, 8 * dt + o);
+                Value sum = vector::ExtractOp::create(b, loc, r,
+                                                      ArrayRef<int64_t>{h, o});
+                for (int64_t jj = 0; jj < 16; ++jj)
+                  sum = arith::AddFOp::create(
+                      b, loc, sum,
+                      arith::MulFOp::create(b, loc, rnd(b, p[h][per * u + jj]),
+                                            kv.valueAt(b, jb[u], jj, col)));
+                r = vector::InsertOp::create(b, loc, sum, r,
+                                             ArrayRef<int64_t>{h, o});
+              }
+            acc[dt] = r;
+          }
+          continue;
+        }
+        SmallVector<Value> pFrag = pFragOf(u);
+        Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+        SmallVector<Value, 4> vRegs;
+        for (int64_t dt = 0; dt < dTiles; ++dt) {
+          SmallVector<Value, 2> vFrag;
+          if (kv.valueFrags) {
+            // Tiles dt and dt + 1 in one ldmatrix (x2 for a last odd
+            // one).
+            if (dt % 2 == 0)
+              vRegs = kv.valueFrags(b, jb[u], dt, dt + 1 < dTiles ? 4 : 2);
+            vFrag = {vRegs[2 * (dt % 2)], vRegs[2 * (dt % 2) + 1]};
+          } else {
+            Value col = arith::AddIOp::create(b, loc, g, c(b, 8 * dt));
+            vFrag = {kv.valuePair(b, j2t, col),
+                     kv.valuePair(b, addI(b, j2t, 8), col)};
+          }
+          acc[dt] = cuda::mmaM16N8K16(b, loc, pFrag, vFrag, acc[dt], precision);
+        }
+      }
+    }
+
+    /// Each row's sum over its four lanes, then O / l as O times 1 / l
+    /// (one division a row; rounded to nearest even into a 16-bit output).
+    void store(OpBuilder &b, scf::ForOp loop) const {
+      Value rcp[2];
+      for (int h = 0; h < 2; ++h)
+        rcp[h] = arith::DivFOp::create(b, loc, cF(b, 1.0),
+                                       quad(b, loop.getResult(2 + h), false));
+      Type outType = cast<MemRefType>(core.out.getType()).getElementType();
+      for (int64_t dt = 0; dt < dTiles; ++dt)
+        for (int h = 0; h < 2; ++h)
+          for (int64_t o = 0; o < 2; ++o) {
+            Value v = vector::ExtractOp::create(b, loc, loop.getResult(4 + dt),
+                                                ArrayRef<int64_t>{h, o});
+            Value r = arith::MulFOp::create(b, loc, v, rcp[h]);
+            if (r.getType() != outType)
+              r = arith::TruncFOp::create(b, loc, outType, r);
+            memref::StoreOp::create(
+                b, loc, r, core.out,
+                ValueRange{bi, hi, row[h], addI(b, twoT, 8 * dt + o)});
+          }
+    }
+  };
+
+  /// One warp's 16 query rows `tile` of (bi, hi), as lane `lane` (see
+  /// WarpRows): a loop over the slots, `blocks` blocks of 16 a step, whose
+  /// iter args are the max and (partial) sum of each of the lane's two
+  /// rows, then the output tiles' accumulators. A step: the blocks'
+  /// scores, one max and one alpha a row, one rescale of the
+  /// accumulators, then their P V products.
+  void warp(OpBuilder &b, Location loc, Value bi, Value hi, Value tile,
+            Value lane, const KVSource &kv, StringRef precision, bool emulate,
+            bool exact) const {
+    WarpRows w(*this, b, loc, bi, hi, tile, lane, kv, precision, emulate,
+               exact);
+    int64_t blocks = w.blocks;
+    SmallVector<Value> init = {w.negInf, w.negInf, w.fzero, w.fzero};
+    for (int64_t dt = 0; dt < w.dTiles; ++dt)
+      init.push_back(w.zeros);
     auto loop = scf::ForOp::create(
-        b, loc, c(0), slotEnd(b, loc, bi, 16 * blocks), c(16 * blocks), init,
+        b, loc, w.c(b, 0), slotEnd(b, loc, bi, 16 * blocks),
+        w.c(b, 16 * blocks), init,
         [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
-          auto c = [&](int64_t v) -> Value {
-            return arith::ConstantIndexOp::create(b, loc, v);
-          };
-          auto addI = [&](Value x, int64_t v) -> Value {
-            return arith::AddIOp::create(b, loc, x, c(v));
-          };
           Value m[2] = {it[0], it[1]}, l[2] = {it[2], it[3]};
           SmallVector<Value> acc(it.begin() + 4, it.end());
-          auto masked = [&](Value s, Value slot) -> Value {
-            if (!mask)
-              return s;
-            Value flag =
-                memref::LoadOp::create(b, loc, mask, ValueRange{bi, slot});
-            return arith::SelectOp::create(b, loc, maskBit(b, loc, flag), s,
-                                           negInf);
-          };
           // Block u starts at slot j0 + 16 u.
           SmallVector<Value> jb;
           for (int64_t u = 0; u < blocks; ++u)
-            jb.push_back(u ? addI(j0, 16 * u) : j0);
-          // s[h][per * u + jj]: the scores this lane holds, row h, slot jj
-          // of block u (GPU: jj in {8 nt + 2t + o}, per = 4; emulated: all
-          // 16, per = 16).
-          int64_t per = emulate ? 16 : 4;
-          SmallVector<SmallVector<Value>> s(2);
-          // wgmma: the warpgroup's scores of the whole step, one m64n(16
-          // blocks)k16 a head step with Q's fragments as A; register
-          // 4 nt + 2 h + o is row h, slot 8 nt + 2t + o of the step.
-          SmallVector<Value> sRegs;
-          if (!emulate && kv.keyDesc) {
-            // The first head step overwrites (scale-d 0): no zeroing.
-            sRegs.assign(8 * blocks, LLVM::PoisonOp::create(b, loc, f32));
-            NVVM::WgmmaFenceAlignedOp::create(b, loc);
-            for (int64_t st = 0; st < dSteps; ++st)
-              sRegs = cuda::wgmmaRS(b, loc, sRegs, qFrag[st],
-                                    kv.keyDesc(b, j0, st), 16 * blocks,
-                                    precision, /*accumulate=*/st > 0);
-            NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-          }
-          for (int64_t u = 0; u < blocks; ++u) {
-            if (!sRegs.empty()) {
-              Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
-              for (int h = 0; h < 2; ++h)
-                for (int64_t nt = 0; nt < 2; ++nt)
-                  for (int64_t o = 0; o < 2; ++o)
-                    s[h].push_back(masked(sRegs[4 * (2 * u + nt) + 2 * h + o],
-                                          addI(j2t, 8 * nt + o)));
-              continue;
-            }
-            if (emulate) {
-              for (int h = 0; h < 2; ++h)
-                for (int64_t jj = 0; jj < 16; ++jj) {
-                  Value sum = fzero;
-                  for (int64_t e = 0; e < d; ++e) {
-                    Value x = rnd(ld(q, row[h], c(e)));
-                    Value y = kv.keyAt(b, jb[u], jj, e);
-                    sum = arith::AddFOp::create(
-                        b, loc, sum, arith::MulFOp::create(b, loc, x, y));
-                  }
-                  s[h].push_back(masked(sum, addI(jb[u], jj)));
-                }
-              continue;
-            }
-            Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
-            Value jg = arith::AddIOp::create(b, loc, jb[u], g);
-            Value sAcc[2];
-            for (int64_t nt = 0; nt < 2; ++nt) {
-              Value keyRow = addI(jg, 8 * nt);
-              Value a = zeros;
-              SmallVector<Value, 4> regs;
-              for (int64_t st = 0; st < dSteps; ++st) {
-                SmallVector<Value, 2> bFrag;
-                if (kv.keyFrags) {
-                  // Steps st and st + 1 in one ldmatrix (x2 for a last odd
-                  // one).
-                  if (st % 2 == 0)
-                    regs = kv.keyFrags(b, jb[u], nt, st,
-                                       st + 1 < dSteps ? 4 : 2);
-                  bFrag = {regs[2 * (st % 2)], regs[2 * (st % 2) + 1]};
-                } else {
-                  Value c0 = addI(twoT, 16 * st), c8 = addI(c0, 8);
-                  bFrag = {kv.keyPair(b, keyRow, c0),
-                           kv.keyPair(b, keyRow, c8)};
-                }
-                a = cuda::mmaM16N8K16(b, loc, qFrag[st], bFrag, a, precision);
-              }
-              sAcc[nt] = a;
-            }
-            for (int h = 0; h < 2; ++h)
-              for (int64_t nt = 0; nt < 2; ++nt)
-                for (int64_t o = 0; o < 2; ++o)
-                  s[h].push_back(
-                      masked(vector::ExtractOp::create(
-                                 b, loc, sAcc[nt], ArrayRef<int64_t>{h, o}),
-                             addI(j2t, 8 * nt + o)));
-          }
-          // The rows' maxima over the step: across the four lanes of a
-          // row on the GPU.
-          Value mNew[2], alpha[2];
-          SmallVector<SmallVector<Value>> p(2);
-          for (int h = 0; h < 2; ++h) {
-            Value x = s[h][0];
-            for (size_t jj = 1; jj < s[h].size(); ++jj)
-              x = arith::MaximumFOp::create(b, loc, x, s[h][jj]);
-            mNew[h] = arith::MaximumFOp::create(b, loc, m[h], quad(b, x, true));
-            SoftmaxStep step(b, loc, mNew[h], scaleLog2, mask != nullptr);
-            alpha[h] = step.exp(b, loc, m[h]);
-            Value sum = fzero;
-            for (Value v : s[h]) {
-              p[h].push_back(step.exp(b, loc, v));
-              sum = arith::AddFOp::create(b, loc, sum, p[h].back());
-            }
-            l[h] = arith::AddFOp::create(
-                b, loc, arith::MulFOp::create(b, loc, l[h], alpha[h]), sum);
-          }
-          // O = O * alpha + P V, block by block.
-          Value alphaV = vector::FromElementsOp::create(
-              b, loc, accType,
-              ValueRange{alpha[0], alpha[0], alpha[1], alpha[1]});
-          for (int64_t dt = 0; dt < dTiles; ++dt)
-            acc[dt] = arith::MulFOp::create(b, loc, acc[dt], alphaV);
-          // wgmma: the warpgroup's O (register 4 dt + 2 h + o: tile dt's
-          // (h, o)) += P V, one m64n(d)k16 a block with P's fragments as A.
-          auto pFragOf = [&](int64_t u) {
-            auto pu = [&](int h, int64_t i) { return p[h][per * u + i]; };
-            return SmallVector<Value>{
-                pack(pu(0, 0), pu(0, 1)), pack(pu(1, 0), pu(1, 1)),
-                pack(pu(0, 2), pu(0, 3)), pack(pu(1, 2), pu(1, 3))};
-          };
-          bool wgmmaPV = !emulate && kv.valueDesc;
-          if (wgmmaPV) {
-            SmallVector<Value> regs;
-            for (int64_t dt = 0; dt < dTiles; ++dt)
-              for (int h = 0; h < 2; ++h)
-                for (int64_t o = 0; o < 2; ++o)
-                  regs.push_back(vector::ExtractOp::create(
-                      b, loc, acc[dt], ArrayRef<int64_t>{h, o}));
-            // Every block's A registers before the fence (ptxas otherwise
-            // injects a warpgroup.arrive between the wgmmas).
-            SmallVector<SmallVector<Value>> pf;
-            for (int64_t u = 0; u < blocks; ++u)
-              pf.push_back(pFragOf(u));
-            NVVM::WgmmaFenceAlignedOp::create(b, loc);
-            for (int64_t u = 0; u < blocks; ++u)
-              regs = cuda::wgmmaRS(b, loc, regs, pf[u],
-                                   kv.valueDesc(b, jb[u]), d, precision);
-            NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-            for (int64_t dt = 0; dt < dTiles; ++dt)
-              acc[dt] = vector::FromElementsOp::create(
-                  b, loc, accType, ArrayRef<Value>(regs).slice(4 * dt, 4));
-          }
-          for (int64_t u = 0; u < blocks && !wgmmaPV; ++u) {
-            if (emulate) {
-              // Each of the lane's four output elements: its rows' full
-              // probabilities against the column of V.
-              for (int64_t dt = 0; dt < dTiles; ++dt) {
-                Value r = acc[dt];
-                for (int h = 0; h < 2; ++h)
-                  for (int64_t o = 0; o < 2; ++o) {
-                    Value col = addI(twoT, 8 * dt + o);
-                    Value sum = vector::ExtractOp::create(
-                        b, loc, r, ArrayRef<int64_t>{h, o});
-                    for (int64_t jj = 0; jj < 16; ++jj)
-                      sum = arith::AddFOp::create(
-                          b, loc, sum,
-                          arith::MulFOp::create(
-                              b, loc, rnd(p[h][per * u + jj]),
-                              kv.valueAt(b, jb[u], jj, col)));
-                    r = vector::InsertOp::create(b, loc, sum, r,
-                                                 ArrayRef<int64_t>{h, o});
-                  }
-                acc[dt] = r;
-              }
-              continue;
-            }
-            SmallVector<Value> pFrag = pFragOf(u);
-            Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
-            SmallVector<Value, 4> vRegs;
-            for (int64_t dt = 0; dt < dTiles; ++dt) {
-              SmallVector<Value, 2> vFrag;
-              if (kv.valueFrags) {
-                // Tiles dt and dt + 1 in one ldmatrix (x2 for a last odd
-                // one).
-                if (dt % 2 == 0)
-                  vRegs =
-                      kv.valueFrags(b, jb[u], dt, dt + 1 < dTiles ? 4 : 2);
-                vFrag = {vRegs[2 * (dt % 2)], vRegs[2 * (dt % 2) + 1]};
-              } else {
-                Value col = arith::AddIOp::create(b, loc, g, c(8 * dt));
-                vFrag = {kv.valuePair(b, j2t, col),
-                         kv.valuePair(b, addI(j2t, 8), col)};
-              }
-              acc[dt] =
-                  cuda::mmaM16N8K16(b, loc, pFrag, vFrag, acc[dt], precision);
-            }
-          }
-          SmallVector<Value> next = {mNew[0], mNew[1], l[0], l[1]};
+            jb.push_back(u ? w.addI(b, j0, 16 * u) : j0);
+          SmallVector<SmallVector<Value>> s = w.scores(b, j0, jb);
+          WarpRows::Softmax sm = w.softmax(b, s, m, l);
+          w.accumulate(b, jb, sm, acc);
+          SmallVector<Value> next = {sm.mNew[0], sm.mNew[1], l[0], l[1]};
           next.append(acc.begin(), acc.end());
           scf::YieldOp::create(b, loc, next);
         });
-    // Each row's sum over its four lanes, then O / l as O times 1 / l (one
-    // division a row; rounded to nearest even into a 16-bit output).
-    Value rcp[2];
-    for (int h = 0; h < 2; ++h)
-      rcp[h] = arith::DivFOp::create(b, loc, cF(1.0),
-                                     quad(b, loop.getResult(2 + h), false));
-    Type outType = cast<MemRefType>(out.getType()).getElementType();
-    for (int64_t dt = 0; dt < dTiles; ++dt)
-      for (int h = 0; h < 2; ++h)
-        for (int64_t o = 0; o < 2; ++o) {
-          Value v = vector::ExtractOp::create(b, loc, loop.getResult(4 + dt),
-                                              ArrayRef<int64_t>{h, o});
-          Value r = arith::MulFOp::create(b, loc, v, rcp[h]);
-          if (r.getType() != outType)
-            r = arith::TruncFOp::create(b, loc, outType, r);
-          memref::StoreOp::create(
-              b, loc, r, out,
-              ValueRange{bi, hi, row[h], addI(twoT, 8 * dt + o)});
-        }
+    w.store(b, loop);
   }
 
   /// The f32 core's lanes a query row when the pass chooses: 4 (on an
