@@ -47,11 +47,12 @@ LINFORMER_SPELLINGS(Reassociate, "--reassociate",
                     {{Reassociate::Auto, "auto"},
                      {Reassociate::Always, "always"},
                      {Reassociate::Never, "never"}})
-LINFORMER_SPELLINGS(BF16Dot, "--bf16-dot",
-                    {{BF16Dot::Auto, "auto"},
-                     {BF16Dot::Emulate, "emulate"},
-                     {BF16Dot::AMX, "amx"},
-                     {BF16Dot::Off, "off"}})
+// The passes' table (their bf16-dot options read it too).
+template <>
+struct Spellings<BF16Dot> {
+  static constexpr llvm::StringLiteral flag = "--bf16-dot";
+  static constexpr const auto &values = ::linformer::schedule::kBF16DotSpellings;
+};
 LINFORMER_SPELLINGS(CudaMma, "--cuda-mma",
                     {{CudaMma::Auto, "auto"},
                      {CudaMma::None, "none"},
@@ -81,10 +82,10 @@ llvm::Expected<E> driver::parseOption(llvm::StringRef text) {
   const auto &values = Spellings<E>::values;
   std::string list;
   for (size_t i = 0; i < std::size(values); ++i) {
-    if (values[i].second == text)
+    if (text == values[i].second)
       return values[i].first;
     list += (i == 0 ? "" : i + 1 == std::size(values) ? " or " : ", ");
-    list += values[i].second.str();
+    list += llvm::StringRef(values[i].second);
   }
   return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                  Spellings<E>::flag + " takes " + list +

@@ -11,6 +11,8 @@
 #ifndef LINFORMER_COMPILER_DRIVER_COMPILEOPTIONS_H
 #define LINFORMER_COMPILER_DRIVER_COMPILEOPTIONS_H
 
+#include "compiler/Schedule/Target.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -54,8 +56,9 @@ enum class Precision { Auto, F32, BF16 };
 /// The order of the K/V projection: the cost model's, always (E X) W, never
 /// (E (X W)).
 enum class Reassociate { Auto, Always, Never };
-/// How pairs of bf16 factors multiply (CompileOptions::bf16Dot).
-enum class BF16Dot { Auto, Emulate, AMX, Off };
+/// How pairs of bf16 factors multiply (CompileOptions::bf16Dot; the
+/// passes' enum and spellings, compiler/Schedule/Target.h).
+using ::linformer::schedule::BF16Dot;
 /// The CUDA pipeline's tensor-core precision (CompileOptions::cudaMma).
 enum class CudaMma { Auto, None, TF32, BF16, F16 };
 

@@ -20,6 +20,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <iterator>
+
 using namespace mlir;
 using namespace mlir::linformer;
 namespace sched = ::linformer::schedule;
@@ -80,22 +82,39 @@ sched::CPUTarget mlir::linformer::cpuTargetOf(Operation *op) {
   return hostCPUTarget();
 }
 
-std::optional<BF16EngineChoice>
-mlir::linformer::bf16EngineFor(StringRef dot, const sched::CPUTarget &target) {
+BF16EngineChoice mlir::linformer::bf16EngineFor(BF16Dot dot,
+                                               const sched::CPUTarget &target) {
   sched::MatrixEngines engines = sched::matrixEngines(target);
-  // auto does not take AMX yet: its kernels (tiles staged through stack
-  // buffers every 32 steps) have not been measured on a CPU with AMX, and
-  // such CPUs have AVX512_BF16 too.
-  if (dot == "auto")
+  switch (dot) {
+  case BF16Dot::Auto:
+    // auto does not take AMX yet: its kernels (tiles staged through stack
+    // buffers every 32 steps) have not been measured on a CPU with AMX,
+    // and such CPUs have AVX512_BF16 too.
     return engines.avx512BF16 ? BF16EngineChoice{BF16Engine::Dot, true}
                               : BF16EngineChoice{};
-  if (dot == "emulate")
+  case BF16Dot::Emulate:
     return BF16EngineChoice{BF16Engine::Dot, engines.avx512BF16};
-  if (dot == "amx")
+  case BF16Dot::AMX:
     return BF16EngineChoice{BF16Engine::AMX, engines.amxBF16};
-  if (dot == "off")
+  case BF16Dot::Off:
     return BF16EngineChoice{};
-  return std::nullopt;
+  }
+  llvm_unreachable("a bf16-dot value without an engine");
+}
+
+FailureOr<BF16EngineChoice>
+mlir::linformer::bf16EngineFor(Operation *op, StringRef option, StringRef dot,
+                               const sched::CPUTarget &target) {
+  std::string list;
+  const auto &values = sched::kBF16DotSpellings;
+  for (size_t i = 0; i < std::size(values); ++i) {
+    if (dot == values[i].second)
+      return bf16EngineFor(values[i].first, target);
+    list += i == 0 ? "" : i + 1 == std::size(values) ? " or " : ", ";
+    list += values[i].second;
+  }
+  return op->emitError() << "unknown " << option << " '" << dot
+                         << "': expected " << list;
 }
 
 std::string mlir::linformer::bf16EngineName(BF16EngineChoice choice) {

@@ -42,21 +42,25 @@ CPUTargetAttr toAttr(MLIRContext *ctx,
 /// when the target has the instruction, else it is emulated with vector
 /// ops (so the path runs and is checked on any CPU).
 enum class BF16Engine { FMA, Dot, AMX };
-/// The values of --bf16-dot (and the passes' bf16-dot / dot options), for
-/// messages that list them.
-constexpr llvm::StringLiteral kBF16DotValues = "auto, emulate, amx or off";
+using ::linformer::schedule::BF16Dot;
 struct BF16EngineChoice {
   BF16Engine engine = BF16Engine::FMA;
   bool native = false;
 };
-/// The engine `dot` (linformer-compile's --bf16-dot) selects on `target`:
-/// `auto` vdpbf16ps where the target has AVX512_BF16 (CPUs with AMX have
-/// it too; AMX is not chosen by default until its kernels are measured
-/// on one), else FMAs; `emulate` vdpbf16ps (emulated without
-/// AVX512_BF16); `amx` AMX tiles (emulated without AMX-BF16); `off` FMAs.
-/// None for another value.
-std::optional<BF16EngineChoice>
-bf16EngineFor(StringRef dot, const ::linformer::schedule::CPUTarget &target);
+/// The engine `dot` selects on `target`: `Auto` vdpbf16ps where the target
+/// has AVX512_BF16 (CPUs with AMX have it too; AMX is not chosen by
+/// default until its kernels are measured on one), else FMAs; `Emulate`
+/// vdpbf16ps (emulated without AVX512_BF16); `AMX` AMX tiles (emulated
+/// without AMX-BF16); `Off` FMAs.
+BF16EngineChoice bf16EngineFor(BF16Dot dot,
+                               const ::linformer::schedule::CPUTarget &target);
+/// A pass's option `option` (the word `dot`) read through the table and
+/// then as above; another word is an error at `op` that names the option
+/// and lists the values ("unknown bf16-dot 'vnni': expected auto, emulate,
+/// amx or off").
+FailureOr<BF16EngineChoice>
+bf16EngineFor(Operation *op, StringRef option, StringRef dot,
+              const ::linformer::schedule::CPUTarget &target);
 /// How schedules name an engine: "fma", "dot" or "amx", with ", emulated"
 /// where the target lacks it (FMAs are everywhere).
 std::string bf16EngineName(BF16EngineChoice choice);

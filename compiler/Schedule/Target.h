@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace linformer::schedule {
 
@@ -76,6 +77,16 @@ struct MatrixEngines {
   }
 };
 MatrixEngines matrixEngines(const CPUTarget &t);
+
+/// What linformer-compile's --bf16-dot and the passes' bf16-dot / dot
+/// options ask of the engines (mlir::linformer::bf16EngineFor), spelled by
+/// one table that the driver's flag and the passes both read.
+enum class BF16Dot { Auto, Emulate, AMX, Off };
+inline constexpr std::pair<BF16Dot, const char *> kBF16DotSpellings[] = {
+    {BF16Dot::Auto, "auto"},
+    {BF16Dot::Emulate, "emulate"},
+    {BF16Dot::AMX, "amx"},
+    {BF16Dot::Off, "off"}};
 
 /// One core's peak multiply-add rate in FLOPs per cycle (a product and its
 /// sum count two), as the cost model estimates it from the target: f32 on

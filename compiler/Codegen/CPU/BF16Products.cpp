@@ -116,13 +116,10 @@ struct BF16ProductsPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    std::optional<BF16EngineChoice> engine =
-        bf16EngineFor(dot, cpuTargetOf(func));
-    if (!engine) {
-      emitError(func.getLoc())
-          << "unknown dot '" << dot << "': expected " << kBF16DotValues;
+    FailureOr<BF16EngineChoice> engine =
+        bf16EngineFor(func, "dot", dot, cpuTargetOf(func));
+    if (failed(engine))
       return signalPassFailure();
-    }
     pairs = engine->engine != BF16Engine::FMA;
     asBF16.clear();
     rounded.clear();
@@ -190,7 +187,7 @@ struct BF16ProductsPass
         name = engine->engine == BF16Engine::AMX &&
                        op->hasAttr(kTokenBoundAttrName)
                    ? bf16EngineName(
-                         *bf16EngineFor("emulate", cpuTargetOf(func)))
+                         bf16EngineFor(BF16Dot::Emulate, cpuTargetOf(func)))
                    : engineName;
       narrow->setAttr(kBF16EngineAttrName,
                       StringAttr::get(&getContext(), name));

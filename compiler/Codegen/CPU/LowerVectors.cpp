@@ -554,13 +554,10 @@ struct LowerVectorsPass
     // their extensions are still there to be seen through.
     // The module's CPU target (the host's without one), read once.
     ::linformer::schedule::CPUTarget target = cpuTargetOf(getOperation());
-    std::optional<BF16EngineChoice> engine = bf16EngineFor(bf16Dot, target);
-    if (!engine) {
-      emitError(getOperation().getLoc())
-          << "unknown bf16-dot '" << bf16Dot
-          << "': expected " << kBF16DotValues;
+    FailureOr<BF16EngineChoice> engine =
+        bf16EngineFor(getOperation(), "bf16-dot", bf16Dot, target);
+    if (failed(engine))
       return signalPassFailure();
-    }
     bool nativeDot = ::linformer::schedule::matrixEngines(target).avx512BF16;
     bool nativeNarrowDot =
         ::linformer::schedule::hasFeature(target, "avx512vl");

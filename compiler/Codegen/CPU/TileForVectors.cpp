@@ -871,14 +871,10 @@ struct TileForVectorsPass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    std::optional<BF16EngineChoice> chosen =
-        bf16EngineFor(bf16Dot, cpuTargetOf(getOperation()));
-    if (!chosen) {
-      emitError(getOperation().getLoc())
-          << "unknown bf16-dot '" << bf16Dot
-          << "': expected " << kBF16DotValues;
+    FailureOr<BF16EngineChoice> chosen = bf16EngineFor(
+        getOperation(), "bf16-dot", bf16Dot, cpuTargetOf(getOperation()));
+    if (failed(chosen))
       return signalPassFailure();
-    }
     engine = *chosen;
     options = TileParams{vectorWidth, unroll, reductionTile};
     // One pass instance runs on function after function: nothing of the
