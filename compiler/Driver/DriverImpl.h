@@ -2,9 +2,11 @@
 //
 // Internal to compiler/Driver. One `Compile` is one call of the session:
 // the options, the context, the source, where text and progress go, and the
-// steps (CPU lowering and artifact in Driver.cpp and ArtifactBuilder.cpp,
-// --autotune in Autotune.cpp, the Halide generator and --backend=best in
-// Best.cpp, --target=cuda in CUDA.cpp).
+// steps (input, CPU lowering and outputs in Steps.cpp, the artifact in
+// ArtifactBuilder.cpp, --autotune in Autotune.cpp, the Halide generator and
+// --backend=best in Best.cpp, --target=cuda in CUDA.cpp), which Compile::run
+// (Driver.cpp) puts together. Each file calls only into the ones listed
+// before it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,6 +120,7 @@ struct Compile {
 
   // Driver.cpp
   llvm::Error run();
+  // Steps.cpp
   llvm::Error readSource();
   llvm::Error readEntry();
   OwningOpRef<ModuleOp> buildModule();
