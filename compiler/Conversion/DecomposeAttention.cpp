@@ -78,123 +78,154 @@ struct ProjectedInput {
   bool perHead = false;
 };
 
-ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
+/// E with the columns of padded tokens zeroed, once: E'[b, (h,) j, t] =
+/// valid[b, t] ? E[(h,) j, t] : 0 (loops (b, [h,] j, t)), a kernel of its
+/// own, so that E X stays a pure multiply-add: a select per step costs as
+/// much as the FMA, and E' fused into the workgroups made each build a
+/// 512 KiB tile on the heap (E X 9 -> 13 ms on the encoder).
+Value zeroPaddedColumns(OpBuilder &b, AttentionOp op, Value e, Value valid,
+                        bool perHead) {
+  Location loc = op.getLoc();
+  Type et = op.getInput().getType().getElementType();
+  unsigned o = perHead ? 1 : 0;
+  DimList eIn = perHead ? DimList{1, 2, 3} : DimList{1, 2};
+  int64_t batch = op.getBatch(), n = op.getSeqLen();
+  int64_t h = op.getHeads(), k = op.getK();
+  SmallVector<int64_t> eShape = {batch};
+  if (perHead)
+    eShape.push_back(h);
+  eShape.append({k, n});
+  DimList eOut = perHead ? DimList{0, 1, 2, 3} : DimList{0, 1, 2};
+  Value eOperand = markRoot(buildGeneric(
+      b, loc, 3 + o, {e, valid}, {eIn, DimList{0, 2 + o}},
+      emptyTensor(b, loc, eShape, et), eOut, {},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+        return arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]),
+                                       args[0], zero)
+            .getResult();
+      }));
+  // Its readers stop at the lengths: E X exactly, E's row sums (with
+  // biases) at whole steps that mask the tokens past them. Its columns
+  // past them are never used, so the CPU need not write them.
+  if (lengthsArgument(op))
+    eOperand.getDefiningOp()->setAttr(
+        kUnreadPaddingAttrName,
+        b.getDenseI64ArrayAttr({0, static_cast<int64_t>(2 + o)}));
+  return eOperand;
+}
+
+/// A sum's step: the accumulator (the last of `args`) plus the term
+/// `args[0]`, or with `masked` plus it where `args[1]` flags a valid token
+/// and 0 elsewhere.
+Value addMaskedTerm(OpBuilder &nb, Location l, ValueRange args, Type et,
+                    bool masked) {
+  Value v = args[0];
+  if (masked) {
+    Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
+    v = arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]), v, zero);
+  }
+  return arith::AddFOp::create(nb, l, args.back(), v).getResult();
+}
+
+/// (E 1)[b, (h,) j] = sum over real t of E[(h,) j, t], what multiplies
+/// the bias in (E X) W + (E 1) b: a kernel of its own (fused into the K/V
+/// projections, every workgroup of theirs would sum all n columns again:
+/// measured 9 ms per projection on the default encoder). Over E' when
+/// padded (its padded columns are 0 where written). With the lengths an
+/// argument the sums stop there: their register tiles are vectors along
+/// the tokens, so a step may cover tokens past a length, in columns of E'
+/// that no one wrote; the body selects them away (a `masked` bound), with
+/// the valid tokens as a second input. (That input has the batch loop E'
+/// has too, so the op is no contraction to the register tiling; over E
+/// itself it would be, and ran 6x slower.) `shape` and `outDims` are E X's.
+Value rowSums(OpBuilder &b, AttentionOp op, Value eOperand,
+              const DimList &eOperandDims, Value valid, bool perHead,
+              ArrayRef<int64_t> shape, const DimList &outDims) {
+  Location loc = op.getLoc();
+  Type et = op.getInput().getType().getElementType();
+  unsigned o = perHead ? 1 : 0;
+  SmallVector<int64_t> sumShape(shape.begin(), shape.end() - 1);
+  DimList sumOut(outDims.begin(), outDims.end() - 1);
+  Value sumZeros = filledTensor(b, loc, sumShape, et, b.getZeroAttr(et));
+  bool bounded = valid && lengthsArgument(op);
+  SmallVector<Value> sumInputs = {eOperand};
+  SmallVector<DimList> sumDims = {eOperandDims};
+  if (bounded) {
+    sumInputs.push_back(valid);
+    sumDims.push_back(DimList{0, 2 + o});
+  }
+  Value sums = markRoot(buildGeneric(
+      b, loc, 3 + o, sumInputs, sumDims, sumZeros, sumOut, {2 + o},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        return addMaskedTerm(nb, l, args, et, bounded);
+      }));
+  if (bounded)
+    sums.getDefiningOp()->setAttr(
+        kTokenBoundAttrName,
+        TokenBoundAttr::get(b.getContext(), /*token=*/2 + o, /*batch=*/0,
+                            /*part=*/-1, /*perPart=*/0, /*masked=*/true));
+  return sums;
+}
+
+/// `learned`: E X, loops (b, [h,] j, t, m): EX[b, (h,) j, m] += E[(h,) j,
+/// t] X[b, t, m], over E' (zeroPaddedColumns) when padded (`valid` the
+/// valid-token flags, else null), and with a bias E's row sums.
+ProjectedInput projectLearned(OpBuilder &b, AttentionOp op, Value e,
+                              Value valid) {
+  Location loc = op.getLoc();
+  Type et = op.getInput().getType().getElementType();
+  int64_t batch = op.getBatch(), dm = op.getModelDim();
+  ProjectedInput result;
+  bool perHead = cast<RankedTensorType>(e.getType()).getRank() == 3;
+  result.perHead = perHead;
+  unsigned o = perHead ? 1 : 0; // offset of j, t, m
+  unsigned numLoops = 4 + o;
+  DimList eDims = perHead ? DimList{1, 2, 3} : DimList{1, 2};
+  DimList xDims = {0, 2 + o, 3 + o};
+  DimList outDims = perHead ? DimList{0, 1, 2, 4} : DimList{0, 1, 3};
+  int64_t h = op.getHeads(), k = op.getK();
+  SmallVector<int64_t> shape = {batch};
+  if (perHead)
+    shape.push_back(h);
+  shape.append({k, dm});
+  Value eOperand = e;
+  DimList eOperandDims = eDims;
+  if (valid) {
+    eOperand = zeroPaddedColumns(b, op, e, valid, perHead);
+    eOperandDims = perHead ? DimList{0, 1, 2, 3} : DimList{0, 1, 2};
+  }
+  Value zeros = filledTensor(b, loc, shape, et, b.getZeroAttr(et));
+  result.value = markRoot(buildContraction(b, loc, numLoops, eOperand,
+                                           eOperandDims, op.getInput(), xDims,
+                                           zeros, outDims, {2 + o}));
+  // E' is zero past each sequence's length, so the tokens there add
+  // nothing: with the lengths an argument of the entry, the register
+  // tiling stops the token loop at the length (padded rows of X, which
+  // the runtime does not compute, are never read).
+  if (lengthsArgument(op))
+    result.value.getDefiningOp()->setAttr(
+        kTokenBoundAttrName,
+        TokenBoundAttr::get(b.getContext(), /*token=*/2 + o, /*batch=*/0));
+  if (op.getBq())
+    result.biasScale = rowSums(b, op, eOperand, eOperandDims, valid, perHead,
+                               shape, outDims);
+  return result;
+}
+
+/// `mean_pool`: the mean of the real tokens of each window; windows [b, k,
+/// w, dm], loops (b, j, r, m), reduction r. With a bias and padding, the
+/// bias scale says whether a window has a real token.
+ProjectedInput projectMeanPool(OpBuilder &b, AttentionOp op, Value valid) {
   Location loc = op.getLoc();
   Type et = op.getInput().getType().getElementType();
   int64_t batch = op.getBatch(), n = op.getSeqLen(), dm = op.getModelDim();
-  int64_t h = op.getHeads(), k = op.getK();
-  Value x = op.getInput();
-  bool padded = op.getLengths() || op.getMask();
-  Value valid;
-  if (padded)
-    valid = markRoot(
-        buildValidTokens(b, loc, op.getLengths(), op.getMask(), batch, n));
+  int64_t k = op.getK();
+  bool padded = valid != nullptr;
   ProjectedInput result;
-  if (op.getProjection() == ProjectionKind::learned) {
-    bool perHead = cast<RankedTensorType>(e.getType()).getRank() == 3;
-    result.perHead = perHead;
-    // loops (b, [h,] j, t, m): EX[b, (h,) j, m] += E[(h,) j, t] X[b, t, m].
-    unsigned o = perHead ? 1 : 0; // offset of j, t, m
-    unsigned numLoops = 4 + o;
-    DimList eDims = perHead ? DimList{1, 2, 3} : DimList{1, 2};
-    DimList xDims = {0, 2 + o, 3 + o};
-    DimList outDims = perHead ? DimList{0, 1, 2, 4} : DimList{0, 1, 3};
-    SmallVector<int64_t> shape = {batch};
-    if (perHead)
-      shape.push_back(h);
-    shape.append({k, dm});
-    // With padding, E's columns of padded tokens are zeroed first, once
-    // (E'[b, (h,) j, t] = valid[b, t] ? E[(h,) j, t] : 0, a kernel of its
-    // own), so that the contraction stays a pure multiply-add: a select per
-    // step costs as much as the FMA, and E' fused into the workgroups made
-    // each build a 512 KiB tile on the heap (E X 9 -> 13 ms on the encoder).
-    Value eOperand = e;
-    DimList eOperandDims = eDims;
-    if (padded) {
-      // E' loops (b, [h,] j, t).
-      DimList eIn = perHead ? DimList{1, 2, 3} : DimList{1, 2};
-      SmallVector<int64_t> eShape = {batch};
-      if (perHead)
-        eShape.push_back(h);
-      eShape.append({k, n});
-      DimList eOut = perHead ? DimList{0, 1, 2, 3} : DimList{0, 1, 2};
-      eOperand = markRoot(buildGeneric(
-          b, loc, 3 + o, {e, valid}, {eIn, DimList{0, 2 + o}},
-          emptyTensor(b, loc, eShape, et), eOut, {},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
-            return arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]),
-                                           args[0], zero)
-                .getResult();
-          }));
-      eOperandDims = perHead ? DimList{0, 1, 2, 3} : DimList{0, 1, 2};
-      // Its readers stop at the lengths: E X exactly, E's row sums (with
-      // biases) at whole steps that mask the tokens past them. Its columns
-      // past them are never used, so the CPU need not write them.
-      if (lengthsArgument(op))
-        eOperand.getDefiningOp()->setAttr(
-            kUnreadPaddingAttrName,
-            b.getDenseI64ArrayAttr({0, static_cast<int64_t>(2 + o)}));
-    }
-    Value zeros = filledTensor(b, loc, shape, et, b.getZeroAttr(et));
-    result.value = markRoot(buildContraction(
-        b, loc, numLoops, eOperand, eOperandDims, x, xDims, zeros, outDims,
-        {2 + o}));
-    // E' is zero past each sequence's length, so the tokens there add
-    // nothing: with the lengths an argument of the entry, the register
-    // tiling stops the token loop at the length (padded rows of X, which
-    // the runtime does not compute, are never read).
-    if (lengthsArgument(op))
-      result.value.getDefiningOp()->setAttr(
-          kTokenBoundAttrName,
-          TokenBoundAttr::get(b.getContext(), /*token=*/2 + o, /*batch=*/0));
-    if (op.getBq()) {
-      // (E 1)[b, (h,) j] = sum over real t of E[(h,) j, t]. A kernel of
-      // its own: fused into the K/V projections, every workgroup of theirs
-      // would sum all n columns again (measured 9 ms per projection on the
-      // default encoder).
-      SmallVector<int64_t> sumShape(shape.begin(), shape.end() - 1);
-      DimList sumOut(outDims.begin(), outDims.end() - 1);
-      // Over E' when padded (its padded columns are 0 where written).
-      // With the lengths an argument the sums stop there: their register
-      // tiles are vectors along the tokens, so a step may cover tokens past
-      // a length, in columns of E' that no one wrote; the body selects
-      // them away (a `masked` bound), with the valid tokens as a second
-      // input. (That input has the batch loop E' has too, so the op is no
-      // contraction to the register tiling; over E itself it would be,
-      // and ran 6x slower.)
-      Value sumZeros = filledTensor(b, loc, sumShape, et, b.getZeroAttr(et));
-      bool bounded = padded && lengthsArgument(op);
-      SmallVector<Value> sumInputs = {eOperand};
-      SmallVector<DimList> sumDims = {eOperandDims};
-      if (bounded) {
-        sumInputs.push_back(valid);
-        sumDims.push_back(DimList{0, 2 + o});
-      }
-      result.biasScale = markRoot(buildGeneric(
-          b, loc, 3 + o, sumInputs, sumDims, sumZeros, sumOut, {2 + o},
-          [&](OpBuilder &nb, Location l, ValueRange args) {
-            Value v = args[0];
-            if (bounded) {
-              Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
-              v = arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]), v,
-                                          zero);
-            }
-            return arith::AddFOp::create(nb, l, args.back(), v).getResult();
-          }));
-      if (bounded)
-        result.biasScale.getDefiningOp()->setAttr(
-            kTokenBoundAttrName,
-            TokenBoundAttr::get(b.getContext(), /*token=*/2 + o, /*batch=*/0,
-                                /*part=*/-1, /*perPart=*/0, /*masked=*/true));
-    }
-    return result;
-  }
-
-  // mean_pool: windows [b, k, w, dm]; loops (b, j, r, m), reduction r.
   int64_t w = n / k;
   Value windows = tensor::ExpandShapeOp::create(
-      b, loc, RankedTensorType::get({batch, k, w, dm}, et), x,
+      b, loc, RankedTensorType::get({batch, k, w, dm}, et), op.getInput(),
       SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
   SmallVector<Value> inputs = {windows};
   SmallVector<DimList> dims = {DimList{0, 1, 2, 3}};
@@ -210,12 +241,7 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
   Value sums = buildGeneric(
       b, loc, 4, inputs, dims, zeros, DimList{0, 1, 3}, {2},
       [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value v = args[0];
-        if (padded) {
-          Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(et));
-          v = arith::SelectOp::create(nb, l, maskBit(nb, l, args[1]), v, zero);
-        }
-        return arith::AddFOp::create(nb, l, args.back(), v).getResult();
+        return addMaskedTerm(nb, l, args, et, padded);
       });
   // With the lengths an entry argument, the windows' tokens (token =
   // window * w + r) stop at the length, as the unreassociated windows' do
@@ -262,6 +288,18 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
         });
   }
   return result;
+}
+
+
+ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
+  Value valid;
+  if (op.getLengths() || op.getMask())
+    valid = markRoot(buildValidTokens(b, op.getLoc(), op.getLengths(),
+                                      op.getMask(), op.getBatch(),
+                                      op.getSeqLen()));
+  if (op.getProjection() == ProjectionKind::learned)
+    return projectLearned(b, op, e, valid);
+  return projectMeanPool(b, op, valid);
 }
 
 /// The second half of (E X) W: [b, h, k, d] = EX [b, (h,) k, dm] times W
