@@ -35,187 +35,217 @@ Value negInfinity(OpBuilder &b, Location loc, Type et) {
       b, loc, b.getFloatAttr(ft, -std::numeric_limits<double>::infinity()));
 }
 
+/// One linformer.project's lowering: its shapes, the zero-filled output,
+/// the valid-token flags when padded, and one step a projection kind.
+struct ProjectLowering {
+  PatternRewriter &rewriter;
+  ProjectOp op;
+  Location loc;
+  RankedTensorType inType, outType;
+  Type et;
+  int64_t batch, h, n, d, k;
+  bool padded;
+  Value zeros, validTokens;
+  /// Windowed kinds: the input as [b, h, k, w, d], the token flags as
+  /// [b, k, w] and the real tokens a window (see `windowed`).
+  int64_t w = 0;
+  Value windows, validWindows, counts;
+
+  ProjectLowering(PatternRewriter &rewriter, ProjectOp op)
+      : rewriter(rewriter), op(op), loc(op.getLoc()),
+        inType(op.getInput().getType()), outType(op.getResult().getType()),
+        et(inType.getElementType()), batch(inType.getDimSize(0)),
+        h(inType.getDimSize(1)), n(inType.getDimSize(2)),
+        d(inType.getDimSize(3)), k(outType.getDimSize(2)),
+        padded(op.getLengths() || op.getMask()) {
+    zeros = filledTensor(rewriter, loc, outType.getShape(), et,
+                         rewriter.getZeroAttr(et));
+    // validTokens is its own (tiny) kernel: its consumers see it through a
+    // reshape, which fusion cannot cross.
+    if (padded)
+      validTokens = markRoot(buildValidTokens(rewriter, loc, op.getLengths(),
+                                              op.getMask(), batch, n));
+  }
+
+  /// A padded token replaced by the reduction's neutral element.
+  Value maskToken(OpBuilder &b, Location l, Value x, Value flag,
+                  bool isMax) const {
+    Value neutral =
+        isMax ? negInfinity(b, l, et)
+              : arith::ConstantOp::create(b, l, b.getZeroAttr(et)).getResult();
+    return arith::SelectOp::create(b, l, maskBit(b, l, flag), x, neutral);
+  }
+
+  /// out[b, h, j, c] = sum_t E[(h,) j, t] * in[b, h, t, c], padded tokens
+  /// zeroed first; loops (b, h, j, t, c).
+  Value learned() {
+    Value input = op.getInput();
+    if (padded)
+      input = buildGeneric(
+          rewriter, loc, 4, {input, validTokens},
+          {DimList{0, 1, 2, 3}, DimList{0, 2}},
+          emptyTensor(rewriter, loc, inType.getShape(), et),
+          DimList{0, 1, 2, 3}, {},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            return maskToken(b, l, args[0], args[1], /*isMax=*/false);
+          });
+    DimList eDims =
+        op.isSharedAcrossHeads() ? DimList{2, 3} : DimList{1, 2, 3};
+    return markRoot(buildContraction(rewriter, loc, 5, input,
+                                     DimList{0, 1, 3, 4}, op.getWeight(),
+                                     eDims, zeros, DimList{0, 1, 2, 4}, {3}));
+  }
+
+  /// Windowed kinds see the input as [b, h, k, w, d] and the token flags
+  /// as [b, k, w]; loops (b, h, j, r, c), reduction over r. Masking
+  /// happens inside the reduction, so nothing between the reshape and the
+  /// reduction needs fusing.
+  void windowed() {
+    w = n / k;
+    windows = tensor::ExpandShapeOp::create(
+        rewriter, loc, RankedTensorType::get({batch, h, k, w, d}, et),
+        op.getInput(),
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    if (!padded)
+      return;
+    validWindows = tensor::ExpandShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({batch, k, w}, rewriter.getI8Type()),
+        validTokens, SmallVector<ReassociationIndices>{{0}, {1, 2}});
+    counts = buildWindowCounts(rewriter, loc, validTokens, k,
+                               rewriter.getF32Type());
+  }
+
+  /// A reduction over each window: combine(acc, x) with x the (masked)
+  /// token, times the kernel tap for conv.
+  Value windowReduce(Value init, Value weight, const DimList &wDims,
+                     bool isMax,
+                     function_ref<Value(OpBuilder &, Location, Value, Value)>
+                         combine) {
+    SmallVector<Value> inputs = {windows};
+    SmallVector<DimList> dims = {DimList{0, 1, 2, 3, 4}};
+    if (weight) {
+      inputs.push_back(weight);
+      dims.push_back(wDims);
+    }
+    if (padded) {
+      inputs.push_back(validWindows);
+      dims.push_back(DimList{0, 2, 3});
+    }
+    Value reduced = buildGeneric(
+        rewriter, loc, 5, inputs, dims, init, DimList{0, 1, 2, 4}, {3},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = args[0];
+          if (weight)
+            x = arith::MulFOp::create(b, l, x, args[1]);
+          if (padded)
+            x = maskToken(b, l, x, args[args.size() - 2], isMax);
+          return combine(b, l, args.back(), x);
+        });
+    // With the lengths an entry argument, the windows' tokens (token =
+    // window * w + r) stop at the length: the parts are the windows, and
+    // the body masks padded tokens itself, so a tile of several windows
+    // may stop at its first window's real tokens. Windows past the
+    // length then cost their stores, not n / k steps.
+    if (auto arg = dyn_cast_or_null<BlockArgument>(op.getLengths());
+        arg && arg == markedLengthsArgument(op))
+      reduced.getDefiningOp()->setAttr(
+          kTokenBoundAttrName,
+          TokenBoundAttr::get(rewriter.getContext(), /*token=*/3,
+                              /*batch=*/0, /*part=*/2, /*perPart=*/w,
+                              /*masked=*/true));
+    return reduced;
+  }
+
+  static Value add(OpBuilder &b, Location l, Value acc, Value x) {
+    return arith::AddFOp::create(b, l, acc, x);
+  }
+
+  /// A strided depthwise convolution: each window's taps times its tokens.
+  Value conv() {
+    DimList wDims =
+        op.isSharedAcrossHeads() ? DimList{4, 3} : DimList{1, 4, 3};
+    return windowReduce(zeros, op.getWeight(), wDims, false, add);
+  }
+
+  /// Each window's sum over its real tokens, divided by their count
+  /// (sum / max(count, 1): an empty window's sum is 0, and stays 0).
+  Value meanPool() {
+    DimList out4 = {0, 1, 2, 3};
+    Value sums = windowReduce(zeros, {}, {}, false, add);
+    if (!padded)
+      return buildGeneric(
+          rewriter, loc, 4, sums, {out4},
+          emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value inv = arith::ConstantOp::create(
+                b, l, b.getFloatAttr(et, 1.0 / static_cast<double>(w)));
+            return arith::MulFOp::create(b, l, args[0], inv).getResult();
+          });
+    return buildGeneric(
+        rewriter, loc, 4, {sums, counts}, {out4, DimList{0, 2}},
+        emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value one = arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
+          Value count = arith::MaximumFOp::create(b, l, args[1], one);
+          return arith::DivFOp::create(b, l, args[0],
+                                       castFloat(b, l, count, et))
+              .getResult();
+        });
+  }
+
+  /// Each window's maximum over its real tokens; a window without one is
+  /// -inf there, and projects to 0.
+  Value maxPool() {
+    DimList out4 = {0, 1, 2, 3};
+    Value init = filledTensor(
+        rewriter, loc, outType.getShape(), et,
+        rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
+    Value maxima = windowReduce(
+        init, {}, {}, true, [](OpBuilder &b, Location l, Value acc, Value x) {
+          return arith::MaximumFOp::create(b, l, acc, x).getResult();
+        });
+    if (!padded)
+      return maxima;
+    return buildGeneric(
+        rewriter, loc, 4, {maxima, counts}, {out4, DimList{0, 2}},
+        emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value zeroF32 = arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
+          Value any = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                            args[1], zeroF32);
+          Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(et));
+          return arith::SelectOp::create(b, l, any, args[0], zero).getResult();
+        });
+  }
+};
+
 struct LowerProject : OpRewritePattern<ProjectOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(ProjectOp op,
                                 PatternRewriter &rewriter) const override {
-    RankedTensorType inType = op.getInput().getType();
-    RankedTensorType outType = op.getResult().getType();
-    if (!inType.hasStaticShape() || !outType.hasStaticShape())
+    if (!op.getInput().getType().hasStaticShape() ||
+        !op.getResult().getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Type et = inType.getElementType();
-    int64_t batch = inType.getDimSize(0), h = inType.getDimSize(1);
-    int64_t n = inType.getDimSize(2), d = inType.getDimSize(3);
-    int64_t k = outType.getDimSize(2);
+    ProjectLowering lowering(rewriter, op);
     ProjectionKind kind = op.getKind();
-    bool padded = op.getLengths() || op.getMask();
-
-    Value zeros =
-        filledTensor(rewriter, loc, outType.getShape(), et,
-                     rewriter.getZeroAttr(et));
-    // validTokens is its own (tiny) kernel: its consumers see it through a
-    // reshape, which fusion cannot cross.
-    Value validTokens;
-    if (padded)
-      validTokens = markRoot(buildValidTokens(rewriter, loc, op.getLengths(),
-                                              op.getMask(), batch, n));
-    // Padded tokens are replaced by the reduction's neutral element.
-    auto maskToken = [&](OpBuilder &b, Location l, Value x, Value flag,
-                         bool isMax) -> Value {
-      Value neutral =
-          isMax ? negInfinity(b, l, et)
-                : arith::ConstantOp::create(b, l, b.getZeroAttr(et)).getResult();
-      return arith::SelectOp::create(b, l, maskBit(b, l, flag), x, neutral);
-    };
-
     if (kind == ProjectionKind::learned) {
-      Value input = op.getInput();
-      if (padded)
-        input = buildGeneric(
-            rewriter, loc, 4, {input, validTokens},
-            {DimList{0, 1, 2, 3}, DimList{0, 2}},
-            emptyTensor(rewriter, loc, inType.getShape(), et),
-            DimList{0, 1, 2, 3}, {},
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              return maskToken(b, l, args[0], args[1], /*isMax=*/false);
-            });
-      // out[b, h, j, c] = sum_t E[(h,) j, t] * in[b, h, t, c];
-      // loops (b, h, j, t, c).
-      DimList eDims = op.isSharedAcrossHeads() ? DimList{2, 3}
-                                               : DimList{1, 2, 3};
-      Value out = markRoot(buildContraction(
-          rewriter, loc, 5, input, DimList{0, 1, 3, 4}, op.getWeight(), eDims,
-          zeros, DimList{0, 1, 2, 4}, {3}));
-      rewriter.replaceOp(op, out);
+      rewriter.replaceOp(op, lowering.learned());
       return success();
     }
-
-    // Windowed kinds see the input as [b, h, k, w, d] and the token flags
-    // as [b, k, w]; loops (b, h, j, r, c), reduction over r. Masking
-    // happens inside the reduction, so nothing between the reshape and the
-    // reduction needs fusing.
-    int64_t w = n / k;
-    Value windows = tensor::ExpandShapeOp::create(
-        rewriter, loc, RankedTensorType::get({batch, h, k, w, d}, et),
-        op.getInput(), SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-    DimList winDims = {0, 1, 2, 3, 4}, outDims = {0, 1, 2, 4};
-    DimList out4 = {0, 1, 2, 3};
-    Value counts, validWindows;
-    if (padded) {
-      validWindows = tensor::ExpandShapeOp::create(
-          rewriter, loc, RankedTensorType::get({batch, k, w}, rewriter.getI8Type()),
-          validTokens, SmallVector<ReassociationIndices>{{0}, {1, 2}});
-      counts = buildWindowCounts(rewriter, loc, validTokens, k,
-                                 rewriter.getF32Type());
-    }
-    /// A reduction over each window: combine(acc, x) with x the (masked)
-    /// token, times the kernel tap for conv.
-    auto windowReduce = [&](Value init, Value weight, const DimList &wDims,
-                            bool isMax,
-                            function_ref<Value(OpBuilder &, Location, Value,
-                                               Value)>
-                                combine) {
-      SmallVector<Value> inputs = {windows};
-      SmallVector<DimList> dims = {winDims};
-      if (weight) {
-        inputs.push_back(weight);
-        dims.push_back(wDims);
-      }
-      if (padded) {
-        inputs.push_back(validWindows);
-        dims.push_back(DimList{0, 2, 3});
-      }
-      Value reduced = buildGeneric(
-          rewriter, loc, 5, inputs, dims, init, outDims, {3},
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value x = args[0];
-            if (weight)
-              x = arith::MulFOp::create(b, l, x, args[1]);
-            if (padded)
-              x = maskToken(b, l, x, args[args.size() - 2], isMax);
-            return combine(b, l, args.back(), x);
-          });
-      // With the lengths an entry argument, the windows' tokens (token =
-      // window * w + r) stop at the length: the parts are the windows, and
-      // the body masks padded tokens itself, so a tile of several windows
-      // may stop at its first window's real tokens. Windows past the
-      // length then cost their stores, not n / k steps.
-      if (auto arg = dyn_cast_or_null<BlockArgument>(op.getLengths());
-          arg && arg == markedLengthsArgument(op))
-        reduced.getDefiningOp()->setAttr(
-            kTokenBoundAttrName,
-            TokenBoundAttr::get(rewriter.getContext(), /*token=*/3,
-                                /*batch=*/0, /*part=*/2, /*perPart=*/w,
-                                /*masked=*/true));
-      return reduced;
-    };
-    auto add = [](OpBuilder &b, Location l, Value acc, Value x) -> Value {
-      return arith::AddFOp::create(b, l, acc, x);
-    };
-
+    lowering.windowed();
     Value out;
     switch (kind) {
-    case ProjectionKind::conv: {
-      DimList wDims = op.isSharedAcrossHeads() ? DimList{4, 3}
-                                               : DimList{1, 4, 3};
-      out = windowReduce(zeros, op.getWeight(), wDims, false, add);
+    case ProjectionKind::conv:
+      out = lowering.conv();
       break;
-    }
-    case ProjectionKind::mean_pool: {
-      Value sums = windowReduce(zeros, {}, {}, false, add);
-      if (!padded) {
-        out = buildGeneric(
-            rewriter, loc, 4, sums, {out4},
-            emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              Value inv = arith::ConstantOp::create(
-                  b, l, b.getFloatAttr(et, 1.0 / static_cast<double>(w)));
-              return arith::MulFOp::create(b, l, args[0], inv).getResult();
-            });
-        break;
-      }
-      // sum / max(count, 1): an empty window's sum is 0, and stays 0.
-      out = buildGeneric(
-          rewriter, loc, 4, {sums, counts}, {out4, DimList{0, 2}},
-          emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value one = arith::ConstantOp::create(b, l, b.getF32FloatAttr(1));
-            Value count = arith::MaximumFOp::create(b, l, args[1], one);
-            return arith::DivFOp::create(b, l, args[0],
-                                         castFloat(b, l, count, et))
-                .getResult();
-          });
+    case ProjectionKind::mean_pool:
+      out = lowering.meanPool();
       break;
-    }
-    case ProjectionKind::max_pool: {
-      Value init = filledTensor(
-          rewriter, loc, outType.getShape(), et,
-          rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
-      Value maxima = windowReduce(
-          init, {}, {}, true, [](OpBuilder &b, Location l, Value acc, Value x) {
-            return arith::MaximumFOp::create(b, l, acc, x).getResult();
-          });
-      if (!padded) {
-        out = maxima;
-        break;
-      }
-      // A window without a real token is -inf here; it projects to 0.
-      out = buildGeneric(
-          rewriter, loc, 4, {maxima, counts}, {out4, DimList{0, 2}},
-          emptyTensor(rewriter, loc, outType.getShape(), et), out4, {},
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value zeroF32 =
-                arith::ConstantOp::create(b, l, b.getF32FloatAttr(0));
-            Value any = arith::CmpFOp::create(
-                b, l, arith::CmpFPredicate::OGT, args[1], zeroF32);
-            Value zero = arith::ConstantOp::create(b, l, b.getZeroAttr(et));
-            return arith::SelectOp::create(b, l, any, args[0], zero)
-                .getResult();
-          });
+    case ProjectionKind::max_pool:
+      out = lowering.maxPool();
       break;
-    }
     case ProjectionKind::learned:
       llvm_unreachable("handled above");
     }
