@@ -272,6 +272,10 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
 ///   P^T[b,h,j,i]  = exp(scale (S^T[b,h,j,i] - m[b,h,i]))
 ///   l[b,h,i]      = sum_j P^T[b,h,j,i]
 ///   O[b,h,i,c]    = (sum_j P^T[b,h,j,i] V[b,h,j,c]) / l[b,h,i]
+///
+/// With bf16 pairs (linformer.bf16_scores) K and Q^T, and for the weighted
+/// sum P = (P^T)^T and V, are rounded to bf16 first: each contraction's
+/// broadcast operand then has its pairs along the reduction adjacent.
 struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
   LowerAttentionCore(MLIRContext *context, bool keepFusable)
       : OpRewritePattern(context), keepFusable(keepFusable) {}
@@ -307,31 +311,37 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
                                rewriter.getZeroAttr(et));
     Value scores;
-    if (op->hasAttr(kBF16ScoresAttrName) && et.isF32()) {
-      // bf16 pairs (linformer-bf16-products marked the core): the query
-      // tile and the keys rounded to bf16 once (per workgroup, after
-      // tiling), the products exact in f32, the sums f32.
-      Type bf16 = rewriter.getBF16Type();
-      auto round = [&](Value v) {
-        auto shape = cast<RankedTensorType>(v.getType()).getShape();
-        return buildGeneric(rewriter, loc, 4, v, {all4},
-                            emptyTensor(rewriter, loc, shape, bf16), all4, {},
-                            [&](OpBuilder &b, Location l, ValueRange args) {
-                              return arith::TruncFOp::create(b, l, bf16,
-                                                             args[0])
-                                  .getResult();
-                            });
-      };
-      scores = buildGeneric(
-          rewriter, loc, 5, {round(op.getKey()), round(qT)},
-          {DimList{0, 1, 2, 3}, DimList{0, 1, 3, 4}}, zeros,
+    // bf16 pairs (linformer-bf16-products marked the core): both
+    // contractions' factors rounded to bf16 once (per workgroup, after
+    // tiling), the products exact in f32, the sums f32.
+    bool pairs = op->hasAttr(kBF16ScoresAttrName) && et.isF32();
+    Type bf16 = rewriter.getBF16Type();
+    auto round = [&](Value v) {
+      auto shape = cast<RankedTensorType>(v.getType()).getShape();
+      return buildGeneric(rewriter, loc, 4, v, {all4},
+                          emptyTensor(rewriter, loc, shape, bf16), all4, {},
+                          [&](OpBuilder &b, Location l, ValueRange args) {
+                            return arith::TruncFOp::create(b, l, bf16, args[0])
+                                .getResult();
+                          });
+    };
+    // lhs * rhs + acc on bf16 factors, extended.
+    auto pairedContraction = [&](Value lhs, DimList lhsDims, Value rhs,
+                                 DimList rhsDims, Value init) {
+      return buildGeneric(
+          rewriter, loc, 5, {lhs, rhs}, {lhsDims, rhsDims}, init,
           DimList{0, 1, 2, 4}, {3},
           [&](OpBuilder &b, Location l, ValueRange args) {
-            Value k = arith::ExtFOp::create(b, l, et, args[0]);
-            Value q = arith::ExtFOp::create(b, l, et, args[1]);
-            Value product = arith::MulFOp::create(b, l, k, q);
+            Value x = arith::ExtFOp::create(b, l, et, args[0]);
+            Value y = arith::ExtFOp::create(b, l, et, args[1]);
+            Value product = arith::MulFOp::create(b, l, x, y);
             return arith::AddFOp::create(b, l, args[2], product).getResult();
           });
+    };
+    if (pairs) {
+      Value keys = round(op.getKey()), queries = round(qT);
+      scores = pairedContraction(keys, DimList{0, 1, 2, 3}, queries,
+                                 DimList{0, 1, 3, 4}, zeros);
     } else {
       scores = buildContraction(rewriter, loc, 5, op.getKey(),
                                 DimList{0, 1, 2, 3}, qT, DimList{0, 1, 3, 4},
@@ -404,10 +414,25 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     // O: loops (b, h, i, j, c), reduction j; then O / l.
     Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
                                   rewriter.getZeroAttr(et));
-    Value weighted = buildContraction(rewriter, loc, 5, probs,
-                                      DimList{0, 1, 3, 2}, op.getValue(),
-                                      DimList{0, 1, 3, 4}, outZeros,
-                                      DimList{0, 1, 2, 4}, {3});
+    Value weighted;
+    if (pairs && !slotBound) {
+      // P V on bf16 pairs along the slots: P (not P^T) rounded, so that a
+      // row's two probabilities of a pair are one 32-bit element to
+      // broadcast; the values rounded once. Not where the slots stop at a
+      // length (a pair would straddle it).
+      Value p = linalg::TransposeOp::create(
+                    rewriter, loc, probs,
+                    emptyTensor(rewriter, loc, {batch, h, n, k}, et),
+                    ArrayRef<int64_t>{0, 1, 3, 2})
+                    .getResult()[0];
+      Value probsBF16 = round(p), values = round(op.getValue());
+      weighted = pairedContraction(probsBF16, DimList{0, 1, 2, 3}, values,
+                                   DimList{0, 1, 3, 4}, outZeros);
+    } else {
+      weighted = buildContraction(rewriter, loc, 5, probs, DimList{0, 1, 3, 2},
+                                  op.getValue(), DimList{0, 1, 3, 4}, outZeros,
+                                  DimList{0, 1, 2, 4}, {3});
+    }
     boundSlots(weighted, /*slotLoop=*/3);
     Value out = buildGeneric(
         rewriter, loc, 4, {weighted, rowSum}, {all4, DimList{0, 1, 2}},

@@ -68,9 +68,10 @@ def Linformer_Dialect : Dialect {
     "::mlir::DenseI64ArrayAttr":$packed_buffers,
     // A register-tiling loop (the only loops that may be peeled).
     "::mlir::UnitAttr":$register_loop,
-    // CPU: an attention core whose score contraction multiplies bf16 pairs
+    // CPU: an attention core whose contractions multiply bf16 pairs
     // (linformer-bf16-products with dot products; linformer-lower-to-linalg
-    // rounds its queries and keys to bf16).
+    // rounds its queries and keys, and its probabilities and values, to
+    // bf16).
     "::mlir::UnitAttr":$bf16_scores,
     // CPU: the unit a kernel root's bf16 products run on ("fma", "dot",
     // "amx"; ", emulated" where the target lacks it), as

@@ -88,10 +88,11 @@ constexpr llvm::StringLiteral kTokenRowsAttrName =
 constexpr llvm::StringLiteral kRegisterLoopAttrName =
     LinformerDialect::RegisterLoopAttrHelper::getNameStr();
 
-/// On a `linformer.attention_core` whose score contraction takes bf16 pairs
+/// On a `linformer.attention_core` whose contractions take bf16 pairs
 /// (linformer-bf16-products with dot products on): its lowering rounds the
-/// query tile and the keys to bf16 for `Q K^T`; the softmax and `P V` stay
-/// f32.
+/// query tile and the keys to bf16 for `Q K^T`, and the probabilities
+/// (transposed back to rows of slots) and the values for `P V` (not where
+/// pooled slots stop at a length); the softmax stays f32.
 constexpr llvm::StringLiteral kBF16ScoresAttrName =
     LinformerDialect::Bf16ScoresAttrHelper::getNameStr();
 

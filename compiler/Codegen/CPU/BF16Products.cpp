@@ -130,9 +130,11 @@ struct BF16ProductsPass
     });
     // An attention core is lowered after workgroup tiling: with pairs, its
     // score contraction (`K Q^T`, the keys broadcast with their channels
-    // innermost) takes bf16 pairs too, its lowering told by the mark. The
-    // softmax and `P V` (its broadcast probabilities have no pairs along
-    // the keys) stay f32.
+    // innermost) and its weighted sum (`P V`, the probabilities transposed
+    // back so that a row's pair along the slots is adjacent) take bf16
+    // pairs too, its lowering told by the mark. The softmax stays f32, and
+    // so does `P V` where the slots stop at a length (a pair could
+    // straddle it).
     std::string engineName = bf16EngineName(*engine);
     if (pairs)
       func.walk([&](AttentionCoreOp core) {

@@ -506,11 +506,12 @@ def LinformerBF16ProductsPass
     relative) and the f32 sums remain: the numerics of the CPU's bf16
     engines (`vdpbf16ps`, AMX `tdpbf16ps`), which read bf16 pairs and
     accumulate f32. Softmax, LayerNorm, GELU, residual sums and biases stay
-    f32. With `dot`, the attention core's `Q K^T` takes bf16 pairs too: the
-    core is marked `linformer.bf16_scores`, and its lowering (after
-    workgroup tiling) rounds the query tile and the keys; its softmax and
-    `P V` (whose broadcast probabilities have no pairs along the keys)
-    stay f32.
+    f32. With `dot`, the attention core's `Q K^T` and `P V` take bf16 pairs
+    too: the core is marked `linformer.bf16_scores`, and its lowering
+    (after workgroup tiling) rounds the query tile and the keys, and the
+    probabilities (transposed back to rows of slots, so that a row's pair
+    is adjacent) and the values; its softmax stays f32, and so does `P V`
+    where pooled slots stop at a length.
 
     The two factors take the form the register tile reads them in. With
     `dot` (`auto` where the module's CPU target has AVX512_BF16, `emulate`

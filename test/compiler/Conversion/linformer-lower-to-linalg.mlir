@@ -474,10 +474,13 @@ func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>
 
 // -----
 
-// bf16 score products (linformer.bf16_scores, set by linformer-bf16-products
-// when dot products are on): the keys and the transposed query tile are
-// rounded to bf16, the score contraction extends them (the products exact
-// in f32) and sums in f32; the softmax and the weighted sum stay f32.
+// bf16 products in the core (linformer.bf16_scores, set by
+// linformer-bf16-products when dot products are on): the keys and the
+// transposed query tile are rounded to bf16, the score contraction extends
+// them (the products exact in f32) and sums in f32; the softmax stays f32;
+// the weighted sum takes P (P^T transposed back, so that a row's pair of
+// probabilities along the slots is adjacent) and the values, both rounded
+// to bf16, the same way.
 // CHECK-LABEL: func.func @core_bf16_scores(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>)
 // CHECK: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<1x2x16x8xf32>)
@@ -493,7 +496,17 @@ func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>
 // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[C]], %[[M]] : f32
 // CHECK-NEXT: linalg.yield %[[SUM]] : f32
 // CHECK-NOT: bf16
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[V]] : tensor<1x2x4x16xf32>, tensor<1x2x4x8xf32>)
+// CHECK: math.exp
+// CHECK-NOT: bf16
+// CHECK: %[[P:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x2x4x16xf32>) outs(%{{.*}} : tensor<1x2x16x4xf32>) permutation = [0, 1, 3, 2]
+// CHECK: %[[PB:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x2x16x4xf32>) outs(%{{.*}} : tensor<1x2x16x4xbf16>)
+// CHECK: %[[VB:.*]] = linalg.generic {{.*}} ins(%[[V]] : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[PB]], %[[VB]] : tensor<1x2x16x4xbf16>, tensor<1x2x4x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK-NEXT: ^bb0(%[[PA:.*]]: bf16, %[[VA:.*]]: bf16, %[[OC:.*]]: f32):
+// CHECK-NEXT: %[[EP:.*]] = arith.extf %[[PA]] : bf16 to f32
+// CHECK-NEXT: %[[EV:.*]] = arith.extf %[[VA]] : bf16 to f32
+// CHECK-NEXT: %[[PV:.*]] = arith.mulf %[[EP]], %[[EV]] : f32
+// CHECK-NEXT: %[[OS:.*]] = arith.addf %[[OC]], %[[PV]] : f32
 // CHECK-NOT: bf16
 // CHECK: return
 func.func @core_bf16_scores(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
@@ -503,5 +516,25 @@ func.func @core_bf16_scores(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
          outs(%o_init) {linformer.bf16_scores}
           : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
             tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// With pooled slots that stop at a length, a pair of slots could straddle
+// it: the scores still take bf16 pairs (along the head's channels), the
+// weighted sum stays f32 on P^T.
+// CHECK-LABEL: func.func @core_bf16_slot_bound(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x4x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x4x16xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]{{.*}}ins(%{{.*}}, %{{.*}} : tensor<1x2x4x16xf32>, tensor<1x2x4x8xf32>){{.*}}attrs = {linformer.token_bound = #linformer.token_bound<token = 3, batch = 0, per_step = 4>}
+// CHECK: return
+func.func @core_bf16_slot_bound(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi8>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125) key_mask(%m)
+         outs(%o_init) {linformer.bf16_scores, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+         : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
