@@ -254,6 +254,194 @@ struct LowerProject : OpRewritePattern<ProjectOp> {
   }
 };
 
+/// One attention core's lowering (see LowerAttentionCore): its shapes, its
+/// pooled slots' bound, and a step each for the scores, the softmax and
+/// the weighted sum.
+struct CoreLowering {
+  PatternRewriter &rewriter;
+  AttentionCoreOp op;
+  Location loc;
+  Type et;
+  int64_t batch, h, n, d, k;
+  SmallVector<int64_t> scoreShape, rowShape;
+  DimList all4 = {0, 1, 2, 3};
+  /// bf16 pairs (linformer-bf16-products marked the core): both
+  /// contractions' factors rounded to bf16 once (per workgroup, after
+  /// tiling), the products exact in f32, the sums f32.
+  bool pairs;
+  /// Pooled slots past a sequence's length (the core's
+  /// linformer.token_bound, per_step the window): the scores' rows, the
+  /// softmax over them and the weighted sum's steps stop at
+  /// ceil(length / window); the rows left are masked (-inf) below whatever
+  /// they hold. Null otherwise.
+  TokenBoundAttr slotBound;
+
+  CoreLowering(PatternRewriter &rewriter, AttentionCoreOp op)
+      : rewriter(rewriter), op(op), loc(op.getLoc()),
+        et(getElementTypeOrSelf(op.getQ().getType())) {
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    batch = qType.getDimSize(0);
+    h = qType.getDimSize(1);
+    n = qType.getDimSize(2);
+    d = qType.getDimSize(3);
+    k = cast<RankedTensorType>(op.getKey().getType()).getDimSize(2);
+    scoreShape = {batch, h, k, n};
+    rowShape = {batch, h, n};
+    pairs = op->hasAttr(kBF16ScoresAttrName) && et.isF32();
+    slotBound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
+    if (slotBound && (slotBound.getToken() != 2 || slotBound.getBatch() != 0 ||
+                      slotBound.getPerStep() < 2 || !op.getKeyMask()))
+      slotBound = {};
+  }
+
+  /// `v` rounded to bf16.
+  Value round(Value v) {
+    Type bf16 = rewriter.getBF16Type();
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    return buildGeneric(rewriter, loc, 4, v, {all4},
+                        emptyTensor(rewriter, loc, shape, bf16), all4, {},
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          return arith::TruncFOp::create(b, l, bf16, args[0])
+                              .getResult();
+                        });
+  }
+
+  /// lhs * rhs + acc on bf16 factors, extended; loops (b, h, row, r, col).
+  Value pairedContraction(Value lhs, DimList lhsDims, Value rhs,
+                          DimList rhsDims, Value init) {
+    return buildGeneric(
+        rewriter, loc, 5, {lhs, rhs}, {lhsDims, rhsDims}, init,
+        DimList{0, 1, 2, 4}, {3},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = arith::ExtFOp::create(b, l, et, args[0]);
+          Value y = arith::ExtFOp::create(b, l, et, args[1]);
+          Value product = arith::MulFOp::create(b, l, x, y);
+          return arith::AddFOp::create(b, l, args[2], product).getResult();
+        });
+  }
+
+  /// `v`'s loop `slotLoop` stops at the pooled slots' bound, if any.
+  void boundSlots(Value v, int64_t slotLoop, bool masked = false) {
+    if (slotBound)
+      v.getDefiningOp()->setAttr(
+          kTokenBoundAttrName,
+          TokenBoundAttr::get(rewriter.getContext(), slotLoop, /*batch=*/0,
+                              /*part=*/-1, /*perPart=*/0, masked,
+                              slotBound.getPerStep()));
+  }
+
+  /// S^T: loops (b, h, j, c, i), reduction c; queries innermost; -inf at
+  /// masked slots.
+  Value scores() {
+    Value qT = linalg::TransposeOp::create(
+                   rewriter, loc, op.getQ(),
+                   emptyTensor(rewriter, loc, {batch, h, d, n}, et),
+                   ArrayRef<int64_t>{0, 1, 3, 2})
+                   .getResult()[0];
+    Value zeros = filledTensor(rewriter, loc, scoreShape, et,
+                               rewriter.getZeroAttr(et));
+    Value scores;
+    if (pairs) {
+      Value keys = round(op.getKey()), queries = round(qT);
+      scores = pairedContraction(keys, DimList{0, 1, 2, 3}, queries,
+                                 DimList{0, 1, 3, 4}, zeros);
+    } else {
+      scores = buildContraction(rewriter, loc, 5, op.getKey(),
+                                DimList{0, 1, 2, 3}, qT, DimList{0, 1, 3, 4},
+                                zeros, DimList{0, 1, 2, 4}, {3});
+    }
+    boundSlots(scores, /*slotLoop=*/2);
+    if (!op.getKeyMask())
+      return scores;
+    scores = buildGeneric(
+        rewriter, loc, 4, {scores, op.getKeyMask()}, {all4, DimList{0, 2}},
+        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return arith::SelectOp::create(b, l, maskBit(b, l, args[1]), args[0],
+                                         negInfinity(b, l, et))
+              .getResult();
+        });
+    // The select writes every slot it runs over (masked ones -inf):
+    // masked, it may run over all of them where its slots are too few to
+    // cut (TileForVectors).
+    boundSlots(scores, /*slotLoop=*/2, /*masked=*/true);
+    return scores;
+  }
+
+  /// The row statistics over j (loops (b, h, j, i), reduction j): P^T =
+  /// exp(scale (S^T - max)) and its row sums l.
+  struct Softmax {
+    Value probs, rowSum;
+  };
+  Softmax softmax(Value scores) {
+    DimList rowDims = {0, 1, 3};
+    Value maxInit = filledTensor(
+        rewriter, loc, rowShape, et,
+        rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
+    Value rowMax = buildGeneric(
+        rewriter, loc, 4, scores, {all4}, maxInit, rowDims, {2},
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::MaximumFOp::create(b, l, args[1], args[0]).getResult();
+        });
+    boundSlots(rowMax, /*slotLoop=*/2);
+    double scale = op.getScale().convertToDouble();
+    Softmax s;
+    s.probs = buildGeneric(
+        rewriter, loc, 4, {scores, rowMax}, {all4, rowDims},
+        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value c = arith::ConstantOp::create(b, l, b.getFloatAttr(et, scale));
+          Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
+          Value scaled = arith::MulFOp::create(b, l, diff, c);
+          return math::ExpOp::create(b, l, scaled).getResult();
+        });
+    boundSlots(s.probs, /*slotLoop=*/2);
+    Value sumInit =
+        filledTensor(rewriter, loc, rowShape, et, rewriter.getZeroAttr(et));
+    s.rowSum = buildGeneric(
+        rewriter, loc, 4, s.probs, {all4}, sumInit, rowDims, {2},
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
+        });
+    boundSlots(s.rowSum, /*slotLoop=*/2);
+    return s;
+  }
+
+  /// O: loops (b, h, i, j, c), reduction j; then O / l.
+  Value weightedSum(const Softmax &s) {
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
+                                  rewriter.getZeroAttr(et));
+    Value weighted;
+    if (pairs && !slotBound) {
+      // P V on bf16 pairs along the slots: P (not P^T) rounded, so that a
+      // row's two probabilities of a pair are one 32-bit element to
+      // broadcast; the values rounded once. Not where the slots stop at a
+      // length (a pair would straddle it).
+      Value p = linalg::TransposeOp::create(
+                    rewriter, loc, s.probs,
+                    emptyTensor(rewriter, loc, {batch, h, n, k}, et),
+                    ArrayRef<int64_t>{0, 1, 3, 2})
+                    .getResult()[0];
+      Value probsBF16 = round(p), values = round(op.getValue());
+      weighted = pairedContraction(probsBF16, DimList{0, 1, 2, 3}, values,
+                                   DimList{0, 1, 3, 4}, outZeros);
+    } else {
+      weighted = buildContraction(rewriter, loc, 5, s.probs,
+                                  DimList{0, 1, 3, 2}, op.getValue(),
+                                  DimList{0, 1, 3, 4}, outZeros,
+                                  DimList{0, 1, 2, 4}, {3});
+    }
+    boundSlots(weighted, /*slotLoop=*/3);
+    return buildGeneric(
+        rewriter, loc, 4, {weighted, s.rowSum}, {all4, DimList{0, 1, 2}},
+        emptyTensor(rewriter, loc, resultType.getShape(), et), all4, {},
+        [](OpBuilder &b, Location l, ValueRange args) {
+          return arith::DivFOp::create(b, l, args[0], args[1]).getResult();
+        });
+  }
+};
+
 /// The attention core in the transposed form a CPU wants: scores are
 /// computed as S^T = K Q^T ([k, rows]), so that
 /// - the operand streamed by the score contraction is Q^T (one transpose of
@@ -292,155 +480,10 @@ struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
     if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
         !resultType.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "needs static shapes");
-    Location loc = op.getLoc();
-    Type et = qType.getElementType();
-    int64_t batch = qType.getDimSize(0), h = qType.getDimSize(1);
-    int64_t n = qType.getDimSize(2), d = qType.getDimSize(3);
-    int64_t k = kType.getDimSize(2);
-    SmallVector<int64_t> scoreShape = {batch, h, k, n};
-    SmallVector<int64_t> rowShape = {batch, h, n};
-    DimList all4 = {0, 1, 2, 3};
-
-    Value qT = linalg::TransposeOp::create(
-                   rewriter, loc, op.getQ(),
-                   emptyTensor(rewriter, loc, {batch, h, d, n}, et),
-                   ArrayRef<int64_t>{0, 1, 3, 2})
-                   .getResult()[0];
-
-    // S^T: loops (b, h, j, c, i), reduction c; queries innermost.
-    Value zeros = filledTensor(rewriter, loc, scoreShape, et,
-                               rewriter.getZeroAttr(et));
-    Value scores;
-    // bf16 pairs (linformer-bf16-products marked the core): both
-    // contractions' factors rounded to bf16 once (per workgroup, after
-    // tiling), the products exact in f32, the sums f32.
-    bool pairs = op->hasAttr(kBF16ScoresAttrName) && et.isF32();
-    Type bf16 = rewriter.getBF16Type();
-    auto round = [&](Value v) {
-      auto shape = cast<RankedTensorType>(v.getType()).getShape();
-      return buildGeneric(rewriter, loc, 4, v, {all4},
-                          emptyTensor(rewriter, loc, shape, bf16), all4, {},
-                          [&](OpBuilder &b, Location l, ValueRange args) {
-                            return arith::TruncFOp::create(b, l, bf16, args[0])
-                                .getResult();
-                          });
-    };
-    // lhs * rhs + acc on bf16 factors, extended.
-    auto pairedContraction = [&](Value lhs, DimList lhsDims, Value rhs,
-                                 DimList rhsDims, Value init) {
-      return buildGeneric(
-          rewriter, loc, 5, {lhs, rhs}, {lhsDims, rhsDims}, init,
-          DimList{0, 1, 2, 4}, {3},
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value x = arith::ExtFOp::create(b, l, et, args[0]);
-            Value y = arith::ExtFOp::create(b, l, et, args[1]);
-            Value product = arith::MulFOp::create(b, l, x, y);
-            return arith::AddFOp::create(b, l, args[2], product).getResult();
-          });
-    };
-    if (pairs) {
-      Value keys = round(op.getKey()), queries = round(qT);
-      scores = pairedContraction(keys, DimList{0, 1, 2, 3}, queries,
-                                 DimList{0, 1, 3, 4}, zeros);
-    } else {
-      scores = buildContraction(rewriter, loc, 5, op.getKey(),
-                                DimList{0, 1, 2, 3}, qT, DimList{0, 1, 3, 4},
-                                zeros, DimList{0, 1, 2, 4}, {3});
-    }
-    // Pooled slots past a sequence's length (the core's
-    // linformer.token_bound, per_step the window): the scores' rows, the
-    // softmax over them and the weighted sum's steps stop at
-    // ceil(length / window); the rows left are masked (-inf) below whatever
-    // they hold.
-    auto slotBound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
-    if (slotBound && (slotBound.getToken() != 2 || slotBound.getBatch() != 0 ||
-                      slotBound.getPerStep() < 2 || !op.getKeyMask()))
-      slotBound = {};
-    auto boundSlots = [&](Value v, int64_t slotLoop, bool masked = false) {
-      if (slotBound)
-        v.getDefiningOp()->setAttr(
-            kTokenBoundAttrName,
-            TokenBoundAttr::get(rewriter.getContext(), slotLoop, /*batch=*/0,
-                                /*part=*/-1, /*perPart=*/0, masked,
-                                slotBound.getPerStep()));
-    };
-    boundSlots(scores, /*slotLoop=*/2);
-    if (op.getKeyMask()) {
-      scores = buildGeneric(
-          rewriter, loc, 4, {scores, op.getKeyMask()},
-          {all4, DimList{0, 2}}, emptyTensor(rewriter, loc, scoreShape, et),
-          all4, {}, [&](OpBuilder &b, Location l, ValueRange args) {
-            return arith::SelectOp::create(b, l, maskBit(b, l, args[1]),
-                                           args[0], negInfinity(b, l, et))
-                .getResult();
-          });
-      // The select writes every slot it runs over (masked ones -inf):
-      // masked, it may run over all of them where its slots are too few to
-      // cut (TileForVectors).
-      boundSlots(scores, /*slotLoop=*/2, /*masked=*/true);
-    }
-
-    // Row statistics over j (loops (b, h, j, i), reduction j).
-    DimList rowDims = {0, 1, 3};
-    Value maxInit = filledTensor(
-        rewriter, loc, rowShape, et,
-        rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
-    Value rowMax = buildGeneric(
-        rewriter, loc, 4, scores, {all4}, maxInit, rowDims, {2},
-        [](OpBuilder &b, Location l, ValueRange args) {
-          return arith::MaximumFOp::create(b, l, args[1], args[0]).getResult();
-        });
-    boundSlots(rowMax, /*slotLoop=*/2);
-    double scale = op.getScale().convertToDouble();
-    Value probs = buildGeneric(
-        rewriter, loc, 4, {scores, rowMax}, {all4, rowDims},
-        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          Value s = arith::ConstantOp::create(b, l, b.getFloatAttr(et, scale));
-          Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
-          Value scaled = arith::MulFOp::create(b, l, diff, s);
-          return math::ExpOp::create(b, l, scaled).getResult();
-        });
-    boundSlots(probs, /*slotLoop=*/2);
-    Value sumInit = filledTensor(rewriter, loc, rowShape, et,
-                                 rewriter.getZeroAttr(et));
-    Value rowSum = buildGeneric(
-        rewriter, loc, 4, probs, {all4}, sumInit, rowDims, {2},
-        [](OpBuilder &b, Location l, ValueRange args) {
-          return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
-        });
-    boundSlots(rowSum, /*slotLoop=*/2);
-
-    // O: loops (b, h, i, j, c), reduction j; then O / l.
-    Value outZeros = filledTensor(rewriter, loc, resultType.getShape(), et,
-                                  rewriter.getZeroAttr(et));
-    Value weighted;
-    if (pairs && !slotBound) {
-      // P V on bf16 pairs along the slots: P (not P^T) rounded, so that a
-      // row's two probabilities of a pair are one 32-bit element to
-      // broadcast; the values rounded once. Not where the slots stop at a
-      // length (a pair would straddle it).
-      Value p = linalg::TransposeOp::create(
-                    rewriter, loc, probs,
-                    emptyTensor(rewriter, loc, {batch, h, n, k}, et),
-                    ArrayRef<int64_t>{0, 1, 3, 2})
-                    .getResult()[0];
-      Value probsBF16 = round(p), values = round(op.getValue());
-      weighted = pairedContraction(probsBF16, DimList{0, 1, 2, 3}, values,
-                                   DimList{0, 1, 3, 4}, outZeros);
-    } else {
-      weighted = buildContraction(rewriter, loc, 5, probs, DimList{0, 1, 3, 2},
-                                  op.getValue(), DimList{0, 1, 3, 4}, outZeros,
-                                  DimList{0, 1, 2, 4}, {3});
-    }
-    boundSlots(weighted, /*slotLoop=*/3);
-    Value out = buildGeneric(
-        rewriter, loc, 4, {weighted, rowSum}, {all4, DimList{0, 1, 2}},
-        emptyTensor(rewriter, loc, resultType.getShape(), et), all4, {},
-        [](OpBuilder &b, Location l, ValueRange args) {
-          return arith::DivFOp::create(b, l, args[0], args[1]).getResult();
-        });
-    rewriter.replaceOp(op, out);
+    CoreLowering lowering(rewriter, op);
+    Value scores = lowering.scores();
+    CoreLowering::Softmax softmax = lowering.softmax(scores);
+    rewriter.replaceOp(op, lowering.weightedSum(softmax));
     return success();
   }
 
