@@ -143,10 +143,12 @@ struct Compile {
   bool needsOutputFile() const { return !image && options.outputPath.empty(); }
   /// Where "wrote ..." goes: `out`, or `log` when `out` carries the
   /// --print-schedule file (JSON), so that redirecting it gives a file
-  /// --schedule reads back.
+  /// --schedule reads back, or the artifact itself (-o /dev/stdout).
   llvm::raw_ostream &status() {
-    return options.printSchedule && *options.printSchedule != "table" ? log
-                                                                      : out;
+    bool outIsData =
+        (options.printSchedule && *options.printSchedule != "table") ||
+        options.outputPath == "/dev/stdout";
+    return outIsData ? log : out;
   }
   /// What "wrote ..." names: the output file, or "the artifact".
   std::string outputName() const {

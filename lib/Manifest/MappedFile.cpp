@@ -135,8 +135,49 @@ FileError readWholeFile(const std::string &path, std::string &out) {
   return {};
 }
 
+/// Writes `size` bytes to the open `fd`; false when a write fails.
+static bool writeAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  size_t left = size;
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    left -= size_t(n);
+  }
+  return true;
+}
+
+/// Whether `path` is written through rather than replaced: a device, a
+/// pipe or a socket (-o /dev/null), or a link into /proc (-o /dev/stdout,
+/// a link to /proc/self/fd/1): an open file of this process, wherever it
+/// points. Renaming a file over either would replace the device node or
+/// the link.
+static bool writesThrough(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return false;
+  if (!S_ISREG(st.st_mode))
+    return true;
+  char target[8];
+  ssize_t n = ::readlink(path.c_str(), target, sizeof(target));
+  return n >= 6 && std::memcmp(target, "/proc/", 6) == 0;
+}
+
 FileError writeWholeFile(const std::string &path, const void *data,
                          size_t size) {
+  if (writesThrough(path)) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+      return FileError::io(errnoMessage("cannot open", path));
+    bool ok = writeAll(fd, data, size);
+    if (::close(fd) != 0 || !ok)
+      return FileError::io(errnoMessage("cannot write", path));
+    return {};
+  }
   // A fresh temporary beside the target (so that rename is atomic), created
   // exclusively by mkostemp (O_CREAT|O_EXCL: a planted file or symlink of
   // the same name makes it pick another name, never write through it), then
@@ -151,20 +192,11 @@ FileError writeWholeFile(const std::string &path, const void *data,
     return FileError::io(errnoMessage("cannot create", tmp));
   // mkostemp creates 0600; outputs are ordinary files.
   (void)::fchmod(fd, 0644);
-  const char *p = static_cast<const char *>(data);
-  size_t left = size;
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0) {
-      FileError err = FileError::io(errnoMessage("cannot write", tmp));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return err;
-    }
-    p += n;
-    left -= size_t(n);
+  if (!writeAll(fd, data, size)) {
+    FileError err = FileError::io(errnoMessage("cannot write", tmp));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err;
   }
   if (::close(fd) != 0) {
     FileError err = FileError::io(errnoMessage("cannot write", tmp));
