@@ -302,6 +302,26 @@ ProjectedInput projectInputImpl(OpBuilder &b, AttentionOp op, Value e) {
   return projectMeanPool(b, op, valid);
 }
 
+/// A sequence-parallel layer's sum over its rank's tokens, summed over the
+/// ranks (`linformer.all_reduce`); `partial` itself otherwise.
+Value sumOverRanks(OpBuilder &b, AttentionOp op, Value partial) {
+  if (!partial || !op.getSequenceParallel())
+    return partial;
+  return AllReduceOp::create(b, op.getLoc(), partial.getType(), partial,
+                             op.getSequenceParallelAttr())
+      .getResult();
+}
+
+/// projectInputImpl summed over the ranks: E X and E's row sums are sums
+/// over the tokens (the bias term of (E X) W + (E 1) b too), so each rank's
+/// partial sums add up to the whole sequence's, once per layer.
+ProjectedInput projectInputOverRanks(OpBuilder &b, AttentionOp op, Value e) {
+  ProjectedInput in = projectInputImpl(b, op, e);
+  in.value = sumOverRanks(b, op, in.value);
+  in.biasScale = sumOverRanks(b, op, in.biasScale);
+  return in;
+}
+
 /// The second half of (E X) W: [b, h, k, d] = EX [b, (h,) k, dm] times W
 /// viewed as [dm, h, d], plus the bias scaled by `biasScale`.
 Value projectWeightsImpl(OpBuilder &b, AttentionOp op,
@@ -375,11 +395,11 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     Value keyProj, valueProj;
     if (op.getReassociate().value_or(false)) {
       // (E X) W: the full-length K and V are never materialised.
-      ProjectedInput ex = projectInputImpl(rewriter, op, op.getE());
+      ProjectedInput ex = projectInputOverRanks(rewriter, op, op.getE());
       ProjectedInput fx =
           op.getSharing().getKv() || kind == ProjectionKind::mean_pool
               ? ex
-              : projectInputImpl(rewriter, op, op.getF());
+              : projectInputOverRanks(rewriter, op, op.getF());
       keyProj = projectWeightsImpl(rewriter, op, ex, op.getWk(), op.getBk());
       valueProj =
           projectWeightsImpl(rewriter, op, fx, op.getWv(), op.getBv());
@@ -387,11 +407,18 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
       Value key = inputProjection(op.getWk(), op.getBk());
       Value value = inputProjection(op.getWv(), op.getBv());
       auto projectedType = RankedTensorType::get({batch, h, k, d}, et);
-      keyProj = ProjectOp::create(rewriter, loc, projectedType, kind, key,
-                                  op.getE(), op.getLengths(), op.getMask());
-      valueProj = ProjectOp::create(rewriter, loc, projectedType, kind, value,
-                                    op.getValueProjection(), op.getLengths(),
-                                    op.getMask());
+      auto kindAttr = ProjectionKindAttr::get(rewriter.getContext(), kind);
+      keyProj = sumOverRanks(
+          rewriter, op,
+          ProjectOp::create(rewriter, loc, projectedType, key, op.getE(),
+                            op.getLengths(), op.getMask(), kindAttr,
+                            op.getSequenceParallelAttr()));
+      valueProj = sumOverRanks(
+          rewriter, op,
+          ProjectOp::create(rewriter, loc, projectedType, value,
+                            op.getValueProjection(), op.getLengths(),
+                            op.getMask(), kindAttr,
+                            op.getSequenceParallelAttr()));
     }
 
     // A learned slot mixes every real token, so it is always valid; a pooled

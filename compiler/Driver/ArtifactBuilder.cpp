@@ -112,6 +112,9 @@ llvm::Error Compile::addBuffers(ArrayRef<int64_t> intermediates,
     b.shape.assign(type.getShape().begin(), type.getShape().end());
     if (static_cast<int>(i) == entry.paddingArg)
       b.role = entry.paddingRole;
+    if (auto parts = sourceFn.getArgAttrOfType<IntegerAttr>(
+            i, kSequenceSplitArgAttrName))
+      b.sequenceSplit = parts.getInt();
     manifest.buffers.push_back(b);
   }
   for (auto [i, t] : llvm::enumerate(sourceFn.getResultTypes())) {
@@ -167,6 +170,7 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
     // every run ("tmp0", ...; numbered apart, so that a plan without
     // initializers names its buffers as before).
     k.initializer = launch.getInitializer();
+    k.allReduce = launch.getAllReduce();
     for (int64_t id : k.initializer ? launch.getWrites() : ArrayRef<int64_t>{})
       if (size_t(id) < manifest.buffers.size() &&
           manifest.buffers[size_t(id)].kind == lf::BufferKind::Intermediate)

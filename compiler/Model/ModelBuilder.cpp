@@ -183,10 +183,25 @@ Value convert(OpBuilder &b, Location loc, Value v, Type to) {
 
 } // namespace
 
+/// Whether `name` is the E or F weight of some layer.
+static bool isProjectionWeight(const lf::ModelConfig &c,
+                               const std::string &name) {
+  for (int64_t i = 0; i < c.layers; ++i)
+    for (bool value : {false, true})
+      if (name == lf::projectionWeightName(c, i, value))
+        return true;
+  return false;
+}
+
 OwningOpRef<ModuleOp>
 mlir::linformer::buildEncoderModule(MLIRContext *ctx,
-                                    const lf::ModelConfig &c,
+                                    const lf::ModelConfig &model,
                                     EncoderSignature &sig) {
+  // A sequence-parallel model is built for one rank: its n / P tokens and
+  // its n / P columns of E and F (the entry marks those arguments, so that
+  // the runtime takes the rank's columns of the whole weight).
+  lf::ModelConfig c = model;
+  c.maxSeqLen = model.rankSeqLen();
   ctx->loadDialect<LinformerDialect, func::FuncDialect, linalg::LinalgDialect,
                    arith::ArithDialect, math::MathDialect,
                    tensor::TensorDialect>();
@@ -228,6 +243,13 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
   fn.setArgAttr(0, kSequenceArgAttrName, b.getUnitAttr());
   if (c.padding == lf::PaddingInput::Lengths)
     fn.setArgAttr(sig.paddingArg, kLengthsArgAttrName, b.getUnitAttr());
+  IntegerAttr ranks;
+  if (c.sequenceParallel > 1) {
+    ranks = b.getI64IntegerAttr(c.sequenceParallel);
+    for (size_t i = 0; i < weights.size(); ++i)
+      if (isProjectionWeight(c, weights[i].name))
+        fn.setArgAttr(firstWeight + i, kSequenceSplitArgAttrName, ranks);
+  }
   Block *body = fn.addEntryBlock();
   b.setInsertionPointToStart(body);
   std::map<std::string, Value> byName;
@@ -273,7 +295,7 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
         b.getI64IntegerAttr(c.k[i]),
         ProjectionKindAttr::get(ctx, static_cast<ProjectionKind>(c.projection)),
         SharingAttr::get(ctx, c.shareHeads, c.shareKV, c.shareLayers),
-        BoolAttr());
+        BoolAttr(), ranks);
     if (c.attentionOnly()) {
       h = attn;
       continue;

@@ -424,12 +424,19 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     kernel that reads only weights (and what other initializers wrote) and
     that the runtime runs once, when a session is created, instead of in
     every run: the buffers it writes are the session's constants.
+    `all_reduce = P`: not a kernel but a collective step of a
+    sequence-parallel plan (`linformer.all_reduce`): the runtime sums the
+    one f32 buffer it names over the P ranks, in place, through the
+    application's all-reduce; it has no code, one workgroup, and writes
+    that buffer.
 
     ```mlir
     #linformer.kernel<"layer_kernel_0", workgroups = 16, buffers = [0, 1, 5],
         writes = [5], schedule = #linformer.cpu_schedule<...>>
     #linformer.kernel<"layer_kernel_1", workgroups = 4, buffers = [2, 1],
         grid = [2, 2, 1], block = [32, 1, 1], shared = 256>
+    #linformer.kernel<"layer_all_reduce_0", workgroups = 1, buffers = [7],
+        writes = [7], all_reduce = 2>
     ```
   }];
   let parameters = (ins
@@ -448,7 +455,9 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     OptionalArrayRefParameter<"int64_t",
         "[lo, hi]: launched when lo < the longest length <= hi">:$maxLength,
     DefaultValuedParameter<"bool", "false",
-        "run once per session, before any run">:$initializer);
+        "run once per session, before any run">:$initializer,
+    DefaultValuedParameter<"int64_t", "0",
+        "an all-reduce step over this many ranks (0: a kernel)">:$allReduce);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

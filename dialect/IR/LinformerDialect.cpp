@@ -144,14 +144,24 @@ LogicalResult LinformerDialect::verifyOperationAttribute(Operation *op,
 LogicalResult LinformerDialect::verifyRegionArgAttribute(
     Operation *op, unsigned region, unsigned argIndex, NamedAttribute attr) {
   StringRef name = attr.getName().strref();
+  if (name == kSequenceSplitArgAttrName) {
+    auto parts = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!parts || parts.getInt() < 2)
+      return op->emitError() << "argument " << argIndex << ": '" << name
+                             << "' must be the number of ranks (an integer "
+                                ">= 2), not "
+                             << attr.getValue();
+    return success();
+  }
   if (name != kSequenceArgAttrName && name != kLengthsArgAttrName &&
       name != kPackedSequenceArgAttrName)
     return op->emitError() << "argument " << argIndex << ": '" << name
                            << "' is not an argument attribute of the "
                               "linformer dialect (it has "
                            << kSequenceArgAttrName << ", "
-                           << kLengthsArgAttrName << " and "
-                           << kPackedSequenceArgAttrName << ")";
+                           << kLengthsArgAttrName << ", "
+                           << kPackedSequenceArgAttrName << " and "
+                           << kSequenceSplitArgAttrName << ")";
   if (!isa<UnitAttr>(attr.getValue()))
     return op->emitError() << "argument " << argIndex << ": '" << name
                            << "' must be a unit attribute, not "
@@ -441,6 +451,8 @@ void KernelLaunchAttr::print(AsmPrinter &p) const {
   }
   if (getInitializer())
     p << ", initializer";
+  if (getAllReduce() != 0)
+    p << ", all_reduce = " << getAllReduce();
   p << '>';
 }
 
@@ -450,7 +462,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   std::optional<int64_t> workgroups;
   std::optional<SmallVector<int64_t>> buffers;
   SmallVector<int64_t> writes, grid, block, maxLength;
-  int64_t shared = 0, blocksPerSm = 1;
+  int64_t shared = 0, blocksPerSm = 1, allReduce = 0;
   CPUScheduleAttr schedule;
   KernelShapeAttr shape;
   TokenRowsAttr rows;
@@ -496,12 +508,14 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
       r = parser.parseAttribute(rows);
     } else if (field == "max_length") {
       r = parseInts(parser, maxLength);
+    } else if (field == "all_reduce") {
+      r = parser.parseInteger(allReduce);
     } else {
       parser.emitError(loc)
           << "a kernel of a dispatch plan has no field '" << field
           << "' (workgroups, buffers, writes, generator, "
              "grid, block, shared, blocks_per_sm, "
-             "schedule, shape, rows, max_length, initializer)";
+             "schedule, shape, rows, max_length, initializer, all_reduce)";
       return {};
     }
     if (failed(r))
@@ -517,17 +531,28 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<KernelLaunchAttr>(
       ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes, schedule,
       shape, generator, grid, block, shared, blocksPerSm, rows, maxLength,
-      initializer);
+      initializer, allReduce);
 }
 
 LogicalResult KernelLaunchAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringAttr name,
     int64_t workgroups, ArrayRef<int64_t> buffers, ArrayRef<int64_t> writes,
-    CPUScheduleAttr, KernelShapeAttr, StringAttr, ArrayRef<int64_t> grid,
+    CPUScheduleAttr schedule, KernelShapeAttr, StringAttr generator,
+    ArrayRef<int64_t> grid,
     ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm,
-    TokenRowsAttr rows, ArrayRef<int64_t> maxLength, bool initializer) {
+    TokenRowsAttr rows, ArrayRef<int64_t> maxLength, bool initializer,
+    int64_t allReduce) {
   if (!name || name.getValue().empty())
     return emitError() << "a kernel of a dispatch plan needs a name";
+  if (allReduce != 0 &&
+      (allReduce < 2 || workgroups != 1 || buffers.size() != 1 ||
+       writes != buffers || schedule || generator || !grid.empty() || rows ||
+       !maxLength.empty() || initializer))
+    return emitError() << "'" << name.getValue()
+                       << "': an all-reduce step sums one buffer over 2 or "
+                          "more ranks: all_reduce >= 2, one workgroup, that "
+                          "buffer in buffers and writes, and no schedule, "
+                          "generator, launch, length rule or initializer";
   if (workgroups < 1)
     return emitError() << "kernel '" << name.getValue()
                        << "' has " << workgroups
@@ -639,7 +664,7 @@ KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const 
   return get(getContext(), getName(), getWorkgroups(), buffers, getWrites(),
              getSchedule(), getShape(), getGenerator(), getGrid(), getBlock(),
              getShared(), getBlocksPerSm(), getRows(), getMaxLength(),
-             getInitializer());
+             getInitializer(), getAllReduce());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
@@ -649,7 +674,8 @@ KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
              CPUScheduleAttr(), getShape(),
              StringAttr::get(getContext(), "halide"), getGrid(), getBlock(),
              getShared(), getBlocksPerSm(),
-             /*rows=*/TokenRowsAttr(), /*maxLength=*/{}, getInitializer());
+             /*rows=*/TokenRowsAttr(), /*maxLength=*/{}, getInitializer(),
+             /*allReduce=*/0);
 }
 
 int64_t KernelLaunchAttr::threads() const {

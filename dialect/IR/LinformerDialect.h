@@ -220,6 +220,12 @@ constexpr llvm::StringLiteral kPackedBuffersAttrName =
 /// each sequence's real length (`i32 [b]`). docs/Pipeline.md, "Lengths".
 constexpr llvm::StringLiteral kSequenceArgAttrName = "linformer.sequence";
 constexpr llvm::StringLiteral kLengthsArgAttrName = "linformer.lengths";
+/// Function argument attribute (i64 P): a weight of a sequence-parallel
+/// entry that is one rank's share of its last axis (E and F: the rank's
+/// n columns of a [.., k, n P] matrix). The artifact says so, and the
+/// runtime binds the session's rank's columns of the whole weight.
+constexpr llvm::StringLiteral kSequenceSplitArgAttrName =
+    "linformer.sequence_split";
 /// Kernel argument attribute (unit): a sequence buffer (a sequence input
 /// or an output that holds tokens, both marked `linformer.sequence`), declared
 /// `[b, n, ...]` but holding the sequences packed: each one's real tokens

@@ -125,18 +125,36 @@ static LogicalResult checkPadding(Operation *op, Value lengths, Value mask,
   return success();
 }
 
-/// Pooling and convolution windows tile the sequence exactly.
+/// Pooling and convolution windows tile the sequence exactly. With
+/// `sequenceParallel` (ranks > 1) n is one rank's share: the projection is
+/// learned, and k fits the whole sequence of n ranks tokens.
 static LogicalResult checkWindow(Operation *op, ProjectionKind kind,
-                                 int64_t n, int64_t k) {
+                                 int64_t n, int64_t k,
+                                 std::optional<int64_t> sequenceParallel) {
   // A project op takes k from its result type, where 0 is a legal size; an
   // empty projection has nothing to attend to, and n % 0 below would trap.
   if (!ShapedType::isDynamic(k) && k <= 0)
     return op->emitOpError()
            << "projected length k = " << k << " must be positive";
-  if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(k) && k > n)
+  int64_t ranks = sequenceParallel.value_or(1);
+  if (ranks > 1 && kind != ProjectionKind::learned)
+    return op->emitOpError()
+           << "has sequence_parallel = " << ranks
+           << ", which needs a 'learned' projection (the ranks' partial sums "
+              "over their tokens add up to E K); '"
+           << stringifyProjectionKind(kind)
+           << "' windows are not split across ranks";
+  if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(k) &&
+      k > n * ranks) {
+    if (ranks > 1)
+      return op->emitOpError()
+             << "projected length k = " << k
+             << " exceeds the whole sequence's n * sequence_parallel = " << n
+             << " * " << ranks << " tokens";
     return op->emitOpError() << "projected length k = " << k
                              << " exceeds the sequence length n = " << n
                              << " (the projection must shorten the sequence)";
+  }
   if (kind != ProjectionKind::learned && !ShapedType::isDynamic(n) &&
       !ShapedType::isDynamic(k) && n % k != 0)
     return op->emitOpError()
@@ -235,7 +253,7 @@ LogicalResult AttentionOp::verify() {
       return failure();
   // C6, C7: k fits n, and windows tile n.
   ProjectionKind kind = getProjection();
-  if (failed(checkWindow(*this, kind, n, k)))
+  if (failed(checkWindow(*this, kind, n, k, getSequenceParallel())))
     return failure();
   // C8: the projection operands the kind and the sharing need.
   SharingAttr sharing = getSharing();
@@ -338,7 +356,7 @@ LogicalResult ProjectOp::verify() {
                          << inputType.getElementType();
   // P2: window rules.
   ProjectionKind kind = getKind();
-  if (failed(checkWindow(*this, kind, in[2], k)))
+  if (failed(checkWindow(*this, kind, in[2], k, getSequenceParallel())))
     return failure();
   // P3: the weight the kind needs.
   StringRef kindName = stringifyProjectionKind(kind);
@@ -620,7 +638,66 @@ struct AttentionCoreBufferization
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// AllReduceOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllReduceOp::verify() {
+  Type init = getInit().getType();
+  if (isa<MemRefType>(init)) {
+    if (getResult())
+      return emitOpError() << "on a buffer sums it in place and has no result";
+    return success();
+  }
+  if (!getResult() || getResult().getType() != init)
+    return emitOpError() << "on a tensor has one result of its type " << init;
+  return success();
+}
+
+// On buffers the op reads and writes its buffer (the collective sums every
+// rank's copy into it); on tensors it has no effect the IR could see: every
+// rank runs the same steps, so CSE or DCE does the same on each.
+void AllReduceOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!isa<MemRefType>(getInit().getType()))
+    return;
+  effects.emplace_back(MemoryEffects::Read::get(), &getInitMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getInitMutable());
+}
+
+namespace {
+/// In place: the result is `init`'s buffer, summed over the ranks.
+struct AllReduceBufferization
+    : bufferization::DstBufferizableOpInterfaceExternalModel<
+          AllReduceBufferization, AllReduceOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const bufferization::AnalysisState &) const {
+    return true;
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    auto reduce = cast<AllReduceOp>(op);
+    if (reduce.hasPureBufferSemantics())
+      return success();
+    FailureOr<Value> buffer =
+        bufferization::getBuffer(rewriter, reduce.getInit(), options, state);
+    if (failed(buffer))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    auto onBuffer = AllReduceOp::create(rewriter, op->getLoc(), Type(),
+                                        *buffer, reduce.getRanksAttr());
+    onBuffer->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, *buffer);
+    return success();
+  }
+};
+} // namespace
+
 void mlir::linformer::detail::attachAttentionCoreBufferization(
     MLIRContext &context) {
   AttentionCoreOp::attachInterface<AttentionCoreBufferization>(context);
+  AllReduceOp::attachInterface<AllReduceBufferization>(context);
 }

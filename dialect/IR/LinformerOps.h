@@ -19,8 +19,8 @@
 #include "dialect/IR/LinformerOps.h.inc"
 
 namespace mlir::linformer::detail {
-/// Makes linformer.attention_core bufferizable (one-shot bufferization);
-/// the dialect calls it as it loads.
+/// Makes linformer.attention_core and linformer.all_reduce bufferizable
+/// (one-shot bufferization); the dialect calls it as it loads.
 void attachAttentionCoreBufferization(MLIRContext &context);
 } // namespace mlir::linformer::detail
 

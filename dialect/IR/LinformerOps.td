@@ -64,6 +64,13 @@ def Linformer_AttentionOp : Linformer_Op<"attention",
     `(E X) W_k` when true, which never materialises the full-length K and V.
     Only linear projections (`learned`, `mean_pool`) can be reassociated.
 
+    `sequence_parallel = P` (P >= 2): the layer runs on one rank's share of
+    a sequence split over P ranks: `input` holds its n tokens (the whole
+    sequence has n P), `e` and `f` are its n columns of E and F, and the
+    projected K and V are the sum of every rank's partial projections
+    (decomposition puts a `linformer.all_reduce` after them). Only
+    `learned` projections split this way; k may exceed n, not n P.
+
     Example:
     ```mlir
     %y = linformer.attention %x weights(%wq, %wk, %wv, %wo) heads(4) k(16)
@@ -86,7 +93,8 @@ def Linformer_AttentionOp : Linformer_Op<"attention",
     ConfinedAttr<I64Attr, [IntPositive]>:$k,
     Linformer_ProjectionKindAttr:$projection,
     Linformer_SharingAttr:$sharing,
-    OptionalAttr<BoolAttr>:$reassociate
+    OptionalAttr<BoolAttr>:$reassociate,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$sequence_parallel
   );
   let results = (outs Linformer_FloatTensor:$result);
   let assemblyFormat = [{
@@ -129,6 +137,9 @@ def Linformer_ProjectOp : Linformer_Op<"project", [Pure, AttrSizedOperandSegment
       window.
     A pooled or convolved slot with no real token behind it is 0 (and the
     attention core must mask it out, see `linformer.attention_core`).
+    `sequence_parallel = P`: `input` is one rank's share of a sequence of
+    n P tokens and the result its partial sum (as on `linformer.attention`);
+    `learned` only, k <= n P.
 
     Example:
     ```mlir
@@ -141,7 +152,8 @@ def Linformer_ProjectOp : Linformer_Op<"project", [Pure, AttrSizedOperandSegment
     Optional<Linformer_FloatTensor>:$weight,
     Optional<Linformer_IndexLikeTensor>:$lengths,
     Optional<Linformer_MaskTensor>:$mask,
-    Linformer_ProjectionKindAttr:$kind
+    Linformer_ProjectionKindAttr:$kind,
+    OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$sequence_parallel
   );
   let results = (outs Linformer_FloatTensor:$result);
   let assemblyFormat = [{
@@ -166,7 +178,8 @@ def Linformer_ProjectOp : Linformer_Op<"project", [Pure, AttrSizedOperandSegment
                    "::mlir::Value":$input, "::mlir::Value":$weight,
                    "::mlir::Value":$lengths, "::mlir::Value":$mask), [{
       build($_builder, $_state, resultType, input, weight, lengths, mask,
-            ProjectionKindAttr::get($_builder.getContext(), kind));
+            ProjectionKindAttr::get($_builder.getContext(), kind),
+            ::mlir::IntegerAttr());
     }]>
   ];
 }
@@ -255,6 +268,49 @@ def Linformer_AttentionCoreOp : Linformer_Op<"attention_core", [
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// linformer.all_reduce
+//===----------------------------------------------------------------------===//
+
+def Linformer_AllReduceOp : Linformer_Op<"all_reduce", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "sums a value over the ranks of a sequence-parallel run";
+  let description = [{
+    Every rank of a sequence split over `ranks` ranks holds its partial sum
+    of `init` (its tokens' share of a projection over the sequence); the
+    result is the sum over all ranks, on every rank. The op does not say
+    how: the CPU pipeline makes it a collective step of the dispatch plan,
+    which the runtime performs through the application's all-reduce
+    (`lf_session_options::all_reduce`), in place on the buffer. Every rank
+    runs the same steps in the same order, so the collectives match up.
+
+    On tensors the result is `init` summed (in place after bufferization);
+    on buffers the op has no result and sums `init` in place.
+
+    ```mlir
+    %sum = linformer.all_reduce ranks(2) outs(%ex)
+             : tensor<1x256x512xf32> -> tensor<1x256x512xf32>
+    linformer.all_reduce ranks(2) outs(%buf) : memref<1x256x512xf32>
+    ```
+  }];
+  let arguments = (ins
+    Linformer_FloatShaped:$init,
+    ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks
+  );
+  let results = (outs Optional<Linformer_FloatTensor>:$result);
+  let assemblyFormat = [{
+    `ranks` `(` $ranks `)` `outs` `(` $init `)` attr-dict `:` type($init)
+    (`->` type($result)^)?
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // LINFORMER_OPS_TD

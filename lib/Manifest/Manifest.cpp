@@ -166,11 +166,11 @@ Manifest parseJson(const json &root) {
          "\"");
   int64_t version = getInt(root, "format_version", "");
   if (version < kManifestFormatVersion ||
-      version > kManifestFormatVersionInitializers)
+      version > kManifestFormatVersionCollectives)
     throw ParseError{"manifest: format_version " + std::to_string(version) +
                      " is not supported (this runtime reads " +
                      std::to_string(kManifestFormatVersion) + " to " +
-                     std::to_string(kManifestFormatVersionInitializers) + ")"};
+                     std::to_string(kManifestFormatVersionCollectives) + ")"};
   m.formatVersion = int(version);
   m.compilerVersion = getString(root, "compiler_version", "");
 
@@ -222,6 +222,8 @@ Manifest parseJson(const json &root) {
              kind);
       buf.sequence = b.at("sequence").get<bool>();
     }
+    if (b.contains("sequence_split"))
+      buf.sequenceSplit = getInt(b, "sequence_split", where);
     if (!buf.sizedInBytes())
       buf.bytes = buf.byteSize();
     m.buffers.push_back(std::move(buf));
@@ -268,6 +270,16 @@ Manifest parseJson(const json &root) {
       if (!k.at("initializer").is_boolean())
         fail(where + "'initializer' must be true or false");
       kernel.initializer = k.at("initializer").get<bool>();
+    }
+    if (k.contains("all_reduce")) {
+      const json &reduce = k.at("all_reduce");
+      std::string rw = where + "all_reduce: ";
+      if (!reduce.is_object())
+        fail(rw + "must be an object");
+      kernel.allReduce = getInt(reduce, "ranks", rw);
+      std::string dtype = getString(reduce, "dtype", rw);
+      if (!parseDType(dtype, kernel.allReduceDtype))
+        fail(rw + "unknown dtype \"" + dtype + "\"");
     }
     m.kernels.push_back(std::move(kernel));
   }
@@ -328,7 +340,26 @@ static std::string checkLaunch(const ManifestKernel &k) {
   return "";
 }
 
+static bool hasCollectives(const Manifest &m) {
+  return std::any_of(m.kernels.begin(), m.kernels.end(),
+                     [](const ManifestKernel &k) { return k.isCollective(); }) ||
+         std::any_of(m.buffers.begin(), m.buffers.end(),
+                     [](const ManifestBuffer &b) { return b.sequenceSplit; });
+}
+
+int64_t sequenceParallelRanks(const Manifest &m) {
+  for (const ManifestKernel &k : m.kernels)
+    if (k.isCollective())
+      return k.allReduce;
+  for (const ManifestBuffer &b : m.buffers)
+    if (b.sequenceSplit)
+      return b.sequenceSplit;
+  return 0;
+}
+
 int formatVersionFor(const Manifest &m) {
+  if (hasCollectives(m))
+    return kManifestFormatVersionCollectives;
   for (const ManifestKernel &k : m.kernels)
     if (k.initializer)
       return kManifestFormatVersionInitializers;
@@ -345,11 +376,11 @@ int formatVersionFor(const Manifest &m) {
 /// The format version against what the manifest has; the target and entry.
 static std::string checkFormat(const Manifest &m) {
   if (m.formatVersion < kManifestFormatVersion ||
-      m.formatVersion > kManifestFormatVersionInitializers)
+      m.formatVersion > kManifestFormatVersionCollectives)
     return std::string("format_version " + std::to_string(m.formatVersion) +
                " is not supported (this runtime reads " +
                std::to_string(kManifestFormatVersion) + " to " +
-               std::to_string(kManifestFormatVersionInitializers) + ")");
+               std::to_string(kManifestFormatVersionCollectives) + ")");
   // A feature that needs version `v` (which only manifests with it say):
   // the message for a manifest that has it (`needs`: "X needs") without a
   // version that reads it, or says `v` without it.
@@ -365,6 +396,7 @@ static std::string checkFormat(const Manifest &m) {
   bool initializers =
       std::any_of(m.kernels.begin(), m.kernels.end(),
                   [](const ManifestKernel &k) { return k.initializer; });
+  bool collectives = hasCollectives(m);
   for (const std::string &why :
        {versionRule(m.packedSequences,
                     m.packedSequences
@@ -374,13 +406,21 @@ static std::string checkFormat(const Manifest &m) {
                     "sequence_layout \"packed\" needs", "bind padded tensors",
                     "sequence_layout \"packed\", which this manifest does "
                     "not have"),
-        versionRule(initializers,
-                    initializers ==
+        versionRule(initializers && !collectives,
+                    collectives || initializers ==
                         (m.formatVersion == kManifestFormatVersionInitializers),
                     kManifestFormatVersionInitializers,
                     "initializer kernels need", "not run them",
                     "manifests with initializer kernels, and this one has "
-                    "none")})
+                    "none"),
+        versionRule(collectives,
+                    collectives == (m.formatVersion ==
+                                    kManifestFormatVersionCollectives),
+                    kManifestFormatVersionCollectives,
+                    "all-reduce steps and split weights need",
+                    "look for the steps' code and bind whole weights",
+                    "sequence-parallel manifests (all-reduce steps, split "
+                    "weights), and this one has neither")})
     if (!why.empty())
       return std::string(why);
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
@@ -430,6 +470,13 @@ static std::string checkBuffers(const Manifest &m) {
         return std::string(where + "shape " + shapeString(b.shape) + " of " +
                    dtypeName(b.dtype) + " exceeds the limit of 2^62 bytes");
     }
+    if (b.sequenceSplit != 0 &&
+        (b.kind != BufferKind::Weight || b.shape.empty() ||
+         b.sequenceSplit < 2 || b.sequenceSplit > (int64_t(1) << 20)))
+      return std::string(where + "'sequence_split' " +
+                         std::to_string(b.sequenceSplit) +
+                         " must be the ranks (2 to 2^20) a weight of rank >= "
+                         "1 is split over");
     if (b.sequence && b.kind != BufferKind::Output)
       return std::string(where + "'sequence' says whether an output holds tokens; "
                          "this buffer is " +
@@ -479,11 +526,56 @@ static std::string checkBuffers(const Manifest &m) {
 
 /// Kernel `i`: its symbol, bindings, generator, and the length rule,
 /// length variant and launch shape its target allows.
+/// An all-reduce step: one intermediate of whole elements, on the cpu,
+/// and the same ranks as every other step and split weight.
+static std::string checkCollective(const Manifest &m, const ManifestKernel &k,
+                                   const std::string &where) {
+  if (k.allReduce < 2 || k.allReduce > (int64_t(1) << 20))
+    return where + "all_reduce: ranks " + std::to_string(k.allReduce) +
+           " is not in [2, 2^20]";
+  for (const ManifestKernel &other : m.kernels)
+    if (other.isCollective() && other.allReduce != k.allReduce)
+      return where + "all_reduce: ranks " + std::to_string(k.allReduce) +
+             ", but step '" + other.symbol + "' has " +
+             std::to_string(other.allReduce);
+  for (const ManifestBuffer &b : m.buffers)
+    if (b.sequenceSplit && b.sequenceSplit != k.allReduce)
+      return where + "all_reduce: ranks " + std::to_string(k.allReduce) +
+             ", but weight '" + b.name + "' is split over " +
+             std::to_string(b.sequenceSplit);
+  if (m.target.kind != "cpu")
+    return where + "all-reduce steps are cpu steps, and the target is " +
+           m.target.kind;
+  if (k.workgroups != 1 || k.buffers.size() != 1 || k.initializer ||
+      k.hasRows() || !k.maxLength.empty() || k.generator != "mlir")
+    return where + "an all-reduce step has one workgroup and one buffer, and "
+                   "no initializer, length rule, variant or generator";
+  const ManifestBuffer &b = m.buffers[size_t(k.buffers[0])];
+  size_t size = dtypeSize(k.allReduceDtype);
+  if (b.kind != BufferKind::Intermediate ||
+      (k.allReduceDtype != DType::F32 && k.allReduceDtype != DType::F16 &&
+       k.allReduceDtype != DType::BF16) ||
+      b.bytes % size != 0)
+    return where + "an all-reduce step sums an intermediate of whole f32, f16 "
+                   "or bf16 elements, not buffer " +
+           std::to_string(k.buffers[0]) + " ('" + b.name + "': " +
+           bufferKindName(b.kind) + ", " + std::to_string(b.bytes) +
+           " bytes)";
+  return "";
+}
+
 static std::string checkKernel(const Manifest &m, size_t i) {
   const ManifestKernel &k = m.kernels[i];
   std::string where = "kernel " + std::to_string(i) + ": ";
   if (!isIdentifier(k.symbol))
     return std::string(where + "symbol \"" + k.symbol + "\" is not a C identifier");
+  for (int64_t id : k.buffers)
+    if (id < 0 || uint64_t(id) >= m.buffers.size())
+      return std::string("kernel " + std::to_string(i) + " binds buffer " +
+                 std::to_string(id) + " but there are " +
+                 std::to_string(m.buffers.size()) + " buffers");
+  if (k.isCollective())
+    return checkCollective(m, k, where);
   if (k.workgroups < 1)
     return std::string(where + "workgroups is " + std::to_string(k.workgroups) +
                ", must be >= 1");
@@ -681,6 +773,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
         jb["role"] = bufferRoleName(b.role);
       if (b.sequence)
         jb["sequence"] = *b.sequence;
+      if (b.sequenceSplit)
+        jb["sequence_split"] = b.sequenceSplit;
       buffers.push_back(std::move(jb));
     }
     root["buffers"] = std::move(buffers);
@@ -702,6 +796,9 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
         jk["max_length"] = k.maxLength;
       if (k.initializer)
         jk["initializer"] = true;
+      if (k.isCollective())
+        jk["all_reduce"] = {{"ranks", k.allReduce},
+                            {"dtype", dtypeName(k.allReduceDtype)}};
       if (m.target.kind == "cuda") {
         jk["grid"] = k.grid;
         jk["block"] = k.block;

@@ -73,6 +73,11 @@ inline constexpr int kManifestFormatVersionPacked = 4;
 /// would refuse the buffer kind, so such a manifest says 5, and only such
 /// a manifest does.
 inline constexpr int kManifestFormatVersionInitializers = 5;
+/// The version of a sequence-parallel manifest (all-reduce steps, weights
+/// split along the sequence): a runtime that reads 2 to 5 only would look
+/// for the steps' code and bind whole weights, so such a manifest says 6,
+/// and only such a manifest does.
+inline constexpr int kManifestFormatVersionCollectives = 6;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
 /// The code sections of a cuda artifact: the kernels' PTX (always) and,
 /// when the compiler found ptxas, their cubin for the target's SM.
@@ -113,6 +118,12 @@ struct ManifestBuffer {
   /// runtime takes an output of the inputs' [b, n] for one. An older
   /// runtime ignores it and decides by the shape.
   std::optional<bool> sequence;
+  /// Weights of a sequence-parallel model (`sequence_split`: P): the
+  /// compiled model takes one rank's share of the last axis, `shape` (E's
+  /// [k, n] columns of a rank); a weights file holds it whole (last axis
+  /// n P, the session binds its rank's columns) or that share itself. 0:
+  /// the weight as it is.
+  int64_t sequenceSplit = 0;
   /// Intermediates and constants: the size the compiler planned. Others:
   /// ignored on write, and filled with the dtype/shape size on parse.
   uint64_t bytes = 0;
@@ -162,6 +173,15 @@ struct ManifestKernel {
   /// manifest order with the other initializers, and never in a run. It
   /// binds weights and constants only; the constants are what it writes.
   bool initializer = false;
+  /// A collective step (`all_reduce`: {ranks: P, dtype}), not a kernel: the
+  /// runtime sums its one buffer, an intermediate of `allReduceDtype`
+  /// elements, over the P ranks of a sequence-parallel run, in place,
+  /// through the application's all-reduce (lf_session_options). It has no
+  /// code (`symbol` names the step), one workgroup, and no schedule. 0: a
+  /// kernel.
+  int64_t allReduce = 0;
+  DType allReduceDtype = DType::F32;
+  bool isCollective() const { return allReduce != 0; }
 };
 
 struct ManifestTarget {
@@ -203,11 +223,14 @@ struct Manifest {
   int64_t findBuffer(std::string_view name) const;
 };
 
+/// The ranks of a sequence-parallel manifest (its all-reduce steps'), or 0.
+int64_t sequenceParallelRanks(const Manifest &m);
+
 /// Parses and fully validates manifest JSON text.
 FileError parseManifest(std::string_view text, Manifest &out);
 
 /// The format_version `m`'s contents need, the oldest that reads them
-/// right: 5 with initializers, 4 with packed sequence buffers, 3 with
+/// right: 6 with all-reduce steps or split weights, 5 with initializers, 4 with packed sequence buffers, 3 with
 /// length variants (kernels with `max_length`), else 2.
 int formatVersionFor(const Manifest &m);
 

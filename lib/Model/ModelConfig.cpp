@@ -103,7 +103,8 @@ std::string parseModelConfig(const std::string &text, ModelConfig &c) {
       "layers",     "d_model",  "heads",      "max_seq_len",
       "batch",      "k",        "projection", "sharing",
       "ffn_dim",    "activation", "norm",     "dtype",
-      "layer_norm_eps", "padding", "block",   "bias"};
+      "layer_norm_eps", "padding", "block",   "bias",
+      "sequence_parallel"};
   for (auto it = j.begin(); it != j.end(); ++it)
     if (!known.count(it.key()))
       return fail("unknown field '" + it.key() + "'");
@@ -218,6 +219,15 @@ std::string parseModelConfig(const std::string &text, ModelConfig &c) {
       return fail("'bias' must be true or false");
     c.bias = j["bias"].get<bool>();
   }
+  if (j.contains("sequence_parallel")) {
+    const json &p = j["sequence_parallel"];
+    if (!p.is_number_integer() || p.get<int64_t>() < 1 ||
+        p.get<int64_t>() > kMaxSequenceParallel)
+      return fail("'sequence_parallel' must be an integer from 1 to " +
+                  std::to_string(kMaxSequenceParallel) +
+                  " (the ranks one sequence is split over)");
+    c.sequenceParallel = p.get<int64_t>();
+  }
   if (j.contains("layer_norm_eps")) {
     if (!j["layer_norm_eps"].is_number())
       return fail("'layer_norm_eps' must be a number");
@@ -273,6 +283,19 @@ std::string validateModelConfig(const ModelConfig &c) {
                     shape(i) + ") and layer 0 has k " +
                     std::to_string(c.k[0]) + " (weight " + shape(0) + ")");
       }
+  if (c.sequenceParallel > 1) {
+    std::string p = std::to_string(c.sequenceParallel);
+    if (c.maxSeqLen % c.sequenceParallel != 0)
+      return fail("'sequence_parallel' " + p + " does not divide max_seq_len " +
+                  std::to_string(c.maxSeqLen) +
+                  " (every rank holds n / sequence_parallel tokens)");
+    if (c.projection != ref::ProjectionKind::Learned)
+      return fail("'sequence_parallel' needs \"projection\": \"learned\" "
+                  "(a sum over the tokens, which the ranks' partial sums add "
+                  "up to); '" +
+                  std::string(ref::projectionKindName(c.projection)) +
+                  "' windows are not split across ranks yet");
+  }
   // Totals: what --random-weights would write and what one activation
   // tensor needs, checked before either is generated or allocated.
   uint64_t weightBytes = modelWeightBytes(c);
@@ -387,6 +410,8 @@ std::string modelConfigJson(const ModelConfig &c) {
                                                     : "none";
   j["block"] = c.block;
   j["bias"] = c.bias;
+  if (c.sequenceParallel > 1)
+    j["sequence_parallel"] = c.sequenceParallel;
   return j.dump(2);
 }
 

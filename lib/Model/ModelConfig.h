@@ -32,6 +32,7 @@ inline constexpr int64_t kMaxDModel = 65536;
 inline constexpr int64_t kMaxSeqLen = int64_t(1) << 24;
 inline constexpr int64_t kMaxBatch = 65536;
 inline constexpr int64_t kMaxFfnDim = int64_t(1) << 18;
+inline constexpr int64_t kMaxSequenceParallel = 4096;
 /// The weights in total, and any one activation tensor: 64 GiB.
 inline constexpr uint64_t kMaxModelBytes = uint64_t(64) << 30;
 
@@ -58,10 +59,18 @@ struct ModelConfig {
   std::string block = "encoder";
   /// Biases on the attention projections and the FFN.
   bool bias = true;
+  /// Ranks one sequence is split over (docs/Model.md, "Sequence
+  /// parallelism"): 1, or P > 1 with n % P == 0 and `learned` projections.
+  /// The compiled artifact runs one rank's n / P tokens; each layer's
+  /// projected keys and values are summed over the ranks by the
+  /// application's all-reduce.
+  int64_t sequenceParallel = 1;
 
   bool attentionOnly() const { return block == "attention"; }
 
   int64_t headDim() const { return dModel / heads; }
+  /// The tokens of a sequence one rank holds: n / sequence_parallel.
+  int64_t rankSeqLen() const { return maxSeqLen / sequenceParallel; }
   /// The sharing as the preset name the dialect prints, or the flags.
   std::string sharingName() const;
 };

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/run/Run.h"
+#include "runtime/run/RunDetail.h"
 
 #include "lib/Manifest/Artifact.h"
 #include "lib/Manifest/Manifest.h"
@@ -53,9 +54,8 @@ bool parseInteger(const std::string &s, long long lo, long long hi,
   return true;
 }
 
-namespace {
+namespace detail {
 
-/// Where a run prints (run()'s and timeArtifact()'s streams).
 thread_local std::FILE *tOut = stdout;
 thread_local std::FILE *tErr = stderr;
 
@@ -234,14 +234,6 @@ linformer::NpyArray unpackRows(const linformer::NpyArray &packed,
 
 /// What --check compares: the run's input and output, both [b, L, ...] (a
 /// packed output unpacked), and how the run described its padding.
-struct CheckedRun {
-  const linformer::NpyArray &x, &y;
-  int64_t batch, n, L;
-  const std::vector<int32_t> &lengths; ///< --lengths (empty: none)
-  const linformer::NpyArray &maskArray; ///< --mask (no bytes: none)
-  bool packed;
-};
-
 /// The padding the reference takes for `run`, described as the kernels saw
 /// it: lengths for a lengths model (a prefix mask given to one: each row's
 /// run of leading ones, as the runtime takes it), a [b, n] mask for a mask
@@ -433,6 +425,67 @@ int checkAgainstReference(const lf::Module &module,
 
 
 
+int parseLengths(const std::string &lengthsArg, int64_t n,
+                 std::vector<int32_t> &lengths) {
+  if (!lengthsArg.empty()) {
+    if (lengthsArg.size() > 4 &&
+        lengthsArg.compare(lengthsArg.size() - 4, 4, ".npy") == 0) {
+      linformer::NpyArray la;
+      if (linformer::FileError e = linformer::readNpy(lengthsArg, la))
+        return error(e.message);
+      if (la.shape.size() != 1)
+        return error("--lengths: expected a 1-D array, got shape " +
+                     linformer::shapeString(la.shape));
+      if (la.dtype == linformer::DType::I32)
+        lengths.assign(la.as<int32_t>(), la.as<int32_t>() + la.numElements());
+      else if (la.dtype == linformer::DType::I64)
+        for (int64_t k = 0; k < la.numElements(); ++k) {
+          int64_t value = la.as<int64_t>()[k];
+          if (value < 1 || value > n)
+            return error("--lengths: entry " + std::to_string(k) + " is " +
+                         std::to_string(value) + ", outside [1, n = " +
+                         std::to_string(n) + "]");
+          lengths.push_back(int32_t(value));
+        }
+      else
+        return error("--lengths: expected an int32 or int64 array, got " +
+                     std::string(linformer::dtypeName(la.dtype)));
+    } else {
+      size_t pos = 0;
+      while (pos <= lengthsArg.size()) {
+        size_t comma = lengthsArg.find(',', pos);
+        std::string item = lengthsArg.substr(
+            pos, comma == std::string::npos ? std::string::npos
+                                            : comma - pos);
+        long long value = 0;
+        if (!parseInteger(item, 1, n, value))
+          return usage("--lengths: '" + item +
+                       "' is not an integer in [1, n = " +
+                       std::to_string(n) + "]");
+        lengths.push_back(int32_t(value));
+        if (comma == std::string::npos)
+          break;
+        pos = comma + 1;
+      }
+    }
+  }
+  return 0;
+}
+
+int64_t artifactRanks(const std::string &path) {
+  linformer::Artifact art;
+  linformer::Manifest m;
+  if (linformer::Artifact::open(path, art) ||
+      linformer::parseManifest(art.section("manifest"), m))
+    return 0;
+  return linformer::sequenceParallelRanks(m);
+}
+
+} // namespace detail
+
+namespace {
+using namespace detail;
+
 /// A host copy of a tensor placed at --io-offset from 64-byte alignment,
 /// with where its bytes came from: an input's must still be there after the
 /// runs.
@@ -551,51 +604,7 @@ void Runner::runOnce() {
     session.run(refs, outRefs);
 }
 
-int Runner::readLengths() {
-  if (!lengthsArg.empty()) {
-    if (lengthsArg.size() > 4 &&
-        lengthsArg.compare(lengthsArg.size() - 4, 4, ".npy") == 0) {
-      linformer::NpyArray la;
-      if (linformer::FileError e = linformer::readNpy(lengthsArg, la))
-        return error(e.message);
-      if (la.shape.size() != 1)
-        return error("--lengths: expected a 1-D array, got shape " +
-                     linformer::shapeString(la.shape));
-      if (la.dtype == linformer::DType::I32)
-        lengths.assign(la.as<int32_t>(), la.as<int32_t>() + la.numElements());
-      else if (la.dtype == linformer::DType::I64)
-        for (int64_t k = 0; k < la.numElements(); ++k) {
-          int64_t value = la.as<int64_t>()[k];
-          if (value < 1 || value > n)
-            return error("--lengths: entry " + std::to_string(k) + " is " +
-                         std::to_string(value) + ", outside [1, n = " +
-                         std::to_string(n) + "]");
-          lengths.push_back(int32_t(value));
-        }
-      else
-        return error("--lengths: expected an int32 or int64 array, got " +
-                     std::string(linformer::dtypeName(la.dtype)));
-    } else {
-      size_t pos = 0;
-      while (pos <= lengthsArg.size()) {
-        size_t comma = lengthsArg.find(',', pos);
-        std::string item = lengthsArg.substr(
-            pos, comma == std::string::npos ? std::string::npos
-                                            : comma - pos);
-        long long value = 0;
-        if (!parseInteger(item, 1, n, value))
-          return usage("--lengths: '" + item +
-                       "' is not an integer in [1, n = " +
-                       std::to_string(n) + "]");
-        lengths.push_back(int32_t(value));
-        if (comma == std::string::npos)
-          break;
-        pos = comma + 1;
-      }
-    }
-  }
-  return 0;
-}
+int Runner::readLengths() { return parseLengths(lengthsArg, n, lengths); }
 
 int Runner::readInputs() {
   modelInputs = module.inputs();
@@ -1068,7 +1077,10 @@ int run(Options options, std::FILE *out, std::FILE *err) {
   if (options.makeWeights)
     if (int rc = options.writeWeights())
       return rc;
+  int64_t ranks = artifactRanks(options.artifact);
   try {
+    if (ranks > 0)
+      return runRanks(options);
     Runner run(std::move(options));
     return runSteps(run, /*timed=*/false);
   } catch (const lf::Error &e) {

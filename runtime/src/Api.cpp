@@ -91,6 +91,8 @@ const char *lf_status_code_name(lf_status_code code) {
     return "LF_UNAVAILABLE";
   case LF_INTERNAL:
     return "LF_INTERNAL";
+  case LF_ABORTED:
+    return "LF_ABORTED";
   case LF_STATUS_CODE_FORCE_32BIT:
     break;
   }
@@ -183,6 +185,15 @@ lf_status lf_module_sequence_shape(const lf_module *module, int64_t *out_batch,
   });
 }
 
+lf_status lf_module_sequence_parallel(const lf_module *module,
+                                      int64_t *out_ranks) {
+  return guard([&] {
+    requireArg(module, "module");
+    requireArg(out_ranks, "out_ranks");
+    *out_ranks = sequenceParallelRanks(module->impl->manifest());
+  });
+}
+
 lf_status lf_module_manifest(const lf_module *module, const char **out_json) {
   return guard([&] {
     requireArg(module, "module");
@@ -228,6 +239,10 @@ void lf_session_options_init(lf_session_options *options) {
   options->profile = 0;
   options->cuda_stream = nullptr;
   options->spin_us = -1;
+  options->rank = 0;
+  options->ranks = 0;
+  options->all_reduce = nullptr;
+  options->all_reduce_user_data = nullptr;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
@@ -238,31 +253,38 @@ lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
     *out_session = nullptr;
     requireArg(module, "module");
     requireArg(weights, "weights");
-    lf_session_options opts;
-    lf_session_options_init(&opts);
+    SessionOptions opts;
     if (options) {
       if (options->struct_size < sizeof(uint32_t) + sizeof(int32_t))
         throw Error(LF_INVALID_ARGUMENT,
                     "options->struct_size is " +
                         std::to_string(options->struct_size) +
                         "; call lf_session_options_init first");
-      opts.num_threads = options->num_threads;
+      opts.numThreads = options->num_threads;
       // Fields added later are read only from callers that have them.
-      if (options->struct_size >= offsetof(lf_session_options, profile) +
-                                      sizeof(options->profile))
-        opts.profile = options->profile;
-      if (options->struct_size >= offsetof(lf_session_options, cuda_stream) +
-                                      sizeof(options->cuda_stream))
-        opts.cuda_stream = options->cuda_stream;
-      if (options->struct_size >= offsetof(lf_session_options, spin_us) +
-                                      sizeof(options->spin_us))
-        opts.spin_us = options->spin_us;
+      auto has = [&](size_t offset, size_t size) {
+        return options->struct_size >= offset + size;
+      };
+      if (has(offsetof(lf_session_options, profile),
+              sizeof(options->profile)))
+        opts.profile = options->profile != 0;
+      if (has(offsetof(lf_session_options, cuda_stream),
+              sizeof(options->cuda_stream)))
+        opts.cudaStream = options->cuda_stream;
+      if (has(offsetof(lf_session_options, spin_us),
+              sizeof(options->spin_us)))
+        opts.spinUs = options->spin_us;
+      if (has(offsetof(lf_session_options, all_reduce_user_data),
+              sizeof(options->all_reduce_user_data))) {
+        opts.rank = options->rank;
+        opts.ranks = options->ranks;
+        opts.allReduce = options->all_reduce;
+        opts.allReduceUserData = options->all_reduce_user_data;
+      }
     }
     auto handle = std::make_unique<lf_session_s>();
-    handle->impl = std::make_unique<Session>(module->impl, weights->impl,
-                                             opts.num_threads,
-                                             opts.profile != 0,
-                                             opts.cuda_stream, opts.spin_us);
+    handle->impl =
+        std::make_unique<Session>(module->impl, weights->impl, opts);
     *out_session = handle.release();
   });
 }

@@ -103,6 +103,10 @@ private:
   std::string objectPath_; ///< temp file fallback, unlinked on unload
 };
 
+/// A weight's shape in a file that holds it whole: a sequence-split weight
+/// (ManifestBuffer::sequenceSplit) has its last axis times the ranks.
+std::vector<int64_t> wholeShape(const ManifestBuffer &weight);
+
 /// A mapped safetensors file. Immutable after load.
 class Weights {
 public:
@@ -122,14 +126,28 @@ private:
 
 class ThreadPool;
 
+/// What a session is created with: lf_session_options, read.
+struct SessionOptions {
+  /// 0: one per hardware thread.
+  int numThreads = 0;
+  bool profile = false;
+  /// The caller's CUstream (cuda modules only), or null.
+  void *cudaStream = nullptr;
+  /// lf_session_options::spin_us (-1: the pool's default).
+  int spinUs = -1;
+  /// A sequence-parallel module's rank of `ranks`, and the application's
+  /// all-reduce.
+  int rank = 0, ranks = 0;
+  lf_all_reduce_fn allReduce = nullptr;
+  void *allReduceUserData = nullptr;
+};
+
 /// Runs one module with one set of weights; owns its threads and buffers.
 class Session {
 public:
-  /// `cudaStream`: the caller's CUstream (cuda modules only), or null.
-  /// `spinUs`: lf_session_options::spin_us (-1: the pool's default).
   Session(std::shared_ptr<const Module> module,
-          std::shared_ptr<const Weights> weights, int numThreads,
-          bool profile = false, void *cudaStream = nullptr, int spinUs = -1);
+          std::shared_ptr<const Weights> weights,
+          const SessionOptions &options);
   ~Session();
 
   int numThreads() const;

@@ -256,12 +256,18 @@ std::shared_ptr<Module> Module::validate(const Artifact &artifact,
   // themselves against the manifest. Only then does the loader see it.
   std::string_view object = artifact.section(kCpuObjectSection);
   checkHash(kCpuObjectSection);
+  // The collective steps of a sequence-parallel plan have no code.
   std::vector<std::string> symbols;
   for (const ManifestKernel &k : m.kernels)
-    symbols.push_back(k.symbol);
-  if (FileError err = inspectKernelObject(object, symbols, module->abis_,
+    if (!k.isCollective())
+      symbols.push_back(k.symbol);
+  std::vector<KernelAbi> abis;
+  if (FileError err = inspectKernelObject(object, symbols, abis,
                                           "artifact '" + path + "': cpu.so"))
     throwFileError(err);
+  for (size_t i = 0, next = 0; i < m.kernels.size(); ++i)
+    module->abis_.push_back(m.kernels[i].isCollective() ? KernelAbi()
+                                                        : abis[next++]);
   module->checkKernels();
   return module;
 }
@@ -275,6 +281,8 @@ void Module::checkKernels() const {
   const std::vector<KernelAbi> &abis = abis_;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const ManifestKernel &k = m.kernels[i];
+    if (k.isCollective())
+      continue;
     const KernelAbi &abi = abis[i];
     std::string where = "artifact '" + path_ + "': kernel " +
                         std::to_string(i) + " ('" + k.symbol + "') ";
@@ -502,6 +510,10 @@ void Module::openKernels(std::string_view object) {
   // same contents (relocations cannot have rewritten a record).
   const Manifest &m = manifest_;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
+    if (m.kernels[i].isCollective()) {
+      dispatch_.push_back(nullptr); // the session's all-reduce, no code
+      continue;
+    }
     auto missing = [&](const std::string &symbol) {
       return Error(LF_FORMAT_ERROR,
                    "artifact '" + path_ + "': kernel " + std::to_string(i) +
@@ -541,6 +553,13 @@ std::shared_ptr<Weights> Weights::load(const std::string &path) {
   return w;
 }
 
+std::vector<int64_t> wholeShape(const ManifestBuffer &weight) {
+  std::vector<int64_t> shape = weight.shape;
+  if (weight.sequenceSplit && !shape.empty())
+    shape.back() *= weight.sequenceSplit;
+  return shape;
+}
+
 void Weights::check(const Module &module) const {
   const Manifest &m = module.manifest();
   std::vector<std::string> problems;
@@ -555,14 +574,18 @@ void Weights::check(const Module &module) const {
       problems.push_back("weight '" + b.name + "' is " + dtypeName(t->dtype) +
                          " in the file, the module expects " +
                          dtypeName(b.dtype));
-    if (t->shape != b.shape)
+    if (t->shape != b.shape && t->shape != wholeShape(b))
       problems.push_back(
           "weight '" + b.name + "' has shape " + shapeString(t->shape) +
-          " in the file, the module expects " + shapeString(b.shape));
-    else if (t->dtype == b.dtype && t->size != b.byteSize())
+          " in the file, the module expects " + shapeString(b.shape) +
+          (b.sequenceSplit ? " (a rank's share) or " +
+                                 shapeString(wholeShape(b)) + " (all ranks')"
+                           : std::string()));
+    else if (t->dtype == b.dtype &&
+             t->size != uint64_t(shapeByteSize(t->shape, t->dtype)))
       problems.push_back("weight '" + b.name + "' holds " +
                          std::to_string(t->size) + " bytes, expected " +
-                         std::to_string(b.byteSize()));
+                         std::to_string(shapeByteSize(t->shape, t->dtype)));
   }
   if (problems.empty())
     return;

@@ -139,9 +139,12 @@ std::vector<int64_t> tensorShape(const lf_tensor &t, const char *what) {
 const char *lfDtypeName(lf_dtype t) { return dtypeName(DType(int(t))); }
 
 /// Reads a caller's lengths tensor (i32 or i64 [batch]) into `out`, each
-/// checked to lie in [1, L]; `name` is the tensor's name in messages.
+/// checked to lie in [lowest, L]; `name` is the tensor's name in messages.
+/// `lowest` is 1, or 0 for a rank of a sequence-parallel run, which may
+/// hold no token of a short sequence (the kernels do no work for it, as
+/// for the sequences a run leaves out of its batch).
 void readLengths(const lf_tensor &t, const std::string &name, int64_t batch,
-                 int64_t L, std::vector<int64_t> &out) {
+                 int64_t L, std::vector<int64_t> &out, int64_t lowest = 1) {
   std::vector<int64_t> shape = tensorShape(t, "input");
   if (shape != std::vector<int64_t>{batch})
     shapeError("input '" + name + "' has shape " + shapeString(shape) +
@@ -154,10 +157,10 @@ void readLengths(const lf_tensor &t, const std::string &name, int64_t batch,
     int64_t v = t.dtype == LF_DTYPE_I32
                     ? static_cast<const int32_t *>(t.data)[i]
                     : static_cast<const int64_t *>(t.data)[i];
-    if (v < 1 || v > L)
+    if (v < lowest || v > L)
       invalid("input '" + name + "': " + name + "[" + std::to_string(i) +
-              "] = " + std::to_string(v) + " is outside [1, " +
-              std::to_string(L) + "]");
+              "] = " + std::to_string(v) + " is outside [" +
+              std::to_string(lowest) + ", " + std::to_string(L) + "]");
     out[size_t(i)] = v;
   }
 }
@@ -283,11 +286,17 @@ struct Session::Impl {
   std::vector<int64_t> gridX;
   std::vector<std::string> kernelKeys;
 
+  /// A sequence-parallel session's rank and the application's all-reduce.
+  int rank = 0;
+  lf_all_reduce_fn allReduce = nullptr;
+  void *allReduceUserData = nullptr;
+
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
-       int threads, bool profile, void *stream, std::chrono::microseconds spin)
-      : module(std::move(m)), weights(std::move(w)), pool(threads, spin),
-        profiling(profile), cudaStream(stream), B(module->batch()),
-        n(module->seqLen()) {
+       const SessionOptions &o, std::chrono::microseconds spin)
+      : module(std::move(m)), weights(std::move(w)), pool(o.numThreads, spin),
+        profiling(o.profile), cudaStream(o.cudaStream), rank(o.rank),
+        allReduce(o.allReduce), allReduceUserData(o.allReduceUserData),
+        B(module->batch()), n(module->seqLen()) {
     const Manifest &manifest = module->manifest();
     kernelMs.resize(manifest.kernels.size());
     for (const ManifestKernel &k : manifest.kernels) {
@@ -336,6 +345,15 @@ struct Session::Impl {
   /// Runs kernel `k`: the workgroups of the real tokens of `lengths` where
   /// it has a length rule, else all of them.
   void runKernel(size_t k, const int32_t *lengths);
+  /// Profiling: kernel `k`'s time since `start`, among its last
+  /// kMaxProfiledRuns.
+  void recordTime(size_t k, std::chrono::steady_clock::time_point start);
+  /// Step `k`, an all-reduce: its buffer summed over the ranks through the
+  /// application's all-reduce.
+  void runAllReduce(size_t k);
+  /// A split weight's columns of this rank, from a file that holds the
+  /// whole weight, into a copy of the session's.
+  void *bindRankColumns(const ManifestBuffer &b, const SafetensorsTensor &t);
   void run(const lf_tensor *inputs, size_t numInputs, const lf_tensor *outputs,
            size_t numOutputs, bool onDevice);
 
@@ -447,6 +465,10 @@ void Session::Impl::plan() {
       continue; // in the arena, below
 
     const SafetensorsTensor *t = weights->file().find(b.name);
+    if (b.sequenceSplit && t->shape != b.shape) {
+      owned[i] = bindRankColumns(b, *t);
+      continue;
+    }
     // Zero-copy unless the file misaligns the tensor for its element type
     // (possible in files from other writers): kernels may assume natural
     // alignment, so such a tensor is copied once here.
@@ -505,8 +527,48 @@ void Session::Impl::initialize() {
       weights->file().release(owned[i], size_t(m.buffers[i].byteSize()));
 }
 
+void *Session::Impl::bindRankColumns(const ManifestBuffer &b,
+                                     const SafetensorsTensor &t) {
+  size_t element = dtypeSize(b.dtype);
+  size_t share = size_t(b.shape.back()) * element;
+  size_t whole = share * size_t(b.sequenceSplit);
+  size_t rows = size_t(b.byteSize()) / share;
+  weightCopies.push_back(
+      std::make_unique<AlignedBuffer>(size_t(b.byteSize())));
+  auto *dst = static_cast<uint8_t *>(weightCopies.back()->data);
+  for (size_t r = 0; r < rows; ++r)
+    std::memcpy(dst + r * share, t.data + r * whole + size_t(rank) * share,
+                share);
+  return dst;
+}
+
+void Session::Impl::runAllReduce(size_t k) {
+  const ManifestKernel &step = module->manifest().kernels[k];
+  const ManifestBuffer &b =
+      module->manifest().buffers[size_t(step.buffers[0])];
+  auto start = profiling ? std::chrono::steady_clock::now()
+                         : std::chrono::steady_clock::time_point();
+  int64_t count = int64_t(b.byteSize() / dtypeSize(step.allReduceDtype));
+  int32_t rc = allReduce(allReduceUserData, bound[size_t(step.buffers[0])],
+                         count, lf_dtype(step.allReduceDtype));
+  if (rc != 0)
+    throw Error(LF_ABORTED,
+                "the all-reduce failed (returned " + std::to_string(rc) +
+                    ") at step '" + step.symbol + "' (" +
+                    std::to_string(count) + " " +
+                    dtypeName(step.allReduceDtype) + " elements), rank " +
+                    std::to_string(rank) + " of " +
+                    std::to_string(step.allReduce));
+  if (profiling) {
+    kernelRan[k] = 1;
+    recordTime(k, start);
+  }
+}
+
 void Session::Impl::runKernel(size_t k, const int32_t *lengths) {
   const ManifestKernel &kernel = module->manifest().kernels[k];
+  if (kernel.isCollective())
+    return runAllReduce(k);
   std::vector<void *> &a = args[k];
   for (size_t j = 0; j < kernel.buffers.size(); ++j)
     a[j] = bound[size_t(kernel.buffers[j])];
@@ -545,14 +607,18 @@ void Session::Impl::runKernel(size_t k, const int32_t *lengths) {
       }
     });
   }
-  if (profiling) {
-    std::vector<double> &times = kernelMs[k];
-    if (times.size() == kMaxProfiledRuns)
-      times.erase(times.begin());
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
-  }
+  if (profiling)
+    recordTime(k, start);
+}
+
+void Session::Impl::recordTime(size_t k,
+                               std::chrono::steady_clock::time_point start) {
+  std::vector<double> &times = kernelMs[k];
+  if (times.size() == kMaxProfiledRuns)
+    times.erase(times.begin());
+  times.push_back(std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count());
 }
 
 void Session::Impl::run(const lf_tensor *inputs, size_t numInputs,
@@ -845,7 +911,8 @@ void Session::Impl::fillLengths() {
         lengths[i] = int32_t(packedLength(i));
     } else if (const lf_tensor *t = given[size_t(li)]) {
       std::vector<int64_t> values;
-      readLengths(*t, b.name, batch, L, values);
+      readLengths(*t, b.name, batch, L, values,
+                  sequenceParallelRanks(m) ? 0 : 1);
       for (int64_t i = 0; i < batch; ++i)
         lengths[i] = int32_t(values[i]);
     } else if (const lf_tensor *t = maskForLengths) {
@@ -1166,10 +1233,45 @@ void Session::Impl::copyOutputs() {
   }
 }
 
+/// A sequence-parallel module needs its ranks, a rank and the all-reduce;
+/// any other module none of them.
+static void checkRanks(const Module &module, const SessionOptions &o) {
+  int64_t ranks = sequenceParallelRanks(module.manifest());
+  if (ranks == 0) {
+    if (o.ranks > 1 || o.rank != 0 || o.allReduce)
+      throw Error(LF_INVALID_ARGUMENT,
+                  "'" + module.path() +
+                      "' is not sequence-parallel (it runs whole "
+                      "sequences), but the options give rank " +
+                      std::to_string(o.rank) + " of " +
+                      std::to_string(o.ranks) +
+                      (o.allReduce ? " and an all-reduce" : ""));
+    return;
+  }
+  std::string what = "'" + module.path() + "' splits each sequence over " +
+                     std::to_string(ranks) + " ranks";
+  if (o.ranks != ranks)
+    throw Error(LF_INVALID_ARGUMENT,
+                what + ", but the options give ranks = " +
+                    std::to_string(o.ranks) +
+                    " (lf_session_options: rank, ranks, all_reduce)");
+  if (o.rank < 0 || o.rank >= ranks)
+    throw Error(LF_INVALID_ARGUMENT, what + ": rank " + std::to_string(o.rank) +
+                                         " is not in [0, " +
+                                         std::to_string(ranks) + ")");
+  if (!o.allReduce)
+    throw Error(LF_INVALID_ARGUMENT,
+                what + ", and the options give no all_reduce to sum each "
+                       "layer's projections over them with");
+}
+
 Session::Session(std::shared_ptr<const Module> module,
-                 std::shared_ptr<const Weights> weights, int numThreads,
-                 bool profile, void *cudaStream, int spinUs) {
+                 std::shared_ptr<const Weights> weights,
+                 const SessionOptions &options) {
+  int numThreads = options.numThreads, spinUs = options.spinUs;
+  void *cudaStream = options.cudaStream;
   weights->check(*module);
+  checkRanks(*module, options);
   if (spinUs < -1 || spinUs > 1000000)
     throw Error(LF_INVALID_ARGUMENT,
                 "spin_us is " + std::to_string(spinUs) +
@@ -1186,8 +1288,10 @@ Session::Session(std::shared_ptr<const Module> module,
   if (numThreads == 0)
     numThreads = int(std::max(1u, std::thread::hardware_concurrency()));
   numThreads = std::min(numThreads, 1024);
+  SessionOptions resolved = options;
+  resolved.numThreads = numThreads;
   impl_ = std::make_unique<Impl>(
-      std::move(module), std::move(weights), numThreads, profile, cudaStream,
+      std::move(module), std::move(weights), resolved,
       spinUs < 0 ? ThreadPool::kSpin : std::chrono::microseconds(spinUs));
   const char *poison = std::getenv("LINFORMER_DEBUG_POISON");
   impl_->poison = poison && std::strcmp(poison, "1") == 0;

@@ -55,7 +55,7 @@ func.func @argument_attribute_on_an_op(%x: f32) -> f32 {
 
 // -----
 
-// expected-error @+1 {{argument 0: 'linformer.lenghts' is not an argument attribute of the linformer dialect (it has linformer.sequence, linformer.lengths and linformer.packed_sequence)}}
+// expected-error @+1 {{argument 0: 'linformer.lenghts' is not an argument attribute of the linformer dialect (it has linformer.sequence, linformer.lengths, linformer.packed_sequence and linformer.sequence_split)}}
 func.func @misspelt_argument(%l: tensor<1xi32> {linformer.lenghts}) {
   return
 }

@@ -128,3 +128,18 @@ func.func @sequences() attributes {linformer.dispatch_plan = #linformer.dispatch
 func.func @engine() attributes {linformer.kernel = #linformer.kernel_shape<key = "c", kind = "contraction", loops = [4, 4], iterators = "pR", output_dims = [0], flops = 32, source = "cost-model", engine = "vnni">} {
   return
 }
+
+// -----
+
+// An all-reduce step sums one buffer and has no code to launch.
+// expected-error @+1 {{'s': an all-reduce step sums one buffer over 2 or more ranks: all_reduce >= 2, one workgroup, that buffer in buffers and writes, and no schedule, generator, launch, length rule or initializer}}
+func.func @all_reduce_two() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"s", workgroups = 1, buffers = [0, 1], writes = [0, 1], all_reduce = 2>], intermediates = []>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'s': an all-reduce step sums one buffer over 2 or more ranks}}
+func.func @all_reduce_one_rank() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"s", workgroups = 1, buffers = [0], writes = [0], all_reduce = 1>], intermediates = []>} {
+  return
+}

@@ -126,14 +126,14 @@ TEST(Manifest, InvalidJson) {
 
 TEST(Manifest, NewerVersionIsAVersionError) {
   json j = json::parse(kValid);
-  j["format_version"] = 6;
+  j["format_version"] = 7;
   j.erase("buffers"); // a newer schema may lack anything; version wins
   Manifest m;
   FileError err = parseManifest(j.dump(), m);
   EXPECT_EQ(err.kind, ErrorKind::Version);
   EXPECT_EQ(err.message,
-            "manifest: format_version 6 is not supported (this runtime reads "
-            "2 to 5)");
+            "manifest: format_version 7 is not supported (this runtime reads "
+            "2 to 6)");
   // Version 1 predates code hashes and kernel records: also refused.
   j["format_version"] = 1;
   err = parseManifest(j.dump(), m);
@@ -590,6 +590,63 @@ TEST(Manifest, Initializers) {
   EXPECT_NE(err.message.find("kernel 0: 'initializer' must be true or false"),
             std::string::npos)
       << err.message;
+}
+
+// A sequence-parallel manifest: all-reduce steps and split weights, format
+// version 6 and only such a manifest says 6; each rule of theirs checked,
+// and both round-trip.
+TEST(Manifest, SequenceParallelSteps) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  m.buffers[2].sequenceSplit = 2;
+  ManifestKernel step{"encoder_all_reduce_0", 1, {4}, "{}"};
+  step.allReduce = 2;
+  m.kernels.insert(m.kernels.begin() + 1, step);
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionCollectives);
+  m.formatVersion = kManifestFormatVersionCollectives;
+  ASSERT_EQ(validateManifest(m), "");
+  EXPECT_EQ(sequenceParallelRanks(m), 2);
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  json j = json::parse(text);
+  EXPECT_EQ(j["kernels"][1]["all_reduce"],
+            json::parse(R"({"ranks": 2, "dtype": "f32"})"));
+  EXPECT_EQ(j["buffers"][2]["sequence_split"], 2);
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_EQ(again.kernels[1].allReduce, 2);
+  EXPECT_EQ(again.kernels[1].allReduceDtype, DType::F32);
+  EXPECT_EQ(again.buffers[2].sequenceSplit, 2);
+
+  auto expect = [&](std::function<void(Manifest &)> edit,
+                    const std::string &message) {
+    Manifest bad = m;
+    edit(bad);
+    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
+  };
+  expect([](Manifest &b) { b.formatVersion = kManifestFormatVersionInitializers; },
+         "all-reduce steps and split weights need format_version 6: an older "
+         "runtime would look for the steps' code and bind whole weights");
+  expect(
+      [](Manifest &b) {
+        b.kernels.erase(b.kernels.begin() + 1);
+        b.buffers[2].sequenceSplit = 0;
+      },
+      "format_version 6 is for sequence-parallel manifests (all-reduce "
+      "steps, split weights), and this one has neither");
+  expect([](Manifest &b) { b.kernels[1].buffers = {2}; },
+         "kernel 1: an all-reduce step sums an intermediate of whole f32, f16 "
+         "or bf16 elements, not buffer 2 ('layers.0.attn.wq': weight, 1048576 "
+         "bytes)");
+  expect([](Manifest &b) { b.buffers[2].sequenceSplit = 4; },
+         "kernel 1: all_reduce: ranks 2, but weight 'layers.0.attn.wq' is "
+         "split over 4");
+  expect([](Manifest &b) { b.kernels[1].workgroups = 2; },
+         "kernel 1: an all-reduce step has one workgroup and one buffer, and "
+         "no initializer, length rule, variant or generator");
+  expect([](Manifest &b) { b.buffers[0].sequenceSplit = 2; },
+         "buffer 0 ('x'): 'sequence_split' 2 must be the ranks (2 to 2^20) a "
+         "weight of rank >= 1 is split over");
 }
 
 // Constants and initializers are cpu only: a cuda manifest has neither.

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -213,6 +214,93 @@ TEST_F(RuntimeTest, OneAndFourThreadsAgreeWithTheReference) {
   EXPECT_EQ(again, y4);
   lf_session_free(s1);
   lf_session_free(s4);
+  lf_module_free(m);
+}
+
+/// The all-reduce a sequence-parallel session calls, for the tests: it
+/// records each call and doubles the buffer (the sum over two ranks that
+/// hold the same partial sums), or fails with `rc`.
+struct FakeAllReduce {
+  int32_t rc = 0;
+  std::vector<int64_t> counts;
+  std::vector<lf_dtype> dtypes;
+  static int32_t call(void *self, void *data, int64_t count, lf_dtype dtype) {
+    auto *f = static_cast<FakeAllReduce *>(self);
+    f->counts.push_back(count);
+    f->dtypes.push_back(dtype);
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<float *>(data)[i] *= 2;
+    return f->rc;
+  }
+};
+
+TEST_F(RuntimeTest, SequenceParallelStepsCallTheAllReduce) {
+  // fake_add writes tmp (x + bias), an all-reduce step sums it over two
+  // ranks, and the pool reads the sum: the output is the one of x and bias
+  // doubled (the kernels are linear in tmp).
+  Manifest manifest = makeManifest(Padding::None);
+  ManifestKernel step{"fake_all_reduce_0", 1, {4}, "{}"};
+  step.allReduce = 2;
+  manifest.kernels.insert(manifest.kernels.begin() + 1, step);
+  manifest.formatVersion = formatVersionFor(manifest);
+  EXPECT_EQ(manifest.formatVersion, kManifestFormatVersionCollectives);
+  lf_module *m = load(artifact("parallel.lfa", manifest));
+  ASSERT_NE(m, nullptr);
+  int64_t ranks = -1;
+  EXPECT_OK(lf_module_sequence_parallel(m, &ranks));
+  EXPECT_EQ(ranks, 2);
+  lf_module *plain = load(nonePath);
+  EXPECT_OK(lf_module_sequence_parallel(plain, &ranks));
+  EXPECT_EQ(ranks, 0);
+
+  FakeAllReduce fake;
+  lf_session_options o;
+  lf_session_options_init(&o);
+  o.num_threads = 2;
+  lf_session *s = nullptr;
+  // Each option a sequence-parallel session needs, refused by name.
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "splits each sequence over 2 ranks, but the options give "
+                "ranks = 0");
+  o.ranks = 2;
+  o.rank = 2;
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "rank 2 is not in [0, 2)");
+  o.rank = 1;
+  EXPECT_STATUS(lf_session_create(m, weights, &o, &s), LF_INVALID_ARGUMENT,
+                "the options give no all_reduce");
+  o.all_reduce = &FakeAllReduce::call;
+  o.all_reduce_user_data = &fake;
+  // A caller built against the header before these fields: no all_reduce.
+  lf_session_options old = o;
+  old.struct_size = offsetof(lf_session_options, rank);
+  EXPECT_STATUS(lf_session_create(m, weights, &old, &s), LF_INVALID_ARGUMENT,
+                "ranks = 0");
+  // Whole-sequence modules take none of them.
+  EXPECT_STATUS(lf_session_create(plain, weights, &o, &s),
+                LF_INVALID_ARGUMENT, "is not sequence-parallel");
+  ASSERT_OK(lf_session_create(m, weights, &o, &s));
+
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 3);
+  std::vector<float> x2 = x, bias2 = bias, y;
+  for (float &v : x2)
+    v *= 2;
+  for (float &v : bias2)
+    v *= 2;
+  ASSERT_OK(run(s, x, kSeq, y, kSeq));
+  expectNear(y, expectedOutput(x2, kSeq, prefix(kSeq, {kSeq, kSeq}), bias2,
+                               scale));
+  ASSERT_EQ(fake.counts.size(), 1u);
+  EXPECT_EQ(fake.counts[0], kBatch * kSeq * kDim);
+  EXPECT_EQ(fake.dtypes[0], LF_DTYPE_F32);
+  // The transport's failure fails the run, by name.
+  fake.rc = 7;
+  EXPECT_STATUS(run(s, x, kSeq, y, kSeq), LF_ABORTED,
+                "the all-reduce failed (returned 7) at step "
+                "'fake_all_reduce_0' (256 f32 elements), rank 1 of 2");
+  EXPECT_STREQ(lf_status_code_name(LF_ABORTED), "LF_ABORTED");
+  lf_session_free(s);
+  lf_module_free(plain);
   lf_module_free(m);
 }
 
@@ -750,12 +838,12 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   // A manifest version from the future.
   ArtifactWriter w;
   ASSERT_EQ(w.addSection("manifest", R"({"format": "linformer-artifact",
-                                         "format_version": 6})"),
+                                         "format_version": 7})"),
             "");
-  ASSERT_EQ(w.write(dir.file("m6.lfa")), "");
-  EXPECT_STATUS(lf_module_load(dir.file("m6.lfa").c_str(), &m),
+  ASSERT_EQ(w.write(dir.file("m7.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("m7.lfa").c_str(), &m),
                 LF_VERSION_MISMATCH,
-                "manifest: format_version 6 is not supported");
+                "manifest: format_version 7 is not supported");
 
   // A broken manifest.
   ArtifactWriter bad;

@@ -273,7 +273,8 @@ struct CUDAPlanLaunchesPass
     p.kernels.push_back(KernelLaunchAttr::get(
         ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
         /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, *grid, *block,
-        *shared, resident, rows, maxLength, /*initializer=*/false));
+        *shared, resident, rows, maxLength, /*initializer=*/false,
+        /*allReduce=*/0));
     p.launches.push_back(launch);
     return success();
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
+#include "dialect/IR/LinformerOps.h"
 #include "compiler/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -134,10 +135,12 @@ struct OutlineKernelsPass
     for (func::FuncOp fn : entries) {
       if (failed(outlineEntry(fn)))
         return signalPassFailure();
-      // The length marks have been read (tiling); LLVM has no use for them.
+      // The length marks have been read (tiling), the split weights' by the
+      // artifact builder from the source; LLVM has no use for them.
       for (unsigned i = 0; i < fn.getNumArguments(); ++i) {
         fn.removeArgAttr(i, kSequenceArgAttrName);
         fn.removeArgAttr(i, kLengthsArgAttrName);
+        fn.removeArgAttr(i, kSequenceSplitArgAttrName);
       }
     }
   }
@@ -175,10 +178,12 @@ struct OutlineKernelsPass
       intermediateBytes.push_back(bytes);
     }
 
-    SmallVector<scf::ForallOp> loops;
+    // The plan's steps in order: workgroup loops, and the all-reduces of a
+    // sequence-parallel entry.
+    SmallVector<Operation *> steps;
     for (Operation &op : llvm::make_early_inc_range(body)) {
-      if (auto forall = dyn_cast<scf::ForallOp>(op)) {
-        loops.push_back(forall);
+      if (isa<scf::ForallOp, linformer::AllReduceOp>(op)) {
+        steps.push_back(&op);
         continue;
       }
       if (isa<memref::AllocOp, memref::AllocaOp, memref::DeallocOp,
@@ -201,15 +206,23 @@ struct OutlineKernelsPass
           ArrayRef<OpFoldResult>{b.getIndexAttr(1)}, ValueRange{},
           std::nullopt);
       op.moveBefore(single.getBody()->getTerminator());
-      loops.push_back(single);
+      steps.push_back(single);
     }
 
     SmallVector<KernelLaunchAttr> kernelInfos;
-    for (auto [index, forall] : llvm::enumerate(loops)) {
-      std::string name =
-          (entry.getSymName() + "_kernel_" + Twine(index)).str();
-      FailureOr<KernelLaunchAttr> info =
-          outlineLoop(entry, forall, name, bufferIds, symbols);
+    int64_t kernels = 0, reductions = 0;
+    for (Operation *step : steps) {
+      FailureOr<KernelLaunchAttr> info = failure();
+      if (auto reduce = dyn_cast<linformer::AllReduceOp>(step))
+        info = allReduceStep(
+            entry, reduce,
+            (entry.getSymName() + "_all_reduce_" + Twine(reductions++)).str(),
+            bufferIds);
+      else
+        info = outlineLoop(
+            entry, cast<scf::ForallOp>(step),
+            (entry.getSymName() + "_kernel_" + Twine(kernels++)).str(),
+            bufferIds, symbols);
       if (failed(info))
         return failure();
       kernelInfos.push_back(*info);
@@ -253,6 +266,34 @@ struct OutlineKernelsPass
                  << k.getName().getValue() << "' writes buffer " << id
                  << ", a constant an initializer made once per session";
     return success();
+  }
+
+  /// A collective step: the runtime sums the buffer over the ranks through
+  /// the application's all-reduce (no code of ours runs). The entry's
+  /// sequential path, which calls the kernels in order on one process,
+  /// has no ranks to sum over and drops it: it computes this rank's share
+  /// alone.
+  FailureOr<KernelLaunchAttr>
+  allReduceStep(func::FuncOp entry, linformer::AllReduceOp reduce, StringRef name,
+                DenseMap<Value, int64_t> &bufferIds) {
+    auto type = dyn_cast<MemRefType>(reduce.getInit().getType());
+    Value buffer = reduce.getInit();
+    if (!type || !isBufferRoot(buffer) || !bufferIds.count(buffer) ||
+        !type.getElementType().isF32())
+      return reduce.emitOpError(
+                 "sums a buffer the runtime cannot name: an all-reduce step "
+                 "needs a whole f32 buffer (an argument or an entry-block "
+                 "allocation), not ")
+             << buffer.getType();
+    int64_t id = bufferIds.lookup(buffer);
+    MLIRContext *ctx = entry.getContext();
+    int64_t ranks = reduce.getRanks();
+    reduce.erase();
+    return KernelLaunchAttr::get(
+        ctx, StringAttr::get(ctx, name), /*workgroups=*/1, {id}, {id},
+        CPUScheduleAttr(), KernelShapeAttr(), StringAttr(), {}, {},
+        /*shared=*/0, /*blocksPerSm=*/1, TokenRowsAttr(), /*maxLength=*/{},
+        /*initializer=*/false, ranks);
   }
 
   FailureOr<KernelLaunchAttr> outlineLoop(func::FuncOp entry, scf::ForallOp forall,
@@ -420,7 +461,7 @@ struct OutlineKernelsPass
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
         dyn_cast_or_null<KernelShapeAttr>(kernelInfo), StringAttr(), {}, {},
         /*shared=*/0, /*blocksPerSm=*/1, tokenRows, /*maxLength=*/{},
-        initializer);
+        initializer, /*allReduce=*/0);
   }
 };
 } // namespace

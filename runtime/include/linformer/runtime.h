@@ -75,6 +75,9 @@ typedef enum lf_status_code {
   LF_UNAVAILABLE = 7,
   /* A bug or resource exhaustion inside the runtime. */
   LF_INTERNAL = 8,
+  /* A callback the application supplied failed (the all-reduce of a
+   * sequence-parallel session returned nonzero). */
+  LF_ABORTED = 9,
   /* Not a code: widens the enum to 32 bits so that any int32 value passed
    * through it is representable (the runtime validates, never assumes). */
   LF_STATUS_CODE_FORCE_32BIT = 0x7fffffff
@@ -191,6 +194,13 @@ LF_API lf_status lf_module_describe(const lf_module *module, lf_io_kind kind,
 LF_API lf_status lf_module_sequence_shape(const lf_module *module,
                                           int64_t *out_batch,
                                           int64_t *out_seq_len);
+/* The ranks a sequence-parallel module splits a sequence over (an artifact
+ * compiled from a model with "sequence_parallel": P; docs/Runtime.md,
+ * "Sequence parallelism"), or 0 for any other module. Such a module runs
+ * one rank's n tokens of a sequence of n * P; its sessions need a rank and
+ * an all-reduce (lf_session_options). */
+LF_API lf_status lf_module_sequence_parallel(const lf_module *module,
+                                             int64_t *out_ranks);
 /* The manifest JSON text; valid while the module lives. */
 LF_API lf_status lf_module_manifest(const lf_module *module,
                                     const char **out_json);
@@ -218,6 +228,18 @@ LF_API lf_status lf_weights_check(const lf_module *module,
 
 typedef struct lf_session_s lf_session;
 
+/* The all-reduce a sequence-parallel session calls: sums `count` elements
+ * of `dtype` at `data` (the session's buffer, host memory) over every rank,
+ * in place, so that each rank ends with the sum; returns 0 on success and
+ * anything else on failure. Each rank's session calls it the same number of
+ * times in the same order (once or twice per layer, from the thread that
+ * runs lf_session_run), so collectives of any transport match up
+ * (torch.distributed's all_reduce, MPI_Allreduce, NCCL through a host
+ * copy). A transport that can fail or wait forever should bound its wait:
+ * the run cannot interrupt the call. */
+typedef int32_t (*lf_all_reduce_fn)(void *user_data, void *data,
+                                     int64_t count, lf_dtype dtype);
+
 typedef struct lf_session_options {
   /* sizeof(lf_session_options), set by lf_session_options_init: lets a
    * newer runtime read options from code built against an older header. */
@@ -244,6 +266,19 @@ typedef struct lf_session_options {
    * At most 1000000; anything else below -1 or above is
    * LF_INVALID_ARGUMENT. */
   int32_t spin_us;
+  /* A sequence-parallel module only (lf_module_sequence_parallel > 0):
+   * this session's rank, 0 <= rank < ranks, and the ranks, which must be
+   * the module's. The rank holds tokens [rank * n, (rank + 1) * n) of each
+   * sequence, and takes those columns of a split weight (E, F) that the
+   * weights file holds whole. 0 and 0 by default; other modules take
+   * ranks 0 or 1 (and rank 0) only. */
+  int32_t rank;
+  int32_t ranks;
+  /* A sequence-parallel module only, required there: the all-reduce, and
+   * the pointer it gets as `user_data`. Its failure fails the run with
+   * LF_ABORTED. */
+  lf_all_reduce_fn all_reduce;
+  void *all_reduce_user_data;
 } lf_session_options;
 
 /* Fills `options` with defaults. */

@@ -122,6 +122,14 @@ public:
     return {b, n};
   }
 
+  /// The ranks a sequence-parallel module splits a sequence over, or 0
+  /// (lf_module_sequence_parallel).
+  int64_t sequenceParallel() const {
+    int64_t ranks = 0;
+    check(lf_module_sequence_parallel(get(), &ranks));
+    return ranks;
+  }
+
   std::string manifestJson() const {
     const char *json = nullptr;
     check(lf_module_manifest(get(), &json));
@@ -174,6 +182,16 @@ public:
     options.profile = profile ? 1 : 0;
     options.cuda_stream = cudaStream;
     options.spin_us = spinUs;
+    lf_session *s = nullptr;
+    check(lf_session_create(module.get(), weights.get(), &options, &s));
+    handle_.reset(s);
+  }
+
+  /// With every option (lf_session_options_init first): a
+  /// sequence-parallel session's rank and all-reduce.
+  Session(const Module &module, const Weights &weights,
+          const lf_session_options &options)
+      : handle_(nullptr, &lf_session_free) {
     lf_session *s = nullptr;
     check(lf_session_create(module.get(), weights.get(), &options, &s));
     handle_.reset(s);

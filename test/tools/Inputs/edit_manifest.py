@@ -7,6 +7,9 @@ edit_manifest.py IN.lfa OUT.lfa EDIT...
 edit_manifest.py --print-rows IN.lfa   (how many kernels of a run have
                                         length rules; initializers apart)
 edit_manifest.py --print-layout IN.lfa (format_version and sequence_layout)
+edit_manifest.py --print-collectives IN.lfa (format_version, the weights
+                                        split over ranks, the all-reduce
+                                        steps and the bytes they sum)
   workgroups=K:N       kernel K's workgroup count becomes N (and its length
                        rule is dropped)
   bytes=NAME:N         intermediate or constant NAME's size becomes N bytes
@@ -68,6 +71,19 @@ def main():
         print("format_version %d, sequence_layout %s" %
               (manifest["format_version"],
                manifest.get("sequence_layout", "padded")))
+        return
+    if sys.argv[1] == "--print-collectives":
+        sections = dict(read_sections(open(sys.argv[2], "rb").read()))
+        manifest = json.loads(bytes(sections["manifest"]))
+        buffers = manifest["buffers"]
+        split = ["%s %s / %d" % (b["name"], b["shape"], b["sequence_split"])
+                 for b in buffers if "sequence_split" in b]
+        steps = [k for k in manifest["kernels"] if "all_reduce" in k]
+        print("format_version %d, split weights: %s" %
+              (manifest["format_version"], ", ".join(split) or "none"))
+        print("all-reduce steps: %d over %s ranks, %d bytes" %
+              (len(steps), sorted({k["all_reduce"]["ranks"] for k in steps}),
+               sum(buffers[k["buffers"][0]]["bytes"] for k in steps)))
         return
     if sys.argv[1] == "--print-products":
         sections = dict(read_sections(open(sys.argv[2], "rb").read()))
