@@ -54,6 +54,10 @@ class Module:
         self.outputs = [TensorDesc(*t) for t in self._m.outputs()]
         self.weights = [TensorDesc(*t) for t in self._m.weights()]
         self.batch, self.seq_len = self._m.sequence_shape()
+        # The ranks a sequence-parallel artifact splits a sequence over
+        # ("sequence_parallel" in model.json), 0 for any other; seq_len is
+        # then one rank's share.
+        self.sequence_parallel = self._m.sequence_parallel()
 
     @property
     def data_input(self):
@@ -110,16 +114,24 @@ class Session:
     runs the model; sessions may be called from several Python threads (the
     GIL is released while kernels run). `spin_us`: how long its threads spin
     between kernels before sleeping (-1: the runtime's default, 200; 0: sleep
-    at once; lf_session_options.spin_us)."""
+    at once; lf_session_options.spin_us).
 
-    def __init__(self, module, weights, threads=0, profile=False, spin_us=-1):
+    A sequence-parallel module (Module.sequence_parallel = P > 0) needs
+    `rank` (0 <= rank < ranks), `ranks` (= P) and `all_reduce`: a callable
+    that sums a float32 NumPy array over the ranks in place (every rank
+    calls it in the same order, once or twice per layer; an exception in it
+    fails the run). linformer_mlir.torch.SequenceParallelEncoder passes
+    torch.distributed's. See docs/Runtime.md, "Sequence parallelism"."""
+
+    def __init__(self, module, weights, threads=0, profile=False, spin_us=-1,
+                 rank=0, ranks=0, all_reduce=None):
         if not isinstance(module, Module):
             module = Module(module)
         if not isinstance(weights, Weights):
             weights = Weights(weights)
         self.module, self.weights = module, weights
         self._s = _runtime._Session.create(module._m, weights._w, int(threads), bool(profile),
-                                           int(spin_us))
+                                           int(spin_us), int(rank), int(ranks), all_reduce)
 
     @property
     def num_threads(self):

@@ -74,11 +74,78 @@ Wrapper loadHandle(lf_status (*load)(const char *, Raw **),
   w.handle.reset(raw);
   return w;
 }
+/// A sequence-parallel session's all-reduce in Python: a callable that sums
+/// a float32 NumPy array (a view of the session's buffer) over the ranks in
+/// place. The runtime calls it from the run, which holds no GIL; an
+/// exception fails the run (LF_ABORTED), and its text joins the message.
+struct PyAllReduce {
+  nb::object fn;
+  std::string error;
+
+  static int32_t call(void *self, void *data, int64_t count, lf_dtype dtype) {
+    auto *p = static_cast<PyAllReduce *>(self);
+    nb::gil_scoped_acquire gil;
+    if (!p->fn.is_valid()) {
+      p->error = "the all-reduce was released (its session is being freed)";
+      return 3;
+    }
+    if (dtype != LF_DTYPE_F32) {
+      p->error = std::string("the all-reduce sums float32, not ") +
+                 lf_dtype_name(dtype);
+      return 2;
+    }
+    try {
+      // A view, not a copy: nanobind copies an array without an owner, so
+      // the owner is a capsule that frees nothing (the buffer is the
+      // session's, valid for the call).
+      size_t shape[1] = {size_t(count)};
+      nb::capsule owner(data, [](void *) noexcept {});
+      p->fn(nb::ndarray<nb::numpy, float, nb::ndim<1>>(data, 1, shape, owner));
+      p->error.clear();
+      return 0;
+    } catch (nb::python_error &e) {
+      p->error = e.what();
+      return 1;
+    }
+  }
+};
+
 struct Session {
   std::unique_ptr<lf_session, SessionDeleter> handle;
   // Keep the module and weights alive as long as the session.
   nb::object module, weights;
+  std::unique_ptr<PyAllReduce> allReduce;
 };
+
+/// The Python objects a session holds, for the cycle collector: an
+/// all-reduce closure that reaches the session's own wrapper (a lambda
+/// defined where the session is stored) would otherwise be a cycle it
+/// cannot see, never freed (nanobind's leak report at exit).
+int sessionTraverse(PyObject *self, visitproc visit, void *arg) {
+  Py_VISIT(Py_TYPE(self));
+  if (!nb::inst_ready(self))
+    return 0;
+  Session *s = nb::inst_ptr<Session>(self);
+  Py_VISIT(s->module.ptr());
+  Py_VISIT(s->weights.ptr());
+  if (s->allReduce)
+    Py_VISIT(s->allReduce->fn.ptr());
+  return 0;
+}
+
+int sessionClear(PyObject *self) {
+  Session *s = nb::inst_ptr<Session>(self);
+  // The C session keeps its module and weights alive itself.
+  s->module = nb::object();
+  s->weights = nb::object();
+  if (s->allReduce)
+    s->allReduce->fn = nb::object();
+  return 0;
+}
+
+PyType_Slot sessionSlots[] = {{Py_tp_traverse, (void *)sessionTraverse},
+                              {Py_tp_clear, (void *)sessionClear},
+                              {0, nullptr}};
 
 /// (name, dtype name, shape, role) of a module's inputs/outputs/weights.
 nb::list describe(const Module &m, lf_io_kind kind) {
@@ -151,6 +218,15 @@ void run(Session &s,
     status = lf_session_run(s.handle.get(), in.data(), in.size(), out.data(),
                             out.size());
   }
+  // The Python all-reduce's exception says why the transport failed.
+  if (status && lf_status_get_code(status) == LF_ABORTED && s.allReduce &&
+      !s.allReduce->error.empty()) {
+    std::string what = std::string("LF_ABORTED: ") +
+                       lf_status_get_message(status) + ": " +
+                       s.allReduce->error;
+    lf_status_free(status);
+    throw RuntimeError(what);
+  }
   check(status);
 }
 
@@ -169,6 +245,12 @@ NB_MODULE(_runtime, m) {
       .def("inputs", [](const Module &m) { return describe(m, LF_IO_INPUT); })
       .def("outputs", [](const Module &m) { return describe(m, LF_IO_OUTPUT); })
       .def("weights", [](const Module &m) { return describe(m, LF_IO_WEIGHT); })
+      .def("sequence_parallel",
+           [](const Module &m) {
+             int64_t ranks = 0;
+             check(lf_module_sequence_parallel(m.handle.get(), &ranks));
+             return ranks;
+           })
       .def("sequence_shape",
            [](const Module &m) {
              int64_t b = 0, n = 0;
@@ -190,32 +272,42 @@ NB_MODULE(_runtime, m) {
         check(lf_weights_check(m.handle.get(), w.handle.get()));
       });
 
-  nb::class_<Session>(m, "_Session")
+  nb::class_<Session>(m, "_Session", nb::type_slots(sessionSlots))
       .def_static(
           "create",
           [](nb::object module, nb::object weights, int threads, bool profile,
-             int spinUs) {
+             int spinUs, int rank, int ranks, nb::object allReduce) {
             const Module &mod = nb::cast<const Module &>(module);
             const Weights &w = nb::cast<const Weights &>(weights);
+            Session s;
             lf_session_options options;
             lf_session_options_init(&options);
             options.num_threads = threads;
             options.profile = profile ? 1 : 0;
             options.spin_us = spinUs;
+            options.rank = rank;
+            options.ranks = ranks;
+            if (!allReduce.is_none()) {
+              s.allReduce = std::make_unique<PyAllReduce>();
+              s.allReduce->fn = allReduce;
+              options.all_reduce = &PyAllReduce::call;
+              options.all_reduce_user_data = s.allReduce.get();
+            }
             lf_session *raw = nullptr;
             {
               nb::gil_scoped_release release;
               check(lf_session_create(mod.handle.get(), w.handle.get(),
                                       &options, &raw));
             }
-            Session s;
             s.handle.reset(raw);
             s.module = module;
             s.weights = weights;
             return s;
           },
           nb::arg("module"), nb::arg("weights"), nb::arg("threads") = 0,
-          nb::arg("profile") = false, nb::arg("spin_us") = -1)
+          nb::arg("profile") = false, nb::arg("spin_us") = -1,
+          nb::arg("rank") = 0, nb::arg("ranks") = 0,
+          nb::arg("all_reduce") = nb::none())
       .def("num_threads",
            [](const Session &s) {
              int32_t n = 0;

@@ -36,7 +36,7 @@ from . import Error, Module, Session, Weights
 from . import compile as _compile
 from . import importer as _importer
 
-__all__ = ["LinformerEncoder", "compile_module", "run"]
+__all__ = ["LinformerEncoder", "SequenceParallelEncoder", "compile_module", "run"]
 
 if torch.__version__ < (2, 4):
     raise ImportError(f"linformer_mlir.torch needs torch >= 2.4 (torch.library.custom_op); "
@@ -200,6 +200,81 @@ class LinformerEncoder(torch.nn.Module):
     def extra_repr(self):
         artifact, weights, threads = _json.loads(self.key)
         return f"artifact={artifact!r}, weights={weights!r}, threads={threads}"
+
+
+class SequenceParallelEncoder(torch.nn.Module):
+    """One rank of a sequence split over the processes of a torch.distributed
+    group (an artifact compiled with "sequence_parallel": P, P = the group's
+    size; docs/Model.md, "Sequence parallelism"). Rank r holds tokens
+    [r n, (r + 1) n) of every sequence (n = seq_len, a rank's share):
+
+        dist.init_process_group("gloo")          # torchrun sets rank and size
+        enc = SequenceParallelEncoder("sp.lfa", "w.safetensors")
+        start, stop = enc.tokens                 # this rank's share
+        y_r = enc(x[:, start:stop], lengths)     # lengths: the whole sequences'
+
+    Each layer sums its projected keys and values over the ranks with one
+    dist.all_reduce (in place on a CPU tensor over the session's buffer:
+    gloo; NCCL needs CUDA tensors, so a CPU artifact takes a gloo group),
+    called from forward in the same order on every rank. A rank that fails
+    or dies makes the others' all_reduce fail (gloo's timeout bounds the
+    wait: init_process_group(timeout=...)), and their forward raises
+    linformer_mlir.Error (LF_ABORTED) with the transport's message.
+    Inference only, float32 (or the model's dtype) CPU tensors."""
+
+    def __init__(self, artifact, weights, group=None, threads=0):
+        super().__init__()
+        import torch.distributed as dist
+        if not dist.is_initialized():
+            raise RuntimeError("SequenceParallelEncoder needs torch.distributed: call "
+                               "dist.init_process_group first (torchrun sets its rank and size)")
+        self.group = group
+        self.rank = dist.get_rank(group)
+        self.ranks = dist.get_world_size(group)
+        m = Module(artifact)
+        if m.sequence_parallel == 0:
+            raise ValueError(f"{artifact} runs whole sequences; compile the model with "
+                             f"\"sequence_parallel\": {self.ranks} for this group")
+
+        def all_reduce(buffer):
+            dist.all_reduce(torch.from_numpy(buffer), group=group)
+
+        self.session = Session(m, Weights(weights), threads=threads, rank=self.rank,
+                               ranks=self.ranks, all_reduce=all_reduce)
+        self.batch, self.seq_len = m.batch, m.seq_len
+        self.d_model = m.data_input.shape[2]
+        self._dtype = m.data_input.dtype
+
+    @property
+    def tokens(self):
+        """(start, stop): the tokens of each sequence this rank holds."""
+        return self.rank * self.seq_len, (self.rank + 1) * self.seq_len
+
+    def forward(self, x, lengths=None):
+        """x: this rank's tokens [b, L_r, d_model] (L_r = seq_len but on the
+        ranks that hold a shorter input's end: fewer, or none); lengths: the
+        whole sequences' lengths [b] (each rank takes its share of them,
+        which may be 0). Returns this rank's output rows [b, L_r, d_model]."""
+        if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.dim() != 3:
+            raise ValueError("x must be a CPU tensor [b, L_r, d_model] of this rank's tokens")
+        rows = x.shape[1]
+        if lengths is None and rows == 0:
+            lengths = torch.zeros(x.shape[0], dtype=torch.int64)
+        if rows == 0:
+            # A rank past a short input's end still takes part in every
+            # all-reduce: one padding row, length 0 (no work).
+            x = x.new_zeros(x.shape[0], 1, x.shape[2])
+        inputs = {"x": x.detach().contiguous().numpy()}
+        if lengths is not None:
+            whole = torch.as_tensor(lengths).to(torch.int64)
+            start = self.rank * self.seq_len
+            inputs["lengths"] = (whole - start).clamp(0, self.seq_len).to(torch.int32).numpy()
+        out = self.session.run(inputs)
+        return torch.from_numpy(next(iter(out.values())))[:, :rows]
+
+    def extra_repr(self):
+        return (f"rank={self.rank}, ranks={self.ranks}, seq_len={self.seq_len} a rank, "
+                f"d_model={self.d_model}")
 
 
 def _heads(module):

@@ -221,3 +221,83 @@ def test_compile_module_refuses_what_it_cannot_express():
     with pytest.raises(ValueError, match="module: layer 0: the feed-forward is gated"):
         lft.compile_module(glu, torch.zeros(1, N, D))
 
+
+
+# Sequence parallelism under torch.distributed (docs/Model.md, "Sequence
+# parallelism"): the example launched by torchrun on two processes (gloo on
+# the loopback), its gathered output against the same encoder compiled
+# whole and run in this process on the same weights and input. 1e-5: the
+# ranks' partial sums add in another order than one process's (measured
+# ~3e-7).
+
+EXAMPLE_SP = os.path.join(os.path.dirname(__file__), "..", "..", "examples",
+                          "sequence_parallel", "encoder.py")
+WORKER_SP = os.path.join(os.path.dirname(__file__), "sequence_parallel_worker.py")
+
+
+@pytest.fixture(scope="module")
+def sequence_parallel(tmp_path_factory):
+    """One encoder compiled whole and split over 2 ranks, on one weights file:
+    (whole artifact, split artifact, weights, directory)."""
+    d = tmp_path_factory.mktemp("sp")
+    model = {"layers": 2, "d_model": D, "heads": HEADS, "max_seq_len": 256, "k": 32,
+             "ffn_dim": 128, "batch": 1, "padding": "lengths", "sharing": "key_value"}
+    whole = lf.compile(model, str(d / "whole.lfa"), random_weights=str(d / "w.safetensors"))
+    split = lf.compile(dict(model, sequence_parallel=2), str(d / "sp.lfa"))
+    return str(whole), str(split), str(d / "w.safetensors"), d
+
+
+def test_sequence_parallel_under_torchrun(sequence_parallel):
+    import subprocess
+    import sys
+    import numpy as np
+    whole, split, weights, d = sequence_parallel
+    length = 200  # rank 1 holds tokens 128..199
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                        "--nproc-per-node", "2", EXAMPLE_SP, split, weights, "--threads", "1",
+                        "--length", str(length), "--repeat", "2", "--out", str(d / "y.npy")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "ranks: 2 x 128 tokens, 200 in all" in r.stdout
+    got = torch.from_numpy(np.load(d / "y.npy"))
+    # The example's input: each rank's tokens from its own seeded generator.
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sp_example", EXAMPLE_SP)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    x = torch.cat([example.rank_tokens(1, r, (128 * r, 128 * (r + 1)), length, D)
+                   for r in range(2)], dim=1)
+    want = torch.from_numpy(lf.Session(whole, weights, threads=1)(
+        x.numpy(), lengths=np.array([length], np.int32)))
+    assert got.shape == want.shape == (1, length, D)
+    assert rel(got, want) <= 1e-5
+
+
+def test_sequence_parallel_rank_that_dies_fails_the_others(sequence_parallel):
+    import socket
+    import subprocess
+    import sys
+    _, split, weights, d = sequence_parallel
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2")
+    procs = [subprocess.Popen([sys.executable, WORKER_SP, split, weights,
+                               str(d / f"rank{r}.txt"), "1"],
+                              env=dict(env, RANK=str(r))) for r in (0, 1)]
+    codes = [p.wait(timeout=120) for p in procs]
+    assert codes == [0, 3]
+    message = (d / "rank0.txt").read_text()
+    assert "LF_ABORTED: the all-reduce failed" in message, message
+    assert "rank 0 of 2" in message, message
+
+
+def test_sequence_parallel_needs_a_group_and_a_split_artifact(sequence_parallel):
+    whole, split, weights, _ = sequence_parallel
+    with pytest.raises(RuntimeError, match="call dist.init_process_group first"):
+        lft.SequenceParallelEncoder(split, weights)
+    with pytest.raises(lf.Error, match="the options give no all_reduce"):
+        lf.Session(split, weights, rank=0, ranks=2)
+    with pytest.raises(lf.Error, match="is not sequence-parallel"):
+        lf.Session(whole, weights, rank=1, ranks=2, all_reduce=lambda a: None)
+    assert lf.Module(split).sequence_parallel == 2 and lf.Module(whole).sequence_parallel == 0
