@@ -73,7 +73,11 @@ struct SplitReductionsPass
       };
       // A token reduction keeps its bound through the split: where its
       // operand with both the batch and the token loops had the tokens, the
-      // split one has (part, token within the part).
+      // split one has (part, token within the part). A masked one (E's row
+      // sums, which select the real tokens themselves) stays masked: its
+      // bound is optional, and register tiling may leave no loop to take
+      // it (it refused the default encoder at n >= 32768 when the split
+      // dropped the mark).
       auto bound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
       std::optional<std::tuple<unsigned, unsigned, unsigned>> boundOperand;
       if (bound && !bound.hasParts())
@@ -116,7 +120,7 @@ struct SplitReductionsPass
                          TokenBoundAttr::get(rewriter.getContext(), inner,
                                              batch, /*part=*/outer,
                                              /*perPart=*/ranges[inner],
-                                             /*masked=*/false));
+                                             bound.getMasked()));
         }
       }
       // Both halves are kernels with the cost model's schedules, or the
