@@ -80,14 +80,14 @@ def main():
         y = enc(mine, lengths)
         if i >= args.warmup:
             times.append(time.perf_counter() - t0)
+    if args.memory:  # before the gather, which only rank 0 does
+        print(f"rank {enc.rank}: peak resident memory {peak_mib():.0f} MiB "
+              f"({before:.0f} MiB before the encoder)", flush=True)
     # Rank 0 gathers the ranks' rows (padded to one share each).
     padded = torch.zeros(1, enc.seq_len, enc.d_model)
     padded[:, :y.shape[1]] = y
     parts = [torch.zeros_like(padded) for _ in range(enc.ranks)] if enc.rank == 0 else None
     dist.gather(padded, parts, dst=0)
-    if args.memory:
-        print(f"rank {enc.rank}: peak resident memory {peak_mib():.0f} MiB "
-              f"({before:.0f} MiB before the encoder)", flush=True)
     if enc.rank == 0:
         out = torch.cat(parts, dim=1)[:, :length]
         print(f"ranks: {enc.ranks} x {enc.seq_len} tokens, {length} in all; "

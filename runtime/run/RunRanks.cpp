@@ -291,15 +291,19 @@ struct Ranks {
     return 0;
   }
 
+  /// Whether the model takes lengths (or a mask, which the runtime makes
+  /// from them).
   bool hasLengths = false;
 
   int run() {
     if (int rc = readInput())
       return rc;
+    // A mask model takes the lengths as a prefix mask.
     for (const lf::TensorInfo &info : module.inputs())
-      hasLengths |= info.role == LF_ROLE_LENGTHS;
+      hasLengths |= info.role == LF_ROLE_LENGTHS || info.role == LF_ROLE_MASK;
     if (!hasLengths && (!lengths.empty() || L < n * P))
-      return error("the model has no lengths input: its " + std::to_string(P) +
+      return error("the model has no lengths or mask input: its " +
+                   std::to_string(P) +
                    " ranks take " + std::to_string(n) +
                    " tokens each of every sequence, " +
                    std::to_string(n * P) + " in all");

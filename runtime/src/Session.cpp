@@ -345,6 +345,13 @@ struct Session::Impl {
   /// Runs kernel `k`: the workgroups of the real tokens of `lengths` where
   /// it has a length rule, else all of them.
   void runKernel(size_t k, const int32_t *lengths);
+  /// The shortest length a run's sequence may have: 1, or 0 for a rank of
+  /// a sequence-parallel run, which may hold no token of a short sequence
+  /// (its kernels do no work for it, as for the sequences a run leaves out
+  /// of its batch, and it still takes part in every all-reduce).
+  int64_t lowestLength() const {
+    return sequenceParallelRanks(module->manifest()) ? 0 : 1;
+  }
   /// Profiling: kernel `k`'s time since `start`, among its last
   /// kMaxProfiledRuns.
   void recordTime(size_t k, std::chrono::steady_clock::time_point start);
@@ -911,8 +918,7 @@ void Session::Impl::fillLengths() {
         lengths[i] = int32_t(packedLength(i));
     } else if (const lf_tensor *t = given[size_t(li)]) {
       std::vector<int64_t> values;
-      readLengths(*t, b.name, batch, L, values,
-                  sequenceParallelRanks(m) ? 0 : 1);
+      readLengths(*t, b.name, batch, L, values, lowestLength());
       for (int64_t i = 0; i < batch; ++i)
         lengths[i] = int32_t(values[i]);
     } else if (const lf_tensor *t = maskForLengths) {
@@ -935,7 +941,7 @@ void Session::Impl::fillLengths() {
                     " is not a prefix mask (token " + std::to_string(j) +
                     " is real after padding), and this model takes "
                     "lengths, not a mask");
-        if (len == 0)
+        if (len == 0 && lowestLength() > 0)
           invalid("input 'mask': row " + std::to_string(i) +
                   " has no real token");
         lengths[i] = int32_t(len);
@@ -976,7 +982,7 @@ void Session::Impl::fillMask() {
           mask[i * n + j] = src[i * L + j] ? 1 : 0;
           any |= src[i * L + j] != 0;
         }
-        if (!any)
+        if (!any && lowestLength() > 0)
           invalid("input '" + b.name + "': row " + std::to_string(i) +
                   " has no real token");
       }
@@ -985,7 +991,7 @@ void Session::Impl::fillMask() {
                                         ? given[size_t(mod.lengthsBuffer())]
                                         : nullptr) {
       std::vector<int64_t> values;
-      readLengths(*t, "lengths", batch, L, values);
+      readLengths(*t, "lengths", batch, L, values, lowestLength());
       for (int64_t i = 0; i < batch; ++i)
         std::memset(mask + i * n, 1, size_t(values[i]));
     } else {
