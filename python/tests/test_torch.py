@@ -224,8 +224,8 @@ def test_compile_module_refuses_what_it_cannot_express():
 
 
 # Sequence parallelism under torch.distributed (docs/Model.md, "Sequence
-# parallelism"): the example launched by torchrun on two processes (gloo on
-# the loopback), its gathered output against the same encoder compiled
+# parallelism"): the example launched by torchrun on 2 and 4 processes (gloo
+# on the loopback), its gathered output against the same encoder compiled
 # whole and run in this process on the same weights and input. 1e-5: the
 # ranks' partial sums add in another order than one process's (measured
 # ~3e-7).
@@ -244,29 +244,38 @@ def sequence_parallel(tmp_path_factory):
              "ffn_dim": 128, "batch": 1, "padding": "lengths", "sharing": "key_value"}
     whole = lf.compile(model, str(d / "whole.lfa"), random_weights=str(d / "w.safetensors"))
     split = lf.compile(dict(model, sequence_parallel=2), str(d / "sp.lfa"))
+    lf.compile(dict(model, sequence_parallel=4), str(d / "sp4.lfa"))
     return str(whole), str(split), str(d / "w.safetensors"), d
 
 
-def test_sequence_parallel_under_torchrun(sequence_parallel):
+# Two ranks, the sequence ending in rank 1's share (it holds 72 tokens);
+# four ranks, ending in rank 2's (22 tokens), so that rank 3 holds none and
+# runs with length 0, still taking its part in each all-reduce.
+@pytest.mark.parametrize("ranks,length", [(2, 200), (4, 150)])
+def test_sequence_parallel_under_torchrun(sequence_parallel, ranks, length):
     import subprocess
     import sys
     import numpy as np
     whole, split, weights, d = sequence_parallel
-    length = 200  # rank 1 holds tokens 128..199
+    if ranks == 4:
+        split = str(d / "sp4.lfa")
+    share = 256 // ranks
+    out = d / f"y{ranks}.npy"
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
-                        "--nproc-per-node", "2", EXAMPLE_SP, split, weights, "--threads", "1",
-                        "--length", str(length), "--repeat", "2", "--out", str(d / "y.npy")],
+                        "--nproc-per-node", str(ranks), EXAMPLE_SP, split, weights,
+                        "--threads", "1", "--length", str(length), "--repeat", "2",
+                        "--out", str(out)],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "ranks: 2 x 128 tokens, 200 in all" in r.stdout
-    got = torch.from_numpy(np.load(d / "y.npy"))
+    assert f"ranks: {ranks} x {share} tokens, {length} in all" in r.stdout
+    got = torch.from_numpy(np.load(out))
     # The example's input: each rank's tokens from its own seeded generator.
     import importlib.util
     spec = importlib.util.spec_from_file_location("sp_example", EXAMPLE_SP)
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    x = torch.cat([example.rank_tokens(1, r, (128 * r, 128 * (r + 1)), length, D)
-                   for r in range(2)], dim=1)
+    x = torch.cat([example.rank_tokens(1, r, (share * r, share * (r + 1)), length, D)
+                   for r in range(ranks)], dim=1)
     want = torch.from_numpy(lf.Session(whole, weights, threads=1)(
         x.numpy(), lengths=np.array([length], np.int32)))
     assert got.shape == want.shape == (1, length, D)
