@@ -167,6 +167,8 @@ struct Ranks {
       dtype = info.dtype;
       dm = info.shape[2];
     }
+    if (int rc = parseLengths(o.lengthsArg, n * P, lengths))
+      return rc;
     auto given = o.inputs.find("x");
     if (given != o.inputs.end()) {
       if (linformer::FileError e = linformer::readNpy(given->second, x))
@@ -181,7 +183,12 @@ struct Ranks {
     } else if (o.randomInput) {
       int64_t whole = o.seqLen < 0 ? n * P : o.seqLen;
       x.dtype = linformer::DType(dtype);
-      x.shape = {o.runBatch > 0 ? o.runBatch : batch, whole, dm};
+      // As many sequences as --batch, else as --lengths lists, else the
+      // compiled batch (as linformer-run's other runs).
+      int64_t sequences = o.runBatch > 0         ? o.runBatch
+                          : !lengths.empty() ? int64_t(lengths.size())
+                                             : batch;
+      x.shape = {sequences, whole, dm};
       x.bytes = floatsAs(linformer::uniformVector(
                              linformer::shapeNumElements(x.shape), o.seed,
                              -1, 1),
@@ -196,8 +203,11 @@ struct Ranks {
       return error("x has " + std::to_string(L) +
                    " tokens; the " + std::to_string(P) +
                    " ranks hold 1 to " + std::to_string(n * P));
-    if (int rc = parseLengths(o.lengthsArg, L, lengths))
-      return rc;
+    for (int32_t length : lengths)
+      if (length > L)
+        return error("--lengths: " + std::to_string(length) +
+                     " is more than the input's " + std::to_string(L) +
+                     " tokens");
     if (!lengths.empty() && int64_t(lengths.size()) != batch)
       return error("--lengths lists " + std::to_string(lengths.size()) +
                    " sequences, x has " + std::to_string(batch));

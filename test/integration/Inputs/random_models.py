@@ -13,7 +13,11 @@ runs it with linformer-run --check against the C++ reference encoder:
     compiled; the first run of each model also with every intermediate
     poisoned (LINFORMER_DEBUG_POISON=1);
   - with a mask: random prefix lengths as the mask;
-  - without padding: the full length.
+  - without padding: the full length;
+  - about a third of the f32 learned models split over 2 to 4 ranks
+    ("sequence_parallel"), which linformer-run runs as threads of one
+    process and checks as one sequence, with lengths that end in any
+    rank's share (and some ranks then hold none).
 
 With --bf16-products K every K-th case compiles with --precision=bf16 (bf16
 factors, f32 sums), with --bf16-dot=emulate, auto, off and amx in turn. With --other-isa K every K-th case also compiles for the other ISA than the
@@ -150,6 +154,36 @@ def draw_model(rng):
     return m, invalid
 
 
+def draw_sequence_parallel(rng, m, invalid):
+    """Now and then a valid model split over ranks ("sequence_parallel": P,
+    P dividing n, learned projections): (P, invalid, runs) with the runs
+    linformer-run's ranks take (lengths, fewer sequences; not packed or
+    poisoned padding). Or one drawn invalid: P not dividing n, or windows.
+    None otherwise."""
+    if invalid or m["dtype"] != "f32" or rng.random() >= 0.3:
+        return None
+    n, b = m["max_seq_len"], m["batch"]
+    ranks = [p for p in (2, 3, 4) if n % p == 0]
+    if m["projection"] != "learned":
+        if rng.random() < 0.2:
+            return rng.choice(ranks or [2]), "'sequence_parallel' needs", []
+        return None
+    if not ranks:
+        if n > 1:
+            return n + 1, "does not divide max_seq_len", []
+        return None
+    if m["padding"] == "none":
+        runs = [["--batch", str(b)]]
+    else:
+        # Lengths that end in any rank's share, or before the last (that
+        # rank then runs with length 0).
+        runs = [["--lengths", ",".join(str(rng.randint(1, n)) for _ in range(b))]]
+        if b > 1:
+            runs.append(["--lengths", ",".join(str(rng.randint(1, n))
+                                               for _ in range(rng.randint(1, b - 1)))])
+    return rng.choice(ranks), None, runs
+
+
 def draw_runs(rng, m):
     """linformer-run argument lists for the model's padding input."""
     n, b = m["max_seq_len"], m["batch"]
@@ -181,6 +215,12 @@ class Case:
         self.model, self.invalid = draw_model(rng)
         self.runs = draw_runs(rng, self.model)
         self.run_seed = rng.randint(1, 1 << 30)
+        # Sequence parallelism from a stream of its own, so that the models
+        # and runs above stay what they were for every seed and case.
+        sp = draw_sequence_parallel(random.Random(seed * 1000003 + index + 7919),
+                                    self.model, self.invalid)
+        if sp:
+            self.model["sequence_parallel"], self.invalid, self.runs = sp
         self.args = args
 
     def name(self):
@@ -290,7 +330,7 @@ class Case:
                                "--check"] + extra, 300)
                 if rc != 0 or "PASS" not in out:
                     return fail(f"linformer-run --check failed on the --cpu={OTHER_CPU} artifact")
-        if self.args.cuda_host:
+        if self.args.cuda_host and "sequence_parallel" not in self.model:
             # f32 products (the emulation without tensor cores): 1e-4 for
             # f32 storage; 16-bit storage rounds the output (2^-11, 2^-8).
             tolerance = {"f32": 1e-4, "f16": 1e-3, "bf16": 3.92e-3}[self.model["dtype"]]
