@@ -124,7 +124,6 @@ private:
 /// The options a sequence-parallel run cannot honour, by name.
 std::string unsupported(const Options &o) {
   std::vector<std::pair<bool, const char *>> options = {
-      {o.packed, "--packed"},
       {!o.maskPath.empty(), "--mask"},
       {o.poisonPadding, "--poison-padding"},
       {o.profile || !o.profileJson.empty(), "--profile"},
@@ -250,9 +249,13 @@ struct Ranks {
   }
 
   /// Each rank's tokens of x (zero rows past its share), its lengths (of
-  /// the sequences' given or whole L), and room for its output.
+  /// the sequences' given or whole L), and room for its output. --packed:
+  /// each rank's real rows end to end and its cu_seqlens instead.
   std::vector<std::vector<int32_t>> rankLengths;
+  std::vector<std::vector<int64_t>> rankOffsets;
   void splitInput(size_t row) {
+    if (o.packed)
+      return packInput(row);
     xs.assign(size_t(P), std::string());
     ys.assign(size_t(P), std::string());
     rankLengths.assign(size_t(P), {});
@@ -271,6 +274,30 @@ struct Ranks {
     }
   }
 
+  void packInput(size_t row) {
+    xs.assign(size_t(P), std::string());
+    ys.assign(size_t(P), std::string());
+    rankOffsets.assign(size_t(P), {0});
+    for (int64_t r = 0; r < P; ++r) {
+      std::vector<int64_t> &offsets = rankOffsets[size_t(r)];
+      for (int64_t s = 0; s < batch; ++s) {
+        int64_t real = share(r, lengths[size_t(s)]);
+        xs[size_t(r)].append(x.bytes.data() + size_t(s * L + r * n) * row,
+                             size_t(real) * row);
+        offsets.push_back(offsets.back() + real);
+      }
+      ys[size_t(r)].assign(size_t(offsets.back()) * row, '\0');
+    }
+  }
+
+  /// Rank `r`'s tensors: x and y, [b, rows, d_model] (packed: [T_r,
+  /// d_model]), and its lengths or cu_seqlens.
+  std::vector<int64_t> xShape(int64_t r) const {
+    if (o.packed)
+      return {rankOffsets[size_t(r)].back(), dm};
+    return {batch, rows(r), dm};
+  }
+
   /// One run of every rank, each on a thread; a rank that fails aborts the
   /// group, so that the others stop waiting for it.
   int runAll(LocalAllReduce &group) {
@@ -278,10 +305,14 @@ struct Ranks {
     std::vector<std::thread> workers;
     for (int64_t r = 0; r < P; ++r)
       workers.emplace_back([&, r] {
-        std::vector<int64_t> shape = {batch, rows(r), dm}, lShape = {batch};
+        std::vector<int64_t> shape = xShape(r), lShape = {batch},
+                             oShape = {batch + 1};
         std::vector<lf::TensorRef> in = {
             lf::TensorRef("x", dtype, shape, xs[size_t(r)].data())};
-        if (hasLengths)
+        if (o.packed)
+          in.emplace_back("cu_seqlens", LF_DTYPE_I64, oShape,
+                          rankOffsets[size_t(r)].data());
+        else if (hasLengths)
           in.emplace_back("lengths", LF_DTYPE_I32, lShape,
                           rankLengths[size_t(r)].data());
         try {
@@ -311,6 +342,8 @@ struct Ranks {
     // A mask model takes the lengths as a prefix mask.
     for (const lf::TensorInfo &info : module.inputs())
       hasLengths |= info.role == LF_ROLE_LENGTHS || info.role == LF_ROLE_MASK;
+    if (o.packed && lengths.empty())
+      return error("--packed needs --lengths (where each sequence ends)");
     if (!hasLengths && (!lengths.empty() || L < n * P))
       return error("the model has no lengths or mask input: its " +
                    std::to_string(P) +
@@ -349,18 +382,22 @@ struct Ranks {
     return finish();
   }
 
-  /// y [b, L, d_model] from the ranks' rows.
+  /// y [b, L, d_model] from the ranks' rows (packed: their real rows; the
+  /// padding stays zero).
   void gather(size_t row) {
     y.dtype = x.dtype;
     y.shape = x.shape;
     y.bytes.assign(x.bytes.size(), '\0');
-    for (int64_t r = 0; r < P; ++r) {
-      int64_t Lr = share(r, L), R = rows(r);
-      for (int64_t s = 0; s < batch; ++s)
+    for (int64_t r = 0; r < P; ++r)
+      for (int64_t s = 0; s < batch; ++s) {
+        int64_t from = o.packed ? rankOffsets[size_t(r)][size_t(s)]
+                                : s * rows(r);
+        int64_t count = o.packed ? rankOffsets[size_t(r)][size_t(s) + 1] - from
+                                 : share(r, L);
         std::memcpy(y.bytes.data() + size_t(s * L + r * n) * row,
-                    ys[size_t(r)].data() + size_t(s * R) * row,
-                    size_t(Lr) * row);
-    }
+                    ys[size_t(r)].data() + size_t(from) * row,
+                    size_t(count) * row);
+      }
   }
 
   /// --output and --check, on the whole sequence.

@@ -166,10 +166,12 @@ void readLengths(const lf_tensor &t, const std::string &name, int64_t batch,
 }
 
 /// Reads a packed run's offsets (`cu_seqlens`, i32 or i64 [b + 1], as
-/// FlashAttention's varlen interface) into `out`: 0 first, then strictly
+/// FlashAttention's varlen interface) into `out`: 0 first, then
 /// increasing by at most `n`, so that sequence i is the rows
-/// [out[i], out[i + 1]) of every packed tensor, with 1 to n of them.
-void readOffsets(const lf_tensor &t, int64_t n, std::vector<int64_t> &out) {
+/// [out[i], out[i + 1]) of every packed tensor, with `lowest` (1, or 0 on
+/// a sequence-parallel rank) to n of them.
+void readOffsets(const lf_tensor &t, int64_t n, std::vector<int64_t> &out,
+                 int64_t lowest = 1) {
   std::vector<int64_t> shape = tensorShape(t, "input");
   if (shape.size() != 1 || shape[0] < 2)
     shapeError("input 'cu_seqlens' has shape " + shapeString(shape) +
@@ -191,9 +193,11 @@ void readOffsets(const lf_tensor &t, int64_t n, std::vector<int64_t> &out) {
     std::string at = "cu_seqlens[" + std::to_string(i + 1) +
                      "] = " + std::to_string(out[i + 1]) + ", cu_seqlens[" +
                      std::to_string(i) + "] = " + std::to_string(out[i]);
-    if (out[i + 1] <= out[i])
+    // Compared before subtracting: out[i + 1] may be anything.
+    if (out[i + 1] < out[i] + lowest)
       shapeError("input 'cu_seqlens': sequence " + std::to_string(i) +
-                 " has no tokens (" + at + "; offsets must increase)");
+                 " has no tokens (" + at + "; offsets must increase" +
+                 (lowest ? ")" : " or stay)"));
     if (out[i + 1] - out[i] > n)
       shapeError("input 'cu_seqlens': sequence " + std::to_string(i) +
                  " has " + std::to_string(out[i + 1] - out[i]) +
@@ -757,7 +761,7 @@ void Session::Impl::readPacking() {
         invalid(std::string("'cu_seqlens' and '") + t->name +
                 "' are both given: a packed run takes its sequences' "
                 "lengths from cu_seqlens");
-    readOffsets(*cuSeqlens, n, offsets);
+    readOffsets(*cuSeqlens, n, offsets, lowestLength());
     batch = int64_t(offsets.size()) - 1;
     if (batch > B || (batch < B && !dynamicBatch))
       shapeError("input 'cu_seqlens' has " + std::to_string(batch + 1) +

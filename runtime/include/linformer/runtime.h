@@ -219,8 +219,10 @@ LF_API lf_status lf_weights_load(const char *path, lf_weights **out_weights);
 /* Releases the caller's reference; NULL is ignored. */
 LF_API void lf_weights_free(lf_weights *weights);
 /* Checks that `weights` holds every weight `module` expects with the same
- * dtype and shape (extra tensors are ignored). LF_WEIGHTS_MISMATCH names
- * each weight that is missing or differs. lf_session_create runs it too. */
+ * dtype and shape (extra tensors are ignored; a sequence-parallel module's
+ * split weight, E or F, may be the whole tensor or one rank's columns).
+ * LF_WEIGHTS_MISMATCH names each weight that is missing or differs.
+ * lf_session_create runs it too. */
 LF_API lf_status lf_weights_check(const lf_module *module,
                                   const lf_weights *weights);
 
@@ -304,7 +306,8 @@ LF_API lf_status lf_session_num_threads(const lf_session *session,
  * on L. They are copied into zero-padded buffers. When L < n the model must
  * have a lengths or mask input; the runtime fills it:
  *   - lengths (i32 [b]): from the caller's tensor of that name (i32 or i64
- *     [b], each value in [1, L]), else L for every sequence; a caller "mask"
+ *     [b], each value in [1, L]; [0, L] on a rank of a sequence-parallel
+ *     module), else L for every sequence; a caller "mask"
  *     tensor [b, L] that is a prefix mask is converted to lengths;
  *   - mask (u8 [b, n]): from the caller's tensor of that name (u8 [b, L],
  *     each row with at least one nonzero), else ones for the first L
@@ -318,7 +321,9 @@ LF_API lf_status lf_session_num_threads(const lf_session *session,
  *
  * Packed (varlen) input, as FlashAttention's: with an input named
  * "cu_seqlens" (i32 or i64 [b + 1]: 0, then where each sequence ends, each
- * sequence 1..n tokens), every sequence input is passed as [T, ...] (its
+ * sequence 1..n tokens; 0..n on a rank of a sequence-parallel module,
+ * which may hold none of a sequence), every sequence input is passed as
+ * [T, ...] (its
  * batch and token axes merged, T = cu_seqlens[b] real tokens, no padding)
  * and every sequence output as [T, ...] too: sequence i is rows
  * [cu_seqlens[i], cu_seqlens[i + 1]) of each. The model needs a lengths or

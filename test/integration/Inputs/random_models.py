@@ -157,7 +157,7 @@ def draw_model(rng):
 def draw_sequence_parallel(rng, m, invalid):
     """Now and then a valid model split over ranks ("sequence_parallel": P,
     P dividing n, learned projections): (P, invalid, runs) with the runs
-    linformer-run's ranks take (lengths, fewer sequences; not packed or
+    linformer-run's ranks take (lengths, fewer sequences, packed; not
     poisoned padding). Or one drawn invalid: P not dividing n, or windows.
     None otherwise."""
     if invalid or m["dtype"] != "f32" or rng.random() >= 0.3:
@@ -181,6 +181,9 @@ def draw_sequence_parallel(rng, m, invalid):
         if b > 1:
             runs.append(["--lengths", ",".join(str(rng.randint(1, n))
                                                for _ in range(rng.randint(1, b - 1)))])
+        if m["padding"] == "lengths":
+            runs.append(["--packed", "--lengths",
+                         ",".join(str(rng.randint(1, n)) for _ in range(b))])
     return rng.choice(ranks), None, runs
 
 
