@@ -165,8 +165,8 @@ def draw_sequence_parallel(rng, m, invalid):
     n, b = m["max_seq_len"], m["batch"]
     ranks = [p for p in (2, 3, 4) if n % p == 0]
     if m["projection"] != "learned":
-        if rng.random() < 0.2:
-            return rng.choice(ranks or [2]), "'sequence_parallel' needs", []
+        if ranks and rng.random() < 0.2:
+            return rng.choice(ranks), "'sequence_parallel' needs", []
         return None
     if not ranks:
         if n > 1:
@@ -178,7 +178,9 @@ def draw_sequence_parallel(rng, m, invalid):
         # Lengths that end in any rank's share, or before the last (that
         # rank then runs with length 0).
         runs = [["--lengths", ",".join(str(rng.randint(1, n)) for _ in range(b))]]
-        if b > 1:
+        # Fewer sequences than compiled: lengths models only (a mask model
+        # takes exactly its batch).
+        if b > 1 and m["padding"] == "lengths":
             runs.append(["--lengths", ",".join(str(rng.randint(1, n))
                                                for _ in range(rng.randint(1, b - 1)))])
         if m["padding"] == "lengths":
