@@ -340,13 +340,6 @@ static std::string checkLaunch(const ManifestKernel &k) {
   return "";
 }
 
-static bool hasCollectives(const Manifest &m) {
-  return std::any_of(m.kernels.begin(), m.kernels.end(),
-                     [](const ManifestKernel &k) { return k.isCollective(); }) ||
-         std::any_of(m.buffers.begin(), m.buffers.end(),
-                     [](const ManifestBuffer &b) { return b.sequenceSplit; });
-}
-
 int64_t sequenceParallelRanks(const Manifest &m) {
   for (const ManifestKernel &k : m.kernels)
     if (k.isCollective())
@@ -358,7 +351,7 @@ int64_t sequenceParallelRanks(const Manifest &m) {
 }
 
 int formatVersionFor(const Manifest &m) {
-  if (hasCollectives(m))
+  if (sequenceParallelRanks(m))
     return kManifestFormatVersionCollectives;
   for (const ManifestKernel &k : m.kernels)
     if (k.initializer)
@@ -396,7 +389,7 @@ static std::string checkFormat(const Manifest &m) {
   bool initializers =
       std::any_of(m.kernels.begin(), m.kernels.end(),
                   [](const ManifestKernel &k) { return k.initializer; });
-  bool collectives = hasCollectives(m);
+  bool collectives = sequenceParallelRanks(m) != 0;
   for (const std::string &why :
        {versionRule(m.packedSequences,
                     m.packedSequences
@@ -524,8 +517,6 @@ static std::string checkBuffers(const Manifest &m) {
   return "";
 }
 
-/// Kernel `i`: its symbol, bindings, generator, and the length rule,
-/// length variant and launch shape its target allows.
 /// An all-reduce step: one intermediate of whole elements, on the cpu,
 /// and the same ranks as every other step and split weight.
 static std::string checkCollective(const Manifest &m, const ManifestKernel &k,
@@ -564,18 +555,14 @@ static std::string checkCollective(const Manifest &m, const ManifestKernel &k,
   return "";
 }
 
+/// Kernel `i`: its symbol, bindings, generator, and the length rule,
+/// length variant and launch shape its target allows (or, for an
+/// all-reduce step, checkCollective's rules).
 static std::string checkKernel(const Manifest &m, size_t i) {
   const ManifestKernel &k = m.kernels[i];
   std::string where = "kernel " + std::to_string(i) + ": ";
   if (!isIdentifier(k.symbol))
     return std::string(where + "symbol \"" + k.symbol + "\" is not a C identifier");
-  for (int64_t id : k.buffers)
-    if (id < 0 || uint64_t(id) >= m.buffers.size())
-      return std::string("kernel " + std::to_string(i) + " binds buffer " +
-                 std::to_string(id) + " but there are " +
-                 std::to_string(m.buffers.size()) + " buffers");
-  if (k.isCollective())
-    return checkCollective(m, k, where);
   if (k.workgroups < 1)
     return std::string(where + "workgroups is " + std::to_string(k.workgroups) +
                ", must be >= 1");
@@ -586,6 +573,8 @@ static std::string checkKernel(const Manifest &m, size_t i) {
       return std::string("kernel " + std::to_string(i) + " binds buffer " +
                  std::to_string(id) + " but there are " +
                  std::to_string(m.buffers.size()) + " buffers");
+  if (k.isCollective())
+    return checkCollective(m, k, where);
   if (!isJsonObjectText(k.scheduleJson))
     return std::string(where + "the schedule is not a JSON object");
   if (k.generator != "mlir" && k.generator != "halide")
