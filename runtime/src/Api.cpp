@@ -190,7 +190,7 @@ lf_status lf_module_sequence_parallel(const lf_module *module,
   return guard([&] {
     requireArg(module, "module");
     requireArg(out_ranks, "out_ranks");
-    *out_ranks = sequenceParallelRanks(module->impl->manifest());
+    *out_ranks = module->impl->sequenceParallel();
   });
 }
 

@@ -76,6 +76,8 @@ public:
   int64_t seqLen() const { return seqLen_; }
   /// Whether buffer `i` has its dim 1 padded to n (sequence input/output).
   bool isSequence(size_t i) const { return isSequence_[i]; }
+  /// The ranks a sequence-parallel module splits a sequence over, or 0.
+  int64_t sequenceParallel() const { return ranks_; }
   /// Index of the buffer with that role, or -1.
   int64_t lengthsBuffer() const { return lengthsBuffer_; }
   int64_t maskBuffer() const { return maskBuffer_; }
@@ -96,6 +98,7 @@ private:
   std::vector<bool> isSequence_;
   int64_t batch_ = 0, seqLen_ = 0;
   int64_t lengthsBuffer_ = -1, maskBuffer_ = -1;
+  int64_t ranks_ = 0;
   std::shared_ptr<CudaModule> cuda_;
   std::string device_;
   void *dlHandle_ = nullptr;

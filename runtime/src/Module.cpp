@@ -352,6 +352,7 @@ void Module::checkGeometry() {
   auto bad = [&](const std::string &msg) {
     throw Error(LF_FORMAT_ERROR, "artifact '" + path_ + "': " + msg);
   };
+  ranks_ = sequenceParallelRanks(m);
   isSequence_.assign(m.buffers.size(), false);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];

@@ -354,7 +354,7 @@ struct Session::Impl {
   /// (its kernels do no work for it, as for the sequences a run leaves out
   /// of its batch, and it still takes part in every all-reduce).
   int64_t lowestLength() const {
-    return sequenceParallelRanks(module->manifest()) ? 0 : 1;
+    return module->sequenceParallel() ? 0 : 1;
   }
   /// Profiling: kernel `k`'s time since `start`, among its last
   /// kMaxProfiledRuns.
@@ -1246,7 +1246,7 @@ void Session::Impl::copyOutputs() {
 /// A sequence-parallel module needs its ranks, a rank and the all-reduce;
 /// any other module none of them.
 static void checkRanks(const Module &module, const SessionOptions &o) {
-  int64_t ranks = sequenceParallelRanks(module.manifest());
+  int64_t ranks = module.sequenceParallel();
   if (ranks == 0) {
     if (o.ranks > 1 || o.rank != 0 || o.allReduce)
       throw Error(LF_INVALID_ARGUMENT,
