@@ -412,7 +412,7 @@ struct Ranks {
     linformer::NpyArray noMask;
     return checkAgainstReference(
         module, o.weightsPath,
-        CheckedRun{x, y, batch, n * P, L, lengths, noMask, false},
+        CheckedRun{x, y, batch, n * P, L, lengths, noMask, o.packed},
         o.referenceCache, o.tolerance);
   }
 };
