@@ -65,6 +65,33 @@ BlockArgument lengthsArgument(AttentionOp op) {
   return arg;
 }
 
+/// Whether a sequence-parallel layer's windows (pooling, convolution) are
+/// split at rank boundaries: each rank projects its own windows to its k /
+/// P slots, which an all-gather assembles.
+bool gathersSlots(AttentionOp op) {
+  return op.getSequenceParallel() &&
+         op.getProjection() != ProjectionKind::learned;
+}
+
+/// The slots this rank's projection computes: k, or its k / P share.
+int64_t rankSlots(AttentionOp op) {
+  return gathersSlots(op) ? op.getK() / *op.getSequenceParallel() : op.getK();
+}
+
+/// Every rank's `share` of slots along `axis`, in rank order
+/// (`linformer.all_gather`): the k slots of a split layer's windows.
+Value gatherOverRanks(OpBuilder &b, AttentionOp op, Value share,
+                      int64_t axis) {
+  auto type = cast<RankedTensorType>(share.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] *= *op.getSequenceParallel();
+  Value init = emptyTensor(b, op.getLoc(), shape, type.getElementType());
+  return AllGatherOp::create(b, op.getLoc(), init.getType(), share, init,
+                             op.getSequenceParallelAttr(),
+                             b.getI64IntegerAttr(axis))
+      .getResult();
+}
+
 /// The sequence projection applied to X itself, the first half of
 /// (E X) W: [b, (h,) k, d_model]. `learned`: sum over real tokens of
 /// E[(h,) j, t] X[b, t, :]; `mean_pool`: the mean of the real tokens of each
@@ -220,7 +247,7 @@ ProjectedInput projectMeanPool(OpBuilder &b, AttentionOp op, Value valid) {
   Location loc = op.getLoc();
   Type et = op.getInput().getType().getElementType();
   int64_t batch = op.getBatch(), n = op.getSeqLen(), dm = op.getModelDim();
-  int64_t k = op.getK();
+  int64_t k = rankSlots(op);
   bool padded = valid != nullptr;
   ProjectedInput result;
   int64_t w = n / k;
@@ -246,8 +273,9 @@ ProjectedInput projectMeanPool(OpBuilder &b, AttentionOp op, Value valid) {
   // With the lengths an entry argument, the windows' tokens (token =
   // window * w + r) stop at the length, as the unreassociated windows' do
   // (LowerToLinalg): the body masks padded tokens, so a tile of windows may
-  // stop at its first window's real tokens.
-  if (lengthsArgument(op))
+  // stop at its first window's real tokens. Not a rank's windows: they are
+  // gathered, and the core reads every slot (masked), so each is written.
+  if (lengthsArgument(op) && !gathersSlots(op))
     sums.getDefiningOp()->setAttr(
         kTokenBoundAttrName,
         TokenBoundAttr::get(b.getContext(), /*token=*/2, /*batch=*/0,
@@ -315,8 +343,16 @@ Value sumOverRanks(OpBuilder &b, AttentionOp op, Value partial) {
 /// projectInputImpl summed over the ranks: E X and E's row sums are sums
 /// over the tokens (the bias term of (E X) W + (E 1) b too), so each rank's
 /// partial sums add up to the whole sequence's, once per layer.
+/// Pooled windows split at rank boundaries instead give each rank its
+/// slots, which (with the bias scale, a flag per slot) are gathered.
 ProjectedInput projectInputOverRanks(OpBuilder &b, AttentionOp op, Value e) {
   ProjectedInput in = projectInputImpl(b, op, e);
+  if (gathersSlots(op)) {
+    in.value = gatherOverRanks(b, op, in.value, /*axis=*/1);
+    if (in.biasScale)
+      in.biasScale = gatherOverRanks(b, op, in.biasScale, /*axis=*/1);
+    return in;
+  }
   in.value = sumOverRanks(b, op, in.value);
   in.biasScale = sumOverRanks(b, op, in.biasScale);
   return in;
@@ -406,27 +442,52 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     } else {
       Value key = inputProjection(op.getWk(), op.getBk());
       Value value = inputProjection(op.getWv(), op.getBv());
-      auto projectedType = RankedTensorType::get({batch, h, k, d}, et);
+      // A learned projection's partial sums add up over the ranks; a rank's
+      // windows project to its own slots, gathered in rank order.
+      auto projectedType =
+          RankedTensorType::get({batch, h, rankSlots(op), d}, et);
       auto kindAttr = ProjectionKindAttr::get(rewriter.getContext(), kind);
-      keyProj = sumOverRanks(
-          rewriter, op,
-          ProjectOp::create(rewriter, loc, projectedType, key, op.getE(),
-                            op.getLengths(), op.getMask(), kindAttr,
-                            op.getSequenceParallelAttr()));
-      valueProj = sumOverRanks(
-          rewriter, op,
-          ProjectOp::create(rewriter, loc, projectedType, value,
-                            op.getValueProjection(), op.getLengths(),
-                            op.getMask(), kindAttr,
-                            op.getSequenceParallelAttr()));
+      IntegerAttr partialSums =
+          gathersSlots(op) ? IntegerAttr() : op.getSequenceParallelAttr();
+      // A rank's windows take the lengths as a mask of valid tokens: a
+      // projection given the entry's lengths stops at them (LowerToLinalg),
+      // leaving the slots past them unwritten, and the gathered slots are
+      // all read.
+      Value lengths = op.getLengths(), mask = op.getMask();
+      if (gathersSlots(op) && lengths) {
+        mask = markRoot(
+            buildValidTokens(rewriter, loc, lengths, mask, batch, n));
+        lengths = Value();
+      }
+      auto overRanks = [&](Value projected) {
+        return gathersSlots(op)
+                   ? gatherOverRanks(rewriter, op, projected, /*axis=*/2)
+                   : sumOverRanks(rewriter, op, projected);
+      };
+      keyProj = overRanks(ProjectOp::create(rewriter, loc, projectedType, key,
+                                            op.getE(), lengths, mask,
+                                            kindAttr, partialSums));
+      valueProj = overRanks(ProjectOp::create(
+          rewriter, loc, projectedType, value, op.getValueProjection(),
+          lengths, mask, kindAttr, partialSums));
     }
 
     // A learned slot mixes every real token, so it is always valid; a pooled
     // or convolved slot is valid only if its window holds a real token.
+    // With ranks, which of the k slots hold a real token is every rank's
+    // count of its own windows' tokens, gathered.
     Value keyMask;
-    if (padded && kind != ProjectionKind::learned)
+    if (padded && gathersSlots(op)) {
+      Value valid = markRoot(buildValidTokens(rewriter, loc, op.getLengths(),
+                                              op.getMask(), batch, n));
+      Value counts = buildWindowCounts(rewriter, loc, valid, rankSlots(op),
+                                       rewriter.getF32Type());
+      keyMask = buildSlotFlags(
+          rewriter, loc, gatherOverRanks(rewriter, op, counts, /*axis=*/1));
+    } else if (padded && kind != ProjectionKind::learned) {
       keyMask = buildValidSlots(rewriter, loc, op.getLengths(), op.getMask(),
                                 batch, n, k);
+    }
 
     Value coreInit = emptyTensor(rewriter, loc, {batch, h, n, d}, et);
     auto core = AttentionCoreOp::create(
@@ -438,8 +499,10 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     // valid while its first token is real: with the lengths an entry
     // argument, the core's scores and its weighted sum stop at the
     // ceil(length / w) slots that can be (the others are masked, and the
-    // CPU does not compute them).
-    if (keyMask && lengthsArgument(op) && n / k >= 2)
+    // CPU does not compute them). Not with ranks: a rank's lengths are its
+    // share's, and the slots past them may be other ranks' real ones.
+    if (keyMask && lengthsArgument(op) && n / k >= 2 &&
+        !op.getSequenceParallel())
       core->setAttr(kTokenBoundAttrName,
                     TokenBoundAttr::get(rewriter.getContext(), /*token=*/2,
                                         /*batch=*/0, /*part=*/-1,

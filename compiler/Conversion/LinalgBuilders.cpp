@@ -133,8 +133,14 @@ Value mlir::linformer::buildValidSlots(OpBuilder &b, Location loc,
                                        int64_t k) {
   Value valid =
       markRoot(buildValidTokens(b, loc, lengths, mask, batch, seqLen));
-  Value counts = buildWindowCounts(b, loc, valid, k, b.getF32Type());
-  Value init = emptyTensor(b, loc, {batch, k}, b.getI8Type());
+  return buildSlotFlags(b, loc,
+                        buildWindowCounts(b, loc, valid, k, b.getF32Type()));
+}
+
+Value mlir::linformer::buildSlotFlags(OpBuilder &b, Location loc,
+                                      Value counts) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(counts.getType()).getShape();
+  Value init = emptyTensor(b, loc, shape, b.getI8Type());
   return buildGeneric(
       b, loc, 2, counts, {DimList{0, 1}}, init, DimList{0, 1}, {},
       [](OpBuilder &nb, Location nloc, ValueRange args) {

@@ -59,6 +59,10 @@ Value buildValidTokens(OpBuilder &b, Location loc, Value lengths, Value mask,
 Value buildWindowCounts(OpBuilder &b, Location loc, Value validTokens,
                         int64_t k, Type elementType);
 
+/// [batch, k] i8: 1 where a window's count (buildWindowCounts, f32) is
+/// positive.
+Value buildSlotFlags(OpBuilder &b, Location loc, Value counts);
+
 /// [batch, k] i8: 1 where a pooled/convolved slot has a real token.
 Value buildValidSlots(OpBuilder &b, Location loc, Value lengths, Value mask,
                       int64_t batch, int64_t seqLen, int64_t k);

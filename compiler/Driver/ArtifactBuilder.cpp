@@ -171,6 +171,7 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
     // initializers names its buffers as before).
     k.initializer = launch.getInitializer();
     k.allReduce = launch.getAllReduce();
+    k.gatherBlocks = launch.getGather();
     for (int64_t id : k.initializer ? launch.getWrites() : ArrayRef<int64_t>{})
       if (size_t(id) < manifest.buffers.size() &&
           manifest.buffers[size_t(id)].kind == lf::BufferKind::Intermediate)

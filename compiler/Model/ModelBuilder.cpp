@@ -230,7 +230,18 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
     argTypes.push_back(RankedTensorType::get({batch, n}, b.getI8Type()));
     sig.argNames.push_back("mask");
   }
-  std::vector<lf::WeightSpec> weights = lf::modelWeights(c);
+  // The whole model's weights, of which a sequence-parallel rank takes its
+  // n / P columns of a learned E and F (a convolution's kernel spans a
+  // window, which no rank splits).
+  std::vector<lf::WeightSpec> weights = lf::modelWeights(model);
+  auto splitAcrossRanks = [&](const lf::WeightSpec &w) {
+    return c.sequenceParallel > 1 &&
+           c.projection == lf::ref::ProjectionKind::Learned &&
+           isProjectionWeight(c, w.name);
+  };
+  for (lf::WeightSpec &w : weights)
+    if (splitAcrossRanks(w))
+      w.shape.back() /= c.sequenceParallel;
   size_t firstWeight = argTypes.size();
   for (const lf::WeightSpec &w : weights) {
     argTypes.push_back(RankedTensorType::get(w.shape, st));
@@ -247,7 +258,7 @@ mlir::linformer::buildEncoderModule(MLIRContext *ctx,
   if (c.sequenceParallel > 1) {
     ranks = b.getI64IntegerAttr(c.sequenceParallel);
     for (size_t i = 0; i < weights.size(); ++i)
-      if (isProjectionWeight(c, weights[i].name))
+      if (splitAcrossRanks(weights[i]))
         fn.setArgAttr(firstWeight + i, kSequenceSplitArgAttrName, ranks);
   }
   Block *body = fn.addEntryBlock();

@@ -428,7 +428,10 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     sequence-parallel plan (`linformer.all_reduce`): the runtime sums the
     one f32 buffer it names over the P ranks, in place, through the
     application's all-reduce; it has no code, one workgroup, and writes
-    that buffer.
+    that buffer. With `gather = B` (`linformer.all_gather`) it takes two:
+    `buffers = [share, whole]`, `writes = [whole]`; the share is B
+    contiguous blocks, and the runtime zeroes the whole, copies block i to
+    block i P + rank there, and sums the whole over the ranks.
 
     ```mlir
     #linformer.kernel<"layer_kernel_0", workgroups = 16, buffers = [0, 1, 5],
@@ -437,6 +440,8 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
         grid = [2, 2, 1], block = [32, 1, 1], shared = 256>
     #linformer.kernel<"layer_all_reduce_0", workgroups = 1, buffers = [7],
         writes = [7], all_reduce = 2>
+    #linformer.kernel<"layer_all_reduce_1", workgroups = 1, buffers = [8, 9],
+        writes = [9], all_reduce = 2, gather = 4>
     ```
   }];
   let parameters = (ins
@@ -457,7 +462,9 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
     DefaultValuedParameter<"bool", "false",
         "run once per session, before any run">:$initializer,
     DefaultValuedParameter<"int64_t", "0",
-        "an all-reduce step over this many ranks (0: a kernel)">:$allReduce);
+        "an all-reduce step over this many ranks (0: a kernel)">:$allReduce,
+    DefaultValuedParameter<"int64_t", "0",
+        "an all-gather's blocks of its share (0: a sum)">:$gather);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{

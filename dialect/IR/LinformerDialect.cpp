@@ -453,6 +453,8 @@ void KernelLaunchAttr::print(AsmPrinter &p) const {
     p << ", initializer";
   if (getAllReduce() != 0)
     p << ", all_reduce = " << getAllReduce();
+  if (getGather() != 0)
+    p << ", gather = " << getGather();
   p << '>';
 }
 
@@ -462,7 +464,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   std::optional<int64_t> workgroups;
   std::optional<SmallVector<int64_t>> buffers;
   SmallVector<int64_t> writes, grid, block, maxLength;
-  int64_t shared = 0, blocksPerSm = 1, allReduce = 0;
+  int64_t shared = 0, blocksPerSm = 1, allReduce = 0, gather = 0;
   CPUScheduleAttr schedule;
   KernelShapeAttr shape;
   TokenRowsAttr rows;
@@ -510,12 +512,15 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
       r = parseInts(parser, maxLength);
     } else if (field == "all_reduce") {
       r = parser.parseInteger(allReduce);
+    } else if (field == "gather") {
+      r = parser.parseInteger(gather);
     } else {
       parser.emitError(loc)
           << "a kernel of a dispatch plan has no field '" << field
           << "' (workgroups, buffers, writes, generator, "
              "grid, block, shared, blocks_per_sm, "
-             "schedule, shape, rows, max_length, initializer, all_reduce)";
+             "schedule, shape, rows, max_length, initializer, all_reduce, "
+             "gather)";
       return {};
     }
     if (failed(r))
@@ -531,7 +536,7 @@ Attribute KernelLaunchAttr::parse(AsmParser &parser, Type) {
   return parser.getChecked<KernelLaunchAttr>(
       ctx, StringAttr::get(ctx, name), *workgroups, *buffers, writes, schedule,
       shape, generator, grid, block, shared, blocksPerSm, rows, maxLength,
-      initializer, allReduce);
+      initializer, allReduce, gather);
 }
 
 LogicalResult KernelLaunchAttr::verify(
@@ -541,13 +546,23 @@ LogicalResult KernelLaunchAttr::verify(
     ArrayRef<int64_t> grid,
     ArrayRef<int64_t> block, int64_t shared, int64_t blocksPerSm,
     TokenRowsAttr rows, ArrayRef<int64_t> maxLength, bool initializer,
-    int64_t allReduce) {
+    int64_t allReduce, int64_t gather) {
   if (!name || name.getValue().empty())
     return emitError() << "a kernel of a dispatch plan needs a name";
+  if (gather != 0 &&
+      (allReduce == 0 || gather < 0 || buffers.size() != 2 ||
+       writes.size() != 1 || writes[0] != buffers[1] ||
+       buffers[0] == buffers[1]))
+    return emitError() << "'" << name.getValue()
+                       << "': an all-gather step (gather = " << gather
+                       << ") is an all-reduce step with gather >= 1 blocks "
+                          "and two buffers, [share, whole], writing the "
+                          "whole";
+  size_t stepBuffers = gather != 0 ? 2 : 1;
   if (allReduce != 0 &&
-      (allReduce < 2 || workgroups != 1 || buffers.size() != 1 ||
-       writes != buffers || schedule || generator || !grid.empty() || rows ||
-       !maxLength.empty() || initializer))
+      (allReduce < 2 || workgroups != 1 || buffers.size() != stepBuffers ||
+       (gather == 0 && writes != buffers) || schedule || generator ||
+       !grid.empty() || rows || !maxLength.empty() || initializer))
     return emitError() << "'" << name.getValue()
                        << "': an all-reduce step sums one buffer over 2 or "
                           "more ranks: all_reduce >= 2, one workgroup, that "
@@ -664,7 +679,7 @@ KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const 
   return get(getContext(), getName(), getWorkgroups(), buffers, getWrites(),
              getSchedule(), getShape(), getGenerator(), getGrid(), getBlock(),
              getShared(), getBlocksPerSm(), getRows(), getMaxLength(),
-             getInitializer(), getAllReduce());
+             getInitializer(), getAllReduce(), getGather());
 }
 
 KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
@@ -675,7 +690,7 @@ KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
              StringAttr::get(getContext(), "halide"), getGrid(), getBlock(),
              getShared(), getBlocksPerSm(),
              /*rows=*/TokenRowsAttr(), /*maxLength=*/{}, getInitializer(),
-             /*allReduce=*/0);
+             /*allReduce=*/0, /*gather=*/0);
 }
 
 int64_t KernelLaunchAttr::threads() const {

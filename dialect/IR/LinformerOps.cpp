@@ -137,13 +137,16 @@ static LogicalResult checkWindow(Operation *op, ProjectionKind kind,
     return op->emitOpError()
            << "projected length k = " << k << " must be positive";
   int64_t ranks = sequenceParallel.value_or(1);
-  if (ranks > 1 && kind != ProjectionKind::learned)
+  // Windows split at rank boundaries: each rank projects its own windows to
+  // k / P slots.
+  if (ranks > 1 && kind != ProjectionKind::learned &&
+      !ShapedType::isDynamic(k) && k % ranks != 0)
     return op->emitOpError()
-           << "has sequence_parallel = " << ranks
-           << ", which needs a 'learned' projection (the ranks' partial sums "
-              "over their tokens add up to E K); '"
-           << stringifyProjectionKind(kind)
-           << "' windows are not split across ranks";
+           << "has sequence_parallel = " << ranks << " and a '"
+           << stringifyProjectionKind(kind) << "' projection to k = " << k
+           << " slots, which the ranks cannot share: each rank projects its "
+              "own windows to k / sequence_parallel slots, so "
+           << ranks << " must divide k";
   if (!ShapedType::isDynamic(n) && !ShapedType::isDynamic(k) &&
       k > n * ranks) {
     if (ranks > 1)
@@ -155,13 +158,24 @@ static LogicalResult checkWindow(Operation *op, ProjectionKind kind,
                              << " exceeds the sequence length n = " << n
                              << " (the projection must shorten the sequence)";
   }
+  // With ranks, n is a rank's share and k / ranks its slots: the same
+  // windows of n ranks / k tokens.
+  int64_t slots = ranks > 1 && !ShapedType::isDynamic(k) ? k / ranks : k;
   if (kind != ProjectionKind::learned && !ShapedType::isDynamic(n) &&
-      !ShapedType::isDynamic(k) && n % k != 0)
+      !ShapedType::isDynamic(k) && n % slots != 0) {
+    if (ranks > 1)
+      return op->emitOpError()
+             << "a rank's n = " << n << " tokens do not divide into its k / "
+             << "sequence_parallel = " << slots << " windows ('"
+             << stringifyProjectionKind(kind)
+             << "' uses windows of n / k tokens of the whole sequence, and "
+                "no window may cross a rank)";
     return op->emitOpError()
            << "sequence length n = " << n
            << " is not divisible by the projected length k = " << k
            << " ('" << stringifyProjectionKind(kind)
            << "' uses windows of n / k tokens)";
+  }
   return success();
 }
 
@@ -277,8 +291,15 @@ LogicalResult AttentionOp::verify() {
   // C9: their shapes follow the sharing across heads.
   if (hasParams) {
     std::string why;
+    // A convolution's kernel spans a window of the whole sequence (n P / k
+    // tokens); a learned E, a rank's n columns.
+    int64_t ranks = getSequenceParallel().value_or(1);
+    int64_t windowN = kind == ProjectionKind::conv && ranks > 1 &&
+                              !ShapedType::isDynamic(n)
+                          ? n * ranks
+                          : n;
     SmallVector<int64_t> expected = expectedWeightShape(
-        kind, sharing.getHeads(), h, n, k, divOrDynamic(dm, h), why);
+        kind, sharing.getHeads(), h, windowN, k, divOrDynamic(dm, h), why);
     if (failed(checkShape(*this, getE(), "e", expected, why)) ||
         (getF() && failed(checkShape(*this, getF(), "f", expected, why))))
       return failure();
@@ -354,8 +375,16 @@ LogicalResult ProjectOp::verify() {
                          << resultType.getElementType()
                          << " must equal the input's "
                          << inputType.getElementType();
-  // P2: window rules.
+  // P2: window rules. A rank's pooling or convolution is a projection of
+  // its own windows to its own slots, which needs no ranks.
   ProjectionKind kind = getKind();
+  if (getSequenceParallel() && kind != ProjectionKind::learned)
+    return emitOpError()
+           << "has sequence_parallel = " << *getSequenceParallel()
+           << " and projection '" << stringifyProjectionKind(kind)
+           << "': only a learned projection's sum is split over the ranks; "
+              "a rank's windows project to its own slots (n and k of its "
+              "share), without sequence_parallel";
   if (failed(checkWindow(*this, kind, in[2], k, getSequenceParallel())))
     return failure();
   // P3: the weight the kind needs.
@@ -696,8 +725,98 @@ struct AllReduceBufferization
 };
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// AllGatherOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult AllGatherOp::verify() {
+  auto share = cast<ShapedType>(getShare().getType());
+  auto init = cast<ShapedType>(getInit().getType());
+  bool onBuffers = isa<MemRefType>(init);
+  if (onBuffers != isa<MemRefType>(share))
+    return emitOpError() << "gathers a tensor into a tensor or a buffer into "
+                            "a buffer, not "
+                         << share << " into " << init;
+  if (onBuffers && getResult())
+    return emitOpError() << "on buffers writes 'init' and has no result";
+  if (!onBuffers && (!getResult() || getResult().getType() != init))
+    return emitOpError() << "on tensors has one result of its type " << init;
+  if (share.getElementType() != init.getElementType())
+    return emitOpError() << "gathers " << share.getElementType()
+                         << " elements into " << init.getElementType()
+                         << " ones; both must be one type";
+  int64_t axis = getAxis(), ranks = getRanks();
+  if (!share.hasStaticShape() || !init.hasStaticShape() ||
+      share.getRank() != init.getRank() || axis >= share.getRank())
+    return emitOpError() << "needs static shapes of one rank with axis "
+                         << axis << " among their dimensions, not "
+                         << formatShape(share.getShape()) << " and "
+                         << formatShape(init.getShape());
+  for (int64_t i = 0; i < share.getRank(); ++i) {
+    int64_t want = share.getDimSize(i) * (i == axis ? ranks : 1);
+    if (init.getDimSize(i) != want)
+      return emitOpError()
+             << "'init' must be " << formatShape(share.getShape())
+             << " with axis " << axis << " " << ranks
+             << " times as long (one block a rank), but is "
+             << formatShape(init.getShape());
+  }
+  return success();
+}
+
+int64_t AllGatherOp::getBlocks() {
+  auto share = cast<ShapedType>(getShare().getType());
+  int64_t blocks = 1;
+  for (int64_t i = 0; i < int64_t(getAxis()); ++i)
+    blocks *= share.getDimSize(i);
+  return blocks;
+}
+
+void AllGatherOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  if (!isa<MemRefType>(getInit().getType()))
+    return;
+  effects.emplace_back(MemoryEffects::Read::get(), &getShareMutable());
+  effects.emplace_back(MemoryEffects::Write::get(), &getInitMutable());
+}
+
+namespace {
+/// Into `init`'s buffer, which it overwrites whole (never read).
+struct AllGatherBufferization
+    : bufferization::DstBufferizableOpInterfaceExternalModel<
+          AllGatherBufferization, AllGatherOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
+                              const bufferization::AnalysisState &) const {
+    return &operand == &cast<AllGatherOp>(op).getShareMutable();
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const bufferization::BufferizationOptions &options,
+                          bufferization::BufferizationState &state) const {
+    auto gather = cast<AllGatherOp>(op);
+    if (gather.hasPureBufferSemantics())
+      return success();
+    FailureOr<Value> share =
+        bufferization::getBuffer(rewriter, gather.getShare(), options, state);
+    FailureOr<Value> init =
+        bufferization::getBuffer(rewriter, gather.getInit(), options, state);
+    if (failed(share) || failed(init))
+      return failure();
+    rewriter.setInsertionPoint(op);
+    auto onBuffers = AllGatherOp::create(rewriter, op->getLoc(), Type(),
+                                         *share, *init, gather.getRanksAttr(),
+                                         gather.getAxisAttr());
+    onBuffers->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    bufferization::replaceOpWithBufferizedValues(rewriter, op, *init);
+    return success();
+  }
+};
+} // namespace
+
 void mlir::linformer::detail::attachAttentionCoreBufferization(
     MLIRContext &context) {
   AttentionCoreOp::attachInterface<AttentionCoreBufferization>(context);
   AllReduceOp::attachInterface<AllReduceBufferization>(context);
+  AllGatherOp::attachInterface<AllGatherBufferization>(context);
 }

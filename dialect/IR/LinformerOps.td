@@ -68,8 +68,11 @@ def Linformer_AttentionOp : Linformer_Op<"attention",
     a sequence split over P ranks: `input` holds its n tokens (the whole
     sequence has n P), `e` and `f` are its n columns of E and F, and the
     projected K and V are the sum of every rank's partial projections
-    (decomposition puts a `linformer.all_reduce` after them). Only
-    `learned` projections split this way; k may exceed n, not n P.
+    (decomposition puts a `linformer.all_reduce` after them); k may exceed
+    n, not n P. Pooled and convolved projections split at window
+    boundaries: P divides k, each rank projects its n / (k / P)-token
+    windows to its k / P slots, and a `linformer.all_gather` assembles the
+    k slots (and which of them hold a real token).
 
     Example:
     ```mlir
@@ -309,6 +312,58 @@ def Linformer_AllReduceOp : Linformer_Op<"all_reduce", [
     ::mlir::MutableOperandRange getDpsInitsMutable() {
       return getInitMutable();
     }
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// linformer.all_gather
+//===----------------------------------------------------------------------===//
+
+def Linformer_AllGatherOp : Linformer_Op<"all_gather", [
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>]> {
+  let summary = "concatenates every rank's share of a value along an axis";
+  let description = [{
+    Every rank of a sequence split over `ranks` ranks holds `share`, its
+    block of a value along `axis` (the slots its own pooling windows
+    project to); the result, on every rank, is the blocks of ranks 0 to
+    P - 1 in order along that axis: `init`'s shape, with `axis` P times
+    `share`'s. The CPU pipeline makes it a collective step of the dispatch
+    plan, which the runtime performs through the same all-reduce as
+    `linformer.all_reduce`: it zeroes the whole buffer, copies its rank's
+    blocks into place, and sums over the ranks (each element is one rank's
+    value plus zeros, so the gather is exact).
+
+    On tensors the result is the gathered value in `init`'s type (whose
+    contents are not read); on buffers the op has no result and writes
+    `init`.
+
+    ```mlir
+    %k = linformer.all_gather ranks(2) axis(2) ins(%share : tensor<1x4x8x16xf32>)
+           outs(%init : tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+    ```
+  }];
+  let arguments = (ins
+    Linformer_FloatShaped:$share,
+    Linformer_FloatShaped:$init,
+    ConfinedAttr<I64Attr, [IntMinValue<2>]>:$ranks,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$axis
+  );
+  let results = (outs Optional<Linformer_FloatTensor>:$result);
+  let assemblyFormat = [{
+    `ranks` `(` $ranks `)` `axis` `(` $axis `)`
+    `ins` `(` $share `:` type($share) `)`
+    `outs` `(` $init `:` type($init) `)` attr-dict
+    (`->` type($result)^)?
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::MutableOperandRange getDpsInitsMutable() {
+      return getInitMutable();
+    }
+    /// Contiguous blocks of `share` (the product of its dimensions before
+    /// `axis`): the runtime places block i at i P + rank.
+    int64_t getBlocks();
   }];
   let hasVerifier = 1;
 }

@@ -280,6 +280,8 @@ Manifest parseJson(const json &root) {
       std::string dtype = getString(reduce, "dtype", rw);
       if (!parseDType(dtype, kernel.allReduceDtype))
         fail(rw + "unknown dtype \"" + dtype + "\"");
+      if (reduce.contains("gather_blocks"))
+        kernel.gatherBlocks = getInt(reduce, "gather_blocks", rw);
     }
     m.kernels.push_back(std::move(kernel));
   }
@@ -537,21 +539,41 @@ static std::string checkCollective(const Manifest &m, const ManifestKernel &k,
   if (m.target.kind != "cpu")
     return where + "all-reduce steps are cpu steps, and the target is " +
            m.target.kind;
-  if (k.workgroups != 1 || k.buffers.size() != 1 || k.initializer ||
+  size_t buffers = k.gatherBlocks != 0 ? 2 : 1;
+  if (k.workgroups != 1 || k.buffers.size() != buffers || k.initializer ||
       k.hasRows() || !k.maxLength.empty() || k.generator != "mlir")
-    return where + "an all-reduce step has one workgroup and one buffer, and "
-                   "no initializer, length rule, variant or generator";
-  const ManifestBuffer &b = m.buffers[size_t(k.buffers[0])];
+    return where + "an all-reduce step has one workgroup and one buffer (an "
+                   "all-gather two), and no initializer, length rule, "
+                   "variant or generator";
   size_t size = dtypeSize(k.allReduceDtype);
-  if (b.kind != BufferKind::Intermediate ||
-      (k.allReduceDtype != DType::F32 && k.allReduceDtype != DType::F16 &&
-       k.allReduceDtype != DType::BF16) ||
-      b.bytes % size != 0)
-    return where + "an all-reduce step sums an intermediate of whole f32, f16 "
-                   "or bf16 elements, not buffer " +
-           std::to_string(k.buffers[0]) + " ('" + b.name + "': " +
-           bufferKindName(b.kind) + ", " + std::to_string(b.bytes) +
-           " bytes)";
+  for (int64_t id : k.buffers) {
+    const ManifestBuffer &b = m.buffers[size_t(id)];
+    if (b.kind != BufferKind::Intermediate ||
+        (k.allReduceDtype != DType::F32 && k.allReduceDtype != DType::F16 &&
+         k.allReduceDtype != DType::BF16) ||
+        b.bytes % size != 0)
+      return where + "an all-reduce step sums an intermediate of whole f32, "
+                     "f16 or bf16 elements, not buffer " +
+             std::to_string(id) + " ('" + b.name + "': " +
+             bufferKindName(b.kind) + ", " + std::to_string(b.bytes) +
+             " bytes)";
+  }
+  if (k.gatherBlocks == 0)
+    return "";
+  // The share: whole blocks of elements; the whole: P shares.
+  uint64_t share = m.buffers[size_t(k.buffers[0])].bytes;
+  uint64_t whole = m.buffers[size_t(k.buffers[1])].bytes;
+  uint64_t blocks = uint64_t(k.gatherBlocks);
+  if (k.gatherBlocks < 0 || k.buffers[0] == k.buffers[1] ||
+      share % blocks != 0 || (share / blocks) % size != 0 ||
+      whole / uint64_t(k.allReduce) != share ||
+      whole % uint64_t(k.allReduce) != 0)
+    return where + "all_reduce: an all-gather of " +
+           std::to_string(k.gatherBlocks) + " blocks needs a share of whole "
+           "blocks of elements and a whole buffer ranks (" +
+           std::to_string(k.allReduce) + ") times its size, not " +
+           std::to_string(share) + " and " + std::to_string(whole) +
+           " bytes";
   return "";
 }
 
@@ -788,6 +810,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       if (k.isCollective())
         jk["all_reduce"] = {{"ranks", k.allReduce},
                             {"dtype", dtypeName(k.allReduceDtype)}};
+      if (k.isCollective() && k.gatherBlocks != 0)
+        jk["all_reduce"]["gather_blocks"] = k.gatherBlocks;
       if (m.target.kind == "cuda") {
         jk["grid"] = k.grid;
         jk["block"] = k.block;

@@ -181,6 +181,12 @@ struct ManifestKernel {
   /// kernel.
   int64_t allReduce = 0;
   DType allReduceDtype = DType::F32;
+  /// An all-gather (`all_reduce.gather_blocks`: B >= 1): two buffers,
+  /// [share, whole], the whole P times the share. The share is B
+  /// contiguous blocks; the runtime zeroes the whole, copies block i of its
+  /// share to block i P + rank of the whole, and sums the whole over the
+  /// ranks (each element one rank's value plus zeros). 0: a sum in place.
+  int64_t gatherBlocks = 0;
   bool isCollective() const { return allReduce != 0; }
 };
 

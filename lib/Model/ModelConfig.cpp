@@ -289,12 +289,18 @@ std::string validateModelConfig(const ModelConfig &c) {
       return fail("'sequence_parallel' " + p + " does not divide max_seq_len " +
                   std::to_string(c.maxSeqLen) +
                   " (every rank holds n / sequence_parallel tokens)");
+    // Windows split at rank boundaries: each rank projects its own to k / P
+    // slots (n / k divides n / P exactly then).
     if (c.projection != ref::ProjectionKind::Learned)
-      return fail("'sequence_parallel' needs \"projection\": \"learned\" "
-                  "(a sum over the tokens, which the ranks' partial sums add "
-                  "up to); '" +
-                  std::string(ref::projectionKindName(c.projection)) +
-                  "' windows are not split across ranks yet");
+      for (int64_t i = 0; i < c.layers; ++i)
+        if (c.k[i] % c.sequenceParallel != 0)
+          return fail("'sequence_parallel' " + p + " does not divide layer " +
+                      std::to_string(i) + "'s k " + std::to_string(c.k[i]) +
+                      " ('" +
+                      std::string(ref::projectionKindName(c.projection)) +
+                      "' windows do not cross ranks: each rank projects its "
+                      "n / sequence_parallel tokens to k / sequence_parallel "
+                      "slots)");
   }
   // Totals: what --random-weights would write and what one activation
   // tensor needs, checked before either is generated or allocated.

@@ -248,19 +248,45 @@ def sequence_parallel(tmp_path_factory):
     return str(whole), str(split), str(d / "w.safetensors"), d
 
 
+@pytest.fixture(scope="module")
+def sequence_parallel_windows(tmp_path_factory):
+    """Pooled and convolved encoders, whole and split over 2 and 4 ranks
+    (windows of 8 tokens, never across a rank: k 32 has 16 or 8 slots a
+    rank): {kind: (whole, {ranks: split}, weights, directory)}."""
+    d = tmp_path_factory.mktemp("sp-windows")
+    built = {}
+    for kind in ("mean_pool", "conv"):
+        model = {"layers": 2, "d_model": D, "heads": HEADS, "max_seq_len": 256, "k": 32,
+                 "ffn_dim": 128, "batch": 1, "padding": "lengths", "projection": kind,
+                 "sharing": "none"}
+        w = d / f"{kind}.safetensors"
+        whole = lf.compile(model, str(d / f"{kind}.lfa"), random_weights=str(w))
+        splits = {p: str(lf.compile(dict(model, sequence_parallel=p),
+                                    str(d / f"{kind}-sp{p}.lfa"))) for p in (2, 4)}
+        built[kind] = (str(whole), splits, str(w), d)
+    return built
+
+
 # Two ranks, the sequence ending in rank 1's share (it holds 72 tokens);
 # four ranks, ending in rank 2's (22 tokens), so that rank 3 holds none and
-# runs with length 0, still taking its part in each all-reduce.
-@pytest.mark.parametrize("ranks,length", [(2, 200), (4, 150)])
-def test_sequence_parallel_under_torchrun(sequence_parallel, ranks, length):
+# runs with length 0, still taking its part in each all-reduce. Learned
+# projections sum over the ranks; pooled and convolved ones gather the
+# ranks' slots (and which hold a real token) through the same all-reduce.
+@pytest.mark.parametrize("kind,ranks,length", [("learned", 2, 200), ("learned", 4, 150),
+                                               ("mean_pool", 2, 200), ("conv", 4, 150)])
+def test_sequence_parallel_under_torchrun(sequence_parallel, sequence_parallel_windows,
+                                          kind, ranks, length):
     import subprocess
     import sys
     import numpy as np
     whole, split, weights, d = sequence_parallel
     if ranks == 4:
         split = str(d / "sp4.lfa")
+    if kind != "learned":
+        whole, splits, weights, d = sequence_parallel_windows[kind]
+        split = splits[ranks]
     share = 256 // ranks
-    out = d / f"y{ranks}.npy"
+    out = d / f"y-{kind}-{ranks}.npy"
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
                         "--nproc-per-node", str(ranks), EXAMPLE_SP, split, weights,
                         "--threads", "1", "--length", str(length), "--repeat", "2",

@@ -555,13 +555,28 @@ void *Session::Impl::bindRankColumns(const ManifestBuffer &b,
 
 void Session::Impl::runAllReduce(size_t k) {
   const ManifestKernel &step = module->manifest().kernels[k];
-  const ManifestBuffer &b =
-      module->manifest().buffers[size_t(step.buffers[0])];
+  size_t summed = size_t(step.buffers.back());
+  const ManifestBuffer &b = module->manifest().buffers[summed];
   auto start = profiling ? std::chrono::steady_clock::now()
                          : std::chrono::steady_clock::time_point();
+  if (step.gatherBlocks != 0) {
+    // An all-gather: this rank's blocks in place among zeros, so that the
+    // sum over the ranks is every rank's blocks in rank order.
+    const ManifestBuffer &share =
+        module->manifest().buffers[size_t(step.buffers[0])];
+    size_t blocks = size_t(step.gatherBlocks);
+    size_t block = size_t(share.byteSize()) / blocks;
+    size_t ranks = size_t(step.allReduce);
+    const char *from = static_cast<const char *>(bound[size_t(step.buffers[0])]);
+    char *to = static_cast<char *>(bound[summed]);
+    std::memset(to, 0, size_t(b.byteSize()));
+    for (size_t i = 0; i < blocks; ++i)
+      std::memcpy(to + (i * ranks + size_t(rank)) * block, from + i * block,
+                  block);
+  }
   int64_t count = int64_t(b.byteSize() / dtypeSize(step.allReduceDtype));
-  int32_t rc = allReduce(allReduceUserData, bound[size_t(step.buffers[0])],
-                         count, lf_dtype(step.allReduceDtype));
+  int32_t rc = allReduce(allReduceUserData, bound[summed], count,
+                         lf_dtype(step.allReduceDtype));
   if (rc != 0)
     throw Error(LF_ABORTED,
                 "the all-reduce failed (returned " + std::to_string(rc) +

@@ -143,3 +143,18 @@ func.func @all_reduce_two() attributes {linformer.dispatch_plan = #linformer.dis
 func.func @all_reduce_one_rank() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"s", workgroups = 1, buffers = [0], writes = [0], all_reduce = 1>], intermediates = []>} {
   return
 }
+
+// -----
+
+// An all-gather step reads its share and writes the whole: two buffers.
+// expected-error @+1 {{'g': an all-gather step (gather = 2) is an all-reduce step with gather >= 1 blocks and two buffers, [share, whole], writing the whole}}
+func.func @all_gather_writes_share() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"g", workgroups = 1, buffers = [0, 1], writes = [0], all_reduce = 2, gather = 2>], intermediates = []>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'g': an all-gather step (gather = 1) is an all-reduce step}}
+func.func @gather_without_ranks() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"g", workgroups = 1, buffers = [0, 1], writes = [1], gather = 1>], intermediates = []>} {
+  return
+}

@@ -642,11 +642,56 @@ TEST(Manifest, SequenceParallelSteps) {
          "kernel 1: all_reduce: ranks 2, but weight 'layers.0.attn.wq' is "
          "split over 4");
   expect([](Manifest &b) { b.kernels[1].workgroups = 2; },
-         "kernel 1: an all-reduce step has one workgroup and one buffer, and "
-         "no initializer, length rule, variant or generator");
+         "kernel 1: an all-reduce step has one workgroup and one buffer (an "
+         "all-gather two), and no initializer, length rule, variant or "
+         "generator");
   expect([](Manifest &b) { b.buffers[0].sequenceSplit = 2; },
          "buffer 0 ('x'): 'sequence_split' 2 must be the ranks (2 to 2^20) a "
          "weight of rank >= 1 is split over");
+}
+
+// An all-gather step: [share, whole], the whole P shares, the share whole
+// blocks; it round-trips as all_reduce.gather_blocks.
+TEST(Manifest, SequenceParallelGather) {
+  Manifest m;
+  ASSERT_TRUE(parseManifest(kValid, m).ok());
+  ManifestBuffer whole;
+  whole.name = "whole";
+  whole.kind = BufferKind::Intermediate;
+  whole.bytes = 2 * m.buffers[4].bytes;
+  m.buffers.push_back(whole); // 5
+  ManifestKernel step{"encoder_all_gather_0", 1, {4, 5}, "{}"};
+  step.allReduce = 2;
+  step.gatherBlocks = 2;
+  m.kernels.insert(m.kernels.begin() + 1, step);
+  m.formatVersion = formatVersionFor(m);
+  ASSERT_EQ(validateManifest(m), "");
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  EXPECT_EQ(json::parse(text)["kernels"][1]["all_reduce"],
+            json::parse(R"({"ranks": 2, "dtype": "f32", "gather_blocks": 2})"));
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_EQ(again.kernels[1].gatherBlocks, 2);
+
+  auto expect = [&](std::function<void(Manifest &)> edit,
+                    const std::string &message) {
+    Manifest bad = m;
+    edit(bad);
+    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
+  };
+  expect([](Manifest &b) { b.buffers[5].bytes = 3 * b.buffers[4].bytes; },
+         "kernel 1: all_reduce: an all-gather of 2 blocks needs a share of "
+         "whole blocks of elements and a whole buffer ranks (2) times its "
+         "size, not 8388608 and 25165824 bytes");
+  expect([](Manifest &b) { b.kernels[1].gatherBlocks = 3; },
+         "kernel 1: all_reduce: an all-gather of 3 blocks needs a share of "
+         "whole blocks of elements and a whole buffer ranks (2) times its "
+         "size, not 8388608 and 16777216 bytes");
+  expect([](Manifest &b) { b.kernels[1].buffers = {4}; },
+         "kernel 1: an all-reduce step has one workgroup and one buffer (an "
+         "all-gather two), and no initializer, length rule, variant or "
+         "generator");
 }
 
 // Constants and initializers are cpu only: a cuda manifest has neither.

@@ -224,10 +224,14 @@ struct FakeAllReduce {
   int32_t rc = 0;
   std::vector<int64_t> counts;
   std::vector<lf_dtype> dtypes;
+  /// What the last call was given, before it summed.
+  std::vector<float> last;
   static int32_t call(void *self, void *data, int64_t count, lf_dtype dtype) {
     auto *f = static_cast<FakeAllReduce *>(self);
     f->counts.push_back(count);
     f->dtypes.push_back(dtype);
+    f->last.assign(static_cast<float *>(data),
+                   static_cast<float *>(data) + count);
     for (int64_t i = 0; i < count; ++i)
       static_cast<float *>(data)[i] *= 2;
     return f->rc;
@@ -301,6 +305,53 @@ TEST_F(RuntimeTest, SequenceParallelStepsCallTheAllReduce) {
   EXPECT_STREQ(lf_status_code_name(LF_ABORTED), "LF_ABORTED");
   lf_session_free(s);
   lf_module_free(plain);
+  lf_module_free(m);
+}
+
+TEST_F(RuntimeTest, SequenceParallelGatherPlacesTheRanksBlocks) {
+  // An all-gather of tmp ([batch, n, d]: 2 blocks, a sequence each) into a
+  // whole buffer twice its size: rank 1's blocks go to blocks 1 and 3 of
+  // the whole, zeros elsewhere, and the all-reduce sums the whole. The pool
+  // reads tmp, so the output is the plain one.
+  Manifest manifest = makeManifest(Padding::None);
+  ManifestBuffer whole;
+  whole.name = "whole";
+  whole.kind = BufferKind::Intermediate;
+  whole.bytes = uint64_t(2 * kBatch * kSeq * kDim * 4);
+  manifest.buffers.push_back(whole); // 5
+  ManifestKernel step{"fake_all_gather_0", 1, {4, 5}, "{}"};
+  step.allReduce = 2;
+  step.gatherBlocks = kBatch;
+  manifest.kernels.insert(manifest.kernels.begin() + 1, step);
+  manifest.formatVersion = formatVersionFor(manifest);
+  lf_module *m = load(artifact("gather.lfa", manifest));
+  ASSERT_NE(m, nullptr);
+  FakeAllReduce fake;
+  lf_session_options o;
+  lf_session_options_init(&o);
+  o.ranks = 2;
+  o.rank = 1;
+  o.all_reduce = &FakeAllReduce::call;
+  o.all_reduce_user_data = &fake;
+  lf_session *s = nullptr;
+  ASSERT_OK(lf_session_create(m, weights, &o, &s));
+  std::vector<float> x = randomFloats(size_t(kBatch * kSeq * kDim), 5);
+  std::vector<float> y;
+  ASSERT_OK(run(s, x, kSeq, y, kSeq));
+  expectNear(y, expectedOutput(x, kSeq, prefix(kSeq, {kSeq, kSeq}), bias,
+                               scale));
+  const size_t block = size_t(kSeq * kDim);
+  ASSERT_EQ(fake.counts.size(), 1u);
+  EXPECT_EQ(fake.counts[0], int64_t(2 * kBatch * block));
+  ASSERT_EQ(fake.last.size(), 2 * kBatch * block);
+  for (size_t i = 0; i < size_t(kBatch); ++i)
+    for (size_t j = 0; j < block; ++j) {
+      // tmp = x + bias (fake_add).
+      float tmp = x[i * block + j] + bias[j % size_t(kDim)];
+      EXPECT_EQ(fake.last[(2 * i + 1) * block + j], tmp) << i << ", " << j;
+      EXPECT_EQ(fake.last[2 * i * block + j], 0.0f) << i << ", " << j;
+    }
+  lf_session_free(s);
   lf_module_free(m);
 }
 

@@ -274,7 +274,7 @@ struct CUDAPlanLaunchesPass
         ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
         /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, *grid, *block,
         *shared, resident, rows, maxLength, /*initializer=*/false,
-        /*allReduce=*/0));
+        /*allReduce=*/0, /*gather=*/0));
     p.launches.push_back(launch);
     return success();
   }

@@ -182,7 +182,8 @@ struct OutlineKernelsPass
     // sequence-parallel entry.
     SmallVector<Operation *> steps;
     for (Operation &op : llvm::make_early_inc_range(body)) {
-      if (isa<scf::ForallOp, linformer::AllReduceOp>(op)) {
+      if (isa<scf::ForallOp, linformer::AllReduceOp, linformer::AllGatherOp>(
+              op)) {
         steps.push_back(&op);
         continue;
       }
@@ -213,10 +214,14 @@ struct OutlineKernelsPass
     int64_t kernels = 0, reductions = 0;
     for (Operation *step : steps) {
       FailureOr<KernelLaunchAttr> info = failure();
-      if (auto reduce = dyn_cast<linformer::AllReduceOp>(step))
-        info = allReduceStep(
-            entry, reduce,
-            (entry.getSymName() + "_all_reduce_" + Twine(reductions++)).str(),
+      if (isa<linformer::AllReduceOp, linformer::AllGatherOp>(step))
+        info = collectiveStep(
+            entry, step,
+            (entry.getSymName() +
+             (isa<linformer::AllGatherOp>(step) ? "_all_gather_"
+                                                : "_all_reduce_") +
+             Twine(reductions++))
+                .str(),
             bufferIds);
       else
         info = outlineLoop(
@@ -269,31 +274,42 @@ struct OutlineKernelsPass
   }
 
   /// A collective step: the runtime sums the buffer over the ranks through
-  /// the application's all-reduce (no code of ours runs). The entry's
-  /// sequential path, which calls the kernels in order on one process,
-  /// has no ranks to sum over and drops it: it computes this rank's share
-  /// alone.
+  /// the application's all-reduce (no code of ours runs); an all-gather's
+  /// share and whole buffer, the runtime placing the share in the whole
+  /// before it sums. The entry's sequential path, which calls the kernels
+  /// in order on one process, has no ranks to sum over and drops it: it
+  /// computes this rank's share alone.
   FailureOr<KernelLaunchAttr>
-  allReduceStep(func::FuncOp entry, linformer::AllReduceOp reduce, StringRef name,
-                DenseMap<Value, int64_t> &bufferIds) {
-    auto type = dyn_cast<MemRefType>(reduce.getInit().getType());
-    Value buffer = reduce.getInit();
-    if (!type || !isBufferRoot(buffer) || !bufferIds.count(buffer) ||
-        !type.getElementType().isF32())
-      return reduce.emitOpError(
-                 "sums a buffer the runtime cannot name: an all-reduce step "
-                 "needs a whole f32 buffer (an argument or an entry-block "
-                 "allocation), not ")
-             << buffer.getType();
-    int64_t id = bufferIds.lookup(buffer);
+  collectiveStep(func::FuncOp entry, Operation *step, StringRef name,
+                 DenseMap<Value, int64_t> &bufferIds) {
+    auto reduce = dyn_cast<linformer::AllReduceOp>(step);
+    auto gather = dyn_cast<linformer::AllGatherOp>(step);
+    SmallVector<Value> buffers;
+    if (reduce)
+      buffers.push_back(reduce.getInit());
+    else
+      buffers.append({gather.getShare(), gather.getInit()});
+    SmallVector<int64_t> ids;
+    for (Value buffer : buffers) {
+      auto type = dyn_cast<MemRefType>(buffer.getType());
+      if (!type || !isBufferRoot(buffer) || !bufferIds.count(buffer) ||
+          !type.getElementType().isF32())
+        return step->emitOpError(
+                   "takes a buffer the runtime cannot name: a collective "
+                   "step needs whole f32 buffers (an argument or an "
+                   "entry-block allocation), not ")
+               << buffer.getType();
+      ids.push_back(bufferIds.lookup(buffer));
+    }
     MLIRContext *ctx = entry.getContext();
-    int64_t ranks = reduce.getRanks();
-    reduce.erase();
+    int64_t ranks = reduce ? reduce.getRanks() : gather.getRanks();
+    int64_t blocks = gather ? gather.getBlocks() : 0;
+    step->erase();
     return KernelLaunchAttr::get(
-        ctx, StringAttr::get(ctx, name), /*workgroups=*/1, {id}, {id},
+        ctx, StringAttr::get(ctx, name), /*workgroups=*/1, ids, {ids.back()},
         CPUScheduleAttr(), KernelShapeAttr(), StringAttr(), {}, {},
         /*shared=*/0, /*blocksPerSm=*/1, TokenRowsAttr(), /*maxLength=*/{},
-        /*initializer=*/false, ranks);
+        /*initializer=*/false, ranks, blocks);
   }
 
   FailureOr<KernelLaunchAttr> outlineLoop(func::FuncOp entry, scf::ForallOp forall,
@@ -461,7 +477,7 @@ struct OutlineKernelsPass
         writtenIds, dyn_cast_or_null<CPUScheduleAttr>(schedule),
         dyn_cast_or_null<KernelShapeAttr>(kernelInfo), StringAttr(), {}, {},
         /*shared=*/0, /*blocksPerSm=*/1, tokenRows, /*maxLength=*/{},
-        initializer, /*allReduce=*/0);
+        initializer, /*allReduce=*/0, /*gather=*/0);
   }
 };
 } // namespace

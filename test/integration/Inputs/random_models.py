@@ -14,10 +14,11 @@ runs it with linformer-run --check against the C++ reference encoder:
     poisoned (LINFORMER_DEBUG_POISON=1);
   - with a mask: random prefix lengths as the mask;
   - without padding: the full length;
-  - about a third of the f32 learned models split over 2 to 4 ranks
-    ("sequence_parallel"), which linformer-run runs as threads of one
-    process and checks as one sequence, with lengths that end in any
-    rank's share (and some ranks then hold none).
+  - about a third of the f32 models split over 2 to 4 ranks
+    ("sequence_parallel"; pooled and convolved ones where the ranks divide
+    k, so that no window crosses a rank), which linformer-run runs as
+    threads of one process and checks as one sequence, with lengths that
+    end in any rank's share (and some ranks then hold none).
 
 With --bf16-products K every K-th case compiles with --precision=bf16 (bf16
 factors, f32 sums), with --bf16-dot=emulate, auto, off and amx in turn. With --other-isa K every K-th case also compiles for the other ISA than the
@@ -156,18 +157,23 @@ def draw_model(rng):
 
 def draw_sequence_parallel(rng, m, invalid):
     """Now and then a valid model split over ranks ("sequence_parallel": P,
-    P dividing n, learned projections): (P, invalid, runs) with the runs
+    P dividing n, and k too for windows): (P, invalid, runs) with the runs
     linformer-run's ranks take (lengths, fewer sequences, packed; not
-    poisoned padding). Or one drawn invalid: P not dividing n, or windows.
-    None otherwise."""
+    poisoned padding). Or one drawn invalid: P not dividing n, or a
+    window's k. None otherwise."""
     if invalid or m["dtype"] != "f32" or rng.random() >= 0.3:
         return None
     n, b = m["max_seq_len"], m["batch"]
     ranks = [p for p in (2, 3, 4) if n % p == 0]
     if m["projection"] != "learned":
-        if ranks and rng.random() < 0.2:
-            return rng.choice(ranks), "'sequence_parallel' needs", []
-        return None
+        # Windows split at rank boundaries: P divides every layer's k.
+        ks = m["k"] if isinstance(m["k"], list) else [m["k"]]
+        whole = [p for p in ranks if all(k % p == 0 for k in ks)]
+        if not whole:
+            if ranks and rng.random() < 0.2:
+                return rng.choice(ranks), "does not divide layer", []
+            return None
+        ranks = whole
     if not ranks:
         if n > 1:
             return n + 1, "does not divide max_seq_len", []
@@ -186,7 +192,11 @@ def draw_sequence_parallel(rng, m, invalid):
         if m["padding"] == "lengths":
             runs.append(["--packed", "--lengths",
                          ",".join(str(rng.randint(1, n)) for _ in range(b))])
-    return rng.choice(ranks), None, runs
+    p = rng.choice(ranks)
+    if m["padding"] == "mask":
+        runs.append(["--packed", "--lengths",
+                     ",".join(str(rng.randint(1, n)) for _ in range(b))])
+    return p, None, runs
 
 
 def draw_runs(rng, m):

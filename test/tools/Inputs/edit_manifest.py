@@ -9,7 +9,8 @@ edit_manifest.py --print-rows IN.lfa   (how many kernels of a run have
 edit_manifest.py --print-layout IN.lfa (format_version and sequence_layout)
 edit_manifest.py --print-collectives IN.lfa (format_version, the weights
                                         split over ranks, the all-reduce
-                                        steps and the bytes they sum)
+                                        steps and the bytes they sum, and
+                                        the all-gathers' blocks)
   workgroups=K:N       kernel K's workgroup count becomes N (and its length
                        rule is dropped)
   bytes=NAME:N         intermediate or constant NAME's size becomes N bytes
@@ -83,7 +84,15 @@ def main():
               (manifest["format_version"], ", ".join(split) or "none"))
         print("all-reduce steps: %d over %s ranks, %d bytes" %
               (len(steps), sorted({k["all_reduce"]["ranks"] for k in steps}),
-               sum(buffers[k["buffers"][0]]["bytes"] for k in steps)))
+               sum(buffers[k["buffers"][-1]]["bytes"] for k in steps)))
+        gathers = [k for k in steps if "gather_blocks" in k["all_reduce"]]
+        if gathers:
+            print("all-gathers: %s" % ", ".join(
+                "%s %d blocks of %d bytes -> %d bytes" %
+                (k["symbol"], k["all_reduce"]["gather_blocks"],
+                 buffers[k["buffers"][0]]["bytes"] //
+                 k["all_reduce"]["gather_blocks"],
+                 buffers[k["buffers"][1]]["bytes"]) for k in gathers))
         return
     if sys.argv[1] == "--print-products":
         sections = dict(read_sections(open(sys.argv[2], "rb").read()))
