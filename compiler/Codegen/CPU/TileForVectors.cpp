@@ -10,11 +10,13 @@
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Codegen/CPU/Passes.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
+#include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -1027,6 +1029,49 @@ private:
     }
   }
 
+  /// Whether a sequence's length may be 0 where `op` runs: a rank of a
+  /// sequence split over ranks (its entry has collective steps) may hold
+  /// none of a sequence's tokens.
+  static bool mayHoldNoToken(Operation *op) {
+    auto fn = op->getParentOfType<func::FuncOp>();
+    if (!fn)
+      return false;
+    return fn
+        .walk([](Operation *o) {
+          return isa<AllReduceOp, AllGatherOp>(o) ? WalkResult::interrupt()
+                                                  : WalkResult::advance();
+        })
+        .wasInterrupted();
+  }
+
+  /// `op` (tensors) inside `scf.if real > 0`, yielding its inits otherwise:
+  /// a reduction over one token that may be padding leaves its
+  /// accumulators as they start.
+  LogicalResult runWhereReal(IRRewriter &rewriter, linalg::LinalgOp op,
+                             Value real) {
+    if (!op.hasPureTensorSemantics() || !real.getType().isIndex())
+      return op->emitOpError("reduces over one token that may be padding "
+                             "(a rank's empty share of a sequence), and "
+                             "cannot be guarded by its length");
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    Value any = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sgt,
+                                      real, zero);
+    auto guard = scf::IfOp::create(rewriter, loc, op->getResultTypes(), any,
+                                   /*withElseRegion=*/true);
+    rewriter.replaceAllUsesWith(op->getResults(), guard.getResults());
+    rewriter.setInsertionPointToEnd(guard.thenBlock());
+    auto yield = scf::YieldOp::create(rewriter, loc, op->getResults());
+    rewriter.moveOpBefore(op, yield);
+    rewriter.setInsertionPointToEnd(guard.elseBlock());
+    SmallVector<Value> inits;
+    for (OpOperand &init : op.getDpsInitsMutable())
+      inits.push_back(init.get());
+    scf::YieldOp::create(rewriter, loc, inits);
+    return success();
+  }
+
   /// A bound that no loop takes would let the op read padded tokens, which
   /// the kernels before it may have left unwritten (unless the op masks
   /// them itself).
@@ -1088,9 +1133,15 @@ private:
     unsigned tokenLoop = bound.tokenLoop;
     // One step from the sequence's first token is real in every sequence
     // (a length is at least 1), so it has nothing to stop: a core over one
-    // pooled slot of all n tokens (k = 1), which no loop walks.
-    if (real && bound.fromFirst && op.getStaticLoopRanges()[tokenLoop] == 1)
+    // pooled slot of all n tokens (k = 1), which no loop walks. Except on a
+    // rank of a sequence split over ranks, whose share of a sequence may be
+    // empty (length 0): E X over a rank's one token, say. There the op
+    // runs only where its token is real, and is its init elsewhere.
+    if (real && bound.fromFirst && op.getStaticLoopRanges()[tokenLoop] == 1) {
+      if (mayHoldNoToken(op) && failed(runWhereReal(rewriter, op, real)))
+        return failure();
       real = Value();
+    }
     if (params.reductionTile > 0 &&
         failed(cutReductionBlocks(rewriter, op, params.reductionTile, real,
                                   bound)))

@@ -11,6 +11,7 @@
 
 #include "compiler/Analysis/TokenAnalysis.h"
 #include "compiler/Passes.h"
+#include "dialect/IR/LinformerOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -75,10 +76,20 @@ struct SequenceResultsPass
     if (!ret)
       return;
     // Buffers of their own only where the runtime may bind packed or
-    // shorter tensors in place: an entry with its sequences' lengths.
+    // shorter tensors in place: an entry with its sequences' lengths. And
+    // in a sequence-parallel entry, whose collective steps sum or gather
+    // intermediates the runtime names: bufferization could otherwise put
+    // one in the output's buffer (E X [b, k, d] and the output [b, n, d]
+    // have one type where k is a rank's n), which the runtime would not
+    // sum (an output may be the caller's shorter tensor).
     bool hasLengths = llvm::any_of(fn.getArguments(), [&](BlockArgument a) {
       return fn.getArgAttr(a.getArgNumber(), kLengthsArgAttrName) != nullptr;
     });
+    bool hasCollectives =
+        fn.walk([](Operation *op) {
+            return isa<AllReduceOp, AllGatherOp>(op) ? WalkResult::interrupt()
+                                                     : WalkResult::advance();
+          }).wasInterrupted();
     TokenAnalysis tokens;
     IRRewriter rewriter(&getContext());
     for (OpOperand &operand : ret->getOpOperands()) {
@@ -89,7 +100,7 @@ struct SequenceResultsPass
         continue;
       fn.setResultAttr(operand.getOperandNumber(), kSequenceArgAttrName,
                        rewriter.getUnitAttr());
-      if (hasLengths)
+      if (hasLengths || hasCollectives)
         ownDestination(rewriter, operand.get());
     }
   }
