@@ -61,7 +61,8 @@ writeScheduleMap(const sched::ScheduleMap &schedules,
 /// Times `artifact` on this machine, in this process, through the runtime
 /// (runtime/run: random input, of one sequence of `length` real tokens
 /// when given; one warm-up, `autotuneRuns` timed runs; with `check`, the
-/// output against the reference) and adds every kernel's median into `ms`
+/// output against the reference; a sequence-parallel artifact's rank 0
+/// alone, unchecked) and adds every kernel's median into `ms`
 /// under `by` ("key": the kernel's shape, several kernels share one;
 /// "symbol": the kernel). Initializers, which run once when a session is
 /// created, are no part of a run's time and are left out. What the run
@@ -80,6 +81,10 @@ std::string Compile::timeArtifact(const std::string &artifact,
   o.warmup = 1;
   o.repeat = static_cast<int>(std::max(1u, options.autotuneRuns));
   o.check = check;
+  // A sequence-parallel artifact runs rank 0 alone (lfrun::timeArtifact):
+  // the first n / P tokens of a hinted length.
+  if (length && src.config.sequenceParallel > 1)
+    length = std::min(*length, src.config.rankSeqLen());
   if (length)
     o.lengthsArg = std::to_string(*length);
   std::string logPath = base + ".log";

@@ -125,16 +125,14 @@ llvm::Error Compile::readSource() {
   }
   if (std::string err = lf::parseModelConfig(text, src.config); !err.empty())
     return makeError(options.inputPath + ": " + err);
-  // A sequence-parallel plan's all-reduce steps run on the CPU runtime,
-  // between our pipeline's kernels, and only with the ranks' all-reduce:
-  // nothing here can time such an artifact alone.
+  // A sequence-parallel plan's collective steps run on the CPU runtime,
+  // between our pipeline's kernels. (--autotune times rank 0 alone.)
   if (src.config.sequenceParallel > 1 &&
-      (options.target != Target::CPU || options.backend != Backend::MLIR ||
-       options.autotune))
+      (options.target != Target::CPU || options.backend != Backend::MLIR))
     return makeError(options.inputPath + ": \"sequence_parallel\" compiles "
                      "CPU kernels of our pipeline (--target=cpu "
-                     "--backend=mlir), without --autotune: its all-reduce "
-                     "steps run between them on the CPU runtime");
+                     "--backend=mlir): its all-reduce steps run between them "
+                     "on the CPU runtime");
   return llvm::Error::success();
 }
 

@@ -574,8 +574,21 @@ struct Runner : Options {
 lf::Session openSession(const Options &o, const lf::Module &module,
                         const lf::Weights &weights) {
   weights.checkAgainst(module);
-  return lf::Session(module, weights, o.threads,
-                     o.profile || !o.profileJson.empty(), nullptr, o.spinUs);
+  if (o.rank < 0)
+    return lf::Session(module, weights, o.threads,
+                       o.profile || !o.profileJson.empty(), nullptr, o.spinUs);
+  // --rank: one rank alone; what its all-reduce would sum stays its own.
+  lf_session_options options;
+  lf_session_options_init(&options);
+  options.num_threads = o.threads;
+  options.profile = o.profile || !o.profileJson.empty() ? 1 : 0;
+  options.spin_us = o.spinUs;
+  options.rank = o.rank;
+  options.ranks = int32_t(artifactRanks(o.artifact));
+  options.all_reduce = [](void *, void *, int64_t, lf_dtype) -> int32_t {
+    return 0;
+  };
+  return lf::Session(module, weights, options);
 }
 
 Runner::Runner(Options options)
@@ -1078,8 +1091,23 @@ int run(Options options, std::FILE *out, std::FILE *err) {
     if (int rc = options.writeWeights())
       return rc;
   int64_t ranks = artifactRanks(options.artifact);
+  if (options.rank >= 0 && ranks == 0)
+    return error("--rank runs one rank of a sequence-parallel artifact, and " +
+                 options.artifact + " runs whole sequences");
+  if (options.rank >= 0 && options.sessions != 1)
+    return error("--sessions opens sessions of the whole artifact, and "
+                 "--rank runs one rank alone");
+  if (options.rank >= 0 && options.check)
+    return error("--check compares the whole sequence, and --rank runs one "
+                 "rank alone (its all-reduce sums nothing): run without "
+                 "--rank to check");
+  if (options.rank >= 0)
+    std::fprintf(tOut,
+                 "rank %d of %lld alone: its all-reduce sums nothing (one "
+                 "rank's time and memory, not the sequence's values)\n",
+                 options.rank, static_cast<long long>(ranks));
   try {
-    if (ranks > 0)
+    if (ranks > 0 && options.rank < 0)
       return runRanks(options);
     Runner run(std::move(options));
     return runSteps(run, /*timed=*/false);
@@ -1095,6 +1123,12 @@ std::string timeArtifact(Options options, std::FILE *log,
   Streams streams(log, log);
   kernels.clear();
   options.profile = true;
+  // A sequence-parallel artifact: rank 0 alone, whose kernels do the
+  // work of every rank's (the sums change values, not work).
+  if (artifactRanks(options.artifact) > 0) {
+    options.rank = 0;
+    options.check = false;
+  }
   try {
     Runner run(std::move(options));
     if (int rc = runSteps(run, /*timed=*/true))

@@ -37,6 +37,11 @@ struct Options {
   std::string referenceCache;
   int repeat = 1, threads = 0, warmup = 0, sessions = 1;
   int64_t seqLen = -1, runBatch = -1;
+  /// --rank R: rank R of a sequence-parallel artifact alone, its
+  /// all-reduce summing nothing: one rank's time, memory and profile (its
+  /// kernels do the same work whatever the sums are), not the sequence's
+  /// values. -1: every rank (runRanks), or a whole-sequence artifact.
+  int rank = -1;
   uint64_t seed = 1;
 
   /// --make-weights: seeded random weights for the artifact's model, from

@@ -422,7 +422,8 @@ struct Ranks {
 int runRanks(const Options &options) {
   if (std::string name = unsupported(options); !name.empty())
     return error(name + " is not available for a sequence-parallel artifact "
-                        "(its ranks run as threads of one process)");
+                        "(its ranks run as threads of one process; --rank R "
+                        "runs one alone)");
   Ranks ranks(options);
   return ranks.run();
 }

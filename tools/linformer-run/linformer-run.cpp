@@ -37,7 +37,7 @@ const char *kUsage =
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
     "         [--device cpu|cuda] [--device-io] [--io-offset B] "
     "[--make-weights]\n"
-    "         [--sessions N] [--spin-us U]\n"
+    "         [--sessions N] [--spin-us U] [--rank R]\n"
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
     "input runs 1 to its compiled batch of them and pays for those.\n"
@@ -61,6 +61,10 @@ const char *kUsage =
     "64-byte-aligned address (host memory): the runtime binds a buffer\n"
     "aligned to its element size in place and copies any other; after the\n"
     "runs the inputs must hold what they were given.\n"
+    "--rank R: rank R of a sequence-parallel artifact alone (not its P\n"
+    "ranks as threads): its all-reduce sums nothing, so the output is not\n"
+    "the sequence's, but its time, memory and --profile are one rank's\n"
+    "(the input is the rank's tokens; --lengths its shares, >= 1).\n"
     "--spin-us U: the session's threads spin U microseconds between kernels\n"
     "before they sleep (lf_session_options.spin_us; default 200, 0: sleep\n"
     "at once).\n"
@@ -166,7 +170,8 @@ std::optional<int> CommandLine::parse(int argc, char **argv) {
         return usage(a + " needs a non-negative number, not '" + v + "'");
       tolerance = num;
     } else if (a == "--repeat" || a == "--threads" || a == "--seq-len" ||
-               a == "--warmup" || a == "--sessions" || a == "--batch") {
+               a == "--warmup" || a == "--sessions" || a == "--batch" ||
+               a == "--rank") {
       // Integers in the range each flag can mean; anything else is refused
       // by name rather than wrapped or truncated into some other value.
       long long lo =
@@ -176,6 +181,7 @@ std::optional<int> CommandLine::parse(int argc, char **argv) {
               : 0;
       long long hi = a == "--threads"    ? 1024
                      : a == "--sessions" ? 64
+                     : a == "--rank"     ? (1ll << 20) - 1
                      : a == "--seq-len" ? (1ll << 40)
                                         : 1000000;
       long long num = 0;
@@ -188,6 +194,7 @@ std::optional<int> CommandLine::parse(int argc, char **argv) {
       else if (a == "--warmup") warmup = int(num);
       else if (a == "--sessions") sessions = int(num);
       else if (a == "--batch") runBatch = num;
+      else if (a == "--rank") rank = int(num);
       else seqLen = num;
     } else if (a == "--seed") {
       if (!value(v)) return usage(a + " needs a number");
