@@ -399,6 +399,26 @@ Value projectWeightsImpl(OpBuilder &b, AttentionOp op,
                                    DimList{0, 1, 2, 4}, {3}));
 }
 
+/// The core's key mask, [b, k] i8, or null. A learned slot mixes every
+/// real token, so it is always valid; a pooled or convolved slot is valid
+/// only if its window holds a real token. With ranks, which of the k slots
+/// hold one is every rank's count of its own windows' tokens, gathered.
+Value validSlots(OpBuilder &b, AttentionOp op) {
+  bool padded = op.getLengths() || op.getMask();
+  if (!padded || op.getProjection() == ProjectionKind::learned)
+    return {};
+  Location loc = op.getLoc();
+  int64_t batch = op.getBatch(), n = op.getSeqLen();
+  if (!gathersSlots(op))
+    return buildValidSlots(b, loc, op.getLengths(), op.getMask(), batch, n,
+                           op.getK());
+  Value valid = markRoot(
+      buildValidTokens(b, loc, op.getLengths(), op.getMask(), batch, n));
+  Value counts =
+      buildWindowCounts(b, loc, valid, rankSlots(op), b.getF32Type());
+  return buildSlotFlags(b, loc, gatherOverRanks(b, op, counts, /*axis=*/1));
+}
+
 struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -427,7 +447,6 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     };
     Value q = inputProjection(op.getWq(), op.getBq());
     ProjectionKind kind = op.getProjection();
-    bool padded = op.getLengths() || op.getMask();
     Value keyProj, valueProj;
     if (op.getReassociate().value_or(false)) {
       // (E X) W: the full-length K and V are never materialised.
@@ -472,22 +491,7 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
           lengths, mask, kindAttr, partialSums));
     }
 
-    // A learned slot mixes every real token, so it is always valid; a pooled
-    // or convolved slot is valid only if its window holds a real token.
-    // With ranks, which of the k slots hold a real token is every rank's
-    // count of its own windows' tokens, gathered.
-    Value keyMask;
-    if (padded && gathersSlots(op)) {
-      Value valid = markRoot(buildValidTokens(rewriter, loc, op.getLengths(),
-                                              op.getMask(), batch, n));
-      Value counts = buildWindowCounts(rewriter, loc, valid, rankSlots(op),
-                                       rewriter.getF32Type());
-      keyMask = buildSlotFlags(
-          rewriter, loc, gatherOverRanks(rewriter, op, counts, /*axis=*/1));
-    } else if (padded && kind != ProjectionKind::learned) {
-      keyMask = buildValidSlots(rewriter, loc, op.getLengths(), op.getMask(),
-                                batch, n, k);
-    }
+    Value keyMask = validSlots(rewriter, op);
 
     Value coreInit = emptyTensor(rewriter, loc, {batch, h, n, d}, et);
     auto core = AttentionCoreOp::create(
