@@ -1101,7 +1101,7 @@ int run(Options options, std::FILE *out, std::FILE *err) {
     return error("--check compares the whole sequence, and --rank runs one "
                  "rank alone (its all-reduce sums nothing): run without "
                  "--rank to check");
-  if (options.rank >= 0)
+  if (options.rank >= 0 && options.rank < ranks)
     std::fprintf(tOut,
                  "rank %d of %lld alone: its all-reduce sums nothing (one "
                  "rank's time and memory, not the sequence's values)\n",
