@@ -725,6 +725,15 @@ struct AllReduceBufferization
 };
 } // namespace
 
+bool mlir::linformer::hasCollectiveSteps(Operation *scope) {
+  return scope
+      ->walk([](Operation *op) {
+        return isa<AllReduceOp, AllGatherOp>(op) ? WalkResult::interrupt()
+                                                 : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 //===----------------------------------------------------------------------===//
 // AllGatherOp
 //===----------------------------------------------------------------------===//

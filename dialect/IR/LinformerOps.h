@@ -18,6 +18,13 @@
 #define GET_OP_CLASSES
 #include "dialect/IR/LinformerOps.h.inc"
 
+namespace mlir::linformer {
+/// Whether `scope` holds a collective step (`linformer.all_reduce` or
+/// `linformer.all_gather`): a sequence-parallel entry, one rank's share of
+/// a sequence, whose length there may be 0.
+bool hasCollectiveSteps(Operation *scope);
+} // namespace mlir::linformer
+
 namespace mlir::linformer::detail {
 /// Makes linformer.attention_core and linformer.all_reduce bufferizable
 /// (one-shot bufferization); the dialect calls it as it loads.

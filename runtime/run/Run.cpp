@@ -584,7 +584,7 @@ lf::Session openSession(const Options &o, const lf::Module &module,
   options.profile = o.profile || !o.profileJson.empty() ? 1 : 0;
   options.spin_us = o.spinUs;
   options.rank = o.rank;
-  options.ranks = int32_t(artifactRanks(o.artifact));
+  options.ranks = int32_t(module.sequenceParallel());
   options.all_reduce = [](void *, void *, int64_t, lf_dtype) -> int32_t {
     return 0;
   };

@@ -1029,21 +1029,6 @@ private:
     }
   }
 
-  /// Whether a sequence's length may be 0 where `op` runs: a rank of a
-  /// sequence split over ranks (its entry has collective steps) may hold
-  /// none of a sequence's tokens.
-  static bool mayHoldNoToken(Operation *op) {
-    auto fn = op->getParentOfType<func::FuncOp>();
-    if (!fn)
-      return false;
-    return fn
-        .walk([](Operation *o) {
-          return isa<AllReduceOp, AllGatherOp>(o) ? WalkResult::interrupt()
-                                                  : WalkResult::advance();
-        })
-        .wasInterrupted();
-  }
-
   /// `op` (tensors) inside `scf.if real > 0`, yielding its inits otherwise:
   /// a reduction over one token that may be padding leaves its
   /// accumulators as they start.
@@ -1138,7 +1123,8 @@ private:
     // empty (length 0): E X over a rank's one token, say. There the op
     // runs only where its token is real, and is its init elsewhere.
     if (real && bound.fromFirst && op.getStaticLoopRanges()[tokenLoop] == 1) {
-      if (mayHoldNoToken(op) && failed(runWhereReal(rewriter, op, real)))
+      if (hasCollectiveSteps(getOperation()) &&
+          failed(runWhereReal(rewriter, op, real)))
         return failure();
       real = Value();
     }

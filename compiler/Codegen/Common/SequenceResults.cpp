@@ -85,11 +85,7 @@ struct SequenceResultsPass
     bool hasLengths = llvm::any_of(fn.getArguments(), [&](BlockArgument a) {
       return fn.getArgAttr(a.getArgNumber(), kLengthsArgAttrName) != nullptr;
     });
-    bool hasCollectives =
-        fn.walk([](Operation *op) {
-            return isa<AllReduceOp, AllGatherOp>(op) ? WalkResult::interrupt()
-                                                     : WalkResult::advance();
-          }).wasInterrupted();
+    bool hasCollectives = hasCollectiveSteps(fn);
     TokenAnalysis tokens;
     IRRewriter rewriter(&getContext());
     for (OpOperand &operand : ret->getOpOperands()) {
