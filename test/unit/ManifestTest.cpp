@@ -519,6 +519,17 @@ TEST(Manifest, FormatVersionFor) {
   EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionInitializers);
 }
 
+/// `expect(edit, message)`: `m` edited by `edit` fails validation with
+/// "manifest: " + message.
+static auto refusalsOf(const Manifest &m) {
+  return [&m](const std::function<void(Manifest &)> &edit,
+              const std::string &message) {
+    Manifest bad = m;
+    edit(bad);
+    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
+  };
+}
+
 // Initializers (kernels run once per session) and the constants they write:
 // format_version 5, and only such a manifest says 5; each rule of theirs
 // is checked, and both round-trip.
@@ -548,12 +559,7 @@ TEST(Manifest, Initializers) {
   EXPECT_EQ(again.buffers[5].kind, BufferKind::Constant);
   EXPECT_EQ(again.buffers[5].byteSize(), 1048576u);
 
-  auto expect = [&](std::function<void(Manifest &)> edit,
-                    const std::string &message) {
-    Manifest bad = m;
-    edit(bad);
-    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
-  };
+  auto expect = refusalsOf(m);
   expect([](Manifest &b) { b.formatVersion = kManifestFormatVersionVariants; },
          "initializer kernels need format_version 5: an older runtime would "
          "not run them");
@@ -618,12 +624,7 @@ TEST(Manifest, SequenceParallelSteps) {
   EXPECT_EQ(again.kernels[1].allReduceDtype, DType::F32);
   EXPECT_EQ(again.buffers[2].sequenceSplit, 2);
 
-  auto expect = [&](std::function<void(Manifest &)> edit,
-                    const std::string &message) {
-    Manifest bad = m;
-    edit(bad);
-    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
-  };
+  auto expect = refusalsOf(m);
   expect([](Manifest &b) { b.formatVersion = kManifestFormatVersionInitializers; },
          "all-reduce steps and split weights need format_version 6: an older "
          "runtime would look for the steps' code and bind whole weights");
@@ -674,12 +675,7 @@ TEST(Manifest, SequenceParallelGather) {
   ASSERT_TRUE(parseManifest(text, again).ok());
   EXPECT_EQ(again.kernels[1].gatherBlocks, 2);
 
-  auto expect = [&](std::function<void(Manifest &)> edit,
-                    const std::string &message) {
-    Manifest bad = m;
-    edit(bad);
-    EXPECT_EQ(validateManifest(bad), "manifest: " + message);
-  };
+  auto expect = refusalsOf(m);
   expect([](Manifest &b) { b.buffers[5].bytes = 3 * b.buffers[4].bytes; },
          "kernel 1: all_reduce: an all-gather of 2 blocks needs a share of "
          "whole blocks of elements and a whole buffer ranks (2) times its "
