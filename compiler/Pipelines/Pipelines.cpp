@@ -150,6 +150,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   if (options.prepackWeights) {
     LinformerCPUPrepackWeightsPassOptions prepackOptions;
     prepackOptions.scheduleFile = options.scheduleFile;
+    prepackOptions.bf16Dot = options.bf16Dot;
     funcPm.addPass(createLinformerCPUPrepackWeightsPass(prepackOptions));
   }
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it

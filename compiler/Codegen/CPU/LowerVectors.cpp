@@ -207,7 +207,7 @@ static Value extendedBF16(PatternRewriter &rewriter, Value v) {
 
 /// Whether `op` is a register tile's `acc[m, n] += lhs[m, k] rhs[k, n]`
 /// (whatever the loops' order) summing in f32, both factors extended from
-/// bf16.
+/// bf16; rhs may also be `[n, k]` (pairsInPlace).
 static bool isBF16TileMatmul(vector::ContractionOp op) {
   if (op.getKind() != vector::CombiningKind::ADD)
     return false;
@@ -226,13 +226,25 @@ static bool isBF16TileMatmul(vector::ContractionOp op) {
     auto d = dyn_cast<AffineDimExpr>(maps[operand].getResult(pos));
     return d ? int64_t(d.getPosition()) : -1;
   };
-  int64_t m = dimAt(0, 0), k = dimAt(0, 1), n = dimAt(1, 1);
+  int64_t m = dimAt(0, 0), k = dimAt(0, 1), n = dimAt(2, 1);
   SmallVector<vector::IteratorType> iters = op.getIteratorTypesArray();
+  bool rhsKN = dimAt(1, 0) == k && dimAt(1, 1) == n;
+  bool rhsNK = dimAt(1, 0) == n && dimAt(1, 1) == k;
   if (m < 0 || k < 0 || n < 0 || m == n || m == k || n == k ||
-      dimAt(1, 0) != k || dimAt(2, 0) != m || dimAt(2, 1) != n ||
+      !(rhsKN || rhsNK) || dimAt(2, 0) != m ||
       iters.size() != 3 || iters[k] != vector::IteratorType::reduction)
     return false;
   return isExtendedBF16(op.getLhs()) && isExtendedBF16(op.getRhs());
+}
+
+/// Whether the rhs of `op` (isBF16TileMatmul) is `[n, 2]`, read `(n, k)`:
+/// each column's pair of factors adjacent, as linformer-cpu-tile-for-vectors
+/// reads a step of a weight's panels of bf16 pairs. Its elements in order
+/// are then the pairs `vdpbf16ps` reads.
+static bool pairsInPlace(vector::ContractionOp op) {
+  auto d = dyn_cast<AffineDimExpr>(op.getIndexingMapsArray()[1].getResult(0));
+  auto n = dyn_cast<AffineDimExpr>(op.getIndexingMapsArray()[2].getResult(1));
+  return d && n && d.getPosition() == n.getPosition();
 }
 
 /// `acc + sum of a[2i] b[2i] + a[2i+1] b[2i+1]` per lane of `acc` (L x
@@ -307,24 +319,45 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
     Type bf16 = rewriter.getBF16Type(), i16 = rewriter.getI16Type(),
          i32 = rewriter.getI32Type();
     auto pairsType = VectorType::get({2 * lanes}, bf16);
-    // The streamed rows k and k + 1, as 16-bit words (shuffles of bf16
-    // vectors are not legal everywhere in LLVM), interleaved L columns at a
-    // time.
-    auto rowType = VectorType::get({columns}, i16);
-    Value row0 = vector::BitCastOp::create(
-        rewriter, loc, rowType, vector::ExtractOp::create(rewriter, loc, rhs, 0));
-    Value row1 = vector::BitCastOp::create(
-        rewriter, loc, rowType, vector::ExtractOp::create(rewriter, loc, rhs, 1));
     SmallVector<Value> streamed;
-    for (int64_t c = 0; c < columns; c += lanes) {
-      SmallVector<int64_t> mask;
-      for (int64_t l = 0; l < lanes; ++l) {
-        mask.push_back(c + l);
-        mask.push_back(columns + c + l);
+    if (pairsInPlace(op)) {
+      // `[n, 2]`: L columns' pairs are 2L consecutive elements, as they
+      // are (16-bit words: slices of bf16 vectors are not legal everywhere
+      // in LLVM).
+      // Flat first: the 1-D load's shape_cast then folds away, where a
+      // bitcast of the 2-D shape would be unrolled row by row.
+      Value words = vector::BitCastOp::create(
+          rewriter, loc, VectorType::get({2 * columns}, i16),
+          vector::ShapeCastOp::create(
+              rewriter, loc, VectorType::get({2 * columns}, bf16), rhs));
+      for (int64_t c = 0; c < columns; c += lanes)
+        streamed.push_back(vector::BitCastOp::create(
+            rewriter, loc, pairsType,
+            vector::ExtractStridedSliceOp::create(rewriter, loc, words, 2 * c,
+                                                  2 * lanes, 1)));
+    }
+    // Else the streamed rows k and k + 1, as 16-bit words (shuffles of
+    // bf16 vectors are not legal everywhere in LLVM), interleaved L columns
+    // at a time.
+    if (streamed.empty()) {
+      auto rowType = VectorType::get({columns}, i16);
+      Value row0 = vector::BitCastOp::create(
+          rewriter, loc, rowType,
+          vector::ExtractOp::create(rewriter, loc, rhs, 0));
+      Value row1 = vector::BitCastOp::create(
+          rewriter, loc, rowType,
+          vector::ExtractOp::create(rewriter, loc, rhs, 1));
+      for (int64_t c = 0; c < columns; c += lanes) {
+        SmallVector<int64_t> mask;
+        for (int64_t l = 0; l < lanes; ++l) {
+          mask.push_back(c + l);
+          mask.push_back(columns + c + l);
+        }
+        Value words =
+            vector::ShuffleOp::create(rewriter, loc, row0, row1, mask);
+        streamed.push_back(
+            vector::BitCastOp::create(rewriter, loc, pairsType, words));
       }
-      Value words = vector::ShuffleOp::create(rewriter, loc, row0, row1, mask);
-      streamed.push_back(
-          vector::BitCastOp::create(rewriter, loc, pairsType, words));
     }
     Value result = op.getAcc();
     auto wordType = VectorType::get({1}, i32);
@@ -379,8 +412,8 @@ struct ContractBF16ToAMX : OpRewritePattern<vector::ContractionOp> {
 
   LogicalResult matchAndRewrite(vector::ContractionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isBF16TileMatmul(op))
-      return rewriter.notifyMatchFailure(op, "not a bf16 tile matmul");
+    if (!isBF16TileMatmul(op) || pairsInPlace(op))
+      return rewriter.notifyMatchFailure(op, "not a [k, n] bf16 tile matmul");
     auto accType = cast<VectorType>(op.getAccType());
     int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
     int64_t steps = op.getLhsType().getDimSize(1);
@@ -561,6 +594,28 @@ struct LowerVectorsPass
     bool nativeDot = ::linformer::schedule::matrixEngines(target).avx512BF16;
     bool nativeNarrowDot =
         ::linformer::schedule::hasFeature(target, "avx512vl");
+    {
+      // A step's pairs read in place (`[n, 2]`, contiguous in the panels):
+      // one 1-D load of them, which the dot products slice, instead of n
+      // loads of two elements.
+      SmallVector<Operation *> pairReads;
+      getOperation().walk([&](vector::ContractionOp op) {
+        if (!isBF16TileMatmul(op) || !pairsInPlace(op))
+          return;
+        Value rhs = op.getRhs();
+        if (auto cast = rhs.getDefiningOp<vector::ShapeCastOp>())
+          rhs = cast.getSource();
+        if (auto read = rhs.getDefiningOp<arith::ExtFOp>()
+                            .getIn()
+                            .getDefiningOp<vector::TransferReadOp>())
+          pairReads.push_back(read);
+      });
+      RewritePatternSet patterns(ctx);
+      vector::populateFlattenVectorTransferPatterns(patterns);
+      if (!pairReads.empty() &&
+          failed(applyOpPatternsGreedily(pairReads, std::move(patterns))))
+        return signalPassFailure();
+    }
     {
       // AMX tiles (then the dot products of what is not one, E X's token
       // pairs, say): upstream's VNNI contraction to AMX right after ours.

@@ -180,6 +180,18 @@ def LinformerCPUPrepackWeightsPass
     `schedule-file` with its key: such records say `source = "...,
     panels"`, and linformer-cpu-select-schedules leaves them to this pass.
 
+    Pairs: where the contraction's register tiles multiply bf16 pairs with
+    dot products (both factors bf16, `bf16-dot` selecting `vdpbf16ps`), its
+    paired reduction loop indexes the weight's innermost row dim (`K`, or
+    `R` of `[H, R, N]`), whose size and the schedule's reduction block are
+    even, the panels hold the pairs as `vdpbf16ps` reads them: `P[j, i, c,
+    t] = W[2 i + t, j nr + c]` (`[N / nr, K / 2, nr, 2]`), read through
+    `linalg.unpack` with `inner_dims_pos = [last, row dim]` and
+    `inner_tiles = [nr, 2]`. Register tiling reads each step's `2 x nr`
+    block as one contiguous `nr x 2` slice (transposed), and
+    linformer-cpu-lower-vectors loads its pairs as they are, with no
+    interleaving shuffles.
+
     ```mlir
     // Before: Y = X W, W : tensor<512x2048xf32>, schedule register = [13, 32], pack
     %y = linalg.generic ... ins(%x, %w ...) {linformer.root, ...}
@@ -195,7 +207,11 @@ def LinformerCPUPrepackWeightsPass
   let options = [
     Option<"scheduleFile", "schedule-file", "std::string", /*default=*/"",
            "JSON schedule file whose records override the cost model for "
-           "the packing kernels">
+           "the packing kernels">,
+    Option<"bf16Dot", "bf16-dot", "std::string", "\"auto\"",
+           "what multiplies bf16 pairs, as for linformer-cpu-tile-for-vectors "
+           "(auto, emulate, amx, off): with dot products, panels of bf16 "
+           "pairs">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

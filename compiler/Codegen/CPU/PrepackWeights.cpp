@@ -58,6 +58,32 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
   return streamed;
 }
 
+/// Whether `op`'s panels of `streamed` (prepackable) hold bf16 pairs:
+/// when its register tiles multiply bf16 pairs with dot products
+/// (`engine`), stepping the reduction loop that indexes the weight's
+/// innermost row dim (`rowDims - 1` of the read: K, or R of `[H, R, N]`)
+/// two at a time, over an even range, in reduction blocks of an even number
+/// of steps. Each panel row then holds rows 2i and 2i + 1 of its `nr`
+/// columns interleaved, `P[j, i, c, t] = W[2 i + t, j nr + c]`, the pairs
+/// `vdpbf16ps` reads, so the register tile loads them as they are instead
+/// of interleaving two rows with shuffles at every step.
+bool pairedPanels(linalg::LinalgOp op, OpOperand *streamed,
+                  const sched::CPUKernelSchedule &s, BF16EngineChoice engine,
+                  unsigned rowDims) {
+  if (engine.engine != BF16Engine::Dot ||
+      !llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
+        return getElementTypeOrSelf(in->get().getType()).isBF16();
+      }))
+    return false;
+  std::optional<unsigned> pair = pairedReductionDim(op);
+  AffineMap map = op.getMatchingIndexingMap(streamed);
+  auto type = cast<RankedTensorType>(streamed->get().getType());
+  if (!pair || rowDims == 0 || map.getNumResults() <= rowDims - 1 ||
+      map.getResult(rowDims - 1) != getAffineDimExpr(*pair, op.getContext()))
+    return false;
+  return type.getDimSize(rowDims - 1) % 2 == 0 && s.reduction % 2 == 0;
+}
+
 struct PrepackWeightsPass
     : mlir::linformer::impl::LinformerCPUPrepackWeightsPassBase<
           PrepackWeightsPass> {
@@ -75,9 +101,14 @@ struct PrepackWeightsPass
         roots.push_back(op);
     });
     overrides.reset();
+    FailureOr<BF16EngineChoice> engine =
+        bf16EngineFor(func, "bf16-dot", bf16Dot, cpuTargetOf(func));
+    if (failed(engine))
+      return signalPassFailure();
     IRRewriter rewriter(&getContext());
-    // One panel layout per weight and panel width, whoever reads it.
-    std::map<std::pair<unsigned, int64_t>, Value> panels;
+    // One panel layout per weight, panel width and pairing, whoever reads
+    // it.
+    std::map<std::tuple<unsigned, int64_t, bool>, Value> panels;
     // Packing kernels go first, in the order of their first readers.
     Operation *lastPack = nullptr;
     for (linalg::LinalgOp op : roots) {
@@ -93,7 +124,8 @@ struct PrepackWeightsPass
                         "(run linformer-cpu-select-schedules first)");
         return signalPassFailure();
       }
-      Value &packed = panels[{weight.getArgNumber(), s.columns}];
+      bool pairs = pairedPanels(op, streamed, s, *engine, matrix.rowDims);
+      Value &packed = panels[{weight.getArgNumber(), s.columns, pairs}];
       Location loc = weight.getLoc();
       auto type = cast<RankedTensorType>(weight.getType());
       int64_t k = type.getDimSize(0), n = type.getDimSize(1), nr = s.columns;
@@ -108,11 +140,23 @@ struct PrepackWeightsPass
         else
           rewriter.setInsertionPointToStart(&func.getBody().front());
         // P[j, k, c] = W[k, j nr + c]: panel j holds columns j nr .. j nr +
-        // nr - 1 of every row, each row's nr elements contiguous.
-        auto expanded = tensor::ExpandShapeOp::create(
-            rewriter, loc,
-            RankedTensorType::get({k, n / nr, nr}, type.getElementType()),
-            weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
+        // nr - 1 of every row, each row's nr elements contiguous. With
+        // pairs, P[j, i, c, t] = W[2 i + t, j nr + c].
+        SmallVector<int64_t> panelShape =
+            pairs ? SmallVector<int64_t>{n / nr, k / 2, nr, 2}
+                  : SmallVector<int64_t>{n / nr, k, nr};
+        auto expanded =
+            pairs ? tensor::ExpandShapeOp::create(
+                        rewriter, loc,
+                        RankedTensorType::get({k / 2, 2, n / nr, nr},
+                                              type.getElementType()),
+                        weight,
+                        ArrayRef<ReassociationIndices>{{0, 1}, {2, 3}})
+                  : tensor::ExpandShapeOp::create(
+                        rewriter, loc,
+                        RankedTensorType::get({k, n / nr, nr},
+                                              type.getElementType()),
+                        weight, ArrayRef<ReassociationIndices>{{0}, {1, 2}});
         // Panels made from a weight are a constant of the session: they
         // own their buffer. A tensor.empty would be merged by CSE with
         // every other of their type, and One-Shot Bufferize could then
@@ -123,21 +167,23 @@ struct PrepackWeightsPass
             initializer
                 ? bufferization::AllocTensorOp::create(
                       rewriter, loc,
-                      RankedTensorType::get({n / nr, k, nr}, element),
-                      ValueRange{})
+                      RankedTensorType::get(panelShape, element), ValueRange{})
                       .getResult()
-                : tensor::EmptyOp::create(rewriter, loc, {n / nr, k, nr},
-                                          element)
+                : tensor::EmptyOp::create(rewriter, loc, panelShape, element)
                       .getResult();
         MLIRContext *ctx = &getContext();
-        AffineExpr j, r, c;
-        bindDims(ctx, j, r, c);
+        AffineExpr j, r, c, t;
+        bindDims(ctx, j, r, c, t);
+        unsigned loops = panelShape.size();
         auto pack = linalg::GenericOp::create(
             rewriter, loc, init.getType(), ValueRange{expanded},
             ValueRange{init},
-            ArrayRef<AffineMap>{AffineMap::get(3, 0, {r, j, c}, ctx),
-                                AffineMap::get(3, 0, {j, r, c}, ctx)},
-            SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+            ArrayRef<AffineMap>{
+                pairs ? AffineMap::get(4, 0, {r, t, j, c}, ctx)
+                      : AffineMap::get(3, 0, {r, j, c}, ctx),
+                AffineMap::getMultiDimIdentityMap(loops, ctx)},
+            SmallVector<utils::IteratorType>(loops,
+                                             utils::IteratorType::parallel),
             [&](OpBuilder &b, Location l, ValueRange args) {
               Value v = args[0];
               if (matrix.converted)
@@ -186,11 +232,18 @@ struct PrepackWeightsPass
       shape.back() /= nr;
       shape.append(read.begin(), read.begin() + a);
       shape.push_back(nr);
+      // With pairs, the read's innermost row dim (a - 1) is halved and its
+      // pairs are the innermost tile.
+      if (pairs) {
+        shape[rank - 1] /= 2;
+        shape.push_back(2);
+      }
       Value source = packed;
-      if (rank != 2) {
-        SmallVector<ReassociationIndices> groups(3);
-        for (int64_t i = 0; i < rank + 1; ++i)
-          groups[i < rank - a ? 0 : i < rank ? 1 : 2].push_back(i);
+      if (ArrayRef<int64_t>(shape) !=
+          cast<RankedTensorType>(packed.getType()).getShape()) {
+        SmallVector<ReassociationIndices> groups(pairs ? 4 : 3);
+        for (int64_t i = 0; i < int64_t(shape.size()); ++i)
+          groups[i < rank - a ? 0 : i < rank ? 1 : i - rank + 2].push_back(i);
         source = tensor::ExpandShapeOp::create(
             rewriter, loc, RankedTensorType::get(shape, element), packed,
             groups);
@@ -199,9 +252,14 @@ struct PrepackWeightsPass
       for (int64_t i = 0; i < rank; ++i)
         perm.push_back((i + a) % rank);
       Value dest = tensor::EmptyOp::create(rewriter, loc, read, element);
-      auto unpack = linalg::UnPackOp::create(
-          rewriter, loc, source, dest, /*innerDimsPos=*/{rank - 1},
-          /*innerTiles=*/{rewriter.getIndexAttr(nr)}, perm);
+      SmallVector<int64_t> innerDims{rank - 1};
+      SmallVector<OpFoldResult> innerTiles{rewriter.getIndexAttr(nr)};
+      if (pairs) {
+        innerDims.push_back(a - 1);
+        innerTiles.push_back(rewriter.getIndexAttr(2));
+      }
+      auto unpack = linalg::UnPackOp::create(rewriter, loc, source, dest,
+                                             innerDims, innerTiles, perm);
       rewriter.modifyOpInPlace(op, [&] { streamed->set(unpack.getResult()); });
     }
   }

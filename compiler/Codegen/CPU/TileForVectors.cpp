@@ -23,6 +23,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
+#include <functional>
+
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPUTILEFORVECTORSPASS
 #include "compiler/Codegen/CPU/Passes.h.inc"
@@ -145,6 +147,17 @@ static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
   });
 }
 
+/// A weight's block read from panels of bf16 pairs (panelBlock): `block`
+/// (the `[kc, nr]` operand, `collapse(transpose(pairs))`) is `pairs`, a
+/// slice of the panels of the unpack's rank + 2 (`perm`'s dims, then `nr`,
+/// then the pair), with the block's dim `pairDim` halved.
+struct PairBlock {
+  Value pairs;
+  int64_t pairDim = -1;
+  SmallVector<int64_t> perm;
+};
+using PairBlocks = llvm::DenseMap<Value, PairBlock>;
+
 /// The panels a weight's block `v` can be read from in place: when `v` (a
 /// `[kc, nr]` block of a `[K, N]` operand) is unit-stride slices of a
 /// `linalg.unpack` of panels of `nr` columns (`[N / nr, K, nr]`, as
@@ -152,8 +165,13 @@ static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
 /// is, `[kc, nr]` contiguous; else null. A split weight's block (`[kc, 1,
 /// nr]` of a head's columns `[K, H, C]`, `[hc, rc, nr]` of its rows `[H, R,
 /// N]`) is read from the panels split alike, its unit dims dropped and put
-/// back.
-static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
+/// back. Panels of bf16 pairs (`[N / nr, K / 2, nr, 2]`, unpacked with
+/// inner tiles `[nr, 2]`) give the block as their slice transposed and
+/// collapsed, recorded in `pairBlocks`: register tiling then reads each
+/// step's pairs from the slice (readPairsInPlace), which leaves the whole
+/// block's transpose unread.
+static Value panelBlock(RewriterBase &rewriter, Location loc, Value v,
+                        PairBlocks &pairBlocks) {
   auto type = dyn_cast<RankedTensorType>(v.getType());
   if (!type || type.getRank() < 2 || !type.hasStaticShape())
     return {};
@@ -169,8 +187,17 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   }
   auto unpack = source.getDefiningOp<linalg::UnPackOp>();
   int64_t nr = type.getShape().back();
-  if (!unpack || unpack.getInnerDimsPos() != ArrayRef<int64_t>{rank - 1} ||
-      unpack.getStaticInnerTiles() != ArrayRef<int64_t>{nr})
+  if (!unpack)
+    return {};
+  ArrayRef<int64_t> innerDims = unpack.getInnerDimsPos();
+  ArrayRef<int64_t> innerTiles = unpack.getStaticInnerTiles();
+  int64_t pairDim = -1;
+  if (innerDims.size() == 2 && innerDims[0] == rank - 1 &&
+      innerDims[1] < rank - 1 && innerTiles == ArrayRef<int64_t>{nr, 2} &&
+      type.getDimSize(innerDims[1]) % 2 == 0)
+    pairDim = innerDims[1];
+  else if (innerDims != ArrayRef<int64_t>{rank - 1} ||
+           innerTiles != ArrayRef<int64_t>{nr})
     return {};
   ArrayRef<int64_t> perm = unpack.getOuterDimsPerm();
   if (static_cast<int64_t>(perm.size()) != rank)
@@ -197,6 +224,11 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   std::optional<int64_t> column = getConstantIntValue(offsets[rank - 1]);
   if (column && *column % nr != 0)
     return {};
+  if (pairDim >= 0) {
+    std::optional<int64_t> row = getConstantIntValue(offsets[pairDim]);
+    if (row && *row % 2 != 0)
+      return {};
+  }
   SmallVector<OpFoldResult> panelOffsets, panelSizes;
   SmallVector<int64_t> blockShape;
   for (int64_t d : perm) {
@@ -204,6 +236,13 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
       panelOffsets.push_back(affine::makeComposedFoldedAffineApply(
           rewriter, loc, a.floorDiv(nr), {offsets[d]}));
       panelSizes.push_back(rewriter.getIndexAttr(1));
+      continue;
+    }
+    if (d == pairDim) {
+      // Reduction blocks and pair steps start at even rows.
+      panelOffsets.push_back(affine::makeComposedFoldedAffineApply(
+          rewriter, loc, a.floorDiv(2), {offsets[d]}));
+      panelSizes.push_back(rewriter.getIndexAttr(type.getDimSize(d) / 2));
       continue;
     }
     panelOffsets.push_back(offsets[d]);
@@ -214,6 +253,43 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   panelOffsets.push_back(rewriter.getIndexAttr(0));
   panelSizes.push_back(rewriter.getIndexAttr(nr));
   blockShape.push_back(nr);
+  if (pairDim >= 0) {
+    // The slice whole (rank + 2 dims), then its dims in the block's order,
+    // each with what its collapse takes: the panel dim (size 1) with the
+    // columns, the pair dim's halves with the pair.
+    panelOffsets.push_back(rewriter.getIndexAttr(0));
+    panelSizes.push_back(rewriter.getIndexAttr(2));
+    Value pairs = tensor::ExtractSliceOp::create(
+        rewriter, loc, unpack.getSource(), panelOffsets, panelSizes,
+        SmallVector<OpFoldResult>(rank + 2, rewriter.getIndexAttr(1)));
+    ArrayRef<int64_t> pairsShape =
+        cast<RankedTensorType>(pairs.getType()).getShape();
+    SmallVector<int64_t> position(rank);
+    for (auto [i, d] : llvm::enumerate(perm))
+      position[d] = int64_t(i);
+    SmallVector<int64_t> order, transposedShape;
+    SmallVector<ReassociationIndices> groups;
+    for (int64_t d = 0; d < rank; ++d) {
+      ReassociationIndices group{int64_t(order.size())};
+      order.push_back(position[d]);
+      if (d == rank - 1 || d == pairDim) {
+        group.push_back(int64_t(order.size()));
+        order.push_back(d == rank - 1 ? rank : rank + 1);
+      }
+      groups.push_back(group);
+    }
+    for (int64_t i : order)
+      transposedShape.push_back(pairsShape[i]);
+    Value init = tensor::EmptyOp::create(rewriter, loc, transposedShape,
+                                         type.getElementType());
+    Value transposed =
+        linalg::TransposeOp::create(rewriter, loc, pairs, init, order)
+            ->getResult(0);
+    Value block = tensor::CollapseShapeOp::create(rewriter, loc, type,
+                                                  transposed, groups);
+    pairBlocks[block] = PairBlock{pairs, pairDim, llvm::to_vector(perm)};
+    return block;
+  }
   auto blockType = RankedTensorType::get(blockShape, type.getElementType());
   Value block = tensor::ExtractSliceOp::create(
       rewriter, loc, blockType, unpack.getSource(), panelOffsets, panelSizes,
@@ -225,6 +301,95 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v) {
   if (!groups)
     return {};
   return tensor::ExpandShapeOp::create(rewriter, loc, type, block, *groups);
+}
+
+/// A register tile's step of a block of bf16 pairs (panelBlock): where
+/// `op` reads `[2, nr]` (one pair of rows, unit dims besides) of a recorded
+/// block, it reads those pairs from the panels' slice instead, `nr x 2`
+/// contiguous, transposed by a `linalg.generic` of the tile's size that
+/// vectorization folds into the contraction's maps (a `[n, 2]` operand read
+/// `(n, k)`, whose pairs linformer-cpu-lower-vectors takes as they are).
+/// Other reads keep the block (its transpose is then made in full).
+static void readPairsInPlace(RewriterBase &rewriter, Operation *op,
+                             const PairBlocks &pairBlocks) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp)
+    return;
+  for (OpOperand *in : linalgOp.getDpsInputOperands()) {
+    // The slice of a recorded block that `in` reads, through slices of
+    // slices (the tiling's loops each take one), rank and strides kept.
+    auto slice = in->get().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      continue;
+    SmallVector<tensor::ExtractSliceOp> chain;
+    PairBlocks::const_iterator it = pairBlocks.end();
+    for (auto s = slice; s; s = s.getSource().getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (!s.hasUnitStride() ||
+          s.getSourceType().getRank() != s.getType().getRank())
+        break;
+      chain.push_back(s);
+      it = pairBlocks.find(s.getSource());
+      if (it != pairBlocks.end())
+        break;
+    }
+    if (it == pairBlocks.end())
+      continue;
+    const PairBlock &block = it->second;
+    auto type = cast<RankedTensorType>(slice.getType());
+    int64_t rank = type.getRank();
+    if (!type.hasStaticShape())
+      continue;
+    bool onePair = true;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      onePair &= type.getDimSize(d) == (d == block.pairDim ? 2 : 1);
+    if (!onePair)
+      continue;
+    Location loc = slice.getLoc();
+    rewriter.setInsertionPoint(slice);
+    AffineExpr a, b;
+    bindSymbols(rewriter.getContext(), a, b);
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+    for (tensor::ExtractSliceOp s : chain)
+      for (int64_t d = 0; d < rank; ++d)
+        offsets[d] = affine::makeComposedFoldedAffineApply(
+            rewriter, loc, a + b, {offsets[d], s.getMixedOffsets()[d]});
+    SmallVector<OpFoldResult> pairOffsets, pairSizes;
+    for (int64_t d : block.perm) {
+      if (d == rank - 1)
+        pairOffsets.push_back(rewriter.getIndexAttr(0));
+      else if (d == block.pairDim)
+        pairOffsets.push_back(affine::makeComposedFoldedAffineApply(
+            rewriter, loc, a.floorDiv(2), {offsets[d]}));
+      else
+        pairOffsets.push_back(offsets[d]);
+      pairSizes.push_back(rewriter.getIndexAttr(1));
+    }
+    int64_t columns = type.getDimSize(rank - 1);
+    pairOffsets.append({offsets[rank - 1], rewriter.getIndexAttr(0)});
+    pairSizes.append(
+        {rewriter.getIndexAttr(columns), rewriter.getIndexAttr(2)});
+    auto pairsType =
+        RankedTensorType::get({columns, 2}, type.getElementType());
+    Value pairs = tensor::ExtractSliceOp::create(
+        rewriter, loc, pairsType, block.pairs, pairOffsets, pairSizes,
+        SmallVector<OpFoldResult>(rank + 2, rewriter.getIndexAttr(1)));
+    MLIRContext *ctx = rewriter.getContext();
+    Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
+                                         type.getElementType());
+    auto read = linalg::GenericOp::create(
+        rewriter, loc, type, ValueRange{pairs}, ValueRange{init},
+        ArrayRef<AffineMap>{
+            AffineMap::get(rank, 0,
+                           {getAffineDimExpr(rank - 1, ctx),
+                            getAffineDimExpr(block.pairDim, ctx)},
+                           ctx),
+            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l, args[0]);
+        });
+    rewriter.modifyOpInPlace(op, [&] { in->set(read.getResult(0)); });
+  }
 }
 
 /// Tile-and-fuse control that fuses `init` (a contraction's fill or
@@ -252,7 +417,8 @@ static scf::SCFTileAndFuseOptions::ControlFnTy fuseOnly(Operation *init) {
 static FailureOr<linalg::LinalgOp>
 packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
                     const RegisterTileDims &dims, int64_t vectorWidth,
-                    int64_t unroll, StringRef loopAttr, Operation *init) {
+                    int64_t unroll, StringRef loopAttr, Operation *init,
+                    PairBlocks &pairBlocks) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> columnTiles(ranges.size(), 0);
   int64_t columns = std::max<int64_t>(1, std::min(ranges[dims.columns],
@@ -302,7 +468,7 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
   Location loc = op.getLoc();
   // A weight packed once (linformer-cpu-prepack-weights): its panels are
   // read where they are.
-  if (Value block = panelBlock(rewriter, loc, streamed->get())) {
+  if (Value block = panelBlock(rewriter, loc, streamed->get(), pairBlocks)) {
     rewriter.modifyOpInPlace(op, [&] { streamed->set(block); });
     return op;
   }
@@ -883,6 +1049,7 @@ struct TileForVectorsPass
     // last one's ops may stay (an erased op's address can come back).
     late.clear();
     fused.clear();
+    pairBlocks.clear();
     if (failed(decomposeAggregates(rewriter)))
       return signalPassFailure();
     SmallVector<linalg::LinalgOp> ops = opsInTilingOrder();
@@ -895,6 +1062,8 @@ struct TileForVectorsPass
       if (failed(tileOp(rewriter, op, bounds.lookup(op.getOperation()))))
         return signalPassFailure();
     }
+    if (failed(tileUnreadPairBlocks(rewriter)))
+      return signalPassFailure();
     peelPartialTiles(rewriter, getOperation());
     getOperation().walk(
         [](scf::ForOp loop) { loop->removeAttr(kRegisterLoopAttrName); });
@@ -909,6 +1078,57 @@ private:
   DenseSet<Operation *> late;
   /// Inits a contraction took along; not tiled on their own.
   DenseSet<Operation *> fused;
+  /// Weights' blocks read from panels of bf16 pairs (panelBlock).
+  PairBlocks pairBlocks;
+
+  /// A block of bf16 pairs that some read still takes whole (not a
+  /// register tile's step: readPairsInPlace) has its transpose tiled to
+  /// vector size, as any op here; blocks read only by steps lose their
+  /// slices and transposes.
+  LogicalResult tileUnreadPairBlocks(IRRewriter &rewriter) {
+    std::function<void(Value)> eraseDeadSlices = [&](Value v) {
+      for (Operation *user : llvm::make_early_inc_range(v.getUsers())) {
+        auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+        if (!slice)
+          continue;
+        eraseDeadSlices(slice.getResult());
+        if (slice->use_empty())
+          rewriter.eraseOp(slice);
+      }
+    };
+    for (auto &entry : pairBlocks) {
+      Value block = entry.first;
+      eraseDeadSlices(block);
+      auto collapse = block.getDefiningOp<tensor::CollapseShapeOp>();
+      auto transpose =
+          collapse ? collapse.getSrc().getDefiningOp<linalg::TransposeOp>()
+                   : linalg::TransposeOp();
+      if (!transpose)
+        continue;
+      if (block.use_empty()) {
+        rewriter.eraseOp(collapse);
+        rewriter.eraseOp(transpose);
+        continue;
+      }
+      auto op = cast<linalg::LinalgOp>(transpose.getOperation());
+      TileParams params = tileParamsOf(op, options);
+      SmallVector<int64_t> tiles = vectorTileSizes(
+          op, params.vectorWidth, params.unroll, /*exact=*/false);
+      if (isOneTile(tiles, op.getStaticLoopRanges()))
+        continue;
+      scf::SCFTilingOptions tiling;
+      tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
+      rewriter.setInsertionPoint(transpose);
+      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+          rewriter, cast<TilingInterface>(transpose.getOperation()), tiling);
+      if (failed(tiled))
+        return transpose->emitOpError(
+            "(a block of bf16 pairs) could not be tiled to vector size");
+      rewriter.replaceOp(transpose, tiled->replacements);
+    }
+    pairBlocks.clear();
+    return success();
+  }
 
   /// Aggregates (softmax) become plain linalg ops inside their tile.
   LogicalResult decomposeAggregates(IRRewriter &rewriter) {
@@ -1154,7 +1374,7 @@ private:
         fused.insert(init);
       FailureOr<linalg::LinalgOp> packed =
           packStreamedOperand(rewriter, op, *dims, vectorWidth, unroll,
-                              kRegisterLoopAttrName, init);
+                              kRegisterLoopAttrName, init, pairBlocks);
       if (failed(packed))
         return op->emitOpError("could not pack its streamed operand");
       op = *packed;
@@ -1199,6 +1419,13 @@ private:
       return op->emitOpError("could not be tiled to vector size");
     for (LoopLikeOpInterface loop : result->loops)
       loop->setAttr(kRegisterLoopAttrName, rewriter.getUnitAttr());
+    if (!pairBlocks.empty() && !result->loops.empty()) {
+      SmallVector<linalg::LinalgOp> inside;
+      result->loops.front()->walk(
+          [&](linalg::LinalgOp t) { inside.push_back(t); });
+      for (linalg::LinalgOp t : inside)
+        readPairsInPlace(rewriter, t, pairBlocks);
+    }
     if (!real)
       return success();
     Operation *tiled = result->tiledOps.front();

@@ -46,6 +46,46 @@ func.func @native(%l: vector<2x2xbf16>, %r: vector<2x32xbf16>,
   return %c : vector<2x32xf32>
 }
 
+// The streamed operand as a step of a weight's panels of bf16 pairs
+// (linformer-cpu-tile-for-vectors, after linformer-cpu-prepack-weights):
+// `[n, 2]`, read `(n, k)`, each column's pair adjacent. Its read becomes
+// one 1-D load of the 64 elements (the panel's trailing dims collapsed),
+// and each 16 columns' pairs are its 32 consecutive elements, sliced as
+// they are: no shuffle.
+// CHECK-LABEL: func.func @pairs_in_place(
+// CHECK-SAME: %[[L:.*]]: vector<2x2xbf16>, %[[M:.*]]: memref<4x32x2xbf16>, %[[I:.*]]: index, %[[ACC:.*]]: vector<2x32xf32>
+// CHECK: %[[FLAT:.*]] = memref.collapse_shape %[[M]] {{\[}}[0], [1, 2]] : memref<4x32x2xbf16> into memref<4x64xbf16>
+// CHECK: %[[R:.*]] = vector.load %[[FLAT]][%[[I]], %{{.*}}] : memref<4x64xbf16>, vector<64xbf16>
+// CHECK: %[[W:.*]] = vector.bitcast %[[R]] : vector<64xbf16> to vector<64xi16>
+// CHECK: %[[S0:.*]] = vector.extract_strided_slice %[[W]] {offsets = [0], sizes = [32], strides = [1]} : vector<64xi16> to vector<32xi16>
+// CHECK: %[[B0:.*]] = vector.bitcast %[[S0]] : vector<32xi16> to vector<32xbf16>
+// CHECK: %[[S1:.*]] = vector.extract_strided_slice %[[W]] {offsets = [32], sizes = [32], strides = [1]} : vector<64xi16> to vector<32xi16>
+// CHECK: %[[B1:.*]] = vector.bitcast %[[S1]] : vector<32xi16> to vector<32xbf16>
+// CHECK-NOT: vector.shuffle
+// CHECK: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[B0]] : vector<32xbf16> -> vector<16xf32>
+// CHECK: x86vector.avx512.dot %{{.*}}, %{{.*}}, %[[B1]] : vector<32xbf16> -> vector<16xf32>
+// CHECK-COUNT-2: x86vector.avx512.dot
+// CHECK-NOT: vector.shuffle
+// CHECK-NOT: vector.outerproduct
+// CHECK: return
+func.func @pairs_in_place(%l: vector<2x2xbf16>, %m: memref<4x32x2xbf16>,
+                          %i: index, %acc: vector<2x32xf32>)
+    -> vector<2x32xf32> {
+  %c0 = arith.constant 0 : index
+  %pad = arith.constant 0.0 : bf16
+  %r = vector.transfer_read %m[%i, %c0, %c0], %pad {in_bounds = [true, true]}
+      : memref<4x32x2xbf16>, vector<32x2xbf16>
+  %le = arith.extf %l : vector<2x2xbf16> to vector<2x2xf32>
+  %re = arith.extf %r : vector<32x2xbf16> to vector<32x2xf32>
+  %c = vector.contract {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>,
+                                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                                         affine_map<(d0, d1, d2) -> (d0, d2)>],
+                        iterator_types = ["parallel", "reduction", "parallel"],
+                        kind = #vector.kind<add>} %le, %re, %acc
+      : vector<2x2xf32>, vector<32x2xf32> into vector<2x32xf32>
+  return %c : vector<2x32xf32>
+}
+
 // A tile 8 columns wide (a peeled remainder): 256-bit vdpbf16ps, which
 // AVX512VL allows. One step (k = 1) or factors that are not bf16: outer
 // products, as for f32.
