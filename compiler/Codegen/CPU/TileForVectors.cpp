@@ -147,6 +147,13 @@ static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
   });
 }
 
+/// Both factors of `op` bf16 (linformer-bf16-products' pairs).
+static bool allBF16(linalg::LinalgOp op) {
+  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
+    return getElementTypeOrSelf(in->get().getType()).isBF16();
+  });
+}
+
 /// A weight's block read from panels of bf16 pairs (panelBlock): `block`
 /// (the `[kc, nr]` operand, `collapse(transpose(pairs))`) is `pairs`, a
 /// slice of the panels of the unpack's rank + 2 (`perm`'s dims, then `nr`,
@@ -157,6 +164,46 @@ struct PairBlock {
   SmallVector<int64_t> perm;
 };
 using PairBlocks = llvm::DenseMap<Value, PairBlock>;
+
+/// The block of `type` (`[kc, nr]`, unit dims besides) that `pairs` holds
+/// (rank + 2 dims: `perm`'s dims, the columns' one of size 1, then `nr`
+/// columns, then the pair, `pairDim` halved): `pairs` transposed into the
+/// block's order and collapsed, recorded in `pairBlocks` for
+/// readPairsInPlace.
+static Value blockOfPairs(RewriterBase &rewriter, Location loc, Value pairs,
+                          RankedTensorType type, int64_t pairDim,
+                          ArrayRef<int64_t> perm, PairBlocks &pairBlocks) {
+  int64_t rank = type.getRank();
+  ArrayRef<int64_t> pairsShape =
+      cast<RankedTensorType>(pairs.getType()).getShape();
+  SmallVector<int64_t> position(rank);
+  for (auto [i, d] : llvm::enumerate(perm))
+    position[d] = int64_t(i);
+  // Each of the block's dims with what its collapse takes: the columns'
+  // dim (size 1) with the columns, the pair dim's halves with the pair.
+  SmallVector<int64_t> order, transposedShape;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank; ++d) {
+    ReassociationIndices group{int64_t(order.size())};
+    order.push_back(position[d]);
+    if (d == rank - 1 || d == pairDim) {
+      group.push_back(int64_t(order.size()));
+      order.push_back(d == rank - 1 ? rank : rank + 1);
+    }
+    groups.push_back(group);
+  }
+  for (int64_t i : order)
+    transposedShape.push_back(pairsShape[i]);
+  Value init = tensor::EmptyOp::create(rewriter, loc, transposedShape,
+                                       type.getElementType());
+  Value transposed =
+      linalg::TransposeOp::create(rewriter, loc, pairs, init, order)
+          ->getResult(0);
+  Value block =
+      tensor::CollapseShapeOp::create(rewriter, loc, type, transposed, groups);
+  pairBlocks[block] = PairBlock{pairs, pairDim, llvm::to_vector(perm)};
+  return block;
+}
 
 /// The panels a weight's block `v` can be read from in place: when `v` (a
 /// `[kc, nr]` block of a `[K, N]` operand) is unit-stride slices of a
@@ -254,41 +301,14 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v,
   panelSizes.push_back(rewriter.getIndexAttr(nr));
   blockShape.push_back(nr);
   if (pairDim >= 0) {
-    // The slice whole (rank + 2 dims), then its dims in the block's order,
-    // each with what its collapse takes: the panel dim (size 1) with the
-    // columns, the pair dim's halves with the pair.
+    // The slice whole (rank + 2 dims).
     panelOffsets.push_back(rewriter.getIndexAttr(0));
     panelSizes.push_back(rewriter.getIndexAttr(2));
     Value pairs = tensor::ExtractSliceOp::create(
         rewriter, loc, unpack.getSource(), panelOffsets, panelSizes,
         SmallVector<OpFoldResult>(rank + 2, rewriter.getIndexAttr(1)));
-    ArrayRef<int64_t> pairsShape =
-        cast<RankedTensorType>(pairs.getType()).getShape();
-    SmallVector<int64_t> position(rank);
-    for (auto [i, d] : llvm::enumerate(perm))
-      position[d] = int64_t(i);
-    SmallVector<int64_t> order, transposedShape;
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d < rank; ++d) {
-      ReassociationIndices group{int64_t(order.size())};
-      order.push_back(position[d]);
-      if (d == rank - 1 || d == pairDim) {
-        group.push_back(int64_t(order.size()));
-        order.push_back(d == rank - 1 ? rank : rank + 1);
-      }
-      groups.push_back(group);
-    }
-    for (int64_t i : order)
-      transposedShape.push_back(pairsShape[i]);
-    Value init = tensor::EmptyOp::create(rewriter, loc, transposedShape,
-                                         type.getElementType());
-    Value transposed =
-        linalg::TransposeOp::create(rewriter, loc, pairs, init, order)
-            ->getResult(0);
-    Value block = tensor::CollapseShapeOp::create(rewriter, loc, type,
-                                                  transposed, groups);
-    pairBlocks[block] = PairBlock{pairs, pairDim, llvm::to_vector(perm)};
-    return block;
+    return blockOfPairs(rewriter, loc, pairs, type, pairDim, perm,
+                        pairBlocks);
   }
   auto blockType = RankedTensorType::get(blockShape, type.getElementType());
   Value block = tensor::ExtractSliceOp::create(
@@ -303,13 +323,15 @@ static Value panelBlock(RewriterBase &rewriter, Location loc, Value v,
   return tensor::ExpandShapeOp::create(rewriter, loc, type, block, *groups);
 }
 
-/// A register tile's step of a block of bf16 pairs (panelBlock): where
-/// `op` reads `[2, nr]` (one pair of rows, unit dims besides) of a recorded
-/// block, it reads those pairs from the panels' slice instead, `nr x 2`
-/// contiguous, transposed by a `linalg.generic` of the tile's size that
-/// vectorization folds into the contraction's maps (a `[n, 2]` operand read
-/// `(n, k)`, whose pairs linformer-cpu-lower-vectors takes as they are).
-/// Other reads keep the block (its transpose is then made in full).
+/// A register tile's step of a block of bf16 pairs (panelBlock,
+/// pairedCopy): where `op` reads `[2, nr]` (one pair of rows, unit dims
+/// besides) of a recorded block, it reads those pairs from the pairs
+/// instead, `nr x 2` contiguous, transposed by a `linalg.generic` of the
+/// tile's size that vectorization folds into the contraction's maps (a
+/// `[n, 2]` operand read `(n, k)`, whose pairs linformer-cpu-lower-vectors
+/// takes as they are). A read of one row (a token loop's odd last token,
+/// stepped alone) takes its `nr` elements, two apart. Other reads keep the
+/// block (an error: dropPairBlocks).
 static void readPairsInPlace(RewriterBase &rewriter, Operation *op,
                              const PairBlocks &pairBlocks) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -317,13 +339,13 @@ static void readPairsInPlace(RewriterBase &rewriter, Operation *op,
     return;
   for (OpOperand *in : linalgOp.getDpsInputOperands()) {
     // The slice of a recorded block that `in` reads, through slices of
-    // slices (the tiling's loops each take one), rank and strides kept.
-    auto slice = in->get().getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice)
-      continue;
+    // slices (the tiling's loops each take one), rank and strides kept; or
+    // the block itself (an op that is one register tile).
     SmallVector<tensor::ExtractSliceOp> chain;
-    PairBlocks::const_iterator it = pairBlocks.end();
-    for (auto s = slice; s; s = s.getSource().getDefiningOp<tensor::ExtractSliceOp>()) {
+    PairBlocks::const_iterator it = pairBlocks.find(in->get());
+    auto slice = in->get().getDefiningOp<tensor::ExtractSliceOp>();
+    for (auto s = slice; s && it == pairBlocks.end();
+         s = s.getSource().getDefiningOp<tensor::ExtractSliceOp>()) {
       if (!s.hasUnitStride() ||
           s.getSourceType().getRank() != s.getType().getRank())
         break;
@@ -335,17 +357,19 @@ static void readPairsInPlace(RewriterBase &rewriter, Operation *op,
     if (it == pairBlocks.end())
       continue;
     const PairBlock &block = it->second;
-    auto type = cast<RankedTensorType>(slice.getType());
+    auto type = cast<RankedTensorType>(in->get().getType());
     int64_t rank = type.getRank();
     if (!type.hasStaticShape())
       continue;
-    bool onePair = true;
+    // A pair of rows, or one row (a token loop's odd last token).
+    int64_t rows = type.getDimSize(block.pairDim);
+    bool onePair = rows == 1 || rows == 2;
     for (int64_t d = 0; d < rank - 1; ++d)
-      onePair &= type.getDimSize(d) == (d == block.pairDim ? 2 : 1);
+      onePair &= d == block.pairDim || type.getDimSize(d) == 1;
     if (!onePair)
       continue;
-    Location loc = slice.getLoc();
-    rewriter.setInsertionPoint(slice);
+    Location loc = op->getLoc();
+    rewriter.setInsertionPoint(op);
     AffineExpr a, b;
     bindSymbols(rewriter.getContext(), a, b);
     SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
@@ -365,25 +389,31 @@ static void readPairsInPlace(RewriterBase &rewriter, Operation *op,
       pairSizes.push_back(rewriter.getIndexAttr(1));
     }
     int64_t columns = type.getDimSize(rank - 1);
-    pairOffsets.append({offsets[rank - 1], rewriter.getIndexAttr(0)});
-    pairSizes.append(
-        {rewriter.getIndexAttr(columns), rewriter.getIndexAttr(2)});
+    MLIRContext *ctx = rewriter.getContext();
+    // A pair: its nr x 2 elements, read (c, t). One row: its nr elements,
+    // 2 apart, at the row's place in its pair.
+    pairOffsets.push_back(offsets[rank - 1]);
+    pairSizes.push_back(rewriter.getIndexAttr(columns));
+    pairOffsets.push_back(
+        rows == 2 ? OpFoldResult(rewriter.getIndexAttr(0))
+                  : affine::makeComposedFoldedAffineApply(
+                        rewriter, loc, a % 2, {offsets[block.pairDim]}));
+    pairSizes.push_back(rewriter.getIndexAttr(rows));
     auto pairsType =
-        RankedTensorType::get({columns, 2}, type.getElementType());
+        rows == 2 ? RankedTensorType::get({columns, 2}, type.getElementType())
+                  : RankedTensorType::get({columns}, type.getElementType());
+    SmallVector<AffineExpr> readExprs{getAffineDimExpr(rank - 1, ctx)};
+    if (rows == 2)
+      readExprs.push_back(getAffineDimExpr(block.pairDim, ctx));
     Value pairs = tensor::ExtractSliceOp::create(
         rewriter, loc, pairsType, block.pairs, pairOffsets, pairSizes,
         SmallVector<OpFoldResult>(rank + 2, rewriter.getIndexAttr(1)));
-    MLIRContext *ctx = rewriter.getContext();
     Value init = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                          type.getElementType());
     auto read = linalg::GenericOp::create(
         rewriter, loc, type, ValueRange{pairs}, ValueRange{init},
-        ArrayRef<AffineMap>{
-            AffineMap::get(rank, 0,
-                           {getAffineDimExpr(rank - 1, ctx),
-                            getAffineDimExpr(block.pairDim, ctx)},
-                           ctx),
-            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, readExprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank, ctx)},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [](OpBuilder &b, Location l, ValueRange args) {
           linalg::YieldOp::create(b, l, args[0]);
@@ -403,6 +433,93 @@ static scf::SCFTileAndFuseOptions::ControlFnTy fuseOnly(Operation *init) {
   };
 }
 
+/// The copy of a streamed operand block (packStreamedOperand) as bf16
+/// pairs, when `op` steps its paired reduction two at a time with both
+/// factors bf16 (allBF16) and the block (`[kc, nr]`, unit dims besides;
+/// its columns last) has an even number of the paired dim's rows: a
+/// `linalg.generic` writes `[1, kc / 2, nr, 2]` (rows 2i and 2i + 1 of each
+/// column adjacent), tiled one pair of rows at a time, and the block read
+/// through it (blockOfPairs). The interleaving shuffles are then made once
+/// per block instead of once per register tile and step. Null when not;
+/// failure when the generic could not be tiled.
+static FailureOr<Value> pairedCopy(RewriterBase &rewriter, Location loc,
+                                   linalg::LinalgOp op, OpOperand *streamed,
+                                   const RegisterTileDims &dims,
+                                   PairBlocks &pairBlocks) {
+  auto type = cast<RankedTensorType>(streamed->get().getType());
+  int64_t rank = type.getRank();
+  std::optional<unsigned> pair = pairedReductionDim(op);
+  AffineMap map = op.getMatchingIndexingMap(streamed);
+  if (!pair || !allBF16(op) || rank < 2 ||
+      map.getResult(rank - 1) != getAffineDimExpr(dims.columns, op.getContext()))
+    return Value();
+  std::optional<unsigned> position =
+      map.getResultPosition(getAffineDimExpr(*pair, op.getContext()));
+  if (!position || type.getDimSize(*position) % 2 != 0)
+    return Value();
+  int64_t pairDim = *position;
+  MLIRContext *ctx = rewriter.getContext();
+  // The operand with its pair dim split, [.., kc / 2, 2, .., nr].
+  SmallVector<int64_t> splitShape;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank; ++d) {
+    ReassociationIndices group{int64_t(splitShape.size())};
+    if (d == pairDim) {
+      splitShape.append({type.getDimSize(d) / 2, 2});
+      group.push_back(group.front() + 1);
+    } else {
+      splitShape.push_back(type.getDimSize(d));
+    }
+    groups.push_back(group);
+  }
+  Value split = tensor::ExpandShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(splitShape, type.getElementType()),
+      streamed->get(), groups);
+  // pairs[0, .., i, .., c, t] = split[.., i, t, .., c]: loops (0, the dims
+  // but the columns, c, t).
+  SmallVector<int64_t> pairsShape{1};
+  SmallVector<AffineExpr> readExprs;
+  for (int64_t d = 0; d < rank - 1; ++d) {
+    pairsShape.push_back(splitShape[d + (d > pairDim ? 1 : 0)]);
+    readExprs.push_back(getAffineDimExpr(d + 1, ctx));
+    if (d == pairDim)
+      readExprs.push_back(getAffineDimExpr(rank + 1, ctx));
+  }
+  pairsShape.append({type.getDimSize(rank - 1), 2});
+  readExprs.push_back(getAffineDimExpr(rank, ctx));
+  Value init = tensor::EmptyOp::create(rewriter, loc, pairsShape,
+                                       type.getElementType());
+  auto pack = linalg::GenericOp::create(
+      rewriter, loc, init.getType(), ValueRange{split}, ValueRange{init},
+      ArrayRef<AffineMap>{AffineMap::get(rank + 2, 0, readExprs, ctx),
+                          AffineMap::getMultiDimIdentityMap(rank + 2, ctx)},
+      SmallVector<utils::IteratorType>(rank + 2,
+                                       utils::IteratorType::parallel),
+      [](OpBuilder &b, Location l, ValueRange args) {
+        linalg::YieldOp::create(b, l, args[0]);
+      });
+  // One pair of rows a step (a [2, nr] read written as [nr, 2]).
+  SmallVector<int64_t> tiles(rank + 2, 1);
+  tiles[rank] = type.getDimSize(rank - 1);
+  tiles[rank + 1] = 2;
+  Value pairs = pack.getResult(0);
+  if (!isOneTile(tiles, pack.getStaticLoopRanges())) {
+    scf::SCFTilingOptions options;
+    options.setTileSizes(getAsIndexOpFoldResult(ctx, tiles));
+    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(pack.getOperation()), options);
+    if (failed(tiled))
+      return failure();
+    rewriter.replaceOp(pack, tiled->replacements);
+    pairs = tiled->replacements.front();
+  }
+  SmallVector<int64_t> perm{rank - 1};
+  for (int64_t d = 0; d < rank - 1; ++d)
+    perm.push_back(d);
+  return blockOfPairs(rewriter, loc, pairs, type, pairDim, perm, pairBlocks);
+}
+
 /// The schedule's `pack`: a loop over the columns' register tiles outside
 /// the rows' ones, and in it the streamed operand's block (reduction block x
 /// one tile of columns) copied into a contiguous buffer, which every row
@@ -418,7 +535,7 @@ static FailureOr<linalg::LinalgOp>
 packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
                     const RegisterTileDims &dims, int64_t vectorWidth,
                     int64_t unroll, StringRef loopAttr, Operation *init,
-                    PairBlocks &pairBlocks) {
+                    bool pairs, PairBlocks &pairBlocks) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<int64_t> columnTiles(ranges.size(), 0);
   int64_t columns = std::max<int64_t>(1, std::min(ranges[dims.columns],
@@ -473,6 +590,16 @@ packStreamedOperand(RewriterBase &rewriter, linalg::LinalgOp op,
     return op;
   }
   rewriter.setInsertionPoint(op);
+  // bf16 pairs: the copy writes them as the dot products read them.
+  if (FailureOr<Value> block =
+          pairs ? pairedCopy(rewriter, loc, op, streamed, dims, pairBlocks)
+                : FailureOr<Value>(Value());
+      failed(block)) {
+    return failure();
+  } else if (*block) {
+    rewriter.modifyOpInPlace(op, [&] { streamed->set(*block); });
+    return op;
+  }
   Value empty = tensor::EmptyOp::create(rewriter, loc, type.getShape(),
                                         type.getElementType());
   auto copy = linalg::CopyOp::create(rewriter, loc, streamed->get(), empty);
@@ -1011,12 +1138,6 @@ bool droppable(linalg::LinalgOp op, const Bound &bound) {
   });
 }
 
-/// Both factors of `op` bf16 (linformer-bf16-products' pairs).
-bool allBF16(linalg::LinalgOp op) {
-  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
-    return getElementTypeOrSelf(in->get().getType()).isBF16();
-  });
-}
 
 /// Reduction loops innermost: the register tile of accumulators then stays
 /// the same across the reduction, and once the transfers of the
@@ -1062,7 +1183,7 @@ struct TileForVectorsPass
       if (failed(tileOp(rewriter, op, bounds.lookup(op.getOperation()))))
         return signalPassFailure();
     }
-    if (failed(tileUnreadPairBlocks(rewriter)))
+    if (failed(dropPairBlocks(rewriter)))
       return signalPassFailure();
     peelPartialTiles(rewriter, getOperation());
     getOperation().walk(
@@ -1081,11 +1202,12 @@ private:
   /// Weights' blocks read from panels of bf16 pairs (panelBlock).
   PairBlocks pairBlocks;
 
-  /// A block of bf16 pairs that some read still takes whole (not a
-  /// register tile's step: readPairsInPlace) has its transpose tiled to
-  /// vector size, as any op here; blocks read only by steps lose their
-  /// slices and transposes.
-  LogicalResult tileUnreadPairBlocks(IRRewriter &rewriter) {
+  /// Every read of a block of bf16 pairs is a register tile's step
+  /// (readPairsInPlace): the blocks lose their slices and transposes. A
+  /// block some other read would take whole is an error (its transpose,
+  /// vectorized whole, would make one vector of the block: a [512, 64]
+  /// block took a compile 6 GB).
+  LogicalResult dropPairBlocks(IRRewriter &rewriter) {
     std::function<void(Value)> eraseDeadSlices = [&](Value v) {
       for (Operation *user : llvm::make_early_inc_range(v.getUsers())) {
         auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
@@ -1099,32 +1221,15 @@ private:
     for (auto &entry : pairBlocks) {
       Value block = entry.first;
       eraseDeadSlices(block);
+      if (!block.use_empty())
+        return (*block.getUsers().begin())
+            ->emitOpError("reads a block of bf16 pairs other than one or "
+                          "two rows at a time, which register tiling "
+                          "cannot read in place");
       auto collapse = block.getDefiningOp<tensor::CollapseShapeOp>();
-      auto transpose =
-          collapse ? collapse.getSrc().getDefiningOp<linalg::TransposeOp>()
-                   : linalg::TransposeOp();
-      if (!transpose)
-        continue;
-      if (block.use_empty()) {
-        rewriter.eraseOp(collapse);
-        rewriter.eraseOp(transpose);
-        continue;
-      }
-      auto op = cast<linalg::LinalgOp>(transpose.getOperation());
-      TileParams params = tileParamsOf(op, options);
-      SmallVector<int64_t> tiles = vectorTileSizes(
-          op, params.vectorWidth, params.unroll, /*exact=*/false);
-      if (isOneTile(tiles, op.getStaticLoopRanges()))
-        continue;
-      scf::SCFTilingOptions tiling;
-      tiling.setTileSizes(getAsIndexOpFoldResult(&getContext(), tiles));
-      rewriter.setInsertionPoint(transpose);
-      FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-          rewriter, cast<TilingInterface>(transpose.getOperation()), tiling);
-      if (failed(tiled))
-        return transpose->emitOpError(
-            "(a block of bf16 pairs) could not be tiled to vector size");
-      rewriter.replaceOp(transpose, tiled->replacements);
+      Operation *transpose = collapse.getSrc().getDefiningOp();
+      rewriter.eraseOp(collapse);
+      rewriter.eraseOp(transpose);
     }
     pairBlocks.clear();
     return success();
@@ -1364,8 +1469,13 @@ private:
       amxTile = true;
       unroll = 16;
     }
+    // Register tiles that step bf16 pairs with dot products read their
+    // streamed operand as pairs made once per block (pairedCopy), whether
+    // or not the schedule packs it (the attention core's keys and values).
+    bool pairSteps = engine.engine == BF16Engine::Dot && !amxTile &&
+                     allBF16(op) && pairedReductionDim(op).has_value();
     if (std::optional<RegisterTileDims> dims = registerTileDims(op);
-        params.pack && dims) {
+        (params.pack || pairSteps) && dims) {
       // An init the register tiles will take goes along into the panels.
       Operation *init = initOfAccumulators(op);
       if (init && !late.contains(init))
@@ -1374,7 +1484,8 @@ private:
         fused.insert(init);
       FailureOr<linalg::LinalgOp> packed =
           packStreamedOperand(rewriter, op, *dims, vectorWidth, unroll,
-                              kRegisterLoopAttrName, init, pairBlocks);
+                              kRegisterLoopAttrName, init, pairSteps,
+                              pairBlocks);
       if (failed(packed))
         return op->emitOpError("could not pack its streamed operand");
       op = *packed;
@@ -1397,7 +1508,9 @@ private:
       else
         pairedTokens = false;
     }
-    // Nothing to do when the op already is one tile.
+    // Nothing to do when the op already is one tile (but read its pairs).
+    if (!pairBlocks.empty())
+      readPairsInPlace(rewriter, op, pairBlocks);
     if (isOneTile(tiles, ranges))
       return real && !bound.masked ? unbounded(op) : success();
     SmallVector<int64_t> interchange = reductionsInnermost(op);
