@@ -69,6 +69,12 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
+bool mlir::linformer::allBF16(linalg::LinalgOp op) {
+  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
+    return getElementTypeOrSelf(in->get().getType()).isBF16();
+  });
+}
+
 std::optional<unsigned>
 mlir::linformer::pairedReductionDim(linalg::LinalgOp op) {
   std::optional<RegisterTileDims> dims = registerTileDims(op);

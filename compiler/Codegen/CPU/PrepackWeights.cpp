@@ -70,10 +70,7 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
 bool pairedPanels(linalg::LinalgOp op, OpOperand *streamed,
                   const sched::CPUKernelSchedule &s, BF16EngineChoice engine,
                   unsigned rowDims) {
-  if (engine.engine != BF16Engine::Dot ||
-      !llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
-        return getElementTypeOrSelf(in->get().getType()).isBF16();
-      }))
+  if (engine.engine != BF16Engine::Dot || !allBF16(op))
     return false;
   std::optional<unsigned> pair = pairedReductionDim(op);
   AffineMap map = op.getMatchingIndexingMap(streamed);

@@ -147,13 +147,6 @@ static bool isOneTile(ArrayRef<int64_t> tiles, ArrayRef<int64_t> ranges) {
   });
 }
 
-/// Both factors of `op` bf16 (linformer-bf16-products' pairs).
-static bool allBF16(linalg::LinalgOp op) {
-  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
-    return getElementTypeOrSelf(in->get().getType()).isBF16();
-  });
-}
-
 /// A weight's block read from panels of bf16 pairs (panelBlock): `block`
 /// (the `[kc, nr]` operand, `collapse(transpose(pairs))`) is `pairs`, a
 /// slice of the panels of the unpack's rank + 2 (`perm`'s dims, then `nr`,
@@ -351,8 +344,6 @@ static void readPairsInPlace(RewriterBase &rewriter, Operation *op,
         break;
       chain.push_back(s);
       it = pairBlocks.find(s.getSource());
-      if (it != pairBlocks.end())
-        break;
     }
     if (it == pairBlocks.end())
       continue;
