@@ -377,11 +377,26 @@ bool compareWithReference(const CheckedRun &run, const ReferencePadding &pad,
                 "weights or the input hold NaN or Inf?)\n",
                 static_cast<long long>(nonFiniteRef));
   double rel = maxErr / std::max(maxRef, 1e-30);
-  bool ok = nonFinite == 0 && nonFiniteRef == 0 && rel <= tolerance &&
-            nonzeroPadding == 0;
-  std::fprintf(tOut, "check: max abs error %.3e, normwise relative error %.3e "
-              "(tolerance %.1e): %s\n",
-              maxErr, rel, tolerance, ok ? "PASS" : "FAIL");
+  // An f16 output below 2^-14 is subnormal: its rounding there is absolute
+  // (spacing 2^-24), not relative, so a model whose outputs are that small
+  // (an attention-only stack shrinks them layer by layer) cannot meet a
+  // relative bound. The bound is then tolerance * max|ref| plus one
+  // subnormal step: the output's rounding (half a step) and the f32
+  // kernels' own error at that size. A wrong output of that size (zeros,
+  // a lost term) still errs by about max|ref| and fails.
+  double absFloor = run.y.dtype == linformer::DType::F16 ? std::ldexp(1.0, -24)
+                                                      : 0.0;
+  bool ok = nonFinite == 0 && nonFiniteRef == 0 &&
+            maxErr <= tolerance * maxRef + absFloor && nonzeroPadding == 0;
+  if (absFloor > 0 && rel > tolerance)
+    std::fprintf(tOut, "check: max abs error %.3e, normwise relative error "
+                "%.3e (tolerance %.1e, plus %.1e absolute: f16's subnormal "
+                "step): %s\n",
+                maxErr, rel, tolerance, absFloor, ok ? "PASS" : "FAIL");
+  else
+    std::fprintf(tOut, "check: max abs error %.3e, normwise relative error "
+                "%.3e (tolerance %.1e): %s\n",
+                maxErr, rel, tolerance, ok ? "PASS" : "FAIL");
   return ok;
 }
 
