@@ -140,6 +140,40 @@ struct LoadBits : OpRewritePattern<LLVM::BitcastOp> {
   }
 };
 
+/// A bf16 load whose value is only stored (a copy: a tile's rows moved
+/// into a scratch buffer) loads the integers and stores them. LLVM keeps
+/// such a `<9 x bfloat>` load in a register across a loop (GVN's partial
+/// redundancy elimination) and instruction selection cannot legalize the
+/// value then, even with AVX512_BF16 ("Do not know how to soft promote
+/// this operator's operand": a d_model-9 model with bf16 products, found by
+/// the random-model soak).
+struct CopyBits : OpRewritePattern<LLVM::LoadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::LoadOp load,
+                                PatternRewriter &rewriter) const override {
+    if (!getElementTypeOrSelf(load.getType()).isBF16() || load->use_empty() ||
+        !llvm::all_of(load->getUses(), [](OpOperand &use) {
+          auto store = dyn_cast<LLVM::StoreOp>(use.getOwner());
+          return store && use.get() == store.getValue() &&
+                 store.getAddr() != use.get();
+        }))
+      return rewriter.notifyMatchFailure(load, "not a bf16 load only stored");
+    Type bits = rewriter.getI16Type();
+    if (auto vector = dyn_cast<VectorType>(load.getType()))
+      bits = vector.clone(bits);
+    auto words = LLVM::LoadOp::create(
+        rewriter, load.getLoc(), bits, load.getAddr(),
+        load.getAlignment().value_or(0), load.getVolatile_(),
+        load.getNontemporal(), load.getInvariant(), load.getInvariantGroup(),
+        load.getOrdering());
+    // The stores of the bitcast store the words (StoreBits).
+    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(load, load.getType(),
+                                                 words.getResult());
+    return success();
+  }
+};
+
 /// A shuffle of bf16 vectors shuffles their 16-bit words: the same bytes.
 /// LLVM legalizes a `<N x bfloat>` shuffle on a CPU without bf16
 /// conversion by promoting its elements to f32 and truncating back through
@@ -172,7 +206,7 @@ struct StoreBF16BitsPass
           StoreBF16BitsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StoreBits, ExtractBits, LoadBits, ShuffleBits>(
+    patterns.add<StoreBits, ExtractBits, LoadBits, CopyBits, ShuffleBits>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -441,7 +441,10 @@ def LinformerCPUStoreBF16BitsPass
     libgcc. With opaque pointers a store takes any type of the same size,
     so this pass stores the integer bits themselves and extracts elements
     of the integer vector: no bf16 value is left for LLVM to move. Likewise
-    a bf16 load only read as bits loads the integers, and stack buffers and
+    a bf16 load only read as bits loads the integers, a bf16 load only
+    stored (a copy) loads and stores the integers (LLVM's GVN kept a
+    `<9 x bfloat>` copy's load in a register across a loop, which
+    instruction selection cannot legalize even with AVX512_BF16), and stack buffers and
     addresses of bf16 (`llvm.alloca`, `llvm.getelementptr`) count in i16:
     LLVM's SROA types a promoted buffer after its alloca, and a d_model-2
     model's `[4 x bfloat]` scratch tiles became bfloat selects again.

@@ -5,14 +5,20 @@
 // the bits themselves are stored, so no <N x bfloat> value is left for
 // LLVM's InstCombine to move above the rounding's selects (which a CPU
 // without bf16 conversion would then legalize through __truncsfbf2). A
-// bf16 value not made of bits (a load) is stored as it is.
+// bf16 load only stored (a copy) loads and stores the words: LLVM's GVN
+// kept such a <9 x bfloat> load in a register across a loop, which
+// instruction selection could not legalize even with AVX512_BF16. A load
+// also read as a value stays bf16.
 // CHECK-LABEL: llvm.func @bits(
 // CHECK-SAME: %[[BITS:[^:]*]]: vector<3xi16>, %[[P:[^:]*]]: !llvm.ptr, %[[Q:[^:]*]]: !llvm.ptr
 // CHECK: llvm.store %[[BITS]], %[[P]] : vector<3xi16>, !llvm.ptr
 // CHECK: %[[E:.*]] = llvm.extractelement %[[BITS]][%{{.*}} : i64] : vector<3xi16>
 // CHECK: llvm.store %[[E]], %[[Q]] : i16, !llvm.ptr
-// CHECK: %[[L:.*]] = llvm.load %[[Q]] : !llvm.ptr -> vector<3xbf16>
-// CHECK: llvm.store %[[L]], %[[P]] : vector<3xbf16>, !llvm.ptr
+// CHECK: %[[L:.*]] = llvm.load %[[Q]] : !llvm.ptr -> vector<3xi16>
+// CHECK: llvm.store %[[L]], %[[P]] : vector<3xi16>, !llvm.ptr
+// CHECK: %[[V:.*]] = llvm.load %[[Q]] : !llvm.ptr -> vector<3xbf16>
+// CHECK: llvm.store %[[V]], %[[P]] : vector<3xbf16>, !llvm.ptr
+// CHECK: llvm.fpext %[[V]]
 llvm.func @bits(%bits: vector<3xi16>, %p: !llvm.ptr, %q: !llvm.ptr) {
   %b = llvm.bitcast %bits : vector<3xi16> to vector<3xbf16>
   llvm.store %b, %p : vector<3xbf16>, !llvm.ptr
@@ -21,6 +27,10 @@ llvm.func @bits(%bits: vector<3xi16>, %p: !llvm.ptr, %q: !llvm.ptr) {
   llvm.store %e, %q : bf16, !llvm.ptr
   %l = llvm.load %q : !llvm.ptr -> vector<3xbf16>
   llvm.store %l, %p : vector<3xbf16>, !llvm.ptr
+  %v = llvm.load %q : !llvm.ptr -> vector<3xbf16>
+  llvm.store %v, %p : vector<3xbf16>, !llvm.ptr
+  %x = llvm.fpext %v : vector<3xbf16> to vector<3xf32>
+  llvm.store %x, %q : vector<3xf32>, !llvm.ptr
   llvm.return
 }
 
