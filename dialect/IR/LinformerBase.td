@@ -77,6 +77,11 @@ def Linformer_Dialect : Dialect {
     // "amx"; ", emulated" where the target lacks it), as
     // linformer-bf16-products chose it; the schedule records it.
     "::mlir::StringAttr":$bf16_engine,
+    // CPU: the elementwise op (a GELU and the rounding to bf16, fused) that
+    // a bf16 contraction's workgroups compute from its result
+    // (linformer-cpu-tile-and-fuse); register tiling computes it panel by
+    // panel of the contraction's result.
+    "::mlir::UnitAttr":$bf16_epilogue,
     // CUDA: a loop nest mapped onto tensor cores.
     "::mlir::UnitAttr":$tensor_core,
     // CUDA: a loop whose innermost dimension's threads exchange values by

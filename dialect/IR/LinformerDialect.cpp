@@ -85,6 +85,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
     {D::Bf16ScoresAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
     {D::Bf16EngineAttrHelper::getNameStr(), isA<StringAttr>, "a string"},
+    {D::Bf16EpilogueAttrHelper::getNameStr(), isA<UnitAttr>,
+     "a unit attribute"},
     {D::TensorCoreAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::CudaWholeWarpsAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},

@@ -104,6 +104,13 @@ constexpr llvm::StringLiteral kBF16ScoresAttrName =
 constexpr llvm::StringLiteral kBF16EngineAttrName =
     LinformerDialect::Bf16EngineAttrHelper::getNameStr();
 
+/// On the elementwise op (a GELU and the rounding to bf16, fused) that a
+/// bf16 contraction's workgroups compute from its result as an epilogue
+/// (linformer-cpu-tile-and-fuse): register tiling computes it panel by
+/// panel of the contraction's result, while the panel is in L1.
+constexpr llvm::StringLiteral kBF16EpilogueAttrName =
+    LinformerDialect::Bf16EpilogueAttrHelper::getNameStr();
+
 /// CUDA: on a linalg op whose result holds tokens, `array<i64: batch
 /// loop, token loop>`, when the function has a lengths argument.
 constexpr llvm::StringLiteral kTokenLoopsAttrName =

@@ -247,6 +247,17 @@ def LinformerCPUTileAndFusePass
     marked `linformer.unread_padding`), whose tokens are its columns, when
     every reader of it stops at the lengths (`linformer.token_bound`, one
     sequence a workgroup).
+
+    A bf16 epilogue goes the other way: a root with bf16 products
+    (`linformer.bf16_engine`) whose result only feeds elementwise ops ending
+    in a rounding to bf16 that only other roots read (the FFN's first GEMM,
+    its GELU, the rounding the second GEMM multiplies; `E X` and its
+    rounding for the K and V projections) gets them, fused into one op
+    (upstream elementwise fusion) marked `linformer.bf16_epilogue`, into
+    its own workgroups as a consumer (upstream `tileAndFuseConsumer`): the
+    kernel writes the bf16 values its readers multiply, rounded once, half
+    the bytes of the f32 result, and its readers no longer compute them
+    per tile from the f32 result.
   }];
   let options = [
     Option<"rowTile", "row-tile", "int64_t",
@@ -304,6 +315,17 @@ def LinformerCPUTileForVectorsPass
     each) at ceil(length / per_step) steps, where the loop may also be a
     parallel one (the rows of the core's scores). A bound that no loop of
     the tiled op can take is an error.
+
+    A contraction's bf16 epilogue (`linformer.bf16_epilogue`, from
+    linformer-cpu-tile-and-fuse) is fused as a consumer (upstream
+    `tileAndFuseConsumer`) into the outermost loop of the contraction's
+    register tiling when that loop steps over panels of its result (the
+    packed weight's), not over reduction blocks: each panel's part is
+    computed right after the panel's register tiles, while their f32
+    accumulators are in L1, then tiled as any elementwise op. The panel's
+    accumulators get a panel-sized tensor of their own (their init, a fill
+    or a bias broadcast, computed per panel), not a slice of the whole f32
+    result, which is no longer made.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t",

@@ -12,7 +12,10 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "dialect/IR/LinformerOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Linalg/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/IR/PatternMatch.h"
@@ -122,6 +125,61 @@ std::optional<TokenDims> unreadPaddingDims(Operation *root) {
                    static_cast<unsigned>(unread[1])};
 }
 
+/// Whether `op` is an elementwise linalg op of one result whose maps are
+/// all identities (the GELU after the FFN's first GEMM, a rounding).
+bool isIdentityElementwise(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::GenericOp>(op);
+  return linalgOp && linalgOp->getNumResults() == 1 &&
+         !linalgOp->hasAttr(kRootAttrName) && linalg::isElementwise(linalgOp) &&
+         llvm::all_of(linalgOp.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); });
+}
+
+/// Whether `op` only rounds its one f32 input to bf16.
+bool isRoundingToBF16(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      !getElementTypeOrSelf(generic->getResult(0).getType()).isBF16())
+    return false;
+  Block &body = generic.getRegion().front();
+  auto trunc = dyn_cast<arith::TruncFOp>(&body.front());
+  return trunc && trunc->getNextNode() == body.getTerminator() &&
+         trunc.getIn() == body.getArgument(0) &&
+         body.getTerminator()->getOperand(0) == trunc.getResult();
+}
+
+/// A bf16 epilogue of `root`: the elementwise ops from its result to a
+/// rounding to bf16 that only other kernels read (with bf16 products, the
+/// FFN's first GEMM -> GELU -> bf16, read by the second GEMM), each the
+/// only reader of the one before. Fused into the root's workgroups as
+/// consumers, the kernel writes the bf16 values its reader multiplies (half
+/// the bytes of the f32 result, rounded once) instead of the reader
+/// computing the GELU and the rounding of its tile from f32 it reads back.
+/// Empty where there is none.
+SmallVector<Operation *> bf16Epilogue(TilingInterface root) {
+  SmallVector<Operation *> chain;
+  if (root->getNumResults() != 1 || !root->hasAttr(kBF16EngineAttrName) ||
+      !isa<linalg::LinalgOp>(root.getOperation()))
+    return {};
+  Value v = root->getResult(0);
+  while (v.hasOneUse()) {
+    Operation *user = *v.getUsers().begin();
+    if (!isIdentityElementwise(user) || user->getOperand(0) != v ||
+        !llvm::is_contained(cast<linalg::GenericOp>(user).getDpsInputs(), v))
+      return {};
+    chain.push_back(user);
+    if (isRoundingToBF16(user))
+      return llvm::all_of(user->getUsers(),
+                          [](Operation *reader) {
+                            return reader->hasAttr(kRootAttrName);
+                          })
+                 ? chain
+                 : SmallVector<Operation *>{};
+    v = user->getResult(0);
+  }
+  return {};
+}
+
 struct TileAndFusePass
     : mlir::linformer::impl::LinformerCPUTileAndFusePassBase<TileAndFusePass> {
   using Base::Base;
@@ -144,6 +202,40 @@ struct TileAndFusePass
         if (root->getNumResults() == 1 && markedLengthsArgument(root))
           rootTokens[root] = tokens.of(root->getResult(0));
     }
+    // bf16 epilogues, fused into their root's workgroups as consumers,
+    // not into their readers' as producers.
+    DenseMap<Operation *, SmallVector<Operation *>> epilogues;
+    DenseSet<Operation *> inEpilogue;
+    if (!whole)
+      for (TilingInterface root : roots) {
+        SmallVector<Operation *> chain = bf16Epilogue(root);
+        if (chain.empty())
+          continue;
+        // One elementwise op (upstream's elementwise fusion): the kernel
+        // then keeps one f32 tile, not one per step of the chain.
+        Operation *fused = chain.front();
+        for (Operation *next : llvm::drop_begin(chain)) {
+          rewriter.setInsertionPoint(next);
+          FailureOr<linalg::ElementwiseOpFusionResult> f =
+              linalg::fuseElementwiseOps(rewriter, &next->getOpOperand(0));
+          if (failed(f)) {
+            fused = nullptr;
+            break;
+          }
+          for (auto [from, to] : f->replacements)
+            rewriter.replaceAllUsesExcept(from, to, f->fusedOp);
+          if (fused->use_empty())
+            rewriter.eraseOp(fused);
+          if (next->use_empty())
+            rewriter.eraseOp(next);
+          fused = f->fusedOp;
+        }
+        if (!fused)
+          continue;
+        fused->setAttr(kBF16EpilogueAttrName, rewriter.getUnitAttr());
+        inEpilogue.insert(fused);
+        epilogues[root] = {fused};
+      }
     // Consumers first: a root's producers are then still whole when fused.
     for (TilingInterface root : llvm::reverse(roots)) {
       // Workgroup counts and tile sizes are compile-time numbers: a dynamic
@@ -226,9 +318,10 @@ struct TileAndFusePass
       options.setTilingOptions(tiling);
       // Fuse everything that is not itself the root of another kernel.
       options.setFusionControlFn(
-          [](tensor::ExtractSliceOp, OpResult producer,
-             bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-            if (producer.getOwner()->hasAttr(kRootAttrName))
+          [&](tensor::ExtractSliceOp, OpResult producer,
+              bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
+            if (producer.getOwner()->hasAttr(kRootAttrName) ||
+                inEpilogue.contains(producer.getOwner()))
               return std::nullopt;
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           });
@@ -243,6 +336,29 @@ struct TileAndFusePass
       for (OpResult res : root->getResults())
         rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
       rewriter.eraseOp(root);
+      // Its bf16 epilogue, in order, each into the same workgroups.
+      SmallVector<LoopLikeOpInterface> loops = result->loops;
+      for (Operation *consumer : epilogues.lookup(root)) {
+        // The loop that yields its operand (fusing the one before replaced
+        // the loop with one of more results).
+        auto loop = consumer->getOperand(0).getDefiningOp<scf::ForallOp>();
+        if (loop) {
+          loops.assign({cast<LoopLikeOpInterface>(loop.getOperation())});
+          // Its destination (an empty tensor made after the loop) must
+          // exist before it.
+          for (Value operand : consumer->getOperands())
+            if (auto empty = operand.getDefiningOp<tensor::EmptyOp>();
+                empty && loop->isBeforeInBlock(empty) &&
+                empty->getNumOperands() == 0)
+              rewriter.moveOpBefore(empty, loop);
+        }
+        if (!loop ||
+            failed(scf::tileAndFuseConsumer(rewriter, consumer, loops))) {
+          consumer->emitOpError("could not be fused into its producer's "
+                                "workgroups");
+          return signalPassFailure();
+        }
+      }
       // The tiled root keeps the mark so that later stages find kernels.
       Operation *tiledRoot = result->tiledAndFusedOps.front();
       tiledRoot->removeAttr(kRootAttrName);
@@ -252,7 +368,7 @@ struct TileAndFusePass
       // The workgroup loop is the kernel from now on: it carries the
       // schedule (read by the register tiling) and the kernel's facts
       // (copied into the dispatch plan when the loop is outlined).
-      Operation *loop = result->loops.front();
+      Operation *loop = loops.front();
       loop->setAttr(kRootAttrName, rewriter.getUnitAttr());
       if (schedule)
         loop->setAttr(kScheduleAttrName, schedule);

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -1171,7 +1172,11 @@ struct TileForVectorsPass
     for (linalg::LinalgOp op : ops) {
       if (fused.contains(op.getOperation()))
         continue;
+      Operation *epilogue = epilogueOf(op);
       if (failed(tileOp(rewriter, op, bounds.lookup(op.getOperation()))))
+        return signalPassFailure();
+      if (epilogue &&
+          failed(fuseEpilogue(rewriter, epilogue, bounds.lookup(epilogue))))
         return signalPassFailure();
     }
     if (failed(dropPairBlocks(rewriter)))
@@ -1224,6 +1229,172 @@ private:
     }
     pairBlocks.clear();
     return success();
+  }
+
+  /// The bf16 epilogue (linformer-cpu-tile-and-fuse's) that alone reads
+  /// contraction `op`'s result, if any.
+  static Operation *epilogueOf(linalg::LinalgOp op) {
+    if (op->getNumResults() != 1 || !registerTileDims(op) ||
+        !op->getResult(0).hasOneUse())
+      return nullptr;
+    Operation *user = *op->getResult(0).getUsers().begin();
+    return user->hasAttr(kBF16EpilogueAttrName) &&
+                   user->getOperand(0) == op->getResult(0)
+               ? user
+               : nullptr;
+  }
+
+  /// `epilogue` computed in the outermost loop of its contraction's
+  /// register tiling (its panels of columns), each panel's part as soon
+  /// as the panel's accumulators are written, while they are in L1: not
+  /// from the whole f32 result of the workgroup read back after it (an FFN
+  /// workgroup's 128 x 2048 floats, 1 MiB, the size of L2). Upstream's
+  /// consumer fusion; the fused part is then register-tiled as any
+  /// elementwise op. Where it does not fuse, it is tiled on its own.
+  LogicalResult fuseEpilogue(IRRewriter &rewriter, Operation *epilogue,
+                             const Bound &bound) {
+    auto loop = epilogue->getOperand(0).getDefiningOp<scf::ForOp>();
+    if (!loop)
+      return success();
+    // Only into a loop over panels of the result (its slices move with
+    // the loop): a loop over reduction blocks carries partial sums.
+    unsigned resultIndex =
+        cast<OpResult>(epilogue->getOperand(0)).getResultNumber();
+    Value iv = loop.getInductionVar();
+    bool panelLoop = llvm::any_of(
+        loop.getRegionIterArgs()[resultIndex].getUsers(), [&](Operation *u) {
+          auto slice = dyn_cast<tensor::ExtractSliceOp>(u);
+          return slice && llvm::is_contained(slice.getOffsets(), iv);
+        });
+    if (!panelLoop)
+      return success();
+    // Whole panels of static shapes only (a partial last panel is peeled
+    // later, with dynamic sizes), and every other operand of the epilogue
+    // (its destination) made before the loop.
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0 || (*ub - *lb) % *step != 0 ||
+        !llvm::all_of(epilogue->getOperandTypes(),
+                      [](Type t) {
+                        auto shaped = dyn_cast<ShapedType>(t);
+                        return !shaped || shaped.hasStaticShape();
+                      }))
+      return success();
+    for (Value operand : llvm::drop_begin(epilogue->getOperands())) {
+      // An empty destination made after the loop is made before it.
+      if (auto empty = operand.getDefiningOp<tensor::EmptyOp>();
+          empty && empty->getNumOperands() == 0 &&
+          empty->getBlock() == loop->getBlock() && loop->isBeforeInBlock(empty))
+        rewriter.moveOpBefore(empty, loop);
+      Operation *def = operand.getDefiningOp();
+      Region *region = def ? def->getParentRegion()
+                           : cast<BlockArgument>(operand).getOwner()->getParent();
+      if (!region->isAncestor(loop->getParentRegion()) ||
+          (def && def->getBlock() == loop->getBlock() &&
+           !def->isBeforeInBlock(loop)))
+        return success();
+    }
+    SmallVector<LoopLikeOpInterface> loops{loop};
+    // Skipped by the walk from here on: fused, it is erased.
+    fused.insert(epilogue);
+    FailureOr<scf::SCFFuseConsumerOfSliceResult> result =
+        scf::tileAndFuseConsumer(rewriter, epilogue, loops);
+    if (failed(result) || result->tiledOps.size() != 1) {
+      fused.erase(epilogue);
+      return success();
+    }
+    Operation *tiled = result->tiledOps.front();
+    // The loop's new result replaced the whole epilogue's.
+    if (epilogue->use_empty())
+      rewriter.eraseOp(epilogue);
+    // The f32 result no one reads any more: each panel's accumulators go
+    // to a panel-sized buffer of their own, not to a slice of the
+    // workgroup's (whose rows, 8 KiB apart in an FFN's, fall in the same
+    // sets of L1), and the loop stops carrying it.
+    if (auto panels = tiled->getParentOfType<scf::ForOp>();
+        panels && panels->isAncestor(tiled) &&
+        panels.getNumResults() >= 1 && panels.getResult(0).use_empty()) {
+      BlockArgument carried = panels.getRegionIterArgs()[0];
+      // Every read of the carried tensor must be the same panel's slice
+      // (a reduction block's accumulators, the next block's): they all
+      // become one panel buffer.
+      SmallVector<tensor::ExtractSliceOp> slices;
+      bool onePanel = llvm::all_of(carried.getUsers(), [&](Operation *user) {
+        if (isa<tensor::InsertSliceOp>(user))
+          return true;
+        auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+        if (!slice || !slice.getType().hasStaticShape() ||
+            (!slices.empty() &&
+             !slices.front().isSameAs(slice, [](OpFoldResult a,
+                                                OpFoldResult b) {
+               return isEqualConstantIntOrValue(a, b);
+             })))
+          return false;
+        slices.push_back(slice);
+        return true;
+      });
+      // What the panel starts from: nothing (an empty tensor), or the
+      // panel's part of the accumulators' init (a bias broadcast or a
+      // fill, not yet tiled), computed in the loop instead of whole before
+      // it.
+      Value init = panels.getInitArgs()[0];
+      auto initOp = init.getDefiningOp<linalg::LinalgOp>();
+      Value whole = init;
+      while (auto slice = whole.getDefiningOp<tensor::ExtractSliceOp>())
+        whole = slice.getSource();
+      bool fromEmpty = whole.getDefiningOp<tensor::EmptyOp>() != nullptr;
+      bool fromInit = initOp && init.hasOneUse() &&
+                      late.contains(initOp.getOperation()) &&
+                      !fused.contains(initOp.getOperation());
+      if (onePanel && !slices.empty() && (fromEmpty || fromInit)) {
+        tensor::ExtractSliceOp first = slices.front();
+        rewriter.setInsertionPoint(first);
+        Value panel;
+        Operation *panelInit = nullptr;
+        if (fromEmpty) {
+          panel = tensor::EmptyOp::create(rewriter, first.getLoc(),
+                                          first.getType().getShape(),
+                                          first.getType().getElementType());
+        } else {
+          auto slice = tensor::ExtractSliceOp::create(
+              rewriter, first.getLoc(), first.getType(), init,
+              first.getMixedOffsets(), first.getMixedSizes(),
+              first.getMixedStrides());
+          FailureOr<TilingResult> tiledInit =
+              tensor::replaceExtractSliceWithTiledProducer(
+                  rewriter, slice, cast<OpResult>(init));
+          if (failed(tiledInit) || tiledInit->tiledOps.size() != 1)
+            return panels->emitOpError(
+                "could not compute its contraction's init by panels");
+          panel = tiledInit->tiledValues.front();
+          panelInit = tiledInit->tiledOps.front();
+          rewriter.eraseOp(slice);
+        }
+        for (tensor::ExtractSliceOp slice : slices)
+          rewriter.replaceOp(slice, panel);
+        auto yield = cast<scf::YieldOp>(panels.getBody()->getTerminator());
+        rewriter.modifyOpInPlace(yield,
+                                 [&] { yield->setOperand(0, carried); });
+        if (fromInit) {
+          // The whole init is read by no one now: not tiled on its own.
+          rewriter.setInsertionPoint(panels);
+          Value empty = tensor::EmptyOp::create(
+              rewriter, panels.getLoc(),
+              cast<RankedTensorType>(init.getType()).getShape(),
+              getElementTypeOrSelf(init.getType()));
+          rewriter.modifyOpInPlace(panels, [&] {
+            panels.getInitArgsMutable()[0].assign(empty);
+          });
+          fused.insert(initOp.getOperation());
+          rewriter.eraseOp(initOp);
+          if (failed(tileOp(rewriter, cast<linalg::LinalgOp>(panelInit),
+                            Bound{})))
+            return failure();
+        }
+      }
+    }
+    return tileOp(rewriter, cast<linalg::LinalgOp>(tiled), bound);
   }
 
   /// Aggregates (softmax) become plain linalg ops inside their tile.

@@ -1,0 +1,133 @@
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-and-fuse --canonicalize --cse | FileCheck %s
+
+// With bf16 products, the FFN's first GEMM -> GELU -> rounding to bf16,
+// read by the second GEMM: the elementwise ops are fused into one (upstream
+// elementwise fusion) and into the first GEMM's workgroups as a consumer
+// (upstream consumer fusion), marked linformer.bf16_epilogue. The first
+// kernel then writes the bf16 values the second multiplies (half the bytes
+// of the f32 result, rounded once); the second reads them, no GELU in it.
+// The f32 result is a workgroup's tile, no longer a kernel output.
+// CHECK-LABEL: func.func @ffn(
+// CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<64x16xbf16>, %[[W1:[a-z0-9]+]]: tensor<16x32xbf16>, %[[W2:[a-z0-9]+]]: tensor<32x16xbf16>)
+// CHECK: %[[BF:.*]] = tensor.empty() : tensor<64x32xbf16>
+// CHECK: %[[H:.*]] = scf.forall (%[[I:.*]]) = (0) to (64) step (16) shared_outs(%[[OUT:.*]] = %[[BF]]) -> (tensor<64x32xbf16>) {
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[W1]] : tensor<16x16xbf16>, tensor<16x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: %[[OS:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [16, 32] [1, 1]
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[T]] : tensor<16x32xf32>) outs(%[[OS]] : tensor<16x32xbf16>) attrs = {linformer.bf16_epilogue} {
+// CHECK: math.erf
+// CHECK: arith.mulf
+// CHECK: arith.truncf
+// CHECK: tensor.parallel_insert_slice %[[G]] into %[[OUT]][%[[I]], 0] [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>]}
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[H]]
+// CHECK-NOT: math.erf
+// CHECK: ins(%{{.*}}, %[[W2]] : tensor<16x32xbf16>, tensor<32x16xbf16>)
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @ffn(%x: tensor<64x16xbf16>, %w1: tensor<16x32xbf16>, %w2: tensor<32x16xbf16>) -> tensor<64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %half = arith.constant 0.5 : f32
+  %e = tensor.empty() : tensor<64x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %h = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : tensor<64x16xbf16>, tensor<16x32xbf16>) outs(%f : tensor<64x32xf32>)
+      attrs = {linformer.root, linformer.bf16_engine = "dot", linformer.tile_sizes = array<i64: 16, 0, 0>} {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  %ge = tensor.empty() : tensor<64x32xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<64x32xf32>) outs(%ge : tensor<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.erf %in : f32
+    %u = arith.mulf %t, %half : f32
+    linalg.yield %u : f32
+  } -> tensor<64x32xf32>
+  %re = tensor.empty() : tensor<64x32xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<64x32xf32>) outs(%re : tensor<64x32xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x32xbf16>
+  %e2 = tensor.empty() : tensor<64x16xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<64x16xf32>) -> tensor<64x16xf32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%r, %w2 : tensor<64x32xbf16>, tensor<32x16xbf16>) outs(%f2 : tensor<64x16xf32>)
+      attrs = {linformer.root, linformer.bf16_engine = "dot", linformer.tile_sizes = array<i64: 16, 0, 0>} {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x16xf32>
+  return %y : tensor<64x16xf32>
+}
+
+// -----
+
+// The rounded values are also read by an op that is not a kernel root (the
+// residual's add, say): they stay a producer fused into each reader.
+// CHECK-LABEL: func.func @other_reader(
+// CHECK: scf.forall
+// CHECK-NOT: linformer.bf16_epilogue
+// CHECK: -> (tensor<64x32xf32>)
+// CHECK: scf.forall
+// CHECK: math.erf
+// CHECK: arith.truncf
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @other_reader(%x: tensor<64x16xbf16>, %w1: tensor<16x32xbf16>, %w2: tensor<32x16xbf16>) -> (tensor<64x16xf32>, tensor<64x32xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %h = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x, %w1 : tensor<64x16xbf16>, tensor<16x32xbf16>) outs(%f : tensor<64x32xf32>)
+      attrs = {linformer.root, linformer.bf16_engine = "dot", linformer.tile_sizes = array<i64: 16, 0, 0>} {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  %ge = tensor.empty() : tensor<64x32xf32>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%h : tensor<64x32xf32>) outs(%ge : tensor<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.erf %in : f32
+    linalg.yield %t : f32
+  } -> tensor<64x32xf32>
+  %re = tensor.empty() : tensor<64x32xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%g : tensor<64x32xf32>) outs(%re : tensor<64x32xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x32xbf16>
+  %e2 = tensor.empty() : tensor<64x16xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<64x16xf32>) -> tensor<64x16xf32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%r, %w2 : tensor<64x32xbf16>, tensor<32x16xbf16>) outs(%f2 : tensor<64x16xf32>)
+      attrs = {linformer.root, linformer.bf16_engine = "dot", linformer.tile_sizes = array<i64: 16, 0, 0>} {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x16xf32>
+  return %y, %r : tensor<64x16xf32>, tensor<64x32xbf16>
+}
