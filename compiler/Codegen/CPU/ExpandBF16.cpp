@@ -201,12 +201,42 @@ struct ShuffleBits : OpRewritePattern<LLVM::ShuffleVectorOp> {
   }
 };
 
+/// Inserting `bitcast %word` into a bf16 vector inserts `%word` into the
+/// vector's words: the same bytes. LLVM legalizes a `<N x bfloat>`
+/// insertelement on a CPU without bf16 conversion by promoting the vector
+/// to f32 and truncating it back through __truncsfbf2 (a d_model-4 model's
+/// weight, rounded and split per head in a 1 x 2 tile, compiled for
+/// haswell with bf16 products: found by the random-model soak).
+struct InsertBits : OpRewritePattern<LLVM::InsertElementOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::InsertElementOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(op.getType());
+    Value word = bitsOfBF16(op.getValue());
+    if (!type || !type.getElementType().isBF16() || !word)
+      return rewriter.notifyMatchFailure(op, "not a bf16 made of bits");
+    Location loc = op.getLoc();
+    VectorType words = type.clone(rewriter.getI16Type());
+    Value into;
+    if (op.getVector().getDefiningOp<LLVM::PoisonOp>())
+      into = LLVM::PoisonOp::create(rewriter, loc, words);
+    else
+      into = LLVM::BitcastOp::create(rewriter, loc, words, op.getVector());
+    Value inserted = LLVM::InsertElementOp::create(rewriter, loc, into, word,
+                                                   op.getPosition());
+    rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(op, type, inserted);
+    return success();
+  }
+};
+
 struct StoreBF16BitsPass
     : mlir::linformer::impl::LinformerCPUStoreBF16BitsPassBase<
           StoreBF16BitsPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<StoreBits, ExtractBits, LoadBits, CopyBits, ShuffleBits>(
+    patterns.add<StoreBits, ExtractBits, LoadBits, CopyBits, ShuffleBits,
+                 InsertBits>(
         &getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -466,7 +466,10 @@ def LinformerCPUStoreBF16BitsPass
     a bf16 load only read as bits loads the integers, a bf16 load only
     stored (a copy) loads and stores the integers (LLVM's GVN kept a
     `<9 x bfloat>` copy's load in a register across a loop, which
-    instruction selection cannot legalize even with AVX512_BF16), and stack buffers and
+    instruction selection cannot legalize even with AVX512_BF16), shuffles
+    and element insertions of bf16 move 16-bit words (a d_model-4 model's
+    `<2 x bfloat>` tile built element by element, for haswell, went through
+    `__truncsfbf2`), and stack buffers and
     addresses of bf16 (`llvm.alloca`, `llvm.getelementptr`) count in i16:
     LLVM's SROA types a promoted buffer after its alloca, and a d_model-2
     model's `[4 x bfloat]` scratch tiles became bfloat selects again.

@@ -75,3 +75,36 @@ llvm.func @shuffle(%p: !llvm.ptr, %q: !llvm.ptr) {
   llvm.store %s, %p : vector<4xbf16>, !llvm.ptr
   llvm.return
 }
+
+// Rounded words inserted one by one into a bf16 vector (a 1 x 2 tile of a
+// weight rounded and split per head, transposed) are inserted into the
+// vector's words, poison included, and the words are stored: LLVM would
+// legalize the <2 x bfloat> insertelements through __truncsfbf2 on a CPU
+// without bf16 conversion (a d_model-4 model for haswell with bf16
+// products did not link). An insertion into a loaded vector inserts into
+// the loaded words.
+// CHECK-LABEL: llvm.func @inserts(
+// CHECK-SAME: %[[W0:[^:]*]]: i16, %[[W1:[^:]*]]: i16, %[[P:[^:]*]]: !llvm.ptr
+// CHECK: %[[U:.*]] = llvm.mlir.poison : vector<2xi16>
+// CHECK: %[[A:.*]] = llvm.insertelement %[[W0]], %[[U]][%{{.*}} : i64] : vector<2xi16>
+// CHECK: %[[B:.*]] = llvm.insertelement %[[W1]], %[[A]][%{{.*}} : i64] : vector<2xi16>
+// CHECK: llvm.store %[[B]], %[[P]] : vector<2xi16>, !llvm.ptr
+// CHECK: %[[L:.*]] = llvm.load %[[P]] : !llvm.ptr -> vector<2xi16>
+// CHECK: %[[C:.*]] = llvm.insertelement %[[W0]], %[[L]][%{{.*}} : i64] : vector<2xi16>
+// CHECK: %[[CB:.*]] = llvm.bitcast %[[C]] : vector<2xi16> to vector<2xbf16>
+// CHECK: llvm.fpext %[[CB]]
+llvm.func @inserts(%w0: i16, %w1: i16, %p: !llvm.ptr) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %u = llvm.mlir.poison : vector<2xbf16>
+  %b0 = llvm.bitcast %w0 : i16 to bf16
+  %b1 = llvm.bitcast %w1 : i16 to bf16
+  %a = llvm.insertelement %b0, %u[%c0 : i64] : vector<2xbf16>
+  %b = llvm.insertelement %b1, %a[%c1 : i64] : vector<2xbf16>
+  llvm.store %b, %p : vector<2xbf16>, !llvm.ptr
+  %l = llvm.load %p : !llvm.ptr -> vector<2xbf16>
+  %c = llvm.insertelement %b0, %l[%c0 : i64] : vector<2xbf16>
+  %x = llvm.fpext %c : vector<2xbf16> to vector<2xf32>
+  llvm.store %x, %p : vector<2xf32>, !llvm.ptr
+  llvm.return
+}
