@@ -46,6 +46,16 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
   return SmallVector<int64_t>(tiles.begin(), tiles.end());
 }
 
+void mlir::linformer::moveEmptyDestinationsBefore(RewriterBase &rewriter,
+                                                  Operation *consumer,
+                                                  Operation *loop) {
+  for (Value operand : consumer->getOperands())
+    if (auto empty = operand.getDefiningOp<tensor::EmptyOp>();
+        empty && empty->getNumOperands() == 0 &&
+        empty->getBlock() == loop->getBlock() && loop->isBeforeInBlock(empty))
+      rewriter.moveOpBefore(empty, loop);
+}
+
 namespace {
 /// For a (single-result) root whose result holds tokens: its (batch, token)
 /// loops as
@@ -202,10 +212,10 @@ struct TileAndFusePass
         if (root->getNumResults() == 1 && markedLengthsArgument(root))
           rootTokens[root] = tokens.of(root->getResult(0));
     }
-    // bf16 epilogues, fused into their root's workgroups as consumers,
-    // not into their readers' as producers.
-    DenseMap<Operation *, SmallVector<Operation *>> epilogues;
-    DenseSet<Operation *> inEpilogue;
+    // bf16 epilogues (one op per root), fused into their root's
+    // workgroups as consumers, not into their readers' as producers: their
+    // mark (kBF16EpilogueAttrName) keeps them out of producer fusion.
+    DenseMap<Operation *, Operation *> epilogues;
     if (!whole)
       for (TilingInterface root : roots) {
         SmallVector<Operation *> chain = bf16Epilogue(root);
@@ -233,8 +243,7 @@ struct TileAndFusePass
         if (!fused)
           continue;
         fused->setAttr(kBF16EpilogueAttrName, rewriter.getUnitAttr());
-        inEpilogue.insert(fused);
-        epilogues[root] = {fused};
+        epilogues[root] = fused;
       }
     // Consumers first: a root's producers are then still whole when fused.
     for (TilingInterface root : llvm::reverse(roots)) {
@@ -321,7 +330,7 @@ struct TileAndFusePass
           [&](tensor::ExtractSliceOp, OpResult producer,
               bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
             if (producer.getOwner()->hasAttr(kRootAttrName) ||
-                inEpilogue.contains(producer.getOwner()))
+                producer.getOwner()->hasAttr(kBF16EpilogueAttrName))
               return std::nullopt;
             return scf::SCFTileAndFuseOptions::ControlFnResult{};
           });
@@ -336,25 +345,17 @@ struct TileAndFusePass
       for (OpResult res : root->getResults())
         rewriter.replaceAllUsesWith(res, result->replacements.lookup(res));
       rewriter.eraseOp(root);
-      // Its bf16 epilogue, in order, each into the same workgroups.
+      // Its bf16 epilogue, into the same workgroups.
       SmallVector<LoopLikeOpInterface> loops = result->loops;
-      for (Operation *consumer : epilogues.lookup(root)) {
-        // The loop that yields its operand (fusing the one before replaced
-        // the loop with one of more results).
-        auto loop = consumer->getOperand(0).getDefiningOp<scf::ForallOp>();
+      if (Operation *epilogue = epilogues.lookup(root)) {
+        auto loop = epilogue->getOperand(0).getDefiningOp<scf::ForallOp>();
         if (loop) {
           loops.assign({cast<LoopLikeOpInterface>(loop.getOperation())});
-          // Its destination (an empty tensor made after the loop) must
-          // exist before it.
-          for (Value operand : consumer->getOperands())
-            if (auto empty = operand.getDefiningOp<tensor::EmptyOp>();
-                empty && loop->isBeforeInBlock(empty) &&
-                empty->getNumOperands() == 0)
-              rewriter.moveOpBefore(empty, loop);
+          moveEmptyDestinationsBefore(rewriter, epilogue, loop);
         }
         if (!loop ||
-            failed(scf::tileAndFuseConsumer(rewriter, consumer, loops))) {
-          consumer->emitOpError("could not be fused into its producer's "
+            failed(scf::tileAndFuseConsumer(rewriter, epilogue, loops))) {
+          epilogue->emitOpError("could not be fused into its producer's "
                                 "workgroups");
           return signalPassFailure();
         }

@@ -1244,6 +1244,47 @@ private:
                : nullptr;
   }
 
+  /// Whether `epilogue` can be fused into `loop`, the outermost loop of its
+  /// contraction's register tiling: a loop over panels of the result (its
+  /// slices move with the loop; a loop over reduction blocks carries
+  /// partial sums), whole panels of static shapes (a partial last panel is
+  /// peeled later, with dynamic sizes), and every other operand of the
+  /// epilogue (its destination) made before the loop. Moves an empty
+  /// destination made after the loop before it.
+  static bool epilogueFusesInto(RewriterBase &rewriter, Operation *epilogue,
+                                scf::ForOp loop) {
+    unsigned resultIndex =
+        cast<OpResult>(epilogue->getOperand(0)).getResultNumber();
+    Value iv = loop.getInductionVar();
+    bool panelLoop = llvm::any_of(
+        loop.getRegionIterArgs()[resultIndex].getUsers(), [&](Operation *u) {
+          auto slice = dyn_cast<tensor::ExtractSliceOp>(u);
+          return slice && llvm::is_contained(slice.getOffsets(), iv);
+        });
+    if (!panelLoop)
+      return false;
+    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+    if (!lb || !ub || !step || *step <= 0 || (*ub - *lb) % *step != 0 ||
+        !llvm::all_of(epilogue->getOperandTypes(), [](Type t) {
+          auto shaped = dyn_cast<ShapedType>(t);
+          return !shaped || shaped.hasStaticShape();
+        }))
+      return false;
+    moveEmptyDestinationsBefore(rewriter, epilogue, loop);
+    return llvm::all_of(
+        llvm::drop_begin(epilogue->getOperands()), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          Region *region =
+              def ? def->getParentRegion()
+                  : cast<BlockArgument>(operand).getOwner()->getParent();
+          return region->isAncestor(loop->getParentRegion()) &&
+                 !(def && def->getBlock() == loop->getBlock() &&
+                   !def->isBeforeInBlock(loop));
+        });
+  }
+
   /// `epilogue` computed in the outermost loop of its contraction's
   /// register tiling (its panels of columns), each panel's part as soon
   /// as the panel's accumulators are written, while they are in L1: not
@@ -1254,47 +1295,8 @@ private:
   LogicalResult fuseEpilogue(IRRewriter &rewriter, Operation *epilogue,
                              const Bound &bound) {
     auto loop = epilogue->getOperand(0).getDefiningOp<scf::ForOp>();
-    if (!loop)
+    if (!loop || !epilogueFusesInto(rewriter, epilogue, loop))
       return success();
-    // Only into a loop over panels of the result (its slices move with
-    // the loop): a loop over reduction blocks carries partial sums.
-    unsigned resultIndex =
-        cast<OpResult>(epilogue->getOperand(0)).getResultNumber();
-    Value iv = loop.getInductionVar();
-    bool panelLoop = llvm::any_of(
-        loop.getRegionIterArgs()[resultIndex].getUsers(), [&](Operation *u) {
-          auto slice = dyn_cast<tensor::ExtractSliceOp>(u);
-          return slice && llvm::is_contained(slice.getOffsets(), iv);
-        });
-    if (!panelLoop)
-      return success();
-    // Whole panels of static shapes only (a partial last panel is peeled
-    // later, with dynamic sizes), and every other operand of the epilogue
-    // (its destination) made before the loop.
-    std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-    std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-    std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-    if (!lb || !ub || !step || *step <= 0 || (*ub - *lb) % *step != 0 ||
-        !llvm::all_of(epilogue->getOperandTypes(),
-                      [](Type t) {
-                        auto shaped = dyn_cast<ShapedType>(t);
-                        return !shaped || shaped.hasStaticShape();
-                      }))
-      return success();
-    for (Value operand : llvm::drop_begin(epilogue->getOperands())) {
-      // An empty destination made after the loop is made before it.
-      if (auto empty = operand.getDefiningOp<tensor::EmptyOp>();
-          empty && empty->getNumOperands() == 0 &&
-          empty->getBlock() == loop->getBlock() && loop->isBeforeInBlock(empty))
-        rewriter.moveOpBefore(empty, loop);
-      Operation *def = operand.getDefiningOp();
-      Region *region = def ? def->getParentRegion()
-                           : cast<BlockArgument>(operand).getOwner()->getParent();
-      if (!region->isAncestor(loop->getParentRegion()) ||
-          (def && def->getBlock() == loop->getBlock() &&
-           !def->isBeforeInBlock(loop)))
-        return success();
-    }
     SmallVector<LoopLikeOpInterface> loops{loop};
     // Skipped by the walk from here on: fused, it is erased.
     fused.insert(epilogue);
@@ -1308,93 +1310,96 @@ private:
     // The loop's new result replaced the whole epilogue's.
     if (epilogue->use_empty())
       rewriter.eraseOp(epilogue);
-    // The f32 result no one reads any more: each panel's accumulators go
-    // to a panel-sized buffer of their own, not to a slice of the
-    // workgroup's (whose rows, 8 KiB apart in an FFN's, fall in the same
-    // sets of L1), and the loop stops carrying it.
     if (auto panels = tiled->getParentOfType<scf::ForOp>();
-        panels && panels->isAncestor(tiled) &&
-        panels.getNumResults() >= 1 && panels.getResult(0).use_empty()) {
-      BlockArgument carried = panels.getRegionIterArgs()[0];
-      // Every read of the carried tensor must be the same panel's slice
-      // (a reduction block's accumulators, the next block's): they all
-      // become one panel buffer.
-      SmallVector<tensor::ExtractSliceOp> slices;
-      bool onePanel = llvm::all_of(carried.getUsers(), [&](Operation *user) {
-        if (isa<tensor::InsertSliceOp>(user))
-          return true;
-        auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
-        if (!slice || !slice.getType().hasStaticShape() ||
-            (!slices.empty() &&
-             !slices.front().isSameAs(slice, [](OpFoldResult a,
-                                                OpFoldResult b) {
-               return isEqualConstantIntOrValue(a, b);
-             })))
-          return false;
-        slices.push_back(slice);
-        return true;
-      });
-      // What the panel starts from: nothing (an empty tensor), or the
-      // panel's part of the accumulators' init (a bias broadcast or a
-      // fill, not yet tiled), computed in the loop instead of whole before
-      // it.
-      Value init = panels.getInitArgs()[0];
-      auto initOp = init.getDefiningOp<linalg::LinalgOp>();
-      Value whole = init;
-      while (auto slice = whole.getDefiningOp<tensor::ExtractSliceOp>())
-        whole = slice.getSource();
-      bool fromEmpty = whole.getDefiningOp<tensor::EmptyOp>() != nullptr;
-      bool fromInit = initOp && init.hasOneUse() &&
-                      late.contains(initOp.getOperation()) &&
-                      !fused.contains(initOp.getOperation());
-      if (onePanel && !slices.empty() && (fromEmpty || fromInit)) {
-        tensor::ExtractSliceOp first = slices.front();
-        rewriter.setInsertionPoint(first);
-        Value panel;
-        Operation *panelInit = nullptr;
-        if (fromEmpty) {
-          panel = tensor::EmptyOp::create(rewriter, first.getLoc(),
-                                          first.getType().getShape(),
-                                          first.getType().getElementType());
-        } else {
-          auto slice = tensor::ExtractSliceOp::create(
-              rewriter, first.getLoc(), first.getType(), init,
-              first.getMixedOffsets(), first.getMixedSizes(),
-              first.getMixedStrides());
-          FailureOr<TilingResult> tiledInit =
-              tensor::replaceExtractSliceWithTiledProducer(
-                  rewriter, slice, cast<OpResult>(init));
-          if (failed(tiledInit) || tiledInit->tiledOps.size() != 1)
-            return panels->emitOpError(
-                "could not compute its contraction's init by panels");
-          panel = tiledInit->tiledValues.front();
-          panelInit = tiledInit->tiledOps.front();
-          rewriter.eraseOp(slice);
-        }
-        for (tensor::ExtractSliceOp slice : slices)
-          rewriter.replaceOp(slice, panel);
-        auto yield = cast<scf::YieldOp>(panels.getBody()->getTerminator());
-        rewriter.modifyOpInPlace(yield,
-                                 [&] { yield->setOperand(0, carried); });
-        if (fromInit) {
-          // The whole init is read by no one now: not tiled on its own.
-          rewriter.setInsertionPoint(panels);
-          Value empty = tensor::EmptyOp::create(
-              rewriter, panels.getLoc(),
-              cast<RankedTensorType>(init.getType()).getShape(),
-              getElementTypeOrSelf(init.getType()));
-          rewriter.modifyOpInPlace(panels, [&] {
-            panels.getInitArgsMutable()[0].assign(empty);
-          });
-          fused.insert(initOp.getOperation());
-          rewriter.eraseOp(initOp);
-          if (failed(tileOp(rewriter, cast<linalg::LinalgOp>(panelInit),
-                            Bound{})))
-            return failure();
-        }
-      }
-    }
+        panels && panels.getNumResults() >= 1 &&
+        panels.getResult(0).use_empty() &&
+        failed(givePanelsOwnBuffers(rewriter, panels)))
+      return failure();
     return tileOp(rewriter, cast<linalg::LinalgOp>(tiled), bound);
+  }
+
+  /// The f32 result of the loop over `panels` that no one reads any more
+  /// (its epilogue fused): each panel's accumulators go to a panel-sized
+  /// buffer of their own, not to a slice of the workgroup's (whose rows,
+  /// 8 KiB apart in an FFN's, fall in the same sets of L1), and the loop
+  /// stops carrying it. Leaves the loop as it is where the carried tensor
+  /// is read other than by one panel's slices, or starts from other than
+  /// an empty tensor or an init still to be tiled.
+  LogicalResult givePanelsOwnBuffers(IRRewriter &rewriter,
+                                     scf::ForOp panels) {
+    BlockArgument carried = panels.getRegionIterArgs()[0];
+    // Every read of the carried tensor must be the same panel's slice (a
+    // reduction block's accumulators, the next block's): they all become
+    // one panel buffer.
+    SmallVector<tensor::ExtractSliceOp> slices;
+    bool onePanel = llvm::all_of(carried.getUsers(), [&](Operation *user) {
+      if (isa<tensor::InsertSliceOp>(user))
+        return true;
+      auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+      if (!slice || !slice.getType().hasStaticShape() ||
+          (!slices.empty() &&
+           !slices.front().isSameAs(slice, [](OpFoldResult a,
+                                              OpFoldResult b) {
+             return isEqualConstantIntOrValue(a, b);
+           })))
+        return false;
+      slices.push_back(slice);
+      return true;
+    });
+    // What the panel starts from: nothing (an empty tensor), or the panel's
+    // part of the accumulators' init (a bias broadcast or a fill, not yet
+    // tiled), computed in the loop instead of whole before it.
+    Value init = panels.getInitArgs()[0];
+    auto initOp = init.getDefiningOp<linalg::LinalgOp>();
+    Value whole = init;
+    while (auto slice = whole.getDefiningOp<tensor::ExtractSliceOp>())
+      whole = slice.getSource();
+    bool fromEmpty = whole.getDefiningOp<tensor::EmptyOp>() != nullptr;
+    bool fromInit = initOp && init.hasOneUse() &&
+                    late.contains(initOp.getOperation()) &&
+                    !fused.contains(initOp.getOperation());
+    if (!onePanel || slices.empty() || (!fromEmpty && !fromInit))
+      return success();
+    tensor::ExtractSliceOp first = slices.front();
+    rewriter.setInsertionPoint(first);
+    Value panel;
+    Operation *panelInit = nullptr;
+    if (fromEmpty) {
+      panel = tensor::EmptyOp::create(rewriter, first.getLoc(),
+                                      first.getType().getShape(),
+                                      first.getType().getElementType());
+    } else {
+      auto slice = tensor::ExtractSliceOp::create(
+          rewriter, first.getLoc(), first.getType(), init,
+          first.getMixedOffsets(), first.getMixedSizes(),
+          first.getMixedStrides());
+      FailureOr<TilingResult> tiledInit =
+          tensor::replaceExtractSliceWithTiledProducer(rewriter, slice,
+                                                       cast<OpResult>(init));
+      if (failed(tiledInit) || tiledInit->tiledOps.size() != 1)
+        return panels->emitOpError(
+            "could not compute its contraction's init by panels");
+      panel = tiledInit->tiledValues.front();
+      panelInit = tiledInit->tiledOps.front();
+      rewriter.eraseOp(slice);
+    }
+    for (tensor::ExtractSliceOp slice : slices)
+      rewriter.replaceOp(slice, panel);
+    auto yield = cast<scf::YieldOp>(panels.getBody()->getTerminator());
+    rewriter.modifyOpInPlace(yield, [&] { yield->setOperand(0, carried); });
+    if (!fromInit)
+      return success();
+    // The whole init is read by no one now: not tiled on its own.
+    rewriter.setInsertionPoint(panels);
+    Value empty = tensor::EmptyOp::create(
+        rewriter, panels.getLoc(),
+        cast<RankedTensorType>(init.getType()).getShape(),
+        getElementTypeOrSelf(init.getType()));
+    rewriter.modifyOpInPlace(
+        panels, [&] { panels.getInitArgsMutable()[0].assign(empty); });
+    fused.insert(initOp.getOperation());
+    rewriter.eraseOp(initOp);
+    return tileOp(rewriter, cast<linalg::LinalgOp>(panelInit), Bound{});
   }
 
   /// Aggregates (softmax) become plain linalg ops inside their tile.

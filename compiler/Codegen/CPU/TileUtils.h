@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
 namespace mlir::linformer {
@@ -32,6 +33,13 @@ SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
 /// down to divisors.
 SmallVector<int64_t> vectorTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
                                      int64_t unroll, bool exact = false);
+
+/// Moves the operand-less `tensor.empty` destinations of `consumer` made
+/// after `loop` (in its block) before it, so that the consumer can be fused
+/// into the loop (upstream's scf::tileAndFuseConsumer needs every operand
+/// but the fused one to dominate the loop).
+void moveEmptyDestinationsBefore(RewriterBase &rewriter, Operation *consumer,
+                                 Operation *loop);
 
 } // namespace mlir::linformer
 
