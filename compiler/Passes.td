@@ -181,14 +181,17 @@ def LinformerSequenceResultsPass
     In an entry with a `linformer.lengths` argument (whose sequence buffers
     the runtime may bind packed or shorter, in place), each such result's
     destination-passing chain (the ops that write it in place, each into
-    its tied init) also gets a destination of its own: a
-    `tensor.empty` another op also writes into becomes a
-    `bufferization.alloc_tensor`, a shared zero fill a copy of its own. CSE
-    merges equal `tensor.empty` ops, so a value of the output's type whose
-    rows are not tokens (`E X` with `k = n` and `d_model` columns, one E
-    for K and V) shared the output's, and One-Shot Bufferize wrote it into
-    the caller's buffer, whose packed layout keeps only each sequence's
-    real rows: rows of `E X` past a sequence's length were lost.
+    its tied init) also gets a destination of its own: its
+    `tensor.empty` becomes a `bufferization.alloc_tensor` (whether another
+    op writes into it yet or not), a shared zero fill a copy of its own.
+    CSE merges equal `tensor.empty` ops, so a value of the output's type
+    whose rows are not tokens (`E X` with `k = n` and `d_model` columns,
+    one E for K and V) shared the output's, and One-Shot Bufferize wrote it
+    into the caller's buffer, whose packed layout keeps only each
+    sequence's real rows: rows of `E X` past a sequence's length were lost.
+    An empty the output alone uses is made a buffer too: later passes make
+    empties of their own (a bf16 model's `E X` rounded to bf16 in its own
+    kernel with bf16 products), which CSE would merge with it.
 
     ```mlir
     // Before

@@ -29,13 +29,18 @@ using namespace mlir::linformer;
 namespace {
 
 /// The destination-passing chain that ends in `result` (each op writing in
-/// place into its tied init) made its own: the first init another op also
-/// uses is replaced, a `tensor.empty` by a `bufferization.alloc_tensor`
-/// (which One-Shot Bufferize gives a buffer no other value aliases, and
-/// CSE does not merge), a one-result destination-style producer (a zero
-/// fill) by a copy of it, whose own init is then made the chain's the same
-/// way. Ends at anything else (a function argument: bufferization copies
-/// there where it must).
+/// place into its tied init) made its own: its `tensor.empty` becomes a
+/// `bufferization.alloc_tensor` (which One-Shot Bufferize gives a buffer no
+/// other value aliases, and CSE does not merge), used or not by another op
+/// now: the passes after this one make tensor.empty ops of their own, and
+/// CSE would merge one of the result's type with the chain's (a bf16
+/// model's E X rounded to bf16 in its own kernel, [b, k, d], where k = n:
+/// written into the caller's output buffer, which the runtime packs, found
+/// by the random-model soak). The first init another op also uses, a
+/// one-result destination-style producer (a zero fill), is replaced by a
+/// copy of it, whose own init is then made the chain's the same way. Ends
+/// at anything else (a function argument: bufferization copies there
+/// where it must).
 void ownDestination(RewriterBase &rewriter, Value result) {
   Value v = result;
   while (auto res = dyn_cast<OpResult>(v)) {
@@ -44,15 +49,18 @@ void ownDestination(RewriterBase &rewriter, Value result) {
       return;
     OpOperand *init = dps.getTiedOpOperand(res);
     Value dest = init->get();
-    if (dest.hasOneUse()) {
+    auto empty = dest.getDefiningOp<tensor::EmptyOp>();
+    if (dest.hasOneUse() && !empty) {
       v = dest;
       continue;
     }
     rewriter.setInsertionPoint(dps);
-    if (auto empty = dest.getDefiningOp<tensor::EmptyOp>()) {
+    if (empty) {
       Value own = bufferization::AllocTensorOp::create(
           rewriter, empty.getLoc(), empty.getType(), empty.getDynamicSizes());
       rewriter.modifyOpInPlace(dps, [&] { init->set(own); });
+      if (empty->use_empty())
+        rewriter.eraseOp(empty);
       return;
     }
     auto producer = dest.getDefiningOp<DestinationStyleOpInterface>();

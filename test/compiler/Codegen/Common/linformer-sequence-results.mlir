@@ -44,6 +44,33 @@ func.func @shared_empty(%x: tensor<1x8x4xf32> {linformer.sequence},
 
 // -----
 
+// The output's tensor.empty used by the output alone is made a buffer of
+// its own too: the passes after this one make tensor.empty ops of their
+// own (a bf16 E X rounded in its own kernel, [b, k, d] = [b, n, d]), which
+// CSE would merge with it.
+// CHECK-LABEL: func.func @own_empty(
+// CHECK-SAME: -> (tensor<1x8x4xf32> {linformer.sequence})
+// CHECK-NOT: tensor.empty
+// CHECK: %[[OWN:.*]] = bufferization.alloc_tensor() : tensor<1x8x4xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} outs(%[[OWN]] : tensor<1x8x4xf32>)
+// CHECK: return %[[Y]]
+#id = affine_map<(b, t, m) -> (b, t, m)>
+func.func @own_empty(%x: tensor<1x8x4xf32> {linformer.sequence},
+    %len: tensor<1xi32> {linformer.lengths}, %w: tensor<1x8x4xf32>)
+    -> tensor<1x8x4xf32> {
+  %empty = tensor.empty() : tensor<1x8x4xf32>
+  %y = linalg.generic {indexing_maps = [#id, #id, #id],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x, %w : tensor<1x8x4xf32>, tensor<1x8x4xf32>) outs(%empty : tensor<1x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<1x8x4xf32>
+  return %y : tensor<1x8x4xf32>
+}
+
+// -----
+
 // A destination chain through a zero fill that another op also writes
 // into: the chain gets a fill of its own, of its own buffer; the other
 // writer keeps the shared fill (its result, a weight's, holds no tokens and
