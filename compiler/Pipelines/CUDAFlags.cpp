@@ -59,6 +59,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::ldmatrixContractions);
     mirror<bool>(&CUDAPipelineOptions::ldmatrixTransContractions);
     mirror<bool>(&CUDAPipelineOptions::asyncCopyContractions);
+    mirror<bool>(&CUDAPipelineOptions::pairStoresContractions);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
     mirror<bool>(&CUDAPipelineOptions::wgmma);

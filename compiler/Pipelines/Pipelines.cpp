@@ -360,6 +360,7 @@ void addCUDAContractions(OpPassManager &funcPm,
   mmaOptions.precision = selectOptions.precision;
   mmaOptions.emulate = options.onHost;
   mmaOptions.exact = selectOptions.exact;
+  mmaOptions.pairStores = options.pairStoresContractions;
   funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
 }
 

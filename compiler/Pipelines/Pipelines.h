@@ -285,6 +285,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "instruction for two column tiles); off: pair-major, "
                      "one ld.shared.b32 a register"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> pairStoresContractions{
+      *this, "pair-stores-contractions",
+      llvm::cl::desc("Tensor-core contractions: a lane's two adjacent "
+                     "columns of C stored as one 2-element vector where "
+                     "C's layout allows (st.global.v2.f32, one 32-bit "
+                     "store of two bf16); off: one store an element"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> asyncStages{
       *this, "async-stages",
       llvm::cl::desc("Staged contractions whose operands are both copied "

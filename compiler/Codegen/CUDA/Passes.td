@@ -881,6 +881,19 @@ def LinformerCUDATensorCoreContractionsPass
     layout of its one row tile, so the plan's epilogue stores them as it
     stores mma.sync's. Emulated, each lane reads A and B where the layout
     puts them (the same index formula as the copies).
+
+    Stores (`pair-stores`, on by default): a lane holds C's columns
+    2t and 2t + 1 of each tile row, adjacent wherever C's last dimension
+    is the n loop alone, contiguous, with an even extent and even strides
+    and offset besides; there the two values (through the epilogue and
+    rounded, or a split-K part's sums) go as one `vector.store` of two
+    elements aligned to their size: one `st.global.v2.f32` (or one 32-bit
+    store of two bf16 / f16) instead of two, and a warp's store fills
+    each 32-byte sector it touches instead of half of it. Elsewhere (a
+    head-split output whose last dimension is another loop) and after an
+    epilogue of transcendental math (GELU: two bodies' values live at
+    once spilled an f16 FFN kernel at sm_80's 128-register cap), one
+    store an element, as with `pair-stores=false`.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
@@ -894,7 +907,10 @@ def LinformerCUDATensorCoreContractionsPass
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the tiles' "
            "structure at f32 accuracy; unstaged 16-bit tiles in f32 "
-           "scalars)">
+           "scalars)">,
+    Option<"pairStores", "pair-stores", "bool", /*default=*/"true",
+           "a lane's two adjacent columns of C as one 2-element vector "
+           "store where C's layout allows; off: one store an element">
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

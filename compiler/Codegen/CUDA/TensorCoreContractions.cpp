@@ -137,6 +137,7 @@ struct CUDATensorCoreContractionsPass
     o.precision = precision;
     o.emulate = emulate;
     o.exact = exact;
+    o.pairStores = pairStores;
     return o;
   }
 

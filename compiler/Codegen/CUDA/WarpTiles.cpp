@@ -52,6 +52,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -150,17 +151,25 @@ Value initialValue(OpBuilder &b, Location loc, Value c, Operation *from,
   return cloneBody(b, loc, cast<linalg::GenericOp>(from), indices);
 }
 
-/// Stores C's final value `acc` at `indices` where plan `p` puts it: run
-/// through its epilogue, rounded to its output's type.
-void storeResult(OpBuilder &b, Location loc, const Plan &p, Value acc,
-                 ArrayRef<Value> indices) {
+/// C's final value `acc` at `indices`: run through plan `p`'s epilogue,
+/// rounded to its output's type.
+static Value finalValue(OpBuilder &b, Location loc, const Plan &p, Value acc,
+                        ArrayRef<Value> indices) {
   Value v = acc;
   if (linalg::GenericOp e = p.epilogue())
     v = cloneBody(b, loc, e, indices, p.epilogueRead, acc);
   Type type = cast<MemRefType>(p.out.getType()).getElementType();
   if (v.getType() != type)
     v = arith::TruncFOp::create(b, loc, type, v);
-  memref::StoreOp::create(b, loc, v, p.out, indices);
+  return v;
+}
+
+/// Stores C's final value `acc` at `indices` where plan `p` puts it: run
+/// through its epilogue, rounded to its output's type.
+void storeResult(OpBuilder &b, Location loc, const Plan &p, Value acc,
+                 ArrayRef<Value> indices) {
+  memref::StoreOp::create(b, loc, finalValue(b, loc, p, acc, indices), p.out,
+                          indices);
 }
 
 /// A warp's MT x NT accumulator fragments as it starts: C's initial
@@ -188,26 +197,78 @@ SmallVector<Value> initialAccs(OpBuilder &b, Location loc, linalg::GenericOp op,
   return accs;
 }
 
+llvm::MaybeAlign pairedColumns(linalg::GenericOp op, const Plan &p,
+                               Value dest) {
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (map.getNumResults() == 0 ||
+      map.getResults().back() != getAffineDimExpr(p.nDim, op.getContext()))
+    return std::nullopt;
+  for (AffineExpr e : map.getResults().drop_back())
+    if (e.isFunctionOfDim(p.nDim))
+      return std::nullopt;
+  auto type = dyn_cast<MemRefType>(dest.getType());
+  if (!type || !type.hasStaticShape() || type.getShape().back() % 2 != 0)
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      strides.back() != 1 || ShapedType::isDynamic(offset) || offset % 2 != 0)
+    return std::nullopt;
+  for (int64_t s : ArrayRef<int64_t>(strides).drop_back())
+    if (ShapedType::isDynamic(s) || s % 2 != 0)
+      return std::nullopt;
+  unsigned bits = type.getElementTypeBitWidth();
+  if (bits % 8 != 0)
+    return std::nullopt;
+  // An epilogue of transcendental math (GELU's erf) stays one store an
+  // element: holding one value through the other's long body pushed an
+  // f16 FFN kernel at sm_80's 128-register cap into spills (ptxas -v).
+  if (linalg::GenericOp e = p.epilogue())
+    if (llvm::any_of(e.getBody()->getOperations(), [](Operation &op) {
+          return isa<math::MathDialect>(op.getDialect());
+        }))
+      return std::nullopt;
+  return llvm::Align(2 * bits / 8);
+}
+
 /// The accumulator fragments into C, or with split-K into part `part` of
 /// the partial sums.
 void storeAccs(OpBuilder &b, Location loc, linalg::GenericOp op, const Plan &p,
                ValueRange accs, int64_t MT, int64_t NT, TileElement at,
-               Value partials, Value part) {
+               Value partials, Value part, bool pairStores) {
   OpOperand *init = op.getDpsInitOperand(0);
+  Value dest = partials ? partials : p.out;
+  llvm::MaybeAlign pairAlign =
+      pairStores ? pairedColumns(op, p, dest) : llvm::MaybeAlign();
   for (int64_t i = 0; i < MT; ++i)
     for (int64_t j = 0; j < NT; ++j)
-      for (int64_t h = 0; h < 2; ++h)
+      for (int64_t h = 0; h < 2; ++h) {
+        SmallVector<Value, 2> values;
+        SmallVector<Value> first;
         for (int64_t o = 0; o < 2; ++o) {
           Value v = vector::ExtractOp::create(b, loc, accs[i * NT + j],
                                               ArrayRef<int64_t>{h, o});
           SmallVector<Value> indices = operandIndices(op, init, at(i, h, j, o));
-          if (!partials) {
-            storeResult(b, loc, p, v, indices);
+          if (!partials)
+            v = finalValue(b, loc, p, v, indices);
+          else
+            indices.insert(indices.begin(), part);
+          if (!pairAlign) {
+            memref::StoreOp::create(b, loc, v, dest, indices);
             continue;
           }
-          indices.insert(indices.begin(), part);
-          memref::StoreOp::create(b, loc, v, partials, indices);
+          values.push_back(v);
+          if (o == 0)
+            first = indices;
         }
+        if (!pairAlign)
+          continue;
+        // Columns 2t and 2t + 1: one vector at the even one.
+        auto type = VectorType::get({2}, values[0].getType());
+        Value pair = vector::FromElementsOp::create(b, loc, type, values);
+        vector::StoreOp::create(b, loc, pair, dest, first,
+                                /*nontemporal=*/false, pairAlign);
+      }
 }
 
 /// An operand value rounded as the mma reads it (TF32 with cvt.rna, or to
@@ -396,7 +457,8 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
         // The k loops: outer k dimensions one by one, the innermost in
         // steps of the mma depth.
         accs = kLoops(b, loc, p, extents, iv, part, tileK, accs, step);
-        storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part);
+        storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part,
+                  o.pairStores);
       });
   par->setAttr(mlir::linformer::kTensorCoreAttrName, rewriter.getUnitAttr());
 }

@@ -16,7 +16,7 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c16
 // CHECK-COUNT-2: nvvm.mma.sync
 // CHECK-NOT: nvvm.mma.sync
-// CHECK: memref.store %{{.*}}, %[[PARTS]]
+// CHECK: vector.store %{{.*}}, %[[PARTS]]
 // CHECK: scf.parallel (%{{.*}}, %{{.*}}) = (%c0, %c0) to (%c128, %c64)
 // CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1
 // CHECK: memref.load %[[PARTS]]

@@ -69,7 +69,7 @@
 // CHECK-NOT: memref.load %arg
 // CHECK: gpu.barrier
 // CHECK: scf.yield
-// CHECK-COUNT-64: memref.store %{{.*}}, %arg2
+// CHECK-COUNT-32: vector.store %{{.*}}, %arg2{{.*}} {alignment = 8 : i64}
 // CHECK: mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}processor = thread_x
 // CHECK: mapping = [#gpu.loop_dim_map<processor = block_x
 // Exact emulation (f32 words, which neither ldmatrix nor mma.sync take:
@@ -96,7 +96,7 @@
 // EMU: memref.store %{{.*}}, %[[SAVED]]
 // EMU: scf.parallel
 // EMU: memref.load %[[SAVED]]
-// EMU: memref.store %{{.*}}, %arg2
+// EMU: vector.store %{{.*}}, %arg2
 // EMU: memref.dealloc %[[SAVED]]
 // EMU: memref.dealloc %[[SMEM]]
 // EMU: processor = block_x
@@ -236,7 +236,7 @@ func.func @projection(%x: memref<2x128x64xf32>, %w: memref<64x2x32xbf16>,
 // CHECK-COUNT-8: nvvm.mma.sync
 // CHECK: gpu.barrier
 // CHECK: scf.yield
-// CHECK-COUNT-32: memref.store %{{.*}}, %[[PARTS]]
+// CHECK-COUNT-16: vector.store %{{.*}}, %[[PARTS]]{{.*}} {alignment = 8 : i64}
 // CHECK: processor = block_x
 // CHECK: scf.for %{{.*}} = %c0{{(_[0-9]+)?}} to %c4{{(_[0-9]+)?}} step
 // CHECK: memref.load %[[PARTS]]
@@ -333,7 +333,7 @@ func.func @output_projection(%a: memref<2x128x32xf32>, %w: memref<2x32x64xbf16>,
 // PREFETCH-COUNT-16: nvvm.mma.sync
 // PREFETCH-NOT: gpu.barrier
 // PREFETCH: scf.yield
-// PREFETCH-COUNT-64: memref.store %{{.*}}, %arg2
+// PREFETCH-COUNT-32: vector.store %{{.*}}, %arg2
 // Exact emulation: the same chunks phase by phase, each thread's 12 words held in
 // memory between them: per chunk one thread loop stores them into buffer
 // chunk % 2, one holds the next chunk's, one computes.

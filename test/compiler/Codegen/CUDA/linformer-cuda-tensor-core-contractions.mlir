@@ -1,4 +1,5 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{pair-stores=false},canonicalize,cse))' | FileCheck %s --check-prefix=NOPAIR
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16},linformer-cuda-select-schedules{precision=f16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
@@ -35,7 +36,14 @@
 // CHECK-NOT: nvvm.convert.float.to.tf32
 // CHECK-COUNT-4: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 4], tf32Enabled} : (vector<2x1xf32>, vector<1x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
 // CHECK: scf.yield
-// CHECK-COUNT-16: memref.store %{{.*}}, %arg2
+// Each lane's columns 2t and 2t + 1 of a tile row are adjacent in C (its
+// last dimension is n): one aligned 2-element store for two elements.
+// With pair-stores off, one store an element.
+// CHECK-COUNT-8: vector.store %{{.*}}, %arg2[{{.*}}] {alignment = 8 : i64} : memref<2x4x32x16xf32>, vector<2xf32>
+// CHECK-NOT: memref.store %{{.*}}, %arg2
+// NOPAIR-LABEL: func.func @projection
+// NOPAIR-COUNT-16: memref.store %{{.*}}, %arg2
+// NOPAIR-NOT: vector.store
 // CHECK: {linformer.tensor_core}
 // TF32 on the host: each operand rounded by the kernels' own cvt.rna,
 // which linformer-cuda-emulate-instructions computes in integer ops (half
@@ -171,7 +179,7 @@ func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref
 // CHECK: %[[UB:.*]] = arith.addi %[[LB]], %c64
 // CHECK: scf.for %{{.*}} = %[[LB]] to %[[UB]] step %c4
 // CHECK-COUNT-4: nvgpu.mma.sync
-// CHECK: memref.store %{{.*}}, %[[P]][%[[PART]], %{{.*}}, %{{.*}}]
+// CHECK: vector.store %{{.*}}, %[[P]][%[[PART]], %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<64x16x64xf32>, vector<2xf32>
 // CHECK: scf.parallel (%[[I:.*]], %[[J:.*]]) = (%c0, %c0) to (%c16, %c64)
 // CHECK: %[[C0:.*]] = memref.load %arg2[%[[I]], %[[J]]]
 // CHECK: scf.for %[[S:.*]] = %c0 to %c64 step %c1 iter_args(%[[ACC:.*]] = %[[C0]])
@@ -282,7 +290,7 @@ func.func @negated(%x: memref<2x32x64xf32>, %w: memref<64x4x16xf32>,
 // CHECK-NOT: memref.load %arg2
 // CHECK: scf.for
 // CHECK: nvgpu.mma.sync
-// CHECK-COUNT-16: memref.store %{{.*}}, %arg2
+// CHECK-COUNT-8: vector.store %{{.*}}, %arg2
 // EMU-LABEL: func.func @bias_init
 // EMU-NOT: linalg.generic
 // EMU: memref.load %arg3[{{.*}}] : memref<4x16xbf16>
@@ -490,10 +498,10 @@ func.func @ffn(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x16x
 // BF16-LABEL: func.func @reused
 // BF16-DAG: %[[H:.*]] = memref.alloc() : memref<64x32xf32>
 // BF16-DAG: %[[H16:.*]] = memref.alloc() : memref<64x32xbf16>
-// BF16: memref.store %{{.*}}, %[[H16]]{{.*}} : memref<64x32xbf16>
+// BF16: vector.store %{{.*}}, %[[H16]]{{.*}} : memref<64x32xbf16>, vector<2xbf16>
 // BF16: memref.load %[[H16]]{{.*}} : memref<64x32xbf16>
 // BF16: nvvm.mma.sync
-// BF16: memref.store %{{.*}}, %[[H]]{{.*}} : memref<64x32xf32>
+// BF16: vector.store %{{.*}}, %[[H]]{{.*}} : memref<64x32xf32>, vector<2xf32>
 // BF16: linalg.generic {{.*}} ins(%[[H]] : memref<64x32xf32>)
 // BF16: memref.dealloc %[[H]]
 // BF16: memref.dealloc %[[H16]]
@@ -554,7 +562,7 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
 // BF16: %[[Q:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
-// BF16: memref.store %{{.*}}, %[[Q]]{{.*}} : memref<1x1x32x16xbf16>
+// BF16: vector.store %{{.*}}, %[[Q]]{{.*}} : memref<1x1x32x16xbf16>, vector<2xbf16>
 // BF16-NOT: memref.alloc() : memref<1x1x32x16xf32>
 // BF16: %[[O:.*]] = memref.alloc() : memref<1x1x32x16xbf16>
 // BF16: linformer.attention_core %[[Q]], %arg2, %arg3 scale(2.500000e-01) outs(%[[O]]) {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>} : (memref<1x1x32x16xbf16>, memref<1x1x16x16xf32>, memref<1x1x16x16xf32>, memref<1x1x32x16xbf16>) -> ()
