@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -110,6 +111,47 @@ Value throughReshape(IRRewriter &rewriter, Value v,
       cast<tensor::CollapseShapeOp>(op).getReassociationIndices());
 }
 
+/// Whether `x`, an f32 value in the body of `op` (or captured by it), holds
+/// a bf16 value whatever the inputs: an input extended from bf16, a constant
+/// bf16 represents exactly, or a select, negation or absolute value of such.
+bool holdsBF16(linalg::GenericOp op, Value x) {
+  if (auto arg = dyn_cast<BlockArgument>(x)) {
+    if (arg.getOwner() != &op.getRegion().front() ||
+        arg.getArgNumber() >= op.getNumDpsInputs())
+      return false;
+    return arg.getType().isBF16() ||
+           extendedFromBF16(op.getDpsInputOperand(arg.getArgNumber())->get());
+  }
+  Operation *def = x.getDefiningOp();
+  if (auto constant = dyn_cast_or_null<arith::ConstantFloatOp>(def)) {
+    APFloat value = constant.value();
+    bool lost = false;
+    value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &lost);
+    return !lost;
+  }
+  if (auto ext = dyn_cast_or_null<arith::ExtFOp>(def))
+    return ext.getIn().getType().isBF16();
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(def))
+    return holdsBF16(op, select.getTrueValue()) &&
+           holdsBF16(op, select.getFalseValue());
+  if (isa_and_nonnull<arith::NegFOp, math::AbsFOp>(def))
+    return holdsBF16(op, def->getOperand(0));
+  return false;
+}
+
+/// Whether `v` is the result of an elementwise generic (a kernel root, E
+/// masked at the lengths, most often) that writes f32 values bf16 holds
+/// exactly (holdsBF16): rounding them loses nothing.
+bool yieldsBF16(Value v) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      !getElementTypeOrSelf(v.getType()).isF32() ||
+      op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
+    return false;
+  return holdsBF16(op, op.getRegion().front().getTerminator()->getOperand(0));
+}
+
 struct BF16ProductsPass
     : mlir::linformer::impl::LinformerBF16ProductsPassBase<BF16ProductsPass> {
   using Base::Base;
@@ -145,6 +187,7 @@ struct BF16ProductsPass
         }
       });
     IRRewriter rewriter(&getContext());
+    dead.clear();
     for (linalg::GenericOp op : contractions) {
       // The streamed operand (a weight's panels, mostly) as bf16: its
       // vectors are loaded and extended in the register tile. The
@@ -195,6 +238,51 @@ struct BF16ProductsPass
                       StringAttr::get(&getContext(), name));
       rewriter.replaceOp(op, narrow->getResults());
     }
+    // The f32 ops whose bf16 twins replaced them (erased only now, so that
+    // no value the maps hold is freed while they are in use).
+    for (Operation *op : dead)
+      rewriter.eraseOp(op);
+  }
+
+  /// `v`, whose values bf16 holds exactly (yieldsBF16), written as bf16 by
+  /// a twin of the op that writes it (its body, rounded at the end: no
+  /// change of value; its marks, so a root stays a kernel of its own);
+  /// `v`'s readers read the twin extended, fused into them. E masked at
+  /// the lengths is then written once as bf16, and each `E X` reads it,
+  /// instead of reading f32 and rounding all of E in every workgroup.
+  Value bf16Twin(IRRewriter &rewriter, Value v) {
+    auto op = v.getDefiningOp<linalg::GenericOp>();
+    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+    rewriter.setInsertionPointAfter(op);
+    auto type = cast<RankedTensorType>(v.getType());
+    auto twin = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{type.clone(bf16)}, op.getDpsInputs(),
+        ValueRange{emptyTensor(rewriter, op.getLoc(), type.getShape(), bf16)},
+        op.getIndexingMapsArray(), op.getIteratorTypesArray(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Block &body = op.getRegion().front();
+          IRMapping map;
+          for (auto [from, to] : llvm::zip(body.getArguments(), args))
+            map.map(from, to);
+          for (Operation &inner : body.without_terminator())
+            b.clone(inner, map);
+          Value yielded =
+              map.lookup(body.getTerminator()->getOperand(0));
+          linalg::YieldOp::create(
+              b, loc, ValueRange{arith::TruncFOp::create(b, loc, bf16,
+                                                         yielded)});
+        });
+    twin->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    Value extended = elementwise(
+        rewriter, twin->getResult(0), f32,
+        [&](OpBuilder &b, Location loc, Value x) -> Value {
+          return arith::ExtFOp::create(b, loc, f32, x);
+        });
+    rewriter.replaceAllUsesWith(v, extended);
+    dead.push_back(op);
+    asBF16[extended] = twin->getResult(0);
+    rounded[extended] = extended;
+    return twin->getResult(0);
   }
 
   /// `v` (f32) as a bf16 tensor: the bf16 value it was extended from, a
@@ -213,6 +301,8 @@ struct BF16ProductsPass
                  return toBF16(rewriter, src);
                })) {
       result = reshaped;
+    } else if (yieldsBF16(v)) {
+      return bf16Twin(rewriter, v);
     } else {
       result = elementwise(rewriter, v, bf16,
                            [&](OpBuilder &b, Location loc, Value x) -> Value {
@@ -231,7 +321,7 @@ struct BF16ProductsPass
     if (Value known = rounded.lookup(v))
       return known;
     Value result;
-    if (extendedFromBF16(v)) {
+    if (extendedFromBF16(v) || yieldsBF16(v)) {
       result = v;
     } else if (Value reshaped = throughReshape(rewriter, v, [&](Value src) {
                  return toRounded(rewriter, src);
@@ -250,6 +340,7 @@ struct BF16ProductsPass
   }
 
   DenseMap<Value, Value> asBF16, rounded;
+  SmallVector<Operation *> dead;
   bool pairs = false;
 };
 } // namespace

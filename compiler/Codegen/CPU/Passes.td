@@ -578,7 +578,12 @@ def LinformerBF16ProductsPass
     bf16 value (streamed) or as it is (broadcast, exactly bf16 already),
     through reshapes; any other is rounded once by an elementwise generic
     of its own, shared by every contraction that reads it (tiling fuses it
-    into them, the weight packing into its panels).
+    into them, the weight packing into its panels). A factor written by an
+    elementwise op whose every value bf16 holds exactly (a select of a bf16
+    input or a constant such as 0: a bf16 model's E masked at the lengths)
+    is written as bf16 by a twin of that op instead, its other readers
+    reading the twin extended: `E X` then reads bf16 E, which every
+    workgroup of it rounded before; no value changes.
 
     linformer-compile runs it for `--precision=bf16`, on f32 and 16-bit
     models alike.

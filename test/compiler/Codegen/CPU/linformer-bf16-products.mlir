@@ -210,6 +210,132 @@ func.func @token_reduction(%e: tensor<16x64xf32>, %x: tensor<64x32xf32>,
 
 // -----
 
+// A bf16 model's E masked at the lengths (a kernel root that selects E,
+// extended from bf16, or 0): every value it writes is a bf16 value, so it
+// is written as bf16 by a twin (its body rounded at the end, its marks
+// kept) and E X reads that, instead of rounding all of E in each of its
+// workgroups; the row sums read it extended. Nothing changes value. A
+// select with a constant bf16 lacks (0.1) or of an f32 input rounds as
+// before.
+#em = affine_map<(d0, d1) -> (d0, d1)>
+#mk = affine_map<(d0, d1) -> (d1)>
+#e2 = affine_map<(d0, d1, d2) -> (d0, d2)>
+#x2 = affine_map<(d0, d1, d2) -> (d2, d1)>
+#o2 = affine_map<(d0, d1, d2) -> (d0, d1)>
+// Without pairs E is the broadcast factor, read as f32 values bf16 holds:
+// the masked E as it is, no rounding.
+// CHECK-LABEL: func.func @masked_e(
+// CHECK: %[[MASKED:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<16x64xf32>) attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 1>}
+// CHECK: %[[OFF:.*]] = linalg.generic {{.*}} attrs = {linformer.root}
+// CHECK: %[[OFFR:.*]] = linalg.generic {{.*}} ins(%[[OFF]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[MASKED]], %{{.*}} : tensor<16x64xf32>, tensor<64x32xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[MASKED]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[OFFR]], %{{.*}} : tensor<16x64xf32>, tensor<64x32xbf16>)
+// CHECK: return
+// PAIRS-LABEL: func.func @masked_e(
+// PAIRS-SAME: %[[EB:[^:]*]]: tensor<16x64xbf16>, %[[X:[^:]*]]: tensor<64x32xbf16>, %[[M:[^:]*]]: tensor<64xi8>, %[[EF:[^:]*]]: tensor<16x64xf32>
+// PAIRS: %[[E:.*]] = linalg.generic {{.*}} ins(%[[EB]] : tensor<16x64xbf16>) outs(%{{.*}} : tensor<16x64xf32>)
+// PAIRS: %[[TWIN:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[M]] : tensor<16x64xf32>, tensor<64xi8>) outs(%{{.*}} : tensor<16x64xbf16>) attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 1>}
+// PAIRS: %[[S:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// PAIRS-NEXT: %[[R:.*]] = arith.truncf %[[S]] : f32 to bf16
+// PAIRS-NEXT: linalg.yield %[[R]] : bf16
+// PAIRS: %[[EXT:.*]] = linalg.generic {{.*}} ins(%[[TWIN]] : tensor<16x64xbf16>) outs(%{{.*}} : tensor<16x64xf32>)
+// PAIRS-NEXT: ^bb0(%[[IN:.*]]: bf16, %{{.*}}: f32):
+// PAIRS-NEXT: arith.extf %[[IN]] : bf16 to f32
+// PAIRS: %[[OFF:.*]] = linalg.generic {{.*}} ins(%[[E]], %[[M]] : tensor<16x64xf32>, tensor<64xi8>) outs(%{{.*}} : tensor<16x64xf32>) attrs = {linformer.root}
+// PAIRS: %[[OFFB:.*]] = linalg.generic {{.*}} ins(%[[OFF]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xbf16>)
+// PAIRS: %[[F:.*]] = linalg.generic {{.*}} ins(%[[EF]], %[[M]] : tensor<16x64xf32>, tensor<64xi8>) outs(%{{.*}} : tensor<16x64xf32>) attrs = {linformer.root}
+// PAIRS: %[[FB:.*]] = linalg.generic {{.*}} ins(%[[F]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xbf16>)
+// PAIRS: linalg.generic {{.*}} ins(%[[TWIN]], %[[X]] : tensor<16x64xbf16>, tensor<64x32xbf16>)
+// PAIRS: linalg.generic {{.*}} ins(%[[EXT]] : tensor<16x64xf32>) outs(%{{.*}} : tensor<16xf32>)
+// PAIRS: linalg.generic {{.*}} ins(%[[OFFB]], %[[X]] : tensor<16x64xbf16>, tensor<64x32xbf16>)
+// PAIRS: linalg.generic {{.*}} ins(%[[FB]], %[[X]] : tensor<16x64xbf16>, tensor<64x32xbf16>)
+// PAIRS-NOT: tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xbf16>)
+// PAIRS: return
+func.func @masked_e(%eb: tensor<16x64xbf16>, %xb: tensor<64x32xbf16>,
+                    %mask: tensor<64xi8>, %ef: tensor<16x64xf32>)
+    -> (tensor<16x32xf32>, tensor<16xf32>, tensor<16x32xf32>, tensor<16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %tenth = arith.constant 0.1 : f32
+  %c0 = arith.constant 0 : i8
+  %ee = tensor.empty() : tensor<16x64xf32>
+  %e = linalg.generic {indexing_maps = [#em, #em], iterator_types = ["parallel", "parallel"]}
+      ins(%eb : tensor<16x64xbf16>) outs(%ee : tensor<16x64xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<16x64xf32>
+  %xe = tensor.empty() : tensor<64x32xf32>
+  %x = linalg.generic {indexing_maps = [#em, #em], iterator_types = ["parallel", "parallel"]}
+      ins(%xb : tensor<64x32xbf16>) outs(%xe : tensor<64x32xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %w = arith.extf %in : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<64x32xf32>
+  %masked = linalg.generic {indexing_maps = [#em, #mk, #em], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %mask : tensor<16x64xf32>, tensor<64xi8>) outs(%ee : tensor<16x64xf32>)
+      attrs = {linformer.root, linformer.unread_padding = array<i64: 0, 1>} {
+  ^bb0(%in: f32, %m: i8, %out: f32):
+    %valid = arith.cmpi ne, %m, %c0 : i8
+    %s = arith.select %valid, %in, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  %off = linalg.generic {indexing_maps = [#em, #mk, #em], iterator_types = ["parallel", "parallel"]}
+      ins(%e, %mask : tensor<16x64xf32>, tensor<64xi8>) outs(%ee : tensor<16x64xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %m: i8, %out: f32):
+    %valid = arith.cmpi ne, %m, %c0 : i8
+    %s = arith.select %valid, %in, %tenth : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  %f = linalg.generic {indexing_maps = [#em, #mk, #em], iterator_types = ["parallel", "parallel"]}
+      ins(%ef, %mask : tensor<16x64xf32>, tensor<64xi8>) outs(%ee : tensor<16x64xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %m: i8, %out: f32):
+    %valid = arith.cmpi ne, %m, %c0 : i8
+    %s = arith.select %valid, %in, %zero : f32
+    linalg.yield %s : f32
+  } -> tensor<16x64xf32>
+  %ye = tensor.empty() : tensor<16x32xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%ye : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %y = linalg.generic {indexing_maps = [#e2, #x2, #o2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%masked, %x : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %re = tensor.empty() : tensor<16xf32>
+  %racc = linalg.fill ins(%zero : f32) outs(%re : tensor<16xf32>) -> tensor<16xf32>
+  %rows = linalg.generic {indexing_maps = [#em, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%masked : tensor<16x64xf32>) outs(%racc : tensor<16xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %out, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<16xf32>
+  %yo = linalg.generic {indexing_maps = [#e2, #x2, #o2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%off, %x : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %yf = linalg.generic {indexing_maps = [#e2, #x2, #o2], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%f, %x : tensor<16x64xf32>, tensor<64x32xf32>) outs(%acc : tensor<16x32xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %m = arith.mulf %in, %in2 : f32
+    %s = arith.addf %out, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  return %y, %rows, %yo, %yf : tensor<16x32xf32>, tensor<16xf32>, tensor<16x32xf32>, tensor<16x32xf32>
+}
+
+// -----
+
 // An attention core is lowered after workgroup tiling: with pairs, the
 // pass marks it (linformer.bf16_scores) so that its lowering gives the
 // score contraction bf16 pairs too; without pairs it stays f32.
