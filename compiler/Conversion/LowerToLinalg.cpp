@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Analysis/Contractions.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Passes.h"
 #include "dialect/IR/LinformerOps.h"
@@ -294,8 +295,20 @@ struct CoreLowering {
       slotBound = {};
   }
 
-  /// `v` rounded to bf16.
+  /// The bf16 values `v` extends, if it is such an extension (a factor
+  /// linformer-bf16-products had its producing kernel round).
+  static Value bf16Source(Value v) {
+    Value source = convertedFrom(v);
+    return source && getElementTypeOrSelf(source.getType()).isBF16() &&
+                   getElementTypeOrSelf(v.getType()).isF32()
+               ? source
+               : Value();
+  }
+
+  /// `v` rounded to bf16: the bf16 values it extends, if it does.
   Value round(Value v) {
+    if (Value source = bf16Source(v))
+      return source;
     Type bf16 = rewriter.getBF16Type();
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
     return buildGeneric(rewriter, loc, 4, v, {all4},
@@ -333,16 +346,21 @@ struct CoreLowering {
   /// S^T: loops (b, h, j, c, i), reduction c; queries innermost; -inf at
   /// masked slots.
   Value scores() {
+    // With pairs, Q as the bf16 values it may extend: half the bytes to
+    // transpose, nothing to round.
+    Value q = op.getQ();
+    Value qBF16 = pairs ? bf16Source(q) : Value();
     Value qT = linalg::TransposeOp::create(
-                   rewriter, loc, op.getQ(),
-                   emptyTensor(rewriter, loc, {batch, h, d, n}, et),
+                   rewriter, loc, qBF16 ? qBF16 : q,
+                   emptyTensor(rewriter, loc, {batch, h, d, n},
+                               qBF16 ? rewriter.getBF16Type() : et),
                    ArrayRef<int64_t>{0, 1, 3, 2})
                    .getResult()[0];
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
                                rewriter.getZeroAttr(et));
     Value scores;
     if (pairs) {
-      Value keys = round(op.getKey()), queries = round(qT);
+      Value keys = round(op.getKey()), queries = qBF16 ? qT : round(qT);
       scores = pairedContraction(keys, DimList{0, 1, 2, 3}, queries,
                                  DimList{0, 1, 3, 4}, zeros);
     } else {

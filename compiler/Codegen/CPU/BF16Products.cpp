@@ -238,6 +238,44 @@ struct BF16ProductsPass
                       StringAttr::get(&getContext(), name));
       rewriter.replaceOp(op, narrow->getResults());
     }
+    // A paired core's factors that a kernel of their own computes (the Q,
+    // K' and V' projections) are rounded there, once, as that kernel's
+    // bf16 epilogue (linformer-cpu-tile-and-fuse), and the core reads them
+    // extended, which its lowering takes as the bf16 values themselves:
+    // rounded per workgroup instead, K' and V' were rounded again by every
+    // query tile of their head. V' only where `P V` takes pairs (not where
+    // the slots stop at a length, where it stays f32, unrounded).
+    if (pairs)
+      func.walk([&](AttentionCoreOp core) {
+        if (!core->hasAttr(kBF16ScoresAttrName))
+          return;
+        SmallVector<OpOperand *> factors = {&core.getQMutable(),
+                                            &core.getKeyMutable()};
+        if (!core->hasAttr(kTokenBoundAttrName))
+          factors.push_back(&core.getValueMutable());
+        for (OpOperand *factor : factors) {
+          Operation *def = factor->get().getDefiningOp();
+          auto producerEngine =
+              def ? def->getAttrOfType<StringAttr>(kBF16EngineAttrName)
+                  : StringAttr();
+          // Not behind AMX tiles: linformer-cpu-tile-for-vectors cannot yet
+          // fuse an epilogue into an AMX contraction with a loop over heads
+          // (a fill before its destination).
+          if (!def || !def->hasAttr(kRootAttrName) ||
+              !factor->get().hasOneUse() ||
+              (producerEngine &&
+               producerEngine.getValue().starts_with("amx")))
+            continue;
+          Value bf16 = toBF16(rewriter, factor->get());
+          Type f32 = rewriter.getF32Type();
+          Value extended = elementwise(
+              rewriter, bf16, f32,
+              [&](OpBuilder &b, Location loc, Value x) -> Value {
+                return arith::ExtFOp::create(b, loc, f32, x);
+              });
+          rewriter.modifyOpInPlace(core, [&] { factor->set(extended); });
+        }
+      });
     // The f32 ops whose bf16 twins replaced them (erased only now, so that
     // no value the maps hold is freed while they are in use).
     for (Operation *op : dead)

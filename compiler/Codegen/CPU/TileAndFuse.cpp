@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CPU/TileUtils.h"
+#include "compiler/Analysis/Contractions.h"
 #include "compiler/Analysis/TokenAnalysis.h"
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Codegen/CPU/Passes.h"
@@ -158,6 +159,20 @@ bool isRoundingToBF16(Operation *op) {
          body.getTerminator()->getOperand(0) == trunc.getResult();
 }
 
+/// Whether `reader` of a rounding to bf16 is another kernel: a root, or
+/// the rounded values' extension to f32 read only by roots (a paired
+/// attention core's factors, which its lowering reads as bf16).
+static bool readsAsKernel(Operation *reader) {
+  if (reader->hasAttr(kRootAttrName))
+    return true;
+  return reader->getNumResults() == 1 &&
+         getElementTypeOrSelf(reader->getResult(0).getType()).isF32() &&
+         convertedFrom(reader->getResult(0)) &&
+         llvm::all_of(reader->getUsers(), [](Operation *user) {
+           return user->hasAttr(kRootAttrName);
+         });
+}
+
 /// A bf16 epilogue of `root`: the elementwise ops from its result to a
 /// rounding to bf16 that only other kernels read (with bf16 products, the
 /// FFN's first GEMM -> GELU -> bf16, read by the second GEMM), each the
@@ -179,12 +194,8 @@ SmallVector<Operation *> bf16Epilogue(TilingInterface root) {
       return {};
     chain.push_back(user);
     if (isRoundingToBF16(user))
-      return llvm::all_of(user->getUsers(),
-                          [](Operation *reader) {
-                            return reader->hasAttr(kRootAttrName);
-                          })
-                 ? chain
-                 : SmallVector<Operation *>{};
+      return llvm::all_of(user->getUsers(), readsAsKernel) ? chain
+                                                            : SmallVector<Operation *>{};
     v = user->getResult(0);
   }
   return {};

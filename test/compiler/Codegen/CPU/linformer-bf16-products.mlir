@@ -356,3 +356,64 @@ func.func @core(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
             tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// With pairs, a core's factors that kernels of their own compute (Q and
+// K' here; V' too where the slots do not stop at a length) are rounded
+// right after them and read extended: linformer-cpu-tile-and-fuse makes
+// the rounding the projection's bf16 epilogue, and the core's lowering
+// takes the extension as the bf16 values. A factor no kernel computes (V
+// here, an argument) is left to the core's lowering, as before. Without
+// pairs nothing changes.
+// CHECK-LABEL: func.func @core_factors(
+// CHECK: %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x8xf32>) attrs = {linformer.bf16_engine = "fma", linformer.root}
+// CHECK: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.bf16_engine = "fma", linformer.root}
+// CHECK: linformer.attention_core %[[Q]], %[[K]], %{{.*}} scale
+// CHECK: return
+// PAIRS-LABEL: func.func @core_factors(
+// PAIRS-SAME: %{{.*}}: tensor<16x8xf32>, %{{.*}}: tensor<8x8xf32>, %[[VP:[a-z0-9]+]]: tensor<1x2x4x8xf32>
+// PAIRS: %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x8xf32>) attrs = {linformer.bf16_engine = "dot{{.*}}", linformer.root}
+// PAIRS: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
+// PAIRS: arith.truncf
+// PAIRS: %[[QE:.*]] = linalg.generic {{.*}} ins(%[[QB]] : tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// PAIRS: arith.extf
+// PAIRS: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.bf16_engine = "dot{{.*}}", linformer.root}
+// PAIRS: %[[KB:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
+// PAIRS: %[[KE:.*]] = linalg.generic {{.*}} ins(%[[KB]] : tensor<1x2x4x8xbf16>) outs(%{{.*}} : tensor<1x2x4x8xf32>)
+// PAIRS: linformer.attention_core %[[QE]], %[[KE]], %[[VP]]
+// PAIRS: return
+#qx = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3)>
+#qw = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+#qo = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+func.func @core_factors(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
+    %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %qe = tensor.empty() : tensor<1x2x16x8xf32>
+  %qi = linalg.fill ins(%zero : f32) outs(%qe : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %q = linalg.generic {indexing_maps = [#qx, #qw, #qo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<16x8xf32>, tensor<8x8xf32>) outs(%qi : tensor<1x2x16x8xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x16x8xf32>
+  %ke = tensor.empty() : tensor<1x2x4x8xf32>
+  %ki = linalg.fill ins(%zero : f32) outs(%ke : tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+  %xs = tensor.extract_slice %x[0, 0] [4, 8] [1, 1] : tensor<16x8xf32> to tensor<4x8xf32>
+  %k = linalg.generic {indexing_maps = [#qx, #qw, #qo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%xs, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%ki : tensor<1x2x4x8xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x8xf32>
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %k, %vp scale(0.125)
+         outs(%o_init) {linformer.root}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}

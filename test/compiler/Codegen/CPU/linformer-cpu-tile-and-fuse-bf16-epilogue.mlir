@@ -131,3 +131,61 @@ func.func @other_reader(%x: tensor<64x16xbf16>, %w1: tensor<16x32xbf16>, %w2: te
   } -> tensor<64x16xf32>
   return %y, %r : tensor<64x16xf32>, tensor<64x32xbf16>
 }
+
+// -----
+
+// A paired attention core's Q (linformer-bf16-products): the projection's
+// result rounded to bf16 and extended again, the extension read only by
+// the core. The rounding is the projection's epilogue (its kernel writes
+// bf16), and the extension is fused into the core's workgroups, reading
+// that bf16 tile (the core's lowering takes it as the bf16 values).
+// CHECK-LABEL: func.func @core_factor(
+// CHECK: %[[QB:.*]] = scf.forall {{.*}} -> (tensor<1x2x64x8xbf16>) {
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x{{[0-9]+}}x8xbf16>) attrs = {linformer.bf16_epilogue}
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
+// CHECK: scf.forall
+// CHECK: %[[QS:.*]] = tensor.extract_slice %[[QB]]
+// CHECK: %[[QE:.*]] = linalg.generic {{.*}} ins(%[[QS]] : tensor<1x1x{{[0-9]+}}x8xbf16>) outs(%{{.*}} : tensor<1x1x{{[0-9]+}}x8xf32>)
+// CHECK: linformer.attention_core %[[QE]],
+// CHECK: return
+#x = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>
+#w = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d4)>
+#o = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @core_factor(%x: tensor<1x64x16xbf16>, %w: tensor<16x2x8xbf16>,
+    %kp: tensor<1x2x8x8xf32>, %vp: tensor<1x2x8x8xf32>)
+    -> tensor<1x2x64x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x64x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
+  %q = linalg.generic {indexing_maps = [#x, #w, #o],
+                       iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<1x64x16xbf16>, tensor<16x2x8xbf16>)
+      outs(%init : tensor<1x2x64x8xf32>) attrs = {linformer.root, linformer.bf16_engine = "dot"} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ae = arith.extf %a : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ae, %be : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x64x8xf32>
+  %rb = tensor.empty() : tensor<1x2x64x8xbf16>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%q : tensor<1x2x64x8xf32>) outs(%rb : tensor<1x2x64x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x2x64x8xbf16>
+  %qe = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<1x2x64x8xbf16>) outs(%e : tensor<1x2x64x8xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %t = arith.extf %in : bf16 to f32
+    linalg.yield %t : f32
+  } -> tensor<1x2x64x8xf32>
+  %a_init = tensor.empty() : tensor<1x2x64x8xf32>
+  %a = linformer.attention_core %qe, %kp, %vp scale(0.35355339059327373)
+         outs(%a_init) {linformer.root, linformer.bf16_scores}
+          : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
+            tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
+  return %a : tensor<1x2x64x8xf32>
+}
