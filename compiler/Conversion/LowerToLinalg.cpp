@@ -346,21 +346,16 @@ struct CoreLowering {
   /// S^T: loops (b, h, j, c, i), reduction c; queries innermost; -inf at
   /// masked slots.
   Value scores() {
-    // With pairs, Q as the bf16 values it may extend: half the bytes to
-    // transpose, nothing to round.
-    Value q = op.getQ();
-    Value qBF16 = pairs ? bf16Source(q) : Value();
     Value qT = linalg::TransposeOp::create(
-                   rewriter, loc, qBF16 ? qBF16 : q,
-                   emptyTensor(rewriter, loc, {batch, h, d, n},
-                               qBF16 ? rewriter.getBF16Type() : et),
+                   rewriter, loc, op.getQ(),
+                   emptyTensor(rewriter, loc, {batch, h, d, n}, et),
                    ArrayRef<int64_t>{0, 1, 3, 2})
                    .getResult()[0];
     Value zeros = filledTensor(rewriter, loc, scoreShape, et,
                                rewriter.getZeroAttr(et));
     Value scores;
     if (pairs) {
-      Value keys = round(op.getKey()), queries = qBF16 ? qT : round(qT);
+      Value keys = round(op.getKey()), queries = round(qT);
       scores = pairedContraction(keys, DimList{0, 1, 2, 3}, queries,
                                  DimList{0, 1, 3, 4}, zeros);
     } else {

@@ -238,22 +238,25 @@ struct BF16ProductsPass
                       StringAttr::get(&getContext(), name));
       rewriter.replaceOp(op, narrow->getResults());
     }
-    // A paired core's factors that a kernel of their own computes (the Q,
-    // K' and V' projections) are rounded there, once, as that kernel's
-    // bf16 epilogue (linformer-cpu-tile-and-fuse), and the core reads them
+    // A paired core's K' and V', which kernels of their own compute (the
+    // projections), are rounded there, once, as those kernels' bf16
+    // epilogues (linformer-cpu-tile-and-fuse), and the core reads them
     // extended, which its lowering takes as the bf16 values themselves:
-    // rounded per workgroup instead, K' and V' were rounded again by every
-    // query tile of their head. V' only where `P V` takes pairs (not where
-    // the slots stop at a length, where it stays f32, unrounded).
+    // rounded per workgroup instead, they were rounded again by every query
+    // tile of their head. Not where the slots stop at a length (there `P V`
+    // stays f32, V' unrounded, and the scores' register tiling lost its loop
+    // over the slots when K' was read as it is: random-model soak --seed
+    // 20261241 case 161). Q, which each query tile rounds once anyway, stays
+    // f32: rounded by its projection it gained nothing measurable on Zen 4,
+    // and its bf16 tile's copies on AVX2 made LLVM call __truncsfbf2,
+    // which Debian 12's libgcc lacks (--seed 20261243 cases 120, 264).
     if (pairs)
       func.walk([&](AttentionCoreOp core) {
-        if (!core->hasAttr(kBF16ScoresAttrName))
+        if (!core->hasAttr(kBF16ScoresAttrName) ||
+            core->hasAttr(kTokenBoundAttrName))
           return;
-        SmallVector<OpOperand *> factors = {&core.getQMutable(),
-                                            &core.getKeyMutable()};
-        if (!core->hasAttr(kTokenBoundAttrName))
-          factors.push_back(&core.getValueMutable());
-        for (OpOperand *factor : factors) {
+        for (OpOperand *factor :
+             {&core.getKeyMutable(), &core.getValueMutable()}) {
           Operation *def = factor->get().getDefiningOp();
           auto producerEngine =
               def ? def->getAttrOfType<StringAttr>(kBF16EngineAttrName)

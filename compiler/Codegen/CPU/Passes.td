@@ -253,8 +253,8 @@ def LinformerCPUTileAndFusePass
     in a rounding to bf16 that only other roots read, or their extension
     back to f32 that only roots read (the FFN's first GEMM,
     its GELU, the rounding the second GEMM multiplies; `E X` and its
-    rounding for the K and V projections; the Q, K' and V' projections
-    and the rounding a paired attention core reads extended) gets them,
+    rounding for the K and V projections; the K' and V' projections and
+    the rounding a paired attention core reads extended) gets them,
     fused into one op
     (upstream elementwise fusion) marked `linformer.bf16_epilogue`, into
     its own workgroups as a consumer (upstream `tileAndFuseConsumer`): the
@@ -558,13 +558,13 @@ def LinformerBF16ProductsPass
     (after workgroup tiling) rounds the query tile and the keys, and the
     probabilities (transposed back to rows of slots, so that a row's pair
     is adjacent) and the values; its softmax stays f32, and so does `P V`
-    where pooled slots stop at a length. Q, K' and V' that a kernel of
-    their own computes (the projections; V' only where `P V` takes pairs;
-    not behind AMX tiles) are rounded right after it and read by the core
-    extended: linformer-cpu-tile-and-fuse makes the rounding that kernel's
-    bf16 epilogue, and the core's lowering reads the extension as the bf16
-    values, so a head's K' and V' are rounded once, not in every query
-    tile.
+    where pooled slots stop at a length. K' and V', which kernels of their
+    own compute (the projections; not where the slots stop at a length,
+    not behind AMX tiles), are rounded right after them and read by the
+    core extended: linformer-cpu-tile-and-fuse makes the rounding those
+    kernels' bf16 epilogue, and the core's lowering reads the extension as
+    the bf16 values, so a head's K' and V' are rounded once, not in every
+    query tile.
 
     The two factors take the form the register tile reads them in. With
     `dot` (`auto` where the module's CPU target has AVX512_BF16, `emulate`

@@ -521,27 +521,23 @@ func.func @core_bf16_scores(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 
 // -----
 
-// Factors that are extensions of bf16 values (linformer-bf16-products had
-// the Q, K' and V' projections round them, as their kernels' epilogues)
-// are those bf16 values: the bf16 query tile is transposed (half the
-// bytes), and nothing of Q, K or V is rounded again.
+// K and V that are extensions of bf16 values (linformer-bf16-products
+// had the K' and V' projections round them, as their kernels' epilogues)
+// are those bf16 values: nothing of them is rounded again. Q is
+// transposed and rounded as before.
 // CHECK-LABEL: func.func @core_bf16_factors(
-// CHECK-SAME: %[[QB:[a-z0-9]+]]: tensor<1x2x16x8xbf16>, %[[KB:[a-z0-9]+]]: tensor<1x2x4x8xbf16>, %[[VB:[a-z0-9]+]]: tensor<1x2x4x8xbf16>)
-// CHECK: %[[QT:.*]] = linalg.transpose ins(%[[QB]] : tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x8x16xbf16>)
-// CHECK: linalg.generic {{.*}} ins(%[[KB]], %[[QT]] : tensor<1x2x4x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x4x16xf32>)
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[KB:[a-z0-9]+]]: tensor<1x2x4x8xbf16>, %[[VB:[a-z0-9]+]]: tensor<1x2x4x8xbf16>)
+// CHECK: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<1x2x16x8xf32>)
+// CHECK-NOT: ins(%{{.*}} : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
+// CHECK: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[QT]] : tensor<1x2x8x16xf32>) outs(%{{.*}} : tensor<1x2x8x16xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[KB]], %[[QB]] : tensor<1x2x4x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x4x16xf32>)
 // CHECK: %[[PB:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x4xbf16>)
+// CHECK-NOT: ins(%{{.*}} : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
 // CHECK: linalg.generic {{.*}} ins(%[[PB]], %[[VB]] : tensor<1x2x16x4xbf16>, tensor<1x2x4x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
 // CHECK: return
 #ext4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-func.func @core_bf16_factors(%qb: tensor<1x2x16x8xbf16>, %kb: tensor<1x2x4x8xbf16>,
+func.func @core_bf16_factors(%q: tensor<1x2x16x8xf32>, %kb: tensor<1x2x4x8xbf16>,
     %vb: tensor<1x2x4x8xbf16>) -> tensor<1x2x16x8xf32> {
-  %qe = tensor.empty() : tensor<1x2x16x8xf32>
-  %q = linalg.generic {indexing_maps = [#ext4, #ext4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
-      ins(%qb : tensor<1x2x16x8xbf16>) outs(%qe : tensor<1x2x16x8xf32>) {
-  ^bb0(%in: bf16, %out: f32):
-    %x = arith.extf %in : bf16 to f32
-    linalg.yield %x : f32
-  } -> tensor<1x2x16x8xf32>
   %ke = tensor.empty() : tensor<1x2x4x8xf32>
   %kp = linalg.generic {indexing_maps = [#ext4, #ext4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
       ins(%kb : tensor<1x2x4x8xbf16>) outs(%ke : tensor<1x2x4x8xf32>) {

@@ -359,35 +359,40 @@ func.func @core(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
 
 // -----
 
-// With pairs, a core's factors that kernels of their own compute (Q and
-// K' here; V' too where the slots do not stop at a length) are rounded
-// right after them and read extended: linformer-cpu-tile-and-fuse makes
-// the rounding the projection's bf16 epilogue, and the core's lowering
-// takes the extension as the bf16 values. A factor no kernel computes (V
-// here, an argument) is left to the core's lowering, as before. Without
+// With pairs, a core's K' and V' that kernels of their own compute (the
+// projections) are rounded right after them and read extended:
+// linformer-cpu-tile-and-fuse makes the rounding the projection's bf16
+// epilogue, and the core's lowering takes the extension as the bf16
+// values. Q stays as it is (each query tile rounds it once anyway), and so
+// does a factor no kernel computes (V here, an argument). Not where the
+// slots stop at a length (a core with linformer.token_bound). Without
 // pairs nothing changes.
 // CHECK-LABEL: func.func @core_factors(
 // CHECK: %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x8xf32>) attrs = {linformer.bf16_engine = "fma", linformer.root}
 // CHECK: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.bf16_engine = "fma", linformer.root}
+// CHECK: %[[K2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.bf16_engine = "fma", linformer.root}
 // CHECK: linformer.attention_core %[[Q]], %[[K]], %{{.*}} scale
+// CHECK: linformer.attention_core %[[Q]], %[[K2]], %{{.*}} scale
 // CHECK: return
 // PAIRS-LABEL: func.func @core_factors(
-// PAIRS-SAME: %{{.*}}: tensor<16x8xf32>, %{{.*}}: tensor<8x8xf32>, %[[VP:[a-z0-9]+]]: tensor<1x2x4x8xf32>
+// PAIRS-SAME: %{{.*}}: tensor<16x8xf32>, %{{.*}}: tensor<8x8xf32>, %[[VP:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %{{.*}}: tensor<1x4xi8>
 // PAIRS: %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x8xf32>) attrs = {linformer.bf16_engine = "dot{{.*}}", linformer.root}
-// PAIRS: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
-// PAIRS: arith.truncf
-// PAIRS: %[[QE:.*]] = linalg.generic {{.*}} ins(%[[QB]] : tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
-// PAIRS: arith.extf
 // PAIRS: %[[K:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.bf16_engine = "dot{{.*}}", linformer.root}
 // PAIRS: %[[KB:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
+// PAIRS: arith.truncf
 // PAIRS: %[[KE:.*]] = linalg.generic {{.*}} ins(%[[KB]] : tensor<1x2x4x8xbf16>) outs(%{{.*}} : tensor<1x2x4x8xf32>)
-// PAIRS: linformer.attention_core %[[QE]], %[[KE]], %[[VP]]
+// PAIRS: arith.extf
+// PAIRS: %[[K2:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x4x8xf32>) attrs = {linformer.bf16_engine = "dot{{.*}}", linformer.root}
+// PAIRS-NOT: ins(%[[K2]] : tensor<1x2x4x8xf32>) outs(%{{.*}} : tensor<1x2x4x8xbf16>)
+// PAIRS: linformer.attention_core %[[Q]], %[[KE]], %[[VP]]
+// PAIRS: linformer.attention_core %[[Q]], %[[K2]], %[[VP]]
 // PAIRS: return
 #qx = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3)>
 #qw = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
 #qo = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 func.func @core_factors(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
-    %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
+    %vp: tensor<1x2x4x8xf32>, %m: tensor<1x4xi8>)
+    -> (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %qe = tensor.empty() : tensor<1x2x16x8xf32>
   %qi = linalg.fill ins(%zero : f32) outs(%qe : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
@@ -395,8 +400,8 @@ func.func @core_factors(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
       ins(%x, %w : tensor<16x8xf32>, tensor<8x8xf32>) outs(%qi : tensor<1x2x16x8xf32>)
       attrs = {linformer.root} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %acc, %m : f32
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
     linalg.yield %s : f32
   } -> tensor<1x2x16x8xf32>
   %ke = tensor.empty() : tensor<1x2x4x8xf32>
@@ -406,8 +411,16 @@ func.func @core_factors(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
       ins(%xs, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%ki : tensor<1x2x4x8xf32>)
       attrs = {linformer.root} {
   ^bb0(%a: f32, %b: f32, %acc: f32):
-    %m = arith.mulf %a, %b : f32
-    %s = arith.addf %acc, %m : f32
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x8xf32>
+  %k2 = linalg.generic {indexing_maps = [#qx, #qw, #qo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%xs, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%ki : tensor<1x2x4x8xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
     linalg.yield %s : f32
   } -> tensor<1x2x4x8xf32>
   %o_init = tensor.empty() : tensor<1x2x16x8xf32>
@@ -415,5 +428,9 @@ func.func @core_factors(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
          outs(%o_init) {linformer.root}
           : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
             tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
-  return %o : tensor<1x2x16x8xf32>
+  %o2 = linformer.attention_core %q, %k2, %vp scale(0.125) key_mask(%m)
+         outs(%o_init) {linformer.root, linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, per_step = 4>}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o, %o2 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
 }

@@ -134,7 +134,8 @@ func.func @other_reader(%x: tensor<64x16xbf16>, %w1: tensor<16x32xbf16>, %w2: te
 
 // -----
 
-// A paired attention core's Q (linformer-bf16-products): the projection's
+// A paired attention core's factor (K' and V' in linformer-bf16-products;
+// the first operand here, the mechanism is the same): the projection's
 // result rounded to bf16 and extended again, the extension read only by
 // the core. The rounding is the projection's epilogue (its kernel writes
 // bf16), and the extension is fused into the core's workgroups, reading
