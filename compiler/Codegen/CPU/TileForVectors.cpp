@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -1360,7 +1361,23 @@ private:
                     !fused.contains(initOp.getOperation());
     if (!onePanel || slices.empty() || (!fromEmpty && !fromInit))
       return success();
-    tensor::ExtractSliceOp first = slices.front();
+    // The panel is made before the slice that comes first, the one that
+    // dominates every other (not the first in use-list order: an init
+    // tiled into the loop reads a slice before the contraction's slice,
+    // and a panel made after it did not dominate that read). Slices in
+    // sibling regions, where none comes first, keep the loop as it is.
+    DominanceInfo dominance(panels);
+    tensor::ExtractSliceOp first;
+    for (tensor::ExtractSliceOp candidate : slices)
+      if (llvm::all_of(slices, [&](tensor::ExtractSliceOp other) {
+            return dominance.dominates(candidate.getOperation(),
+                                       other.getOperation());
+          })) {
+        first = candidate;
+        break;
+      }
+    if (!first)
+      return success();
     rewriter.setInsertionPoint(first);
     Value panel;
     Operation *panelInit = nullptr;

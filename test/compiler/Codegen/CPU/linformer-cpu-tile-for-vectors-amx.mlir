@@ -61,3 +61,56 @@ func.func @token_pairs(%len: tensor<2xi32> {linformer.lengths}, %b: index,
   } -> tensor<1x8x16xf32>
   return %r : tensor<1x8x16xf32>
 }
+
+// -----
+
+// A projection with a bias per head and a bf16 epilogue, under AMX: its
+// loop over heads (the panels) reads the carried f32 result twice, in the
+// bias broadcast's tile and in the contraction's. The panel's own buffer
+// comes before both (it used to be made before the contraction's, after
+// the broadcast that writes into it: "operand #1 does not dominate this
+// use", random-model seed 20261243 case 303).
+// CHECK-LABEL: func.func @head_bias_epilogue(
+// CHECK: scf.for %[[H:.*]] = %{{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<1x2x1x8xbf16>) {
+// CHECK: %[[BIAS:.*]] = tensor.extract_slice %{{.*}}[%[[H]], 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<1x8xf32>
+// CHECK: %[[PANEL:.*]] = tensor.empty() : tensor<1x1x1x8xf32>
+// CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<1x8xf32>) outs(%[[PANEL]] : tensor<1x1x1x8xf32>)
+// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} outs(%[[INIT]] : tensor<1x1x1x8xf32>)
+// CHECK: %[[OS:.*]] = tensor.extract_slice %[[OUT]][0, %[[H]], 0, 0] [1, 1, 1, 8]
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]] : tensor<1x1x1x8xf32>) outs(%[[OS]] : tensor<1x1x1x8xbf16>)
+#bcast = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#x = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3)>
+#w = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d4)>
+#y = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+func.func @head_bias_epilogue(%x: tensor<1x1x16xbf16>, %w: tensor<16x2x8xbf16>,
+                              %bias: tensor<2x8xf32>) -> tensor<1x2x1x8xbf16> {
+  %acc = tensor.empty() : tensor<1x2x1x8xf32>
+  %out = tensor.empty() : tensor<1x2x1x8xbf16>
+  %r = scf.forall (%i, %j) in (1, 1) shared_outs(%o = %out) -> (tensor<1x2x1x8xbf16>) {
+    %b = linalg.generic {indexing_maps = [#bcast, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%bias : tensor<2x8xf32>) outs(%acc : tensor<1x2x1x8xf32>) {
+    ^bb0(%in: f32, %unused: f32):
+      linalg.yield %in : f32
+    } -> tensor<1x2x1x8xf32>
+    %c = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+        ins(%x, %w : tensor<1x1x16xbf16>, tensor<16x2x8xbf16>) outs(%b : tensor<1x2x1x8xf32>) attrs = {linformer.bf16_engine = "amx, emulated"} {
+    ^bb0(%in: bf16, %in2: bf16, %s: f32):
+      %e1 = arith.extf %in : bf16 to f32
+      %e2 = arith.extf %in2 : bf16 to f32
+      %m = arith.mulf %e1, %e2 : f32
+      %a = arith.addf %s, %m : f32
+      linalg.yield %a : f32
+    } -> tensor<1x2x1x8xf32>
+    %t = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+        ins(%c : tensor<1x2x1x8xf32>) outs(%o : tensor<1x2x1x8xbf16>) attrs = {linformer.bf16_epilogue} {
+    ^bb0(%in: f32, %unused: bf16):
+      %v = arith.truncf %in : f32 to bf16
+      linalg.yield %v : bf16
+    } -> tensor<1x2x1x8xbf16>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %t into %o[0, 0, 0, 0] [1, 2, 1, 8] [1, 1, 1, 1] : tensor<1x2x1x8xbf16> into tensor<1x2x1x8xbf16>
+    }
+  } {linformer.kernel = #linformer.kernel_shape<key = "contraction/pppRp/1x2x1x16x8/a5057b", kind = "contraction", loops = [1, 2, 1, 16, 8], iterators = "pppRp", output_dims = [0, 1, 2, 4], flops = 512, source = "cost-model", m_loop = 2, n_loop = 4, column_loops = [1, 4], streamed_weight = true, engine = "amx, emulated">, linformer.root, linformer.schedule = #linformer.cpu_schedule<workgroup = [1, 0, 1, 0, 0], register = [1, 8], reduction = 0, pack = true>, mapping = [#linformer.workgroup<0>, #linformer.workgroup<1>]}
+  return %r : tensor<1x2x1x8xbf16>
+}
