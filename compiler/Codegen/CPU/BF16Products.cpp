@@ -258,16 +258,8 @@ struct BF16ProductsPass
         for (OpOperand *factor :
              {&core.getKeyMutable(), &core.getValueMutable()}) {
           Operation *def = factor->get().getDefiningOp();
-          auto producerEngine =
-              def ? def->getAttrOfType<StringAttr>(kBF16EngineAttrName)
-                  : StringAttr();
-          // Not behind AMX tiles: linformer-cpu-tile-for-vectors cannot yet
-          // fuse an epilogue into an AMX contraction with a loop over heads
-          // (a fill before its destination).
           if (!def || !def->hasAttr(kRootAttrName) ||
-              !factor->get().hasOneUse() ||
-              (producerEngine &&
-               producerEngine.getValue().starts_with("amx")))
+              !factor->get().hasOneUse())
             continue;
           Value bf16 = toBF16(rewriter, factor->get());
           Type f32 = rewriter.getF32Type();

@@ -559,8 +559,8 @@ def LinformerBF16ProductsPass
     probabilities (transposed back to rows of slots, so that a row's pair
     is adjacent) and the values; its softmax stays f32, and so does `P V`
     where pooled slots stop at a length. K' and V', which kernels of their
-    own compute (the projections; not where the slots stop at a length,
-    not behind AMX tiles), are rounded right after them and read by the
+    own compute (the projections; not where the slots stop at a length),
+    are rounded right after them and read by the
     core extended: linformer-cpu-tile-and-fuse makes the rounding those
     kernels' bf16 epilogue, and the core's lowering reads the extension as
     the bf16 values, so a head's K' and V' are rounded once, not in every
