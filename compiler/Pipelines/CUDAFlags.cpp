@@ -61,6 +61,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::asyncCopyContractions);
     mirror<bool>(&CUDAPipelineOptions::pairStoresContractions);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
+    mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
     mirror<bool>(&CUDAPipelineOptions::wgmma);
   }
@@ -88,6 +89,10 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.asyncStages < 2 || o.asyncStages > 8)
     return bad(o.asyncStages, "2 to 8",
                "shared buffers of a staged contraction copied with cp.async");
+  if (o.chunkKContractions != 16 && o.chunkKContractions != 32 &&
+      o.chunkKContractions != 64)
+    return bad(o.chunkKContractions, "16, 32 or 64",
+               "k values a staged contraction's block copies at a time");
   if (o.coreGroups < 1 || o.coreGroups > 64)
     return bad(o.coreGroups, "1 to 64",
                "query groups a staged attention-core block walks");

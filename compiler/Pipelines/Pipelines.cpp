@@ -335,6 +335,7 @@ void addCUDAContractions(OpPassManager &funcPm,
   selectOptions.ldmatrixTrans = options.ldmatrixTransContractions;
   selectOptions.asyncCopy = options.asyncCopyContractions;
   selectOptions.asyncStages = options.asyncStages;
+  selectOptions.chunkK = options.chunkKContractions;
   selectOptions.wgmma = options.wgmma;
   selectOptions.exact = options.onHost && options.mmaExact;
   selectOptions.scheduleFile = options.scheduleFile;

@@ -292,6 +292,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "C's layout allows (st.global.v2.f32, one 32-bit "
                      "store of two bf16); off: one store an element"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> chunkKContractions{
+      *this, "chunk-k-contractions",
+      llvm::cl::desc("Staged contractions: k values a block copies and "
+                     "multiplies between barriers, at most (16, 32 or 64; "
+                     "the longest that divides the block's k range, fits "
+                     "shared memory and keeps the prefetch)"),
+      llvm::cl::init(16)};
   PassOptions::Option<int64_t> asyncStages{
       *this, "async-stages",
       llvm::cl::desc("Staged contractions whose operands are both copied "

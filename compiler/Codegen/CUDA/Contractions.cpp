@@ -19,6 +19,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
+
 namespace mlir::linformer::cuda {
 
 FailureOr<Plan> planFor(linalg::GenericOp op, int64_t tileK,
@@ -366,8 +368,10 @@ bool vectorCopy(linalg::GenericOp op, OpOperand *src, linalg::GenericOp from,
 /// `blockWarps` warps: the most warps (at least 2) whose block tile divides
 /// the innermost m and n extents, up to 4 along n (a 2 x 4 block of 64 x 32
 /// warp blocks is 128 x 128 of C); then the longest chunk of k values, from
-/// `maxChunk` down to 16, that divides a part's k range and fits. None if
-/// nothing fits. With `prefetch`, the chunk is double-buffered when both
+/// `maxChunk` down to 16, that divides a part's k range and fits, and with
+/// `prefetch` keeps it (a deeper chunk whose copy a thread cannot hold in
+/// registers would lose it), else the longest that fits. None if nothing
+/// fits. With `prefetch`, the chunk is double-buffered when both
 /// buffers fit and a thread's words are unrolled and at most
 /// kMaxPrefetchWords. With `ldmatrix`, A's fragments are read with
 /// ldmatrix when its buffer is k-major (16-byte aligned rows: strides and
@@ -408,6 +412,9 @@ static Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedByt
   int64_t kPart = extents[p.kDim] / p.split;
   bool aK = innermost(op, op.getDpsInputOperand(p.aOperand), p.kDim);
   bool bK = innermost(op, op.getDpsInputOperand(p.bOperand), p.kDim);
+  // The longest chunk that fits and keeps the prefetch; failing that,
+  // the longest that fits.
+  std::optional<Staging> unprefetched;
   for (int64_t chunk = maxChunk; chunk >= 16; chunk /= 2) {
     if (kPart % chunk)
       continue;
@@ -415,6 +422,7 @@ static Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedByt
     StagedBuffer b(bK, bn, chunk, a.words, !bK && naturalB);
     if ((a.words + b.words) * wordBytes > sharedBytes)
       continue;
+    s = Staging();
     s.warpsM = bestM;
     s.warpsN = bestN;
     s.chunk = chunk;
@@ -434,9 +442,14 @@ static Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedByt
         asyncStages * (a.words + b.words) * wordBytes <= sharedBytes)
       s.stages = asyncStages;
     s.ldmatrixA = ldmatrix && a.kMajor;
+    if (prefetch && !s.prefetch) {
+      if (!unprefetched)
+        unprefetched = s;
+      continue;
+    }
     return s;
   }
-  return s;
+  return unprefetched ? *unprefetched : Staging();
 }
 
 /// The staging of a wgmma plan `p` (one row tile a warp) whose operands
