@@ -106,6 +106,9 @@ def test_sessions_that_do_not_spin(small):
     np.testing.assert_array_equal(lf.Session(art, w, threads=2, spin_us=0)(x), want)
     with pytest.raises(lf.Error, match="LF_INVALID_ARGUMENT: spin_us is -5"):
         lf.Session(art, w, threads=2, spin_us=-5)
+    # CUDA graphs need a cuda module.
+    with pytest.raises(lf.Error, match="LF_INVALID_ARGUMENT: cuda_graphs is set, and .* runs on the cpu"):
+        lf.Session(art, w, threads=2, cuda_graphs=True)
 
 
 def test_errors_carry_the_runtime_code_and_message(small, tmp_path):

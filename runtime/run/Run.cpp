@@ -589,15 +589,15 @@ struct Runner : Options {
 lf::Session openSession(const Options &o, const lf::Module &module,
                         const lf::Weights &weights) {
   weights.checkAgainst(module);
-  if (o.rank < 0)
-    return lf::Session(module, weights, o.threads,
-                       o.profile || !o.profileJson.empty(), nullptr, o.spinUs);
-  // --rank: one rank alone; what its all-reduce would sum stays its own.
   lf_session_options options;
   lf_session_options_init(&options);
   options.num_threads = o.threads;
   options.profile = o.profile || !o.profileJson.empty() ? 1 : 0;
   options.spin_us = o.spinUs;
+  options.cuda_graphs = o.cudaGraphs ? 1 : 0;
+  if (o.rank < 0)
+    return lf::Session(module, weights, options);
+  // --rank: one rank alone; what its all-reduce would sum stays its own.
   options.rank = o.rank;
   options.ranks = int32_t(module.sequenceParallel());
   options.all_reduce = [](void *, void *, int64_t, lf_dtype) -> int32_t {

@@ -28,7 +28,8 @@ struct Options {
   std::map<std::string, std::string> inputs;
   bool poisonPadding = false;
   bool check = false, randomInput = false, profile = false,
-       makeWeights = false, deviceIo = false, packed = false;
+       makeWeights = false, deviceIo = false, packed = false,
+       cudaGraphs = false;
   int64_t deviceIoOffset = 0;
   int64_t ioOffset = -1;
   int spinUs = -1;

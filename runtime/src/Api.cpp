@@ -243,6 +243,7 @@ void lf_session_options_init(lf_session_options *options) {
   options->ranks = 0;
   options->all_reduce = nullptr;
   options->all_reduce_user_data = nullptr;
+  options->cuda_graphs = 0;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
@@ -281,6 +282,9 @@ lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
         opts.allReduce = options->all_reduce;
         opts.allReduceUserData = options->all_reduce_user_data;
       }
+      if (has(offsetof(lf_session_options, cuda_graphs),
+              sizeof(options->cuda_graphs)))
+        opts.cudaGraphs = options->cuda_graphs;
     }
     auto handle = std::make_unique<lf_session_s>();
     handle->impl =

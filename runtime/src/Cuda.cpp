@@ -10,6 +10,7 @@
 #include "Cuda.h"
 #include "Internal.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -29,6 +30,8 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 using CUevent = void *;
+using CUgraph = void *;
+using CUgraphExec = void *;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_NO_DEVICE = 100;
@@ -41,6 +44,8 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
+constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 
 /// The driver entry points the runtime uses.
 struct Driver {
@@ -74,6 +79,18 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  // CUDA graphs (lf_session_options.cuda_graphs), looked up apart: a driver
+  // without them runs everything else.
+  CUresult (*cuStreamBeginCapture)(CUstream, int);
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*cuStreamIsCapturing)(CUstream, int *);
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                          unsigned long long);
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*cuGraphExecDestroy)(CUgraphExec);
+  CUresult (*cuGraphDestroy)(CUgraph);
+  /// The graph entry points this driver lacks ("": none).
+  std::string missingGraphs;
 
   std::string errorText(CUresult r) const {
     const char *name = nullptr, *text = nullptr;
@@ -144,6 +161,20 @@ const Driver &driver() {
     sym(d.cuEventDestroy, "cuEventDestroy_v2");
     sym(d.cuGetErrorName, "cuGetErrorName");
     sym(d.cuGetErrorString, "cuGetErrorString");
+    {
+      // Versioned names as cuda.h maps the plain ones (CUDA 11.4 and up).
+      std::string required;
+      required.swap(missing);
+      sym(d.cuStreamBeginCapture, "cuStreamBeginCapture_v2");
+      sym(d.cuStreamEndCapture, "cuStreamEndCapture");
+      sym(d.cuStreamIsCapturing, "cuStreamIsCapturing");
+      sym(d.cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags");
+      sym(d.cuGraphLaunch, "cuGraphLaunch");
+      sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
+      sym(d.cuGraphDestroy, "cuGraphDestroy");
+      d.missingGraphs.swap(missing);
+      missing.swap(required);
+    }
     if (!missing.empty()) {
       failure = "the CUDA driver " + lib + " lacks " + missing +
                 " (a driver older than CUDA 11?)";
@@ -340,10 +371,20 @@ std::string describeDevice(const CudaModule &module) {
 
 CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
                          const Manifest &manifest, const Weights &weights,
-                         bool profile, void *stream)
+                         bool profile, void *stream, bool graphs)
     : module_(std::move(module)), manifest_(manifest), stream_(stream),
-      ownsStream_(stream == nullptr) {
+      ownsStream_(stream == nullptr), graphs_(graphs) {
   const Driver &d = driver();
+  if (graphs && profile)
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_graphs and profile are both set: a profiled run times "
+                "each kernel between events of its own, so it launches them "
+                "one by one; choose one");
+  if (graphs && !d.missingGraphs.empty())
+    throw Error(LF_UNAVAILABLE, "cuda_graphs is set, and the CUDA driver "
+                                "lacks " +
+                                    d.missingGraphs +
+                                    " (a driver older than CUDA 11.4?)");
   weights_ = module_->weightsFor(manifest, weights);
   module_->makeCurrent();
   device_ = weights_->address;
@@ -391,6 +432,9 @@ void CudaSession::release() noexcept {
   // The driver is open: this session's module was loaded through it.
   const Driver &d = driver();
   d.cuCtxSetCurrent(module_->context);
+  for (Graph &g : graphCache_)
+    d.cuGraphExecDestroy(g.exec);
+  graphCache_.clear();
   for (void *e : events_)
     d.cuEventDestroy(e);
   events_.clear();
@@ -449,16 +493,58 @@ void CudaSession::run(const std::vector<void *> &host,
   };
   module_->makeCurrent();
   // The caller's device buffers stand in for the session's own this run.
-  std::vector<CUdeviceptr> address(device_.begin(), device_.end());
+  std::vector<uint64_t> address(device_);
   for (size_t i = 0; i < m.buffers.size(); ++i)
     if (onDevice[i])
-      address[i] = CUdeviceptr(reinterpret_cast<uintptr_t>(host[i]));
+      address[i] = uint64_t(reinterpret_cast<uintptr_t>(host[i]));
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
     if (b.kind == BufferKind::Input && !onDevice[i] && bytesOf(i) > 0)
       d.check(d.cuMemcpyHtoDAsync(device_[i], host[i], bytesOf(i), stream_),
               "copying input '" + b.name + "' to the device");
   }
+  // With graphs, the launches are one graph launch; not where the caller
+  // is capturing its stream into a graph of its own (captures do not
+  // nest: the launches go into the caller's graph as they are).
+  int capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (graphs_)
+    d.check(d.cuStreamIsCapturing(stream_, &capture), "cuStreamIsCapturing");
+  if (graphs_ && capture == CU_STREAM_CAPTURE_STATUS_NONE)
+    d.check(d.cuGraphLaunch(graphFor(address, gridX), stream_),
+            "launching the run's CUDA graph");
+  else
+    launchKernels(address, gridX);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    if (b.kind == BufferKind::Output && host[i] && !onDevice[i] &&
+        bytesOf(i) > 0)
+      d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], bytesOf(i), stream_),
+              "copying output '" + b.name + "' from the device");
+  }
+  // A kernel fault surfaces here, as the error of the run. On the caller's
+  // stream with every output on the device, the caller waits when it needs
+  // to (it may be capturing the stream into a graph).
+  bool hostOutputs = false, deviceRun = false;
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    hostOutputs |= m.buffers[i].kind == BufferKind::Output && host[i] &&
+                   !onDevice[i];
+    deviceRun |= onDevice[i];
+  }
+  if (ownsStream_ || hostOutputs || !deviceRun || !events_.empty())
+    d.check(d.cuStreamSynchronize(stream_), "running the kernels");
+  if (kernelMs && !events_.empty())
+    for (size_t k = 0; k < m.kernels.size(); ++k) {
+      float ms = 0;
+      d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
+              "cuEventElapsedTime");
+      (*kernelMs)[k].push_back(double(ms));
+    }
+}
+
+void CudaSession::launchKernels(const std::vector<uint64_t> &address,
+                                const std::vector<int64_t> &gridX) {
+  const Driver &d = driver();
+  const Manifest &m = manifest_;
   std::vector<CUdeviceptr> params;
   std::vector<void *> argv;
   for (size_t k = 0; k < m.kernels.size(); ++k) {
@@ -488,31 +574,48 @@ void CudaSession::run(const std::vector<void *> &host,
     if (!events_.empty())
       d.check(d.cuEventRecord(events_[2 * k + 1], stream_), "cuEventRecord");
   }
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    const ManifestBuffer &b = m.buffers[i];
-    if (b.kind == BufferKind::Output && host[i] && !onDevice[i] &&
-        bytesOf(i) > 0)
-      d.check(d.cuMemcpyDtoHAsync(host[i], device_[i], bytesOf(i), stream_),
-              "copying output '" + b.name + "' from the device");
-  }
-  // A kernel fault surfaces here, as the error of the run. On the caller's
-  // stream with every output on the device, the caller waits when it needs
-  // to (it may be capturing the stream into a graph).
-  bool hostOutputs = false, deviceRun = false;
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    hostOutputs |= m.buffers[i].kind == BufferKind::Output && host[i] &&
-                   !onDevice[i];
-    deviceRun |= onDevice[i];
-  }
-  if (ownsStream_ || hostOutputs || !deviceRun || !events_.empty())
-    d.check(d.cuStreamSynchronize(stream_), "running the kernels");
-  if (kernelMs && !events_.empty())
-    for (size_t k = 0; k < m.kernels.size(); ++k) {
-      float ms = 0;
-      d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
-              "cuEventElapsedTime");
-      (*kernelMs)[k].push_back(double(ms));
+}
+
+void *CudaSession::graphFor(const std::vector<uint64_t> &address,
+                            const std::vector<int64_t> &gridX) {
+  for (Graph &g : graphCache_)
+    if (g.gridX == gridX && g.address == address) {
+      g.lastUse = ++graphUses_;
+      return g.exec;
     }
+  // First use of these launch shapes and bindings: capture the launches
+  // from the stream (nothing runs while capturing), keep the executable
+  // graph. Kernel parameters are copied into it, so `address` need not
+  // outlive the capture.
+  const Driver &d = driver();
+  d.check(d.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+  try {
+    launchKernels(address, gridX);
+  } catch (...) {
+    CUgraph partial = nullptr;
+    d.cuStreamEndCapture(stream_, &partial); // the stream leaves capture
+    if (partial)
+      d.cuGraphDestroy(partial);
+    throw;
+  }
+  CUgraph graph = nullptr;
+  d.check(d.cuStreamEndCapture(stream_, &graph),
+          "capturing the run's launches into a CUDA graph");
+  CUgraphExec exec = nullptr;
+  CUresult r = d.cuGraphInstantiateWithFlags(&exec, graph, 0);
+  // The executable graph is independent of the one it was made from.
+  d.cuGraphDestroy(graph);
+  d.check(r, "cuGraphInstantiateWithFlags");
+  if (graphCache_.size() == kMaxGraphs) {
+    auto oldest = std::min_element(
+        graphCache_.begin(), graphCache_.end(),
+        [](const Graph &a, const Graph &b) { return a.lastUse < b.lastUse; });
+    d.cuGraphExecDestroy(oldest->exec);
+    graphCache_.erase(oldest);
+  }
+  graphCache_.push_back({address, gridX, exec, ++graphUses_});
+  return exec;
 }
 
 } // namespace runtime

@@ -13,7 +13,8 @@
 //                shared by every session that runs with them.
 //   CudaSession  one session's device buffers (inputs, outputs,
 //                intermediates) and stream; a run copies the staged inputs
-//                in, launches the kernels in manifest order and copies the
+//                in, launches the kernels in manifest order (or, with CUDA
+//                graphs, replays them as one graph launch) and copies the
 //                outputs out.
 //
 //===----------------------------------------------------------------------===//
@@ -60,10 +61,13 @@ class CudaSession {
 public:
   /// Allocates the session's device buffers and uploads (or shares) the
   /// weights. `stream`: the caller's, which the session uses and never
-  /// destroys; null: one of its own. Throws Error.
+  /// destroys; null: one of its own. `graphs`: runs replay their launches
+  /// as CUDA graphs (lf_session_options.cuda_graphs; LF_UNAVAILABLE with a
+  /// driver that has none, LF_INVALID_ARGUMENT with `profile`). Throws
+  /// Error.
   CudaSession(std::shared_ptr<const CudaModule> module,
               const Manifest &manifest, const Weights &weights,
-              bool profile, void *stream = nullptr);
+              bool profile, void *stream = nullptr, bool graphs = false);
   ~CudaSession();
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
@@ -82,8 +86,20 @@ public:
            std::vector<std::vector<double>> *kernelMs,
            const std::vector<int64_t> &ioBytes = {});
 
+  /// The most graphs a session keeps (one per distinct launch shape and
+  /// binding); past it, the least recently replayed is dropped.
+  static constexpr size_t kMaxGraphs = 64;
+
 private:
   void release() noexcept;
+  /// The kernels in manifest order, bound to `address`, block x up to
+  /// `gridX` (see run), on the session's stream.
+  void launchKernels(const std::vector<uint64_t> &address,
+                     const std::vector<int64_t> &gridX);
+  /// The executable graph of those launches: captured from the stream on
+  /// first use of this (address, gridX), replayed after.
+  void *graphFor(const std::vector<uint64_t> &address,
+                 const std::vector<int64_t> &gridX);
 
   std::shared_ptr<const CudaModule> module_;
   const Manifest &manifest_;
@@ -93,6 +109,15 @@ private:
   void *stream_ = nullptr;
   bool ownsStream_ = true;
   std::vector<void *> events_; ///< 2 per kernel when profiling
+  bool graphs_ = false;
+  struct Graph {
+    std::vector<uint64_t> address;
+    std::vector<int64_t> gridX;
+    void *exec = nullptr; ///< CUgraphExec
+    uint64_t lastUse = 0;
+  };
+  std::vector<Graph> graphCache_;
+  uint64_t graphUses_ = 0;
 };
 
 } // namespace runtime

@@ -279,6 +279,7 @@ struct Session::Impl {
   /// kMaxProfiledRuns), its FLOPs and shape key from the manifest.
   bool profiling = false;
   void *cudaStream = nullptr; ///< the caller's, or null
+  bool cudaGraphs = false;    ///< lf_session_options::cuda_graphs
   static constexpr size_t kMaxProfiledRuns = 4096;
   std::vector<std::vector<double>> kernelMs;
   std::vector<double> kernelFlops;
@@ -298,7 +299,8 @@ struct Session::Impl {
   Impl(std::shared_ptr<const Module> m, std::shared_ptr<const Weights> w,
        const SessionOptions &o, std::chrono::microseconds spin)
       : module(std::move(m)), weights(std::move(w)), pool(o.numThreads, spin),
-        profiling(o.profile), cudaStream(o.cudaStream), rank(o.rank),
+        profiling(o.profile), cudaStream(o.cudaStream),
+        cudaGraphs(o.cudaGraphs != 0), rank(o.rank),
         allReduce(o.allReduce), allReduceUserData(o.allReduceUserData),
         B(module->batch()), n(module->seqLen()) {
     const Manifest &manifest = module->manifest();
@@ -510,7 +512,7 @@ void Session::Impl::plan() {
   bound = owned;
   if (module->cuda())
     cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights, profiling,
-                                         cudaStream);
+                                         cudaStream, cudaGraphs);
 }
 
 void Session::Impl::initialize() {
@@ -1306,6 +1308,14 @@ Session::Session(std::shared_ptr<const Module> module,
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_stream is set, and '" + module->path() +
                     "' runs on the cpu (a stream needs a cuda module)");
+  if (options.cudaGraphs != 0 && options.cudaGraphs != 1)
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_graphs is " + std::to_string(options.cudaGraphs) +
+                    " (0: a launch per kernel, 1: a CUDA graph per run)");
+  if (options.cudaGraphs && !module->cuda())
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_graphs is set, and '" + module->path() +
+                    "' runs on the cpu (graphs need a cuda module)");
   if (numThreads < 0)
     throw Error(LF_INVALID_ARGUMENT,
                 "num_threads is " + std::to_string(numThreads) +

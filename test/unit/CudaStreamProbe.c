@@ -1,6 +1,6 @@
 /*===- CudaStreamProbe.c - a session on the caller's own CUDA stream -------===*
  *
- * linformer-cuda-stream-probe ARTIFACT WEIGHTS device|host
+ * linformer-cuda-stream-probe ARTIFACT WEIGHTS device|host|capture
  *
  * Plays an application with CUDA code of its own, through the C API only:
  * it opens the driver itself (LF_CUDA_DRIVER, else libcuda.so.1), creates a
@@ -10,6 +10,12 @@
  * without the runtime waiting; "host": one lf_session_run, which waits.
  * With the stand-in driver (test/unit/FakeCudaDriver.c, FAKE_CUDA_STREAMS)
  * the log shows which stream each launch went on and who synchronized.
+ * "capture": a session with cuda_graphs; the caller captures its stream
+ * into a graph of its own around one lf_session_run_device (whose launches
+ * must go into that graph: captures do not nest), then runs outside it:
+ * once (the session's own graph), once into another output buffer (a
+ * second graph, its bindings differ) and once into the first again (the
+ * first graph, replayed).
  * Prints the runtime's status on failure; exit 1 then, 2 for bad usage.
  *
  *===----------------------------------------------------------------------===*/
@@ -26,6 +32,9 @@ typedef int (*CtxRetainFn)(void **, int);
 typedef int (*CtxSetFn)(void *);
 typedef int (*StreamCreateFn)(void **, unsigned);
 typedef int (*StreamFn)(void *);
+typedef int (*BeginCaptureFn)(void *, int);
+typedef int (*EndCaptureFn)(void *, void **);
+typedef int (*GraphFn)(void *);
 
 static int failed(lf_status st) {
   if (!st)
@@ -46,11 +55,14 @@ static void *sym(void *lib, const char *name) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 4 || (strcmp(argv[3], "device") && strcmp(argv[3], "host"))) {
-    fprintf(stderr, "usage: %s ARTIFACT WEIGHTS device|host\n", argv[0]);
+  if (argc != 4 || (strcmp(argv[3], "device") && strcmp(argv[3], "host") &&
+                    strcmp(argv[3], "capture"))) {
+    fprintf(stderr, "usage: %s ARTIFACT WEIGHTS device|host|capture\n",
+            argv[0]);
     return 2;
   }
-  int onDevice = strcmp(argv[3], "device") == 0;
+  int capture = strcmp(argv[3], "capture") == 0;
+  int onDevice = capture || strcmp(argv[3], "device") == 0;
   const char *path = getenv("LF_CUDA_DRIVER");
   void *lib = dlopen(path && *path ? path : "libcuda.so.1", RTLD_NOW);
   if (!lib) {
@@ -72,6 +84,7 @@ int main(int argc, char **argv) {
   lf_session_options options;
   lf_session_options_init(&options);
   options.cuda_stream = stream;
+  options.cuda_graphs = capture;
   if (failed(lf_module_load(argv[1], &m)) ||
       failed(lf_weights_load(argv[2], &w)) ||
       failed(lf_session_create(m, w, &options, &s)))
@@ -108,10 +121,34 @@ int main(int argc, char **argv) {
       return 1;
     xt.data = dx;
     yt.data = dy;
+    if (capture) {
+      /* Relaxed mode (2): the runtime's own calls while the caller
+       * captures are none of the capture's business. */
+      void *graph = NULL;
+      printf("caller captures its stream\n");
+      fflush(stdout);
+      if (((BeginCaptureFn)sym(lib, "cuStreamBeginCapture_v2"))(stream, 2) ||
+          failed(lf_session_run_device(s, &xt, 1, &yt, 1)) ||
+          ((EndCaptureFn)sym(lib, "cuStreamEndCapture"))(stream, &graph) ||
+          ((GraphFn)sym(lib, "cuGraphDestroy"))(graph))
+        return 1;
+    }
     printf("run on the caller's stream\n");
     fflush(stdout);
     if (failed(lf_session_run_device(s, &xt, 1, &yt, 1)))
       return 1;
+    if (capture) {
+      void *dy2 = NULL;
+      lf_tensor yt2 = yt;
+      if (failed(lf_device_alloc(m, outBytes, &dy2)))
+        return 1;
+      yt2.data = dy2;
+      if (failed(lf_session_run_device(s, &xt, 1, &yt2, 1)) ||
+          failed(lf_session_run_device(s, &xt, 1, &yt, 1)) ||
+          ((StreamFn)sym(lib, "cuStreamSynchronize"))(stream) ||
+          failed(lf_device_free(m, dy2)))
+        return 1;
+    }
     /* The run was enqueued: the caller waits before it reads. */
     printf("caller synchronizes\n");
     fflush(stdout);

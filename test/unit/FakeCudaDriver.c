@@ -28,6 +28,15 @@
  *   destroy ID                  cuStreamDestroy
  *   sync ID                     cuStreamSynchronize
  *   on ID                       the stream of the launch or copy just above
+ * CUDA graphs (stream capture), whose launches run nothing either:
+ *   capture                     cuStreamBeginCapture_v2; the launches up to
+ *                               the capture's end are kept, not logged
+ *   captured G N                cuStreamEndCapture: graph G of N launches
+ *   instantiate G E             cuGraphInstantiateWithFlags
+ *   graph E                     cuGraphLaunch, then a launch line for each
+ *                               launch E holds, as they were captured
+ *   graph-free E                cuGraphExecDestroy
+ * FAKE_CUDA_CAPTURE_FAILS set: cuStreamBeginCapture_v2 fails.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -80,9 +89,16 @@ static void logf_(const char *fmt, ...) {
 }
 
 /* The allocation `p` points into, or -1. */
+struct Graph {
+  int id, launches;
+  char *text; /* the launch lines, '\n'-separated */
+  size_t size;
+};
 struct Stream {
   int id;
+  struct Graph *capture; /* the graph being captured, or NULL */
 };
+static int ngraphs, nexecs;
 static int nstreams;
 static int streamId(void *s) { return s ? ((struct Stream *)s)->id : 0; }
 static void logStream(const char *event, void *s) {
@@ -259,7 +275,7 @@ CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,
 }
 CUresult cuStreamCreate(void **s, unsigned flags) {
   (void)flags;
-  struct Stream *stream = malloc(sizeof *stream);
+  struct Stream *stream = calloc(1, sizeof *stream);
   stream->id = ++nstreams;
   *s = stream;
   logStream("stream", stream);
@@ -289,6 +305,21 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
   for (int i = 0; i < f->params && at < (int)sizeof line - 16; ++i)
     at += snprintf(line + at, sizeof line - (size_t)at, " %d",
                    allocOf(*(CUdeviceptr *)params[i]));
+  struct Graph *g = stream ? ((struct Stream *)stream)->capture : NULL;
+  if (g) {
+    /* Captured: kept, with its parameters' allocations as they were. */
+    size_t len = strlen(line);
+    char *text = realloc(g->text, g->size + len + 2);
+    if (!text)
+      return 2;
+    memcpy(text + g->size, line, len);
+    text[g->size + len] = '\n';
+    text[g->size + len + 1] = '\0';
+    g->text = text;
+    g->size += len + 1;
+    ++g->launches;
+    return 0;
+  }
   logf_("%s\n", line);
   logStream("on", stream);
   return 0;
@@ -314,5 +345,78 @@ CUresult cuGetErrorName(CUresult r, const char **s) {
 }
 CUresult cuGetErrorString(CUresult r, const char **s) {
   *s = r == 100 ? "no CUDA-capable device is detected" : "fake driver error";
+  return 0;
+}
+
+/* Stream capture and graphs. The legacy default stream cannot be captured
+ * (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED); an executable graph is the
+ * captured graph's copy. */
+CUresult cuStreamBeginCapture_v2(void *s, int mode) {
+  (void)mode;
+  if (getenv("FAKE_CUDA_CAPTURE_FAILS"))
+    return 1;
+  struct Stream *stream = s;
+  if (!stream)
+    return 900;
+  if (stream->capture)
+    return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
+  stream->capture = calloc(1, sizeof(struct Graph));
+  stream->capture->id = ++ngraphs;
+  logf_("capture\n");
+  return 0;
+}
+CUresult cuStreamEndCapture(void *s, void **graph) {
+  struct Stream *stream = s;
+  if (!stream || !stream->capture)
+    return 1;
+  struct Graph *g = stream->capture;
+  stream->capture = NULL;
+  logf_("captured %d %d\n", g->id, g->launches);
+  *graph = g;
+  return 0;
+}
+CUresult cuStreamIsCapturing(void *s, int *status) {
+  struct Stream *stream = s;
+  *status = stream && stream->capture ? 1 : 0;
+  return 0;
+}
+CUresult cuGraphInstantiateWithFlags(void **exec, void *graph,
+                                     unsigned long long flags) {
+  (void)flags;
+  const struct Graph *g = graph;
+  struct Graph *e = calloc(1, sizeof *e);
+  e->id = ++nexecs;
+  e->launches = g->launches;
+  e->size = g->size;
+  if (g->text) {
+    e->text = malloc(g->size + 1);
+    memcpy(e->text, g->text, g->size + 1);
+  }
+  logf_("instantiate %d %d\n", g->id, e->id);
+  *exec = e;
+  return 0;
+}
+CUresult cuGraphLaunch(void *exec, void *stream) {
+  const struct Graph *e = exec;
+  logf_("graph %d\n", e->id);
+  for (const char *line = e->text; line && *line;) {
+    const char *end = strchr(line, '\n');
+    logf_("%.*s\n", (int)(end - line), line);
+    logStream("on", stream);
+    line = end + 1;
+  }
+  return 0;
+}
+CUresult cuGraphExecDestroy(void *exec) {
+  struct Graph *e = exec;
+  logf_("graph-free %d\n", e->id);
+  free(e->text);
+  free(e);
+  return 0;
+}
+CUresult cuGraphDestroy(void *graph) {
+  struct Graph *g = graph;
+  free(g->text);
+  free(g);
   return 0;
 }

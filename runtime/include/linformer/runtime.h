@@ -281,6 +281,19 @@ typedef struct lf_session_options {
    * LF_ABORTED. */
   lf_all_reduce_fn all_reduce;
   void *all_reduce_user_data;
+  /* A cuda module only: nonzero, each run's kernel launches are one CUDA
+   * graph launch. The launches are captured from the session's stream
+   * into a graph the first time a run has that graph's launch shapes
+   * (which kernels run, and with how many blocks: they follow the
+   * longest sequence's length) and device bindings (device I/O's
+   * addresses), and replayed by later runs that have them; a session
+   * keeps up to 64 graphs, dropping the least recently replayed. A run
+   * on a caller's stream that the caller is capturing launches the
+   * kernels into the caller's graph instead. Not with profile (a profiled
+   * run times each kernel on its own): LF_INVALID_ARGUMENT, as for a cpu
+   * module; LF_UNAVAILABLE with a driver older than CUDA 11.4. 0 (the
+   * default): one cuLaunchKernel per kernel. */
+  int32_t cuda_graphs;
 } lf_session_options;
 
 /* Fills `options` with defaults. */

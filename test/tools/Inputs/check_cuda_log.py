@@ -1,7 +1,7 @@
 """Checks what the runtime did on the fake CUDA driver (FakeCudaDriver.c)
 against the artifact's manifest.
 
-    check_cuda_log.py ARTIFACT.lfa LOG RUNS [SESSIONS] [--device-io] [--lengths L1,L2,...]
+    check_cuda_log.py ARTIFACT.lfa LOG RUNS [SESSIONS] [--device-io] [--lengths L1,L2,...] [--graphs]
 
 Expected, for SESSIONS sessions of one module and one weights object that
 each ran RUNS times: the weights allocated and uploaded once (shared by the
@@ -22,20 +22,27 @@ the first difference.
 length 0): a kernel with a length rule ("rows") launches block x only up to
 the last block that holds a real token of some sequence. A length variant
 ("max_length": [lo, hi]) is launched only when lo < the longest length <= hi
-(without --lengths every sequence is n long)."""
+(without --lengths every sequence is n long).
+
+--graphs (linformer-run --cuda-graphs; every run with the same lengths):
+each session's first run captures its launches into a graph (as many as
+the run launches) and instantiates it; every run, the first too, launches
+that one graph, whose launches the log then lists; no run captures again,
+and the session destroys the graph when it is freed."""
 
 import json
 import struct
 import sys
 
 device_io = "--device-io" in sys.argv
+graphs = "--graphs" in sys.argv
 lengths = None
 argv = sys.argv[1:]
 if "--lengths" in argv:
     i = argv.index("--lengths")
     lengths = [int(v) for v in argv[i + 1].split(",")]
     del argv[i:i + 2]
-args = [a for a in argv if a != "--device-io"]
+args = [a for a in argv if a not in ("--device-io", "--graphs")]
 path, log, runs = args[0], args[1], int(args[2])
 sessions = int(args[3]) if len(args) > 3 else 1
 data = open(path, "rb").read()
@@ -146,6 +153,16 @@ for s in range(sessions):
             if buffers[i]["kind"] == "input" and not (device_io and "role" not in buffers[i]):
                 expect(f"copy-in of {buffers[i]['name']}",
                        lambda e: e[:3] == ["htod", str(alloc[i]), str(nbytes(buffers[i]))])
+        if graphs:
+            if r == 0:
+                expect("the capture of the run's launches", lambda e: e == ["capture"])
+                g = expect("the capture's end", lambda e: e[0] == "captured")
+                captured = int(g[2])
+                inst = expect(f"graph {g[1]} instantiated",
+                              lambda e: e[:2] == ["instantiate", g[1]])
+                exe = inst[2]
+            expect(f"the launch of graph {exe}", lambda e: e == ["graph", exe])
+            first = launches
         for k in m["kernels"]:
             grid = list(k["grid"])
             if "max_length" in k:
@@ -165,6 +182,9 @@ for s in range(sessions):
             expect("launch " + " ".join(want[1:]),
                    lambda e: e == want or (code == "cubin" and e == want[:10] + ["?"]))
             launches += 1
+        if graphs and launches - first != captured:
+            sys.exit(f"run {r}: graph {exe} holds {captured} launches, the run "
+                     f"expects {launches - first}")
         for i in others:
             if buffers[i]["kind"] == "output" and not device_io:
                 expect(f"copy-out of {buffers[i]['name']}",
@@ -176,12 +196,15 @@ for s in range(sessions):
                        lambda e: e[:3] == ["dtoh", str(bound[i]), str(nbytes(buffers[i]))])
     # The session's buffers are freed when it is; the weights stay while
     # another session uses them.
+    if graphs:
+        expect(f"graph {exe} destroyed", lambda e: e == ["graph-free", exe])
     while pos < len(events) and events[pos][0] == "free":
         pos += 1
 if pos != len(events):
     sys.exit(f"event {pos}: unexpected {' '.join(events[pos])}")
 print(f"OK: {code}, {len(weights)} weights uploaded once, {sessions} session(s) x {runs} "
-      f"run(s){' with device I/O' if device_io else ''}, "
+      f"run(s){' with device I/O' if device_io else ''}"
+      f"{', its launches captured once as a CUDA graph and replayed' if graphs else ''}, "
       f"{launches} launches of {len(m['kernels'])} kernels bound as the manifest says"
       + (f", {shortened} shortened by their length rules" if lengths is not None else "")
       + (f", {skipped} length variants skipped" if variants else ""))
