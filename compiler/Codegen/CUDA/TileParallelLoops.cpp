@@ -123,6 +123,14 @@ struct CUDATileParallelLoopsPass
                            : largestDivisorAtMost(extents[threadX], threadsX);
       if (threadY != threadX)
         tiles[threadY] = largestDivisorAtMost(extents[threadY], threadsY);
+      // A loop over tokens keeps one sequence a block, as its length rule
+      // says: where the sequences are the threads' y (a loop of nothing
+      // but (sequence, token), the token loop too short to fill thread x),
+      // a block takes one sequence's tokens alone. (Several sequences a
+      // block made a rule of one sequence for all of them: the random-model
+      // soak, --seed 20261257 cases 0 and 3, n = 2 and 1.)
+      if (tokenRule)
+        tiles[0] = 1;
       int64_t tileY = threadY == threadX ? 1 : tiles[threadY];
       if (wholeWarps && (tiles[threadX] != extents[threadX] ||
                          tiles[threadX] * tileY % 32 != 0)) {

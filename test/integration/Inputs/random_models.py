@@ -25,7 +25,13 @@ factors, f32 sums), with --bf16-dot=emulate, auto, off and amx in turn. With --o
 host's (--cpu=znver4 on an AVX2 host, --cpu=haswell on an AVX-512 one, which
 also runs it). With --cuda-host every case also runs its whole encoder through the CUDA
 pipeline's loop nest on the CPU (linformer-e2e --model --pipeline=cuda-host,
-which compares with the same reference).
+which compares with the same reference). With --cuda-ptx K every K-th
+valid case also compiles for a GPU (--target=cuda, sm_80 and sm_90 in turn,
+every other sm_90 one with --cuda-wgmma, some with deeper k chunks; ptxas
+makes the cubin where the toolkit has it, so a kernel it refuses fails the
+case), and runs that artifact on the stand-in CUDA driver
+(test/unit/FakeCudaDriver.c: loading, shared-memory opt-ins, launches;
+nothing computes there, so nothing is compared).
 
 Some cases are drawn invalid on purpose (a window that does not divide n,
 k above n, heads that do not divide d_model, layer sharing with two k):
@@ -349,6 +355,32 @@ class Case:
                                "--check"] + extra, 300)
                 if rc != 0 or "PASS" not in out:
                     return fail(f"linformer-run --check failed on the --cpu={OTHER_CPU} artifact")
+        if (self.args.cuda_ptx and "sequence_parallel" not in self.model
+                and self.index % self.args.cuda_ptx == 0):
+            # The GPU path's code generation (NVVM, PTX, ptxas) on this
+            # model, and the runtime's loading and launching of it on the
+            # stand-in driver.
+            turn = self.index // self.args.cuda_ptx
+            sm = (80, 90)[turn % 2]
+            gpu = os.path.join(work, "gpu.lfa")
+            cmd = [os.path.join(bin_, "linformer-compile"), mpath, "-o", gpu,
+                   "--target=cuda", f"--sm={sm}"]
+            if sm == 90 and turn % 4 == 1:
+                cmd.append("--cuda-wgmma")
+            if turn % 3 == 2:
+                cmd.append(f"--cuda-chunk-k-contractions={(32, 64)[turn % 2]}")
+            rc, out = run(cmd, 600)
+            if rc != 0:
+                return fail(f"linformer-compile --target=cuda --sm={sm} failed on a valid model")
+            if self.args.fake_cuda:
+                extra = [a for a in self.runs[0] if a != "--poison-padding"]
+                rc, out = run([os.path.join(bin_, "linformer-run"), gpu, "--weights", weights,
+                               "--random-input", "--seed", str(self.run_seed), "--device", "cuda",
+                               "--repeat", "2"] + extra + (["--cuda-graphs"] if turn % 2 else []),
+                              300, {"LF_CUDA_DRIVER": self.args.fake_cuda,
+                                    "FAKE_CUDA": f"sm{sm}"})
+                if rc != 0:
+                    return fail("linformer-run of the cuda artifact failed on the stand-in driver")
         if self.args.cuda_host and "sequence_parallel" not in self.model:
             # f32 products (the emulation without tensor cores): 1e-4 for
             # f32 storage; 16-bit storage rounds the output (2^-11, 2^-8).
@@ -390,9 +422,18 @@ def main():
                          "(AVX2 <-> AVX-512), and runs it where the host can (0: none)")
     ap.add_argument("--bf16-products", type=int, default=0, metavar="K",
                     help="every K-th case compiles with --precision=bf16 (0: none)")
+    ap.add_argument("--cuda-ptx", type=int, default=0, metavar="K",
+                    help="every K-th valid case also compiles --target=cuda (sm_80 / sm_90) and "
+                         "runs on the stand-in CUDA driver (0: none)")
+    ap.add_argument("--fake-cuda", default=None,
+                    help="the stand-in driver for --cuda-ptx (default: BIN/../lib/"
+                         "linformer_fake_cuda.so where it exists; none: compile only)")
     ap.add_argument("--print", action="store_true", help="print the models, run nothing")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
+    if args.cuda_ptx and args.fake_cuda is None:
+        fake = os.path.join(args.bin, os.pardir, "lib", "linformer_fake_cuda.so")
+        args.fake_cuda = os.path.abspath(fake) if os.path.exists(fake) else ""
 
     indices = args.case or list(range(args.count))
     cases = [Case(args.seed, i, args) for i in indices]

@@ -164,6 +164,30 @@ func.func @tokens(%out: memref<4x128x64xf32>) {
 
 // -----
 
+// A loop of nothing but (sequence, token) has the sequences as the
+// threads' y: a block still takes one sequence alone (y tiles of 1, the
+// tokens along x), so that the length rule's grid counts every sequence.
+// Tiled 4 to a block, the rule said one sequence (grid [1, 1]) and
+// linformer-cuda-skip-padding-blocks refused it: random-model soak, seed
+// 20261257 cases 0 and 3.
+// CHECK-LABEL: func.func @tokens_rank2(
+// CHECK-SAME: linformer.cuda_launch_rows = [#linformer.token_rows<grid = [4, 1], batch = 0, row = 1, tile = 2>]
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%c1{{.*}}, %c2{{.*}}) step
+// CHECK: } {linformer.cuda_token_rows = #linformer.token_rows<grid = [4, 1], batch = 0, row = 1, tile = 2>
+func.func @tokens_rank2(%out: memref<4x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %cst = arith.constant 1.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c2) step (%c1, %c1) {
+    memref.store %cst, %out[%i, %j] : memref<4x2xf32>
+  } {linformer.token_loops = array<i64: 0, 1>}
+  return
+}
+
+// -----
+
 // Of any rank, the token dimension anywhere after the batch's: the blocks
 // go (sequence, token, the rest), not folded into z, every block along x,
 // so that one sequence's real tokens are a prefix of its blocks. The
