@@ -27,11 +27,19 @@ also runs it). With --cuda-host every case also runs its whole encoder through t
 pipeline's loop nest on the CPU (linformer-e2e --model --pipeline=cuda-host,
 which compares with the same reference). With --cuda-ptx K every K-th
 valid case also compiles for a GPU (--target=cuda, sm_80 and sm_90 in turn,
-every other sm_90 one with --cuda-wgmma, some with deeper k chunks; ptxas
+every other sm_90 one with --cuda-wgmma, some with deeper k chunks, TF32
+tensor cores or packed indexing; ptxas
 makes the cubin where the toolkit has it, so a kernel it refuses fails the
 case), and runs that artifact on the stand-in CUDA driver
 (test/unit/FakeCudaDriver.c: loading, shared-memory opt-ins, launches;
 nothing computes there, so nothing is compared).
+
+With --schedules K every K-th valid case also compiles with a random
+schedule file: the cost model's (--print-schedule) with every kernel's
+workgroup tiles, register tile, reduction block and packing drawn anew
+(mostly valid: tiles that divide their loops; now and then one that does
+not, which linformer-compile must refuse naming the kernel's key), and
+runs --check on the result.
 
 Some cases are drawn invalid on purpose (a window that does not divide n,
 k above n, heads that do not divide d_model, layer sharing with two k):
@@ -355,6 +363,11 @@ class Case:
                                "--check"] + extra, 300)
                 if rc != 0 or "PASS" not in out:
                     return fail(f"linformer-run --check failed on the --cpu={OTHER_CPU} artifact")
+        if (self.args.schedules and "sequence_parallel" not in self.model
+                and self.index % self.args.schedules == 2 % self.args.schedules):
+            ok, why = self.random_schedule(run, mpath, flags, work, weights)
+            if not ok:
+                return fail(why)
         if (self.args.cuda_ptx and "sequence_parallel" not in self.model
                 and self.index % self.args.cuda_ptx == 0):
             # The GPU path's code generation (NVVM, PTX, ptxas) on this
@@ -369,11 +382,21 @@ class Case:
                 cmd.append("--cuda-wgmma")
             if turn % 3 == 2:
                 cmd.append(f"--cuda-chunk-k-contractions={(32, 64)[turn % 2]}")
+            # f32 models in turn without tensor cores and on TF32 ones.
+            if self.model["dtype"] == "f32" and turn % 4 >= 2:
+                cmd.append("--cuda-mma=tf32")
+            # With a lengths input, every fifth with packed indexing, which
+            # its run on the stand-in driver then passes packed.
+            packed = self.model["padding"] == "lengths" and turn % 5 == 4
+            if packed:
+                cmd.append("--cuda-packed-sequences")
             rc, out = run(cmd, 600)
             if rc != 0:
                 return fail(f"linformer-compile --target=cuda --sm={sm} failed on a valid model")
             if self.args.fake_cuda:
                 extra = [a for a in self.runs[0] if a != "--poison-padding"]
+                if packed and "--packed" not in extra:
+                    extra.append("--packed")
                 rc, out = run([os.path.join(bin_, "linformer-run"), gpu, "--weights", weights,
                                "--random-input", "--seed", str(self.run_seed), "--device", "cuda",
                                "--repeat", "2"] + extra + (["--cuda-graphs"] if turn % 2 else []),
@@ -399,7 +422,68 @@ class Case:
             if rc != 0 or "PASS" not in out:
                 return fail("the CUDA pipeline's loop nest (cuda-host) failed")
         self.cleanup(work)
-        return True, f"ok {self.name()}"
+        note = getattr(self, "schedule_note", None)
+        return True, f"ok {self.name()}" + (f"; random schedule {note}" if note else "")
+
+    def random_schedule(self, run, mpath, flags, work, weights):
+        """(ok, why): the model compiled with a random schedule file, which
+        linformer-compile either refuses naming a kernel's key or compiles
+        into an artifact that passes --check."""
+        bin_ = self.args.bin
+        compile_ = os.path.join(bin_, "linformer-compile")
+        rc, out = run([compile_, mpath, "--print-schedule"] + flags, 300)
+        if rc != 0 or "{" not in out:
+            return False, "linformer-compile --print-schedule failed on a valid model"
+        doc = json.loads(out[out.index("{"):out.rindex("}") + 1])
+        rng = random.Random(self.seed * 1000003 + self.index + 104729)
+        refusable = False
+        for r in doc["kernels"]:
+            s = r.get("schedule")
+            if (not s or "split" in r.get("source", "") or r.get("kernel", "").startswith("(")
+                    or "split" in s and s["split"] != 1):
+                continue
+            loops, iterators = r["loops"], r["iterators"]
+            wg = list(s.get("workgroup", [0] * len(loops)))
+            # An attention core's workgroups keep the value width whole.
+            last = len(loops) - 1 if r["kind"] == "attention_core" else len(loops)
+            for i, (extent, it) in enumerate(zip(loops, iterators)):
+                if it != "p" or i >= min(len(wg), last) or rng.random() < 0.4:
+                    continue
+                if rng.random() < 0.01:
+                    bad = [t for t in range(2, extent) if extent % t]
+                    if bad:
+                        wg[i] = rng.choice(bad)
+                        refusable = True
+                        continue
+                wg[i] = rng.choice([0] + divisors(extent))
+            s["workgroup"] = wg
+            if r["kind"] != "attention_core":
+                s["register"] = [rng.choice([1, 2, 3, 4, 5, 6, 8]),
+                                 rng.choice([1, 4, 8, 16, 24, 32, 48, 64])]
+                s["reduction"] = rng.choice([0, 0, 2, 4, 8, 16, 32, 64, 128, s.get("reduction", 0)])
+                s["pack"] = rng.random() < 0.5
+        spath = os.path.join(work, "schedule.json")
+        with open(spath, "w") as f:
+            json.dump(doc, f)
+        slfa = os.path.join(work, "schedule.lfa")
+        rc, out = run([compile_, mpath, "-o", slfa, "--schedule", spath] + flags, 300)
+        if rc == 1 and "error" in out and any(r["key"] in out for r in doc["kernels"]):
+            self.schedule_note = "refused: " + next(
+                line for line in out.splitlines() if "error" in line)
+            return True, ""
+        if rc != 0:
+            return False, ("linformer-compile --schedule failed on a valid model"
+                           + (" (a refusal should name the kernel's key)" if rc == 1 else ""))
+        if refusable and self.args.verbose:
+            print(f"{self.name()}: a tile that does not divide its loop was not refused", flush=True)
+        extra = self.runs[0]
+        rc, out = run([os.path.join(bin_, "linformer-run"), slfa, "--weights", weights,
+                       "--random-input", "--seed", str(self.run_seed), "--threads", "2",
+                       "--check"] + extra, 300)
+        if rc != 0 or "PASS" not in out:
+            return False, "linformer-run --check failed on the random schedule's artifact"
+        self.schedule_note = "checked"
+        return True, ""
 
     def cleanup(self, work):
         if not self.args.keep:
@@ -428,6 +512,9 @@ def main():
     ap.add_argument("--fake-cuda", default=None,
                     help="the stand-in driver for --cuda-ptx (default: BIN/../lib/"
                          "linformer_fake_cuda.so where it exists; none: compile only)")
+    ap.add_argument("--schedules", type=int, default=0, metavar="K",
+                    help="every K-th valid case also compiles with a random schedule file and "
+                         "runs --check on it (0: none)")
     ap.add_argument("--print", action="store_true", help="print the models, run nothing")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -445,12 +532,16 @@ def main():
     args.work = args.work or tempfile.mkdtemp(prefix="lf-random-")
     os.makedirs(args.work, exist_ok=True)
     start = time.time()
-    failures, refused = [], 0
+    failures, refused, schedules = [], 0, {"checked": 0, "refused": 0}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for c, (ok, text) in zip(cases, pool.map(lambda c: c.execute(), cases)):
             if not ok:
                 failures.append(text)
                 print(text, flush=True)
+            elif "random schedule " in text:
+                schedules["checked" if text.endswith("checked") else "refused"] += 1
+                if args.verbose:
+                    print(text, flush=True)
             elif text.startswith("refused"):
                 refused += 1
                 if args.verbose:
@@ -461,7 +552,9 @@ def main():
         shutil.rmtree(args.work, ignore_errors=True)
     print(f"random models: {len(cases)} cases (seed {args.seed}), "
           f"{len(cases) - refused - len(failures)} checked, {refused} refused by name, "
-          f"{len(failures)} failed, {time.time() - start:.0f} s")
+          f"{len(failures)} failed, {time.time() - start:.0f} s"
+          + (f"; random schedules: {schedules['checked']} checked, {schedules['refused']} "
+             f"refused by key" if args.schedules else ""))
     return 1 if failures else 0
 
 
