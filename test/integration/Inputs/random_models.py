@@ -25,7 +25,10 @@ factors, f32 sums), with --bf16-dot=emulate, auto, off and amx in turn. With --o
 host's (--cpu=znver4 on an AVX2 host, --cpu=haswell on an AVX-512 one, which
 also runs it). With --cuda-host every case also runs its whole encoder through the CUDA
 pipeline's loop nest on the CPU (linformer-e2e --model --pipeline=cuda-host,
-which compares with the same reference). With --cuda-ptx K every K-th
+which compares with the same reference); --cuda-knobs draws two of three
+such runs' CUDA pipeline options at random (tensor-core tiles emulated
+exactly, staging, prefetch, ldmatrix, k chunks, split-K, the cores' lanes,
+rows, slots and groups). With --cuda-ptx K every K-th
 valid case also compiles for a GPU (--target=cuda, sm_80 and sm_90 in turn,
 every other sm_90 one with --cuda-wgmma, some with deeper k chunks, TF32
 tensor cores or packed indexing; ptxas
@@ -418,12 +421,50 @@ class Case:
                 # Every other case with the CUDA kernels' packed indexing.
                 if self.index % 2:
                     cmd.append("--packed")
+            # Two cases of three with random pipeline options, the third
+            # with the defaults.
+            if self.args.cuda_knobs and self.index % 3:
+                cmd += self.cuda_knobs()
             rc, out = run(cmd, 300)
             if rc != 0 or "PASS" not in out:
                 return fail("the CUDA pipeline's loop nest (cuda-host) failed")
         self.cleanup(work)
         note = getattr(self, "schedule_note", None)
         return True, f"ok {self.name()}" + (f"; random schedule {note}" if note else "")
+
+    def cuda_knobs(self):
+        """Random CUDA pipeline options for the cuda-host run (their own
+        stream of draws): the tensor-core tiles emulated exactly (their
+        structure at f32 accuracy, the f32 bound kept), staging, prefetch,
+        ldmatrix, cp.async stages, k chunks, pair stores, split-K, the f32
+        core's lanes and rows, the tensor-core core's slots, staging and
+        groups, the staged SIMT tiles, the core fused or not."""
+        rng = random.Random(self.seed * 1000003 + self.index + 31337)
+        flip = lambda: rng.choice(["true", "false"])
+        dtype = self.model["dtype"]
+        mma = rng.choice(["none", "tf32"] + ([dtype] if dtype != "f32" else ["bf16", "f16"]))
+        knobs = [f"--cuda-mma={mma}"]
+        if mma != "none":
+            knobs.append("--cuda-mma-exact")
+        knobs += [f"--cuda-stage-contractions={flip()}",
+                  f"--cuda-prefetch-contractions={flip()}",
+                  f"--cuda-ldmatrix-contractions={flip()}",
+                  f"--cuda-ldmatrix-trans-contractions={flip()}",
+                  f"--cuda-async-copy-contractions={flip()}",
+                  f"--cuda-async-stages={rng.choice([2, 3, 4])}",
+                  f"--cuda-chunk-k-contractions={rng.choice([16, 32, 64])}",
+                  f"--cuda-pair-stores-contractions={flip()}",
+                  f"--cuda-split-k-warps={rng.choice([-1, 1, 4, 64])}",
+                  f"--cuda-simt-contractions={flip()}",
+                  f"--cuda-fuse-core={rng.choice(['true', 'true', 'false'])}",
+                  f"--cuda-core-lanes={rng.choice([0, 1, 4, 8, 16])}",
+                  f"--cuda-core-rows={rng.choice([1, 2, 4])}",
+                  f"--cuda-core-slots={rng.choice([16, 32, 64])}",
+                  f"--cuda-stage-core={flip()}",
+                  f"--cuda-ldmatrix-core={flip()}",
+                  f"--cuda-core-groups={rng.choice([1, 2, 4])}",
+                  f"--cuda-blocks-per-sm={rng.choice([1, 2])}"]
+        return knobs
 
     def random_schedule(self, run, mpath, flags, work, weights):
         """(ok, why): the model compiled with a random schedule file, which
@@ -501,6 +542,9 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep every case's files")
     ap.add_argument("--cuda-host", action="store_true",
                     help="also run each valid case through the CUDA pipeline's loop nest on the CPU")
+    ap.add_argument("--cuda-knobs", action="store_true",
+                    help="with --cuda-host: two of three cases' runs with random CUDA "
+                         "pipeline options")
     ap.add_argument("--other-isa", type=int, default=0, metavar="K",
                     help="every K-th case also compiles for the other ISA than this host's "
                          "(AVX2 <-> AVX-512), and runs it where the host can (0: none)")
