@@ -63,7 +63,12 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
 /// (`engine`), stepping the reduction loop that indexes the weight's
 /// innermost row dim (`rowDims - 1` of the read: K, or R of `[H, R, N]`)
 /// two at a time, over an even range, in reduction blocks of an even number
-/// of steps. Each panel row then holds rows 2i and 2i + 1 of its `nr`
+/// of steps (the schedule's, and the blocks register tiling cuts from it,
+/// reductionBlocks: a schedule's
+/// even `reduction` of 4 over 18 steps is blocks of 3, whose pairs would
+/// straddle two blocks; such panels were read through their unpack, which
+/// bufferization cannot take: random-model soak --seed 20261265 case 241,
+/// a random schedule). Each panel row then holds rows 2i and 2i + 1 of its `nr`
 /// columns interleaved, `P[j, i, c, t] = W[2 i + t, j nr + c]`, the pairs
 /// `vdpbf16ps` reads, so the register tile loads them as they are instead
 /// of interleaving two rows with shuffles at every step.
@@ -78,7 +83,9 @@ bool pairedPanels(linalg::LinalgOp op, OpOperand *streamed,
   if (!pair || rowDims == 0 || map.getNumResults() <= rowDims - 1 ||
       map.getResult(rowDims - 1) != getAffineDimExpr(*pair, op.getContext()))
     return false;
-  return type.getDimSize(rowDims - 1) % 2 == 0 && s.reduction % 2 == 0;
+  int64_t block = reductionBlocks(op, s.reduction)[*pair];
+  return type.getDimSize(rowDims - 1) % 2 == 0 && s.reduction % 2 == 0 &&
+         block % 2 == 0;
 }
 
 struct PrepackWeightsPass

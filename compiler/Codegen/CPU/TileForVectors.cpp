@@ -1012,15 +1012,13 @@ static TileParams tileParamsOf(linalg::LinalgOp op, TileParams options) {
   return options;
 }
 
-/// The cache blocks of `op`'s reduction loops (0 = not cut): at most
-/// `reductionTile` steps of all of them together (a reduction over heads x
-/// channels counts both), filled from the innermost reduction loop
-/// outwards.
-static SmallVector<int64_t> reductionBlocks(linalg::LinalgOp op,
-                                            int64_t reductionTile) {
+SmallVector<int64_t>
+mlir::linformer::reductionBlocks(linalg::LinalgOp op, int64_t reductionTile) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
   SmallVector<int64_t> blocks(ranges.size(), 0);
+  if (reductionTile <= 0)
+    return blocks;
   int64_t budget = reductionTile;
   for (int i = static_cast<int>(ranges.size()) - 1; i >= 0; --i) {
     if (iters[i] != utils::IteratorType::reduction)

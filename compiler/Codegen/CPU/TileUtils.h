@@ -34,6 +34,16 @@ SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
 SmallVector<int64_t> vectorTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
                                      int64_t unroll, bool exact = false);
 
+/// The cache blocks of `op`'s reduction loops (0 = not cut) for a schedule's
+/// `reduction` of `reductionTile` steps (0: none cut): at most that many steps of all of
+/// them together (a reduction over heads x channels counts both), each the
+/// largest divisor of its loop within what is left, filled from the
+/// innermost reduction loop outwards. Register tiling cuts the reductions
+/// so (LinformerCPUTileForVectorsPass); PrepackWeights pairs a weight's
+/// panels only where the block along the pairs is even.
+SmallVector<int64_t> reductionBlocks(linalg::LinalgOp op,
+                                     int64_t reductionTile);
+
 /// Moves the operand-less `tensor.empty` destinations of `consumer` made
 /// after `loop` (in its block) before it, so that the consumer can be fused
 /// into the loop (upstream's scf::tileAndFuseConsumer needs every operand

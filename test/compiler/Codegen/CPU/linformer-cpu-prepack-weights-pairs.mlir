@@ -143,3 +143,42 @@ func.func @heads(%x: tensor<16x32xbf16> {linformer.sequence},
   return %o, %r : tensor<16x32xf32>, tensor<2x16x32xf32>
 }
 }
+
+// -----
+
+// An even `reduction` whose blocks are not: register tiling cuts the 18
+// steps into blocks of the largest divisor within 4, 3, whose pairs would
+// straddle two blocks. The weight keeps plain panels (pairs made here were
+// read through their unpack, which bufferization cannot take: random-model
+// soak, seed 20261265 case 241, a random schedule file).
+// CHECK-LABEL: func.func @odd_blocks(
+// CHECK-NOT: inner_tiles = [16, 2]
+// CHECK: linalg.unpack %{{.*}} outer_dims_perm = [1, 0] inner_dims_pos = [1] inner_tiles = [16] into %{{.*}} : tensor<2x18x16xbf16> -> tensor<18x32xbf16>
+#x3 = affine_map<(i, k, j) -> (i, k)>
+#w3 = affine_map<(i, k, j) -> (k, j)>
+#y3 = affine_map<(i, k, j) -> (i, j)>
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
+func.func @odd_blocks(%x: tensor<8x18xbf16> {linformer.sequence},
+    %w: tensor<18x32xbf16>) -> tensor<8x32xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x32xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<8x32xf32>) -> tensor<8x32xf32>
+  %h = linalg.generic {indexing_maps = [#x3, #w3, #y3],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<8x18xbf16>, tensor<18x32xbf16>)
+      outs(%f : tensor<8x32xf32>) attrs = {linformer.root,
+      linformer.schedule = #linformer.cpu_schedule<workgroup = [8, 0, 0],
+        register = [4, 16], reduction = 4, pack = true>} {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ea, %eb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32xf32>
+  return %h : tensor<8x32xf32>
+}
+}
