@@ -437,7 +437,12 @@ def LinformerCPUExpandBF16Pass
     selection for these targets crashes on a `<N x bfloat>` value live
     across blocks for N = 9, 17, 25, ... ("Do not know how to soft promote
     this operator's operand"), which its own passes make of a bf16 load
-    followed by `fpext`; as i16 such a value never exists.
+    followed by `fpext`; as i16 such a value never exists. A truncation to
+    a vector whose length is not a power of two is expanded there too: LLVM
+    forwarded the stores of such a value into bfloat shuffles that its
+    instruction selection for AVX512_BF16 cannot select (`v16bf16 =
+    X86ISD::VPERM2X128`, a 12-wide tile); every default model's tiles are
+    powers of two and keep the one instruction.
 
     ```mlir
     %b = arith.truncf %x : vector<8xf32> to vector<8xbf16>
