@@ -80,10 +80,21 @@ private:
         return TokenDims{*b, *t, bound.getPerPart()};
       return std::nullopt;
     }
+    // An op that reads real tokens (one a row) along a parallel loop keeps
+    // them whatever else it reads: pooled slots (windows of tokens) it
+    // mixes in, broadcast along the queries or summed over (an attention
+    // core lowered to linalg ops before this analysis, the CUDA pipeline's
+    // five kernels: its scores' and weighted sum's rows are the queries',
+    // as the core op's are). Without such an operand, slots are tokens as
+    // any.
+    bool realRows = llvm::any_of(op->getOpOperands(), [&](OpOperand &o) {
+      std::optional<TokenDims> in = of(o.get());
+      return in && in->perRow == 1;
+    });
     std::optional<TokenDims> result;
     for (OpOperand &operand : op->getOpOperands()) {
       std::optional<TokenDims> in = of(operand.get());
-      if (!in)
+      if (!in || (realRows && in->perRow != 1))
         continue;
       AffineMap map = op.getMatchingIndexingMap(&operand);
       auto loopOf = [&](unsigned pos) -> std::optional<unsigned> {
