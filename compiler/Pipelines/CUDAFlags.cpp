@@ -89,9 +89,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.asyncStages < 2 || o.asyncStages > 8)
     return bad(o.asyncStages, "2 to 8",
                "shared buffers of a staged contraction copied with cp.async");
-  if (o.chunkKContractions != 16 && o.chunkKContractions != 32 &&
-      o.chunkKContractions != 64)
-    return bad(o.chunkKContractions, "16, 32 or 64",
+  if (o.chunkKContractions != 0 && o.chunkKContractions != 16 &&
+      o.chunkKContractions != 32 && o.chunkKContractions != 64)
+    return bad(o.chunkKContractions, "0 (chosen), 16, 32 or 64",
                "k values a staged contraction's block copies at a time");
   if (o.coreGroups < 1 || o.coreGroups > 64)
     return bad(o.coreGroups, "1 to 64",

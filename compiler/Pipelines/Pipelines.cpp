@@ -335,7 +335,10 @@ void addCUDAContractions(OpPassManager &funcPm,
   selectOptions.ldmatrixTrans = options.ldmatrixTransContractions;
   selectOptions.asyncCopy = options.asyncCopyContractions;
   selectOptions.asyncStages = options.asyncStages;
-  selectOptions.chunkK = options.chunkKContractions;
+  selectOptions.chunkK = options.chunkKContractions > 0
+                             ? int64_t(options.chunkKContractions)
+                         : options.onHost ? 16
+                                          : 64;
   selectOptions.wgmma = options.wgmma;
   selectOptions.exact = options.onHost && options.mmaExact;
   selectOptions.scheduleFile = options.scheduleFile;

@@ -142,8 +142,9 @@ def LinformerCUDAExpandAttentionCorePass
            "the f32 core (mma=none): lanes a query row, each a slice of "
            "the head width, its score the lanes' partial dot products "
            "added by warp shuffles: 1 (a thread a row), 4, 8 or 16, or 0: "
-           "4, or 8 where 4 a row would give fewer than 256 threads for "
-           "each of min-blocks blocks; used where they divide the head "
+           "4 with rows > 1 (where used), else 4, or 8 where 4 a row would "
+           "give fewer than 256 threads for each of min-blocks blocks; "
+           "used where they divide the head "
            "width and n is a multiple of 32, else 1">,
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the loops' "

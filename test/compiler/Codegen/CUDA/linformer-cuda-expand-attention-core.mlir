@@ -17,6 +17,7 @@
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{lanes=2}))' 2>&1 | FileCheck %s --check-prefix=BADLANES
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=8}))' | FileCheck %s --check-prefix=AUTO4
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 min-blocks=9}))' | FileCheck %s --check-prefix=AUTO8
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 rows=2 min-blocks=9}))' | FileCheck %s --check-prefix=AUTOROWS
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 rows=2}))' | FileCheck %s --check-prefix=ROWS
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{rows=3}))' 2>&1 | FileCheck %s --check-prefix=BADROWS
 // BADMMA: error: mma 'fp8' is not one this pass has (none, bf16 or f16)
@@ -78,6 +79,9 @@
 // for each of min-blocks blocks (8), else 8.
 // AUTO4: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c64, %c4{{.*}})
 // AUTO8: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c64, %c8{{.*}})
+// With 2 rows a lane, chosen lanes are 4 whatever the threads (min-blocks
+// 9 would choose 8 for one row): pairs of rows, 4 lanes each.
+// AUTOROWS: scf.parallel ({{.*}}) = ({{.*}}) to (%c2, %c4, %c32, %c4{{.*}})
 
 // Four lanes a query row (lanes=4; n = 64 is a multiple of 32, the head
 // width 16 of 4): the loop gets the lanes' dimension innermost, each lane
