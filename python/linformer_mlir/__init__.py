@@ -114,9 +114,11 @@ class Session:
     runs the model; sessions may be called from several Python threads (the
     GIL is released while kernels run). `spin_us`: how long its threads spin
     between kernels before sleeping (-1: the runtime's default, 200; 0: sleep
-    at once; lf_session_options.spin_us). `cuda_graphs`: a cuda module's
-    runs launch their kernels as one CUDA graph each, captured on first use
-    of their launch shapes (lf_session_options.cuda_graphs).
+    at once; lf_session_options.spin_us). `cuda_graphs`: True, a cuda
+    module's runs launch their kernels as one CUDA graph each, captured on
+    first use of their launch shapes (lf_session_options.cuda_graphs);
+    None (the default), the runs on device tensors do, unless profiling;
+    False, none does.
 
     A sequence-parallel module (Module.sequence_parallel = P > 0) needs
     `rank` (0 <= rank < ranks), `ranks` (= P) and `all_reduce`: a callable
@@ -126,7 +128,7 @@ class Session:
     torch.distributed's. See docs/Runtime.md, "Sequence parallelism"."""
 
     def __init__(self, module, weights, threads=0, profile=False, spin_us=-1,
-                 rank=0, ranks=0, all_reduce=None, cuda_graphs=False):
+                 rank=0, ranks=0, all_reduce=None, cuda_graphs=None):
         if not isinstance(module, Module):
             module = Module(module)
         if not isinstance(weights, Weights):
@@ -134,7 +136,7 @@ class Session:
         self.module, self.weights = module, weights
         self._s = _runtime._Session.create(module._m, weights._w, int(threads), bool(profile),
                                            int(spin_us), int(rank), int(ranks), all_reduce,
-                                           bool(cuda_graphs))
+                                           -1 if cuda_graphs is None else int(bool(cuda_graphs)))
 
     @property
     def num_threads(self):

@@ -277,7 +277,7 @@ NB_MODULE(_runtime, m) {
           "create",
           [](nb::object module, nb::object weights, int threads, bool profile,
              int spinUs, int rank, int ranks, nb::object allReduce,
-             bool cudaGraphs) {
+             int cudaGraphs) {
             const Module &mod = nb::cast<const Module &>(module);
             const Weights &w = nb::cast<const Weights &>(weights);
             Session s;
@@ -288,7 +288,7 @@ NB_MODULE(_runtime, m) {
             options.spin_us = spinUs;
             options.rank = rank;
             options.ranks = ranks;
-            options.cuda_graphs = cudaGraphs ? 1 : 0;
+            options.cuda_graphs = cudaGraphs;
             if (!allReduce.is_none()) {
               s.allReduce = std::make_unique<PyAllReduce>();
               s.allReduce->fn = allReduce;
@@ -310,7 +310,7 @@ NB_MODULE(_runtime, m) {
           nb::arg("profile") = false, nb::arg("spin_us") = -1,
           nb::arg("rank") = 0, nb::arg("ranks") = 0,
           nb::arg("all_reduce") = nb::none(),
-          nb::arg("cuda_graphs") = false)
+          nb::arg("cuda_graphs") = -1)
       .def("num_threads",
            [](const Session &s) {
              int32_t n = 0;

@@ -28,8 +28,9 @@ struct Options {
   std::map<std::string, std::string> inputs;
   bool poisonPadding = false;
   bool check = false, randomInput = false, profile = false,
-       makeWeights = false, deviceIo = false, packed = false,
-       cudaGraphs = false;
+       makeWeights = false, deviceIo = false, packed = false;
+  /// lf_session_options::cuda_graphs: -1 (for --device-io runs), 0 or 1.
+  int cudaGraphs = -1;
   int64_t deviceIoOffset = 0;
   int64_t ioOffset = -1;
   int spinUs = -1;

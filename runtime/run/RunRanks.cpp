@@ -130,7 +130,7 @@ std::string unsupported(const Options &o) {
       {o.deviceIo, "--device-io"},
       {o.ioOffset >= 0, "--io-offset"},
       {o.sessions != 1, "--sessions"},
-      {o.cudaGraphs, "--cuda-graphs"},
+      {o.cudaGraphs == 1, "--cuda-graphs"},
       {!o.device.empty() && o.device != "cpu", "--device"}};
   for (auto [set, name] : options)
     if (set)

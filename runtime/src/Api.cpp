@@ -243,7 +243,7 @@ void lf_session_options_init(lf_session_options *options) {
   options->ranks = 0;
   options->all_reduce = nullptr;
   options->all_reduce_user_data = nullptr;
-  options->cuda_graphs = 0;
+  options->cuda_graphs = -1;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,

@@ -371,16 +371,19 @@ std::string describeDevice(const CudaModule &module) {
 
 CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
                          const Manifest &manifest, const Weights &weights,
-                         bool profile, void *stream, bool graphs)
+                         bool profile, void *stream, int graphs)
     : module_(std::move(module)), manifest_(manifest), stream_(stream),
       ownsStream_(stream == nullptr), graphs_(graphs) {
   const Driver &d = driver();
-  if (graphs && profile)
+  // Chosen, not asked for: launches where graphs cannot serve.
+  if (graphs == -1 && (profile || !d.missingGraphs.empty()))
+    graphs_ = 0;
+  if (graphs == 1 && profile)
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_graphs and profile are both set: a profiled run times "
                 "each kernel between events of its own, so it launches them "
                 "one by one; choose one");
-  if (graphs && !d.missingGraphs.empty())
+  if (graphs == 1 && !d.missingGraphs.empty())
     throw Error(LF_UNAVAILABLE, "cuda_graphs is set, and the CUDA driver "
                                 "lacks " +
                                     d.missingGraphs +
@@ -505,11 +508,18 @@ void CudaSession::run(const std::vector<void *> &host,
   }
   // With graphs, the launches are one graph launch; not where the caller
   // is capturing its stream into a graph of its own (captures do not
-  // nest: the launches go into the caller's graph as they are).
+  // nest: the launches go into the caller's graph as they are). Chosen
+  // (-1): for a run with device I/O only (a run through the session's own
+  // buffers copies the caller's host tensors, which the H200 runs found
+  // to gain nothing from a graph).
+  bool graphs = graphs_ == 1 ||
+                (graphs_ == -1 &&
+                 std::find(onDevice.begin(), onDevice.end(), true) !=
+                     onDevice.end());
   int capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  if (graphs_)
+  if (graphs)
     d.check(d.cuStreamIsCapturing(stream_, &capture), "cuStreamIsCapturing");
-  if (graphs_ && capture == CU_STREAM_CAPTURE_STATUS_NONE)
+  if (graphs && capture == CU_STREAM_CAPTURE_STATUS_NONE)
     d.check(d.cuGraphLaunch(graphFor(address, gridX), stream_),
             "launching the run's CUDA graph");
   else

@@ -61,13 +61,14 @@ class CudaSession {
 public:
   /// Allocates the session's device buffers and uploads (or shares) the
   /// weights. `stream`: the caller's, which the session uses and never
-  /// destroys; null: one of its own. `graphs`: runs replay their launches
-  /// as CUDA graphs (lf_session_options.cuda_graphs; LF_UNAVAILABLE with a
-  /// driver that has none, LF_INVALID_ARGUMENT with `profile`). Throws
-  /// Error.
+  /// destroys; null: one of its own. `graphs` (lf_session_options.
+  /// cuda_graphs): 1, runs replay their launches as CUDA graphs
+  /// (LF_UNAVAILABLE with a driver that has none, LF_INVALID_ARGUMENT with
+  /// `profile`); -1, runs with device I/O do, where neither stands in the
+  /// way; 0, none does. Throws Error.
   CudaSession(std::shared_ptr<const CudaModule> module,
               const Manifest &manifest, const Weights &weights,
-              bool profile, void *stream = nullptr, bool graphs = false);
+              bool profile, void *stream = nullptr, int graphs = 0);
   ~CudaSession();
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
@@ -109,7 +110,8 @@ private:
   void *stream_ = nullptr;
   bool ownsStream_ = true;
   std::vector<void *> events_; ///< 2 per kernel when profiling
-  bool graphs_ = false;
+  /// 1: every run replays graphs; -1: runs with device I/O; 0: none.
+  int graphs_ = 0;
   struct Graph {
     std::vector<uint64_t> address;
     std::vector<int64_t> gridX;

@@ -143,8 +143,8 @@ struct SessionOptions {
   int rank = 0, ranks = 0;
   lf_all_reduce_fn allReduce = nullptr;
   void *allReduceUserData = nullptr;
-  /// lf_session_options::cuda_graphs (0 or 1).
-  int cudaGraphs = 0;
+  /// lf_session_options::cuda_graphs (-1: for device runs, 0 or 1).
+  int cudaGraphs = -1;
 };
 
 /// Runs one module with one set of weights; owns its threads and buffers.

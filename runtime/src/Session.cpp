@@ -279,7 +279,7 @@ struct Session::Impl {
   /// kMaxProfiledRuns), its FLOPs and shape key from the manifest.
   bool profiling = false;
   void *cudaStream = nullptr; ///< the caller's, or null
-  bool cudaGraphs = false;    ///< lf_session_options::cuda_graphs
+  int cudaGraphs = -1;        ///< lf_session_options::cuda_graphs
   static constexpr size_t kMaxProfiledRuns = 4096;
   std::vector<std::vector<double>> kernelMs;
   std::vector<double> kernelFlops;
@@ -300,7 +300,7 @@ struct Session::Impl {
        const SessionOptions &o, std::chrono::microseconds spin)
       : module(std::move(m)), weights(std::move(w)), pool(o.numThreads, spin),
         profiling(o.profile), cudaStream(o.cudaStream),
-        cudaGraphs(o.cudaGraphs != 0), rank(o.rank),
+        cudaGraphs(o.cudaGraphs), rank(o.rank),
         allReduce(o.allReduce), allReduceUserData(o.allReduceUserData),
         B(module->batch()), n(module->seqLen()) {
     const Manifest &manifest = module->manifest();
@@ -1308,11 +1308,12 @@ Session::Session(std::shared_ptr<const Module> module,
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_stream is set, and '" + module->path() +
                     "' runs on the cpu (a stream needs a cuda module)");
-  if (options.cudaGraphs != 0 && options.cudaGraphs != 1)
+  if (options.cudaGraphs < -1 || options.cudaGraphs > 1)
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_graphs is " + std::to_string(options.cudaGraphs) +
-                    " (0: a launch per kernel, 1: a CUDA graph per run)");
-  if (options.cudaGraphs && !module->cuda())
+                    " (0: a launch per kernel, 1: a CUDA graph per run, "
+                    "-1: graphs for device runs)");
+  if (options.cudaGraphs == 1 && !module->cuda())
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_graphs is set, and '" + module->path() +
                     "' runs on the cpu (graphs need a cuda module)");

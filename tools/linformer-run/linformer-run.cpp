@@ -37,7 +37,7 @@ const char *kUsage =
     "         [--threads N] [--warmup N] [--profile] [--profile-json FILE]\n"
     "         [--device cpu|cuda] [--device-io] [--io-offset B] "
     "[--make-weights]\n"
-    "         [--sessions N] [--spin-us U] [--rank R] [--cuda-graphs]\n"
+    "         [--sessions N] [--spin-us U] [--rank R] [--[no-]cuda-graphs]\n"
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
     "input runs 1 to its compiled batch of them and pays for those.\n"
@@ -67,7 +67,8 @@ const char *kUsage =
     "(the input is the rank's tokens; --lengths its shares, >= 1).\n"
     "--cuda-graphs: a cuda artifact's runs replay their kernel launches as\n"
     "one CUDA graph each (lf_session_options.cuda_graphs), captured on\n"
-    "first use of their launch shapes; not with --profile.\n"
+    "first use of their launch shapes; not with --profile. By default\n"
+    "only --device-io runs do (not profiled ones); --no-cuda-graphs: none.\n"
     "--spin-us U: the session's threads spin U microseconds between kernels\n"
     "before they sleep (lf_session_options.spin_us; default 200, 0: sleep\n"
     "at once).\n"
@@ -152,7 +153,9 @@ std::optional<int> CommandLine::parse(int argc, char **argv) {
     } else if (a == "--packed") {
       packed = true;
     } else if (a == "--cuda-graphs") {
-      cudaGraphs = true;
+      cudaGraphs = 1;
+    } else if (a == "--no-cuda-graphs") {
+      cudaGraphs = 0;
     } else if (a == "--make-weights") {
       makeWeights = true;
     } else if (a == "--check") {

@@ -281,7 +281,7 @@ typedef struct lf_session_options {
    * LF_ABORTED. */
   lf_all_reduce_fn all_reduce;
   void *all_reduce_user_data;
-  /* A cuda module only: nonzero, each run's kernel launches are one CUDA
+  /* A cuda module only: 1, each run's kernel launches are one CUDA
    * graph launch. The launches are captured from the session's stream
    * into a graph the first time a run has that graph's launch shapes
    * (which kernels run, and with how many blocks: they follow the
@@ -291,8 +291,14 @@ typedef struct lf_session_options {
    * on a caller's stream that the caller is capturing launches the
    * kernels into the caller's graph instead. Not with profile (a profiled
    * run times each kernel on its own): LF_INVALID_ARGUMENT, as for a cpu
-   * module; LF_UNAVAILABLE with a driver older than CUDA 11.4. 0 (the
-   * default): one cuLaunchKernel per kernel. */
+   * module; LF_UNAVAILABLE with a driver older than CUDA 11.4. 0: one
+   * cuLaunchKernel per kernel. -1 (the default): graphs for the runs whose
+   * inputs and outputs are the caller's device memory, unless profile is
+   * set or the driver lacks graphs (then launches, silently); runs with
+   * host tensors launch each kernel (on an H200, 2026-12-04, graphs made
+   * device runs of the bf16 encoder 1.12x faster and of a batch of mixed
+   * lengths 2.9x, while runs copying pageable host tensors gained
+   * nothing). */
   int32_t cuda_graphs;
 } lf_session_options;
 
