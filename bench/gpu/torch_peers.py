@@ -9,6 +9,13 @@ first, the median of --runs. Weights and input are seeded random (never
 zeros).
 
   python3 bench/gpu/torch_peers.py [--runs 50] [--shapes 1x4096,16x4096] [--dtypes bf16,f32]
+                                  [--start-after FILE]
+
+--start-after FILE builds and compiles every case first (torch.compile spends
+its time on the CPU, so that can overlap other work), then waits until FILE
+exists before timing any: the caller creates it when the GPU is otherwise
+idle (scripts/dev/gpu-session), so no peer is timed while our checks run on
+the same card.
 """
 
 import argparse
@@ -16,6 +23,7 @@ import json
 import os
 import statistics
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "peers"))
 import numpy as np  # noqa: E402
@@ -70,6 +78,9 @@ def main():
     ap.add_argument("--encoder", default=os.path.join(os.path.dirname(__file__), "..", "..",
                                                       "examples", "models", "default.json"))
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--start-after", help="time nothing until this file exists")
+    ap.add_argument("--wait-limit", type=float, default=600,
+                    help="seconds to wait for --start-after's file")
     args = ap.parse_args()
     dev = "cuda"
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__}", flush=True)
@@ -81,27 +92,37 @@ def main():
     if args.encoder:
         enc = json.load(open(args.encoder))
         cases.append(("encoder", enc.get("batch", 1), enc))
+    # Build (and compile, and warm) everything first; time afterwards.
+    prepared = []
+    with torch.inference_mode():
+        for name, b, config in cases:
+            for dt in args.dtypes.split(","):
+                dtype = {"bf16": torch.bfloat16, "f32": torch.float32, "f16": torch.float16}[dt]
+                torch.manual_seed(0)
+                x = torch.randn(b, config["max_seq_len"], config["d_model"], device=dev, dtype=dtype)
+                w = random_weights(config)
+                mod = torch_module(config, w, full_attention=False).to(dev, dtype).eval()
+                full = torch_module(config, w, full_attention=True).to(dev, dtype).eval()
+                comp = None
+                if not args.no_compile:
+                    comp = torch.compile(mod)
+                    comp(x)
+                prepared.append((name, dt, x, mod, comp, full))
+        torch.cuda.synchronize()
+    if args.start_after:
+        print(f"# compiled {len(prepared)} cases; waiting for {args.start_after}", flush=True)
+        deadline = time.time() + args.wait_limit
+        while not os.path.exists(args.start_after):
+            if time.time() > deadline:
+                sys.exit(f"torch_peers: {args.start_after} did not appear within {args.wait_limit} s")
+            time.sleep(0.2)
     print(f"{'case':16} {'dtype':5} {'eager_ms':>9} {'compile_ms':>10} {'sdpa_ms':>9}", flush=True)
-    for name, b, config in cases:
-        for dt in args.dtypes.split(","):
-            dtype = {"bf16": torch.bfloat16, "f32": torch.float32, "f16": torch.float16}[dt]
-            torch.manual_seed(0)
-            x = torch.randn(b, config["max_seq_len"], config["d_model"], device=dev, dtype=dtype)
-            w = random_weights(config)
-            row = []
-            for full in (False, True):
-                mod = torch_module(config, w, full_attention=full).to(dev, dtype).eval()
-                with torch.inference_mode():
-                    row.append(time_ms(lambda: mod(x), args.runs, 5))
-                    if not full and not args.no_compile:
-                        comp = torch.compile(mod)
-                        row.append(time_ms(lambda: comp(x), args.runs, 5))
-                    elif not full:
-                        row.append(float("nan"))
-                del mod
-            torch.cuda.empty_cache()
-            print(f"{name:16} {dt:5} {row[0]:9.3f} {row[1]:10.3f} {row[2]:9.3f}", flush=True)
-
+    with torch.inference_mode():
+        for name, dt, x, mod, comp, full in prepared:
+            eager = time_ms(lambda: mod(x), args.runs, 5)
+            compiled = time_ms(lambda: comp(x), args.runs, 5) if comp else float("nan")
+            sdpa = time_ms(lambda: full(x), args.runs, 5)
+            print(f"{name:16} {dt:5} {eager:9.3f} {compiled:10.3f} {sdpa:9.3f}", flush=True)
 
 if __name__ == "__main__":
     main()
