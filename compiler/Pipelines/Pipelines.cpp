@@ -444,7 +444,12 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   coreOptions.emulate = options.onHost;
   coreOptions.exact = options.onHost && options.mmaExact;
   coreOptions.lanes = options.coreLanes;
-  coreOptions.rows = options.coreRows;
+  // Two rows a lane with the lanes chosen (4) need blocks 32 threads wide
+  // along x for whole warps; narrower blocks (threads-x < 32) keep one row
+  // and the lanes chosen for it unless the lanes are given.
+  coreOptions.rows = options.coreLanes == 0 && shape.threadsX < 32
+                         ? int64_t(1)
+                         : int64_t(options.coreRows);
   coreOptions.minBlocks = shape.coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   if (options.mma != "none" ||
