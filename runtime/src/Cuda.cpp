@@ -512,10 +512,9 @@ void CudaSession::run(const std::vector<void *> &host,
   // (-1): for a run with device I/O only (a run through the session's own
   // buffers copies the caller's host tensors, which the H200 runs found
   // to gain nothing from a graph).
-  bool graphs = graphs_ == 1 ||
-                (graphs_ == -1 &&
-                 std::find(onDevice.begin(), onDevice.end(), true) !=
-                     onDevice.end());
+  bool deviceRun =
+      std::find(onDevice.begin(), onDevice.end(), true) != onDevice.end();
+  bool graphs = graphs_ == 1 || (graphs_ == -1 && deviceRun);
   int capture = CU_STREAM_CAPTURE_STATUS_NONE;
   if (graphs)
     d.check(d.cuStreamIsCapturing(stream_, &capture), "cuStreamIsCapturing");
@@ -534,12 +533,10 @@ void CudaSession::run(const std::vector<void *> &host,
   // A kernel fault surfaces here, as the error of the run. On the caller's
   // stream with every output on the device, the caller waits when it needs
   // to (it may be capturing the stream into a graph).
-  bool hostOutputs = false, deviceRun = false;
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
+  bool hostOutputs = false;
+  for (size_t i = 0; i < m.buffers.size(); ++i)
     hostOutputs |= m.buffers[i].kind == BufferKind::Output && host[i] &&
                    !onDevice[i];
-    deviceRun |= onDevice[i];
-  }
   if (ownsStream_ || hostOutputs || !deviceRun || !events_.empty())
     d.check(d.cuStreamSynchronize(stream_), "running the kernels");
   if (kernelMs && !events_.empty())

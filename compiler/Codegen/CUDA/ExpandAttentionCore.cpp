@@ -986,6 +986,12 @@ struct CoreOperands {
     w.store(b, loop);
   }
 
+  /// The query rows a lane takes of `rowsPer` asked: all where n is a
+  /// multiple of 32 of them (whole warps of row groups), else 1.
+  int64_t rowsUsed(int64_t rowsPer) const {
+    return n % (32 * rowsPer) == 0 ? rowsPer : 1;
+  }
+
   /// The f32 core's lanes a query row when the pass chooses: 4 (on an
   /// H200 4 and 8 were within 4% where the grid is large; 1 was 1.4x
   /// slower, 182 registers a thread and 8 warps an SM), or 8 where 4 would
@@ -995,7 +1001,7 @@ struct CoreOperands {
   /// 2 rows x 4 lanes beat 2 x 8 by 2-5% at B=1 n=4096, B=16 n=4096 and
   /// in the encoder, and beat 1 x 8 at B=1 n=4096 by 14%.
   int64_t chosenLanes(int64_t rowsPer) const {
-    if (rowsPer > 1 && n % (32 * rowsPer) == 0)
+    if (rowsUsed(rowsPer) > 1)
       return 4;
     return batch * heads * n * 4 >= minBlocks * 256 ? 4 : 8;
   }
@@ -1016,8 +1022,7 @@ struct CoreOperands {
     // Lanes need whole slices, and whole warps of rows: n a multiple of 32
     // (of 32 row groups) keeps every block of row groups x lanes threads
     // whole warps.
-    if (n % (32 * rowsPer) != 0)
-      rowsPer = 1;
+    rowsPer = rowsUsed(rowsPer);
     if (d % lanes != 0 || n % (32 * rowsPer) != 0)
       lanes = 1;
     int64_t w = d / lanes, R = rowsPer;
