@@ -480,7 +480,8 @@ func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>
 // them (the products exact in f32) and sums in f32; the softmax stays f32;
 // the weighted sum takes P (P^T transposed back, so that a row's pair of
 // probabilities along the slots is adjacent) and the values, both rounded
-// to bf16, the same way.
+// to bf16, the same way. The exponential is marked approximate (afn): the
+// probabilities it makes are rounded to bf16.
 // CHECK-LABEL: func.func @core_bf16_scores(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x16x8xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x4x8xf32>)
 // CHECK: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<1x2x16x8xf32>)
@@ -496,7 +497,7 @@ func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>
 // CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[C]], %[[M]] : f32
 // CHECK-NEXT: linalg.yield %[[SUM]] : f32
 // CHECK-NOT: bf16
-// CHECK: math.exp
+// CHECK: math.exp %{{.*}} fastmath<afn> : f32
 // CHECK-NOT: bf16
 // CHECK: %[[P:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x2x4x16xf32>) outs(%{{.*}} : tensor<1x2x16x4xf32>) permutation = [0, 1, 3, 2]
 // CHECK: %[[PB:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x2x16x4xf32>) outs(%{{.*}} : tensor<1x2x16x4xbf16>)

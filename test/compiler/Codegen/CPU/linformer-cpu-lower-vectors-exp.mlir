@@ -111,3 +111,46 @@ func.func @erf(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.erf %x : vector<16xf32>
   return %e : vector<16xf32>
 }
+
+// -----
+
+// Approximate (afn: the probabilities are rounded to bf16 for P V, see
+// the core's lowering): no low part of t (no negf, no FMA before the
+// rounding), 2^(t - n) by four FMAs.
+// CHECK-LABEL: func.func @softmax_exp_afn(
+// CHECK-NOT: math.exp
+// CHECK: %[[T:.*]] = arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NOT: arith.negf
+// CHECK-NEXT: %[[N:.*]] = math.roundeven %[[T]]
+// CHECK-NEXT: %[[F:.*]] = arith.subf %[[T]], %[[N]]
+// CHECK-NOT: arith.addf
+// CHECK-COUNT-4: math.fma %[[F]]
+// CHECK-NOT: math.fma
+// CHECK: arith.fptosi %[[N]]
+// CHECK-NOT: math.exp
+func.func @softmax_exp_afn(%x: vector<16xf32>, %m: vector<16xf32>) -> vector<16xf32> {
+  %c = arith.constant dense<0.125> : vector<16xf32>
+  %d = arith.subf %x, %m : vector<16xf32>
+  %t = arith.mulf %d, %c : vector<16xf32>
+  %e = math.exp %t fastmath<afn> : vector<16xf32>
+  return %e : vector<16xf32>
+}
+
+// -----
+
+// Approximate erf (afn: a bf16 epilogue's, rounded to bf16 after): P and
+// Q of degree 3, three FMAs each.
+// CHECK-LABEL: func.func @erf_afn(
+// CHECK-NOT: math.erf
+// CHECK: arith.cmpf ule
+// CHECK: %[[X:.*]] = arith.select
+// CHECK: arith.mulf %[[X]], %[[X]] : vector<16xf32>
+// CHECK-COUNT-3: math.fma
+// CHECK-NEXT: arith.mulf %[[X]]
+// CHECK-COUNT-3: math.fma
+// CHECK-NEXT: arith.divf
+// CHECK-NOT: math.erf
+func.func @erf_afn(%x: vector<16xf32>) -> vector<16xf32> {
+  %e = math.erf %x fastmath<afn> : vector<16xf32>
+  return %e : vector<16xf32>
+}

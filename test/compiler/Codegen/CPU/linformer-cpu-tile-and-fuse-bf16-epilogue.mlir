@@ -6,7 +6,9 @@
 // (upstream consumer fusion), marked linformer.bf16_epilogue. The first
 // kernel then writes the bf16 values the second multiplies (half the bytes
 // of the f32 result, rounded once); the second reads them, no GELU in it.
-// The f32 result is a workgroup's tile, no longer a kernel output.
+// The f32 result is a workgroup's tile, no longer a kernel output. The
+// epilogue's erf is marked approximate (afn): its result is rounded to
+// bf16, so linformer-cpu-lower-vectors may take a shorter approximation.
 // CHECK-LABEL: func.func @ffn(
 // CHECK-SAME: %[[X:[a-z0-9]+]]: tensor<64x16xbf16>, %[[W1:[a-z0-9]+]]: tensor<16x32xbf16>, %[[W2:[a-z0-9]+]]: tensor<32x16xbf16>)
 // CHECK: %[[BF:.*]] = tensor.empty() : tensor<64x32xbf16>
@@ -14,7 +16,7 @@
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %[[W1]] : tensor<16x16xbf16>, tensor<16x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
 // CHECK: %[[OS:.*]] = tensor.extract_slice %[[OUT]][%[[I]], 0] [16, 32] [1, 1]
 // CHECK: %[[G:.*]] = linalg.generic {{.*}} ins(%[[T]] : tensor<16x32xf32>) outs(%[[OS]] : tensor<16x32xbf16>) attrs = {linformer.bf16_epilogue} {
-// CHECK: math.erf
+// CHECK: math.erf %{{.*}} fastmath<afn> : f32
 // CHECK: arith.mulf
 // CHECK: arith.truncf
 // CHECK: tensor.parallel_insert_slice %[[G]] into %[[OUT]][%[[I]], 0] [16, 32] [1, 1] : tensor<16x32xbf16> into tensor<64x32xbf16>
@@ -82,7 +84,7 @@ func.func @ffn(%x: tensor<64x16xbf16>, %w1: tensor<16x32xbf16>, %w2: tensor<32x1
 // CHECK-NOT: linformer.bf16_epilogue
 // CHECK: -> (tensor<64x32xf32>)
 // CHECK: scf.forall
-// CHECK: math.erf
+// CHECK: math.erf %{{[a-z0-9_]+}} : f32
 // CHECK: arith.truncf
 // CHECK: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
@@ -189,4 +191,57 @@ func.func @core_factor(%x: tensor<1x64x16xbf16>, %w: tensor<16x2x8xbf16>,
           : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
             tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
   return %a : tensor<1x2x64x8xf32>
+}
+
+// -----
+
+// The attention core as the root: its result rounded to bf16 and read only
+// by the output projection (a root). The rounding is the core's epilogue,
+// in its workgroups: the core kernel writes bf16 (half the bytes) and the
+// projection reads them in place instead of rounding its tile of f32.
+// CHECK-LABEL: func.func @core_epilogue(
+// CHECK: %[[AB:.*]] = scf.forall {{.*}} -> (tensor<1x2x64x8xbf16>) {
+// CHECK: %[[T:.*]] = linformer.attention_core
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} ins(%[[T]] : tensor<1x1x{{[0-9]+}}x8xf32>) outs(%{{.*}} : tensor<1x1x{{[0-9]+}}x8xbf16>) attrs = {linformer.bf16_epilogue}
+// CHECK: arith.truncf
+// CHECK: tensor.parallel_insert_slice %[[R]]
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>{{.*}}]}
+// CHECK: scf.forall
+// CHECK: %[[AS:.*]] = tensor.extract_slice %[[AB]]
+// CHECK-NOT: arith.truncf
+// CHECK: linalg.generic {{.*}} ins(%[[AS]], %{{.*}} : tensor<1x2x{{[0-9]+}}x8xbf16>, tensor<2x8x16xbf16>)
+// CHECK: return
+#q = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
+#wo = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @core_epilogue(%q: tensor<1x2x64x8xf32>, %kp: tensor<1x2x8x8xf32>,
+    %vp: tensor<1x2x8x8xf32>, %w: tensor<2x8x16xbf16>) -> tensor<1x64x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %a_init = tensor.empty() : tensor<1x2x64x8xf32>
+  %a = linformer.attention_core %q, %kp, %vp scale(0.35355339059327373)
+         outs(%a_init) {linformer.root, linformer.bf16_engine = "dot", linformer.bf16_scores}
+          : (tensor<1x2x64x8xf32>, tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>,
+            tensor<1x2x64x8xf32>) -> tensor<1x2x64x8xf32>
+  %rb = tensor.empty() : tensor<1x2x64x8xbf16>
+  %r = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%a : tensor<1x2x64x8xf32>) outs(%rb : tensor<1x2x64x8xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<1x2x64x8xbf16>
+  %e = tensor.empty() : tensor<1x64x16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<1x64x16xf32>) -> tensor<1x64x16xf32>
+  %y = linalg.generic {indexing_maps = [#q, #wo, #out],
+                       iterator_types = ["parallel", "parallel", "reduction", "reduction", "parallel"]}
+      ins(%r, %w : tensor<1x2x64x8xbf16>, tensor<2x8x16xbf16>)
+      outs(%init : tensor<1x64x16xf32>) attrs = {linformer.root, linformer.bf16_engine = "dot"} {
+  ^bb0(%x: bf16, %b: bf16, %acc: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %be = arith.extf %b : bf16 to f32
+    %m = arith.mulf %xe, %be : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x64x16xf32>
+  return %y : tensor<1x64x16xf32>
 }
