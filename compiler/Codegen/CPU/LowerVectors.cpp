@@ -645,8 +645,15 @@ struct LowerVectorsPass
       });
       RewritePatternSet patterns(ctx);
       vector::populateFlattenVectorTransferPatterns(patterns);
+      // These reads only: left to spread (the driver's default, AnyOp), the
+      // flattening reached other transfers, a register tile's store of
+      // whole rows among them, one vector over several tokens, which a
+      // packed sequence cannot guard row by row.
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
       if (!pairReads.empty() &&
-          failed(applyOpPatternsGreedily(pairReads, std::move(patterns))))
+          failed(applyOpPatternsGreedily(pairReads, std::move(patterns),
+                                         config)))
         return signalPassFailure();
     }
     {

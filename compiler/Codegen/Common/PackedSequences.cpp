@@ -333,6 +333,9 @@ struct PackedSequencesPass
       return rows;
     };
 
+    if (failed(splitRowSpanningAccesses(arg)))
+      return failure();
+
     SmallVector<Operation *> accesses;
     for (OpOperand &use : arg.getUses()) {
       Operation *user = use.getOwner();
@@ -394,6 +397,87 @@ struct PackedSequencesPass
       SmallVector<Value> rowIndices = {row};
       rowIndices.append(indices.begin() + 2, indices.end());
       replaceAccess(b, op, rowsFor(op), rowIndices);
+    }
+    return success();
+  }
+
+  /// A 1-D vector.load or vector.store of `arg` ([b, n, d]) longer than a
+  /// row, from column 0 (a register tile's whole rows, flattened into one
+  /// vector): it spans tokens, which may belong to the next sequence once
+  /// packed, and one guard or clamp would cover only its first row. It
+  /// becomes one access a row (vector.extract_strided_slice of the stored
+  /// vector, vector.insert_strided_slice of the loaded rows), each guarded
+  /// or clamped below. Any other access longer than what is left of its
+  /// row is refused by name.
+  LogicalResult splitRowSpanningAccesses(BlockArgument arg) {
+    auto type = cast<MemRefType>(arg.getType());
+    int64_t rank = type.getRank();
+    int64_t width = type.getDimSize(rank - 1);
+    SmallVector<Operation *> spanning;
+    for (Operation *user : arg.getUsers()) {
+      std::optional<Access> access = accessOf(user);
+      if (!access || access->base != arg)
+        continue;
+      VectorType vector;
+      if (auto load = dyn_cast<vector::LoadOp>(user))
+        vector = load.getVectorType();
+      else if (auto store = dyn_cast<vector::StoreOp>(user))
+        vector = store.getVectorType();
+      else if (auto load = dyn_cast<vector::MaskedLoadOp>(user))
+        vector = load.getVectorType();
+      else if (auto store = dyn_cast<vector::MaskedStoreOp>(user))
+        vector = store.getVectorType();
+      if (!vector || vector.getRank() != 1)
+        continue;
+      std::optional<int64_t> column =
+          getConstantIntValue(access->indices.back());
+      int64_t length = vector.getDimSize(0);
+      if (column && *column + length <= width)
+        continue;
+      if (rank != 3 || !column || *column != 0 || length % width != 0 ||
+          isa<vector::MaskedLoadOp, vector::MaskedStoreOp>(user))
+        return user->emitOpError("accesses ")
+               << length << " elements of packed sequence argument "
+               << arg.getArgNumber() << " from one index, past the end of "
+               << "its row of " << width
+               << " (linformer-packed-sequences indexes packed sequences a "
+                  "row at a time: whole rows from column 0 of a [b, n, d] "
+                  "argument, unmasked, can be split)";
+      spanning.push_back(user);
+    }
+    OpBuilder b(arg.getContext());
+    for (Operation *op : spanning) {
+      Access access = *accessOf(op);
+      Location loc = op->getLoc();
+      b.setInsertionPoint(op);
+      auto vector = cast<VectorType>(
+          access.stored ? access.stored->get().getType()
+                        : op->getResult(0).getType());
+      auto rowType = VectorType::get({width}, vector.getElementType());
+      Value s = access.indices[0], r = access.indices[1];
+      Value loaded;
+      if (!access.stored)
+        loaded = arith::ConstantOp::create(b, loc, b.getZeroAttr(vector));
+      for (int64_t i = 0; i * width < vector.getDimSize(0); ++i) {
+        Value row = arith::AddIOp::create(
+            b, loc, r, arith::ConstantIndexOp::create(b, loc, i));
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        SmallVector<Value> indices{s, row, zero};
+        if (access.stored) {
+          Value part = vector::ExtractStridedSliceOp::create(
+              b, loc, access.stored->get(), ArrayRef<int64_t>{i * width},
+              ArrayRef<int64_t>{width}, ArrayRef<int64_t>{1});
+          vector::StoreOp::create(b, loc, part, arg, indices);
+        } else {
+          Value part = vector::LoadOp::create(b, loc, rowType, arg, indices);
+          loaded = vector::InsertStridedSliceOp::create(
+              b, loc, part, loaded, ArrayRef<int64_t>{i * width},
+              ArrayRef<int64_t>{1});
+        }
+      }
+      if (loaded)
+        op->replaceAllUsesWith(ValueRange{loaded});
+      op->erase();
     }
     return success();
   }

@@ -118,3 +118,53 @@ func.func @copied(%x: memref<2x64x16xf32> {linformer.packed_sequence},
   memref.copy %x, %to : memref<2x64x16xf32> to memref<2x64x16xf32>
   return
 }
+
+// -----
+
+// A register tile's whole rows stored (and read back) as one vector through
+// a collapsed view of the tile (5 rows of 24 as vector<120xf32>): it spans
+// tokens, and once packed the rows past a sequence's length are the next
+// sequence's first rows. Each access becomes one a row, each guarded (the
+// store) or clamped (the load) on its own row. Found by the randomized
+// test: a 5 x 64 tile of the output projection over a whole batch wrote
+// rows past a length of 127 over the next sequence's first four.
+// CHECK-LABEL: func.func @whole_rows(
+// CHECK-NOT: vector<120xf32>, memref
+// CHECK-COUNT-5: vector.load %{{.*}} : memref<384x24xf32>, vector<24xf32>
+// CHECK-NOT: vector<120xf32>, memref
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} : memref<384x24xf32>, vector<24xf32>
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} : memref<384x24xf32>, vector<24xf32>
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} : memref<384x24xf32>, vector<24xf32>
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} : memref<384x24xf32>, vector<24xf32>
+// CHECK: scf.if
+// CHECK: vector.store %{{.*}} : memref<384x24xf32>, vector<24xf32>
+// CHECK-NOT: scf.if
+// CHECK: return
+func.func @whole_rows(%y: memref<3x128x24xf32> {linformer.packed_sequence},
+    %len: memref<3xi32> {linformer.lengths}, %s: index, %r: index) {
+  %c0 = arith.constant 0 : index
+  %tile = memref.subview %y[%s, %r, 0] [1, 5, 24] [1, 1, 1]
+      : memref<3x128x24xf32> to memref<1x5x24xf32, strided<[3072, 24, 1], offset: ?>>
+  %flat = memref.collapse_shape %tile [[0], [1, 2]]
+      : memref<1x5x24xf32, strided<[3072, 24, 1], offset: ?>> into memref<1x120xf32, strided<[3072, 1], offset: ?>>
+  %v = vector.load %flat[%c0, %c0] : memref<1x120xf32, strided<[3072, 1], offset: ?>>, vector<120xf32>
+  %w = arith.addf %v, %v : vector<120xf32>
+  vector.store %w, %flat[%c0, %c0] : memref<1x120xf32, strided<[3072, 1], offset: ?>>, vector<120xf32>
+  return
+}
+
+// -----
+
+// Past the end of a row from another column: no split, refused by name.
+func.func @past_the_row(%y: memref<2x64x16xf32> {linformer.packed_sequence},
+    %len: memref<2xi32> {linformer.lengths}, %s: index, %r: index) {
+  %c8 = arith.constant 8 : index
+  %v = arith.constant dense<1.0> : vector<16xf32>
+  // expected-error @+1 {{accesses 16 elements of packed sequence argument 0 from one index, past the end of its row of 16}}
+  vector.store %v, %y[%s, %r, %c8] : memref<2x64x16xf32>, vector<16xf32>
+  return
+}
