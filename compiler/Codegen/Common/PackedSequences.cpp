@@ -432,7 +432,9 @@ struct PackedSequencesPass
       std::optional<int64_t> column =
           getConstantIntValue(access->indices.back());
       int64_t length = vector.getDimSize(0);
-      if (column && *column + length <= width)
+      // Within its row (a column loop's index is taken to keep it there,
+      // as tiling made it).
+      if (length <= width && (!column || *column + length <= width))
         continue;
       if (rank != 3 || !column || *column != 0 || length % width != 0 ||
           isa<vector::MaskedLoadOp, vector::MaskedStoreOp>(user))
