@@ -55,6 +55,23 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
   int64_t wg = s.workgroup[dims->columns];
   if (wg != 0 && wg % s.columns != 0)
     return {};
+  // A loop the weight shares with the other operand (the heads, where the
+  // other operand is per head too) must be one a workgroup: register
+  // tiling steps the columns' loops one at a time, not such a batch loop,
+  // and a block over several of them is not a run of whole panels, which
+  // it reads in place (a random schedule with all 3 heads in a workgroup
+  // left the weight's unpack in the kernel, which cannot be bufferized).
+  AffineMap map = op.getMatchingIndexingMap(streamed);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    if (!map.isFunctionOfDim(d) || d == dims->columns ||
+        llvm::is_contained(dims->columnSide, d) ||
+        iterators[d] == utils::IteratorType::reduction || ranges[d] == 1)
+      continue;
+    if (d >= s.workgroup.size() || s.workgroup[d] != 1)
+      return {};
+  }
   return streamed;
 }
 
