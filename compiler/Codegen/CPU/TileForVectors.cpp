@@ -1690,6 +1690,12 @@ private:
       else
         pairedTokens = false;
     }
+    // One tile that must stop at the lengths (a core's scores over pooled
+    // slots that one register tile covers, one query row a workgroup): its
+    // tokens one at a time, so that a loop stops at the real ones.
+    if (isOneTile(tiles, ranges) && real && !bound.masked &&
+        ranges[tokenLoop] > 1 && !pairedTokens)
+      tiles[tokenLoop] = 1;
     // Nothing to do when the op already is one tile (but read its pairs).
     if (!pairBlocks.empty())
       readPairsInPlace(rewriter, op, pairBlocks);
