@@ -227,12 +227,31 @@ static bool inOtherVariant(Operation *user, Operation *op) {
          !op->getBlock()->findAncestorOpInBlock(*user);
 }
 
+/// The buffer `v` is a view of (through expand_shape, subview, ...), or
+/// `v` itself.
+static Value viewedBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   Value c = op.getDpsInitOperand(0)->get();
   linalg::GenericOp g = clonableElementwise(neighbour(op, /*after=*/true));
   if (!g || g.getNumLoops() != cast<MemRefType>(c.getType()).getRank())
     return nullptr;
   Value d = g.getDpsInitOperand(0)->get();
+  // Absorbed, the epilogue writes D while the contraction still reads its
+  // operands: D must not be one of them. (Bufferization may give the op
+  // after a contraction the buffer of that contraction's input, whose
+  // values die with it: an FFN whose hidden layer is as wide as the model
+  // writes GELU where its LayerNorm input was. A lane storing its C
+  // elements there would overwrite rows that other lanes and warps are
+  // still reading.)
+  if (d != c && llvm::any_of(op.getDpsInputs(), [&](Value in) {
+        return viewedBuffer(in) == viewedBuffer(d);
+      }))
+    return nullptr;
   OpOperand *readOfC = nullptr;
   for (OpOperand *in : g.getDpsInputOperands()) {
     if (in->get() == d && d != c)

@@ -247,8 +247,9 @@ Operation *absorbableInit(linalg::GenericOp op);
 /// body on the accumulators, and it goes. Its output is C itself or a
 /// buffer of C's shape; then C's values must be read by it alone: C has no
 /// users but `op`, it and `initFrom` (and the ops of `op`'s other length
-/// variants), or the op is marked `linformer.narrowed`. Returns its
-/// operand that reads C, or null.
+/// variants), or the op is marked `linformer.narrowed`; and its output is
+/// none of `op`'s operands (it would overwrite them while they are read).
+/// Returns its operand that reads C, or null.
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom);
 
 /// What contraction `op`'s warp tiles take over, as its
