@@ -556,7 +556,9 @@ def LinformerCUDAAbsorbInitEpiloguePass
       its own buffer, C's values must be read by it alone (C has no other
       user than the contraction, the init writer and deallocations) or it
       is the rounding copy of `linformer-cuda-narrow-intermediates`
-      (`linformer.narrowed`).
+      (`linformer.narrowed`); and its output is none of the contraction's
+      inputs (a buffer bufferization reused once the contraction is its
+      last reader: the stores would overwrite rows still being read).
 
     Ops that do not fit stay kernels of their own. Only contractions that
     carry a `linformer.cuda_schedule` are looked at.
