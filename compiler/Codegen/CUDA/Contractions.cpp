@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Linalg/IR/LinalgInterfaces.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -227,14 +228,6 @@ static bool inOtherVariant(Operation *user, Operation *op) {
          !op->getBlock()->findAncestorOpInBlock(*user);
 }
 
-/// The buffer `v` is a view of (through expand_shape, subview, ...), or
-/// `v` itself.
-static Value viewedBuffer(Value v) {
-  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-    v = view.getViewSource();
-  return v;
-}
-
 OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   Value c = op.getDpsInitOperand(0)->get();
   linalg::GenericOp g = clonableElementwise(neighbour(op, /*after=*/true));
@@ -248,8 +241,10 @@ OpOperand *absorbableEpilogue(linalg::GenericOp op, Operation *initFrom) {
   // writes GELU where its LayerNorm input was. A lane storing its C
   // elements there would overwrite rows that other lanes and warps are
   // still reading.)
+  MemrefValue written = memref::skipViewLikeOps(cast<MemrefValue>(d));
   if (d != c && llvm::any_of(op.getDpsInputs(), [&](Value in) {
-        return viewedBuffer(in) == viewedBuffer(d);
+        auto read = dyn_cast<MemrefValue>(in);
+        return read && memref::skipViewLikeOps(read) == written;
       }))
     return nullptr;
   OpOperand *readOfC = nullptr;
