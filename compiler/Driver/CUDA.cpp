@@ -291,7 +291,7 @@ llvm::Error Compile::compileCUDA(ModuleOp module,
       "sm_" + std::to_string(options.sm) + (pipeline.wgmma ? "a" : "");
   pipeline.format = emit == Emit::GPU ? "none" : "isa";
   pipeline.mma = cudaMma();
-  pipeline.scheduleFile = options.scheduleFile;
+  pipeline.scheduleFile = absolutePath(options.scheduleFile);
   pipeline.onHost = options.cudaOnHost;
   pipeline.mmaExact = options.cudaMmaExact;
   if (!options.cudaOnHost)

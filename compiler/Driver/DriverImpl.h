@@ -45,6 +45,10 @@ namespace lf = ::linformer;
 
 /// An error with `message`.
 llvm::Error makeError(const llvm::Twine &message);
+/// `path` made absolute against the working directory (empty stays empty):
+/// a pass option naming a file is written into crash reproducers, which are
+/// replayed from anywhere.
+std::string absolutePath(llvm::StringRef path);
 
 /// Entry argument names/kinds: from the model signature or, for a plain
 /// .mlir module, argN (inputs) and "result" for the output.

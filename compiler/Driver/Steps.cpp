@@ -27,6 +27,7 @@
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -45,6 +46,13 @@ void DiagnosedError::log(llvm::raw_ostream &os) const {
 
 llvm::Error mlir::linformer::driver::makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+std::string mlir::linformer::driver::absolutePath(llvm::StringRef path) {
+  llvm::SmallString<256> absolute(path);
+  if (!absolute.empty())
+    (void)llvm::sys::fs::make_absolute(absolute);
+  return absolute.str().str();
 }
 
 bool mlir::linformer::driver::toDType(Type t, lf::DType &out) {
@@ -323,7 +331,7 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   pipeline.vectorWidth = options.vectorWidth;
   pipeline.unroll = options.unroll;
   pipeline.reductionTile = options.reductionTile;
-  pipeline.scheduleFile = scheduleFile.str();
+  pipeline.scheduleFile = absolutePath(scheduleFile);
   pipeline.candidate = options.candidate;
   pipeline.unreadPadding = !mixable;
   // Packed sequence buffers, which the runtime binds in place; a Halide
