@@ -220,6 +220,16 @@ def LinformerHoistInKernelsPass
     its body computes must stay in it, or it would end up outside every
     kernel (code that only the sequential entry runs) or, for work that
     yields values, could not be outlined at all.
+
+    A hoisted accumulator read then gets the vector the same elements'
+    initializing write stored, past writes of other vector types whose
+    boxes (constant indices, vector extents) it does not overlap: a row
+    split into a full vector and a remainder (20 = 16 + 4) otherwise reads
+    the tensor after the remainder's write, which upstream's folding does not
+    see through, and one-shot bufferization copies the row to resolve the
+    conflict (a copy of a kernel's output that packed sequences cannot
+    index). Only a forward rewrites; a read merely moved onto an older
+    tensor would make that conflict itself.
   }];
 }
 
