@@ -26,8 +26,9 @@ namespace {
 /// `transfer_read(transfer_write(w, transfer_write(v, t)[a])[b], [a])` is
 /// `v` when the boxes at a and b are disjoint. Upstream's read-after-write
 /// folding does the same walk but only past writes of the read's own
-/// vector type. When a register tile splits a row into a full vector and a
-/// remainder (20 = 16 + 4) and subset hoisting lifts the accumulators out
+/// vector type (`vector::isDisjointTransferIndices` compares only transfers
+/// of one type). When a register tile splits a row into a full vector and
+/// a remainder (20 = 16 + 4) and subset hoisting lifts the accumulators out
 /// of a reduction loop, the hoisted read of the 16 lanes sits on the tensor
 /// the 4-lane init write produced; upstream's write-after-write folding
 /// then writes the final 4 lanes into the tensor *before* that init write
@@ -47,9 +48,7 @@ public:
     auto write = read.getBase().getDefiningOp<vector::TransferWriteOp>();
     bool passedAnother = false;
     while (write && plain(write)) {
-      if (write.getVectorType() == read.getVectorType() &&
-          write.getIndices() == read.getIndices() &&
-          !write.hasOutOfBoundsDim()) {
+      if (vector::checkSameValueRAW(write, read)) {
         // Upstream's folding handles a same-type chain; only forward what
         // it cannot reach.
         if (!passedAnother)
