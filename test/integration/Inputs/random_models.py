@@ -44,6 +44,12 @@ workgroup tiles, register tile, reduction block and packing drawn anew
 not, which linformer-compile must refuse naming the kernel's key), and
 runs --check on the result.
 
+With --vary-runtime every linformer-run takes 1 to 4 threads (drawn from
+the case's run seed; 2 without it), so each kernel's workgroups are split
+over other thread counts than the machine's; whole-sequence models' runs now
+and then also open a second session (--sessions 2, which must give the same
+bytes) and place their inputs and output off alignment (--io-offset).
+
 Some cases are drawn invalid on purpose (a window that does not divide n,
 k above n, heads that do not divide d_model, layer sharing with two k):
 linformer-compile must refuse them with a model.json error naming the field.
@@ -337,7 +343,7 @@ class Case:
         weights = os.path.join(work, "w.safetensors")
         for i, extra in enumerate(self.runs):
             cmd = [os.path.join(bin_, "linformer-run"), lfa, "--weights", weights,
-                   "--random-input", "--seed", str(self.run_seed + i), "--threads", "2",
+                   "--random-input", "--seed", str(self.run_seed + i), *self.runtime(i),
                    "--check"] + extra
             # The first run also with every intermediate NaN before it runs
             # (the runtime's debug poisoning): a kernel that reads what no
@@ -362,7 +368,7 @@ class Case:
             if OTHER_RUNS:
                 extra = self.runs[0]
                 rc, out = run([os.path.join(bin_, "linformer-run"), other, "--weights", weights,
-                               "--random-input", "--seed", str(self.run_seed), "--threads", "2",
+                               "--random-input", "--seed", str(self.run_seed), *self.runtime(0),
                                "--check"] + extra, 300)
                 if rc != 0 or "PASS" not in out:
                     return fail(f"linformer-run --check failed on the --cpu={OTHER_CPU} artifact")
@@ -519,12 +525,35 @@ class Case:
             print(f"{self.name()}: a tile that does not divide its loop was not refused", flush=True)
         extra = self.runs[0]
         rc, out = run([os.path.join(bin_, "linformer-run"), slfa, "--weights", weights,
-                       "--random-input", "--seed", str(self.run_seed), "--threads", "2",
+                       "--random-input", "--seed", str(self.run_seed), *self.runtime(0),
                        "--check"] + extra, 300)
         if rc != 0 or "PASS" not in out:
             return False, "linformer-run --check failed on the random schedule's artifact"
         self.schedule_note = "checked"
         return True, ""
+
+    def runtime(self, i):
+        """Run i's runtime options: --threads 2, or with --vary-runtime
+        drawn from the case's run seed (not the model's draw, so a seed's
+        models stay the same): 1 to 4 threads, over which the runtime splits
+        each kernel's workgroups, each thread with its own cache of scratch
+        blocks (a kernel that writes outside its workgroup's box, or a
+        scratch block reused too early, answers differently); and for whole
+        sequences now and then a second session on the same module and
+        weights (--sessions 2: the same output bytes) and inputs and output
+        placed 0 to 3 bytes past 64-byte alignment (--io-offset: bound in
+        place or copied)."""
+        if not self.args.vary_runtime:
+            return ["--threads", "2"]
+        rng = random.Random(self.run_seed * 31 + i)
+        opts = ["--threads", str(rng.choice([1, 2, 3, 4]))]
+        if "sequence_parallel" not in self.model:
+            if rng.random() < 0.25:
+                opts += ["--sessions", "2"]
+            offset = rng.choice([None, None, 0, 1, 2, 3])
+            if offset is not None:
+                opts += ["--io-offset", str(offset)]
+        return opts
 
     def cleanup(self, work):
         if not self.args.keep:
@@ -559,6 +588,9 @@ def main():
     ap.add_argument("--schedules", type=int, default=0, metavar="K",
                     help="every K-th valid case also compiles with a random schedule file and "
                          "runs --check on it (0: none)")
+    ap.add_argument("--vary-runtime", action="store_true",
+                    help="each linformer-run draws --threads (1 to 4; default 2), "
+                         "and for whole sequences --sessions 2 and --io-offset")
     ap.add_argument("--print", action="store_true", help="print the models, run nothing")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
