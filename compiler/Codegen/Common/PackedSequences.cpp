@@ -413,7 +413,7 @@ struct PackedSequencesPass
     auto type = cast<MemRefType>(arg.getType());
     int64_t rank = type.getRank();
     int64_t width = type.getDimSize(rank - 1);
-    SmallVector<Operation *> spanning;
+    SmallVector<std::pair<Operation *, VectorType>> spanning;
     for (Operation *user : arg.getUsers()) {
       std::optional<Access> access = accessOf(user);
       if (!access || access->base != arg)
@@ -445,25 +445,22 @@ struct PackedSequencesPass
                << " (linformer-packed-sequences indexes packed sequences a "
                   "row at a time: whole rows from column 0 of a [b, n, d] "
                   "argument, unmasked, can be split)";
-      spanning.push_back(user);
+      spanning.push_back({user, vector});
     }
     OpBuilder b(arg.getContext());
-    for (Operation *op : spanning) {
+    for (auto [op, vector] : spanning) {
       Access access = *accessOf(op);
       Location loc = op->getLoc();
       b.setInsertionPoint(op);
-      auto vector = cast<VectorType>(
-          access.stored ? access.stored->get().getType()
-                        : op->getResult(0).getType());
       auto rowType = VectorType::get({width}, vector.getElementType());
       Value s = access.indices[0], r = access.indices[1];
       Value loaded;
       if (!access.stored)
         loaded = arith::ConstantOp::create(b, loc, b.getZeroAttr(vector));
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
       for (int64_t i = 0; i * width < vector.getDimSize(0); ++i) {
         Value row = arith::AddIOp::create(
             b, loc, r, arith::ConstantIndexOp::create(b, loc, i));
-        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
         SmallVector<Value> indices{s, row, zero};
         if (access.stored) {
           Value part = vector::ExtractStridedSliceOp::create(
