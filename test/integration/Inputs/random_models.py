@@ -87,18 +87,12 @@ PRESETS = {
 PRIMES = [2, 3, 5, 7, 11, 13, 17, 31, 37, 61, 127]
 
 
-def host_has(flag):
+def host_has(word, field="flags"):
+    """Whether /proc/cpuinfo's `field` lines name `word` (a CPU flag, or the
+    vendor with field="vendor_id")."""
     try:
         with open("/proc/cpuinfo") as f:
-            return any(line.startswith("flags") and f" {flag}" in line for line in f)
-    except OSError:
-        return False
-
-
-def host_is_intel():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return any(line.startswith("vendor_id") and "GenuineIntel" in line for line in f)
+            return any(line.startswith(field) and f" {word}" in line for line in f)
     except OSError:
         return False
 
@@ -108,7 +102,7 @@ def host_is_intel():
 # schedules differ from AMD's: register tiles of 8 to 14 rows by 32, a 48 KiB
 # L1), AVX2 hosts compile for both AVX-512 ones.
 OTHER_RUNS = host_has("avx512f")
-OTHER_CPUS = (["haswell", "znver4" if host_is_intel() else "icelake-server"]
+OTHER_CPUS = (["haswell", "znver4" if host_has("GenuineIntel", "vendor_id") else "icelake-server"]
               if OTHER_RUNS else ["znver4", "icelake-server"])
 
 
