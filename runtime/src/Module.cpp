@@ -75,7 +75,24 @@ static const char *cpuinfoFlag(const std::string &feature) {
       {"avx512vp2intersect", "avx512_vp2intersect"},
       {"amx-tile", "amx_tile"},
       {"amx-bf16", "amx_bf16"},
-      {"amx-int8", "amx_int8"}};
+      {"amx-int8", "amx_int8"},
+      // Outside the vector ISAs, what LLVM emits in scalar code for a CPU
+      // that has it: SSE4A's insertq for znver4 (an Intel CPU lacks it:
+      // a znver4 artifact died with SIGILL on a Xeon), TBM, LZCNT, MOVBE.
+      {"sse4a", "sse4a"},
+      {"xop", "xop"},
+      {"fma4", "fma4"},
+      {"tbm", "tbm"},
+      {"lzcnt", "abm"},
+      {"popcnt", "popcnt"},
+      {"movbe", "movbe"},
+      {"adx", "adx"},
+      {"aes", "aes"},
+      {"pclmul", "pclmulqdq"},
+      {"vaes", "vaes"},
+      {"vpclmulqdq", "vpclmulqdq"},
+      {"gfni", "gfni"},
+      {"sha", "sha_ni"}};
   for (const auto &[llvm, flag] : table)
     if (feature == llvm)
       return flag;

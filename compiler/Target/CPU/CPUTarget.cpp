@@ -54,7 +54,20 @@ mlir::linformer::resolveCPUTarget(const CPUTargetOptions &options) {
     if (llvm::Triple(llvm::sys::getDefaultTargetTriple()).isX86()) {
       SmallVector<StringRef> own;
       llvm::X86::getFeaturesForCPU(resolved.cpu, own, /*NeedPlus=*/true);
-      resolved.features = llvm::join(own, ",");
+      // Not AMD's own scalar extensions (SSE4A, TBM, XOP, FMA4), which the
+      // kernels gain nothing from: with them LLVM emitted SSE4A's insertq
+      // for znver4, and the artifact died with SIGILL on an Intel CPU that
+      // has every vector feature of a Zen 4. Turned off by name, as the
+      // CPU's name alone would turn them on.
+      std::vector<std::string> written;
+      for (StringRef feature : own) {
+        StringRef name = feature.drop_front();
+        written.push_back(llvm::is_contained({"sse4a", "tbm", "xop", "fma4"},
+                                             name)
+                              ? ("-" + name).str()
+                              : feature.str());
+      }
+      resolved.features = llvm::join(written, ",");
     }
   } else if (noFeatures) {
     llvm::SubtargetFeatures features;
