@@ -252,7 +252,12 @@ static void addLLVMLowering(OpPassManager &pm) {
   // C caller (the runtime) passes buffers as they are.
   funcOptions.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcOptions));
-  pm.addPass(createConvertControlFlowToLLVMPass());
+  // Branches through the dialects' interfaces, with AMX's: a loop that
+  // carries AMX tiles (linformer-cpu-lower-vectors' accumulators) branches
+  // with x86_amx values, a type the control-flow pass alone does not know.
+  ConvertToLLVMPassOptions branchOptions;
+  branchOptions.filterDialects = {"cf", "amx"};
+  pm.addPass(createConvertToLLVMPass(branchOptions));
   pm.addPass(createReconcileUnrealizedCastsPass());
   // After expanded bf16 roundings: stores of their bits, not of bf16.
   pm.addPass(createLinformerCPUStoreBF16BitsPass());

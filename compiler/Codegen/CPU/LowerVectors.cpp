@@ -12,8 +12,10 @@
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Schedule/Target.h"
 
-#include "mlir/Conversion/VectorToAMX/VectorToAMX.h"
 #include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -423,190 +425,340 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
 };
 
 
-/// `v` (a vector of bf16) as 16-bit words of the same shape and back:
-/// shuffles and reshapes of bf16 vectors are not legal everywhere in LLVM.
-static Value asWords(PatternRewriter &rewriter, Location loc, Value v,
-                     Type element) {
-  auto type = cast<VectorType>(v.getType());
-  return vector::BitCastOp::create(rewriter, loc, type.clone(element), v);
+/// `acc + a b` for tiles of AMX's `tdpbf16ps` as vectors: `a` [m, 2p] bf16,
+/// `b` [p, 2n] bf16 (row i holds the pairs of factors i of n columns,
+/// interleaved), `acc` [m, n] f32: `acc[r][c] += a[r][2i+1] b[i][2c+1] +
+/// a[r][2i] b[i][2c]` for each pair i in turn, as the instruction sums
+/// (flushing no denormals): one dot product per row and pair, row r's pair
+/// i broadcast against row i of `b`.
+static Value emulatedTileMulF(OpBuilder &rewriter, Location loc, Value a,
+                              Value b, Value acc, bool nativeDot,
+                              bool nativeNarrowDot) {
+  auto accType = cast<VectorType>(acc.getType());
+  int64_t rows = accType.getDimSize(0), lanes = accType.getDimSize(1);
+  int64_t pairs = cast<VectorType>(a.getType()).getDimSize(1) / 2;
+  auto wordsType = VectorType::get({pairs}, rewriter.getI32Type());
+  auto laneWords = VectorType::get({lanes}, rewriter.getI32Type());
+  auto pairsType = VectorType::get({2 * lanes}, rewriter.getBF16Type());
+  bool native = lanes == 16 ? nativeDot
+                            : nativeDot && nativeNarrowDot &&
+                                  (lanes == 8 || lanes == 4);
+  Value result = acc;
+  for (int64_t r = 0; r < rows; ++r) {
+    Value words = vector::BitCastOp::create(
+        rewriter, loc, wordsType, vector::ExtractOp::create(rewriter, loc, a, r));
+    Value row = vector::ExtractOp::create(rewriter, loc, result, r);
+    for (int64_t p = 0; p < pairs; ++p) {
+      Value word = vector::ExtractOp::create(rewriter, loc, words, p);
+      Value broadcast = vector::BitCastOp::create(
+          rewriter, loc, pairsType,
+          vector::BroadcastOp::create(rewriter, loc, laneWords, word));
+      Value streamed = vector::ExtractOp::create(rewriter, loc, b, p);
+      row = bf16Dot(rewriter, loc, row, broadcast, streamed, native);
+    }
+    result = vector::InsertOp::create(rewriter, loc, row, result, r);
+  }
+  return result;
 }
 
-/// A register tile of bf16 factors for AMX (linformer-cpu-tile-for-vectors
-/// makes them 16 x 16, 32 steps, where the engine is AMX): `acc[m, n] +=
-/// lhs[m, k] rhs[k, n]` with m <= 16 rows, an even k in [4, 32] and n a multiple
-/// of 16 columns (or fewer) becomes, per 16 columns, the VNNI-form
-/// contraction upstream's convert-vector-to-amx lowers to `amx.tile_mulf`:
-/// lhs as [m, k/2, 2] (each row's pairs are adjacent already), rhs's rows
-/// interleaved in pairs, [k/2, n, 2], the layout `tdpbf16ps` reads its
-/// second tile in.
-struct ContractBF16ToAMX : OpRewritePattern<vector::ContractionOp> {
-  ContractBF16ToAMX(MLIRContext *ctx)
-      : OpRewritePattern(ctx, /*benefit=*/3) {}
+/// The tiles of an AMX register-tile loop: `amx.tile`s where the target
+/// has AMX-BF16, else vectors of the tiles' shapes and the instructions'
+/// arithmetic (emulatedTileMulF), so that the same loop, its addresses and
+/// its order of sums, runs and is checked against the reference on any x86
+/// CPU. A tile's rows are the buffer's second innermost dimension (an AMX
+/// load's implicit stride; a vector transfer's minor identity).
+struct AMXTiles {
+  bool native, nativeDot, nativeNarrowDot;
 
-  LogicalResult matchAndRewrite(vector::ContractionOp op,
-                                PatternRewriter &rewriter) const override {
-    if (!isBF16TileMatmul(op) || pairsInPlace(op))
-      return rewriter.notifyMatchFailure(op, "not a [k, n] bf16 tile matmul");
-    auto accType = cast<VectorType>(op.getAccType());
-    int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
-    int64_t steps = op.getLhsType().getDimSize(1);
-    int64_t width = std::min<int64_t>(columns, 16);
-    // Two steps (E X's token pairs) stay dot products: a tile operation
-    // per pair of steps would cost more than it multiplies.
-    if (rows > 16 || steps % 2 != 0 || steps < 4 || steps > 32 ||
-        columns % width != 0)
-      return rewriter.notifyMatchFailure(op, "not an AMX tile shape");
-    Location loc = op.getLoc();
-    Type bf16 = rewriter.getBF16Type(), i16 = rewriter.getI16Type();
-    Value lhs = asWords(rewriter, loc, extendedBF16(rewriter, op.getLhs()), i16);
-    Value rhs = asWords(rewriter, loc, extendedBF16(rewriter, op.getRhs()), i16);
-    lhs = asWords(rewriter, loc,
-                  vector::ShapeCastOp::create(
-                      rewriter, loc,
-                      VectorType::get({rows, steps / 2, 2}, i16), lhs),
-                  bf16);
-    MLIRContext *ctx = rewriter.getContext();
-    AffineExpr m, n, k, v;
-    bindDims(ctx, m, n, k, v);
-    SmallVector<AffineMap> maps = {
-        AffineMap::get(4, 0, {m, k, v}, ctx),
-        AffineMap::get(4, 0, {k, n, v}, ctx), AffineMap::get(4, 0, {m, n}, ctx)};
-    ArrayAttr iterators = rewriter.getArrayAttr(
-        {vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
-         vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
-         vector::IteratorTypeAttr::get(ctx, vector::IteratorType::reduction),
-         vector::IteratorTypeAttr::get(ctx, vector::IteratorType::reduction)});
-    Value result = op.getAcc();
-    for (int64_t c = 0; c < columns; c += width) {
-      Value block = rhs;
-      if (width != columns)
-        block = vector::ExtractStridedSliceOp::create(
-            rewriter, loc, rhs, ArrayRef<int64_t>{0, c},
-            ArrayRef<int64_t>{steps, width}, ArrayRef<int64_t>{1, 1});
-      // [k, n] -> [k/2, 2, n] -> [k/2, n, 2]: the pairs of rows
-      // interleaved.
-      block = vector::ShapeCastOp::create(
-          rewriter, loc, VectorType::get({steps / 2, 2, width}, i16), block);
-      block = vector::TransposeOp::create(rewriter, loc, block,
-                                          ArrayRef<int64_t>{0, 2, 1});
-      block = asWords(rewriter, loc, block, bf16);
-      Value acc = result;
-      if (width != columns)
-        acc = vector::ExtractStridedSliceOp::create(
-            rewriter, loc, result, ArrayRef<int64_t>{0, c},
-            ArrayRef<int64_t>{rows, width}, ArrayRef<int64_t>{1, 1});
-      Value tile = vector::ContractionOp::create(
-          rewriter, loc, lhs, block, acc, rewriter.getAffineMapArrayAttr(maps),
-          iterators, vector::CombiningKind::ADD);
-      result = width == columns
-                   ? tile
-                   : vector::InsertStridedSliceOp::create(
-                         rewriter, loc, tile, result, ArrayRef<int64_t>{0, c},
-                         ArrayRef<int64_t>{1, 1})
-                         .getResult();
+  Value zero(OpBuilder &b, Location loc, ArrayRef<int64_t> shape) const {
+    if (native)
+      return amx::TileZeroOp::create(
+          b, loc, amx::TileType::get(shape, b.getF32Type()));
+    auto type = VectorType::get(shape, b.getF32Type());
+    return arith::ConstantOp::create(b, loc, type, b.getZeroAttr(type));
+  }
+  Value load(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, Value base,
+             ValueRange indices) const {
+    Type element = cast<MemRefType>(base.getType()).getElementType();
+    if (native)
+      return amx::TileLoadOp::create(b, loc, amx::TileType::get(shape, element),
+                                     base, indices);
+    SmallVector<bool> inBounds(2, true);
+    return vector::TransferReadOp::create(
+        b, loc, VectorType::get(shape, element), base, indices, std::nullopt,
+        ArrayRef<bool>(inBounds));
+  }
+  void store(OpBuilder &b, Location loc, Value tile, Value base,
+             ValueRange indices) const {
+    if (native) {
+      amx::TileStoreOp::create(b, loc, base, indices, tile);
+      return;
     }
-    rewriter.replaceOp(op, result);
-    return success();
+    SmallVector<bool> inBounds(2, true);
+    vector::TransferWriteOp::create(b, loc, tile, base, indices,
+                                    ArrayRef<bool>(inBounds));
+  }
+  Value mul(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) const {
+    if (native)
+      return amx::TileMulFOp::create(b, loc, acc.getType(), lhs, rhs, acc);
+    return emulatedTileMulF(b, loc, lhs, rhs, acc, nativeDot, nativeNarrowDot);
   }
 };
 
-/// The AMX tile operations of a function, on a target without AMX, as
-/// vector operations with the same results: `amx.tile_zero` a zero vector,
-/// `amx.tile_load` / `amx.tile_store` (the stride of the buffer's rows)
-/// vector transfers of the tile's rows, and `amx.tile_mulf` (`tdpbf16ps`:
-/// `acc[m][n] += a[m][2p+1] b[p][2n+1] + a[m][2p] b[p][2n]` for each pair
-/// p in turn) one dot product per row and pair (`bf16Dot`: each of row
-/// m's pairs broadcast against the pair-interleaved row p of the second
-/// tile), in the order the instruction sums (flushing no denormals).
-/// Tiles are values of one block (convert-vector-to-amx makes them so);
-/// anything else is refused.
-static LogicalResult emulateAMX(func::FuncOp func, bool nativeDot,
-                                bool nativeNarrowDot) {
-  SmallVector<Operation *> ops;
-  WalkResult walk = func.walk([&](Operation *op) {
-    if (op->getDialect() &&
-        op->getDialect()->getNamespace() ==
-            amx::AMXDialect::getDialectNamespace()) {
-      if (!isa<amx::TileZeroOp, amx::TileLoadOp, amx::TileMulFOp,
-               amx::TileStoreOp>(op) ||
-          (isa<amx::TileLoadOp>(op) &&
-           cast<amx::TileLoadOp>(op).getStride()) ||
-          (isa<amx::TileStoreOp>(op) &&
-           cast<amx::TileStoreOp>(op).getStride())) {
-        op->emitOpError("has no emulation of AMX for this target");
-        return WalkResult::interrupt();
-      }
-      ops.push_back(op);
-    }
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
+/// How much `v`, an index of a read in `loop`'s body, grows when the loop's
+/// induction variable grows by `step`: 0 for a value defined outside the
+/// loop, `step` for the variable itself, the constant difference for an
+/// affine.apply of it and loop-invariant values; nullopt otherwise.
+static std::optional<int64_t> growthPerStep(scf::ForOp loop, Value v,
+                                            int64_t step) {
+  Value iv = loop.getInductionVar();
+  if (v == iv)
+    return step;
+  if (loop.isDefinedOutsideOfLoop(v))
+    return 0;
+  auto apply = v.getDefiningOp<affine::AffineApplyOp>();
+  if (!apply || apply->getBlock() != loop.getBody())
+    return std::nullopt;
+  AffineMap map = apply.getAffineMap();
+  MLIRContext *ctx = loop.getContext();
+  SmallVector<AffineExpr> dims, symbols;
+  for (auto [i, operand] : llvm::enumerate(apply.getMapOperands())) {
+    bool isDim = i < map.getNumDims();
+    AffineExpr x = isDim ? getAffineDimExpr(i, ctx)
+                         : getAffineSymbolExpr(i - map.getNumDims(), ctx);
+    if (operand == iv)
+      x = x + step;
+    else if (!loop.isDefinedOutsideOfLoop(operand))
+      return std::nullopt;
+    (isDim ? dims : symbols).push_back(x);
+  }
+  AffineExpr e = map.getResult(0);
+  AffineExpr delta =
+      simplifyAffineExpr(e.replaceDimsAndSymbols(dims, symbols) - e,
+                         map.getNumDims(), map.getNumSymbols());
+  if (auto c = dyn_cast<AffineConstantExpr>(delta))
+    return c.getValue();
+  return std::nullopt;
+}
+
+/// The bf16 transfer_read that `v` (an operand of a contraction) extends,
+/// through shape casts, if its vector is `trailing` after unit dims, its
+/// permutation a minor identity and every dim in bounds.
+static vector::TransferReadOp extendedRead(Value v,
+                                           ArrayRef<int64_t> trailing) {
+  while (true) {
+    if (auto cast = v.getDefiningOp<vector::ShapeCastOp>())
+      v = cast.getSource();
+    else if (auto ext = v.getDefiningOp<arith::ExtFOp>())
+      v = ext.getIn();
+    else
+      break;
+  }
+  auto read = v.getDefiningOp<vector::TransferReadOp>();
+  if (!read || !read.getVectorType().getElementType().isBF16() ||
+      !isa<MemRefType>(read.getBase().getType()) ||
+      !read.getPermutationMap().isMinorIdentity() || read.hasOutOfBoundsDim())
+    return {};
+  ArrayRef<int64_t> shape = read.getVectorType().getShape();
+  if (shape.size() < trailing.size() ||
+      shape.take_back(trailing.size()) != trailing ||
+      llvm::any_of(shape.drop_back(trailing.size()),
+                   [](int64_t d) { return d != 1; }))
+    return {};
+  return read;
+}
+
+/// Whether `base` is a view of a kernel argument that holds packed
+/// sequences: linformer-packed-sequences finds each load's row through the
+/// lengths, which a tile of 16 rows, one load, cannot do (its rows could
+/// run past a sequence's last real token into the next, or past the
+/// buffer).
+static bool viewsPackedSequence(Value base) {
+  while (auto view = base.getDefiningOp<ViewLikeOpInterface>())
+    base = view.getViewSource();
+  auto arg = dyn_cast<BlockArgument>(base);
+  auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                : func::FuncOp();
+  return fn && fn.getArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName);
+}
+
+/// A register tile's loop of bf16 pairs (linformer-cpu-tile-for-vectors'
+/// pair steps where the engine is AMX) as a loop of AMX tiles, 16 pairs a
+/// step:
+///
+///   scf.for %k = 0 to K step 2 iter_args(%acc)      // K a multiple of 32
+///     %a = read A[.., r, %k]    : [m, 2]  (m <= 16 rows of pairs, in place)
+///     %b = read B[.., %k/2, c, 0] : [n, 2] (a panel of pairs, n <= 96)
+///     %acc' = contract(ext %a, ext %b, %acc)
+///
+/// becomes n/16 accumulator tiles (m x 16 f32) carried by the loop (from
+/// zero, or loaded once from the initial tile), and per step one tile of A
+/// (m x 32 bf16, its rows the buffer's rows) and per 16 columns one tile of
+/// B (16 pairs x 16 columns, straight from the pair-interleaved panel, the
+/// layout `tdpbf16ps` reads) and one `tdpbf16ps`; after the loop the tiles
+/// are stored, once, to the f32 tile the rest of the kernel reads. At most
+/// 6 accumulators, so that with A and B they fit the 8 tile registers.
+/// Anything else (and a tile of a packed sequence's rows) stays with the
+/// dot products.
+static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
+                                    const AMXTiles &tiles) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  constexpr int64_t kPairs = 16, kColumns = 16, kMaxAccumulators = 6;
+  if (loop.getNumRegionIterArgs() != 1 || !lb || *lb != 0 || !step ||
+      *step != 2 || !ub || *ub % (2 * kPairs) != 0 || *ub == 0)
     return failure();
-  IRMapping tiles;
-  IRRewriter rewriter(func.getContext());
-  auto vectorOf = [](amx::TileType type) {
-    return VectorType::get(type.getShape(), type.getElementType());
-  };
-  for (Operation *op : ops) {
-    rewriter.setInsertionPoint(op);
-    Location loc = op->getLoc();
-    if (auto zero = dyn_cast<amx::TileZeroOp>(op)) {
-      VectorType type = vectorOf(zero.getTileType());
-      tiles.map(zero.getRes(),
-                arith::ConstantOp::create(rewriter, loc, type,
-                                          rewriter.getZeroAttr(type)));
-    } else if (auto load = dyn_cast<amx::TileLoadOp>(op)) {
-      VectorType type = vectorOf(load.getTileType());
-      SmallVector<bool> inBounds(2, true);
-      tiles.map(load.getRes(),
-                vector::TransferReadOp::create(rewriter, loc, type,
-                                               load.getBase(),
-                                               load.getIndices(), std::nullopt,
-                                               ArrayRef<bool>(inBounds)));
-    } else if (auto store = dyn_cast<amx::TileStoreOp>(op)) {
-      SmallVector<bool> inBounds(2, true);
-      vector::TransferWriteOp::create(rewriter, loc,
-                                      tiles.lookup(store.getVal()),
-                                      store.getBase(), store.getIndices(),
-                                      ArrayRef<bool>(inBounds));
-    } else {
-      auto mul = cast<amx::TileMulFOp>(op);
-      if (!mul.getLhsTileType().getElementType().isBF16()) {
-        op->emitOpError("has no emulation of AMX for this target (f16)");
+  vector::ContractionOp contract;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto c = dyn_cast<vector::ContractionOp>(op)) {
+      if (contract)
         return failure();
-      }
-      Value a = tiles.lookup(mul.getLhs()), b = tiles.lookup(mul.getRhs());
-      Value acc = tiles.lookup(mul.getAcc());
-      auto accType = cast<VectorType>(acc.getType());
-      int64_t rows = accType.getDimSize(0), lanes = accType.getDimSize(1);
-      int64_t pairs = cast<VectorType>(a.getType()).getDimSize(1) / 2;
-      auto wordsType = VectorType::get({pairs}, rewriter.getI32Type());
-      auto laneWords = VectorType::get({lanes}, rewriter.getI32Type());
-      auto pairsType = VectorType::get({2 * lanes}, rewriter.getBF16Type());
-      bool native = lanes == 16 ? nativeDot
-                                : nativeDot && nativeNarrowDot &&
-                                      (lanes == 8 || lanes == 4);
-      Value result = acc;
-      for (int64_t r = 0; r < rows; ++r) {
-        Value words = vector::BitCastOp::create(
-            rewriter, loc, wordsType,
-            vector::ExtractOp::create(rewriter, loc, a, r));
-        Value row = vector::ExtractOp::create(rewriter, loc, result, r);
-        for (int64_t p = 0; p < pairs; ++p) {
-          Value word = vector::ExtractOp::create(rewriter, loc, words, p);
-          Value broadcast = vector::BitCastOp::create(
-              rewriter, loc, pairsType,
-              vector::BroadcastOp::create(rewriter, loc, laneWords, word));
-          Value streamed = vector::ExtractOp::create(rewriter, loc, b, p);
-          row = bf16Dot(rewriter, loc, row, broadcast, streamed, native);
-        }
-        result = vector::InsertOp::create(rewriter, loc, row, result, r);
-      }
-      tiles.map(mul.getRes(), result);
+      contract = c;
+    } else if (!isMemoryEffectFree(&op) && !isa<vector::TransferReadOp>(op)) {
+      return failure();
     }
   }
-  for (Operation *op : llvm::reverse(ops))
-    rewriter.eraseOp(op);
+  if (!contract || !isBF16TileMatmul(contract) || !pairsInPlace(contract) ||
+      contract.getLhsType().getDimSize(1) != 2)
+    return failure();
+  // The accumulator: the loop's, through shape casts of unit dims.
+  auto through = [](Value v) -> Value {
+    if (auto cast = v.getDefiningOp<vector::ShapeCastOp>())
+      return cast.getSource();
+    return v;
+  };
+  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
+  if (through(contract.getAcc()) != loop.getRegionIterArgs()[0] ||
+      through(yielded) != contract.getResult() ||
+      !contract.getResult().hasOneUse() ||
+      (yielded != contract.getResult() && !yielded.hasOneUse()))
+    return failure();
+  auto accType = cast<VectorType>(contract.getAccType());
+  int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
+  if (rows > 16 || columns % kColumns != 0 ||
+      columns / kColumns > kMaxAccumulators)
+    return failure();
+  vector::TransferReadOp lhsRead = extendedRead(contract.getLhs(), {rows, 2});
+  vector::TransferReadOp rhsRead =
+      extendedRead(contract.getRhs(), {columns, 2});
+  if (!lhsRead || !rhsRead || !loop.isDefinedOutsideOfLoop(lhsRead.getBase()) ||
+      !loop.isDefinedOutsideOfLoop(rhsRead.getBase()) ||
+      viewsPackedSequence(lhsRead.getBase()) ||
+      viewsPackedSequence(rhsRead.getBase()))
+    return failure();
+  // A: rows of contiguous pairs, stepped along its innermost dim.
+  auto lhsType = cast<MemRefType>(lhsRead.getBase().getType());
+  auto rhsType = cast<MemRefType>(rhsRead.getBase().getType());
+  SmallVector<int64_t> lhsStrides, rhsStrides;
+  int64_t offset;
+  if (lhsType.getRank() < 2 || rhsType.getRank() < 3 ||
+      failed(lhsType.getStridesAndOffset(lhsStrides, offset)) ||
+      failed(rhsType.getStridesAndOffset(rhsStrides, offset)) ||
+      lhsStrides.back() != 1 || rhsType.getShape().back() != 2)
+    return failure();
+  ValueRange lhsIndices = lhsRead.getIndices();
+  for (auto [i, index] : llvm::enumerate(lhsIndices))
+    if (growthPerStep(loop, index, 2) !=
+        (i + 1 == lhsIndices.size() ? 2 : 0))
+      return failure();
+  // B: a panel `[.., pairs, columns, 2]`, one pair a step, its columns and
+  // pair slot fixed (the slot 0).
+  ValueRange rhsIndices = rhsRead.getIndices();
+  size_t pairDim = rhsIndices.size() - 3;
+  for (auto [i, index] : llvm::enumerate(rhsIndices))
+    if (growthPerStep(loop, index, 2) != (i == pairDim ? 1 : 0))
+      return failure();
+  if (!isConstantIntValue(rhsIndices.back(), 0))
+    return failure();
+  SmallVector<ReassociationIndices> collapse;
+  for (int64_t d = 0; d + 2 < rhsType.getRank(); ++d)
+    collapse.push_back({d});
+  collapse.push_back({rhsType.getRank() - 2, rhsType.getRank() - 1});
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(rhsType, collapse))
+    return failure();
+
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Type f32 = rewriter.getF32Type();
+  auto tileAccType = VectorType::get({rows, columns}, f32);
+  Value scratch = memref::AllocaOp::create(
+      rewriter, loc, MemRefType::get({rows, columns}, f32), ValueRange{},
+      rewriter.getI64IntegerAttr(64));
+  Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  auto columnIndex = [&](OpBuilder &b, int64_t c) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, c);
+  };
+  Value init = loop.getInitArgs()[0];
+  SmallVector<Value> accumulators;
+  SmallVector<int64_t> accShape = {rows, kColumns};
+  if (matchPattern(init, m_AnyZeroFloat()) ||
+      matchPattern(init, m_Zero())) {
+    for (int64_t c = 0; c < columns; c += kColumns)
+      accumulators.push_back(tiles.zero(rewriter, loc, accShape));
+  } else {
+    Value flat = vector::ShapeCastOp::create(rewriter, loc, tileAccType, init);
+    SmallVector<bool> inBounds(2, true);
+    vector::TransferWriteOp::create(rewriter, loc, flat, scratch,
+                                    ValueRange{zeroIndex, zeroIndex},
+                                    ArrayRef<bool>(inBounds));
+    for (int64_t c = 0; c < columns; c += kColumns)
+      accumulators.push_back(
+          tiles.load(rewriter, loc, accShape, scratch,
+                     ValueRange{zeroIndex, columnIndex(rewriter, c)}));
+  }
+  Value panel = memref::CollapseShapeOp::create(
+      rewriter, loc, rhsRead.getBase(), collapse);
+  Value newStep = arith::ConstantIndexOp::create(rewriter, loc, 2 * kPairs);
+  auto newLoop = scf::ForOp::create(
+      rewriter, loc, loop.getLowerBound(), loop.getUpperBound(), newStep,
+      accumulators,
+      [&](OpBuilder &b, Location bodyLoc, Value iv, ValueRange accs) {
+        IRMapping map;
+        map.map(loop.getInductionVar(), iv);
+        auto at = [&](Value index) -> Value {
+          if (loop.isDefinedOutsideOfLoop(index))
+            return index;
+          if (Value mapped = map.lookupOrNull(index))
+            return mapped;
+          return b.clone(*index.getDefiningOp(), map)->getResult(0);
+        };
+        SmallVector<Value> aIndices =
+            llvm::map_to_vector(lhsIndices, [&](Value v) { return at(v); });
+        Value a = tiles.load(b, bodyLoc, {rows, 2 * kPairs},
+                             lhsRead.getBase(), aIndices);
+        SmallVector<Value> bIndices;
+        for (size_t d = 0; d + 2 < rhsIndices.size(); ++d)
+          bIndices.push_back(at(rhsIndices[d]));
+        // The panel's columns, flattened with their pairs: 2 c.
+        Value column = at(rhsIndices[rhsIndices.size() - 2]);
+        Value two = arith::ConstantIndexOp::create(b, bodyLoc, 2);
+        Value first = arith::MulIOp::create(b, bodyLoc, column, two);
+        SmallVector<Value> results;
+        for (auto [j, acc] : llvm::enumerate(accs)) {
+          SmallVector<Value> indices = bIndices;
+          indices.push_back(arith::AddIOp::create(
+              b, bodyLoc, first,
+              arith::ConstantIndexOp::create(b, bodyLoc,
+                                             2 * kColumns * int64_t(j))));
+          Value bTile =
+              tiles.load(b, bodyLoc, {kPairs, 2 * kColumns}, panel, indices);
+          results.push_back(tiles.mul(b, bodyLoc, a, bTile, acc));
+        }
+        scf::YieldOp::create(b, bodyLoc, results);
+      });
+  rewriter.setInsertionPointAfter(newLoop);
+  for (auto [j, tile] : llvm::enumerate(newLoop.getResults()))
+    tiles.store(rewriter, loc, tile, scratch,
+                ValueRange{zeroIndex,
+                           columnIndex(rewriter, kColumns * int64_t(j))});
+  SmallVector<bool> inBounds(2, true);
+  Value result = vector::TransferReadOp::create(
+      rewriter, loc, tileAccType, scratch, ValueRange{zeroIndex, zeroIndex},
+      std::nullopt, ArrayRef<bool>(inBounds));
+  result = vector::ShapeCastOp::create(
+      rewriter, loc, cast<VectorType>(loop.getResult(0).getType()), result);
+  rewriter.replaceOp(loop, result);
   return success();
 }
 
@@ -627,6 +779,18 @@ struct LowerVectorsPass
     bool nativeDot = ::linformer::schedule::matrixEngines(target).avx512BF16;
     bool nativeNarrowDot =
         ::linformer::schedule::hasFeature(target, "avx512vl");
+    if (engine->engine == BF16Engine::AMX) {
+      // Register tiles' loops of pairs as loops of AMX tiles (emulated
+      // where the target lacks AMX); what is not one (E X's token pairs,
+      // a width no tile divides) stays with the dot products below.
+      // Before the pairs' reads are flattened: the tiles read the panels.
+      AMXTiles tiles{engine->native, nativeDot, nativeNarrowDot};
+      SmallVector<scf::ForOp> loops;
+      getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      IRRewriter rewriter(ctx);
+      for (scf::ForOp loop : loops)
+        (void)rewriteAMXLoop(rewriter, loop, tiles);
+    }
     {
       // A step's pairs read in place (`[n, 2]`, contiguous in the panels):
       // one 1-D load of them, which the dot products slice, instead of n
@@ -657,24 +821,11 @@ struct LowerVectorsPass
         return signalPassFailure();
     }
     {
-      // AMX tiles (then the dot products of what is not one, E X's token
-      // pairs, say): upstream's VNNI contraction to AMX right after ours.
       RewritePatternSet patterns(ctx);
-      if (engine->engine == BF16Engine::AMX)
-        patterns.add<ContractBF16ToAMX>(ctx);
       patterns.add<ContractBF16PairsToDot>(
           ctx, std::max<int64_t>(4, target.lanes()), nativeDot,
           nativeNarrowDot);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-        return signalPassFailure();
-    }
-    if (engine->engine == BF16Engine::AMX) {
-      RewritePatternSet patterns(ctx);
-      populateVectorToAMXConversionPatterns(patterns);
-      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-        return signalPassFailure();
-      if (!engine->native &&
-          failed(emulateAMX(getOperation(), nativeDot, nativeNarrowDot)))
         return signalPassFailure();
     }
     {

@@ -76,8 +76,8 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
 }
 
 /// Whether `op`'s panels of `streamed` (prepackable) hold bf16 pairs:
-/// when its register tiles multiply bf16 pairs with dot products
-/// (`engine`), stepping the reduction loop that indexes the weight's
+/// when its register tiles multiply bf16 pairs with dot products or AMX
+/// tiles (`engine`), stepping the reduction loop that indexes the weight's
 /// innermost row dim (`rowDims - 1` of the read: K, or R of `[H, R, N]`)
 /// two at a time, over an even range, in reduction blocks of an even number
 /// of steps (the schedule's, and the blocks register tiling cuts from it,
@@ -92,7 +92,7 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
 bool pairedPanels(linalg::LinalgOp op, OpOperand *streamed,
                   const sched::CPUKernelSchedule &s, BF16EngineChoice engine,
                   unsigned rowDims) {
-  if (engine.engine != BF16Engine::Dot || !allBF16(op))
+  if (engine.engine == BF16Engine::FMA || !allBF16(op))
     return false;
   std::optional<unsigned> pair = pairedReductionDim(op);
   AffineMap map = op.getMatchingIndexingMap(streamed);

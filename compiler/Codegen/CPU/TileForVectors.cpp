@@ -1639,23 +1639,21 @@ private:
         failed(cutReductionBlocks(rewriter, op, params.reductionTile, real,
                                   bound)))
       return failure();
-    // Both factors bf16: with AMX a register tile is 16 rows of f32 tiles,
-    // 16 pairs (32 steps) a step. Not for an op stopped at the lengths: E
-    // X's token pairs, and a core's scores over pooled slots, whose rows
-    // (the slots) 16 rows could cover in one tile, leaving no loop to stop.
-    bool amxTile = false;
+    // Both factors bf16: with AMX a register tile is 16 rows (an AMX
+    // tile's), stepped in pairs as the dot products' are;
+    // linformer-cpu-lower-vectors turns its loop of pairs into AMX tiles,
+    // 16 pairs a step. Not for an op stopped at the lengths: E X's token
+    // pairs, and a core's scores over pooled slots, whose rows (the slots)
+    // 16 rows could cover in one tile, leaving no loop to stop.
     if (std::optional<unsigned> pair = pairedReductionDim(op);
-        engine.engine == BF16Engine::AMX && pair && allBF16(op) && !real) {
-      // The columns stay the schedule's (the weight's prepacked panels are
-      // that wide): a multiple of 16 is cut into 16-column tiles.
-      amxTile = true;
+        engine.engine == BF16Engine::AMX && pair && allBF16(op) && !real)
       unroll = 16;
-    }
-    // Register tiles that step bf16 pairs with dot products read their
-    // streamed operand as pairs made once per block (pairedCopy), whether
-    // or not the schedule packs it (the attention core's keys and values).
-    bool pairSteps = engine.engine == BF16Engine::Dot && !amxTile &&
-                     allBF16(op) && pairedReductionDim(op).has_value();
+    // Register tiles that step bf16 pairs (dot products, AMX tiles) read
+    // their streamed operand as pairs made once per block (pairedCopy),
+    // whether or not the schedule packs it (the attention core's keys and
+    // values).
+    bool pairSteps = engine.engine != BF16Engine::FMA && allBF16(op) &&
+                     pairedReductionDim(op).has_value();
     if (std::optional<RegisterTileDims> dims = registerTileDims(op);
         (params.pack || pairSteps) && dims) {
       // An init the register tiles will take goes along into the panels.
@@ -1683,9 +1681,7 @@ private:
     if (std::optional<unsigned> pair = pairedReductionDim(op);
         pair && allBF16(op)) {
       pairedTokens = real && *pair == tokenLoop;
-      if (amxTile && !pairedTokens)
-        tiles[*pair] = std::min<int64_t>(32, ranges[*pair]);
-      else if (!pairedTokens || ranges[*pair] > 2)
+      if (!pairedTokens || ranges[*pair] > 2)
         tiles[*pair] = 2;
       else
         pairedTokens = false;

@@ -1,124 +1,188 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-lower-vectors | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-lower-vectors=bf16-dot=amx | FileCheck %s --check-prefix=AMX
-// RUN: linformer-opt %s --split-input-file --linformer-cpu-lower-vectors=bf16-dot=off | FileCheck %s --check-prefix=OFF
 // RUN: not linformer-opt %s --split-input-file --linformer-cpu-lower-vectors=bf16-dot=vnni 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: unknown bf16-dot 'vnni': expected auto, emulate, amx or off
 
-// A register tile of bf16 factors the size of an AMX tile (what
-// linformer-cpu-tile-for-vectors makes where the engine is AMX): 16 rows,
-// 32 steps (16 pairs), 16 columns. With bf16-dot=amx on a target with
-// AMX-BF16 it becomes upstream's VNNI contraction and then tile
-// operations: the rows of the streamed operand interleaved in pairs
-// ([16, 2, 16] -> [16, 16, 2]), each operand through a stack buffer into
-// a tile, one tdpbf16ps, the result stored back. auto does not take AMX
-// (not measured yet on a CPU with it), and a 32-step tile is no pair of
-// steps for the dot products: outer products.
+// A register tile's loop of bf16 pairs, 16 rows by 32 columns (what
+// linformer-cpu-tile-for-vectors makes where the engine is AMX): the rows'
+// pairs read in place from A, `[16, 2]`, and the columns' pairs from a
+// panel of pairs `[K/2, 32, 2]`. With bf16-dot=amx on a target with
+// AMX-BF16, 16 pairs of it become one step of a loop of AMX tiles: two
+// accumulator tiles of 16 x 16 carried by the loop (loaded once from the
+// initial tile), per step one tile of A straight from its buffer and per
+// 16 columns a tile of the panel (flattened, [K/2, 64]: 16 pairs of 16
+// columns at column 0 and 32) and one tdpbf16ps; the tiles are stored once,
+// after the loop. auto takes AMX tiles where the target has them.
+// AMX-LABEL: func.func @pairs(
+// AMX-SAME: %[[A:[a-z0-9]+]]: memref<16x64xbf16>, %[[P:[a-z0-9]+]]: memref<32x32x2xbf16>
+// AMX: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
+// AMX: vector.transfer_write %{{.*}}, %[[S]]
+// AMX-DAG: %[[C0:.*]] = amx.tile_load %[[S]][%{{.*}}, %c0] : memref<16x32xf32> into !amx.tile<16x16xf32>
+// AMX-DAG: %[[C1:.*]] = amx.tile_load %[[S]][%{{.*}}, %c16] : memref<16x32xf32> into !amx.tile<16x16xf32>
+// AMX: %[[FLAT:.*]] = memref.collapse_shape %[[P]] {{\[}}[0], [1, 2]] : memref<32x32x2xbf16> into memref<32x64xbf16>
+// AMX: %[[R:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c64 step %c32 iter_args(%[[ACC0:.*]] = %[[C0]], %[[ACC1:.*]] = %[[C1]]) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>) {
+// AMX: %[[TA:.*]] = amx.tile_load %[[A]][%c0, %[[K]]] : memref<16x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: %[[H:.*]] = affine.apply #{{.*}}()[%[[K]]]
+// AMX: %[[TB0:.*]] = amx.tile_load %[[FLAT]][%[[H]], %c0] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: %[[M0:.*]] = amx.tile_mulf %[[TA]], %[[TB0]], %[[ACC0]]
+// AMX: %[[TB1:.*]] = amx.tile_load %[[FLAT]][%[[H]], %c32] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: %[[M1:.*]] = amx.tile_mulf %[[TA]], %[[TB1]], %[[ACC1]]
+// AMX: scf.yield %[[M0]], %[[M1]]
+// AMX: amx.tile_store %[[S]][%{{.*}}, %c0], %[[R]]#0
+// AMX: amx.tile_store %[[S]][%{{.*}}, %c16], %[[R]]#1
+// AMX: vector.transfer_read %[[S]]
+// AMX-NOT: x86vector
+// AMX: return
+// CHECK-LABEL: func.func @pairs(
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args({{.*}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// CHECK-COUNT-2: amx.tile_mulf
+// CHECK-NOT: x86vector
+// CHECK: return
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (n, k)>
+#acc = affine_map<(m, n, k) -> (m, n)>
+#half = affine_map<()[s0] -> (s0 floordiv 2)>
 module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
     features = "+avx512f,+avx512vl,+avx512bw,+avx512bf16,+amx-tile,+amx-bf16,+avx2,+fma", isa = "avx512",
     vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
     l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
-// AMX-LABEL: func.func @tile(
-// AMX: memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : memref<16x16x2xbf16> into memref<16x32xbf16>
-// AMX-DAG: amx.tile_load %{{.*}} : memref<16x32xbf16> into !amx.tile<16x32xbf16>
-// AMX-DAG: amx.tile_load %{{.*}} : memref<16x32xbf16> into !amx.tile<16x32xbf16>
-// AMX-DAG: amx.tile_load %{{.*}} : memref<16x16xf32> into !amx.tile<16x16xf32>
-// AMX: amx.tile_mulf %{{.*}}, %{{.*}}, %{{.*}} : !amx.tile<16x32xbf16>, !amx.tile<16x32xbf16>, !amx.tile<16x16xf32>
-// AMX: amx.tile_store %{{.*}} : memref<16x16xf32>, !amx.tile<16x16xf32>
-// AMX-NOT: x86vector
-// AMX: return
-// CHECK-LABEL: func.func @tile(
-// CHECK-NOT: amx.
-// CHECK: vector.fma
-// CHECK-NOT: amx.
-// CHECK: return
-// OFF-LABEL: func.func @tile(
-// OFF-NOT: amx.
-// OFF: vector.fma
-func.func @tile(%l: vector<16x32xbf16>, %r: vector<32x16xbf16>,
-                %acc: vector<16x16xf32>) -> vector<16x16xf32> {
-  %le = arith.extf %l : vector<16x32xbf16> to vector<16x32xf32>
-  %re = arith.extf %r : vector<32x16xbf16> to vector<32x16xf32>
-  %c = vector.contract {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>,
-                                         affine_map<(d0, d1, d2) -> (d1, d2)>,
-                                         affine_map<(d0, d1, d2) -> (d0, d2)>],
-                        iterator_types = ["parallel", "reduction", "parallel"],
-                        kind = #vector.kind<add>} %le, %re, %acc
-      : vector<16x32xf32>, vector<32x16xf32> into vector<16x16xf32>
-  return %c : vector<16x16xf32>
+func.func @pairs(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
 }
 }
 
 // -----
 
-// The same tile on a target with AVX512_BF16 but no AMX (a Zen 5): auto
-// takes dot products (k = 32 is no pair tile: outer products), amx takes
-// the AMX path with its tile operations emulated: no amx op is left, the
-// tiles are vector transfers of the stack buffers, and tdpbf16ps is one
-// vdpbf16ps per row and pair (16 x 16), each row's pair broadcast against
-// the interleaved row of the second tile.
+// The same loop on a target with AVX512_BF16 but no AMX (a Zen 5): with
+// bf16-dot=amx the same loop of tiles, each tile a vector of its shape: the
+// accumulators carried as vectors, the tiles of A and of the panel vector
+// transfers of their rows, and each tdpbf16ps one vdpbf16ps per row and
+// pair (16 x 16 a tile, two tiles a step), each row's pair broadcast
+// against the panel's row of pairs, in the order the instruction sums.
+// auto takes the dot products there: a loop of pairs, one vdpbf16ps per
+// row and 16 columns.
+// CHECK-LABEL: func.func @pairs_without_amx(
+// CHECK-NOT: amx.
+// CHECK: scf.for %{{.*}} = %c0 to %c64 step %c2
+// CHECK-COUNT-32: x86vector.avx512.dot
+// CHECK-NOT: x86vector.avx512.dot
+// CHECK: return
+// AMX-LABEL: func.func @pairs_without_amx(
+// AMX-NOT: amx.
+// AMX: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16x16xf32>, vector<16x16xf32>) {
+// AMX: vector.transfer_read %{{.*}} : memref<16x64xbf16>, vector<16x32xbf16>
+// AMX: vector.transfer_read %{{.*}} : memref<32x64xbf16>, vector<16x32xbf16>
+// AMX-COUNT-256: x86vector.avx512.dot
+// AMX: vector.transfer_read %{{.*}} : memref<32x64xbf16>, vector<16x32xbf16>
+// AMX-COUNT-256: x86vector.avx512.dot
+// AMX-NOT: x86vector.avx512.dot
+// AMX: scf.yield
+// AMX-NOT: amx.
+// AMX: return
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (n, k)>
+#acc = affine_map<(m, n, k) -> (m, n)>
+#half = affine_map<()[s0] -> (s0 floordiv 2)>
 module attributes {linformer.target = #linformer.cpu_target<cpu = "znver5",
     features = "+avx512f,+avx512vl,+avx512bw,+avx512bf16,+avx2,+fma", isa = "avx512",
     vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
     l1_bytes = 49152, l2_bytes = 1048576, l3_bytes = 33554432, cores = 2>} {
-// CHECK-LABEL: func.func @tile_without_amx(
-// CHECK-NOT: amx.
-// CHECK: return
-// AMX-LABEL: func.func @tile_without_amx(
-// AMX-NOT: amx.
-// AMX: vector.transfer_read %{{.*}} : memref<16x32xbf16>, vector<16x32xbf16>
-// AMX: vector.transfer_read %{{.*}} : memref<16x32xbf16>, vector<16x32xbf16>
-// AMX: vector.transfer_read %{{.*}} : memref<16x16xf32>, vector<16x16xf32>
-// AMX: %[[W:.*]] = vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xi32>
-// AMX: %[[P:.*]] = vector.extract %[[W]][0] : i32 from vector<16xi32>
-// AMX: %[[B:.*]] = vector.broadcast %[[P]] : i32 to vector<16xi32>
-// AMX: %[[A:.*]] = vector.bitcast %[[B]] : vector<16xi32> to vector<32xbf16>
-// AMX: x86vector.avx512.dot %{{.*}}, %[[A]], %{{.*}} : vector<32xbf16> -> vector<16xf32>
-// AMX-COUNT-255: x86vector.avx512.dot
-// AMX-NOT: x86vector.avx512.dot
-// AMX-NOT: amx.
-// AMX: vector.transfer_write %{{.*}} : vector<16x16xf32>, memref<16x16xf32>
-// AMX: return
-func.func @tile_without_amx(%l: vector<16x32xbf16>, %r: vector<32x16xbf16>,
-                %acc: vector<16x16xf32>) -> vector<16x16xf32> {
-  %le = arith.extf %l : vector<16x32xbf16> to vector<16x32xf32>
-  %re = arith.extf %r : vector<32x16xbf16> to vector<32x16xf32>
-  %c = vector.contract {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>,
-                                         affine_map<(d0, d1, d2) -> (d1, d2)>,
-                                         affine_map<(d0, d1, d2) -> (d0, d2)>],
-                        iterator_types = ["parallel", "reduction", "parallel"],
-                        kind = #vector.kind<add>} %le, %re, %acc
-      : vector<16x32xf32>, vector<32x16xf32> into vector<16x16xf32>
-  return %c : vector<16x16xf32>
+func.func @pairs_without_amx(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
 }
 
-// Two steps (E X's token pairs) stay dot products under AMX too, and a
-// tile wider than 16 columns is cut into 16-column AMX tiles.
-// AMX-LABEL: func.func @pair_and_wide(
+// -----
+
+// What stays with the dot products under bf16-dot=amx: 48 steps (24 pairs,
+// no whole number of 16-pair tiles), and a tile of rows of an argument that
+// holds packed sequences (its rows are found through the lengths, load by
+// load; one tile of 16 rows could run past a sequence's last token).
+// AMX-LABEL: func.func @odd_pairs(
 // AMX-NOT: amx.
-// AMX-COUNT-2: x86vector.avx512.dot
-// AMX-NOT: x86vector.avx512.dot
-// AMX: vector.extract_strided_slice %{{.*}} {offsets = [0, 0], sizes = [8, 16], strides = [1, 1]}
-// AMX: vector.extract_strided_slice %{{.*}} {offsets = [0, 16], sizes = [8, 16], strides = [1, 1]}
+// AMX: scf.for %{{.*}} = %c0 to %c48 step %c2
+// AMX: x86vector.avx512.dot
 // AMX: return
-func.func @pair_and_wide(%l: vector<1x2xbf16>, %r: vector<2x32xbf16>,
-                %acc: vector<1x32xf32>, %l2: vector<8x4xbf16>, %r2: vector<4x32xbf16>,
-                %acc2: vector<8x32xf32>) -> (vector<1x32xf32>, vector<8x32xf32>) {
-  %le = arith.extf %l : vector<1x2xbf16> to vector<1x2xf32>
-  %re = arith.extf %r : vector<2x32xbf16> to vector<2x32xf32>
-  %c = vector.contract {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>,
-                                         affine_map<(d0, d1, d2) -> (d1, d2)>,
-                                         affine_map<(d0, d1, d2) -> (d0, d2)>],
-                        iterator_types = ["parallel", "reduction", "parallel"],
-                        kind = #vector.kind<add>} %le, %re, %acc
-      : vector<1x2xf32>, vector<2x32xf32> into vector<1x32xf32>
-  %le2 = arith.extf %l2 : vector<8x4xbf16> to vector<8x4xf32>
-  %re2 = arith.extf %r2 : vector<4x32xbf16> to vector<4x32xf32>
-  %c2 = vector.contract {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>,
-                                         affine_map<(d0, d1, d2) -> (d1, d2)>,
-                                         affine_map<(d0, d1, d2) -> (d0, d2)>],
-                        iterator_types = ["parallel", "reduction", "parallel"],
-                        kind = #vector.kind<add>} %le2, %re2, %acc2
-      : vector<8x4xf32>, vector<4x32xf32> into vector<8x32xf32>
-  return %c, %c2 : vector<1x32xf32>, vector<8x32xf32>
+// AMX-LABEL: func.func @packed_rows(
+// AMX-NOT: amx.
+// AMX: x86vector.avx512.dot
+// AMX: return
+#lhs = affine_map<(m, n, k) -> (m, k)>
+#rhs = affine_map<(m, n, k) -> (n, k)>
+#acc = affine_map<(m, n, k) -> (m, n)>
+#half = affine_map<()[s0] -> (s0 floordiv 2)>
+module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
+    features = "+avx512f,+avx512vl,+avx512bw,+avx512bf16,+amx-tile,+amx-bf16,+avx2,+fma", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
+func.func @odd_pairs(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 48 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
+func.func @packed_rows(%a: memref<16x64xbf16> {linformer.packed_sequence}, %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
 }
 }

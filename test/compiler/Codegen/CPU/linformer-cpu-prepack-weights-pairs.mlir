@@ -1,15 +1,16 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-prepack-weights=bf16-dot=emulate | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-prepack-weights | FileCheck %s --check-prefix=FMA
-// RUN: linformer-opt %s --split-input-file --linformer-cpu-prepack-weights=bf16-dot=amx | FileCheck %s --check-prefix=FMA
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-prepack-weights=bf16-dot=amx | FileCheck %s
 
 // bf16 pairs (both factors bf16, as linformer-bf16-products makes them for
 // dot products; `bf16-dot=emulate` selects them on this AVX2 target): the
 // panels hold each pair of rows interleaved, P[j, i, c, t] = W[2 i + t,
 // 16 j + c] ([N / 16, K / 2, 16, 2]), made from W expanded to [K / 2, 2,
 // N / 16, 16], and the contraction reads them through an unpack with inner
-// tiles [16, 2] on (n, k). Where the register tiles multiply with FMAs
-// (this target's default) or AMX tiles, the panels are [N / 16, K, 16] as
-// for f32.
+// tiles [16, 2] on (n, k). AMX tiles (`bf16-dot=amx`) read the same
+// panels: a panel's 16 pairs of 16 columns are the tile `tdpbf16ps` takes.
+// Where the register tiles multiply with FMAs (this target's default), the
+// panels are [N / 16, K, 16] as for f32.
 // CHECK-DAG: #[[$PAIRS:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d3, d0, d2)>
 // CHECK-DAG: #[[$ID:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func.func @ffn(

@@ -2,13 +2,14 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=32 unroll=8 reduction-tile=0 bf16-dot=emulate" --canonicalize --cse | FileCheck %s --check-prefix=DOT
 
 // With AMX (bf16-dot=amx) a contraction of two bf16 factors takes register
-// tiles of 16 rows (one AMX tile's), the schedule's columns (two 16-column
-// tiles here) and 32 steps (16 pairs, one tdpbf16ps) of its paired
-// reduction; the last 16 of 48 steps are peeled into a tile of their own.
-// With dot products the same op steps pairs on 8 rows.
+// tiles of 16 rows (one AMX tile's) and the schedule's columns (two
+// 16-column tiles here), stepped in pairs of its paired reduction as the
+// dot products' are (the streamed operand's pairs made once, `[k, n, 2]`);
+// linformer-cpu-lower-vectors makes 16 pairs of such a loop one tdpbf16ps
+// per 16 columns. With dot products the same op steps pairs on 8 rows.
 // CHECK-LABEL: func.func @amx_tiles(
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x32xbf16>, tensor<32x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x16xbf16>, tensor<16x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: scf.for {{.*}} step %c2
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
 // DOT-LABEL: func.func @amx_tiles(
 // DOT: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
@@ -75,7 +76,7 @@ func.func @token_pairs(%len: tensor<2xi32> {linformer.lengths}, %b: index,
 // CHECK: %[[BIAS:.*]] = tensor.extract_slice %{{.*}}[%[[H]], 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<1x8xf32>
 // CHECK: %[[PANEL:.*]] = tensor.empty() : tensor<1x1x1x8xf32>
 // CHECK: %[[INIT:.*]] = linalg.generic {{.*}} ins(%[[BIAS]] : tensor<1x8xf32>) outs(%[[PANEL]] : tensor<1x1x1x8xf32>)
-// CHECK: %[[ACC:.*]] = linalg.generic {{.*}} outs(%[[INIT]] : tensor<1x1x1x8xf32>)
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} step %c2 iter_args(%{{.*}} = %[[INIT]]) -> (tensor<1x1x1x8xf32>)
 // CHECK: %[[OS:.*]] = tensor.extract_slice %[[OUT]][0, %[[H]], 0, 0] [1, 1, 1, 8]
 // CHECK: linalg.generic {{.*}} ins(%[[ACC]] : tensor<1x1x1x8xf32>) outs(%[[OS]] : tensor<1x1x1x8xbf16>)
 #bcast = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
