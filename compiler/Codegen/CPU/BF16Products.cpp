@@ -225,15 +225,11 @@ struct BF16ProductsPass
           });
       narrow->setDiscardableAttrs(op->getDiscardableAttrDictionary());
       // The unit the schedule records: pairs on the engine, else FMAs on
-      // extended factors. AMX tiles do not take an op stopped at the
-      // lengths (E X): its pairs stay dot products.
+      // extended factors. (E X, stopped at the lengths, takes AMX tiles
+      // for its whole 32 tokens and dot products for the pairs after.)
       std::string name = "fma";
       if (paired)
-        name = engine->engine == BF16Engine::AMX &&
-                       op->hasAttr(kTokenBoundAttrName)
-                   ? bf16EngineName(
-                         bf16EngineFor(BF16Dot::Emulate, cpuTargetOf(func)))
-                   : engineName;
+        name = engineName;
       narrow->setAttr(kBF16EngineAttrName,
                       StringAttr::get(&getContext(), name));
       rewriter.replaceOp(op, narrow->getResults());

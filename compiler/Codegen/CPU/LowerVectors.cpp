@@ -586,7 +586,7 @@ static bool viewsPackedSequence(Value base) {
 /// pair steps where the engine is AMX) as a loop of AMX tiles, 16 pairs a
 /// step:
 ///
-///   scf.for %k = 0 to K step 2 iter_args(%acc)      // K a multiple of 32
+///   scf.for %k = 0 to K step 2 iter_args(%acc)
 ///     %a = read A[.., r, %k]    : [m, 2]  (m <= 16 rows of pairs, in place)
 ///     %b = read B[.., %k/2, c, 0] : [n, 2] (a panel of pairs, n <= 96)
 ///     %acc' = contract(ext %a, ext %b, %acc)
@@ -596,7 +596,9 @@ static bool viewsPackedSequence(Value base) {
 /// (m x 32 bf16, its rows the buffer's rows) and per 16 columns one tile of
 /// B (16 pairs x 16 columns, straight from the pair-interleaved panel, the
 /// layout `tdpbf16ps` reads) and one `tdpbf16ps`; after the loop the tiles
-/// are stored, once, to the f32 tile the rest of the kernel reads. At most
+/// are stored, once, to the f32 tile the rest of the kernel reads, which
+/// the loop of pairs takes on from the last whole 32 steps where K (E X's
+/// real tokens, say) is no multiple of 32. At most
 /// 6 accumulators, so that with A and B they fit the 8 tile registers.
 /// Anything else (and a tile of a packed sequence's rows) stays with the
 /// dot products.
@@ -607,7 +609,7 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
   constexpr int64_t kPairs = 16, kColumns = 16, kMaxAccumulators = 6;
   if (loop.getNumRegionIterArgs() != 1 || !lb || *lb != 0 || !step ||
-      *step != 2 || !ub || *ub % (2 * kPairs) != 0 || *ub == 0)
+      *step != 2 || (ub && *ub < 2 * kPairs))
     return failure();
   vector::ContractionOp contract;
   for (Operation &op : loop.getBody()->without_terminator()) {
@@ -710,8 +712,17 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
   Value panel = memref::CollapseShapeOp::create(
       rewriter, loc, rhsRead.getBase(), collapse);
   Value newStep = arith::ConstantIndexOp::create(rewriter, loc, 2 * kPairs);
+  // Whole tiles of 16 pairs; the pairs after the last (a bound that is no
+  // multiple of 32: E X's real tokens in a block) stay the loop of pairs,
+  // from there.
+  Value tilesEnd = loop.getUpperBound();
+  bool remainder = !ub || *ub % (2 * kPairs) != 0;
+  if (remainder)
+    tilesEnd = arith::SubIOp::create(
+        rewriter, loc, tilesEnd,
+        arith::RemUIOp::create(rewriter, loc, tilesEnd, newStep));
   auto newLoop = scf::ForOp::create(
-      rewriter, loc, loop.getLowerBound(), loop.getUpperBound(), newStep,
+      rewriter, loc, loop.getLowerBound(), tilesEnd, newStep,
       accumulators,
       [&](OpBuilder &b, Location bodyLoc, Value iv, ValueRange accs) {
         IRMapping map;
@@ -758,7 +769,14 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
       std::nullopt, ArrayRef<bool>(inBounds));
   result = vector::ShapeCastOp::create(
       rewriter, loc, cast<VectorType>(loop.getResult(0).getType()), result);
-  rewriter.replaceOp(loop, result);
+  if (!remainder) {
+    rewriter.replaceOp(loop, result);
+    return success();
+  }
+  rewriter.modifyOpInPlace(loop, [&] {
+    loop.getLowerBoundMutable().assign(tilesEnd);
+    loop.getInitArgsMutable()[0].assign(result);
+  });
   return success();
 }
 

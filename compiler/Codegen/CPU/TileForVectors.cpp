@@ -1642,11 +1642,13 @@ private:
     // Both factors bf16: with AMX a register tile is 16 rows (an AMX
     // tile's), stepped in pairs as the dot products' are;
     // linformer-cpu-lower-vectors turns its loop of pairs into AMX tiles,
-    // 16 pairs a step. Not for an op stopped at the lengths: E X's token
-    // pairs, and a core's scores over pooled slots, whose rows (the slots)
-    // 16 rows could cover in one tile, leaving no loop to stop.
+    // 16 pairs a step. Of the ops stopped at the lengths, only one whose
+    // pairs are its tokens (E X: the rows are its slots); not a core's
+    // scores over pooled slots, whose rows (the slots, stopped at the
+    // lengths) 16 rows could cover in one tile, leaving no loop to stop.
     if (std::optional<unsigned> pair = pairedReductionDim(op);
-        engine.engine == BF16Engine::AMX && pair && allBF16(op) && !real)
+        engine.engine == BF16Engine::AMX && pair && allBF16(op) &&
+        (!real || *pair == tokenLoop))
       unroll = 16;
     // Register tiles that step bf16 pairs (dot products, AMX tiles) read
     // their streamed operand as pairs made once per block (pairedCopy),

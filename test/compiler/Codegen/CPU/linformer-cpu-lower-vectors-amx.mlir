@@ -126,15 +126,31 @@ func.func @pairs_without_amx(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, 
 
 // -----
 
-// What stays with the dot products under bf16-dot=amx: 48 steps (24 pairs,
-// no whole number of 16-pair tiles), and a tile of rows of an argument that
-// holds packed sequences (its rows are found through the lengths, load by
-// load; one tile of 16 rows could run past a sequence's last token).
+// A reduction that is no multiple of 32 steps: tiles up to the last
+// multiple, the loop of pairs (dot products) from there, taking on the
+// tiles' sums. 48 steps: one step of tiles, 16 steps of pairs. A bound known
+// only at run time (E X's real tokens in a block): tiles up to n - n mod 32.
 // AMX-LABEL: func.func @odd_pairs(
-// AMX-NOT: amx.
-// AMX: scf.for %{{.*}} = %c0 to %c48 step %c2
+// AMX: %[[T:.*]]:2 = scf.for %{{.*}} = %c0 to %c32 step %c32 iter_args({{.*}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// AMX-COUNT-2: amx.tile_mulf
+// AMX: amx.tile_store %{{.*}}, %[[T]]#0
+// AMX: amx.tile_store %{{.*}}, %[[T]]#1
+// AMX: %[[SUMS:.*]] = vector.transfer_read
+// AMX: scf.for %{{.*}} = %c32 to %c48 step %c2 iter_args(%{{.*}} = %[[SUMS]])
 // AMX: x86vector.avx512.dot
 // AMX: return
+// AMX-LABEL: func.func @real_pairs(
+// AMX-SAME: %[[N:[a-z0-9]+]]: index
+// AMX: %[[R:.*]] = arith.remui %[[N]], %c32
+// AMX: %[[E:.*]] = arith.subi %[[N]], %[[R]]
+// AMX: scf.for %{{.*}} = %c0 to %[[E]] step %c32 iter_args({{.*}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// AMX: %[[SUMS:.*]] = vector.transfer_read
+// AMX: scf.for %{{.*}} = %[[E]] to %[[N]] step %c2 iter_args(%{{.*}} = %[[SUMS]])
+// AMX: x86vector.avx512.dot
+// AMX: return
+// What stays with the dot products: a tile of rows of an argument that
+// holds packed sequences (its rows are found through the lengths, load by
+// load; one tile of 16 rows could run past a sequence's last token).
 // AMX-LABEL: func.func @packed_rows(
 // AMX-NOT: amx.
 // AMX: x86vector.avx512.dot
@@ -151,6 +167,24 @@ func.func @odd_pairs(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, %c: memr
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
   %ub = arith.constant 48 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
+func.func @real_pairs(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>, %ub: index) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
   %pb = ub.poison : bf16
   %pf = ub.poison : f32
   %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
