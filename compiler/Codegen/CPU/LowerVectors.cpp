@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -600,7 +601,9 @@ static bool viewsPackedSequence(Value base) {
 /// the loop of pairs takes on from the last whole 32 steps where K (E X's
 /// real tokens, say) is no multiple of 32. At most
 /// 6 accumulators, so that with A and B they fit the 8 tile registers.
-/// Anything else (and a tile of a packed sequence's rows) stays with the
+/// A's rows in an argument of packed sequences are copied a row at a time
+/// (each found through the lengths by linformer-packed-sequences, clamped
+/// past them) into a staging tile each step. Anything else stays with the
 /// dot products.
 static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
                                     const AMXTiles &tiles) {
@@ -646,7 +649,6 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
       extendedRead(contract.getRhs(), {columns, 2});
   if (!lhsRead || !rhsRead || !loop.isDefinedOutsideOfLoop(lhsRead.getBase()) ||
       !loop.isDefinedOutsideOfLoop(rhsRead.getBase()) ||
-      viewsPackedSequence(lhsRead.getBase()) ||
       viewsPackedSequence(rhsRead.getBase()))
     return failure();
   // A: rows of contiguous pairs, stepped along its innermost dim.
@@ -711,6 +713,14 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
   }
   Value panel = memref::CollapseShapeOp::create(
       rewriter, loc, rhsRead.getBase(), collapse);
+  // A's rows of packed sequences go through a tile of their own each step.
+  bool packedRows = viewsPackedSequence(lhsRead.getBase());
+  Value staging;
+  if (packedRows)
+    staging = memref::AllocaOp::create(
+        rewriter, loc,
+        MemRefType::get({rows, 2 * kPairs}, rewriter.getBF16Type()),
+        ValueRange{}, rewriter.getI64IntegerAttr(64));
   Value newStep = arith::ConstantIndexOp::create(rewriter, loc, 2 * kPairs);
   // Whole tiles of 16 pairs; the pairs after the last (a bound that is no
   // multiple of 32: E X's real tokens in a block) stay the loop of pairs,
@@ -736,8 +746,34 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
         };
         SmallVector<Value> aIndices =
             llvm::map_to_vector(lhsIndices, [&](Value v) { return at(v); });
-        Value a = tiles.load(b, bodyLoc, {rows, 2 * kPairs},
-                             lhsRead.getBase(), aIndices);
+        Value aBase = lhsRead.getBase();
+        if (packedRows) {
+          // Rows of packed sequences: each row's 32 factors on its own (a
+          // load linformer-packed-sequences finds through the lengths)
+          // into the staging tile, which the tile load reads.
+          Value rowIndex = aIndices[aIndices.size() - 2];
+          SmallVector<bool> inBounds(1, true);
+          auto rowType = VectorType::get({2 * kPairs}, b.getBF16Type());
+          Value padding =
+              ub::PoisonOp::create(b, bodyLoc, rowType.getElementType());
+          for (int64_t i = 0; i < rows; ++i) {
+            SmallVector<Value> indices = aIndices;
+            indices[indices.size() - 2] = arith::AddIOp::create(
+                b, bodyLoc, rowIndex,
+                arith::ConstantIndexOp::create(b, bodyLoc, i));
+            Value row = vector::TransferReadOp::create(
+                b, bodyLoc, rowType, aBase, indices, padding,
+                ArrayRef<bool>(inBounds));
+            vector::TransferWriteOp::create(
+                b, bodyLoc, row, staging,
+                ValueRange{arith::ConstantIndexOp::create(b, bodyLoc, i),
+                           zeroIndex},
+                ArrayRef<bool>(inBounds));
+          }
+          aBase = staging;
+          aIndices = {zeroIndex, zeroIndex};
+        }
+        Value a = tiles.load(b, bodyLoc, {rows, 2 * kPairs}, aBase, aIndices);
         SmallVector<Value> bIndices;
         for (size_t d = 0; d + 2 < rhsIndices.size(); ++d)
           bIndices.push_back(at(rhsIndices[d]));

@@ -148,12 +148,19 @@ func.func @pairs_without_amx(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, 
 // AMX: scf.for %{{.*}} = %[[E]] to %[[N]] step %c2 iter_args(%{{.*}} = %[[SUMS]])
 // AMX: x86vector.avx512.dot
 // AMX: return
-// What stays with the dot products: a tile of rows of an argument that
-// holds packed sequences (its rows are found through the lengths, load by
-// load; one tile of 16 rows could run past a sequence's last token).
+// Rows of an argument that holds packed sequences (linformer-packed-
+// sequences finds each load's row through the lengths; one tile of 16 rows
+// could run past a sequence's last token): each step copies A's 16 rows of
+// 32 factors, a row at a time, into a staging tile, which the tile load
+// reads.
 // AMX-LABEL: func.func @packed_rows(
-// AMX-NOT: amx.
-// AMX: x86vector.avx512.dot
+// AMX-SAME: %[[A:[a-z0-9]+]]: memref<16x64xbf16> {linformer.packed_sequence}
+// AMX: %[[STAGE:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xbf16>
+// AMX: scf.for
+// AMX-COUNT-16: vector.load %[[A]][%{{.*}}, %{{.*}}] : memref<16x64xbf16>, vector<32xbf16>
+// AMX: vector.store %{{.*}}, %[[STAGE]][%c15, %c0] : memref<16x32xbf16>, vector<32xbf16>
+// AMX: amx.tile_load %[[STAGE]][%c0, %c0] : memref<16x32xbf16> into !amx.tile<16x32xbf16>
+// AMX-NOT: amx.tile_load %[[A]]
 // AMX: return
 #lhs = affine_map<(m, n, k) -> (m, k)>
 #rhs = affine_map<(m, n, k) -> (n, k)>
