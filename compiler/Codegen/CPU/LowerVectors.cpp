@@ -588,29 +588,30 @@ static bool viewsPackedSequence(Value base) {
 /// step:
 ///
 ///   scf.for %k = 0 to K step 2 iter_args(%acc)
-///     %a = read A[.., r, %k]    : [m, 2]  (m <= 16 rows of pairs, in place)
-///     %b = read B[.., %k/2, c, 0] : [n, 2] (a panel of pairs, n <= 96)
+///     %a = read A[.., r, %k]    : [m, 2]  (m rows' pairs, in place)
+///     %b = read B[.., %k/2, c, 0] : [n, 2] (a panel of pairs)
 ///     %acc' = contract(ext %a, ext %b, %acc)
 ///
-/// becomes n/16 accumulator tiles (m x 16 f32) carried by the loop (from
-/// zero, or loaded once from the initial tile), and per step one tile of A
-/// (m x 32 bf16, its rows the buffer's rows) and per 16 columns one tile of
-/// B (16 pairs x 16 columns, straight from the pair-interleaved panel, the
-/// layout `tdpbf16ps` reads) and one `tdpbf16ps`; after the loop the tiles
-/// are stored, once, to the f32 tile the rest of the kernel reads, which
-/// the loop of pairs takes on from the last whole 32 steps where K (E X's
-/// real tokens, say) is no multiple of 32. At most
-/// 6 accumulators, so that with A and B they fit the 8 tile registers.
-/// A's rows in an argument of packed sequences are copied a row at a time
-/// (each found through the lengths by linformer-packed-sequences, clamped
-/// past them) into a staging tile each step. Anything else stays with the
-/// dot products.
+/// becomes one accumulator tile (16 x 16 f32; fewer rows for m < 16) per 16
+/// rows and 16 columns, carried by the loop (from zero, or loaded once from
+/// the initial tile), and per step one tile of A per 16 rows (16 x 32 bf16,
+/// its rows the buffer's rows), then per 16 columns one tile of B (16 pairs
+/// x 16 columns, straight from the pair-interleaved panel, the layout
+/// `tdpbf16ps` reads) and its `tdpbf16ps` with each tile of A; after the
+/// loop the tiles are stored, once, to the f32 tile the rest of the kernel
+/// reads, which the loop of pairs takes on from the last whole 32 steps
+/// where K (E X's real tokens, say) is no multiple of 32. The accumulators,
+/// the tiles of A and one of B must fit the 8 tile registers (32 x 32: 4 +
+/// 2 + 1). A's rows in an argument of packed sequences are copied a row at
+/// a time (each found through the lengths by linformer-packed-sequences,
+/// clamped past them) into a staging tile each step. Anything else stays
+/// with the dot products.
 static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
                                     const AMXTiles &tiles) {
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
   std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  constexpr int64_t kPairs = 16, kColumns = 16, kMaxAccumulators = 6;
+  constexpr int64_t kPairs = 16, kRows = 16, kColumns = 16, kTileRegisters = 8;
   if (loop.getNumRegionIterArgs() != 1 || !lb || *lb != 0 || !step ||
       *step != 2 || (ub && *ub < 2 * kPairs))
     return failure();
@@ -641,8 +642,14 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
     return failure();
   auto accType = cast<VectorType>(contract.getAccType());
   int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
-  if (rows > 16 || columns % kColumns != 0 ||
-      columns / kColumns > kMaxAccumulators)
+  // Tiles of 16 rows (one of fewer for m < 16) by 16 columns: the
+  // accumulators, a tile of A per 16 rows and the B tile in turn must fit
+  // the 8 tile registers.
+  int64_t rowTiles = rows <= kRows ? 1 : rows / kRows;
+  int64_t tileRows = std::min(rows, kRows);
+  int64_t columnTiles = columns / kColumns;
+  if ((rows > kRows && rows % kRows != 0) || columns % kColumns != 0 ||
+      rowTiles * columnTiles + rowTiles + 1 > kTileRegisters)
     return failure();
   vector::TransferReadOp lhsRead = extendedRead(contract.getLhs(), {rows, 2});
   vector::TransferReadOp rhsRead =
@@ -690,27 +697,31 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
       rewriter, loc, MemRefType::get({rows, columns}, f32), ValueRange{},
       rewriter.getI64IntegerAttr(64));
   Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  auto columnIndex = [&](OpBuilder &b, int64_t c) -> Value {
+  auto constant = [&](OpBuilder &b, int64_t c) -> Value {
     return arith::ConstantIndexOp::create(b, loc, c);
+  };
+  // Accumulator t: rows 16 (t / columnTiles), columns 16 (t % columnTiles).
+  auto origin = [&](OpBuilder &b, int64_t t) -> SmallVector<Value> {
+    return {constant(b, kRows * (t / columnTiles)),
+            constant(b, kColumns * (t % columnTiles))};
   };
   Value init = loop.getInitArgs()[0];
   SmallVector<Value> accumulators;
-  SmallVector<int64_t> accShape = {rows, kColumns};
-  if (matchPattern(init, m_AnyZeroFloat()) ||
-      matchPattern(init, m_Zero())) {
-    for (int64_t c = 0; c < columns; c += kColumns)
-      accumulators.push_back(tiles.zero(rewriter, loc, accShape));
-  } else {
+  SmallVector<int64_t> accShape = {tileRows, kColumns};
+  bool zero = matchPattern(init, m_AnyZeroFloat()) ||
+              matchPattern(init, m_Zero());
+  if (!zero) {
     Value flat = vector::ShapeCastOp::create(rewriter, loc, tileAccType, init);
     SmallVector<bool> inBounds(2, true);
     vector::TransferWriteOp::create(rewriter, loc, flat, scratch,
                                     ValueRange{zeroIndex, zeroIndex},
                                     ArrayRef<bool>(inBounds));
-    for (int64_t c = 0; c < columns; c += kColumns)
-      accumulators.push_back(
-          tiles.load(rewriter, loc, accShape, scratch,
-                     ValueRange{zeroIndex, columnIndex(rewriter, c)}));
   }
+  for (int64_t t = 0; t < rowTiles * columnTiles; ++t)
+    accumulators.push_back(
+        zero ? tiles.zero(rewriter, loc, accShape)
+             : tiles.load(rewriter, loc, accShape, scratch,
+                          origin(rewriter, t)));
   Value panel = memref::CollapseShapeOp::create(
       rewriter, loc, rhsRead.getBase(), collapse);
   // A's rows of packed sequences go through a tile of their own each step.
@@ -737,7 +748,7 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
       [&](OpBuilder &b, Location bodyLoc, Value iv, ValueRange accs) {
         IRMapping map;
         map.map(loop.getInductionVar(), iv);
-        auto at = [&](Value index) -> Value {
+        auto in = [&](Value index) -> Value {
           if (loop.isDefinedOutsideOfLoop(index))
             return index;
           if (Value mapped = map.lookupOrNull(index))
@@ -745,7 +756,7 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
           return b.clone(*index.getDefiningOp(), map)->getResult(0);
         };
         SmallVector<Value> aIndices =
-            llvm::map_to_vector(lhsIndices, [&](Value v) { return at(v); });
+            llvm::map_to_vector(lhsIndices, [&](Value v) { return in(v); });
         Value aBase = lhsRead.getBase();
         if (packedRows) {
           // Rows of packed sequences: each row's 32 factors on its own (a
@@ -773,32 +784,43 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
           aBase = staging;
           aIndices = {zeroIndex, zeroIndex};
         }
-        Value a = tiles.load(b, bodyLoc, {rows, 2 * kPairs}, aBase, aIndices);
+        SmallVector<Value> aTiles;
+        Value firstRow = aIndices[aIndices.size() - 2];
+        for (int64_t i = 0; i < rowTiles; ++i) {
+          SmallVector<Value> indices = aIndices;
+          if (i > 0)
+            indices[indices.size() - 2] =
+                arith::AddIOp::create(b, bodyLoc, firstRow,
+                                      constant(b, kRows * i));
+          aTiles.push_back(tiles.load(b, bodyLoc, {tileRows, 2 * kPairs},
+                                      aBase, indices));
+        }
         SmallVector<Value> bIndices;
         for (size_t d = 0; d + 2 < rhsIndices.size(); ++d)
-          bIndices.push_back(at(rhsIndices[d]));
+          bIndices.push_back(in(rhsIndices[d]));
         // The panel's columns, flattened with their pairs: 2 c.
-        Value column = at(rhsIndices[rhsIndices.size() - 2]);
-        Value two = arith::ConstantIndexOp::create(b, bodyLoc, 2);
-        Value first = arith::MulIOp::create(b, bodyLoc, column, two);
-        SmallVector<Value> results;
-        for (auto [j, acc] : llvm::enumerate(accs)) {
+        Value first = arith::MulIOp::create(
+            b, bodyLoc, in(rhsIndices[rhsIndices.size() - 2]), constant(b, 2));
+        // Each tile of B in turn, shared by every row tile's product (two
+        // rows of tiles: 4 independent accumulators hide the instruction's
+        // latency, and each tile loaded feeds two products).
+        SmallVector<Value> results(accs.begin(), accs.end());
+        for (int64_t j = 0; j < columnTiles; ++j) {
           SmallVector<Value> indices = bIndices;
           indices.push_back(arith::AddIOp::create(
-              b, bodyLoc, first,
-              arith::ConstantIndexOp::create(b, bodyLoc,
-                                             2 * kColumns * int64_t(j))));
+              b, bodyLoc, first, constant(b, 2 * kColumns * j)));
           Value bTile =
               tiles.load(b, bodyLoc, {kPairs, 2 * kColumns}, panel, indices);
-          results.push_back(tiles.mul(b, bodyLoc, a, bTile, acc));
+          for (int64_t i = 0; i < rowTiles; ++i) {
+            int64_t t = i * columnTiles + j;
+            results[t] = tiles.mul(b, bodyLoc, aTiles[i], bTile, results[t]);
+          }
         }
         scf::YieldOp::create(b, bodyLoc, results);
       });
   rewriter.setInsertionPointAfter(newLoop);
-  for (auto [j, tile] : llvm::enumerate(newLoop.getResults()))
-    tiles.store(rewriter, loc, tile, scratch,
-                ValueRange{zeroIndex,
-                           columnIndex(rewriter, kColumns * int64_t(j))});
+  for (auto [t, tile] : llvm::enumerate(newLoop.getResults()))
+    tiles.store(rewriter, loc, tile, scratch, origin(rewriter, int64_t(t)));
   SmallVector<bool> inBounds(2, true);
   Value result = vector::TransferReadOp::create(
       rewriter, loc, tileAccType, scratch, ValueRange{zeroIndex, zeroIndex},

@@ -1639,7 +1639,9 @@ private:
         failed(cutReductionBlocks(rewriter, op, params.reductionTile, real,
                                   bound)))
       return failure();
-    // Both factors bf16: with AMX a register tile is 16 rows (an AMX
+    // Both factors bf16: with AMX a register tile is 32 rows (two AMX
+    // tiles') where the schedule's columns are at most 32 (two tiles: four
+    // accumulators, two tiles of A, one of B at a time), else 16 (one
     // tile's), stepped in pairs as the dot products' are;
     // linformer-cpu-lower-vectors turns its loop of pairs into AMX tiles,
     // 16 pairs a step. Of the ops stopped at the lengths, only one whose
@@ -1649,7 +1651,7 @@ private:
     if (std::optional<unsigned> pair = pairedReductionDim(op);
         engine.engine == BF16Engine::AMX && pair && allBF16(op) &&
         (!real || *pair == tokenLoop))
-      unroll = 16;
+      unroll = vectorWidth <= 32 ? 32 : 16;
     // Register tiles that step bf16 pairs (dot products, AMX tiles) read
     // their streamed operand as pairs made once per block (pairedCopy),
     // whether or not the schedule packs it (the attention core's keys and

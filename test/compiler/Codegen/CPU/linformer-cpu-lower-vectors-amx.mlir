@@ -65,6 +65,44 @@ func.func @pairs(%a: memref<16x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<1
   vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
   return
 }
+
+// 32 rows: two tiles of A a step (rows 0 and 16), then each tile of B in
+// turn with both: four accumulators, four independent chains of
+// tdpbf16ps (the instruction's latency is about three times its issue
+// interval), 2 + 4 + 1 tiles live.
+// AMX-LABEL: func.func @rows32(
+// AMX-SAME: %[[A:[a-z0-9]+]]: memref<32x64xbf16>
+// AMX: scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args(%[[C00:.*]] = %{{.*}}, %[[C01:.*]] = %{{.*}}, %[[C10:.*]] = %{{.*}}, %[[C11:.*]] = %{{.*}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// AMX: %[[A0:.*]] = amx.tile_load %[[A]][%c0, %{{.*}}] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: %[[A1:.*]] = amx.tile_load %[[A]][%c16, %{{.*}}] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: %[[B0:.*]] = amx.tile_load %{{.*}} : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: amx.tile_mulf %[[A0]], %[[B0]], %[[C00]]
+// AMX: amx.tile_mulf %[[A1]], %[[B0]], %[[C10]]
+// AMX: %[[B1:.*]] = amx.tile_load %{{.*}} : memref<32x64xbf16> into !amx.tile<16x32xbf16>
+// AMX: amx.tile_mulf %[[A0]], %[[B1]], %[[C01]]
+// AMX: amx.tile_mulf %[[A1]], %[[B1]], %[[C11]]
+// AMX: scf.yield
+// AMX-COUNT-4: amx.tile_store
+func.func @rows32(%a: memref<32x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<32x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<32x32xf32>, vector<32x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<32x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<32x64xbf16>, vector<32x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<32x2xbf16> to vector<32x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<32x2xf32>, vector<32x2xf32> into vector<32x32xf32>
+    scf.yield %s : vector<32x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<32x32xf32>, memref<32x32xf32>
+  return
+}
+
 }
 
 // -----

@@ -1,15 +1,20 @@
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=32 unroll=8 reduction-tile=0 bf16-dot=amx" --canonicalize --cse | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=32 unroll=8 reduction-tile=0 bf16-dot=emulate" --canonicalize --cse | FileCheck %s --check-prefix=DOT
+// RUN: linformer-opt %s --split-input-file --linformer-cpu-tile-for-vectors="vector-width=64 unroll=8 reduction-tile=0 bf16-dot=amx" --canonicalize --cse | FileCheck %s --check-prefix=WIDE
 
 // With AMX (bf16-dot=amx) a contraction of two bf16 factors takes register
-// tiles of 16 rows (one AMX tile's) and the schedule's columns (two
-// 16-column tiles here), stepped in pairs of its paired reduction as the
-// dot products' are (the streamed operand's pairs made once, `[k, n, 2]`);
-// linformer-cpu-lower-vectors makes 16 pairs of such a loop one tdpbf16ps
-// per 16 columns. With dot products the same op steps pairs on 8 rows.
+// tiles of 32 rows (two AMX tiles') where the schedule's columns are at
+// most 32 (two 16-column tiles here), stepped in pairs of its paired
+// reduction as the dot products' are (the streamed operand's pairs made
+// once, `[k, n, 2]`); linformer-cpu-lower-vectors makes 16 pairs of such a
+// loop one tdpbf16ps per 16 x 16 accumulator. Where the schedule's columns
+// are wider (64), 16 rows (up to 4 accumulators a row). With dot products
+// the same op steps pairs on 8 rows.
+// WIDE-LABEL: func.func @amx_tiles(
+// WIDE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
 // CHECK-LABEL: func.func @amx_tiles(
 // CHECK: scf.for {{.*}} step %c2
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<16x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<32x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<32x32xf32>)
 // DOT-LABEL: func.func @amx_tiles(
 // DOT: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<8x2xbf16>, tensor<2x32xbf16>) outs(%{{.*}} : tensor<8x32xf32>)
 #a = affine_map<(d0, d1, d2) -> (d0, d2)>
