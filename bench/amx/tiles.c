@@ -1,0 +1,81 @@
+//===- bench/amx/tiles.c - AMX register-tile shapes, one core -------------===//
+//
+// The loop linformer-cpu-lower-vectors makes of a register tile's bf16
+// pairs (linformer-cpu-tile-for-vectors' tiles on an AMX engine), written
+// with the AMX intrinsics for a few tile shapes, so that the shape the
+// compiler emits can be chosen by measurement: K = 2048 steps, A's 16-row
+// tiles 4 KiB apart (a [n, 2048] bf16 activation), B a panel of pairs
+// [K/2, N, 2] (N = 32 or 64 columns). Needs a CPU with AMX-BF16 and Linux
+// (it asks for the tile state with arch_prctl):
+//
+//   gcc -O2 -mamx-tile -mamx-bf16 -mavx512f bench/amx/tiles.c -o /tmp/amx-tiles && /tmp/amx-tiles
+//
+// On the Xeon of 2026-12-05 (2 cores, AMX peak 2.9 TFLOP/s a core by
+// bench/peak): 16 x 32 with one B register 1.2-1.36 TFLOP/s, two B
+// registers 1.28-1.36, 32 x 32 (2 x 2 accumulators) 1.68-1.87, the same
+// with one B register 1.60, 16 x 64 (1 x 4) 1.50-1.60.
+//
+//===----------------------------------------------------------------------===//
+// AMX microkernel variants: time per TDPBF16PS for register-tile shapes.
+#include <immintrin.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+typedef struct { uint8_t palette, start; uint8_t r[14]; uint16_t colsb[16]; uint8_t rows[16]; } __attribute__((packed)) cfg_t;
+static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
+static void config(void){ cfg_t c; memset(&c,0,sizeof c); c.palette=1; for(int i=0;i<8;i++){c.colsb[i]=64;c.rows[i]=16;} _tile_loadconfig(&c);}
+enum { K = 2048 };
+static uint16_t *A, *Bp; static float *C;
+// A: rows x K (stride K*2 bytes); Bp: panel [K/2][N][2] (stride N*4 bytes)
+__attribute__((noinline)) void k16x32(int n){ // 2 C, one A, B into one register (the kernels before 32-row tiles)
+  for(int it=0;it<n;it++){ _tile_zero(0); _tile_zero(1);
+    for(int k=0;k<K;k+=32){ _tile_loadd(2, A+k, K*2);
+      _tile_loadd(3, Bp+(k/2)*64, 128); _tile_dpbf16ps(0,2,3);
+      _tile_loadd(3, Bp+(k/2)*64+32, 128); _tile_dpbf16ps(1,2,3);}
+    _tile_stored(0, C, 128); _tile_stored(1, C+16, 128);}
+}
+__attribute__((noinline)) void k16x32b(int n){ // 2 C, distinct B registers
+  for(int it=0;it<n;it++){ _tile_zero(0); _tile_zero(1);
+    for(int k=0;k<K;k+=32){ _tile_loadd(2, A+k, K*2);
+      _tile_loadd(3, Bp+(k/2)*64, 128); _tile_loadd(4, Bp+(k/2)*64+32, 128);
+      _tile_dpbf16ps(0,2,3); _tile_dpbf16ps(1,2,4);}
+    _tile_stored(0, C, 128); _tile_stored(1, C+16, 128);}
+}
+__attribute__((noinline)) void k32x32(int n){ // 4 C, 2 A, 2 B
+  for(int it=0;it<n;it++){ _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    for(int k=0;k<K;k+=32){ _tile_loadd(4, A+k, K*2); _tile_loadd(5, A+16*K+k, K*2);
+      _tile_loadd(6, Bp+(k/2)*64, 128); _tile_loadd(7, Bp+(k/2)*64+32, 128);
+      _tile_dpbf16ps(0,4,6); _tile_dpbf16ps(1,4,7); _tile_dpbf16ps(2,5,6); _tile_dpbf16ps(3,5,7);}
+    _tile_stored(0, C, 128); _tile_stored(1, C+16, 128); _tile_stored(2, C+512, 128); _tile_stored(3, C+528, 128);}
+}
+__attribute__((noinline)) void k32x32i(int n){ // 4 C, 2 A, B in one register in turn (what the compiler emits)
+  for(int it=0;it<n;it++){ _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    for(int k=0;k<K;k+=32){ _tile_loadd(4, A+k, K*2); _tile_loadd(5, A+16*K+k, K*2);
+      _tile_loadd(6, Bp+(k/2)*64, 128); _tile_dpbf16ps(0,4,6); _tile_dpbf16ps(2,5,6);
+      _tile_loadd(6, Bp+(k/2)*64+32, 128); _tile_dpbf16ps(1,4,6); _tile_dpbf16ps(3,5,6);}
+    _tile_stored(0, C, 128); _tile_stored(1, C+16, 128); _tile_stored(2, C+512, 128); _tile_stored(3, C+528, 128);}
+}
+__attribute__((noinline)) void k16x64(int n){ // 4 C, 1 A, B alternating 2 regs; panel 64 wide
+  for(int it=0;it<n;it++){ _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);
+    for(int k=0;k<K;k+=32){ _tile_loadd(4, A+k, K*2);
+      _tile_loadd(5, Bp+(k/2)*128, 256); _tile_dpbf16ps(0,4,5);
+      _tile_loadd(6, Bp+(k/2)*128+32, 256); _tile_dpbf16ps(1,4,6);
+      _tile_loadd(5, Bp+(k/2)*128+64, 256); _tile_dpbf16ps(2,4,5);
+      _tile_loadd(6, Bp+(k/2)*128+96, 256); _tile_dpbf16ps(3,4,6);}
+    _tile_stored(0, C, 256); _tile_stored(1, C+16, 256); _tile_stored(2, C+32, 256); _tile_stored(3, C+48, 256);}
+}
+int main(void){
+  if (syscall(SYS_arch_prctl, 0x1023, 18)) { perror("arch_prctl"); return 1; }
+  A=aligned_alloc(64, 32*K*2); Bp=aligned_alloc(64, K*128*2); C=aligned_alloc(64, 64*64*4);
+  memset(A,0,32*K*2); memset(Bp,0,K*128*2);
+  config();
+  struct { const char *name; void (*f)(int); int tdp; } v[] = {
+    {"16x32 one B reg", k16x32, 2*K/32}, {"16x32 two B regs", k16x32b, 2*K/32},
+    {"32x32 2x2", k32x32, 4*K/32}, {"32x32 B one reg", k32x32i, 4*K/32}, {"16x64 1x4", k16x64, 4*K/32}};
+  for (int i=0;i<5;i++){ int n=2000; v[i].f(10); double t0=now(); v[i].f(n); double t=now()-t0;
+    double flops = (double)n*v[i].tdp*16*16*32*2; printf("%-18s %7.1f GFLOP/s  %.1f ns/tdp\n", v[i].name, flops/t*1e-9, t/n/v[i].tdp*1e9); }
+  _tile_release(); return 0; }
