@@ -489,6 +489,22 @@ struct AMXTiles {
         b, loc, VectorType::get(shape, element), base, indices, std::nullopt,
         ArrayRef<bool>(inBounds));
   }
+  /// A tile whose every row is the `shape[1]` elements at `indices` (an
+  /// AMX load of stride 0).
+  Value loadRow(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                Value base, ValueRange indices) const {
+    Type element = cast<MemRefType>(base.getType()).getElementType();
+    if (native)
+      return amx::TileLoadOp::create(
+          b, loc, amx::TileType::get(shape, element), base, indices,
+          arith::ConstantIndexOp::create(b, loc, 0));
+    SmallVector<bool> inBounds(1, true);
+    Value row = vector::TransferReadOp::create(
+        b, loc, VectorType::get({shape[1]}, element), base, indices,
+        std::nullopt, ArrayRef<bool>(inBounds));
+    return vector::BroadcastOp::create(b, loc, VectorType::get(shape, element),
+                                       row);
+  }
   void store(OpBuilder &b, Location loc, Value tile, Value base,
              ValueRange indices) const {
     if (native) {
@@ -540,6 +556,37 @@ static std::optional<int64_t> growthPerStep(scf::ForOp loop, Value v,
   if (auto c = dyn_cast<AffineConstantExpr>(delta))
     return c.getValue();
   return std::nullopt;
+}
+
+/// The read of one row of `columns` f32 (a bias) that `init`, a register
+/// tile's initial accumulators, broadcasts to every row, through shape
+/// casts of unit dims; null for any other init.
+static vector::TransferReadOp broadcastRow(Value init, int64_t columns) {
+  if (auto cast = init.getDefiningOp<vector::ShapeCastOp>())
+    init = cast.getSource();
+  auto broadcast = init.getDefiningOp<vector::BroadcastOp>();
+  if (!broadcast)
+    return nullptr;
+  Value source = broadcast.getSource();
+  if (auto cast = source.getDefiningOp<vector::ShapeCastOp>())
+    source = cast.getSource();
+  auto read = source.getDefiningOp<vector::TransferReadOp>();
+  if (!read || !read.getVectorType().getElementType().isF32() ||
+      !isa<MemRefType>(read.getBase().getType()) ||
+      !read.getPermutationMap().isMinorIdentity() || read.hasOutOfBoundsDim())
+    return nullptr;
+  ArrayRef<int64_t> shape = read.getVectorType().getShape();
+  auto resultShape = broadcast.getResultVectorType().getShape();
+  if (shape.back() != columns || resultShape.back() != columns ||
+      llvm::any_of(shape.drop_back(), [](int64_t d) { return d != 1; }))
+    return nullptr;
+  // Contiguous along the row.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  auto type = cast<MemRefType>(read.getBase().getType());
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+    return nullptr;
+  return read;
 }
 
 /// The bf16 transfer_read that `v` (an operand of a contraction) extends,
@@ -710,18 +757,31 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
   SmallVector<int64_t> accShape = {tileRows, kColumns};
   bool zero = matchPattern(init, m_AnyZeroFloat()) ||
               matchPattern(init, m_Zero());
-  if (!zero) {
+  vector::TransferReadOp row = zero ? nullptr : broadcastRow(init, columns);
+  if (!zero && !row) {
     Value flat = vector::ShapeCastOp::create(rewriter, loc, tileAccType, init);
     SmallVector<bool> inBounds(2, true);
     vector::TransferWriteOp::create(rewriter, loc, flat, scratch,
                                     ValueRange{zeroIndex, zeroIndex},
                                     ArrayRef<bool>(inBounds));
   }
-  for (int64_t t = 0; t < rowTiles * columnTiles; ++t)
-    accumulators.push_back(
-        zero ? tiles.zero(rewriter, loc, accShape)
-             : tiles.load(rewriter, loc, accShape, scratch,
-                          origin(rewriter, t)));
+  for (int64_t t = 0; t < rowTiles * columnTiles; ++t) {
+    if (zero) {
+      accumulators.push_back(tiles.zero(rewriter, loc, accShape));
+    } else if (row) {
+      // One row (a bias) broadcast: every accumulator of a column tile
+      // loads that row's 16 columns into each of its rows.
+      SmallVector<Value> indices(row.getIndices());
+      indices.back() = arith::AddIOp::create(
+          rewriter, loc, indices.back(),
+          constant(rewriter, kColumns * (t % columnTiles)));
+      accumulators.push_back(
+          tiles.loadRow(rewriter, loc, accShape, row.getBase(), indices));
+    } else {
+      accumulators.push_back(
+          tiles.load(rewriter, loc, accShape, scratch, origin(rewriter, t)));
+    }
+  }
   Value panel = memref::CollapseShapeOp::create(
       rewriter, loc, rhsRead.getBase(), collapse);
   // A's rows of packed sequences go through a tile of their own each step.

@@ -103,6 +103,66 @@ func.func @rows32(%a: memref<32x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<
   return
 }
 
+
+// A register tile that starts from a bias (one row broadcast to every
+// row): each accumulator loads its 16 columns of the row with stride 0,
+// no trip through the scratch tile.
+// AMX-LABEL: func.func @bias_init(
+// AMX-SAME: %[[BIAS:[a-z0-9]+]]: memref<32xf32>
+// AMX-NOT: vector.transfer_write
+// AMX: amx.tile_load %[[BIAS]][%{{.*}}], %[[ZERO:.*]] : memref<32xf32> into !amx.tile<16x16xf32>
+// AMX: amx.tile_load %[[BIAS]][%{{.*}}], %[[ZERO]] : memref<32xf32> into !amx.tile<16x16xf32>
+// AMX: scf.for
+func.func @bias_init(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %bias: memref<32xf32>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %row = vector.transfer_read %bias[%c0], %pf {in_bounds = [true]} : memref<32xf32>, vector<32xf32>
+  %init = vector.broadcast %row : vector<32xf32> to vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
+
+// A register tile that starts from a bias (one row broadcast to every
+// row): each accumulator loads its 16 columns of the row with stride 0,
+// no trip through the scratch tile.
+// AMX-LABEL: func.func @bias_init_without_amx(
+// AMX-SAME: %[[BIAS:[a-z0-9]+]]: memref<32xf32>
+// AMX-NOT: vector.transfer_write
+// AMX: amx.tile_load %[[BIAS]][%{{.*}}], %[[ZERO:.*]] : memref<32xf32> into !amx.tile<16x16xf32>
+// AMX: amx.tile_load %[[BIAS]][%{{.*}}], %[[ZERO]] : memref<32xf32> into !amx.tile<16x16xf32>
+// AMX: scf.for
+func.func @bias_init_without_amx(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %bias: memref<32xf32>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %row = vector.transfer_read %bias[%c0], %pf {in_bounds = [true]} : memref<32xf32>, vector<32xf32>
+  %init = vector.broadcast %row : vector<32xf32> to vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
 }
 
 // -----
