@@ -447,7 +447,8 @@ static Value emulatedTileMulF(OpBuilder &rewriter, Location loc, Value a,
   Value result = acc;
   for (int64_t r = 0; r < rows; ++r) {
     Value words = vector::BitCastOp::create(
-        rewriter, loc, wordsType, vector::ExtractOp::create(rewriter, loc, a, r));
+        rewriter, loc, wordsType,
+        vector::ExtractOp::create(rewriter, loc, a, r));
     Value row = vector::ExtractOp::create(rewriter, loc, result, r);
     for (int64_t p = 0; p < pairs; ++p) {
       Value word = vector::ExtractOp::create(rewriter, loc, words, p);
@@ -630,6 +631,240 @@ static bool viewsPackedSequence(Value base) {
   return fn && fn.getArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName);
 }
 
+namespace {
+/// A register tile's loop of bf16 pairs that AMX tiles can take
+/// (matchAMXLoop): its contraction and reads, and the tiles it takes.
+struct AMXLoop {
+  static constexpr int64_t kPairs = 16, kRows = 16, kColumns = 16,
+                           kTileRegisters = 8;
+  scf::ForOp loop;
+  vector::ContractionOp contract;
+  vector::TransferReadOp lhsRead, rhsRead;
+  /// The register tile, and its tiles: 16-row tiles (one of fewer rows
+  /// for fewer than 16) by 16 columns.
+  int64_t rows, columns, rowTiles, tileRows, columnTiles;
+  /// The panel `[.., pairs, columns, 2]` as `[.., pairs, 2 columns]`.
+  SmallVector<ReassociationIndices> collapse;
+
+  /// Accumulator t's rows and columns in the register tile.
+  SmallVector<Value> origin(OpBuilder &b, Location loc, int64_t t) const {
+    return {arith::ConstantIndexOp::create(b, loc, kRows * (t / columnTiles)),
+            arith::ConstantIndexOp::create(b, loc,
+                                           kColumns * (t % columnTiles))};
+  }
+};
+} // namespace
+
+/// `loop` as an AMXLoop (see rewriteAMXLoop), or failure.
+static FailureOr<AMXLoop> matchAMXLoop(scf::ForOp loop) {
+  using L = AMXLoop;
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (loop.getNumRegionIterArgs() != 1 || !lb || *lb != 0 || !step ||
+      *step != 2 || (ub && *ub < 2 * L::kPairs))
+    return failure();
+  AMXLoop m;
+  m.loop = loop;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto c = dyn_cast<vector::ContractionOp>(op)) {
+      if (m.contract)
+        return failure();
+      m.contract = c;
+    } else if (!isMemoryEffectFree(&op) && !isa<vector::TransferReadOp>(op)) {
+      return failure();
+    }
+  }
+  vector::ContractionOp contract = m.contract;
+  if (!contract || !isBF16TileMatmul(contract) || !pairsInPlace(contract) ||
+      contract.getLhsType().getDimSize(1) != 2)
+    return failure();
+  // The accumulator: the loop's, through shape casts of unit dims.
+  auto through = [](Value v) -> Value {
+    if (auto cast = v.getDefiningOp<vector::ShapeCastOp>())
+      return cast.getSource();
+    return v;
+  };
+  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
+  if (through(contract.getAcc()) != loop.getRegionIterArgs()[0] ||
+      through(yielded) != contract.getResult() ||
+      !contract.getResult().hasOneUse() ||
+      (yielded != contract.getResult() && !yielded.hasOneUse()))
+    return failure();
+  auto accType = cast<VectorType>(contract.getAccType());
+  m.rows = accType.getDimSize(0);
+  m.columns = accType.getDimSize(1);
+  // The accumulators, a tile of A per 16 rows and the B tile in turn must
+  // fit the 8 tile registers.
+  m.rowTiles = m.rows <= L::kRows ? 1 : m.rows / L::kRows;
+  m.tileRows = std::min(m.rows, L::kRows);
+  m.columnTiles = m.columns / L::kColumns;
+  if ((m.rows > L::kRows && m.rows % L::kRows != 0) ||
+      m.columns % L::kColumns != 0 ||
+      m.rowTiles * m.columnTiles + m.rowTiles + 1 > L::kTileRegisters)
+    return failure();
+  m.lhsRead = extendedRead(contract.getLhs(), {m.rows, 2});
+  m.rhsRead = extendedRead(contract.getRhs(), {m.columns, 2});
+  if (!m.lhsRead || !m.rhsRead ||
+      !loop.isDefinedOutsideOfLoop(m.lhsRead.getBase()) ||
+      !loop.isDefinedOutsideOfLoop(m.rhsRead.getBase()) ||
+      viewsPackedSequence(m.rhsRead.getBase()))
+    return failure();
+  // A: rows of contiguous pairs, stepped along its innermost dim.
+  auto lhsType = cast<MemRefType>(m.lhsRead.getBase().getType());
+  auto rhsType = cast<MemRefType>(m.rhsRead.getBase().getType());
+  SmallVector<int64_t> lhsStrides, rhsStrides;
+  int64_t offset;
+  if (lhsType.getRank() < 2 || rhsType.getRank() < 3 ||
+      failed(lhsType.getStridesAndOffset(lhsStrides, offset)) ||
+      failed(rhsType.getStridesAndOffset(rhsStrides, offset)) ||
+      lhsStrides.back() != 1 || rhsType.getShape().back() != 2)
+    return failure();
+  ValueRange lhsIndices = m.lhsRead.getIndices();
+  for (auto [i, index] : llvm::enumerate(lhsIndices))
+    if (growthPerStep(loop, index, 2) !=
+        (i + 1 == lhsIndices.size() ? 2 : 0))
+      return failure();
+  // B: a panel `[.., pairs, columns, 2]`, one pair a step, its columns and
+  // pair slot fixed (the slot 0).
+  ValueRange rhsIndices = m.rhsRead.getIndices();
+  size_t pairDim = rhsIndices.size() - 3;
+  for (auto [i, index] : llvm::enumerate(rhsIndices))
+    if (growthPerStep(loop, index, 2) != (i == pairDim ? 1 : 0))
+      return failure();
+  if (!isConstantIntValue(rhsIndices.back(), 0))
+    return failure();
+  for (int64_t d = 0; d + 2 < rhsType.getRank(); ++d)
+    m.collapse.push_back({d});
+  m.collapse.push_back({rhsType.getRank() - 2, rhsType.getRank() - 1});
+  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(rhsType, m.collapse))
+    return failure();
+  return m;
+}
+
+/// The accumulators' tiles before the loop of tiles: zero, a bias row
+/// loaded with stride 0 (one row broadcast to every row), or else the
+/// initial tile, written once to `scratch` and loaded from it.
+static SmallVector<Value> initialAccumulators(RewriterBase &rewriter,
+                                              Location loc, AMXLoop &m,
+                                              const AMXTiles &tiles,
+                                              Value scratch) {
+  Value init = m.loop.getInitArgs()[0];
+  SmallVector<int64_t> shape = {m.tileRows, AMXLoop::kColumns};
+  bool zero = matchPattern(init, m_AnyZeroFloat()) ||
+              matchPattern(init, m_Zero());
+  vector::TransferReadOp row = zero ? nullptr : broadcastRow(init, m.columns);
+  if (!zero && !row) {
+    Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    auto type = VectorType::get({m.rows, m.columns}, rewriter.getF32Type());
+    Value flat = vector::ShapeCastOp::create(rewriter, loc, type, init);
+    SmallVector<bool> inBounds(2, true);
+    vector::TransferWriteOp::create(rewriter, loc, flat, scratch,
+                                    ValueRange{zeroIndex, zeroIndex},
+                                    ArrayRef<bool>(inBounds));
+  }
+  SmallVector<Value> accumulators;
+  for (int64_t t = 0; t < m.rowTiles * m.columnTiles; ++t) {
+    if (zero) {
+      accumulators.push_back(tiles.zero(rewriter, loc, shape));
+    } else if (row) {
+      // Every accumulator of a column tile loads that row's 16 columns
+      // into each of its rows.
+      SmallVector<Value> indices(row.getIndices());
+      indices.back() = arith::AddIOp::create(
+          rewriter, loc, indices.back(),
+          arith::ConstantIndexOp::create(
+              rewriter, loc, AMXLoop::kColumns * (t % m.columnTiles)));
+      accumulators.push_back(
+          tiles.loadRow(rewriter, loc, shape, row.getBase(), indices));
+    } else {
+      accumulators.push_back(tiles.load(rewriter, loc, shape, scratch,
+                                        m.origin(rewriter, loc, t)));
+    }
+  }
+  return accumulators;
+}
+
+/// One step of the loop of tiles at `iv` (16 pairs from there): the tiles
+/// of A (through `staging` for rows of packed sequences), then each tile
+/// of B with its products; the accumulators after the step.
+static SmallVector<Value> stepTiles(OpBuilder &b, Location loc,
+                                    AMXLoop &m, const AMXTiles &tiles,
+                                    Value iv, ValueRange accs, Value panel,
+                                    Value staging) {
+  using L = AMXLoop;
+  // A read's index at `iv`: the loop's index computation, cloned.
+  IRMapping map;
+  map.map(m.loop.getInductionVar(), iv);
+  auto at = [&](Value index) -> Value {
+    if (m.loop.isDefinedOutsideOfLoop(index))
+      return index;
+    if (Value mapped = map.lookupOrNull(index))
+      return mapped;
+    return b.clone(*index.getDefiningOp(), map)->getResult(0);
+  };
+  auto constant = [&](int64_t c) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, c);
+  };
+  SmallVector<Value> aIndices = llvm::map_to_vector(
+      m.lhsRead.getIndices(), [&](Value v) { return at(v); });
+  Value aBase = m.lhsRead.getBase();
+  if (staging) {
+    // Rows of packed sequences: each row's 32 factors on its own (a load
+    // linformer-packed-sequences finds through the lengths) into the
+    // staging tile, which the tile loads read.
+    Value rowIndex = aIndices[aIndices.size() - 2];
+    SmallVector<bool> inBounds(1, true);
+    auto rowType = VectorType::get({2 * L::kPairs}, b.getBF16Type());
+    Value padding = ub::PoisonOp::create(b, loc, rowType.getElementType());
+    for (int64_t i = 0; i < m.rows; ++i) {
+      SmallVector<Value> indices = aIndices;
+      indices[indices.size() - 2] =
+          arith::AddIOp::create(b, loc, rowIndex, constant(i));
+      Value row = vector::TransferReadOp::create(
+          b, loc, rowType, aBase, indices, padding, ArrayRef<bool>(inBounds));
+      vector::TransferWriteOp::create(b, loc, row, staging,
+                                      ValueRange{constant(i), constant(0)},
+                                      ArrayRef<bool>(inBounds));
+    }
+    aBase = staging;
+    aIndices = {constant(0), constant(0)};
+  }
+  SmallVector<Value> aTiles;
+  Value firstRow = aIndices[aIndices.size() - 2];
+  for (int64_t i = 0; i < m.rowTiles; ++i) {
+    SmallVector<Value> indices = aIndices;
+    if (i > 0)
+      indices[indices.size() - 2] =
+          arith::AddIOp::create(b, loc, firstRow, constant(L::kRows * i));
+    aTiles.push_back(
+        tiles.load(b, loc, {m.tileRows, 2 * L::kPairs}, aBase, indices));
+  }
+  ValueRange rhsIndices = m.rhsRead.getIndices();
+  SmallVector<Value> bIndices;
+  for (size_t d = 0; d + 2 < rhsIndices.size(); ++d)
+    bIndices.push_back(at(rhsIndices[d]));
+  // The panel's columns, flattened with their pairs: 2 c.
+  Value first = arith::MulIOp::create(
+      b, loc, at(rhsIndices[rhsIndices.size() - 2]), constant(2));
+  // Each tile of B in turn, shared by every row tile's product (two rows
+  // of tiles: 4 independent accumulators hide the instruction's latency,
+  // and each tile loaded feeds two products).
+  SmallVector<Value> results(accs.begin(), accs.end());
+  for (int64_t j = 0; j < m.columnTiles; ++j) {
+    SmallVector<Value> indices = bIndices;
+    indices.push_back(
+        arith::AddIOp::create(b, loc, first, constant(2 * L::kColumns * j)));
+    Value bTile =
+        tiles.load(b, loc, {L::kPairs, 2 * L::kColumns}, panel, indices);
+    for (int64_t i = 0; i < m.rowTiles; ++i) {
+      int64_t t = i * m.columnTiles + j;
+      results[t] = tiles.mul(b, loc, aTiles[i], bTile, results[t]);
+    }
+  }
+  return results;
+}
+
 /// A register tile's loop of bf16 pairs (linformer-cpu-tile-for-vectors'
 /// pair steps where the engine is AMX) as a loop of AMX tiles, 16 pairs a
 /// step:
@@ -655,236 +890,55 @@ static bool viewsPackedSequence(Value base) {
 /// with the dot products.
 static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
                                     const AMXTiles &tiles) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
-  constexpr int64_t kPairs = 16, kRows = 16, kColumns = 16, kTileRegisters = 8;
-  if (loop.getNumRegionIterArgs() != 1 || !lb || *lb != 0 || !step ||
-      *step != 2 || (ub && *ub < 2 * kPairs))
+  FailureOr<AMXLoop> matched = matchAMXLoop(loop);
+  if (failed(matched))
     return failure();
-  vector::ContractionOp contract;
-  for (Operation &op : loop.getBody()->without_terminator()) {
-    if (auto c = dyn_cast<vector::ContractionOp>(op)) {
-      if (contract)
-        return failure();
-      contract = c;
-    } else if (!isMemoryEffectFree(&op) && !isa<vector::TransferReadOp>(op)) {
-      return failure();
-    }
-  }
-  if (!contract || !isBF16TileMatmul(contract) || !pairsInPlace(contract) ||
-      contract.getLhsType().getDimSize(1) != 2)
-    return failure();
-  // The accumulator: the loop's, through shape casts of unit dims.
-  auto through = [](Value v) -> Value {
-    if (auto cast = v.getDefiningOp<vector::ShapeCastOp>())
-      return cast.getSource();
-    return v;
-  };
-  Value yielded = loop.getBody()->getTerminator()->getOperand(0);
-  if (through(contract.getAcc()) != loop.getRegionIterArgs()[0] ||
-      through(yielded) != contract.getResult() ||
-      !contract.getResult().hasOneUse() ||
-      (yielded != contract.getResult() && !yielded.hasOneUse()))
-    return failure();
-  auto accType = cast<VectorType>(contract.getAccType());
-  int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
-  // Tiles of 16 rows (one of fewer for m < 16) by 16 columns: the
-  // accumulators, a tile of A per 16 rows and the B tile in turn must fit
-  // the 8 tile registers.
-  int64_t rowTiles = rows <= kRows ? 1 : rows / kRows;
-  int64_t tileRows = std::min(rows, kRows);
-  int64_t columnTiles = columns / kColumns;
-  if ((rows > kRows && rows % kRows != 0) || columns % kColumns != 0 ||
-      rowTiles * columnTiles + rowTiles + 1 > kTileRegisters)
-    return failure();
-  vector::TransferReadOp lhsRead = extendedRead(contract.getLhs(), {rows, 2});
-  vector::TransferReadOp rhsRead =
-      extendedRead(contract.getRhs(), {columns, 2});
-  if (!lhsRead || !rhsRead || !loop.isDefinedOutsideOfLoop(lhsRead.getBase()) ||
-      !loop.isDefinedOutsideOfLoop(rhsRead.getBase()) ||
-      viewsPackedSequence(rhsRead.getBase()))
-    return failure();
-  // A: rows of contiguous pairs, stepped along its innermost dim.
-  auto lhsType = cast<MemRefType>(lhsRead.getBase().getType());
-  auto rhsType = cast<MemRefType>(rhsRead.getBase().getType());
-  SmallVector<int64_t> lhsStrides, rhsStrides;
-  int64_t offset;
-  if (lhsType.getRank() < 2 || rhsType.getRank() < 3 ||
-      failed(lhsType.getStridesAndOffset(lhsStrides, offset)) ||
-      failed(rhsType.getStridesAndOffset(rhsStrides, offset)) ||
-      lhsStrides.back() != 1 || rhsType.getShape().back() != 2)
-    return failure();
-  ValueRange lhsIndices = lhsRead.getIndices();
-  for (auto [i, index] : llvm::enumerate(lhsIndices))
-    if (growthPerStep(loop, index, 2) !=
-        (i + 1 == lhsIndices.size() ? 2 : 0))
-      return failure();
-  // B: a panel `[.., pairs, columns, 2]`, one pair a step, its columns and
-  // pair slot fixed (the slot 0).
-  ValueRange rhsIndices = rhsRead.getIndices();
-  size_t pairDim = rhsIndices.size() - 3;
-  for (auto [i, index] : llvm::enumerate(rhsIndices))
-    if (growthPerStep(loop, index, 2) != (i == pairDim ? 1 : 0))
-      return failure();
-  if (!isConstantIntValue(rhsIndices.back(), 0))
-    return failure();
-  SmallVector<ReassociationIndices> collapse;
-  for (int64_t d = 0; d + 2 < rhsType.getRank(); ++d)
-    collapse.push_back({d});
-  collapse.push_back({rhsType.getRank() - 2, rhsType.getRank() - 1});
-  if (!memref::CollapseShapeOp::isGuaranteedCollapsible(rhsType, collapse))
-    return failure();
-
+  AMXLoop &m = *matched;
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   Type f32 = rewriter.getF32Type();
-  auto tileAccType = VectorType::get({rows, columns}, f32);
   Value scratch = memref::AllocaOp::create(
-      rewriter, loc, MemRefType::get({rows, columns}, f32), ValueRange{},
+      rewriter, loc, MemRefType::get({m.rows, m.columns}, f32), ValueRange{},
       rewriter.getI64IntegerAttr(64));
-  Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  auto constant = [&](OpBuilder &b, int64_t c) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, c);
-  };
-  // Accumulator t: rows 16 (t / columnTiles), columns 16 (t % columnTiles).
-  auto origin = [&](OpBuilder &b, int64_t t) -> SmallVector<Value> {
-    return {constant(b, kRows * (t / columnTiles)),
-            constant(b, kColumns * (t % columnTiles))};
-  };
-  Value init = loop.getInitArgs()[0];
-  SmallVector<Value> accumulators;
-  SmallVector<int64_t> accShape = {tileRows, kColumns};
-  bool zero = matchPattern(init, m_AnyZeroFloat()) ||
-              matchPattern(init, m_Zero());
-  vector::TransferReadOp row = zero ? nullptr : broadcastRow(init, columns);
-  if (!zero && !row) {
-    Value flat = vector::ShapeCastOp::create(rewriter, loc, tileAccType, init);
-    SmallVector<bool> inBounds(2, true);
-    vector::TransferWriteOp::create(rewriter, loc, flat, scratch,
-                                    ValueRange{zeroIndex, zeroIndex},
-                                    ArrayRef<bool>(inBounds));
-  }
-  for (int64_t t = 0; t < rowTiles * columnTiles; ++t) {
-    if (zero) {
-      accumulators.push_back(tiles.zero(rewriter, loc, accShape));
-    } else if (row) {
-      // One row (a bias) broadcast: every accumulator of a column tile
-      // loads that row's 16 columns into each of its rows.
-      SmallVector<Value> indices(row.getIndices());
-      indices.back() = arith::AddIOp::create(
-          rewriter, loc, indices.back(),
-          constant(rewriter, kColumns * (t % columnTiles)));
-      accumulators.push_back(
-          tiles.loadRow(rewriter, loc, accShape, row.getBase(), indices));
-    } else {
-      accumulators.push_back(
-          tiles.load(rewriter, loc, accShape, scratch, origin(rewriter, t)));
-    }
-  }
+  SmallVector<Value> accumulators =
+      initialAccumulators(rewriter, loc, m, tiles, scratch);
   Value panel = memref::CollapseShapeOp::create(
-      rewriter, loc, rhsRead.getBase(), collapse);
+      rewriter, loc, m.rhsRead.getBase(), m.collapse);
   // A's rows of packed sequences go through a tile of their own each step.
-  bool packedRows = viewsPackedSequence(lhsRead.getBase());
   Value staging;
-  if (packedRows)
+  if (viewsPackedSequence(m.lhsRead.getBase()))
     staging = memref::AllocaOp::create(
         rewriter, loc,
-        MemRefType::get({rows, 2 * kPairs}, rewriter.getBF16Type()),
+        MemRefType::get({m.rows, 2 * AMXLoop::kPairs}, rewriter.getBF16Type()),
         ValueRange{}, rewriter.getI64IntegerAttr(64));
-  Value newStep = arith::ConstantIndexOp::create(rewriter, loc, 2 * kPairs);
+  Value newStep =
+      arith::ConstantIndexOp::create(rewriter, loc, 2 * AMXLoop::kPairs);
   // Whole tiles of 16 pairs; the pairs after the last (a bound that is no
   // multiple of 32: E X's real tokens in a block) stay the loop of pairs,
   // from there.
   Value tilesEnd = loop.getUpperBound();
-  bool remainder = !ub || *ub % (2 * kPairs) != 0;
+  std::optional<int64_t> ub = getConstantIntValue(tilesEnd);
+  bool remainder = !ub || *ub % (2 * AMXLoop::kPairs) != 0;
   if (remainder)
     tilesEnd = arith::SubIOp::create(
         rewriter, loc, tilesEnd,
         arith::RemUIOp::create(rewriter, loc, tilesEnd, newStep));
   auto newLoop = scf::ForOp::create(
-      rewriter, loc, loop.getLowerBound(), tilesEnd, newStep,
-      accumulators,
+      rewriter, loc, loop.getLowerBound(), tilesEnd, newStep, accumulators,
       [&](OpBuilder &b, Location bodyLoc, Value iv, ValueRange accs) {
-        IRMapping map;
-        map.map(loop.getInductionVar(), iv);
-        auto in = [&](Value index) -> Value {
-          if (loop.isDefinedOutsideOfLoop(index))
-            return index;
-          if (Value mapped = map.lookupOrNull(index))
-            return mapped;
-          return b.clone(*index.getDefiningOp(), map)->getResult(0);
-        };
-        SmallVector<Value> aIndices =
-            llvm::map_to_vector(lhsIndices, [&](Value v) { return in(v); });
-        Value aBase = lhsRead.getBase();
-        if (packedRows) {
-          // Rows of packed sequences: each row's 32 factors on its own (a
-          // load linformer-packed-sequences finds through the lengths)
-          // into the staging tile, which the tile load reads.
-          Value rowIndex = aIndices[aIndices.size() - 2];
-          SmallVector<bool> inBounds(1, true);
-          auto rowType = VectorType::get({2 * kPairs}, b.getBF16Type());
-          Value padding =
-              ub::PoisonOp::create(b, bodyLoc, rowType.getElementType());
-          for (int64_t i = 0; i < rows; ++i) {
-            SmallVector<Value> indices = aIndices;
-            indices[indices.size() - 2] = arith::AddIOp::create(
-                b, bodyLoc, rowIndex,
-                arith::ConstantIndexOp::create(b, bodyLoc, i));
-            Value row = vector::TransferReadOp::create(
-                b, bodyLoc, rowType, aBase, indices, padding,
-                ArrayRef<bool>(inBounds));
-            vector::TransferWriteOp::create(
-                b, bodyLoc, row, staging,
-                ValueRange{arith::ConstantIndexOp::create(b, bodyLoc, i),
-                           zeroIndex},
-                ArrayRef<bool>(inBounds));
-          }
-          aBase = staging;
-          aIndices = {zeroIndex, zeroIndex};
-        }
-        SmallVector<Value> aTiles;
-        Value firstRow = aIndices[aIndices.size() - 2];
-        for (int64_t i = 0; i < rowTiles; ++i) {
-          SmallVector<Value> indices = aIndices;
-          if (i > 0)
-            indices[indices.size() - 2] =
-                arith::AddIOp::create(b, bodyLoc, firstRow,
-                                      constant(b, kRows * i));
-          aTiles.push_back(tiles.load(b, bodyLoc, {tileRows, 2 * kPairs},
-                                      aBase, indices));
-        }
-        SmallVector<Value> bIndices;
-        for (size_t d = 0; d + 2 < rhsIndices.size(); ++d)
-          bIndices.push_back(in(rhsIndices[d]));
-        // The panel's columns, flattened with their pairs: 2 c.
-        Value first = arith::MulIOp::create(
-            b, bodyLoc, in(rhsIndices[rhsIndices.size() - 2]), constant(b, 2));
-        // Each tile of B in turn, shared by every row tile's product (two
-        // rows of tiles: 4 independent accumulators hide the instruction's
-        // latency, and each tile loaded feeds two products).
-        SmallVector<Value> results(accs.begin(), accs.end());
-        for (int64_t j = 0; j < columnTiles; ++j) {
-          SmallVector<Value> indices = bIndices;
-          indices.push_back(arith::AddIOp::create(
-              b, bodyLoc, first, constant(b, 2 * kColumns * j)));
-          Value bTile =
-              tiles.load(b, bodyLoc, {kPairs, 2 * kColumns}, panel, indices);
-          for (int64_t i = 0; i < rowTiles; ++i) {
-            int64_t t = i * columnTiles + j;
-            results[t] = tiles.mul(b, bodyLoc, aTiles[i], bTile, results[t]);
-          }
-        }
-        scf::YieldOp::create(b, bodyLoc, results);
+        scf::YieldOp::create(b, bodyLoc,
+                             stepTiles(b, bodyLoc, m, tiles, iv, accs, panel,
+                                       staging));
       });
   rewriter.setInsertionPointAfter(newLoop);
   for (auto [t, tile] : llvm::enumerate(newLoop.getResults()))
-    tiles.store(rewriter, loc, tile, scratch, origin(rewriter, int64_t(t)));
+    tiles.store(rewriter, loc, tile, scratch,
+                m.origin(rewriter, loc, int64_t(t)));
+  Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
   SmallVector<bool> inBounds(2, true);
   Value result = vector::TransferReadOp::create(
-      rewriter, loc, tileAccType, scratch, ValueRange{zeroIndex, zeroIndex},
-      std::nullopt, ArrayRef<bool>(inBounds));
+      rewriter, loc, VectorType::get({m.rows, m.columns}, f32), scratch,
+      ValueRange{zeroIndex, zeroIndex}, std::nullopt, ArrayRef<bool>(inBounds));
   result = vector::ShapeCastOp::create(
       rewriter, loc, cast<VectorType>(loop.getResult(0).getType()), result);
   if (!remainder) {
