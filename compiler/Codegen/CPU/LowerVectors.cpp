@@ -15,6 +15,7 @@
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -559,6 +560,28 @@ static std::optional<int64_t> growthPerStep(scf::ForOp loop, Value v,
   return std::nullopt;
 }
 
+/// Whether `read` reads `element`s of a memref along its innermost dims,
+/// contiguous in the innermost one, in bounds, as a vector that is
+/// `trailing` after unit dims: what an AMX tile load (or its emulation)
+/// can read in its place.
+static bool readsRows(vector::TransferReadOp read, Type element,
+                      ArrayRef<int64_t> trailing) {
+  auto type = dyn_cast<MemRefType>(read.getBase().getType());
+  if (!type || read.getVectorType().getElementType() != element ||
+      !read.getPermutationMap().isMinorIdentity() || read.hasOutOfBoundsDim())
+    return false;
+  ArrayRef<int64_t> shape = read.getVectorType().getShape();
+  if (shape.size() < trailing.size() ||
+      shape.take_back(trailing.size()) != trailing ||
+      llvm::any_of(shape.drop_back(trailing.size()),
+                   [](int64_t d) { return d != 1; }))
+    return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return succeeded(type.getStridesAndOffset(strides, offset)) &&
+         strides.back() == 1;
+}
+
 /// The read of one row of `columns` f32 (a bias) that `init`, a register
 /// tile's initial accumulators, broadcasts to every row, through shape
 /// casts of unit dims; null for any other init.
@@ -572,27 +595,15 @@ static vector::TransferReadOp broadcastRow(Value init, int64_t columns) {
   if (auto cast = source.getDefiningOp<vector::ShapeCastOp>())
     source = cast.getSource();
   auto read = source.getDefiningOp<vector::TransferReadOp>();
-  if (!read || !read.getVectorType().getElementType().isF32() ||
-      !isa<MemRefType>(read.getBase().getType()) ||
-      !read.getPermutationMap().isMinorIdentity() || read.hasOutOfBoundsDim())
-    return nullptr;
-  ArrayRef<int64_t> shape = read.getVectorType().getShape();
-  auto resultShape = broadcast.getResultVectorType().getShape();
-  if (shape.back() != columns || resultShape.back() != columns ||
-      llvm::any_of(shape.drop_back(), [](int64_t d) { return d != 1; }))
-    return nullptr;
-  // Contiguous along the row.
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  auto type = cast<MemRefType>(read.getBase().getType());
-  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
+  if (!read ||
+      !readsRows(read, Float32Type::get(init.getContext()), {columns}) ||
+      broadcast.getResultVectorType().getShape().back() != columns)
     return nullptr;
   return read;
 }
 
 /// The bf16 transfer_read that `v` (an operand of a contraction) extends,
-/// through shape casts, if its vector is `trailing` after unit dims, its
-/// permutation a minor identity and every dim in bounds.
+/// through shape casts, if it reads rows a tile can (readsRows).
 static vector::TransferReadOp extendedRead(Value v,
                                            ArrayRef<int64_t> trailing) {
   while (true) {
@@ -604,15 +615,7 @@ static vector::TransferReadOp extendedRead(Value v,
       break;
   }
   auto read = v.getDefiningOp<vector::TransferReadOp>();
-  if (!read || !read.getVectorType().getElementType().isBF16() ||
-      !isa<MemRefType>(read.getBase().getType()) ||
-      !read.getPermutationMap().isMinorIdentity() || read.hasOutOfBoundsDim())
-    return {};
-  ArrayRef<int64_t> shape = read.getVectorType().getShape();
-  if (shape.size() < trailing.size() ||
-      shape.take_back(trailing.size()) != trailing ||
-      llvm::any_of(shape.drop_back(trailing.size()),
-                   [](int64_t d) { return d != 1; }))
+  if (!read || !readsRows(read, BFloat16Type::get(v.getContext()), trailing))
     return {};
   return read;
 }
@@ -623,9 +626,8 @@ static vector::TransferReadOp extendedRead(Value v,
 /// run past a sequence's last real token into the next, or past the
 /// buffer).
 static bool viewsPackedSequence(Value base) {
-  while (auto view = base.getDefiningOp<ViewLikeOpInterface>())
-    base = view.getViewSource();
-  auto arg = dyn_cast<BlockArgument>(base);
+  auto arg = dyn_cast<BlockArgument>(
+      memref::skipViewLikeOps(cast<MemrefValue>(base)));
   auto fn = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                 : func::FuncOp();
   return fn && fn.getArgAttr(arg.getArgNumber(), kPackedSequenceArgAttrName);
@@ -713,12 +715,8 @@ static FailureOr<AMXLoop> matchAMXLoop(scf::ForOp loop) {
   // A: rows of contiguous pairs, stepped along its innermost dim.
   auto lhsType = cast<MemRefType>(m.lhsRead.getBase().getType());
   auto rhsType = cast<MemRefType>(m.rhsRead.getBase().getType());
-  SmallVector<int64_t> lhsStrides, rhsStrides;
-  int64_t offset;
   if (lhsType.getRank() < 2 || rhsType.getRank() < 3 ||
-      failed(lhsType.getStridesAndOffset(lhsStrides, offset)) ||
-      failed(rhsType.getStridesAndOffset(rhsStrides, offset)) ||
-      lhsStrides.back() != 1 || rhsType.getShape().back() != 2)
+      rhsType.getShape().back() != 2)
     return failure();
   ValueRange lhsIndices = m.lhsRead.getIndices();
   for (auto [i, index] : llvm::enumerate(lhsIndices))
@@ -971,8 +969,9 @@ struct LowerVectorsPass
         ::linformer::schedule::hasFeature(target, "avx512vl");
     if (engine->engine == BF16Engine::AMX) {
       // Register tiles' loops of pairs as loops of AMX tiles (emulated
-      // where the target lacks AMX); what is not one (E X's token pairs,
-      // a width no tile divides) stays with the dot products below.
+      // where the target lacks AMX); what is not one (a width no tile
+      // divides, a tile the 8 registers cannot hold, the pairs after a
+      // bound's last multiple of 32) stays with the dot products below.
       // Before the pairs' reads are flattened: the tiles read the panels.
       AMXTiles tiles{engine->native, nativeDot, nativeNarrowDot};
       SmallVector<scf::ForOp> loops;
