@@ -82,14 +82,17 @@ struct ExpandBF16Pass
     // selection for AVX512_BF16 has no pattern for some of them ("Cannot
     // select: v16bf16 = X86ISD::VPERM2X128": a d_model-12 model with a
     // random schedule file, --seed 20261269 case 99); as 16-bit integers
-    // no bfloat value is left to shuffle. Powers of two (every default
-    // model's tiles) keep the one instruction.
+    // no bfloat value is left to shuffle. Rows whose length is a power of
+    // two (every default model's tiles) keep the one instruction, however
+    // many rows: an n-D vector reaches LLVM as an array of its rows (a
+    // register tile of 14 rows of 32, 448 elements, is 14 conversions of
+    // 32; expanded, each took six integer instructions more).
     SmallVector<Operation *> oddLengths;
     module.walk([&](arith::TruncFOp op) {
       auto type = dyn_cast<VectorType>(op.getType());
       if (type && type.getElementType().isBF16() &&
           getElementTypeOrSelf(op.getIn().getType()).isF32() &&
-          !llvm::isPowerOf2_64(type.getNumElements()))
+          !llvm::isPowerOf2_64(type.getShape().back()))
         oddLengths.push_back(op);
     });
     if (oddLengths.empty())

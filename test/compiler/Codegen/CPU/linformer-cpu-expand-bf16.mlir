@@ -92,6 +92,21 @@ func.func @native(%x: vector<16xf32>, %b: vector<9xbf16>, %s: bf16,
   return %t, %e, %se, %he, %t12
       : vector<16xbf16>, vector<9xf32>, f32, vector<4xf32>, vector<12xbf16>
 }
+
+// A register tile of rows whose length is a power of two keeps the
+// instruction however many rows it has (14 rows of 32: an FFN's GELU
+// epilogue on a Xeon, whose rows LLVM converts one by one); 14 rows of 12
+// do not.
+// CHECK-LABEL: func.func @rows(
+// CHECK: arith.truncf %{{.*}} : vector<1x14x32xf32> to vector<1x14x32xbf16>
+// CHECK-NOT: arith.truncf
+// CHECK: arith.bitcast %{{.*}} : vector<14x12xi16> to vector<14x12xbf16>
+func.func @rows(%x: vector<1x14x32xf32>, %y: vector<14x12xf32>)
+    -> (vector<1x14x32xbf16>, vector<14x12xbf16>) {
+  %t = arith.truncf %x : vector<1x14x32xf32> to vector<1x14x32xbf16>
+  %u = arith.truncf %y : vector<14x12xf32> to vector<14x12xbf16>
+  return %t, %u : vector<1x14x32xbf16>, vector<14x12xbf16>
+}
 }
 
 // -----
