@@ -602,6 +602,47 @@ static void prepackedWeight(const CPUTarget &t, const KernelShape &shape,
       std::max<int64_t>(1, t.l2Bytes / (2 * s.columns * shape.elementBytes)));
 }
 
+/// AMX row blocks: a contraction on AMX tiles over a prepacked weight takes
+/// its rows in workgroups of up to 256 (from 32), so that every panel of
+/// the weight a workgroup sweeps from L3 serves that many rows. AMX reads
+/// the weight about eight times as fast as FMAs do, and a tile load cannot
+/// run ahead of the products that read its register, so 32-row workgroups
+/// left the tiles waiting on L3. Bounded by L2 (the rows of the broadcast
+/// operand and of the f32 results, every panel sweeps them), by the
+/// workgroups the cores need (minWorkgroups) and, where rows are tokens, by
+/// the short run's share of a core (its cost still follows the real
+/// tokens). Xeon with AMX (2 MiB L2), 2 threads, the default bf16 encoder,
+/// per layer: FFN down 4.4 -> 3.9 ms (128 rows; 3.8 with 256, 5.2 with
+/// 512), Q projection 1.8 -> 1.5, output projection 1.8 -> 1.6.
+static void amxRowBlocks(const CPUTarget &t, const KernelShape &shape,
+                         CPUKernelSchedule &s, int64_t minWorkgroups) {
+  int m = shape.mDim();
+  if (shape.kind != KernelKind::Contraction ||
+      shape.engine.rfind("amx", 0) != 0 || !shape.streamedWeight || !s.pack ||
+      s.split > 1 || m < 0 || m >= int(s.workgroup.size()) ||
+      s.workgroup[m] <= 0)
+    return;
+  int64_t range = shape.ranges[m];
+  int64_t columns = 1;
+  for (int d : shape.columnLoops)
+    columns *= d < int(s.workgroup.size()) && s.workgroup[d] > 0
+                   ? s.workgroup[d]
+                   : shape.ranges[d];
+  int64_t rowBytes =
+      shape.reductionSteps() * shape.elementBytes + columns * int64_t(4);
+  int64_t rows = std::min<int64_t>(
+      {256, floorPow2(std::max<int64_t>(1, t.l2Bytes / rowBytes)),
+       floorPow2(std::max<int64_t>(1, range / minWorkgroups))});
+  if (shape.lengthRowLoop == m) {
+    int64_t shortRows = shape.shortRows > 0 ? shape.shortRows : range / 16;
+    rows = std::min(rows,
+                    floorPow2(std::max<int64_t>(1, shortRows / t.cores)));
+  }
+  if (rows <= s.workgroup[m] || rows % 32 != 0 || range % rows != 0)
+    return;
+  s.workgroup[m] = rows;
+}
+
 CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   CPUKernelSchedule s;
   int64_t lanes = std::max<int64_t>(1, t.lanes());
@@ -729,6 +770,7 @@ CPUKernelSchedule chooseSchedule(const CPUTarget &t, const KernelShape &shape) {
   s.reduction = s.pack ? panelReduction(t, shape, s.columns)
                        : std::min(s.reduction, kMaxUnpackedReduction);
   prepackedWeight(t, shape, s);
+  amxRowBlocks(t, shape, s, minWorkgroups);
   return s;
 }
 

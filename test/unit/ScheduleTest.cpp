@@ -659,6 +659,51 @@ TEST(CostModelTest, PrepackedHeadsTakeOnePanelAHead) {
   EXPECT_FALSE(n.pack);
 }
 
+// AMX tiles over a prepacked weight: rows in blocks of up to 256, so that
+// every panel swept from L3 serves them all. The FFN GEMMs on a Xeon's 2
+// MiB L2, 2 cores: 128 rows (the short run's 256 tokens a core each); 256
+// without lengths for FFN down (2048 bf16 steps + 512 f32 columns, 6 KiB a
+// row), 128 for FFN up (8 KiB of f32 results a row); 32 rows with 56
+// cores (4 x 56 workgroups). Not for the FMA path, nor without the fact.
+TEST(CostModelTest, AMXTakesRowBlocksOverPrepackedWeights) {
+  CPUTarget xeon = presetCPUTarget("avx512");
+  xeon.l2Bytes = 2 << 20;
+  xeon.cores = 2;
+  std::vector<KernelShape> shapes = layerShapes();
+  auto amx = [](KernelShape k) {
+    k.streamedWeight = true;
+    k.elementBytes = 2;
+    k.engine = "amx";
+    k.columnLoops = {3};
+    return k;
+  };
+  auto rows = [](const CPUKernelSchedule &s) { return s.workgroup[1]; };
+  KernelShape up = amx(shapes[5]), down = amx(shapes[6]);
+  for (KernelShape *k : {&up, &down}) {
+    k->lengthRowLoop = 1;
+    k->tokenLoop = 1;
+    CPUKernelSchedule s = chooseSchedule(xeon, *k);
+    EXPECT_EQ(rows(s), 128);
+    EXPECT_EQ(validate(*k, s), "");
+    k->lengthRowLoop = -1;
+    k->tokenLoop = -1;
+  }
+  EXPECT_EQ(rows(chooseSchedule(xeon, down)), 256);
+  EXPECT_EQ(rows(chooseSchedule(xeon, up)), 128);
+  KernelShape emulated = down;
+  emulated.engine = "amx, emulated";
+  EXPECT_EQ(rows(chooseSchedule(xeon, emulated)), 256);
+  CPUTarget big = xeon;
+  big.cores = 56;
+  EXPECT_LE(rows(chooseSchedule(big, down)), 32);
+  KernelShape dot = down;
+  dot.engine = "dot";
+  EXPECT_LE(rows(chooseSchedule(xeon, dot)), 64);
+  KernelShape activations = down;
+  activations.streamedWeight = false;
+  EXPECT_LE(rows(chooseSchedule(xeon, activations)), 64);
+}
+
 TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   // The FFN's weights: a 128-step block over all 2048 (512) columns is
   // 1 MiB (256 KiB), at least half of L2, while a 6 x 16 tile's panel is
