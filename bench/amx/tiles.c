@@ -25,9 +25,12 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-typedef struct { uint8_t palette, start; uint8_t r[14]; uint16_t colsb[16]; uint8_t rows[16]; } __attribute__((packed)) cfg_t;
+// The tile configuration as bytes (palette, 14 reserved, colsb[16] as
+// uint16, rows[16]): GCC 12 at -O2 dropped the rows of a packed struct's
+// stores before ldtilecfg read them (rows 0 with colsb 64: #GP, SIGSEGV).
 static double now(void){struct timespec t;clock_gettime(CLOCK_MONOTONIC,&t);return t.tv_sec+t.tv_nsec*1e-9;}
-static void config(void){ cfg_t c; memset(&c,0,sizeof c); c.palette=1; for(int i=0;i<8;i++){c.colsb[i]=64;c.rows[i]=16;} _tile_loadconfig(&c);}
+static void config(void){ static _Alignas(64) volatile uint8_t c[64]; for(int i=0;i<64;i++) c[i]=0; c[0]=1;
+  for(int i=0;i<8;i++){c[16+2*i]=64;c[48+i]=16;} _tile_loadconfig((const void *)c);}
 enum { K = 2048 };
 static uint16_t *A, *Bp; static float *C;
 // A: rows x K (stride K*2 bytes); Bp: panel [K/2][N][2] (stride N*4 bytes)
