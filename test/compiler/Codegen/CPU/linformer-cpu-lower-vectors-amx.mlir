@@ -12,9 +12,11 @@
 // initial tile), per step one tile of A straight from its buffer and per
 // 16 columns a tile of the panel (flattened, [K/2, 64]: 16 pairs of 16
 // columns at column 0 and 32) and one tdpbf16ps; the tiles are stored once,
-// after the loop. auto takes AMX tiles where the target has them.
+// after the loop, straight to where the loop's one reader wrote its result
+// (not through the scratch tile). auto takes AMX tiles where the target has
+// them.
 // AMX-LABEL: func.func @pairs(
-// AMX-SAME: %[[A:[a-z0-9]+]]: memref<16x64xbf16>, %[[P:[a-z0-9]+]]: memref<32x32x2xbf16>
+// AMX-SAME: %[[A:[a-z0-9]+]]: memref<16x64xbf16>, %[[P:[a-z0-9]+]]: memref<32x32x2xbf16>, %[[C:[a-z0-9]+]]: memref<16x32xf32>
 // AMX: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
 // AMX: vector.transfer_write %{{.*}}, %[[S]]
 // AMX-DAG: %[[C0:.*]] = amx.tile_load %[[S]][%{{.*}}, %c0] : memref<16x32xf32> into !amx.tile<16x16xf32>
@@ -28,9 +30,10 @@
 // AMX: %[[TB1:.*]] = amx.tile_load %[[FLAT]][%[[H]], %c32] : memref<32x64xbf16> into !amx.tile<16x32xbf16>
 // AMX: %[[M1:.*]] = amx.tile_mulf %[[TA]], %[[TB1]], %[[ACC1]]
 // AMX: scf.yield %[[M0]], %[[M1]]
-// AMX: amx.tile_store %[[S]][%{{.*}}, %c0], %[[R]]#0
-// AMX: amx.tile_store %[[S]][%{{.*}}, %c16], %[[R]]#1
-// AMX: vector.transfer_read %[[S]]
+// AMX: amx.tile_store %[[C]][%c0, %c0], %[[R]]#0
+// AMX: amx.tile_store %[[C]][%c0, %c16], %[[R]]#1
+// AMX-NOT: vector.transfer_read %[[S]]
+// AMX-NOT: vector.transfer_write
 // AMX-NOT: x86vector
 // AMX: return
 // CHECK-LABEL: func.func @pairs(
@@ -103,6 +106,58 @@ func.func @rows32(%a: memref<32x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<
   return
 }
 
+
+// Results whose rows are a packed sequence's (found one at a time by
+// linformer-packed-sequences) go through the scratch tile and the
+// register tile's own write; so do results read again.
+// AMX-LABEL: func.func @packed_out(
+// AMX-SAME: %[[C:[a-z0-9]+]]: memref<16x32xf32> {linformer.packed_sequence}
+// AMX: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
+// AMX: scf.for
+// AMX-COUNT-2: amx.tile_store %[[S]]
+// AMX: %[[V:.*]] = vector.transfer_read %[[S]]
+// AMX: vector.transfer_write %[[V]], %[[C]]
+// AMX-LABEL: func.func @read_again(
+// AMX-COUNT-2: amx.tile_store %{{.*}} : memref<16x32xf32>, !amx.tile<16x16xf32>
+// AMX: %[[V:.*]] = vector.transfer_read
+// AMX: vector.transfer_write %[[V]]
+// AMX: return %[[V]]
+func.func @packed_out(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memref<16x32xf32> {linformer.packed_sequence}) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %zero = arith.constant dense<0.0> : vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %zero) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
+func.func @read_again(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) -> vector<16x32xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %zero = arith.constant dense<0.0> : vector<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %zero) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return %r : vector<16x32xf32>
+}
 
 // A register tile that starts from a bias (one row broadcast to every
 // row): each accumulator loads its 16 columns of the row with stride 0,
