@@ -560,17 +560,18 @@ static std::optional<int64_t> growthPerStep(scf::ForOp loop, Value v,
   return std::nullopt;
 }
 
-/// Whether `read` reads `element`s of a memref along its innermost dims,
-/// contiguous in the innermost one, in bounds, as a vector that is
-/// `trailing` after unit dims: what an AMX tile load (or its emulation)
-/// can read in its place.
-static bool readsRows(vector::TransferReadOp read, Type element,
-                      ArrayRef<int64_t> trailing) {
-  auto type = dyn_cast<MemRefType>(read.getBase().getType());
-  if (!type || read.getVectorType().getElementType() != element ||
-      !read.getPermutationMap().isMinorIdentity() || read.hasOutOfBoundsDim())
+/// Whether `xfer` reads or writes `element`s of a memref along its
+/// innermost dims, contiguous in the innermost one, in bounds and unmasked,
+/// as a vector that is `trailing` after unit dims: what an AMX tile load or
+/// store (or its emulation) can take in its place.
+static bool accessesRows(VectorTransferOpInterface xfer, Type element,
+                         ArrayRef<int64_t> trailing) {
+  auto type = dyn_cast<MemRefType>(xfer.getBase().getType());
+  if (!type || xfer.getVectorType().getElementType() != element ||
+      !xfer.getPermutationMap().isMinorIdentity() ||
+      xfer.hasOutOfBoundsDim() || xfer.getMask())
     return false;
-  ArrayRef<int64_t> shape = read.getVectorType().getShape();
+  ArrayRef<int64_t> shape = xfer.getVectorType().getShape();
   if (shape.size() < trailing.size() ||
       shape.take_back(trailing.size()) != trailing ||
       llvm::any_of(shape.drop_back(trailing.size()),
@@ -596,7 +597,7 @@ static vector::TransferReadOp broadcastRow(Value init, int64_t columns) {
     source = cast.getSource();
   auto read = source.getDefiningOp<vector::TransferReadOp>();
   if (!read ||
-      !readsRows(read, Float32Type::get(init.getContext()), {columns}) ||
+      !accessesRows(read, Float32Type::get(init.getContext()), {columns}) ||
       broadcast.getResultVectorType().getShape().back() != columns)
     return nullptr;
   return read;
@@ -615,7 +616,7 @@ static vector::TransferReadOp extendedRead(Value v,
       break;
   }
   auto read = v.getDefiningOp<vector::TransferReadOp>();
-  if (!read || !readsRows(read, BFloat16Type::get(v.getContext()), trailing))
+  if (!read || !accessesRows(read, BFloat16Type::get(v.getContext()), trailing))
     return {};
   return read;
 }
@@ -653,6 +654,18 @@ struct AMXLoop {
     return {arith::ConstantIndexOp::create(b, loc, kRows * (t / columnTiles)),
             arith::ConstantIndexOp::create(b, loc,
                                            kColumns * (t % columnTiles))};
+  }
+  /// Accumulator t's indices in a buffer that holds the register tile at
+  /// `tile` (its innermost two dims the tile's rows and columns).
+  SmallVector<Value> originAt(OpBuilder &b, Location loc, ValueRange tile,
+                              int64_t t) const {
+    SmallVector<Value> indices(tile.begin(), tile.end());
+    SmallVector<Value> offsets = origin(b, loc, t);
+    for (int i : {0, 1}) {
+      Value &index = indices[indices.size() - 2 + i];
+      index = arith::AddIOp::create(b, loc, index, offsets[i]);
+    }
+    return indices;
   }
 };
 } // namespace
@@ -740,9 +753,32 @@ static FailureOr<AMXLoop> matchAMXLoop(scf::ForOp loop) {
   return m;
 }
 
+/// The read of the whole initial tile `init` (through a shape cast of
+/// unit dims) from f32 rows a tile load can take in its place, where
+/// nothing between it and `loop` writes memory (a reduction block's
+/// partial sums, read back for the next block); else null.
+static vector::TransferReadOp wholeTileRead(Value init, scf::ForOp loop,
+                                            int64_t rows, int64_t columns) {
+  if (auto cast = init.getDefiningOp<vector::ShapeCastOp>())
+    init = cast.getSource();
+  auto read = init.getDefiningOp<vector::TransferReadOp>();
+  if (!read || read->getBlock() != loop->getBlock() ||
+      !accessesRows(read, Float32Type::get(init.getContext()),
+                    {rows, columns}) ||
+      viewsPackedSequence(read.getBase()))
+    return {};
+  for (Operation *op = read->getNextNode(); op != loop.getOperation();
+       op = op->getNextNode())
+    if (!isMemoryEffectFree(op) &&
+        !isa<vector::TransferReadOp, memref::AllocaOp>(op))
+      return {};
+  return read;
+}
+
 /// The accumulators' tiles before the loop of tiles: zero, a bias row
-/// loaded with stride 0 (one row broadcast to every row), or else the
-/// initial tile, written once to `scratch` and loaded from it.
+/// loaded with stride 0 (one row broadcast to every row), the initial tile
+/// loaded from where it was read (wholeTileRead), or else the initial
+/// tile, written once to `scratch` and loaded from it.
 static SmallVector<Value> initialAccumulators(RewriterBase &rewriter,
                                               Location loc, AMXLoop &m,
                                               const AMXTiles &tiles,
@@ -752,6 +788,16 @@ static SmallVector<Value> initialAccumulators(RewriterBase &rewriter,
   bool zero = matchPattern(init, m_AnyZeroFloat()) ||
               matchPattern(init, m_Zero());
   vector::TransferReadOp row = zero ? nullptr : broadcastRow(init, m.columns);
+  vector::TransferReadOp whole =
+      zero || row ? nullptr : wholeTileRead(init, m.loop, m.rows, m.columns);
+  if (whole) {
+    SmallVector<Value> accumulators;
+    for (int64_t t = 0; t < m.rowTiles * m.columnTiles; ++t)
+      accumulators.push_back(tiles.load(
+          rewriter, loc, shape, whole.getBase(),
+          m.originAt(rewriter, loc, whole.getIndices(), t)));
+    return accumulators;
+  }
   if (!zero && !row) {
     Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
     auto type = VectorType::get({m.rows, m.columns}, rewriter.getF32Type());
@@ -875,23 +921,10 @@ static vector::TransferWriteOp soleTileWrite(scf::ForOp loop,
   if (!result.hasOneUse())
     return {};
   auto write = dyn_cast<vector::TransferWriteOp>(*result.getUsers().begin());
-  auto memref = write ? dyn_cast<MemRefType>(write.getBase().getType())
-                      : MemRefType();
-  if (!memref || write.getVector() != result || write.getMask() ||
-      !memref.getElementType().isF32() || memref.getRank() < 2 ||
-      !write.getPermutationMap().isMinorIdentity() ||
-      llvm::any_of(write.getInBoundsValues(), [](bool b) { return !b; }) ||
+  if (!write || write.getValueToStore() != result ||
+      !accessesRows(write, Float32Type::get(loop.getContext()),
+                    {m.rows, m.columns}) ||
       viewsPackedSequence(write.getBase()))
-    return {};
-  ArrayRef<int64_t> shape = write.getVectorType().getShape();
-  if (shape.size() < 2 || shape[shape.size() - 2] != m.rows ||
-      shape.back() != m.columns ||
-      llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
-    return {};
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(memref.getStridesAndOffset(strides, offset)) ||
-      strides.back() != 1)
     return {};
   return write;
 }
@@ -968,16 +1001,9 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
   if (vector::TransferWriteOp write = soleTileWrite(loop, m);
       write && !remainder) {
     rewriter.setInsertionPoint(write);
-    ValueRange at = write.getIndices();
-    for (auto [t, tile] : llvm::enumerate(newLoop.getResults())) {
-      SmallVector<Value> indices(at.begin(), at.end());
-      SmallVector<Value> origin = m.origin(rewriter, loc, int64_t(t));
-      for (int i : {0, 1}) {
-        Value &index = indices[indices.size() - 2 + i];
-        index = arith::AddIOp::create(rewriter, loc, index, origin[i]);
-      }
-      tiles.store(rewriter, loc, tile, write.getBase(), indices);
-    }
+    for (auto [t, tile] : llvm::enumerate(newLoop.getResults()))
+      tiles.store(rewriter, loc, tile, write.getBase(),
+                  m.originAt(rewriter, loc, write.getIndices(), int64_t(t)));
     rewriter.eraseOp(write);
     rewriter.eraseOp(loop);
     return success();

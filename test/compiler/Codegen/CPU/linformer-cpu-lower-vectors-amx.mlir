@@ -13,14 +13,13 @@
 // 16 columns a tile of the panel (flattened, [K/2, 64]: 16 pairs of 16
 // columns at column 0 and 32) and one tdpbf16ps; the tiles are stored once,
 // after the loop, straight to where the loop's one reader wrote its result
-// (not through the scratch tile). auto takes AMX tiles where the target has
-// them.
+// (not through the scratch tile), as the initial tile is loaded from where
+// it was read. auto takes AMX tiles where the target has them.
 // AMX-LABEL: func.func @pairs(
 // AMX-SAME: %[[A:[a-z0-9]+]]: memref<16x64xbf16>, %[[P:[a-z0-9]+]]: memref<32x32x2xbf16>, %[[C:[a-z0-9]+]]: memref<16x32xf32>
-// AMX: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
-// AMX: vector.transfer_write %{{.*}}, %[[S]]
-// AMX-DAG: %[[C0:.*]] = amx.tile_load %[[S]][%{{.*}}, %c0] : memref<16x32xf32> into !amx.tile<16x16xf32>
-// AMX-DAG: %[[C1:.*]] = amx.tile_load %[[S]][%{{.*}}, %c16] : memref<16x32xf32> into !amx.tile<16x16xf32>
+// AMX-NOT: memref.alloca
+// AMX-DAG: %[[C0:.*]] = amx.tile_load %[[C]][%c0, %c0] : memref<16x32xf32> into !amx.tile<16x16xf32>
+// AMX-DAG: %[[C1:.*]] = amx.tile_load %[[C]][%c0, %c16] : memref<16x32xf32> into !amx.tile<16x16xf32>
 // AMX: %[[FLAT:.*]] = memref.collapse_shape %[[P]] {{\[}}[0], [1, 2]] : memref<32x32x2xbf16> into memref<32x64xbf16>
 // AMX: %[[R:.*]]:2 = scf.for %[[K:.*]] = %c0 to %c64 step %c32 iter_args(%[[ACC0:.*]] = %[[C0]], %[[ACC1:.*]] = %[[C1]]) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>) {
 // AMX: %[[TA:.*]] = amx.tile_load %[[A]][%c0, %[[K]]] : memref<16x64xbf16> into !amx.tile<16x32xbf16>
@@ -32,7 +31,7 @@
 // AMX: scf.yield %[[M0]], %[[M1]]
 // AMX: amx.tile_store %[[C]][%c0, %c0], %[[R]]#0
 // AMX: amx.tile_store %[[C]][%c0, %c16], %[[R]]#1
-// AMX-NOT: vector.transfer_read %[[S]]
+// AMX-NOT: vector.transfer_read
 // AMX-NOT: vector.transfer_write
 // AMX-NOT: x86vector
 // AMX: return
@@ -117,11 +116,6 @@ func.func @rows32(%a: memref<32x64xbf16> , %p: memref<32x32x2xbf16>, %c: memref<
 // AMX-COUNT-2: amx.tile_store %[[S]]
 // AMX: %[[V:.*]] = vector.transfer_read %[[S]]
 // AMX: vector.transfer_write %[[V]], %[[C]]
-// AMX-LABEL: func.func @read_again(
-// AMX-COUNT-2: amx.tile_store %{{.*}} : memref<16x32xf32>, !amx.tile<16x16xf32>
-// AMX: %[[V:.*]] = vector.transfer_read
-// AMX: vector.transfer_write %[[V]]
-// AMX: return %[[V]]
 func.func @packed_out(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memref<16x32xf32> {linformer.packed_sequence}) {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -140,6 +134,43 @@ func.func @packed_out(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memr
   vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
   return
 }
+
+// An initial tile read from memory that is written before the loop goes
+// through the scratch tile, from the value read.
+// AMX-LABEL: func.func @init_overwritten(
+// AMX-SAME: %[[C:[a-z0-9]+]]: memref<16x32xf32>
+// AMX: %[[V:.*]] = vector.transfer_read %[[C]]
+// AMX: vector.transfer_write %{{.*}}, %[[C]]
+// AMX: %[[S:.*]] = memref.alloca() {alignment = 64 : i64} : memref<16x32xf32>
+// AMX: vector.transfer_write %[[V]], %[[S]]
+// AMX-COUNT-2: amx.tile_load %[[S]]
+// AMX: scf.for
+func.func @init_overwritten(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %zero = arith.constant dense<0.0> : vector<16x32xf32>
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  vector.transfer_write %zero, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  %r = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %init) -> (vector<16x32xf32>) {
+    %h = affine.apply #half()[%k]
+    %l = vector.transfer_read %a[%c0, %k], %pb {in_bounds = [true, true]} : memref<16x64xbf16>, vector<16x2xbf16>
+    %w = vector.transfer_read %p[%h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<32x32x2xbf16>, vector<32x2xbf16>
+    %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+    %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+    %s = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
+// AMX-LABEL: func.func @read_again(
+// AMX-COUNT-2: amx.tile_store %{{.*}} : memref<16x32xf32>, !amx.tile<16x16xf32>
+// AMX: %[[V:.*]] = vector.transfer_read
+// AMX: vector.transfer_write %[[V]]
+// AMX: return %[[V]]
 func.func @read_again(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memref<16x32xf32>) -> vector<16x32xf32> {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
