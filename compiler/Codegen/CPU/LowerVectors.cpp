@@ -782,14 +782,14 @@ static vector::TransferReadOp wholeTileRead(Value init, scf::ForOp loop,
 static SmallVector<Value> initialAccumulators(RewriterBase &rewriter,
                                               Location loc, AMXLoop &m,
                                               const AMXTiles &tiles,
-                                              Value scratch) {
-  Value init = m.loop.getInitArgs()[0];
+                                              Value scratch, scf::ForOp at) {
+  Value init = at.getInitArgs()[0];
   SmallVector<int64_t> shape = {m.tileRows, AMXLoop::kColumns};
   bool zero = matchPattern(init, m_AnyZeroFloat()) ||
               matchPattern(init, m_Zero());
   vector::TransferReadOp row = zero ? nullptr : broadcastRow(init, m.columns);
   vector::TransferReadOp whole =
-      zero || row ? nullptr : wholeTileRead(init, m.loop, m.rows, m.columns);
+      zero || row ? nullptr : wholeTileRead(init, at, m.rows, m.columns);
   if (whole) {
     SmallVector<Value> accumulators;
     for (int64_t t = 0; t < m.rowTiles * m.columnTiles; ++t)
@@ -909,24 +909,72 @@ static SmallVector<Value> stepTiles(OpBuilder &b, Location loc,
   return results;
 }
 
-/// The write that `loop`'s result (the register tile `m` covers) goes to
+/// The write that `result` (the register tile `m` covers) goes to
 /// and nothing else reads, where the accumulator tiles can be stored there
 /// straight: a whole tile (no mask, in bounds, the memref's innermost
 /// dimensions the tile's, leading unit dimensions) into f32 rows of unit
 /// stride, not of packed sequences (their rows are found one at a time);
 /// else null.
-static vector::TransferWriteOp soleTileWrite(scf::ForOp loop,
+static vector::TransferWriteOp soleTileWrite(Value result,
                                              const AMXLoop &m) {
-  Value result = loop.getResult(0);
   if (!result.hasOneUse())
     return {};
   auto write = dyn_cast<vector::TransferWriteOp>(*result.getUsers().begin());
   if (!write || write.getValueToStore() != result ||
-      !accessesRows(write, Float32Type::get(loop.getContext()),
+      !accessesRows(write, Float32Type::get(result.getContext()),
                     {m.rows, m.columns}) ||
       viewsPackedSequence(write.getBase()))
     return {};
   return write;
+}
+
+/// The loops around `loop`, innermost first, that do nothing but carry its
+/// accumulators: each one's only iter_arg is the next inner loop's init and
+/// its yield that loop's result (the output projection's loop over heads
+/// around its register tile's loop of channel pairs: one reduction over
+/// heads x channels).
+static SmallVector<scf::ForOp> carryingLoops(scf::ForOp loop) {
+  SmallVector<scf::ForOp> outers;
+  scf::ForOp inner = loop;
+  while (auto outer = dyn_cast<scf::ForOp>(inner->getParentOp())) {
+    if (outer.getNumRegionIterArgs() != 1 ||
+        inner.getInitArgs()[0] != outer.getRegionIterArg(0) ||
+        !outer.getRegionIterArg(0).hasOneUse() ||
+        !inner.getResult(0).hasOneUse() ||
+        outer.getBody()->getTerminator()->getOperand(0) != inner.getResult(0))
+      break;
+    if (llvm::any_of(outer.getBody()->without_terminator(), [&](Operation &op) {
+          return &op != inner.getOperation() && !isMemoryEffectFree(&op);
+        }))
+      break;
+    outers.push_back(outer);
+    inner = outer;
+  }
+  return outers;
+}
+
+/// `outers` (carryingLoops, innermost first) each also carrying the
+/// accumulator tiles, from `accumulators`; the new loops, innermost first.
+/// Each yields its new iter_args until the caller yields the tiles.
+static SmallVector<scf::ForOp> carryTiles(RewriterBase &rewriter,
+                                          ArrayRef<scf::ForOp> outers,
+                                          ValueRange accumulators) {
+  SmallVector<scf::ForOp> carried;
+  ValueRange accs = accumulators;
+  for (scf::ForOp outer : llvm::reverse(outers)) {
+    rewriter.setInsertionPoint(outer);
+    FailureOr<LoopLikeOpInterface> grown =
+        cast<LoopLikeOpInterface>(outer.getOperation())
+            .replaceWithAdditionalYields(
+                rewriter, accs, /*replaceInitOperandUsesInLoop=*/false,
+                [](OpBuilder &, Location, ArrayRef<BlockArgument> args) {
+                  return SmallVector<Value>(args.begin(), args.end());
+                });
+    auto loop = cast<scf::ForOp>(grown->getOperation());
+    carried.insert(carried.begin(), loop);
+    accs = loop.getRegionIterArgs().take_back(accumulators.size());
+  }
+  return carried;
 }
 
 /// A register tile's loop of bf16 pairs (linformer-cpu-tile-for-vectors'
@@ -946,12 +994,14 @@ static vector::TransferWriteOp soleTileWrite(scf::ForOp loop,
 /// `tdpbf16ps` reads) and its `tdpbf16ps` with each tile of A; after the
 /// loop the tiles are stored, once, to the f32 tile the rest of the kernel
 /// reads, which the loop of pairs takes on from the last whole 32 steps
-/// where K (E X's real tokens, say) is no multiple of 32. The accumulators,
-/// the tiles of A and one of B must fit the 8 tile registers (32 x 32: 4 +
-/// 2 + 1). A's rows in an argument of packed sequences are copied a row at
-/// a time (each found through the lengths by linformer-packed-sequences,
-/// clamped past them) into a staging tile each step. Anything else stays
-/// with the dot products.
+/// where K (E X's real tokens, say) is no multiple of 32. Loops around it
+/// that only carry its accumulators (carryingLoops) carry the tiles
+/// instead, so that they are loaded and stored once for the whole
+/// reduction. The accumulators, the tiles of A and one of B must fit the 8
+/// tile registers (32 x 32: 4 + 2 + 1). A's rows in an argument of packed
+/// sequences are copied a row at a time (each found through the lengths by
+/// linformer-packed-sequences, clamped past them) into a staging tile each
+/// step. Anything else stays with the dot products.
 static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
                                     const AMXTiles &tiles) {
   FailureOr<AMXLoop> matched = matchAMXLoop(loop);
@@ -959,13 +1009,27 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
     return failure();
   AMXLoop &m = *matched;
   Location loc = loop.getLoc();
-  rewriter.setInsertionPoint(loop);
+  // Whole tiles of 16 pairs; the pairs after the last (a bound that is no
+  // multiple of 32: E X's real tokens in a block) stay the loop of pairs,
+  // from there.
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  bool remainder = !ub || *ub % (2 * AMXLoop::kPairs) != 0;
+  SmallVector<scf::ForOp> outers;
+  if (!remainder)
+    outers = carryingLoops(loop);
+  scf::ForOp outermost = outers.empty() ? loop : outers.back();
+  rewriter.setInsertionPoint(outermost);
   Type f32 = rewriter.getF32Type();
   Value scratch = memref::AllocaOp::create(
       rewriter, loc, MemRefType::get({m.rows, m.columns}, f32), ValueRange{},
       rewriter.getI64IntegerAttr(64));
   SmallVector<Value> accumulators =
-      initialAccumulators(rewriter, loc, m, tiles, scratch);
+      initialAccumulators(rewriter, loc, m, tiles, scratch, outermost);
+  SmallVector<scf::ForOp> carried = carryTiles(rewriter, outers, accumulators);
+  ValueRange accs = accumulators;
+  if (!carried.empty())
+    accs = carried.front().getRegionIterArgs().take_back(accumulators.size());
+  rewriter.setInsertionPoint(loop);
   Value panel = memref::CollapseShapeOp::create(
       rewriter, loc, m.rhsRead.getBase(), m.collapse);
   // A's rows of packed sequences go through a tile of their own each step.
@@ -977,55 +1041,77 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
         ValueRange{}, rewriter.getI64IntegerAttr(64));
   Value newStep =
       arith::ConstantIndexOp::create(rewriter, loc, 2 * AMXLoop::kPairs);
-  // Whole tiles of 16 pairs; the pairs after the last (a bound that is no
-  // multiple of 32: E X's real tokens in a block) stay the loop of pairs,
-  // from there.
   Value tilesEnd = loop.getUpperBound();
-  std::optional<int64_t> ub = getConstantIntValue(tilesEnd);
-  bool remainder = !ub || *ub % (2 * AMXLoop::kPairs) != 0;
   if (remainder)
     tilesEnd = arith::SubIOp::create(
         rewriter, loc, tilesEnd,
         arith::RemUIOp::create(rewriter, loc, tilesEnd, newStep));
   auto newLoop = scf::ForOp::create(
-      rewriter, loc, loop.getLowerBound(), tilesEnd, newStep, accumulators,
-      [&](OpBuilder &b, Location bodyLoc, Value iv, ValueRange accs) {
+      rewriter, loc, loop.getLowerBound(), tilesEnd, newStep, accs,
+      [&](OpBuilder &b, Location bodyLoc, Value iv, ValueRange stepAccs) {
         scf::YieldOp::create(b, bodyLoc,
-                             stepTiles(b, bodyLoc, m, tiles, iv, accs, panel,
-                                       staging));
+                             stepTiles(b, bodyLoc, m, tiles, iv, stepAccs,
+                                       panel, staging));
       });
+  // The tiles out of the carrying loops, innermost first; the loop of pairs
+  // goes (the vector each carrying loop carried now passes through it,
+  // unused, for canonicalization to drop).
+  ValueRange finalTiles = newLoop.getResults();
+  Value result = loop.getResult(0);
+  Operation *last = newLoop;
+  for (scf::ForOp c : carried) {
+    auto yield = cast<scf::YieldOp>(c.getBody()->getTerminator());
+    unsigned first = yield.getNumOperands() - finalTiles.size();
+    rewriter.modifyOpInPlace(yield, [&] {
+      for (auto [i, tile] : llvm::enumerate(finalTiles))
+        yield->setOperand(first + i, tile);
+    });
+    finalTiles = c.getResults().take_back(finalTiles.size());
+    result = c.getResult(0);
+    last = c;
+  }
+  if (!carried.empty()) {
+    rewriter.replaceAllUsesWith(loop.getResult(0),
+                                carried.front().getRegionIterArg(0));
+    rewriter.eraseOp(loop);
+  }
   // Whole tiles whose one reader stores them: stored there (the f32 tile
   // of a workgroup's results, say), not through the scratch tile and
   // vectors copied out of it. On a Xeon with AMX that copy cost a 32 x 32
   // register tile of K = 512 (the FFN up-projection's) 15% of its time.
-  if (vector::TransferWriteOp write = soleTileWrite(loop, m);
+  if (vector::TransferWriteOp write = soleTileWrite(result, m);
       write && !remainder) {
     rewriter.setInsertionPoint(write);
-    for (auto [t, tile] : llvm::enumerate(newLoop.getResults()))
+    for (auto [t, tile] : llvm::enumerate(finalTiles))
       tiles.store(rewriter, loc, tile, write.getBase(),
                   m.originAt(rewriter, loc, write.getIndices(), int64_t(t)));
     rewriter.eraseOp(write);
-    rewriter.eraseOp(loop);
+    if (carried.empty())
+      rewriter.eraseOp(loop);
     return success();
   }
-  rewriter.setInsertionPointAfter(newLoop);
-  for (auto [t, tile] : llvm::enumerate(newLoop.getResults()))
+  rewriter.setInsertionPointAfter(last);
+  for (auto [t, tile] : llvm::enumerate(finalTiles))
     tiles.store(rewriter, loc, tile, scratch,
                 m.origin(rewriter, loc, int64_t(t)));
   Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
   SmallVector<bool> inBounds(2, true);
-  Value result = vector::TransferReadOp::create(
+  Value read = vector::TransferReadOp::create(
       rewriter, loc, VectorType::get({m.rows, m.columns}, f32), scratch,
       ValueRange{zeroIndex, zeroIndex}, std::nullopt, ArrayRef<bool>(inBounds));
-  result = vector::ShapeCastOp::create(
-      rewriter, loc, cast<VectorType>(loop.getResult(0).getType()), result);
+  read = vector::ShapeCastOp::create(
+      rewriter, loc, cast<VectorType>(result.getType()), read);
+  if (!carried.empty()) {
+    rewriter.replaceAllUsesWith(result, read);
+    return success();
+  }
   if (!remainder) {
-    rewriter.replaceOp(loop, result);
+    rewriter.replaceOp(loop, read);
     return success();
   }
   rewriter.modifyOpInPlace(loop, [&] {
     loop.getLowerBoundMutable().assign(tilesEnd);
-    loop.getInitArgsMutable()[0].assign(result);
+    loop.getInitArgsMutable()[0].assign(read);
   });
   return success();
 }

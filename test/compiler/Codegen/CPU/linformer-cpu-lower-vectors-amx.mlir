@@ -190,6 +190,48 @@ func.func @read_again(%a: memref<16x64xbf16>, %p: memref<32x32x2xbf16>, %c: memr
   return %r : vector<16x32xf32>
 }
 
+// A reduction over heads x channels (the output projection): a loop over
+// heads that only carries the register tile's accumulators around its loop
+// of channel pairs. The heads' loop carries the tiles instead: loaded once
+// before it, stored once after it, no tile through memory per head.
+// AMX-LABEL: func.func @heads(
+// AMX-SAME: %[[C:[a-z0-9]+]]: memref<16x32xf32>
+// AMX: %[[I0:.*]] = amx.tile_load %[[C]][%c0, %c0]
+// AMX: %[[I1:.*]] = amx.tile_load %[[C]][%c0, %c16]
+// AMX: %[[H:.*]]:3 = scf.for %{{.*}} = %c0 to %c8 step %c1 iter_args(%{{.*}} = %{{.*}}, %[[O0:.*]] = %[[I0]], %[[O1:.*]] = %[[I1]]) -> (vector<16x32xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// AMX-NOT: amx.tile_store
+// AMX: %[[T:.*]]:2 = scf.for %{{.*}} = %c0 to %c64 step %c32 iter_args(%{{.*}} = %[[O0]], %{{.*}} = %[[O1]])
+// AMX-COUNT-2: amx.tile_mulf
+// AMX: scf.yield %{{.*}}, %[[T]]#0, %[[T]]#1 : vector<16x32xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>
+// AMX: amx.tile_store %[[C]][%c0, %c0], %[[H]]#1
+// AMX: amx.tile_store %[[C]][%c0, %c16], %[[H]]#2
+// AMX-NOT: vector.transfer_write
+// AMX: return
+func.func @heads(%a: memref<8x16x64xbf16>, %p: memref<8x32x32x2xbf16>, %c: memref<16x32xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c8 = arith.constant 8 : index
+  %ub = arith.constant 64 : index
+  %pb = ub.poison : bf16
+  %pf = ub.poison : f32
+  %init = vector.transfer_read %c[%c0, %c0], %pf {in_bounds = [true, true]} : memref<16x32xf32>, vector<16x32xf32>
+  %r = scf.for %head = %c0 to %c8 step %c1 iter_args(%outer = %init) -> (vector<16x32xf32>) {
+    %s = scf.for %k = %c0 to %ub step %c2 iter_args(%acc = %outer) -> (vector<16x32xf32>) {
+      %h = affine.apply #half()[%k]
+      %l = vector.transfer_read %a[%head, %c0, %k], %pb {in_bounds = [true, true]} : memref<8x16x64xbf16>, vector<16x2xbf16>
+      %w = vector.transfer_read %p[%head, %h, %c0, %c0], %pb {in_bounds = [true, true]} : memref<8x32x32x2xbf16>, vector<32x2xbf16>
+      %le = arith.extf %l : vector<16x2xbf16> to vector<16x2xf32>
+      %we = arith.extf %w : vector<32x2xbf16> to vector<32x2xf32>
+      %t = vector.contract {indexing_maps = [#lhs, #rhs, #acc], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %le, %we, %acc : vector<16x2xf32>, vector<32x2xf32> into vector<16x32xf32>
+      scf.yield %t : vector<16x32xf32>
+    }
+    scf.yield %s : vector<16x32xf32>
+  }
+  vector.transfer_write %r, %c[%c0, %c0] {in_bounds = [true, true]} : vector<16x32xf32>, memref<16x32xf32>
+  return
+}
+
 // A register tile that starts from a bias (one row broadcast to every
 // row): each accumulator loads its 16 columns of the row with stride 0,
 // no trip through the scratch tile.
