@@ -1140,8 +1140,13 @@ struct LowerVectorsPass
       // bound's last multiple of 32) stays with the dot products below.
       // Before the pairs' reads are flattened: the tiles read the panels.
       AMXTiles tiles{engine->native, nativeDot, nativeNarrowDot};
+      // The loops of pairs first: a rewrite replaces the loops that carry
+      // one's accumulators (carryingLoops), which no other one is.
       SmallVector<scf::ForOp> loops;
-      getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+      getOperation().walk([&](scf::ForOp loop) {
+        if (succeeded(matchAMXLoop(loop)))
+          loops.push_back(loop);
+      });
       IRRewriter rewriter(ctx);
       for (scf::ForOp loop : loops)
         (void)rewriteAMXLoop(rewriter, loop, tiles);
