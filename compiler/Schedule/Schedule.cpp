@@ -608,31 +608,46 @@ static void prepackedWeight(const CPUTarget &t, const KernelShape &shape,
 /// the weight about eight times as fast as FMAs do, and a tile load cannot
 /// run ahead of the products that read its register, so 32-row workgroups
 /// left the tiles waiting on L3. Bounded by L2 (the rows of the broadcast
-/// operand and of the f32 results, every panel sweeps them), by the
-/// workgroups the cores need (minWorkgroups) and, where rows are tokens, by
-/// the short run's share of a core (its cost still follows the real
-/// tokens). Xeon with AMX (2 MiB L2), 2 threads, the default bf16 encoder,
-/// per layer: FFN down 4.4 -> 3.9 ms (128 rows; 3.8 with 256, 5.2 with
-/// 512), Q projection 1.8 -> 1.5, output projection 1.8 -> 1.6.
+/// operand and of the f32 results, every panel sweeps them). An attention
+/// core on AMX takes 128 queries a workgroup (from 64): each workgroup
+/// copies its head's values into pairs of slots once, and the copy is the
+/// same for every workgroup of the head. Both bounded by the workgroups
+/// the cores need (minWorkgroups) and, where rows are tokens, by the short
+/// run's share of a core (its cost still follows the real tokens). Xeon
+/// with AMX (2 MiB L2), 2 threads, the default bf16 encoder, per layer:
+/// FFN down 4.4 -> 3.9 ms (128 rows; 3.8 with 256, 5.2 with 512), Q
+/// projection 1.8 -> 1.5, output projection 1.8 -> 1.6; the core 5.75 ->
+/// 4.4 ms (128 and 256 queries alike, 4.8 with 512).
 static void amxRowBlocks(const CPUTarget &t, const KernelShape &shape,
                          CPUKernelSchedule &s, int64_t minWorkgroups) {
   int m = shape.mDim();
-  if (shape.kind != KernelKind::Contraction ||
-      shape.engine.rfind("amx", 0) != 0 || !shape.streamedWeight || !s.pack ||
-      s.split > 1 || m < 0 || m >= int(s.workgroup.size()) ||
-      s.workgroup[m] <= 0)
+  if (shape.engine.rfind("amx", 0) != 0 || s.split > 1 || m < 0 ||
+      m >= int(s.workgroup.size()) || s.workgroup[m] <= 0)
     return;
-  int64_t range = shape.ranges[m];
-  int64_t columns = 1;
-  for (int d : shape.columnLoops)
-    columns *= d < int(s.workgroup.size()) && s.workgroup[d] > 0
-                   ? s.workgroup[d]
-                   : shape.ranges[d];
-  int64_t rowBytes =
-      shape.reductionSteps() * shape.elementBytes + columns * int64_t(4);
-  int64_t rows = std::min<int64_t>(
-      {256, floorPow2(std::max<int64_t>(1, t.l2Bytes / rowBytes)),
-       floorPow2(std::max<int64_t>(1, range / minWorkgroups))});
+  int64_t rows = 0;
+  if (shape.kind == KernelKind::Contraction && shape.streamedWeight &&
+      s.pack) {
+    int64_t columns = 1;
+    for (int d : shape.columnLoops)
+      columns *= d < int(s.workgroup.size()) && s.workgroup[d] > 0
+                     ? s.workgroup[d]
+                     : shape.ranges[d];
+    int64_t rowBytes =
+        shape.reductionSteps() * shape.elementBytes + columns * int64_t(4);
+    rows = std::min<int64_t>(
+        256, floorPow2(std::max<int64_t>(1, t.l2Bytes / rowBytes)));
+  } else if (shape.kind == KernelKind::AttentionCore) {
+    rows = 128;
+  } else {
+    return;
+  }
+  // The workgroups the other loops make, times the rows' tiles.
+  int64_t range = shape.ranges[m], others = 1;
+  for (size_t d = 0; d < s.workgroup.size(); ++d)
+    if (int(d) != m && s.workgroup[d] > 0)
+      others *= (shape.ranges[d] + s.workgroup[d] - 1) / s.workgroup[d];
+  rows = std::min(rows, floorPow2(std::max<int64_t>(
+                            1, range * others / minWorkgroups)));
   if (shape.lengthRowLoop == m) {
     int64_t shortRows = shape.shortRows > 0 ? shape.shortRows : range / 16;
     rows = std::min(rows,

@@ -702,6 +702,20 @@ TEST(CostModelTest, AMXTakesRowBlocksOverPrepackedWeights) {
   KernelShape activations = down;
   activations.streamedWeight = false;
   EXPECT_LE(rows(chooseSchedule(xeon, activations)), 64);
+  // The attention core on AMX: 128 queries a workgroup (8 heads x 32
+  // workgroups), 64 or fewer on the FMA path and with 56 cores (whose
+  // workgroups have to make 4 a core).
+  KernelShape c = layerShapes()[3];
+  c.engine = "amx";
+  c.elementBytes = 2;
+  c.lengthRowLoop = 2;
+  c.tokenLoop = 2;
+  CPUKernelSchedule cs = chooseSchedule(xeon, c);
+  EXPECT_EQ(cs.workgroup[2], 128);
+  EXPECT_EQ(validate(c, cs), "");
+  EXPECT_LE(chooseSchedule(big, c).workgroup[2], 64);
+  c.engine = "";
+  EXPECT_LE(chooseSchedule(xeon, c).workgroup[2], 64);
 }
 
 TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
