@@ -232,6 +232,43 @@ struct ShuffleBits : OpRewritePattern<LLVM::ShuffleVectorOp> {
   }
 };
 
+/// A bf16 vector load whose elements are only extracted loads the 16-bit
+/// words and extracts those: the same bytes, and each element then `bitcast
+/// %word`, which InsertBits and StoreBits take as they are. LLVM legalizes
+/// a `<1 x bfloat>` load's extractelement on a CPU without bf16 conversion
+/// through __truncsfbf2 (a k = 1 attention core of a max-pooling model with
+/// bf16 products, compiled for haswell: random-model soak, seed 20261299
+/// case 84, whose link failed).
+struct ExtractedLoadBits : OpRewritePattern<LLVM::LoadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LLVM::LoadOp load,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(load.getType());
+    if (!type || !type.getElementType().isBF16() || load->use_empty() ||
+        !llvm::all_of(load->getUsers(), [](Operation *user) {
+          return isa<LLVM::ExtractElementOp>(user);
+        }))
+      return rewriter.notifyMatchFailure(load, "not a bf16 load extracted");
+    Type i16 = rewriter.getI16Type();
+    auto words = LLVM::LoadOp::create(
+        rewriter, load.getLoc(), type.clone(i16), load.getAddr(),
+        load.getAlignment().value_or(0), load.getVolatile_(),
+        load.getNontemporal(), load.getInvariant(), load.getInvariantGroup(),
+        load.getOrdering());
+    for (Operation *user : llvm::make_early_inc_range(load->getUsers())) {
+      auto extract = cast<LLVM::ExtractElementOp>(user);
+      rewriter.setInsertionPoint(extract);
+      Value word = LLVM::ExtractElementOp::create(
+          rewriter, extract.getLoc(), words.getResult(), extract.getPosition());
+      rewriter.replaceOpWithNewOp<LLVM::BitcastOp>(extract, extract.getType(),
+                                                   word);
+    }
+    rewriter.eraseOp(load);
+    return success();
+  }
+};
+
 /// Inserting `bitcast %word` into a bf16 vector inserts `%word` into the
 /// vector's words: the same bytes. LLVM legalizes a `<N x bfloat>`
 /// insertelement on a CPU without bf16 conversion by promoting the vector
@@ -267,8 +304,7 @@ struct StoreBF16BitsPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     patterns.add<StoreBits, ExtractBits, LoadBits, CopyBits, ShuffleBits,
-                 InsertBits>(
-        &getContext());
+                 InsertBits, ExtractedLoadBits>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // Stack buffers and addresses of bf16 count in 16-bit integers (the

@@ -477,7 +477,9 @@ def LinformerCPUStoreBF16BitsPass
     instruction selection cannot legalize even with AVX512_BF16), shuffles
     and element insertions of bf16 move 16-bit words (a d_model-4 model's
     `<2 x bfloat>` tile built element by element, for haswell, went through
-    `__truncsfbf2`), and stack buffers and
+    `__truncsfbf2`), a bf16 vector load whose elements are only extracted
+    loads and extracts the words (a k = 1 attention core's `<1 x bfloat>`
+    loads, for haswell), and stack buffers and
     addresses of bf16 (`llvm.alloca`, `llvm.getelementptr`) count in i16:
     LLVM's SROA types a promoted buffer after its alloca, and a d_model-2
     model's `[4 x bfloat]` scratch tiles became bfloat selects again.

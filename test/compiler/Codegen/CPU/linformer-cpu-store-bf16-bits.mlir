@@ -108,3 +108,34 @@ llvm.func @inserts(%w0: i16, %w1: i16, %p: !llvm.ptr) {
   llvm.store %x, %p : vector<2xf32>, !llvm.ptr
   llvm.return
 }
+
+// A bf16 vector load whose elements are only extracted loads the words and
+// extracts them, and the elements then go into a bf16 vector as words
+// (InsertBits): LLVM would legalize the <1 x bfloat> extractelements
+// through __truncsfbf2 on a CPU without bf16 conversion (a k = 1 attention
+// core of a max-pooling model with bf16 products, compiled for haswell,
+// did not link: random-model soak, seed 20261299 case 84).
+// CHECK-LABEL: llvm.func @extracted_loads(
+// CHECK-SAME: %[[P:[^:]*]]: !llvm.ptr, %[[Q:[^:]*]]: !llvm.ptr
+// CHECK: %[[U:.*]] = llvm.mlir.poison : vector<2xi16>
+// CHECK: %[[L0:.*]] = llvm.load %[[P]] {alignment = 2 : i64} : !llvm.ptr -> vector<1xi16>
+// CHECK: %[[E0:.*]] = llvm.extractelement %[[L0]][%{{.*}} : i64] : vector<1xi16>
+// CHECK: %[[L1:.*]] = llvm.load %[[Q]] {alignment = 2 : i64} : !llvm.ptr -> vector<1xi16>
+// CHECK: %[[E1:.*]] = llvm.extractelement %[[L1]][%{{.*}} : i64] : vector<1xi16>
+// CHECK: %[[A:.*]] = llvm.insertelement %[[E0]], %[[U]]
+// CHECK: %[[B:.*]] = llvm.insertelement %[[E1]], %[[A]]
+// CHECK: llvm.store %[[B]], %[[P]] : vector<2xi16>, !llvm.ptr
+// CHECK-NOT: bf16
+llvm.func @extracted_loads(%p: !llvm.ptr, %q: !llvm.ptr) {
+  %c0 = llvm.mlir.constant(0 : i64) : i64
+  %c1 = llvm.mlir.constant(1 : i64) : i64
+  %l0 = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> vector<1xbf16>
+  %e0 = llvm.extractelement %l0[%c0 : i64] : vector<1xbf16>
+  %l1 = llvm.load %q {alignment = 2 : i64} : !llvm.ptr -> vector<1xbf16>
+  %e1 = llvm.extractelement %l1[%c0 : i64] : vector<1xbf16>
+  %u = llvm.mlir.poison : vector<2xbf16>
+  %a = llvm.insertelement %e0, %u[%c0 : i64] : vector<2xbf16>
+  %b = llvm.insertelement %e1, %a[%c1 : i64] : vector<2xbf16>
+  llvm.store %b, %p : vector<2xbf16>, !llvm.ptr
+  llvm.return
+}
