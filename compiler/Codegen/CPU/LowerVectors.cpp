@@ -29,6 +29,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <set>
+
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCPULOWERVECTORSPASS
 #include "compiler/Codegen/CPU/Passes.h.inc"
@@ -1143,10 +1145,24 @@ struct LowerVectorsPass
       // The loops of pairs first: a rewrite replaces the loops that carry
       // one's accumulators (carryingLoops), which no other one is.
       SmallVector<scf::ForOp> loops;
+      std::set<int64_t> shapes;
       getOperation().walk([&](scf::ForOp loop) {
-        if (succeeded(matchAMXLoop(loop)))
+        if (FailureOr<AMXLoop> m = matchAMXLoop(loop); succeeded(m)) {
           loops.push_back(loop);
+          shapes.insert(m->tileRows);
+        }
       });
+      // One tile shape a kernel: LLVM configures each tile register's
+      // shape once for the function (ldtilecfg), so tiles of fewer rows
+      // beside 16-row ones (a workgroup's last 6 rows after 32) need
+      // registers of their own, and with the 16-row tiles' 7 its register
+      // allocation ran out ("ran out of registers": a d_model-32 model of
+      // 76 tokens, random-model soak seed 20261300 case 59). Where shapes
+      // mix, the tiles of fewer rows stay with the dot products.
+      if (shapes.size() > 1)
+        llvm::erase_if(loops, [](scf::ForOp loop) {
+          return matchAMXLoop(loop)->tileRows < AMXLoop::kRows;
+        });
       IRRewriter rewriter(ctx);
       for (scf::ForOp loop : loops)
         (void)rewriteAMXLoop(rewriter, loop, tiles);
