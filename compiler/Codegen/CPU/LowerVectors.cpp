@@ -606,7 +606,7 @@ static vector::TransferReadOp broadcastRow(Value init, int64_t columns) {
 }
 
 /// The bf16 transfer_read that `v` (an operand of a contraction) extends,
-/// through shape casts, if it reads rows a tile can (readsRows).
+/// through shape casts, if it reads rows a tile can (accessesRows).
 static vector::TransferReadOp extendedRead(Value v,
                                            ArrayRef<int64_t> trailing) {
   while (true) {
@@ -651,21 +651,17 @@ struct AMXLoop {
   /// The panel `[.., pairs, columns, 2]` as `[.., pairs, 2 columns]`.
   SmallVector<ReassociationIndices> collapse;
 
-  /// Accumulator t's rows and columns in the register tile.
-  SmallVector<Value> origin(OpBuilder &b, Location loc, int64_t t) const {
-    return {arith::ConstantIndexOp::create(b, loc, kRows * (t / columnTiles)),
-            arith::ConstantIndexOp::create(b, loc,
-                                           kColumns * (t % columnTiles))};
-  }
   /// Accumulator t's indices in a buffer that holds the register tile at
   /// `tile` (its innermost two dims the tile's rows and columns).
   SmallVector<Value> originAt(OpBuilder &b, Location loc, ValueRange tile,
                               int64_t t) const {
     SmallVector<Value> indices(tile.begin(), tile.end());
-    SmallVector<Value> offsets = origin(b, loc, t);
+    int64_t offsets[] = {kRows * (t / columnTiles),
+                         kColumns * (t % columnTiles)};
     for (int i : {0, 1}) {
       Value &index = indices[indices.size() - 2 + i];
-      index = arith::AddIOp::create(b, loc, index, offsets[i]);
+      index = arith::AddIOp::create(
+          b, loc, index, arith::ConstantIndexOp::create(b, loc, offsets[i]));
     }
     return indices;
   }
@@ -790,24 +786,25 @@ static SmallVector<Value> initialAccumulators(RewriterBase &rewriter,
   bool zero = matchPattern(init, m_AnyZeroFloat()) ||
               matchPattern(init, m_Zero());
   vector::TransferReadOp row = zero ? nullptr : broadcastRow(init, m.columns);
-  vector::TransferReadOp whole =
-      zero || row ? nullptr : wholeTileRead(init, at, m.rows, m.columns);
-  if (whole) {
-    SmallVector<Value> accumulators;
-    for (int64_t t = 0; t < m.rowTiles * m.columnTiles; ++t)
-      accumulators.push_back(tiles.load(
-          rewriter, loc, shape, whole.getBase(),
-          m.originAt(rewriter, loc, whole.getIndices(), t)));
-    return accumulators;
-  }
+  // Where a tile in memory holds the initial accumulators: where it was
+  // read, else the scratch tile, written once.
+  Value base;
+  SmallVector<Value> origin;
   if (!zero && !row) {
-    Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    auto type = VectorType::get({m.rows, m.columns}, rewriter.getF32Type());
-    Value flat = vector::ShapeCastOp::create(rewriter, loc, type, init);
-    SmallVector<bool> inBounds(2, true);
-    vector::TransferWriteOp::create(rewriter, loc, flat, scratch,
-                                    ValueRange{zeroIndex, zeroIndex},
-                                    ArrayRef<bool>(inBounds));
+    if (vector::TransferReadOp whole =
+            wholeTileRead(init, at, m.rows, m.columns)) {
+      base = whole.getBase();
+      origin = whole.getIndices();
+    } else {
+      Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      auto type = VectorType::get({m.rows, m.columns}, rewriter.getF32Type());
+      Value flat = vector::ShapeCastOp::create(rewriter, loc, type, init);
+      SmallVector<bool> inBounds(2, true);
+      base = scratch;
+      origin = {zeroIndex, zeroIndex};
+      vector::TransferWriteOp::create(rewriter, loc, flat, scratch, origin,
+                                      ArrayRef<bool>(inBounds));
+    }
   }
   SmallVector<Value> accumulators;
   for (int64_t t = 0; t < m.rowTiles * m.columnTiles; ++t) {
@@ -824,8 +821,8 @@ static SmallVector<Value> initialAccumulators(RewriterBase &rewriter,
       accumulators.push_back(
           tiles.loadRow(rewriter, loc, shape, row.getBase(), indices));
     } else {
-      accumulators.push_back(tiles.load(rewriter, loc, shape, scratch,
-                                        m.origin(rewriter, loc, t)));
+      accumulators.push_back(tiles.load(rewriter, loc, shape, base,
+                                        m.originAt(rewriter, loc, origin, t)));
     }
   }
   return accumulators;
@@ -1004,12 +1001,9 @@ static SmallVector<scf::ForOp> carryTiles(RewriterBase &rewriter,
 /// sequences are copied a row at a time (each found through the lengths by
 /// linformer-packed-sequences, clamped past them) into a staging tile each
 /// step. Anything else stays with the dot products.
-static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
-                                    const AMXTiles &tiles) {
-  FailureOr<AMXLoop> matched = matchAMXLoop(loop);
-  if (failed(matched))
-    return failure();
-  AMXLoop &m = *matched;
+static void rewriteAMXLoop(RewriterBase &rewriter, AMXLoop &m,
+                           const AMXTiles &tiles) {
+  scf::ForOp loop = m.loop;
   Location loc = loop.getLoc();
   // Whole tiles of 16 pairs; the pairs after the last (a bound that is no
   // multiple of 32: E X's real tokens in a block) stay the loop of pairs,
@@ -1081,41 +1075,46 @@ static LogicalResult rewriteAMXLoop(RewriterBase &rewriter, scf::ForOp loop,
   // of a workgroup's results, say), not through the scratch tile and
   // vectors copied out of it. On a Xeon with AMX that copy cost a 32 x 32
   // register tile of K = 512 (the FFN up-projection's) 15% of its time.
-  if (vector::TransferWriteOp write = soleTileWrite(result, m);
-      write && !remainder) {
+  vector::TransferWriteOp write =
+      remainder ? nullptr : soleTileWrite(result, m);
+  Value zeroIndex;
+  if (write) {
     rewriter.setInsertionPoint(write);
-    for (auto [t, tile] : llvm::enumerate(finalTiles))
-      tiles.store(rewriter, loc, tile, write.getBase(),
-                  m.originAt(rewriter, loc, write.getIndices(), int64_t(t)));
+  } else {
+    rewriter.setInsertionPointAfter(last);
+    zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  }
+  Value base = write ? write.getBase() : scratch;
+  SmallVector<Value> origin =
+      write ? SmallVector<Value>(write.getIndices())
+            : SmallVector<Value>{zeroIndex, zeroIndex};
+  for (auto [t, tile] : llvm::enumerate(finalTiles))
+    tiles.store(rewriter, loc, tile, base,
+                m.originAt(rewriter, loc, origin, int64_t(t)));
+  if (write) {
     rewriter.eraseOp(write);
     if (carried.empty())
       rewriter.eraseOp(loop);
-    return success();
+    return;
   }
-  rewriter.setInsertionPointAfter(last);
-  for (auto [t, tile] : llvm::enumerate(finalTiles))
-    tiles.store(rewriter, loc, tile, scratch,
-                m.origin(rewriter, loc, int64_t(t)));
-  Value zeroIndex = arith::ConstantIndexOp::create(rewriter, loc, 0);
   SmallVector<bool> inBounds(2, true);
   Value read = vector::TransferReadOp::create(
       rewriter, loc, VectorType::get({m.rows, m.columns}, f32), scratch,
-      ValueRange{zeroIndex, zeroIndex}, std::nullopt, ArrayRef<bool>(inBounds));
+      origin, std::nullopt, ArrayRef<bool>(inBounds));
   read = vector::ShapeCastOp::create(
       rewriter, loc, cast<VectorType>(result.getType()), read);
   if (!carried.empty()) {
     rewriter.replaceAllUsesWith(result, read);
-    return success();
+    return;
   }
   if (!remainder) {
     rewriter.replaceOp(loop, read);
-    return success();
+    return;
   }
   rewriter.modifyOpInPlace(loop, [&] {
     loop.getLowerBoundMutable().assign(tilesEnd);
     loop.getInitArgsMutable()[0].assign(read);
   });
-  return success();
 }
 
 struct LowerVectorsPass
@@ -1144,11 +1143,11 @@ struct LowerVectorsPass
       AMXTiles tiles{engine->native, nativeDot, nativeNarrowDot};
       // The loops of pairs first: a rewrite replaces the loops that carry
       // one's accumulators (carryingLoops), which no other one is.
-      SmallVector<scf::ForOp> loops;
+      SmallVector<AMXLoop> loops;
       std::set<int64_t> shapes;
       getOperation().walk([&](scf::ForOp loop) {
         if (FailureOr<AMXLoop> m = matchAMXLoop(loop); succeeded(m)) {
-          loops.push_back(loop);
+          loops.push_back(*m);
           shapes.insert(m->tileRows);
         }
       });
@@ -1160,12 +1159,12 @@ struct LowerVectorsPass
       // 76 tokens, random-model soak seed 20261300 case 59). Where shapes
       // mix, the tiles of fewer rows stay with the dot products.
       if (shapes.size() > 1)
-        llvm::erase_if(loops, [](scf::ForOp loop) {
-          return matchAMXLoop(loop)->tileRows < AMXLoop::kRows;
+        llvm::erase_if(loops, [](const AMXLoop &m) {
+          return m.tileRows < AMXLoop::kRows;
         });
       IRRewriter rewriter(ctx);
-      for (scf::ForOp loop : loops)
-        (void)rewriteAMXLoop(rewriter, loop, tiles);
+      for (AMXLoop &m : loops)
+        rewriteAMXLoop(rewriter, m, tiles);
     }
     {
       // A step's pairs read in place (`[n, 2]`, contiguous in the panels):
