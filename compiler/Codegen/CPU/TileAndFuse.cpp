@@ -51,11 +51,26 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
 void mlir::linformer::moveEmptyDestinationsBefore(RewriterBase &rewriter,
                                                   Operation *consumer,
                                                   Operation *loop) {
-  for (Value operand : consumer->getOperands())
-    if (auto empty = operand.getDefiningOp<tensor::EmptyOp>();
-        empty && empty->getNumOperands() == 0 &&
-        empty->getBlock() == loop->getBlock() && loop->isBeforeInBlock(empty))
-      rewriter.moveOpBefore(empty, loop);
+  auto after = [&](Operation *op) {
+    return op && op->getBlock() == loop->getBlock() &&
+           loop->isBeforeInBlock(op);
+  };
+  for (Value operand : consumer->getOperands()) {
+    Operation *def = operand.getDefiningOp();
+    if (!after(def))
+      continue;
+    // An empty tensor, or a slice of values made before the loop (a
+    // workgroup's slice of its shared destination, which the register
+    // tiling's loops do not write).
+    bool movable =
+        (isa<tensor::EmptyOp>(def) && def->getNumOperands() == 0) ||
+        (isa<tensor::ExtractSliceOp>(def) &&
+         llvm::none_of(def->getOperands(), [&](Value v) {
+           return after(v.getDefiningOp()) || v.getDefiningOp() == loop;
+         }));
+    if (movable)
+      rewriter.moveOpBefore(def, loop);
+  }
 }
 
 namespace {

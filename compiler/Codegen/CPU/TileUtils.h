@@ -44,8 +44,9 @@ SmallVector<int64_t> vectorTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
 SmallVector<int64_t> reductionBlocks(linalg::LinalgOp op,
                                      int64_t reductionTile);
 
-/// Moves the operand-less `tensor.empty` destinations of `consumer` made
-/// after `loop` (in its block) before it, so that the consumer can be fused
+/// Moves the destinations of `consumer` made after `loop` (in its block)
+/// before it, where they are operand-less `tensor.empty` ops or slices of
+/// values made before the loop, so that the consumer can be fused
 /// into the loop (upstream's scf::tileAndFuseConsumer needs every operand
 /// but the fused one to dominate the loop).
 void moveEmptyDestinationsBefore(RewriterBase &rewriter, Operation *consumer,

@@ -57,3 +57,47 @@ func.func @epilogue(%x: tensor<12x32xbf16>, %p: tensor<4x16x16x2xbf16>) -> tenso
   } -> tensor<12x64xbf16>
   return %g : tensor<12x64xbf16>
 }
+
+// The same where the epilogue's destination is a slice of a larger tensor
+// made after the GEMM (tile-and-fuse leaves a workgroup's slice of its
+// shared destination there): the slice moves before the loop over panels
+// and the epilogue still fuses into it. Left behind the loop, the GEMM's
+// whole f32 result (an FFN workgroup's 1 MiB) would be made and read back.
+// CHECK-LABEL: func.func @slice_destination(
+// CHECK-SAME: %[[D:[a-z0-9]+]]: tensor<24x64xbf16>
+// CHECK: %[[BS:.*]] = tensor.extract_slice %[[D]][12, 0] [12, 64] [1, 1]
+// CHECK: %[[R:.*]] = scf.for %[[J:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[OUT:.*]] = %[[BS]]) -> (tensor<12x64xbf16>) {
+// CHECK: tensor.empty() : tensor<12x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xbf16>) attrs = {linformer.bf16_epilogue}
+// CHECK: return %[[R]] : tensor<12x64xbf16>
+func.func @slice_destination(%x: tensor<12x32xbf16>, %p: tensor<4x16x16x2xbf16>,
+                             %d: tensor<24x64xbf16>) -> tensor<12x64xbf16> attributes {
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [12, 0, 0],
+        register = [4, 16], reduction = 0, pack = true>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xbf16>
+  %w = linalg.unpack %p outer_dims_perm = [1, 0] inner_dims_pos = [1, 0]
+      inner_tiles = [16, 2] into %e : tensor<4x16x16x2xbf16> -> tensor<32x64xbf16>
+  %ye = tensor.empty() : tensor<12x64xf32>
+  %y = linalg.fill ins(%zero : f32) outs(%ye : tensor<12x64xf32>) -> tensor<12x64xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<12x32xbf16>, tensor<32x64xbf16>)
+      outs(%y : tensor<12x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ea, %eb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<12x64xf32>
+  %be = tensor.extract_slice %d[12, 0] [12, 64] [1, 1] : tensor<24x64xbf16> to tensor<12x64xbf16>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<12x64xf32>) outs(%be : tensor<12x64xbf16>) attrs = {linformer.bf16_epilogue} {
+  ^bb0(%in: f32, %out: bf16):
+    %t = math.erf %in : f32
+    %u = arith.truncf %t : f32 to bf16
+    linalg.yield %u : bf16
+  } -> tensor<12x64xbf16>
+  return %g : tensor<12x64xbf16>
+}
