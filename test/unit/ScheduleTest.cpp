@@ -718,6 +718,27 @@ TEST(CostModelTest, AMXTakesRowBlocksOverPrepackedWeights) {
   EXPECT_LE(chooseSchedule(xeon, c).workgroup[2], 64);
 }
 
+TEST(CostModelTest, AMXTakesLongReductionBlocksOverUnpackedOperands) {
+  // E X on AMX tiles: X is copied into pairs a block at a time and each
+  // block loads and stores its register tiles' accumulators, so blocks of
+  // 256 tokens (64 on the FMA path).
+  CPUTarget xeon = presetCPUTarget("avx512");
+  xeon.l2Bytes = 2 << 20;
+  xeon.cores = 2;
+  KernelShape ex = layerShapes()[1];
+  ex.elementBytes = 2;
+  ex.columnLoops = {0, 3};
+  ex.engine = "amx";
+  CPUKernelSchedule s = chooseSchedule(xeon, ex);
+  EXPECT_FALSE(s.pack);
+  EXPECT_EQ(s.reduction, 256);
+  EXPECT_EQ(validate(ex, s), "");
+  ex.engine = "amx, emulated";
+  EXPECT_EQ(chooseSchedule(xeon, ex).reduction, 256);
+  ex.engine = "";
+  EXPECT_LE(chooseSchedule(xeon, ex).reduction, 64);
+}
+
 TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
   // The FFN's weights: a 128-step block over all 2048 (512) columns is
   // 1 MiB (256 KiB), at least half of L2, while a 6 x 16 tile's panel is
