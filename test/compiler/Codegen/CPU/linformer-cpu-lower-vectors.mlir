@@ -197,3 +197,28 @@ func.func @transpose8x8_sse(%m: memref<8x8xf32>) -> vector<8x8xf32> {
   return %t : vector<8x8xf32>
 }
 }
+
+// -----
+
+// Two rows of bf16 interleaved into pairs and written to rows of pairs
+// (the attention core's values copied into pairs of slots for AMX tiles):
+// one shuffle of 16 + 16 elements per 16 columns, and one write of the 128
+// elements into the two dims collapsed, not 64 writes of one pair each.
+// CHECK-LABEL: func.func @interleave_pair_rows(
+// CHECK-SAME: %[[SRC:[a-z0-9]+]]: memref<2x64xbf16>, %[[DST:[a-z0-9]+]]: memref<32x64x2xbf16>, %[[I:[a-z0-9]+]]: index
+// CHECK-NOT: vector.transpose
+// CHECK: %[[ROWS:.*]] = memref.collapse_shape %[[DST]] {{\[\[}}0], [1, 2]] : memref<32x64x2xbf16> into memref<32x128xbf16>
+// CHECK-COUNT-4: vector.shuffle %{{.*}}, %{{.*}} [0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31] : vector<16xbf16>, vector<16xbf16>
+// CHECK: vector.store %{{.*}}, %[[ROWS]][%[[I]], %{{.*}}] : memref<32x128xbf16>, vector<128xbf16>
+// CHECK-NOT: vector.store
+// CHECK: return
+func.func @interleave_pair_rows(%src: memref<2x64xbf16>, %dst: memref<32x64x2xbf16>, %i: index) {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : bf16
+  %v = vector.transfer_read %src[%c0, %c0], %p {in_bounds = [true, true]}
+      : memref<2x64xbf16>, vector<2x64xbf16>
+  %t = vector.transpose %v, [1, 0] : vector<2x64xbf16> to vector<64x2xbf16>
+  vector.transfer_write %t, %dst[%i, %c0, %c0] {in_bounds = [true, true]}
+      : vector<64x2xbf16>, memref<32x64x2xbf16>
+  return
+}
