@@ -101,3 +101,41 @@ func.func @slice_destination(%x: tensor<12x32xbf16>, %p: tensor<4x16x16x2xbf16>,
   } -> tensor<12x64xbf16>
   return %g : tensor<12x64xbf16>
 }
+
+// The epilogue in register tiles of at most 4 rows where the contraction's
+// are taller (a 12 x 16 register tile here): the GELU's temporaries of a
+// whole register tile's rows would not fit the vector registers.
+// CHECK-LABEL: func.func @tall_register_tile(
+// CHECK: ins(%{{.*}}, %{{.*}} : tensor<12x2xbf16>, tensor<2x16xbf16>) outs(%{{.*}} : tensor<12x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x16xf32>) outs(%{{.*}} : tensor<4x16xbf16>) attrs = {linformer.bf16_epilogue}
+// CHECK: return
+func.func @tall_register_tile(%x: tensor<12x32xbf16>, %p: tensor<4x16x16x2xbf16>) -> tensor<12x64xbf16> attributes {
+    linformer.schedule = #linformer.cpu_schedule<workgroup = [12, 0, 0],
+        register = [12, 16], reduction = 0, pack = true>} {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x64xbf16>
+  %w = linalg.unpack %p outer_dims_perm = [1, 0] inner_dims_pos = [1, 0]
+      inner_tiles = [16, 2] into %e : tensor<4x16x16x2xbf16> -> tensor<32x64xbf16>
+  %ye = tensor.empty() : tensor<12x64xf32>
+  %y = linalg.fill ins(%zero : f32) outs(%ye : tensor<12x64xf32>) -> tensor<12x64xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #y],
+                       iterator_types = ["parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<12x32xbf16>, tensor<32x64xbf16>)
+      outs(%y : tensor<12x64xf32>) {
+  ^bb0(%a: bf16, %b: bf16, %acc: f32):
+    %ea = arith.extf %a : bf16 to f32
+    %eb = arith.extf %b : bf16 to f32
+    %m = arith.mulf %ea, %eb : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<12x64xf32>
+  %be = tensor.empty() : tensor<12x64xbf16>
+  %g = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%r : tensor<12x64xf32>) outs(%be : tensor<12x64xbf16>) attrs = {linformer.bf16_epilogue} {
+  ^bb0(%in: f32, %out: bf16):
+    %t = math.erf %in : f32
+    %u = arith.truncf %t : f32 to bf16
+    linalg.yield %u : bf16
+  } -> tensor<12x64xbf16>
+  return %g : tensor<12x64xbf16>
+}
