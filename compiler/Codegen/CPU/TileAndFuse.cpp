@@ -199,10 +199,26 @@ static bool readsAsKernel(Operation *reader) {
 /// Empty where there is none.
 SmallVector<Operation *> bf16Epilogue(TilingInterface root) {
   SmallVector<Operation *> chain;
-  if (root->getNumResults() != 1 || !root->hasAttr(kBF16EngineAttrName) ||
+  if (root->getNumResults() != 1 ||
       !isa<linalg::LinalgOp, AttentionCoreOp>(root.getOperation()))
     return {};
   Value v = root->getResult(0);
+  // A root without bf16 products whose f32 result other kernels also read
+  // rounded (a LayerNorm's output, which the next contractions multiply as
+  // bf16 and the residual adds as f32): the rounding, as a second result
+  // of the root's workgroups, rounded once where each reader rounded its
+  // own rows (E X all 4096 tokens of its columns a workgroup: a third of
+  // its time on the Xeon).
+  if (!root->hasAttr(kBF16EngineAttrName)) {
+    if (!isa<linalg::LinalgOp>(root.getOperation()))
+      return {};
+    for (Operation *user : v.getUsers())
+      if (isRoundingToBF16(user) && isIdentityElementwise(user) &&
+          user->getOperand(0) == v && !user->use_empty() &&
+          llvm::all_of(user->getUsers(), readsAsKernel))
+        return {user};
+    return {};
+  }
   while (v.hasOneUse()) {
     Operation *user = *v.getUsers().begin();
     if (!isIdentityElementwise(user) || user->getOperand(0) != v ||
@@ -386,11 +402,53 @@ struct TileAndFusePass
           loops.assign({cast<LoopLikeOpInterface>(loop.getOperation())});
           moveEmptyDestinationsBefore(rewriter, epilogue, loop);
         }
-        if (!loop ||
-            failed(scf::tileAndFuseConsumer(rewriter, epilogue, loops))) {
+        // Upstream fuses a consumer that is the one reader of the loop's
+        // result: the result's other readers (a LayerNorm's f32 output,
+        // which the residual adds and whose rounding is the epilogue) read
+        // a stand-in meanwhile, then the fused loop's first result.
+        SmallVector<OpOperand *> others;
+        Value standIn;
+        if (loop) {
+          // Right after the loop (its destination is made before it), so
+          // that the fused loop, made in its place, precedes every reader.
+          if (llvm::all_of(epilogue->getOperands(), [&](Value v) {
+                Operation *def = v.getDefiningOp();
+                return !def || def == loop.getOperation() ||
+                       def->getBlock() != loop->getBlock() ||
+                       def->isBeforeInBlock(loop);
+              }))
+            rewriter.moveOpAfter(epilogue, loop);
+          for (OpOperand &use : loop->getResult(0).getUses())
+            if (use.getOwner() != epilogue)
+              others.push_back(&use);
+          if (!others.empty()) {
+            rewriter.setInsertionPointAfter(loop);
+            standIn = tensor::EmptyOp::create(
+                rewriter, loop.getLoc(),
+                cast<RankedTensorType>(loop->getResult(0).getType())
+                    .getShape(),
+                getElementTypeOrSelf(loop->getResult(0).getType()));
+            for (OpOperand *use : others)
+              rewriter.modifyOpInPlace(use->getOwner(),
+                                       [&] { use->set(standIn); });
+          }
+        }
+        FailureOr<scf::SCFFuseConsumerOfSliceResult> fusedEpilogue =
+            loop ? scf::tileAndFuseConsumer(rewriter, epilogue, loops)
+                 : FailureOr<scf::SCFFuseConsumerOfSliceResult>(failure());
+        if (failed(fusedEpilogue) || fusedEpilogue->tiledOps.empty()) {
           epilogue->emitOpError("could not be fused into its producer's "
                                 "workgroups");
           return signalPassFailure();
+        }
+        if (standIn) {
+          auto fusedLoop = fusedEpilogue->tiledOps.front()
+                               ->getParentOfType<scf::ForallOp>();
+          for (OpOperand *use : others)
+            rewriter.modifyOpInPlace(use->getOwner(), [&] {
+              use->set(fusedLoop->getResult(0));
+            });
+          rewriter.eraseOp(standIn.getDefiningOp());
         }
       }
       // The tiled root keeps the mark so that later stages find kernels.

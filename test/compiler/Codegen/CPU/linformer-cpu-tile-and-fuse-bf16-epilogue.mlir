@@ -245,3 +245,68 @@ func.func @core_epilogue(%q: tensor<1x2x64x8xf32>, %kp: tensor<1x2x8x8xf32>,
   } -> tensor<1x64x16xf32>
   return %y : tensor<1x64x16xf32>
 }
+
+// -----
+
+// A root without bf16 products whose f32 result another kernel reads as
+// it is (a LayerNorm's output, which the residual adds) and a contraction
+// reads rounded: the rounding becomes a second result of the root's
+// workgroups (rounded once, not in every reader's workgroups), and the f32
+// reader reads the first.
+// CHECK-LABEL: func.func @side_rounding(
+// CHECK: %[[N:.*]]:2 = scf.forall (%[[I:.*]]) = (0) to (64) step (16) shared_outs(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (tensor<64x16xf32>, tensor<64x16xbf16>) {
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<16x16xbf16>) attrs = {linformer.bf16_epilogue} {
+// CHECK: arith.truncf
+// CHECK: } {linformer.root, mapping = [#linformer.workgroup<0>]}
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[N]]#1
+// CHECK-NOT: arith.truncf
+// CHECK: ins(%{{.*}}, %{{.*}} : tensor<16x16xbf16>, tensor<16x32xbf16>)
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %[[N]]#0
+// CHECK: arith.mulf
+// CHECK: return
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @side_rounding(%x: tensor<64x16xf32>, %w: tensor<16x32xbf16>) -> (tensor<64x32xf32>, tensor<64x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ne = tensor.empty() : tensor<64x16xf32>
+  %n = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<64x16xf32>) outs(%ne : tensor<64x16xf32>)
+      attrs = {linformer.root, linformer.tile_sizes = array<i64: 16, 0>} {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.addf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<64x16xf32>
+  %re = tensor.empty() : tensor<64x16xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%n : tensor<64x16xf32>) outs(%re : tensor<64x16xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %t = arith.truncf %in : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x16xbf16>
+  %e = tensor.empty() : tensor<64x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x32xf32>) -> tensor<64x32xf32>
+  %y = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%r, %w : tensor<64x16xbf16>, tensor<16x32xbf16>) outs(%f : tensor<64x32xf32>)
+      attrs = {linformer.root, linformer.bf16_engine = "amx", linformer.tile_sizes = array<i64: 16, 0, 0>} {
+  ^bb0(%p: bf16, %q: bf16, %acc: f32):
+    %pe = arith.extf %p : bf16 to f32
+    %qe = arith.extf %q : bf16 to f32
+    %m = arith.mulf %pe, %qe : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<64x32xf32>
+  %me = tensor.empty() : tensor<64x16xf32>
+  %m = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%n : tensor<64x16xf32>) outs(%me : tensor<64x16xf32>)
+      attrs = {linformer.root, linformer.tile_sizes = array<i64: 16, 0>} {
+  ^bb0(%in: f32, %out: f32):
+    %t = arith.mulf %in, %in : f32
+    linalg.yield %t : f32
+  } -> tensor<64x16xf32>
+  return %y, %m : tensor<64x32xf32>, tensor<64x16xf32>
+}
