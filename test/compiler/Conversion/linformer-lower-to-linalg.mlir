@@ -509,6 +509,14 @@ func.func @mean_pool_mask_no_bound(%k: tensor<1x2x16x8xf32>, %m: tensor<1x16xi1>
 // CHECK-NEXT: %[[PV:.*]] = arith.mulf %[[EP]], %[[EV]] : f32
 // CHECK-NEXT: %[[OS:.*]] = arith.addf %[[OC]], %[[PV]] : f32
 // CHECK-NOT: bf16
+// The rows' sums inverted once, a product per element (no division per
+// element of the result).
+// CHECK: %[[INV:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: arith.divf %cst{{.*}}, %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[O]], %[[INV]] : tensor<1x2x16x8xf32>, tensor<1x2x16xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NOT: arith.divf
 // CHECK: return
 func.func @core_bf16_scores(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
     %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
