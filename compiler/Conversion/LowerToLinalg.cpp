@@ -437,12 +437,44 @@ struct CoreLowering {
       // row's two probabilities of a pair are one 32-bit element to
       // broadcast; the values rounded once. Not where the slots stop at a
       // length (a pair would straddle it).
-      Value p = linalg::TransposeOp::create(
-                    rewriter, loc, s.probs,
-                    emptyTensor(rewriter, loc, {batch, h, n, k}, et),
-                    ArrayRef<int64_t>{0, 1, 3, 2})
-                    .getResult()[0];
-      Value probsBF16 = round(p), values = round(op.getValue());
+      Value probsBF16;
+      auto engine = op->getAttrOfType<StringAttr>(kBF16EngineAttrName);
+      if (engine && engine.getValue().starts_with("amx") && k % 16 == 0 &&
+          n % 8 == 0) {
+        // On AMX tiles: the rows of P^T interleaved in pairs of slots and
+        // rounded (one op, kept apart from the transpose after it), then
+        // the pairs, 32-bit words, transposed: P in bf16 with no transpose
+        // of f32 and no pass that only rounds.
+        Type bf16 = rewriter.getBF16Type();
+        Value split = tensor::ExpandShapeOp::create(
+            rewriter, loc, RankedTensorType::get({batch, h, k / 2, 2, n}, et),
+            s.probs,
+            SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+        Value pairsOfRows = buildGeneric(
+            rewriter, loc, 5, split, {DimList{0, 1, 2, 4, 3}},
+            emptyTensor(rewriter, loc, {batch, h, k / 2, n, 2}, bf16),
+            DimList{0, 1, 2, 3, 4}, {},
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              return arith::TruncFOp::create(b, l, bf16, args[0]).getResult();
+            });
+        Value words =
+            linalg::TransposeOp::create(
+                rewriter, loc, pairsOfRows,
+                emptyTensor(rewriter, loc, {batch, h, n, k / 2, 2}, bf16),
+                ArrayRef<int64_t>{0, 1, 3, 2, 4})
+                .getResult()[0];
+        probsBF16 = tensor::CollapseShapeOp::create(
+            rewriter, loc, RankedTensorType::get({batch, h, n, k}, bf16),
+            words, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      } else {
+        Value p = linalg::TransposeOp::create(
+                      rewriter, loc, s.probs,
+                      emptyTensor(rewriter, loc, {batch, h, n, k}, et),
+                      ArrayRef<int64_t>{0, 1, 3, 2})
+                      .getResult()[0];
+        probsBF16 = round(p);
+      }
+      Value values = round(op.getValue());
       weighted = pairedContraction(probsBF16, DimList{0, 1, 2, 3}, values,
                                    DimList{0, 1, 3, 4}, outZeros);
     } else {

@@ -606,6 +606,9 @@ AttentionCoreOp::getTiledImplementation(OpBuilder &b,
   // So do bf16 score products: each tile's lowering rounds its own.
   if (Attribute scores = (*this)->getAttr(kBF16ScoresAttrName))
     tiled->setAttr(kBF16ScoresAttrName, scores);
+  // And the unit they run on (P's layout on AMX tiles).
+  if (Attribute engine = (*this)->getAttr(kBF16EngineAttrName))
+    tiled->setAttr(kBF16EngineAttrName, engine);
   return TilingResult{{tiled}, {tiled.getResult()}, slices};
 }
 

@@ -322,13 +322,14 @@ static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
 /// `[1.., 2, N]` to `[1.., N, 2]` with N a multiple of 16 (linformer-cpu-
 /// tile-for-vectors' pairedCopy of a streamed operand: the attention core's
 /// values and queries on AMX tiles).
-static bool interleavesPairRows(vector::TransposeOp op) {
+static bool interleavesPairRows(vector::TransposeOp op,
+                                unsigned bitWidth = 16) {
   VectorType type = op.getSourceVectorType();
   ArrayRef<int64_t> shape = type.getShape();
   ArrayRef<int64_t> perm = op.getPermutation();
   int64_t rank = type.getRank();
   if (rank < 2 || type.isScalable() ||
-      type.getElementType().getIntOrFloatBitWidth() != 16 ||
+      type.getElementType().getIntOrFloatBitWidth() != bitWidth ||
       shape[rank - 2] != 2 || shape[rank - 1] % 16 != 0 ||
       perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1 ||
       llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
@@ -343,12 +344,19 @@ static bool interleavesPairRows(vector::TransposeOp op) {
 /// vector of 2 N elements: one shuffle of 16 + 16 elements (a `vpunpcklwd`
 /// and `vpunpckhwd`, or one `vpermt2w`) per 16 columns of the two rows.
 static Value interleavedPairRows(OpBuilder &b, Location loc,
-                                 vector::TransposeOp op) {
+                                 vector::TransposeOp op,
+                                 Type roundTo = Type()) {
   constexpr int64_t kChunk = 16;
   VectorType type = op.getSourceVectorType();
   int64_t n = type.getShape().back();
-  auto flatType = VectorType::get({2 * n}, type.getElementType());
-  Value flat = vector::ShapeCastOp::create(b, loc, flatType, op.getVector());
+  Value flat = vector::ShapeCastOp::create(
+      b, loc, VectorType::get({2 * n}, type.getElementType()),
+      op.getVector());
+  // f32 rows rounded first, as one vector.
+  if (roundTo)
+    flat = arith::TruncFOp::create(
+        b, loc, VectorType::get({2 * n}, roundTo), flat);
+  auto flatType = cast<VectorType>(flat.getType());
   Value result = ub::PoisonOp::create(b, loc, flatType);
   SmallVector<int64_t> mask;
   for (int64_t i = 0; i < kChunk; ++i)
@@ -368,6 +376,45 @@ static Value interleavedPairRows(OpBuilder &b, Location loc,
   return result;
 }
 
+/// Whether a transfer through `base` at `indices` reads or writes rows of
+/// pairs: the last two dims `[.., N, 2]` with strides `[2, 1]`, the pair
+/// index 0, collapsible into rows of 2 N elements (pairRows).
+static bool isPairRows(Value base, ValueRange indices) {
+  auto type = dyn_cast<MemRefType>(base.getType());
+  if (!type || type.getRank() < 2 || type.getShape().back() != 2 ||
+      !isConstantIntValue(indices.back(), 0))
+    return false;
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)) ||
+      strides[rank - 1] != 1 || strides[rank - 2] != 2)
+    return false;
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    groups.push_back({d});
+  groups.push_back({rank - 2, rank - 1});
+  return memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups);
+}
+
+/// The rows of pairs of `base` (isPairRows) collapsed into rows of 2 N
+/// elements, and the transfer's indices into them.
+static std::pair<Value, SmallVector<Value>>
+pairRows(RewriterBase &rewriter, Location loc, Value base,
+         ValueRange indices) {
+  int64_t rank = cast<MemRefType>(base.getType()).getRank();
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    groups.push_back({d});
+  groups.push_back({rank - 2, rank - 1});
+  Value rows = memref::CollapseShapeOp::create(rewriter, loc, base, groups);
+  SmallVector<Value> at(indices.drop_back());
+  at.back() = arith::MulIOp::create(
+      rewriter, loc, at.back(),
+      arith::ConstantIndexOp::create(rewriter, loc, 2));
+  return {rows, at};
+}
+
 /// A write of interleaved pairs (interleavesPairRows) to rows of pairs
 /// that are contiguous (`[.., N, 2]` with strides `[2, 1]`) as one write of
 /// the 2 N elements into the two dims collapsed. The generic lowering made
@@ -375,49 +422,123 @@ static Value interleavedPairRows(OpBuilder &b, Location loc,
 /// word shuffles, broadcasts and blends for N = 64, and the write N stores
 /// of one pair each (vector transfers are lowered to their innermost dim):
 /// the attention core's copy of its values into pairs took 8% of its time
-/// on a Xeon with AMX.
+/// on a Xeon with AMX. Also where f32 rows are interleaved and then rounded
+/// to bf16 (the core's P^T on AMX tiles): rounded first, as one vector.
 struct WriteInterleavedPairRows : OpRewritePattern<vector::TransferWriteOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(vector::TransferWriteOp write,
                                 PatternRewriter &rewriter) const override {
-    auto transpose = write.getVector().getDefiningOp<vector::TransposeOp>();
-    auto type = dyn_cast<MemRefType>(write.getBase().getType());
-    if (!transpose || !interleavesPairRows(transpose) || !type ||
+    // Either bf16 rows, or f32 rows rounded after the interleave (a
+    // rounding commutes with it).
+    Value value = write.getVector();
+    auto round = value.getDefiningOp<arith::TruncFOp>();
+    if (round)
+      value = round.getIn();
+    auto transpose = value.getDefiningOp<vector::TransposeOp>();
+    Type roundTo =
+        round ? getElementTypeOrSelf(round.getType()) : Type();
+    if (!transpose || !interleavesPairRows(transpose, round ? 32 : 16) ||
+        (round && roundTo.getIntOrFloatBitWidth() != 16) ||
         write.getMask() || write.hasOutOfBoundsDim() ||
         !write.getPermutationMap().isMinorIdentity() ||
-        !isConstantIntValue(write.getIndices().back(), 0))
-      return failure();
-    int64_t rank = type.getRank();
-    SmallVector<int64_t> strides;
-    int64_t offset;
-    if (failed(type.getStridesAndOffset(strides, offset)) ||
-        type.getShape().back() != 2 || strides[rank - 1] != 1 ||
-        strides[rank - 2] != 2)
-      return failure();
-    SmallVector<ReassociationIndices> groups;
-    for (int64_t d = 0; d + 2 < rank; ++d)
-      groups.push_back({d});
-    groups.push_back({rank - 2, rank - 1});
-    if (!memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups))
+        !isPairRows(write.getBase(), write.getIndices()))
       return failure();
     Location loc = write.getLoc();
-    Value rows = memref::CollapseShapeOp::create(rewriter, loc,
-                                                 write.getBase(), groups);
-    SmallVector<Value> indices(write.getIndices().drop_back());
-    indices.back() = arith::MulIOp::create(
-        rewriter, loc, indices.back(),
-        arith::ConstantIndexOp::create(rewriter, loc, 2));
-    Value pairs = interleavedPairRows(rewriter, loc, transpose);
+    auto [rows, indices] =
+        pairRows(rewriter, loc, write.getBase(), write.getIndices());
+    Value pairs = interleavedPairRows(rewriter, loc, transpose, roundTo);
     SmallVector<int64_t> shape(write.getVectorType().getRank() - 2, 1);
     shape.push_back(cast<VectorType>(pairs.getType()).getNumElements());
     pairs = vector::ShapeCastOp::create(
         rewriter, loc,
-        VectorType::get(shape, transpose.getSourceVectorType().getElementType()),
+        VectorType::get(shape, write.getVectorType().getElementType()),
         pairs);
     rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(
         write, pairs, rows, indices,
         SmallVector<bool>(shape.size(), true));
+    return success();
+  }
+};
+
+/// A transpose of 8 x 8 pairs of 16-bit elements, `[1.., 8, 8, 2]` with
+/// the two dims before the pairs swapped, read from and written to rows of
+/// pairs (linformer-cpu-tile-for-vectors' tiles of the attention core's P
+/// made from its rows interleaved in pairs, on AMX tiles): each row's 16
+/// elements as 8 32-bit words, one 8 x 8 transpose of the words (upstream's
+/// AVX2 sequence), 8 loads and 8 stores. Lowered generically, the transfers
+/// went a pair at a time.
+struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  static bool transposesPairs(vector::TransposeOp op) {
+    VectorType type = op.getSourceVectorType();
+    ArrayRef<int64_t> shape = type.getShape();
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t rank = type.getRank();
+    if (rank < 3 || type.isScalable() ||
+        type.getElementType().getIntOrFloatBitWidth() != 16 ||
+        shape[rank - 1] != 2 || shape[rank - 2] != 8 || shape[rank - 3] != 8 ||
+        llvm::any_of(shape.drop_back(3), [](int64_t d) { return d != 1; }))
+      return false;
+    for (int64_t i = 0; i < rank; ++i) {
+      int64_t want = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
+      if (perm[i] != want)
+        return false;
+    }
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(vector::TransferWriteOp write,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = write.getVector().getDefiningOp<vector::TransposeOp>();
+    if (!transpose || !transposesPairs(transpose))
+      return failure();
+    auto read = transpose.getVector().getDefiningOp<vector::TransferReadOp>();
+    if (!read || read.getMask() || write.getMask() ||
+        read.hasOutOfBoundsDim() || write.hasOutOfBoundsDim() ||
+        !read.getPermutationMap().isMinorIdentity() ||
+        !write.getPermutationMap().isMinorIdentity())
+      return failure();
+    if (!isPairRows(read.getBase(), read.getIndices()) ||
+        !isPairRows(write.getBase(), write.getIndices()))
+      return failure();
+    Location loc = write.getLoc();
+    auto in = pairRows(rewriter, loc, read.getBase(), read.getIndices());
+    auto out = pairRows(rewriter, loc, write.getBase(), write.getIndices());
+    Type element = transpose.getSourceVectorType().getElementType();
+    auto rowType = VectorType::get({16}, element);
+    auto wordsType = VectorType::get({8}, rewriter.getF32Type());
+    Value padding = ub::PoisonOp::create(rewriter, loc, element);
+    // Row r of the tile: the rows dim (third from last of the original
+    // indices, second from last of the collapsed ones) plus r.
+    auto at = [&](SmallVector<Value> indices, int64_t r) {
+      Value &row = indices[indices.size() - 2];
+      row = arith::AddIOp::create(rewriter, loc, row,
+                                  arith::ConstantIndexOp::create(rewriter,
+                                                                 loc, r));
+      return indices;
+    };
+    Value matrix = ub::PoisonOp::create(
+        rewriter, loc, VectorType::get({8, 8}, rewriter.getF32Type()));
+    for (int64_t r = 0; r < 8; ++r) {
+      Value row = vector::TransferReadOp::create(
+          rewriter, loc, rowType, in.first, at(in.second, r), padding,
+          ArrayRef<bool>{true});
+      Value words = vector::BitCastOp::create(rewriter, loc, wordsType, row);
+      matrix = vector::InsertOp::create(rewriter, loc, words, matrix,
+                                        ArrayRef<int64_t>{r});
+    }
+    Value transposed = vector::TransposeOp::create(
+        rewriter, loc, matrix, ArrayRef<int64_t>{1, 0});
+    for (int64_t r = 0; r < 8; ++r) {
+      Value words = vector::ExtractOp::create(rewriter, loc, transposed,
+                                              ArrayRef<int64_t>{r});
+      Value row = vector::BitCastOp::create(rewriter, loc, rowType, words);
+      vector::TransferWriteOp::create(rewriter, loc, row, out.first,
+                                      at(out.second, r), ArrayRef<bool>{true});
+    }
+    rewriter.eraseOp(write);
     return success();
   }
 };
@@ -1318,6 +1439,10 @@ struct LowerVectorsPass
       vector::populateVectorContractLoweringPatterns(
           patterns, vector::VectorContractLowering::OuterProduct);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+      // Transfers of pairs whose permutations the patterns above make
+      // into transposes (the core's P on AMX tiles).
+      patterns.add<WriteInterleavedPairRows, WritePairWordTranspose>(
+          ctx, /*benefit=*/2);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();

@@ -81,6 +81,55 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
       return tiles;
     }
   }
+  // 16-bit pairs (the attention core's P on AMX tiles, linformer-lower-to-
+  // linalg): a copy that interleaves two rows into pairs (its input swaps
+  // the last two loops, the innermost of 2) takes up to 64 columns of
+  // pairs, one interleave per 16 (linformer-cpu-lower-vectors'
+  // WriteInterleavedPairRows); a transpose of the pairs themselves (the
+  // two loops before the innermost 2 swapped) 8 x 8 pairs, an 8 x 8
+  // transpose of 32-bit words (WritePairWordTranspose).
+  if (numLoops >= 3 && ranges[inner] == 2 && op.getNumDpsInputs() == 1 &&
+      op.getNumDpsInits() == 1 &&
+      getElementTypeOrSelf(op.getDpsInits()[0].getType())
+              .getIntOrFloatBitWidth() == 16 &&
+      llvm::all_of(iters, [](utils::IteratorType t) {
+        return t == utils::IteratorType::parallel;
+      }) &&
+      op.getIndexingMapsArray()[1].isIdentity()) {
+    AffineMap in = op.getIndexingMapsArray()[0];
+    auto swaps = [&](unsigned a, unsigned b) {
+      if (!in.isPermutation())
+        return false;
+      for (unsigned i = 0; i < numLoops; ++i) {
+        unsigned want = i == a ? b : i == b ? a : i;
+        if (in.getDimPosition(i) != want)
+          return false;
+      }
+      return true;
+    };
+    // A copy, or a rounding to bf16 (f32 rows interleaved and rounded).
+    Block *body = op.getBlock();
+    Value yielded = body->getTerminator()->getOperand(0);
+    auto trunc = yielded.getDefiningOp<arith::TruncFOp>();
+    bool copy = isa<linalg::GenericOp>(op.getOperation()) &&
+                (body->getOperations().size() == 1
+                     ? yielded == body->getArgument(0)
+                     : body->getOperations().size() == 2 && trunc &&
+                           trunc.getIn() == body->getArgument(0));
+    if ((copy || isa<linalg::TransposeOp>(op.getOperation())) &&
+        swaps(inner - 1, inner) && ranges[inner - 1] % 16 == 0) {
+      tiles[inner] = 2;
+      tiles[inner - 1] = largestDivisorAtMost(ranges[inner - 1], 64);
+      return tiles;
+    }
+    if (isa<linalg::TransposeOp>(op.getOperation()) &&
+        swaps(inner - 2, inner - 1) && ranges[inner - 1] % 8 == 0 &&
+        ranges[inner - 2] % 8 == 0) {
+      tiles[inner] = 2;
+      tiles[inner - 1] = tiles[inner - 2] = 8;
+      return tiles;
+    }
+  }
   if (iters[inner] == utils::IteratorType::reduction) {
     // A row reduction: one vector reduction over the whole row.
     for (unsigned i = 0; i < numLoops; ++i)

@@ -587,3 +587,30 @@ func.func @core_bf16_slot_bound(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf3
             tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// The same on AMX tiles (k a multiple of 16): P is made from P^T without a
+// transpose of f32: the rows of P^T interleaved in pairs of slots and
+// rounded in one copy ([k/2, n, 2] bf16), then the pairs, 32-bit words,
+// transposed ([n, k/2, 2]) and read as P's rows.
+// CHECK-LABEL: func.func @core_amx_pairs(
+// CHECK: math.exp
+// CHECK: %[[SPLIT:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, 8, 2, 16] : tensor<1x2x16x16xf32> into tensor<1x2x8x2x16xf32>
+// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} ins(%[[SPLIT]] : tensor<1x2x8x2x16xf32>) outs(%{{.*}} : tensor<1x2x8x16x2xbf16>)
+// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[IN]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[R]] : bf16
+// CHECK: %[[WORDS:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<1x2x8x16x2xbf16>) outs(%{{.*}} : tensor<1x2x16x8x2xbf16>) permutation = [0, 1, 3, 2, 4]
+// CHECK: %[[P:.*]] = tensor.collapse_shape %[[WORDS]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x2x16x8x2xbf16> into tensor<1x2x16x16xbf16>
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<1x2x16x16xbf16>, tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK: return
+func.func @core_amx_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
+    %vp: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%o_init) {linformer.bf16_scores, linformer.bf16_engine = "amx"}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}

@@ -222,3 +222,27 @@ func.func @interleave_pair_rows(%src: memref<2x64xbf16>, %dst: memref<32x64x2xbf
       : vector<64x2xbf16>, memref<32x64x2xbf16>
   return
 }
+
+// -----
+
+// A transpose of 8 x 8 pairs of bf16 between rows of pairs (the attention
+// core's P on AMX tiles, made from its interleaved rows): each row's 16
+// elements as 8 words of 32 bits, one 8 x 8 transpose of them, 8 loads and
+// 8 stores of 16 elements (not 64 of one pair each).
+// CHECK-LABEL: func.func @transpose_pair_words(
+// CHECK-COUNT-2: memref.collapse_shape
+// CHECK-COUNT-8: vector.bitcast %{{.*}} : vector<16xbf16> to vector<8xf32>
+// CHECK-NOT: vector<2xbf16>
+// CHECK-COUNT-8: vector.bitcast %{{.*}} : vector<8xf32> to vector<16xbf16>
+// CHECK-NOT: vector<2xbf16>
+// CHECK: return
+func.func @transpose_pair_words(%src: memref<16x16x2xbf16>, %dst: memref<16x16x2xbf16>, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : bf16
+  %v = vector.transfer_read %src[%i, %j, %c0], %p {in_bounds = [true, true, true]}
+      : memref<16x16x2xbf16>, vector<8x8x2xbf16>
+  %t = vector.transpose %v, [1, 0, 2] : vector<8x8x2xbf16> to vector<8x8x2xbf16>
+  vector.transfer_write %t, %dst[%j, %i, %c0] {in_bounds = [true, true, true]}
+      : vector<8x8x2xbf16>, memref<16x16x2xbf16>
+  return
+}

@@ -375,6 +375,32 @@ func.func @transpose_blocks(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x64x16xf32> 
 
 // -----
 
+// The attention core's P on AMX tiles (linformer-lower-to-linalg): the
+// rows of P^T interleaved in pairs and rounded, a copy whose input swaps
+// the last two loops (the innermost of 2), takes 64 columns of pairs at a
+// time (one interleave per 16 in linformer-cpu-lower-vectors); the pairs'
+// transpose (the two loops before the innermost 2 swapped) 8 x 8 pairs.
+// CHECK-LABEL: func.func @pair_blocks(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x64xf32>) outs(%{{.*}} : tensor<1x64x2xbf16>)
+// CHECK: arith.truncf
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<8x8x2xbf16>) outs(%{{.*}} : tensor<8x8x2xbf16>) permutation = [1, 0, 2]
+// CHECK: return
+func.func @pair_blocks(%pt: tensor<16x2x128xf32>) -> tensor<128x16x2xbf16> {
+  %e = tensor.empty() : tensor<16x128x2xbf16>
+  %rows = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%pt : tensor<16x2x128xf32>) outs(%e : tensor<16x128x2xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<16x128x2xbf16>
+  %e2 = tensor.empty() : tensor<128x16x2xbf16>
+  %t = linalg.transpose ins(%rows : tensor<16x128x2xbf16>)
+      outs(%e2 : tensor<128x16x2xbf16>) permutation = [1, 0, 2]
+  return %t : tensor<128x16x2xbf16>
+}
+
+// -----
+
 // One whose inner sizes are not multiples of 8 keeps the rows x vector
 // tiles of any elementwise op: 8 rows x 16 over 12 x 20, peeled.
 // PEEL-LABEL: func.func @transpose_odd(
