@@ -318,6 +318,14 @@ static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
   return math::FmaOp::create(rewriter, loc, aEven, bEven, acc);
 }
 
+/// Whether `perm` swaps dims `a` and `b` and keeps every other in place.
+static bool swapsOnly(ArrayRef<int64_t> perm, int64_t a, int64_t b) {
+  for (int64_t i = 0, e = perm.size(); i < e; ++i)
+    if (perm[i] != (i == a ? b : i == b ? a : i))
+      return false;
+  return true;
+}
+
 /// Whether `op` interleaves two rows of 16-bit elements into pairs,
 /// `[1.., 2, N]` to `[1.., N, 2]` with N a multiple of 16 (linformer-cpu-
 /// tile-for-vectors' pairedCopy of a streamed operand: the attention core's
@@ -331,13 +339,9 @@ static bool interleavesPairRows(vector::TransposeOp op,
   if (rank < 2 || type.isScalable() ||
       type.getElementType().getIntOrFloatBitWidth() != bitWidth ||
       shape[rank - 2] != 2 || shape[rank - 1] % 16 != 0 ||
-      perm[rank - 1] != rank - 2 || perm[rank - 2] != rank - 1 ||
       llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
     return false;
-  for (int64_t i = 0; i + 2 < rank; ++i)
-    if (perm[i] != i)
-      return false;
-  return true;
+  return swapsOnly(perm, rank - 2, rank - 1);
 }
 
 /// The pairs of an interleaving transpose (interleavesPairRows) as one
@@ -376,6 +380,15 @@ static Value interleavedPairRows(OpBuilder &b, Location loc,
   return result;
 }
 
+/// A memref's dims with its last two, a row of pairs, as one.
+static SmallVector<ReassociationIndices> pairRowGroups(int64_t rank) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    groups.push_back({d});
+  groups.push_back({rank - 2, rank - 1});
+  return groups;
+}
+
 /// Whether a transfer through `base` at `indices` reads or writes rows of
 /// pairs: the last two dims `[.., N, 2]` with strides `[2, 1]`, the pair
 /// index 0, collapsible into rows of 2 N elements (pairRows).
@@ -390,11 +403,8 @@ static bool isPairRows(Value base, ValueRange indices) {
   if (failed(type.getStridesAndOffset(strides, offset)) ||
       strides[rank - 1] != 1 || strides[rank - 2] != 2)
     return false;
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t d = 0; d + 2 < rank; ++d)
-    groups.push_back({d});
-  groups.push_back({rank - 2, rank - 1});
-  return memref::CollapseShapeOp::isGuaranteedCollapsible(type, groups);
+  return memref::CollapseShapeOp::isGuaranteedCollapsible(
+      type, pairRowGroups(rank));
 }
 
 /// The rows of pairs of `base` (isPairRows) collapsed into rows of 2 N
@@ -402,12 +412,9 @@ static bool isPairRows(Value base, ValueRange indices) {
 static std::pair<Value, SmallVector<Value>>
 pairRows(RewriterBase &rewriter, Location loc, Value base,
          ValueRange indices) {
-  int64_t rank = cast<MemRefType>(base.getType()).getRank();
-  SmallVector<ReassociationIndices> groups;
-  for (int64_t d = 0; d + 2 < rank; ++d)
-    groups.push_back({d});
-  groups.push_back({rank - 2, rank - 1});
-  Value rows = memref::CollapseShapeOp::create(rewriter, loc, base, groups);
+  Value rows = memref::CollapseShapeOp::create(
+      rewriter, loc, base,
+      pairRowGroups(cast<MemRefType>(base.getType()).getRank()));
   SmallVector<Value> at(indices.drop_back());
   at.back() = arith::MulIOp::create(
       rewriter, loc, at.back(),
@@ -481,12 +488,7 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
         shape[rank - 1] != 2 || shape[rank - 2] != 8 || shape[rank - 3] != 8 ||
         llvm::any_of(shape.drop_back(3), [](int64_t d) { return d != 1; }))
       return false;
-    for (int64_t i = 0; i < rank; ++i) {
-      int64_t want = i == rank - 3 ? rank - 2 : i == rank - 2 ? rank - 3 : i;
-      if (perm[i] != want)
-        return false;
-    }
-    return true;
+    return swapsOnly(perm, rank - 3, rank - 2);
   }
 
   LogicalResult matchAndRewrite(vector::TransferWriteOp write,
@@ -1425,12 +1427,6 @@ struct LowerVectorsPass
       patterns.add<ContractBF16PairsToDot>(
           ctx, std::max<int64_t>(4, target.lanes()), nativeDot,
           nativeNarrowDot);
-      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-        return signalPassFailure();
-    }
-    {
-      RewritePatternSet patterns(ctx);
-      patterns.add<WriteInterleavedPairRows>(ctx);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }
