@@ -602,6 +602,18 @@ static void prepackedWeight(const CPUTarget &t, const KernelShape &shape,
       std::max<int64_t>(1, t.l2Bytes / (2 * s.columns * shape.elementBytes)));
 }
 
+/// The columns one workgroup covers: the product of the column loops'
+/// workgroup tiles (a whole loop where it is not tiled).
+static int64_t workgroupColumns(const KernelShape &shape,
+                                const CPUKernelSchedule &s) {
+  int64_t columns = 1;
+  for (int d : shape.columnLoops)
+    columns *= d < int(s.workgroup.size()) && s.workgroup[d] > 0
+                   ? s.workgroup[d]
+                   : shape.ranges[d];
+  return columns;
+}
+
 /// AMX row blocks: a contraction on AMX tiles over a prepacked weight takes
 /// its rows in workgroups of up to 256 (from 32), so that every panel of
 /// the weight a workgroup sweeps from L3 serves that many rows. AMX reads
@@ -627,13 +639,8 @@ static void amxRowBlocks(const CPUTarget &t, const KernelShape &shape,
   int64_t rows = 0;
   if (shape.kind == KernelKind::Contraction && shape.streamedWeight &&
       s.pack) {
-    int64_t columns = 1;
-    for (int d : shape.columnLoops)
-      columns *= d < int(s.workgroup.size()) && s.workgroup[d] > 0
-                     ? s.workgroup[d]
-                     : shape.ranges[d];
-    int64_t rowBytes =
-        shape.reductionSteps() * shape.elementBytes + columns * int64_t(4);
+    int64_t rowBytes = shape.reductionSteps() * shape.elementBytes +
+                       workgroupColumns(shape, s) * int64_t(4);
     rows = std::min<int64_t>(
         256, floorPow2(std::max<int64_t>(1, t.l2Bytes / rowBytes)));
   } else if (shape.kind == KernelKind::AttentionCore) {
@@ -672,14 +679,9 @@ static void amxReductionBlocks(const CPUTarget &t, const KernelShape &shape,
   if (shape.engine.rfind("amx", 0) != 0 ||
       shape.kind != KernelKind::Contraction || s.pack || s.reduction <= 0)
     return;
-  int64_t columns = 1;
-  for (int d : shape.columnLoops)
-    columns *= d < int(s.workgroup.size()) && s.workgroup[d] > 0
-                   ? s.workgroup[d]
-                   : shape.ranges[d];
   int64_t steps = shape.reductionSteps() / std::max<int64_t>(1, s.split);
   int64_t bound = floorPow2(std::max<int64_t>(
-      1, t.l2Bytes / (2 * columns * shape.elementBytes)));
+      1, t.l2Bytes / (2 * workgroupColumns(shape, s) * shape.elementBytes)));
   int64_t block = std::min<int64_t>(256, bound);
   if (block <= s.reduction || steps % block != 0)
     return;

@@ -48,7 +48,7 @@ mlir::linformer::defaultWorkgroupTileSizes(TilingInterface op,
   return SmallVector<int64_t>(tiles.begin(), tiles.end());
 }
 
-void mlir::linformer::moveEmptyDestinationsBefore(RewriterBase &rewriter,
+void mlir::linformer::moveDestinationsBefore(RewriterBase &rewriter,
                                                   Operation *consumer,
                                                   Operation *loop) {
   auto after = [&](Operation *op) {
@@ -400,7 +400,7 @@ struct TileAndFusePass
         auto loop = epilogue->getOperand(0).getDefiningOp<scf::ForallOp>();
         if (loop) {
           loops.assign({cast<LoopLikeOpInterface>(loop.getOperation())});
-          moveEmptyDestinationsBefore(rewriter, epilogue, loop);
+          moveDestinationsBefore(rewriter, epilogue, loop);
         }
         // Upstream fuses a consumer that is the one reader of the loop's
         // result: the result's other readers (a LayerNorm's f32 output,

@@ -1320,7 +1320,7 @@ private:
           return !shaped || shaped.hasStaticShape();
         }))
       return false;
-    moveEmptyDestinationsBefore(rewriter, epilogue, loop);
+    moveDestinationsBefore(rewriter, epilogue, loop);
     return llvm::all_of(
         llvm::drop_begin(epilogue->getOperands()), [&](Value operand) {
           Operation *def = operand.getDefiningOp();

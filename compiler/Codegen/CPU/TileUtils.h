@@ -49,7 +49,7 @@ SmallVector<int64_t> reductionBlocks(linalg::LinalgOp op,
 /// values made before the loop, so that the consumer can be fused
 /// into the loop (upstream's scf::tileAndFuseConsumer needs every operand
 /// but the fused one to dominate the loop).
-void moveEmptyDestinationsBefore(RewriterBase &rewriter, Operation *consumer,
+void moveDestinationsBefore(RewriterBase &rewriter, Operation *consumer,
                                  Operation *loop);
 
 } // namespace mlir::linformer
