@@ -104,3 +104,23 @@ if {"avx512f", "avx512vl", "avx512_bf16"} <= flags:
     config.available_features.add("host-avx512bf16")
 if {"amx_tile", "amx_bf16"} <= flags:
     config.available_features.add("host-amx")
+# AMX-FP16: Linux lists amx_fp16 from 6.3 only (Debian 12's 6.1 does not,
+# on a Granite Rapids that has it), so also ask the compiler which engines
+# it finds on this host (LLVM reads CPUID).
+def host_has_amx_fp16():
+    if {"amx_tile", "amx_fp16"} <= flags:
+        return True
+    if "amx_tile" not in flags:
+        return False
+    import json, subprocess
+    try:
+        out = subprocess.run(
+            [os.path.join(config.linformer_tools_dir, "linformer-compile"),
+             os.path.join(config.test_source_root, "tools", "Inputs", "small.json"),
+             "--print-schedule", "-o", os.devnull],
+            capture_output=True, text=True, timeout=120).stdout
+        return "amx-fp16" in json.loads(out)["target"].get("engines", [])
+    except Exception:
+        return False
+if host_has_amx_fp16():
+    config.available_features.add("host-amx-fp16")

@@ -69,9 +69,10 @@ OpOperand *mlir::linformer::streamedOperand(linalg::LinalgOp op,
   return nullptr;
 }
 
-bool mlir::linformer::allBF16(linalg::LinalgOp op) {
-  return llvm::all_of(op.getDpsInputOperands(), [](OpOperand *in) {
-    return getElementTypeOrSelf(in->get().getType()).isBF16();
+bool mlir::linformer::allBF16(linalg::LinalgOp op, bool f16) {
+  return llvm::all_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    Type t = getElementTypeOrSelf(in->get().getType());
+    return f16 ? t.isF16() : t.isBF16();
   });
 }
 
@@ -128,7 +129,8 @@ Value mlir::linformer::convertedFrom(Value v) {
   Type in = conv->getOperand(0).getType(), out = conv->getResult(0).getType();
   bool widen = isa<arith::ExtFOp>(conv) && out.isF32() &&
                in.getIntOrFloatBitWidth() == 16;
-  bool narrow = isa<arith::TruncFOp>(conv) && in.isF32() && out.isBF16();
+  bool narrow = isa<arith::TruncFOp>(conv) && in.isF32() &&
+                (out.isBF16() || out.isF16());
   if (!widen && !narrow)
     return {};
   return generic.getDpsInputOperand(0)->get();

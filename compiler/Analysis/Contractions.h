@@ -46,8 +46,9 @@ OpOperand *streamedOperand(linalg::LinalgOp op, const RegisterTileDims &dims);
 /// then steps the odd real token alone). None otherwise.
 std::optional<unsigned> pairedReductionDim(linalg::LinalgOp op);
 
-/// Both factors of contraction `op` bf16 (linformer-bf16-products' pairs).
-bool allBF16(linalg::LinalgOp op);
+/// Both factors of contraction `op` bf16 (linformer-bf16-products' pairs),
+/// or with `f16` both f16 (its f16 pairs).
+bool allBF16(linalg::LinalgOp op, bool f16 = false);
 
 /// A static `[K, N]` argument of a function as an operand reads it: whole,
 /// or through a `tensor.expand_shape` that splits K into the leading

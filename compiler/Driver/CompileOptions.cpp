@@ -42,7 +42,8 @@ LINFORMER_SPELLINGS(Backend, "--backend",
 LINFORMER_SPELLINGS(Precision, "--precision",
                     {{Precision::Auto, "auto"},
                      {Precision::F32, "f32"},
-                     {Precision::BF16, "bf16"}})
+                     {Precision::BF16, "bf16"},
+                     {Precision::F16, "f16"}})
 LINFORMER_SPELLINGS(Reassociate, "--reassociate",
                     {{Reassociate::Auto, "auto"},
                      {Reassociate::Always, "always"},
@@ -165,9 +166,10 @@ llvm::Error CompileOptions::verify(bool toMemory) const {
                 "schedules: --target=cpu or --target=cuda, not cpu,cuda");
   if (target == Target::CPU && (emit == Emit::GPU || emit == Emit::PTX))
     return fail("--emit=gpu and --emit=ptx need --target=cuda");
-  if (precision == Precision::BF16 &&
+  if ((precision == Precision::BF16 || precision == Precision::F16) &&
       (target != Target::CPU || backend != Backend::MLIR))
-    return fail("--precision=bf16 is for CPU kernels of --backend=mlir "
+    return fail("--precision=" + spelling(precision) +
+                " is for CPU kernels of --backend=mlir "
                 "(--target=cpu); CUDA's tensor-core precision is --cuda-mma");
   if (backend == Backend::Best &&
       (emit != Emit::Artifact || target != Target::CPU || !inputIsModel() ||

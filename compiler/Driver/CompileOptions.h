@@ -52,7 +52,7 @@ enum class Target { CPU, CUDA, CPUAndCUDA };
 /// faster kept (per kernel where it can).
 enum class Backend { MLIR, Halide, Best };
 /// What CPU contractions multiply (CompileOptions::precision).
-enum class Precision { Auto, F32, BF16 };
+enum class Precision { Auto, F32, BF16, F16 };
 /// The order of the K/V projection: the cost model's, always (E X) W, never
 /// (E (X W)).
 enum class Reassociate { Auto, Always, Never };
@@ -73,8 +73,8 @@ llvm::StringRef spelling(BF16Dot value);
 llvm::StringRef spelling(CudaMma value);
 
 /// Parses `text` as the value of the option of type E; the error names the
-/// flag and lists what it takes ("--precision takes auto, f32 or bf16, not
-/// 'f16'"). Instantiated for the six enums above.
+/// flag and lists what it takes ("--precision takes auto, f32, bf16 or f16,
+/// not 'fp8'"). Instantiated for the six enums above.
 template <typename E>
 llvm::Expected<E> parseOption(llvm::StringRef text);
 

@@ -310,11 +310,17 @@ sched::CPUTarget Compile::chooseTarget(ModuleOp module) {
 std::string Compile::cpuProducts(const sched::CPUTarget &target) const {
   if (options.precision != Precision::Auto)
     return spelling(options.precision).str();
-  if (options.backend != Backend::MLIR || !src.fromModel ||
-      src.config.dtype != "bf16")
+  if (options.backend != Backend::MLIR || !src.fromModel)
     return "f32";
   sched::MatrixEngines engines = sched::matrixEngines(target);
-  return engines.avx512BF16 || engines.amxBF16 ? "bf16" : "f32";
+  // A 16-bit model multiplies its own type where the CPU has an engine
+  // for it: bf16 on AVX512_BF16 or AMX-BF16, f16 on AMX-FP16 (the only
+  // engine that multiplies f16 and sums in f32).
+  if (src.config.dtype == "bf16")
+    return engines.avx512BF16 || engines.amxBF16 ? "bf16" : "f32";
+  if (src.config.dtype == "f16")
+    return engines.amxFP16 ? "f16" : "f32";
+  return "f32";
 }
 
 void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
@@ -323,8 +329,10 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   // Kernels that mix with Halide's (--backend=best) compute as Halide's
   // do: f32; lowerModule resolves auto for its target.
   pipeline.precision =
-      spelling(options.precision == Precision::BF16 ? Precision::BF16
-                                                    : Precision::F32)
+      spelling(options.precision == Precision::BF16 ||
+                       options.precision == Precision::F16
+                   ? options.precision
+                   : Precision::F32)
           .str();
   pipeline.bf16Dot = spelling(options.bf16Dot).str();
   pipeline.rowTile = options.rowTile;

@@ -113,9 +113,11 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   addLinalgStages(pm, /*lowerCore=*/false, options.reassociate);
   // bf16 products change the contractions' operand types, which the
   // schedules below are chosen for.
-  if (options.precision == "bf16") {
+  bool f16 = options.precision == "f16";
+  if (options.precision == "bf16" || f16) {
     LinformerBF16ProductsPassOptions productsOptions;
     productsOptions.dot = options.bf16Dot;
+    productsOptions.f16 = f16;
     pm.nest<func::FuncOp>().addPass(
         createLinformerBF16ProductsPass(productsOptions));
   }
@@ -151,6 +153,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
     LinformerCPUPrepackWeightsPassOptions prepackOptions;
     prepackOptions.scheduleFile = options.scheduleFile;
     prepackOptions.bf16Dot = options.bf16Dot;
+    prepackOptions.f16 = f16;
     funcPm.addPass(createLinformerCPUPrepackWeightsPass(prepackOptions));
   }
   // Workgroup tiling must see whole (untiled) producers to fuse them, so it
@@ -164,6 +167,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   // Register tiles come from each kernel's schedule.
   LinformerCPUTileForVectorsPassOptions vectorTileOptions;
   vectorTileOptions.bf16Dot = options.bf16Dot;
+  vectorTileOptions.f16 = f16;
   funcPm.addPass(createLinformerCPUTileForVectorsPass(vectorTileOptions));
   addCleanup(funcPm);
   funcPm.addPass(createLinformerCPUVectorizePass());
@@ -196,6 +200,7 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   OpPassManager &lowerPm = pm.nest<func::FuncOp>();
   LinformerCPULowerVectorsPassOptions lowerVectorsOptions;
   lowerVectorsOptions.bf16Dot = options.bf16Dot;
+  lowerVectorsOptions.f16 = f16;
   lowerPm.addPass(createLinformerCPULowerVectorsPass(lowerVectorsOptions));
   // n-D transfers that remain (tile boundaries) become unrolled 1-D ones,
   // which convert-vector-to-llvm turns into (masked) vector loads/stores.

@@ -61,8 +61,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init("auto")};
   PassOptions::Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc("Products of the contractions: f32 (exact), or bf16 "
-                     "(bf16 factors, f32 sums: linformer-bf16-products)"),
+      llvm::cl::desc("Products of the contractions: f32 (exact), bf16 "
+                     "(bf16 factors, f32 sums: linformer-bf16-products) or "
+                     "f16 (f16 factors on AMX-FP16 tiles, f32 sums)"),
       llvm::cl::init("f32")};
   PassOptions::Option<std::string> bf16Dot{
       *this, "bf16-dot",

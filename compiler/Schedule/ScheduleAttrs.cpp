@@ -83,8 +83,21 @@ sched::CPUTarget mlir::linformer::cpuTargetOf(Operation *op) {
 }
 
 BF16EngineChoice mlir::linformer::bf16EngineFor(BF16Dot dot,
-                                               const sched::CPUTarget &target) {
+                                               const sched::CPUTarget &target,
+                                               bool f16) {
   sched::MatrixEngines engines = sched::matrixEngines(target);
+  if (f16) {
+    switch (dot) {
+    case BF16Dot::Auto:
+      return engines.amxFP16 ? BF16EngineChoice{BF16Engine::AMX, true}
+                             : BF16EngineChoice{};
+    case BF16Dot::Emulate:
+    case BF16Dot::AMX:
+      return BF16EngineChoice{BF16Engine::AMX, engines.amxFP16};
+    case BF16Dot::Off:
+      return BF16EngineChoice{};
+    }
+  }
   switch (dot) {
   case BF16Dot::Auto:
     // AMX where the CPU has it: on a Xeon with AMX (2026-12-05) the bf16
@@ -106,12 +119,12 @@ BF16EngineChoice mlir::linformer::bf16EngineFor(BF16Dot dot,
 
 FailureOr<BF16EngineChoice>
 mlir::linformer::bf16EngineFor(Operation *op, StringRef option, StringRef dot,
-                               const sched::CPUTarget &target) {
+                               const sched::CPUTarget &target, bool f16) {
   std::string list;
   const auto &values = sched::kBF16DotSpellings;
   for (size_t i = 0; i < std::size(values); ++i) {
     if (dot == values[i].second)
-      return bf16EngineFor(values[i].first, target);
+      return bf16EngineFor(values[i].first, target, f16);
     list += i == 0 ? "" : i + 1 == std::size(values) ? " or " : ", ";
     list += values[i].second;
   }

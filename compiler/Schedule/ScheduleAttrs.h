@@ -52,15 +52,21 @@ struct BF16EngineChoice {
 /// default until its kernels are measured on one), else FMAs; `Emulate`
 /// vdpbf16ps (emulated without AVX512_BF16); `AMX` AMX tiles (emulated
 /// without AMX-BF16); `Off` FMAs.
+/// With `f16` (f16 pairs: linformer-bf16-products' f16=true), AMX-FP16's
+/// tiles (`tdpfp16ps`) are the only engine: `Auto` takes them where the
+/// target has AMX-FP16, else FMAs; `Emulate` and `AMX` take them, emulated
+/// without AMX-FP16 (no CPU has an f16 dot product that sums in f32).
 BF16EngineChoice bf16EngineFor(BF16Dot dot,
-                               const ::linformer::schedule::CPUTarget &target);
+                               const ::linformer::schedule::CPUTarget &target,
+                               bool f16 = false);
 /// A pass's option `option` (the word `dot`) read through the table and
 /// then as above; another word is an error at `op` that names the option
 /// and lists the values ("unknown bf16-dot 'vnni': expected auto, emulate,
 /// amx or off").
 FailureOr<BF16EngineChoice>
 bf16EngineFor(Operation *op, StringRef option, StringRef dot,
-              const ::linformer::schedule::CPUTarget &target);
+              const ::linformer::schedule::CPUTarget &target,
+              bool f16 = false);
 /// How schedules name an engine: "fma", "dot" or "amx", with ", emulated"
 /// where the target lacks it (FMAs are everywhere).
 std::string bf16EngineName(BF16EngineChoice choice);

@@ -304,8 +304,9 @@ Manifest parseJson(const json &root) {
   m.products = getOptionalString(root, "products", "");
   if (m.products.empty())
     m.products = "f32";
-  if (m.products != "f32" && m.products != "bf16")
-    fail("'products' is \"" + m.products + "\", expected \"f32\" or \"bf16\"");
+  if (m.products != "f32" && m.products != "bf16" && m.products != "f16")
+    fail("'products' is \"" + m.products +
+         "\", expected \"f32\", \"bf16\" or \"f16\"");
   return m;
 }
 

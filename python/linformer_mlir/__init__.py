@@ -243,8 +243,10 @@ def compile(model, output, random_weights=None, extra_args=(), *, target="cpu",
     `lengths_hint` (the real lengths served: the cost model plans for the
     shortest, --autotune times at them), `tuning_cache`, `schedule` and
     `precision` ("auto": bf16 products for a bf16 model on a CPU with
-    AVX512_BF16 or AMX, else f32; "f32"; or "bf16": the CPU contractions
-    multiply bf16 factors and sum in f32) are linformer-compile's flags of those names. Raises Error
+    AVX512_BF16 or AMX, f16 ones for an f16 model on a CPU with AMX-FP16,
+    else f32; "f32"; "bf16": the CPU contractions multiply bf16 factors and
+    sum in f32; or "f16": f16 factors, f32 sums, on AMX-FP16 tiles) are
+    linformer-compile's flags of those names. Raises Error
     with the compiler's diagnostics on failure.
 
     The compiler runs in this process (linformer_mlir._compiler, with the

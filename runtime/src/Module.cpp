@@ -17,11 +17,16 @@
 #include "lib/Support/Features.h"
 #include "lib/Support/Sha256.h"
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <sys/mman.h>
@@ -99,6 +104,21 @@ static const char *cpuinfoFlag(const std::string &feature) {
   return nullptr;
 }
 
+#if defined(__x86_64__)
+/// Features that kernels older than their CPUs do not list in
+/// /proc/cpuinfo, asked of CPUID itself: AMX-FP16 (leaf 7, subleaf 1,
+/// EAX bit 21; Linux names it amx_fp16 from 6.3, Debian 12's 6.1 does
+/// not, on a Xeon that has it). Null for any other feature.
+static std::optional<bool> cpuidFeature(const std::string &feature) {
+  if (feature != "amx-fp16")
+    return std::nullopt;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
+    return false;
+  return ((eax >> 21) & 1) != 0;
+}
+#endif
+
 /// Refuses an artifact whose kernels use instructions this CPU lacks.
 static void checkCpuFeatures(const Manifest &m, const std::string &path) {
 #if defined(__x86_64__)
@@ -117,6 +137,11 @@ static void checkCpuFeatures(const Manifest &m, const std::string &path) {
   while (std::getline(features, f, ',')) {
     if (f.size() < 2 || f[0] != '+')
       continue;
+    if (std::optional<bool> has = cpuidFeature(f.substr(1))) {
+      if (!*has)
+        missing.push_back(f.substr(1));
+      continue;
+    }
     const char *flag = cpuinfoFlag(f.substr(1));
     if (flag && flags.find(std::string(" ") + flag + " ") == std::string::npos)
       missing.push_back(f.substr(1));

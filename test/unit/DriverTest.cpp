@@ -67,9 +67,11 @@ TEST(DriverTest, VerifyNamesTheBadCombination) {
   EXPECT_EQ(llvm::cantFail(parseOption<Target>("cpu,cuda")),
             Target::CPUAndCUDA);
   CompileOptions kept = options;
-  EXPECT_EQ(messageOf(setOption(kept.precision, "f16")),
-            "--precision takes auto, f32 or bf16, not 'f16'");
+  EXPECT_EQ(messageOf(setOption(kept.precision, "fp8")),
+            "--precision takes auto, f32, bf16 or f16, not 'fp8'");
   EXPECT_EQ(kept.precision, Precision::Auto);
+  EXPECT_EQ(messageOf(setOption(kept.precision, "f16")), "");
+  EXPECT_EQ(kept.precision, Precision::F16);
 
   // The CUDA knobs are checked through the pipeline's own options.
   CompileOptions wgmma = options;

@@ -93,10 +93,12 @@ static cl::opt<std::string>
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("What CPU contractions multiply: auto (the default: bf16 for a "
-             "bf16 model where the target CPU has AVX512_BF16 or AMX, else "
-             "f32), f32 (exact; a bf16 or f16 model's values extended) or "
-             "bf16 (bf16 factors, f32 sums, for f32 models too, as torch's "
-             "float32_matmul_precision)"),
+             "bf16 model where the target CPU has AVX512_BF16 or AMX, f16 "
+             "for an f16 model where it has AMX-FP16, else f32), f32 "
+             "(exact; a bf16 or f16 model's values extended), bf16 (bf16 "
+             "factors, f32 sums, for f32 models too, as torch's "
+             "float32_matmul_precision) or f16 (f16 factors, f32 sums, on "
+             "AMX-FP16 tiles; f32 FMAs on rounded factors without them)"),
     cl::init("auto"));
 static cl::opt<std::string> bf16Dot(
     "bf16-dot",
@@ -105,7 +107,10 @@ static cl::opt<std::string> bf16Dot(
              "f32 FMAs), emulate "
              "(the dot-product kernels on any CPU, the instruction emulated "
              "where it lacks it), amx (the AMX kernels on any CPU, the tile "
-             "operations emulated likewise) or off (f32 FMAs)"),
+             "operations emulated likewise) or off (f32 FMAs). With "
+             "--precision=f16: auto (AMX-FP16 tiles where the CPU has them, "
+             "else f32 FMAs), emulate or amx (the AMX kernels, emulated "
+             "without AMX-FP16) or off"),
     cl::init("auto"));
 static cl::opt<int64_t>
     rowTile("row-tile", cl::init(0),

@@ -31,11 +31,12 @@ using namespace mlir::linformer;
 
 namespace {
 
-/// The bf16 tensor that `v` extends to f32 element by element, if any: a
-/// bf16 model's weight or input as ModelBuilder's entry extends it.
-Value extendedFromBF16(Value v) {
+/// The tensor of the pairs' type (bf16, or f16 with the pass's f16) that
+/// `v` extends to f32 element by element, if any: a 16-bit model's weight
+/// or input as ModelBuilder's entry extends it.
+Value extendedFrom(Value v, Type pairType) {
   Value source = convertedFrom(v);
-  if (!source || !getElementTypeOrSelf(source.getType()).isBF16())
+  if (!source || getElementTypeOrSelf(source.getType()) != pairType)
     return {};
   return source;
 }
@@ -112,44 +113,48 @@ Value throughReshape(IRRewriter &rewriter, Value v,
 }
 
 /// Whether `x`, an f32 value in the body of `op` (or captured by it), holds
-/// a bf16 value whatever the inputs: an input extended from bf16, a constant
-/// bf16 represents exactly, or a select, negation or absolute value of such.
-bool holdsBF16(linalg::GenericOp op, Value x) {
+/// a value of `pairType` (bf16 or f16) whatever the inputs: an input
+/// extended from it, a constant it represents exactly, or a select,
+/// negation or absolute value of such.
+bool holdsPairValue(linalg::GenericOp op, Value x, Type pairType) {
   if (auto arg = dyn_cast<BlockArgument>(x)) {
     if (arg.getOwner() != &op.getRegion().front() ||
         arg.getArgNumber() >= op.getNumDpsInputs())
       return false;
-    return arg.getType().isBF16() ||
-           extendedFromBF16(op.getDpsInputOperand(arg.getArgNumber())->get());
+    return arg.getType() == pairType ||
+           extendedFrom(op.getDpsInputOperand(arg.getArgNumber())->get(),
+                        pairType);
   }
   Operation *def = x.getDefiningOp();
   if (auto constant = dyn_cast_or_null<arith::ConstantFloatOp>(def)) {
     APFloat value = constant.value();
     bool lost = false;
-    value.convert(APFloat::BFloat(), APFloat::rmNearestTiesToEven, &lost);
+    value.convert(cast<FloatType>(pairType).getFloatSemantics(),
+                  APFloat::rmNearestTiesToEven, &lost);
     return !lost;
   }
   if (auto ext = dyn_cast_or_null<arith::ExtFOp>(def))
-    return ext.getIn().getType().isBF16();
+    return ext.getIn().getType() == pairType;
   if (auto select = dyn_cast_or_null<arith::SelectOp>(def))
-    return holdsBF16(op, select.getTrueValue()) &&
-           holdsBF16(op, select.getFalseValue());
+    return holdsPairValue(op, select.getTrueValue(), pairType) &&
+           holdsPairValue(op, select.getFalseValue(), pairType);
   if (isa_and_nonnull<arith::NegFOp, math::AbsFOp>(def))
-    return holdsBF16(op, def->getOperand(0));
+    return holdsPairValue(op, def->getOperand(0), pairType);
   return false;
 }
 
 /// Whether `v` is the result of an elementwise generic (a kernel root, E
-/// masked at the lengths, most often) that writes f32 values bf16 holds
-/// exactly (holdsBF16): rounding them loses nothing.
-bool yieldsBF16(Value v) {
+/// masked at the lengths, most often) that writes f32 values `pairType`
+/// holds exactly (holdsPairValue): rounding them loses nothing.
+bool yieldsPairValues(Value v, Type pairType) {
   auto op = v.getDefiningOp<linalg::GenericOp>();
   if (!op || op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
       op.getNumParallelLoops() != op.getNumLoops() ||
       !getElementTypeOrSelf(v.getType()).isF32() ||
       op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
     return false;
-  return holdsBF16(op, op.getRegion().front().getTerminator()->getOperand(0));
+  return holdsPairValue(
+      op, op.getRegion().front().getTerminator()->getOperand(0), pairType);
 }
 
 struct BF16ProductsPass
@@ -159,9 +164,11 @@ struct BF16ProductsPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     FailureOr<BF16EngineChoice> engine =
-        bf16EngineFor(func, "dot", dot, cpuTargetOf(func));
+        bf16EngineFor(func, "dot", dot, cpuTargetOf(func), f16);
     if (failed(engine))
       return signalPassFailure();
+    pairType = f16 ? Type(Float16Type::get(&getContext()))
+                   : Type(BFloat16Type::get(&getContext()));
     pairs = engine->engine != BF16Engine::FMA;
     asBF16.clear();
     rounded.clear();
@@ -178,7 +185,8 @@ struct BF16ProductsPass
     // so does `P V` where the slots stop at a length (a pair could
     // straddle it).
     std::string engineName = bf16EngineName(*engine);
-    if (pairs)
+    // (Not with f16: the core's pairs are bf16's.)
+    if (pairs && !f16)
       func.walk([&](AttentionCoreOp core) {
         if (getElementTypeOrSelf(core.getQ().getType()).isF32()) {
           core->setAttr(kBF16ScoresAttrName, UnitAttr::get(&getContext()));
@@ -216,7 +224,7 @@ struct BF16ProductsPass
             IRMapping map;
             for (unsigned i = 0; i < 3; ++i) {
               Value arg = args[i];
-              if (arg.getType().isBF16())
+              if (arg.getType() == pairType)
                 arg = arith::ExtFOp::create(b, loc, b.getF32Type(), arg);
               map.map(body.getArgument(i), arg);
             }
@@ -273,7 +281,7 @@ struct BF16ProductsPass
       rewriter.eraseOp(op);
   }
 
-  /// `v`, whose values bf16 holds exactly (yieldsBF16), written as bf16 by
+  /// `v`, whose values bf16 holds exactly (yieldsPairValues; f16 with the option), written as bf16 by
   /// a twin of the op that writes it (its body, rounded at the end: no
   /// change of value; its marks, so a root stays a kernel of its own);
   /// `v`'s readers read the twin extended, fused into them. E masked at
@@ -281,7 +289,7 @@ struct BF16ProductsPass
   /// instead of reading f32 and rounding all of E in every workgroup.
   Value bf16Twin(IRRewriter &rewriter, Value v) {
     auto op = v.getDefiningOp<linalg::GenericOp>();
-    Type bf16 = rewriter.getBF16Type(), f32 = rewriter.getF32Type();
+    Type bf16 = pairType, f32 = rewriter.getF32Type();
     rewriter.setInsertionPointAfter(op);
     auto type = cast<RankedTensorType>(v.getType());
     auto twin = linalg::GenericOp::create(
@@ -322,15 +330,15 @@ struct BF16ProductsPass
   Value toBF16(IRRewriter &rewriter, Value v) {
     if (Value known = asBF16.lookup(v))
       return known;
-    Type bf16 = rewriter.getBF16Type();
+    Type bf16 = pairType;
     Value result;
-    if (Value source = extendedFromBF16(v)) {
+    if (Value source = extendedFrom(v, pairType)) {
       result = source;
     } else if (Value reshaped = throughReshape(rewriter, v, [&](Value src) {
                  return toBF16(rewriter, src);
                })) {
       result = reshaped;
-    } else if (yieldsBF16(v)) {
+    } else if (yieldsPairValues(v, pairType)) {
       return bf16Twin(rewriter, v);
     } else {
       result = elementwise(rewriter, v, bf16,
@@ -350,14 +358,14 @@ struct BF16ProductsPass
     if (Value known = rounded.lookup(v))
       return known;
     Value result;
-    if (extendedFromBF16(v) || yieldsBF16(v)) {
+    if (extendedFrom(v, pairType) || yieldsPairValues(v, pairType)) {
       result = v;
     } else if (Value reshaped = throughReshape(rewriter, v, [&](Value src) {
                  return toRounded(rewriter, src);
                })) {
       result = reshaped;
     } else {
-      Type f32 = rewriter.getF32Type(), bf16 = rewriter.getBF16Type();
+      Type f32 = rewriter.getF32Type(), bf16 = pairType;
       result = elementwise(rewriter, v, f32,
                            [&](OpBuilder &b, Location loc, Value x) -> Value {
                              Value r = arith::TruncFOp::create(b, loc, bf16, x);
@@ -371,5 +379,7 @@ struct BF16ProductsPass
   DenseMap<Value, Value> asBF16, rounded;
   SmallVector<Operation *> dead;
   bool pairs = false;
+  /// bf16, or f16 with the option.
+  Type pairType;
 };
 } // namespace

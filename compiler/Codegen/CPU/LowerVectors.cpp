@@ -231,16 +231,21 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
   }
 };
 
-/// Whether `v` (f32) is the extension of a bf16 vector, through one shape
-/// cast at most (DropContractUnitDims' of an extended operand).
-static bool isExtendedBF16(Value v) {
+/// The 16-bit float type (bf16, or f16: linformer-bf16-products' f16
+/// pairs) of the vector `v` (f32) is the extension of, through one shape
+/// cast at most (DropContractUnitDims' of an extended operand); null when
+/// it is none.
+static Type extendedPairType(Value v) {
   if (auto cast = v.getDefiningOp<vector::ShapeCastOp>())
     v = cast.getSource();
   auto ext = v.getDefiningOp<arith::ExtFOp>();
-  return ext && getElementTypeOrSelf(ext.getIn().getType()).isBF16();
+  if (!ext)
+    return {};
+  Type t = getElementTypeOrSelf(ext.getIn().getType());
+  return t.isBF16() || t.isF16() ? t : Type();
 }
 
-/// The bf16 vector of `v`'s shape that `v` extends (isExtendedBF16).
+/// The 16-bit vector of `v`'s shape that `v` extends (extendedPairType).
 static Value extendedBF16(PatternRewriter &rewriter, Value v) {
   auto cast = v.getDefiningOp<vector::ShapeCastOp>();
   Value source = (cast ? cast.getSource() : v)
@@ -250,13 +255,15 @@ static Value extendedBF16(PatternRewriter &rewriter, Value v) {
     return source;
   return vector::ShapeCastOp::create(
       rewriter, cast.getLoc(),
-      cast.getResultVectorType().clone(rewriter.getBF16Type()), source);
+      cast.getResultVectorType().clone(getElementTypeOrSelf(source.getType())),
+      source);
 }
 
 /// Whether `op` is a register tile's `acc[m, n] += lhs[m, k] rhs[k, n]`
 /// (whatever the loops' order) summing in f32, both factors extended from
-/// bf16; rhs may also be `[n, k]` (pairsInPlace).
-static bool isBF16TileMatmul(vector::ContractionOp op) {
+/// bf16 (with `f16`, both from f16: linformer-bf16-products' f16 pairs);
+/// rhs may also be `[n, k]` (pairsInPlace).
+static bool isBF16TileMatmul(vector::ContractionOp op, bool f16 = false) {
   if (op.getKind() != vector::CombiningKind::ADD)
     return false;
   auto accType = dyn_cast<VectorType>(op.getAccType());
@@ -282,7 +289,9 @@ static bool isBF16TileMatmul(vector::ContractionOp op) {
       !(rhsKN || rhsNK) || dimAt(2, 0) != m ||
       iters.size() != 3 || iters[k] != vector::IteratorType::reduction)
     return false;
-  return isExtendedBF16(op.getLhs()) && isExtendedBF16(op.getRhs());
+  Type lhs = extendedPairType(op.getLhs());
+  return lhs && (f16 ? lhs.isF16() : lhs.isBF16()) &&
+         lhs == extendedPairType(op.getRhs());
 }
 
 /// Whether the rhs of `op` (isBF16TileMatmul) is `[n, 2]`, read `(n, k)`:
@@ -301,13 +310,36 @@ static bool pairsInPlace(vector::ContractionOp op) {
 /// halves first, then the even ones, as the instruction orders them (each
 /// product of two bf16 is exact in f32, so an FMA rounds as its add does).
 /// The instruction also treats denormal inputs and results as zero, which
-/// the emulation does not.
+/// the emulation does not. f16 pairs (no instruction: AMX-FP16's tiles'
+/// emulation) are emulated alike, each half extended from f16.
 static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
                      Value a, Value b, bool native) {
-  if (native)
-    return x86vector::DotBF16Op::create(rewriter, loc, acc, a, b);
   auto accType = cast<VectorType>(acc.getType());
   auto i32Type = accType.clone(rewriter.getI32Type());
+  if (cast<VectorType>(a.getType()).getElementType().isF16()) {
+    auto i16Type = accType.clone(rewriter.getI16Type());
+    auto f16Type = accType.clone(rewriter.getF16Type());
+    auto half = [&](Value pairs, bool odd) -> Value {
+      Value words = vector::BitCastOp::create(rewriter, loc, i32Type, pairs);
+      if (odd)
+        words = arith::ShRUIOp::create(
+            rewriter, loc, words,
+            arith::ConstantOp::create(
+                rewriter, loc,
+                DenseElementsAttr::get(i32Type,
+                                       rewriter.getI32IntegerAttr(16))));
+      Value bits = arith::TruncIOp::create(rewriter, loc, i16Type, words);
+      Value halves = arith::BitcastOp::create(rewriter, loc, f16Type, bits);
+      return arith::ExtFOp::create(rewriter, loc, accType, halves)
+          .getResult();
+    };
+    acc = math::FmaOp::create(rewriter, loc, half(a, true), half(b, true),
+                              acc);
+    return math::FmaOp::create(rewriter, loc, half(a, false), half(b, false),
+                               acc);
+  }
+  if (native)
+    return x86vector::DotBF16Op::create(rewriter, loc, acc, a, b);
   auto splat = [&](int64_t bits) -> Value {
     return arith::ConstantOp::create(
         rewriter, loc,
@@ -568,13 +600,13 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
 /// and is checked on any CPU.
 struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
   ContractBF16PairsToDot(MLIRContext *ctx, int64_t maxLanes, bool native,
-                         bool nativeNarrow)
+                         bool nativeNarrow, bool f16)
       : OpRewritePattern(ctx, /*benefit=*/2), maxLanes(maxLanes),
-        native(native), nativeNarrow(nativeNarrow) {}
+        native(native), nativeNarrow(nativeNarrow), f16(f16) {}
 
   LogicalResult matchAndRewrite(vector::ContractionOp op,
                                 PatternRewriter &rewriter) const override {
-    if (!isBF16TileMatmul(op) || op.getLhsType().getDimSize(1) != 2)
+    if (!isBF16TileMatmul(op, f16) || op.getLhsType().getDimSize(1) != 2)
       return rewriter.notifyMatchFailure(op, "not an [m, 2] x [2, n] tile");
     auto accType = cast<VectorType>(op.getAccType());
     int64_t rows = accType.getDimSize(0), columns = accType.getDimSize(1);
@@ -591,8 +623,10 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
     Value rhs = extendedBF16(rewriter, op.getRhs());
 
     Location loc = op.getLoc();
-    Type bf16 = rewriter.getBF16Type(), i16 = rewriter.getI16Type(),
+    // bf16 pairs, or f16 ones (emulated: no instruction).
+    Type bf16 = getElementTypeOrSelf(lhs.getType()), i16 = rewriter.getI16Type(),
          i32 = rewriter.getI32Type();
+    bool native = this->native && !f16;
     auto pairsType = VectorType::get({2 * lanes}, bf16);
     SmallVector<Value> streamed;
     if (pairsInPlace(op)) {
@@ -662,6 +696,8 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
 
   int64_t maxLanes;
   bool native, nativeNarrow;
+  /// The pairs are f16 (emulated: no instruction), not bf16.
+  bool f16;
 };
 
 
@@ -679,7 +715,8 @@ static Value emulatedTileMulF(OpBuilder &rewriter, Location loc, Value a,
   int64_t pairs = cast<VectorType>(a.getType()).getDimSize(1) / 2;
   auto wordsType = VectorType::get({pairs}, rewriter.getI32Type());
   auto laneWords = VectorType::get({lanes}, rewriter.getI32Type());
-  auto pairsType = VectorType::get({2 * lanes}, rewriter.getBF16Type());
+  auto pairsType = VectorType::get(
+      {2 * lanes}, cast<VectorType>(a.getType()).getElementType());
   bool native = lanes == 16 ? nativeDot
                             : nativeDot && nativeNarrowDot &&
                                   (lanes == 8 || lanes == 4);
@@ -841,8 +878,9 @@ static vector::TransferReadOp broadcastRow(Value init, int64_t columns) {
   return read;
 }
 
-/// The bf16 transfer_read that `v` (an operand of a contraction) extends,
-/// through shape casts, if it reads rows a tile can (accessesRows).
+/// The bf16 (or f16) transfer_read that `v` (an operand of a contraction)
+/// extends, through shape casts, if it reads rows a tile can
+/// (accessesRows).
 static vector::TransferReadOp extendedRead(Value v,
                                            ArrayRef<int64_t> trailing) {
   while (true) {
@@ -854,7 +892,9 @@ static vector::TransferReadOp extendedRead(Value v,
       break;
   }
   auto read = v.getDefiningOp<vector::TransferReadOp>();
-  if (!read || !accessesRows(read, BFloat16Type::get(v.getContext()), trailing))
+  Type element = getElementTypeOrSelf(v.getType());
+  if (!read || !(element.isBF16() || element.isF16()) ||
+      !accessesRows(read, element, trailing))
     return {};
   return read;
 }
@@ -905,7 +945,7 @@ struct AMXLoop {
 } // namespace
 
 /// `loop` as an AMXLoop (see rewriteAMXLoop), or failure.
-static FailureOr<AMXLoop> matchAMXLoop(scf::ForOp loop) {
+static FailureOr<AMXLoop> matchAMXLoop(scf::ForOp loop, bool f16) {
   using L = AMXLoop;
   std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
   std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
@@ -925,7 +965,8 @@ static FailureOr<AMXLoop> matchAMXLoop(scf::ForOp loop) {
     }
   }
   vector::ContractionOp contract = m.contract;
-  if (!contract || !isBF16TileMatmul(contract) || !pairsInPlace(contract) ||
+  if (!contract || !isBF16TileMatmul(contract, f16) ||
+      !pairsInPlace(contract) ||
       contract.getLhsType().getDimSize(1) != 2)
     return failure();
   // The accumulator: the loop's, through shape casts of unit dims.
@@ -1094,7 +1135,8 @@ static SmallVector<Value> stepTiles(OpBuilder &b, Location loc,
     // staging tile, which the tile loads read.
     Value rowIndex = aIndices[aIndices.size() - 2];
     SmallVector<bool> inBounds(1, true);
-    auto rowType = VectorType::get({2 * L::kPairs}, b.getBF16Type());
+    auto rowType = VectorType::get(
+        {2 * L::kPairs}, cast<MemRefType>(aBase.getType()).getElementType());
     Value padding = ub::PoisonOp::create(b, loc, rowType.getElementType());
     for (int64_t i = 0; i < m.rows; ++i) {
       SmallVector<Value> indices = aIndices;
@@ -1269,7 +1311,9 @@ static void rewriteAMXLoop(RewriterBase &rewriter, AMXLoop &m,
   if (viewsPackedSequence(m.lhsRead.getBase()))
     staging = memref::AllocaOp::create(
         rewriter, loc,
-        MemRefType::get({m.rows, 2 * AMXLoop::kPairs}, rewriter.getBF16Type()),
+        MemRefType::get({m.rows, 2 * AMXLoop::kPairs},
+                        cast<MemRefType>(m.lhsRead.getBase().getType())
+                            .getElementType()),
         ValueRange{}, rewriter.getI64IntegerAttr(64));
   Value newStep =
       arith::ConstantIndexOp::create(rewriter, loc, 2 * AMXLoop::kPairs);
@@ -1364,10 +1408,12 @@ struct LowerVectorsPass
     // The module's CPU target (the host's without one), read once.
     ::linformer::schedule::CPUTarget target = cpuTargetOf(getOperation());
     FailureOr<BF16EngineChoice> engine =
-        bf16EngineFor(getOperation(), "bf16-dot", bf16Dot, target);
+        bf16EngineFor(getOperation(), "bf16-dot", bf16Dot, target, f16);
     if (failed(engine))
       return signalPassFailure();
-    bool nativeDot = ::linformer::schedule::matrixEngines(target).avx512BF16;
+    // (No CPU has a dot product of f16 pairs that sums in f32.)
+    bool nativeDot =
+        !f16 && ::linformer::schedule::matrixEngines(target).avx512BF16;
     bool nativeNarrowDot =
         ::linformer::schedule::hasFeature(target, "avx512vl");
     if (engine->engine == BF16Engine::AMX) {
@@ -1382,7 +1428,7 @@ struct LowerVectorsPass
       SmallVector<AMXLoop> loops;
       std::set<int64_t> shapes;
       getOperation().walk([&](scf::ForOp loop) {
-        if (FailureOr<AMXLoop> m = matchAMXLoop(loop); succeeded(m)) {
+        if (FailureOr<AMXLoop> m = matchAMXLoop(loop, f16); succeeded(m)) {
           loops.push_back(*m);
           shapes.insert(m->tileRows);
         }
@@ -1408,7 +1454,7 @@ struct LowerVectorsPass
       // loads of two elements.
       SmallVector<Operation *> pairReads;
       getOperation().walk([&](vector::ContractionOp op) {
-        if (!isBF16TileMatmul(op) || !pairsInPlace(op))
+        if (!isBF16TileMatmul(op, f16) || !pairsInPlace(op))
           return;
         Value rhs = op.getRhs();
         if (auto cast = rhs.getDefiningOp<vector::ShapeCastOp>())
@@ -1435,7 +1481,7 @@ struct LowerVectorsPass
       RewritePatternSet patterns(ctx);
       patterns.add<ContractBF16PairsToDot>(
           ctx, std::max<int64_t>(4, target.lanes()), nativeDot,
-          nativeNarrowDot);
+          nativeNarrowDot, f16);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
     }

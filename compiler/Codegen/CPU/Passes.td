@@ -211,7 +211,10 @@ def LinformerCPUPrepackWeightsPass
     Option<"bf16Dot", "bf16-dot", "std::string", "\"auto\"",
            "what multiplies bf16 pairs, as for linformer-cpu-tile-for-vectors "
            "(auto, emulate, amx, off): with dot products, panels of bf16 "
-           "pairs">
+           "pairs">,
+    Option<"f16", "f16", "bool", /*default=*/"false",
+           "The pairs are f16 (linformer-bf16-products' f16): AMX-FP16's "
+           "tiles, the only engine of f16 pairs">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -345,7 +348,10 @@ def LinformerCPUTileForVectorsPass
     Option<"bf16Dot", "bf16-dot", "std::string", "\"auto\"",
            "The engine of bf16 pairs (linformer-bf16-products' dot): with "
            "AMX a paired contraction's register tile is 16 rows x 16 "
-           "columns, 32 steps (16 pairs) a tile">
+           "columns, 32 steps (16 pairs) a tile">,
+    Option<"f16", "f16", "bool", /*default=*/"false",
+           "The pairs are f16 (linformer-bf16-products' f16): AMX-FP16's "
+           "tiles, the only engine of f16 pairs">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
@@ -404,7 +410,10 @@ def LinformerCPULowerVectorsPass
   }];
   let options = [
     Option<"bf16Dot", "bf16-dot", "std::string", "\"auto\"",
-           "The engine of bf16 pairs (linformer-bf16-products' dot)">
+           "The engine of bf16 pairs (linformer-bf16-products' dot)">,
+    Option<"f16", "f16", "bool", /*default=*/"false",
+           "The pairs are f16 (linformer-bf16-products' f16): AMX-FP16's "
+           "tiles, the only engine of f16 pairs">
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect",
                            "::mlir::amx::AMXDialect",
@@ -602,7 +611,16 @@ def LinformerBF16ProductsPass
     workgroup of it rounded before; no value changes.
 
     linformer-compile runs it for `--precision=bf16`, on f32 and 16-bit
-    models alike.
+    models alike, and for bf16 models where the CPU has AVX512_BF16 or AMX.
+
+    With `f16` the factors are f16 (10 bits of mantissa, 2^-11 relative)
+    instead, on AMX-FP16's tiles (`tdpfp16ps`: f16 pairs, f32 sums), the
+    only engine that multiplies f16 and sums in f32: `dot=auto` takes them
+    where the target has AMX-FP16 and FMAs on rounded factors elsewhere;
+    `emulate` and `amx` take them, emulated where the target lacks them.
+    The attention core stays f32 (its pairs are bf16's). linformer-compile
+    runs it for `--precision=f16` and for f16 models where the CPU has
+    AMX-FP16.
 
     ```mlir
     // Before: %x : tensor<8x64xf32>, %w = extf(%wb : tensor<64x32xbf16>)
@@ -629,7 +647,10 @@ def LinformerBF16ProductsPass
            "Pairs of bf16 factors for dot products or AMX tiles: auto "
            "(vdpbf16ps where the target has AVX512_BF16), emulate "
            "(vdpbf16ps, emulated where the target lacks it), amx (AMX "
-           "tiles, emulated likewise) or off">
+           "tiles, emulated likewise) or off">,
+    Option<"f16", "f16", "bool", /*default=*/"false",
+           "f16 factors instead of bf16 (AMX-FP16 tiles; FMAs on rounded "
+           "factors where dot=auto finds no AMX-FP16)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];

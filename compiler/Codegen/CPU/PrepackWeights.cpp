@@ -91,8 +91,8 @@ OpOperand *prepackable(linalg::LinalgOp op, const sched::CPUKernelSchedule &s) {
 /// of interleaving two rows with shuffles at every step.
 bool pairedPanels(linalg::LinalgOp op, OpOperand *streamed,
                   const sched::CPUKernelSchedule &s, BF16EngineChoice engine,
-                  unsigned rowDims) {
-  if (engine.engine == BF16Engine::FMA || !allBF16(op))
+                  unsigned rowDims, bool f16) {
+  if (engine.engine == BF16Engine::FMA || !allBF16(op, f16))
     return false;
   std::optional<unsigned> pair = pairedReductionDim(op);
   AffineMap map = op.getMatchingIndexingMap(streamed);
@@ -123,7 +123,7 @@ struct PrepackWeightsPass
     });
     overrides.reset();
     FailureOr<BF16EngineChoice> engine =
-        bf16EngineFor(func, "bf16-dot", bf16Dot, cpuTargetOf(func));
+        bf16EngineFor(func, "bf16-dot", bf16Dot, cpuTargetOf(func), f16);
     if (failed(engine))
       return signalPassFailure();
     IRRewriter rewriter(&getContext());
@@ -145,7 +145,8 @@ struct PrepackWeightsPass
                         "(run linformer-cpu-select-schedules first)");
         return signalPassFailure();
       }
-      bool pairs = pairedPanels(op, streamed, s, *engine, matrix.rowDims);
+      bool pairs =
+          pairedPanels(op, streamed, s, *engine, matrix.rowDims, f16);
       Value &packed = panels[{weight.getArgNumber(), s.columns, pairs}];
       Location loc = weight.getLoc();
       auto type = cast<RankedTensorType>(weight.getType());

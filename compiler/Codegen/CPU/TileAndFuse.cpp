@@ -162,11 +162,14 @@ bool isIdentityElementwise(Operation *op) {
                       [](AffineMap m) { return m.isIdentity(); });
 }
 
-/// Whether `op` only rounds its one f32 input to bf16.
+/// Whether `op` only rounds its one f32 input to bf16 (or f16: pairs of
+/// f16 factors).
 bool isRoundingToBF16(Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumDpsInputs() != 1 ||
-      !getElementTypeOrSelf(generic->getResult(0).getType()).isBF16())
+  if (!generic || generic.getNumDpsInputs() != 1)
+    return false;
+  Type out = getElementTypeOrSelf(generic->getResult(0).getType());
+  if (!out.isBF16() && !out.isF16())
     return false;
   Block &body = generic.getRegion().front();
   auto trunc = dyn_cast<arith::TruncFOp>(&body.front());

@@ -492,7 +492,7 @@ static FailureOr<Value> pairedCopy(RewriterBase &rewriter, Location loc,
   int64_t rank = type.getRank();
   std::optional<unsigned> pair = pairedReductionDim(op);
   AffineMap map = op.getMatchingIndexingMap(streamed);
-  if (!pair || !allBF16(op) || rank < 2 ||
+  if (!pair || !(allBF16(op) || allBF16(op, /*f16=*/true)) || rank < 2 ||
       map.getResult(rank - 1) != getAffineDimExpr(dims.columns, op.getContext()))
     return Value();
   std::optional<unsigned> position =
@@ -1200,8 +1200,9 @@ struct TileForVectorsPass
 
   void runOnOperation() override {
     IRRewriter rewriter(&getContext());
-    FailureOr<BF16EngineChoice> chosen = bf16EngineFor(
-        getOperation(), "bf16-dot", bf16Dot, cpuTargetOf(getOperation()));
+    FailureOr<BF16EngineChoice> chosen =
+        bf16EngineFor(getOperation(), "bf16-dot", bf16Dot,
+                      cpuTargetOf(getOperation()), f16);
     if (failed(chosen))
       return signalPassFailure();
     engine = *chosen;
@@ -1705,14 +1706,14 @@ private:
     // scores over pooled slots, whose rows (the slots, stopped at the
     // lengths) 16 rows could cover in one tile, leaving no loop to stop.
     if (std::optional<unsigned> pair = pairedReductionDim(op);
-        engine.engine == BF16Engine::AMX && pair && allBF16(op) &&
+        engine.engine == BF16Engine::AMX && pair && allBF16(op, f16) &&
         (!real || *pair == tokenLoop))
       unroll = vectorWidth <= 32 ? 32 : 16;
     // Register tiles that step bf16 pairs (dot products, AMX tiles) read
     // their streamed operand as pairs made once per block (pairedCopy),
     // whether or not the schedule packs it (the attention core's keys and
     // values).
-    bool pairSteps = engine.engine != BF16Engine::FMA && allBF16(op) &&
+    bool pairSteps = engine.engine != BF16Engine::FMA && allBF16(op, f16) &&
                      pairedReductionDim(op).has_value();
     if (std::optional<RegisterTileDims> dims = registerTileDims(op);
         (params.pack || pairSteps) && dims) {
@@ -1739,7 +1740,7 @@ private:
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     bool pairedTokens = false;
     if (std::optional<unsigned> pair = pairedReductionDim(op);
-        pair && allBF16(op)) {
+        pair && allBF16(op, f16)) {
       pairedTokens = real && *pair == tokenLoop;
       if (!pairedTokens || ranges[*pair] > 2)
         tiles[*pair] = 2;

@@ -22,6 +22,11 @@ runs it with linformer-run --check against the C++ reference encoder:
 
 With --bf16-products K every K-th case compiles with --precision=bf16 (bf16
 factors, f32 sums), with --bf16-dot=emulate, auto, off and amx in turn.
+With --f16-products K every K-th case (of those bf16 products leave)
+compiles with --precision=f16 (f16 factors, f32 sums), with --bf16-dot=amx
+(AMX-FP16 tiles, emulated without them) and auto (the tiles where the CPU
+has them, FMAs elsewhere) in turn. (An f16 model on a CPU with AMX-FP16
+takes f16 products by default, whichever option.)
 With --other-isa K every K-th case also compiles for another CPU than the
 host, in turn: on an AVX-512 host --cpu=haswell (AVX2) and the other
 vendor's AVX-512 cores (icelake-server on AMD, znver4 on Intel), each also
@@ -339,6 +344,10 @@ class Case:
                 and self.index % self.args.bf16_products == 1 % self.args.bf16_products):
             dot = ("emulate", "auto", "off", "amx")[(self.index // self.args.bf16_products) % 4]
             flags = ["--precision=bf16", f"--bf16-dot={dot}"]
+        elif (self.args.f16_products and not ill_conditioned
+                and self.index % self.args.f16_products == 1 % self.args.f16_products):
+            dot = ("amx", "auto")[(self.index // self.args.f16_products) % 2]
+            flags = ["--precision=f16", f"--bf16-dot={dot}"]
         compile_cmd += flags
         rc, out = run(compile_cmd, 300)
         if self.invalid:
@@ -592,6 +601,8 @@ def main():
                          "host), and runs it where the host can (0: none)")
     ap.add_argument("--bf16-products", type=int, default=0, metavar="K",
                     help="every K-th case compiles with --precision=bf16 (0: none)")
+    ap.add_argument("--f16-products", type=int, default=0, metavar="K",
+                    help="every K-th case compiles with --precision=f16 (0: none)")
     ap.add_argument("--cuda-ptx", type=int, default=0, metavar="K",
                     help="every K-th valid case also compiles --target=cuda (sm_80 / sm_90) and "
                          "runs on the stand-in CUDA driver (0: none)")
