@@ -270,6 +270,9 @@ struct CoreLowering {
   /// contractions' factors rounded to bf16 once (per workgroup, after
   /// tiling), the products exact in f32, the sums f32.
   bool pairs;
+  /// The pairs' type: bf16, or f16 where the core is also marked
+  /// linformer.f16_pairs (AMX-FP16 tiles).
+  Type pairType;
   /// Pooled slots past a sequence's length (the core's
   /// linformer.token_bound, per_step the window): the scores' rows, the
   /// softmax over them and the weighted sum's steps stop at
@@ -289,27 +292,32 @@ struct CoreLowering {
     scoreShape = {batch, h, k, n};
     rowShape = {batch, h, n};
     pairs = op->hasAttr(kBF16ScoresAttrName) && et.isF32();
+    pairType = op->hasAttr(kF16PairsAttrName)
+                   ? Type(rewriter.getF16Type())
+                   : Type(rewriter.getBF16Type());
     slotBound = op->getAttrOfType<TokenBoundAttr>(kTokenBoundAttrName);
     if (slotBound && (slotBound.getToken() != 2 || slotBound.getBatch() != 0 ||
                       slotBound.getPerStep() < 2 || !op.getKeyMask()))
       slotBound = {};
   }
 
-  /// The bf16 values `v` extends, if it is such an extension (a factor
-  /// linformer-bf16-products had its producing kernel round).
-  static Value bf16Source(Value v) {
+  /// The values of the pairs' type `v` extends, if it is such an
+  /// extension (a factor linformer-bf16-products had its producing kernel
+  /// round).
+  static Value bf16Source(Value v, Type pairType) {
     Value source = convertedFrom(v);
-    return source && getElementTypeOrSelf(source.getType()).isBF16() &&
+    return source && getElementTypeOrSelf(source.getType()) == pairType &&
                    getElementTypeOrSelf(v.getType()).isF32()
                ? source
                : Value();
   }
 
-  /// `v` rounded to bf16: the bf16 values it extends, if it does.
+  /// `v` rounded to the pairs' type (bf16, or f16): the values of that
+  /// type it extends, if it does.
   Value round(Value v) {
-    if (Value source = bf16Source(v))
+    if (Value source = bf16Source(v, pairType))
       return source;
-    Type bf16 = rewriter.getBF16Type();
+    Type bf16 = pairType;
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
     return buildGeneric(rewriter, loc, 4, v, {all4},
                         emptyTensor(rewriter, loc, shape, bf16), all4, {},
@@ -445,7 +453,7 @@ struct CoreLowering {
         // rounded (one op, kept apart from the transpose after it), then
         // the pairs, 32-bit words, transposed: P in bf16 with no transpose
         // of f32 and no pass that only rounds.
-        Type bf16 = rewriter.getBF16Type();
+        Type bf16 = pairType;
         Value split = tensor::ExpandShapeOp::create(
             rewriter, loc, RankedTensorType::get({batch, h, k / 2, 2, n}, et),
             s.probs,

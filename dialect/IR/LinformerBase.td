@@ -73,6 +73,9 @@ def Linformer_Dialect : Dialect {
     // rounds its queries and keys, and its probabilities and values, to
     // bf16).
     "::mlir::UnitAttr":$bf16_scores,
+    // CPU: with bf16_scores, the core's pairs are f16, not bf16
+    // (linformer-bf16-products' f16: AMX-FP16 tiles).
+    "::mlir::UnitAttr":$f16_pairs,
     // CPU: the unit a kernel root's bf16 products run on ("fma", "dot",
     // "amx"; ", emulated" where the target lacks it), as
     // linformer-bf16-products chose it; the schedule records it.

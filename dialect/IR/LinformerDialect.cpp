@@ -84,6 +84,7 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a unit attribute"},
     {D::Bf16ScoresAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},
+    {D::F16PairsAttrHelper::getNameStr(), isA<UnitAttr>, "a unit attribute"},
     {D::Bf16EngineAttrHelper::getNameStr(), isA<StringAttr>, "a string"},
     {D::Bf16EpilogueAttrHelper::getNameStr(), isA<UnitAttr>,
      "a unit attribute"},

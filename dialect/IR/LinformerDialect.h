@@ -95,6 +95,10 @@ constexpr llvm::StringLiteral kRegisterLoopAttrName =
 /// pooled slots stop at a length); the softmax stays f32.
 constexpr llvm::StringLiteral kBF16ScoresAttrName =
     LinformerDialect::Bf16ScoresAttrHelper::getNameStr();
+/// Beside kBF16ScoresAttrName: the core's pairs are f16 (linformer-bf16-
+/// products' f16, AMX-FP16 tiles): its lowering rounds to f16 instead.
+constexpr llvm::StringLiteral kF16PairsAttrName =
+    LinformerDialect::F16PairsAttrHelper::getNameStr();
 
 /// On a kernel root with bf16 products: the unit they run on ("fma": bf16
 /// factors extended for f32 FMAs; "dot": vdpbf16ps pairs; "amx": AMX

@@ -603,9 +603,11 @@ AttentionCoreOp::getTiledImplementation(OpBuilder &b,
   // tile: the tiles keep all the slots of one sequence.
   if (Attribute bound = (*this)->getAttr(kTokenBoundAttrName))
     tiled->setAttr(kTokenBoundAttrName, bound);
-  // So do bf16 score products: each tile's lowering rounds its own.
-  if (Attribute scores = (*this)->getAttr(kBF16ScoresAttrName))
-    tiled->setAttr(kBF16ScoresAttrName, scores);
+  // So do bf16 score products (f16 ones too): each tile's lowering rounds
+  // its own.
+  for (StringRef name : {kBF16ScoresAttrName, kF16PairsAttrName})
+    if (Attribute scores = (*this)->getAttr(name))
+      tiled->setAttr(name, scores);
   // And the unit they run on (P's layout on AMX tiles).
   if (Attribute engine = (*this)->getAttr(kBF16EngineAttrName))
     tiled->setAttr(kBF16EngineAttrName, engine);

@@ -116,7 +116,7 @@ std::vector<float> asFloats(const void *data, int64_t count,
 /// - TF32 or f16 tensor cores (10 explicit mantissa bits, every operand
 ///   rounded, the attention core's probabilities included): 5e-3; f16
 ///   products on the CPU (linformer-compile --precision=f16, AMX-FP16:
-///   f16 factors, f32 sums; the core stays f32) likewise;
+///   f16 factors, f32 sums, the attention core's too) likewise;
 /// - bf16 tensor cores (7 explicit bits): 3e-2: the CPU emulation of the
 ///   same tiles measures up to 8.5e-3 at n = 4096, plus the output's own
 ///   rounding (test/integration/cuda-host.test).

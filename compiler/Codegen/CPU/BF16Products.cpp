@@ -185,11 +185,13 @@ struct BF16ProductsPass
     // so does `P V` where the slots stop at a length (a pair could
     // straddle it).
     std::string engineName = bf16EngineName(*engine);
-    // (Not with f16: the core's pairs are bf16's.)
-    if (pairs && !f16)
+    // With f16, f16 pairs (linformer.f16_pairs).
+    if (pairs)
       func.walk([&](AttentionCoreOp core) {
         if (getElementTypeOrSelf(core.getQ().getType()).isF32()) {
           core->setAttr(kBF16ScoresAttrName, UnitAttr::get(&getContext()));
+          if (f16)
+            core->setAttr(kF16PairsAttrName, UnitAttr::get(&getContext()));
           core->setAttr(kBF16EngineAttrName,
                         StringAttr::get(&getContext(), engineName));
         }

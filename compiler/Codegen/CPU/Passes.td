@@ -618,7 +618,9 @@ def LinformerBF16ProductsPass
     only engine that multiplies f16 and sums in f32: `dot=auto` takes them
     where the target has AMX-FP16 and FMAs on rounded factors elsewhere;
     `emulate` and `amx` take them, emulated where the target lacks them.
-    The attention core stays f32 (its pairs are bf16's). linformer-compile
+    The attention core takes f16 pairs likewise (marked
+    `linformer.f16_pairs` beside `linformer.bf16_scores`: its lowering
+    rounds to f16). linformer-compile
     runs it for `--precision=f16` and for f16 models where the CPU has
     AMX-FP16.
 

@@ -614,3 +614,28 @@ func.func @core_amx_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
             tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
 }
+
+// -----
+
+// The same core with f16 pairs (linformer.f16_pairs: linformer-bf16-
+// products' f16, AMX-FP16 tiles): every rounding is to f16 (the keys and
+// the query tile, the probabilities' pairs, the values), none to bf16.
+// CHECK-LABEL: func.func @core_amx_f16_pairs(
+// CHECK-NOT: bf16
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: math.exp
+// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x8x16x2xf16>)
+// CHECK: %[[WORDS:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<1x2x8x16x2xf16>) outs(%{{.*}} : tensor<1x2x16x8x2xf16>) permutation = [0, 1, 3, 2, 4]
+// CHECK: %[[P:.*]] = tensor.collapse_shape %[[WORDS]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x2x16x8x2xf16> into tensor<1x2x16x16xf16>
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<1x2x16x16xf16>, tensor<1x2x16x8xf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK-NOT: bf16
+// CHECK: return
+func.func @core_amx_f16_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
+    %vp: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%o_init) {linformer.bf16_scores, linformer.f16_pairs, linformer.bf16_engine = "amx"}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}

@@ -101,3 +101,24 @@ func.func @f32_model(%x: tensor<8x64xf32> {linformer.sequence},
   } -> tensor<8x32xf32>
   return %y : tensor<8x32xf32>
 }
+
+// -----
+
+// The attention core takes f16 pairs too: marked linformer.f16_pairs
+// beside linformer.bf16_scores, so that its lowering rounds to f16; with
+// FMAs (dot=off) it stays f32, unmarked.
+// CHECK-LABEL: func.func @core(
+// CHECK: linformer.attention_core {{.*}} {linformer.bf16_engine = "amx{{(, emulated)?}}", linformer.bf16_scores, linformer.f16_pairs, linformer.root}
+// FMA-LABEL: func.func @core(
+// FMA-NOT: linformer.bf16_scores
+// FMA-NOT: linformer.f16_pairs
+// FMA: return
+func.func @core(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf32>,
+    %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%o_init) {linformer.root}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
