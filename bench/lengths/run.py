@@ -12,7 +12,8 @@ as lucidrains' Linformer does), plus a mixed batch, padded and packed
                          [--isa avx2 [--isa-cpu znver3]] [--out bench/results]
 
 --dtype bf16 compiles the models with "dtype": "bf16" (bf16 weights,
-activations and products; the peers run the module in bfloat16);
+activations and products; the peers run the module in bfloat16); --dtype
+f16 likewise in f16 (f16 products where the CPU has AMX-FP16);
 --precision bf16 compiles f32 models with bf16 products.
 
 --isa avx2 is AVX2 mode on an AVX-512 machine: ours (both artifacts)
@@ -123,8 +124,9 @@ def main():
                     help="timed runs per process, after --warmup (short lengths take a few ms: "
                          "fewer runs left the median to this VM's noise)")
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
-                    help="the models' dtype (bf16: the peers run the module in bfloat16)")
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
+                    help="the models' dtype (bf16: the peers run the module in bfloat16; f16 "
+                         "in float16, torch only)")
     ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
                     help="ours compiled with linformer-compile --precision")
     ap.add_argument("--pairs", type=int, default=1,

@@ -26,7 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import models  # noqa: E402
 from isa import peer_environment  # noqa: E402
-from peer import BF16_PEERS  # noqa: E402
+from peer import BF16_PEERS, F16_PEERS  # noqa: E402
 
 BLOCKS = {
     "layer": {"block": "attention", "layers": 1, "d_model": 512, "heads": 8,
@@ -87,10 +87,12 @@ def main():
                     help="avx2: ours compiled for --isa-cpu, the peers limited to AVX2 (see peer.py), the peak "
                          "measured with AVX2; results go to OUT/avx2 beside the native ones")
     ap.add_argument("--isa-cpu", default="znver3", help="the AVX2 CPU ours and IREE compile for with --isa avx2")
-    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"],
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"],
                     help="the model's dtype: bf16 compiles ours with \"dtype\": \"bf16\" and runs the peers "
                          "that have a bf16 variant (torch eager and torch.compile on the module .to(bfloat16), "
-                         "JAX in bfloat16); results under results/[ISA/]bf16, read against the bf16 peak")
+                         "JAX in bfloat16); results under results/[ISA/]bf16, read against the bf16 peak; "
+                         "f16 likewise (torch eager and torch.compile on the module .to(float16)), read "
+                         "against the AMX peak where the CPU has AMX-FP16 (tdpfp16ps, at tdpbf16ps' rate)")
     ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
                     help="ours compiled with linformer-compile --precision: bf16 multiplies bf16 factors and "
                          "sums in f32 (for f32 models too), read against the bf16 peak; results under "
@@ -131,7 +133,8 @@ def main():
     peak = json.loads(subprocess.run([peak_bin, "--threads", str(a.threads), "--json"] + peak_isa,
                                      capture_output=True, text=True, check=True).stdout)
     # bf16 products may use the bf16 engines: their peak is the ceiling.
-    peak_gflops, peak_name = ceiling(peak, "bf16" if a.precision == "bf16" else a.dtype, a.isa)
+    peak_gflops, peak_name = ceiling(peak, "bf16" if a.precision == "bf16" else a.dtype, a.isa,
+                                     host_engines(bin_dir) if a.dtype == "f16" else [])
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     cpu = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith("Model name")), "?")
     isa = peak.get("isa", "?")
@@ -245,7 +248,7 @@ def main():
                         m, f = 512, config.get("ffn_dim", 2048)
                         peer_flop = config["layers"] * (8 * n * m * m + 4 * n * n * m +
                                                         (4 * n * m * f if block == "encoder" else 0))
-                    if a.dtype != "f32" and peer not in BF16_PEERS:
+                    if a.dtype != "f32" and peer not in (F16_PEERS if a.dtype == "f16" else BF16_PEERS):
                         todo.append((peer, f"skipped: no {a.dtype} variant here"))
                     elif peer_flop / 1e9 > a.max_peer_gflop:
                         todo.append((peer, f"skipped: {peer_flop / 1e12:.1f} TFLOP per run"))
@@ -317,12 +320,28 @@ def write_zero_qkv_biases(src, dst):
         f.write(data)
 
 
-def ceiling(peak, dtype, isa):
+def host_engines(bin_dir):
+    """The matrix engines linformer-compile finds on this host (its
+    schedule file's target), e.g. ["amx-bf16", "amx-fp16", ...]."""
+    small = os.path.join(ROOT, "test", "tools", "Inputs", "small.json")
+    out = subprocess.run([os.path.join(bin_dir, "linformer-compile"), small, "--print-schedule",
+                          "-o", os.devnull], capture_output=True, text=True).stdout
+    try:
+        return json.loads(out)["target"].get("engines", [])
+    except (ValueError, KeyError):
+        return []
+
+
+def ceiling(peak, dtype, isa, engines=()):
     """The GFLOP/s a run is read against, and its name: the f32 FMA peak,
     or for bf16 the fastest bf16 multiply-add unit linformer-peak measured
     here (AMX TDPBF16PS, else AVX512_BF16 VDPBF16PS; with --isa avx2 the
     peers may use neither), else the FMA peak: without such a unit bf16
-    arithmetic is f32 arithmetic."""
+    arithmetic is f32 arithmetic. For f16 the AMX peak where the CPU has
+    AMX-FP16 (`engines`: TDPFP16PS runs at TDPBF16PS' rate), else the FMA
+    peak."""
+    if dtype == "f16" and isa == "native" and "amx-fp16" in engines and peak.get("amx_bf16_gflops_nt"):
+        return peak["amx_bf16_gflops_nt"], "AMX peak (tdpfp16ps at tdpbf16ps' rate)"
     if dtype == "bf16" and isa == "native":
         for key, name in (("amx_bf16_gflops_nt", "AMX bf16 peak"), ("bf16_dot_gflops_nt", "AVX512_BF16 peak")):
             if peak.get(key):

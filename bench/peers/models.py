@@ -21,8 +21,8 @@ import numpy as np
 
 
 def read_safetensors(path):
-    """name -> float32 numpy array, from a safetensors file of F32 or BF16
-    tensors (no torch; a bf16 is the upper half of an f32, exactly)."""
+    """name -> float32 numpy array, from a safetensors file of F32, BF16 or
+    F16 tensors (no torch; a bf16 is the upper half of an f32, exactly)."""
     with open(path, "rb") as f:
         (n,) = struct.unpack("<Q", f.read(8))
         header = json.loads(f.read(n))
@@ -36,8 +36,10 @@ def read_safetensors(path):
             a = np.frombuffer(data[begin:end], dtype=np.float32).copy()
         elif info["dtype"] == "BF16":
             a = (np.frombuffer(data[begin:end], dtype=np.uint16).astype(np.uint32) << 16).view(np.float32)
+        elif info["dtype"] == "F16":
+            a = np.frombuffer(data[begin:end], dtype=np.float16).astype(np.float32)
         else:
-            raise ValueError(f"{name}: only F32 and BF16 weights are read here, not {info['dtype']}")
+            raise ValueError(f"{name}: only F32, BF16 and F16 weights are read here, not {info['dtype']}")
         out[name] = a.reshape(info["shape"])
     return out
 

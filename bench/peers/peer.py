@@ -54,6 +54,8 @@ TOLERANCE = 1e-3
 # still refuses a peer that computes another model (errors of order 1).
 BF16_TOLERANCE = 2e-2
 BF16_PEERS = ("torch_eager", "torch_compile", "jax")
+# --dtype f16: the module and the input .to(torch.float16).
+F16_PEERS = ("torch_eager", "torch_compile")
 
 
 def timed(fn, runs, warmup):
@@ -159,7 +161,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--isa", default="native", choices=["native", "avx2"])
     ap.add_argument("--isa-cpu", default="znver3")
-    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16"])
+    ap.add_argument("--dtype", default="f32", choices=["f32", "bf16", "f16"])
     ap.add_argument("--reference-products", default="f32", choices=["f32", "bf16"],
                     help="what the reference (ours) multiplies: bf16 products (linformer-compile "
                          "--precision=bf16) are compared at BF16_TOLERANCE")
@@ -171,8 +173,13 @@ def main():
     result = {"peer": a.peer, "threads": a.threads}
     notes = []
     bf16 = a.dtype == "bf16"
+    f16 = a.dtype == "f16"
     if bf16 and a.peer not in BF16_PEERS:
         result["error"] = f"no bf16 variant of {a.peer} here (bf16: {', '.join(BF16_PEERS)})"
+        print(json.dumps(result))
+        return
+    if f16 and a.peer not in F16_PEERS:
+        result["error"] = f"no f16 variant of {a.peer} here (f16: {', '.join(F16_PEERS)})"
         print(json.dumps(result))
         return
 
@@ -276,6 +283,10 @@ def main():
             m = m.to(torch.bfloat16)
             xt = xt.to(torch.bfloat16)
             notes.append("module and input .to(torch.bfloat16)")
+        if f16:
+            m = m.to(torch.float16)
+            xt = xt.to(torch.float16)
+            notes.append("module and input .to(torch.float16)")
         if a.peer == "torch_compile":
             m = torch.compile(m)
         with torch.inference_mode():
@@ -296,7 +307,7 @@ def main():
     if a.reference and a.peer != "sdpa":
         err = models.rel_error(y, np.load(a.reference))
         result["rel_err"] = err
-        reduced = bf16 or a.reference_products == "bf16"
+        reduced = bf16 or f16 or a.reference_products == "bf16"
         if not (err <= (BF16_TOLERANCE if reduced else TOLERANCE)):
             result["error"] = f"output differs from ours: normwise relative error {err:.3e}"
             result["notes"] = notes
