@@ -93,10 +93,11 @@ def main():
                          "JAX in bfloat16); results under results/[ISA/]bf16, read against the bf16 peak; "
                          "f16 likewise (torch eager and torch.compile on the module .to(float16)), read "
                          "against the AMX peak where the CPU has AMX-FP16 (tdpfp16ps, at tdpbf16ps' rate)")
-    ap.add_argument("--precision", default="f32", choices=["f32", "bf16"],
+    ap.add_argument("--precision", default="f32", choices=["f32", "bf16", "f16"],
                     help="ours compiled with linformer-compile --precision: bf16 multiplies bf16 factors and "
-                         "sums in f32 (for f32 models too), read against the bf16 peak; results under "
-                         "results/[ISA/][DTYPE/]bf16-products")
+                         "sums in f32 (for f32 models too), read against the bf16 peak; f16 likewise in f16 "
+                         "(AMX-FP16), read against the AMX peak where the CPU has it; results under "
+                         "results/[ISA/][DTYPE/]{bf16,f16}-products")
     ap.add_argument("--max-peer-gflop", type=float, default=4000,
                     help="skip a peer whose run would exceed this many GFLOP (full attention at large n)")
     a = ap.parse_args()
@@ -133,8 +134,9 @@ def main():
     peak = json.loads(subprocess.run([peak_bin, "--threads", str(a.threads), "--json"] + peak_isa,
                                      capture_output=True, text=True, check=True).stdout)
     # bf16 products may use the bf16 engines: their peak is the ceiling.
-    peak_gflops, peak_name = ceiling(peak, "bf16" if a.precision == "bf16" else a.dtype, a.isa,
-                                     host_engines(bin_dir) if a.dtype == "f16" else [])
+    products = a.precision if a.precision != "f32" else a.dtype
+    peak_gflops, peak_name = ceiling(peak, products, a.isa,
+                                     host_engines(bin_dir) if products == "f16" else [])
     lscpu = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
     cpu = next((l.split(":", 1)[1].strip() for l in lscpu.splitlines() if l.startswith("Model name")), "?")
     isa = peak.get("isa", "?")
