@@ -317,12 +317,12 @@ struct CoreLowering {
   Value round(Value v) {
     if (Value source = bf16Source(v, pairType))
       return source;
-    Type bf16 = pairType;
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
     return buildGeneric(rewriter, loc, 4, v, {all4},
-                        emptyTensor(rewriter, loc, shape, bf16), all4, {},
+                        emptyTensor(rewriter, loc, shape, pairType), all4, {},
                         [&](OpBuilder &b, Location l, ValueRange args) {
-                          return arith::TruncFOp::create(b, l, bf16, args[0])
+                          return arith::TruncFOp::create(b, l, pairType,
+                                                         args[0])
                               .getResult();
                         });
   }
@@ -451,28 +451,28 @@ struct CoreLowering {
           n % 8 == 0) {
         // On AMX tiles: the rows of P^T interleaved in pairs of slots and
         // rounded (one op, kept apart from the transpose after it), then
-        // the pairs, 32-bit words, transposed: P in bf16 with no transpose
-        // of f32 and no pass that only rounds.
-        Type bf16 = pairType;
+        // the pairs, 32-bit words, transposed: P in the pairs' type with no
+        // transpose of f32 and no pass that only rounds.
         Value split = tensor::ExpandShapeOp::create(
             rewriter, loc, RankedTensorType::get({batch, h, k / 2, 2, n}, et),
             s.probs,
             SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
         Value pairsOfRows = buildGeneric(
             rewriter, loc, 5, split, {DimList{0, 1, 2, 4, 3}},
-            emptyTensor(rewriter, loc, {batch, h, k / 2, n, 2}, bf16),
+            emptyTensor(rewriter, loc, {batch, h, k / 2, n, 2}, pairType),
             DimList{0, 1, 2, 3, 4}, {},
             [&](OpBuilder &b, Location l, ValueRange args) {
-              return arith::TruncFOp::create(b, l, bf16, args[0]).getResult();
+              return arith::TruncFOp::create(b, l, pairType, args[0])
+                  .getResult();
             });
         Value words =
             linalg::TransposeOp::create(
                 rewriter, loc, pairsOfRows,
-                emptyTensor(rewriter, loc, {batch, h, n, k / 2, 2}, bf16),
+                emptyTensor(rewriter, loc, {batch, h, n, k / 2, 2}, pairType),
                 ArrayRef<int64_t>{0, 1, 3, 2, 4})
                 .getResult()[0];
         probsBF16 = tensor::CollapseShapeOp::create(
-            rewriter, loc, RankedTensorType::get({batch, h, n, k}, bf16),
+            rewriter, loc, RankedTensorType::get({batch, h, n, k}, pairType),
             words, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
       } else {
         Value p = linalg::TransposeOp::create(

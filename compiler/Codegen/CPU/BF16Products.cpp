@@ -283,7 +283,8 @@ struct BF16ProductsPass
       rewriter.eraseOp(op);
   }
 
-  /// `v`, whose values bf16 holds exactly (yieldsPairValues; f16 with the option), written as bf16 by
+  /// `v`, whose values the pairs' type holds exactly (yieldsPairValues),
+  /// written in that type (bf16, or f16 with the option) by
   /// a twin of the op that writes it (its body, rounded at the end: no
   /// change of value; its marks, so a root stays a kernel of its own);
   /// `v`'s readers read the twin extended, fused into them. E masked at
@@ -291,12 +292,14 @@ struct BF16ProductsPass
   /// instead of reading f32 and rounding all of E in every workgroup.
   Value bf16Twin(IRRewriter &rewriter, Value v) {
     auto op = v.getDefiningOp<linalg::GenericOp>();
-    Type bf16 = pairType, f32 = rewriter.getF32Type();
+    Type f32 = rewriter.getF32Type();
     rewriter.setInsertionPointAfter(op);
     auto type = cast<RankedTensorType>(v.getType());
     auto twin = linalg::GenericOp::create(
-        rewriter, op.getLoc(), TypeRange{type.clone(bf16)}, op.getDpsInputs(),
-        ValueRange{emptyTensor(rewriter, op.getLoc(), type.getShape(), bf16)},
+        rewriter, op.getLoc(), TypeRange{type.clone(pairType)},
+        op.getDpsInputs(),
+        ValueRange{
+            emptyTensor(rewriter, op.getLoc(), type.getShape(), pairType)},
         op.getIndexingMapsArray(), op.getIteratorTypesArray(),
         [&](OpBuilder &b, Location loc, ValueRange args) {
           Block &body = op.getRegion().front();
@@ -308,7 +311,7 @@ struct BF16ProductsPass
           Value yielded =
               map.lookup(body.getTerminator()->getOperand(0));
           linalg::YieldOp::create(
-              b, loc, ValueRange{arith::TruncFOp::create(b, loc, bf16,
+              b, loc, ValueRange{arith::TruncFOp::create(b, loc, pairType,
                                                          yielded)});
         });
     twin->setDiscardableAttrs(op->getDiscardableAttrDictionary());
@@ -332,7 +335,6 @@ struct BF16ProductsPass
   Value toBF16(IRRewriter &rewriter, Value v) {
     if (Value known = asBF16.lookup(v))
       return known;
-    Type bf16 = pairType;
     Value result;
     if (Value source = extendedFrom(v, pairType)) {
       result = source;
@@ -343,9 +345,10 @@ struct BF16ProductsPass
     } else if (yieldsPairValues(v, pairType)) {
       return bf16Twin(rewriter, v);
     } else {
-      result = elementwise(rewriter, v, bf16,
+      result = elementwise(rewriter, v, pairType,
                            [&](OpBuilder &b, Location loc, Value x) -> Value {
-                             return arith::TruncFOp::create(b, loc, bf16, x);
+                             return arith::TruncFOp::create(b, loc, pairType,
+                                                            x);
                            });
     }
     asBF16[v] = result;
@@ -367,10 +370,11 @@ struct BF16ProductsPass
                })) {
       result = reshaped;
     } else {
-      Type f32 = rewriter.getF32Type(), bf16 = pairType;
+      Type f32 = rewriter.getF32Type();
       result = elementwise(rewriter, v, f32,
                            [&](OpBuilder &b, Location loc, Value x) -> Value {
-                             Value r = arith::TruncFOp::create(b, loc, bf16, x);
+                             Value r =
+                                 arith::TruncFOp::create(b, loc, pairType, x);
                              return arith::ExtFOp::create(b, loc, f32, r);
                            });
     }

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CPU/Passes.h"
+#include "compiler/Codegen/CPU/TileUtils.h"
 #include "compiler/Schedule/ScheduleAttrs.h"
 #include "compiler/Schedule/Target.h"
 
@@ -316,18 +317,19 @@ static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
                      Value a, Value b, bool native) {
   auto accType = cast<VectorType>(acc.getType());
   auto i32Type = accType.clone(rewriter.getI32Type());
+  auto splat = [&](int64_t bits) -> Value {
+    return arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(
+            i32Type, rewriter.getI32IntegerAttr(static_cast<int32_t>(bits))));
+  };
   if (cast<VectorType>(a.getType()).getElementType().isF16()) {
     auto i16Type = accType.clone(rewriter.getI16Type());
     auto f16Type = accType.clone(rewriter.getF16Type());
     auto half = [&](Value pairs, bool odd) -> Value {
       Value words = vector::BitCastOp::create(rewriter, loc, i32Type, pairs);
       if (odd)
-        words = arith::ShRUIOp::create(
-            rewriter, loc, words,
-            arith::ConstantOp::create(
-                rewriter, loc,
-                DenseElementsAttr::get(i32Type,
-                                       rewriter.getI32IntegerAttr(16))));
+        words = arith::ShRUIOp::create(rewriter, loc, words, splat(16));
       Value bits = arith::TruncIOp::create(rewriter, loc, i16Type, words);
       Value halves = arith::BitcastOp::create(rewriter, loc, f16Type, bits);
       return arith::ExtFOp::create(rewriter, loc, accType, halves)
@@ -340,12 +342,6 @@ static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
   }
   if (native)
     return x86vector::DotBF16Op::create(rewriter, loc, acc, a, b);
-  auto splat = [&](int64_t bits) -> Value {
-    return arith::ConstantOp::create(
-        rewriter, loc,
-        DenseElementsAttr::get(
-            i32Type, rewriter.getI32IntegerAttr(static_cast<int32_t>(bits))));
-  };
   auto halves = [&](Value pairs) -> std::pair<Value, Value> {
     Value words = vector::BitCastOp::create(rewriter, loc, i32Type, pairs);
     Value even = arith::ShLIOp::create(rewriter, loc, words, splat(16));
@@ -357,14 +353,6 @@ static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
   auto [bEven, bOdd] = halves(b);
   acc = math::FmaOp::create(rewriter, loc, aOdd, bOdd, acc);
   return math::FmaOp::create(rewriter, loc, aEven, bEven, acc);
-}
-
-/// Whether `perm` swaps dims `a` and `b` and keeps every other in place.
-static bool swapsOnly(ArrayRef<int64_t> perm, int64_t a, int64_t b) {
-  for (int64_t i = 0, e = perm.size(); i < e; ++i)
-    if (perm[i] != (i == a ? b : i == b ? a : i))
-      return false;
-  return true;
 }
 
 /// Whether `op` interleaves two rows of 16-bit elements into pairs,
@@ -624,10 +612,10 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
 
     Location loc = op.getLoc();
     // bf16 pairs, or f16 ones (emulated: no instruction).
-    Type bf16 = getElementTypeOrSelf(lhs.getType()), i16 = rewriter.getI16Type(),
-         i32 = rewriter.getI32Type();
+    Type pairType = getElementTypeOrSelf(lhs.getType()),
+         i16 = rewriter.getI16Type(), i32 = rewriter.getI32Type();
     bool native = this->native && !f16;
-    auto pairsType = VectorType::get({2 * lanes}, bf16);
+    auto pairsType = VectorType::get({2 * lanes}, pairType);
     SmallVector<Value> streamed;
     if (pairsInPlace(op)) {
       // `[n, 2]`: L columns' pairs are 2L consecutive elements, as they
@@ -638,7 +626,7 @@ struct ContractBF16PairsToDot : OpRewritePattern<vector::ContractionOp> {
       Value words = vector::BitCastOp::create(
           rewriter, loc, VectorType::get({2 * columns}, i16),
           vector::ShapeCastOp::create(
-              rewriter, loc, VectorType::get({2 * columns}, bf16), rhs));
+              rewriter, loc, VectorType::get({2 * columns}, pairType), rhs));
       for (int64_t c = 0; c < columns; c += lanes)
         streamed.push_back(vector::BitCastOp::create(
             rewriter, loc, pairsType,

@@ -97,15 +97,12 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
       }) &&
       op.getIndexingMapsArray()[1].isIdentity()) {
     AffineMap in = op.getIndexingMapsArray()[0];
+    SmallVector<int64_t> perm;
+    if (in.isPermutation())
+      for (unsigned i = 0; i < numLoops; ++i)
+        perm.push_back(in.getDimPosition(i));
     auto swaps = [&](unsigned a, unsigned b) {
-      if (!in.isPermutation())
-        return false;
-      for (unsigned i = 0; i < numLoops; ++i) {
-        unsigned want = i == a ? b : i == b ? a : i;
-        if (in.getDimPosition(i) != want)
-          return false;
-      }
-      return true;
+      return !perm.empty() && swapsOnly(perm, a, b);
     };
     // A copy, or a rounding to bf16 (f32 rows interleaved and rounded).
     Block *body = op.getBlock();

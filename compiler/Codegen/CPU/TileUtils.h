@@ -23,6 +23,16 @@ namespace mlir::linformer {
 /// remainder.
 using ::linformer::schedule::largestDivisorAtMost;
 
+/// Whether permutation `perm` swaps dims `a` and `b` and keeps every other
+/// in place (the pair copies' and transposes' of linformer-cpu-tile-for-
+/// vectors and -lower-vectors).
+inline bool swapsOnly(ArrayRef<int64_t> perm, int64_t a, int64_t b) {
+  for (int64_t i = 0, e = perm.size(); i < e; ++i)
+    if (perm[i] != (i == a ? b : i == b ? a : i))
+      return false;
+  return true;
+}
+
 /// The default workgroup tiling of a root (see LinformerCPUTileAndFusePass).
 SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
                                                int64_t rowTile);
