@@ -497,13 +497,14 @@ struct WriteInterleavedPairRows : OpRewritePattern<vector::TransferWriteOp> {
   }
 };
 
-/// A transpose of 8 x 8 pairs of 16-bit elements, `[1.., 8, 8, 2]` with
-/// the two dims before the pairs swapped, read from and written to rows of
-/// pairs (linformer-cpu-tile-for-vectors' tiles of the attention core's P
-/// made from its rows interleaved in pairs, on AMX tiles): each row's 16
-/// elements as 8 32-bit words, one 8 x 8 transpose of the words (upstream's
-/// AVX2 sequence), 8 loads and 8 stores. Lowered generically, the transfers
-/// went a pair at a time.
+/// A transpose of N x N pairs of 16-bit elements (N = 8, or 16 with
+/// 512-bit vectors), `[1.., N, N, 2]` with the two dims before the pairs
+/// swapped, read from and written to rows of pairs
+/// (linformer-cpu-tile-for-vectors' tiles of the attention core's P made
+/// from its rows interleaved in pairs, on AMX tiles): each row's 2N
+/// elements as N 32-bit words, one N x N transpose of the words (upstream's
+/// AVX2 sequence for 8, its AVX-512 one for 16), N loads and N stores.
+/// Lowered generically, the transfers went a pair at a time.
 struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -514,7 +515,8 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
     int64_t rank = type.getRank();
     if (rank < 3 || type.isScalable() ||
         type.getElementType().getIntOrFloatBitWidth() != 16 ||
-        shape[rank - 1] != 2 || shape[rank - 2] != 8 || shape[rank - 3] != 8 ||
+        shape[rank - 1] != 2 || (shape[rank - 2] != 8 && shape[rank - 2] != 16) ||
+        shape[rank - 3] != shape[rank - 2] ||
         llvm::any_of(shape.drop_back(3), [](int64_t d) { return d != 1; }))
       return false;
     return swapsOnly(perm, rank - 3, rank - 2);
@@ -538,8 +540,10 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
     auto in = pairRows(rewriter, loc, read.getBase(), read.getIndices());
     auto out = pairRows(rewriter, loc, write.getBase(), write.getIndices());
     Type element = transpose.getSourceVectorType().getElementType();
-    auto rowType = VectorType::get({16}, element);
-    auto wordsType = VectorType::get({8}, rewriter.getF32Type());
+    ArrayRef<int64_t> shape = transpose.getSourceVectorType().getShape();
+    int64_t n = shape[shape.size() - 2];
+    auto rowType = VectorType::get({2 * n}, element);
+    auto wordsType = VectorType::get({n}, rewriter.getF32Type());
     Value padding = ub::PoisonOp::create(rewriter, loc, element);
     // Row r of the tile: the rows dim (third from last of the original
     // indices, second from last of the collapsed ones) plus r.
@@ -551,8 +555,8 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
       return indices;
     };
     Value matrix = ub::PoisonOp::create(
-        rewriter, loc, VectorType::get({8, 8}, rewriter.getF32Type()));
-    for (int64_t r = 0; r < 8; ++r) {
+        rewriter, loc, VectorType::get({n, n}, rewriter.getF32Type()));
+    for (int64_t r = 0; r < n; ++r) {
       Value row = vector::TransferReadOp::create(
           rewriter, loc, rowType, in.first, at(in.second, r), padding,
           ArrayRef<bool>{true});
@@ -562,7 +566,7 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
     }
     Value transposed = vector::TransposeOp::create(
         rewriter, loc, matrix, ArrayRef<int64_t>{1, 0});
-    for (int64_t r = 0; r < 8; ++r) {
+    for (int64_t r = 0; r < n; ++r) {
       Value words = vector::ExtractOp::create(rewriter, loc, transposed,
                                               ArrayRef<int64_t>{r});
       Value row = vector::BitCastOp::create(rewriter, loc, rowType, words);
@@ -1508,14 +1512,18 @@ struct LowerVectorsPass
       // An 8 x 8 block (TileForVectors' tiles of a transpose) in 24
       // shuffles and blends; as 1-D shuffles of 64 elements it took 194
       // instructions a 16 x 6 tile on AVX2, spilling, the attention core's
-      // Q^T 8% of its time.
+      // Q^T 8% of its time. With 512-bit vectors a 16 x 16 block in 64
+      // (upstream's unpacks and 128-bit lane shuffles), others as 1-D
+      // shuffles still.
       if (target.vectorBits >= 256)
         x86vector::avx2::populateSpecializedTransposeLoweringPatterns(
             patterns,
             x86vector::avx2::LoweringOptions().setTransposeOptions(
                 x86vector::avx2::TransposeLoweringOptions().lower8x8xf32()));
       vector::populateVectorTransposeLoweringPatterns(
-          patterns, vector::VectorTransposeLowering::Shuffle1D);
+          patterns, target.vectorBits >= 512
+                        ? vector::VectorTransposeLowering::Shuffle16x16
+                        : vector::VectorTransposeLowering::Shuffle1D);
       vector::populateVectorBroadcastLoweringPatterns(patterns);
       vector::populateVectorShapeCastLoweringPatterns(patterns);
       vector::populateVectorTransferLoweringPatterns(patterns,

@@ -38,7 +38,8 @@ using namespace mlir::linformer;
 SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
                                                       int64_t vectorWidth,
                                                       int64_t unroll,
-                                                      bool exact) {
+                                                      bool exact,
+                                                      int64_t transposeBlock) {
   // Exact sizes leave a partial last tile that the pass peels; otherwise
   // sizes are rounded down to divisors.
   // A dynamic range (the partial panel of a packed operand whose columns
@@ -65,19 +66,30 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
     return tiles;
   }
   unsigned inner = numLoops - 1;
+  // The square block of a transpose: `transposeBlock` where both dims
+  // divide by it, else 8 where they do, else none (0).
+  auto squareBlock = [&](int64_t a, int64_t b) -> int64_t {
+    for (int64_t block : {transposeBlock, int64_t(8)})
+      if (a % block == 0 && b % block == 0)
+        return block;
+    return 0;
+  };
   // A transpose of the two innermost dimensions of f32: 8 x 8 blocks, which
   // x86 transposes in registers (24 shuffles for 8 vectors of 8,
-  // linformer-cpu-lower-vectors), where a [unroll, vectorWidth] tile's
-  // generic shuffles spill.
+  // linformer-cpu-lower-vectors), or with 512-bit vectors 16 x 16 (upstream's
+  // 64 shuffles for 16 vectors of 16: a third fewer a float, and half the
+  // loads and stores), where a [unroll, vectorWidth] tile's generic shuffles
+  // spill.
   if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
     ArrayRef<int64_t> perm = transpose.getPermutation();
     bool innerSwap = numLoops >= 2 && perm[inner] == int64_t(inner) - 1 &&
                      perm[inner - 1] == int64_t(inner);
     for (unsigned i = 0; i + 2 < numLoops; ++i)
       innerSwap &= perm[i] == int64_t(i);
-    if (innerSwap && transpose.getInit().getType().getElementType().isF32() &&
-        ranges[inner] % 8 == 0 && ranges[inner - 1] % 8 == 0) {
-      tiles[inner] = tiles[inner - 1] = 8;
+    if (int64_t block = squareBlock(ranges[inner], ranges[inner - 1]);
+        innerSwap && transpose.getInit().getType().getElementType().isF32() &&
+        block) {
+      tiles[inner] = tiles[inner - 1] = block;
       return tiles;
     }
   }
@@ -86,8 +98,9 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
   // the last two loops, the innermost of 2) takes up to 64 columns of
   // pairs, one interleave per 16 (linformer-cpu-lower-vectors'
   // WriteInterleavedPairRows); a transpose of the pairs themselves (the
-  // two loops before the innermost 2 swapped) 8 x 8 pairs, an 8 x 8
-  // transpose of 32-bit words (WritePairWordTranspose).
+  // two loops before the innermost 2 swapped) 8 x 8 pairs (16 x 16 with
+  // 512-bit vectors), a square transpose of 32-bit words
+  // (WritePairWordTranspose).
   if (numLoops >= 3 && ranges[inner] == 2 && op.getNumDpsInputs() == 1 &&
       op.getNumDpsInits() == 1 &&
       getElementTypeOrSelf(op.getDpsInits()[0].getType())
@@ -119,11 +132,11 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
       tiles[inner - 1] = largestDivisorAtMost(ranges[inner - 1], 64);
       return tiles;
     }
-    if (isa<linalg::TransposeOp>(op.getOperation()) &&
-        swaps(inner - 2, inner - 1) && ranges[inner - 1] % 8 == 0 &&
-        ranges[inner - 2] % 8 == 0) {
+    if (int64_t block = squareBlock(ranges[inner - 1], ranges[inner - 2]);
+        isa<linalg::TransposeOp>(op.getOperation()) &&
+        swaps(inner - 2, inner - 1) && block) {
       tiles[inner] = 2;
-      tiles[inner - 1] = tiles[inner - 2] = 8;
+      tiles[inner - 1] = tiles[inner - 2] = block;
       return tiles;
     }
   }
@@ -1050,11 +1063,14 @@ tileWithFusedInit(RewriterBase &rewriter, linalg::LinalgOp op, Operation *init,
 struct TileParams {
   int64_t vectorWidth, unroll, reductionTile;
   bool pack = false;
+  /// Transposes' square blocks (vectorTileSizes): the target's.
+  int64_t transposeBlock = 8;
 };
 static TileParams tileParamsOf(linalg::LinalgOp op, TileParams options) {
   for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
     if (auto s = p->getAttrOfType<CPUScheduleAttr>(kScheduleAttrName))
-      return {s.getColumns(), s.getRows(), s.getReduction(), s.getPack()};
+      return {s.getColumns(), s.getRows(), s.getReduction(), s.getPack(),
+              options.transposeBlock};
   return options;
 }
 
@@ -1087,7 +1103,8 @@ static bool cutsTokenLoop(linalg::LinalgOp op, unsigned tokenLoop,
       reductionBlocks(op, params.reductionTile)[tokenLoop] != 0)
     return true;
   SmallVector<int64_t> tiles =
-      vectorTileSizes(op, params.vectorWidth, params.unroll, /*exact=*/true);
+      vectorTileSizes(op, params.vectorWidth, params.unroll, /*exact=*/true,
+                      params.transposeBlock);
   int64_t range = op.getStaticLoopRanges()[tokenLoop];
   return tiles[tokenLoop] != 0 && tiles[tokenLoop] < range;
 }
@@ -1203,7 +1220,11 @@ struct TileForVectorsPass
     if (failed(chosen))
       return signalPassFailure();
     engine = *chosen;
-    options = TileParams{vectorWidth, unroll, reductionTile};
+    // 512-bit vectors transpose 16 x 16 blocks of 32-bit elements
+    // (linformer-cpu-lower-vectors).
+    options = TileParams{vectorWidth, unroll, reductionTile, false,
+                         cpuTargetOf(getOperation()).vectorBits >= 512 ? 16
+                                                                       : 8};
     // One pass instance runs on function after function: nothing of the
     // last one's ops may stay (an erased op's address can come back).
     late.clear();
@@ -1728,8 +1749,8 @@ private:
         return op->emitOpError("could not pack its streamed operand");
       op = *packed;
     }
-    SmallVector<int64_t> tiles =
-        vectorTileSizes(op, vectorWidth, unroll, /*exact=*/true);
+    SmallVector<int64_t> tiles = vectorTileSizes(
+        op, vectorWidth, unroll, /*exact=*/true, params.transposeBlock);
     // Both factors bf16: two steps of the paired reduction at a time, each
     // row's pair one dot product (an odd range's last step is peeled). A
     // token loop stopped at the lengths steps its odd last token alone

@@ -40,9 +40,12 @@ SmallVector<int64_t> defaultWorkgroupTileSizes(TilingInterface op,
 /// Register-level tile sizes (see LinformerCPUTileForVectorsPass): the
 /// innermost loop `vectorWidth`, the output row `unroll`; `exact` keeps
 /// them as asked (a partial last tile is peeled), else they are rounded
-/// down to divisors.
+/// down to divisors. A transpose of 32-bit elements (or of pairs of 16-bit
+/// ones, as words) takes square blocks of `transposeBlock` (8, or 16 where
+/// the target's vectors are 512 bits) where its dims divide by it.
 SmallVector<int64_t> vectorTileSizes(linalg::LinalgOp op, int64_t vectorWidth,
-                                     int64_t unroll, bool exact = false);
+                                     int64_t unroll, bool exact = false,
+                                     int64_t transposeBlock = 8);
 
 /// The cache blocks of `op`'s reduction loops (0 = not cut) for a schedule's
 /// `reduction` of `reductionTile` steps (0: none cut): at most that many steps of all of

@@ -177,6 +177,36 @@ func.func @transpose8x8_avx2(%m: memref<8x8xf32>) -> vector<8x8xf32> {
 
 // -----
 
+// With 512-bit vectors a 16 x 16 block (linformer-cpu-tile-for-vectors'
+// blocks there): upstream's AVX-512 sequence, 16 unpacks of 32-bit and 16
+// of 64-bit elements, then 32 shuffles of 128-bit lanes, 64 instructions
+// for the 16 rows (the AVX2 sequence's 8 x 8 blocks take 96 for as many
+// elements); none of the AVX2 sequence's blends.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
+    features = "+avx512f,+avx512vl,+avx512bw,+avx2,+fma", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @transpose16x16_avx512(
+// CHECK-NOT: vector.transpose
+// CHECK-NOT: llvm.inline_asm
+// CHECK-COUNT-16: vector.shuffle %{{.*}}, %{{.*}} [{{0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29|2, 18, 3, 19, 6, 22, 7, 23, 10, 26, 11, 27, 14, 30, 15, 31}}] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.shuffle %{{.*}}, %{{.*}} [{{0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29|2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31}}] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-32: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.shuffle
+// CHECK-NOT: llvm.inline_asm
+// CHECK: return
+func.func @transpose16x16_avx512(%m: memref<16x16xf32>) -> vector<16x16xf32> {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : f32
+  %v = vector.transfer_read %m[%c0, %c0], %p {in_bounds = [true, true]}
+      : memref<16x16xf32>, vector<16x16xf32>
+  %t = vector.transpose %v, [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+  return %t : vector<16x16xf32>
+}
+}
+
+// -----
+
 // Without 256-bit vectors (an SSE target) the same block is 1-D shuffles,
 // no AVX instruction.
 module attributes {linformer.target = #linformer.cpu_target<cpu = "x86-64",
@@ -245,4 +275,34 @@ func.func @transpose_pair_words(%src: memref<16x16x2xbf16>, %dst: memref<16x16x2
   vector.transfer_write %t, %dst[%j, %i, %c0] {in_bounds = [true, true, true]}
       : vector<8x8x2xbf16>, memref<16x16x2xbf16>
   return
+}
+
+// -----
+
+// 16 x 16 pairs (the blocks linformer-cpu-tile-for-vectors takes where the
+// target's vectors are 512 bits): each row's 32 elements as 16 words, one
+// 16 x 16 transpose of them (the AVX-512 sequence above), 16 loads and 16
+// stores of 32 elements.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
+    features = "+avx512f,+avx512vl,+avx512bw,+avx2,+fma", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @transpose_pair_words_16(
+// CHECK-COUNT-2: memref.collapse_shape
+// CHECK-COUNT-16: vector.bitcast %{{.*}} : vector<32xbf16> to vector<16xf32>
+// CHECK-NOT: vector<2xbf16>
+// CHECK-COUNT-64: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<16xf32>, vector<16xf32>
+// CHECK-COUNT-16: vector.bitcast %{{.*}} : vector<16xf32> to vector<32xbf16>
+// CHECK-NOT: vector<2xbf16>
+// CHECK: return
+func.func @transpose_pair_words_16(%src: memref<32x32x2xbf16>, %dst: memref<32x32x2xbf16>, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %p = ub.poison : bf16
+  %v = vector.transfer_read %src[%i, %j, %c0], %p {in_bounds = [true, true, true]}
+      : memref<32x32x2xbf16>, vector<16x16x2xbf16>
+  %t = vector.transpose %v, [1, 0, 2] : vector<16x16x2xbf16> to vector<16x16x2xbf16>
+  vector.transfer_write %t, %dst[%j, %i, %c0] {in_bounds = [true, true, true]}
+      : vector<16x16x2xbf16>, memref<32x32x2xbf16>
+  return
+}
 }

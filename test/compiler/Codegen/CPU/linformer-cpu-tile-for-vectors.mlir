@@ -355,8 +355,14 @@ func.func @matmul_reduction_innermost(%a: tensor<16x8xf32>, %b: tensor<8x32xf32>
 // -----
 
 // The attention core's query tile transposed (Q^T): a transpose of the two
-// innermost dimensions of f32 is tiled to 8 x 8 blocks, whatever the
-// register tile, which linformer-cpu-lower-vectors transposes in registers.
+// innermost dimensions of f32 is tiled to square blocks, whatever the
+// register tile, which linformer-cpu-lower-vectors transposes in registers:
+// 8 x 8 on a target with 256-bit vectors (the module's target; the host's
+// without one),
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
 // CHECK-LABEL: func.func @transpose_blocks(
 // CHECK-DAG: %[[C8:.*]] = arith.constant 8 : index
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
@@ -372,6 +378,38 @@ func.func @transpose_blocks(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x64x16xf32> 
       outs(%e : tensor<1x1x64x16xf32>) permutation = [0, 1, 3, 2]
   return %t : tensor<1x1x64x16xf32>
 }
+}
+
+// -----
+
+// 16 x 16 with 512-bit vectors; 8 x 8 where a dim does not divide by 16.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
+    features = "+avx512f,+avx512vl,+avx512bw,+avx2,+fma", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @transpose_blocks_avx512(
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C64]] step %[[C16]]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x1x16x16xf32>) outs(%{{.*}} : tensor<1x1x16x16xf32>) permutation = [0, 1, 3, 2]
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @transpose_blocks_avx512(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x64x16xf32> {
+  %e = tensor.empty() : tensor<1x1x64x16xf32>
+  %t = linalg.transpose ins(%q : tensor<1x1x16x64xf32>)
+      outs(%e : tensor<1x1x64x16xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<1x1x64x16xf32>
+}
+// CHECK-LABEL: func.func @transpose_blocks_avx512_8(
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x1x8x8xf32>) outs(%{{.*}} : tensor<1x1x8x8xf32>) permutation = [0, 1, 3, 2]
+// CHECK: return
+func.func @transpose_blocks_avx512_8(%q: tensor<1x1x24x64xf32>) -> tensor<1x1x64x24xf32> {
+  %e = tensor.empty() : tensor<1x1x64x24xf32>
+  %t = linalg.transpose ins(%q : tensor<1x1x24x64xf32>)
+      outs(%e : tensor<1x1x64x24xf32>) permutation = [0, 1, 3, 2]
+  return %t : tensor<1x1x64x24xf32>
+}
+}
 
 // -----
 
@@ -379,7 +417,12 @@ func.func @transpose_blocks(%q: tensor<1x1x16x64xf32>) -> tensor<1x1x64x16xf32> 
 // rows of P^T interleaved in pairs and rounded, a copy whose input swaps
 // the last two loops (the innermost of 2), takes 64 columns of pairs at a
 // time (one interleave per 16 in linformer-cpu-lower-vectors); the pairs'
-// transpose (the two loops before the innermost 2 swapped) 8 x 8 pairs.
+// transpose (the two loops before the innermost 2 swapped) 8 x 8 pairs with
+// 256-bit vectors, 16 x 16 with 512-bit ones.
+module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
+    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
+    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
 // CHECK-LABEL: func.func @pair_blocks(
 // CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x64xf32>) outs(%{{.*}} : tensor<1x64x2xbf16>)
 // CHECK: arith.truncf
@@ -397,6 +440,33 @@ func.func @pair_blocks(%pt: tensor<16x2x128xf32>) -> tensor<128x16x2xbf16> {
   %t = linalg.transpose ins(%rows : tensor<16x128x2xbf16>)
       outs(%e2 : tensor<128x16x2xbf16>) permutation = [1, 0, 2]
   return %t : tensor<128x16x2xbf16>
+}
+}
+
+// -----
+
+module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
+    features = "+avx512f,+avx512vl,+avx512bw,+avx2,+fma", isa = "avx512",
+    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
+    l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
+// CHECK-LABEL: func.func @pair_blocks_avx512(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x64xf32>) outs(%{{.*}} : tensor<1x64x2xbf16>)
+// CHECK: arith.truncf
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<16x16x2xbf16>) outs(%{{.*}} : tensor<16x16x2xbf16>) permutation = [1, 0, 2]
+// CHECK: return
+func.func @pair_blocks_avx512(%pt: tensor<16x2x128xf32>) -> tensor<128x16x2xbf16> {
+  %e = tensor.empty() : tensor<16x128x2xbf16>
+  %rows = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%pt : tensor<16x2x128xf32>) outs(%e : tensor<16x128x2xbf16>) {
+  ^bb0(%in: f32, %out: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<16x128x2xbf16>
+  %e2 = tensor.empty() : tensor<128x16x2xbf16>
+  %t = linalg.transpose ins(%rows : tensor<16x128x2xbf16>)
+      outs(%e2 : tensor<128x16x2xbf16>) permutation = [1, 0, 2]
+  return %t : tensor<128x16x2xbf16>
+}
 }
 
 // -----
