@@ -247,18 +247,45 @@ double fmaKernel(Isa isa, std::uint64_t iters, float seed) {
 // bf16 kernels: multiply-adds of bf16 pairs into f32, the instructions a
 // bf16 GEMM's inner loop runs. The operands are constant pairs (1, -1) and
 // (0.5, 0.5): every pair's two products cancel exactly, so each accumulator
-// stays at its start however long it runs (no overflow, no denormals; the
-// units' rates do not depend on the values).
+// stays at its start however long it runs (no overflow, no denormals).
+// AMX's rate does depend on the values: a GEMM's tiles change every step,
+// and on a Xeon with AMX (Granite Rapids, 2 threads) products of operands
+// that change ran at about three quarters of the constant ones' rate (2.1
+// against 2.7 TFLOP/s a core), the same loads of tiles of zeros at the
+// constant rate. "amx-bf16-data" measures that rate: each step loads its
+// four operand tiles from eight of random values (8 KiB, in L1), a 2 x 2
+// block of products as a GEMM's inner loop runs it.
 //===----------------------------------------------------------------------===//
 
 // The bf16 bit patterns of 1.0, -1.0 and 0.5, two to a 32-bit lane.
 constexpr std::uint32_t kBF16OneMinusOne = 0xBF803F80u; // (1.0, -1.0)
 constexpr std::uint32_t kBF16Halves = 0x3F003F00u;      // (0.5, 0.5)
 
-enum class Bf16Unit { Dot, Amx };
+enum class Bf16Unit { Dot, Amx, AmxData };
 
 const char *bf16UnitName(Bf16Unit unit) {
-  return unit == Bf16Unit::Dot ? "bf16-dot" : "amx-bf16";
+  switch (unit) {
+  case Bf16Unit::Dot:
+    return "bf16-dot";
+  case Bf16Unit::Amx:
+    return "amx-bf16";
+  case Bf16Unit::AmxData:
+    return "amx-bf16-data";
+  }
+  return "?";
+}
+
+// The JSON key of `unit`'s figures.
+const char *bf16UnitKey(Bf16Unit unit) {
+  switch (unit) {
+  case Bf16Unit::Dot:
+    return "bf16_dot";
+  case Bf16Unit::Amx:
+    return "amx_bf16";
+  case Bf16Unit::AmxData:
+    return "amx_bf16_data";
+  }
+  return "?";
 }
 
 // FLOPs of one kernel iteration: VDPBF16PS, 16 lanes x 2 products x 2, on 12
@@ -333,16 +360,36 @@ struct alignas(64) TileConfig {
   std::uint8_t rows[16] = {};
 };
 
-// tmm0-3: C, 16 x 16 f32; tmm4-5: A, 16 rows x 32 bf16; tmm6-7: B, 16 rows
-// of 16 pair-interleaved columns. Each thread configures its own tiles.
-__attribute__((target("amx-tile,amx-bf16"))) double
-amxKernel(std::uint64_t iters, float seed) {
+// Configures this thread's 8 tiles as 16 rows x 64 bytes.
+__attribute__((target("amx-tile"))) void configureTiles() {
   TileConfig config;
   for (int t = 0; t < 8; ++t) {
     config.colsb[t] = 64;
     config.rows[t] = 16;
   }
   _tile_loadconfig(&config);
+}
+
+// The sum of the accumulator tiles tmm0-3 (and `seed`), the tiles released.
+__attribute__((target("amx-tile"))) double accumulatorSum(float seed) {
+  alignas(64) float c[4][16 * 16];
+  _tile_stored(0, c[0], 64);
+  _tile_stored(1, c[1], 64);
+  _tile_stored(2, c[2], 64);
+  _tile_stored(3, c[3], 64);
+  _tile_release();
+  double sum = seed;
+  for (const auto &tile : c)
+    for (float v : tile)
+      sum += v;
+  return sum;
+}
+
+// tmm0-3: C, 16 x 16 f32; tmm4-5: A, 16 rows x 32 bf16; tmm6-7: B, 16 rows
+// of 16 pair-interleaved columns. Each thread configures its own tiles.
+__attribute__((target("amx-tile,amx-bf16"))) double
+amxKernel(std::uint64_t iters, float seed) {
+  configureTiles();
   alignas(64) std::uint32_t a[16 * 16], b[16 * 16];
   for (int i = 0; i < 16 * 16; ++i) {
     a[i] = kBF16OneMinusOne;
@@ -362,22 +409,55 @@ amxKernel(std::uint64_t iters, float seed) {
     _tile_dpbf16ps(2, 5, 6);
     _tile_dpbf16ps(3, 5, 7);
   }
-  alignas(64) float c[4][16 * 16];
-  _tile_stored(0, c[0], 64);
-  _tile_stored(1, c[1], 64);
-  _tile_stored(2, c[2], 64);
-  _tile_stored(3, c[3], 64);
-  _tile_release();
-  double sum = seed;
-  for (const auto &tile : c)
-    for (float v : tile)
-      sum += v;
-  return sum;
+  return accumulatorSum(seed);
+}
+
+// amxKernel's 2 x 2 block of products with its four operand tiles loaded
+// every step from eight tiles of random bf16 values in (-1, 1) (8 KiB, in
+// L1), in turn: operands that change as a GEMM's do. The sums random-walk
+// (about 200 per element after 10^8 steps), far from f32's range.
+__attribute__((target("amx-tile,amx-bf16"))) double
+amxDataKernel(std::uint64_t iters, float seed) {
+  configureTiles();
+  alignas(64) std::uint16_t tiles[8][16 * 32];
+  std::uint32_t state = 0x9E3779B9u ^ std::uint32_t(seed * 1000.0f);
+  for (auto &tile : tiles)
+    for (std::uint16_t &v : tile) {
+      state = state * 1664525u + 1013904223u;
+      // A random sign, magnitude in [1/16, 1) (biased exponent 123 to
+      // 126), 7 random mantissa bits.
+      v = std::uint16_t(((state >> 16) & 0x8000u) |
+                        ((0x7Eu - ((state >> 8) & 3u)) << 7) |
+                        ((state >> 20) & 0x7Fu));
+    }
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (std::uint64_t i = 0; i < iters; ++i) {
+    const std::uint16_t(*t)[16 * 32] = tiles + (i & 1) * 4;
+    _tile_loadd(4, t[0], 64);
+    _tile_loadd(5, t[1], 64);
+    _tile_loadd(6, t[2], 64);
+    _tile_loadd(7, t[3], 64);
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  return accumulatorSum(seed);
 }
 
 double bf16Kernel(Bf16Unit unit, std::uint64_t iters, float seed) {
-  return unit == Bf16Unit::Dot ? bf16DotKernel(iters, seed)
-                               : amxKernel(iters, seed);
+  switch (unit) {
+  case Bf16Unit::Dot:
+    return bf16DotKernel(iters, seed);
+  case Bf16Unit::Amx:
+    return amxKernel(iters, seed);
+  case Bf16Unit::AmxData:
+    return amxDataKernel(iters, seed);
+  }
+  return seed;
 }
 #else
 std::string bf16Unavailable(Bf16Unit) { return "not an x86 CPU"; }
@@ -769,7 +849,7 @@ int main(int argc, char **argv) {
   auto report = [&](const char *what, int t, const Stats &s,
                     const char *unit) {
     std::fprintf(text,
-                 "%-6s %2d thread%s: best %8.1f %s  median %8.1f  worst "
+                 "%-13s %2d thread%s: best %8.1f %s  median %8.1f  worst "
                  "%8.1f\n",
                  what, t, t == 1 ? " " : "s", s.best, unit, s.median, s.worst);
     std::fflush(text);
@@ -788,7 +868,7 @@ int main(int argc, char **argv) {
     Stats one, many;
   };
   std::vector<Bf16Result> bf16;
-  for (Bf16Unit unit : {Bf16Unit::Dot, Bf16Unit::Amx}) {
+  for (Bf16Unit unit : {Bf16Unit::Dot, Bf16Unit::Amx, Bf16Unit::AmxData}) {
     Bf16Result r{unit, opt.bf16 ? bf16Unavailable(unit) : "not measured (--no-bf16)", {}, {}};
     if (r.unavailable.empty()) {
       r.one = measureBf16(unit, 1, opt);
@@ -797,7 +877,7 @@ int main(int argc, char **argv) {
       if (nthreads != 1)
         report(bf16UnitName(unit), nthreads, r.many, "GFLOP/s");
     } else {
-      std::fprintf(text, "%-8s not measured: %s\n", bf16UnitName(unit),
+      std::fprintf(text, "%-13s not measured: %s\n", bf16UnitName(unit),
                    r.unavailable.c_str());
     }
     bf16.push_back(r);
@@ -838,11 +918,12 @@ int main(int argc, char **argv) {
                 fma1.best, fmaN.best, nthreads, triad1.best, triadN.best,
                 isaName(isa), fma1.median, fmaN.median, triad1.median,
                 triadN.median, opt.runs, opt.minTime, opt.triadMiB);
-    // "bf16_dot_gflops_1t" / "_nt" (VDPBF16PS) and "amx_bf16_gflops_1t" /
-    // "_nt" (TDPBF16PS): null where not measured, with the reason under
-    // "..._unavailable".
+    // "bf16_dot_gflops_1t" / "_nt" (VDPBF16PS), "amx_bf16_gflops_1t" /
+    // "_nt" (TDPBF16PS) and "amx_bf16_data_gflops_1t" / "_nt" (TDPBF16PS on
+    // operands that change): null where not measured, with the reason
+    // under "..._unavailable".
     for (const Bf16Result &r : bf16) {
-      const char *key = r.unit == Bf16Unit::Dot ? "bf16_dot" : "amx_bf16";
+      const char *key = bf16UnitKey(r.unit);
       if (r.unavailable.empty())
         std::printf(", \"%s_gflops_1t\": %.1f, \"%s_gflops_nt\": %.1f", key,
                     r.one.best, key, r.many.best);
