@@ -306,7 +306,7 @@ def main():
                                     "peer_over_ours": ms / ours_ms})
                     emit(row)
 
-    write_summary(rows, a.out, cpu, isa, peak_gflops, a.threads, peak_name, a.dtype)
+    write_summary(rows, a.out, cpu, isa, peak_gflops, a.threads, peak_name, a.dtype, data_rate)
     print(f"wrote {csv_path} and {os.path.join(a.out, 'summary.md')}")
 
 
@@ -357,9 +357,10 @@ def ceiling(peak, dtype, isa, engines=()):
     return peak["fma_gflops_nt"], "FMA peak"
 
 
-def write_summary(rows, out, cpu, isa, peak, threads, peak_name="FMA peak", dtype="f32"):
+def write_summary(rows, out, cpu, isa, peak, threads, peak_name="FMA peak", dtype="f32", data_rate=""):
     lines = [f"# Peer benchmark" + (f" ({dtype})" if dtype != "f32" else ""), "",
-             f"Machine: {cpu}, {isa}; {peak_name} {peak:.1f} GFLOP/s on {threads} threads (measured in this run).",
+             f"Machine: {cpu}, {isa}; {peak_name} {peak:.1f} GFLOP/s{data_rate} on {threads} threads "
+             "(measured in this run).",
              "Times are medians; `peer/ours` > 1 means we are faster. GFLOP/s count the multiply-adds of the",
              "(E X) W order for every Linformer peer (full attention: its own).", ""]
     for block in ("layer", "encoder"):
