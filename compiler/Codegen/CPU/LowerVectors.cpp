@@ -515,7 +515,8 @@ struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
     int64_t rank = type.getRank();
     if (rank < 3 || type.isScalable() ||
         type.getElementType().getIntOrFloatBitWidth() != 16 ||
-        shape[rank - 1] != 2 || (shape[rank - 2] != 8 && shape[rank - 2] != 16) ||
+        shape[rank - 1] != 2 ||
+        (shape[rank - 2] != 8 && shape[rank - 2] != 16) ||
         shape[rank - 3] != shape[rank - 2] ||
         llvm::any_of(shape.drop_back(3), [](int64_t d) { return d != 1; }))
       return false;

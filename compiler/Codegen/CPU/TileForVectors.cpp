@@ -80,15 +80,11 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
   // 64 shuffles for 16 vectors of 16: a third fewer a float, and half the
   // loads and stores), where a [unroll, vectorWidth] tile's generic shuffles
   // spill.
-  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation())) {
-    ArrayRef<int64_t> perm = transpose.getPermutation();
-    bool innerSwap = numLoops >= 2 && perm[inner] == int64_t(inner) - 1 &&
-                     perm[inner - 1] == int64_t(inner);
-    for (unsigned i = 0; i + 2 < numLoops; ++i)
-      innerSwap &= perm[i] == int64_t(i);
-    if (int64_t block = squareBlock(ranges[inner], ranges[inner - 1]);
-        innerSwap && transpose.getInit().getType().getElementType().isF32() &&
-        block) {
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(op.getOperation());
+      transpose && numLoops >= 2 &&
+      swapsOnly(transpose.getPermutation(), inner - 1, inner) &&
+      transpose.getInit().getType().getElementType().isF32()) {
+    if (int64_t block = squareBlock(ranges[inner], ranges[inner - 1])) {
       tiles[inner] = tiles[inner - 1] = block;
       return tiles;
     }

@@ -409,6 +409,18 @@ func.func @transpose_blocks_avx512_8(%q: tensor<1x1x24x64xf32>) -> tensor<1x1x64
       outs(%e : tensor<1x1x64x24xf32>) permutation = [0, 1, 3, 2]
   return %t : tensor<1x1x64x24xf32>
 }
+// A transpose of rank 1 (the identity) is no block transpose: it is tiled
+// as elementwise work (an earlier draft read a second dim it has not).
+// CHECK-LABEL: func.func @transpose_rank1(
+// CHECK: scf.for
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<{{[0-9]+}}xf32>)
+// CHECK: return
+func.func @transpose_rank1(%q: tensor<64xf32>) -> tensor<64xf32> {
+  %e = tensor.empty() : tensor<64xf32>
+  %t = linalg.transpose ins(%q : tensor<64xf32>) outs(%e : tensor<64xf32>)
+      permutation = [0]
+  return %t : tensor<64xf32>
+}
 }
 
 // -----
