@@ -263,29 +263,21 @@ constexpr std::uint32_t kBF16Halves = 0x3F003F00u;      // (0.5, 0.5)
 
 enum class Bf16Unit { Dot, Amx, AmxData };
 
+// Each unit's name in the text and key in the JSON, by Bf16Unit.
+struct Bf16UnitNames {
+  const char *name, *key;
+};
+constexpr Bf16UnitNames kBf16UnitNames[] = {{"bf16-dot", "bf16_dot"},
+                                            {"amx-bf16", "amx_bf16"},
+                                            {"amx-bf16-data", "amx_bf16_data"}};
+
 const char *bf16UnitName(Bf16Unit unit) {
-  switch (unit) {
-  case Bf16Unit::Dot:
-    return "bf16-dot";
-  case Bf16Unit::Amx:
-    return "amx-bf16";
-  case Bf16Unit::AmxData:
-    return "amx-bf16-data";
-  }
-  return "?";
+  return kBf16UnitNames[static_cast<int>(unit)].name;
 }
 
 // The JSON key of `unit`'s figures.
 const char *bf16UnitKey(Bf16Unit unit) {
-  switch (unit) {
-  case Bf16Unit::Dot:
-    return "bf16_dot";
-  case Bf16Unit::Amx:
-    return "amx_bf16";
-  case Bf16Unit::AmxData:
-    return "amx_bf16_data";
-  }
-  return "?";
+  return kBf16UnitNames[static_cast<int>(unit)].key;
 }
 
 // FLOPs of one kernel iteration: VDPBF16PS, 16 lanes x 2 products x 2, on 12
