@@ -737,6 +737,24 @@ TEST(CostModelTest, AMXTakesLongReductionBlocksOverUnpackedOperands) {
   EXPECT_EQ(chooseSchedule(xeon, ex).reduction, 256);
   ex.engine = "";
   EXPECT_LE(chooseSchedule(xeon, ex).reduction, 64);
+  // The attention core on AMX: its k slots in one block up to 256 (P V's
+  // accumulators loaded and stored once), blocks of 256 where they divide
+  // a longer k, 64 otherwise and on the FMA path.
+  KernelShape c = layerShapes()[3];
+  c.elementBytes = 2;
+  c.engine = "amx";
+  CPUKernelSchedule cs = chooseSchedule(xeon, c);
+  EXPECT_EQ(cs.reduction, 256);
+  EXPECT_EQ(validate(c, cs), "");
+  c.coreK = 100;
+  EXPECT_EQ(chooseSchedule(xeon, c).reduction, 100);
+  c.coreK = 1024;
+  EXPECT_EQ(chooseSchedule(xeon, c).reduction, 256);
+  c.coreK = 1000;
+  EXPECT_EQ(chooseSchedule(xeon, c).reduction, 64);
+  c.coreK = 256;
+  c.engine = "";
+  EXPECT_EQ(chooseSchedule(xeon, c).reduction, 64);
 }
 
 TEST(CostModelTest, PacksWideStreamedOperandsOnAVX2) {
