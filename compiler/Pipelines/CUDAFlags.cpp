@@ -64,6 +64,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
     mirror<bool>(&CUDAPipelineOptions::wgmma);
+    mirror<int64_t>(&CUDAPipelineOptions::wgmmaInFlight);
   }
 };
 
@@ -106,6 +107,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.coreRows != 1 && o.coreRows != 2 && o.coreRows != 4)
     return bad(o.coreRows, "1, 2 or 4",
                "query rows a thread of the f32 attention core");
+  if (o.wgmmaInFlight != 0 && o.wgmmaInFlight != 1)
+    return bad(o.wgmmaInFlight, "0 or 1",
+               "batches of warpgroup MMAs left running past a chunk");
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");

@@ -350,6 +350,7 @@ void addCUDAContractions(OpPassManager &funcPm,
                          : options.onHost ? 16
                                           : 64;
   selectOptions.wgmma = options.wgmma;
+  selectOptions.wgmmaInFlight = options.wgmmaInFlight;
   selectOptions.exact = options.onHost && options.mmaExact;
   selectOptions.scheduleFile = options.scheduleFile;
   // The attention core on tensor cores: a block's keys and values in

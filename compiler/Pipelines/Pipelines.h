@@ -319,6 +319,15 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "cp.async into the next buffer, no registers; off: "
                      "loaded into registers and stored after the mma"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> wgmmaInFlight{
+      *this, "wgmma-in-flight",
+      llvm::cl::desc("With wgmma: batches of warpgroup MMAs a staged "
+                     "contraction of 3 buffers or more leaves running past "
+                     "a chunk (0 or 1; 1: wgmma.wait_group 1, the accumulators "
+                     "carried as the batches' registers, the copies one "
+                     "chunk less ahead); 0 by default until a GPU has timed "
+                     "it"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("Staged bf16 / f16 contractions whose operands both go "

@@ -159,13 +159,24 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
       ldmatrix.trans, or wgmma's transposed descriptor);
     - `ldmatrix_a`: A's fragments read with ldmatrix (k-major buffer);
     - `wgmma`: warpgroup MMAs from core-layout buffers (sm_90a), one row
-      tile a warp and `warps` = `[4 x warpgroups, 1]`.
+      tile a warp and `warps` = `[4 x warpgroups, 1]`;
+    - `in_flight` (printed where it is not 0): with wgmma, the batches of
+      warpgroup MMAs a warpgroup leaves running when it goes on to the next
+      chunk: 0 waits for each chunk's batch (`wgmma.wait_group 0`) before
+      the next chunk's copies are waited for; 1 lets it run on under them
+      (`wgmma.wait_group 1`, the accumulators carried by the k loop as
+      the batches' registers), its buffer reused a chunk later, so the
+      copies run one chunk less far ahead (3 buffers or more).
 
     ```mlir
     linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4],
         split = 1, warps = [2, 4], chunk = 16, buffers = 2,
         async = [true, true], natural_b = false, ldmatrix_a = true,
         wgmma = false>
+    linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16],
+        split = 1, warps = [8, 1], chunk = 64, buffers = 3,
+        async = [true, true], natural_b = false, ldmatrix_a = false,
+        wgmma = true, in_flight = 1>
     ```
   }];
   let parameters = (ins
@@ -180,13 +191,14 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     "bool":$asyncB,
     "bool":$naturalB,
     "bool":$ldmatrixA,
-    "bool":$wgmma);
+    "bool":$wgmma,
+    DefaultValuedParameter<"int64_t", "0">:$inFlight);
   let assemblyFormat = [{
     `<` `warp_tiles` `=` `[` $tilesM `,` $tilesN `]` `,` `split` `=` $split
     `,` `warps` `=` `[` $warpsM `,` $warpsN `]` `,` `chunk` `=` $chunk `,`
     `buffers` `=` $buffers `,` `async` `=` `[` $asyncA `,` $asyncB `]` `,`
     `natural_b` `=` $naturalB `,` `ldmatrix_a` `=` $ldmatrixA `,` `wgmma` `=`
-    $wgmma `>`
+    $wgmma (`,` `in_flight` `=` $inFlight^)? `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -196,7 +208,8 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     CUDAScheduleAttr withSplit(int64_t split) const {
       return get(getContext(), getTilesM(), getTilesN(), split, getWarpsM(),
                  getWarpsN(), getChunk(), getBuffers(), getAsyncA(),
-                 getAsyncB(), getNaturalB(), getLdmatrixA(), getWgmma());
+                 getAsyncB(), getNaturalB(), getLdmatrixA(), getWgmma(),
+                 getInFlight());
     }
   }];
 }

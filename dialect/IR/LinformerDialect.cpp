@@ -336,7 +336,8 @@ CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t tilesM, int64_t tilesN, int64_t split,
                          int64_t warpsM, int64_t warpsN, int64_t chunk,
                          int64_t buffers, bool asyncA, bool asyncB,
-                         bool naturalB, bool ldmatrixA, bool wgmma) {
+                         bool naturalB, bool ldmatrixA, bool wgmma,
+                         int64_t inFlight) {
   auto powerOfTwo = [](int64_t v, int64_t most) {
     return v >= 1 && v <= most && llvm::isPowerOf2_64(v);
   };
@@ -348,6 +349,11 @@ CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!powerOfTwo(split, 64))
     return emitError() << "split must be a power of two from 1 to 64; got "
                        << split;
+  if (inFlight != 0 && (inFlight != 1 || !wgmma || buffers < 3))
+    return emitError() << "in_flight " << inFlight
+                       << " must be 0, or 1 with wgmma and at least 3 "
+                          "buffers (a batch of warpgroup MMAs left running "
+                          "reads its buffer a chunk longer)";
   if (warpsM == 0 && warpsN == 0) {
     if (chunk != 0 || buffers != 1 || asyncA || asyncB || naturalB ||
         ldmatrixA || wgmma)

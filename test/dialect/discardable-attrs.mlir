@@ -118,6 +118,22 @@ func.func @cuda_schedule_stages_without_async(%x: f32) -> f32 {
 
 // -----
 
+func.func @cuda_schedule_in_flight_two_buffers(%x: f32) -> f32 {
+  // expected-error @+1 {{in_flight 1 must be 0, or 1 with wgmma and at least 3 buffers (a batch of warpgroup MMAs left running reads its buffer a chunk longer)}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 64, buffers = 2, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, in_flight = 1>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_in_flight_without_wgmma(%x: f32) -> f32 {
+  // expected-error @+1 {{in_flight 1 must be 0, or 1 with wgmma and at least 3 buffers}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = false, in_flight = 1>} : f32
+  return %0 : f32
+}
+
+// -----
+
 // The attention core's CUDA schedule, as the function's record of schedules
 // holds it.
 // expected-error @+1 {{wgmma takes warps in whole warpgroups (4) and no ldmatrix}}

@@ -471,11 +471,13 @@ static Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedByt
 /// warps all along m, 4 a warpgroup, both operands copied with cp.async
 /// into core-layout buffers (A k-major, B k-major or natural), chunks of
 /// 64, 32 or 16 k (the largest that divides and fits `asyncStages`
-/// buffers, or two), each copy unit 16 bytes. None (warpsM 0) when the
-/// contraction does not qualify.
+/// buffers, or two), each copy unit 16 bytes; `inFlight` batches left
+/// running past a chunk where there are 3 buffers or more. None (warpsM
+/// 0) when the contraction does not qualify.
 static Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
                         int64_t sharedBytes, int64_t blockWarps,
-                        bool naturalB, int64_t asyncStages) {
+                        bool naturalB, int64_t asyncStages,
+                        int64_t inFlight) {
   Staging s;
   if (sharedBytes <= 0 || p.tilesM != 1)
     return s;
@@ -511,6 +513,7 @@ static Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
     s.prefetch = true;
     s.stages = stages;
     s.wgmma = true;
+    s.inFlight = stages >= 3 ? inFlight : 0;
     return s;
   }
   return s;
@@ -704,7 +707,7 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
       bool natural =
           vectorCopy(op, bIn, w->operandFrom[w->bOperand], false, w->nDim);
       w->staging = wgmmaStagingFor(op, *w, o.sharedBytes, o.blockWarps,
-                                   natural, o.asyncStages);
+                                   natural, o.asyncStages, o.wgmmaInFlight);
       if (w->staging.wgmma)
         p = w;
     }
@@ -725,7 +728,8 @@ CUDAScheduleAttr scheduleOf(MLIRContext *ctx, const Plan &p) {
   const Staging &s = p.staging;
   return CUDAScheduleAttr::get(ctx, p.tilesM, p.tilesN, p.split, s.warpsM,
                                s.warpsN, s.chunk, s.buffers(), s.a.async,
-                               s.b.async, s.b.natural, s.ldmatrixA, s.wgmma);
+                               s.b.async, s.b.natural, s.ldmatrixA, s.wgmma,
+                               s.inFlight);
 }
 
 FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
@@ -777,6 +781,7 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
     return failure();
   }
   s.ldmatrixA = schedule.getLdmatrixA();
+  s.inFlight = schedule.getInFlight();
   s.prefetch = schedule.getBuffers() >= 2;
   s.stages = s.prefetch ? schedule.getBuffers() : 2;
   int64_t bm = s.warpsM * kTileM * p->tilesM,

@@ -96,6 +96,9 @@ struct Staging {
   /// Warpgroup MMAs (wgmma) from core-layout buffers: every warp along m
   /// (warpsN 1), one row tile each, 4 consecutive warps a warpgroup.
   bool wgmma = false;
+  /// With wgmma: batches a warpgroup leaves running past its chunk (0 or
+  /// 1; CUDAScheduleAttr's in_flight).
+  int64_t inFlight = 0;
   /// B's fragments read with ldmatrix.trans (one x4 two column tiles and
   /// a k step; its buffer is natural).
   bool ldmatrixB() const { return b.natural && !wgmma; }
@@ -291,6 +294,9 @@ struct SelectionOptions {
   bool prefetch = false, ldmatrix = false, ldmatrixTrans = false;
   bool asyncCopy = false, wgmma = false;
   int64_t asyncStages = 2;
+  /// wgmma batches left running past a chunk (0 or 1), where the buffers
+  /// allow.
+  int64_t wgmmaInFlight = 0;
 
   bool tf32() const { return precision == "tf32"; }
   bool simt() const { return precision == "f32"; }

@@ -397,7 +397,9 @@ def LinformerCUDASelectSchedulesPass
       [k][n] layout where its copy reads runs along n (`ldmatrix-trans`);
     - wgmma (`wgmma`, when both operands go by cp.async): planned again as
       one row tile a warp by up to 16 column tiles, the block's warps all
-      along m in warpgroups of 4, chunks of 64, 32 or 16 k.
+      along m in warpgroups of 4, chunks of 64, 32 or 16 k; with
+      `wgmma-in-flight` 1 and 3 buffers or more, `in_flight = 1` (a
+      chunk's batch left running past it).
 
     A staged token contraction (`linformer.token_loops`, its batch loop the
     only folded row dimension and its token loop the innermost m: its
@@ -506,6 +508,10 @@ def LinformerCUDASelectSchedulesPass
            "both from shared memory in wgmma's canonical layout; an "
            "attention core whose block's warps make whole warpgroups, "
            "likewise (staged)">,
+    Option<"wgmmaInFlight", "wgmma-in-flight", "int64_t", /*default=*/"0",
+           "with wgmma, a staged contraction of 3 buffers or more leaves "
+           "this many batches of warpgroup MMAs running past a chunk (0 or "
+           "1: wgmma.wait_group 1, the copies one chunk less ahead)">,
     Option<"coreSharedBytes", "core-shared-bytes", "int64_t",
            /*default=*/"0",
            "attention cores: shared memory a block may stage its (b, h)'s "

@@ -93,6 +93,14 @@ struct CUDASelectSchedulesPass
     o.asyncCopy = asyncCopy;
     o.asyncStages = asyncStages;
     o.wgmma = wgmma;
+    if (wgmmaInFlight < 0 || wgmmaInFlight > 1) {
+      getOperation().emitError()
+          << "wgmma-in-flight must be 0 or 1 (batches of warpgroup MMAs "
+             "left running past a chunk), not "
+          << int64_t(wgmmaInFlight);
+      return signalPassFailure();
+    }
+    o.wgmmaInFlight = wgmmaInFlight;
     std::map<std::string, cuda::ScheduleFileRecord> overrides;
     Location loc = getOperation().getLoc();
     if (!scheduleFile.empty() &&

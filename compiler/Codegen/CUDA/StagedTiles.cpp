@@ -725,6 +725,41 @@ struct StagedTiles {
   /// tile: accumulator j's (h, o) is register 4j + 2h + o.
   auto warpgroupMma(OpBuilder &b, const Lane &l, Value smem, Value off,
                     ValueRange in) {
+    Value d = issueBatch(b, l, smem, off, packD(b, in));
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    return unpackD(b, d);
+  }
+  /// The accumulators as the warpgroup's D registers (see warpgroupMma):
+  /// accumulator j's (h, o) is register 4j + 2h + o.
+  Value packD(OpBuilder &b, ValueRange in) {
+    int64_t regs = 4 * NT;
+    auto dType =
+        LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
+    Value d = LLVM::PoisonOp::create(b, loc, dType);
+    for (int64_t j = 0; j < NT; ++j)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t o = 0; o < 2; ++o)
+          d = LLVM::InsertValueOp::create(
+              b, loc, d,
+              vector::ExtractOp::create(b, loc, in[j], ArrayRef<int64_t>{h, o}),
+              ArrayRef<int64_t>{4 * j + 2 * h + o});
+    return d;
+  }
+  /// The accumulators from the D registers `d` (once no batch writes them).
+  SmallVector<Value> unpackD(OpBuilder &b, Value d) {
+    SmallVector<Value> out;
+    for (int64_t j = 0; j < NT; ++j) {
+      SmallVector<Value> e;
+      for (int64_t r = 0; r < 4; ++r)
+        e.push_back(LLVM::ExtractValueOp::create(b, loc, d, 4 * j + r));
+      out.push_back(vector::FromElementsOp::create(b, loc, accType, e));
+    }
+    return out;
+  }
+  /// One chunk's batch of wgmma on D registers `d`, committed and not
+  /// waited for: its D registers.
+  Value issueBatch(OpBuilder &b, const Lane &l, Value smem, Value off,
+                   Value d) {
     Type i64 = b.getI64Type();
     auto i64c = [&](int64_t v) -> Value {
       return arith::ConstantIntOp::create(b, loc, i64, v);
@@ -739,17 +774,7 @@ struct StagedTiles {
     // A k step moves 16 k: two core matrices along k, in either
     // layout.
     int64_t stepA = 2 * s.a.leadingBytes(), stepB = 2 * s.b.leadingBytes();
-    int64_t regs = 4 * NT;
-    auto dType =
-        LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(regs, f32));
-    Value d = LLVM::PoisonOp::create(b, loc, dType);
-    for (int64_t j = 0; j < NT; ++j)
-      for (int64_t h = 0; h < 2; ++h)
-        for (int64_t o = 0; o < 2; ++o)
-          d = LLVM::InsertValueOp::create(
-              b, loc, d,
-              vector::ExtractOp::create(b, loc, in[j], ArrayRef<int64_t>{h, o}),
-              ArrayRef<int64_t>{4 * j + 2 * h + o});
+    Type dType = d.getType();
     NVVM::WGMMATypes type =
         precision == "bf16" ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
@@ -769,15 +794,7 @@ struct StagedTiles {
           /*satfinite=*/nullptr);
     }
     NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-    SmallVector<Value> out;
-    for (int64_t j = 0; j < NT; ++j) {
-      SmallVector<Value> e;
-      for (int64_t r = 0; r < 4; ++r)
-        e.push_back(LLVM::ExtractValueOp::create(b, loc, d, 4 * j + r));
-      out.push_back(vector::FromElementsOp::create(b, loc, accType, e));
-    }
-    return out;
+    return d;
   }
   /// A chunk's products on the GPU.
   auto onGPU(OpBuilder &b, const Lane &l, Value smem, Value off,
@@ -793,6 +810,36 @@ struct StagedTiles {
     cuda::blockThreads(b, loc, warps, [&](OpBuilder &b, Value w, Value lane) {
       body(b, laneOf(b, w, lane));
     });
+  }
+
+  /// The cp.async copies issued since the last group, as a group.
+  Value commitCopies(OpBuilder &b) {
+    return nvgpu::DeviceAsyncCreateGroupOp::create(
+        b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
+        ValueRange{});
+  }
+  /// Waits until at most `pending` groups of copies (up to `group`) are in
+  /// flight. wgmma reads the buffers through the async proxy: each
+  /// thread's landed copies are fenced before the barrier.
+  void waitCopies(OpBuilder &b, Value group, int64_t pending) {
+    nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
+                                     b.getI32IntegerAttr(pending));
+    if (s.wgmma)
+      cuda::fenceSharedForAsyncProxy(b, loc);
+  }
+  /// Before a pipelined k loop: chunks 0 .. n - 1 issued into their
+  /// buffers (at `dst`), a group each, and waited for until at most
+  /// `pending` groups are in flight (chunk 0 landed).
+  void issueFirstChunks(OpBuilder &b, const Lane &l, Value dst, int64_t n,
+                        int64_t pending) {
+    Value group;
+    for (int64_t st = 0; st < n; ++st) {
+      if (st < chunks)
+        issueAll(b, l.tid, chunkAt(b, c(b, st)), dst,
+                 st ? c(b, st * words) : Value());
+      group = commitCopies(b);
+    }
+    waitCopies(b, group, pending);
   }
 
   /// The k loop software-pipelined on the GPU (see Staging::prefetch).
@@ -828,32 +875,15 @@ struct StagedTiles {
                       ? cuda::sharedHalves(b, loc, smem,
                                            cuda::mmaOperandType(ctx, precision))
                       : Value();
-      auto commit = [&](OpBuilder &b) {
-        return nvgpu::DeviceAsyncCreateGroupOp::create(
-            b, loc, nvgpu::DeviceAsyncTokenType::get(b.getContext()),
-            ValueRange{});
-      };
-      // wgmma reads the buffers through the async proxy: each
-      // thread's landed copies are fenced before the barrier.
+      auto commit = [&](OpBuilder &b) { return commitCopies(b); };
       auto wait = [&](OpBuilder &b, Value group) {
-        nvgpu::DeviceAsyncWaitOp::create(b, loc, group,
-                                         b.getI32IntegerAttr(S - 2));
-        if (s.wgmma)
-          cuda::fenceSharedForAsyncProxy(b, loc);
+        waitCopies(b, group, S - 2);
       };
       SmallVector<Value> init = initAccs(b, l);
       size_t nAcc = init.size();
       llvm::append_range(init, fetchAll(b, l.tid, chunkAt(b, zero)));
-      if (async) {
-        Value group;
-        for (int64_t st = 0; st + 1 < S; ++st) {
-          if (st < chunks)
-            issueAll(b, l.tid, chunkAt(b, c(b, st)), dst,
-                     st ? c(b, st * words) : Value());
-          group = commit(b);
-        }
-        wait(b, group);
-      }
+      if (async)
+        issueFirstChunks(b, l, dst, S - 1, S - 2);
       Value count = chunkCount(b), lastChunk = lastOf(b, count);
       auto loop = scf::ForOp::create(
           b, loc, zero, count, one, init,
@@ -883,6 +913,50 @@ struct StagedTiles {
             scf::YieldOp::create(b, loc, out);
           });
       finishAccs(b, l, loop.getResults().take_front(nAcc));
+    });
+  }
+
+  /// The k loop of wgmma with one batch left running (Staging::inFlight):
+  /// both operands by cp.async into S >= 3 buffers. Chunk ci's batch is
+  /// issued on the D registers the loop carries and not waited for:
+  /// `wgmma.wait_group 1` after it waits for chunk ci - 1's, so that chunk
+  /// ci's products run on while this iteration waits for chunk ci + 1's
+  /// copies. A buffer is then free only once every warpgroup has waited
+  /// for the batch that read it, at the next barrier: iteration ci issues
+  /// chunk ci + S - 2 (past the end, the last again) into buffer
+  /// (ci - 2) % S, which chunk ci - 2's batch read, waited for in
+  /// iteration ci - 1 before this barrier; one chunk less ahead than
+  /// pipelined()'s. Before the loop, chunks 0 .. S - 3 are issued, a
+  /// group each, and chunk 0 waited for; each iteration commits one group
+  /// and waits until at most S - 3 are in flight (chunk ci + 1 landed).
+  /// After the loop, `wgmma.wait_group 0`: the last batch.
+  void pipelinedInFlight(OpBuilder &b) {
+    int64_t S = s.buffers();
+    threads(b, [&](OpBuilder &b, const Lane &l) {
+      Value smem = cuda::sharedWords(b, loc, S * words, word);
+      Value dst = cuda::sharedHalves(b, loc, smem,
+                                     cuda::mmaOperandType(ctx, precision));
+      Value d = packD(b, initAccs(b, l));
+      issueFirstChunks(b, l, dst, S - 2, S - 3);
+      Value count = chunkCount(b), lastChunk = lastOf(b, count);
+      auto loop = scf::ForOp::create(
+          b, loc, zero, count, one, ValueRange{d},
+          [&](OpBuilder &b, Location loc, Value ci, ValueRange args) {
+            Value off = mul(b, rem(b, ci, S), words);
+            gpu::BarrierOp::create(b, loc);
+            Value ahead = add(b, ci, S - 2);
+            issueAll(
+                b, l.tid,
+                chunkAt(b, arith::MinUIOp::create(b, loc, ahead, lastChunk)),
+                dst, mul(b, rem(b, ahead, S), words));
+            Value group = commitCopies(b);
+            Value out = issueBatch(b, l, smem, off, args[0]);
+            NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+            waitCopies(b, group, S - 3);
+            scf::YieldOp::create(b, loc, out);
+          });
+      NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+      finishAccs(b, l, unpackD(b, loop.getResult(0)));
     });
   }
 
@@ -1027,7 +1101,9 @@ struct StagedTiles {
     findTokenBound();
     if (!boundLengths)
       last = c(b, chunks - 1);
-    if (!replay && s.prefetch)
+    if (!replay && s.prefetch && s.inFlight)
+      pipelinedInFlight(b);
+    else if (!replay && s.prefetch)
       pipelined(b);
     else if (!replay)
       plain(b);

@@ -38,7 +38,8 @@ such runs' CUDA pipeline options at random (tensor-core tiles emulated
 exactly, staging, prefetch, ldmatrix, k chunks, split-K, the cores' lanes,
 rows, slots and groups). With --cuda-ptx K every K-th
 valid case also compiles for a GPU (--target=cuda, sm_80 and sm_90 in turn,
-every other sm_90 one with --cuda-wgmma, some with deeper k chunks, TF32
+every other sm_90 one with --cuda-wgmma (half of those with
+--cuda-wgmma-in-flight=1), some with deeper k chunks, TF32
 tensor cores or packed indexing; ptxas
 makes the cubin where the toolkit has it, so a kernel it refuses fails the
 case), and runs that artifact on the stand-in CUDA driver
@@ -410,6 +411,10 @@ class Case:
                    "--target=cuda", f"--sm={sm}"]
             if sm == 90 and turn % 4 == 1:
                 cmd.append("--cuda-wgmma")
+                # Half of those with a batch of wgmma left running past
+                # each chunk.
+                if turn % 8 == 5:
+                    cmd.append("--cuda-wgmma-in-flight=1")
             if turn % 3 == 2:
                 cmd.append(f"--cuda-chunk-k-contractions={(32, 64)[turn % 2]}")
             # f32 models in turn without tensor cores and on TF32 ones.

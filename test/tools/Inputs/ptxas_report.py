@@ -7,7 +7,9 @@ summary.
 Exits 1 when ptxas fails, a kernel spills or uses local memory (register
 arrays that did not stay in registers), or it uses more registers or shared
 memory than the budget linformer-compile wrote for it (from the block size
-the schedule chose and the target's limits), or a kernel has no budget."""
+the schedule chose and the target's limits), or a kernel has no budget, or
+ptxas serialized a kernel's wgmma (its C7514-C7517 notes: an instruction
+that touches a batch's accumulators before its wgmma.wait_group)."""
 
 import re
 import subprocess
@@ -34,6 +36,10 @@ for m in modules:
         print(f"{module}: ptxas failed: {p.stderr.strip()}")
         bad += 1
         continue
+    for line in p.stderr.splitlines():
+        if re.search(r"\(C751[4-7]\)", line):
+            print(f"{module}: {line.strip()}")
+            bad += 1
     # ptxas -v: per entry, "Compiling entry function 'NAME'", then its
     # stack/spill line and its "Used N registers ... bytes smem" line.
     for chunk in re.split(r"Compiling entry function '", p.stderr)[1:]:
@@ -57,6 +63,7 @@ for m in modules:
               f"{frame} bytes stack frame")
         if stores or loads or frame or regs > reg_budget or shared > smem_budget:
             bad += 1
-print(f"SUMMARY: {count} kernels, {bad} over budget or with spills or local memory, "
+print(f"SUMMARY: {count} kernels, {bad} over budget or with spills or local memory "
+      f"or serialized wgmma, "
       f"at most {max_regs} registers")
 sys.exit(1 if bad or not count else 0)
