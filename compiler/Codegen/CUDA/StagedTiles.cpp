@@ -875,10 +875,6 @@ struct StagedTiles {
                       ? cuda::sharedHalves(b, loc, smem,
                                            cuda::mmaOperandType(ctx, precision))
                       : Value();
-      auto commit = [&](OpBuilder &b) { return commitCopies(b); };
-      auto wait = [&](OpBuilder &b, Value group) {
-        waitCopies(b, group, S - 2);
-      };
       SmallVector<Value> init = initAccs(b, l);
       size_t nAcc = init.size();
       llvm::append_range(init, fetchAll(b, l.tid, chunkAt(b, zero)));
@@ -903,12 +899,12 @@ struct StagedTiles {
                   b, l.tid,
                   chunkAt(b, arith::MinUIOp::create(b, loc, ahead, lastChunk)),
                   dst, mul(b, rem(b, ahead, S), words));
-              group = commit(b);
+              group = commitCopies(b);
             }
             SmallVector<Value> out =
                 onGPU(b, l, smem, off, args.take_front(nAcc));
             if (async)
-              wait(b, group);
+              waitCopies(b, group, S - 2);
             llvm::append_range(out, raw);
             scf::YieldOp::create(b, loc, out);
           });
