@@ -90,8 +90,17 @@ struct VectorMath {
 /// degree-4 polynomial (relative error 2.7e-6) and t has no low part
 /// (1.2e-6 at exp(-20), 7.6e-6 at the clamp): 6 multiplies and FMAs a
 /// vector, with errors a hundred times below bf16's half ulp (2^-9).
+///
+/// With AVX-512 (`scalef`), 2^n comes from vscalefps (p 2^n in one
+/// instruction, 16 lanes at a time) instead of an integer conversion, an
+/// add, a shift and a product, and t needs no upper clamp (x <= m; above,
+/// vscalefps overflows to inf as exp does): the lower clamp is at t = -160,
+/// so that masked scores still give 0 (2^-160 is below the smallest
+/// subnormal). 10 operations a vector with afn where there were 14.
 struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
-  SoftmaxExp2(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+  SoftmaxExp2(MLIRContext *ctx, bool scalef)
+      : OpRewritePattern(ctx, /*benefit=*/2), scalef(scalef) {}
+  bool scalef;
 
   LogicalResult matchAndRewrite(math::ExpOp op,
                                 PatternRewriter &rewriter) const override {
@@ -126,9 +135,14 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
           DenseElementsAttr::get(i32Type, rewriter.getI32IntegerAttr(v)));
     };
     // d clamped so that t lies in [-127, 127] (before the product, whose
-    // error an FMA would turn into NaN at d = -inf, a masked score).
-    Value d = m.clamp(diff, arith::CmpFPredicate::UGE, -127.0 / k);
-    d = m.clamp(d, arith::CmpFPredicate::ULE, 127.0 / k);
+    // error an FMA would turn into NaN at d = -inf, a masked score); with
+    // vscalefps in [-160, inf).
+    int64_t lanes = type.getNumElements();
+    bool useScalef = scalef && lanes % 16 == 0;
+    Value d = m.clamp(diff, arith::CmpFPredicate::UGE,
+                      (useScalef ? -160.0 : -127.0) / k);
+    if (!useScalef)
+      d = m.clamp(d, arith::CmpFPredicate::ULE, 127.0 / k);
     Value t = arith::MulFOp::create(rewriter, loc, d, m.f32(k));
     bool approximate = bitEnumContainsAll(op.getFastmath(),
                                           arith::FastMathFlags::afn);
@@ -157,6 +171,37 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
         0.05591781064867973, 0.009570068679749966};
     Value p = approximate ? m.horner(f, kApproximate)
                           : m.horner(f, kCoefficients);
+    if (useScalef) {
+      // p 2^n, 16 lanes at a time (the op takes vector<16xf32> only).
+      auto flat = VectorType::get({lanes}, rewriter.getF32Type());
+      auto v16 = VectorType::get({16}, rewriter.getF32Type());
+      Value pFlat = vector::ShapeCastOp::create(rewriter, loc, flat, p);
+      Value nFlat = vector::ShapeCastOp::create(rewriter, loc, flat, n);
+      Value all = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getI16IntegerAttr(-1));
+      // _MM_FROUND_CUR_DIRECTION: the product is exact but for underflow.
+      Value rounding = arith::ConstantOp::create(rewriter, loc,
+                                                 rewriter.getI32IntegerAttr(4));
+      Value result = pFlat;
+      for (int64_t i = 0; i < lanes; i += 16) {
+        auto slice = [&](Value v) {
+          return vector::ExtractStridedSliceOp::create(
+              rewriter, loc, v, ArrayRef<int64_t>{i}, ArrayRef<int64_t>{16},
+              ArrayRef<int64_t>{1});
+        };
+        // The op's operands go to llvm.x86.avx512.mask.scalef.ps.512 in
+        // order, (a, b, passthru, mask, rounding): a 2^floor(b) is
+        // (`src`, `a`), whatever the op's names say.
+        Value pi = slice(pFlat);
+        Value scaled = x86vector::MaskScaleFOp::create(
+            rewriter, loc, v16, pi, slice(nFlat), pi, all, rounding);
+        result = vector::InsertStridedSliceOp::create(
+            rewriter, loc, scaled, result, ArrayRef<int64_t>{i},
+            ArrayRef<int64_t>{1});
+      }
+      rewriter.replaceOpWithNewOp<vector::ShapeCastOp>(op, type, result);
+      return success();
+    }
     // 2^n: n + 127 in the exponent bits (0 for n = -127: zero).
     Value bits = arith::ShLIOp::create(
         rewriter, loc,
@@ -184,6 +229,12 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
 /// epilogue, whose result is rounded to bf16), P and Q have degree 3:
 /// absolute error below 2.1e-5, a hundredth of bf16's half ulp at 1
 /// (2^-9), in 9 multiplies and FMAs.
+///
+/// erf(c y) for a constant c > 0 (GELU's erf(x / sqrt 2)) takes c into the
+/// coefficients: c y P(c^2 y^2) / Q(c^2 y^2) = y P'(y^2) / Q'(y^2) with
+/// P'_i = c^(2i+1) P_i and Q'_i = c^(2i) Q_i, y clamped to [-4/c, 4/c]: one
+/// multiply a vector less, the same fit (the coefficients' f32 rounding
+/// moves the error by less than 1e-7).
 struct ErfRational : OpRewritePattern<math::ErfOp> {
   ErfRational(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
 
@@ -194,8 +245,25 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
       return rewriter.notifyMatchFailure(op, "not a vector of f32");
     Location loc = op.getLoc();
     VectorMath m{rewriter, loc, type};
-    Value x = m.clamp(op.getOperand(), arith::CmpFPredicate::UGE, -4.0);
-    x = m.clamp(x, arith::CmpFPredicate::ULE, 4.0);
+    // erf(c y): c folded into the coefficients (c = 1 otherwise).
+    Value y = op.getOperand();
+    double c = 1.0;
+    if (auto mul = y.getDefiningOp<arith::MulFOp>()) {
+      for (auto [v, s] : {std::pair(mul.getLhs(), mul.getRhs()),
+                          std::pair(mul.getRhs(), mul.getLhs())}) {
+        DenseElementsAttr a;
+        if (!matchPattern(s, m_Constant(&a)) || !a.isSplat())
+          continue;
+        double value = a.getSplatValue<APFloat>().convertToDouble();
+        if (value > 0 && std::isfinite(value)) {
+          y = v;
+          c = value;
+          break;
+        }
+      }
+    }
+    Value x = m.clamp(y, arith::CmpFPredicate::UGE, -4.0 / c);
+    x = m.clamp(x, arith::CmpFPredicate::ULE, 4.0 / c);
     Value z = arith::MulFOp::create(rewriter, loc, x, x);
     static constexpr double kP[] = {
         1.1283789769141468,   0.19623785642676145,    0.053465922644482536,
@@ -214,9 +282,21 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
         1.0, 0.4873813986778259, 0.10014443099498749, 0.00815050583332777};
     bool approximate = bitEnumContainsAll(op.getFastmath(),
                                           arith::FastMathFlags::afn);
-    Value p = arith::MulFOp::create(
-        rewriter, loc, x,
-        approximate ? m.horner(z, kApproximateP) : m.horner(z, kP));
+    auto scaled = [&](ArrayRef<double> coefficients, double first) {
+      SmallVector<double, 6> out;
+      double power = first, c2 = c * c;
+      for (double k : coefficients) {
+        out.push_back(k * power);
+        power *= c2;
+      }
+      return out;
+    };
+    SmallVector<double, 6> pCoefficients =
+        scaled(approximate ? ArrayRef<double>(kApproximateP) : kP, c);
+    SmallVector<double, 6> qCoefficients =
+        scaled(approximate ? ArrayRef<double>(kApproximateQ) : kQ, 1.0);
+    Value p = arith::MulFOp::create(rewriter, loc, x,
+                                    m.horner(z, pCoefficients));
     // Approximate: the division as a product by Q's reciprocal, which
     // LLVM's X86 backend makes an estimate refined by one Newton step
     // (vrcp14ps or vrcpps and three FMAs; relative error about 2^-23,
@@ -226,9 +306,36 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
         approximate ? arith::FastMathFlags::arcp | arith::FastMathFlags::ninf
                     : arith::FastMathFlags::none;
     rewriter.replaceOpWithNewOp<arith::DivFOp>(
-        op, p, approximate ? m.horner(z, kApproximateQ) : m.horner(z, kQ),
-        flags);
+        op, p, m.horner(z, qCoefficients), flags);
     return success();
+  }
+};
+
+/// a (1 + erf(y)) as fma(a, erf(y), a): GELU's 0.5 x (1 + erf(x / sqrt 2))
+/// in one operation a vector less, and one rounding less (1 + erf(y) near
+/// 0 for y < -1 loses erf's low bits).
+struct GeluFma : OpRewritePattern<arith::MulFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::MulFOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<VectorType>(op.getType()))
+      return rewriter.notifyMatchFailure(op, "not a vector");
+    for (auto [a, sum] : {std::pair(op.getLhs(), op.getRhs()),
+                          std::pair(op.getRhs(), op.getLhs())}) {
+      auto add = sum.getDefiningOp<arith::AddFOp>();
+      if (!add || !add->hasOneUse())
+        continue;
+      for (auto [e, one] : {std::pair(add.getLhs(), add.getRhs()),
+                            std::pair(add.getRhs(), add.getLhs())}) {
+        if (!e.getDefiningOp<math::ErfOp>() ||
+            !matchPattern(one, m_OneFloat()))
+          continue;
+        rewriter.replaceOpWithNewOp<math::FmaOp>(op, a, e, a);
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "not a (1 + erf(y))");
   }
 };
 
@@ -1508,6 +1615,12 @@ struct LowerVectorsPass
     }
     {
       RewritePatternSet patterns(ctx);
+      patterns.add<GeluFma>(ctx);
+      if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+        return signalPassFailure();
+    }
+    {
+      RewritePatternSet patterns(ctx);
       vector::populateVectorMultiReductionLoweringPatterns(
           patterns, vector::VectorMultiReductionLowering::InnerReduction);
       // An 8 x 8 block (TileForVectors' tiles of a transpose) in 24
@@ -1530,7 +1643,13 @@ struct LowerVectorsPass
       vector::populateVectorTransferLoweringPatterns(patterns,
                                                      /*maxTransferRank=*/1);
       vector::populateVectorMaskOpLoweringPatterns(patterns);
-      patterns.add<SoftmaxExp2, ErfRational>(ctx);
+      // AVX-512F: the target's features say, or a preset's ISA (no
+      // features: linformer-opt's isa=avx512).
+      bool avx512 =
+          ::linformer::schedule::hasFeature(target, "avx512f") ||
+          (target.features.empty() && target.isa == "avx512");
+      patterns.add<SoftmaxExp2>(ctx, /*scalef=*/avx512);
+      patterns.add<ErfRational>(ctx);
       populateMathPolynomialApproximationPatterns(
           patterns, [](StringRef name) {
             return name == math::ExpOp::getOperationName() ||

@@ -226,11 +226,23 @@ std::unique_ptr<llvm::Module> mlir::linformer::translateToOptimizedLLVMIR(
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
   // Function attributes so that LLVM's own passes use the full ISA too.
+  // With AVX-512, a vector division marked arcp (only the erf of a bf16
+  // epilogue, linformer-cpu-lower-vectors' ErfRational with afn: its value
+  // is rounded to bf16 after) is vrcp14ps times the dividend, without the
+  // Newton step LLVM adds by default: 2^-14 relative in erf, a 32nd of
+  // bf16's half ulp, for three operations less a vector (the bf16
+  // encoder's first FFN GEMM spent 27% of its time in the GELU epilogue on
+  // a Xeon with AMX, 21% without the step). AVX2's vrcpps (1.5 2^-12)
+  // keeps the step.
+  bool avx512 = llvm::is_contained(
+      llvm::split(options.features, ','), StringRef("+avx512f"));
   for (llvm::Function &fn : *llvmModule) {
     if (fn.isDeclaration())
       continue;
     fn.addFnAttr("target-cpu", options.cpu);
     fn.addFnAttr("target-features", options.features);
+    if (avx512)
+      fn.addFnAttr("reciprocal-estimates", "vec-divf:0");
   }
   auto transformer =
       makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,

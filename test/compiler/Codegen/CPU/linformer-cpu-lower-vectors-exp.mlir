@@ -41,7 +41,7 @@ func.func @exp_2d(%x: vector<8x16xf32>) -> vector<8x16xf32> {
 // -----
 
 // The softmax's exponential, exp(c (x - m)) with a constant c > 0 (the
-// attention core's lowering), becomes 2^t with the scale and log2(e) in one
+// attention core's lowering), on a target without AVX-512, becomes 2^t with the scale and log2(e) in one
 // constant: t = (x - m) * c log2(e) (0.125 * 1.4427 = 0.180337) and what
 // its rounding lost (two FMAs), x - m clamped so that t lies in [-127,
 // 127] (the FMAs would make -inf NaN), n = roundeven(t),
@@ -68,12 +68,17 @@ func.func @exp_2d(%x: vector<8x16xf32>) -> vector<8x16xf32> {
 // CHECK: arith.mulf
 // CHECK-NOT: math.floor
 // CHECK-NOT: math.exp
+module attributes {linformer.target = #linformer.cpu_target<cpu = "haswell",
+    features = "+avx2,+fma", isa = "avx2", vector_bits = 256, vector_registers = 16,
+    fma_units = 2, fma_latency = 5, l1_bytes = 32768, l2_bytes = 262144,
+    l3_bytes = 8388608, cores = 2>} {
 func.func @softmax_exp(%x: vector<4x16xf32>, %m: vector<4x16xf32>) -> vector<4x16xf32> {
   %c = arith.constant dense<0.125> : vector<4x16xf32>
   %d = arith.subf %x, %m : vector<4x16xf32>
   %t = arith.mulf %d, %c : vector<4x16xf32>
   %e = math.exp %t : vector<4x16xf32>
   return %e : vector<4x16xf32>
+}
 }
 
 // -----
@@ -128,12 +133,17 @@ func.func @erf(%x: vector<16xf32>) -> vector<16xf32> {
 // CHECK-NOT: math.fma
 // CHECK: arith.fptosi %[[N]]
 // CHECK-NOT: math.exp
+module attributes {linformer.target = #linformer.cpu_target<cpu = "haswell",
+    features = "+avx2,+fma", isa = "avx2", vector_bits = 256, vector_registers = 16,
+    fma_units = 2, fma_latency = 5, l1_bytes = 32768, l2_bytes = 262144,
+    l3_bytes = 8388608, cores = 2>} {
 func.func @softmax_exp_afn(%x: vector<16xf32>, %m: vector<16xf32>) -> vector<16xf32> {
   %c = arith.constant dense<0.125> : vector<16xf32>
   %d = arith.subf %x, %m : vector<16xf32>
   %t = arith.mulf %d, %c : vector<16xf32>
   %e = math.exp %t fastmath<afn> : vector<16xf32>
   return %e : vector<16xf32>
+}
 }
 
 // -----
@@ -154,4 +164,77 @@ func.func @softmax_exp_afn(%x: vector<16xf32>, %m: vector<16xf32>) -> vector<16x
 func.func @erf_afn(%x: vector<16xf32>) -> vector<16xf32> {
   %e = math.erf %x fastmath<afn> : vector<16xf32>
   return %e : vector<16xf32>
+}
+
+// -----
+
+// With AVX-512, 2^n is vscalefps (x86vector.avx512.mask.scalef, whose
+// operands reach the intrinsic in order: p, n, p as pass-through), 16 lanes
+// at a time: no integer conversion, shift or bitcast, no upper clamp, the
+// lower one at t = -160 (0.125 log2(e) = 0.180337: -160 / 0.180337 =
+// -887.22) so that a masked score (-inf) still gives 0.
+// CHECK-LABEL: func.func @softmax_exp_scalef(
+// CHECK-NOT: math.exp
+// CHECK: %[[X:.*]] = arith.subf
+// CHECK: arith.cmpf uge, %[[X]], %{{.*}} : vector<2x16xf32>
+// CHECK-NOT: arith.cmpf
+// CHECK: %[[T:.*]] = arith.mulf
+// CHECK-NEXT: %[[N:.*]] = math.roundeven %[[T]]
+// CHECK-NEXT: %[[F:.*]] = arith.subf %[[T]], %[[N]]
+// CHECK-COUNT-3: math.fma %[[F]]
+// CHECK-NOT: arith.fptosi
+// CHECK-NOT: arith.shli
+// CHECK: %[[P:.*]] = math.fma %[[F]]
+// CHECK-DAG: %[[P0:.*]] = vector.extract %[[P]][0] : vector<16xf32> from vector<2x16xf32>
+// CHECK-DAG: %[[P1:.*]] = vector.extract %[[P]][1] : vector<16xf32> from vector<2x16xf32>
+// CHECK-DAG: %[[N0:.*]] = vector.extract %[[N]][0] : vector<16xf32> from vector<2x16xf32>
+// CHECK-DAG: %[[N1:.*]] = vector.extract %[[N]][1] : vector<16xf32> from vector<2x16xf32>
+// CHECK: %[[S0:.*]] = x86vector.avx512.mask.scalef %[[P0]], %[[N0]], %[[P0]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[S1:.*]] = x86vector.avx512.mask.scalef %[[P1]], %[[N1]], %[[P1]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[I0:.*]] = vector.insert %[[S0]], %{{.*}} [0]
+// CHECK: vector.insert %[[S1]], %[[I0]] [1]
+// CHECK-NOT: math.exp
+module attributes {linformer.target = #linformer.cpu_target<cpu = "skylake-avx512",
+    features = "+avx512f,+avx2,+fma", isa = "avx512", vector_bits = 512,
+    vector_registers = 32, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
+    l2_bytes = 1048576, l3_bytes = 8388608, cores = 2>} {
+func.func @softmax_exp_scalef(%x: vector<2x16xf32>, %m: vector<2x16xf32>) -> vector<2x16xf32> {
+  %c = arith.constant dense<0.125> : vector<2x16xf32>
+  %d = arith.subf %x, %m : vector<2x16xf32>
+  %t = arith.mulf %d, %c : vector<2x16xf32>
+  %e = math.exp %t fastmath<afn> : vector<2x16xf32>
+  return %e : vector<2x16xf32>
+}
+}
+
+// -----
+
+// GELU, 0.5 x (1 + erf(x c)) with c = 1 / sqrt(2): c goes into the
+// rational's coefficients (no product of x and c; the clamp at 4 / c =
+// 5.65685), and the product with 1 + erf is one FMA, h erf + h.
+// CHECK-LABEL: func.func @gelu(
+// CHECK-SAME: %[[X:[^:]*]]: vector<16xf32>
+// CHECK-NOT: math.erf
+// CHECK: arith.cmpf uge, %[[X]], %{{.*}} : vector<16xf32>
+// CHECK: arith.cmpf ule
+// CHECK: %[[XC:.*]] = arith.select
+// CHECK: arith.mulf %[[XC]], %[[XC]] : vector<16xf32>
+// CHECK-COUNT-5: math.fma
+// CHECK: arith.mulf %[[XC]]
+// CHECK-COUNT-5: math.fma
+// CHECK: %[[E:.*]] = arith.divf
+// CHECK-NEXT: %[[H:.*]] = arith.mulf %[[X]], %{{.*}} : vector<16xf32>
+// CHECK-NEXT: math.fma %[[H]], %[[E]], %[[H]] : vector<16xf32>
+// CHECK-NOT: arith.addf
+// CHECK-NOT: math.erf
+func.func @gelu(%x: vector<16xf32>) -> vector<16xf32> {
+  %half = arith.constant dense<0.5> : vector<16xf32>
+  %one = arith.constant dense<1.0> : vector<16xf32>
+  %c = arith.constant dense<0.70710678> : vector<16xf32>
+  %s = arith.mulf %x, %c : vector<16xf32>
+  %e = math.erf %s : vector<16xf32>
+  %p = arith.addf %one, %e : vector<16xf32>
+  %h = arith.mulf %half, %x : vector<16xf32>
+  %g = arith.mulf %h, %p : vector<16xf32>
+  return %g : vector<16xf32>
 }
