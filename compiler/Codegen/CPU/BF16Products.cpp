@@ -253,16 +253,24 @@ struct BF16ProductsPass
     // stays f32, V' unrounded, and the scores' register tiling lost its loop
     // over the slots when K' was read as it is: random-model soak --seed
     // 20261241 case 161). Q, which each query tile rounds once anyway, stays
-    // f32: rounded by its projection it gained nothing measurable on Zen 4,
-    // and its bf16 tile's copies on AVX2 made LLVM call __truncsfbf2,
-    // which Debian 12's libgcc lacks (--seed 20261243 cases 120, 264).
+    // f32 for dot products: rounded by its projection it gained nothing
+    // measurable on Zen 4, and its bf16 tile's copies on AVX2 made LLVM
+    // call __truncsfbf2, which Debian 12's libgcc lacks (--seed 20261243
+    // cases 120, 264). On AMX tiles its projection rounds it too: the
+    // core's query tiles then read half the bytes (its first touch of Q,
+    // the transpose's loads, took 10-18% of the core on a Xeon with AMX;
+    // the extension and the transpose 12% after), four layers' cores
+    // 13.8-14.0 -> 13.6-13.8 ms, bit for bit the same results.
     if (pairs)
       func.walk([&](AttentionCoreOp core) {
         if (!core->hasAttr(kBF16ScoresAttrName) ||
             core->hasAttr(kTokenBoundAttrName))
           return;
-        for (OpOperand *factor :
-             {&core.getKeyMutable(), &core.getValueMutable()}) {
+        SmallVector<OpOperand *, 3> factors = {&core.getKeyMutable(),
+                                               &core.getValueMutable()};
+        if (engine->engine == BF16Engine::AMX)
+          factors.push_back(&core.getQMutable());
+        for (OpOperand *factor : factors) {
           Operation *def = factor->get().getDefiningOp();
           if (!def || !def->hasAttr(kRootAttrName) ||
               !factor->get().hasOneUse())

@@ -1,5 +1,6 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=off}))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=emulate}))' | FileCheck %s --check-prefix=PAIRS
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=amx}))' | FileCheck %s --check-prefix=AMX
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-bf16-products{dot=vnni}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: unknown dot 'vnni': expected auto, emulate, amx or off
 
@@ -433,4 +434,44 @@ func.func @core_factors(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
           : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
             tensor<1x4xi8>, tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o, %o2 : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// On AMX tiles Q too is rounded by its projection (its bf16 epilogue) and
+// read extended by the core, whose query tiles then read half the bytes;
+// with dot products it stays f32 (see @core_factors).
+// PAIRS-LABEL: func.func @core_q(
+// PAIRS: %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x8xf32>) attrs = {linformer.bf16_engine = "dot{{.*}}", linformer.root}
+// PAIRS-NOT: tensor<1x2x16x8xbf16>
+// PAIRS: linformer.attention_core %[[Q]],
+// AMX-LABEL: func.func @core_q(
+// AMX: %[[Q:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x8xf32>) attrs = {linformer.bf16_engine = "amx{{.*}}", linformer.root}
+// AMX: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
+// AMX: arith.truncf
+// AMX: %[[QE:.*]] = linalg.generic {{.*}} ins(%[[QB]] : tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// AMX: arith.extf
+// AMX: linformer.attention_core %[[QE]],
+#qx = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3)>
+#qw = affine_map<(d0, d1, d2, d3, d4) -> (d3, d4)>
+#qo = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+func.func @core_q(%x: tensor<16x8xf32>, %w: tensor<8x8xf32>,
+    %kp: tensor<1x2x4x8xf32>, %vp: tensor<1x2x4x8xf32>) -> tensor<1x2x16x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %qe = tensor.empty() : tensor<1x2x16x8xf32>
+  %qi = linalg.fill ins(%zero : f32) outs(%qe : tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  %q = linalg.generic {indexing_maps = [#qx, #qw, #qo], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+      ins(%x, %w : tensor<16x8xf32>, tensor<8x8xf32>) outs(%qi : tensor<1x2x16x8xf32>)
+      attrs = {linformer.root} {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %mm = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %mm : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x16x8xf32>
+  %oe = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%oe) {linformer.root}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
 }
