@@ -279,6 +279,12 @@ struct CoreLowering {
   /// ceil(length / window); the rows left are masked (-inf) below whatever
   /// they hold. Null otherwise.
   TokenBoundAttr slotBound;
+  /// On AMX tiles (bf16 pairs, no slot bound): the scores as S = Q K^T
+  /// (`[rows, k]`) rather than S^T. Q is then the tile product's rows as
+  /// they lie (pairs along the channels), K read transposed (copied into
+  /// pairs per block, as Q^T was), the softmax reduces along the rows of S
+  /// and P is rounded in place for `P V`: no transpose of Q, none of P.
+  bool untransposed = false;
 
   CoreLowering(PatternRewriter &rewriter, AttentionCoreOp op)
       : rewriter(rewriter), op(op), loc(op.getLoc()),
@@ -299,6 +305,19 @@ struct CoreLowering {
     if (slotBound && (slotBound.getToken() != 2 || slotBound.getBatch() != 0 ||
                       slotBound.getPerStep() < 2 || !op.getKeyMask()))
       slotBound = {};
+    auto engine = op->getAttrOfType<StringAttr>(kBF16EngineAttrName);
+    untransposed = pairs && !slotBound && engine &&
+                   engine.getValue().starts_with("amx") && k % 16 == 0 &&
+                   n % 8 == 0;
+    if (untransposed)
+      scoreShape = {batch, h, n, k};
+  }
+
+  /// The loops of the scores and probabilities (b, h, and the slots' and
+  /// the queries' in their order).
+  unsigned slotLoop() const { return untransposed ? 3 : 2; }
+  DimList rowDims() const {
+    return untransposed ? DimList{0, 1, 2} : DimList{0, 1, 3};
   }
 
   /// The values of the pairs' type `v` extends, if it is such an
@@ -354,6 +373,8 @@ struct CoreLowering {
   /// S^T: loops (b, h, j, c, i), reduction c; queries innermost; -inf at
   /// masked slots.
   Value scores() {
+    if (untransposed)
+      return untransposedScores();
     Value qT = linalg::TransposeOp::create(
                    rewriter, loc, op.getQ(),
                    emptyTensor(rewriter, loc, {batch, h, d, n}, et),
@@ -374,14 +395,7 @@ struct CoreLowering {
     boundSlots(scores, /*slotLoop=*/2);
     if (!op.getKeyMask())
       return scores;
-    scores = buildGeneric(
-        rewriter, loc, 4, {scores, op.getKeyMask()}, {all4, DimList{0, 2}},
-        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          return arith::SelectOp::create(b, l, maskBit(b, l, args[1]), args[0],
-                                         negInfinity(b, l, et))
-              .getResult();
-        });
+    scores = masked(scores, /*slotLoop=*/2);
     // The select writes every slot it runs over (masked ones -inf):
     // masked, it may run over all of them where its slots are too few to
     // cut (TileForVectors).
@@ -389,18 +403,56 @@ struct CoreLowering {
     return scores;
   }
 
-  /// The row statistics over j (loops (b, h, j, i), reduction j): P^T =
-  /// exp(scale (S^T - max)) and its row sums l.
+  /// S: loops (b, h, i, c, j), reduction c; slots innermost; -inf at
+  /// masked slots.
+  Value untransposedScores() {
+    Value zeros = filledTensor(rewriter, loc, scoreShape, et,
+                               rewriter.getZeroAttr(et));
+    // K^T: where the core reads K as a transpose of K^T (linformer-bf16-
+    // products' transposeKeysOnce: a kernel of its own made it), K^T
+    // itself; else K transposed here, per query tile.
+    Value keysT;
+    if (auto t = op.getKey().getDefiningOp<linalg::TransposeOp>();
+        t && t.getPermutation() == ArrayRef<int64_t>{0, 1, 3, 2})
+      keysT = round(t.getInput());
+    else
+      keysT = linalg::TransposeOp::create(
+                  rewriter, loc, round(op.getKey()),
+                  emptyTensor(rewriter, loc, {batch, h, d, k}, pairType),
+                  ArrayRef<int64_t>{0, 1, 3, 2})
+                  .getResult()[0];
+    Value scores = pairedContraction(round(op.getQ()), DimList{0, 1, 2, 3},
+                                     keysT, DimList{0, 1, 3, 4}, zeros);
+    return op.getKeyMask() ? masked(scores, /*slotLoop=*/3) : scores;
+  }
+
+  /// `scores` with -inf at the masked slots (loop `slotLoop`).
+  Value masked(Value scores, unsigned slotLoop) {
+    return buildGeneric(
+        rewriter, loc, 4, {scores, op.getKeyMask()},
+        {all4, DimList{0, slotLoop}},
+        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          return arith::SelectOp::create(b, l, maskBit(b, l, args[1]), args[0],
+                                         negInfinity(b, l, et))
+              .getResult();
+        });
+  }
+
+  /// The row statistics over j (loops (b, h, j, i), reduction j; (b, h,
+  /// i, j) untransposed): P^T = exp(scale (S^T - max)) (P) and its row
+  /// sums l.
   struct Softmax {
     Value probs, rowSum;
   };
   Softmax softmax(Value scores) {
-    DimList rowDims = {0, 1, 3};
+    DimList rowDims = this->rowDims();
+    unsigned slots = slotLoop();
     Value maxInit = filledTensor(
         rewriter, loc, rowShape, et,
         rewriter.getFloatAttr(et, -std::numeric_limits<double>::infinity()));
     Value rowMax = buildGeneric(
-        rewriter, loc, 4, scores, {all4}, maxInit, rowDims, {2},
+        rewriter, loc, 4, scores, {all4}, maxInit, rowDims, {slots},
         [](OpBuilder &b, Location l, ValueRange args) {
           return arith::MaximumFOp::create(b, l, args[1], args[0]).getResult();
         });
@@ -426,7 +478,7 @@ struct CoreLowering {
     Value sumInit =
         filledTensor(rewriter, loc, rowShape, et, rewriter.getZeroAttr(et));
     s.rowSum = buildGeneric(
-        rewriter, loc, 4, s.probs, {all4}, sumInit, rowDims, {2},
+        rewriter, loc, 4, s.probs, {all4}, sumInit, rowDims, {slots},
         [](OpBuilder &b, Location l, ValueRange args) {
           return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
         });
@@ -446,34 +498,9 @@ struct CoreLowering {
       // broadcast; the values rounded once. Not where the slots stop at a
       // length (a pair would straddle it).
       Value probsBF16;
-      auto engine = op->getAttrOfType<StringAttr>(kBF16EngineAttrName);
-      if (engine && engine.getValue().starts_with("amx") && k % 16 == 0 &&
-          n % 8 == 0) {
-        // On AMX tiles: the rows of P^T interleaved in pairs of slots and
-        // rounded (one op, kept apart from the transpose after it), then
-        // the pairs, 32-bit words, transposed: P in the pairs' type with no
-        // transpose of f32 and no pass that only rounds.
-        Value split = tensor::ExpandShapeOp::create(
-            rewriter, loc, RankedTensorType::get({batch, h, k / 2, 2, n}, et),
-            s.probs,
-            SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-        Value pairsOfRows = buildGeneric(
-            rewriter, loc, 5, split, {DimList{0, 1, 2, 4, 3}},
-            emptyTensor(rewriter, loc, {batch, h, k / 2, n, 2}, pairType),
-            DimList{0, 1, 2, 3, 4}, {},
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              return arith::TruncFOp::create(b, l, pairType, args[0])
-                  .getResult();
-            });
-        Value words =
-            linalg::TransposeOp::create(
-                rewriter, loc, pairsOfRows,
-                emptyTensor(rewriter, loc, {batch, h, n, k / 2, 2}, pairType),
-                ArrayRef<int64_t>{0, 1, 3, 2, 4})
-                .getResult()[0];
-        probsBF16 = tensor::CollapseShapeOp::create(
-            rewriter, loc, RankedTensorType::get({batch, h, n, k}, pairType),
-            words, SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}});
+      if (untransposed) {
+        // P as it is: a row's pairs along the slots are adjacent.
+        probsBF16 = round(s.probs);
       } else {
         Value p = linalg::TransposeOp::create(
                       rewriter, loc, s.probs,
@@ -543,6 +570,11 @@ struct CoreLowering {
 /// With bf16 pairs (linformer.bf16_scores) K and Q^T, and for the weighted
 /// sum P = (P^T)^T and V, are rounded to bf16 first: each contraction's
 /// broadcast operand then has its pairs along the reduction adjacent.
+///
+/// On AMX tiles (CoreLowering::untransposed) the tile is S = Q K^T instead,
+/// the statistics over the innermost slots, P rounded as it lies: the tile
+/// products read Q and P in place, and K^T is the streamed operand (made
+/// once per layer where linformer-bf16-products transposed K').
 struct LowerAttentionCore : OpRewritePattern<AttentionCoreOp> {
   LowerAttentionCore(MLIRContext *context, bool keepFusable)
       : OpRewritePattern(context), keepFusable(keepFusable) {}

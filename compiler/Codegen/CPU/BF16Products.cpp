@@ -284,11 +284,60 @@ struct BF16ProductsPass
               });
           rewriter.modifyOpInPlace(core, [&] { factor->set(extended); });
         }
+        if (engine->engine == BF16Engine::AMX)
+          transposeKeysOnce(rewriter, core);
       });
     // The f32 ops whose bf16 twins replaced them (erased only now, so that
     // no value the maps hold is freed while they are in use).
     for (Operation *op : dead)
       rewriter.eraseOp(op);
+  }
+
+  /// On AMX tiles the core's lowering computes S = Q K^T (its scores'
+  /// rows the queries, linformer-lower-to-linalg's CoreLowering), whose
+  /// tile products read K^T: transposed once, by a kernel of its own, from
+  /// the bf16 K' its projection writes, instead of by every query tile of
+  /// the head (32 of them in the default encoder, 12% of the core on a
+  /// Xeon with AMX). The core reads the transpose transposed back, which
+  /// its lowering takes as K^T itself. Only where the lowering takes that
+  /// form (no pooled slots stopped at a length, k a multiple of 16, n of
+  /// 8), and where the core reads K' extended from bf16 (rounded by its
+  /// projection, above).
+  void transposeKeysOnce(IRRewriter &rewriter, AttentionCoreOp core) {
+    auto qType = cast<RankedTensorType>(core.getQ().getType());
+    auto kType = cast<RankedTensorType>(core.getKey().getType());
+    if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
+        kType.getRank() != 4 || kType.getDimSize(2) % 16 != 0 ||
+        qType.getDimSize(2) % 8 != 0 || !core.getKey().hasOneUse())
+      return;
+    Value keys = extendedFrom(core.getKey(), pairType);
+    if (!keys || !keys.getDefiningOp())
+      return;
+    Location loc = core.getLoc();
+    Type f32 = rewriter.getF32Type();
+    ArrayRef<int64_t> shape = kType.getShape();
+    SmallVector<int64_t> transposedShape = {shape[0], shape[1], shape[3],
+                                            shape[2]};
+    rewriter.setInsertionPointAfter(keys.getDefiningOp());
+    DimList all = {0, 1, 2, 3};
+    Value keysT = buildGeneric(
+        rewriter, loc, 4, keys, {DimList{0, 1, 3, 2}},
+        emptyTensor(rewriter, loc, transposedShape, pairType), all, {},
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    keysT.getDefiningOp()->setAttr(kRootAttrName, rewriter.getUnitAttr());
+    Value extended = elementwise(
+        rewriter, keysT, f32,
+        [&](OpBuilder &b, Location l, Value x) -> Value {
+          return arith::ExtFOp::create(b, l, f32, x);
+        });
+    rewriter.setInsertionPoint(core);
+    Value back = linalg::TransposeOp::create(
+                     rewriter, loc, extended,
+                     emptyTensor(rewriter, loc, shape, f32),
+                     ArrayRef<int64_t>{0, 1, 3, 2})
+                     .getResult()[0];
+    rewriter.modifyOpInPlace(core,
+                             [&] { core.getKeyMutable().set(back); });
   }
 
   /// `v`, whose values the pairs' type holds exactly (yieldsPairValues),

@@ -1678,15 +1678,28 @@ struct LowerVectorsPass
                       op->getContext(), fm.getFastMathFlagsAttr().getValue() |
                                             arith::FastMathFlags::nsz));
     });
+    // A vector's maximum or minimum likewise ignores the sign of zero (a
+    // row's maximum of the attention core's scores on AMX tiles, whose
+    // rows are its slots: without nsz LLVM tested each vector's signs and
+    // blended, 15% of the core).
     getOperation().walk([](vector::ReductionOp op) {
       if (!isa<FloatType>(op.getSourceVectorType().getElementType()))
         return;
-      if (op.getKind() != vector::CombiningKind::ADD &&
-          op.getKind() != vector::CombiningKind::MUL)
+      arith::FastMathFlags add;
+      switch (op.getKind()) {
+      case vector::CombiningKind::ADD:
+      case vector::CombiningKind::MUL:
+        add = arith::FastMathFlags::reassoc;
+        break;
+      case vector::CombiningKind::MAXIMUMF:
+      case vector::CombiningKind::MINIMUMF:
+        add = arith::FastMathFlags::nsz;
+        break;
+      default:
         return;
+      }
       op.setFastmathAttr(arith::FastMathFlagsAttr::get(
-          op.getContext(),
-          op.getFastmath() | arith::FastMathFlags::reassoc));
+          op.getContext(), op.getFastmath() | add));
     });
   }
 };

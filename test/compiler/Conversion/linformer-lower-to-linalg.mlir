@@ -590,20 +590,25 @@ func.func @core_bf16_slot_bound(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf3
 
 // -----
 
-// The same on AMX tiles (k a multiple of 16): P is made from P^T without a
-// transpose of f32: the rows of P^T interleaved in pairs of slots and
-// rounded in one copy ([k/2, n, 2] bf16), then the pairs, 32-bit words,
-// transposed ([n, k/2, 2]) and read as P's rows.
+// The same on AMX tiles (k a multiple of 16, n of 8): the scores as S =
+// Q K^T ([n, k]), not S^T. The query tile is the tile product's rows as
+// it lies (pairs along the channels: no transpose of Q), K^T the streamed
+// operand (K transposed here, as 16-bit pairs' halves, where no kernel
+// made K^T: see @core_amx_keys_t), the softmax's row statistics reduce
+// the innermost loop (the slots), and P is rounded as it lies for P V: no
+// transpose of P.
 // CHECK-LABEL: func.func @core_amx_pairs(
+// CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x16x8xf32>, %[[K:[^:]*]]: tensor<1x2x16x8xf32>
+// CHECK: %[[KB:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[KB]] : tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x8x16xbf16>) permutation = [0, 1, 3, 2]
+// CHECK: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[QB]], %[[KT]] : tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x16x16xf32>)
+// CHECK: %[[M:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[S]] : tensor<1x2x16x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[M]] : tensor<1x2x16x16xf32>, tensor<1x2x16xf32>)
 // CHECK: math.exp
-// CHECK: %[[SPLIT:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, 8, 2, 16] : tensor<1x2x16x16xf32> into tensor<1x2x8x2x16xf32>
-// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} ins(%[[SPLIT]] : tensor<1x2x8x2x16xf32>) outs(%{{.*}} : tensor<1x2x8x16x2xbf16>)
-// CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %{{.*}}: bf16):
-// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[IN]] : f32 to bf16
-// CHECK-NEXT: linalg.yield %[[R]] : bf16
-// CHECK: %[[WORDS:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<1x2x8x16x2xbf16>) outs(%{{.*}} : tensor<1x2x16x8x2xbf16>) permutation = [0, 1, 3, 2, 4]
-// CHECK: %[[P:.*]] = tensor.collapse_shape %[[WORDS]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x2x16x8x2xbf16> into tensor<1x2x16x16xbf16>
-// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<1x2x16x16xbf16>, tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK: %[[PB:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x2x16x16xf32>) outs(%{{.*}} : tensor<1x2x16x16xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[PB]], %{{.*}} : tensor<1x2x16x16xbf16>, tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK-NOT: linalg.transpose
 // CHECK: return
 func.func @core_amx_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
     %vp: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
@@ -619,15 +624,15 @@ func.func @core_amx_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
 
 // The same core with f16 pairs (linformer.f16_pairs: linformer-bf16-
 // products' f16, AMX-FP16 tiles): every rounding is to f16 (the keys and
-// the query tile, the probabilities' pairs, the values), none to bf16.
+// the query tile, the probabilities, the values), none to bf16.
 // CHECK-LABEL: func.func @core_amx_f16_pairs(
 // CHECK-NOT: bf16
 // CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x2x16x8xf16>) outs(%{{.*}} : tensor<1x2x8x16xf16>) permutation = [0, 1, 3, 2]
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KT]] : tensor<1x2x16x8xf16>, tensor<1x2x8x16xf16>) outs(%{{.*}} : tensor<1x2x16x16xf32>)
 // CHECK: math.exp
-// CHECK: %[[ROWS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x8x16x2xf16>)
-// CHECK: %[[WORDS:.*]] = linalg.transpose ins(%[[ROWS]] : tensor<1x2x8x16x2xf16>) outs(%{{.*}} : tensor<1x2x16x8x2xf16>) permutation = [0, 1, 3, 2, 4]
-// CHECK: %[[P:.*]] = tensor.collapse_shape %[[WORDS]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<1x2x16x8x2xf16> into tensor<1x2x16x16xf16>
-// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.*}} : tensor<1x2x16x16xf16>, tensor<1x2x16x8xf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
+// CHECK: %[[PH:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x16xf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[PH]], %{{.*}} : tensor<1x2x16x16xf16>, tensor<1x2x16x8xf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
 // CHECK-NOT: bf16
 // CHECK: return
 func.func @core_amx_f16_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
@@ -635,6 +640,37 @@ func.func @core_amx_f16_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32
   %o_init = tensor.empty() : tensor<1x2x16x8xf32>
   %o = linformer.attention_core %q, %kp, %vp scale(0.125)
          outs(%o_init) {linformer.bf16_scores, linformer.f16_pairs, linformer.bf16_engine = "amx"}
+          : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>,
+            tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
+  return %o : tensor<1x2x16x8xf32>
+}
+
+// -----
+
+// K read as the transpose of a K^T (linformer-bf16-products' transposeKeysOnce:
+// a kernel of its own transposed it once, from bf16): the scores take that
+// K^T as it is, rounded as the extension's source, and transpose nothing.
+// CHECK-LABEL: func.func @core_amx_keys_t(
+// CHECK-SAME: %{{[^:]*}}: tensor<1x2x16x8xf32>, %[[KT:[^:]*]]: tensor<1x2x8x16xbf16>
+// CHECK-NOT: linalg.transpose
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KT]] : tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x16x16xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+#ident = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @core_amx_keys_t(%q: tensor<1x2x16x8xf32>, %kt: tensor<1x2x8x16xbf16>,
+    %vp: tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32> {
+  %e = tensor.empty() : tensor<1x2x8x16xf32>
+  %ktf = linalg.generic {indexing_maps = [#ident, #ident], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%kt : tensor<1x2x8x16xbf16>) outs(%e : tensor<1x2x8x16xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %x = arith.extf %in : bf16 to f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x8x16xf32>
+  %ke = tensor.empty() : tensor<1x2x16x8xf32>
+  %kp = linalg.transpose ins(%ktf : tensor<1x2x8x16xf32>) outs(%ke : tensor<1x2x16x8xf32>) permutation = [0, 1, 3, 2]
+  %o_init = tensor.empty() : tensor<1x2x16x8xf32>
+  %o = linformer.attention_core %q, %kp, %vp scale(0.125)
+         outs(%o_init) {linformer.bf16_scores, linformer.bf16_engine = "amx"}
           : (tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>,
             tensor<1x2x16x8xf32>) -> tensor<1x2x16x8xf32>
   return %o : tensor<1x2x16x8xf32>
