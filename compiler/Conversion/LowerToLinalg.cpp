@@ -465,22 +465,33 @@ struct CoreLowering {
                                         ? arith::FastMathFlags::afn
                                         : arith::FastMathFlags::none;
     Softmax s;
+    // Untransposed (AMX tiles), P is written in the pairs' type as it is
+    // computed, and l sums those rounded values: one pass over P less
+    // (rounding it apart took a tenth of the core), and P V's weights,
+    // divided by l, then sum to one as they are.
+    Type probType = untransposed ? pairType : et;
     s.probs = buildGeneric(
         rewriter, loc, 4, {scores, rowMax}, {all4, rowDims},
-        emptyTensor(rewriter, loc, scoreShape, et), all4, {},
+        emptyTensor(rewriter, loc, scoreShape, probType), all4, {},
         [&](OpBuilder &b, Location l, ValueRange args) {
           Value c = arith::ConstantOp::create(b, l, b.getFloatAttr(et, scale));
           Value diff = arith::SubFOp::create(b, l, args[0], args[1]);
           Value scaled = arith::MulFOp::create(b, l, diff, c);
-          return math::ExpOp::create(b, l, scaled, expFlags).getResult();
+          Value p = math::ExpOp::create(b, l, scaled, expFlags);
+          return probType == et
+                     ? p
+                     : arith::TruncFOp::create(b, l, probType, p).getResult();
         });
     boundSlots(s.probs, /*slotLoop=*/2);
     Value sumInit =
         filledTensor(rewriter, loc, rowShape, et, rewriter.getZeroAttr(et));
     s.rowSum = buildGeneric(
         rewriter, loc, 4, s.probs, {all4}, sumInit, rowDims, {slots},
-        [](OpBuilder &b, Location l, ValueRange args) {
-          return arith::AddFOp::create(b, l, args[1], args[0]).getResult();
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value p = args[0];
+          if (p.getType() != et)
+            p = arith::ExtFOp::create(b, l, et, p);
+          return arith::AddFOp::create(b, l, args[1], p).getResult();
         });
     boundSlots(s.rowSum, /*slotLoop=*/2);
     return s;
@@ -499,8 +510,9 @@ struct CoreLowering {
       // length (a pair would straddle it).
       Value probsBF16;
       if (untransposed) {
-        // P as it is: a row's pairs along the slots are adjacent.
-        probsBF16 = round(s.probs);
+        // P as it is (written in the pairs' type): a row's pairs along the
+        // slots are adjacent.
+        probsBF16 = s.probs;
       } else {
         Value p = linalg::TransposeOp::create(
                       rewriter, loc, s.probs,

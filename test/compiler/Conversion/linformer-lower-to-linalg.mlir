@@ -595,8 +595,9 @@ func.func @core_bf16_slot_bound(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf3
 // it lies (pairs along the channels: no transpose of Q), K^T the streamed
 // operand (K transposed here, as 16-bit pairs' halves, where no kernel
 // made K^T: see @core_amx_keys_t), the softmax's row statistics reduce
-// the innermost loop (the slots), and P is rounded as it lies for P V: no
-// transpose of P.
+// the innermost loop (the slots), and P is written rounded as the
+// exponential computes it (no transpose of P, no pass that only rounds),
+// the row sums adding those rounded values.
 // CHECK-LABEL: func.func @core_amx_pairs(
 // CHECK-SAME: %[[Q:[^:]*]]: tensor<1x2x16x8xf32>, %[[K:[^:]*]]: tensor<1x2x16x8xf32>
 // CHECK: %[[KB:.*]] = linalg.generic {{.*}} ins(%[[K]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
@@ -604,9 +605,12 @@ func.func @core_bf16_slot_bound(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x4x8xf3
 // CHECK: %[[QB:.*]] = linalg.generic {{.*}} ins(%[[Q]] : tensor<1x2x16x8xf32>) outs(%{{.*}} : tensor<1x2x16x8xbf16>)
 // CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[QB]], %[[KT]] : tensor<1x2x16x8xbf16>, tensor<1x2x8x16xbf16>) outs(%{{.*}} : tensor<1x2x16x16xf32>)
 // CHECK: %[[M:.*]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[S]] : tensor<1x2x16x16xf32>) outs(%{{.*}} : tensor<1x2x16xf32>)
-// CHECK: %[[P:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[M]] : tensor<1x2x16x16xf32>, tensor<1x2x16xf32>)
-// CHECK: math.exp
-// CHECK: %[[PB:.*]] = linalg.generic {{.*}} ins(%[[P]] : tensor<1x2x16x16xf32>) outs(%{{.*}} : tensor<1x2x16x16xbf16>)
+// CHECK: %[[PB:.*]] = linalg.generic {{.*}} ins(%[[S]], %[[M]] : tensor<1x2x16x16xf32>, tensor<1x2x16xf32>) outs(%{{.*}} : tensor<1x2x16x16xbf16>)
+// CHECK: %[[E:.*]] = math.exp
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[E]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[R]] : bf16
+// CHECK: linalg.generic {{.*}} ins(%[[PB]] : tensor<1x2x16x16xbf16>) outs(%{{.*}} : tensor<1x2x16xf32>)
+// CHECK: arith.extf
 // CHECK: linalg.generic {{.*}} ins(%[[PB]], %{{.*}} : tensor<1x2x16x16xbf16>, tensor<1x2x16x8xbf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
 // CHECK-NOT: linalg.transpose
 // CHECK: return
@@ -630,8 +634,9 @@ func.func @core_amx_pairs(%q: tensor<1x2x16x8xf32>, %kp: tensor<1x2x16x8xf32>,
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: %[[KT:.*]] = linalg.transpose ins(%{{.*}} : tensor<1x2x16x8xf16>) outs(%{{.*}} : tensor<1x2x8x16xf16>) permutation = [0, 1, 3, 2]
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[KT]] : tensor<1x2x16x8xf16>, tensor<1x2x8x16xf16>) outs(%{{.*}} : tensor<1x2x16x16xf32>)
-// CHECK: math.exp
 // CHECK: %[[PH:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x2x16x16xf16>)
+// CHECK: math.exp
+// CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: linalg.generic {{.*}} ins(%[[PH]], %{{.*}} : tensor<1x2x16x16xf16>, tensor<1x2x16x8xf16>) outs(%{{.*}} : tensor<1x2x16x8xf32>)
 // CHECK-NOT: bf16
 // CHECK: return
