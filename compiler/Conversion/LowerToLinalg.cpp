@@ -279,11 +279,12 @@ struct CoreLowering {
   /// ceil(length / window); the rows left are masked (-inf) below whatever
   /// they hold. Null otherwise.
   TokenBoundAttr slotBound;
-  /// On AMX tiles (bf16 pairs, no slot bound): the scores as S = Q K^T
-  /// (`[rows, k]`) rather than S^T. Q is then the tile product's rows as
-  /// they lie (pairs along the channels), K read transposed (copied into
-  /// pairs per block, as Q^T was), the softmax reduces along the rows of S
-  /// and P is rounded in place for `P V`: no transpose of Q, none of P.
+  /// On AMX tiles (bf16 pairs, no slot bound, k % 16 == 0, n % 8 == 0):
+  /// the scores as S = Q K^T (`[rows, k]`) rather than S^T. Q is then the
+  /// tile products' rows as they lie (pairs along the channels), K^T their
+  /// streamed operand (copied into pairs per block, as Q^T was), the
+  /// softmax reduces along the rows of S, and the exponential writes P in
+  /// the pairs' type for `P V`: no transpose of Q, none of P.
   bool untransposed = false;
 
   CoreLowering(PatternRewriter &rewriter, AttentionCoreOp op)

@@ -257,10 +257,10 @@ struct BF16ProductsPass
     // measurable on Zen 4, and its bf16 tile's copies on AVX2 made LLVM
     // call __truncsfbf2, which Debian 12's libgcc lacks (--seed 20261243
     // cases 120, 264). On AMX tiles its projection rounds it too: the
-    // core's query tiles then read half the bytes (its first touch of Q,
-    // the transpose's loads, took 10-18% of the core on a Xeon with AMX;
-    // the extension and the transpose 12% after), four layers' cores
-    // 13.8-14.0 -> 13.6-13.8 ms, bit for bit the same results.
+    // core's query tiles then read half the bytes (its first touch of Q
+    // took 10-18% of the transposed core on a Xeon with AMX; four layers'
+    // cores 13.8-14.0 -> 13.6-13.8 ms, bit for bit the same results), and
+    // the untransposed core (S = Q K^T) reads the bf16 tile in place.
     if (pairs)
       func.walk([&](AttentionCoreOp core) {
         if (!core->hasAttr(kBF16ScoresAttrName) ||

@@ -230,7 +230,7 @@ struct SoftmaxExp2 : OpRewritePattern<math::ExpOp> {
 /// absolute error below 2.1e-5, a hundredth of bf16's half ulp at 1
 /// (2^-9), in 9 multiplies and FMAs.
 ///
-/// erf(c y) for a constant c > 0 (GELU's erf(x / sqrt 2)) takes c into the
+/// erf(c y) for a constant c in [1/4, 4] (GELU's erf(x / sqrt 2)) takes c into the
 /// coefficients: c y P(c^2 y^2) / Q(c^2 y^2) = y P'(y^2) / Q'(y^2) with
 /// P'_i = c^(2i+1) P_i and Q'_i = c^(2i) Q_i, y clamped to [-4/c, 4/c]: one
 /// multiply a vector less, the same fit (the coefficients' f32 rounding
@@ -255,7 +255,9 @@ struct ErfRational : OpRewritePattern<math::ErfOp> {
         if (!matchPattern(s, m_Constant(&a)) || !a.isSplat())
           continue;
         double value = a.getSplatValue<APFloat>().convertToDouble();
-        if (value > 0 && std::isfinite(value)) {
+        // Within [1/4, 4], so that the scaled coefficients (up to c^11)
+        // stay far from f32's range limits.
+        if (value >= 0.25 && value <= 4.0) {
           y = v;
           c = value;
           break;
