@@ -467,15 +467,14 @@ static Value bf16Dot(OpBuilder &rewriter, Location loc, Value acc,
 /// Whether `op` interleaves two rows of 16-bit elements into pairs,
 /// `[1.., 2, N]` to `[1.., N, 2]` with N a multiple of 16 (linformer-cpu-
 /// tile-for-vectors' pairedCopy of a streamed operand: the attention core's
-/// values and queries on AMX tiles).
-static bool interleavesPairRows(vector::TransposeOp op,
-                                unsigned bitWidth = 16) {
+/// values and keys on AMX tiles).
+static bool interleavesPairRows(vector::TransposeOp op) {
   VectorType type = op.getSourceVectorType();
   ArrayRef<int64_t> shape = type.getShape();
   ArrayRef<int64_t> perm = op.getPermutation();
   int64_t rank = type.getRank();
   if (rank < 2 || type.isScalable() ||
-      type.getElementType().getIntOrFloatBitWidth() != bitWidth ||
+      type.getElementType().getIntOrFloatBitWidth() != 16 ||
       shape[rank - 2] != 2 || shape[rank - 1] % 16 != 0 ||
       llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
     return false;
@@ -486,18 +485,13 @@ static bool interleavesPairRows(vector::TransposeOp op,
 /// vector of 2 N elements: one shuffle of 16 + 16 elements (a `vpunpcklwd`
 /// and `vpunpckhwd`, or one `vpermt2w`) per 16 columns of the two rows.
 static Value interleavedPairRows(OpBuilder &b, Location loc,
-                                 vector::TransposeOp op,
-                                 Type roundTo = Type()) {
+                                 vector::TransposeOp op) {
   constexpr int64_t kChunk = 16;
   VectorType type = op.getSourceVectorType();
   int64_t n = type.getShape().back();
   Value flat = vector::ShapeCastOp::create(
       b, loc, VectorType::get({2 * n}, type.getElementType()),
       op.getVector());
-  // f32 rows rounded first, as one vector.
-  if (roundTo)
-    flat = arith::TruncFOp::create(
-        b, loc, VectorType::get({2 * n}, roundTo), flat);
   auto flatType = cast<VectorType>(flat.getType());
   Value result = ub::PoisonOp::create(b, loc, flatType);
   SmallVector<int64_t> mask;
@@ -567,32 +561,21 @@ pairRows(RewriterBase &rewriter, Location loc, Value base,
 /// word shuffles, broadcasts and blends for N = 64, and the write N stores
 /// of one pair each (vector transfers are lowered to their innermost dim):
 /// the attention core's copy of its values into pairs took 8% of its time
-/// on a Xeon with AMX. Also where f32 rows are interleaved and then rounded
-/// to bf16 (the core's P^T on AMX tiles): rounded first, as one vector.
+/// on a Xeon with AMX.
 struct WriteInterleavedPairRows : OpRewritePattern<vector::TransferWriteOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(vector::TransferWriteOp write,
                                 PatternRewriter &rewriter) const override {
-    // Either bf16 rows, or f32 rows rounded after the interleave (a
-    // rounding commutes with it).
-    Value value = write.getVector();
-    auto round = value.getDefiningOp<arith::TruncFOp>();
-    if (round)
-      value = round.getIn();
-    auto transpose = value.getDefiningOp<vector::TransposeOp>();
-    Type roundTo =
-        round ? getElementTypeOrSelf(round.getType()) : Type();
-    if (!transpose || !interleavesPairRows(transpose, round ? 32 : 16) ||
-        (round && roundTo.getIntOrFloatBitWidth() != 16) ||
-        write.getMask() || write.hasOutOfBoundsDim() ||
+    auto transpose = write.getVector().getDefiningOp<vector::TransposeOp>();
+    if (!transpose || !interleavesPairRows(transpose) || write.getMask() || write.hasOutOfBoundsDim() ||
         !write.getPermutationMap().isMinorIdentity() ||
         !isPairRows(write.getBase(), write.getIndices()))
       return failure();
     Location loc = write.getLoc();
     auto [rows, indices] =
         pairRows(rewriter, loc, write.getBase(), write.getIndices());
-    Value pairs = interleavedPairRows(rewriter, loc, transpose, roundTo);
+    Value pairs = interleavedPairRows(rewriter, loc, transpose);
     SmallVector<int64_t> shape(write.getVectorType().getRank() - 2, 1);
     shape.push_back(cast<VectorType>(pairs.getType()).getNumElements());
     pairs = vector::ShapeCastOp::create(
@@ -602,88 +585,6 @@ struct WriteInterleavedPairRows : OpRewritePattern<vector::TransferWriteOp> {
     rewriter.replaceOpWithNewOp<vector::TransferWriteOp>(
         write, pairs, rows, indices,
         SmallVector<bool>(shape.size(), true));
-    return success();
-  }
-};
-
-/// A transpose of N x N pairs of 16-bit elements (N = 8, or 16 with
-/// 512-bit vectors), `[1.., N, N, 2]` with the two dims before the pairs
-/// swapped, read from and written to rows of pairs
-/// (linformer-cpu-tile-for-vectors' tiles of the attention core's P made
-/// from its rows interleaved in pairs, on AMX tiles): each row's 2N
-/// elements as N 32-bit words, one N x N transpose of the words (upstream's
-/// AVX2 sequence for 8, its AVX-512 one for 16), N loads and N stores.
-/// Lowered generically, the transfers went a pair at a time.
-struct WritePairWordTranspose : OpRewritePattern<vector::TransferWriteOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  static bool transposesPairs(vector::TransposeOp op) {
-    VectorType type = op.getSourceVectorType();
-    ArrayRef<int64_t> shape = type.getShape();
-    ArrayRef<int64_t> perm = op.getPermutation();
-    int64_t rank = type.getRank();
-    if (rank < 3 || type.isScalable() ||
-        type.getElementType().getIntOrFloatBitWidth() != 16 ||
-        shape[rank - 1] != 2 ||
-        (shape[rank - 2] != 8 && shape[rank - 2] != 16) ||
-        shape[rank - 3] != shape[rank - 2] ||
-        llvm::any_of(shape.drop_back(3), [](int64_t d) { return d != 1; }))
-      return false;
-    return swapsOnly(perm, rank - 3, rank - 2);
-  }
-
-  LogicalResult matchAndRewrite(vector::TransferWriteOp write,
-                                PatternRewriter &rewriter) const override {
-    auto transpose = write.getVector().getDefiningOp<vector::TransposeOp>();
-    if (!transpose || !transposesPairs(transpose))
-      return failure();
-    auto read = transpose.getVector().getDefiningOp<vector::TransferReadOp>();
-    if (!read || read.getMask() || write.getMask() ||
-        read.hasOutOfBoundsDim() || write.hasOutOfBoundsDim() ||
-        !read.getPermutationMap().isMinorIdentity() ||
-        !write.getPermutationMap().isMinorIdentity())
-      return failure();
-    if (!isPairRows(read.getBase(), read.getIndices()) ||
-        !isPairRows(write.getBase(), write.getIndices()))
-      return failure();
-    Location loc = write.getLoc();
-    auto in = pairRows(rewriter, loc, read.getBase(), read.getIndices());
-    auto out = pairRows(rewriter, loc, write.getBase(), write.getIndices());
-    Type element = transpose.getSourceVectorType().getElementType();
-    ArrayRef<int64_t> shape = transpose.getSourceVectorType().getShape();
-    int64_t n = shape[shape.size() - 2];
-    auto rowType = VectorType::get({2 * n}, element);
-    auto wordsType = VectorType::get({n}, rewriter.getF32Type());
-    Value padding = ub::PoisonOp::create(rewriter, loc, element);
-    // Row r of the tile: the rows dim (third from last of the original
-    // indices, second from last of the collapsed ones) plus r.
-    auto at = [&](SmallVector<Value> indices, int64_t r) {
-      Value &row = indices[indices.size() - 2];
-      row = arith::AddIOp::create(rewriter, loc, row,
-                                  arith::ConstantIndexOp::create(rewriter,
-                                                                 loc, r));
-      return indices;
-    };
-    Value matrix = ub::PoisonOp::create(
-        rewriter, loc, VectorType::get({n, n}, rewriter.getF32Type()));
-    for (int64_t r = 0; r < n; ++r) {
-      Value row = vector::TransferReadOp::create(
-          rewriter, loc, rowType, in.first, at(in.second, r), padding,
-          ArrayRef<bool>{true});
-      Value words = vector::BitCastOp::create(rewriter, loc, wordsType, row);
-      matrix = vector::InsertOp::create(rewriter, loc, words, matrix,
-                                        ArrayRef<int64_t>{r});
-    }
-    Value transposed = vector::TransposeOp::create(
-        rewriter, loc, matrix, ArrayRef<int64_t>{1, 0});
-    for (int64_t r = 0; r < n; ++r) {
-      Value words = vector::ExtractOp::create(rewriter, loc, transposed,
-                                              ArrayRef<int64_t>{r});
-      Value row = vector::BitCastOp::create(rewriter, loc, rowType, words);
-      vector::TransferWriteOp::create(rewriter, loc, row, out.first,
-                                      at(out.second, r), ArrayRef<bool>{true});
-    }
-    rewriter.eraseOp(write);
     return success();
   }
 };
@@ -1594,7 +1495,7 @@ struct LowerVectorsPass
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       // Transfers of pairs whose permutations the patterns above make
       // into transposes (the core's P on AMX tiles).
-      patterns.add<WriteInterleavedPairRows, WritePairWordTranspose>(
+      patterns.add<WriteInterleavedPairRows>(
           ctx, /*benefit=*/2);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

@@ -89,14 +89,11 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
       return tiles;
     }
   }
-  // 16-bit pairs (the attention core's P on AMX tiles, linformer-lower-to-
-  // linalg): a copy that interleaves two rows into pairs (its input swaps
-  // the last two loops, the innermost of 2) takes up to 64 columns of
-  // pairs, one interleave per 16 (linformer-cpu-lower-vectors'
-  // WriteInterleavedPairRows); a transpose of the pairs themselves (the
-  // two loops before the innermost 2 swapped) 8 x 8 pairs (16 x 16 with
-  // 512-bit vectors), a square transpose of 32-bit words
-  // (WritePairWordTranspose).
+  // A copy of 16-bit elements that interleaves two rows into pairs (its
+  // input swaps the last two loops, the innermost of 2: the attention
+  // core's values and keys on AMX tiles) takes up to 64 columns of pairs,
+  // one interleave per 16 (linformer-cpu-lower-vectors'
+  // WriteInterleavedPairRows).
   if (numLoops >= 3 && ranges[inner] == 2 && op.getNumDpsInputs() == 1 &&
       op.getNumDpsInits() == 1 &&
       getElementTypeOrSelf(op.getDpsInits()[0].getType())
@@ -110,29 +107,15 @@ SmallVector<int64_t> mlir::linformer::vectorTileSizes(linalg::LinalgOp op,
     if (in.isPermutation())
       for (unsigned i = 0; i < numLoops; ++i)
         perm.push_back(in.getDimPosition(i));
-    auto swaps = [&](unsigned a, unsigned b) {
-      return !perm.empty() && swapsOnly(perm, a, b);
-    };
-    // A copy, or a rounding to bf16 (f32 rows interleaved and rounded).
     Block *body = op.getBlock();
-    Value yielded = body->getTerminator()->getOperand(0);
-    auto trunc = yielded.getDefiningOp<arith::TruncFOp>();
     bool copy = isa<linalg::GenericOp>(op.getOperation()) &&
-                (body->getOperations().size() == 1
-                     ? yielded == body->getArgument(0)
-                     : body->getOperations().size() == 2 && trunc &&
-                           trunc.getIn() == body->getArgument(0));
+                body->getOperations().size() == 1 &&
+                body->getTerminator()->getOperand(0) == body->getArgument(0);
     if ((copy || isa<linalg::TransposeOp>(op.getOperation())) &&
-        swaps(inner - 1, inner) && ranges[inner - 1] % 16 == 0) {
+        !perm.empty() && swapsOnly(perm, inner - 1, inner) &&
+        ranges[inner - 1] % 16 == 0) {
       tiles[inner] = 2;
       tiles[inner - 1] = largestDivisorAtMost(ranges[inner - 1], 64);
-      return tiles;
-    }
-    if (int64_t block = squareBlock(ranges[inner - 1], ranges[inner - 2]);
-        isa<linalg::TransposeOp>(op.getOperation()) &&
-        swaps(inner - 2, inner - 1) && block) {
-      tiles[inner] = 2;
-      tiles[inner - 1] = tiles[inner - 2] = block;
       return tiles;
     }
   }

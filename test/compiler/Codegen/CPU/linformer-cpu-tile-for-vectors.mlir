@@ -425,60 +425,23 @@ func.func @transpose_rank1(%q: tensor<64xf32>) -> tensor<64xf32> {
 
 // -----
 
-// The attention core's P on AMX tiles (linformer-lower-to-linalg): the
-// rows of P^T interleaved in pairs and rounded, a copy whose input swaps
-// the last two loops (the innermost of 2), takes 64 columns of pairs at a
-// time (one interleave per 16 in linformer-cpu-lower-vectors); the pairs'
-// transpose (the two loops before the innermost 2 swapped) 8 x 8 pairs with
-// 256-bit vectors, 16 x 16 with 512-bit ones.
-module attributes {linformer.target = #linformer.cpu_target<cpu = "znver3",
-    features = "+avx2,+fma,+f16c", isa = "avx2", vector_bits = 256,
-    vector_registers = 16, fma_units = 2, fma_latency = 4, l1_bytes = 32768,
-    l2_bytes = 524288, l3_bytes = 33554432, cores = 2>} {
-// CHECK-LABEL: func.func @pair_blocks(
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x64xf32>) outs(%{{.*}} : tensor<1x64x2xbf16>)
-// CHECK: arith.truncf
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<8x8x2xbf16>) outs(%{{.*}} : tensor<8x8x2xbf16>) permutation = [1, 0, 2]
+// The attention core's values on AMX tiles (linformer-lower-to-linalg):
+// two rows of bf16 interleaved into pairs, a copy whose input swaps the
+// last two loops (the innermost of 2), takes 64 columns of pairs at a time
+// (one interleave per 16 in linformer-cpu-lower-vectors).
+// CHECK-LABEL: func.func @pair_rows(
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x64xbf16>) outs(%{{.*}} : tensor<1x64x2xbf16>)
 // CHECK: return
-func.func @pair_blocks(%pt: tensor<16x2x128xf32>) -> tensor<128x16x2xbf16> {
+func.func @pair_rows(%v: tensor<16x2x128xbf16>) -> tensor<16x128x2xbf16> {
   %e = tensor.empty() : tensor<16x128x2xbf16>
   %rows = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%pt : tensor<16x2x128xf32>) outs(%e : tensor<16x128x2xbf16>) {
-  ^bb0(%in: f32, %out: bf16):
-    %r = arith.truncf %in : f32 to bf16
-    linalg.yield %r : bf16
+      ins(%v : tensor<16x2x128xbf16>) outs(%e : tensor<16x128x2xbf16>) {
+  ^bb0(%in: bf16, %out: bf16):
+    linalg.yield %in : bf16
   } -> tensor<16x128x2xbf16>
-  %e2 = tensor.empty() : tensor<128x16x2xbf16>
-  %t = linalg.transpose ins(%rows : tensor<16x128x2xbf16>)
-      outs(%e2 : tensor<128x16x2xbf16>) permutation = [1, 0, 2]
-  return %t : tensor<128x16x2xbf16>
-}
-}
-
-// -----
-
-module attributes {linformer.target = #linformer.cpu_target<cpu = "sapphirerapids",
-    features = "+avx512f,+avx512vl,+avx512bw,+avx2,+fma", isa = "avx512",
-    vector_bits = 512, vector_registers = 32, fma_units = 2, fma_latency = 4,
-    l1_bytes = 49152, l2_bytes = 2097152, l3_bytes = 33554432, cores = 2>} {
-// CHECK-LABEL: func.func @pair_blocks_avx512(
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<1x2x64xf32>) outs(%{{.*}} : tensor<1x64x2xbf16>)
-// CHECK: arith.truncf
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<16x16x2xbf16>) outs(%{{.*}} : tensor<16x16x2xbf16>) permutation = [1, 0, 2]
-// CHECK: return
-func.func @pair_blocks_avx512(%pt: tensor<16x2x128xf32>) -> tensor<128x16x2xbf16> {
-  %e = tensor.empty() : tensor<16x128x2xbf16>
-  %rows = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%pt : tensor<16x2x128xf32>) outs(%e : tensor<16x128x2xbf16>) {
-  ^bb0(%in: f32, %out: bf16):
-    %r = arith.truncf %in : f32 to bf16
-    linalg.yield %r : bf16
-  } -> tensor<16x128x2xbf16>
-  %e2 = tensor.empty() : tensor<128x16x2xbf16>
-  %t = linalg.transpose ins(%rows : tensor<16x128x2xbf16>)
-      outs(%e2 : tensor<128x16x2xbf16>) permutation = [1, 0, 2]
-  return %t : tensor<128x16x2xbf16>
-}
+  return %rows : tensor<16x128x2xbf16>
 }
 
 // -----
