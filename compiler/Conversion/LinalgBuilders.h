@@ -84,6 +84,15 @@ int64_t markedSequenceLength(func::FuncOp fn);
 /// Marks the op defining `v` as a kernel root; returns `v`.
 Value markRoot(Value v);
 
+/// Whether an attention core of `slots` (k) and `queries` (n), its pairs on
+/// AMX tiles and no pooled slots stopped at a length, has the shape whose
+/// lowering computes S = Q K^T (linformer-lower-to-linalg's CoreLowering):
+/// AMX's 16-row tiles of keys, 8-row blocks of queries.
+/// linformer-bf16-products transposes the keys once for that form.
+inline bool isUntransposedAMXCoreShape(int64_t slots, int64_t queries) {
+  return slots % 16 == 0 && queries % 8 == 0;
+}
+
 } // namespace mlir::linformer
 
 #endif // LINFORMER_COMPILER_CONVERSION_LINALGBUILDERS_H

@@ -308,8 +308,8 @@ struct CoreLowering {
       slotBound = {};
     auto engine = op->getAttrOfType<StringAttr>(kBF16EngineAttrName);
     untransposed = pairs && !slotBound && engine &&
-                   engine.getValue().starts_with("amx") && k % 16 == 0 &&
-                   n % 8 == 0;
+                   engine.getValue().starts_with("amx") &&
+                   isUntransposedAMXCoreShape(k, n);
     if (untransposed)
       scoreShape = {batch, h, n, k};
   }

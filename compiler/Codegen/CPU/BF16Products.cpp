@@ -300,15 +300,17 @@ struct BF16ProductsPass
   /// the head (32 of them in the default encoder, 12% of the core on a
   /// Xeon with AMX). The core reads the transpose transposed back, which
   /// its lowering takes as K^T itself. Only where the lowering takes that
-  /// form (no pooled slots stopped at a length, k a multiple of 16, n of
-  /// 8), and where the core reads K' extended from bf16 (rounded by its
-  /// projection, above).
+  /// form (isUntransposedAMXCoreShape; the caller leaves out cores with a
+  /// slot bound), and where the core reads K' extended from bf16 (rounded
+  /// by its projection, above).
   void transposeKeysOnce(IRRewriter &rewriter, AttentionCoreOp core) {
     auto qType = cast<RankedTensorType>(core.getQ().getType());
     auto kType = cast<RankedTensorType>(core.getKey().getType());
     if (!qType.hasStaticShape() || !kType.hasStaticShape() ||
-        kType.getRank() != 4 || kType.getDimSize(2) % 16 != 0 ||
-        qType.getDimSize(2) % 8 != 0 || !core.getKey().hasOneUse())
+        kType.getRank() != 4 || qType.getRank() != 4 ||
+        !isUntransposedAMXCoreShape(kType.getDimSize(2),
+                                    qType.getDimSize(2)) ||
+        !core.getKey().hasOneUse())
       return;
     Value keys = extendedFrom(core.getKey(), pairType);
     if (!keys || !keys.getDefiningOp())
