@@ -5,6 +5,9 @@
 //   (a) f32 FMA throughput, GFLOP/s, on 1 thread and on N threads, from 12
 //       independent accumulator chains of 512-bit FMAs (256-bit AVX2 FMAs when
 //       the CPU lacks AVX-512F; scalar-array code on other architectures);
+//   (a') "fma-tile": f32 FMAs as a GEMM's register tile runs them, each step
+//       its broadcasts and vector loads with both operands in L1: what an
+//       f32 GEMM can reach on the core, next to (a), which has no loads;
 //   (b) bf16 multiply-add throughput with f32 accumulation, GFLOP/s, where
 //       the CPU has it: VDPBF16PS (AVX512_BF16: Zen 4/5, Cooper Lake and
 //       later Xeons) from 12 chains of 512-bit dot products, and AMX
@@ -241,6 +244,106 @@ double fmaKernel(Isa isa, std::uint64_t iters, float seed) {
 #endif
   (void)isa;
   return fmaKernelGeneric(iters, seed);
+}
+
+//===----------------------------------------------------------------------===//
+// "fma-tile": the FMA rate a GEMM's inner loop reaches at best on this core.
+// A register tile of R rows x V vectors of f32 accumulators, each reduction
+// step R broadcasts of the broadcast operand's elements from memory, V loads
+// of the streamed operand and R x V FMAs (the instruction mix of the tiles
+// linformer-mlir generates), both operands in L1 (128 steps: 7 KiB and 16
+// KiB with AVX-512's 14 x 2 vectors, 3 KiB and 8 KiB with AVX2's 6 x 2):
+// no cache miss, no loop but the step's. What it loses against "fma" (no
+// loads) is the core's own price of feeding the FMAs; a whole GEMM's
+// fraction of "fma" is bounded by this one's. (It was bench/cpu/fma-tile.c,
+// a program of its own, before bench/peers measured it in each run.) On the
+// Xeon VM with AMX (LLVM `rocketlake`, 2 cores): 2026-12-05, 86-90% of
+// "fma" (R = 14, 12 and 8 alike); 2026-12-06, 0.84 on 2 threads (324.5
+// against 387.4 GFLOP/s; hand-written tiles from 8 x 2 to 14 x 2 vectors
+// 0.78-0.85), while its AVX2 tile (6 x 2 vectors of 8) ran at 0.97 of the
+// AVX2 "fma": on that core the AVX-512 tile's loads cost 10-15% of the FMA
+// rate, and the f32 bar of 85% of "fma" (issue 68) is at this ceiling.
+//===----------------------------------------------------------------------===//
+
+constexpr int kTileSteps = 128; // a power of two
+constexpr int kTileVectors = 2;
+
+#if PEAK_X86
+constexpr int kTileRows512 = 14, kTileRows256 = 6;
+
+// The body of both ISAs' kernels (each function carries its ISA's target
+// attribute, which a lambda or a template called from it would not).
+#define PEAK_FMA_TILE_BODY(Vec, R, Lanes, LOAD, BCAST, FMA, STORE)           \
+  constexpr int kColumns = kTileVectors * (Lanes);                           \
+  alignas(64) float a[(R) * kTileSteps];                                     \
+  alignas(64) float b[kTileSteps * kColumns];                                \
+  for (int i = 0; i < (R) * kTileSteps; ++i)                                 \
+    a[i] = 1.0e-3f;                                                          \
+  for (int i = 0; i < kTileSteps * kColumns; ++i)                            \
+    b[i] = 1.0e-3f;                                                          \
+  alignas(64) float c[(R) * kColumns];                                       \
+  for (int i = 0; i < (R) * kColumns; ++i)                                   \
+    c[i] = seed;                                                             \
+  Vec acc[R][kTileVectors];                                                  \
+  _Pragma("GCC unroll 16") for (int r = 0; r < (R); ++r)                     \
+      _Pragma("GCC unroll 4") for (int v = 0; v < kTileVectors; ++v)         \
+          acc[r][v] = LOAD(c + r * kColumns + v * (Lanes));                  \
+  for (std::uint64_t i = 0; i < iters; ++i) {                                \
+    std::uint64_t k = i & (kTileSteps - 1);                                  \
+    Vec streamed[kTileVectors];                                              \
+    _Pragma("GCC unroll 4") for (int v = 0; v < kTileVectors; ++v)           \
+        streamed[v] = LOAD(b + k * kColumns + v * (Lanes));                  \
+    _Pragma("GCC unroll 16") for (int r = 0; r < (R); ++r) {                 \
+      Vec x = BCAST(a[r * kTileSteps + k]);                                  \
+      _Pragma("GCC unroll 4") for (int v = 0; v < kTileVectors; ++v)         \
+          acc[r][v] = FMA(x, streamed[v], acc[r][v]);                        \
+    }                                                                        \
+  }                                                                          \
+  _Pragma("GCC unroll 16") for (int r = 0; r < (R); ++r)                     \
+      _Pragma("GCC unroll 4") for (int v = 0; v < kTileVectors; ++v)         \
+          STORE(c + r * kColumns + v * (Lanes), acc[r][v]);                  \
+  double sum = 0.0;                                                          \
+  for (float x : c)                                                          \
+    sum += x;                                                                \
+  return sum;
+
+__attribute__((target("avx512f"))) double
+fmaTileKernelAvx512(std::uint64_t iters, float seed) {
+  PEAK_FMA_TILE_BODY(__m512, kTileRows512, 16, _mm512_load_ps, _mm512_set1_ps,
+                     _mm512_fmadd_ps, _mm512_store_ps)
+}
+
+__attribute__((target("avx2,fma"))) double
+fmaTileKernelAvx2(std::uint64_t iters, float seed) {
+  PEAK_FMA_TILE_BODY(__m256, kTileRows256, 8, _mm256_load_ps,
+                     _mm256_set1_ps, _mm256_fmadd_ps, _mm256_store_ps)
+}
+#undef PEAK_FMA_TILE_BODY
+#endif // PEAK_X86
+
+// Rows of the tile per ISA (the generic build has none: "fma-tile" is not
+// measured there).
+int fmaTileRows(Isa isa) {
+#if PEAK_X86
+  if (isa == Isa::Avx512)
+    return kTileRows512;
+  if (isa == Isa::Avx2)
+    return kTileRows256;
+#endif
+  (void)isa;
+  return 0;
+}
+
+double fmaTileKernel(Isa isa, std::uint64_t iters, float seed) {
+#if PEAK_X86
+  if (isa == Isa::Avx512)
+    return fmaTileKernelAvx512(iters, seed);
+  if (isa == Isa::Avx2)
+    return fmaTileKernelAvx2(iters, seed);
+#endif
+  (void)isa;
+  (void)iters;
+  return seed;
 }
 
 //===----------------------------------------------------------------------===//
@@ -620,6 +723,16 @@ Stats measureFma(Isa isa, int nthreads, const Options &opt) {
       2.0 * fmaLanes(isa) * kChains, 1u << 20, 1u << 16, nthreads, opt);
 }
 
+// An iteration is one reduction step of the tile: rows x vectors FMAs.
+Stats measureFmaTile(Isa isa, int nthreads, const Options &opt) {
+  return measureKernel(
+      [isa](std::uint64_t iters, float seed) {
+        return fmaTileKernel(isa, iters, seed);
+      },
+      2.0 * fmaLanes(isa) * fmaTileRows(isa) * kTileVectors, 1u << 20,
+      1u << 16, nthreads, opt);
+}
+
 // An AMX iteration is 256 times a VDPBF16PS chain step's work: fewer
 // iterations warm it up and start its calibration.
 Stats measureBf16(Bf16Unit unit, int nthreads, const Options &opt) {
@@ -852,6 +965,24 @@ int main(int argc, char **argv) {
   Stats fmaN = nthreads == 1 ? fma1 : measureFma(isa, nthreads, opt);
   if (nthreads != 1)
     report("fma", nthreads, fmaN, "GFLOP/s");
+  // The best a GEMM's register tile does with its operands in L1.
+  bool tile = fmaTileRows(isa) > 0;
+  Stats tile1, tileN;
+  if (tile) {
+    tile1 = measureFmaTile(isa, 1, opt);
+    report("fma-tile", 1, tile1, "GFLOP/s");
+    tileN = nthreads == 1 ? tile1 : measureFmaTile(isa, nthreads, opt);
+    if (nthreads != 1)
+      report("fma-tile", nthreads, tileN, "GFLOP/s");
+    std::fprintf(text,
+                 "fma-tile: %d x %d f32 accumulators, operands in L1: %.2f "
+                 "of fma (best, %d thread%s)\n",
+                 fmaTileRows(isa), kTileVectors * fmaLanes(isa),
+                 fmaN.best > 0 ? tileN.best / fmaN.best : 0.0, nthreads,
+                 nthreads == 1 ? "" : "s");
+  } else {
+    std::fprintf(text, "fma-tile      not measured: no vector ISA\n");
+  }
 
   // The bf16 units: measured where the CPU has them, else null with why.
   struct Bf16Result {
@@ -910,6 +1041,15 @@ int main(int argc, char **argv) {
                 fma1.best, fmaN.best, nthreads, triad1.best, triadN.best,
                 isaName(isa), fma1.median, fmaN.median, triad1.median,
                 triadN.median, opt.runs, opt.minTime, opt.triadMiB);
+    // "fma_tile_gflops_1t" / "_nt": the register tile's rate (null on the
+    // generic ISA).
+    if (tile)
+      std::printf(", \"fma_tile_gflops_1t\": %.1f, \"fma_tile_gflops_nt\": "
+                  "%.1f, \"fma_tile_rows\": %d",
+                  tile1.best, tileN.best, fmaTileRows(isa));
+    else
+      std::printf(", \"fma_tile_gflops_1t\": null, "
+                  "\"fma_tile_gflops_nt\": null");
     // "bf16_dot_gflops_1t" / "_nt" (VDPBF16PS), "amx_bf16_gflops_1t" /
     // "_nt" (TDPBF16PS) and "amx_bf16_data_gflops_1t" / "_nt" (TDPBF16PS on
     // operands that change): null where not measured, with the reason

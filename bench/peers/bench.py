@@ -145,6 +145,10 @@ def main():
     data_rate = ""
     if "AMX" in peak_name and peak.get("amx_bf16_data_gflops_nt"):
         data_rate = f" ({peak['amx_bf16_data_gflops_nt']:.1f} on changing operands)"
+    # The FMA peak has no loads; a GEMM's register tile with its operands in
+    # L1 (linformer-peak's fma-tile) is what a GEMM can reach: said beside it.
+    elif peak_name == "FMA peak" and peak.get("fma_tile_gflops_nt"):
+        data_rate = f" ({peak['fma_tile_gflops_nt']:.1f} for a register tile, operands in L1)"
     print(f"machine: {cpu}, {isa}, {peak_name} {peak_gflops:.1f} GFLOP/s{data_rate} on {a.threads} threads",
           flush=True)
 
