@@ -183,9 +183,11 @@ registerTileCandidates(const CPUTarget &t, const KernelShape &shape,
                        const std::vector<int64_t> &workgroup);
 
 /// The autotuner's search around `base`, in rounds: round 0 varies the
-/// register tile, round 1 the reduction block, round 2 the workgroup rows.
-/// Each round's candidates keep the other fields of `base`; `base` itself
-/// is not repeated. Empty when a round has nothing to vary.
+/// register tile, round 1 the reduction block, round 2 the workgroup rows
+/// (each height also with the two register tiles the cost model ranks first
+/// for it, but on AMX). Each round's candidates keep the other fields of
+/// `base`; `base` itself is not repeated. Empty when a round has nothing to
+/// vary.
 std::vector<CPUKernelSchedule> candidates(const CPUTarget &t,
                                           const KernelShape &shape,
                                           const CPUKernelSchedule &base,
