@@ -457,7 +457,7 @@ struct CoreLowering {
         [](OpBuilder &b, Location l, ValueRange args) {
           return arith::MaximumFOp::create(b, l, args[1], args[0]).getResult();
         });
-    boundSlots(rowMax, /*slotLoop=*/2);
+    boundSlots(rowMax, slots);
     double scale = op.getScale().convertToDouble();
     // Probabilities that P V rounds to bf16 need no more than an
     // approximate exponential (linformer-cpu-lower-vectors' SoftmaxExp2):
@@ -483,7 +483,7 @@ struct CoreLowering {
                      ? p
                      : arith::TruncFOp::create(b, l, probType, p).getResult();
         });
-    boundSlots(s.probs, /*slotLoop=*/2);
+    boundSlots(s.probs, slots);
     Value sumInit =
         filledTensor(rewriter, loc, rowShape, et, rewriter.getZeroAttr(et));
     s.rowSum = buildGeneric(
@@ -494,7 +494,7 @@ struct CoreLowering {
             p = arith::ExtFOp::create(b, l, et, p);
           return arith::AddFOp::create(b, l, args[1], p).getResult();
         });
-    boundSlots(s.rowSum, /*slotLoop=*/2);
+    boundSlots(s.rowSum, slots);
     return s;
   }
 

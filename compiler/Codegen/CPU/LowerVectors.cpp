@@ -568,7 +568,8 @@ struct WriteInterleavedPairRows : OpRewritePattern<vector::TransferWriteOp> {
   LogicalResult matchAndRewrite(vector::TransferWriteOp write,
                                 PatternRewriter &rewriter) const override {
     auto transpose = write.getVector().getDefiningOp<vector::TransposeOp>();
-    if (!transpose || !interleavesPairRows(transpose) || write.getMask() || write.hasOutOfBoundsDim() ||
+    if (!transpose || !interleavesPairRows(transpose) || write.getMask() ||
+        write.hasOutOfBoundsDim() ||
         !write.getPermutationMap().isMinorIdentity() ||
         !isPairRows(write.getBase(), write.getIndices()))
       return failure();
@@ -1494,9 +1495,8 @@ struct LowerVectorsPass
           patterns, vector::VectorContractLowering::OuterProduct);
       vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
       // Transfers of pairs whose permutations the patterns above make
-      // into transposes (the core's P on AMX tiles).
-      patterns.add<WriteInterleavedPairRows>(
-          ctx, /*benefit=*/2);
+      // into transposes (the core's values and keys on AMX tiles).
+      patterns.add<WriteInterleavedPairRows>(ctx, /*benefit=*/2);
       vector::populateCastAwayVectorLeadingOneDimPatterns(patterns);
       if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
         return signalPassFailure();
