@@ -351,6 +351,7 @@ void addCUDAContractions(OpPassManager &funcPm,
                                           : 64;
   selectOptions.wgmma = options.wgmma;
   selectOptions.wgmmaInFlight = options.wgmmaInFlight;
+  selectOptions.pairStores = options.pairStoresContractions;
   selectOptions.exact = options.onHost && options.mmaExact;
   selectOptions.scheduleFile = options.scheduleFile;
   // The attention core on tensor cores: a block's keys and values in
@@ -375,7 +376,6 @@ void addCUDAContractions(OpPassManager &funcPm,
   mmaOptions.precision = selectOptions.precision;
   mmaOptions.emulate = options.onHost;
   mmaOptions.exact = selectOptions.exact;
-  mmaOptions.pairStores = options.pairStoresContractions;
   funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
 }
 

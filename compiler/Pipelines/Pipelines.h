@@ -293,7 +293,9 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::desc("Tensor-core contractions: a lane's two adjacent "
                      "columns of C stored as one 2-element vector where "
                      "C's layout allows (st.global.v2.f32, one 32-bit "
-                     "store of two bf16); off: one store an element"),
+                     "store of two bf16); off: one store an element (the "
+                     "schedules' pair_stores, which a schedule file sets "
+                     "per contraction)"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",

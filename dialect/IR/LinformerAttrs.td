@@ -166,7 +166,10 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
       the next chunk's copies are waited for; 1 lets it run on under them
       (`wgmma.wait_group 1`, the accumulators carried by the k loop as
       the batches' registers), its buffer reused a chunk later, so the
-      copies run one chunk less far ahead (3 buffers or more).
+      copies run one chunk less far ahead (3 buffers or more);
+    - `pair_stores` (printed where it is false): a lane's two adjacent
+      columns of C leave as one 2-element vector store where C's layout
+      allows (true); false: one store an element.
 
     ```mlir
     linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4],
@@ -177,6 +180,10 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
         split = 1, warps = [8, 1], chunk = 64, buffers = 3,
         async = [true, true], natural_b = false, ldmatrix_a = false,
         wgmma = true, in_flight = 1>
+    linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4],
+        split = 1, warps = [2, 4], chunk = 64, buffers = 2,
+        async = [false, true], natural_b = true, ldmatrix_a = true,
+        wgmma = false, pair_stores = false>
     ```
   }];
   let parameters = (ins
@@ -192,13 +199,14 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     "bool":$naturalB,
     "bool":$ldmatrixA,
     "bool":$wgmma,
-    DefaultValuedParameter<"int64_t", "0">:$inFlight);
+    DefaultValuedParameter<"int64_t", "0">:$inFlight,
+    DefaultValuedParameter<"bool", "true">:$pairStores);
   let assemblyFormat = [{
     `<` `warp_tiles` `=` `[` $tilesM `,` $tilesN `]` `,` `split` `=` $split
     `,` `warps` `=` `[` $warpsM `,` $warpsN `]` `,` `chunk` `=` $chunk `,`
     `buffers` `=` $buffers `,` `async` `=` `[` $asyncA `,` $asyncB `]` `,`
     `natural_b` `=` $naturalB `,` `ldmatrix_a` `=` $ldmatrixA `,` `wgmma` `=`
-    $wgmma (`,` `in_flight` `=` $inFlight^)? `>`
+    $wgmma `` custom<ScheduleTail>($inFlight, $pairStores) `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -209,7 +217,7 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
       return get(getContext(), getTilesM(), getTilesN(), split, getWarpsM(),
                  getWarpsN(), getChunk(), getBuffers(), getAsyncA(),
                  getAsyncB(), getNaturalB(), getLdmatrixA(), getWgmma(),
-                 getInFlight());
+                 getInFlight(), getPairStores());
     }
   }];
 }

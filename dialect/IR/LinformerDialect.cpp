@@ -22,6 +22,44 @@ using namespace mlir::linformer;
 #include "dialect/IR/LinformerDialect.cpp.inc"
 #include "dialect/IR/LinformerEnums.cpp.inc"
 
+// #linformer.cuda_schedule's optional tail: `, in_flight = N` where N is
+// not 0, then `, pair_stores = false` where they are off (two optional
+// groups both opening with a comma would be ambiguous to the generated
+// parser).
+static ParseResult parseScheduleTail(AsmParser &parser,
+                                     int64_t &inFlight, bool &pairStores) {
+  inFlight = 0;
+  pairStores = true;
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return failure();
+    if (key == "in_flight") {
+      if (parser.parseInteger(inFlight))
+        return failure();
+    } else if (key == "pair_stores") {
+      StringRef b;
+      if (parser.parseKeyword(&b) || (b != "true" && b != "false"))
+        return parser.emitError(parser.getCurrentLocation(),
+                                "pair_stores takes true or false");
+      pairStores = b == "true";
+    } else {
+      return parser.emitError(parser.getCurrentLocation(),
+                              "expected in_flight or pair_stores, got '")
+             << key << "'";
+    }
+  }
+  return success();
+}
+
+static void printScheduleTail(AsmPrinter &printer, int64_t inFlight,
+                              bool pairStores) {
+  if (inFlight != 0)
+    printer << ", in_flight = " << inFlight;
+  if (!pairStores)
+    printer << ", pair_stores = false";
+}
+
 #define GET_ATTRDEF_CLASSES
 #include "dialect/IR/LinformerAttrs.cpp.inc"
 
@@ -337,7 +375,7 @@ CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t warpsM, int64_t warpsN, int64_t chunk,
                          int64_t buffers, bool asyncA, bool asyncB,
                          bool naturalB, bool ldmatrixA, bool wgmma,
-                         int64_t inFlight) {
+                         int64_t inFlight, bool /*pairStores*/) {
   auto powerOfTwo = [](int64_t v, int64_t most) {
     return v >= 1 && v <= most && llvm::isPowerOf2_64(v);
   };

@@ -134,6 +134,37 @@ func.func @cuda_schedule_in_flight_without_wgmma(%x: f32) -> f32 {
 
 // -----
 
+// pair_stores is printed only where it is false, after in_flight.
+// RUN: linformer-opt %s --split-input-file --verify-diagnostics 2>/dev/null | FileCheck %s --check-prefix=PAIRS
+// PAIRS-LABEL: func.func @cuda_schedule_pair_stores
+// PAIRS: wgmma = false, pair_stores = false>
+// PAIRS: wgmma = true, in_flight = 1, pair_stores = false>
+// PAIRS: ldmatrix_a = true, wgmma = false>
+func.func @cuda_schedule_pair_stores(%x: f32) -> f32 {
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pair_stores = false>} : f32
+  %1 = arith.addf %0, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, in_flight = 1, pair_stores = false>} : f32
+  %2 = arith.addf %1, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pair_stores = true>} : f32
+  return %2 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_pair_stores_not_bool(%x: f32) -> f32 {
+  // expected-error @+1 {{pair_stores takes true or false}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pair_stores = maybe>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_unknown_tail(%x: f32) -> f32 {
+  // expected-error @+1 {{expected in_flight or pair_stores, got 'pairs'}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pairs = false>} : f32
+  return %0 : f32
+}
+
+// -----
+
 // The attention core's CUDA schedule, as the function's record of schedules
 // holds it.
 // expected-error @+1 {{wgmma takes warps in whole warpgroups (4) and no ldmatrix}}

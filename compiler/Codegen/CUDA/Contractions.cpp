@@ -683,6 +683,7 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
     return failure();
   for (unsigned i = 0; i < 2; ++i)
     p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
+  p->pairStores = o.pairStores;
   // B's buffer is natural (ldmatrix.trans) when its copy reads runs
   // along the rows (exact emulation: f32 pairs along the rows, read
   // where ldmatrix.trans would deliver them).
@@ -729,7 +730,7 @@ CUDAScheduleAttr scheduleOf(MLIRContext *ctx, const Plan &p) {
   return CUDAScheduleAttr::get(ctx, p.tilesM, p.tilesN, p.split, s.warpsM,
                                s.warpsN, s.chunk, s.buffers(), s.a.async,
                                s.b.async, s.b.natural, s.ldmatrixA, s.wgmma,
-                               s.inFlight);
+                               s.inFlight, p.pairStores);
 }
 
 FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
@@ -761,6 +762,7 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
     return failure();
   }
   p->split = split;
+  p->pairStores = schedule.getPairStores();
   for (unsigned i = 0; i < 2; ++i)
     p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
   if (!schedule.staged())

@@ -151,6 +151,10 @@ struct Plan {
   int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
   int64_t split = 1;      ///< parts of the k loop, each its own warps
   Staging staging;        ///< a block's shared copy (warpsM == 0: none)
+  /// A lane's two adjacent columns of C stored as one 2-element vector
+  /// where C's layout allows (pairedColumns); off: one store an element
+  /// (CUDAScheduleAttr's pair_stores).
+  bool pairStores = true;
   /// The op that wrote C's initial values (a bias broadcast, a fill), when
   /// the accumulators compute them instead of loading them (null: loaded).
   Operation *initFrom = nullptr;
@@ -297,6 +301,8 @@ struct SelectionOptions {
   /// wgmma batches left running past a chunk (0 or 1), where the buffers
   /// allow.
   int64_t wgmmaInFlight = 0;
+  /// C's adjacent column pairs stored as one vector (Plan::pairStores).
+  bool pairStores = true;
 
   bool tf32() const { return precision == "tf32"; }
   bool simt() const { return precision == "f32"; }

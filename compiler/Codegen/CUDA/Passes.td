@@ -512,6 +512,10 @@ def LinformerCUDASelectSchedulesPass
            "with wgmma, a staged contraction of 3 buffers or more leaves "
            "this many batches of warpgroup MMAs running past a chunk (0 or "
            "1: wgmma.wait_group 1, the copies one chunk less ahead)">,
+    Option<"pairStores", "pair-stores", "bool", /*default=*/"true",
+           "schedules store a lane's two adjacent columns of C as one "
+           "2-element vector where C's layout allows (pair_stores); off: "
+           "one store an element">,
     Option<"coreSharedBytes", "core-shared-bytes", "int64_t",
            /*default=*/"0",
            "attention cores: shared memory a block may stage its (b, h)'s "
@@ -891,7 +895,9 @@ def LinformerCUDATensorCoreContractionsPass
     stores mma.sync's. Emulated, each lane reads A and B where the layout
     puts them (the same index formula as the copies).
 
-    Stores (`pair-stores`, on by default): a lane holds C's columns
+    Stores (the schedule's `pair_stores`, true unless
+    linformer-cuda-select-schedules' `pair-stores` is off or a schedule
+    file says false): a lane holds C's columns
     2t and 2t + 1 of each tile row, adjacent wherever C's last dimension
     is the n loop alone, contiguous, with an even extent and even strides
     and offset besides; there the two values (through the epilogue and
@@ -902,7 +908,7 @@ def LinformerCUDATensorCoreContractionsPass
     head-split output whose last dimension is another loop) and after an
     epilogue of transcendental math (GELU: two bodies' values live at
     once spilled an f16 FFN kernel at sm_80's 128-register cap), one
-    store an element, as with `pair-stores=false`.
+    store an element, as with `pair_stores = false`.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
@@ -916,10 +922,7 @@ def LinformerCUDATensorCoreContractionsPass
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the tiles' "
            "structure at f32 accuracy; unstaged 16-bit tiles in f32 "
-           "scalars)">,
-    Option<"pairStores", "pair-stores", "bool", /*default=*/"true",
-           "a lane's two adjacent columns of C as one 2-element vector "
-           "store where C's layout allows; off: one store an element">
+           "scalars)">
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

@@ -93,6 +93,7 @@ struct CUDASelectSchedulesPass
     o.asyncCopy = asyncCopy;
     o.asyncStages = asyncStages;
     o.wgmma = wgmma;
+    o.pairStores = pairStores;
     if (wgmmaInFlight < 0 || wgmmaInFlight > 1) {
       getOperation().emitError()
           << "wgmma-in-flight must be 0 or 1 (batches of warpgroup MMAs "

@@ -244,7 +244,7 @@ struct StagedTiles {
         [&](int64_t i, int64_t h, int64_t j, int64_t o) {
           return cAt(b, l, i, h, j, o);
         },
-        partials, part, o.pairStores);
+        partials, part);
   }
   /// Word `at` of line `l` of a staged operand, in the buffer at
   /// word `off` (none: the first).

@@ -137,7 +137,6 @@ struct CUDATensorCoreContractionsPass
     o.precision = precision;
     o.emulate = emulate;
     o.exact = exact;
-    o.pairStores = pairStores;
     return o;
   }
 

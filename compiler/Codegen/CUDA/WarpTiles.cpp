@@ -235,11 +235,11 @@ llvm::MaybeAlign pairedColumns(linalg::GenericOp op, const Plan &p,
 /// the partial sums.
 void storeAccs(OpBuilder &b, Location loc, linalg::GenericOp op, const Plan &p,
                ValueRange accs, int64_t MT, int64_t NT, TileElement at,
-               Value partials, Value part, bool pairStores) {
+               Value partials, Value part) {
   OpOperand *init = op.getDpsInitOperand(0);
   Value dest = partials ? partials : p.out;
   llvm::MaybeAlign pairAlign =
-      pairStores ? pairedColumns(op, p, dest) : llvm::MaybeAlign();
+      p.pairStores ? pairedColumns(op, p, dest) : llvm::MaybeAlign();
   for (int64_t i = 0; i < MT; ++i)
     for (int64_t j = 0; j < NT; ++j)
       for (int64_t h = 0; h < 2; ++h) {
@@ -457,8 +457,7 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
         // The k loops: outer k dimensions one by one, the innermost in
         // steps of the mma depth.
         accs = kLoops(b, loc, p, extents, iv, part, tileK, accs, step);
-        storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part,
-                  o.pairStores);
+        storeAccs(b, loc, op, p, accs, MT, NT, element, partials, part);
       });
   par->setAttr(mlir::linformer::kTensorCoreAttrName, rewriter.getUnitAttr());
 }

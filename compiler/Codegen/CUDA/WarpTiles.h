@@ -29,9 +29,6 @@ struct WarpTileOptions {
   std::string precision = "tf32"; ///< tf32, bf16, f16, or f32 (SIMT)
   bool emulate = false;
   bool exact = false;
-  /// A lane's two adjacent columns of C stored as one 2-element vector
-  /// where C's layout allows (pairedColumns); off: one store an element.
-  bool pairStores = true;
 
   bool tf32() const { return precision == "tf32"; }
   /// f32 without tensor cores: the staged tiles, each lane multiplying its
@@ -96,12 +93,12 @@ SmallVector<Value> initialAccs(OpBuilder &b, Location loc, linalg::GenericOp op,
                                TileElement at, Operation *initFrom);
 
 /// The accumulator fragments into C, or with split-K into part `part` of
-/// the partial sums. With `pairStores`, a lane's elements (h, 0) and
-/// (h, 1) of a tile, adjacent columns, go as one 2-element vector store
-/// where the destination's layout allows it (pairedColumns).
+/// the partial sums. With the plan's `pairStores`, a lane's elements (h, 0)
+/// and (h, 1) of a tile, adjacent columns, go as one 2-element vector
+/// store where the destination's layout allows it (pairedColumns).
 void storeAccs(OpBuilder &b, Location loc, linalg::GenericOp op, const Plan &p,
                ValueRange accs, int64_t MT, int64_t NT, TileElement at,
-               Value partials, Value part, bool pairStores);
+               Value partials, Value part);
 
 /// The alignment of a pair of C's elements that a lane stores as one
 /// vector (columns 2t + o of an mma tile, o = 0, 1) in `dest` (C's

@@ -1,5 +1,5 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules,linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{pair-stores=false},canonicalize,cse))' | FileCheck %s --check-prefix=NOPAIR
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{pair-stores=false},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions,canonicalize,cse))' | FileCheck %s --check-prefix=NOPAIR
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=BF16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16},linformer-cuda-select-schedules{precision=f16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f16},canonicalize,cse))' | FileCheck %s --check-prefix=F16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=bf16},linformer-cuda-select-schedules{precision=bf16},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},canonicalize,cse))' | FileCheck %s --check-prefix=EMU
@@ -38,7 +38,8 @@
 // CHECK: scf.yield
 // Each lane's columns 2t and 2t + 1 of a tile row are adjacent in C (its
 // last dimension is n): one aligned 2-element store for two elements.
-// With pair-stores off, one store an element.
+// With pair-stores off (the selection's option: the schedule's
+// pair_stores = false), one store an element.
 // CHECK-COUNT-8: vector.store %{{.*}}, %arg2[{{.*}}] {alignment = 8 : i64} : memref<2x4x32x16xf32>, vector<2xf32>
 // CHECK-NOT: memref.store %{{.*}}, %arg2
 // NOPAIR-LABEL: func.func @projection
