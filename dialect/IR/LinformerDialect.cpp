@@ -30,10 +30,14 @@ static ParseResult parseScheduleTail(AsmParser &parser,
                                      int64_t &inFlight, bool &pairStores) {
   inFlight = 0;
   pairStores = true;
+  llvm::StringSet<> seen;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
+    SMLoc at = parser.getCurrentLocation();
     if (parser.parseKeyword(&key) || parser.parseEqual())
       return failure();
+    if (!seen.insert(key).second)
+      return parser.emitError(at, "'") << key << "' given twice";
     if (key == "in_flight") {
       if (parser.parseInteger(inFlight))
         return failure();

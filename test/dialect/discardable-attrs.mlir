@@ -165,6 +165,14 @@ func.func @cuda_schedule_unknown_tail(%x: f32) -> f32 {
 
 // -----
 
+func.func @cuda_schedule_pair_stores_twice(%x: f32) -> f32 {
+  // expected-error @+1 {{'pair_stores' given twice}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pair_stores = false, pair_stores = true>} : f32
+  return %0 : f32
+}
+
+// -----
+
 // The attention core's CUDA schedule, as the function's record of schedules
 // holds it.
 // expected-error @+1 {{wgmma takes warps in whole warpgroups (4) and no ldmatrix}}
