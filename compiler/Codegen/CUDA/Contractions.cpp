@@ -683,7 +683,6 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
     return failure();
   for (unsigned i = 0; i < 2; ++i)
     p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
-  p->pairStores = o.pairStores;
   // B's buffer is natural (ldmatrix.trans) when its copy reads runs
   // along the rows (exact emulation: f32 pairs along the rows, read
   // where ldmatrix.trans would deliver them).
@@ -722,6 +721,8 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
   // SIMT has no unstaged warp tiles: the plain path keeps the rest.
   if (o.simt() && !p->staging.warpsM)
     return failure();
+  // Set on the plan kept (the wgmma one replaces the first above).
+  p->pairStores = o.pairStores;
   return p;
 }
 
