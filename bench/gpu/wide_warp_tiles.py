@@ -10,10 +10,10 @@ staged mma.sync contraction record (not wgmma) with 4 x 4 mma tiles a warp
 stays the same; its chunk is held to 32 k values (a warp's fragments of a
 64-deep chunk and 128 accumulators did not fit 255 registers), or 16
 where the operands prefetched through registers would take more than 16
-words a thread. The
-selection never takes them until a GPU has timed them: scripts/gpu-bundle
-builds its -warptiles64 twins from this file with --schedule. Exits 1,
-writing nothing, when no record qualifies."""
+words a thread (the compiler's kMaxPrefetchWords, which refuses such a
+record). The selection never takes them until a GPU has timed them:
+scripts/gpu-bundle builds its -warptiles64 twins from this file with
+--schedule. Exits 1, writing nothing, when no record qualifies."""
 import json
 import re
 import sys
