@@ -305,6 +305,17 @@ CUDALaunchShape cudaLaunchShape(const CUDAPipelineOptions &options) {
   return shape;
 }
 
+/// The f32 attention core's query rows a thread: two rows a lane with the
+/// lanes chosen (4) need blocks 32 threads wide along x for whole warps;
+/// narrower blocks (threads-x < 32) keep one row and the lanes chosen for
+/// it unless the lanes are given.
+static int64_t f32CoreRows(const CUDAPipelineOptions &options,
+                           const CUDALaunchShape &shape) {
+  return options.coreLanes == 0 && shape.threadsX < 32
+             ? int64_t(1)
+             : int64_t(options.coreRows);
+}
+
 /// Tensor cores: contractions become warp tiles of mma.sync. On the host
 /// they keep their mma.sync, ldmatrix, cp.async, barriers and wgmma
 /// (linformer-cuda-emulate-warps lowers them below), but for exact
@@ -366,6 +377,8 @@ void addCUDAContractions(OpPassManager &funcPm,
   selectOptions.coreSlots = options.coreSlots;
   selectOptions.coreGroups = options.coreGroups;
   selectOptions.coreMinBlocks = shape.coreMinBlocks;
+  selectOptions.coreLanes = options.coreLanes;
+  selectOptions.coreRows = f32CoreRows(options, shape);
   funcPm.addPass(createLinformerCUDASelectSchedulesPass(selectOptions));
   // What each contraction's tiles take over: the init before it, the
   // epilogue after it.
@@ -454,13 +467,10 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     coreOptions.mma = options.mma;
   coreOptions.emulate = options.onHost;
   coreOptions.exact = options.onHost && options.mmaExact;
+  // The f32 core's schedule where the selection ran (with the
+  // contractions'), else these.
   coreOptions.lanes = options.coreLanes;
-  // Two rows a lane with the lanes chosen (4) need blocks 32 threads wide
-  // along x for whole warps; narrower blocks (threads-x < 32) keep one row
-  // and the lanes chosen for it unless the lanes are given.
-  coreOptions.rows = options.coreLanes == 0 && shape.threadsX < 32
-                         ? int64_t(1)
-                         : int64_t(options.coreRows);
+  coreOptions.rows = f32CoreRows(options, shape);
   coreOptions.minBlocks = shape.coreMinBlocks;
   funcPm.addPass(createLinformerCUDAPrepareLoopsPass());
   if (options.mma != "none" ||

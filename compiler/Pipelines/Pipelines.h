@@ -245,7 +245,9 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "scores added by warp shuffles: 1 (a thread a row, "
                      "the whole head width in its registers), 4, 8 or 16; "
                      "0: 4, or 8 where the rows are too few to fill the "
-                     "GPU with 4"),
+                     "GPU with 4 (the selection's default for each f32 "
+                     "core's #linformer.cuda_f32_core_schedule, which a "
+                     "--schedule file's record replaces)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> coreRows{
       *this, "core-rows",
@@ -253,7 +255,8 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "query rows a thread (a lane) computes, each K and V "
                      "slice it loads used for all: 1, 2 or 4 (where n is "
                      "a multiple of 32 of them, else 1; 2 was 1.1-1.4x "
-                     "faster than 1 on an H200)"),
+                     "faster than 1 on an H200; the selection's default, "
+                     "as core-lanes)"),
       llvm::cl::init(2)};
   PassOptions::Option<int64_t> coreGroups{
       *this, "core-groups",

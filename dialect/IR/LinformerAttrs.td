@@ -280,6 +280,33 @@ def Linformer_CUDACoreScheduleAttr
   let genVerifyDecl = 1;
 }
 
+def Linformer_CUDAF32CoreScheduleAttr
+    : Linformer_Attr<"CUDAF32CoreSchedule", "cuda_f32_core_schedule"> {
+  let summary = "how one f32 CUDA attention core runs without tensor cores";
+  let description = [{
+    The schedule of a fused attention core with f32 products (as
+    `linformer.cuda_f32_core_schedule`), chosen by
+    `linformer-cuda-select-schedules` (or read from a CUDA schedule file
+    under the core's `attention_core/...` key), applied by
+    `linformer-cuda-expand-attention-core` and recorded in the function's
+    `linformer.cuda_schedules`:
+    - `lanes`: consecutive lanes of a warp a query row, each a slice of the
+      head width, their partial scores added by warp shuffles (1: one
+      thread the whole head width, in its registers; 4, 8 or 16: they
+      divide the head width, n a multiple of 32);
+    - `rows`: consecutive query rows a thread computes, each slice of K and
+      V it loads used for all of them (1, 2 or 4; n a multiple of 32 of
+      them).
+
+    ```mlir
+    #linformer.cuda_f32_core_schedule<lanes = 4, rows = 2>
+    ```
+  }];
+  let parameters = (ins "int64_t":$lanes, "int64_t":$rows);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 def Linformer_KernelShapeAttr : Linformer_Attr<"KernelShape", "kernel_shape"> {
   let summary = "what the CPU cost model saw of a kernel";
   let description = [{

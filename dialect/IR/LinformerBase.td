@@ -123,6 +123,8 @@ def Linformer_Dialect : Dialect {
     "::mlir::linformer::CUDAAbsorptionAttr":$cuda_absorbs,
     // CUDA: an attention core's schedule on tensor cores.
     "::mlir::linformer::CUDACoreScheduleAttr":$cuda_core_schedule,
+    // CUDA: an f32 attention core's schedule (no tensor cores).
+    "::mlir::linformer::CUDAF32CoreScheduleAttr":$cuda_f32_core_schedule,
     // CUDA: on the inline PTX of a wgmma.mma_async whose A comes from
     // registers (cuda::wgmmaRS), what the PTX says: [n, accumulate (1) or
     // not (0), bf16 (1) or f16 (0)], for linformer-cuda-emulate-warps,

@@ -149,6 +149,8 @@ constexpr DiscardableAttr kDiscardableAttrs[] = {
      "a #linformer.cuda_absorption"},
     {D::CudaCoreScheduleAttrHelper::getNameStr(), isA<CUDACoreScheduleAttr>,
      "a #linformer.cuda_core_schedule"},
+    {D::CudaF32CoreScheduleAttrHelper::getNameStr(),
+     isA<CUDAF32CoreScheduleAttr>, "a #linformer.cuda_f32_core_schedule"},
     {D::CudaHostWgmmaAttrHelper::getNameStr(), isA<DenseI64ArrayAttr>,
      "an array<i64: ...>"},
     {D::CudaSchedulesAttrHelper::getNameStr(), isA<ArrayAttr>, "an array"},
@@ -439,6 +441,17 @@ LogicalResult CUDACoreScheduleAttr::verify(
   if (wgmma && (warps % 4 || ldmatrix))
     return emitError() << "wgmma takes warps in whole warpgroups (4) and "
                           "no ldmatrix";
+  return success();
+}
+
+LogicalResult CUDAF32CoreScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t lanes,
+    int64_t rows) {
+  if (lanes != 1 && lanes != 4 && lanes != 8 && lanes != 16)
+    return emitError() << "lanes (a query row's) must be 1, 4, 8 or 16; got "
+                       << lanes;
+  if (rows != 1 && rows != 2 && rows != 4)
+    return emitError() << "rows (a thread's) must be 1, 2 or 4; got " << rows;
   return success();
 }
 

@@ -201,6 +201,11 @@ constexpr llvm::StringLiteral kCUDAAbsorbsAttrName =
 /// linformer-cuda-expand-attention-core.
 constexpr llvm::StringLiteral kCUDACoreScheduleAttrName =
     LinformerDialect::CudaCoreScheduleAttrHelper::getNameStr();
+/// CUDA: an f32 attention core's `#linformer.cuda_f32_core_schedule` (no
+/// tensor cores), chosen by linformer-cuda-select-schedules, applied by
+/// linformer-cuda-expand-attention-core.
+constexpr llvm::StringLiteral kCUDAF32CoreScheduleAttrName =
+    LinformerDialect::CudaF32CoreScheduleAttrHelper::getNameStr();
 /// CUDA, on a function: `[{key, schedule, source}, ...]`, each contraction's
 /// shape key, `#linformer.cuda_schedule` and where it came from ("selected"
 /// or "file"), in order, for --print-schedule.

@@ -248,3 +248,13 @@ func.func @token_bound_masked_tokens(%x: f32) -> f32 {
   %0 = arith.addf %x, %x {linformer.token_bound = #linformer.token_bound<token = 2, batch = 0, masked = true>} : f32
   return %0 : f32
 }
+
+// -----
+
+// The f32 attention core's CUDA schedule: a tensor-core one in its place
+// is refused by name.
+func.func @f32_core_schedule_of_another_kind(%x: f32) -> f32 {
+  // expected-error @+1 {{'linformer.cuda_f32_core_schedule' must be a #linformer.cuda_f32_core_schedule, not #linformer.cuda_core_schedule<warps = 8, slots = 32, staged = false, groups = 1, ldmatrix = false, wgmma = false>}}
+  %0 = arith.addf %x, %x {linformer.cuda_f32_core_schedule = #linformer.cuda_core_schedule<warps = 8, slots = 32, staged = false, groups = 1, ldmatrix = false, wgmma = false>} : f32
+  return %0 : f32
+}

@@ -588,10 +588,12 @@ readCUDAScheduleFile(Location loc, StringRef path,
     // words say what is wrong with it.
     Attribute a = parseAttribute(*text, loc.getContext());
     bool core = key->starts_with("attention_core/");
-    if (!(core ? isa_and_nonnull<CUDACoreScheduleAttr>(a)
+    if (!(core ? isa_and_nonnull<CUDACoreScheduleAttr,
+                                 CUDAF32CoreScheduleAttr>(a)
                : isa_and_nonnull<CUDAScheduleAttr>(a)))
       return fail(where + ": 'schedule' is not a " +
-                  (core ? "#linformer.cuda_core_schedule"
+                  (core ? "#linformer.cuda_core_schedule or "
+                          "#linformer.cuda_f32_core_schedule"
                         : "#linformer.cuda_schedule") +
                   ": " + *text);
     ScheduleFileRecord r{a, i, false, {}};

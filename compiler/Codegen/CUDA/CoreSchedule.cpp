@@ -93,6 +93,39 @@ CUDACoreScheduleAttr CoreShape::choose(MLIRContext *ctx,
                                    fits && o.ldmatrix && !core, fits && core);
 }
 
+CUDAF32CoreScheduleAttr
+CoreShape::chooseF32(MLIRContext *ctx, const CoreSelectionOptions &o) const {
+  int64_t rows = n % (32 * o.rows) == 0 ? o.rows : 1;
+  // On an H200 4 and 8 lanes were within 4% where the grid is large; 1 was
+  // 1.4x slower (182 registers a thread, 8 warps an SM); 8 where 4 would
+  // leave fewer than 256 threads for each of `minBlocks` blocks (the f32
+  // layer at B=1, n=4096 was 14% faster). With 2 or 4 rows a lane always
+  // 4: on an H200 (2026-12-04) 2 rows x 4 lanes beat 2 x 8 by 2-5% at B=1
+  // n=4096, B=16 n=4096 and in the encoder, and beat 1 x 8 at B=1 n=4096
+  // by 14%.
+  int64_t lanes = o.lanes;
+  if (lanes == 0)
+    lanes = rows > 1 || batch * heads * n * 4 >= o.minBlocks * 256 ? 4 : 8;
+  if (d % lanes != 0 || n % (32 * rows) != 0)
+    lanes = 1;
+  return CUDAF32CoreScheduleAttr::get(ctx, lanes, rows);
+}
+
+std::string CoreShape::fitsF32(CUDAF32CoreScheduleAttr s) const {
+  int64_t lanes = s.getLanes(), rows = s.getRows();
+  if (rows > 1 && n % (32 * rows) != 0)
+    return "rows " + std::to_string(rows) + " need n a multiple of " +
+           std::to_string(32 * rows) + " (whole warps of row groups), not " +
+           std::to_string(n);
+  if (lanes > 1 && d % lanes != 0)
+    return "lanes " + std::to_string(lanes) +
+           " do not divide its head width " + std::to_string(d);
+  if (lanes > 1 && n % 32 != 0)
+    return "lanes " + std::to_string(lanes) +
+           " need n a multiple of 32 (whole warps), not " + std::to_string(n);
+  return "";
+}
+
 std::string CoreShape::fitsShape(CUDACoreScheduleAttr s) const {
   int64_t tiles = n / 16;
   if (tiles % s.getWarps())

@@ -36,6 +36,9 @@ struct CoreSelectionOptions {
   /// at least `minBlocks` blocks.
   int64_t groups = 1, minBlocks = 0;
   bool ldmatrix = false, wgmma = false;
+  /// The f32 core (no tensor cores): lanes a query row (0: chosen) and
+  /// query rows a thread asked for.
+  int64_t lanes = 0, rows = 2;
 };
 
 /// The shared-memory copy of one (b, h)'s projected keys and values, in
@@ -98,6 +101,18 @@ struct CoreShape {
   /// What in `s` (a schedule file's) does not fit this core or what `o`
   /// grants, or "".
   std::string fits(CUDACoreScheduleAttr s, const CoreSelectionOptions &o) const;
+
+  /// The schedule of this core with f32 products: `o.rows` query rows a
+  /// thread where n is a multiple of 32 of them (else 1); `o.lanes` lanes
+  /// a row, or where 0 the chosen ones: 4, or 8 with one row a thread where
+  /// 4 would leave fewer than 256 threads for each of `o.minBlocks` blocks;
+  /// 1 where the lanes do not divide the head width or n is no multiple
+  /// of 32 (whole warps).
+  CUDAF32CoreScheduleAttr chooseF32(MLIRContext *ctx,
+                                    const CoreSelectionOptions &o) const;
+
+  /// What in `s` (a schedule file's) does not fit this core, or "".
+  std::string fitsF32(CUDAF32CoreScheduleAttr s) const;
 };
 
 } // namespace mlir::linformer::cuda

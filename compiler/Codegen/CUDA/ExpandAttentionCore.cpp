@@ -116,8 +116,6 @@ struct CoreOperands {
   /// The tensor-core core's slots a step of its online softmax (its
   /// schedule's: they divide k).
   int64_t slots = 32;
-  /// The f32 core's blocks to fill when it chooses its lanes a row.
-  int64_t minBlocks = 0;
 
   /// Pooled slots (the core's `linformer.token_bound`, per_step the
   /// window, with a key mask): the lengths buffer and the tokens a slot
@@ -986,26 +984,6 @@ struct CoreOperands {
     w.store(b, loop);
   }
 
-  /// The query rows a lane takes of `rowsPer` asked: all where n is a
-  /// multiple of 32 of them (whole warps of row groups), else 1.
-  int64_t rowsUsed(int64_t rowsPer) const {
-    return n % (32 * rowsPer) == 0 ? rowsPer : 1;
-  }
-
-  /// The f32 core's lanes a query row when the pass chooses: 4 (on an
-  /// H200 4 and 8 were within 4% where the grid is large; 1 was 1.4x
-  /// slower, 182 registers a thread and 8 warps an SM), or 8 where 4 would
-  /// leave fewer than 256 threads for each of `minBlocks` blocks (4 an SM:
-  /// the f32 layer at B=1, n=4096 was 14% faster with 8). With 2 or 4
-  /// query rows a lane (where n takes them) always 4: on an H200 (2026-12-04)
-  /// 2 rows x 4 lanes beat 2 x 8 by 2-5% at B=1 n=4096, B=16 n=4096 and
-  /// in the encoder, and beat 1 x 8 at B=1 n=4096 by 14%.
-  int64_t chosenLanes(int64_t rowsPer) const {
-    if (rowsUsed(rowsPer) > 1)
-      return 4;
-    return batch * heads * n * 4 >= minBlocks * 256 ? 4 : 8;
-  }
-
   /// Query rows, f32, online softmax (see the file comment): one thread
   /// the whole head width, or `lanes` consecutive lanes of a warp a slice
   /// each (the loop (b, h, i, g), marked whole-warps), each slot's score
@@ -1014,17 +992,15 @@ struct CoreOperands {
   /// linformer-cuda-emulate-warps lowers the shuffles). With `rowsPer` > 1 a
   /// thread (lane) takes that many consecutive query rows, each K and V slice
   /// it loads used for all of them (the loop's token dimension then counts
-  /// groups of rows: linformer.cuda_tokens_per_iteration).
-  void scalar(IRRewriter &rewriter, AttentionCoreOp op, int64_t lanes,
-              int64_t rowsPer) const {
+  /// groups of rows: linformer.cuda_tokens_per_iteration). Lanes and rows
+  /// as `schedule` says, which fits (CoreShape::fitsF32): lanes need whole
+  /// slices, and whole warps of rows (n a multiple of 32 of the row groups
+  /// keeps every block of row groups x lanes threads whole warps).
+  void scalar(IRRewriter &rewriter, AttentionCoreOp op,
+              CUDAF32CoreScheduleAttr schedule) const {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    // Lanes need whole slices, and whole warps of rows: n a multiple of 32
-    // (of 32 row groups) keeps every block of row groups x lanes threads
-    // whole warps.
-    rowsPer = rowsUsed(rowsPer);
-    if (d % lanes != 0 || n % (32 * rowsPer) != 0)
-      lanes = 1;
+    int64_t lanes = schedule.getLanes(), rowsPer = schedule.getRows();
     int64_t w = d / lanes, R = rowsPer;
     Type et = cast<MemRefType>(q.getType()).getElementType();
     auto vec = VectorType::get({w}, et);
@@ -1281,10 +1257,23 @@ struct CUDAExpandAttentionCorePass
                  "f16, query rows, slots and head width in whole 16s)";
           return signalPassFailure();
         }
-      CoreOperands core = CoreOperands::of(op);
-      core.minBlocks = minBlocks;
-      core.scalar(rewriter, op, lanes ? lanes : core.chosenLanes(rows),
-                  rows);
+      // Its schedule (linformer-cuda-select-schedules'), or chosen from
+      // this pass's options as the selection would.
+      cuda::CoreShape shape = cuda::CoreShape::of(op);
+      auto schedule = op->getAttrOfType<CUDAF32CoreScheduleAttr>(
+          kCUDAF32CoreScheduleAttrName);
+      if (!schedule) {
+        cuda::CoreSelectionOptions o;
+        o.lanes = lanes;
+        o.rows = rows;
+        o.minBlocks = minBlocks;
+        schedule = shape.chooseF32(&getContext(), o);
+      } else if (std::string why = shape.fitsF32(schedule); !why.empty()) {
+        op.emitOpError() << "cannot take its schedule " << schedule << ": "
+                         << why;
+        return signalPassFailure();
+      }
+      CoreOperands::of(op).scalar(rewriter, op, schedule);
     }
   }
 };

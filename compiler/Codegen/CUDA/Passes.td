@@ -53,7 +53,11 @@ def LinformerCUDAExpandAttentionCorePass
     (block warps, slots a step, staging, query groups a block, ldmatrix,
     wgmma), which `linformer-cuda-select-schedules` chose (or read from a
     schedule file) and recorded; a core without one, or with one that does
-    not fit its shape, is an error.
+    not fit its shape, is an error. An f32 core (no tensor cores) applies
+    its `linformer.cuda_f32_core_schedule` (lanes a query row, rows a
+    thread) where it has one, exactly (one that does not fit is an error);
+    without one (the pass alone, the pipeline without scheduled
+    contractions) the `lanes` and `rows` options say.
 
     With `mma=bf16` or `f16` (and the query rows, projected slots and head
     width multiples of 16), the core runs on tensor cores instead, one warp
@@ -432,12 +436,22 @@ def LinformerCUDASelectSchedulesPass
     after one copy, up to `core-groups`, that divide its head's and keep
     `core-min-blocks` blocks.
 
+    Every other attention core (f32 products, on buffers, head-wide) gets
+    `linformer.cuda_f32_core_schedule`, a `#linformer.cuda_f32_core_schedule`
+    that `linformer-cuda-expand-attention-core` applies: `core-rows` query
+    rows a thread where n is a multiple of 32 of them (else 1), and
+    `core-lanes` lanes a row, or where 0: 4, or with one row a thread 8
+    where 4 would leave fewer than 256 threads for each of
+    `core-min-blocks` blocks; 1 where the lanes do not divide the head
+    width or n is no multiple of 32.
+
     `schedule-file`: a JSON file `{"format": "linformer-cuda-schedules",
     "kernels": [ {"key": ..., "schedule": "#linformer.cuda_schedule<...>"} ] }`
     whose records replace the choice for each contraction of the same key
     (`contractionKey`: iterators, loops, indexing maps, operand types) and
     each attention core (`attention_core/BxHxNxDxK/` and its operand
-    types, a `#linformer.cuda_core_schedule`); a
+    types, a `#linformer.cuda_core_schedule` on tensor cores, a
+    `#linformer.cuda_f32_core_schedule` otherwise); a
     record that does not fit its contraction is an error that says why, one
     that matches none a warning. The function gets `linformer.cuda_schedules`,
     every contraction's key, schedule and source ("selected" or "file"), in
@@ -535,6 +549,12 @@ def LinformerCUDASelectSchedulesPass
     Option<"coreLdmatrix", "core-ldmatrix", "bool", /*default=*/"false",
            "attention cores, staged: the keys' and values' B fragments read "
            "with ldmatrix (one x4 for two mma's registers)">,
+    Option<"coreLanes", "core-lanes", "int64_t", /*default=*/"0",
+           "f32 attention cores: lanes a query row, 1, 4, 8 or 16 (0: "
+           "chosen)">,
+    Option<"coreRows", "core-rows", "int64_t", /*default=*/"2",
+           "f32 attention cores: query rows a thread, 1, 2 or 4 (1 where n "
+           "is no multiple of 32 of them)">,
   ];
   let dependentDialects = ["::mlir::linformer::LinformerDialect"];
 }

@@ -24,6 +24,7 @@
 #include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/raw_ostream.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDASELECTSCHEDULESPASS
@@ -161,9 +162,10 @@ struct CUDASelectSchedulesPass
   }
 
   /// Each attention core on tensor cores gets its
-  /// `#linformer.cuda_core_schedule`: the file's record of its key, checked,
-  /// or the one chosen from the core-* options; each is appended to
-  /// `records` (after the contractions').
+  /// `#linformer.cuda_core_schedule`, each f32 one its
+  /// `#linformer.cuda_f32_core_schedule`: the file's record of its key,
+  /// checked, or the one chosen from the core-* options; each is appended
+  /// to `records` (after the contractions').
   LogicalResult
   selectCores(std::map<std::string, cuda::ScheduleFileRecord> &overrides,
               SmallVectorImpl<Attribute> &records) {
@@ -175,34 +177,88 @@ struct CUDASelectSchedulesPass
     o.minBlocks = coreMinBlocks;
     o.ldmatrix = coreLdmatrix;
     o.wgmma = wgmma;
+    o.lanes = coreLanes;
+    o.rows = coreRows;
+    if (o.lanes != 0 && o.lanes != 1 && o.lanes != 4 && o.lanes != 8 &&
+        o.lanes != 16)
+      return getOperation().emitError()
+             << "core-lanes " << o.lanes
+             << " is not a count of lanes a query row the f32 core takes (0: "
+                "chosen, 1, 4, 8 or 16)";
+    if (o.rows != 1 && o.rows != 2 && o.rows != 4)
+      return getOperation().emitError()
+             << "core-rows " << o.rows
+             << " is not a count of query rows a thread the f32 core takes "
+                "(1, 2 or 4)";
     MLIRContext *ctx = &getContext();
     WalkResult walk = getOperation().walk([&](AttentionCoreOp op) {
       // On buffers and head-wide (linformer-cuda-expand-attention-core
       // says why otherwise).
-      if (!op.hasPureBufferSemantics() || !op.hasHeadWideValues() ||
-          !cuda::coreOnTensorCores(op, precision))
+      if (!op.hasPureBufferSemantics() || !op.hasHeadWideValues())
         return WalkResult::advance();
       cuda::CoreShape core = cuda::CoreShape::of(op);
       std::string key = core.key();
-      CUDACoreScheduleAttr schedule;
-      StringRef source = "selected";
-      if (auto it = overrides.find(key); it != overrides.end()) {
-        schedule = cast<CUDACoreScheduleAttr>(it->second.schedule);
-        if (std::string why = core.fits(schedule, o); !why.empty()) {
-          op.emitOpError() << "cannot take the schedule of " << scheduleFile
-                           << ", kernels[" << it->second.index << "]: " << why;
-          return WalkResult::interrupt();
-        }
-        it->second.used = true;
-        source = "file";
-      } else {
-        schedule = core.choose(ctx, o);
+      // Without tensor cores: f32 data only (linformer-cuda-expand-
+      // attention-core refuses 16-bit ones there).
+      if (!cuda::coreOnTensorCores(op, precision)) {
+        if (llvm::any_of(cuda::coreData(op), [](Value v) {
+              return !cast<MemRefType>(v.getType()).getElementType().isF32();
+            }))
+          return WalkResult::advance();
+        return attachCoreSchedule(
+            op, key, kCUDAF32CoreScheduleAttrName,
+            [&](Attribute a) -> std::string {
+              if (auto s = dyn_cast<CUDAF32CoreScheduleAttr>(a))
+                return core.fitsF32(s);
+              return "it runs with f32 products (no tensor cores here), "
+                     "which a #linformer.cuda_f32_core_schedule describes";
+            },
+            [&] { return core.chooseF32(ctx, o); }, overrides, records);
       }
-      op->setAttr(kCUDACoreScheduleAttrName, schedule);
-      records.push_back(cuda::scheduleRecord(ctx, key, schedule, source));
-      return WalkResult::advance();
+      return attachCoreSchedule(
+          op, key, kCUDACoreScheduleAttrName,
+          [&](Attribute a) -> std::string {
+            if (auto s = dyn_cast<CUDACoreScheduleAttr>(a))
+              return core.fits(s, o);
+            std::string text;
+            llvm::raw_string_ostream os(text);
+            os << "it runs on tensor cores, which a "
+                  "#linformer.cuda_core_schedule describes, not "
+               << a;
+            return text;
+          },
+          [&] { return core.choose(ctx, o); }, overrides, records);
     });
     return failure(walk.wasInterrupted());
+  }
+
+  /// Core `op`'s schedule under `key`: the file's record of it where there
+  /// is one (refused where `fit` says what in it does not fit), else
+  /// `chosen()`; attached as `attrName` and appended to `records`.
+  WalkResult
+  attachCoreSchedule(AttentionCoreOp op, StringRef key, StringRef attrName,
+                     function_ref<std::string(Attribute)> fit,
+                     function_ref<Attribute()> chosen,
+                     std::map<std::string, cuda::ScheduleFileRecord> &overrides,
+                     SmallVectorImpl<Attribute> &records) {
+    Attribute schedule;
+    StringRef source = "selected";
+    if (auto it = overrides.find(key.str()); it != overrides.end()) {
+      if (std::string why = fit(it->second.schedule); !why.empty()) {
+        op.emitOpError() << "cannot take the schedule of " << scheduleFile
+                         << ", kernels[" << it->second.index << "]: " << why;
+        return WalkResult::interrupt();
+      }
+      schedule = it->second.schedule;
+      it->second.used = true;
+      source = "file";
+    } else {
+      schedule = chosen();
+    }
+    op->setAttr(attrName, schedule);
+    records.push_back(
+        cuda::scheduleRecord(&getContext(), key, schedule, source));
+    return WalkResult::advance();
   }
 
   /// What in plan `p` (a schedule file's) this pipeline's options do not

@@ -30,7 +30,8 @@
 // keeping 8 blocks, 2 groups each would leave 4: one group.
 // GROUPS: linformer.attention_core {{.*}} {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 32, staged = true, groups = 4, ldmatrix = false, wgmma = false>}
 // MINBLOCKS: linformer.attention_core {{.*}} {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 32, staged = true, groups = 1, ldmatrix = false, wgmma = false>}
-// TF32 cores are not on tensor cores: no schedule, no record.
+// TF32 cores are not on tensor cores, and a bf16 one without them has no
+// f32 schedule either (expand-attention-core refuses it): no record.
 // NONE-LABEL: func.func @core
 // NONE-NOT: cuda_core_schedule
 // NONE-NOT: cuda_schedules
