@@ -36,7 +36,10 @@ pipeline's loop nest on the CPU (linformer-e2e --model --pipeline=cuda-host,
 which compares with the same reference); --cuda-knobs draws two of three
 such runs' CUDA pipeline options at random (tensor-core tiles emulated
 exactly, staging, prefetch, ldmatrix, k chunks, split-K, the cores' lanes,
-rows, slots and groups). With --cuda-ptx K every K-th
+rows, slots and groups) and gives the third, where its attention cores run
+with f32 products, a schedule file of random lanes and rows for each of
+them (#linformer.cuda_f32_core_schedule), which the run must take or refuse
+naming what does not fit. With --cuda-ptx K every K-th
 valid case also compiles for a GPU (--target=cuda, sm_80 and sm_90 in turn,
 every other sm_90 one with --cuda-wgmma (half of those with
 --cuda-wgmma-in-flight=1), some with deeper k chunks, TF32
@@ -454,15 +457,32 @@ class Case:
                 if self.index % 2:
                     cmd.append("--packed")
             # Two cases of three with random pipeline options, the third
-            # with the defaults.
+            # with the defaults and, where its attention cores run with
+            # f32 products, a schedule file giving each of them random
+            # lanes and rows, which must either run or be refused by name.
+            core_file = None
             if self.args.cuda_knobs and self.index % 3:
                 cmd += self.cuda_knobs()
+            elif self.args.cuda_knobs:
+                core_file, why = self.random_f32_core_schedules(run, mpath, work)
+                if why:
+                    return fail(why)
+                if core_file:
+                    cmd += ["--schedule", core_file]
             rc, out = run(cmd, 300)
-            if rc != 0 or "PASS" not in out:
-                return fail("the CUDA pipeline's loop nest (cuda-host) failed")
+            if (core_file and rc != 0 and "op cannot take the schedule of" in out
+                    and ("need n a multiple of" in out or "do not divide its head width" in out)):
+                self.core_note = "refused"
+            elif rc != 0 or "PASS" not in out:
+                return fail("the CUDA pipeline's loop nest (cuda-host) failed"
+                            + (f" with the f32 core schedules of {core_file}" if core_file else ""))
+            elif core_file:
+                self.core_note = "checked"
         self.cleanup(work)
         note = getattr(self, "schedule_note", None)
-        return True, f"ok {self.name()}" + (f"; random schedule {note}" if note else "")
+        core = getattr(self, "core_note", None)
+        return True, (f"ok {self.name()}" + (f"; random schedule {note}" if note else "")
+                      + (f"; f32 core schedules {core}" if core else ""))
 
     def cuda_knobs(self):
         """Random CUDA pipeline options for the cuda-host run (their own
@@ -497,6 +517,38 @@ class Case:
                   f"--cuda-core-groups={rng.choice([1, 2, 4])}",
                   f"--cuda-blocks-per-sm={rng.choice([1, 2])}"]
         return knobs
+
+    def random_f32_core_schedules(self, run, mpath, work):
+        """(path or None, why): a CUDA schedule file of the model's f32
+        attention cores only (--target=cuda --print-schedule's records of
+        them), each with random lanes a row and rows a thread; None where
+        no core runs with f32 products."""
+        rc, out = run([os.path.join(self.args.bin, "linformer-compile"), mpath,
+                       "--target=cuda", "--print-schedule"], 300)
+        if rc != 0 or "{" not in out:
+            return None, "linformer-compile --target=cuda --print-schedule failed on a valid model"
+        doc = json.loads(out[out.index("{"):out.rindex("}") + 1])
+        rng = random.Random(self.seed * 1000003 + self.index + 15485863)
+        cores = [r for r in doc["kernels"]
+                 if r["schedule"].startswith("#linformer.cuda_f32_core_schedule")]
+        if not cores:
+            return None, None
+        for r in cores:
+            # attention_core/BxHxNxDxK/...: three draws of four among the
+            # counts that fit (rows: n a multiple of 32 of them; lanes:
+            # dividing d, n a multiple of 32), the fourth among all.
+            _, n, d, _ = map(int, r["key"].split("/")[1].split("x")[1:])
+            rows = [1, 2, 4] if rng.random() < 0.25 else \
+                [x for x in (1, 2, 4) if x == 1 or n % (32 * x) == 0]
+            lanes = [1, 4, 8, 16] if rng.random() < 0.25 else \
+                [x for x in (1, 4, 8, 16) if x == 1 or (d % x == 0 and n % 32 == 0)]
+            r["schedule"] = (f"#linformer.cuda_f32_core_schedule<lanes = "
+                             f"{rng.choice(lanes)}, rows = {rng.choice(rows)}>")
+        doc["kernels"] = cores
+        path = os.path.join(work, "f32-cores.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path, None
 
     def random_schedule(self, run, mpath, flags, work, weights):
         """(ok, why): the model compiled with a random schedule file, which
@@ -638,28 +690,31 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     start = time.time()
     failures, refused, schedules = [], 0, {"checked": 0, "refused": 0}
+    cores = {"checked": 0, "refused": 0}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for c, (ok, text) in zip(cases, pool.map(lambda c: c.execute(), cases)):
             if not ok:
                 failures.append(text)
                 print(text, flush=True)
-            elif "random schedule " in text:
+                continue
+            text, _, core = text.partition("; f32 core schedules ")
+            if core:
+                cores[core] += 1
+            if "random schedule " in text:
                 schedules["checked" if text.endswith("checked") else "refused"] += 1
-                if args.verbose:
-                    print(text, flush=True)
             elif text.startswith("refused"):
                 refused += 1
-                if args.verbose:
-                    print(text, flush=True)
-            elif args.verbose:
-                print(text, flush=True)
+            if args.verbose:
+                print(text + (f"; f32 core schedules {core}" if core else ""), flush=True)
     if not args.keep and not failures:
         shutil.rmtree(args.work, ignore_errors=True)
     print(f"random models: {len(cases)} cases (seed {args.seed}), "
           f"{len(cases) - refused - len(failures)} checked, {refused} refused by name, "
           f"{len(failures)} failed, {time.time() - start:.0f} s"
           + (f"; random schedules: {schedules['checked']} checked, {schedules['refused']} "
-             f"refused by key" if args.schedules else ""))
+             f"refused by key" if args.schedules else "")
+          + (f"; random f32 core schedules (cuda-host): {cores['checked']} checked, "
+             f"{cores['refused']} refused by name" if args.cuda_knobs else ""))
     return 1 if failures else 0
 
 
