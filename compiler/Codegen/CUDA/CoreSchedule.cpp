@@ -144,6 +144,18 @@ std::string CoreShape::fitsShape(CUDACoreScheduleAttr s) const {
   return "";
 }
 
+std::string CoreShape::fitsTF32(CUDACoreScheduleAttr s) const {
+  if (n % 16 || k % 16 || d % 8)
+    return "on TF32 tensor cores n and k must be multiples of 16 and the "
+           "head width of 8, not n = " +
+           std::to_string(n) + ", k = " + std::to_string(k) +
+           ", d = " + std::to_string(d);
+  if (s.getStaged() || s.getLdmatrix() || s.getWgmma())
+    return "on TF32 tensor cores the core is not staged (no ldmatrix, no "
+           "wgmma): every warp reads its fragments from global memory";
+  return fitsShape(s);
+}
+
 std::string CoreShape::fits(CUDACoreScheduleAttr s,
                             const CoreSelectionOptions &o) const {
   if (std::string why = fitsShape(s); !why.empty())

@@ -102,6 +102,13 @@ struct CoreShape {
   /// grants, or "".
   std::string fits(CUDACoreScheduleAttr s, const CoreSelectionOptions &o) const;
 
+  /// What in `s` (a schedule file's) does not fit this f32 core on TF32
+  /// tensor cores (mma=tf32), or "": its shape (see
+  /// coreOnTF32TensorCores, fitsShape), and staging, ldmatrix and wgmma,
+  /// which the staged words' two 16-bit operands have but TF32 does not:
+  /// every warp reads its fragments from global memory.
+  std::string fitsTF32(CUDACoreScheduleAttr s) const;
+
   /// The schedule of this core with f32 products: `o.rows` query rows a
   /// thread where n is a multiple of 32 of them (else 1); `o.lanes` lanes
   /// a row, or where 0 the chosen ones: 4, or 8 with one row a thread where

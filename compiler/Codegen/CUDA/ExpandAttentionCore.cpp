@@ -233,6 +233,13 @@ struct CoreOperands {
              schedule.getWarps(), schedule.getGroups(), schedule.getLdmatrix());
       return;
     }
+    // Unstaged, a block's warps are not known to share a sequence (its
+    // threads' loop gives each warp its own (b, h)), so the slot loop goes
+    // to k, the key mask masking pooled slots past a length: a bound per
+    // sequence would differ between the threads of a block, which the
+    // host's emulation cannot run (it runs a block's threads loop by loop
+    // between the warp-wide ops).
+    lengths = Value();
     int64_t rows = batch * heads * tiles;
     auto par = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero, zero},
@@ -648,25 +655,30 @@ struct CoreOperands {
     const KVSource &kv;
     StringRef precision;
     bool emulate, exact;
+    /// TF32 (an f32 core on tensor cores): m16n8k8 steps of single f32
+    /// operands instead of m16n8k16 ones of 16-bit pairs.
+    bool tf32;
     int64_t dSteps, dTiles;
     /// The slots' blocks of 16 a step, and the scores a lane holds of one
     /// (GPU: 4; emulated: all 16).
     int64_t blocks, per;
     VectorType accType;
-    Value g, twoT, row[2];
+    Value g, t, twoT, row[2];
     Value fzero, scaleLog2, negInf, zeros;
-    /// Q's A fragments, once: one per 16-wide step of the head (GPU).
+    /// Q's A fragments, once: one per 16-wide step of the head (GPU; TF32:
+    /// one vector<4x1xf32> per 8-wide step).
     SmallVector<SmallVector<Value, 4>> qFrag;
 
     WarpRows(const CoreOperands &core, OpBuilder &b, Location loc, Value bi,
              Value hi, Value tile, Value lane, const KVSource &kv,
              StringRef precision, bool emulate, bool exact)
         : core(core), loc(loc), bi(bi), hi(hi), kv(kv), precision(precision),
-          emulate(emulate), exact(exact), dSteps(core.d / 16),
+          emulate(emulate), exact(exact), tf32(precision == "tf32"),
+          dSteps(core.d / (precision == "tf32" ? 8 : 16)),
           dTiles(core.d / 8), blocks(core.slotBlocks()), per(emulate ? 16 : 4),
           accType(VectorType::get({2, 2}, b.getF32Type())) {
       g = arith::DivUIOp::create(b, loc, lane, c(b, 4));
-      Value t = arith::RemUIOp::create(b, loc, lane, c(b, 4));
+      t = arith::RemUIOp::create(b, loc, lane, c(b, 4));
       twoT = arith::MulIOp::create(b, loc, t, c(b, 2));
       row[0] = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, tile, c(b, 16)), g);
@@ -678,6 +690,18 @@ struct CoreOperands {
           b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
       if (emulate)
         return;
+      if (tf32) {
+        // m16n8k8 .tf32: a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4],
+        // a3 = A[g + 8][t + 4] of the step's 8 head columns.
+        for (int64_t s = 0; s < dSteps; ++s) {
+          Value c0 = addI(b, t, 8 * s), c4 = addI(b, c0, 4);
+          qFrag.push_back({tf32Frag(b, {ld(b, core.q, row[0], c0),
+                                        ld(b, core.q, row[1], c0),
+                                        ld(b, core.q, row[0], c4),
+                                        ld(b, core.q, row[1], c4)})});
+        }
+        return;
+      }
       for (int64_t s = 0; s < dSteps; ++s) {
         Value c0 = addI(b, twoT, 16 * s), c1 = addI(b, c0, 1),
               c8 = addI(b, c0, 8), c9 = addI(b, c0, 9);
@@ -709,6 +733,25 @@ struct CoreOperands {
     }
     Value pack(OpBuilder &b, Value lo, Value hiV) const {
       return cuda::packOperandPair(b, loc, lo, hiV, precision);
+    }
+    /// A TF32 fragment (vector<Nx1xf32>, as nvgpu.mma.sync takes it) of
+    /// f32 values, each rounded with cvt.rna.tf32.f32 (the mma reads only
+    /// their top 19 bits; the PTX ISA leaves what it makes of the rest
+    /// unspecified).
+    Value tf32Frag(OpBuilder &b, ArrayRef<Value> values) const {
+      SmallVector<Value, 4> rounded;
+      for (Value v : values)
+        rounded.push_back(cuda::roundToTF32(b, loc, v));
+      return vector::FromElementsOp::create(
+          b, loc,
+          VectorType::get({int64_t(values.size()), 1}, b.getF32Type()),
+          rounded);
+    }
+    /// acc + A B with mma.sync m16n8k8 .tf32 (f32 accumulators).
+    Value mmaTF32(OpBuilder &b, Value aFrag, Value bFrag, Value acc) const {
+      return nvgpu::MmaSyncOp::create(b, loc, aFrag, bFrag, acc,
+                                      ArrayRef<int64_t>{16, 8, 8},
+                                      /*tf32Enabled=*/true);
     }
     /// A row's value over its four lanes (xor 1, 2 stay within the quad);
     /// emulated lanes already hold whole rows.
@@ -781,7 +824,21 @@ struct CoreOperands {
         Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
         Value jg = arith::AddIOp::create(b, loc, jb[u], g);
         Value sAcc[2];
-        for (int64_t nt = 0; nt < 2; ++nt) {
+        for (int64_t nt = 0; nt < 2 && tf32; ++nt) {
+          // B = K^T of the step's 8 head columns: b0 = K[slot g][t], b1 =
+          // K[slot g][t + 4].
+          Value keyRow = addI(b, jg, 8 * nt);
+          Value a = zeros;
+          for (int64_t st = 0; st < dSteps; ++st) {
+            Value c0 = addI(b, t, 8 * st);
+            a = mmaTF32(b, qFrag[st][0],
+                        tf32Frag(b, {ld(b, core.key, keyRow, c0),
+                                     ld(b, core.key, keyRow, addI(b, c0, 4))}),
+                        a);
+          }
+          sAcc[nt] = a;
+        }
+        for (int64_t nt = 0; nt < 2 && !tf32; ++nt) {
           Value keyRow = addI(b, jg, 8 * nt);
           Value a = zeros;
           SmallVector<Value, 4> regs;
@@ -905,8 +962,30 @@ struct CoreOperands {
           }
           continue;
         }
-        SmallVector<Value> pFrag = pFragOf(u);
         Value j2t = arith::AddIOp::create(b, loc, jb[u], twoT);
+        if (tf32) {
+          // m16n8k8 on each 8-slot half nt of the block, its slots in the
+          // order the lane holds them: the lane's probabilities of slots
+          // 2t and 2t + 1 (S's accumulator layout) are A's k = t and
+          // t + 4, so B's rows t and t + 4 are V's slots 2t and 2t + 1.
+          // The product sums over the same slots: no shuffle.
+          for (int64_t nt = 0; nt < 2; ++nt) {
+            auto pu = [&](int h, int64_t o) {
+              return p[h][per * u + 2 * nt + o];
+            };
+            Value pFrag = tf32Frag(b, {pu(0, 0), pu(1, 0), pu(0, 1), pu(1, 1)});
+            Value s0 = addI(b, j2t, 8 * nt), s1 = addI(b, s0, 1);
+            for (int64_t dt = 0; dt < dTiles; ++dt) {
+              Value col = arith::AddIOp::create(b, loc, g, c(b, 8 * dt));
+              acc[dt] = mmaTF32(b, pFrag,
+                                tf32Frag(b, {ld(b, core.value, s0, col),
+                                             ld(b, core.value, s1, col)}),
+                                acc[dt]);
+            }
+          }
+          continue;
+        }
+        SmallVector<Value> pFrag = pFragOf(u);
         SmallVector<Value, 4> vRegs;
         for (int64_t dt = 0; dt < dTiles; ++dt) {
           SmallVector<Value, 2> vFrag;
@@ -1178,10 +1257,10 @@ struct CUDAExpandAttentionCorePass
   using Base::Base;
 
   void runOnOperation() override {
-    if (mma != "none" && mma != "bf16" && mma != "f16") {
+    if (mma != "none" && mma != "tf32" && mma != "bf16" && mma != "f16") {
       getOperation().emitError()
           << "mma '" << mma
-          << "' is not one this pass has (none, bf16 or f16)";
+          << "' is not one this pass has (none, tf32, bf16 or f16)";
       return signalPassFailure();
     }
     if (lanes != 0 && lanes != 1 && lanes != 4 && lanes != 8 && lanes != 16) {
@@ -1244,6 +1323,28 @@ struct CUDAExpandAttentionCorePass
         }
         CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
                                            schedule);
+        continue;
+      }
+      // An f32 core on TF32 tensor cores: where its schedule (a file's,
+      // through the selection) is a tensor-core one.
+      if (auto schedule = op->getAttrOfType<CUDACoreScheduleAttr>(
+              kCUDACoreScheduleAttrName)) {
+        cuda::CoreShape shape = cuda::CoreShape::of(op);
+        std::string why =
+            mma != "tf32" ? "an f32 core runs on tensor cores as TF32 only "
+                            "(mma=tf32), not with mma=" +
+                                std::string(mma)
+            : !cuda::coreOnTF32TensorCores(op)
+                ? "q, key, value and the output must be f32 of static "
+                  "shapes, n and k multiples of 16, the head width of 8"
+                : shape.fitsTF32(schedule);
+        if (!why.empty()) {
+          op.emitOpError() << "cannot take its schedule " << schedule << ": "
+                           << why;
+          return signalPassFailure();
+        }
+        CoreOperands::of(op).onTensorCores(rewriter, op, "tf32", emulate,
+                                           exact, schedule);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,

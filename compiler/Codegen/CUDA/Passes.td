@@ -57,7 +57,13 @@ def LinformerCUDAExpandAttentionCorePass
     its `linformer.cuda_f32_core_schedule` (lanes a query row, rows a
     thread) where it has one, exactly (one that does not fit is an error);
     without one (the pass alone, the pipeline without scheduled
-    contractions) the `lanes` and `rows` options say.
+    contractions) the `lanes` and `rows` options say. With mma=tf32 an f32
+    core whose schedule is a `linformer.cuda_core_schedule` (a file's: the
+    selection keeps the f32 core until a GPU has timed the two) runs on
+    TF32 tensor cores instead, unstaged: mma.sync m16n8k8 on operands
+    rounded with cvt.rna, P's fragments straight from S's accumulators
+    (the lane's slots 2t and 2t + 1 are A's k = t and t + 4, and V's rows
+    are read in that order, so no shuffle is needed).
 
     With `mma=bf16` or `f16` (and the query rows, projected slots and head
     width multiples of 16), the core runs on tensor cores instead, one warp
@@ -134,7 +140,9 @@ def LinformerCUDAExpandAttentionCorePass
   }];
   let options = [
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
-           "none (one thread a query row, f32), bf16 or f16 (tensor cores)">,
+           "none (one thread a query row, f32), tf32 (f32 cores whose "
+           "schedule is a #linformer.cuda_core_schedule on TF32 tensor "
+           "cores, the others as none), bf16 or f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "for the CPU: its GPU code, for linformer-cuda-emulate-warps "
            "(with exact: the tensor-core core replayed in scalars)">,

@@ -205,18 +205,24 @@ struct CUDASelectSchedulesPass
               return !cast<MemRefType>(v.getType()).getElementType().isF32();
             }))
           return WalkResult::advance();
+        // With mma=tf32 a file may put it on TF32 tensor cores instead
+        // (the f32 core stays the choice until a GPU has timed the two).
         return attachCoreSchedule(
-            op, key, kCUDAF32CoreScheduleAttrName,
+            op, key,
             [&](Attribute a) -> std::string {
               if (auto s = dyn_cast<CUDAF32CoreScheduleAttr>(a))
                 return core.fitsF32(s);
-              return "it runs with f32 products (no tensor cores here), "
-                     "which a #linformer.cuda_f32_core_schedule describes";
+              if (auto s = dyn_cast<CUDACoreScheduleAttr>(a);
+                  s && precision == "tf32")
+                return core.fitsTF32(s);
+              return "it runs with f32 products (no tensor cores here; "
+                     "TF32 ones need --cuda-mma=tf32), which a "
+                     "#linformer.cuda_f32_core_schedule describes";
             },
             [&] { return core.chooseF32(ctx, o); }, overrides, records);
       }
       return attachCoreSchedule(
-          op, key, kCUDACoreScheduleAttrName,
+          op, key,
           [&](Attribute a) -> std::string {
             if (auto s = dyn_cast<CUDACoreScheduleAttr>(a))
               return core.fits(s, o);
@@ -234,9 +240,10 @@ struct CUDASelectSchedulesPass
 
   /// Core `op`'s schedule under `key`: the file's record of it where there
   /// is one (refused where `fit` says what in it does not fit), else
-  /// `chosen()`; attached as `attrName` and appended to `records`.
+  /// `chosen()`; attached under its kind's name (linformer.cuda_core_schedule
+  /// or linformer.cuda_f32_core_schedule) and appended to `records`.
   WalkResult
-  attachCoreSchedule(AttentionCoreOp op, StringRef key, StringRef attrName,
+  attachCoreSchedule(AttentionCoreOp op, StringRef key,
                      function_ref<std::string(Attribute)> fit,
                      function_ref<Attribute()> chosen,
                      std::map<std::string, cuda::ScheduleFileRecord> &overrides,
@@ -255,7 +262,10 @@ struct CUDASelectSchedulesPass
     } else {
       schedule = chosen();
     }
-    op->setAttr(attrName, schedule);
+    op->setAttr(isa<CUDACoreScheduleAttr>(schedule)
+                    ? kCUDACoreScheduleAttrName
+                    : kCUDAF32CoreScheduleAttrName,
+                schedule);
     records.push_back(
         cuda::scheduleRecord(&getContext(), key, schedule, source));
     return WalkResult::advance();

@@ -460,24 +460,29 @@ class Case:
             # with the defaults and, where its attention cores run with
             # f32 products, a schedule file giving each of them random
             # lanes and rows, which must either run or be refused by name.
-            core_file = None
+            core_file, tf32 = None, False
             if self.args.cuda_knobs and self.index % 3:
                 cmd += self.cuda_knobs()
             elif self.args.cuda_knobs:
-                core_file, why = self.random_f32_core_schedules(run, mpath, work)
+                core_file, why, tf32 = self.random_f32_core_schedules(run, mpath, work)
                 if why:
                     return fail(why)
                 if core_file:
                     cmd += ["--schedule", core_file]
+                if tf32:
+                    # TF32 products: the TF32 GEMMs' tolerance (2e-3,
+                    # cuda-host.test) on top of a 16-bit output's rounding.
+                    cmd += ["--cuda-mma=tf32", f"--tolerance={tolerance + 2e-3:g}"]
             rc, out = run(cmd, 300)
             if (core_file and rc != 0 and "op cannot take the schedule of" in out
-                    and ("need n a multiple of" in out or "do not divide its head width" in out)):
-                self.core_note = "refused"
+                    and ("need n a multiple of" in out or "do not divide its head width" in out
+                         or "on TF32 tensor cores" in out or "do not divide its" in out)):
+                self.core_note = ("tf32 " if tf32 else "") + "refused"
             elif rc != 0 or "PASS" not in out:
                 return fail("the CUDA pipeline's loop nest (cuda-host) failed"
                             + (f" with the f32 core schedules of {core_file}" if core_file else ""))
             elif core_file:
-                self.core_note = "checked"
+                self.core_note = ("tf32 " if tf32 else "") + "checked"
         self.cleanup(work)
         note = getattr(self, "schedule_note", None)
         core = getattr(self, "core_note", None)
@@ -519,21 +524,46 @@ class Case:
         return knobs
 
     def random_f32_core_schedules(self, run, mpath, work):
-        """(path or None, why): a CUDA schedule file of the model's f32
-        attention cores only (--target=cuda --print-schedule's records of
-        them), each with random lanes a row and rows a thread; None where
-        no core runs with f32 products."""
+        """(path or None, why, tf32): a CUDA schedule file of the model's
+        f32 attention cores only (--target=cuda --print-schedule's records
+        of them), each with random lanes a row and rows a thread; None where
+        no core runs with f32 products. Now and then (tf32) the run is to
+        use --cuda-mma=tf32 and the cores go on TF32 tensor cores
+        instead (three times in four where their shapes take TF32, one in
+        six elsewhere): unstaged #linformer.cuda_core_schedule records of
+        random warps and slots, which must run or be refused by name."""
         rc, out = run([os.path.join(self.args.bin, "linformer-compile"), mpath,
                        "--target=cuda", "--print-schedule"], 300)
         if rc != 0 or "{" not in out:
-            return None, "linformer-compile --target=cuda --print-schedule failed on a valid model"
+            return (None, "linformer-compile --target=cuda --print-schedule failed on a valid model",
+                    False)
         doc = json.loads(out[out.index("{"):out.rindex("}") + 1])
         rng = random.Random(self.seed * 1000003 + self.index + 15485863)
         cores = [r for r in doc["kernels"]
                  if r["schedule"].startswith("#linformer.cuda_f32_core_schedule")]
         if not cores:
-            return None, None
+            return None, None, False
+        # TF32 three times in four where every core's shape takes it (n and
+        # k multiples of 16, d of 8: about one valid model in twenty), one
+        # in six elsewhere (refused by name).
+        def tf32_shape(r):
+            _, n, d, k = map(int, r["key"].split("/")[1].split("x")[1:])
+            return n % 16 == 0 and k % 16 == 0 and d % 8 == 0
+        tf32 = random.Random(self.seed * 1000003 + self.index + 7919).random() < (
+            3 / 4 if all(tf32_shape(r) for r in cores) else 1 / 6)
         for r in cores:
+            if tf32:
+                # Warps dividing the n / 16 query tiles and slots dividing k
+                # three times in four, the fourth among all.
+                _, n, _, k = map(int, r["key"].split("/")[1].split("x")[1:])
+                warps = [1, 2, 4, 8] if rng.random() < 0.25 else \
+                    [x for x in (1, 2, 4, 8) if x == 1 or (n // 16) % x == 0]
+                slots = [16, 32, 64] if rng.random() < 0.25 else \
+                    [x for x in (16, 32, 64) if x == 16 or k % x == 0]
+                r["schedule"] = (f"#linformer.cuda_core_schedule<warps = {rng.choice(warps)}, "
+                                 f"slots = {rng.choice(slots)}, staged = false, groups = 1, "
+                                 "ldmatrix = false, wgmma = false>")
+                continue
             # attention_core/BxHxNxDxK/...: three draws of four among the
             # counts that fit (rows: n a multiple of 32 of them; lanes:
             # dividing d, n a multiple of 32), the fourth among all.
@@ -548,7 +578,7 @@ class Case:
         path = os.path.join(work, "f32-cores.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        return path, None
+        return path, None, tf32
 
     def random_schedule(self, run, mpath, flags, work, weights):
         """(ok, why): the model compiled with a random schedule file, which
@@ -690,7 +720,7 @@ def main():
     os.makedirs(args.work, exist_ok=True)
     start = time.time()
     failures, refused, schedules = [], 0, {"checked": 0, "refused": 0}
-    cores = {"checked": 0, "refused": 0}
+    cores = {"checked": 0, "refused": 0, "tf32 checked": 0, "tf32 refused": 0}
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for c, (ok, text) in zip(cases, pool.map(lambda c: c.execute(), cases)):
             if not ok:
@@ -713,8 +743,11 @@ def main():
           f"{len(failures)} failed, {time.time() - start:.0f} s"
           + (f"; random schedules: {schedules['checked']} checked, {schedules['refused']} "
              f"refused by key" if args.schedules else "")
-          + (f"; random f32 core schedules (cuda-host): {cores['checked']} checked, "
-             f"{cores['refused']} refused by name" if args.cuda_knobs else ""))
+          + (f"; random f32 core schedules (cuda-host): "
+             f"{cores['checked'] + cores['tf32 checked']} checked, "
+             f"{cores['refused'] + cores['tf32 refused']} refused by name (on TF32 tensor "
+             f"cores: {cores['tf32 checked']} checked, {cores['tf32 refused']} refused)"
+             if args.cuda_knobs else ""))
     return 1 if failures else 0
 
 

@@ -1,0 +1,42 @@
+// An f32 core's tensor-core schedule that TF32 cannot take is an error that
+// says why (with mma=tf32; without it, see
+// linformer-cuda-expand-attention-core-f32-schedule-invalid.mlir).
+// RUN: linformer-opt %s --split-input-file --verify-diagnostics --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=tf32}))'
+
+// Staged K and V are words of two 16-bit operands: TF32 reads its
+// fragments from global memory.
+func.func @staged(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
+                  %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xf32>) {
+  // expected-error-re @+1 {{cannot take its schedule #linformer.cuda_core_schedule<{{.*}}staged = true{{.*}}>: on TF32 tensor cores the core is not staged (no ldmatrix, no wgmma): every warp reads its fragments from global memory}}
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = true, groups = 1, ldmatrix = false, wgmma = false>}
+    : (memref<1x2x32x16xf32>, memref<1x2x16x16xf32>, memref<1x2x16x16xf32>,
+       memref<1x2x32x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// A head width of 12 is no whole number of k8 steps.
+func.func @width(%q: memref<1x2x32x12xf32>, %k: memref<1x2x16x12xf32>,
+                 %v: memref<1x2x16x12xf32>, %o: memref<1x2x32x12xf32>) {
+  // expected-error-re @+1 {{cannot take its schedule {{.*}}: q, key, value and the output must be f32 of static shapes, n and k multiples of 16, the head width of 8}}
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
+    : (memref<1x2x32x12xf32>, memref<1x2x16x12xf32>, memref<1x2x16x12xf32>,
+       memref<1x2x32x12xf32>) -> ()
+  return
+}
+
+// -----
+
+// 32 slots a step do not divide k = 16.
+func.func @slots(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
+                 %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xf32>) {
+  // expected-error-re @+1 {{cannot take its schedule {{.*}}: slots 32 do not divide its k = 16}}
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 32, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
+    : (memref<1x2x32x16xf32>, memref<1x2x16x16xf32>, memref<1x2x16x16xf32>,
+       memref<1x2x32x16xf32>) -> ()
+  return
+}

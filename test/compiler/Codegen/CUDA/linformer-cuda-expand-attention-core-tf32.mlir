@@ -1,0 +1,67 @@
+// An f32 attention core whose schedule is a #linformer.cuda_core_schedule
+// runs on TF32 tensor cores with mma=tf32 (issue 69, item 3): one warp a
+// tile of 16 query rows, mma.sync m16n8k8 .tf32 on operands rounded with
+// cvt.rna. Lane (g, t) = (lane / 4, lane % 4): Q's A fragment is rows g,
+// g + 8 at head columns t, t + 4; K's B fragment slot g at t, t + 4. P's A
+// fragment comes straight from S's accumulators (the lane's slots 2t and
+// 2t + 1 as A's k = t and t + 4), so V's B fragment is slots 2t and
+// 2t + 1 (8 nt + 2t, + 1 for the second half) of column g: no shuffle.
+// Without the attribute the core stays the f32 one.
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=tf32},canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=tf32 emulate exact},canonicalize,cse))' | FileCheck %s --check-prefix=EXACT
+
+// n = 32 (2 query tiles), d = 16 (two k8 steps), k = 16 (one step of 16
+// slots, unrolled by canonicalize): 2 x 2 mma for S, 2 x 2 for P V.
+// CHECK-LABEL: func.func @core
+// CHECK: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c4, %c32)
+// CHECK: %[[G:.*]] = arith.divui %[[LANE]], %c4
+// CHECK: %[[T:.*]] = arith.remui %[[LANE]], %c4
+// CHECK: %[[TWOT:.*]] = arith.muli %[[T]], %c2
+// CHECK: %[[R0:.*]] = arith.addi %{{.*}}, %[[G]]
+// CHECK: %[[R1:.*]] = arith.addi %[[R0]], %c8
+// CHECK: %[[T4:.*]] = arith.addi %[[T]], %c4
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R0]], %[[T]]]
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R1]], %[[T]]]
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R0]], %[[T4]]]
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R1]], %[[T4]]]
+// CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// CHECK: %[[Q0:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
+// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %[[G]], %[[T]]]
+// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %[[G]], %[[T4]]]
+// CHECK: vector.from_elements {{.*}} : vector<2x1xf32>
+// CHECK: nvgpu.mma.sync(%[[Q0]], %{{.*}}, %cst{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// CHECK: %[[S1:.*]] = arith.addi %[[TWOT]], %c1
+// CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[TWOT]], %[[G]]]
+// CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S1]], %[[G]]]
+// CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// CHECK: %[[S8:.*]] = arith.addi %[[TWOT]], %c8
+// CHECK: %[[S9:.*]] = arith.addi %[[TWOT]], %c9
+// CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S8]], %[[G]]]
+// CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S9]], %[[G]]]
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: } {linformer.tensor_core}
+// Replayed exactly on the host: scalar products, no mma.
+// EXACT-LABEL: func.func @core
+// EXACT-NOT: mma.sync
+// EXACT: } {linformer.tensor_core}
+func.func @core(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
+                %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xf32>) {
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
+    : (memref<1x2x32x16xf32>, memref<1x2x16x16xf32>, memref<1x2x16x16xf32>,
+       memref<1x2x32x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @f32_core
+// CHECK-NOT: mma.sync
+// CHECK: return
+func.func @f32_core(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
+                    %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xf32>) {
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    : (memref<1x2x32x16xf32>, memref<1x2x16x16xf32>, memref<1x2x16x16xf32>,
+       memref<1x2x32x16xf32>) -> ()
+  return
+}
