@@ -210,81 +210,25 @@ struct CoreOperands {
   };
 
   /// The core on tensor cores, one warp per 16 query rows (see Passes.td),
-  /// as `schedule` says. Staged, a block of its warps shares one (b, h):
-  /// its threads first copy the keys and values into shared memory
-  /// (rounded and packed once), then every warp reads its fragments from
-  /// there.
+  /// as `schedule` says: blocks of its `warps` query tiles, each block of
+  /// one (b, h). Staged, the block's threads first copy the keys and
+  /// values into shared memory (rounded and packed once), then every warp
+  /// reads its fragments from there.
   void onTensorCores(IRRewriter &rewriter, AttentionCoreOp op,
                      StringRef precision, bool emulate, bool exact,
                      mlir::linformer::CUDACoreScheduleAttr schedule) {
-    Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
-    int64_t tiles = n / 16;
     // The steps' slots (slotBlocks() reads them back: they divide k).
     slots = schedule.getSlots();
     bool replay = cuda::hostReplays(emulate, exact);
-    if (schedule.getStaged()) {
-      staged(rewriter, op, precision, replay, exact,
-             cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
-             schedule.getWarps(), schedule.getGroups(), schedule.getLdmatrix());
-      return;
-    }
-    // Unstaged, a block's warps are not known to share a sequence (its
-    // threads' loop gives each warp its own (b, h)), so the slot loop goes
-    // to k, the key mask masking pooled slots past a length: a bound per
-    // sequence would differ between the threads of a block, which the
-    // host's emulation cannot run (it runs a block's threads loop by loop
-    // between the warp-wide ops).
-    lengths = Value();
-    int64_t rows = batch * heads * tiles;
-    auto par = scf::ParallelOp::create(
-        rewriter, loc, ValueRange{zero, zero},
-        ValueRange{cIdx(rewriter, rows), cIdx(rewriter, 32)},
-        ValueRange{one, one},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          auto c = [&](int64_t v) { return cIdx(b, v); };
-          // Row tiles: query tiles fastest, so the warps of a block share
-          // their (b, h)'s keys and values through L1.
-          Value tile = arith::RemUIOp::create(b, loc, ivs[0], c(tiles));
-          Value bh = arith::DivUIOp::create(b, loc, ivs[0], c(tiles));
-          Value hi = arith::RemUIOp::create(b, loc, bh, c(heads));
-          Value bi = arith::DivUIOp::create(b, loc, bh, c(heads));
-          auto ld = [&, bi, hi](OpBuilder &b, Value buf, Value r, Value col) {
-            return loadF32(b, loc, buf, ValueRange{bi, hi, r, col});
-          };
-          auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
-            return arith::AddIOp::create(b, loc, x, cIdx(b, v));
-          };
-          auto rnd = [&](OpBuilder &b, Value v) {
-            return exact ? v
-                         : cuda::roundToOperand(b, loc, v, precision, true);
-          };
-          KVSource kv;
-          kv.keyPair = [&, ld](OpBuilder &b, Value slot, Value e0) {
-            return cuda::packOperandPair(b, loc, ld(b, key, slot, e0),
-                                         ld(b, key, slot, addI(b, e0, 1)),
-                                         precision);
-          };
-          kv.valuePair = [&, ld](OpBuilder &b, Value slot0, Value col) {
-            return cuda::packOperandPair(b, loc, ld(b, value, slot0, col),
-                                         ld(b, value, addI(b, slot0, 1), col),
-                                         precision);
-          };
-          kv.keyAt = [&, ld](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
-            return rnd(b, ld(b, key, addI(b, j0, jj), cIdx(b, e)));
-          };
-          kv.valueAt = [&, ld](OpBuilder &b, Value j0, int64_t jj, Value col) {
-            return rnd(b, ld(b, value, addI(b, j0, jj), col));
-          };
-          warp(b, loc, bi, hi, tile, ivs[1], kv, precision, replay, exact);
-          scf::ReduceOp::create(b, loc);
-        });
-    par->setAttr(mlir::linformer::kTensorCoreAttrName, rewriter.getUnitAttr());
-    rewriter.eraseOp(op);
+    // Unstaged, the same blocks (`warps` query tiles of one (b, h)), each
+    // warp reading its fragments from global memory (through L1, which the
+    // block's warps share): no copy, no barrier, one query group a block.
+    staged(rewriter, op, precision, replay, exact,
+           cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
+           schedule.getWarps(),
+           schedule.getStaged() ? schedule.getGroups() : 1,
+           schedule.getLdmatrix(), /*shared=*/schedule.getStaged());
   }
 
   /// The staged core's reads of its block's shared words `smem`, as lane
@@ -559,16 +503,58 @@ struct CoreOperands {
         });
   }
 
-  /// The staged core: an scf.parallel over blocks (one (b, h) and
+  /// Warp w of an unstaged block computes its query tile (tile0 + w),
+  /// reading the keys and values from global memory: operand pairs packed
+  /// as loaded (16-bit), or (emulated, replayed) single operands as the
+  /// tensor core multiplies them. TF32 reads them in WarpRows itself.
+  void computeGlobal(OpBuilder &b, Location loc, const BlockAt &at, Value w,
+                     Value lane, StringRef precision, bool emulate,
+                     bool exact) const {
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto ld = [&](OpBuilder &b, Value buf, Value r, Value col) {
+      return loadF32(b, loc, buf, ValueRange{at.bi, at.hi, r, col});
+    };
+    auto addI = [&](OpBuilder &b, Value x, int64_t v) -> Value {
+      return arith::AddIOp::create(b, loc, x, cIdx(b, v));
+    };
+    auto rnd = [&](OpBuilder &b, Value v) {
+      return exact ? v : cuda::roundToOperand(b, loc, v, precision, true);
+    };
+    KVSource kv;
+    kv.keyPair = [&](OpBuilder &b, Value slot, Value e0) {
+      return cuda::packOperandPair(b, loc, ld(b, key, slot, e0),
+                                   ld(b, key, slot, addI(b, e0, 1)),
+                                   precision);
+    };
+    kv.valuePair = [&](OpBuilder &b, Value slot0, Value col) {
+      return cuda::packOperandPair(b, loc, ld(b, value, slot0, col),
+                                   ld(b, value, addI(b, slot0, 1), col),
+                                   precision);
+    };
+    kv.keyAt = [&](OpBuilder &b, Value j0, int64_t jj, int64_t e) {
+      return rnd(b, ld(b, key, addI(b, j0, jj), cIdx(b, e)));
+    };
+    kv.valueAt = [&](OpBuilder &b, Value j0, int64_t jj, Value col) {
+      return rnd(b, ld(b, value, addI(b, j0, jj), col));
+    };
+    warp(b, loc, at.bi, at.hi, arith::AddIOp::create(b, loc, at.tile0, w),
+         lane, kv, precision, emulate, exact);
+  }
+
+  /// The core's blocks: an scf.parallel over blocks (one (b, h) and
   /// `perBlock` groups of `warps` consecutive query tiles each) around one
   /// over its threads (warps x 32 lanes), both already mapped to block and
-  /// thread ids. On the GPU the threads copy the keys and values into
-  /// dynamic shared memory, meet at a barrier and compute; emulated (a CPU
-  /// runs a thread loop to its end before the next starts) the copy and
-  /// the computation are two thread loops over one buffer of the block.
+  /// thread ids. `shared` (staged): on the GPU the threads copy the keys
+  /// and values into dynamic shared memory, meet at a barrier and compute;
+  /// emulated (a CPU runs a thread loop to its end before the next starts)
+  /// the copy and the computation are two thread loops over one buffer of
+  /// the block. Else each warp reads them from global memory.
   void staged(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
               bool emulate, bool exact, const cuda::StagedCoreLayout &layout,
-              int64_t warps, int64_t perBlock, bool ldmatrix) const {
+              int64_t warps, int64_t perBlock, bool ldmatrix,
+              bool shared) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -605,7 +591,11 @@ struct CoreOperands {
             computeStaged(b, loc, layout, at, w, lane, smem, warps, perBlock,
                           precision, emulate, exact, ldmatrix);
           };
-          if (emulate) {
+          if (!shared) {
+            threads(b, [&](OpBuilder &b, Value w, Value lane) {
+              computeGlobal(b, loc, at, w, lane, precision, emulate, exact);
+            });
+          } else if (emulate) {
             Value smem = memref::AllocOp::create(
                 b, loc, MemRefType::get({layout.words}, word));
             threads(b, [&](OpBuilder &b, Value w, Value lane) {

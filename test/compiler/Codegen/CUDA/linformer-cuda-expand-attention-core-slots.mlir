@@ -1,6 +1,5 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core,canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
-// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-slots=16 core-shared-bytes=4096},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGED
 
 // Pooled slots (k = 32 windows of 2 tokens: the core's token_bound with
 // per_step = 2, and a key mask): the loop over slots stops at the first
@@ -18,22 +17,13 @@
 // CHECK: %[[SLOTS:.*]] = arith.muli %[[STEPS]], %c16 : index
 // CHECK: %[[END:.*]] = arith.minui %[[SLOTS]], %c32 : index
 // CHECK: scf.for %{{.*}} = %c0 to %[[END]] step %c16
-// On tensor cores, staged, a block's 16-row query tiles are of one
-// sequence: the same bound, in steps of the schedule's 16 slots.
-// STAGED-LABEL: func.func @slots(
-// STAGED-SAME: %[[LEN:[a-z0-9]+]]: memref<2xi32> {linformer.lengths}
-// STAGED: memref.load %[[LEN]]
-// STAGED: %[[END:.*]] = arith.minui %{{.*}}, %c32 : index
-// STAGED: scf.for %{{.*}} = %c0 to %[[END]] step %c16
-// Unstaged, a block's warps may hold other sequences (the thread loop gives
-// each its (b, h)): every slot, the key mask masking those past a length,
-// so every thread of a block takes the same steps (the host's emulation
-// runs a block's threads loop by loop between warp-wide ops).
+// On tensor cores a warp's 16 query rows are of one sequence: the same
+// bound, in steps of the schedule's 16 slots.
 // MMA-LABEL: func.func @slots(
-// MMA-NOT: memref.load %arg4
-// MMA: scf.for %{{.*}} = %c0 to %c32 step %c16
-// MMA-NOT: memref.load %arg4
-// MMA: return
+// MMA-SAME: %[[LEN:[a-z0-9]+]]: memref<2xi32> {linformer.lengths}
+// MMA: memref.load %[[LEN]]
+// MMA: %[[END:.*]] = arith.minui %{{.*}}, %c32 : index
+// MMA: scf.for %{{.*}} = %c0 to %[[END]] step %c16
 func.func @slots(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x32x16xf32>,
                  %v: tensor<2x4x32x16xf32>, %m: tensor<2x32xi8>,
                  %len: tensor<2xi32> {linformer.lengths})

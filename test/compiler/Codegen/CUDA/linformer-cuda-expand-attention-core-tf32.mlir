@@ -13,7 +13,9 @@
 // n = 32 (2 query tiles), d = 16 (two k8 steps), k = 16 (one step of 16
 // slots, unrolled by canonicalize): 2 x 2 mma for S, 2 x 2 for P V.
 // CHECK-LABEL: func.func @core
-// CHECK: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c4, %c32)
+// Blocks of the schedule's 2 warps of one (b, h): 2 heads x 32 / 32 rows.
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1) {
+// CHECK: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c2, %c32)
 // CHECK: %[[G:.*]] = arith.divui %[[LANE]], %c4
 // CHECK: %[[T:.*]] = arith.remui %[[LANE]], %c4
 // CHECK: %[[TWOT:.*]] = arith.muli %[[T]], %c2
@@ -39,11 +41,11 @@
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S8]], %[[G]]]
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S9]], %[[G]]]
 // CHECK-NOT: nvvm.mma.sync
-// CHECK: } {linformer.tensor_core}
+// CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x
 // Replayed exactly on the host: scalar products, no mma.
 // EXACT-LABEL: func.func @core
 // EXACT-NOT: mma.sync
-// EXACT: } {linformer.tensor_core}
+// EXACT: } {mapping = [#gpu.loop_dim_map<processor = block_x
 func.func @core(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
                 %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xf32>) {
   linformer.attention_core %q, %k, %v scale(0.25) outs(%o)

@@ -164,14 +164,17 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // MMA: llvm.intr.fma
 // MMA-NOT: mma.sync
 // With 32 slots and a head width of 16 (slots=16: a step of one 16-slot
-// block; @core_k64 shows the default two): one warp per 16 query rows
-// (2 x 4 x 64 / 16 = 32 warps), the slots in blocks of 16; S = Q K^T is two
+// block; @core_k64 shows the default two): one warp per 16 query rows, in
+// blocks of the schedule's 4 warps of one (b, h) (2 x 4 x 64 / 64 = 8
+// blocks, mapped as the staged core's), each warp reading K and V from
+// global memory; the slots in blocks of 16; S = Q K^T is two
 // m16n8k16 tiles (one head-width step), each row's max is exchanged within
 // its quad of lanes, P is packed from the S accumulators into the A
 // fragment of O += P V (two 8-column tiles of the head), the running sums
 // are summed over the quad at the end.
 // MMA-LABEL: func.func @core16
-// MMA: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c32, %c32)
+// MMA: scf.parallel (%{{.*}}) = (%c0) to (%c8) step (%c1) {
+// MMA: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c4, %c32)
 // MMA: scf.for %[[J:.*]] = %c0 to %c32 step %c16 iter_args({{.*}}) -> (f32, f32, f32, f32, vector<2x2xf32>, vector<2x2xf32>)
 // MMA-COUNT-2: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>
 // MMA: memref.load %arg3
@@ -185,7 +188,8 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // MMA-COUNT-2: gpu.shuffle  xor
 // MMA: arith.divf
 // MMA-NOT: arith.divf
-// MMA: {linformer.tensor_core}
+// MMA: } {mapping = [#gpu.loop_dim_map<processor = thread_y{{.*}}thread_x
+// MMA: } {mapping = [#gpu.loop_dim_map<processor = block_x
 // Replayed (exact emulation: f32 operands, which no 16-bit register
 // holds): the same warps and blocks, no shuffles or mma.sync. (Rounded,
 // the host runs the GPU code above, its mma.sync and shuffles lowered by
@@ -197,7 +201,7 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // EMU-NOT: arith.truncf
 // EMU-NOT: llvm.call_intrinsic
 // EMU: math.exp2
-// EMU: {linformer.tensor_core}
+// EMU: } {mapping = [#gpu.loop_dim_map<processor = block_x
 // Staged (shared-bytes at least the 704 words of one (b, h)'s K and V: 32
 // slots x (8 + 4) + 16 columns x (16 + 4); one byte less keeps the
 // unstaged loops above): a block per (b, h) with its 4 query tiles as 4
