@@ -653,7 +653,7 @@ struct CoreOperands {
     /// (GPU: 4; emulated: all 16).
     int64_t blocks, per;
     VectorType accType;
-    Value g, t, twoT, row[2];
+    Value g, twoT, row[2];
     Value fzero, scaleLog2, negInf, zeros;
     /// Q's A fragments, once: one per 16-wide step of the head (GPU; TF32:
     /// one vector<4x1xf32> per 8-wide step).
@@ -668,7 +668,7 @@ struct CoreOperands {
           dTiles(core.d / 8), blocks(core.slotBlocks()), per(emulate ? 16 : 4),
           accType(VectorType::get({2, 2}, b.getF32Type())) {
       g = arith::DivUIOp::create(b, loc, lane, c(b, 4));
-      t = arith::RemUIOp::create(b, loc, lane, c(b, 4));
+      Value t = arith::RemUIOp::create(b, loc, lane, c(b, 4));
       twoT = arith::MulIOp::create(b, loc, t, c(b, 2));
       row[0] = arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, tile, c(b, 16)), g);
@@ -681,14 +681,17 @@ struct CoreOperands {
       if (emulate)
         return;
       if (tf32) {
-        // m16n8k8 .tf32: a0 = A[g][t], a1 = A[g + 8][t], a2 = A[g][t + 4],
-        // a3 = A[g + 8][t + 4] of the step's 8 head columns.
+        // m16n8k8 .tf32: a0 = A[g][k = t], a1 = A[g + 8][t], a2 = A[g][t +
+        // 4], a3 = A[g + 8][t + 4]. Q K^T sums over the head columns in any
+        // order: within each step of 8, A's (and B's) k = t and t + 4 are
+        // columns 2t and 2t + 1, so K's two operands of a lane are adjacent
+        // (one 8-byte load, see keyFrag).
         for (int64_t s = 0; s < dSteps; ++s) {
-          Value c0 = addI(b, t, 8 * s), c4 = addI(b, c0, 4);
+          Value c0 = addI(b, twoT, 8 * s), c1 = addI(b, c0, 1);
           qFrag.push_back({tf32Frag(b, {ld(b, core.q, row[0], c0),
                                         ld(b, core.q, row[1], c0),
-                                        ld(b, core.q, row[0], c4),
-                                        ld(b, core.q, row[1], c4)})});
+                                        ld(b, core.q, row[0], c1),
+                                        ld(b, core.q, row[1], c1)})});
         }
         return;
       }
@@ -736,6 +739,18 @@ struct CoreOperands {
           b, loc,
           VectorType::get({int64_t(values.size()), 1}, b.getF32Type()),
           rounded);
+    }
+    /// K's TF32 B fragment of slot `slot` at head step `st`: columns
+    /// 8 st + 2t and + 1 (B's k = t and t + 4, as Q's fragments take them),
+    /// one aligned 8-byte load (the head width is a multiple of 8).
+    Value keyFrag(OpBuilder &b, Value slot, int64_t st) const {
+      Value pair = vector::LoadOp::create(
+          b, loc, VectorType::get({2}, b.getF32Type()), core.key,
+          ValueRange{bi, hi, slot, addI(b, twoT, 8 * st)},
+          /*nontemporal=*/false, llvm::MaybeAlign(8));
+      return tf32Frag(
+          b, {vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{0}),
+              vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1})});
     }
     /// acc + A B with mma.sync m16n8k8 .tf32 (f32 accumulators).
     Value mmaTF32(OpBuilder &b, Value aFrag, Value bFrag, Value acc) const {
@@ -815,17 +830,12 @@ struct CoreOperands {
         Value jg = arith::AddIOp::create(b, loc, jb[u], g);
         Value sAcc[2];
         for (int64_t nt = 0; nt < 2 && tf32; ++nt) {
-          // B = K^T of the step's 8 head columns: b0 = K[slot g][t], b1 =
-          // K[slot g][t + 4].
+          // B = K^T of the step's 8 head columns: b0 = K[slot g][k = t],
+          // b1 = K[slot g][t + 4], k as Q's fragments take it.
           Value keyRow = addI(b, jg, 8 * nt);
           Value a = zeros;
-          for (int64_t st = 0; st < dSteps; ++st) {
-            Value c0 = addI(b, t, 8 * st);
-            a = mmaTF32(b, qFrag[st][0],
-                        tf32Frag(b, {ld(b, core.key, keyRow, c0),
-                                     ld(b, core.key, keyRow, addI(b, c0, 4))}),
-                        a);
-          }
+          for (int64_t st = 0; st < dSteps; ++st)
+            a = mmaTF32(b, qFrag[st][0], keyFrag(b, keyRow, st), a);
           sAcc[nt] = a;
         }
         for (int64_t nt = 0; nt < 2 && !tf32; ++nt) {

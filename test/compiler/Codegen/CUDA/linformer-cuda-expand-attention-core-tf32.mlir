@@ -2,7 +2,9 @@
 // runs on TF32 tensor cores with mma=tf32 (issue 69, item 3): one warp a
 // tile of 16 query rows, mma.sync m16n8k8 .tf32 on operands rounded with
 // cvt.rna. Lane (g, t) = (lane / 4, lane % 4): Q's A fragment is rows g,
-// g + 8 at head columns t, t + 4; K's B fragment slot g at t, t + 4. P's A
+// g + 8 at head columns 2t, 2t + 1 (as A's k = t and t + 4: Q K^T sums
+// over the columns in any order); K's B fragment slot g at the same two
+// columns, one 8-byte vector load. P's A
 // fragment comes straight from S's accumulators (the lane's slots 2t and
 // 2t + 1 as A's k = t and t + 4), so V's B fragment is slots 2t and
 // 2t + 1 (8 nt + 2t, + 1 for the second half) of column g: no shuffle.
@@ -21,23 +23,23 @@
 // CHECK: %[[TWOT:.*]] = arith.muli %[[T]], %c2
 // CHECK: %[[R0:.*]] = arith.addi %{{.*}}, %[[G]]
 // CHECK: %[[R1:.*]] = arith.addi %[[R0]], %c8
-// CHECK: %[[T4:.*]] = arith.addi %[[T]], %c4
-// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R0]], %[[T]]]
-// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R1]], %[[T]]]
-// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R0]], %[[T4]]]
-// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R1]], %[[T4]]]
+// CHECK: %[[S1:.*]] = arith.addi %[[TWOT]], %c1
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R0]], %[[TWOT]]]
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R1]], %[[TWOT]]]
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R0]], %[[S1]]]
+// CHECK: memref.load %arg0[%{{.*}}, %{{.*}}, %[[R1]], %[[S1]]]
 // CHECK: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
 // CHECK: %[[Q0:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
-// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %[[G]], %[[T]]]
-// CHECK: memref.load %arg1[%{{.*}}, %{{.*}}, %[[G]], %[[T4]]]
+// CHECK: %[[S8:.*]] = arith.addi %[[TWOT]], %c8
+// CHECK: %[[S9:.*]] = arith.addi %[[TWOT]], %c9
+// CHECK: %[[KP:.*]] = vector.load %arg1[%{{.*}}, %{{.*}}, %[[G]], %[[TWOT]]] {alignment = 8 : i64} : memref<1x2x16x16xf32>, vector<2xf32>
+// CHECK: vector.extract %[[KP]][0]
+// CHECK: vector.extract %[[KP]][1]
 // CHECK: vector.from_elements {{.*}} : vector<2x1xf32>
 // CHECK: nvgpu.mma.sync(%[[Q0]], %{{.*}}, %cst{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
-// CHECK: %[[S1:.*]] = arith.addi %[[TWOT]], %c1
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[TWOT]], %[[G]]]
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S1]], %[[G]]]
 // CHECK: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
-// CHECK: %[[S8:.*]] = arith.addi %[[TWOT]], %c8
-// CHECK: %[[S9:.*]] = arith.addi %[[TWOT]], %c9
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S8]], %[[G]]]
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S9]], %[[G]]]
 // CHECK-NOT: nvvm.mma.sync
