@@ -29,8 +29,8 @@ for k in f["kernels"]:
     _, _, n, d, slots = (int(g) for g in m.groups())
     if n % 16 or slots % 16 or d % 8:
         continue
-    # warps: the query tiles of a staged block (unused unstaged), any
-    # divisor of n / 16.
+    # warps: the query tiles (one warp each) of a block, all of one
+    # (b, h): any divisor of n / 16.
     warps = 4 if (n // 16) % 4 == 0 else 1
     step = 32 if slots % 32 == 0 else 16
     k["schedule"] = (f"#linformer.cuda_core_schedule<warps = {warps}, slots = {step}, "

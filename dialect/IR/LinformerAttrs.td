@@ -255,7 +255,8 @@ def Linformer_CUDACoreScheduleAttr
     `linformer-cuda-select-schedules` (or read from a CUDA schedule file),
     applied by `linformer-cuda-expand-attention-core` and recorded in the
     function's `linformer.cuda_schedules`:
-    - `warps`: query tiles (16 rows, a warp each) a staged block holds;
+    - `warps`: query tiles (16 rows, a warp each) a block holds, all of
+      one (b, h), staged or not;
     - `slots`: projected keys an online-softmax step takes (16, 32 or 64);
     - `staged`: the (b, h)'s keys and values copied into shared memory once
       a block (else every warp reads them from global memory);
