@@ -145,6 +145,11 @@ std::string CoreShape::fitsShape(CUDACoreScheduleAttr s) const {
 }
 
 std::string CoreShape::fitsTF32(CUDACoreScheduleAttr s) const {
+  if (!llvm::all_of(types, [](Type t) { return t && t.isF32(); }))
+    return "on TF32 tensor cores q, key, value and the output are f32";
+  if (llvm::any_of(std::array<int64_t, 5>{batch, heads, n, d, k},
+                   ShapedType::isDynamic))
+    return "on TF32 tensor cores its shapes must be static";
   if (n % 16 || k % 16 || d % 8)
     return "on TF32 tensor cores n and k must be multiples of 16 and the "
            "head width of 8, not n = " +

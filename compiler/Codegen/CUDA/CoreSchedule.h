@@ -103,8 +103,9 @@ struct CoreShape {
   std::string fits(CUDACoreScheduleAttr s, const CoreSelectionOptions &o) const;
 
   /// What in `s` (a schedule file's) does not fit this f32 core on TF32
-  /// tensor cores (mma=tf32), or "": its shape (see
-  /// coreOnTF32TensorCores, fitsShape), and staging, ldmatrix and wgmma,
+  /// tensor cores (mma=tf32), or "": f32 data of static shapes, query
+  /// rows and projected slots in whole 16s and the head width in whole 8s
+  /// (m16n8k8 steps), fitsShape, and staging, ldmatrix and wgmma,
   /// which the staged words' two 16-bit operands have but TF32 does not:
   /// every warp reads its fragments from global memory.
   std::string fitsTF32(CUDACoreScheduleAttr s) const;

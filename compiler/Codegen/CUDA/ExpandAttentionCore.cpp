@@ -1329,15 +1329,11 @@ struct CUDAExpandAttentionCorePass
       // through the selection) is a tensor-core one.
       if (auto schedule = op->getAttrOfType<CUDACoreScheduleAttr>(
               kCUDACoreScheduleAttrName)) {
-        cuda::CoreShape shape = cuda::CoreShape::of(op);
         std::string why =
             mma != "tf32" ? "an f32 core runs on tensor cores as TF32 only "
                             "(mma=tf32), not with mma=" +
                                 std::string(mma)
-            : !cuda::coreOnTF32TensorCores(op)
-                ? "q, key, value and the output must be f32 of static "
-                  "shapes, n and k multiples of 16, the head width of 8"
-                : shape.fitsTF32(schedule);
+                          : cuda::CoreShape::of(op).fitsTF32(schedule);
         if (!why.empty()) {
           op.emitOpError() << "cannot take its schedule " << schedule << ": "
                            << why;

@@ -82,24 +82,6 @@ inline bool coreOnTensorCores(AttentionCoreOp op, StringRef precision) {
          key.getDimSize(2) % 16 == 0;
 }
 
-/// Whether the attention core `op` (on buffers) may expand on TF32 tensor
-/// cores (mma=tf32, where its schedule is a #linformer.cuda_core_schedule:
-/// the f32 core stays the default until a GPU has timed the two): f32 q,
-/// key, value and out, static shapes, query rows and projected slots in
-/// whole 16s and the head width in whole 8s (m16n8k8 steps).
-inline bool coreOnTF32TensorCores(AttentionCoreOp op) {
-  std::array<Value, 4> data = coreData(op);
-  if (!llvm::all_of(data, [](Value v) {
-        return cast<MemRefType>(v.getType()).getElementType().isF32();
-      }))
-    return false;
-  auto q = cast<MemRefType>(data[0].getType()),
-       key = cast<MemRefType>(data[1].getType());
-  return q.hasStaticShape() && key.hasStaticShape() &&
-         q.getDimSize(2) % 16 == 0 && q.getDimSize(3) % 8 == 0 &&
-         key.getDimSize(2) % 16 == 0;
-}
-
 /// `v` (f32) rounded to the operand type; with `backToF32`, extended back
 /// (the value the tensor core multiplies, for emulation).
 inline Value roundToOperand(OpBuilder &b, Location loc, Value v,

@@ -20,7 +20,7 @@ func.func @staged(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
 // A head width of 12 is no whole number of k8 steps.
 func.func @width(%q: memref<1x2x32x12xf32>, %k: memref<1x2x16x12xf32>,
                  %v: memref<1x2x16x12xf32>, %o: memref<1x2x32x12xf32>) {
-  // expected-error-re @+1 {{cannot take its schedule {{.*}}: q, key, value and the output must be f32 of static shapes, n and k multiples of 16, the head width of 8}}
+  // expected-error-re @+1 {{cannot take its schedule {{.*}}: on TF32 tensor cores n and k must be multiples of 16 and the head width of 8, not n = 32, k = 16, d = 12}}
   linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
     {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
     : (memref<1x2x32x12xf32>, memref<1x2x16x12xf32>, memref<1x2x16x12xf32>,
@@ -38,5 +38,31 @@ func.func @slots(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
     {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 32, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
     : (memref<1x2x32x16xf32>, memref<1x2x16x16xf32>, memref<1x2x16x16xf32>,
        memref<1x2x32x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// TF32 multiplies f32 data: bf16 buffers belong to the 16-bit core.
+func.func @bf16_data(%q: memref<1x2x32x16xbf16>, %k: memref<1x2x16x16xbf16>,
+                     %v: memref<1x2x16x16xbf16>, %o: memref<1x2x32x16xf32>) {
+  // expected-error-re @+1 {{cannot take its schedule {{.*}}: on TF32 tensor cores q, key, value and the output are f32}}
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
+    : (memref<1x2x32x16xbf16>, memref<1x2x16x16xbf16>, memref<1x2x16x16xbf16>,
+       memref<1x2x32x16xf32>) -> ()
+  return
+}
+
+// -----
+
+// A dynamic batch: the warps' fragments index static shapes.
+func.func @dynamic(%q: memref<?x2x32x16xf32>, %k: memref<?x2x16x16xf32>,
+                   %v: memref<?x2x16x16xf32>, %o: memref<?x2x32x16xf32>) {
+  // expected-error-re @+1 {{cannot take its schedule {{.*}}: on TF32 tensor cores its shapes must be static}}
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
+    : (memref<?x2x32x16xf32>, memref<?x2x16x16xf32>, memref<?x2x16x16xf32>,
+       memref<?x2x32x16xf32>) -> ()
   return
 }
