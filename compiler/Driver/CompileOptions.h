@@ -139,6 +139,9 @@ struct CompileOptions {
   /// packed weights as a whole candidate, without them as the plan that
   /// mixes with Halide's (which has no initializers).
   bool prepackWeights = true;
+  /// Intermediate buffers whose rows span a multiple of 4 KiB get one cache
+  /// line more a row (linformer-cpu-pad-row-strides).
+  bool padRowStrides = true;
   /// A schedule file whose records replace the cost model's.
   std::string scheduleFile;
   /// "ROUND:INDEX": every kernel takes that --autotune candidate instead of

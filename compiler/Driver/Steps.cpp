@@ -347,6 +347,8 @@ void Compile::setPipelineOptions(CPUPipelineOptions &pipeline,
   pipeline.packedSequences = options.packedSequences && !mixable;
   // A Halide plan has no packing kernels to mix with (--backend=best).
   pipeline.prepackWeights = options.prepackWeights && !mixable;
+  // A Halide kernel (--backend=best) indexes the buffers rows end to end.
+  pipeline.padRowStrides = options.padRowStrides && !mixable;
   // The cost model plans for the shortest hinted run.
   if (!options.lengthsHint.empty())
     pipeline.shortLength = *std::min_element(options.lengthsHint.begin(),

@@ -192,6 +192,10 @@ void mlir::linformer::buildCPUPipeline(OpPassManager &pm,
   bufferization::BufferDeallocationPipelineOptions deallocOptions;
   bufferization::buildBufferDeallocationPipeline(pm, deallocOptions);
 
+  // Buffer layouts are final once the kernels bind them.
+  if (options.padRowStrides)
+    pm.nest<func::FuncOp>().addPass(createLinformerCPUPadRowStridesPass());
+
   // One kernel per workgroup loop; from here on each kernel is a function
   // whose loops are sequential.
   LinformerOutlineKernelsPassOptions outlineOptions;

@@ -93,6 +93,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "shorter tensors in place (linformer-cpu-packed-"
                      "sequences)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> padRowStrides{
+      *this, "pad-row-strides",
+      llvm::cl::desc("Intermediate buffers whose rows span a multiple of 4 "
+                     "KiB get one cache line more a row, so that a block "
+                     "of rows spreads over the L1 cache's sets "
+                     "(linformer-cpu-pad-row-strides)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> prepackWeights{
       *this, "prepack-weights",
       llvm::cl::desc("A contraction that streams a weight reads it from "

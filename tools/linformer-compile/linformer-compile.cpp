@@ -140,6 +140,12 @@ static cl::opt<bool> prepackWeights(
              "an initializer kernel makes once per session, instead of "
              "every workgroup copying its own in every run (false: the "
              "weights read in place)"));
+static cl::opt<bool> padRowStrides(
+    "pad-row-strides", cl::init(true),
+    cl::desc("CPU intermediate buffers whose rows span a multiple of 4 KiB "
+             "get one cache line more a row, so that a kernel's block of "
+             "rows spreads over the L1 cache's sets (false: rows end to "
+             "end)"));
 static cl::opt<std::string> scheduleFile(
     "schedule",
     cl::desc("JSON schedule file (as --print-schedule writes): its records "
@@ -231,6 +237,7 @@ int main(int argc, char **argv) {
   options.reductionTile = reductionTile;
   options.packedSequences = packedSequences;
   options.prepackWeights = prepackWeights;
+  options.padRowStrides = padRowStrides;
   options.scheduleFile = scheduleFile;
   if (printSchedule.getNumOccurrences())
     options.printSchedule = printSchedule.getValue();
