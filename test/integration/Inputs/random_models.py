@@ -5,7 +5,8 @@ A randomized differential test (issue 67): each case draws a model.json
 (every projection kind and sharing, per-layer k lists, pre/post norm,
 biases, every padding input, the attention block alone, f16/bf16 storage,
 sizes drawn so that n, k, d_model, ffn_dim, the head width and the batch
-often coincide, n of 1 and primes), compiles it with linformer-compile and
+often coincide, n of 1 and primes, now and then an FFN of 4 KiB rows,
+which the CPU pipeline pads), compiles it with linformer-compile and
 runs it with linformer-run --check against the C++ reference encoder:
 
   - with a lengths input: random real lengths, padded with poisoned padding
@@ -270,6 +271,13 @@ class Case:
         self.model, self.invalid = draw_model(rng)
         self.runs = draw_runs(rng, self.model)
         self.run_seed = rng.randint(1, 1 << 30)
+        # Now and then an FFN whose rows span 4 KiB (1024 f32, 2048 16-bit
+        # values), which linformer-cpu-pad-row-strides pads: from a stream
+        # of its own, as sequence parallelism below.
+        wide = random.Random(seed * 1000003 + index + 2750159)
+        if (self.model["block"] == "encoder" and self.invalid is None
+                and wide.random() < 0.1):
+            self.model["ffn_dim"] = 1024 if self.model["dtype"] == "f32" else 2048
         # Sequence parallelism from a stream of its own, so that the models
         # and runs above stay what they were for every seed and case.
         sp = draw_sequence_parallel(random.Random(seed * 1000003 + index + 7919),
