@@ -545,7 +545,8 @@ def LinformerCPUPadRowStridesPass
     the block in the same set: an AMX `tileloadd` of 16 rows, or a register
     tile's rows, evict each other. On a Sapphire Rapids Xeon the FFN's
     second GEMM ran at 1.46-1.73 TFLOP/s on such rows and at 1.79-1.87 on
-    rows of 2080 bf16 (a model with that ffn_dim, same run).
+    rows of 2080 bf16 (a model with that ffn_dim, same run: a proxy, its
+    reduction 32 longer too).
 
     Each entry-block `memref.alloc` of a static, identity-layout type of
     rank 2 or more whose innermost dimension spans a multiple of
