@@ -224,11 +224,11 @@ struct CoreOperands {
     // Unstaged, the same blocks (`warps` query tiles of one (b, h)), each
     // warp reading its fragments from global memory (through L1, which the
     // block's warps share): no copy, no barrier, one query group a block.
-    staged(rewriter, op, precision, replay, exact,
-           cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
-           schedule.getWarps(),
-           schedule.getStaged() ? schedule.getGroups() : 1,
-           schedule.getLdmatrix(), /*shared=*/schedule.getStaged());
+    inBlocks(rewriter, op, precision, replay, exact,
+             cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
+             schedule.getWarps(),
+             schedule.getStaged() ? schedule.getGroups() : 1,
+             schedule.getLdmatrix(), /*shared=*/schedule.getStaged());
   }
 
   /// The staged core's reads of its block's shared words `smem`, as lane
@@ -401,9 +401,8 @@ struct CoreOperands {
   struct BlockAt {
     Value bi, hi, tile0;
   };
-  BlockAt stagedBlock(OpBuilder &b, Location loc, Value block,
-                      bool tokenMajor, int64_t blocksPerHead,
-                      int64_t tilesPerBlock) const {
+  BlockAt blockAt(OpBuilder &b, Location loc, Value block, bool tokenMajor,
+                  int64_t blocksPerHead, int64_t tilesPerBlock) const {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -551,10 +550,10 @@ struct CoreOperands {
   /// emulated (a CPU runs a thread loop to its end before the next starts)
   /// the copy and the computation are two thread loops over one buffer of
   /// the block. Else each warp reads them from global memory.
-  void staged(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
-              bool emulate, bool exact, const cuda::StagedCoreLayout &layout,
-              int64_t warps, int64_t perBlock, bool ldmatrix,
-              bool shared) const {
+  void inBlocks(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
+                bool emulate, bool exact, const cuda::StagedCoreLayout &layout,
+                int64_t warps, int64_t perBlock, bool ldmatrix,
+                bool shared) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
@@ -567,7 +566,7 @@ struct CoreOperands {
     int64_t blocksPerHead = groupsPerHead / perBlock;
     Type word = cuda::stagedWordType(ctx, exact);
     // Blocks token-major where linformer-cuda-mark-token-loops marked q's
-    // batch and token dimensions (see stagedBlock).
+    // batch and token dimensions (see blockAt).
     auto loops = op->getAttrOfType<DenseI64ArrayAttr>(kTokenLoopsAttrName);
     bool tokenMajor = loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2} &&
                       blocksPerHead * perBlock * warps * 16 == n;
@@ -575,8 +574,8 @@ struct CoreOperands {
         rewriter, loc, ValueRange{zero},
         ValueRange{cIdx(rewriter, batch * heads * blocksPerHead)},
         ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          BlockAt at = stagedBlock(b, loc, ivs[0], tokenMajor, blocksPerHead,
-                                   perBlock * warps);
+          BlockAt at = blockAt(b, loc, ivs[0], tokenMajor, blocksPerHead,
+                               perBlock * warps);
           // One loop over the block's threads running `body(w, lane)`.
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, Value, Value)>
