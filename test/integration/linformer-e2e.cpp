@@ -472,7 +472,8 @@ void *compileAndLoad(driver::CompilerSession &session,
 /// max |out - expected| / max |expected|; `finite` is false if `out` has a
 /// NaN or an infinity.
 double relativeError(const std::vector<float> &out,
-                     const std::vector<float> &expected, bool &finite) {
+                     const std::vector<float> &expected, bool &finite,
+                     double *maxErrOut = nullptr, double *maxRefOut = nullptr) {
   double maxErr = 0, maxRef = 0;
   finite = true;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -480,6 +481,10 @@ double relativeError(const std::vector<float> &out,
     maxErr = std::max(maxErr, std::fabs(double(out[i]) - double(expected[i])));
     maxRef = std::max(maxRef, std::fabs(double(expected[i])));
   }
+  if (maxErrOut)
+    *maxErrOut = maxErr;
+  if (maxRefOut)
+    *maxRefOut = maxRef;
   return maxErr / std::max(maxRef, 1e-30);
 }
 
@@ -631,14 +636,27 @@ int runModel(driver::CompilerSession &session) {
     out = std::move(unpacked);
   }
   bool finite = true;
-  double relErr = relativeError(out, expected, finite);
-  bool ok = finite && relErr <= toleranceOpt;
+  double maxErr = 0, maxRef = 0;
+  double relErr = relativeError(out, expected, finite, &maxErr, &maxRef);
+  // As linformer-run --check: an f16 output below 2^-14 is subnormal, its
+  // rounding there absolute (spacing 2^-24), so the bound is tolerance *
+  // max|ref| plus one subnormal step (an attention-only stack shrinks its
+  // outputs layer by layer: random seed 20261345, case 101, erred by half a
+  // step, 2.3e-3 of outputs near 1e-5).
+  double absFloor =
+      dtype == ::linformer::DType::F16 ? std::ldexp(1.0, -24) : 0.0;
+  bool ok = finite && maxErr <= toleranceOpt * maxRef + absFloor;
   llvm::outs() << llvm::formatv(
       "{0} model={1} layers={2} dtype={3} b={4} n={5} d_model={6}{9}: "
-      "rel_err={7:e2} (tol {8:e1})\n",
+      "rel_err={7:e2} (tol {8:e1}{10})\n",
       ok ? "PASS" : "FAIL", llvm::sys::path::filename(modelPathOpt),
       config.layers, config.dtype, b, n, dm, relErr, toleranceOpt.getValue(),
-      packedOpt ? " packed" : "");
+      packedOpt ? " packed" : "",
+      absFloor > 0 && relErr > toleranceOpt
+          ? llvm::formatv(", plus {0:e1} absolute: f16's subnormal step",
+                          absFloor)
+                .str()
+          : std::string());
   if (!finite)
     llvm::outs() << "output has non-finite values\n";
   return ok ? 0 : 1;
