@@ -123,6 +123,21 @@ struct CUDANarrowIntermediatesPass
       if (maps(generic))
         narrow(rewriter, generic);
     }
+    // Then elementwise kernels whose f32 output tensor-core readers round
+    // (a LayerNorm's: the next projections, E X and the FFN multiply it).
+    // Not a contraction's epilogue: the tensor-core pass runs those on its
+    // accumulators (narrow() above, where every reader rounds).
+    DenseSet<Operation *> epilogues;
+    for (Operation *op : ops)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op);
+          generic && maps(generic))
+        if (OpOperand *read = cuda::absorbableEpilogue(
+                generic, cuda::absorbableInit(generic)))
+          epilogues.insert(read->getOwner());
+    for (Operation *op : ops)
+      if (auto generic = dyn_cast<linalg::GenericOp>(op);
+          generic && !epilogues.contains(op))
+        twinElementwise(rewriter, generic);
   }
 
   bool maps(linalg::GenericOp op) const {
@@ -177,6 +192,61 @@ struct CUDANarrowIntermediatesPass
                       rewriter.getUnitAttr());
   }
 
+  /// An elementwise op writing all of an f32 buffer whose values some
+  /// readers round (`roundedReads`' kind) and others read as f32: those
+  /// read a 16-bit twin that the op writes as a second output, rounding
+  /// what it yields (its kernel writes 2 bytes an element more, each
+  /// rounding reader reads 2 less and copies them with cp.async: a post-
+  /// norm LayerNorm's output, which the residual add and the next
+  /// LayerNorm's statistics read as f32). Where every reader rounds, the
+  /// op writes the twin alone (E under the padding mask, read only by E X).
+  void twinElementwise(IRRewriter &rewriter, linalg::GenericOp op) {
+    if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+        op.getNumParallelLoops() != op.getNumLoops() ||
+        op->hasAttr(mlir::linformer::kNarrowedAttrName))
+      return;
+    OpOperand *init = op.getDpsInitOperand(0);
+    if (!op.getMatchingIndexingMap(init).isIdentity() ||
+        op.payloadUsesValueFromOperand(init))
+      return;
+    Value t = init->get();
+    std::optional<std::pair<SmallVector<OpOperand *>, bool>> reads =
+        splitReads(t, op);
+    if (!reads || reads->first.empty())
+      return;
+    Value twin = readTwin(rewriter, t, reads->first);
+    Type twinType = cast<MemRefType>(twin.getType()).getElementType();
+    if (!reads->second) {
+      BlockArgument arg = op.getMatchingBlockArgument(init);
+      rewriter.modifyOpInPlace(op, [&] {
+        init->set(twin);
+        arg.setType(twinType);
+      });
+      roundYield(rewriter, op);
+      // Nothing reads or writes the f32 buffer any more: it goes.
+      if (cuda::eraseIfUnused(rewriter, t))
+        twinOf.erase(t);
+      return;
+    }
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    maps.push_back(op.getMatchingIndexingMap(init));
+    rewriter.setInsertionPoint(op);
+    auto both = linalg::GenericOp::create(
+        rewriter, op.getLoc(), op.getDpsInputs(), ValueRange{t, twin}, maps,
+        op.getIteratorTypesArray(), /*bodyBuild=*/nullptr);
+    both->setDiscardableAttrs(op->getDiscardableAttrDictionary());
+    rewriter.inlineRegionBefore(op.getRegion(), both.getRegion(),
+                                both.getRegion().end());
+    Block &body = both.getRegion().front();
+    body.addArgument(twinType, op.getLoc());
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    rewriter.setInsertionPoint(yield);
+    Value rounded = arith::TruncFOp::create(rewriter, op.getLoc(), twinType,
+                                            yield.getOperand(0));
+    rewriter.modifyOpInPlace(yield, [&] { yield->insertOperands(1, rounded); });
+    rewriter.eraseOp(op);
+  }
+
   /// The same for the attention `core`'s output (its expansion rounds
   /// what it stores into a 16-bit output): the output projection reads it.
   void narrowCoreOutput(IRRewriter &rewriter,
@@ -202,12 +272,26 @@ struct CUDANarrowIntermediatesPass
   /// readers that round it to the operand type as they load it. Else none.
   std::optional<SmallVector<OpOperand *>> roundedReads(Value t,
                                                        Operation *last) {
+    std::optional<std::pair<SmallVector<OpOperand *>, bool>> reads =
+        splitReads(t, last);
+    if (!reads || reads->second || reads->first.empty())
+      return std::nullopt;
+    return reads->first;
+  }
+
+  /// The reads of the values `last` leaves in `t` (the uses after `last`
+  /// in its block, up to the buffer's deallocation or the next op that
+  /// overwrites it): those that round them (`roundedReads`' kind), and
+  /// whether others read them as f32. None where a use is not one input of
+  /// an op of the block (a view, an op that also writes `t`), or `t` is
+  /// not a plain f32 allocation.
+  std::optional<std::pair<SmallVector<OpOperand *>, bool>>
+  splitReads(Value t, Operation *last) {
     auto alloc = t.getDefiningOp<memref::AllocOp>();
     if (!alloc || !alloc.getType().getElementType().isF32() ||
         !alloc.getType().getLayout().isIdentity())
       return std::nullopt;
     Block *block = last->getBlock();
-    // The uses after `last` by the op of `block` they are in, in order.
     SmallVector<std::pair<Operation *, OpOperand *>> after;
     for (OpOperand &use : t.getUses()) {
       Operation *owner = block->findAncestorOpInBlock(*use.getOwner());
@@ -219,25 +303,25 @@ struct CUDANarrowIntermediatesPass
     llvm::sort(after, [](const auto &x, const auto &y) {
       return x.first != y.first && x.first->isBeforeInBlock(y.first);
     });
-    SmallVector<OpOperand *> reads;
+    std::pair<SmallVector<OpOperand *>, bool> reads{{}, false};
     for (auto [owner, use] : after) {
       if (isa<memref::DeallocOp>(owner) || overwrites(owner, t))
         break;
       auto r = dyn_cast<DestinationStyleOpInterface>(owner);
       if (!r || use->getOwner() != owner || !r.isDpsInput(use) ||
-          llvm::count(owner->getOperands(), t) != 1)
+          llvm::any_of(r.getDpsInits(), [&](Value v) { return v == t; }))
         return std::nullopt;
       auto core = dyn_cast<mlir::linformer::AttentionCoreOp>(owner);
       auto generic = dyn_cast<linalg::GenericOp>(owner);
-      bool rounds = core ? use->getOperandNumber() < 3 &&
-                               cuda::coreOnTensorCores(core, precision)
-                         : generic && maps(generic);
-      if (!rounds)
-        return std::nullopt;
-      reads.push_back(use);
+      bool rounds = llvm::count(owner->getOperands(), t) == 1 &&
+                    (core ? use->getOperandNumber() < 3 &&
+                                cuda::coreOnTensorCores(core, precision)
+                          : generic && maps(generic));
+      if (rounds)
+        reads.first.push_back(use);
+      else
+        reads.second = true;
     }
-    if (reads.empty())
-      return std::nullopt;
     return reads;
   }
 

@@ -358,7 +358,26 @@ def LinformerCUDANarrowIntermediatesPass
     bf16 encoder: the FFN's hidden layer, q, the projected keys and
     values, and the core's output.
 
+    An elementwise op that writes all of an f32 allocation (not a
+    contraction's epilogue) gets the same treatment for its rounding
+    readers: where every read of what it leaves rounds, it writes the twin
+    instead (E under the padding mask, read only by E X; the f32 buffer
+    goes); where other reads take the values as f32 too, it writes both, the
+    twin as a second output and its body yielding the value and its
+    rounding, and only the rounding readers read the twin (a post-norm
+    LayerNorm's output: the next layer's projections, E X and the FFN's
+    first contraction multiply it, the residual add and the next
+    LayerNorm's statistics read it as f32). A buffer some op reads and
+    writes after it (an accumulation), or reads through a view, keeps f32.
+
     ```mlir
+    // A LayerNorm's output, read by a contraction and as f32:
+    linalg.generic {...} ins(...) outs(%t, %t16 : memref<64x16xf32>, memref<64x16xbf16>) {
+    ^bb0(..., %out: f32, %out16: bf16):
+      ...
+      %r = arith.truncf %v : f32 to bf16
+      linalg.yield %v, %r : f32, bf16
+    }
     // The hidden layer, read only by the FFN's second contraction:
     linalg.generic {...} ins(%h : memref<64x32xf32>) outs(%h16 : memref<64x32xbf16>)
         attrs = {linformer.narrowed} {

@@ -130,3 +130,119 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
   memref.dealloc %h : memref<64x32xf32>
   return
 }
+
+// -----
+
+// A post-norm LayerNorm's output T: an elementwise op (no contraction
+// before it) writes all of it; the next contraction rounds it as it loads
+// it, a row sum (the residual and the next LayerNorm's statistics) reads it
+// as f32. The op writes both: T as before and T's bf16 twin, rounding what
+// it yields; the contraction reads the twin, the row sum T.
+// CHECK-LABEL: func.func @layernorm_twin
+// CHECK-DAG: %[[T16:.*]] = memref.alloc() : memref<64x16xbf16>
+// CHECK-DAG: %[[T:.*]] = memref.alloc() : memref<64x16xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : memref<64x16xf32>, memref<16xf32>) outs(%[[T]], %[[T16]] : memref<64x16xf32>, memref<64x16xbf16>) attrs =  {linformer.token_loops = array<i64: 0>} {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: f32, %{{.*}}: f32, %{{.*}}: bf16):
+// CHECK-NEXT: %[[V:.*]] = arith.mulf
+// CHECK-NEXT: %[[R:.*]] = arith.truncf %[[V]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[V]], %[[R]] : f32, bf16
+// CHECK: linalg.generic {{.*}} ins(%[[T16]], %{{.*}} : memref<64x16xbf16>, memref<16x32xf32>)
+// CHECK-NEXT: ^bb0(%[[E:.*]]: bf16,
+// CHECK-NEXT: arith.extf %[[E]] : bf16 to f32
+// CHECK: linalg.generic {{.*}} ins(%[[T]] : memref<64x16xf32>) outs(%{{.*}} : memref<64xf32>)
+// CHECK: memref.dealloc %[[T]]
+// CHECK: memref.dealloc %[[T16]]
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @layernorm_twin(%x: memref<64x16xf32>, %g: memref<16xf32>, %w: memref<16x32xf32>,
+                          %y: memref<64x32xf32>, %s: memref<64xf32>) {
+  %t = memref.alloc() : memref<64x16xf32>
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %g : memref<64x16xf32>, memref<16xf32>) outs(%t : memref<64x16xf32>)
+      attrs = {linformer.token_loops = array<i64: 0>} {
+  ^bb0(%in: f32, %gamma: f32, %out: f32):
+    %v = arith.mulf %in, %gamma : f32
+    linalg.yield %v : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%t, %w : memref<64x16xf32>, memref<16x32xf32>) outs(%y : memref<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%t : memref<64x16xf32>) outs(%s : memref<64xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %r = arith.addf %acc, %in : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %t : memref<64x16xf32>
+  return
+}
+
+// -----
+
+// E under the padding mask, read only by E X (which rounds it): the op that
+// masks it writes the twin alone. A buffer that is read and written after
+// its writer (a contraction accumulating into it) keeps f32. The f32
+// buffer of the masked E, which nothing reads or writes any more, goes.
+// CHECK-LABEL: func.func @mask_only
+// CHECK: %[[E16:.*]] = memref.alloc() : memref<64x16xbf16>
+// CHECK-NOT: memref.alloc() : memref<64x16xf32>
+// CHECK: linalg.generic {{.*}} outs(%[[E16]] : memref<64x16xbf16>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %{{.*}}: bf16):
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: %[[C:.*]] = memref.alloc() : memref<64x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[E16]], %{{.*}} : memref<64x16xbf16>, memref<16x32xf32>) outs(%[[C]] : memref<64x32xf32>)
+// CHECK: linalg.generic {{.*}} outs(%[[C]] : memref<64x32xf32>) {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32):
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : memref<64x16xf32>, memref<16x32xf32>) outs(%[[C]] : memref<64x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[C]] : memref<64x32xf32>) outs(%{{.*}} : memref<64x32xf32>)
+#mk = affine_map<(i, j, k) -> (i, k)>
+#kn = affine_map<(i, j, k) -> (k, j)>
+#mn = affine_map<(i, j, k) -> (i, j)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @mask_only(%e: memref<64x16xf32>, %x: memref<16x32xf32>, %y: memref<64x32xf32>) {
+  %e1 = memref.alloc() : memref<64x16xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%e : memref<64x16xf32>) outs(%e1 : memref<64x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  }
+  %c = memref.alloc() : memref<64x32xf32>
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e1, %x : memref<64x16xf32>, memref<16x32xf32>) outs(%c : memref<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  // C written elementwise, then accumulated into: read and written.
+  linalg.generic {indexing_maps = [#id], iterator_types = ["parallel", "parallel"]}
+      outs(%c : memref<64x32xf32>) {
+  ^bb0(%out: f32):
+    linalg.yield %zero : f32
+  }
+  linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%e, %x : memref<64x16xf32>, memref<16x32xf32>) outs(%c : memref<64x32xf32>) {
+  ^bb0(%p: f32, %q: f32, %acc: f32):
+    %m = arith.mulf %p, %q : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x32xf32>) outs(%y : memref<64x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }
+  memref.dealloc %c : memref<64x32xf32>
+  memref.dealloc %e1 : memref<64x16xf32>
+  return
+}
