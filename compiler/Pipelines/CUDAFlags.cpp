@@ -60,6 +60,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::ldmatrixTransContractions);
     mirror<bool>(&CUDAPipelineOptions::asyncCopyContractions);
     mirror<bool>(&CUDAPipelineOptions::pairStoresContractions);
+    mirror<bool>(&CUDAPipelineOptions::narrowElementwise);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);

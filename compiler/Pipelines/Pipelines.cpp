@@ -336,6 +336,7 @@ void addCUDAContractions(OpPassManager &funcPm,
       !(options.onHost && options.mmaExact)) {
     LinformerCUDANarrowIntermediatesPassOptions narrowOptions;
     narrowOptions.precision = options.mma;
+    narrowOptions.elementwise = options.narrowElementwise;
     funcPm.addPass(createLinformerCUDANarrowIntermediatesPass(narrowOptions));
   }
   // Each contraction's schedule, from the target's SMs, shared memory

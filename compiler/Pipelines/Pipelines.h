@@ -307,6 +307,14 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "schedules' pair_stores, which a schedule file sets "
                      "per contraction)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> narrowElementwise{
+      *this, "narrow-elementwise",
+      llvm::cl::desc("bf16 / f16 tensor cores: an elementwise kernel's f32 "
+                     "output that contractions round as they load it (a "
+                     "LayerNorm's) also written as a 16-bit twin, which "
+                     "they read by cp.async; off: they load the f32 "
+                     "values and round them in registers"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",
       llvm::cl::desc("Staged contractions: k values a block copies and "

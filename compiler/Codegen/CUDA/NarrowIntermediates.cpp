@@ -127,6 +127,8 @@ struct CUDANarrowIntermediatesPass
     // (a LayerNorm's: the next projections, E X and the FFN multiply it).
     // Not a contraction's epilogue: the tensor-core pass runs those on its
     // accumulators (narrow() above, where every reader rounds).
+    if (!elementwise)
+      return;
     DenseSet<Operation *> epilogues;
     for (Operation *op : ops)
       if (auto generic = dyn_cast<linalg::GenericOp>(op);

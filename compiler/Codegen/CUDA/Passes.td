@@ -395,6 +395,10 @@ def LinformerCUDANarrowIntermediatesPass
            "contractions the warp tiles map)">,
     Option<"warpTilesN", "warp-tiles-n", "int64_t", /*default=*/"4",
            "as linformer-cuda-select-schedules takes it">,
+    Option<"elementwise", "elementwise", "bool", /*default=*/"true",
+           "also give twins to the outputs of elementwise ops (a "
+           "LayerNorm's), written as a second output where other readers "
+           "take f32; off: contractions' and cores' outputs only">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::linalg::LinalgDialect",

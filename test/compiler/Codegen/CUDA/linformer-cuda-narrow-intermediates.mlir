@@ -1,5 +1,6 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=f16}))' | FileCheck %s --check-prefix=F16
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{elementwise=false}))' | FileCheck %s --check-prefix=OFF
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{precision=tf32}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-narrow-intermediates{warp-tiles-n=3}))' 2>&1 | FileCheck %s --check-prefix=BADTILES
 
@@ -156,6 +157,12 @@ func.func @reused(%x: memref<64x16xf32>, %w1: memref<16x32xf32>, %w2: memref<32x
 #kn = affine_map<(i, j, k) -> (k, j)>
 #mn = affine_map<(i, j, k) -> (i, j)>
 #id = affine_map<(i, j) -> (i, j)>
+// With elementwise=false (the old path), neither op gets a twin:
+// OFF-LABEL: func.func @layernorm_twin
+// OFF-NOT: bf16
+// OFF-LABEL: func.func @mask_only
+// OFF-NOT: bf16
+// OFF: return
 #col = affine_map<(i, j) -> (j)>
 #row = affine_map<(i, j) -> (i)>
 func.func @layernorm_twin(%x: memref<64x16xf32>, %g: memref<16xf32>, %w: memref<16x32xf32>,
