@@ -61,6 +61,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::asyncCopyContractions);
     mirror<bool>(&CUDAPipelineOptions::pairStoresContractions);
     mirror<bool>(&CUDAPipelineOptions::narrowElementwise);
+    mirror<bool>(&CUDAPipelineOptions::pairRowSums);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);

@@ -492,6 +492,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // Split few long rows until their warps would fill every SM to half of
   // its 64 warps: enough loads in flight to stream E at n = 65536.
   reduceOptions.splitWarps = 32 * shape.target.smCount;
+  reduceOptions.pairs = options.pairRowSums;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   // Ops over tokens keep their (batch, token) loops for a length rule.
   funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());

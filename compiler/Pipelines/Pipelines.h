@@ -315,6 +315,12 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "they read by cp.async; off: they load the f32 "
                      "values and round them in registers"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> pairRowSums{
+      *this, "pair-row-sums",
+      llvm::cl::desc("Row sums: one that reads the one right before it at "
+                     "its row (a LayerNorm's variance, its mean) runs in the "
+                     "same warps, one kernel for both; off: a kernel each"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",
       llvm::cl::desc("Staged contractions: k values a block copies and "

@@ -25,6 +25,10 @@
 // E's row sums, which mask padded tokens) stops each lane's loop at its
 // row's sequence length, so a short run reads about its length of E.
 //
+// A row sum that reads the one right before it at its row (a LayerNorm's
+// variance reading its mean) runs in the same warps, the first total in
+// registers: one kernel for both.
+//
 // On the host, linformer-cuda-emulate-warps lowers the shuffles (each
 // thread loop split at them); the loops built here are the same.
 //
@@ -55,6 +59,27 @@ namespace cuda = mlir::linformer::cuda;
 namespace {
 
 constexpr int64_t kWarp = 32;
+
+/// The rows of loops of `extents` (all but the last, the reduction).
+int64_t rowCount(ArrayRef<int64_t> extents) {
+  int64_t rows = 1;
+  for (int64_t e : extents.drop_back())
+    rows *= e;
+  return rows;
+}
+
+/// A row's loop indices (the parallel ones; the reduction's left unset)
+/// from its linear index, over loops of `extents`.
+SmallVector<Value> rowIndicesOf(OpBuilder &b, Location loc,
+                                ArrayRef<int64_t> extents, Value linear) {
+  SmallVector<Value> iv(extents.size());
+  for (unsigned d = extents.size() - 1; d-- > 0;) {
+    Value extent = arith::ConstantIndexOp::create(b, loc, extents[d]);
+    iv[d] = arith::RemUIOp::create(b, loc, linear, extent);
+    linear = arith::DivUIOp::create(b, loc, linear, extent);
+  }
+  return iv;
+}
 
 /// Whether `op` is a row sum this pass takes: buffers with identity
 /// layouts, static sizes, loops (parallel..., reduction) with at least 32
@@ -117,17 +142,83 @@ struct CUDAWarpReductionsPass
         sums.push_back(op);
     });
     IRRewriter rewriter(&getContext());
-    for (linalg::GenericOp op : sums)
+    // A row sum that reads the one right before it at its own row (a
+    // LayerNorm's variance reading its mean) joins its warps: one kernel,
+    // the first total in the warp's registers, the row read again from
+    // L1 / L2 instead of a second kernel's launch and pass.
+    DenseSet<Operation *> done;
+    for (auto [i, op] : llvm::enumerate(sums)) {
+      if (done.contains(op))
+        continue;
+      if (pairs && i + 1 < sums.size() && pairable(op, sums[i + 1])) {
+        rewritePair(rewriter, op, sums[i + 1]);
+        done.insert(sums[i + 1]);
+        continue;
+      }
       rewrite(rewriter, op);
+    }
+  }
+
+  /// Whether row sum `second` reads `first`'s output at its own rows only,
+  /// over the same loops, with nothing in between but allocations, ops
+  /// that touch no memory and `second`'s constant fill; neither split into
+  /// parts nor stopped at the lengths.
+  bool pairable(linalg::GenericOp first, linalg::GenericOp second) const {
+    if (first->getBlock() != second->getBlock() ||
+        first.getStaticLoopRanges() != second.getStaticLoopRanges() ||
+        first->getAttr(mlir::linformer::kTokenLoopsAttrName) !=
+            second->getAttr(mlir::linformer::kTokenLoopsAttrName) ||
+        cuda::appliedTokenBound(first) || cuda::appliedTokenBound(second))
+      return false;
+    SmallVector<int64_t> extents = first.getStaticLoopRanges();
+    unsigned red = extents.size() - 1;
+    int64_t rows = rowCount(extents);
+    if (partsFor(rows, extents[red]) != 1)
+      return false;
+    Value c1 = first.getDpsInitOperand(0)->get();
+    OpOperand *read = nullptr;
+    for (OpOperand *in : second.getDpsInputOperands())
+      if (in->get() == c1) {
+        if (read)
+          return false;
+        read = in;
+      }
+    if (!read || second.getMatchingIndexingMap(read) !=
+                     first.getMatchingIndexingMap(first.getDpsInitOperand(0)))
+      return false;
+    Value c2 = second.getDpsInitOperand(0)->get();
+    if (c2 == c1 || llvm::is_contained(first->getOperands(), c2))
+      return false;
+    for (Operation *o = first->getNextNode(); o && o != second.getOperation();
+         o = o->getNextNode()) {
+      if (isa<memref::AllocOp>(o) ||
+          (isMemoryEffectFree(o) && o->getNumRegions() == 0))
+        continue;
+      if (o == cuda::neighbour(second, /*after=*/false) &&
+          cuda::filledConstant(o, c2))
+        continue;
+      return false;
+    }
+    return true;
+  }
+
+  /// Runs `then` on lane 0 of a warp.
+  static void onLaneZero(OpBuilder &b, Location loc, Value lane,
+                         function_ref<void(OpBuilder &)> then) {
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                              arith::ConstantIndexOp::create(b, loc, 0));
+    scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
+      then(b);
+      scf::YieldOp::create(b, loc);
+    });
   }
 
   /// One scf.parallel over blocks of `perBlock` warps, a warp for each of
-  /// `count` rows (by linear index): lane `lane`'s partial sum is
-  /// `laneSum(row, lane)`, the warp adds its lanes' sums by the butterfly,
-  /// and lane 0 runs `finish(row, total)`.
-  void warpSums(OpBuilder &b, Location loc, int64_t count, int64_t perBlock,
-                function_ref<Value(OpBuilder &, Value, Value)> laneSum,
-                function_ref<void(OpBuilder &, Value, Value)> finish,
+  /// `count` rows (by linear index), each warp's lanes running
+  /// `body(row, lane)`.
+  void warpRows(OpBuilder &b, Location loc, int64_t count, int64_t perBlock,
+                function_ref<void(OpBuilder &, Value, Value)> body,
                 mlir::linformer::TokenRowsAttr rule = {}) const {
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -138,31 +229,140 @@ struct CUDAWarpReductionsPass
         [&](OpBuilder &b, Location loc, ValueRange blockIvs) {
           Value base =
               arith::MulIOp::create(b, loc, blockIvs[0], cIdx(b, perBlock));
-          auto rowOf = [&](OpBuilder &b, Value w) -> Value {
-            return arith::AddIOp::create(b, loc, base, w);
-          };
-          auto onLaneZero = [&](OpBuilder &b, Value lane,
-                                function_ref<void(OpBuilder &)> then) {
-            Value first = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::eq, lane, cIdx(b, 0));
-            scf::IfOp::create(b, loc, first, [&](OpBuilder &b, Location loc) {
-              then(b);
-              scf::YieldOp::create(b, loc);
-            });
-          };
           // The block's threads, a warp a row.
           cuda::blockThreads(
               b, loc, perBlock, [&](OpBuilder &b, Value w, Value lane) {
-                Value row = rowOf(b, w);
-                Value x =
-                    cuda::butterflySum(b, loc, laneSum(b, row, lane), kWarp);
-                onLaneZero(b, lane, [&](OpBuilder &b) { finish(b, row, x); });
+                body(b, arith::AddIOp::create(b, loc, base, w), lane);
               });
           scf::ReduceOp::create(b, loc);
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
     if (rule)
       outer->setAttr(mlir::linformer::kCUDATokenRowsAttrName, rule);
+  }
+
+  /// warpRows where lane `lane`'s partial sum is `laneSum(row, lane)`, the
+  /// warp adds its lanes' sums by the butterfly, and lane 0 runs
+  /// `finish(row, total)`.
+  void warpSums(OpBuilder &b, Location loc, int64_t count, int64_t perBlock,
+                function_ref<Value(OpBuilder &, Value, Value)> laneSum,
+                function_ref<void(OpBuilder &, Value, Value)> finish,
+                mlir::linformer::TokenRowsAttr rule = {}) const {
+    warpRows(
+        b, loc, count, perBlock,
+        [&](OpBuilder &b, Value row, Value lane) {
+          Value x = cuda::butterflySum(b, loc, laneSum(b, row, lane), kWarp);
+          onLaneZero(b, loc, lane, [&](OpBuilder &b) { finish(b, row, x); });
+        },
+        rule);
+  }
+
+  /// The length rule of a row sum over tokens (linformer.token_loops, the
+  /// token loop the last parallel one, whole blocks of `perBlock` tokens):
+  /// blocks enumerate (the leading dims, tiles of perBlock tokens), the
+  /// rule's order. Null otherwise.
+  mlir::linformer::TokenRowsAttr tokenRowsRule(linalg::GenericOp op,
+                                               int64_t perBlock) const {
+    SmallVector<int64_t> extents = op.getStaticLoopRanges();
+    unsigned red = extents.size() - 1;
+    auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
+        mlir::linformer::kTokenLoopsAttrName);
+    if (!loops || loops.size() != 2 || loops[0] < 0 || loops[0] >= loops[1] ||
+        loops[1] + 1 != int64_t(red) || extents[red - 1] % perBlock != 0)
+      return {};
+    SmallVector<int64_t> grid(extents.begin(), extents.begin() + red);
+    grid.back() /= perBlock;
+    return cuda::tokenRowsRule(op.getContext(), grid, loops[0], loops[1],
+                               perBlock, 1,
+                               op->getAttrOfType<DenseI64ArrayAttr>(
+                                   mlir::linformer::kCUDASlotRowsAttrName));
+  }
+
+  /// `first` and `second` (pairable) in one kernel: a warp a row adds
+  /// `first`'s terms, lane 0 stores its total, and every lane (the
+  /// butterfly gave each the total) adds `second`'s terms with that value
+  /// where `second` reads `first`'s output; lane 0 stores the second total.
+  void rewritePair(IRRewriter &rewriter, linalg::GenericOp first,
+                   linalg::GenericOp second) const {
+    Location loc = first.getLoc();
+    rewriter.setInsertionPoint(second);
+    SmallVector<int64_t> extents = first.getStaticLoopRanges();
+    unsigned red = extents.size() - 1;
+    int64_t rows = rowCount(extents);
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    Value c1 = first.getDpsInitOperand(0)->get();
+    OpOperand *readOfFirst = nullptr;
+    for (OpOperand *in : second.getDpsInputOperands())
+      if (in->get() == c1)
+        readOfFirst = in;
+    // A lane's terms of `g` at steps lane, lane + 32, ..., with `given`
+    // (an input) as `value` where set.
+    auto laneSum = [&](OpBuilder &b, linalg::GenericOp g, SmallVector<Value> iv,
+                       Value lane, OpOperand *given, Value value) {
+      OpOperand *init = g.getDpsInitOperand(0);
+      auto loop = scf::ForOp::create(
+          b, loc, lane, cIdx(b, extents[red]), cIdx(b, kWarp),
+          ValueRange{arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0))
+                         .getResult()},
+          [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+            iv[red] = r;
+            IRMapping map;
+            map.map(g.getMatchingBlockArgument(init), acc[0]);
+            for (OpOperand *in : g.getDpsInputOperands())
+              map.map(g.getMatchingBlockArgument(in),
+                      in == given ? value
+                                  : memref::LoadOp::create(
+                                        b, loc, in->get(),
+                                        cuda::operandIndices(g, in, iv))
+                                        .getResult());
+            scf::YieldOp::create(
+                b, loc,
+                cuda::cloneOps(b, g, map, [&](unsigned d) { return iv[d]; }));
+          });
+      return loop.getResult(0);
+    };
+    // Each output's start: the constant its fill wrote (the fill goes),
+    // else its value before.
+    Operation *fill1 = cuda::neighbour(first, /*after=*/false);
+    arith::ConstantOp start1 = cuda::filledConstant(fill1, c1);
+    Value c2 = second.getDpsInitOperand(0)->get();
+    Operation *fill2 = cuda::neighbour(second, /*after=*/false);
+    arith::ConstantOp start2 = cuda::filledConstant(fill2, c2);
+    auto startOf = [&](OpBuilder &b, arith::ConstantOp start, Value c,
+                       ValueRange at) -> Value {
+      return start ? b.clone(*start)->getResult(0)
+                   : memref::LoadOp::create(b, loc, c, at).getResult();
+    };
+    int64_t perBlock = cuda::largestDivisorAtMost(rows, warps);
+    mlir::linformer::TokenRowsAttr rule = tokenRowsRule(first, perBlock);
+    warpRows(
+        rewriter, loc, rows, perBlock,
+        [&](OpBuilder &b, Value row, Value lane) {
+          SmallVector<Value> iv = rowIndicesOf(b, loc, extents, row);
+          SmallVector<Value> at(iv.begin(), iv.begin() + red);
+          Value v1 = arith::AddFOp::create(
+              b, loc, startOf(b, start1, c1, at),
+              cuda::butterflySum(
+                  b, loc, laneSum(b, first, iv, lane, nullptr, {}), kWarp));
+          Value t2 = cuda::butterflySum(
+              b, loc, laneSum(b, second, iv, lane, readOfFirst, v1), kWarp);
+          onLaneZero(b, loc, lane, [&](OpBuilder &b) {
+            memref::StoreOp::create(b, loc, v1, c1, at);
+            memref::StoreOp::create(
+                b, loc,
+                arith::AddFOp::create(b, loc, startOf(b, start2, c2, at), t2),
+                c2, at);
+          });
+        },
+        rule);
+    rewriter.eraseOp(second);
+    rewriter.eraseOp(first);
+    if (start2)
+      cuda::eraseInitWriter(rewriter, fill2);
+    if (start1)
+      cuda::eraseInitWriter(rewriter, fill1);
   }
 
   /// The parts a row's reduction of `steps` is cut into (1: not split):
@@ -181,9 +381,7 @@ struct CUDAWarpReductionsPass
     rewriter.setInsertionPoint(op);
     SmallVector<int64_t> extents = op.getStaticLoopRanges();
     unsigned red = extents.size() - 1;
-    int64_t rows = 1;
-    for (unsigned d = 0; d < red; ++d)
-      rows *= extents[d];
+    int64_t rows = rowCount(extents);
     int64_t parts = partsFor(rows, extents[red]);
     int64_t partSteps = extents[red] / parts;
     OpOperand *init = op.getDpsInitOperand(0);
@@ -199,14 +397,8 @@ struct CUDAWarpReductionsPass
     auto cF = [&](OpBuilder &b, double v) -> Value {
       return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
     };
-    // A row's loop indices (the parallel ones) from its linear index.
     auto rowIndices = [&](OpBuilder &b, Value linear) {
-      SmallVector<Value> iv(extents.size());
-      for (unsigned d = red; d-- > 0;) {
-        iv[d] = arith::RemUIOp::create(b, loc, linear, cIdx(b, extents[d]));
-        linear = arith::DivUIOp::create(b, loc, linear, cIdx(b, extents[d]));
-      }
-      return iv;
+      return rowIndicesOf(b, loc, extents, linear);
     };
     // The sum of `op`'s terms at reduction steps from, from + 32, ... < to,
     // and below the row's sequence length where the op stops there (a
@@ -243,22 +435,7 @@ struct CUDAWarpReductionsPass
     };
     if (parts == 1) {
       int64_t perBlock = cuda::largestDivisorAtMost(rows, warps);
-      // Rows over tokens (linformer.token_loops, the token loop the last
-      // parallel one, whole blocks of tokens): blocks enumerate (the
-      // leading dims, tiles of perBlock tokens), the length rule's order.
-      mlir::linformer::TokenRowsAttr rule;
-      auto loops = op->getAttrOfType<DenseI64ArrayAttr>(
-          mlir::linformer::kTokenLoopsAttrName);
-      if (loops && loops.size() == 2 && 0 <= loops[0] &&
-          loops[0] < loops[1] && loops[1] + 1 == int64_t(red) &&
-          extents[red - 1] % perBlock == 0) {
-        SmallVector<int64_t> grid(extents.begin(), extents.begin() + red);
-        grid.back() /= perBlock;
-        rule = cuda::tokenRowsRule(op.getContext(), grid, loops[0], loops[1],
-                                   perBlock, 1,
-                                   op->getAttrOfType<DenseI64ArrayAttr>(
-                                       mlir::linformer::kCUDASlotRowsAttrName));
-      }
+      mlir::linformer::TokenRowsAttr rule = tokenRowsRule(op, perBlock);
       warpSums(
           rewriter, loc, rows, perBlock,
           [&](OpBuilder &b, Value row, Value lane) {

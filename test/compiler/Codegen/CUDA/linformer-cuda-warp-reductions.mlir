@@ -1,4 +1,5 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions,canonicalize,cse))' | FileCheck %s
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{pairs=false},canonicalize,cse))' | FileCheck %s --check-prefix=UNPAIRED
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{warps=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT
 
@@ -284,4 +285,63 @@ func.func @token_rows(%x: memref<2x128x64xf32>, %m: memref<2x128xf32>) {
     linalg.yield %r : f32
   }
   return
+}
+
+// -----
+
+// A LayerNorm's statistics: the mean (a fill, a row sum) and the variance
+// reading it at its row (an allocation, a fill, a row sum) become one
+// kernel: a warp adds the row's terms for the mean, its butterfly gives
+// every lane the total, lane 0 stores it, and the lanes add the variance's
+// terms with that total where the variance read the mean (no load of it),
+// a second butterfly, lane 0 storing the variance. Both fills go.
+// CHECK-LABEL: func.func @stats
+// CHECK-NOT: linalg.
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1)
+// CHECK: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32) step (%c1, %c1)
+// CHECK: %[[P:.*]] = scf.for %{{.*}} = %[[LANE]] to %c128 step %c32
+// CHECK: gpu.shuffle  xor %[[P]], %c16_i32, %c32_i32
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK: %[[T:.*]] = arith.addf
+// CHECK: %[[MEAN:.*]] = arith.addf %[[T]], %cst
+// CHECK: %[[Q:.*]] = scf.for %{{.*}} = %[[LANE]] to %c128 step %c32
+// CHECK-NOT: memref.load %arg1
+// CHECK: arith.subf %{{.*}}, %[[MEAN]]
+// CHECK: scf.yield
+// CHECK: gpu.shuffle  xor %[[Q]], %c16_i32, %c32_i32
+// CHECK-COUNT-4: gpu.shuffle  xor
+// CHECK: %[[U:.*]] = arith.addf
+// CHECK: scf.if
+// CHECK: memref.store %[[MEAN]], %arg1
+// CHECK: %[[VAR:.*]] = arith.addf %[[U]], %cst
+// CHECK: memref.store %[[VAR]], %[[V:.*]][
+// CHECK-NOT: scf.parallel
+// CHECK: return
+// UNPAIRED-LABEL: func.func @stats
+// UNPAIRED: scf.parallel
+// UNPAIRED: memref.store %{{.*}}, %arg1
+// UNPAIRED: scf.parallel
+// UNPAIRED: memref.load %arg1
+#x = affine_map<(n, c) -> (n, c)>
+#row = affine_map<(n, c) -> (n)>
+func.func @stats(%x: memref<16x128xf32>, %m: memref<16xf32>) -> memref<16xf32> {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<16xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x128xf32>) outs(%m : memref<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  %v = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%zero : f32) outs(%v : memref<16xf32>)
+  linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<16x128xf32>, memref<16xf32>) outs(%v : memref<16xf32>) {
+  ^bb0(%a: f32, %mu: f32, %acc: f32):
+    %d = arith.subf %a, %mu : f32
+    %sq = arith.mulf %d, %d : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  }
+  return %v : memref<16xf32>
 }
