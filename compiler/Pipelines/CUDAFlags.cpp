@@ -62,6 +62,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::pairStoresContractions);
     mirror<bool>(&CUDAPipelineOptions::narrowElementwise);
     mirror<bool>(&CUDAPipelineOptions::pairRowSums);
+    mirror<bool>(&CUDAPipelineOptions::foldRowElementwise);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);

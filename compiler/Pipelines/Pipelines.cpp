@@ -493,6 +493,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // its 64 warps: enough loads in flight to stream E at n = 65536.
   reduceOptions.splitWarps = 32 * shape.target.smCount;
   reduceOptions.pairs = options.pairRowSums;
+  reduceOptions.foldElementwise = options.foldRowElementwise;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   // Ops over tokens keep their (batch, token) loops for a length rule.
   funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());

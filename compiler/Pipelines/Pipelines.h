@@ -321,6 +321,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "its row (a LayerNorm's variance, its mean) runs in the "
                      "same warps, one kernel for both; off: a kernel each"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> foldRowElementwise{
+      *this, "fold-row-elementwise",
+      llvm::cl::desc("With pair-row-sums: an elementwise op right after a "
+                     "pair that reads its totals at its rows (a LayerNorm's "
+                     "normalization) runs in the pair's warps, one kernel a "
+                     "LayerNorm; off: a kernel of its own"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",
       llvm::cl::desc("Staged contractions: k values a block copies and "

@@ -86,11 +86,12 @@ inline SmallVector<Value> operandIndices(linalg::GenericOp g, OpOperand *in,
   return at;
 }
 
-/// The value `g`'s (clonable) body yields with its block arguments as
+/// The values `g`'s (clonable) body yields with its block arguments as
 /// `map` maps them and `linalg.index d` as `index(d)`: its ops cloned
 /// (and the constants they take from outside it).
-inline Value cloneOps(OpBuilder &b, linalg::GenericOp g, IRMapping &map,
-                      function_ref<Value(unsigned)> index) {
+inline SmallVector<Value> cloneYields(OpBuilder &b, linalg::GenericOp g,
+                                      IRMapping &map,
+                                      function_ref<Value(unsigned)> index) {
   Block &body = g.getRegion().front();
   for (Operation &bodyOp : body.without_terminator()) {
     if (auto op = dyn_cast<linalg::IndexOp>(bodyOp)) {
@@ -102,7 +103,40 @@ inline Value cloneOps(OpBuilder &b, linalg::GenericOp g, IRMapping &map,
         map.map(v, b.clone(*v.getDefiningOp())->getResult(0));
     b.clone(bodyOp, map);
   }
-  return map.lookup(body.getTerminator()->getOperand(0));
+  SmallVector<Value> yields;
+  for (Value v : body.getTerminator()->getOperands())
+    yields.push_back(map.lookupOrDefault(v));
+  return yields;
+}
+
+/// The first value `g`'s body yields (cloneYields).
+inline Value cloneOps(OpBuilder &b, linalg::GenericOp g, IRMapping &map,
+                      function_ref<Value(unsigned)> index) {
+  return cloneYields(b, g, map, index)[0];
+}
+
+/// The values `g`'s (clonable) body yields at loop indices `indices`,
+/// each input loaded at its own indices but those `given` maps (inputs,
+/// or the output for a reduction's running value) to a value.
+inline SmallVector<Value>
+cloneBodyYields(OpBuilder &b, Location loc, linalg::GenericOp g,
+                ArrayRef<Value> indices,
+                ArrayRef<std::pair<OpOperand *, Value>> given) {
+  IRMapping map;
+  auto givenValue = [&](OpOperand *operand) -> Value {
+    for (auto [o, v] : given)
+      if (o == operand)
+        return v;
+    return {};
+  };
+  for (auto [o, v] : given)
+    map.map(g.getMatchingBlockArgument(o), v);
+  for (OpOperand *in : g.getDpsInputOperands())
+    if (!givenValue(in))
+      map.map(g.getMatchingBlockArgument(in),
+              memref::LoadOp::create(b, loc, in->get(),
+                                     operandIndices(g, in, indices)));
+  return cloneYields(b, g, map, [&](unsigned d) { return indices[d]; });
 }
 
 /// The value `g`'s (clonable) body yields at loop indices `indices`, each
@@ -111,15 +145,10 @@ inline Value cloneOps(OpBuilder &b, linalg::GenericOp g, IRMapping &map,
 inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
                        ArrayRef<Value> indices, OpOperand *given = nullptr,
                        Value value = {}) {
-  IRMapping map;
-  if (given)
-    map.map(g.getMatchingBlockArgument(given), value);
-  for (OpOperand *in : g.getDpsInputOperands())
-    if (in != given)
-      map.map(g.getMatchingBlockArgument(in),
-              memref::LoadOp::create(b, loc, in->get(),
-                                     operandIndices(g, in, indices)));
-  return cloneOps(b, g, map, [&](unsigned d) { return indices[d]; });
+  if (!given)
+    return cloneBodyYields(b, loc, g, indices, {})[0];
+  std::pair<OpOperand *, Value> one(given, value);
+  return cloneBodyYields(b, loc, g, indices, one)[0];
 }
 
 /// Whether `g`'s inputs all allow cloneBodyRun: each either has `g`'s

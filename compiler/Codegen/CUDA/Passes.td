@@ -1049,6 +1049,18 @@ def LinformerCUDAWarpReductionsPass
     fewer a LayerNorm (the default bf16 encoder: 110 -> 102 kernels with
     length variants; on an H200, 2026-12-04, each LayerNorm's mean and
     variance were two kernels of 8 and 7 us).
+
+    And the elementwise op after them (`fold-elementwise`, with `pairs`):
+    an all-parallel linalg.generic right after the pair (nothing between
+    but allocations and ops that touch no memory) over the same loops and
+    token loops, not stopped at the lengths, that reads either total at
+    its own row only, writes whole buffers of its own at every loop index
+    (identity maps; not read by it or by the sums) and does not read its
+    outputs (a LayerNorm's normalization), runs in the pair's warps after
+    the second butterfly: each lane computes the row's steps lane, lane +
+    32, ... with both totals from registers and stores them. One kernel a
+    LayerNorm (the normalization was a third kernel of 10 us on that
+    H200), its row read a third time from L1 / L2 instead of from memory.
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"8",
@@ -1057,6 +1069,10 @@ def LinformerCUDAWarpReductionsPass
            "a row sum reading the one right before it at its row runs in "
            "the same warps (one kernel for a LayerNorm's mean and "
            "variance); off: a kernel each">,
+    Option<"foldElementwise", "fold-elementwise", "bool", /*default=*/"true",
+           "with pairs: an elementwise op right after a pair that reads its "
+           "totals at its rows (a LayerNorm's normalization) runs in the "
+           "pair's warps; off: a kernel of its own">,
     Option<"splitWarps", "split-warps", "int64_t", /*default=*/"0",
            "split rows into parts, a warp a part, while rows x parts stay "
            "within this many warps (0: never)">,

@@ -27,7 +27,10 @@
 //
 // A row sum that reads the one right before it at its row (a LayerNorm's
 // variance reading its mean) runs in the same warps, the first total in
-// registers: one kernel for both.
+// registers: one kernel for both. An elementwise op right after them that
+// reads the totals at its rows (the LayerNorm's normalization) runs there
+// too, each lane computing and storing its steps of the row with both
+// totals in registers: one kernel a LayerNorm.
 //
 // On the host, linformer-cuda-emulate-warps lowers the shuffles (each
 // thread loop split at them); the loops built here are the same.
@@ -145,18 +148,74 @@ struct CUDAWarpReductionsPass
     // A row sum that reads the one right before it at its own row (a
     // LayerNorm's variance reading its mean) joins its warps: one kernel,
     // the first total in the warp's registers, the row read again from
-    // L1 / L2 instead of a second kernel's launch and pass.
-    DenseSet<Operation *> done;
-    for (auto [i, op] : llvm::enumerate(sums)) {
-      if (done.contains(op))
-        continue;
-      if (pairs && i + 1 < sums.size() && pairable(op, sums[i + 1])) {
-        rewritePair(rewriter, op, sums[i + 1]);
-        done.insert(sums[i + 1]);
+    // L1 / L2 instead of a second kernel's launch and pass. An elementwise
+    // op right after them that reads their totals at its rows (the
+    // LayerNorm's normalization) joins them too.
+    for (size_t i = 0; i < sums.size(); ++i) {
+      if (pairs && i + 1 < sums.size() && pairable(sums[i], sums[i + 1])) {
+        rewritePair(rewriter, sums[i], sums[i + 1],
+                    foldElementwise ? rowElementwise(sums[i], sums[i + 1])
+                                    : linalg::GenericOp());
+        ++i;
         continue;
       }
-      rewrite(rewriter, op);
+      rewrite(rewriter, sums[i]);
     }
+  }
+
+  /// The elementwise op right after pairable row sums `first` and `second`
+  /// (nothing in between but allocations and ops that touch no memory)
+  /// that their warps can run: over the same loops (all parallel) and
+  /// token loops, not stopped at the lengths, reading either total only at
+  /// its own row, its outputs whole buffers of its own written at each
+  /// loop index (identity maps, not read by it or by the sums) and its
+  /// body clonable, not reading them. Null if there is none.
+  linalg::GenericOp rowElementwise(linalg::GenericOp first,
+                                   linalg::GenericOp second) const {
+    Operation *o = second->getNextNode();
+    while (o && (isa<memref::AllocOp>(o) ||
+                 (isMemoryEffectFree(o) && o->getNumRegions() == 0)))
+      o = o->getNextNode();
+    auto g = dyn_cast_or_null<linalg::GenericOp>(o);
+    if (!g || !g.hasPureBufferSemantics() ||
+        g.getNumParallelLoops() != g.getNumLoops() ||
+        g.getStaticLoopRanges() != first.getStaticLoopRanges() ||
+        g->getAttr(mlir::linformer::kTokenLoopsAttrName) !=
+            first->getAttr(mlir::linformer::kTokenLoopsAttrName) ||
+        g->getAttr(mlir::linformer::kCUDASlotRowsAttrName) !=
+            first->getAttr(mlir::linformer::kCUDASlotRowsAttrName) ||
+        cuda::appliedTokenBound(g) || !cuda::clonableBody(g) ||
+        llvm::any_of(g.getRegionOutputArgs(),
+                     [](BlockArgument out) { return !out.use_empty(); }))
+      return {};
+    Value c1 = first.getDpsInitOperand(0)->get();
+    Value c2 = second.getDpsInitOperand(0)->get();
+    AffineMap rowMap = first.getMatchingIndexingMap(first.getDpsInitOperand(0));
+    bool readsTotals = false;
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      AffineMap m = g.getMatchingIndexingMap(in);
+      if (in->get() == c1 || in->get() == c2) {
+        if (m != rowMap)
+          return {};
+        readsTotals = true;
+      } else if (!m.isProjectedPermutation()) {
+        return {};
+      }
+    }
+    if (!readsTotals)
+      return {};
+    for (OpOperand &out : g.getDpsInitsMutable()) {
+      Value v = out.get();
+      auto type = dyn_cast<MemRefType>(v.getType());
+      if (!type || !type.getLayout().isIdentity() ||
+          !(v.getDefiningOp<memref::AllocOp>() || isa<BlockArgument>(v)) ||
+          !g.getMatchingIndexingMap(&out).isIdentity() ||
+          llvm::is_contained(first->getOperands(), v) ||
+          llvm::is_contained(second->getOperands(), v) ||
+          llvm::is_contained(g.getDpsInputs(), v))
+        return {};
+    }
+    return g;
   }
 
   /// Whether row sum `second` reads `first`'s output at its own rows only,
@@ -282,10 +341,13 @@ struct CUDAWarpReductionsPass
   /// `first`'s terms, lane 0 stores its total, and every lane (the
   /// butterfly gave each the total) adds `second`'s terms with that value
   /// where `second` reads `first`'s output; lane 0 stores the second total.
+  /// With `third` (rowElementwise), every lane then computes its elements
+  /// of the row (the row's steps lane, lane + 32, ...) with the two totals
+  /// where it reads them, and stores them.
   void rewritePair(IRRewriter &rewriter, linalg::GenericOp first,
-                   linalg::GenericOp second) const {
+                   linalg::GenericOp second, linalg::GenericOp third) const {
     Location loc = first.getLoc();
-    rewriter.setInsertionPoint(second);
+    rewriter.setInsertionPoint(third ? third : second);
     SmallVector<int64_t> extents = first.getStaticLoopRanges();
     unsigned red = extents.size() - 1;
     int64_t rows = rowCount(extents);
@@ -293,41 +355,43 @@ struct CUDAWarpReductionsPass
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value c1 = first.getDpsInitOperand(0)->get();
-    OpOperand *readOfFirst = nullptr;
-    for (OpOperand *in : second.getDpsInputOperands())
-      if (in->get() == c1)
-        readOfFirst = in;
-    // A lane's terms of `g` at steps lane, lane + 32, ..., with `given`
-    // (an input) as `value` where set.
-    auto laneSum = [&](OpBuilder &b, linalg::GenericOp g, SmallVector<Value> iv,
-                       Value lane, OpOperand *given, Value value) {
-      OpOperand *init = g.getDpsInitOperand(0);
-      auto loop = scf::ForOp::create(
-          b, loc, lane, cIdx(b, extents[red]), cIdx(b, kWarp),
-          ValueRange{arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0))
-                         .getResult()},
-          [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
-            iv[red] = r;
-            IRMapping map;
-            map.map(g.getMatchingBlockArgument(init), acc[0]);
-            for (OpOperand *in : g.getDpsInputOperands())
-              map.map(g.getMatchingBlockArgument(in),
-                      in == given ? value
-                                  : memref::LoadOp::create(
-                                        b, loc, in->get(),
-                                        cuda::operandIndices(g, in, iv))
-                                        .getResult());
-            scf::YieldOp::create(
-                b, loc,
-                cuda::cloneOps(b, g, map, [&](unsigned d) { return iv[d]; }));
-          });
-      return loop.getResult(0);
+    Value c2 = second.getDpsInitOperand(0)->get();
+    // The operands of `g` that read c1 (c2), as v1 (v2).
+    auto totals = [&](linalg::GenericOp g, Value v1, Value v2) {
+      SmallVector<std::pair<OpOperand *, Value>> given;
+      for (OpOperand *in : g.getDpsInputOperands())
+        if ((v1 && in->get() == c1) || (v2 && in->get() == c2))
+          given.emplace_back(in, in->get() == c1 ? v1 : v2);
+      return given;
+    };
+    // A lane's loop over the row's steps lane, lane + 32, ..., each
+    // step's `body(step)` (values carried from `init`).
+    auto laneLoop =
+        [&](OpBuilder &b, SmallVector<Value> &iv, Value lane, ValueRange init,
+            function_ref<SmallVector<Value>(OpBuilder &, ValueRange)> body) {
+          return scf::ForOp::create(
+              b, loc, lane, cIdx(b, extents[red]), cIdx(b, kWarp), init,
+              [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+                iv[red] = r;
+                scf::YieldOp::create(b, loc, body(b, acc));
+              });
+        };
+    // A lane's terms of `g`, with v1 where it reads c1.
+    auto laneSum = [&](OpBuilder &b, linalg::GenericOp g,
+                       SmallVector<Value> &iv, Value lane, Value v1) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+      return laneLoop(b, iv, lane, zero,
+                      [&](OpBuilder &b, ValueRange acc) {
+                        auto given = totals(g, v1, {});
+                        given.emplace_back(g.getDpsInitOperand(0), acc[0]);
+                        return cuda::cloneBodyYields(b, loc, g, iv, given);
+                      })
+          .getResult(0);
     };
     // Each output's start: the constant its fill wrote (the fill goes),
     // else its value before.
     Operation *fill1 = cuda::neighbour(first, /*after=*/false);
     arith::ConstantOp start1 = cuda::filledConstant(fill1, c1);
-    Value c2 = second.getDpsInitOperand(0)->get();
     Operation *fill2 = cuda::neighbour(second, /*after=*/false);
     arith::ConstantOp start2 = cuda::filledConstant(fill2, c2);
     auto startOf = [&](OpBuilder &b, arith::ConstantOp start, Value c,
@@ -344,19 +408,34 @@ struct CUDAWarpReductionsPass
           SmallVector<Value> at(iv.begin(), iv.begin() + red);
           Value v1 = arith::AddFOp::create(
               b, loc, startOf(b, start1, c1, at),
-              cuda::butterflySum(
-                  b, loc, laneSum(b, first, iv, lane, nullptr, {}), kWarp));
-          Value t2 = cuda::butterflySum(
-              b, loc, laneSum(b, second, iv, lane, readOfFirst, v1), kWarp);
+              cuda::butterflySum(b, loc, laneSum(b, first, iv, lane, {}),
+                                 kWarp));
+          // Every lane's start of the second total before its butterfly:
+          // the host's emulation runs a warp's lanes one after another
+          // between shuffles, and lane 0 stores c2 after the last one.
+          Value start = startOf(b, start2, c2, at);
+          Value v2 = arith::AddFOp::create(
+              b, loc, start,
+              cuda::butterflySum(b, loc, laneSum(b, second, iv, lane, v1),
+                                 kWarp));
           onLaneZero(b, loc, lane, [&](OpBuilder &b) {
             memref::StoreOp::create(b, loc, v1, c1, at);
-            memref::StoreOp::create(
-                b, loc,
-                arith::AddFOp::create(b, loc, startOf(b, start2, c2, at), t2),
-                c2, at);
+            memref::StoreOp::create(b, loc, v2, c2, at);
+          });
+          if (!third)
+            return;
+          laneLoop(b, iv, lane, {}, [&](OpBuilder &b, ValueRange) {
+            SmallVector<Value> ys =
+                cuda::cloneBodyYields(b, loc, third, iv, totals(third, v1, v2));
+            for (auto [out, y] : llvm::zip(third.getDpsInitsMutable(), ys))
+              memref::StoreOp::create(b, loc, y, out.get(),
+                                      cuda::operandIndices(third, &out, iv));
+            return SmallVector<Value>();
           });
         },
         rule);
+    if (third)
+      rewriter.eraseOp(third);
     rewriter.eraseOp(second);
     rewriter.eraseOp(first);
     if (start2)

@@ -1,5 +1,6 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions,canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{pairs=false},canonicalize,cse))' | FileCheck %s --check-prefix=UNPAIRED
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{fold-elementwise=false},canonicalize,cse))' | FileCheck %s --check-prefix=UNFOLDED
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{warps=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT
 
@@ -311,9 +312,9 @@ func.func @token_rows(%x: memref<2x128x64xf32>, %m: memref<2x128xf32>) {
 // CHECK: gpu.shuffle  xor %[[Q]], %c16_i32, %c32_i32
 // CHECK-COUNT-4: gpu.shuffle  xor
 // CHECK: %[[U:.*]] = arith.addf
+// CHECK: %[[VAR:.*]] = arith.addf %[[U]], %cst
 // CHECK: scf.if
 // CHECK: memref.store %[[MEAN]], %arg1
-// CHECK: %[[VAR:.*]] = arith.addf %[[U]], %cst
 // CHECK: memref.store %[[VAR]], %[[V:.*]][
 // CHECK-NOT: scf.parallel
 // CHECK: return
@@ -344,4 +345,120 @@ func.func @stats(%x: memref<16x128xf32>, %m: memref<16xf32>) -> memref<16xf32> {
     linalg.yield %r : f32
   }
   return %v : memref<16xf32>
+}
+
+// -----
+
+// A LayerNorm: its mean, its variance and its normalization (reading both
+// at its row, writing an f32 output and a bf16 twin) in one kernel; the
+// lanes compute their steps of the row with the totals from registers.
+// CHECK-LABEL: func.func @layernorm
+// CHECK-NOT: linalg.
+// CHECK: scf.parallel (%{{.*}}) = (%c0) to (%c2) step (%c1)
+// CHECK: scf.parallel (%{{.*}}, %[[LANE:.*]]) = (%c0, %c0) to (%c8, %c32) step (%c1, %c1)
+// CHECK: %[[MEAN:.*]] = arith.addf %{{.*}}, %cst
+// CHECK: %[[VAR:.*]] = arith.addf %{{.*}}, %cst
+// CHECK: scf.if
+// CHECK: memref.store %[[MEAN]], %arg1
+// CHECK: memref.store %[[VAR]], %arg2
+// CHECK: }
+// CHECK: scf.for %[[C:.*]] = %[[LANE]] to %c128 step %c32 {
+// CHECK-NOT: memref.load %arg1
+// CHECK-NOT: memref.load %arg2
+// CHECK: %[[G:.*]] = memref.load %arg3[%[[C]]]
+// CHECK: arith.mulf %[[MEAN]]
+// CHECK: arith.mulf %[[VAR]]
+// CHECK: math.rsqrt
+// CHECK: %[[Y:.*]] = arith.mulf %{{.*}}, %[[G]]
+// CHECK: %[[T:.*]] = arith.truncf %[[Y]]
+// CHECK: memref.store %[[Y]], %arg4[%{{.*}}, %[[C]]]
+// CHECK: memref.store %[[T]], %arg5[%{{.*}}, %[[C]]]
+// CHECK-NOT: scf.parallel
+// CHECK: return
+// UNPAIRED-LABEL: func.func @layernorm
+// UNPAIRED-COUNT-2: gpu.shuffle  xor %{{.*}}, %c16_i32
+// UNPAIRED: linalg.generic
+// UNFOLDED-LABEL: func.func @layernorm
+// UNFOLDED-COUNT-2: gpu.shuffle  xor %{{.*}}, %c16_i32
+// UNFOLDED: memref.store %{{.*}}, %arg2
+// UNFOLDED: linalg.generic
+// UNFOLDED-SAME: ins(%arg0, %arg1, %arg2, %arg3
+#x = affine_map<(n, c) -> (n, c)>
+#row = affine_map<(n, c) -> (n)>
+#col = affine_map<(n, c) -> (c)>
+func.func @layernorm(%x: memref<16x128xf32>, %m: memref<16xf32>,
+                     %v: memref<16xf32>, %g: memref<128xf32>,
+                     %y: memref<16x128xf32>, %t: memref<16x128xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  %inv = arith.constant 0.0078125 : f32
+  %eps = arith.constant 1.0e-5 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<16xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x128xf32>) outs(%m : memref<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%v : memref<16xf32>)
+  linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<16x128xf32>, memref<16xf32>) outs(%v : memref<16xf32>) {
+  ^bb0(%a: f32, %s: f32, %acc: f32):
+    %mu = arith.mulf %s, %inv : f32
+    %d = arith.subf %a, %mu : f32
+    %sq = arith.mulf %d, %d : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#x, #row, #row, #col, #x, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m, %v, %g : memref<16x128xf32>, memref<16xf32>, memref<16xf32>, memref<128xf32>)
+      outs(%y, %t : memref<16x128xf32>, memref<16x128xbf16>) {
+  ^bb0(%a: f32, %s: f32, %q: f32, %gamma: f32, %o: f32, %ot: bf16):
+    %mu = arith.mulf %s, %inv : f32
+    %var = arith.mulf %q, %inv : f32
+    %ve = arith.addf %var, %eps : f32
+    %rs = math.rsqrt %ve : f32
+    %d = arith.subf %a, %mu : f32
+    %n = arith.mulf %d, %rs : f32
+    %r = arith.mulf %n, %gamma : f32
+    %rt = arith.truncf %r : f32 to bf16
+    linalg.yield %r, %rt : f32, bf16
+  }
+  return
+}
+
+// -----
+
+// A normalization that writes the buffer the sums read (in place) keeps a
+// kernel of its own.
+// CHECK-LABEL: func.func @in_place
+// CHECK-COUNT-2: gpu.shuffle  xor %{{.*}}, %c16_i32
+// CHECK: linalg.generic
+#x = affine_map<(n, c) -> (n, c)>
+#row = affine_map<(n, c) -> (n)>
+func.func @in_place(%x: memref<16x128xf32>, %m: memref<16xf32>,
+                    %v: memref<16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%m : memref<16xf32>)
+  linalg.generic {indexing_maps = [#x, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<16x128xf32>) outs(%m : memref<16xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %r = arith.addf %acc, %a : f32
+    linalg.yield %r : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%v : memref<16xf32>)
+  linalg.generic {indexing_maps = [#x, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %m : memref<16x128xf32>, memref<16xf32>) outs(%v : memref<16xf32>) {
+  ^bb0(%a: f32, %mu: f32, %acc: f32):
+    %d = arith.subf %a, %mu : f32
+    %sq = arith.mulf %d, %d : f32
+    %r = arith.addf %acc, %sq : f32
+    linalg.yield %r : f32
+  }
+  linalg.generic {indexing_maps = [#row, #row, #x], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %v : memref<16xf32>, memref<16xf32>) outs(%x : memref<16x128xf32>) {
+  ^bb0(%mu: f32, %q: f32, %o: f32):
+    %r = arith.mulf %mu, %q : f32
+    linalg.yield %r : f32
+  }
+  return
 }
