@@ -113,6 +113,10 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     }
     // A length variant: launched only for the longest lengths it covers.
     k.maxLength.assign(a.getMaxLength().begin(), a.getMaxLength().end());
+    // What it may write (the rest it only reads): the runtime's graphs
+    // order kernels by it.
+    k.writes.assign(a.getWrites().begin(), a.getWrites().end());
+    k.hasWrites = true;
     // What the schedule allows this launch: the budget ptxas is held to.
     PlannedLaunch launch(a);
     llvm::json::Object schedule{

@@ -266,6 +266,10 @@ Manifest parseJson(const json &root) {
     }
     if (k.contains("max_length"))
       kernel.maxLength = getIntArray(k, "max_length", where);
+    if (k.contains("writes")) {
+      kernel.writes = getIntArray(k, "writes", where);
+      kernel.hasWrites = true;
+    }
     if (k.contains("initializer")) {
       if (!k.at("initializer").is_boolean())
         fail(where + "'initializer' must be true or false");
@@ -598,6 +602,10 @@ static std::string checkKernel(const Manifest &m, size_t i) {
                  std::to_string(m.buffers.size()) + " buffers");
   if (k.isCollective())
     return checkCollective(m, k, where);
+  for (int64_t id : k.writes)
+    if (std::find(k.buffers.begin(), k.buffers.end(), id) == k.buffers.end())
+      return std::string(where + "writes buffer " + std::to_string(id) +
+                         ", which is not one of the buffers it binds");
   if (!isJsonObjectText(k.scheduleJson))
     return std::string(where + "the schedule is not a JSON object");
   if (k.generator != "mlir" && k.generator != "halide")
@@ -806,6 +814,8 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
                       {"tile", k.rowsTile}};
       if (!k.maxLength.empty())
         jk["max_length"] = k.maxLength;
+      if (k.hasWrites)
+        jk["writes"] = k.writes;
       if (k.initializer)
         jk["initializer"] = true;
       if (k.isCollective())

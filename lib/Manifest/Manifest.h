@@ -50,6 +50,7 @@
 
 #include "lib/Manifest/Common.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -165,6 +166,16 @@ struct ManifestKernel {
   /// run's other variants compute the same values for other lengths).
   /// Empty: every run.
   std::vector<int64_t> maxLength;
+  /// The buffers (ids, each one of `buffers`) the kernel may write (cuda
+  /// kernels; `hasWrites`): it only reads the others. Without the record
+  /// (artifacts before it) every buffer it binds counts as written.
+  std::vector<int64_t> writes;
+  bool hasWrites = false;
+  /// Whether the kernel may write buffer `id`.
+  bool mayWrite(int64_t id) const {
+    return !hasWrites ||
+           std::find(writes.begin(), writes.end(), id) != writes.end();
+  }
   /// Which code generator made the kernel: "mlir" (our pipeline, the
   /// default, not written) or "halide" (docs/Rationale.md, "Halide"). The
   /// runtime calls both alike.

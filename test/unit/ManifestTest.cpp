@@ -338,6 +338,31 @@ TEST(Manifest, CudaLaunchShapesAreChecked) {
             "kernels, and the target is cpu");
 }
 
+// What a cuda kernel may write: recorded, kept through a round trip, one
+// of its buffers; without the record every buffer it binds may be written.
+TEST(Manifest, CudaKernelWrites) {
+  Manifest m = cudaManifest();
+  EXPECT_TRUE(m.kernels[0].mayWrite(m.kernels[0].buffers[0]));
+  m.kernels[0].writes = {m.kernels[0].buffers.back()};
+  m.kernels[0].hasWrites = true;
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  Manifest again;
+  FileError err = parseManifest(text, again);
+  ASSERT_TRUE(err.ok()) << err.message;
+  EXPECT_TRUE(again.kernels[0].hasWrites);
+  EXPECT_EQ(again.kernels[0].writes, m.kernels[0].writes);
+  EXPECT_FALSE(again.kernels[0].mayWrite(again.kernels[0].buffers[0]));
+  EXPECT_TRUE(again.kernels[0].mayWrite(again.kernels[0].buffers.back()));
+  EXPECT_FALSE(again.kernels[1].hasWrites);
+  EXPECT_EQ(cudaError([](Manifest &m) {
+              m.kernels[0].writes = {3};
+              m.kernels[0].hasWrites = true;
+            }),
+            "manifest: kernel 0: writes buffer 3, which is not one of the "
+            "buffers it binds");
+}
+
 // A cuda kernel's length rule numbers block x: its grid must be x alone.
 TEST(Manifest, CudaLengthRuleNumbersBlockX) {
   auto rule = [](Manifest &m) {

@@ -317,6 +317,17 @@ def LinformerCUDAPlanLaunchesPass
     its registers to that many blocks or spill (which the tests refuse),
     and its plan entry records `blocks_per_sm`; the register budget
     `linformer-compile` writes for ptxas follows it.
+
+    Each launch also records the buffers it may write (`writes`; it only
+    reads the others), for the runtime's graph branches
+    (`lf_session_options.cuda_graph_branches`), which order two kernels
+    only where one writes what the other binds: every write effect in the
+    kernel is traced back through views to the argument it writes; stores
+    into the kernel's own buffers (shared memory, private arrays) write
+    none; barriers, shuffles, MMAs, cp.async and wgmma bookkeeping and
+    approximate math intrinsics write nothing; an op whose effects are
+    unknown (inline assembly), or a write it cannot trace, makes every
+    buffer written.
   }];
   let options = [
     Option<"sm", "sm", "int64_t", /*default=*/"90",

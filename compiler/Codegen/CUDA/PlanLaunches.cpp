@@ -29,11 +29,15 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::linformer {
 #define GEN_PASS_DEF_LINFORMERCUDAPLANLAUNCHESPASS
@@ -44,6 +48,84 @@ using namespace mlir;
 using namespace mlir::linformer;
 
 namespace {
+
+/// Whether `op` stores into no buffer although it says nothing of its
+/// effects, or says it writes without saying where: a block's barrier, a
+/// shuffle, a warp's MMA on registers, the cp.async and wgmma group
+/// bookkeeping and fences, a warpgroup MMA (registers and shared memory),
+/// an approximate math intrinsic. (Inline assembly stays unknown.)
+bool storesNothing(Operation *op) {
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+    return llvm::any_of(
+        ArrayRef<StringRef>{"llvm.nvvm.ex2.approx", "llvm.nvvm.lg2.approx",
+                            "llvm.nvvm.rcp.approx", "llvm.nvvm.rsqrt.approx"},
+        [&](StringRef math) { return call.getIntrin().starts_with(math); });
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::ReturnOp, NVVM::MmaOp,
+             nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp,
+             NVVM::FenceProxyOp, NVVM::WgmmaFenceAlignedOp,
+             NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
+             NVVM::WgmmaMmaAsyncOp>(op);
+}
+
+/// Which of `kernel`'s arguments it may write: each write effect in its
+/// body traced back through views to the buffer it writes. A write into a
+/// buffer of the kernel's own (shared memory, a private array) writes no
+/// argument; a write whose buffer cannot be traced, and an op whose
+/// effects are unknown, count as writes of every argument (the runtime
+/// then orders the kernel after and before every kernel that shares a
+/// buffer with it).
+SmallVector<bool> writtenArguments(gpu::GPUFuncOp kernel) {
+  unsigned n = kernel.getNumArguments();
+  SmallVector<bool> written(n, false);
+  Block *entry = &kernel.getBody().front();
+  // The buffer `v` views (through views), or null where one is not a view.
+  auto rootOf = [](Value v) -> Value {
+    while (Operation *def = v.getDefiningOp()) {
+      if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+        v = view.getViewSource();
+      else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+        v = meta.getSource();
+      else
+        return v;
+    }
+    return v;
+  };
+  bool all = false;
+  kernel.walk([&](Operation *op) {
+    if (all || op == kernel.getOperation() || storesNothing(op))
+      return;
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects) {
+      if (!op->hasTrait<OpTrait::HasRecursiveMemoryEffects>() &&
+          !isMemoryEffectFree(op))
+        all = true;
+      return;
+    }
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list) {
+      if (!isa<MemoryEffects::Write>(e.getEffect()) ||
+          isa<SideEffects::AutomaticAllocationScopeResource>(e.getResource()))
+        continue;
+      Value v = e.getValue();
+      if (!v) {
+        all = true;
+        return;
+      }
+      Value root = rootOf(v);
+      auto arg = dyn_cast<BlockArgument>(root);
+      if (arg && arg.getOwner() == entry && arg.getArgNumber() < n)
+        written[arg.getArgNumber()] = true;
+      else if (!isa_and_nonnull<memref::AllocaOp, memref::AllocOp,
+                                gpu::DynamicSharedMemoryOp>(
+                   root.getDefiningOp()))
+        all = true;
+    }
+  });
+  if (all)
+    written.assign(n, true);
+  return written;
+}
 
 struct CUDAPlanLaunchesPass
     : mlir::linformer::impl::LinformerCUDAPlanLaunchesPassBase<
@@ -241,7 +323,12 @@ struct CUDAPlanLaunchesPass
     FailureOr<int64_t> shared = launchSharedBytes(launch);
     if (failed(shared))
       return failure();
-    SmallVector<int64_t> buffers;
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernelAttr());
+    if (!kernel)
+      return launch.emitError("the launched kernel does not exist");
+    SmallVector<bool> written = writtenArguments(kernel);
+    SmallVector<int64_t> buffers, writes;
     for (auto [i, v] : llvm::enumerate(launch.getKernelOperands())) {
       auto it = p.bufferOf.find(v);
       if (it == p.bufferOf.end())
@@ -250,6 +337,9 @@ struct CUDAPlanLaunchesPass
                << ") is not a buffer; kernels take buffers only (constants "
                   "belong inside the kernel)";
       buffers.push_back(it->second);
+      if (i < written.size() && written[i] &&
+          !llvm::is_contained(writes, it->second))
+        writes.push_back(it->second);
     }
     std::string name =
         (p.fn.getSymName() + "_kernel_" + Twine(p.kernels.size())).str();
@@ -271,9 +361,9 @@ struct CUDAPlanLaunchesPass
       maxLength = {lo, hi};
     Builder b(ctx);
     p.kernels.push_back(KernelLaunchAttr::get(
-        ctx, b.getStringAttr(name), workgroups, buffers, /*writes=*/{},
-        /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, *grid, *block,
-        *shared, resident, rows, maxLength, /*initializer=*/false,
+        ctx, b.getStringAttr(name), workgroups, buffers, writes,
+        /*schedule=*/{}, /*shape=*/{}, /*generator=*/{}, *grid, *block, *shared,
+        resident, rows, maxLength, /*initializer=*/false,
         /*allReduce=*/0, /*gather=*/0));
     p.launches.push_back(launch);
     return success();

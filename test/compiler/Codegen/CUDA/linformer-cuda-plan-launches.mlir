@@ -6,9 +6,12 @@
 // (0, 1), then each alloc (2); a view binds its source; kernels take buffers
 // only. Both kernels move into one module, named after their launch. A
 // kernel that views dynamic shared memory is launched with as many bytes as
-// its furthest view reaches (@a: 16 floats at byte 64, 128 bytes).
+// its furthest view reaches (@a: 16 floats at byte 64, 128 bytes). Each
+// kernel records the buffers it may write (`writes`, traced through views;
+// stores into its shared memory write none of them): @a none, @b its
+// second argument (buffer 1) and not the first, which it reads.
 // CHECK-LABEL: func.func @entry(
-// CHECK-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"entry_kernel_0", workgroups = 1, buffers = [0, 2], grid = [1, 1, 1], block = [32, 4, 1], shared = 128>, #linformer.kernel<"entry_kernel_1", workgroups = 4, buffers = [2, 1], grid = [2, 2, 1], block = [32, 1, 1], shared = 256>], intermediates = [512]>
+// CHECK-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"entry_kernel_0", workgroups = 1, buffers = [0, 2], grid = [1, 1, 1], block = [32, 4, 1], shared = 128>, #linformer.kernel<"entry_kernel_1", workgroups = 4, buffers = [2, 1], writes = [1], grid = [2, 2, 1], block = [32, 1, 1], shared = 256>], intermediates = [512]>
 // CHECK: %[[BYTES:.*]] = arith.constant 128 : i32
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_0 {{.*}} dynamic_shared_memory_size %[[BYTES]]
 // CHECK: gpu.launch_func @entry_kernels::@entry_kernel_1
@@ -49,7 +52,17 @@ module attributes {gpu.container_module} {
     }
   }
   gpu.module @b {
-    gpu.func @k(%a: memref<128xf32>, %b: memref<128xf32>) kernel { gpu.return }
+    gpu.func @k(%a: memref<128xf32>, %b: memref<128xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %v = memref.load %a[%c0] : memref<128xf32>
+      %raw = gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
+      %s = memref.view %raw[%c0][] : memref<?xi8, #gpu.address_space<workgroup>> to memref<4xf32, #gpu.address_space<workgroup>>
+      memref.store %v, %s[%c0] : memref<4xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %w = memref.expand_shape %b [[0, 1]] output_shape [4, 32] : memref<128xf32> into memref<4x32xf32>
+      memref.store %v, %w[%c0, %c0] : memref<4x32xf32>
+      gpu.return
+    }
   }
 }
 
@@ -151,5 +164,27 @@ module attributes {gpu.container_module} {
   }
   gpu.module @b {
     gpu.func @k(%a: memref<2x512x4xf32>) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// A kernel with an op whose effects on memory are unknown (inline assembly
+// with side effects) may write every buffer it binds.
+// CHECK-LABEL: func.func @opaque(
+// CHECK-SAME: #linformer.kernel<"opaque_kernel_0", workgroups = 1, buffers = [0, 1], writes = [0, 1],
+module attributes {gpu.container_module} {
+  func.func @opaque(%x: memref<32xf32>, %y: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%x : memref<32xf32>, %y : memref<32xf32>)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<32xf32>, %b: memref<32xf32>) kernel {
+      llvm.inline_asm has_side_effects "membar.gl;", "" : () -> ()
+      gpu.return
+    }
   }
 }
