@@ -118,7 +118,9 @@ class Session:
     module's runs launch their kernels as one CUDA graph each, captured on
     first use of their launch shapes (lf_session_options.cuda_graphs);
     None (the default), the runs on device tensors do, unless profiling;
-    False, none does.
+    False, none does. `cuda_graph_branches` N >= 2: a graph's kernels on up
+    to N branches, each waiting only for the kernels it conflicts with
+    (lf_session_options.cuda_graph_branches; 0, the default: one chain).
 
     A sequence-parallel module (Module.sequence_parallel = P > 0) needs
     `rank` (0 <= rank < ranks), `ranks` (= P) and `all_reduce`: a callable
@@ -128,7 +130,8 @@ class Session:
     torch.distributed's. See docs/Runtime.md, "Sequence parallelism"."""
 
     def __init__(self, module, weights, threads=0, profile=False, spin_us=-1,
-                 rank=0, ranks=0, all_reduce=None, cuda_graphs=None):
+                 rank=0, ranks=0, all_reduce=None, cuda_graphs=None,
+                 cuda_graph_branches=0):
         if not isinstance(module, Module):
             module = Module(module)
         if not isinstance(weights, Weights):
@@ -136,7 +139,8 @@ class Session:
         self.module, self.weights = module, weights
         self._s = _runtime._Session.create(module._m, weights._w, int(threads), bool(profile),
                                            int(spin_us), int(rank), int(ranks), all_reduce,
-                                           -1 if cuda_graphs is None else int(bool(cuda_graphs)))
+                                           -1 if cuda_graphs is None else int(bool(cuda_graphs)),
+                                           int(cuda_graph_branches))
 
     @property
     def num_threads(self):

@@ -277,7 +277,7 @@ NB_MODULE(_runtime, m) {
           "create",
           [](nb::object module, nb::object weights, int threads, bool profile,
              int spinUs, int rank, int ranks, nb::object allReduce,
-             int cudaGraphs) {
+             int cudaGraphs, int cudaGraphBranches) {
             const Module &mod = nb::cast<const Module &>(module);
             const Weights &w = nb::cast<const Weights &>(weights);
             Session s;
@@ -289,6 +289,7 @@ NB_MODULE(_runtime, m) {
             options.rank = rank;
             options.ranks = ranks;
             options.cuda_graphs = cudaGraphs;
+            options.cuda_graph_branches = cudaGraphBranches;
             if (!allReduce.is_none()) {
               s.allReduce = std::make_unique<PyAllReduce>();
               s.allReduce->fn = allReduce;
@@ -309,8 +310,8 @@ NB_MODULE(_runtime, m) {
           nb::arg("module"), nb::arg("weights"), nb::arg("threads") = 0,
           nb::arg("profile") = false, nb::arg("spin_us") = -1,
           nb::arg("rank") = 0, nb::arg("ranks") = 0,
-          nb::arg("all_reduce") = nb::none(),
-          nb::arg("cuda_graphs") = -1)
+          nb::arg("all_reduce") = nb::none(), nb::arg("cuda_graphs") = -1,
+          nb::arg("cuda_graph_branches") = 0)
       .def("num_threads",
            [](const Session &s) {
              int32_t n = 0;

@@ -109,6 +109,8 @@ def test_sessions_that_do_not_spin(small):
     # CUDA graphs need a cuda module.
     with pytest.raises(lf.Error, match="LF_INVALID_ARGUMENT: cuda_graphs is set, and .* runs on the cpu"):
         lf.Session(art, w, threads=2, cuda_graphs=True)
+    with pytest.raises(lf.Error, match="LF_INVALID_ARGUMENT: cuda_graph_branches is set, and .* runs on the cpu"):
+        lf.Session(art, w, threads=2, cuda_graph_branches=4)
 
 
 def test_errors_carry_the_runtime_code_and_message(small, tmp_path):

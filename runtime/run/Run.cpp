@@ -602,6 +602,7 @@ lf::Session openSession(const Options &o, const lf::Module &module,
   options.profile = o.profile || !o.profileJson.empty() ? 1 : 0;
   options.spin_us = o.spinUs;
   options.cuda_graphs = o.cudaGraphs;
+  options.cuda_graph_branches = o.cudaGraphBranches;
   if (o.rank < 0)
     return lf::Session(module, weights, options);
   // --rank: one rank alone; what its all-reduce would sum stays its own.

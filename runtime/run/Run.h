@@ -31,6 +31,8 @@ struct Options {
        makeWeights = false, deviceIo = false, packed = false;
   /// lf_session_options::cuda_graphs: -1 (for --device-io runs), 0 or 1.
   int cudaGraphs = -1;
+  /// lf_session_options::cuda_graph_branches.
+  int cudaGraphBranches = 0;
   int64_t deviceIoOffset = 0;
   int64_t ioOffset = -1;
   int spinUs = -1;

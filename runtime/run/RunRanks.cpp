@@ -131,6 +131,7 @@ std::string unsupported(const Options &o) {
       {o.ioOffset >= 0, "--io-offset"},
       {o.sessions != 1, "--sessions"},
       {o.cudaGraphs == 1, "--cuda-graphs"},
+      {o.cudaGraphBranches > 1, "--cuda-graph-branches"},
       {!o.device.empty() && o.device != "cpu", "--device"}};
   for (auto [set, name] : options)
     if (set)

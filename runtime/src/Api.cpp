@@ -244,6 +244,7 @@ void lf_session_options_init(lf_session_options *options) {
   options->all_reduce = nullptr;
   options->all_reduce_user_data = nullptr;
   options->cuda_graphs = -1;
+  options->cuda_graph_branches = 0;
 }
 
 lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
@@ -285,6 +286,9 @@ lf_status lf_session_create(const lf_module *module, const lf_weights *weights,
       if (has(offsetof(lf_session_options, cuda_graphs),
               sizeof(options->cuda_graphs)))
         opts.cudaGraphs = options->cuda_graphs;
+      if (has(offsetof(lf_session_options, cuda_graph_branches),
+              sizeof(options->cuda_graph_branches)))
+        opts.cudaGraphBranches = options->cuda_graph_branches;
     }
     auto handle = std::make_unique<lf_session_s>();
     handle->impl =

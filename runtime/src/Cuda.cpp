@@ -44,6 +44,7 @@ constexpr int CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr int CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 1;
 constexpr unsigned CU_EVENT_DEFAULT = 0;
+constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
 
@@ -89,6 +90,7 @@ struct Driver {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   /// The graph entry points this driver lacks ("": none).
   std::string missingGraphs;
 
@@ -172,6 +174,7 @@ const Driver &driver() {
       sym(d.cuGraphLaunch, "cuGraphLaunch");
       sym(d.cuGraphExecDestroy, "cuGraphExecDestroy");
       sym(d.cuGraphDestroy, "cuGraphDestroy");
+      sym(d.cuStreamWaitEvent, "cuStreamWaitEvent");
       d.missingGraphs.swap(missing);
       missing.swap(required);
     }
@@ -371,7 +374,7 @@ std::string describeDevice(const CudaModule &module) {
 
 CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
                          const Manifest &manifest, const Weights &weights,
-                         bool profile, void *stream, int graphs)
+                         bool profile, void *stream, int graphs, int branches)
     : module_(std::move(module)), manifest_(manifest), stream_(stream),
       ownsStream_(stream == nullptr), graphs_(graphs) {
   const Driver &d = driver();
@@ -417,6 +420,21 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
                                       manifest.buffers[i].byteSize(), 1),
                                   stream_),
                 "zeroing intermediate '" + manifest.buffers[i].name + "'");
+    // Branch streams and events, where runs may capture graphs.
+    if (branches > 1 && graphs_ != 0) {
+      for (int i = 1; i < branches; ++i) {
+        CUstream s = nullptr;
+        d.check(d.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+        branchStreams_.push_back(s);
+      }
+      d.check(d.cuEventCreate(&forkEvent_, CU_EVENT_DISABLE_TIMING),
+              "cuEventCreate");
+      for (size_t k = 0; k < manifest.kernels.size(); ++k) {
+        CUevent e = nullptr;
+        d.check(d.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+        kernelEvents_.push_back(e);
+      }
+    }
     if (profile)
       for (size_t k = 0; k < 2 * manifest.kernels.size(); ++k) {
         CUevent e = nullptr;
@@ -441,6 +459,15 @@ void CudaSession::release() noexcept {
   for (void *e : events_)
     d.cuEventDestroy(e);
   events_.clear();
+  for (void *e : kernelEvents_)
+    d.cuEventDestroy(e);
+  kernelEvents_.clear();
+  if (forkEvent_)
+    d.cuEventDestroy(forkEvent_);
+  forkEvent_ = nullptr;
+  for (void *s : branchStreams_)
+    d.cuStreamDestroy(s);
+  branchStreams_.clear();
   if (stream_ && ownsStream_)
     d.cuStreamDestroy(stream_);
   stream_ = nullptr;
@@ -548,39 +575,126 @@ void CudaSession::run(const std::vector<void *> &host,
     }
 }
 
+int64_t CudaSession::launchBlocksX(size_t k,
+                                   const std::vector<int64_t> &gridX) const {
+  // A length rule's blocks: up to the last one with a real token (none:
+  // no launch).
+  return k < gridX.size() && gridX[k] >= 0 ? gridX[k]
+                                           : manifest_.kernels[k].grid[0];
+}
+
+void CudaSession::launchKernel(size_t k, const std::vector<uint64_t> &address,
+                               int64_t blocksX, void *stream) {
+  const Driver &d = driver();
+  const ManifestKernel &kernel = manifest_.kernels[k];
+  std::vector<CUdeviceptr> params(kernel.buffers.size());
+  std::vector<void *> argv(kernel.buffers.size());
+  for (size_t j = 0; j < kernel.buffers.size(); ++j) {
+    params[j] = address[size_t(kernel.buffers[j])];
+    argv[j] = &params[j];
+  }
+  d.check(d.cuLaunchKernel(module_->functions[k], unsigned(blocksX),
+                           unsigned(kernel.grid[1]), unsigned(kernel.grid[2]),
+                           unsigned(kernel.block[0]), unsigned(kernel.block[1]),
+                           unsigned(kernel.block[2]),
+                           unsigned(kernel.sharedBytes), stream, argv.data(),
+                           nullptr),
+          "launching kernel '" + kernel.symbol + "'");
+}
+
 void CudaSession::launchKernels(const std::vector<uint64_t> &address,
                                 const std::vector<int64_t> &gridX) {
   const Driver &d = driver();
   const Manifest &m = manifest_;
-  std::vector<CUdeviceptr> params;
-  std::vector<void *> argv;
   for (size_t k = 0; k < m.kernels.size(); ++k) {
-    const ManifestKernel &kernel = m.kernels[k];
-    params.resize(kernel.buffers.size());
-    argv.resize(kernel.buffers.size());
-    for (size_t j = 0; j < kernel.buffers.size(); ++j) {
-      params[j] = address[size_t(kernel.buffers[j])];
-      argv[j] = &params[j];
-    }
-    // A length rule's blocks: up to the last one with a real token (none:
-    // no launch).
-    int64_t blocksX = k < gridX.size() && gridX[k] >= 0 ? gridX[k]
-                                                          : kernel.grid[0];
+    int64_t blocksX = launchBlocksX(k, gridX);
     if (!events_.empty())
       d.check(d.cuEventRecord(events_[2 * k], stream_), "cuEventRecord");
     if (blocksX > 0)
-      d.check(d.cuLaunchKernel(module_->functions[k], unsigned(blocksX),
-                             unsigned(kernel.grid[1]),
-                             unsigned(kernel.grid[2]),
-                             unsigned(kernel.block[0]),
-                             unsigned(kernel.block[1]),
-                             unsigned(kernel.block[2]),
-                             unsigned(kernel.sharedBytes), stream_,
-                             argv.data(), nullptr),
-            "launching kernel '" + kernel.symbol + "'");
+      launchKernel(k, address, blocksX, stream_);
     if (!events_.empty())
       d.check(d.cuEventRecord(events_[2 * k + 1], stream_), "cuEventRecord");
   }
+}
+
+void CudaSession::launchBranches(const std::vector<uint64_t> &address,
+                                 const std::vector<int64_t> &gridX) {
+  const Driver &d = driver();
+  const Manifest &m = manifest_;
+  size_t count = m.kernels.size();
+  auto bytes = [&](int64_t id) {
+    return uint64_t(std::max<size_t>(m.buffers[size_t(id)].byteSize(), 1));
+  };
+  auto overlap = [&](int64_t a, int64_t b) {
+    uint64_t pa = address[size_t(a)], pb = address[size_t(b)];
+    return pa < pb + bytes(b) && pb < pa + bytes(a);
+  };
+  // Whether kernel j (earlier) and kernel k must run in order.
+  auto conflict = [&](size_t j, size_t k) {
+    const ManifestKernel &x = m.kernels[j], &y = m.kernels[k];
+    for (int64_t a : x.buffers)
+      for (int64_t b : y.buffers)
+        if ((x.mayWrite(a) || y.mayWrite(b)) && overlap(a, b))
+          return true;
+    return false;
+  };
+  std::vector<CUstream> streams{stream_};
+  streams.insert(streams.end(), branchStreams_.begin(), branchStreams_.end());
+  size_t S = streams.size();
+  // Per stream: its last kernel (-1: none yet), and the last kernel of
+  // each stream it is known to follow (its own: its last).
+  std::vector<long> last(S, -1);
+  std::vector<std::vector<long>> follows(S, std::vector<long>(S, -1));
+  std::vector<bool> forked(S, false);
+  std::vector<long> streamOf(count, -1);
+  forked[0] = true;
+  d.check(d.cuEventRecord(forkEvent_, stream_), "cuEventRecord");
+  auto wait = [&](size_t s, CUevent e) {
+    d.check(d.cuStreamWaitEvent(streams[s], e, 0), "cuStreamWaitEvent");
+  };
+  for (size_t k = 0; k < count; ++k) {
+    int64_t blocksX = launchBlocksX(k, gridX);
+    if (blocksX <= 0)
+      continue;
+    std::vector<size_t> deps;
+    for (size_t j = 0; j < k; ++j)
+      if (streamOf[j] >= 0 && conflict(j, k))
+        deps.push_back(j);
+    // The stream whose last kernel is the latest it waits for (that
+    // chain goes on), else the one idle longest.
+    size_t s = S;
+    for (size_t t = 0; t < S; ++t)
+      if (last[t] >= 0 &&
+          std::find(deps.begin(), deps.end(), size_t(last[t])) != deps.end() &&
+          (s == S || last[t] > last[s]))
+        s = t;
+    if (s == S) {
+      s = 0;
+      for (size_t t = 1; t < S; ++t)
+        if (last[t] < last[s])
+          s = t;
+    }
+    if (!forked[s]) {
+      wait(s, forkEvent_);
+      forked[s] = true;
+    }
+    for (size_t j : deps) {
+      size_t t = size_t(streamOf[j]);
+      if (follows[s][t] >= long(j))
+        continue;
+      wait(s, kernelEvents_[j]);
+      follows[s][t] = long(j);
+    }
+    launchKernel(k, address, blocksX, streams[s]);
+    d.check(d.cuEventRecord(kernelEvents_[k], streams[s]), "cuEventRecord");
+    streamOf[k] = long(s);
+    last[s] = long(k);
+    follows[s][s] = long(k);
+  }
+  // The branches join the stream: the capture ends there.
+  for (size_t t = 1; t < S; ++t)
+    if (last[t] >= 0 && follows[0][t] < last[t])
+      wait(0, kernelEvents_[size_t(last[t])]);
 }
 
 void *CudaSession::graphFor(const std::vector<uint64_t> &address,
@@ -598,7 +712,10 @@ void *CudaSession::graphFor(const std::vector<uint64_t> &address,
   d.check(d.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
           "cuStreamBeginCapture");
   try {
-    launchKernels(address, gridX);
+    if (branchStreams_.empty())
+      launchKernels(address, gridX);
+    else
+      launchBranches(address, gridX);
   } catch (...) {
     CUgraph partial = nullptr;
     d.cuStreamEndCapture(stream_, &partial); // the stream leaves capture

@@ -65,10 +65,12 @@ public:
   /// cuda_graphs): 1, runs replay their launches as CUDA graphs
   /// (LF_UNAVAILABLE with a driver that has none, LF_INVALID_ARGUMENT with
   /// `profile`); -1, runs with device I/O do, where neither stands in the
-  /// way; 0, none does. Throws Error.
+  /// way; 0, none does. `branches` (lf_session_options.
+  /// cuda_graph_branches) >= 2: a graph's kernels go on that many
+  /// branches (see launchBranches). Throws Error.
   CudaSession(std::shared_ptr<const CudaModule> module,
-              const Manifest &manifest, const Weights &weights,
-              bool profile, void *stream = nullptr, int graphs = 0);
+              const Manifest &manifest, const Weights &weights, bool profile,
+              void *stream = nullptr, int graphs = 0, int branches = 0);
   ~CudaSession();
   CudaSession(const CudaSession &) = delete;
   CudaSession &operator=(const CudaSession &) = delete;
@@ -97,6 +99,21 @@ private:
   /// `gridX` (see run), on the session's stream.
   void launchKernels(const std::vector<uint64_t> &address,
                      const std::vector<int64_t> &gridX);
+  /// Kernel k's blocks along x this run (gridX[k], or its grid's).
+  int64_t launchBlocksX(size_t k, const std::vector<int64_t> &gridX) const;
+  /// Launches kernel k bound to `address` with `blocksX` blocks along x
+  /// on `stream`.
+  void launchKernel(size_t k, const std::vector<uint64_t> &address,
+                    int64_t blocksX, void *stream);
+  /// The same launches while the session's stream is being captured, on
+  /// the stream and the session's branch streams: each kernel waits only
+  /// for the earlier ones it conflicts with (one writes a buffer the
+  /// other binds: ManifestKernel::mayWrite, the bound addresses' byte
+  /// ranges overlapping), by an event recorded after each launch; the
+  /// branches fork from the stream first and join it at the end, as a
+  /// capture requires.
+  void launchBranches(const std::vector<uint64_t> &address,
+                      const std::vector<int64_t> &gridX);
   /// The executable graph of those launches: captured from the stream on
   /// first use of this (address, gridX), replayed after.
   void *graphFor(const std::vector<uint64_t> &address,
@@ -110,6 +127,10 @@ private:
   void *stream_ = nullptr;
   bool ownsStream_ = true;
   std::vector<void *> events_; ///< 2 per kernel when profiling
+  /// With branches: the streams besides stream_, an event per kernel
+  /// (recorded after its launch) and the capture's fork event.
+  std::vector<void *> branchStreams_, kernelEvents_;
+  void *forkEvent_ = nullptr;
   /// 1: every run replays graphs; -1: runs with device I/O; 0: none.
   int graphs_ = 0;
   struct Graph {

@@ -145,6 +145,8 @@ struct SessionOptions {
   void *allReduceUserData = nullptr;
   /// lf_session_options::cuda_graphs (-1: for device runs, 0 or 1).
   int cudaGraphs = -1;
+  /// lf_session_options::cuda_graph_branches (0 or 1: one chain).
+  int cudaGraphBranches = 0;
 };
 
 /// Runs one module with one set of weights; owns its threads and buffers.

@@ -280,6 +280,7 @@ struct Session::Impl {
   bool profiling = false;
   void *cudaStream = nullptr; ///< the caller's, or null
   int cudaGraphs = -1;        ///< lf_session_options::cuda_graphs
+  int cudaGraphBranches = 0;  ///< lf_session_options::cuda_graph_branches
   static constexpr size_t kMaxProfiledRuns = 4096;
   std::vector<std::vector<double>> kernelMs;
   std::vector<double> kernelFlops;
@@ -300,9 +301,10 @@ struct Session::Impl {
        const SessionOptions &o, std::chrono::microseconds spin)
       : module(std::move(m)), weights(std::move(w)), pool(o.numThreads, spin),
         profiling(o.profile), cudaStream(o.cudaStream),
-        cudaGraphs(o.cudaGraphs), rank(o.rank),
-        allReduce(o.allReduce), allReduceUserData(o.allReduceUserData),
-        B(module->batch()), n(module->seqLen()) {
+        cudaGraphs(o.cudaGraphs), cudaGraphBranches(o.cudaGraphBranches),
+        rank(o.rank), allReduce(o.allReduce),
+        allReduceUserData(o.allReduceUserData), B(module->batch()),
+        n(module->seqLen()) {
     const Manifest &manifest = module->manifest();
     kernelMs.resize(manifest.kernels.size());
     for (const ManifestKernel &k : manifest.kernels) {
@@ -512,7 +514,8 @@ void Session::Impl::plan() {
   bound = owned;
   if (module->cuda())
     cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights, profiling,
-                                         cudaStream, cudaGraphs);
+                                         cudaStream, cudaGraphs,
+                                         cudaGraphBranches);
 }
 
 void Session::Impl::initialize() {
@@ -1317,6 +1320,22 @@ Session::Session(std::shared_ptr<const Module> module,
     throw Error(LF_INVALID_ARGUMENT,
                 "cuda_graphs is set, and '" + module->path() +
                     "' runs on the cpu (graphs need a cuda module)");
+  if (options.cudaGraphBranches < 0 || options.cudaGraphBranches > 16)
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_graph_branches is " +
+                    std::to_string(options.cudaGraphBranches) +
+                    " (0 or 1: one chain of launches; 2 to 16: branches of "
+                    "a graph)");
+  if (options.cudaGraphBranches > 1 && !module->cuda())
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_graph_branches is set, and '" + module->path() +
+                    "' runs on the cpu (branches are a CUDA graph's)");
+  if (options.cudaGraphBranches > 1 && options.cudaGraphs == 0)
+    throw Error(LF_INVALID_ARGUMENT,
+                "cuda_graph_branches is " +
+                    std::to_string(options.cudaGraphBranches) +
+                    " and cuda_graphs is 0: branches are a CUDA graph's, "
+                    "and no run makes one");
   if (numThreads < 0)
     throw Error(LF_INVALID_ARGUMENT,
                 "num_threads is " + std::to_string(numThreads) +

@@ -37,6 +37,14 @@
  *                               launch E holds, as they were captured
  *   graph-free E                cuGraphExecDestroy
  * FAKE_CUDA_CAPTURE_FAILS set: cuStreamBeginCapture_v2 fails.
+ * A capture follows the streams that join it (cuStreamWaitEvent on an event
+ * recorded in it) as the real driver does: each captured launch depends on
+ * the launches its stream had reached, and cuStreamEndCapture fails with
+ * CUDA_ERROR_STREAM_CAPTURE_UNJOINED (904) unless every launch that no
+ * other follows is one the capturing stream reached (every fork joined).
+ * With FAKE_CUDA_DEPS set, the captured line is followed by one line per
+ * launch of the graph, in capture order (numbered from 0):
+ *   node I after J K ...        the launches it depends on directly
  *
  *===----------------------------------------------------------------------===*/
 
@@ -89,15 +97,31 @@ static void logf_(const char *fmt, ...) {
 }
 
 /* The allocation `p` points into, or -1. */
+enum { kMaxNodes = 4096, kMaxTail = 64 };
 struct Graph {
   int id, launches;
   char *text; /* the launch lines, '\n'-separated */
   size_t size;
+  char *deps; /* capture only: the node lines */
+  size_t depsSize;
+  unsigned char followed[kMaxNodes]; /* capture only: a node depends on it */
+};
+/* The launches of a capture a stream or an event has reached. */
+struct Tail {
+  int nodes[kMaxTail];
+  int n;
 };
 struct Stream {
   int id;
   struct Graph *capture; /* the graph being captured, or NULL */
+  struct Tail tail;
 };
+struct Event {
+  struct Graph *capture; /* recorded in a capture, or NULL */
+  struct Tail tail;
+};
+enum { kMaxStreams = 256 };
+static struct Stream *liveStreams[kMaxStreams];
 static int ngraphs, nexecs;
 static int nstreams;
 static int streamId(void *s) { return s ? ((struct Stream *)s)->id : 0; }
@@ -277,12 +301,20 @@ CUresult cuStreamCreate(void **s, unsigned flags) {
   (void)flags;
   struct Stream *stream = calloc(1, sizeof *stream);
   stream->id = ++nstreams;
+  for (int i = 0; i < kMaxStreams; ++i)
+    if (!liveStreams[i]) {
+      liveStreams[i] = stream;
+      break;
+    }
   *s = stream;
   logStream("stream", stream);
   return 0;
 }
 CUresult cuStreamDestroy_v2(void *s) {
   logStream("destroy", s);
+  for (int i = 0; i < kMaxStreams; ++i)
+    if (liveStreams[i] == s)
+      liveStreams[i] = NULL;
   free(s);
   return 0;
 }
@@ -307,7 +339,28 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
                    allocOf(*(CUdeviceptr *)params[i]));
   struct Graph *g = stream ? ((struct Stream *)stream)->capture : NULL;
   if (g) {
-    /* Captured: kept, with its parameters' allocations as they were. */
+    /* Captured: kept, with its parameters' allocations as they were, after
+     * the launches its stream had reached. */
+    struct Stream *st = stream;
+    if (g->launches >= kMaxNodes)
+      return 2;
+    char deps[8192];
+    int dn = snprintf(deps, sizeof deps, "node %d after", g->launches);
+    for (int i = 0; i < st->tail.n && dn < (int)sizeof deps - 16; ++i) {
+      dn += snprintf(deps + dn, sizeof deps - (size_t)dn, " %d",
+                     st->tail.nodes[i]);
+      g->followed[st->tail.nodes[i]] = 1;
+    }
+    char *dtext = realloc(g->deps, g->depsSize + (size_t)dn + 2);
+    if (!dtext)
+      return 2;
+    memcpy(dtext + g->depsSize, deps, (size_t)dn);
+    dtext[g->depsSize + (size_t)dn] = '\n';
+    dtext[g->depsSize + (size_t)dn + 1] = '\0';
+    g->deps = dtext;
+    g->depsSize += (size_t)dn + 1;
+    st->tail.nodes[0] = g->launches;
+    st->tail.n = 1;
     size_t len = strlen(line);
     char *text = realloc(g->text, g->size + len + 2);
     if (!text)
@@ -326,10 +379,42 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz,
 }
 CUresult cuEventCreate(void **e, unsigned flags) {
   (void)flags;
-  *e = malloc(1);
+  *e = calloc(1, sizeof(struct Event));
   return 0;
 }
-CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; return 0; }
+CUresult cuEventRecord(void *e, void *s) {
+  struct Event *event = e;
+  struct Stream *stream = s;
+  event->capture = stream ? stream->capture : NULL;
+  event->tail =
+      stream && stream->capture ? stream->tail : (struct Tail){{0}, 0};
+  return 0;
+}
+/* A stream waiting on an event recorded in a capture joins the capture,
+ * after the launches the event had reached. */
+CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
+  (void)flags;
+  struct Stream *stream = s;
+  const struct Event *event = e;
+  if (!event->capture)
+    return 0;
+  if (!stream)
+    return 900; /* the legacy stream cannot join a capture */
+  if (stream->capture && stream->capture != event->capture)
+    return 901;
+  stream->capture = event->capture;
+  for (int i = 0; i < event->tail.n; ++i) {
+    int have = 0;
+    for (int j = 0; j < stream->tail.n; ++j)
+      have |= stream->tail.nodes[j] == event->tail.nodes[i];
+    if (!have) {
+      if (stream->tail.n == kMaxTail)
+        return 2;
+      stream->tail.nodes[stream->tail.n++] = event->tail.nodes[i];
+    }
+  }
+  return 0;
+}
 CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
   (void)a; (void)b;
   *ms = 0.001f;
@@ -337,9 +422,10 @@ CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
 }
 CUresult cuEventDestroy_v2(void *e) { free(e); return 0; }
 CUresult cuGetErrorName(CUresult r, const char **s) {
-  *s = r == 100 ? "CUDA_ERROR_NO_DEVICE"
+  *s = r == 100   ? "CUDA_ERROR_NO_DEVICE"
        : r == 218 ? "CUDA_ERROR_INVALID_PTX"
        : r == 500 ? "CUDA_ERROR_NOT_FOUND"
+       : r == 904 ? "CUDA_ERROR_STREAM_CAPTURE_UNJOINED"
                   : "CUDA_ERROR_FAKE";
   return 0;
 }
@@ -362,6 +448,7 @@ CUresult cuStreamBeginCapture_v2(void *s, int mode) {
     return 901; /* CUDA_ERROR_STREAM_CAPTURE_INVALIDATED */
   stream->capture = calloc(1, sizeof(struct Graph));
   stream->capture->id = ++ngraphs;
+  stream->tail.n = 0;
   logf_("capture\n");
   return 0;
 }
@@ -371,7 +458,28 @@ CUresult cuStreamEndCapture(void *s, void **graph) {
     return 1;
   struct Graph *g = stream->capture;
   stream->capture = NULL;
+  /* The streams the capture forked leave it with it. */
+  for (int i = 0; i < kMaxStreams; ++i)
+    if (liveStreams[i] && liveStreams[i]->capture == g)
+      liveStreams[i]->capture = NULL;
+  /* Every launch nothing follows must be one this stream reached. */
+  for (int node = 0; node < g->launches; ++node) {
+    int reached = 0;
+    for (int j = 0; j < stream->tail.n; ++j)
+      reached |= stream->tail.nodes[j] == node;
+    if (!g->followed[node] && !reached) {
+      free(g->text);
+      free(g->deps);
+      free(g);
+      *graph = NULL;
+      return 904; /* CUDA_ERROR_STREAM_CAPTURE_UNJOINED */
+    }
+  }
   logf_("captured %d %d\n", g->id, g->launches);
+  if (getenv("FAKE_CUDA_DEPS") && g->deps)
+    logf_("%s", g->deps);
+  free(g->deps);
+  g->deps = NULL;
   *graph = g;
   return 0;
 }

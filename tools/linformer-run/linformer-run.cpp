@@ -38,6 +38,7 @@ const char *kUsage =
     "         [--device cpu|cuda] [--device-io] [--io-offset B] "
     "[--make-weights]\n"
     "         [--sessions N] [--spin-us U] [--rank R] [--[no-]cuda-graphs]\n"
+    "         [--cuda-graph-branches N]\n"
     "--batch B: with --random-input, B sequences (default: as many as\n"
     "--lengths lists, else the compiled batch); a model with a lengths\n"
     "input runs 1 to its compiled batch of them and pays for those.\n"
@@ -69,6 +70,10 @@ const char *kUsage =
     "one CUDA graph each (lf_session_options.cuda_graphs), captured on\n"
     "first use of their launch shapes; not with --profile. By default\n"
     "only --device-io runs do (not profiled ones); --no-cuda-graphs: none.\n"
+    "--cuda-graph-branches N: a graph's kernels on up to N branches, each\n"
+    "waiting only for the earlier kernels that write what it binds or bind\n"
+    "what it writes (lf_session_options.cuda_graph_branches; 2 to 16;\n"
+    "default 0: one chain).\n"
     "--spin-us U: the session's threads spin U microseconds between kernels\n"
     "before they sleep (lf_session_options.spin_us; default 200, 0: sleep\n"
     "at once).\n"
@@ -157,6 +162,11 @@ std::optional<int> CommandLine::parse(int argc, char **argv) {
       cudaGraphs = 1;
     } else if (a == "--no-cuda-graphs") {
       cudaGraphs = 0;
+    } else if (a == "--cuda-graph-branches") {
+      long long num = 0;
+      if (!value(v) || !parseInteger(v, 0, 16, num))
+        return usage("--cuda-graph-branches needs a count from 0 to 16");
+      cudaGraphBranches = int(num);
     } else if (a == "--make-weights") {
       makeWeights = true;
     } else if (a == "--check") {

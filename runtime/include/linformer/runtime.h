@@ -300,6 +300,18 @@ typedef struct lf_session_options {
    * lengths 2.9x, while runs copying pageable host tensors gained
    * nothing). */
   int32_t cuda_graphs;
+  /* A cuda module's graphs only: 2 or more, a graph's kernels go on up to
+   * this many branches (streams forked from the session's and joined back
+   * within the capture), a kernel waiting only for the earlier kernels it
+   * conflicts with: one writes a buffer the other binds, by the
+   * artifact's record of what each kernel writes (a kernel without the
+   * record conflicts with every kernel it shares a buffer with). Kernels
+   * with nothing between them may then run at once (a Linformer layer's
+   * Q projection beside E X, its K beside its V). 0 or 1 (the default):
+   * one chain in launch order. LF_INVALID_ARGUMENT above 16, with a cpu
+   * module, or with cuda_graphs 0. Not yet timed on a GPU (2026-12-07),
+   * so not the default. */
+  int32_t cuda_graph_branches;
 } lf_session_options;
 
 /* Fills `options` with defaults. */
