@@ -18,7 +18,7 @@
 // touch device buffers) is left on the host side: it is the launch plan.
 
 // GPU-LABEL: func.func @learned_headwise(
-// GPU-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"learned_headwise_kernel_0", workgroups = {{[0-9]+}}, buffers = [{{[0-9, ]+}}], grid = [{{[0-9, ]+}}], block = [{{[0-9]+}}, {{[0-9]+}}, 1]>
+// GPU-SAME: linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"learned_headwise_kernel_0", workgroups = {{[0-9]+}}, buffers = [{{[0-9, ]+}}], writes = [{{[0-9, ]+}}], grid = [{{[0-9, ]+}}], block = [{{[0-9]+}}, {{[0-9]+}}, 1]>
 // GPU: gpu.launch_func @learned_headwise_kernels::@learned_headwise_kernel_0 blocks in ({{.*}}) threads in ({{.*}}) args({{[^:]+}} : memref<
 // GPU: return
 // GPU: gpu.module @learned_headwise_kernels [#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">]
