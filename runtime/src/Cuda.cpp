@@ -587,8 +587,10 @@ void CudaSession::launchKernel(size_t k, const std::vector<uint64_t> &address,
                                int64_t blocksX, void *stream) {
   const Driver &d = driver();
   const ManifestKernel &kernel = manifest_.kernels[k];
-  std::vector<CUdeviceptr> params(kernel.buffers.size());
-  std::vector<void *> argv(kernel.buffers.size());
+  std::vector<CUdeviceptr> &params = launchParams_;
+  std::vector<void *> &argv = launchArgs_;
+  params.resize(kernel.buffers.size());
+  argv.resize(kernel.buffers.size());
   for (size_t j = 0; j < kernel.buffers.size(); ++j) {
     params[j] = address[size_t(kernel.buffers[j])];
     argv[j] = &params[j];
@@ -645,9 +647,7 @@ void CudaSession::launchBranches(const std::vector<uint64_t> &address,
   // each stream it is known to follow (its own: its last).
   std::vector<long> last(S, -1);
   std::vector<std::vector<long>> follows(S, std::vector<long>(S, -1));
-  std::vector<bool> forked(S, false);
   std::vector<long> streamOf(count, -1);
-  forked[0] = true;
   d.check(d.cuEventRecord(forkEvent_, stream_), "cuEventRecord");
   auto wait = [&](size_t s, CUevent e) {
     d.check(d.cuStreamWaitEvent(streams[s], e, 0), "cuStreamWaitEvent");
@@ -674,10 +674,9 @@ void CudaSession::launchBranches(const std::vector<uint64_t> &address,
         if (last[t] < last[s])
           s = t;
     }
-    if (!forked[s]) {
+    // A branch's first kernel: the branch forks from the stream.
+    if (s != 0 && last[s] < 0)
       wait(s, forkEvent_);
-      forked[s] = true;
-    }
     for (size_t j : deps) {
       size_t t = size_t(streamOf[j]);
       if (follows[s][t] >= long(j))

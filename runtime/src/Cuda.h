@@ -131,6 +131,9 @@ private:
   /// (recorded after its launch) and the capture's fork event.
   std::vector<void *> branchStreams_, kernelEvents_;
   void *forkEvent_ = nullptr;
+  /// launchKernel's parameter values and pointers to them, reused.
+  std::vector<unsigned long long> launchParams_; ///< CUdeviceptr
+  std::vector<void *> launchArgs_;
   /// 1: every run replays graphs; -1: runs with device I/O; 0: none.
   int graphs_ = 0;
   struct Graph {

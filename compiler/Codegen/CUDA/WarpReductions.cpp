@@ -84,6 +84,13 @@ SmallVector<Value> rowIndicesOf(OpBuilder &b, Location loc,
   return iv;
 }
 
+/// Whether `o` may stand between ops this pass joins into one kernel: an
+/// allocation, or an op that touches no memory (constants, views).
+bool inert(Operation *o) {
+  return isa<memref::AllocOp>(o) ||
+         (isMemoryEffectFree(o) && o->getNumRegions() == 0);
+}
+
 /// Whether `op` is a row sum this pass takes: buffers with identity
 /// layouts, static sizes, loops (parallel..., reduction) with at least 32
 /// reduction steps, the f32 output indexed by the parallel loops in order,
@@ -173,8 +180,7 @@ struct CUDAWarpReductionsPass
   linalg::GenericOp rowElementwise(linalg::GenericOp first,
                                    linalg::GenericOp second) const {
     Operation *o = second->getNextNode();
-    while (o && (isa<memref::AllocOp>(o) ||
-                 (isMemoryEffectFree(o) && o->getNumRegions() == 0)))
+    while (o && inert(o))
       o = o->getNextNode();
     auto g = dyn_cast_or_null<linalg::GenericOp>(o);
     if (!g || !g.hasPureBufferSemantics() ||
@@ -250,8 +256,7 @@ struct CUDAWarpReductionsPass
       return false;
     for (Operation *o = first->getNextNode(); o && o != second.getOperation();
          o = o->getNextNode()) {
-      if (isa<memref::AllocOp>(o) ||
-          (isMemoryEffectFree(o) && o->getNumRegions() == 0))
+      if (inert(o))
         continue;
       if (o == cuda::neighbour(second, /*after=*/false) &&
           cuda::filledConstant(o, c2))
