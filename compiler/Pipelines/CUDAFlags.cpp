@@ -53,6 +53,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
     mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
     mirror<int64_t>(&CUDAPipelineOptions::splitKWarps);
+    mirror<int64_t>(&CUDAPipelineOptions::mergeLaunches);
     mirror<bool>(&CUDAPipelineOptions::stageContractions);
     mirror<bool>(&CUDAPipelineOptions::prefetchContractions);
     mirror<bool>(&CUDAPipelineOptions::simtContractions);
@@ -116,6 +117,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");
+  if (o.mergeLaunches < -1)
+    return bad(o.mergeLaunches, "-1, 0 or a count of blocks",
+               "-1: the target's SMs; 0: no launches merged");
   if (o.coreMinBlocks < -1)
     return bad(o.coreMinBlocks, "-1 or a count of blocks",
                "-1: 4 an SM of the target");

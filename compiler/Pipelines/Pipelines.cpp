@@ -510,6 +510,14 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
     packedOptions.entry = true;
     funcPm.addPass(createLinformerPackedSequencesPass(packedOptions));
   }
+  // Small independent launches on the same threads as one (the K and V
+  // projections of one E X): on the host too, so that its emulation runs
+  // the merged kernels.
+  LinformerCUDAMergeLaunchesPassOptions mergeOptions;
+  mergeOptions.maxBlocks = options.mergeLaunches >= 0
+                               ? int64_t(options.mergeLaunches)
+                               : shape.target.smCount;
+  funcPm.addPass(createLinformerCUDAMergeLaunchesPass(mergeOptions));
   if (options.onHost) {
     // The tiled loop nest as it would be mapped, run on the CPU: block and
     // thread loops become sequential loops (tests check it against the

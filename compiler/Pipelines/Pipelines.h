@@ -278,6 +278,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "token contractions also get the splits of shorter "
                      "runs by it"),
       llvm::cl::init(-1)};
+  PassOptions::Option<int64_t> mergeLaunches{
+      *this, "merge-launches",
+      llvm::cl::desc("Two independent launches on the same threads run as "
+                     "one while their grids together have at most this "
+                     "many blocks (-1: the target's SMs, one wave; 0: "
+                     "never), such as the K and V projections of one E X"),
+      llvm::cl::init(-1)};
   PassOptions::Option<int64_t> coreMinBlocks{
       *this, "core-min-blocks",
       llvm::cl::desc("With core-groups: the blocks the staged core keeps at "

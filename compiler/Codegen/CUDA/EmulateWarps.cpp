@@ -56,6 +56,86 @@ std::optional<unsigned> laneDim(scf::ParallelOp loop) {
   return std::nullopt;
 }
 
+/// Each thread loop whose body is side-effect-free ops and then one scf.if
+/// on a condition that no thread id reaches (a merged launch's choice of
+/// body, linformer-cuda-merge-launches: uniform in a block, so its
+/// barriers and warp-wide ops are legal on the GPU) becomes an scf.if of a
+/// thread loop a branch, each with those ops again, which then split at
+/// their own warp-wide ops (a launch merged twice: again, inside).
+void unswitchUniformBranches(func::FuncOp func) {
+  // The ops of `loop`'s body that compute the branch's condition, in
+  // order, if none of them reads a thread id or touches memory.
+  auto uniformChain =
+      [](scf::ParallelOp loop) -> std::optional<SmallVector<Operation *>> {
+    Block *body = loop.getBody();
+    auto branch = dyn_cast<scf::IfOp>(body->getTerminator()->getPrevNode());
+    if (!laneDim(loop) || !loop.getInitVals().empty() || !branch ||
+        branch.getNumResults() != 0)
+      return std::nullopt;
+    for (Operation &op : body->without_terminator())
+      if (&op != branch && (op.getNumRegions() || !isMemoryEffectFree(&op)))
+        return std::nullopt;
+    llvm::SetVector<Operation *> chain;
+    SmallVector<Value> work{branch.getCondition()};
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      if (!loop->isAncestor(v.getParentRegion()->getParentOp()))
+        continue;
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        return std::nullopt; // a thread id
+      if (chain.insert(def))
+        work.append(def->operand_begin(), def->operand_end());
+    }
+    SmallVector<Operation *> ordered;
+    for (Operation &op : body->without_terminator())
+      if (chain.contains(&op))
+        ordered.push_back(&op);
+    return ordered;
+  };
+  // Thread loops (none holds another: erasing one leaves the list valid).
+  SmallVector<scf::ParallelOp> work;
+  func.walk([&](scf::ParallelOp loop) {
+    if (laneDim(loop))
+      work.push_back(loop);
+  });
+  while (!work.empty()) {
+    scf::ParallelOp loop = work.pop_back_val();
+    std::optional<SmallVector<Operation *>> chain = uniformChain(loop);
+    if (!chain)
+      continue;
+    Block *body = loop.getBody();
+    auto branch = cast<scf::IfOp>(body->getTerminator()->getPrevNode());
+    OpBuilder b(loop);
+    IRMapping outside;
+    for (Operation *op : *chain)
+      b.clone(*op, outside);
+    auto outer = scf::IfOp::create(
+        b, branch.getLoc(), outside.lookupOrDefault(branch.getCondition()),
+        /*withElseRegion=*/!branch.getElseRegion().empty());
+    for (auto [from, to] :
+         llvm::zip(branch->getRegions(), outer->getRegions())) {
+      if (from.empty())
+        continue;
+      b.setInsertionPoint(to.front().getTerminator());
+      auto copy =
+          scf::ParallelOp::create(b, loop.getLoc(), loop.getLowerBound(),
+                                  loop.getUpperBound(), loop.getStep());
+      copy->setDiscardableAttrs(loop->getDiscardableAttrDictionary());
+      IRMapping map;
+      map.map(loop.getInductionVars(), copy.getInductionVars());
+      b.setInsertionPoint(copy.getBody()->getTerminator());
+      for (Operation &op : body->without_terminator())
+        if (&op != branch)
+          b.clone(op, map);
+      for (Operation &op : from.front().without_terminator())
+        b.clone(op, map);
+      work.push_back(copy);
+    }
+    loop.erase();
+  }
+}
+
 /// An op whose threads exchange values or wait for each other: lowered
 /// here by splitting its thread loop.
 bool isWarpOp(Operation *op) {
@@ -1274,6 +1354,7 @@ struct CUDAEmulateWarpsPass
     : mlir::linformer::impl::LinformerCUDAEmulateWarpsPassBase<
           CUDAEmulateWarpsPass> {
   void runOnOperation() override {
+    unswitchUniformBranches(getOperation());
     if (failed(hostSharedMemory(getOperation())) ||
         failed(hostAsyncCopies(getOperation())) ||
         failed(hostWarpgroupMma(getOperation())))

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Schedule/Schedule.h"
@@ -162,6 +163,20 @@ inline Value butterflySum(OpBuilder &b, Location loc, Value x, int64_t lanes) {
       b, loc, x, offsets, [](OpBuilder &b, Location loc, Value lhs, Value rhs) {
         return arith::AddFOp::create(b, loc, lhs, rhs).getResult();
       });
+}
+
+/// The buffer `v` views, through views (subviews, reshapes, casts and
+/// strided metadata): a function argument, an allocation, shared memory.
+inline Value viewedBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (auto view = dyn_cast<ViewLikeOpInterface>(def))
+      v = view.getViewSource();
+    else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
+      v = meta.getSource();
+    else
+      break;
+  }
+  return v;
 }
 
 } // namespace mlir::linformer::cuda

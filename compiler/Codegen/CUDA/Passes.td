@@ -1129,6 +1129,12 @@ def LinformerCUDAEmulateWarpsPass
       the block runs what precedes it before any runs what follows; the
       thread loop must hold all of the block's threads).
 
+    Before anything else, a thread loop whose body is side-effect-free ops and
+    one `scf.if` on a condition no thread id reaches (a merged launch's choice
+    of body, `linformer-cuda-merge-launches`) becomes an `scf.if` of a thread
+    loop a branch, each with those ops again (and again inside, for a launch
+    merged twice), so that each branch's loop splits at its own warp-wide ops.
+
     Before that, a block's dynamic shared memory (`gpu.dynamic_shared_memory`
     and its static `memref.view`s at constant shifts) becomes a buffer
     allocated in the body of the loop over blocks, as large as the views
@@ -1283,6 +1289,56 @@ def LinformerCUDATokenParallelLoopsPass
     ops are left to the upstream pass.
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def LinformerCUDAMergeLaunchesPass
+    : Pass<"linformer-cuda-merge-launches", "::mlir::func::FuncOp"> {
+  let summary = "two small independent launches on the same threads as one";
+  let description = [{
+    After `linformer-cuda-tile-parallel-loops` (and the packed sequences'
+    rewrite): two block loops of host code, each a body of
+    side-effect-free block coordinates and one thread loop, with the same
+    thread loop bounds and attributes, whose grids together have at most
+    `max-blocks` blocks (the pipeline's `merge-launches`: the target's SM
+    count, so that the merged launch is still one wave), become one launch
+    when neither writes or frees a buffer the other touches (accesses
+    traced through views to a function argument or an allocation; two
+    arguments may be one buffer; an op whose effects cannot be traced
+    merges with nothing) and every op between them commutes with the
+    later one (which moves up to the earlier, with the allocations and
+    index arithmetic it uses); each loop joins the earliest such loop
+    within 32 host ops that touch memory (so a K bias fill, the K
+    projection, a V bias fill and the V projection become two launches,
+    the fills and the projections, not three). The merged loop is one-dimensional over
+    both grids, on block x; its thread loop runs the first loop's body in
+    the blocks below its count, the second's in the rest, each with its
+    block coordinates recovered from block x in launch order (x fastest).
+    The condition is uniform in a block, so barriers and warp-wide ops in
+    either body stay legal (the host's emulation unswitches it,
+    `linformer-cuda-emulate-warps`). Block loops with a length rule or any
+    attribute but their mapping are left alone. In the default bf16
+    encoder, each layer's K and V projections of the shared E X (16 blocks
+    each on 132 SMs) run as one launch of 32.
+
+    ```mlir
+    scf.parallel (%blk) = (%c0) to (%c32) step (%c1) {
+      %first = arith.cmpi ult, %blk, %c16 : index
+      %rest = arith.subi %blk, %c16 : index
+      scf.parallel (%y, %x) = ... {
+        scf.if %first { ...the first body, block %blk... }
+        else { ...the second body, block %rest... }
+      }
+    } {mapping = [#gpu.loop_dim_map<processor = block_x, ...>]}
+    ```
+  }];
+  let options = [
+    Option<"maxBlocks", "max-blocks", "int64_t", /*default=*/"0",
+           "merge while the merged grid has at most this many blocks "
+           "(0: never)">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::gpu::GPUDialect"];
 }
 
 def LinformerCUDASkipPaddingBlocksPass

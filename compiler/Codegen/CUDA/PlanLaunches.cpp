@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Conversion/LinalgBuilders.h"
+#include "compiler/Codegen/CUDA/LoopMapping.h"
 #include "compiler/Codegen/CUDA/Passes.h"
 #include "compiler/Schedule/Target.h"
 
@@ -78,18 +79,6 @@ SmallVector<bool> writtenArguments(gpu::GPUFuncOp kernel) {
   unsigned n = kernel.getNumArguments();
   SmallVector<bool> written(n, false);
   Block *entry = &kernel.getBody().front();
-  // The buffer `v` views (through views), or null where one is not a view.
-  auto rootOf = [](Value v) -> Value {
-    while (Operation *def = v.getDefiningOp()) {
-      if (auto view = dyn_cast<ViewLikeOpInterface>(def))
-        v = view.getViewSource();
-      else if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(def))
-        v = meta.getSource();
-      else
-        return v;
-    }
-    return v;
-  };
   bool all = false;
   kernel.walk([&](Operation *op) {
     if (all || op == kernel.getOperation() || storesNothing(op))
@@ -112,7 +101,7 @@ SmallVector<bool> writtenArguments(gpu::GPUFuncOp kernel) {
         all = true;
         return;
       }
-      Value root = rootOf(v);
+      Value root = cuda::viewedBuffer(v);
       auto arg = dyn_cast<BlockArgument>(root);
       if (arg && arg.getOwner() == entry && arg.getArgNumber() < n)
         written[arg.getArgNumber()] = true;

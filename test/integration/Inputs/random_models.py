@@ -503,7 +503,8 @@ class Case:
         structure at f32 accuracy, the f32 bound kept), staging, prefetch,
         ldmatrix, cp.async stages, k chunks, pair stores, split-K, the f32
         core's lanes and rows, the tensor-core core's slots, staging and
-        groups, the staged SIMT tiles, the core fused or not."""
+        groups, the staged SIMT tiles, the core fused or not, launches
+        merged."""
         rng = random.Random(self.seed * 1000003 + self.index + 31337)
         flip = lambda: rng.choice(["true", "false"])
         dtype = self.model["dtype"]
@@ -528,7 +529,11 @@ class Case:
                   f"--cuda-stage-core={flip()}",
                   f"--cuda-ldmatrix-core={flip()}",
                   f"--cuda-core-groups={rng.choice([1, 2, 4])}",
-                  f"--cuda-blocks-per-sm={rng.choice([1, 2])}"]
+                  f"--cuda-blocks-per-sm={rng.choice([1, 2])}",
+                  # Launches merged while their grids fit the SMs, never,
+                  # or whatever their size (every independent pair on the
+                  # same threads: the most merged kernels to check).
+                  f"--cuda-merge-launches={rng.choice([-1, 0, 1 << 20])}"]
         return knobs
 
     def random_f32_core_schedules(self, run, mpath, work):

@@ -557,3 +557,55 @@ func.func @warpgroup(%out: memref<4x32x4xf32>) {
                 #gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
   return
 }
+
+// -----
+
+// A merged launch (linformer-cuda-merge-launches): the thread loop's body
+// is one scf.if on the block, uniform in it. On the host the branch goes
+// outside: a thread loop a branch, each split at its own shuffle.
+// HAND-LABEL: func.func @merged
+// HAND: scf.parallel (%[[B:.*]]) = (%c0) to (%c3) step (%c1) {
+// HAND: %[[FIRST:.*]] = arith.cmpi ult, %[[B]], %c1 : index
+// HAND: scf.if %[[FIRST]] {
+// HAND: scf.parallel
+// HAND: } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND: scf.parallel
+// HAND: arith.xori %{{.*}}, %c1
+// HAND: memref.store %{{.*}}, %arg0
+// HAND: } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND: } else {
+// HAND: scf.parallel
+// HAND: } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND: scf.parallel
+// HAND: arith.xori %{{.*}}, %c2
+// HAND: memref.store %{{.*}}, %arg1
+// HAND: } {mapping = [#gpu.loop_dim_map<processor = thread_x
+// HAND: }
+// HAND-NOT: gpu.shuffle
+func.func @merged(%a: memref<32xi32>, %b: memref<2x32xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c32 = arith.constant 32 : index
+  %w = arith.constant 32 : i32
+  scf.parallel (%blk) = (%c0) to (%c3) step (%c1) {
+    %first = arith.cmpi ult, %blk, %c1 : index
+    %rest = arith.subi %blk, %c1 : index
+    scf.parallel (%t) = (%c0) to (%c32) step (%c1) {
+      scf.if %first {
+        %i = arith.index_cast %t : index to i32
+        %one = arith.constant 1 : i32
+        %o, %valid = gpu.shuffle xor %i, %one, %w : i32
+        memref.store %o, %a[%t] : memref<32xi32>
+      } else {
+        %i = arith.index_cast %t : index to i32
+        %two = arith.constant 2 : i32
+        %o, %valid = gpu.shuffle xor %i, %two, %w : i32
+        memref.store %o, %b[%rest, %t] : memref<2x32xi32>
+      }
+      scf.reduce
+    } {mapping = [#gpu.loop_dim_map<processor = thread_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+    scf.reduce
+  } {mapping = [#gpu.loop_dim_map<processor = block_x, map = (d0) -> (d0), bound = (d0) -> (d0)>]}
+  return
+}
