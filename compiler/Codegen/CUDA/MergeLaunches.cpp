@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Codegen/CUDA/LoopMapping.h"
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Codegen/CUDA/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,10 +71,7 @@ Footprint footprintOf(Operation *top) {
       record(ldmatrix.getSrcMemref(), MemoryEffects::Read::get());
       return WalkResult::advance();
     }
-    // A block's barrier, a warp's shuffle and MMA on registers, the
-    // cp.async group bookkeeping: no buffer outside the block.
-    if (isa<gpu::BarrierOp, gpu::ShuffleOp, nvgpu::MmaSyncOp, NVVM::MmaOp,
-            nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp>(op))
+    if (mlir::linformer::cuda::touchesNoBuffer(op))
       return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects) {
@@ -228,10 +226,12 @@ struct CUDAMergeLaunchesPass
           CUDAMergeLaunchesPass> {
   using Base::Base;
 
-  /// How far back a loop looks for one to join, in host ops other than
-  /// index arithmetic (launches, allocations, deallocations): the two
-  /// projections of one E X are three apart.
-  static constexpr size_t kMaxBetween = 32;
+  /// How far back a loop looks for one to join, in launches (and length
+  /// guards) it passes: the bias fills and projections of one E X's K and
+  /// V are within three; a loop that could go further back (a later
+  /// layer's fill, independent of the layer before it) stays with its
+  /// neighbours.
+  static constexpr size_t kMaxBetween = 4;
 
   void runOnOperation() override {
     if (maxBlocks <= 0)
@@ -305,7 +305,7 @@ struct CUDAMergeLaunchesPass
           chosenBetween = between.size();
         }
         between.push_back(prev);
-        if (prev->getNumRegions() || !isMemoryEffectFree(prev))
+        if (prev->getNumRegions())
           ++passed;
       }
       if (!chosen)

@@ -45,6 +45,28 @@ namespace mlir::linformer::cuda {
 /// operands, which no 16-bit register holds).
 inline bool hostReplays(bool emulate, bool exact) { return emulate && exact; }
 
+/// Whether `op` touches no buffer outside its block (no device memory)
+/// although it says nothing of its effects, or says it has some without
+/// saying where: a block's barrier, a shuffle, a warp's MMA on registers,
+/// the cp.async and wgmma group bookkeeping and fences, a warpgroup MMA
+/// (registers and shared memory through its descriptors; also ours in
+/// inline assembly, wgmmaRS below, which says it has side effects), an
+/// approximate math intrinsic. Other inline assembly stays unknown.
+inline bool touchesNoBuffer(Operation *op) {
+  if (isa<LLVM::InlineAsmOp>(op))
+    return op->hasAttr(mlir::linformer::kCUDAHostWgmmaAttrName);
+  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
+    return llvm::any_of(
+        ArrayRef<StringRef>{"llvm.nvvm.ex2.approx", "llvm.nvvm.lg2.approx",
+                            "llvm.nvvm.rcp.approx", "llvm.nvvm.rsqrt.approx"},
+        [&](StringRef math) { return call.getIntrin().starts_with(math); });
+  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::ReturnOp, nvgpu::MmaSyncOp,
+             NVVM::MmaOp, nvgpu::DeviceAsyncCreateGroupOp,
+             nvgpu::DeviceAsyncWaitOp, NVVM::FenceProxyOp,
+             NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
+             NVVM::WgmmaWaitGroupSyncOp, NVVM::WgmmaMmaAsyncOp>(op);
+}
+
 /// The element type products use for a precision (f32 for tf32).
 inline Type mmaOperandType(MLIRContext *ctx, StringRef precision) {
   if (precision == "bf16")

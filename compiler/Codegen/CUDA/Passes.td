@@ -324,10 +324,12 @@ def LinformerCUDAPlanLaunchesPass
     only where one writes what the other binds: every write effect in the
     kernel is traced back through views to the argument it writes; stores
     into the kernel's own buffers (shared memory, private arrays) write
-    none; barriers, shuffles, MMAs, cp.async and wgmma bookkeeping and
-    approximate math intrinsics write nothing; an op whose effects are
-    unknown (inline assembly), or a write it cannot trace, makes every
-    buffer written.
+    none; barriers, shuffles, MMAs (the warpgroup MMAs this compiler
+    writes as inline assembly, marked `linformer.cuda_host_wgmma`,
+    included), cp.async and wgmma bookkeeping and approximate math
+    intrinsics write nothing; an op whose effects are unknown (other
+    inline assembly), or a write it cannot trace, makes every buffer
+    written.
   }];
   let options = [
     Option<"sm", "sm", "int64_t", /*default=*/"90",
@@ -1307,7 +1309,7 @@ def LinformerCUDAMergeLaunchesPass
     merges with nothing) and every op between them commutes with the
     later one (which moves up to the earlier, with the allocations and
     index arithmetic it uses); each loop joins the earliest such loop
-    within 32 host ops that touch memory (so a K bias fill, the K
+    within 4 launches before it (so a K bias fill, the K
     projection, a V bias fill and the V projection become two launches,
     the fills and the projections, not three). The merged loop is one-dimensional over
     both grids, on block x; its thread loop runs the first loop's body in

@@ -22,9 +22,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Codegen/CUDA/LoopMapping.h"
+#include "compiler/Codegen/CUDA/MmaUtils.h"
 #include "compiler/Codegen/CUDA/Passes.h"
+#include "compiler/Conversion/LinalgBuilders.h"
 #include "compiler/Schedule/Target.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -50,24 +51,6 @@ using namespace mlir::linformer;
 
 namespace {
 
-/// Whether `op` stores into no buffer although it says nothing of its
-/// effects, or says it writes without saying where: a block's barrier, a
-/// shuffle, a warp's MMA on registers, the cp.async and wgmma group
-/// bookkeeping and fences, a warpgroup MMA (registers and shared memory),
-/// an approximate math intrinsic. (Inline assembly stays unknown.)
-bool storesNothing(Operation *op) {
-  if (auto call = dyn_cast<LLVM::CallIntrinsicOp>(op))
-    return llvm::any_of(
-        ArrayRef<StringRef>{"llvm.nvvm.ex2.approx", "llvm.nvvm.lg2.approx",
-                            "llvm.nvvm.rcp.approx", "llvm.nvvm.rsqrt.approx"},
-        [&](StringRef math) { return call.getIntrin().starts_with(math); });
-  return isa<gpu::BarrierOp, gpu::ShuffleOp, gpu::ReturnOp, NVVM::MmaOp,
-             nvgpu::DeviceAsyncCreateGroupOp, nvgpu::DeviceAsyncWaitOp,
-             NVVM::FenceProxyOp, NVVM::WgmmaFenceAlignedOp,
-             NVVM::WgmmaGroupSyncAlignedOp, NVVM::WgmmaWaitGroupSyncOp,
-             NVVM::WgmmaMmaAsyncOp>(op);
-}
-
 /// Which of `kernel`'s arguments it may write: each write effect in its
 /// body traced back through views to the buffer it writes. A write into a
 /// buffer of the kernel's own (shared memory, a private array) writes no
@@ -81,7 +64,7 @@ SmallVector<bool> writtenArguments(gpu::GPUFuncOp kernel) {
   Block *entry = &kernel.getBody().front();
   bool all = false;
   kernel.walk([&](Operation *op) {
-    if (all || op == kernel.getOperation() || storesNothing(op))
+    if (all || op == kernel.getOperation() || cuda::touchesNoBuffer(op))
       return;
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
     if (!effects) {

@@ -188,3 +188,32 @@ module attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// The warpgroup MMA this compiler writes as inline assembly (marked
+// linformer.cuda_host_wgmma) reads registers and shared memory only: the
+// kernel writes the one buffer it stores into.
+// CHECK-LABEL: func.func @wgmma(
+// CHECK-SAME: #linformer.kernel<"wgmma_kernel_0", workgroups = 1, buffers = [0, 1], writes = [1],
+module attributes {gpu.container_module} {
+  func.func @wgmma(%x: memref<32xf32>, %y: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @a::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%x : memref<32xf32>, %y : memref<32xf32>)
+    return
+  }
+  gpu.module @a {
+    gpu.func @k(%a: memref<32xf32>, %b: memref<32xf32>) kernel {
+      %c0 = arith.constant 0 : index
+      %d = arith.constant 0 : i64
+      %r = llvm.inline_asm has_side_effects asm_dialect = att {linformer.cuda_host_wgmma = array<i64: 8, 0, 1>} "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $4, $5, 0, 1, 1, 0, 0;", "=f,=f,=f,=f,l,l" %d, %d : (i64, i64) -> !llvm.struct<(f32, f32, f32, f32)>
+      %v = llvm.extractvalue %r[0] : !llvm.struct<(f32, f32, f32, f32)>
+      %w = memref.load %a[%c0] : memref<32xf32>
+      %s = arith.addf %v, %w : f32
+      memref.store %s, %b[%c0] : memref<32xf32>
+      gpu.return
+    }
+  }
+}
