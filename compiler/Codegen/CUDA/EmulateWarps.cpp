@@ -63,10 +63,14 @@ std::optional<unsigned> laneDim(scf::ParallelOp loop) {
 /// thread loop a branch, each with those ops again, which then split at
 /// their own warp-wide ops (a launch merged twice: again, inside).
 void unswitchUniformBranches(func::FuncOp func) {
-  // The ops of `loop`'s body that compute the branch's condition, in
-  // order, if none of them reads a thread id or touches memory.
-  auto uniformChain =
-      [](scf::ParallelOp loop) -> std::optional<SmallVector<Operation *>> {
+  // `loop`'s branch and the ops of its body that compute the branch's
+  // condition, in order, if none of them reads a thread id or touches
+  // memory.
+  struct Uniform {
+    scf::IfOp branch;
+    SmallVector<Operation *> chain;
+  };
+  auto uniformChain = [](scf::ParallelOp loop) -> std::optional<Uniform> {
     Block *body = loop.getBody();
     auto branch = dyn_cast<scf::IfOp>(body->getTerminator()->getPrevNode());
     if (!laneDim(loop) || !loop.getInitVals().empty() || !branch ||
@@ -87,11 +91,11 @@ void unswitchUniformBranches(func::FuncOp func) {
       if (chain.insert(def))
         work.append(def->operand_begin(), def->operand_end());
     }
-    SmallVector<Operation *> ordered;
+    Uniform uniform{branch, {}};
     for (Operation &op : body->without_terminator())
       if (chain.contains(&op))
-        ordered.push_back(&op);
-    return ordered;
+        uniform.chain.push_back(&op);
+    return uniform;
   };
   // Thread loops (none holds another: erasing one leaves the list valid).
   SmallVector<scf::ParallelOp> work;
@@ -101,14 +105,14 @@ void unswitchUniformBranches(func::FuncOp func) {
   });
   while (!work.empty()) {
     scf::ParallelOp loop = work.pop_back_val();
-    std::optional<SmallVector<Operation *>> chain = uniformChain(loop);
-    if (!chain)
+    std::optional<Uniform> uniform = uniformChain(loop);
+    if (!uniform)
       continue;
     Block *body = loop.getBody();
-    auto branch = cast<scf::IfOp>(body->getTerminator()->getPrevNode());
+    scf::IfOp branch = uniform->branch;
     OpBuilder b(loop);
     IRMapping outside;
-    for (Operation *op : *chain)
+    for (Operation *op : uniform->chain)
       b.clone(*op, outside);
     auto outer = scf::IfOp::create(
         b, branch.getLoc(), outside.lookupOrDefault(branch.getCondition()),

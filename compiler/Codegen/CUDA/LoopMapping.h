@@ -179,6 +179,26 @@ inline Value viewedBuffer(Value v) {
   return v;
 }
 
+/// Records on `fn` each outermost loop's length rule (a launch from
+/// linformer-cuda-tile-parallel-loops on) in order, unit for one without,
+/// as `linformer.cuda_launch_rows`: launches carry no attributes of the
+/// loops they come from, so the plan takes the rules from this list, in
+/// the same order. Passes that add, remove or reorder launches record it
+/// again.
+inline void recordLaunchRows(func::FuncOp fn) {
+  MLIRContext *ctx = fn.getContext();
+  SmallVector<Attribute> rows;
+  bool any = false;
+  fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
+    Attribute rule = op->getAttr(kCUDATokenRowsAttrName);
+    any |= bool(rule);
+    rows.push_back(rule ? rule : UnitAttr::get(ctx));
+    return WalkResult::skip();
+  });
+  if (any)
+    fn->setAttr(kCUDALaunchRowsAttrName, ArrayAttr::get(ctx, rows));
+}
+
 } // namespace mlir::linformer::cuda
 
 #endif // LINFORMER_COMPILER_CODEGEN_CUDA_LOOPMAPPING_H

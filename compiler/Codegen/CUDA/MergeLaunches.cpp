@@ -245,32 +245,12 @@ struct CUDAMergeLaunchesPass
           !parent->getParentOfType<scf::ParallelOp>())
         blocks.push_back(block);
     });
-    // The length rules of the launches, in order (TileParallelLoops'
-    // list): the merged loops had none, and neither has the merged one.
-    func::FuncOp fn = getOperation();
-    auto rows =
-        fn->getAttrOfType<ArrayAttr>(mlir::linformer::kCUDALaunchRowsAttrName);
-    DenseMap<Operation *, Attribute> ruleOf;
-    if (rows) {
-      unsigned i = 0;
-      fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
-        if (i < rows.size())
-          ruleOf[op] = rows[i++];
-        return WalkResult::skip();
-      });
-    }
     for (Block *block : blocks)
       mergeIn(*block);
-    if (rows) {
-      SmallVector<Attribute> kept;
-      fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
-        Attribute rule = ruleOf.lookup(op);
-        kept.push_back(rule ? rule : UnitAttr::get(&getContext()));
-        return WalkResult::skip();
-      });
-      fn->setAttr(mlir::linformer::kCUDALaunchRowsAttrName,
-                  ArrayAttr::get(&getContext(), kept));
-    }
+    // The length rules, in the new launch order (the merged loops had
+    // none, and neither has the merged one).
+    if (getOperation()->hasAttr(mlir::linformer::kCUDALaunchRowsAttrName))
+      mlir::linformer::cuda::recordLaunchRows(getOperation());
   }
 
   /// Merges, in program order, each block loop into the earliest one it
@@ -289,7 +269,7 @@ struct CUDAMergeLaunchesPass
         continue;
       SmallVector<Operation *> between;
       std::optional<Launch> chosen;
-      size_t chosenBetween = 0;
+      SmallVector<Operation *> hoisted;
       size_t passed = 0;
       for (Operation *prev = op->getPrevNode(); prev && passed < kMaxBetween;
            prev = prev->getPrevNode()) {
@@ -299,30 +279,31 @@ struct CUDAMergeLaunchesPass
         if (conflict(footprintOf(prev), moved))
           break;
         if (first && first->count + second->count <= maxBlocks &&
-            sameThreads(*first, *second) &&
-            hoistOperands(loop, prev, between, /*apply=*/false)) {
-          chosen = first;
-          chosenBetween = between.size();
-        }
+            sameThreads(*first, *second))
+          if (std::optional<SmallVector<Operation *>> hoist =
+                  operandsToHoist(loop, between)) {
+            chosen = first;
+            hoisted = std::move(*hoist);
+          }
         between.push_back(prev);
         if (prev->getNumRegions())
           ++passed;
       }
       if (!chosen)
         continue;
-      between.resize(chosenBetween);
-      (void)hoistOperands(loop, chosen->blocks, between, /*apply=*/true);
+      for (Operation *def : hoisted)
+        def->moveBefore(chosen->blocks);
       op = merge(*chosen, *second);
     }
   }
 
-  /// Moves the ops among `between` (the ops from `loop` back to `first`,
-  /// latest first) that define values `loop` uses, and what they use in
-  /// turn, before `first`, in their order, or says it cannot: only
-  /// allocations and side-effect-free ops without regions move. Without
-  /// `apply` it only says whether it could.
-  static bool hoistOperands(scf::ParallelOp loop, Operation *first,
-                            ArrayRef<Operation *> between, bool apply) {
+  /// The ops among `between` (the ops from `loop` back to a loop it may
+  /// join, latest first) that define values `loop` uses, and what they use
+  /// in turn, in program order: what must move before the loop it joins.
+  /// None if one of them cannot: only allocations and side-effect-free ops
+  /// without regions move.
+  static std::optional<SmallVector<Operation *>>
+  operandsToHoist(scf::ParallelOp loop, ArrayRef<Operation *> between) {
     llvm::SetVector<Value> used;
     getUsedValuesDefinedAbove(loop.getRegion(), used);
     used.insert(loop.getOperands().begin(), loop.getOperands().end());
@@ -334,16 +315,15 @@ struct CUDAMergeLaunchesPass
         continue;
       if (def->getNumRegions() ||
           !(isa<memref::AllocOp>(def) || isMemoryEffectFree(def)))
-        return false;
+        return std::nullopt;
       moves.insert(def);
       work.append(def->operand_begin(), def->operand_end());
     }
-    if (!apply)
-      return true;
+    SmallVector<Operation *> ordered;
     for (Operation *op : llvm::reverse(between))
       if (moves.contains(op))
-        op->moveBefore(first);
-    return true;
+        ordered.push_back(op);
+    return ordered;
   }
 
   /// The block coordinates of `l`'s loop from `index` (its blocks in

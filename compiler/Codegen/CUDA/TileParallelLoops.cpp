@@ -183,25 +183,7 @@ struct CUDATileParallelLoopsPass
       if (!op->hasAttr(gpu::getMappingAttrName()))
         mapInnermostFirst(op, gpu::Processor::Sequential, 0);
     });
-    recordLaunchRows();
-  }
-
-  /// Each outermost loop (a launch from here on) in order: its length rule,
-  /// or unit. Launches carry no attributes of the loops they come from, so
-  /// the plan takes the rules from this list, in the same order.
-  void recordLaunchRows() {
-    func::FuncOp fn = getOperation();
-    SmallVector<Attribute> rows;
-    bool any = false;
-    fn.walk<WalkOrder::PreOrder>([&](scf::ParallelOp op) {
-      Attribute rule = op->getAttr(mlir::linformer::kCUDATokenRowsAttrName);
-      any |= bool(rule);
-      rows.push_back(rule ? rule : UnitAttr::get(&getContext()));
-      return WalkResult::skip();
-    });
-    if (any)
-      fn->setAttr(mlir::linformer::kCUDALaunchRowsAttrName,
-                  ArrayAttr::get(&getContext(), rows));
+    mlir::linformer::cuda::recordLaunchRows(getOperation());
   }
 
   /// `op` with dimensions 0 .. rank-3 folded into one when the rank is
