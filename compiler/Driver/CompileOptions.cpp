@@ -58,6 +58,7 @@ LINFORMER_SPELLINGS(CudaMma, "--cuda-mma",
                     {{CudaMma::Auto, "auto"},
                      {CudaMma::None, "none"},
                      {CudaMma::TF32, "tf32"},
+                     {CudaMma::TF32x3, "tf32x3"},
                      {CudaMma::BF16, "bf16"},
                      {CudaMma::F16, "f16"}})
 #undef LINFORMER_SPELLINGS

@@ -60,7 +60,7 @@ enum class Reassociate { Auto, Always, Never };
 /// passes' enum and spellings, compiler/Schedule/Target.h).
 using ::linformer::schedule::BF16Dot;
 /// The CUDA pipeline's tensor-core precision (CompileOptions::cudaMma).
-enum class CudaMma { Auto, None, TF32, BF16, F16 };
+enum class CudaMma { Auto, None, TF32, TF32x3, BF16, F16 };
 
 /// Each option's values as linformer-compile's flags, the pipelines' pass
 /// options and Python's compile() spell them ("cpu,cuda", "best", "bf16",

@@ -468,7 +468,8 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   // target: its SM count (split-K), its shared memory (the staged core).
   CUDALaunchShape shape = cudaLaunchShape(options);
   LinformerCUDAExpandAttentionCorePassOptions coreOptions;
-  if (options.mma == "tf32" || options.mma == "bf16" || options.mma == "f16")
+  if (options.mma == "tf32" || options.mma == "tf32x3" ||
+      options.mma == "bf16" || options.mma == "f16")
     coreOptions.mma = options.mma;
   coreOptions.emulate = options.onHost;
   coreOptions.exact = options.onHost && options.mmaExact;

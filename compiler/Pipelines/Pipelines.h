@@ -165,7 +165,9 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
   PassOptions::Option<std::string> mma{
       *this, "mma",
       llvm::cl::desc("Tensor cores for contractions: none, tf32 "
-                     "(mma.sync m16n8k4 on f32 data), bf16 or f16 "
+                     "(mma.sync m16n8k4 on f32 data), tf32x3 (the same on "
+                     "each operand's TF32 head and tail, three products a "
+                     "pair), bf16 or f16 "
                      "(m16n8k16 on operands rounded to that type); sm_80 "
                      "and later; with on-host, the same warp tiles "
                      "emulated in scalars"),

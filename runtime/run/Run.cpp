@@ -113,6 +113,9 @@ std::vector<float> asFloats(const void *data, int64_t count,
 ///   cores (the same products); measured 1.8e-3 on the default encoder,
 ///   at most 1.4e-2 over 147 random models (d_model 12, random weights;
 ///   test/tools/linformer-compile-precision.test);
+/// - 3xTF32 tensor cores (--cuda-mma=tf32x3: each operand a TF32 head and
+///   tail, about 21 bits): f32's (measured 3.4e-7 to 8e-7 emulated,
+///   test/integration/cuda-host.test);
 /// - TF32 or f16 tensor cores (10 explicit mantissa bits, every operand
 ///   rounded, the attention core's probabilities included): 5e-3; f16
 ///   products on the CPU (linformer-compile --precision=f16, AMX-FP16:

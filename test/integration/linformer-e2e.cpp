@@ -104,7 +104,7 @@ static cl::opt<std::string> pipelineOpt(
 static cl::opt<std::string> cudaMmaOpt(
     "cuda-mma",
     cl::desc("--pipeline=cuda-host: the tensor-core tiles to check "
-             "(none, tf32, bf16 or f16: linformer-cuda-tensor-core-"
+             "(none, tf32, tf32x3, bf16 or f16: linformer-cuda-tensor-core-"
              "contractions' warp tiles, emulated with scalar products)"),
     cl::init("none"));
 static cl::opt<bool> cudaMmaExactOpt(

@@ -76,7 +76,10 @@ static cl::opt<std::string> cudaToolkit(
 static cl::opt<std::string> cudaMma(
     "cuda-mma",
     cl::desc("--target=cuda: tensor cores for contractions: none (f32 "
-             "products), tf32 (mma.sync m16n8k4, TF32 products), bf16 or f16 "
+             "products), tf32 (mma.sync m16n8k4, TF32 products), tf32x3 "
+             "(3xTF32: each f32 operand as a TF32 head and tail, three "
+             "products a pair, near f32 accuracy; the f32 core stays on "
+             "f32 unless a --schedule puts it on tensor cores), bf16 or f16 "
              "(m16n8k16, operands rounded to that type), all with f32 "
              "accumulation and sm_80 or later; auto (the default): the "
              "model's dtype (bf16 or f16 models) on sm_80 and later, else "

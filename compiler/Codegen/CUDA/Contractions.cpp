@@ -668,14 +668,16 @@ bool eraseIfUnused(RewriterBase &rewriter, Value buffer) {
 }
 
 LogicalResult checkPrecision(Operation *op, StringRef precision) {
-  if (llvm::is_contained({"tf32", "bf16", "f16", "f32"}, precision))
+  if (llvm::is_contained({"tf32", "tf32x3", "bf16", "f16", "f32"}, precision))
     return success();
   return op->emitError()
          << "precision '" << precision
          << "' is not one the warp tiles have (tf32: m16n8k4 on f32 data "
-            "with TF32 products; bf16 or f16: m16n8k16 on operands rounded "
-            "to that type; all accumulate in f32; f32: staged f32 pairs "
-            "multiplied by each lane with fma, no tensor cores)";
+            "with TF32 products; tf32x3: the same on each operand's TF32 "
+            "head and tail, three products a pair; bf16 or f16: m16n8k16 on "
+            "operands rounded to that type; all accumulate in f32; f32: "
+            "staged f32 pairs multiplied by each lane with fma, no tensor "
+            "cores)";
 }
 
 FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
@@ -770,7 +772,7 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
     p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
   if (!schedule.staged())
     return p;
-  if (precision == "tf32") {
+  if (isTF32(precision)) {
     os << "TF32 contractions are not staged";
     return failure();
   }

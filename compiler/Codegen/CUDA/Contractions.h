@@ -186,10 +186,17 @@ inline int64_t largestDividing(int64_t extent, ArrayRef<int64_t> options) {
   return 1;
 }
 
-/// The depth of one mma step at `precision`: 4 (tf32: m16n8k4) or 16
-/// (bf16, f16 and f32 SIMT words: m16n8k16).
+/// Whether `precision` multiplies TF32 operands: tf32 (each f32 operand
+/// rounded once) or tf32x3 (each split into a TF32 head and a TF32 tail,
+/// three products a pair, MmaUtils.h's splitTF32).
+inline bool isTF32(StringRef precision) {
+  return precision == "tf32" || precision == "tf32x3";
+}
+
+/// The depth of one mma step at `precision`: 4 (tf32, tf32x3: m16n8k4) or
+/// 16 (bf16, f16 and f32 SIMT words: m16n8k16).
 inline int64_t mmaDepth(StringRef precision) {
-  return precision == "tf32" ? 4 : 16;
+  return isTF32(precision) ? 4 : 16;
 }
 
 /// The plan of contraction `op` with steps of `tileK` and warp blocks of
@@ -304,7 +311,7 @@ struct SelectionOptions {
   /// C's adjacent column pairs stored as one vector (Plan::pairStores).
   bool pairStores = true;
 
-  bool tf32() const { return precision == "tf32"; }
+  bool tf32() const { return isTF32(precision); }
   bool simt() const { return precision == "f32"; }
   bool f32Words() const { return simt() || exact; }
   int64_t tileK() const { return mmaDepth(precision); }
@@ -358,7 +365,8 @@ void appendScheduleRecords(Operation *fn, ArrayRef<Attribute> records);
 /// uses it; returns whether it did.
 bool eraseIfUnused(RewriterBase &rewriter, Value buffer);
 
-/// Whether `precision` is one the warp tiles have (tf32, bf16, f16, f32);
+/// Whether `precision` is one the warp tiles have (tf32, tf32x3, bf16, f16,
+/// f32);
 /// an error on `op` that lists them if not.
 LogicalResult checkPrecision(Operation *op, StringRef precision);
 

@@ -645,8 +645,9 @@ struct CoreOperands {
     StringRef precision;
     bool emulate, exact;
     /// TF32 (an f32 core on tensor cores): m16n8k8 steps of single f32
-    /// operands instead of m16n8k16 ones of 16-bit pairs.
-    bool tf32;
+    /// operands instead of m16n8k16 ones of 16-bit pairs; `x3` (3xTF32):
+    /// each operand a TF32 head and tail fragment, three mma a step.
+    bool tf32, x3;
     int64_t dSteps, dTiles;
     /// The slots' blocks of 16 a step, and the scores a lane holds of one
     /// (GPU: 4; emulated: all 16).
@@ -662,8 +663,8 @@ struct CoreOperands {
              Value hi, Value tile, Value lane, const KVSource &kv,
              StringRef precision, bool emulate, bool exact)
         : core(core), loc(loc), bi(bi), hi(hi), kv(kv), precision(precision),
-          emulate(emulate), exact(exact), tf32(precision == "tf32"),
-          dSteps(core.d / (precision == "tf32" ? 8 : 16)),
+          emulate(emulate), exact(exact), tf32(cuda::isTF32(precision)),
+          x3(precision == "tf32x3"), dSteps(core.d / (tf32 ? 8 : 16)),
           dTiles(core.d / 8), blocks(core.slotBlocks()), per(emulate ? 16 : 4),
           accType(VectorType::get({2, 2}, b.getF32Type())) {
       g = arith::DivUIOp::create(b, loc, lane, c(b, 4));
@@ -687,10 +688,10 @@ struct CoreOperands {
         // (one 8-byte load, see keyFrag).
         for (int64_t s = 0; s < dSteps; ++s) {
           Value c0 = addI(b, twoT, 8 * s), c1 = addI(b, c0, 1);
-          qFrag.push_back({tf32Frag(b, {ld(b, core.q, row[0], c0),
-                                        ld(b, core.q, row[1], c0),
-                                        ld(b, core.q, row[0], c1),
-                                        ld(b, core.q, row[1], c1)})});
+          auto [head, tail] = tf32Frags(
+              b, {ld(b, core.q, row[0], c0), ld(b, core.q, row[1], c0),
+                  ld(b, core.q, row[0], c1), ld(b, core.q, row[1], c1)});
+          qFrag.push_back({head, tail});
         }
         return;
       }
@@ -730,32 +731,53 @@ struct CoreOperands {
     /// f32 values, each rounded with cvt.rna.tf32.f32 (the mma reads only
     /// their top 19 bits; the PTX ISA leaves what it makes of the rest
     /// unspecified).
-    Value tf32Frag(OpBuilder &b, ArrayRef<Value> values) const {
-      SmallVector<Value, 4> rounded;
-      for (Value v : values)
-        rounded.push_back(cuda::roundToTF32(b, loc, v));
-      return vector::FromElementsOp::create(
-          b, loc,
-          VectorType::get({int64_t(values.size()), 1}, b.getF32Type()),
-          rounded);
+    /// With `x3`, also the tail fragment (each value's TF32 tail,
+    /// cuda::splitTF32), else a null one.
+    std::pair<Value, Value> tf32Frags(OpBuilder &b,
+                                      ArrayRef<Value> values) const {
+      SmallVector<Value, 4> heads, tails;
+      for (Value v : values) {
+        if (!x3) {
+          heads.push_back(cuda::roundToTF32(b, loc, v));
+          continue;
+        }
+        auto [head, tail] = cuda::splitTF32(b, loc, v);
+        heads.push_back(head);
+        tails.push_back(tail);
+      }
+      auto type = VectorType::get({int64_t(values.size()), 1}, b.getF32Type());
+      return {vector::FromElementsOp::create(b, loc, type, heads),
+              x3 ? vector::FromElementsOp::create(b, loc, type, tails)
+                 : Value()};
     }
     /// K's TF32 B fragment of slot `slot` at head step `st`: columns
     /// 8 st + 2t and + 1 (B's k = t and t + 4, as Q's fragments take them),
     /// one aligned 8-byte load (the head width is a multiple of 8).
-    Value keyFrag(OpBuilder &b, Value slot, int64_t st) const {
+    std::pair<Value, Value> keyFrag(OpBuilder &b, Value slot,
+                                    int64_t st) const {
       Value pair = vector::LoadOp::create(
           b, loc, VectorType::get({2}, b.getF32Type()), core.key,
           ValueRange{bi, hi, slot, addI(b, twoT, 8 * st)},
           /*nontemporal=*/false, llvm::MaybeAlign(8));
-      return tf32Frag(
+      return tf32Frags(
           b, {vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{0}),
               vector::ExtractOp::create(b, loc, pair, ArrayRef<int64_t>{1})});
     }
-    /// acc + A B with mma.sync m16n8k8 .tf32 (f32 accumulators).
-    Value mmaTF32(OpBuilder &b, Value aFrag, Value bFrag, Value acc) const {
-      return nvgpu::MmaSyncOp::create(b, loc, aFrag, bFrag, acc,
-                                      ArrayRef<int64_t>{16, 8, 8},
-                                      /*tf32Enabled=*/true);
+    /// acc + A B with mma.sync m16n8k8 .tf32 (f32 accumulators), of head
+    /// and (x3) tail fragments: with tails A_h B_t + A_t B_h + A_h B_h,
+    /// the small terms first.
+    Value mmaTF32(OpBuilder &b, std::pair<Value, Value> aFrag,
+                  std::pair<Value, Value> bFrag, Value acc) const {
+      auto mma = [&](Value x, Value y, Value c) -> Value {
+        return nvgpu::MmaSyncOp::create(b, loc, x, y, c,
+                                        ArrayRef<int64_t>{16, 8, 8},
+                                        /*tf32Enabled=*/true);
+      };
+      if (x3) {
+        acc = mma(aFrag.first, bFrag.second, acc);
+        acc = mma(aFrag.second, bFrag.first, acc);
+      }
+      return mma(aFrag.first, bFrag.first, acc);
     }
     /// A row's value over its four lanes (xor 1, 2 stay within the quad);
     /// emulated lanes already hold whole rows.
@@ -834,7 +856,8 @@ struct CoreOperands {
           Value keyRow = addI(b, jg, 8 * nt);
           Value a = zeros;
           for (int64_t st = 0; st < dSteps; ++st)
-            a = mmaTF32(b, qFrag[st][0], keyFrag(b, keyRow, st), a);
+            a = mmaTF32(b, {qFrag[st][0], qFrag[st][1]}, keyFrag(b, keyRow, st),
+                        a);
           sAcc[nt] = a;
         }
         for (int64_t nt = 0; nt < 2 && !tf32; ++nt) {
@@ -972,13 +995,14 @@ struct CoreOperands {
             auto pu = [&](int h, int64_t o) {
               return p[h][per * u + 2 * nt + o];
             };
-            Value pFrag = tf32Frag(b, {pu(0, 0), pu(1, 0), pu(0, 1), pu(1, 1)});
+            std::pair<Value, Value> pFrag =
+                tf32Frags(b, {pu(0, 0), pu(1, 0), pu(0, 1), pu(1, 1)});
             Value s0 = addI(b, j2t, 8 * nt), s1 = addI(b, s0, 1);
             for (int64_t dt = 0; dt < dTiles; ++dt) {
               Value col = arith::AddIOp::create(b, loc, g, c(b, 8 * dt));
               acc[dt] = mmaTF32(b, pFrag,
-                                tf32Frag(b, {ld(b, core.value, s0, col),
-                                             ld(b, core.value, s1, col)}),
+                                tf32Frags(b, {ld(b, core.value, s0, col),
+                                              ld(b, core.value, s1, col)}),
                                 acc[dt]);
             }
           }
@@ -1256,10 +1280,10 @@ struct CUDAExpandAttentionCorePass
   using Base::Base;
 
   void runOnOperation() override {
-    if (mma != "none" && mma != "tf32" && mma != "bf16" && mma != "f16") {
+    if (mma != "none" && !cuda::isTF32(mma) && mma != "bf16" && mma != "f16") {
       getOperation().emitError()
           << "mma '" << mma
-          << "' is not one this pass has (none, tf32, bf16 or f16)";
+          << "' is not one this pass has (none, tf32, tf32x3, bf16 or f16)";
       return signalPassFailure();
     }
     if (lanes != 0 && lanes != 1 && lanes != 4 && lanes != 8 && lanes != 16) {
@@ -1329,17 +1353,18 @@ struct CUDAExpandAttentionCorePass
       if (auto schedule = op->getAttrOfType<CUDACoreScheduleAttr>(
               kCUDACoreScheduleAttrName)) {
         std::string why =
-            mma != "tf32" ? "an f32 core runs on tensor cores as TF32 only "
-                            "(mma=tf32), not with mma=" +
-                                std::string(mma)
-                          : cuda::CoreShape::of(op).fitsTF32(schedule);
+            !cuda::isTF32(mma)
+                ? "an f32 core runs on tensor cores as TF32 only (mma=tf32 "
+                  "or tf32x3), not with mma=" +
+                      std::string(mma)
+                : cuda::CoreShape::of(op).fitsTF32(schedule);
         if (!why.empty()) {
           op.emitOpError() << "cannot take its schedule " << schedule << ": "
                            << why;
           return signalPassFailure();
         }
-        CoreOperands::of(op).onTensorCores(rewriter, op, "tf32", emulate,
-                                           exact, schedule);
+        CoreOperands::of(op).onTensorCores(rewriter, op, mma, emulate, exact,
+                                           schedule);
         continue;
       }
       // 16-bit buffers come from linformer-cuda-tensor-core-contractions,

@@ -138,6 +138,17 @@ inline Value roundToTF32(OpBuilder &b, Location loc, Value v) {
   return arith::BitcastOp::create(b, loc, b.getF32Type(), r);
 }
 
+/// `v` (f32) as a TF32 head and tail, head + tail = v to about 21 bits
+/// (3xTF32, as CUTLASS's fast accurate f32 GEMMs split it): the head is
+/// `v` rounded to TF32, the tail the rest (exact in f32) rounded again. A
+/// product a b is then a_h b_t + a_t b_h + a_h b_h on TF32 tensor cores,
+/// the a_t b_t term (about 2^-22 of the product) dropped.
+inline std::pair<Value, Value> splitTF32(OpBuilder &b, Location loc, Value v) {
+  Value head = roundToTF32(b, loc, v);
+  Value tail = roundToTF32(b, loc, arith::SubFOp::create(b, loc, v, head));
+  return {head, tail};
+}
+
 /// Two f32 values rounded to the 16-bit operand type and packed into one
 /// register, the first in the low half: vector<2xf16> for f16 (what
 /// nvvm.mma.sync takes), an i32 for bf16 (LLVM's NVPTX mma intrinsics take

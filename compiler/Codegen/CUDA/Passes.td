@@ -63,7 +63,11 @@ def LinformerCUDAExpandAttentionCorePass
     TF32 tensor cores instead, unstaged: mma.sync m16n8k8 on operands
     rounded with cvt.rna, P's fragments straight from S's accumulators
     (the lane's slots 2t and 2t + 1 are A's k = t and t + 4, and V's rows
-    are read in that order, so no shuffle is needed).
+    are read in that order, so no shuffle is needed). With mma=tf32x3
+    (3xTF32) the same core splits every operand into a TF32 head and a
+    TF32 tail (cvt.rna of the value, then of what the head leaves) and
+    runs three mma.sync a step, tails first: `Q_h K_t + Q_t K_h + Q_h K_h`
+    and likewise for `P V`, near f32 accuracy.
 
     With `mma=bf16` or `f16` (and the query rows, projected slots and head
     width multiples of 16), the core runs on tensor cores instead, one warp
@@ -140,9 +144,10 @@ def LinformerCUDAExpandAttentionCorePass
   }];
   let options = [
     Option<"mma", "mma", "std::string", /*default=*/"\"none\"",
-           "none (one thread a query row, f32), tf32 (f32 cores whose "
-           "schedule is a #linformer.cuda_core_schedule on TF32 tensor "
-           "cores, the others as none), bf16 or f16 (tensor cores)">,
+           "none (one thread a query row, f32), tf32 or tf32x3 (f32 cores "
+           "whose schedule is a #linformer.cuda_core_schedule on TF32 "
+           "tensor cores, once or as 3xTF32, the others as none), bf16 or "
+           "f16 (tensor cores)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",
            "for the CPU: its GPU code, for linformer-cuda-emulate-warps "
            "(with exact: the tensor-core core replayed in scalars)">,
@@ -517,7 +522,9 @@ def LinformerCUDASelectSchedulesPass
            "--print-schedule writes it): its records replace the choice "
            "for contractions with the same key">,
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
-           "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands), "
+           "tf32 (m16n8k4), tf32x3 (m16n8k4 on each operand's TF32 head "
+           "and tail, three a step), bf16 or f16 (m16n8k16 on rounded "
+           "operands), "
            "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "
            "contractions only)">,
     Option<"exact", "exact", "bool", /*default=*/"false",
@@ -976,7 +983,9 @@ def LinformerCUDATensorCoreContractionsPass
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"tf32\"",
-           "tf32 (m16n8k4), bf16 or f16 (m16n8k16 on rounded operands), "
+           "tf32 (m16n8k4), tf32x3 (m16n8k4 on each operand's TF32 head "
+           "and tail, three a step), bf16 or f16 (m16n8k16 on rounded "
+           "operands), "
            "or f32 (SIMT: staged f32 pairs, fma by each lane; staged "
            "contractions only)">,
     Option<"emulate", "emulate", "bool", /*default=*/"false",

@@ -213,10 +213,10 @@ struct CUDASelectSchedulesPass
               if (auto s = dyn_cast<CUDAF32CoreScheduleAttr>(a))
                 return core.fitsF32(s);
               if (auto s = dyn_cast<CUDACoreScheduleAttr>(a);
-                  s && precision == "tf32")
+                  s && cuda::isTF32(precision))
                 return core.fitsTF32(s);
               return "it runs with f32 products (no tensor cores here; "
-                     "TF32 ones need --cuda-mma=tf32), which a "
+                     "TF32 ones need --cuda-mma=tf32 or tf32x3), which a "
                      "#linformer.cuda_f32_core_schedule describes";
             },
             [&] { return core.chooseF32(ctx, o); }, overrides, records);

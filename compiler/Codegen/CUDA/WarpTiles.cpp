@@ -16,6 +16,10 @@
 //     TF32 with cvt.rna.tf32.f32 as its fragment is loaded (on the host
 //     lowered to the same rounding in integer ops), products and sums in
 //     f32 (sm_80+);
+//   tf32x3 (3xTF32): the same mma on each operand's TF32 head and tail
+//     (cvt.rna of the value, then of what the head leaves), three a tile
+//     and step, tails first: a_h b_t + a_t b_h + a_h b_h, the operands to
+//     about 21 bits, near f32's accuracy at three times TF32's mma count;
 //   bf16, f16: `nvvm.mma.sync` m16n8k16, each operand rounded to nearest
 //     even to bf16 / f16 as its fragment is loaded (the rounding a bf16
 //     model's stored activations get in a framework), products and sums
@@ -405,28 +409,54 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
           }
           if (tf32) {
             Value kt = arith::AddIOp::create(b, loc, k, t);
-            SmallVector<Value> aFrag, bFrag;
-            for (int64_t i = 0; i < MT; ++i) {
-              auto aType = VectorType::get({2, 1}, f32);
-              aFrag.push_back(vector::FromElementsOp::create(
-                  b, loc, aType,
-                  ValueRange{rounded(b, loc, loadA(rowOf(i, 0), kt), true),
-                             rounded(b, loc, loadA(rowOf(i, 1), kt), true)}));
-            }
             // The operands in TF32 (cvt.rna): the mma reads only their
             // top 19 bits, and the PTX ISA leaves what it makes of the
-            // rest unspecified.
-            for (int64_t j = 0; j < NT; ++j)
-              bFrag.push_back(vector::FromElementsOp::create(
-                  b, loc, VectorType::get({1, 1}, f32),
-                  ValueRange{
-                      rounded(b, loc, loadB(kt, add(nG, j * kTileN)), true)}));
+            // rest unspecified. 3xTF32: each fragment as a head and a
+            // tail fragment (splitTF32).
+            bool x3 = o.tf32x3();
+            auto fragments = [&](int64_t rows,
+                                 llvm::function_ref<Value(int64_t)> load) {
+              auto type = VectorType::get({rows, 1}, f32);
+              SmallVector<Value, 2> heads, tails;
+              for (int64_t r = 0; r < rows; ++r) {
+                Value v = load(r);
+                if (!x3) {
+                  heads.push_back(rounded(b, loc, v, true));
+                  continue;
+                }
+                auto [head, tail] = splitTF32(b, loc, v);
+                heads.push_back(head);
+                tails.push_back(tail);
+              }
+              std::pair<Value, Value> frags{
+                  vector::FromElementsOp::create(b, loc, type, heads), Value()};
+              if (x3)
+                frags.second =
+                    vector::FromElementsOp::create(b, loc, type, tails);
+              return frags;
+            };
+            SmallVector<std::pair<Value, Value>> aFrag, bFrag;
             for (int64_t i = 0; i < MT; ++i)
-              for (int64_t j = 0; j < NT; ++j)
-                out[i * NT + j] = nvgpu::MmaSyncOp::create(
-                    b, loc, aFrag[i], bFrag[j], out[i * NT + j],
-                    ArrayRef<int64_t>{kTileM, kTileN, 4},
-                    /*tf32Enabled=*/true);
+              aFrag.push_back(fragments(
+                  2, [&](int64_t h) { return loadA(rowOf(i, h), kt); }));
+            for (int64_t j = 0; j < NT; ++j)
+              bFrag.push_back(fragments(
+                  1, [&](int64_t) { return loadB(kt, add(nG, j * kTileN)); }));
+            auto mma = [&](Value x, Value y, Value acc) -> Value {
+              return nvgpu::MmaSyncOp::create(
+                  b, loc, x, y, acc, ArrayRef<int64_t>{kTileM, kTileN, 4},
+                  /*tf32Enabled=*/true);
+            };
+            for (int64_t i = 0; i < MT; ++i)
+              for (int64_t j = 0; j < NT; ++j) {
+                Value &acc = out[i * NT + j];
+                // The small terms first, then head by head.
+                if (x3) {
+                  acc = mma(aFrag[i].first, bFrag[j].second, acc);
+                  acc = mma(aFrag[i].second, bFrag[j].first, acc);
+                }
+                acc = mma(aFrag[i].first, bFrag[j].first, acc);
+              }
             return out;
           }
           // m16n8k16 on bf16 / f16 pairs.

@@ -26,11 +26,15 @@ namespace mlir::linformer::cuda {
 /// emulation (each lane its own C elements in f32 scalars, from the same
 /// rounded operands; `exact`: f32 words, nothing rounded).
 struct WarpTileOptions {
-  std::string precision = "tf32"; ///< tf32, bf16, f16, or f32 (SIMT)
+  std::string precision = "tf32"; ///< tf32, tf32x3, bf16, f16, or f32 (SIMT)
   bool emulate = false;
   bool exact = false;
 
-  bool tf32() const { return precision == "tf32"; }
+  bool tf32() const { return isTF32(precision); }
+  /// 3xTF32: each operand split into a TF32 head and tail (splitTF32),
+  /// three mma a tile and step; the exact emulation rounds nothing, so
+  /// there one product of the whole operands.
+  bool tf32x3() const { return precision == "tf32x3" && !(emulate && exact); }
   /// f32 without tensor cores: the staged tiles, each lane multiplying its
   /// own C elements with fma from staged f32 pairs.
   bool simt() const { return precision == "f32"; }

@@ -428,9 +428,10 @@ class Case:
                     cmd.append("--cuda-wgmma-in-flight=1")
             if turn % 3 == 2:
                 cmd.append(f"--cuda-chunk-k-contractions={(32, 64)[turn % 2]}")
-            # f32 models in turn without tensor cores and on TF32 ones.
+            # f32 models in turn without tensor cores, on TF32 ones and on
+            # 3xTF32.
             if self.model["dtype"] == "f32" and turn % 4 >= 2:
-                cmd.append("--cuda-mma=tf32")
+                cmd.append(("--cuda-mma=tf32", "--cuda-mma=tf32x3")[turn % 4 - 2])
             # With a lengths input, every fifth with packed indexing, which
             # its run on the stand-in driver then passes packed.
             packed = self.model["padding"] == "lengths" and turn % 5 == 4
@@ -477,7 +478,10 @@ class Case:
                     return fail(why)
                 if core_file:
                     cmd += ["--schedule", core_file]
-                if tf32:
+                if tf32 == "tf32x3":
+                    # 3xTF32 products: near f32's, the f32 bound kept.
+                    cmd += ["--cuda-mma=tf32x3"]
+                elif tf32:
                     # TF32 products: the TF32 GEMMs' tolerance (2e-3,
                     # cuda-host.test) on top of a 16-bit output's rounding.
                     cmd += ["--cuda-mma=tf32", f"--tolerance={tolerance + 2e-3:g}"]
@@ -485,12 +489,12 @@ class Case:
             if (core_file and rc != 0 and "op cannot take the schedule of" in out
                     and ("need n a multiple of" in out or "do not divide its head width" in out
                          or "on TF32 tensor cores" in out or "do not divide its" in out)):
-                self.core_note = ("tf32 " if tf32 else "") + "refused"
+                self.core_note = (f"{tf32} " if tf32 else "") + "refused"
             elif rc != 0 or "PASS" not in out:
                 return fail("the CUDA pipeline's loop nest (cuda-host) failed"
                             + (f" with the f32 core schedules of {core_file}" if core_file else ""))
             elif core_file:
-                self.core_note = ("tf32 " if tf32 else "") + "checked"
+                self.core_note = (f"{tf32} " if tf32 else "") + "checked"
         self.cleanup(work)
         note = getattr(self, "schedule_note", None)
         core = getattr(self, "core_note", None)
@@ -540,8 +544,9 @@ class Case:
         """(path or None, why, tf32): a CUDA schedule file of the model's
         f32 attention cores only (--target=cuda --print-schedule's records
         of them), each with random lanes a row and rows a thread; None where
-        no core runs with f32 products. Now and then (tf32) the run is to
-        use --cuda-mma=tf32 and the cores go on TF32 tensor cores
+        no core runs with f32 products. Now and then (tf32: "tf32" or, one
+        time in two, "tf32x3", else False) the run is to use that
+        --cuda-mma and the cores go on TF32 tensor cores
         instead (three times in four where their shapes take TF32, one in
         six elsewhere): unstaged #linformer.cuda_core_schedule records of
         random warps and slots, which must run or be refused by name."""
@@ -562,8 +567,10 @@ class Case:
         def tf32_shape(r):
             _, n, d, k = map(int, r["key"].split("/")[1].split("x")[1:])
             return n % 16 == 0 and k % 16 == 0 and d % 8 == 0
-        tf32 = random.Random(self.seed * 1000003 + self.index + 7919).random() < (
-            3 / 4 if all(tf32_shape(r) for r in cores) else 1 / 6)
+        draw = random.Random(self.seed * 1000003 + self.index + 7919)
+        tf32 = draw.random() < (3 / 4 if all(tf32_shape(r) for r in cores) else 1 / 6)
+        if tf32:
+            tf32 = draw.choice(["tf32", "tf32x3"])
         for r in cores:
             if tf32:
                 # Warps dividing the n / 16 query tiles and slots dividing k

@@ -55,10 +55,10 @@ func.func @invalid_rows() {
 
 // -----
 
-// A tensor-core schedule on an f32 core needs TF32 (mma=tf32).
+// A tensor-core schedule on an f32 core needs TF32 (mma=tf32 or tf32x3).
 func.func @tensor_cores(%q: memref<1x2x32x16xf32>, %k: memref<1x2x16x16xf32>,
                         %v: memref<1x2x16x16xf32>, %o: memref<1x2x32x16xf32>) {
-  // expected-error-re @+1 {{cannot take its schedule #linformer.cuda_core_schedule<{{.*}}>: an f32 core runs on tensor cores as TF32 only (mma=tf32), not with mma=none}}
+  // expected-error-re @+1 {{cannot take its schedule #linformer.cuda_core_schedule<{{.*}}>: an f32 core runs on tensor cores as TF32 only (mma=tf32 or tf32x3), not with mma=none}}
   linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
     {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false>}
     : (memref<1x2x32x16xf32>, memref<1x2x16x16xf32>, memref<1x2x16x16xf32>,

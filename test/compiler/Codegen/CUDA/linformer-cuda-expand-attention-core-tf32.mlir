@@ -11,6 +11,7 @@
 // Without the attribute the core stays the f32 one.
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=tf32},canonicalize,cse))' | FileCheck %s
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=tf32 emulate exact},canonicalize,cse))' | FileCheck %s --check-prefix=EXACT
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=tf32x3},canonicalize,cse))' | FileCheck %s --check-prefix=X3
 
 // n = 32 (2 query tiles), d = 16 (two k8 steps), k = 16 (one step of 16
 // slots, unrolled by canonicalize): 2 x 2 mma for S, 2 x 2 for P V.
@@ -44,6 +45,35 @@
 // CHECK: memref.load %arg2[%{{.*}}, %{{.*}}, %[[S9]], %[[G]]]
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: } {mapping = [#gpu.loop_dim_map<processor = block_x
+// 3xTF32 (mma=tf32x3): every operand, Q's, K's, P's and V's, a TF32 head
+// (cvt.rna) and tail (cvt.rna of what the head leaves) fragment, three
+// mma a step, tails first: S = Q_h K_t + Q_t K_h + Q_h K_h, the same for
+// P V; 2 x 2 x 3 mma for S, 2 x 2 x 3 for P V.
+// X3-LABEL: func.func @core
+// X3: %[[Q:.*]] = memref.load %arg0
+// X3: %[[QH:.*]] = nvvm.convert.float.to.tf32 %[[Q]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// X3: %[[QHF:.*]] = arith.bitcast %[[QH]] : i32 to f32
+// X3: %[[QREST:.*]] = arith.subf %[[Q]], %[[QHF]]
+// X3: nvvm.convert.float.to.tf32 %[[QREST]] {rnd = #nvvm.fp_rnd_mode<rna>}
+// X3: %[[Q0H:.*]] = vector.from_elements %[[QHF]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4x1xf32>
+// X3-NEXT: %[[Q0T:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
+// X3: %[[KH:.*]] = vector.from_elements {{.*}} : vector<2x1xf32>
+// X3-NEXT: %[[KT:.*]] = vector.from_elements {{.*}} : vector<2x1xf32>
+// X3-NEXT: %[[S1:.*]] = nvgpu.mma.sync(%[[Q0H]], %[[KT]], %cst{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// X3-NEXT: %[[S2:.*]] = nvgpu.mma.sync(%[[Q0T]], %[[KH]], %[[S1]]) {mmaShape = [16, 8, 8], tf32Enabled}
+// X3-NEXT: nvgpu.mma.sync(%[[Q0H]], %[[KH]], %[[S2]]) {mmaShape = [16, 8, 8], tf32Enabled}
+// X3-COUNT-9: nvgpu.mma.sync
+// The probabilities and the values split too.
+// X3: %[[PH:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
+// X3-NEXT: %[[PT:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
+// X3: %[[VH:.*]] = vector.from_elements {{.*}} : vector<2x1xf32>
+// X3-NEXT: %[[VT:.*]] = vector.from_elements {{.*}} : vector<2x1xf32>
+// X3-NEXT: %[[O1:.*]] = nvgpu.mma.sync(%[[PH]], %[[VT]], %{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// X3-NEXT: %[[O2:.*]] = nvgpu.mma.sync(%[[PT]], %[[VH]], %[[O1]]) {mmaShape = [16, 8, 8], tf32Enabled}
+// X3-NEXT: nvgpu.mma.sync(%[[PH]], %[[VH]], %[[O2]]) {mmaShape = [16, 8, 8], tf32Enabled}
+// X3-COUNT-9: nvgpu.mma.sync
+// X3-NOT: nvgpu.mma.sync
+// X3: } {mapping = [#gpu.loop_dim_map<processor = block_x
 // Replayed exactly on the host: scalar products, no mma.
 // EXACT-LABEL: func.func @core
 // EXACT-NOT: mma.sync

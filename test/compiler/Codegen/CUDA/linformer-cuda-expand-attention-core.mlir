@@ -20,7 +20,7 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=0 rows=2 min-blocks=9}))' | FileCheck %s --check-prefix=AUTOROWS
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-expand-attention-core{lanes=4 rows=2}))' | FileCheck %s --check-prefix=ROWS
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{rows=3}))' 2>&1 | FileCheck %s --check-prefix=BADROWS
-// BADMMA: error: mma 'fp8' is not one this pass has (none, tf32, bf16 or f16)
+// BADMMA: error: mma 'fp8' is not one this pass has (none, tf32, tf32x3, bf16 or f16)
 
 // The core crosses bufferization as itself (destination-style): on
 // buffers it reads q, keys, values and the mask and writes a new buffer.

@@ -164,7 +164,7 @@ func.func @not_divisible(%a: memref<20x12xf32>, %b: memref<12x8xf32>, %c: memref
   return
 }
 
-// BAD: error: precision 'fp8' is not one the warp tiles have (tf32: m16n8k4 on f32 data with TF32 products; bf16 or f16: m16n8k16 on operands rounded to that type; all accumulate in f32; f32: staged f32 pairs multiplied by each lane with fma, no tensor cores)
+// BAD: error: precision 'fp8' is not one the warp tiles have (tf32: m16n8k4 on f32 data with TF32 products; tf32x3: the same on each operand's TF32 head and tail, three products a pair; bf16 or f16: m16n8k16 on operands rounded to that type; all accumulate in f32; f32: staged f32 pairs multiplied by each lane with fma, no tensor cores)
 // BADTILES: error: warp-tiles-m and warp-tiles-n must be 1, 2, 4 or 8 (mma tiles a warp computes along m and n), not 16 and 4
 
 // -----
