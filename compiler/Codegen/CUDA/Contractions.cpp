@@ -690,7 +690,7 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
   // B's buffer is natural (ldmatrix.trans) when its copy reads runs
   // along the rows (exact emulation: f32 pairs along the rows, read
   // where ldmatrix.trans would deliver them).
-  bool naturalB = o.ldmatrixTrans && !o.simt() &&
+  bool naturalB = o.ldmatrixTrans && !o.simt() && !o.tf32() &&
                   vectorCopy(op, op.getDpsInputOperand(p->bOperand),
                              p->operandFrom[p->bOperand], false, p->nDim);
   // An operand is copied as it is loaded (cp.async) when its words
@@ -716,12 +716,13 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
         p = w;
     }
   }
-  // Staged words hold two 16-bit operands, or two f32 ones (SIMT,
-  // exact emulation); TF32 keeps the plain path.
-  if (!o.tf32() && !p->staging.wgmma)
-    p->staging = stagingFor(op, *p, o.sharedBytes, o.blockWarps, o.chunkK,
-                            o.prefetch, o.ldmatrix && !o.simt(), naturalB,
-                            o.f32Words() ? 8 : 4, copyable, o.asyncStages);
+  // Staged words hold two 16-bit operands, or two f32 ones (SIMT, TF32,
+  // exact emulation; ldmatrix moves 16-bit ones only).
+  if (!p->staging.wgmma)
+    p->staging =
+        stagingFor(op, *p, o.sharedBytes, o.blockWarps, o.chunkK, o.prefetch,
+                   o.ldmatrix && !o.simt() && !o.tf32(), naturalB,
+                   o.f32Words() ? 8 : 4, copyable, o.asyncStages);
   // SIMT has no unstaged warp tiles: the plain path keeps the rest.
   if (o.simt() && !p->staging.warpsM)
     return failure();
@@ -772,10 +773,6 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
     p->operandFrom[i] = absorbableOperand(op.getDpsInputOperand(i));
   if (!schedule.staged())
     return p;
-  if (isTF32(precision)) {
-    os << "TF32 contractions are not staged";
-    return failure();
-  }
   Staging &s = p->staging;
   s.warpsM = schedule.getWarpsM();
   s.warpsN = schedule.getWarpsN();
@@ -788,6 +785,12 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
     return failure();
   }
   s.ldmatrixA = schedule.getLdmatrixA();
+  if (isTF32(precision) && (s.wgmma || s.ldmatrixA || schedule.getNaturalB())) {
+    os << "TF32 stages f32 pairs, which wgmma, ldmatrix_a and natural_b "
+          "(ldmatrix.trans) do not read (a staged TF32 schedule has them "
+          "false)";
+    return failure();
+  }
   s.inFlight = schedule.getInFlight();
   s.prefetch = schedule.getBuffers() >= 2;
   s.stages = s.prefetch ? schedule.getBuffers() : 2;
@@ -819,7 +822,7 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
     if (!async[i])
       continue;
     const StagedBuffer &buf = i == p->aOperand ? s.a : s.b;
-    if (exact || precision == "f32" || !buf.runs() ||
+    if (exact || precision == "f32" || isTF32(precision) || !buf.runs() ||
         !loadedAsStaged(op, i, p->operandFrom[i], precision)) {
       os << "operand " << i << " cannot be copied with cp.async (that takes "
          << "a 16-bit " << precision

@@ -313,7 +313,8 @@ struct SelectionOptions {
 
   bool tf32() const { return isTF32(precision); }
   bool simt() const { return precision == "f32"; }
-  bool f32Words() const { return simt() || exact; }
+  /// Staged words of f32 pairs (SIMT, TF32, exact emulation).
+  bool f32Words() const { return simt() || tf32() || exact; }
   int64_t tileK() const { return mmaDepth(precision); }
 };
 

@@ -727,28 +727,11 @@ struct CoreOperands {
     Value pack(OpBuilder &b, Value lo, Value hiV) const {
       return cuda::packOperandPair(b, loc, lo, hiV, precision);
     }
-    /// A TF32 fragment (vector<Nx1xf32>, as nvgpu.mma.sync takes it) of
-    /// f32 values, each rounded with cvt.rna.tf32.f32 (the mma reads only
-    /// their top 19 bits; the PTX ISA leaves what it makes of the rest
-    /// unspecified).
-    /// With `x3`, also the tail fragment (each value's TF32 tail,
-    /// cuda::splitTF32), else a null one.
+    /// The TF32 head (and with `x3` tail) fragments of `values`
+    /// (cuda::tf32Fragments).
     std::pair<Value, Value> tf32Frags(OpBuilder &b,
                                       ArrayRef<Value> values) const {
-      SmallVector<Value, 4> heads, tails;
-      for (Value v : values) {
-        if (!x3) {
-          heads.push_back(cuda::roundToTF32(b, loc, v));
-          continue;
-        }
-        auto [head, tail] = cuda::splitTF32(b, loc, v);
-        heads.push_back(head);
-        tails.push_back(tail);
-      }
-      auto type = VectorType::get({int64_t(values.size()), 1}, b.getF32Type());
-      return {vector::FromElementsOp::create(b, loc, type, heads),
-              x3 ? vector::FromElementsOp::create(b, loc, type, tails)
-                 : Value()};
+      return cuda::tf32Fragments(b, loc, values, x3);
     }
     /// K's TF32 B fragment of slot `slot` at head step `st`: columns
     /// 8 st + 2t and + 1 (B's k = t and t + 4, as Q's fragments take them),

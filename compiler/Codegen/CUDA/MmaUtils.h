@@ -149,6 +149,29 @@ inline std::pair<Value, Value> splitTF32(OpBuilder &b, Location loc, Value v) {
   return {head, tail};
 }
 
+/// A TF32 fragment (vector<Nx1xf32>, as nvgpu.mma.sync takes it) of f32
+/// `values`, each rounded with cvt.rna.tf32.f32 (the mma reads only their
+/// top 19 bits; the PTX ISA leaves what it makes of the rest unspecified),
+/// and with `x3` (3xTF32) the fragment of their tails (splitTF32), else a
+/// null one.
+inline std::pair<Value, Value> tf32Fragments(OpBuilder &b, Location loc,
+                                             ArrayRef<Value> values, bool x3) {
+  SmallVector<Value, 4> heads, tails;
+  for (Value v : values) {
+    if (!x3) {
+      heads.push_back(roundToTF32(b, loc, v));
+      continue;
+    }
+    auto [head, tail] = splitTF32(b, loc, v);
+    heads.push_back(head);
+    tails.push_back(tail);
+  }
+  auto type = VectorType::get({int64_t(values.size()), 1}, b.getF32Type());
+  return {vector::FromElementsOp::create(b, loc, type, heads),
+          x3 ? vector::FromElementsOp::create(b, loc, type, tails).getResult()
+             : Value()};
+}
+
 /// Two f32 values rounded to the 16-bit operand type and packed into one
 /// register, the first in the low half: vector<2xf16> for f16 (what
 /// nvvm.mma.sync takes), an i32 for bf16 (LLVM's NVPTX mma intrinsics take

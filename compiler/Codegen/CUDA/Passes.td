@@ -468,7 +468,9 @@ def LinformerCUDASelectSchedulesPass
     power of two up to 64 that cuts k into whole chunks.
 
     A contraction without a schedule stays on the plain path: SIMT
-    (`precision=f32`) has no unstaged tiles, TF32 is not staged.
+    (`precision=f32`) has no unstaged tiles. TF32 (and 3xTF32) stages f32
+    pairs as SIMT does, without ldmatrix, its .trans layout, cp.async or
+    wgmma (a record asking for them is refused).
 
     With `precision=bf16` or `f16`, every `linformer.attention_core` that
     runs on tensor cores (on buffers; query rows, slots and head width in
@@ -829,7 +831,16 @@ def LinformerCUDATensorCoreContractionsPass
     one or two global loads and a store). Each operand is read
     from device memory once a block instead of once a warp. Split-K parts
     are blocks too. A contraction that has no such block keeps the
-    unstaged tiles. TF32 is not staged.
+    unstaged tiles.
+
+    TF32 and 3xTF32 (`precision=tf32`, `tf32x3`): the SIMT block's buffer
+    of f32 pairs, and per 8 k values one `mma.sync m16n8k8 .tf32` a tile
+    (3xTF32: three, on heads and tails), whose k = t and t + 4 are the
+    lane's pair at t (k 2t and 2t + 1 of the 8; A and B take the same
+    assignment and the sums run over k in any order): A fragment i the
+    words of rows g and g + 8 at pair t (a0 a2 and a1 a3), B fragment j
+    column g's word at pair t (b0 b1), each value rounded with cvt.rna as
+    it leaves its word.
 
     SIMT (`precision=f32`, the pipeline's choice without tensor cores):
     the staged tiles with f32 products. Words are f32 pairs (8 bytes, so

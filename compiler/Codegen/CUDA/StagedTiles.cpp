@@ -580,11 +580,60 @@ struct StagedTiles {
     Value k0 = mul(b, rem(b, ci, inner), BK);
     return part ? addV(b, k0, mul(b, part, kPart)) : k0;
   }
+  /// TF32 (and 3xTF32) from staged f32 pairs: per 8 k, one mma.sync
+  /// m16n8k8 .tf32 a tile whose k = t and t + 4 are the pair at t (k
+  /// 2t and 2t + 1 of the 8: the products sum over k in any order, so A
+  /// and B only need the same assignment). A fragment i = the words of
+  /// rows g and g + 8 at pair t: (lo, lo, hi, hi) of (row g, row g + 8);
+  /// B fragment j = column g's word at pair t: (lo, hi). Each value
+  /// rounded with cvt.rna (3xTF32: split into a head and a tail, three
+  /// mma a tile, the small terms first), as it is taken from its word.
+  auto computeTF32(OpBuilder &b, const Lane &l, Value smem, Value off,
+                   ValueRange in) {
+    SmallVector<Value> out(in.begin(), in.end());
+    bool x3 = precision == "tf32x3";
+    auto element = [&](Value w, int64_t half) {
+      return cuda::wordElement(b, loc, w, half, precision, /*exact=*/true);
+    };
+    auto fragments = [&](ArrayRef<Value> values) {
+      return cuda::tf32Fragments(b, loc, values, x3);
+    };
+    auto mma = [&](Value x, Value y, Value acc) -> Value {
+      return nvgpu::MmaSyncOp::create(b, loc, x, y, acc,
+                                      ArrayRef<int64_t>{kTileM, kTileN, 8},
+                                      /*tf32Enabled=*/true);
+    };
+    for (int64_t st = 0; st < BK / 8; ++st) {
+      Value pair = add(b, l.t, st * 4);
+      SmallVector<std::pair<Value, Value>> bFrag;
+      for (int64_t j = 0; j < NT; ++j) {
+        Value w = wordAt(b, smem, s.b, bColIn(b, l, j), pair, off);
+        bFrag.push_back(fragments({element(w, 0), element(w, 1)}));
+      }
+      for (int64_t i = 0; i < MT; ++i) {
+        Value w0 = wordAt(b, smem, s.a, rowIn(b, l, i, 0), pair, off);
+        Value w8 = wordAt(b, smem, s.a, rowIn(b, l, i, 1), pair, off);
+        std::pair<Value, Value> aFrag = fragments(
+            {element(w0, 0), element(w8, 0), element(w0, 1), element(w8, 1)});
+        for (int64_t j = 0; j < NT; ++j) {
+          Value &acc = out[i * NT + j];
+          if (x3) {
+            acc = mma(aFrag.first, bFrag[j].second, acc);
+            acc = mma(aFrag.second, bFrag[j].first, acc);
+          }
+          acc = mma(aFrag.first, bFrag[j].first, acc);
+        }
+      }
+    }
+    return out;
+  }
   /// The chunk's mma steps from shared memory: per 16 k, A fragment
   /// i = words (rows g, g + 8) x (pairs t, t + 4), B fragment j =
   /// column g's words at pairs t, t + 4.
   auto compute(OpBuilder &b, const Lane &l, Value smem, Value off,
                ValueRange in) {
+    if (cuda::isTF32(precision))
+      return computeTF32(b, l, smem, off, in);
     SmallVector<Value> out(in.begin(), in.end());
     // B's ldmatrix.trans addresses: one base (tile 0, k step 0) and
     // constant offsets, which ptxas folds into the instruction.

@@ -38,9 +38,9 @@ struct WarpTileOptions {
   /// f32 without tensor cores: the staged tiles, each lane multiplying its
   /// own C elements with fma from staged f32 pairs.
   bool simt() const { return precision == "f32"; }
-  /// Whether staged words are f32 pairs (SIMT, exact emulation) rather
-  /// than two rounded 16-bit operands.
-  bool f32Words() const { return simt() || exact; }
+  /// Whether staged words are f32 pairs (SIMT, TF32, exact emulation)
+  /// rather than two rounded 16-bit operands.
+  bool f32Words() const { return simt() || tf32() || exact; }
   /// The instruction's depth: m16n8k4 (tf32) or m16n8k16.
   int64_t tileK() const { return mmaDepth(precision); }
 };

@@ -2,7 +2,9 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate exact},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMU
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=4096},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=SMALL
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 block-warps=1},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=UNSTAGED
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32},cse))' | FileCheck %s --check-prefix=UNSTAGED
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32},cse))' | FileCheck %s --check-prefix=TF32
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32x3 shared-bytes=49152},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32x3},cse))' | FileCheck %s --check-prefix=TF32X3
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=tf32 shared-bytes=49152 ldmatrix ldmatrix-trans async-copy prefetch},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=tf32},cse))' | FileCheck %s --check-prefix=TF32PF
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 chunk-k=32},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=CHUNK32
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=PREFETCH
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate exact},linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUPF
@@ -175,6 +177,46 @@
 // SIMT-NOT: nvvm.mma.sync
 // SIMT: gpu.barrier
 // SIMT: scf.yield
+// TF32 (precision=tf32): the SIMT block's buffer of f32 pairs, and per 8
+// k values one mma.sync m16n8k8 .tf32 a tile, its k = t and t + 4 the
+// lane's pair at t (k 2t and 2t + 1 of the 8; A and B take the same
+// assignment, and the sums run over k in any order): per step the 4
+// column tiles' B words (column g, pair t: b0, b1), then each row tile's
+// two A words (rows g and g + 8, pair t: a0 a2 and a1 a3) and its 4 mma.
+// Chunks of 16: 2 steps, 32 mma. Every value rounded with cvt.rna as it
+// leaves its word.
+// TF32-LABEL: func.func @projection
+// TF32: memref.view {{.*}} to memref<1856xi64, #gpu.address_space<workgroup>>
+// TF32: gpu.barrier
+// TF32: %[[B0:.*]] = memref.load %view
+// TF32: vector.bitcast %{{.*}} : vector<1xi64> to vector<2xf32>
+// TF32: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// TF32: nvvm.convert.float.to.tf32 %{{.*}} {rnd = #nvvm.fp_rnd_mode<rna>}
+// TF32: vector.from_elements {{.*}} : vector<2x1xf32>
+// TF32-COUNT-32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+// TF32-NOT: nvgpu.mma.sync
+// TF32: gpu.barrier
+// TF32: scf.yield
+// 3xTF32: each value a head and a tail, three mma a tile and step.
+// TF32X3-LABEL: func.func @projection
+// TF32X3: memref.view {{.*}} to memref<1856xi64, #gpu.address_space<workgroup>>
+// TF32X3: gpu.barrier
+// TF32X3: %[[AH:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
+// TF32X3-NEXT: %[[AT:.*]] = vector.from_elements {{.*}} : vector<4x1xf32>
+// TF32X3-NEXT: %[[S1:.*]] = nvgpu.mma.sync(%[[AH]], %[[BT:.*]], %{{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// TF32X3-NEXT: %[[S2:.*]] = nvgpu.mma.sync(%[[AT]], %[[BH:.*]], %[[S1]]) {mmaShape = [16, 8, 8], tf32Enabled}
+// TF32X3-NEXT: nvgpu.mma.sync(%[[AH]], %[[BH]], %[[S2]]) {mmaShape = [16, 8, 8], tf32Enabled}
+// TF32X3-COUNT-93: nvgpu.mma.sync
+// TF32X3-NOT: nvgpu.mma.sync
+// TF32X3: gpu.barrier
+// With ldmatrix, its .trans layout and cp.async asked for: they move
+// 16-bit values, so TF32 takes none of them.
+// TF32PF-LABEL: func.func @projection
+// TF32PF-SAME: async = [false, false], natural_b = false, ldmatrix_a = false
+// TF32PF-NOT: nvgpu.ldmatrix
+// TF32PF-NOT: nvgpu.device_async_copy
+// TF32PF: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
+// TF32PF-LABEL: func.func @sequence_projection
 // Staged or nothing: where the buffer does not fit, SIMT leaves the op to
 // the plain path.
 // SIMTSMALL-LABEL: func.func @projection
@@ -249,6 +291,9 @@ func.func @projection(%x: memref<2x128x64xf32>, %w: memref<64x2x32xbf16>,
 // UNSTAGED-LABEL: func.func @sequence_projection
 // UNSTAGED-NOT: gpu.barrier
 // UNSTAGED: {linformer.tensor_core}
+// TF32-LABEL: func.func @sequence_projection
+// TF32: memref.view {{.*}} to memref<960xi64, #gpu.address_space<workgroup>>
+// TF32: nvgpu.mma.sync({{.*}}) {mmaShape = [16, 8, 8], tf32Enabled}
 #e = affine_map<(b, k, d, n) -> (k, n)>
 #xx = affine_map<(b, k, d, n) -> (b, n, d)>
 #p = affine_map<(b, k, d, n) -> (b, k, d)>
