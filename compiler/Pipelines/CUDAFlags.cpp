@@ -69,6 +69,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
     mirror<bool>(&CUDAPipelineOptions::wgmma);
     mirror<int64_t>(&CUDAPipelineOptions::wgmmaInFlight);
+    mirror<int64_t>(&CUDAPipelineOptions::wgmmaSwizzle);
   }
 };
 
@@ -114,6 +115,10 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.wgmmaInFlight != 0 && o.wgmmaInFlight != 1)
     return bad(o.wgmmaInFlight, "0 or 1",
                "batches of warpgroup MMAs left running past a chunk");
+  if (o.wgmmaSwizzle != 0 && o.wgmmaSwizzle != 32 && o.wgmmaSwizzle != 64 &&
+      o.wgmmaSwizzle != 128)
+    return bad(o.wgmmaSwizzle, "0, 32, 64 or 128",
+               "bytes of the widest swizzle of wgmma's staged buffers");
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");

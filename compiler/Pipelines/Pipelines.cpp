@@ -367,6 +367,7 @@ void addCUDAContractions(OpPassManager &funcPm,
                                           : 64;
   selectOptions.wgmma = options.wgmma;
   selectOptions.wgmmaInFlight = options.wgmmaInFlight;
+  selectOptions.wgmmaSwizzle = options.wgmmaSwizzle;
   selectOptions.pairStores = options.pairStoresContractions;
   selectOptions.exact = options.onHost && options.mmaExact;
   selectOptions.scheduleFile = options.scheduleFile;

@@ -370,6 +370,15 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "chunk less ahead); 0 by default until a GPU has timed "
                      "it"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> wgmmaSwizzle{
+      *this, "wgmma-swizzle",
+      llvm::cl::desc("With wgmma: the widest swizzle, in bytes (32, 64 or "
+                     "128; 0 none), of a staged contraction's shared "
+                     "buffers: 16-byte units permuted within atoms of 8 "
+                     "lines (as TMA writes them), so that copies read "
+                     "whole lines and write distinct banks; 0 keeps the "
+                     "unswizzled canonical layout"),
+      llvm::cl::init(128)};
   PassOptions::Option<bool> wgmma{
       *this, "wgmma",
       llvm::cl::desc("Staged bf16 / f16 contractions whose operands both go "

@@ -167,6 +167,15 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
       (`wgmma.wait_group 1`, the accumulators carried by the k loop as
       the batches' registers), its buffer reused a chunk later, so the
       copies run one chunk less far ahead (3 buffers or more);
+    - `swizzle` (printed where it is not 0): with wgmma, the widest
+      swizzle in bytes (32, 64 or 128; 0 none) of the buffers' core
+      layouts: each operand's lines (a k-major row's chunk of k, a natural
+      B's k row of the block's columns) in atoms of 8 lines of up to that
+      many bytes, its 16-byte units permuted by the line within the atom
+      (address bits 4.. XOR bits 7..), as TMA writes and CUTLASS's
+      `Layout_K_SW128` reads; the buffers 1024-byte aligned. Copy threads
+      then read along a line (whole 128-byte lines of global memory) and
+      write distinct banks;
     - `pair_stores` (printed where it is false): a lane's two adjacent
       columns of C leave as one 2-element vector store where C's layout
       allows (true); false: one store an element.
@@ -179,7 +188,7 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16],
         split = 1, warps = [8, 1], chunk = 64, buffers = 3,
         async = [true, true], natural_b = false, ldmatrix_a = false,
-        wgmma = true, in_flight = 1>
+        wgmma = true, in_flight = 1, swizzle = 128>
     linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4],
         split = 1, warps = [2, 4], chunk = 64, buffers = 2,
         async = [false, true], natural_b = true, ldmatrix_a = true,
@@ -200,13 +209,14 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     "bool":$ldmatrixA,
     "bool":$wgmma,
     DefaultValuedParameter<"int64_t", "0">:$inFlight,
+    DefaultValuedParameter<"int64_t", "0">:$swizzle,
     DefaultValuedParameter<"bool", "true">:$pairStores);
   let assemblyFormat = [{
     `<` `warp_tiles` `=` `[` $tilesM `,` $tilesN `]` `,` `split` `=` $split
     `,` `warps` `=` `[` $warpsM `,` $warpsN `]` `,` `chunk` `=` $chunk `,`
     `buffers` `=` $buffers `,` `async` `=` `[` $asyncA `,` $asyncB `]` `,`
     `natural_b` `=` $naturalB `,` `ldmatrix_a` `=` $ldmatrixA `,` `wgmma` `=`
-    $wgmma `` custom<ScheduleTail>($inFlight, $pairStores) `>`
+    $wgmma `` custom<ScheduleTail>($inFlight, $swizzle, $pairStores) `>`
   }];
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
@@ -217,7 +227,7 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
       return get(getContext(), getTilesM(), getTilesN(), split, getWarpsM(),
                  getWarpsN(), getChunk(), getBuffers(), getAsyncA(),
                  getAsyncB(), getNaturalB(), getLdmatrixA(), getWgmma(),
-                 getInFlight(), getPairStores());
+                 getInFlight(), getSwizzle(), getPairStores());
     }
   }];
 }

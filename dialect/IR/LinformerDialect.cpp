@@ -23,12 +23,13 @@ using namespace mlir::linformer;
 #include "dialect/IR/LinformerEnums.cpp.inc"
 
 // #linformer.cuda_schedule's optional tail: `, in_flight = N` where N is
-// not 0, then `, pair_stores = false` where they are off (two optional
-// groups both opening with a comma would be ambiguous to the generated
-// parser).
-static ParseResult parseScheduleTail(AsmParser &parser,
-                                     int64_t &inFlight, bool &pairStores) {
+// not 0, `, swizzle = S` where S is not 0, then `, pair_stores = false`
+// where they are off (optional groups all opening with a comma would be
+// ambiguous to the generated parser).
+static ParseResult parseScheduleTail(AsmParser &parser, int64_t &inFlight,
+                                     int64_t &swizzle, bool &pairStores) {
   inFlight = 0;
+  swizzle = 0;
   pairStores = true;
   llvm::StringSet<> seen;
   while (succeeded(parser.parseOptionalComma())) {
@@ -41,6 +42,9 @@ static ParseResult parseScheduleTail(AsmParser &parser,
     if (key == "in_flight") {
       if (parser.parseInteger(inFlight))
         return failure();
+    } else if (key == "swizzle") {
+      if (parser.parseInteger(swizzle))
+        return failure();
     } else if (key == "pair_stores") {
       StringRef b;
       if (parser.parseKeyword(&b) || (b != "true" && b != "false"))
@@ -48,8 +52,9 @@ static ParseResult parseScheduleTail(AsmParser &parser,
                                 "pair_stores takes true or false");
       pairStores = b == "true";
     } else {
-      return parser.emitError(parser.getCurrentLocation(),
-                              "expected in_flight or pair_stores, got '")
+      return parser.emitError(
+                 parser.getCurrentLocation(),
+                 "expected in_flight, swizzle or pair_stores, got '")
              << key << "'";
     }
   }
@@ -57,9 +62,11 @@ static ParseResult parseScheduleTail(AsmParser &parser,
 }
 
 static void printScheduleTail(AsmPrinter &printer, int64_t inFlight,
-                              bool pairStores) {
+                              int64_t swizzle, bool pairStores) {
   if (inFlight != 0)
     printer << ", in_flight = " << inFlight;
+  if (swizzle != 0)
+    printer << ", swizzle = " << swizzle;
   if (!pairStores)
     printer << ", pair_stores = false";
 }
@@ -375,13 +382,12 @@ CPUScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult
-CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                         int64_t tilesM, int64_t tilesN, int64_t split,
-                         int64_t warpsM, int64_t warpsN, int64_t chunk,
-                         int64_t buffers, bool asyncA, bool asyncB,
-                         bool naturalB, bool ldmatrixA, bool wgmma,
-                         int64_t inFlight, bool /*pairStores*/) {
+LogicalResult CUDAScheduleAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, int64_t tilesM,
+    int64_t tilesN, int64_t split, int64_t warpsM, int64_t warpsN,
+    int64_t chunk, int64_t buffers, bool asyncA, bool asyncB, bool naturalB,
+    bool ldmatrixA, bool wgmma, int64_t inFlight, int64_t swizzle,
+    bool /*pairStores*/) {
   auto powerOfTwo = [](int64_t v, int64_t most) {
     return v >= 1 && v <= most && llvm::isPowerOf2_64(v);
   };
@@ -398,6 +404,11 @@ CUDAScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " must be 0, or 1 with wgmma and at least 3 "
                           "buffers (a batch of warpgroup MMAs left running "
                           "reads its buffer a chunk longer)";
+  if (swizzle != 0 &&
+      ((swizzle != 32 && swizzle != 64 && swizzle != 128) || !wgmma))
+    return emitError() << "swizzle " << swizzle
+                       << " must be 0, or 32, 64 or 128 (bytes) with wgmma "
+                          "(only warpgroup MMAs read swizzled buffers)";
   if (warpsM == 0 && warpsN == 0) {
     if (chunk != 0 || buffers != 1 || asyncA || asyncB || naturalB ||
         ldmatrixA || wgmma)

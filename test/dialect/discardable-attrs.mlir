@@ -149,6 +149,38 @@ func.func @cuda_schedule_pair_stores(%x: f32) -> f32 {
 
 // -----
 
+// swizzle is printed only where it is not 0, between in_flight and
+// pair_stores; it must be 32, 64 or 128 bytes, and only with wgmma.
+// RUN: linformer-opt %s --split-input-file --verify-diagnostics 2>/dev/null | FileCheck %s --check-prefix=SWIZZLE
+// SWIZZLE-LABEL: func.func @cuda_schedule_swizzle
+// SWIZZLE: wgmma = true, in_flight = 1, swizzle = 128, pair_stores = false>
+// SWIZZLE: wgmma = true, swizzle = 32>
+// SWIZZLE: wgmma = true>
+func.func @cuda_schedule_swizzle(%x: f32) -> f32 {
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, pair_stores = false, swizzle = 128, in_flight = 1>} : f32
+  %1 = arith.addf %0, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 16, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, swizzle = 32>} : f32
+  %2 = arith.addf %1, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 16, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, swizzle = 0>} : f32
+  return %2 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_swizzle_bytes(%x: f32) -> f32 {
+  // expected-error @+1 {{swizzle 16 must be 0, or 32, 64 or 128 (bytes) with wgmma (only warpgroup MMAs read swizzled buffers)}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, swizzle = 16>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_swizzle_without_wgmma(%x: f32) -> f32 {
+  // expected-error @+1 {{swizzle 128 must be 0, or 32, 64 or 128 (bytes) with wgmma}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = false, swizzle = 128>} : f32
+  return %0 : f32
+}
+
+// -----
+
 func.func @cuda_schedule_pair_stores_not_bool(%x: f32) -> f32 {
   // expected-error @+1 {{pair_stores takes true or false}}
   %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pair_stores = maybe>} : f32
@@ -158,7 +190,7 @@ func.func @cuda_schedule_pair_stores_not_bool(%x: f32) -> f32 {
 // -----
 
 func.func @cuda_schedule_unknown_tail(%x: f32) -> f32 {
-  // expected-error @+1 {{expected in_flight or pair_stores, got 'pairs'}}
+  // expected-error @+1 {{expected in_flight, swizzle or pair_stores, got 'pairs'}}
   %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pairs = false>} : f32
   return %0 : f32
 }

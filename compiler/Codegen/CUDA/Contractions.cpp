@@ -471,13 +471,14 @@ static Staging stagingFor(linalg::GenericOp op, const Plan &p, int64_t sharedByt
 /// warps all along m, 4 a warpgroup, both operands copied with cp.async
 /// into core-layout buffers (A k-major, B k-major or natural), chunks of
 /// 64, 32 or 16 k (the largest that divides and fits `asyncStages`
-/// buffers, or two), each copy unit 16 bytes; `inFlight` batches left
-/// running past a chunk where there are 3 buffers or more. None (warpsM
-/// 0) when the contraction does not qualify.
+/// buffers, or two), each copy unit 16 bytes, the buffers swizzled up to
+/// `swizzle` bytes (swizzleBuffers); `inFlight` batches left running past
+/// a chunk where there are 3 buffers or more. None (warpsM 0) when the
+/// contraction does not qualify.
 static Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
-                        int64_t sharedBytes, int64_t blockWarps,
-                        bool naturalB, int64_t asyncStages,
-                        int64_t inFlight) {
+                               int64_t sharedBytes, int64_t blockWarps,
+                               bool naturalB, int64_t asyncStages,
+                               int64_t inFlight, int64_t swizzle) {
   Staging s;
   if (sharedBytes <= 0 || p.tilesM != 1)
     return s;
@@ -497,9 +498,12 @@ static Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
   for (int64_t chunk = 64; chunk >= 16; chunk /= 2) {
     if (kPart % chunk)
       continue;
-    StagedBuffer a(true, bm, chunk, 0, false, /*core=*/true);
-    StagedBuffer b(bK, bn, chunk, a.words, !bK, /*core=*/true);
-    a.async = b.async = true;
+    Staging t;
+    t.a = StagedBuffer(true, bm, chunk, 0, false, /*core=*/true);
+    t.b = StagedBuffer(bK, bn, chunk, t.a.words, !bK, /*core=*/true);
+    t.a.async = t.b.async = true;
+    swizzleBuffers(t, swizzle);
+    const StagedBuffer &a = t.a, &b = t.b;
     int64_t bytes = (a.words + b.words) * 4;
     int64_t stages = asyncStages * bytes <= sharedBytes ? asyncStages : 2;
     if (stages * bytes > sharedBytes || copyWidth(a, chunk, threads, 2) != 4 ||
@@ -510,6 +514,7 @@ static Staging wgmmaStagingFor(linalg::GenericOp op, const Plan &p,
     s.chunk = chunk;
     s.a = a;
     s.b = b;
+    s.swizzle = t.swizzle;
     s.prefetch = true;
     s.stages = stages;
     s.wgmma = true;
@@ -710,8 +715,9 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
       OpOperand *bIn = op.getDpsInputOperand(w->bOperand);
       bool natural =
           vectorCopy(op, bIn, w->operandFrom[w->bOperand], false, w->nDim);
-      w->staging = wgmmaStagingFor(op, *w, o.sharedBytes, o.blockWarps,
-                                   natural, o.asyncStages, o.wgmmaInFlight);
+      w->staging =
+          wgmmaStagingFor(op, *w, o.sharedBytes, o.blockWarps, natural,
+                          o.asyncStages, o.wgmmaInFlight, o.wgmmaSwizzle);
       if (w->staging.wgmma)
         p = w;
     }
@@ -736,7 +742,7 @@ CUDAScheduleAttr scheduleOf(MLIRContext *ctx, const Plan &p) {
   return CUDAScheduleAttr::get(ctx, p.tilesM, p.tilesN, p.split, s.warpsM,
                                s.warpsN, s.chunk, s.buffers(), s.a.async,
                                s.b.async, s.b.natural, s.ldmatrixA, s.wgmma,
-                               s.inFlight, p.pairStores);
+                               s.inFlight, s.swizzle, p.pairStores);
 }
 
 FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
@@ -817,6 +823,13 @@ FailureOr<Plan> planOf(linalg::GenericOp op, CUDAScheduleAttr schedule,
   }
   s.a = StagedBuffer(aK, bm, s.chunk, 0, false, s.wgmma);
   s.b = StagedBuffer(bK, bn, s.chunk, s.a.words, natural, s.wgmma);
+  swizzleBuffers(s, schedule.getSwizzle());
+  if (s.swizzle != schedule.getSwizzle()) {
+    os << "swizzle " << schedule.getSwizzle() << " fits neither operand's "
+       << "lines (" << s.a.lineBytes() << " and " << s.b.lineBytes()
+       << " bytes: a swizzle of 32 bytes or more must divide them)";
+    return failure();
+  }
   std::array<bool, 2> async = {schedule.getAsyncA(), schedule.getAsyncB()};
   for (unsigned i = 0; i < 2; ++i) {
     if (!async[i])

@@ -53,12 +53,25 @@ constexpr int64_t kTileM = 16, kTileN = 8, kWarp = 32;
 /// 4 words (16 bytes), 128 contiguous bytes each; word `at` of line `l` at
 /// (l / 8) * 8 line + (at / 4) * 32 + (l % 8) * 4 + at % 4 (a line's
 /// 16-byte units one core matrix apart, groups of 8 lines 8 line words).
+///
+/// `swizzle` S (bytes: 32, 64 or 128, at most a line's bytes; a core
+/// layout's) instead: the lines in atom columns of S bytes each, line `l`
+/// of column `c` at byte c * lines * S + l * S, and within the whole
+/// buffer (1024-byte aligned) each 16-byte unit's address bits 4.. XOR
+/// bits 7.. (log2(S / 16) of them: CUTLASS's Swizzle<3, 4, 3> for 128),
+/// so that 8 consecutive lines of an atom put a given unit in 8 distinct
+/// bank groups. wgmma's descriptors for such a layout (PTX ISA, "Shared
+/// Memory Matrix Layout"): K-major, the stride byte offset between groups
+/// of 8 lines (8 S), the leading one unused; MN-major (natural), the
+/// leading byte offset between atom columns (lines * S), the stride one
+/// between groups of 8 k rows (8 S).
 struct StagedBuffer {
   bool kMajor = true, natural = false;
   /// Copied with cp.async: the operand's bytes straight into the buffer
   /// (a prefetched chunk, see Staging).
   bool async = false;
   bool core = false;
+  int64_t swizzle = 0;
   int64_t rows = 0, line = 0, lines = 0, stride = 0, base = 0, words = 0;
   StagedBuffer() = default;
   StagedBuffer(bool kMajor, int64_t rows, int64_t chunk, int64_t base,
@@ -70,8 +83,33 @@ struct StagedBuffer {
         words(lines * stride) {}
   /// Core layout: the byte distances wgmma's descriptor gives, between
   /// core matrices adjacent along k (leading) and along m / n (stride).
-  int64_t leadingBytes() const { return kMajor ? 128 : 32 * line; }
-  int64_t strideBytes() const { return kMajor ? 32 * line : 128; }
+  int64_t leadingBytes() const {
+    if (swizzle)
+      return kMajor ? 16 : lines * swizzle;
+    return kMajor ? 128 : 32 * line;
+  }
+  int64_t strideBytes() const {
+    if (swizzle)
+      return 8 * swizzle;
+    return kMajor ? 32 * line : 128;
+  }
+  /// Core layout: the bytes from the buffer's start to k step `st` (16 k
+  /// values) of the lines a descriptor starts at, before swizzling (the
+  /// address a descriptor gives; the hardware swizzles what it reads).
+  int64_t kStepBytes(int64_t st) const {
+    if (!swizzle)
+      return st * 2 * leadingBytes();
+    if (!kMajor)
+      return st * 16 * swizzle;
+    return st * 32 / swizzle * lines * swizzle + st * 32 % swizzle;
+  }
+  /// wgmma's descriptor bits 62-63 for the swizzle: 0 none, 1 128 bytes,
+  /// 2 64, 3 32.
+  int64_t swizzleMode() const {
+    return swizzle == 128 ? 1 : swizzle == 64 ? 2 : swizzle == 32 ? 3 : 0;
+  }
+  /// A line's bytes (16-bit values or pairs of them).
+  int64_t lineBytes() const { return 4 * line; }
   /// Whether a copy unit's words come from one contiguous run of the
   /// operand (two values a word), rather than from two k rows.
   bool runs() const { return kMajor || natural; }
@@ -99,10 +137,38 @@ struct Staging {
   /// With wgmma: batches a warpgroup leaves running past its chunk (0 or
   /// 1; CUDAScheduleAttr's in_flight).
   int64_t inFlight = 0;
+  /// With wgmma: the widest swizzle (CUDAScheduleAttr's swizzle; 0 none),
+  /// each operand's own in its StagedBuffer (see swizzleBuffers).
+  int64_t swizzle = 0;
   /// B's fragments read with ldmatrix.trans (one x4 two column tiles and
   /// a k step; its buffer is natural).
   bool ldmatrixB() const { return b.natural && !wgmma; }
 };
+
+/// Swizzles the core-layout buffers of `s` up to `widest` bytes (0 none):
+/// each operand the widest of 128, 64 and 32 within `widest` that
+/// divides its lines, none where none does; when any is swizzled, both
+/// buffers padded to whole KiB (B's then starts at a multiple of 1024
+/// bytes, and so does every further stage) and `s.swizzle` is `widest`
+/// (else 0).
+inline void swizzleBuffers(Staging &s, int64_t widest) {
+  bool any = false;
+  for (StagedBuffer *buf : {&s.a, &s.b}) {
+    buf->swizzle = 0;
+    if (!buf->core)
+      continue;
+    for (int64_t bytes = widest; bytes >= 32 && !buf->swizzle; bytes /= 2)
+      if (buf->lineBytes() % bytes == 0)
+        buf->swizzle = bytes;
+    any |= buf->swizzle != 0;
+  }
+  s.swizzle = any ? widest : 0;
+  if (!any)
+    return;
+  for (StagedBuffer *buf : {&s.a, &s.b})
+    buf->words = llvm::alignTo(buf->words, 256);
+  s.b.base = s.a.base + s.a.words;
+}
 
 /// Each of `threads` threads' share of `count` copied items, when they
 /// divide evenly and are few enough (32) to unroll; else 0 (a loop).
@@ -308,6 +374,8 @@ struct SelectionOptions {
   /// wgmma batches left running past a chunk (0 or 1), where the buffers
   /// allow.
   int64_t wgmmaInFlight = 0;
+  /// wgmma's widest swizzle in bytes (Staging::swizzle; 0 none).
+  int64_t wgmmaSwizzle = 128;
   /// C's adjacent column pairs stored as one vector (Plan::pairStores).
   bool pairStores = true;
 

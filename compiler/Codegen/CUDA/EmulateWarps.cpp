@@ -370,12 +370,12 @@ FailureOr<Value> linearThread(OpBuilder &b, Operation *op) {
 }
 
 /// A wgmma operand in shared memory, as its matrix descriptor says (PTX
-/// ISA, "Matrix Descriptor Format", "Shared Memory Matrix Layout"; no
-/// swizzle): its buffer's 16-bit view, its first byte in that view, its
-/// leading and stride byte offsets (index values decoded from the
-/// descriptor's bits at run time), its layout.
+/// ISA, "Matrix Descriptor Format", "Shared Memory Matrix Layout"): its
+/// buffer's 16-bit view, its first byte in that view, its leading and
+/// stride byte offsets and its swizzle's bytes (0 none; index values
+/// decoded from the descriptor's bits at run time), its layout.
 struct SharedOperand {
-  Value halves, start, lbo, sbo;
+  Value halves, start, lbo, sbo, swizzle;
   bool kMajor = true;
 
   /// The operand `desc` describes, for `op` (errors go there), its
@@ -414,28 +414,62 @@ struct SharedOperand {
     Value buf = arith::AndIOp::create(b, loc, base.getResult(), mask);
     Value start = arith::AndIOp::create(
         b, loc, arith::SubIOp::create(b, loc, field(0), buf), mask);
-    return SharedOperand{h, start, field(16), field(32), kMajor};
+    // Bits 62-63: 0 none, 1 128 bytes, 2 64, 3 32 (256 >> mode).
+    Value mode = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::ShRUIOp::create(b, loc, desc, i64c(62)));
+    Value swizzle = arith::SelectOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, mode, c(0)),
+        c(0), arith::ShRUIOp::create(b, loc, c(256), mode));
+    return SharedOperand{h, start, field(16), field(32), swizzle, kMajor};
   }
 
-  /// Element (i, k), i along m or n being `i8` 8 + `ir` (ir < 8), as f32:
-  /// at (i % 8) 16 + (i / 8) SBO + (k % 8) 2 + (k / 8) LBO bytes K-major,
-  /// (i % 8) 2 + (i / 8) SBO + (k % 8) 16 + (k / 8) LBO MN-major.
+  /// Element (i, k), i along m or n being `i8` 8 + `ir` (ir < 8), as f32.
+  /// Unswizzled at (i % 8) 16 + (i / 8) SBO + (k % 8) 2 + (k / 8) LBO bytes
+  /// K-major, (i % 8) 2 + (i / 8) SBO + (k % 8) 16 + (k / 8) LBO MN-major.
+  /// Swizzled (S bytes) at (i % 8) S + (i / 8) SBO + 2 k K-major (k within
+  /// the atom's line from the start), (2 i % S) + (2 i / S) LBO + (k % 8)
+  /// S + (k / 8) SBO MN-major, then bits 4 .. XOR bits 7 .. (log2(S / 16)
+  /// of each) of the offset in the buffer (1024-byte aligned on the GPU).
   Value element(OpBuilder &b, Location loc, Value i8, Value ir,
                 int64_t k) const {
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    Value lineBytes = arith::MulIOp::create(b, loc, ir, c(kMajor ? 16 : 2));
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, loc, x, y);
+    };
+    auto mul = [&](Value x, Value y) -> Value {
+      return arith::MulIOp::create(b, loc, x, y);
+    };
+    Value lineBytes = mul(ir, c(kMajor ? 16 : 2));
     int64_t inner = kMajor ? (k % 8) * 2 : (k % 8) * 16;
-    Value bytes = arith::AddIOp::create(
-        b, loc, start,
-        arith::AddIOp::create(
-            b, loc, arith::MulIOp::create(b, loc, i8, sbo),
-            arith::AddIOp::create(
-                b, loc, lineBytes,
-                arith::AddIOp::create(
-                    b, loc, c(inner),
-                    arith::MulIOp::create(b, loc, c(k / 8), lbo)))));
+    Value bytes =
+        add(start, add(mul(i8, sbo),
+                       add(lineBytes, add(c(inner), mul(c(k / 8), lbo)))));
+    // Swizzled: S is at least 32 there (16 stands in where there is none,
+    // so that nothing divides by 0).
+    Value none =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, swizzle, c(0));
+    Value s = arith::SelectOp::create(b, loc, none, c(16), swizzle);
+    Value swizzled;
+    if (kMajor) {
+      swizzled = add(start, add(mul(i8, sbo), add(mul(ir, s), c(2 * k))));
+    } else {
+      Value i2 = mul(add(mul(i8, c(8)), ir), c(2));
+      swizzled =
+          add(start, add(add(arith::RemUIOp::create(b, loc, i2, s),
+                             mul(arith::DivUIOp::create(b, loc, i2, s), lbo)),
+                         add(mul(c(k % 8), s), mul(c(k / 8), sbo))));
+    }
+    Value units = arith::SubIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, s, c(16)), c(1));
+    Value row = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, swizzled, c(7)), units);
+    swizzled = arith::XOrIOp::create(b, loc, swizzled,
+                                     arith::ShLIOp::create(b, loc, row, c(4)));
+    bytes = arith::SelectOp::create(b, loc, none, bytes, swizzled);
     Value v = memref::LoadOp::create(
         b, loc, halves,
         ValueRange{arith::DivUIOp::create(b, loc, bytes, c(2))});
@@ -486,12 +520,13 @@ Value warpgroupProducts(OpBuilder &b, Location loc,
 /// `wgmma.mma_async` (shared-memory A and B, f32 D) on the host: each
 /// thread's D registers computed where the op was, from the operands in
 /// shared memory where its descriptors point, read as the PTX ISA lays
-/// them out ("Matrix Descriptor Format", "Shared Memory Matrix Layout",
-/// no swizzle: core matrices of 8 lines of 16 bytes; element (i, k), i
-/// along m or n, of a K-major operand at (i % 8) 16 + (i / 8) SBO +
+/// them out ("Matrix Descriptor Format", "Shared Memory Matrix Layout":
+/// without swizzle core matrices of 8 lines of 16 bytes; element (i, k),
+/// i along m or n, of a K-major operand at (i % 8) 16 + (i / 8) SBO +
 /// (k % 8) 2 + (k / 8) LBO bytes, of an MN-major one at (i % 8) 2 +
-/// (i / 8) SBO + (k % 8) 16 + (k / 8) LBO), the start, LBO and SBO
-/// decoded from the descriptor's bits; products and sums in f32, k in
+/// (i / 8) SBO + (k % 8) 16 + (k / 8) LBO; swizzled, see
+/// SharedOperand::element), the start, LBO, SBO and swizzle decoded from
+/// the descriptor's bits; products and sums in f32, k in
 /// order. Register 4j + 2h + o of warp w of the warpgroup (w = thread /
 /// 32 % 4), lane (g, t), is D's row 16 w + g + 8 h, column 8 j + 2 t + o
 /// (PTX ISA, wgmma .m64nNk16 D fragments). No thread reads another's

@@ -1,8 +1,11 @@
-//===- ExternDynamicShared.cpp - dynamic shared memory as extern -*- C++ -*-===//
+//===- ExternDynamicShared.cpp - dynamic shared memory as extern -*- C++
+//-*-===//
 //
 // After convert-gpu-to-nvvm (see Passes.td): zero-length arrays in the
 // shared address space (what gpu.dynamic_shared_memory lowers to) become
-// external declarations, which NVPTX emits as `.extern .shared` arrays.
+// external declarations, which NVPTX emits as `.extern .shared` arrays,
+// aligned to 1024 bytes (the repeat of a 128-byte swizzle, which wgmma
+// computes from the address: a swizzled staging buffer starts there).
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,6 +38,8 @@ struct CUDAExternDynamicSharedPass
         return;
       global.setLinkage(LLVM::Linkage::External);
       global.setDsoLocal(false);
+      global.setAlignment(
+          std::max<uint64_t>(global.getAlignment().value_or(1), 1024));
     });
   }
 };

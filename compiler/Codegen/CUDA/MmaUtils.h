@@ -362,14 +362,43 @@ inline Value coreWord(OpBuilder &b, Location loc, Value l, Value at,
   return arith::AddIOp::create(b, loc, sum, ar);
 }
 
+/// The word of line `l`, word `at` of a staged operand of `lines` lines
+/// in a swizzled core layout of `swizzle` bytes (see StagedBuffer): byte
+/// c * lines * S + l * S + u * 16 + (at % 4) * 4 for unit at / 4 = c
+/// (S / 16) + u, its bits 4 .. XOR its bits 7 .. (log2(S / 16) of each).
+inline Value swizzledCoreWord(OpBuilder &b, Location loc, Value l, Value at,
+                              int64_t lines, int64_t swizzle) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto mul = [&](Value x, int64_t v) -> Value {
+    return arith::MulIOp::create(b, loc, x, c(v));
+  };
+  int64_t units = swizzle / 16;
+  Value unit = arith::DivUIOp::create(b, loc, at, c(4));
+  Value column = arith::DivUIOp::create(b, loc, unit, c(units));
+  Value inUnit = arith::RemUIOp::create(b, loc, at, c(4));
+  // Before swizzling, in units: column, line, unit within the line.
+  Value u = arith::AddIOp::create(
+      b, loc, mul(column, lines * units),
+      arith::AddIOp::create(b, loc, mul(l, units),
+                            arith::RemUIOp::create(b, loc, unit, c(units))));
+  // Byte bits 7 .. are unit bits 3 ..; bits 4 .. unit bits 0 ...
+  Value row = arith::RemUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, u, c(8)), c(units));
+  u = arith::XOrIOp::create(b, loc, u, row);
+  return arith::AddIOp::create(b, loc, mul(u, 4), inUnit);
+}
+
 /// A wgmma matrix descriptor (PTX ISA, "Matrix Descriptor Format") of the
 /// operand starting `word` 4-byte words into shared buffer `smem`: bits
 /// 0-13 the start address >> 4 (a shared address is below 2^18), 16-29
 /// the leading byte offset >> 4, 32-45 the stride byte offset >> 4, base
-/// offset 0, bits 62-63 swizzle 0 (none).
-inline Value wgmmaDescriptor(OpBuilder &b, Location loc, Value smem,
-                             Value word, int64_t leadingBytes,
-                             int64_t strideBytes) {
+/// offset 0 (a swizzled buffer is 1024-byte aligned), bits 62-63 the
+/// swizzle `mode` (0 none, 1 128 bytes, 2 64, 3 32).
+inline Value wgmmaDescriptor(OpBuilder &b, Location loc, Value smem, Value word,
+                             int64_t leadingBytes, int64_t strideBytes,
+                             int64_t mode = 0) {
   Type i64 = b.getI64Type();
   auto i64c = [&](int64_t v) -> Value {
     return arith::ConstantIntOp::create(b, loc, i64, v);
@@ -382,7 +411,8 @@ inline Value wgmmaDescriptor(OpBuilder &b, Location loc, Value smem,
   start = arith::IndexCastUIOp::create(b, loc, i64, start);
   start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, start, i64c(0x3FFFF)), i64c(4));
-  int64_t fields = (leadingBytes >> 4) << 16 | (strideBytes >> 4) << 32;
+  int64_t fields =
+      (leadingBytes >> 4) << 16 | (strideBytes >> 4) << 32 | mode << 62;
   return arith::OrIOp::create(b, loc, start, i64c(fields));
 }
 

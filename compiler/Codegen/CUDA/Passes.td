@@ -282,9 +282,12 @@ def LinformerCUDAExternDynamicSharedPass
     which the NVPTX back end emits as a one-byte static shared variable
     (`.shared .b8 __dynamic_shmem__0;`, reported by ptxas as 1 byte of
     static shared memory). This pass makes every such array an external
-    declaration instead, emitted as `.extern .shared .b8 NAME[];`: what
-    nvcc writes for `extern __shared__ char smem[];`, whose size is the
-    launch's dynamic shared memory alone.
+    declaration instead, emitted as `.extern .shared .align 1024 .b8
+    NAME[];`: what nvcc writes for `extern __shared__ __align__(1024) char
+    smem[];`, whose size is the launch's dynamic shared memory alone. The
+    1024-byte alignment is a 128-byte swizzle's repeat: wgmma swizzles by
+    the address bits, and a staged contraction's swizzled buffers start
+    at the array's start or a multiple of 1024 bytes past it.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
@@ -452,7 +455,9 @@ def LinformerCUDASelectSchedulesPass
       one row tile a warp by up to 16 column tiles, the block's warps all
       along m in warpgroups of 4, chunks of 64, 32 or 16 k; with
       `wgmma-in-flight` 1 and 3 buffers or more, `in_flight = 1` (a
-      chunk's batch left running past it).
+      chunk's batch left running past it); `swizzle` from
+      `wgmma-swizzle` (128 by default: 128-byte swizzled atoms wherever
+      an operand's lines are that long).
 
     A staged token contraction (`linformer.token_loops`, its batch loop the
     only folded row dimension and its token loop the innermost m: its
@@ -579,6 +584,10 @@ def LinformerCUDASelectSchedulesPass
            "with wgmma, a staged contraction of 3 buffers or more leaves "
            "this many batches of warpgroup MMAs running past a chunk (0 or "
            "1: wgmma.wait_group 1, the copies one chunk less ahead)">,
+    Option<"wgmmaSwizzle", "wgmma-swizzle", "int64_t", /*default=*/"128",
+           "with wgmma, the widest swizzle (bytes: 32, 64 or 128; 0 none) "
+           "of a staged contraction's core-layout buffers (swizzle): "
+           "each operand takes the widest up to this its lines allow">,
     Option<"pairStores", "pair-stores", "bool", /*default=*/"true",
            "schedules store a lane's two adjacent columns of C as one "
            "2-element vector where C's layout allows (pair_stores); off: "

@@ -103,6 +103,14 @@ struct CUDASelectSchedulesPass
       return signalPassFailure();
     }
     o.wgmmaInFlight = wgmmaInFlight;
+    if (wgmmaSwizzle != 0 && wgmmaSwizzle != 32 && wgmmaSwizzle != 64 &&
+        wgmmaSwizzle != 128) {
+      getOperation().emitError()
+          << "wgmma-swizzle must be 0, 32, 64 or 128 (bytes), not "
+          << int64_t(wgmmaSwizzle);
+      return signalPassFailure();
+    }
+    o.wgmmaSwizzle = wgmmaSwizzle;
     std::map<std::string, cuda::ScheduleFileRecord> overrides;
     Location loc = getOperation().getLoc();
     if (!scheduleFile.empty() &&

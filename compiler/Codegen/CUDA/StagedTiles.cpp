@@ -251,7 +251,9 @@ struct StagedTiles {
   auto lineIndex(OpBuilder &b, const StagedBuffer &buf, Value l, Value at,
                  Value off) {
     Value w;
-    if (buf.core)
+    if (buf.swizzle)
+      w = cuda::swizzledCoreWord(b, loc, l, at, buf.lines, buf.swizzle);
+    else if (buf.core)
       w = cuda::coreWord(b, loc, l, at, buf.line);
     else
       w = addV(b, mul(b, l, buf.stride), at);
@@ -362,14 +364,17 @@ struct StagedTiles {
                   vector && (buf.runs() || vw > 1)};
   }
   /// Unit `u` of an operand's chunk: its line and (first) word. In
-  /// a core layout (16-byte units) the units go core matrix by core
-  /// matrix: unit u is line u % 8 of its group of 8 lines, at the
-  /// line's unit (u / 8) % (line / 4), so it lands at words 4u ..
-  /// 4u + 3.
+  /// an unswizzled core layout (16-byte units) the units go core
+  /// matrix by core matrix: unit u is line u % 8 of its group of 8
+  /// lines, at the line's unit (u / 8) % (line / 4), so it lands at
+  /// words 4u .. 4u + 3 (8 threads' stores one contiguous 128 bytes,
+  /// their loads 16 bytes of 8 lines). Otherwise along the lines: 8
+  /// threads load 128 contiguous bytes and, swizzled, store them to 8
+  /// distinct bank groups.
   auto place(OpBuilder &b, const Copied &cp, Value u)
       -> std::pair<Value, Value> {
     int64_t perLine = cp.buf->line / cp.vw;
-    if (cp.buf->core)
+    if (cp.buf->core && !cp.buf->swizzle)
       return {addV(b, rem(b, u, 8), mul(b, div(b, u, 8 * perLine), 8)),
               mul(b, rem(b, div(b, u, 8), perLine), 4)};
     return {div(b, u, perLine), mul(b, rem(b, u, perLine), cp.vw)};
@@ -815,26 +820,29 @@ struct StagedTiles {
     };
     auto descriptor = [&](const StagedBuffer &buf, Value word) {
       return cuda::wgmmaDescriptor(b, loc, smem, word, buf.leadingBytes(),
-                                   buf.strideBytes());
+                                   buf.strideBytes(), buf.swizzleMode());
     };
+    // The first line of the warpgroup's rows (a multiple of 8, where
+    // swizzling moves nothing) and B's.
     Value descA = descriptor(
         s.a, lineIndex(b, s.a, mul(b, div(b, l.wm, 4), 64), zero, off));
     Value descB = descriptor(s.b, lineIndex(b, s.b, zero, zero, off));
-    // A k step moves 16 k: two core matrices along k, in either
-    // layout.
-    int64_t stepA = 2 * s.a.leadingBytes(), stepB = 2 * s.b.leadingBytes();
     Type dType = d.getType();
     NVVM::WGMMATypes type =
         precision == "bf16" ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     for (int64_t st = 0; st < BK / 16; ++st) {
-      auto at = [&](Value desc, int64_t bytes) -> Value {
-        return st ? arith::AddIOp::create(b, loc, desc, i64c(st * bytes >> 4))
+      // k step st: two core matrices along k unswizzled; swizzled,
+      // 32 bytes further along a k-major line (the next atom column
+      // past its end) or 16 natural k rows.
+      auto at = [&](Value desc, const StagedBuffer &buf) -> Value {
+        return st ? arith::AddIOp::create(b, loc, desc,
+                                          i64c(buf.kStepBytes(st) >> 4))
                         .getResult()
                   : desc;
       };
       d = NVVM::WgmmaMmaAsyncOp::create(
-          b, loc, dType, d, at(descA, stepA), at(descB, stepB),
+          b, loc, dType, d, at(descA, s.a), at(descB, s.b),
           NVVM::MMAShapeAttr::get(ctx, 64, kTileN * NT, 16), type, type,
           NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,

@@ -505,7 +505,8 @@ class Case:
         """Random CUDA pipeline options for the cuda-host run (their own
         stream of draws): the tensor-core tiles emulated exactly (their
         structure at f32 accuracy, the f32 bound `tolerance` kept) or, for
-        TF32, rounded as on the GPU (TF32 or 3xTF32), staging, prefetch,
+        TF32, rounded as on the GPU (TF32 or 3xTF32), for 16-bit ones
+        now and then as warpgroup MMAs (swizzled or not), staging, prefetch,
         ldmatrix, cp.async stages, k chunks, pair stores, split-K, the f32
         core's lanes and rows, the tensor-core core's slots, staging and
         groups, the staged SIMT tiles, the core fused or not, launches
@@ -528,7 +529,18 @@ class Case:
         elif rounding == "tf32":
             knobs.append(f"--tolerance={tolerance + 2e-3:g}")
         elif mma != "none":
-            knobs.append("--cuda-mma-exact")
+            # One 16-bit draw in three runs warpgroup MMAs (their own
+            # stream) as the GPU rounds them, swizzled 128, 64 or 32
+            # bytes or not, a batch left in flight or not: bf16 / f16
+            # products on top of the bound; the others exactly.
+            wg = random.Random(self.seed * 1000003 + self.index + 7919)
+            if wg.randrange(3) == 0:
+                knobs += ["--cuda-wgmma",
+                          f"--cuda-wgmma-swizzle={wg.choice([0, 32, 64, 128])}",
+                          f"--cuda-wgmma-in-flight={wg.choice([0, 1])}",
+                          f"--tolerance={tolerance + 1e-2:g}"]
+            else:
+                knobs.append("--cuda-mma-exact")
         knobs += [f"--cuda-stage-contractions={flip()}",
                   f"--cuda-prefetch-contractions={flip()}",
                   f"--cuda-ldmatrix-contractions={flip()}",

@@ -1,6 +1,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules))' | FileCheck %s --check-prefix=TF32
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3}))' | FileCheck %s --check-prefix=BF16
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma}))' | FileCheck %s --check-prefix=WGMMA
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma wgmma-swizzle=0}))' | FileCheck %s --check-prefix=UNSWIZZLED
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 async-copy wgmma wgmma-swizzle=16}))' 2>&1 | FileCheck %s --check-prefix=SWIZZLEBAD
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=f32 shared-bytes=49152}))' | FileCheck %s --check-prefix=SIMT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=f32}))' | FileCheck %s --check-prefix=NOROOM
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=fp8}))' 2>&1 | FileCheck %s --check-prefix=BAD
@@ -84,7 +86,10 @@ func.func @sequence_projection(%e: memref<32x1024xf32>, %x: memref<1x1024x64xf32
 // BF16-LABEL: func.func @bf16_gemm
 // BF16: #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 2], chunk = 16, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = true, wgmma = false>
 // WGMMA-LABEL: func.func @bf16_gemm
-// WGMMA: #linformer.cuda_schedule<warp_tiles = [1, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true>
+// WGMMA: #linformer.cuda_schedule<warp_tiles = [1, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true, swizzle = 128>
+// UNSWIZZLED-LABEL: func.func @bf16_gemm
+// UNSWIZZLED: #linformer.cuda_schedule<warp_tiles = [1, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true>
+// SWIZZLEBAD: error: wgmma-swizzle must be 0, 32, 64 or 128 (bytes), not 16
 func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
                      %y: memref<128x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
@@ -106,7 +111,7 @@ func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
 // BF16-LABEL: func.func @wgmma_kmajor
 // BF16: #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 2], chunk = 16, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = true, wgmma = false>
 // WGMMA-LABEL: func.func @wgmma_kmajor
-// WGMMA: #linformer.cuda_schedule<warp_tiles = [1, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true>
+// WGMMA: #linformer.cuda_schedule<warp_tiles = [1, 8], split = 1, warps = [8, 1], chunk = 64, buffers = 3, async = [true, true], natural_b = false, ldmatrix_a = false, wgmma = true, swizzle = 128>
 func.func @wgmma_kmajor(%x: memref<128x128xbf16>, %w: memref<64x128xbf16>,
                         %y: memref<128x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],

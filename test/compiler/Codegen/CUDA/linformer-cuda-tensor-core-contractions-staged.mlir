@@ -17,8 +17,10 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=f32 shared-bytes=4096},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=f32},cse))' | FileCheck %s --check-prefix=SIMTSMALL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 chunk-k=24}))' 2>&1 | FileCheck %s --check-prefix=BADCHUNK
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=49152 async-stages=1}))' 2>&1 | FileCheck %s --check-prefix=BADSTAGES
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=WGMMA
-// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUWGMMA
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma wgmma-swizzle=0},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=WGMMA
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma wgmma-swizzle=0},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUWGMMA
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16},cse))' | FileCheck %s --check-prefix=SWIZZLED
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-select-schedules{precision=bf16 shared-bytes=116736 prefetch ldmatrix ldmatrix-trans async-copy async-stages=3 wgmma},linformer-cuda-absorb-init-epilogue,linformer-cuda-tensor-core-contractions{precision=bf16 emulate},linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,cse))' | FileCheck %s --check-prefix=EMUSWIZZLED
 // BADCHUNK: error: chunk-k must be 16, 32 or 64 (k values a staged block copies at a time), not 24
 // BADSTAGES: error: async-stages must be 2 to 8 (shared buffers of a staged contraction copied with cp.async), not 1
 // (Only cse: the canonicalizer merges a pre-mapped nest whose block body
@@ -595,7 +597,8 @@ func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
 
 // -----
 
-// wgmma: both operands bf16 and copied as they are, A k-major and W natural
+// wgmma (unswizzled, wgmma-swizzle=0): both operands bf16 and copied as
+// they are, A k-major and W natural
 // ([k][n]). Every warp along m, one 16-row tile by 16 column tiles each:
 // two warpgroups of 64 x 128. Chunks of 64 k, three stages of unpadded
 // core-layout buffers (A 128 x 64, W 64 x 128: 8192 words). After each
@@ -648,6 +651,49 @@ func.func @bf16_gemm(%x: memref<128x64xbf16>, %w: memref<64x64xbf16>,
 // EMUWGMMA-NOT: nvvm
 // EMUWGMMA-NOT: nvgpu
 // EMUWGMMA: return
+// Swizzled (the default, swizzle = 128): the same buffers (a stage of 8192
+// words is whole KiB already), 16-byte units placed along the lines (a
+// copy's unit index XOR its line within the atom: one arith.xori a unit).
+// A's descriptor: leading byte offset unused (16: 1 << 16), stride 1024
+// between groups of 8 rows (64 << 32), 128-byte swizzle (1 << 62):
+// 4611686293305360384. W's (MN-major): leading byte offset 8192 between
+// its two 64-column atom columns (512 << 16), stride 1024 between groups
+// of 8 k rows (64 << 32), 128-byte swizzle: 4611686293338849280. A k step
+// moves A's start 32 bytes along its lines (2 in the descriptor) and W's
+// 16 k rows, 2048 bytes (128).
+// SWIZZLED-LABEL: func.func @wgmma_gemm
+// SWIZZLED-SAME: wgmma = true, swizzle = 128>
+// SWIZZLED: memref.view {{.*}} to memref<24576xi32, #gpu.address_space<workgroup>>
+// SWIZZLED: arith.xori %{{[0-9]+}}, %{{[0-9]+}} : index
+// SWIZZLED: nvgpu.device_async_copy %arg0
+// SWIZZLED: scf.for
+// SWIZZLED: %[[A0:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64 : i64
+// SWIZZLED: %[[B0:.*]] = arith.ori %{{.*}}, %c4611686293338849280_i64 : i64
+// SWIZZLED: nvvm.wgmma.fence.aligned
+// SWIZZLED-NEXT: nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// SWIZZLED-NEXT: %c128_i64 = arith.constant 128 : i64
+// SWIZZLED-NEXT: %[[B1:.*]] = arith.addi %[[B0]], %c128_i64 : i64
+// SWIZZLED-NEXT: %c2_i64 = arith.constant 2 : i64
+// SWIZZLED-NEXT: %[[A1:.*]] = arith.addi %[[A0]], %c2_i64 : i64
+// SWIZZLED-NEXT: nvvm.wgmma.mma_async %[[A1]], %[[B1]]
+// SWIZZLED: %c384_i64 = arith.constant 384 : i64
+// SWIZZLED: %c6_i64 = arith.constant 6 : i64
+// SWIZZLED: nvvm.wgmma.mma_async
+// SWIZZLED-NEXT: nvvm.wgmma.commit.group.sync.aligned
+// Emulated, the descriptor's bits 62-63 are decoded too (256 >> mode
+// bytes, 0 for mode 0), and each element's offset XOR its bits 7.. moved
+// to bits 4.. before the load.
+// EMUSWIZZLED-LABEL: func.func @wgmma_gemm
+// EMUSWIZZLED: %[[DESC:.*]] = arith.ori %{{.*}}, %{{.*}} : i64
+// EMUSWIZZLED: arith.shrui %[[DESC]], %c62_i64
+// EMUSWIZZLED: arith.shrui %c256, %{{.*}} : index
+// EMUSWIZZLED: arith.shrui %{{.*}}, %c7 : index
+// EMUSWIZZLED: arith.shli %{{.*}}, %c4 : index
+// EMUSWIZZLED: arith.xori
+// EMUSWIZZLED: memref.load %{{.*}} : memref<49152xbf16>
+// EMUSWIZZLED-NOT: nvvm
+// EMUSWIZZLED-NOT: nvgpu
+// EMUSWIZZLED: return
 func.func @wgmma_gemm(%x: memref<128x128xbf16>, %w: memref<128x128xbf16>,
                       %y: memref<128x128xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>],
@@ -676,6 +722,16 @@ func.func @wgmma_gemm(%x: memref<128x128xbf16>, %w: memref<128x128xbf16>,
 // WGMMA-NEXT: %c16_i64 = arith.constant 16 : i64
 // WGMMA-NEXT: arith.addi %[[B0]], %c16_i64 : i64
 // WGMMA-NEXT: arith.addi %[[A0]], %c16_i64 : i64
+// Swizzled, W's buffer is A's layout too (one 128-byte atom column of
+// 64 rows): the same descriptor bits, each k step 32 bytes along both.
+// SWIZZLED-LABEL: func.func @wgmma_kmajor
+// SWIZZLED: %[[A0:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64 : i64
+// SWIZZLED: %[[B0:.*]] = arith.ori %{{.*}}, %c4611686293305360384_i64 : i64
+// SWIZZLED: nvvm.wgmma.fence.aligned
+// SWIZZLED-NEXT: nvvm.wgmma.mma_async %[[A0]], %[[B0]], %{{.*}}, <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// SWIZZLED-NEXT: %c2_i64 = arith.constant 2 : i64
+// SWIZZLED-NEXT: arith.addi %[[B0]], %c2_i64 : i64
+// SWIZZLED-NEXT: arith.addi %[[A0]], %c2_i64 : i64
 func.func @wgmma_kmajor(%x: memref<128x128xbf16>, %w: memref<64x128xbf16>,
                         %y: memref<128x64xf32>) {
   linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>],
