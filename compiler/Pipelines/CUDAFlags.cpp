@@ -70,6 +70,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::wgmma);
     mirror<int64_t>(&CUDAPipelineOptions::wgmmaInFlight);
     mirror<int64_t>(&CUDAPipelineOptions::wgmmaSwizzle);
+    mirror<int64_t>(&CUDAPipelineOptions::wgmmaTileN);
   }
 };
 
@@ -119,6 +120,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
       o.wgmmaSwizzle != 128)
     return bad(o.wgmmaSwizzle, "0, 32, 64 or 128",
                "bytes of the widest swizzle of wgmma's staged buffers");
+  if (o.wgmmaTileN != 64 && o.wgmmaTileN != 128 && o.wgmmaTileN != 256)
+    return bad(o.wgmmaTileN, "64, 128 or 256",
+               "the widest n of a warpgroup tile");
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");

@@ -368,6 +368,7 @@ void addCUDAContractions(OpPassManager &funcPm,
   selectOptions.wgmma = options.wgmma;
   selectOptions.wgmmaInFlight = options.wgmmaInFlight;
   selectOptions.wgmmaSwizzle = options.wgmmaSwizzle;
+  selectOptions.wgmmaTileN = options.wgmmaTileN;
   selectOptions.pairStores = options.pairStoresContractions;
   selectOptions.exact = options.onHost && options.mmaExact;
   selectOptions.scheduleFile = options.scheduleFile;

@@ -370,6 +370,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "chunk less ahead); 0 by default until a GPU has timed "
                      "it"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> wgmmaTileN{
+      *this, "wgmma-tile-n",
+      llvm::cl::desc("With wgmma: the widest n of a staged contraction's "
+                     "warpgroup tile (64, 128 or 256: wgmma.mma_async "
+                     "m64nNk16 up to that N where the contraction's n "
+                     "divides); 128 by default until a GPU has timed 256"),
+      llvm::cl::init(128)};
   PassOptions::Option<int64_t> wgmmaSwizzle{
       *this, "wgmma-swizzle",
       llvm::cl::desc("With wgmma: the widest swizzle, in bytes (32, 64 or "

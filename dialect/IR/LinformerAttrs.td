@@ -144,7 +144,8 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     `linformer-cuda-select-schedules` from the target's shared memory, SMs
     and block size and applied by `linformer-cuda-tensor-core-contractions`,
     as IREE's `lowering_config` / `MMAScheduleAttr`:
-    - `warp_tiles`: `[m, n]` mma tiles (16 x 8) a warp computes;
+    - `warp_tiles`: `[m, n]` mma tiles (16 x 8) a warp computes, up to 8
+      each (with wgmma `[1, n]`, n up to 32: a warpgroup's m64n256);
     - `split`: parts of the k loop, each its own warps (split-K), whose
       partial sums a second loop adds in order;
     - `warps`: `[m, n]` warps of a block that share the operands through

@@ -391,11 +391,11 @@ LogicalResult CUDAScheduleAttr::verify(
   auto powerOfTwo = [](int64_t v, int64_t most) {
     return v >= 1 && v <= most && llvm::isPowerOf2_64(v);
   };
-  if (!powerOfTwo(tilesM, 8) || !powerOfTwo(tilesN, 16) ||
+  if (!powerOfTwo(tilesM, 8) || !powerOfTwo(tilesN, 32) ||
       (!wgmma && tilesN > 8))
     return emitError() << "warp_tiles [" << tilesM << ", " << tilesN
-                       << "] must be powers of two, up to 8 (16 columns "
-                          "with wgmma)";
+                       << "] must be powers of two, up to 8 (32 columns, "
+                          "a warpgroup's m64n256, with wgmma)";
   if (!powerOfTwo(split, 64))
     return emitError() << "split must be a power of two from 1 to 64; got "
                        << split;

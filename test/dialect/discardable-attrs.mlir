@@ -181,6 +181,31 @@ func.func @cuda_schedule_swizzle_without_wgmma(%x: f32) -> f32 {
 
 // -----
 
+// A warpgroup's tile is up to m64n256: 32 column tiles with wgmma, 8
+// without.
+func.func @cuda_schedule_wgmma_n256(%x: f32) -> f32 {
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 32], split = 1, warps = [8, 1], chunk = 64, buffers = 2, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true, swizzle = 128>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_wgmma_n512(%x: f32) -> f32 {
+  // expected-error @+1 {{warp_tiles [1, 64] must be powers of two, up to 8 (32 columns, a warpgroup's m64n256, with wgmma)}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 64], split = 1, warps = [8, 1], chunk = 64, buffers = 2, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = true>} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @cuda_schedule_wide_without_wgmma(%x: f32) -> f32 {
+  // expected-error @+1 {{warp_tiles [1, 16] must be powers of two, up to 8}}
+  %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [1, 16], split = 1, warps = [8, 1], chunk = 64, buffers = 2, async = [true, true], natural_b = true, ldmatrix_a = false, wgmma = false>} : f32
+  return %0 : f32
+}
+
+// -----
+
 func.func @cuda_schedule_pair_stores_not_bool(%x: f32) -> f32 {
   // expected-error @+1 {{pair_stores takes true or false}}
   %0 = arith.addf %x, %x {linformer.cuda_schedule = #linformer.cuda_schedule<warp_tiles = [4, 4], split = 1, warps = [2, 4], chunk = 64, buffers = 2, async = [false, true], natural_b = true, ldmatrix_a = true, wgmma = false, pair_stores = maybe>} : f32

@@ -706,10 +706,11 @@ FailureOr<Plan> selectPlan(linalg::GenericOp op, const SelectionOptions &o) {
     copyable[i] = o.asyncCopy && !o.f32Words() && !o.tf32() &&
                   loadedAsStaged(op, i, p->operandFrom[i], o.precision);
   // wgmma: the contraction planned again as one row tile a warp by up
-  // to 16 column tiles (64 x 128 a warpgroup), when both operands go
-  // by cp.async into core-layout buffers.
+  // to wgmmaTileN / 8 column tiles (64 x 128 a warpgroup by default),
+  // when both operands go by cp.async into core-layout buffers.
   if (o.wgmma && copyable[0] && copyable[1]) {
-    FailureOr<Plan> w = planFor(op, o.tileK(), 1, 16, o.splitKWarps);
+    FailureOr<Plan> w =
+        planFor(op, o.tileK(), 1, o.wgmmaTileN / kTileN, o.splitKWarps);
     if (succeeded(w)) {
       w->operandFrom = p->operandFrom;
       OpOperand *bIn = op.getDpsInputOperand(w->bOperand);

@@ -376,6 +376,8 @@ struct SelectionOptions {
   int64_t wgmmaInFlight = 0;
   /// wgmma's widest swizzle in bytes (Staging::swizzle; 0 none).
   int64_t wgmmaSwizzle = 128;
+  /// wgmma's widest warpgroup tile n (64, 128 or 256).
+  int64_t wgmmaTileN = 128;
   /// C's adjacent column pairs stored as one vector (Plan::pairStores).
   bool pairStores = true;
 

@@ -411,9 +411,10 @@ inline Value wgmmaDescriptor(OpBuilder &b, Location loc, Value smem, Value word,
   start = arith::IndexCastUIOp::create(b, loc, i64, start);
   start = arith::ShRUIOp::create(
       b, loc, arith::AndIOp::create(b, loc, start, i64c(0x3FFFF)), i64c(4));
-  int64_t fields =
-      (leadingBytes >> 4) << 16 | (strideBytes >> 4) << 32 | mode << 62;
-  return arith::OrIOp::create(b, loc, start, i64c(fields));
+  // Unsigned: mode 2 or 3 sets bit 63.
+  uint64_t fields = uint64_t(leadingBytes >> 4) << 16 |
+                    uint64_t(strideBytes >> 4) << 32 | uint64_t(mode) << 62;
+  return arith::OrIOp::create(b, loc, start, i64c(int64_t(fields)));
 }
 
 /// D (`d`: 64 x n / 128 f32 a thread) += A x B with one

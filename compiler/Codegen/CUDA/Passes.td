@@ -452,7 +452,8 @@ def LinformerCUDASelectSchedulesPass
       ldmatrix where its buffer is k-major (`ldmatrix`); B in its own
       [k][n] layout where its copy reads runs along n (`ldmatrix-trans`);
     - wgmma (`wgmma`, when both operands go by cp.async): planned again as
-      one row tile a warp by up to 16 column tiles, the block's warps all
+      one row tile a warp by up to `wgmma-tile-n` / 8 column tiles (16 by
+      default: m64n128 a warpgroup; 32, m64n256), the block's warps all
       along m in warpgroups of 4, chunks of 64, 32 or 16 k; with
       `wgmma-in-flight` 1 and 3 buffers or more, `in_flight = 1` (a
       chunk's batch left running past it); `swizzle` from
@@ -584,6 +585,10 @@ def LinformerCUDASelectSchedulesPass
            "with wgmma, a staged contraction of 3 buffers or more leaves "
            "this many batches of warpgroup MMAs running past a chunk (0 or "
            "1: wgmma.wait_group 1, the copies one chunk less ahead)">,
+    Option<"wgmmaTileN", "wgmma-tile-n", "int64_t", /*default=*/"128",
+           "with wgmma, the widest n of a staged contraction's warpgroup "
+           "tile (64, 128 or 256: wgmma.mma_async m64nNk16 with N up to "
+           "this, as the contraction's n divides)">,
     Option<"wgmmaSwizzle", "wgmma-swizzle", "int64_t", /*default=*/"128",
            "with wgmma, the widest swizzle (bytes: 32, 64 or 128; 0 none) "
            "of a staged contraction's core-layout buffers (swizzle): "

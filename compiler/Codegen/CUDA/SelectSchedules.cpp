@@ -111,6 +111,12 @@ struct CUDASelectSchedulesPass
       return signalPassFailure();
     }
     o.wgmmaSwizzle = wgmmaSwizzle;
+    if (wgmmaTileN != 64 && wgmmaTileN != 128 && wgmmaTileN != 256) {
+      getOperation().emitError()
+          << "wgmma-tile-n must be 64, 128 or 256, not " << int64_t(wgmmaTileN);
+      return signalPassFailure();
+    }
+    o.wgmmaTileN = wgmmaTileN;
     std::map<std::string, cuda::ScheduleFileRecord> overrides;
     Location loc = getOperation().getLoc();
     if (!scheduleFile.empty() &&

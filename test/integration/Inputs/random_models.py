@@ -531,13 +531,15 @@ class Case:
         elif mma != "none":
             # One 16-bit draw in three runs warpgroup MMAs (their own
             # stream) as the GPU rounds them, swizzled 128, 64 or 32
-            # bytes or not, a batch left in flight or not: bf16 / f16
+            # bytes or not, a batch left in flight or not, tiles up to
+            # m64n64, m64n128 or m64n256: bf16 / f16
             # products on top of the bound; the others exactly.
             wg = random.Random(self.seed * 1000003 + self.index + 7919)
             if wg.randrange(3) == 0:
                 knobs += ["--cuda-wgmma",
                           f"--cuda-wgmma-swizzle={wg.choice([0, 32, 64, 128])}",
                           f"--cuda-wgmma-in-flight={wg.choice([0, 1])}",
+                          f"--cuda-wgmma-tile-n={wg.choice([64, 128, 256])}",
                           f"--tolerance={tolerance + 1e-2:g}"]
             else:
                 knobs.append("--cuda-mma-exact")
