@@ -1,6 +1,7 @@
 //===- CUDAFlags.cpp - the CUDA pipeline's knobs as --cuda-* flags --------===//
 
 #include "compiler/Pipelines/CUDAFlags.h"
+#include "dialect/IR/LinformerDialect.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ManagedStatic.h"
@@ -16,7 +17,7 @@ using namespace mlir::linformer;
 namespace {
 
 template <typename T>
-using Knob = detail::PassOptions::Option<T> CUDAPipelineOptions::*;
+using Knob = mlir::detail::PassOptions::Option<T> CUDAPipelineOptions::*;
 
 /// One --cuda-<name> flag a knob, named, described and defaulted as the
 /// pipeline option is.
@@ -116,8 +117,7 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.wgmmaInFlight != 0 && o.wgmmaInFlight != 1)
     return bad(o.wgmmaInFlight, "0 or 1",
                "batches of warpgroup MMAs left running past a chunk");
-  if (o.wgmmaSwizzle != 0 && o.wgmmaSwizzle != 32 && o.wgmmaSwizzle != 64 &&
-      o.wgmmaSwizzle != 128)
+  if (!CUDAScheduleAttr::isSwizzle(o.wgmmaSwizzle))
     return bad(o.wgmmaSwizzle, "0, 32, 64 or 128",
                "bytes of the widest swizzle of wgmma's staged buffers");
   if (o.wgmmaTileN != 64 && o.wgmmaTileN != 128 && o.wgmmaTileN != 256)

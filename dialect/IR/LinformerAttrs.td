@@ -230,6 +230,11 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
                  getAsyncB(), getNaturalB(), getLdmatrixA(), getWgmma(),
                  getInFlight(), getSwizzle(), getPairStores());
     }
+    /// Whether `bytes` is a swizzle warpgroup MMAs read: 32, 64 or 128,
+    /// or 0 (none).
+    static bool isSwizzle(int64_t bytes) {
+      return bytes == 0 || bytes == 32 || bytes == 64 || bytes == 128;
+    }
   }];
 }
 

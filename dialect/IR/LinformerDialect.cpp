@@ -404,8 +404,7 @@ LogicalResult CUDAScheduleAttr::verify(
                        << " must be 0, or 1 with wgmma and at least 3 "
                           "buffers (a batch of warpgroup MMAs left running "
                           "reads its buffer a chunk longer)";
-  if (swizzle != 0 &&
-      ((swizzle != 32 && swizzle != 64 && swizzle != 128) || !wgmma))
+  if (swizzle != 0 && (!isSwizzle(swizzle) || !wgmma))
     return emitError() << "swizzle " << swizzle
                        << " must be 0, or 32, 64 or 128 (bytes) with wgmma "
                           "(only warpgroup MMAs read swizzled buffers)";

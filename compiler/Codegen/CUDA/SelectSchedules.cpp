@@ -103,8 +103,7 @@ struct CUDASelectSchedulesPass
       return signalPassFailure();
     }
     o.wgmmaInFlight = wgmmaInFlight;
-    if (wgmmaSwizzle != 0 && wgmmaSwizzle != 32 && wgmmaSwizzle != 64 &&
-        wgmmaSwizzle != 128) {
+    if (!CUDAScheduleAttr::isSwizzle(wgmmaSwizzle)) {
       getOperation().emitError()
           << "wgmma-swizzle must be 0, 32, 64 or 128 (bytes), not "
           << int64_t(wgmmaSwizzle);
