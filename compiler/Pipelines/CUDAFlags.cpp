@@ -54,6 +54,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
     mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
     mirror<int64_t>(&CUDAPipelineOptions::splitKWarps);
+    mirror<bool>(&CUDAPipelineOptions::splitKInKernel);
     mirror<int64_t>(&CUDAPipelineOptions::mergeLaunches);
     mirror<bool>(&CUDAPipelineOptions::stageContractions);
     mirror<bool>(&CUDAPipelineOptions::prefetchContractions);

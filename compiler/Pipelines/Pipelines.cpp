@@ -396,6 +396,7 @@ void addCUDAContractions(OpPassManager &funcPm,
   mmaOptions.precision = selectOptions.precision;
   mmaOptions.emulate = options.onHost;
   mmaOptions.exact = selectOptions.exact;
+  mmaOptions.sumPartsInKernel = options.splitKInKernel;
   funcPm.addPass(createLinformerCUDATensorCoreContractionsPass(mmaOptions));
 }
 

@@ -280,6 +280,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "token contractions also get the splits of shorter "
                      "runs by it"),
       llvm::cl::init(-1)};
+  PassOptions::Option<bool> splitKInKernel{
+      *this, "split-k-in-kernel",
+      llvm::cl::desc("Split-K of staged contractions: the block that stores "
+                     "a tile's last part adds the parts to C, in the same "
+                     "kernel (an atomic counter a tile); off: a kernel of "
+                     "its own adds them"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> mergeLaunches{
       *this, "merge-launches",
       llvm::cl::desc("Two independent launches on the same threads run as "

@@ -258,6 +258,20 @@ LogicalResult hostSharedMemory(func::FuncOp func) {
   return success();
 }
 
+/// A memory barrier (`membar.gl`, NVVM::MembarOp) on the host: a
+/// sequentially consistent fence. Blocks may run on several host threads
+/// (split-K's parts, counted by an atomic add, publish their sums
+/// through it).
+void hostMemoryBarriers(func::FuncOp func) {
+  SmallVector<NVVM::MembarOp> barriers;
+  func.walk([&](NVVM::MembarOp op) { barriers.push_back(op); });
+  for (NVVM::MembarOp op : barriers) {
+    OpBuilder b(op);
+    LLVM::FenceOp::create(b, op.getLoc(), LLVM::AtomicOrdering::seq_cst);
+    op.erase();
+  }
+}
+
 /// cp.async on the host: each `nvgpu.device_async_copy` copies its
 /// elements at once (a vector load and store), and its groups and waits
 /// go. Copying at issue rather than by the wait is what the kernels allow
@@ -1394,6 +1408,7 @@ struct CUDAEmulateWarpsPass
           CUDAEmulateWarpsPass> {
   void runOnOperation() override {
     unswitchUniformBranches(getOperation());
+    hostMemoryBarriers(getOperation());
     if (failed(hostSharedMemory(getOperation())) ||
         failed(hostAsyncCopies(getOperation())) ||
         failed(hostWarpgroupMma(getOperation())))

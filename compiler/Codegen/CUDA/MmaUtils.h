@@ -48,7 +48,8 @@ inline bool hostReplays(bool emulate, bool exact) { return emulate && exact; }
 /// Whether `op` touches no buffer outside its block (no device memory)
 /// although it says nothing of its effects, or says it has some without
 /// saying where: a block's barrier, a shuffle, a warp's MMA on registers,
-/// the cp.async and wgmma group bookkeeping and fences, a warpgroup MMA
+/// the cp.async and wgmma group bookkeeping and fences, a memory barrier
+/// (it orders this thread's accesses, touching none), a warpgroup MMA
 /// (registers and shared memory through its descriptors; also ours in
 /// inline assembly, wgmmaRS below, which says it has side effects), an
 /// approximate math intrinsic. Other inline assembly stays unknown.
@@ -64,7 +65,8 @@ inline bool touchesNoBuffer(Operation *op) {
              NVVM::MmaOp, nvgpu::DeviceAsyncCreateGroupOp,
              nvgpu::DeviceAsyncWaitOp, NVVM::FenceProxyOp,
              NVVM::WgmmaFenceAlignedOp, NVVM::WgmmaGroupSyncAlignedOp,
-             NVVM::WgmmaWaitGroupSyncOp, NVVM::WgmmaMmaAsyncOp>(op);
+             NVVM::WgmmaWaitGroupSyncOp, NVVM::WgmmaMmaAsyncOp, NVVM::MembarOp>(
+      op);
 }
 
 /// The element type products use for a precision (f32 for tf32).

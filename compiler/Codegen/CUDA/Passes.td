@@ -763,7 +763,18 @@ def LinformerCUDATensorCoreContractionsPass
     split, since doubling its warps would buy little and write and read
     back two f32 copies of C); each part's warps write partial sums into a new
     buffer `[parts] + C's shape`, and a second loop adds them to C in part
-    order (deterministic, unlike atomics).
+    order (deterministic, unlike atomics). With `split-k-in-kernel` (the
+    pipeline's default) a staged contraction's parts are added in its own
+    kernel instead: each block, once its threads have stored their part's
+    sums, fences them (GPU scope), meets the block at a barrier, and thread
+    0 counts the part with an atomic add on the tile's i32 counter (a new
+    buffer, one a block tile; intermediates start zeroed); the block that
+    counts the last part fences again, adds the tile's parts to C in part
+    order (the same values as the second loop: its threads take the tile's
+    elements in turn, a warp 32 consecutive columns), through the
+    epilogue, and sets the counter back to zero for the next launch. One
+    kernel instead of two, no grid of its own for the sums. Unstaged
+    contractions keep the second loop.
 
     Length variants: `linformer-cuda-length-variants`, run before, puts a
     contraction with `linformer.cuda_length_splits` in nested `scf.if`s,
@@ -1020,7 +1031,12 @@ def LinformerCUDATensorCoreContractionsPass
     Option<"exact", "exact", "bool", /*default=*/"false",
            "with emulate: no rounding of the operands (checks the tiles' "
            "structure at f32 accuracy; unstaged 16-bit tiles in f32 "
-           "scalars)">
+           "scalars)">,
+    Option<"sumPartsInKernel", "split-k-in-kernel", "bool",
+           /*default=*/"false",
+           "staged split-K: the block that stores a tile's last part adds "
+           "the parts to C (an i32 counter a tile, zero at set-up, counted "
+           "atomically and set back to zero); off: a second loop adds them">
   ];
   let dependentDialects = ["::mlir::nvgpu::NVGPUDialect",
                            "::mlir::gpu::GPUDialect",

@@ -67,10 +67,12 @@ namespace {
 /// loop over blocks.
 struct StagedTiles {
   StagedTiles(const WarpTileOptions &o, IRRewriter &rewriter,
-              linalg::GenericOp op, const Plan &p, Value partials)
-      : o(o), op(op), p(p), partials(partials), loc(op.getLoc()),
-        ctx(op.getContext()), extents(op.getStaticLoopRanges()), s(p.staging),
-        precision(o.precision), replay(cuda::hostReplays(o.emulate, o.exact)) {
+              linalg::GenericOp op, const Plan &p, Value partials,
+              Value counters)
+      : o(o), op(op), p(p), partials(partials), counters(counters),
+        loc(op.getLoc()), ctx(op.getContext()),
+        extents(op.getStaticLoopRanges()), s(p.staging), precision(o.precision),
+        replay(cuda::hostReplays(o.emulate, o.exact)) {
     MT = p.tilesM, NT = p.tilesN, WN = s.warpsN;
     warps = s.warpsM * WN, threadCount = warps * kWarp;
     BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;
@@ -99,6 +101,9 @@ struct StagedTiles {
   linalg::GenericOp op;
   const Plan &p;
   Value partials;
+  /// With split-K summed in the kernel (see sumParts): a counter a block
+  /// tile, of the parts that have stored their sums.
+  Value counters;
   Location loc;
   MLIRContext *ctx;
   SmallVector<int64_t> extents;
@@ -120,9 +125,10 @@ struct StagedTiles {
   int64_t words;
   /// The block's (set by block()): the loop indices of the element at
   /// hand, the block tile's first row and column, the split-K part (none
-  /// without split-K), the k loop's chunks and the last one's index.
+  /// without split-K), the tile's index among the block tiles (its
+  /// counter's), the k loop's chunks and the last one's index.
   SmallVector<Value> iv;
-  Value mBase, nBase, part;
+  Value mBase, nBase, part, tile;
   int64_t kPart = 0, inner = 0, chunks = 0;
   Value last;
   /// E X (`linformer.token_bound`, the token loop k, the batch loop one of
@@ -245,6 +251,82 @@ struct StagedTiles {
           return cAt(b, l, i, h, j, o);
         },
         partials, part);
+  }
+  /// Split-K summed in the kernel: once every thread of the block has
+  /// stored its part's sums (and no copy into `smem` is in flight), thread
+  /// 0 counts the part in the tile's counter, an atomic add; the block
+  /// that counts the last part adds the tile's parts to C in part order
+  /// (the separate sums loop's order: the same values), through the
+  /// epilogue, and sets the counter back to zero for the next launch
+  /// (the CUDA runtime zeroes intermediates once, at session set-up; the
+  /// host's emulation zeroes them before each launch). GPU-scope fences
+  /// (membar.gl): each thread's after its stores, before the barrier that
+  /// precedes thread 0's count (release: the barrier orders the block's
+  /// stores before the atomic); thread 0's right after the count, before
+  /// the barrier that hands its verdict to the block (acquire); and each
+  /// thread's of the last block again before it reads the other parts'
+  /// sums. CUTLASS's split-K semaphore and the CUDA samples' threadfence
+  /// reduction are the same pattern. Thread 0's verdict reaches the block
+  /// through word 0 of `smem`. A tile's parts are blocks of one launch, so the
+  /// last one to count always comes (none waits for another).
+  void sumParts(OpBuilder &b, const Lane &l, Value smem) {
+    if (!counters)
+      return;
+    Type i32 = b.getI32Type();
+    auto i32c = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIntOp::create(b, loc, i32, v);
+    };
+    if (async) {
+      // Copies past the last chunk (the last again) may still be landing.
+      Value group = commitCopies(b);
+      nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+    }
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    gpu::BarrierOp::create(b, loc);
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, l.tid, zero);
+    auto counting = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(counting.thenYield());
+      Value before =
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                      i32c(b, 1), counters, ValueRange{tile});
+      // What the count saw: the parts before it, published.
+      NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+      Value lastPart = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                             before, i32c(b, p.split - 1));
+      auto reset = scf::IfOp::create(b, loc, lastPart, false);
+      b.setInsertionPoint(reset.thenYield());
+      memref::StoreOp::create(b, loc, i32c(b, 0), counters, ValueRange{tile});
+      b.setInsertionPoint(counting.thenYield());
+      memref::StoreOp::create(b, loc,
+                              arith::ExtUIOp::create(b, loc, word, lastPart),
+                              smem, ValueRange{zero});
+    }
+    gpu::BarrierOp::create(b, loc);
+    Value verdict = memref::LoadOp::create(b, loc, smem, ValueRange{zero});
+    Value isLast =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, verdict,
+                              arith::ConstantIntOp::create(b, loc, word, 0));
+    auto summing = scf::IfOp::create(b, loc, isLast, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(summing.thenYield());
+    NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
+    // The tile's elements, thread t taking t, t + threads, ...: a warp's
+    // 32 consecutive columns of a row.
+    scf::ForOp::create(
+        b, loc, l.tid, c(b, BM * BN), c(b, threadCount), ValueRange{},
+        [&](OpBuilder &b, Location loc, Value e, ValueRange) {
+          SmallVector<Value> at(iv);
+          at[p.kDim] = zero;
+          at[p.mDim] = addV(b, mBase, div(b, e, BN));
+          at[p.nDim] = addV(b, nBase, rem(b, e, BN));
+          cuda::storeSumOfParts(
+              b, loc, op, p, partials,
+              cuda::operandIndices(op, op.getDpsInitOperand(0), at));
+          scf::YieldOp::create(b, loc);
+        });
   }
   /// Word `at` of line `l` of a staged operand, in the buffer at
   /// word `off` (none: the first).
@@ -966,6 +1048,7 @@ struct StagedTiles {
             scf::YieldOp::create(b, loc, out);
           });
       finishAccs(b, l, loop.getResults().take_front(nAcc));
+      sumParts(b, l, smem);
     });
   }
 
@@ -1010,6 +1093,7 @@ struct StagedTiles {
           });
       NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
       finishAccs(b, l, unpackD(b, loop.getResult(0)));
+      sumParts(b, l, smem);
     });
   }
 
@@ -1027,6 +1111,7 @@ struct StagedTiles {
             scf::YieldOp::create(b, loc, out);
           });
       finishAccs(b, l, loop.getResults());
+      sumParts(b, l, smem);
     });
   }
 
@@ -1114,6 +1199,7 @@ struct StagedTiles {
     }
     threads(b, [&](OpBuilder &b, const Lane &l) {
       finishAccs(b, l, restore(b, l));
+      sumParts(b, l, smem);
     });
     memref::DeallocOp::create(b, loc, saved);
     memref::DeallocOp::create(b, loc, smem);
@@ -1134,6 +1220,7 @@ struct StagedTiles {
       blockRow = rem(b, rest, blockRows);
       part = div(b, rest, blockRows);
     }
+    tile = addV(b, mul(b, blockRow, blockCols), blockCol);
     iv.assign(rank, Value());
     // The block tile: folded outer dims, then the first row / column
     // of the innermost m / n dims.
@@ -1192,6 +1279,6 @@ struct StagedTiles {
 void mlir::linformer::cuda::emitStagedTiles(IRRewriter &rewriter,
                                             linalg::GenericOp op, const Plan &p,
                                             const WarpTileOptions &o,
-                                            Value partials) {
-  StagedTiles(o, rewriter, op, p, partials).emit(rewriter);
+                                            Value partials, Value counters) {
+  StagedTiles(o, rewriter, op, p, partials, counters).emit(rewriter);
 }

@@ -161,7 +161,7 @@ struct CUDATensorCoreContractionsPass
   void rewrite(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p) {
     Location loc = op.getLoc();
     Operation *anchor = outermostGuard(op);
-    Value partials;
+    Value partials, counters;
     if (p.split > 1) {
       auto initType =
           cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
@@ -170,17 +170,36 @@ struct CUDATensorCoreContractionsPass
       rewriter.setInsertionPoint(anchor);
       partials = memref::AllocOp::create(
           rewriter, loc, MemRefType::get(shape, rewriter.getF32Type()));
+      // The parts summed in the kernel: a counter a block tile.
+      if (sumPartsInKernel && p.staging.warpsM) {
+        int64_t tiles =
+            (p.rows / p.staging.warpsM) * (p.cols / p.staging.warpsN);
+        counters = memref::AllocOp::create(
+            rewriter, loc, MemRefType::get({tiles}, rewriter.getI32Type()));
+        // The CUDA runtime zeroes intermediates once, at set-up, and the
+        // kernel leaves its counters at zero; the host's buffers come
+        // from malloc, so there they are zeroed before each launch.
+        if (emulate)
+          linalg::FillOp::create(rewriter, loc,
+                                 ValueRange{arith::ConstantIntOp::create(
+                                     rewriter, loc, rewriter.getI32Type(), 0)},
+                                 ValueRange{counters});
+      }
     }
     rewriter.setInsertionPoint(op);
-    emit(rewriter, op, p, partials);
-    if (partials && anchor == op) {
-      rewriter.setInsertionPointAfter(op);
-      memref::DeallocOp::create(rewriter, loc, partials);
-    } else if (partials) {
+    emit(rewriter, op, p, partials, counters);
+    for (Value buffer : {partials, counters}) {
+      if (!buffer)
+        continue;
+      if (anchor == op) {
+        rewriter.setInsertionPointAfter(op);
+        memref::DeallocOp::create(rewriter, loc, buffer);
+        continue;
+      }
       // After those of the variants before this one.
       Operation *&last = freed[anchor];
       rewriter.setInsertionPointAfter(last ? last : anchor);
-      last = memref::DeallocOp::create(rewriter, loc, partials);
+      last = memref::DeallocOp::create(rewriter, loc, buffer);
     }
     rewriter.eraseOp(op);
   }
@@ -195,17 +214,18 @@ struct CUDATensorCoreContractionsPass
   }
 
   /// `op`'s code at the insertion point: its warp tiles (into `partials`
-  /// with split-K), then the parts' sums added to C.
+  /// with split-K), then the parts' sums added to C (in the same kernel
+  /// where `counters` are given).
   void emit(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
-            Value partials) {
+            Value partials, Value counters) {
     Location loc = op.getLoc();
     OpOperand *init = op.getDpsInitOperand(0);
     auto initType = cast<MemRefType>(init->get().getType());
     if (p.staging.warpsM)
-      cuda::emitStagedTiles(rewriter, op, p, options(), partials);
+      cuda::emitStagedTiles(rewriter, op, p, options(), partials, counters);
     else
       cuda::emitUnstagedTiles(rewriter, op, p, options(), partials);
-    if (p.split <= 1)
+    if (p.split <= 1 || counters)
       return;
     auto c = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
@@ -221,20 +241,8 @@ struct CUDATensorCoreContractionsPass
     auto sums = scf::ParallelOp::create(
         rewriter, loc, lo, hi, st,
         [&](OpBuilder &b, Location loc, ValueRange idx) {
-          Value sum = cuda::initialValue(b, loc, init->get(), p.initFrom,
-                                         SmallVector<Value>(idx));
-          auto loop = scf::ForOp::create(
-              b, loc, zero, c(b, p.split), one, ValueRange{sum},
-              [&](OpBuilder &b, Location loc, Value s, ValueRange args) {
-                SmallVector<Value> indices{s};
-                indices.append(idx.begin(), idx.end());
-                Value x = memref::LoadOp::create(b, loc, partials, indices);
-                scf::YieldOp::create(
-                    b, loc,
-                    ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
-              });
-          cuda::storeResult(b, loc, p, loop.getResult(0),
-                            SmallVector<Value>(idx));
+          cuda::storeSumOfParts(b, loc, op, p, partials,
+                                SmallVector<Value>(idx));
         });
     // Where C's rows are tokens, so are the sums': their (batch, token)
     // dimensions, for linformer-cuda-tile-parallel-loops' length rule.

@@ -176,6 +176,24 @@ void storeResult(OpBuilder &b, Location loc, const Plan &p, Value acc,
                           indices);
 }
 
+void storeSumOfParts(OpBuilder &b, Location loc, linalg::GenericOp op,
+                     const Plan &p, Value partials, ArrayRef<Value> indices) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value sum =
+      initialValue(b, loc, op.getDpsInitOperand(0)->get(), p.initFrom, indices);
+  auto parts = scf::ForOp::create(
+      b, loc, zero, arith::ConstantIndexOp::create(b, loc, p.split),
+      arith::ConstantIndexOp::create(b, loc, 1), ValueRange{sum},
+      [&](OpBuilder &b, Location loc, Value q, ValueRange args) {
+        SmallVector<Value> at{q};
+        at.append(indices.begin(), indices.end());
+        Value x = memref::LoadOp::create(b, loc, partials, at);
+        scf::YieldOp::create(
+            b, loc, ValueRange{arith::AddFOp::create(b, loc, args[0], x)});
+      });
+  storeResult(b, loc, p, parts.getResult(0), indices);
+}
+
 /// A warp's MT x NT accumulator fragments as it starts: C's initial
 /// values, or zero for a split-K part's partial sums.
 SmallVector<Value> initialAccs(OpBuilder &b, Location loc, linalg::GenericOp op,

@@ -53,9 +53,12 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
 
 /// `op` as staged blocks (`p.staging`): an scf.parallel over blocks
 /// (block x) around the block's threads, each chunk of k copied into
-/// shared memory before its mma steps; with split-K into `partials`.
+/// shared memory before its mma steps; with split-K into `partials`,
+/// and given `counters` (i32, one a block tile, zero) the parts added to
+/// C in the kernel by the block that stores a tile's last part.
 void emitStagedTiles(IRRewriter &rewriter, linalg::GenericOp op, const Plan &p,
-                     const WarpTileOptions &o, Value partials);
+                     const WarpTileOptions &o, Value partials,
+                     Value counters = Value());
 
 /// A lane's elements of its MT x NT accumulator tiles (vector<2x2xf32>
 /// each: [row half h][column o]), each replaced by `update(i, j, h, o,
@@ -89,6 +92,12 @@ Value initialValue(OpBuilder &b, Location loc, Value c, Operation *from,
 /// through its epilogue, rounded to its output's type.
 void storeResult(OpBuilder &b, Location loc, const Plan &p, Value acc,
                  ArrayRef<Value> indices);
+
+/// Split-K's end at C's `indices`: C's initial value plus the parts' sums
+/// in `partials` ([split] + C's shape), part 0 first, stored as
+/// storeResult does.
+void storeSumOfParts(OpBuilder &b, Location loc, linalg::GenericOp op,
+                     const Plan &p, Value partials, ArrayRef<Value> indices);
 
 /// A warp's MT x NT accumulator fragments as it starts: C's initial
 /// values, or zero for a split-K part's partial sums.

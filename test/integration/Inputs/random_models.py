@@ -510,7 +510,7 @@ class Case:
         ldmatrix, cp.async stages, k chunks, pair stores, split-K, the f32
         core's lanes and rows, the tensor-core core's slots, staging and
         groups, the staged SIMT tiles, the core fused or not, launches
-        merged."""
+        merged, split-K's parts added in the kernel or not."""
         rng = random.Random(self.seed * 1000003 + self.index + 31337)
         flip = lambda: rng.choice(["true", "false"])
         dtype = self.model["dtype"]
@@ -564,7 +564,10 @@ class Case:
                   # Launches merged while their grids fit the SMs, never,
                   # or whatever their size (every independent pair on the
                   # same threads: the most merged kernels to check).
-                  f"--cuda-merge-launches={rng.choice([-1, 0, 1 << 20])}"]
+                  f"--cuda-merge-launches={rng.choice([-1, 0, 1 << 20])}",
+                  # Staged split-K's parts added in the GEMM's kernel (the
+                  # default) or by a loop of their own.
+                  f"--cuda-split-k-in-kernel={rng.choice(['true', 'true', 'false'])}"]
         return knobs
 
     def random_f32_core_schedules(self, run, mpath, work):
