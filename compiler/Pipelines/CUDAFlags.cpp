@@ -115,13 +115,13 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (o.coreRows != 1 && o.coreRows != 2 && o.coreRows != 4)
     return bad(o.coreRows, "1, 2 or 4",
                "query rows a thread of the f32 attention core");
-  if (o.wgmmaInFlight != 0 && o.wgmmaInFlight != 1)
+  if (!CUDAScheduleAttr::isInFlight(o.wgmmaInFlight))
     return bad(o.wgmmaInFlight, "0 or 1",
                "batches of warpgroup MMAs left running past a chunk");
   if (!CUDAScheduleAttr::isSwizzle(o.wgmmaSwizzle))
     return bad(o.wgmmaSwizzle, "0, 32, 64 or 128",
                "bytes of the widest swizzle of wgmma's staged buffers");
-  if (o.wgmmaTileN != 64 && o.wgmmaTileN != 128 && o.wgmmaTileN != 256)
+  if (!CUDAScheduleAttr::isWgmmaTileN(o.wgmmaTileN))
     return bad(o.wgmmaTileN, "64, 128 or 256",
                "the widest n of a warpgroup tile");
   if (o.splitKWarps < -1)

@@ -235,6 +235,16 @@ def Linformer_CUDAScheduleAttr : Linformer_Attr<"CUDASchedule", "cuda_schedule">
     static bool isSwizzle(int64_t bytes) {
       return bytes == 0 || bytes == 32 || bytes == 64 || bytes == 128;
     }
+    /// Whether `batches` of warpgroup MMAs may be left running past a
+    /// chunk: 0 or 1.
+    static bool isInFlight(int64_t batches) {
+      return batches == 0 || batches == 1;
+    }
+    /// Whether `columns` is the widest n of a warpgroup tile that the
+    /// selection may be given: 64, 128 or 256.
+    static bool isWgmmaTileN(int64_t columns) {
+      return columns == 64 || columns == 128 || columns == 256;
+    }
   }];
 }
 

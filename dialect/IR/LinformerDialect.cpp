@@ -399,7 +399,7 @@ LogicalResult CUDAScheduleAttr::verify(
   if (!powerOfTwo(split, 64))
     return emitError() << "split must be a power of two from 1 to 64; got "
                        << split;
-  if (inFlight != 0 && (inFlight != 1 || !wgmma || buffers < 3))
+  if (inFlight != 0 && (!isInFlight(inFlight) || !wgmma || buffers < 3))
     return emitError() << "in_flight " << inFlight
                        << " must be 0, or 1 with wgmma and at least 3 "
                           "buffers (a batch of warpgroup MMAs left running "

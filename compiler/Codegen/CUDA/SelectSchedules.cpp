@@ -95,7 +95,7 @@ struct CUDASelectSchedulesPass
     o.asyncStages = asyncStages;
     o.wgmma = wgmma;
     o.pairStores = pairStores;
-    if (wgmmaInFlight < 0 || wgmmaInFlight > 1) {
+    if (!CUDAScheduleAttr::isInFlight(wgmmaInFlight)) {
       getOperation().emitError()
           << "wgmma-in-flight must be 0 or 1 (batches of warpgroup MMAs "
              "left running past a chunk), not "
@@ -110,7 +110,7 @@ struct CUDASelectSchedulesPass
       return signalPassFailure();
     }
     o.wgmmaSwizzle = wgmmaSwizzle;
-    if (wgmmaTileN != 64 && wgmmaTileN != 128 && wgmmaTileN != 256) {
+    if (!CUDAScheduleAttr::isWgmmaTileN(wgmmaTileN)) {
       getOperation().emitError()
           << "wgmma-tile-n must be 64, 128 or 256, not " << int64_t(wgmmaTileN);
       return signalPassFailure();

@@ -278,8 +278,7 @@ struct StagedTiles {
     };
     if (async) {
       // Copies past the last chunk (the last again) may still be landing.
-      Value group = commitCopies(b);
-      nvgpu::DeviceAsyncWaitOp::create(b, loc, group, b.getI32IntegerAttr(0));
+      waitCopies(b, commitCopies(b), 0);
     }
     NVVM::MembarOp::create(b, loc, NVVM::MemScopeKind::GPU);
     gpu::BarrierOp::create(b, loc);
