@@ -66,6 +66,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::narrowElementwise);
     mirror<bool>(&CUDAPipelineOptions::pairRowSums);
     mirror<bool>(&CUDAPipelineOptions::foldRowElementwise);
+    mirror<int64_t>(&CUDAPipelineOptions::rowSumUnroll);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
@@ -124,6 +125,10 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
   if (!CUDAScheduleAttr::isWgmmaTileN(o.wgmmaTileN))
     return bad(o.wgmmaTileN, "64, 128 or 256",
                "the widest n of a warpgroup tile");
+  if (o.rowSumUnroll != 1 && o.rowSumUnroll != 2 && o.rowSumUnroll != 4 &&
+      o.rowSumUnroll != 8)
+    return bad(o.rowSumUnroll, "1, 2, 4 or 8",
+               "steps of a row a lane of a row sum takes an iteration");
   if (o.splitKWarps < -1)
     return bad(o.splitKWarps, "-1 or a count of warps",
                "-1: 8 an SM of the target");

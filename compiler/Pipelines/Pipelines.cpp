@@ -498,6 +498,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   reduceOptions.splitWarps = 32 * shape.target.smCount;
   reduceOptions.pairs = options.pairRowSums;
   reduceOptions.foldElementwise = options.foldRowElementwise;
+  reduceOptions.unroll = options.rowSumUnroll;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   // Ops over tokens keep their (batch, token) loops for a length rule.
   funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());

@@ -344,6 +344,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "normalization) runs in the pair's warps, one kernel a "
                      "LayerNorm; off: a kernel of its own"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> rowSumUnroll{
+      *this, "row-sum-unroll",
+      llvm::cl::desc("Row sums: steps of a row a lane takes an iteration, "
+                     "each into a partial sum of its own so that their "
+                     "loads are in flight together (1, 2, 4 or 8; 1: one "
+                     "load at a time)"),
+      llvm::cl::init(4)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",
       llvm::cl::desc("Staged contractions: k values a block copies and "

@@ -146,6 +146,13 @@ struct CUDAWarpReductionsPass
           << "warps must be 1 to 32 (a block's rows), not " << int64_t(warps);
       return signalPassFailure();
     }
+    if (unroll != 1 && unroll != 2 && unroll != 4 && unroll != 8) {
+      getOperation().emitError()
+          << "unroll must be 1, 2, 4 or 8 (steps of a row a lane takes an "
+             "iteration), not "
+          << int64_t(unroll);
+      return signalPassFailure();
+    }
     SmallVector<linalg::GenericOp> sums;
     getOperation().walk([&](linalg::GenericOp op) {
       if (isRowSum(op))
@@ -266,6 +273,70 @@ struct CUDAWarpReductionsPass
     return true;
   }
 
+  /// A lane's sum of a row's steps base + lane, base + lane + 32, ...
+  /// below base + `count` (count >= 0; base the same for the whole warp),
+  /// `step(r, acc)` adding step r's term to `acc`. With `unroll` U > 1, a
+  /// loop over the whole rounds of 32 U steps takes U steps an iteration,
+  /// each into a sum of its own (independent loads, in flight together);
+  /// a loop of the steps left adds them to the first sum (none where a
+  /// constant count leaves none); the sums are added pairwise. A constant
+  /// count below a round of 32 U halves U until one fits (a LayerNorm's
+  /// 64 steps: 2).
+  Value laneSteps(OpBuilder &b, Location loc, Value base, Value lane,
+                  Value count,
+                  function_ref<Value(OpBuilder &, Value, Value)> step) const {
+    auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto addI = [&](Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, loc, x, y);
+    };
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+    // Steps from, from + 32, ... < to into `acc`.
+    auto stepLoop = [&](Value from, Value to, Value acc) -> Value {
+      return scf::ForOp::create(
+                 b, loc, from, to, cIdx(b, kWarp), ValueRange{acc},
+                 [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+                   scf::YieldOp::create(b, loc, step(b, r, acc[0]));
+                 })
+          .getResult(0);
+    };
+    Value end = addI(base, count);
+    // A constant count of fewer steps than a round takes fewer a round.
+    std::optional<int64_t> steps = getConstantIntValue(count);
+    int64_t unroll = this->unroll;
+    while (unroll > 1 && steps && *steps < kWarp * unroll)
+      unroll /= 2;
+    if (unroll == 1)
+      return stepLoop(addI(base, lane), end, zero);
+    int64_t round = kWarp * unroll;
+    Value roundsEnd = addI(
+        base, arith::MulIOp::create(
+                  b, loc, arith::DivUIOp::create(b, loc, count, cIdx(b, round)),
+                  cIdx(b, round)));
+    auto rounds = scf::ForOp::create(
+        b, loc, addI(base, lane), roundsEnd, cIdx(b, round),
+        SmallVector<Value>(unroll, zero),
+        [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+          SmallVector<Value> next;
+          for (int64_t u = 0; u < unroll; ++u)
+            next.push_back(
+                step(b, arith::AddIOp::create(b, loc, r, cIdx(b, u * kWarp)),
+                     acc[u]));
+          scf::YieldOp::create(b, loc, next);
+        });
+    SmallVector<Value> sums(rounds.getResults());
+    if (!steps || *steps % round)
+      sums[0] = stepLoop(addI(roundsEnd, lane), end, sums[0]);
+    while (sums.size() > 1) {
+      SmallVector<Value> half;
+      for (size_t i = 0; i < sums.size(); i += 2)
+        half.push_back(arith::AddFOp::create(b, loc, sums[i], sums[i + 1]));
+      sums = std::move(half);
+    }
+    return sums[0];
+  }
+
   /// Runs `then` on lane 0 of a warp.
   static void onLaneZero(OpBuilder &b, Location loc, Value lane,
                          function_ref<void(OpBuilder &)> then) {
@@ -384,14 +455,13 @@ struct CUDAWarpReductionsPass
     // A lane's terms of `g`, with v1 where it reads c1.
     auto laneSum = [&](OpBuilder &b, linalg::GenericOp g,
                        SmallVector<Value> &iv, Value lane, Value v1) {
-      Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-      return laneLoop(b, iv, lane, zero,
-                      [&](OpBuilder &b, ValueRange acc) {
-                        auto given = totals(g, v1, {});
-                        given.emplace_back(g.getDpsInitOperand(0), acc[0]);
-                        return cuda::cloneBodyYields(b, loc, g, iv, given);
-                      })
-          .getResult(0);
+      return laneSteps(b, loc, cIdx(b, 0), lane, cIdx(b, extents[red]),
+                       [&](OpBuilder &b, Value r, Value acc) {
+                         iv[red] = r;
+                         auto given = totals(g, v1, {});
+                         given.emplace_back(g.getDpsInitOperand(0), acc);
+                         return cuda::cloneBodyYields(b, loc, g, iv, given)[0];
+                       });
     };
     // Each output's start: the constant its fill wrote (the fill goes),
     // else its value before.
@@ -484,28 +554,29 @@ struct CUDAWarpReductionsPass
     auto rowIndices = [&](OpBuilder &b, Value linear) {
       return rowIndicesOf(b, loc, extents, linear);
     };
-    // The sum of `op`'s terms at reduction steps from, from + 32, ... < to,
-    // and below the row's sequence length where the op stops there (a
-    // token bound without parts: E's row sums, whose body masks padded
-    // tokens).
     mlir::linformer::TokenBoundAttr bound = cuda::appliedTokenBound(op);
     if (bound && bound.hasParts())
       bound = {};
     Value lengths = mlir::linformer::markedLengthsArgument(op);
-    auto termSum = [&](OpBuilder &b, SmallVector<Value> iv, Value from,
-                       Value to) {
-      if (bound)
-        to = arith::MinSIOp::create(
-            b, loc, to,
-            cuda::sequenceLength(b, loc, lengths, iv[bound.getBatch()]));
-      auto loop = scf::ForOp::create(
-          b, loc, from, to, cIdx(b, kWarp), ValueRange{cF(b, 0.0)},
-          [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
-            iv[red] = r;
-            scf::YieldOp::create(
-                b, loc, cuda::cloneBody(b, loc, op, iv, init, acc[0]));
-          });
-      return loop.getResult(0);
+    // The sum of `op`'s terms at reduction steps base + lane, + 32, ...
+    // below base + steps, and below the row's sequence length where the op
+    // stops there (a token bound without parts: E's row sums, whose body
+    // masks padded tokens).
+    auto termSum = [&](OpBuilder &b, SmallVector<Value> iv, Value base,
+                       Value lane, int64_t steps) {
+      Value count = cIdx(b, steps);
+      if (bound) {
+        Value left = arith::SubIOp::create(
+            b, loc, cuda::sequenceLength(b, loc, lengths, iv[bound.getBatch()]),
+            base);
+        count = arith::MinSIOp::create(
+            b, loc, count, arith::MaxSIOp::create(b, loc, left, cIdx(b, 0)));
+      }
+      return laneSteps(b, loc, base, lane, count,
+                       [&](OpBuilder &b, Value r, Value acc) {
+                         iv[red] = r;
+                         return cuda::cloneBody(b, loc, op, iv, init, acc);
+                       });
     };
     // Lane 0: the output's initial value plus the row's total.
     auto store = [&](OpBuilder &b, Value row, Value total) {
@@ -523,8 +594,8 @@ struct CUDAWarpReductionsPass
       warpSums(
           rewriter, loc, rows, perBlock,
           [&](OpBuilder &b, Value row, Value lane) {
-            return termSum(b, rowIndices(b, row), lane,
-                           cIdx(b, extents[red]));
+            return termSum(b, rowIndices(b, row), cIdx(b, 0), lane,
+                           extents[red]);
           },
           store, rule);
     } else {
@@ -540,9 +611,7 @@ struct CUDAWarpReductionsPass
             Value part = arith::RemUIOp::create(b, loc, q, cIdx(b, parts));
             Value from =
                 arith::MulIOp::create(b, loc, part, cIdx(b, partSteps));
-            Value to = arith::AddIOp::create(b, loc, from, cIdx(b, partSteps));
-            return termSum(b, rowIndices(b, row),
-                           arith::AddIOp::create(b, loc, from, lane), to);
+            return termSum(b, rowIndices(b, row), from, lane, partSteps);
           },
           [&](OpBuilder &b, Value q, Value total) {
             memref::StoreOp::create(b, loc, total, partials, q);

@@ -567,7 +567,10 @@ class Case:
                   f"--cuda-merge-launches={rng.choice([-1, 0, 1 << 20])}",
                   # Staged split-K's parts added in the GEMM's kernel (the
                   # default) or by a loop of their own.
-                  f"--cuda-split-k-in-kernel={rng.choice(['true', 'true', 'false'])}"]
+                  f"--cuda-split-k-in-kernel={rng.choice(['true', 'true', 'false'])}",
+                  # Row sums' steps a lane takes an iteration (1: the
+                  # loop of one load at a time).
+                  f"--cuda-row-sum-unroll={rng.choice([1, 2, 4, 8])}"]
         return knobs
 
     def random_f32_core_schedules(self, run, mpath, work):

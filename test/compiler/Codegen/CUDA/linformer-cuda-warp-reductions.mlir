@@ -3,6 +3,8 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{fold-elementwise=false},canonicalize,cse))' | FileCheck %s --check-prefix=UNFOLDED
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{warps=0}))' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64 unroll=4},canonicalize,cse))' | FileCheck %s --check-prefix=UNROLL
+// RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{unroll=3}))' 2>&1 | FileCheck %s --check-prefix=BADUNROLL
 
 // A LayerNorm's mean: the sum over c of the residual x + y, after a zero
 // fill. 2 x 12 = 24 rows: blocks of 8 warps (3 blocks), a warp a row; lane
@@ -178,6 +180,7 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 }
 
 // BAD: warps must be 1 to 32 (a block's rows), not 0
+// BADUNROLL: unroll must be 1, 2, 4 or 8 (steps of a row a lane takes an iteration), not 3
 
 // -----
 
@@ -194,7 +197,8 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // CHECK-NOT: memref.alloc
 // CHECK: %[[LEN:.*]] = memref.load %arg1[%c0] : memref<1xi32>
 // CHECK: %[[L:.*]] = arith.index_cast %[[LEN]] : i32 to index
-// CHECK: %[[END:.*]] = arith.minsi %[[L]], %c8192
+// CHECK: %[[LEFT:.*]] = arith.maxsi %[[L]], %c0
+// CHECK: %[[END:.*]] = arith.minsi %[[LEFT]], %c8192
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[END]] step %c32
 // SPLIT-LABEL: func.func @long_rows
 // SPLIT: %[[P:.*]] = memref.alloc() : memref<64xf32>
@@ -204,11 +208,13 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // SPLIT: %[[ROW:.*]] = arith.divui %[[Q]], %c16
 // SPLIT: %[[PART:.*]] = arith.remui %[[Q]], %c16
 // SPLIT: %[[FROM:.*]] = arith.muli %[[PART]], %c512
-// SPLIT: %[[TO:.*]] = arith.addi %[[FROM]], %c512
-// SPLIT: %[[START:.*]] = arith.addi %[[FROM]], %[[LANE]]
 // SPLIT: %[[LEN:.*]] = memref.load %arg1[%c0] : memref<1xi32>
 // SPLIT: %[[L:.*]] = arith.index_cast %[[LEN]] : i32 to index
-// SPLIT: %[[STOP:.*]] = arith.minsi %[[TO]], %[[L]]
+// SPLIT: %[[LEFT:.*]] = arith.subi %[[L]], %[[FROM]]
+// SPLIT: %[[POS:.*]] = arith.maxsi %[[LEFT]], %c0
+// SPLIT: %[[COUNT:.*]] = arith.minsi %[[POS]], %c512
+// SPLIT: %[[STOP:.*]] = arith.addi %[[FROM]], %[[COUNT]]
+// SPLIT: %[[START:.*]] = arith.addi %[[FROM]], %[[LANE]]
 // SPLIT: scf.for %{{.*}} = %[[START]] to %[[STOP]] step %c32
 // SPLIT: arith.select
 // SPLIT-COUNT-5: gpu.shuffle  xor
@@ -223,6 +229,40 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // SPLIT: scf.if
 // SPLIT: memref.store %{{.*}}, %arg2
 // SPLIT: memref.dealloc %[[P]]
+// Four steps an iteration (unroll = 4), each into a sum of its own: the
+// part's whole rounds of 128 steps below the length (the same bound for
+// every lane), then the steps left into the first sum, then the sums
+// added pairwise. The second loop (a row's 16 partials) is not unrolled.
+// UNROLL-LABEL: func.func @long_rows
+// UNROLL: %[[FROM:.*]] = arith.muli %{{.*}}, %c512
+// UNROLL: %[[COUNT:.*]] = arith.minsi %{{.*}}, %c512
+// UNROLL: %[[STOP:.*]] = arith.addi %[[FROM]], %[[COUNT]]
+// UNROLL: %[[ROUNDS:.*]] = arith.divui %[[COUNT]], %c128
+// UNROLL: %[[WHOLE:.*]] = arith.muli %[[ROUNDS]], %c128
+// UNROLL: %[[MID:.*]] = arith.addi %[[FROM]], %[[WHOLE]]
+// UNROLL: %[[START:.*]] = arith.addi %[[FROM]], %[[LANE:.*]] : index
+// UNROLL: %[[S:.*]]:4 = scf.for %[[R:.*]] = %[[START]] to %[[MID]] step %c128 iter_args(%[[A0:.*]] = %cst, %[[A1:.*]] = %cst, %[[A2:.*]] = %cst, %[[A3:.*]] = %cst)
+// UNROLL: memref.load %arg0[%{{.*}}, %[[R]]]
+// UNROLL: %[[T0:.*]] = arith.addf %[[A0]]
+// UNROLL: %[[R1:.*]] = arith.addi %[[R]], %c32
+// UNROLL: memref.load %arg0[%{{.*}}, %[[R1]]]
+// UNROLL: %[[T1:.*]] = arith.addf %[[A1]]
+// UNROLL: %[[R2:.*]] = arith.addi %[[R]], %c64
+// UNROLL: memref.load %arg0[%{{.*}}, %[[R2]]]
+// UNROLL: %[[T2:.*]] = arith.addf %[[A2]]
+// UNROLL: %[[R3:.*]] = arith.addi %[[R]], %c96
+// UNROLL: memref.load %arg0[%{{.*}}, %[[R3]]]
+// UNROLL: %[[T3:.*]] = arith.addf %[[A3]]
+// UNROLL: scf.yield %[[T0]], %[[T1]], %[[T2]], %[[T3]]
+// UNROLL: %[[REST:.*]] = arith.addi %[[MID]], %[[LANE]]
+// UNROLL: %[[F:.*]] = scf.for %{{.*}} = %[[REST]] to %[[STOP]] step %c32 iter_args(%{{.*}} = %[[S]]#0)
+// UNROLL: %[[U:.*]] = arith.addf %[[F]], %[[S]]#1
+// UNROLL: %[[V:.*]] = arith.addf %[[S]]#2, %[[S]]#3
+// UNROLL: %[[W:.*]] = arith.addf %[[U]], %[[V]]
+// UNROLL: gpu.shuffle  xor %[[W]], %c16_i32
+// UNROLL: scf.for %{{.*}} = %{{.*}} to %c16 step %c32
+// UNROLL-NOT: step %c128
+// UNROLL: return
 #e = affine_map<(b, k, n) -> (k, n)>
 #len = affine_map<(b, k, n) -> (b)>
 #row = affine_map<(b, k, n) -> (b, k)>
@@ -383,6 +423,20 @@ func.func @stats(%x: memref<16x128xf32>, %m: memref<16xf32>) -> memref<16xf32> {
 // UNFOLDED: memref.store %{{.*}}, %arg2
 // UNFOLDED: linalg.generic
 // UNFOLDED-SAME: ins(%arg0, %arg1, %arg2, %arg3
+// Unrolled, each of the pair's sums takes its row's 128 steps as one
+// round of 4 (no loop of steps left); the normalization is not unrolled.
+// UNROLL-LABEL: func.func @layernorm
+// UNROLL: %[[M:.*]]:4 = scf.for %{{.*}} = %[[LANE:.*]] to %c128 step %c128 iter_args(
+// UNROLL-NOT: scf.for
+// UNROLL: arith.addf %[[M]]#0, %[[M]]#1
+// UNROLL: arith.addf %[[M]]#2, %[[M]]#3
+// UNROLL: gpu.shuffle  xor %{{.*}}, %c16_i32
+// UNROLL: %[[V:.*]]:4 = scf.for %{{.*}} = %[[LANE]] to %c128 step %c128 iter_args(
+// UNROLL-NOT: scf.for
+// UNROLL: arith.addf %[[V]]#0, %[[V]]#1
+// UNROLL: arith.addf %[[V]]#2, %[[V]]#3
+// UNROLL: gpu.shuffle  xor %{{.*}}, %c16_i32
+// UNROLL: scf.for %{{.*}} = %[[LANE]] to %c128 step %c32 {
 #x = affine_map<(n, c) -> (n, c)>
 #row = affine_map<(n, c) -> (n)>
 #col = affine_map<(n, c) -> (c)>
