@@ -52,6 +52,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::coreLanes);
     mirror<int64_t>(&CUDAPipelineOptions::coreRows);
     mirror<int64_t>(&CUDAPipelineOptions::coreGroups);
+    mirror<int64_t>(&CUDAPipelineOptions::coreTiles);
     mirror<int64_t>(&CUDAPipelineOptions::coreMinBlocks);
     mirror<int64_t>(&CUDAPipelineOptions::splitKWarps);
     mirror<bool>(&CUDAPipelineOptions::splitKInKernel);
@@ -103,6 +104,9 @@ std::string mlir::linformer::checkCUDAOptions(const CUDAPipelineOptions &o,
       o.chunkKContractions != 32 && o.chunkKContractions != 64)
     return bad(o.chunkKContractions, "0 (chosen), 16, 32 or 64",
                "k values a staged contraction's block copies at a time");
+  if (o.coreTiles != 1 && o.coreTiles != 2)
+    return bad(o.coreTiles, "1 or 2",
+               "query tiles a warp of the tensor-core attention core");
   if (o.coreGroups < 1 || o.coreGroups > 64)
     return bad(o.coreGroups, "1 to 64",
                "query groups a staged attention-core block walks");

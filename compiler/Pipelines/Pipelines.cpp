@@ -383,6 +383,7 @@ void addCUDAContractions(OpPassManager &funcPm,
   selectOptions.coreLdmatrix = options.ldmatrixCore;
   selectOptions.coreSlots = options.coreSlots;
   selectOptions.coreGroups = options.coreGroups;
+  selectOptions.coreTiles = options.coreTiles;
   selectOptions.coreMinBlocks = shape.coreMinBlocks;
   selectOptions.coreLanes = options.coreLanes;
   selectOptions.coreRows = f32CoreRows(options, shape);

@@ -273,6 +273,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "16 rows) a block walks after one copy of its keys and "
                      "values, as long as 4 blocks an SM remain"),
       llvm::cl::init(4)};
+  PassOptions::Option<int64_t> coreTiles{
+      *this, "core-tiles",
+      llvm::cl::desc("The attention core on mma.sync tensor cores: query "
+                     "tiles of 16 rows a warp takes at once, 1 or 2 (each "
+                     "key and value fragment it loads feeds both, as "
+                     "FlashAttention-2's 32 rows a warp)"),
+      llvm::cl::init(1)};
   PassOptions::Option<int64_t> splitKWarps{
       *this, "split-k-warps",
       llvm::cl::desc("Split-K cuts a contraction's k loop until its warps "

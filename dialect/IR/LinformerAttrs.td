@@ -289,11 +289,16 @@ def Linformer_CUDACoreScheduleAttr
     - `groups`: groups of `warps` query tiles a staged block walks after
       one copy;
     - `ldmatrix`: the B fragments read with ldmatrix (staged, mma.sync);
-    - `wgmma`: warpgroup MMAs (sm_90a; staged, warps in whole warpgroups).
+    - `wgmma`: warpgroup MMAs (sm_90a; staged, warps in whole warpgroups);
+    - `tiles`: query tiles a warp takes at once (1 or 2; 1 with wgmma, and
+      then elided): each key and value fragment it loads feeds the mma of
+      every one of them, as FlashAttention-2's 32 rows a warp at head width
+      64. A block then holds `warps` x `tiles` query tiles, a group is that
+      many.
 
     ```mlir
     #linformer.cuda_core_schedule<warps = 8, slots = 32, staged = true,
-        groups = 2, ldmatrix = true, wgmma = false>
+        groups = 2, ldmatrix = true, wgmma = false, tiles = 2>
     ```
   }];
   let parameters = (ins
@@ -302,7 +307,8 @@ def Linformer_CUDACoreScheduleAttr
     "bool":$staged,
     "int64_t":$groups,
     "bool":$ldmatrix,
-    "bool":$wgmma);
+    "bool":$wgmma,
+    DefaultValuedParameter<"int64_t", "1">:$tiles);
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
 }

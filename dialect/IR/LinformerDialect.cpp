@@ -437,8 +437,8 @@ LogicalResult CUDAScheduleAttr::verify(
 }
 
 LogicalResult CUDACoreScheduleAttr::verify(
-    function_ref<InFlightDiagnostic()> emitError, int64_t warps,
-    int64_t slots, bool staged, int64_t groups, bool ldmatrix, bool wgmma) {
+    function_ref<InFlightDiagnostic()> emitError, int64_t warps, int64_t slots,
+    bool staged, int64_t groups, bool ldmatrix, bool wgmma, int64_t tiles) {
   if (warps < 1 || warps > 32)
     return emitError() << "warps must be 1 to 32; got " << warps;
   if (slots != 16 && slots != 32 && slots != 64)
@@ -451,6 +451,13 @@ LogicalResult CUDACoreScheduleAttr::verify(
   if (wgmma && (warps % 4 || ldmatrix))
     return emitError() << "wgmma takes warps in whole warpgroups (4) and "
                           "no ldmatrix";
+  if (tiles != 1 && tiles != 2)
+    return emitError() << "tiles (query tiles a warp) must be 1 or 2; got "
+                       << tiles;
+  if (wgmma && tiles != 1)
+    return emitError() << "wgmma takes one query tile a warp (a "
+                          "warpgroup's m64), not "
+                       << tiles;
   return success();
 }
 

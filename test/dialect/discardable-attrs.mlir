@@ -239,6 +239,21 @@ func.func @cuda_core_schedule_wgmma_six_warps() attributes {linformer.cuda_sched
 
 // -----
 
+// Query tiles a warp: 1 or 2, and 1 on warpgroup MMAs.
+// expected-error @+1 {{tiles (query tiles a warp) must be 1 or 2; got 3}}
+func.func @cuda_core_schedule_three_tiles() attributes {linformer.cuda_schedules = [{key = "attention_core/1x1x96x64x64/bf16,bf16,bf16,bf16", schedule = #linformer.cuda_core_schedule<warps = 2, slots = 32, staged = true, groups = 1, ldmatrix = true, wgmma = false, tiles = 3>, source = "file"}]} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{wgmma takes one query tile a warp (a warpgroup's m64), not 2}}
+func.func @cuda_core_schedule_wgmma_two_tiles() attributes {linformer.cuda_schedules = [{key = "attention_core/1x1x128x64x64/bf16,bf16,bf16,bf16", schedule = #linformer.cuda_core_schedule<warps = 4, slots = 32, staged = true, groups = 1, ldmatrix = false, wgmma = true, tiles = 2>, source = "file"}]} {
+  return
+}
+
+// -----
+
 // A token bound names two different loops; parts need a third loop and at
 // least one token each; masking describes parts.
 func.func @token_bound_one_loop(%x: f32) -> f32 {

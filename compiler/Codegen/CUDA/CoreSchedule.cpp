@@ -69,7 +69,11 @@ int64_t CoreShape::slotBlocks(int64_t slots) const {
 CUDACoreScheduleAttr CoreShape::choose(MLIRContext *ctx,
                                        const CoreSelectionOptions &o) const {
   int64_t tiles = n / 16;
-  int64_t warps = largestDivisorAtMost(tiles, o.warps);
+  // Query tiles a warp: as asked where they pair up, 1 with wgmma (a
+  // warpgroup's m64 is one tile a warp).
+  int64_t perWarp =
+      o.tiles > 1 && !o.wgmma && tiles % o.tiles == 0 ? o.tiles : 1;
+  int64_t warps = largestDivisorAtMost(tiles / perWarp, o.warps);
   int64_t slots = 16 * slotBlocks(o.slots);
   // wgmma: warps in whole warpgroups (4 consecutive query tiles), the
   // step's slots and the head width a valid n (at most 256).
@@ -78,19 +82,21 @@ CUDACoreScheduleAttr CoreShape::choose(MLIRContext *ctx,
   // i64 words of `exact` are not what the budget counts).
   bool fits = o.sharedBytes > 0 &&
               StagedCoreLayout(d, k, core).words * 4 <= o.sharedBytes;
-  // Query groups (warps x 16 rows) a staged block walks after one copy of
-  // its (b, h)'s keys and values: the largest divisor of the groups a head
-  // up to `o.groups` that leaves at least `o.minBlocks` blocks.
+  // Query groups (warps x tiles x 16 rows) a staged block walks after one
+  // copy of its (b, h)'s keys and values: the largest divisor of the
+  // groups a head up to `o.groups` that leaves at least `o.minBlocks`
+  // blocks.
   int64_t groups = 1;
   if (fits) {
-    int64_t groupsPerHead = tiles / warps;
+    int64_t groupsPerHead = tiles / (warps * perWarp);
     for (int64_t r = 2; r <= o.groups; ++r)
       if (groupsPerHead % r == 0 &&
           batch * heads * (groupsPerHead / r) >= o.minBlocks)
         groups = r;
   }
   return CUDACoreScheduleAttr::get(ctx, warps, slots, fits, groups,
-                                   fits && o.ldmatrix && !core, fits && core);
+                                   fits && o.ldmatrix && !core, fits && core,
+                                   perWarp);
 }
 
 CUDAF32CoreScheduleAttr
@@ -128,17 +134,20 @@ std::string CoreShape::fitsF32(CUDAF32CoreScheduleAttr s) const {
 
 std::string CoreShape::fitsShape(CUDACoreScheduleAttr s) const {
   int64_t tiles = n / 16;
-  if (tiles % s.getWarps())
-    return "warps " + std::to_string(s.getWarps()) + " do not divide its " +
-           std::to_string(tiles) + " query tiles";
+  int64_t group = s.getWarps() * s.getTiles();
+  if (tiles % group)
+    return "warps " + std::to_string(s.getWarps()) +
+           (s.getTiles() > 1 ? " x tiles " + std::to_string(s.getTiles())
+                             : std::string()) +
+           " do not divide its " + std::to_string(tiles) + " query tiles";
   if ((k / 16) % (s.getSlots() / 16))
     return "slots " + std::to_string(s.getSlots()) +
            " do not divide its k = " + std::to_string(k);
   if (!s.getStaged())
     return "";
-  if ((tiles / s.getWarps()) % s.getGroups())
+  if ((tiles / group) % s.getGroups())
     return "groups " + std::to_string(s.getGroups()) + " do not divide its " +
-           std::to_string(tiles / s.getWarps()) + " query groups a head";
+           std::to_string(tiles / group) + " query groups a head";
   if (s.getWgmma() && d > 256)
     return "wgmma takes a head width of at most 256, not " + std::to_string(d);
   return "";

@@ -36,6 +36,9 @@ struct CoreSelectionOptions {
   /// at least `minBlocks` blocks.
   int64_t groups = 1, minBlocks = 0;
   bool ldmatrix = false, wgmma = false;
+  /// Query tiles a warp takes at once (1 or 2; 1 with wgmma, or where the
+  /// query tiles are odd).
+  int64_t tiles = 1;
   /// The f32 core (no tensor cores): lanes a query row (0: chosen) and
   /// query rows a thread asked for.
   int64_t lanes = 0, rows = 2;

@@ -44,6 +44,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <deque>
 #include <functional>
 #include <limits>
 
@@ -226,7 +227,7 @@ struct CoreOperands {
     // block's warps share): no copy, no barrier, one query group a block.
     inBlocks(rewriter, op, precision, replay, exact,
              cuda::StagedCoreLayout(d, k, schedule.getWgmma()),
-             schedule.getWarps(),
+             schedule.getWarps(), schedule.getTiles(),
              schedule.getStaged() ? schedule.getGroups() : 1,
              schedule.getLdmatrix(), /*shared=*/schedule.getStaged());
   }
@@ -476,39 +477,55 @@ struct CoreOperands {
     });
   }
 
-  /// Warp w of a staged block computes its query tiles (tile0 + w, then
-  /// every `warps`-th of the block's `perBlock` groups) from the keys and
+  /// The query tiles warp w takes at once from tile `first` on: first,
+  /// first + warps, ... (`tiles` of them).
+  static SmallVector<Value> warpTiles(OpBuilder &b, Location loc, Value first,
+                                      int64_t warps, int64_t tiles) {
+    SmallVector<Value> out = {first};
+    for (int64_t t = 1; t < tiles; ++t)
+      out.push_back(arith::AddIOp::create(
+          b, loc, first, arith::ConstantIndexOp::create(b, loc, t * warps)));
+    return out;
+  }
+
+  /// Warp w of a staged block computes its query tiles (tile0 + w and
+  /// every `warps`-th after it, `tiles` at once, then the same in each of
+  /// the block's `perBlock` groups of warps x tiles) from the keys and
   /// values in `smem`.
   void computeStaged(OpBuilder &b, Location loc,
                      const cuda::StagedCoreLayout &layout, const BlockAt &at,
                      Value w, Value lane, Value smem, int64_t warps,
-                     int64_t perBlock, StringRef precision, bool emulate,
-                     bool exact, bool ldmatrix) const {
+                     int64_t tiles, int64_t perBlock, StringRef precision,
+                     bool emulate, bool exact, bool ldmatrix) const {
     StagedReader reader{loc, layout, smem, lane, precision, exact};
     KVSource kv = reader.source(layout.core && !emulate, ldmatrix);
     Value first = arith::AddIOp::create(b, loc, at.tile0, w);
     if (perBlock == 1) {
-      warp(b, loc, at.bi, at.hi, first, lane, kv, precision, emulate, exact);
+      warp(b, loc, at.bi, at.hi, warpTiles(b, loc, first, warps, tiles), lane,
+           kv, precision, emulate, exact);
       return;
     }
     scf::ForOp::create(
         b, loc, arith::ConstantIndexOp::create(b, loc, 0),
-        arith::ConstantIndexOp::create(b, loc, perBlock * warps),
-        arith::ConstantIndexOp::create(b, loc, warps), ValueRange{},
+        arith::ConstantIndexOp::create(b, loc, perBlock * warps * tiles),
+        arith::ConstantIndexOp::create(b, loc, warps * tiles), ValueRange{},
         [&](OpBuilder &b, Location loc, Value r, ValueRange) {
-          warp(b, loc, at.bi, at.hi, arith::AddIOp::create(b, loc, first, r),
+          warp(b, loc, at.bi, at.hi,
+               warpTiles(b, loc, arith::AddIOp::create(b, loc, first, r), warps,
+                         tiles),
                lane, kv, precision, emulate, exact);
           scf::YieldOp::create(b, loc);
         });
   }
 
-  /// Warp w of an unstaged block computes its query tile (tile0 + w),
-  /// reading the keys and values from global memory: operand pairs packed
-  /// as loaded (16-bit), or (emulated, replayed) single operands as the
-  /// tensor core multiplies them. TF32 reads them in WarpRows itself.
+  /// Warp w of an unstaged block computes its query tiles (tile0 + w and
+  /// every `warps`-th after it, `tiles` of them), reading the keys and
+  /// values from global memory: operand pairs packed as loaded (16-bit),
+  /// or (emulated, replayed) single operands as the tensor core multiplies
+  /// them. TF32 reads them in WarpRows itself.
   void computeGlobal(OpBuilder &b, Location loc, const BlockAt &at, Value w,
-                     Value lane, StringRef precision, bool emulate,
-                     bool exact) const {
+                     Value lane, int64_t warps, int64_t tiles,
+                     StringRef precision, bool emulate, bool exact) const {
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -538,12 +555,15 @@ struct CoreOperands {
     kv.valueAt = [&](OpBuilder &b, Value j0, int64_t jj, Value col) {
       return rnd(b, ld(b, value, addI(b, j0, jj), col));
     };
-    warp(b, loc, at.bi, at.hi, arith::AddIOp::create(b, loc, at.tile0, w),
+    warp(b, loc, at.bi, at.hi,
+         warpTiles(b, loc, arith::AddIOp::create(b, loc, at.tile0, w), warps,
+                   tiles),
          lane, kv, precision, emulate, exact);
   }
 
   /// The core's blocks: an scf.parallel over blocks (one (b, h) and
-  /// `perBlock` groups of `warps` consecutive query tiles each) around one
+  /// `perBlock` groups of `warps` x `tiles` consecutive query tiles each,
+  /// a warp taking `tiles` of a group at once) around one
   /// over its threads (warps x 32 lanes), both already mapped to block and
   /// thread ids. `shared` (staged): on the GPU the threads copy the keys
   /// and values into dynamic shared memory, meet at a barrier and compute;
@@ -552,7 +572,7 @@ struct CoreOperands {
   /// the block. Else each warp reads them from global memory.
   void inBlocks(IRRewriter &rewriter, AttentionCoreOp op, StringRef precision,
                 bool emulate, bool exact, const cuda::StagedCoreLayout &layout,
-                int64_t warps, int64_t perBlock, bool ldmatrix,
+                int64_t warps, int64_t tiles, int64_t perBlock, bool ldmatrix,
                 bool shared) const {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
@@ -560,22 +580,22 @@ struct CoreOperands {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
     Value zero = cIdx(rewriter, 0), one = cIdx(rewriter, 1);
-    int64_t groupsPerHead = n / 16 / warps;
-    // A block walks `perBlock` consecutive groups of `warps` query tiles
-    // with one copy of K and V.
+    int64_t groupsPerHead = n / 16 / (warps * tiles);
+    // A block walks `perBlock` consecutive groups of `warps` x `tiles`
+    // query tiles with one copy of K and V.
     int64_t blocksPerHead = groupsPerHead / perBlock;
     Type word = cuda::stagedWordType(ctx, exact);
     // Blocks token-major where linformer-cuda-mark-token-loops marked q's
     // batch and token dimensions (see blockAt).
     auto loops = op->getAttrOfType<DenseI64ArrayAttr>(kTokenLoopsAttrName);
     bool tokenMajor = loops && loops.asArrayRef() == ArrayRef<int64_t>{0, 2} &&
-                      blocksPerHead * perBlock * warps * 16 == n;
+                      blocksPerHead * perBlock * warps * tiles * 16 == n;
     auto outer = scf::ParallelOp::create(
         rewriter, loc, ValueRange{zero},
         ValueRange{cIdx(rewriter, batch * heads * blocksPerHead)},
         ValueRange{one}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           BlockAt at = blockAt(b, loc, ivs[0], tokenMajor, blocksPerHead,
-                               perBlock * warps);
+                               perBlock * warps * tiles);
           // One loop over the block's threads running `body(w, lane)`.
           auto threads = [&](OpBuilder &b,
                              function_ref<void(OpBuilder &, Value, Value)>
@@ -587,12 +607,13 @@ struct CoreOperands {
                          exact);
           };
           auto compute = [&](OpBuilder &b, Value w, Value lane, Value smem) {
-            computeStaged(b, loc, layout, at, w, lane, smem, warps, perBlock,
-                          precision, emulate, exact, ldmatrix);
+            computeStaged(b, loc, layout, at, w, lane, smem, warps, tiles,
+                          perBlock, precision, emulate, exact, ldmatrix);
           };
           if (!shared) {
             threads(b, [&](OpBuilder &b, Value w, Value lane) {
-              computeGlobal(b, loc, at, w, lane, precision, emulate, exact);
+              computeGlobal(b, loc, at, w, lane, warps, tiles, precision,
+                            emulate, exact);
             });
           } else if (emulate) {
             Value smem = memref::AllocOp::create(
@@ -623,12 +644,11 @@ struct CoreOperands {
         });
     cuda::mapLoop(outer, {gpu::Processor::BlockX});
     if (tokenMajor)
-      outer->setAttr(kCUDATokenRowsAttrName,
-                     TokenRowsAttr::get(
-                         ctx,
-                         DenseI64ArrayAttr::get(
-                             ctx, {batch, blocksPerHead, heads}),
-                         /*batch=*/0, /*row=*/1, perBlock * warps * 16));
+      outer->setAttr(
+          kCUDATokenRowsAttrName,
+          TokenRowsAttr::get(
+              ctx, DenseI64ArrayAttr::get(ctx, {batch, blocksPerHead, heads}),
+              /*batch=*/0, /*row=*/1, perBlock * warps * tiles * 16));
     rewriter.eraseOp(op);
   }
 
@@ -1012,17 +1032,19 @@ struct CoreOperands {
     }
 
     /// Each row's sum over its four lanes, then O / l as O times 1 / l
-    /// (one division a row; rounded to nearest even into a 16-bit output).
-    void store(OpBuilder &b, scf::ForOp loop) const {
+    /// (one division a row; rounded to nearest even into a 16-bit output),
+    /// from the slot loop's `results` of this tile (maxes, sums, output
+    /// tiles).
+    void store(OpBuilder &b, ValueRange results) const {
       Value rcp[2];
       for (int h = 0; h < 2; ++h)
         rcp[h] = arith::DivFOp::create(b, loc, cF(b, 1.0),
-                                       quad(b, loop.getResult(2 + h), false));
+                                       quad(b, results[2 + h], false));
       Type outType = cast<MemRefType>(core.out.getType()).getElementType();
       for (int64_t dt = 0; dt < dTiles; ++dt)
         for (int h = 0; h < 2; ++h)
           for (int64_t o = 0; o < 2; ++o) {
-            Value v = vector::ExtractOp::create(b, loc, loop.getResult(4 + dt),
+            Value v = vector::ExtractOp::create(b, loc, results[4 + dt],
                                                 ArrayRef<int64_t>{h, o});
             Value r = arith::MulFOp::create(b, loc, v, rcp[h]);
             if (r.getType() != outType)
@@ -1034,39 +1056,62 @@ struct CoreOperands {
     }
   };
 
-  /// One warp's 16 query rows `tile` of (bi, hi), as lane `lane` (see
-  /// WarpRows): a loop over the slots, `blocks` blocks of 16 a step, whose
-  /// iter args are the max and (partial) sum of each of the lane's two
-  /// rows, then the output tiles' accumulators. A step: the blocks'
-  /// scores, one max and one alpha a row, one rescale of the
-  /// accumulators, then their P V products.
-  void warp(OpBuilder &b, Location loc, Value bi, Value hi, Value tile,
-            Value lane, const KVSource &kv, StringRef precision, bool emulate,
-            bool exact) const {
-    WarpRows w(*this, b, loc, bi, hi, tile, lane, kv, precision, emulate,
-               exact);
-    int64_t blocks = w.blocks;
-    SmallVector<Value> init = {w.negInf, w.negInf, w.fzero, w.fzero};
-    for (int64_t dt = 0; dt < w.dTiles; ++dt)
-      init.push_back(w.zeros);
+  /// One warp's 16 query rows of each of `tiles` of (bi, hi), as lane
+  /// `lane` (see WarpRows): a loop over the slots, `blocks` blocks of 16 a
+  /// step, whose iter args are, tile by tile, the max and (partial) sum of
+  /// each of the lane's two rows, then the output tiles' accumulators. A
+  /// step: every tile's scores of the blocks, then each tile's max and
+  /// alpha a row and one rescale of its accumulators, then every tile's
+  /// P V products. The tiles' scores read the same key fragments, their
+  /// products the same value fragments, one after another (nothing
+  /// written in between): the same loads, which CSE keeps once, so each
+  /// fragment feeds the mma of every tile (FlashAttention-2 gives a warp
+  /// 32 rows at head width 64 this way).
+  void warp(OpBuilder &b, Location loc, Value bi, Value hi,
+            ArrayRef<Value> tiles, Value lane, const KVSource &kv,
+            StringRef precision, bool emulate, bool exact) const {
+    std::deque<WarpRows> ws;
+    for (Value tile : tiles)
+      ws.emplace_back(*this, b, loc, bi, hi, tile, lane, kv, precision, emulate,
+                      exact);
+    const WarpRows &w = ws.front();
+    int64_t blocks = w.blocks, per = 4 + w.dTiles;
+    SmallVector<Value> init;
+    for (size_t t = 0; t < ws.size(); ++t) {
+      init.append({w.negInf, w.negInf, w.fzero, w.fzero});
+      for (int64_t dt = 0; dt < w.dTiles; ++dt)
+        init.push_back(w.zeros);
+    }
     auto loop = scf::ForOp::create(
         b, loc, w.c(b, 0), slotEnd(b, loc, bi, 16 * blocks),
         w.c(b, 16 * blocks), init,
         [&](OpBuilder &b, Location loc, Value j0, ValueRange it) {
-          Value m[2] = {it[0], it[1]}, l[2] = {it[2], it[3]};
-          SmallVector<Value> acc(it.begin() + 4, it.end());
           // Block u starts at slot j0 + 16 u.
           SmallVector<Value> jb;
           for (int64_t u = 0; u < blocks; ++u)
             jb.push_back(u ? w.addI(b, j0, 16 * u) : j0);
-          SmallVector<SmallVector<Value>> s = w.scores(b, j0, jb);
-          WarpRows::Softmax sm = w.softmax(b, s, m, l);
-          w.accumulate(b, jb, sm, acc);
-          SmallVector<Value> next = {sm.mNew[0], sm.mNew[1], l[0], l[1]};
-          next.append(acc.begin(), acc.end());
+          SmallVector<SmallVector<SmallVector<Value>>> s;
+          for (const WarpRows &wt : ws)
+            s.push_back(wt.scores(b, j0, jb));
+          SmallVector<Value> next;
+          SmallVector<WarpRows::Softmax> sm;
+          SmallVector<SmallVector<Value>> acc;
+          for (auto [t, wt] : llvm::enumerate(ws)) {
+            ValueRange mine = it.slice(t * per, per);
+            Value m[2] = {mine[0], mine[1]}, l[2] = {mine[2], mine[3]};
+            sm.push_back(wt.softmax(b, s[t], m, l));
+            next.append({sm.back().mNew[0], sm.back().mNew[1], l[0], l[1]});
+            next.append(per - 4, Value());
+            acc.emplace_back(mine.begin() + 4, mine.end());
+          }
+          for (auto [t, wt] : llvm::enumerate(ws)) {
+            wt.accumulate(b, jb, sm[t], acc[t]);
+            llvm::copy(acc[t], next.begin() + t * per + 4);
+          }
           scf::YieldOp::create(b, loc, next);
         });
-    w.store(b, loop);
+    for (auto [t, wt] : llvm::enumerate(ws))
+      wt.store(b, loop.getResults().slice(t * per, per));
   }
 
   /// Query rows, f32, online softmax (see the file comment): one thread

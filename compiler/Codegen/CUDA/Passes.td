@@ -491,7 +491,8 @@ def LinformerCUDASelectSchedulesPass
     and the slots and head width are at most 256, else ldmatrix
     (`core-ldmatrix`); and the most query groups a staged block walks
     after one copy, up to `core-groups`, that divide its head's and keep
-    `core-min-blocks` blocks.
+    `core-min-blocks` blocks; `core-tiles` query tiles a warp where they
+    pair up and the core is not on warpgroup MMAs (else 1).
 
     Every other attention core (f32 products, on buffers, head-wide) gets
     `linformer.cuda_f32_core_schedule`, a `#linformer.cuda_f32_core_schedule`
@@ -610,6 +611,10 @@ def LinformerCUDASelectSchedulesPass
     Option<"coreGroups", "core-groups", "int64_t", /*default=*/"1",
            "attention cores, staged: query groups (warps x 16 rows) a block "
            "walks after one copy of its keys and values, at most">,
+    Option<"coreTiles", "core-tiles", "int64_t", /*default=*/"1",
+           "attention cores on tensor cores (not wgmma): query tiles of 16 "
+           "rows a warp takes at once, 1 or 2 (each key and value fragment "
+           "feeds both)">,
     Option<"coreMinBlocks", "core-min-blocks", "int64_t", /*default=*/"0",
            "attention cores, with core-groups: keep at least this many "
            "blocks">,

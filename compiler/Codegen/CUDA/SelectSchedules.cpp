@@ -73,6 +73,12 @@ struct CUDASelectSchedulesPass
           << " is not a step the tensor-core core takes (16, 32 or 64)";
       return signalPassFailure();
     }
+    if (coreTiles != 1 && coreTiles != 2) {
+      getOperation().emitError()
+          << "core-tiles must be 1 or 2 (query tiles a warp), not "
+          << int64_t(coreTiles);
+      return signalPassFailure();
+    }
     if (coreWarps < 1 || coreWarps > 32 || coreGroups < 1) {
       getOperation().emitError()
           << "core-warps must be 1 to 32 and core-groups at least 1, not "
@@ -187,6 +193,7 @@ struct CUDASelectSchedulesPass
     o.warps = coreWarps;
     o.slots = coreSlots;
     o.groups = coreGroups;
+    o.tiles = coreTiles;
     o.minBlocks = coreMinBlocks;
     o.ldmatrix = coreLdmatrix;
     o.wgmma = wgmma;

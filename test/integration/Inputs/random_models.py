@@ -560,6 +560,7 @@ class Case:
                   f"--cuda-stage-core={flip()}",
                   f"--cuda-ldmatrix-core={flip()}",
                   f"--cuda-core-groups={rng.choice([1, 2, 4])}",
+                  f"--cuda-core-tiles={rng.choice([1, 2])}",
                   f"--cuda-blocks-per-sm={rng.choice([1, 2])}",
                   # Launches merged while their grids fit the SMs, never,
                   # or whatever their size (every independent pair on the

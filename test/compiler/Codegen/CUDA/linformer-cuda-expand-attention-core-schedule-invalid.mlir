@@ -27,6 +27,20 @@ func.func @warps(%q: memref<1x2x32x16xbf16>, %k: memref<1x2x16x16xbf16>,
 
 // -----
 
+// Two query tiles a warp: 2 warps hold 4 tiles, which do not divide the
+// core's 2.
+func.func @tiles(%q: memref<1x2x32x16xbf16>, %k: memref<1x2x16x16xbf16>,
+                 %v: memref<1x2x16x16xbf16>, %o: memref<1x2x32x16xbf16>) {
+  // expected-error-re @+1 {{cannot take its schedule {{.*}}: warps 2 x tiles 2 do not divide its 2 query tiles}}
+  linformer.attention_core %q, %k, %v scale(0.25) outs(%o)
+    {linformer.cuda_core_schedule = #linformer.cuda_core_schedule<warps = 2, slots = 16, staged = false, groups = 1, ldmatrix = false, wgmma = false, tiles = 2>}
+    : (memref<1x2x32x16xbf16>, memref<1x2x16x16xbf16>, memref<1x2x16x16xbf16>,
+       memref<1x2x32x16xbf16>) -> ()
+  return
+}
+
+// -----
+
 // 32 slots a step do not divide k = 48.
 func.func @slots(%q: memref<1x1x32x16xbf16>, %k: memref<1x1x48x16xbf16>,
                  %v: memref<1x1x48x16xbf16>, %o: memref<1x1x32x16xbf16>) {

@@ -7,6 +7,7 @@
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16 emulate},linformer-cuda-tile-parallel-loops,linformer-cuda-emulate-warps,linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDEMU
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2815 core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=MMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-ldmatrix core-slots=16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STAGEDLDM
+// RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16 core-shared-bytes=2816 core-ldmatrix core-slots=16 core-tiles=2},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=TILES2
 // RUN: not linformer-opt %s --pass-pipeline='builtin.module(func.func(linformer-cuda-expand-attention-core{mma=fp8}))' 2>&1 | FileCheck %s --check-prefix=BADMMA
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16},canonicalize,cse))' | FileCheck %s --check-prefix=STEP
 // RUN: linformer-opt %s --pass-pipeline='builtin.module(one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map},func.func(linformer-cuda-select-schedules{precision=bf16},linformer-cuda-expand-attention-core{mma=bf16 emulate exact},linformer-cuda-emulate-instructions,canonicalize,cse))' | FileCheck %s --check-prefix=STEPEMU
@@ -254,6 +255,23 @@ func.func @core(%q: tensor<2x4x64x16xf32>, %k: tensor<2x4x8x16xf32>,
 // STAGEDLDM: nvvm.mma.sync A[{{.*}}]  B[%[[V2]], %[[V3]]]
 // STAGEDLDM-NOT: memref.load %view
 // STAGEDLDM: scf.yield
+// Two query tiles a warp (core-tiles = 2): the block's 2 warps take
+// tiles w and w + 2 of the 4, one slot loop carries both tiles' maxes,
+// sums and accumulators (2 x 6), both tiles' scores (4 mma.sync) come
+// before either softmax, both P V products (4) after; each stores its
+// rows after the loop.
+// TILES2-LABEL: func.func @core16
+// TILES2: scf.parallel (%[[W:.*]], %{{.*}}) = (%c0, %c0) to (%c2, %c32)
+// TILES2: gpu.barrier
+// TILES2: arith.addi %[[W]], %c2 : index
+// TILES2: %[[L:.*]]:12 = scf.for {{.*}} = %c0 to %c32 step %c16 iter_args
+// TILES2-COUNT-4: nvvm.mma.sync
+// TILES2: gpu.shuffle  xor
+// TILES2-COUNT-4: nvvm.mma.sync
+// TILES2-NOT: nvvm.mma.sync
+// TILES2: scf.yield
+// TILES2: gpu.shuffle  xor %[[L]]#2
+// TILES2: gpu.shuffle  xor %[[L]]#8
 // Emulated (rounded), the staged core is its own GPU code with its shared
 // memory, barrier, ldmatrix, mma.sync and shuffles lowered for the host by
 // linformer-cuda-emulate-warps (after linformer-cuda-tile-parallel-loops,
