@@ -432,26 +432,19 @@ void emitUnstagedTiles(IRRewriter &rewriter, linalg::GenericOp op,
             // rest unspecified. 3xTF32: each fragment as a head and a
             // tail fragment (splitTF32).
             bool x3 = o.tf32x3();
+            // (The exact host multiplies the values as loaded, unless
+            // they are split.)
             auto fragments = [&](int64_t rows,
-                                 llvm::function_ref<Value(int64_t)> load) {
-              auto type = VectorType::get({rows, 1}, f32);
-              SmallVector<Value, 2> heads, tails;
-              for (int64_t r = 0; r < rows; ++r) {
-                Value v = load(r);
-                if (!x3) {
-                  heads.push_back(rounded(b, loc, v, true));
-                  continue;
-                }
-                auto [head, tail] = splitTF32(b, loc, v);
-                heads.push_back(head);
-                tails.push_back(tail);
-              }
-              std::pair<Value, Value> frags{
-                  vector::FromElementsOp::create(b, loc, type, heads), Value()};
-              if (x3)
-                frags.second =
-                    vector::FromElementsOp::create(b, loc, type, tails);
-              return frags;
+                                 llvm::function_ref<Value(int64_t)> load)
+                -> std::pair<Value, Value> {
+              SmallVector<Value, 2> values;
+              for (int64_t r = 0; r < rows; ++r)
+                values.push_back(load(r));
+              if (o.emulate && o.exact && !x3)
+                return {vector::FromElementsOp::create(
+                            b, loc, VectorType::get({rows, 1}, f32), values),
+                        Value()};
+              return cuda::tf32Fragments(b, loc, values, x3);
             };
             SmallVector<std::pair<Value, Value>> aFrag, bFrag;
             for (int64_t i = 0; i < MT; ++i)

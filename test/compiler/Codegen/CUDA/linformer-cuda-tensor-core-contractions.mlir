@@ -46,7 +46,7 @@
 // NOPAIR-COUNT-16: memref.store %{{.*}}, %arg2
 // NOPAIR-NOT: vector.store
 // CHECK: {linformer.tensor_core}
-// TF32 on the host: each operand rounded by the kernels' own cvt.rna,
+// TF32 on the host: each operand (a fragment's loads first) rounded by the kernels' own cvt.rna,
 // which linformer-cuda-emulate-instructions computes in integer ops (half
 // a TF32 ulp added, the 13 low bits cleared, NaN kept); the tiles are the
 // GPU's (`emulate` leaves unstaged tiles alone: linformer-cuda-emulate-warps
@@ -54,7 +54,7 @@
 // TF32EMU-LABEL: func.func @projection
 // TF32EMU-NOT: nvvm.
 // TF32EMU: %[[X:.*]] = memref.load %arg0
-// TF32EMU-NEXT: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
+// TF32EMU: %[[BITS:.*]] = arith.bitcast %[[X]] : f32 to i32
 // TF32EMU-NEXT: %[[UP:.*]] = arith.addi %[[BITS]], %c4096_i32
 // TF32EMU-NEXT: %[[CLEAR:.*]] = arith.andi %[[UP]], %c-8192_i32
 // TF32EMU-NEXT: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
