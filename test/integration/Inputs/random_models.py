@@ -583,7 +583,8 @@ class Case:
         --cuda-mma and the cores go on TF32 tensor cores
         instead (three times in four where their shapes take TF32, one in
         six elsewhere): unstaged #linformer.cuda_core_schedule records of
-        random warps and slots, which must run or be refused by name."""
+        random warps, slots and query tiles a warp, which must run or be
+        refused by name."""
         rc, out = run([os.path.join(self.args.bin, "linformer-compile"), mpath,
                        "--target=cuda", "--print-schedule"], 300)
         if rc != 0 or "{" not in out:
@@ -607,16 +608,18 @@ class Case:
             tf32 = draw.choice(["tf32", "tf32x3"])
         for r in cores:
             if tf32:
-                # Warps dividing the n / 16 query tiles and slots dividing k
-                # three times in four, the fourth among all.
+                # Query tiles a warp (1 or 2); warps whose tiles divide the
+                # n / 16 query tiles and slots dividing k three times in
+                # four, the fourth among all.
                 _, n, _, k = map(int, r["key"].split("/")[1].split("x")[1:])
+                tiles = rng.choice([1, 2])
                 warps = [1, 2, 4, 8] if rng.random() < 0.25 else \
-                    [x for x in (1, 2, 4, 8) if x == 1 or (n // 16) % x == 0]
+                    [x for x in (1, 2, 4, 8) if x == 1 or (n // 16) % (x * tiles) == 0]
                 slots = [16, 32, 64] if rng.random() < 0.25 else \
                     [x for x in (16, 32, 64) if x == 16 or k % x == 0]
                 r["schedule"] = (f"#linformer.cuda_core_schedule<warps = {rng.choice(warps)}, "
                                  f"slots = {rng.choice(slots)}, staged = false, groups = 1, "
-                                 "ldmatrix = false, wgmma = false>")
+                                 f"ldmatrix = false, wgmma = false, tiles = {tiles}>")
                 continue
             # attention_core/BxHxNxDxK/...: three draws of four among the
             # counts that fit (rows: n a multiple of 32 of them; lanes:
