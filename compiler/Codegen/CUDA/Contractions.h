@@ -217,6 +217,9 @@ struct Plan {
   int64_t rows, cols;     ///< warp tiles along rows and columns (folded)
   int64_t split = 1;      ///< parts of the k loop, each its own warps
   Staging staging;        ///< a block's shared copy (warpsM == 0: none)
+  /// Staged: the block tiles along rows and columns (a split-K part's).
+  int64_t blockRows() const { return rows / staging.warpsM; }
+  int64_t blockCols() const { return cols / staging.warpsN; }
   /// A lane's two adjacent columns of C stored as one 2-element vector
   /// where C's layout allows (pairedColumns); off: one store an element
   /// (CUDAScheduleAttr's pair_stores).

@@ -77,7 +77,7 @@ struct StagedTiles {
     warps = s.warpsM * WN, threadCount = warps * kWarp;
     BM = s.warpsM * kTileM * MT, BN = WN * kTileN * NT;
     BK = s.chunk;
-    blockRows = p.rows / s.warpsM, blockCols = p.cols / WN;
+    blockRows = p.blockRows(), blockCols = p.blockCols();
     zero = c(rewriter, 0), one = c(rewriter, 1);
     f32 = rewriter.getF32Type();
     accType = VectorType::get({2, 2}, f32);

@@ -172,10 +172,10 @@ struct CUDATensorCoreContractionsPass
           rewriter, loc, MemRefType::get(shape, rewriter.getF32Type()));
       // The parts summed in the kernel: a counter a block tile.
       if (sumPartsInKernel && p.staging.warpsM) {
-        int64_t tiles =
-            (p.rows / p.staging.warpsM) * (p.cols / p.staging.warpsN);
         counters = memref::AllocOp::create(
-            rewriter, loc, MemRefType::get({tiles}, rewriter.getI32Type()));
+            rewriter, loc,
+            MemRefType::get({p.blockRows() * p.blockCols()},
+                            rewriter.getI32Type()));
         // The CUDA runtime zeroes intermediates once, at set-up, and the
         // kernel leaves its counters at zero; the host's buffers come
         // from malloc, so there they are zeroed before each launch.
