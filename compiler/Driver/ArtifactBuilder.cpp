@@ -138,6 +138,26 @@ llvm::Error Compile::addBuffers(ArrayRef<int64_t> intermediates,
   return llvm::Error::success();
 }
 
+void Compile::nameBuffers(lf::Manifest &manifest,
+                          ArrayRef<KernelLaunchAttr> kernels) {
+  // What an initializer writes (panels of a weight, E's row sums) is made
+  // once per session and kept: a constant ("const0", ...), not an
+  // intermediate of every run ("tmp0", ...; numbered apart, so that a plan
+  // without initializers names its buffers as before).
+  for (KernelLaunchAttr k : kernels)
+    for (int64_t id : k.getInitializer() ? k.getWrites() : ArrayRef<int64_t>{})
+      if (size_t(id) < manifest.buffers.size() &&
+          manifest.buffers[size_t(id)].kind == lf::BufferKind::Intermediate)
+        manifest.buffers[size_t(id)].kind = lf::BufferKind::Constant;
+  int64_t temporaries = 0, constants = 0;
+  for (lf::ManifestBuffer &b : manifest.buffers) {
+    if (b.kind == lf::BufferKind::Intermediate)
+      b.name = "tmp" + std::to_string(temporaries++);
+    else if (b.kind == lf::BufferKind::Constant)
+      b.name = "const" + std::to_string(constants++);
+  }
+}
+
 /// The CPU sections of an artifact: the lowered module's kernels as a
 /// shared object (or `prebuilt`'s bytes) plus the manifest, added to
 /// `writer`.
@@ -165,17 +185,9 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
     k.scheduleJson = plan.scheduleJson[i];
     if (StringAttr generator = launch.getGenerator())
       k.generator = generator.str();
-    // What an initializer writes (panels of a weight) is made once per
-    // session and kept: a constant ("const0", ...), not an intermediate of
-    // every run ("tmp0", ...; numbered apart, so that a plan without
-    // initializers names its buffers as before).
     k.initializer = launch.getInitializer();
     k.allReduce = launch.getAllReduce();
     k.gatherBlocks = launch.getGather();
-    for (int64_t id : k.initializer ? launch.getWrites() : ArrayRef<int64_t>{})
-      if (size_t(id) < manifest.buffers.size() &&
-          manifest.buffers[size_t(id)].kind == lf::BufferKind::Intermediate)
-        manifest.buffers[size_t(id)].kind = lf::BufferKind::Constant;
     // The length rule (the code follows it: K_abi). The runtime evaluates
     // it with the model's lengths input.
     if (TokenRowsAttr rows = launch.getRows()) {
@@ -193,13 +205,7 @@ llvm::Error Compile::addCPUSections(ModuleOp module,
     }
     manifest.kernels.push_back(k);
   }
-  int64_t temporaries = 0, constants = 0;
-  for (lf::ManifestBuffer &b : manifest.buffers) {
-    if (b.kind == lf::BufferKind::Intermediate)
-      b.name = "tmp" + std::to_string(temporaries++);
-    else if (b.kind == lf::BufferKind::Constant)
-      b.name = "const" + std::to_string(constants++);
-  }
+  nameBuffers(manifest, plan.kernels);
   // The object first: the manifest records its hash.
   std::string so;
   if (prebuilt)

@@ -113,6 +113,9 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     }
     // A length variant: launched only for the longest lengths it covers.
     k.maxLength.assign(a.getMaxLength().begin(), a.getMaxLength().end());
+    // Run once, when a session is created (linformer-cuda-plan-launches
+    // {initializers}): what it writes is a constant.
+    k.initializer = a.getInitializer();
     // What it may write (the rest it only reads): the runtime's graphs
     // order kernels by it.
     k.writes.assign(a.getWrites().begin(), a.getWrites().end());
@@ -141,6 +144,7 @@ llvm::Error Compile::writeCUDAArtifact(ModuleOp module,
     k.scheduleJson = json;
     manifest.kernels.push_back(std::move(k));
   }
+  nameBuffers(manifest, plan.getKernels());
   manifest.formatVersion = lf::formatVersionFor(manifest);
 
   // The cubin, from the toolkit's ptxas (Target/CUDA).

@@ -165,6 +165,11 @@ struct Compile {
   lf::Manifest startManifest(lf::ManifestTarget target);
   llvm::Error addBuffers(ArrayRef<int64_t> intermediates,
                          ArrayRef<int64_t> sequences, lf::Manifest &manifest);
+  /// What the initializers among `kernels` (the plan's) write becomes
+  /// constants, and the intermediates and constants are named in order
+  /// ("tmp0", ..., "const0", ...).
+  static void nameBuffers(lf::Manifest &manifest,
+                          ArrayRef<KernelLaunchAttr> kernels);
   llvm::Error addCPUSections(ModuleOp module, const sched::CPUTarget &target,
                              const Plan &plan, lf::ArtifactWriter &writer,
                              const std::string *prebuilt = nullptr);

@@ -71,6 +71,7 @@ struct Flags {
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);
+    mirror<bool>(&CUDAPipelineOptions::initializers);
     mirror<bool>(&CUDAPipelineOptions::wgmma);
     mirror<int64_t>(&CUDAPipelineOptions::wgmmaInFlight);
     mirror<int64_t>(&CUDAPipelineOptions::wgmmaSwizzle);

@@ -417,6 +417,7 @@ void addGPUModules(OpPassManager &pm, const CUDAPipelineOptions &options,
   LinformerCUDAPlanLaunchesPassOptions planOptions;
   planOptions.sm = shape.target.sm;
   planOptions.blocksPerSM = options.blocksPerSM;
+  planOptions.initializers = options.initializers;
   pm.addPass(createLinformerCUDAPlanLaunchesPass(planOptions));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());

@@ -218,6 +218,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "spill); the staged kernels' shared memory is sized "
                      "for 2; 1: no request, ptxas chooses"),
       llvm::cl::init(1)};
+  PassOptions::Option<bool> initializers{
+      *this, "initializers",
+      llvm::cl::desc("Kernels that read only weights (E's row sums of a "
+                     "model without lengths) run once, when a session is "
+                     "created, instead of in every run "
+                     "(linformer-cuda-plan-launches{initializers})"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> prefetchContractions{
       *this, "prefetch-contractions",
       llvm::cl::desc("Staged contractions: two shared buffers, and each "

@@ -695,11 +695,11 @@ LogicalResult KernelLaunchAttr::verify(
     return emitError() << "kernel '" << name.getValue()
                        << "': max_length must be [lo, hi] with 0 <= lo < hi "
                           "(launched when lo < the longest length <= hi)";
-  if (initializer && (rows || !maxLength.empty() || !grid.empty()))
+  if (initializer && (rows || !maxLength.empty()))
     return emitError() << "kernel '" << name.getValue()
-                       << "': an initializer runs once per session on the "
-                          "cpu, for no run's lengths; it takes no length "
-                          "rule, length variant or CUDA launch";
+                       << "': an initializer runs once per session, for no "
+                          "run's lengths; it takes no length rule or length "
+                          "variant";
   return success();
 }
 

@@ -447,14 +447,10 @@ static std::string checkBuffers(const Manifest &m) {
     if (b.sizedInBytes()) {
       if (b.bytes == 0)
         return std::string(where +
-                   (b.kind == BufferKind::Constant ? "a constant"
-                                                   : "an intermediate") +
-                   " needs 'bytes' > 0");
-      if (b.kind == BufferKind::Constant && m.target.kind != "cpu")
-        return std::string(where +
-                   "constants are made by initializer kernels, "
-                   "which are cpu kernels, and the target is " +
-                   m.target.kind);
+                           (b.kind == BufferKind::Constant
+                                ? "a constant"
+                                : "an intermediate") +
+                           " needs 'bytes' > 0");
       if (b.bytes > uint64_t(kMaxTensorBytes))
         return std::string(where + "'bytes' " + std::to_string(b.bytes) +
                    " exceeds the limit of 2^62");
@@ -612,11 +608,6 @@ static std::string checkKernel(const Manifest &m, size_t i) {
     return std::string(where + "generator \"" + k.generator +
                "\" is not mlir or halide");
   if (k.initializer) {
-    if (m.target.kind != "cpu")
-      return std::string(where +
-                 "an initializer is a cpu kernel, and the target "
-                 "is " +
-                 m.target.kind);
     if (k.hasRows() || !k.maxLength.empty())
       return std::string(where + "an initializer runs once per session, for no "
                          "run's lengths: it takes no length rule or "

@@ -412,14 +412,18 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
     // Intermediates start zeroed, as the CPU's arena: blocks a length rule
     // skips leave padded rows as an earlier run wrote them, and the kernels
     // that read them through zero weights (E's padded columns) need them
-    // finite. On the session's stream, so before any of its launches.
+    // finite. Constants too, as the CPU's, for the initializers that add
+    // into what they write. On the session's stream, so before any of its
+    // launches.
     for (size_t i = 0; i < manifest.buffers.size(); ++i)
-      if (manifest.buffers[i].kind == BufferKind::Intermediate)
-        d.check(d.cuMemsetD8Async(device_[i], 0,
-                                  std::max<size_t>(
-                                      manifest.buffers[i].byteSize(), 1),
-                                  stream_),
-                "zeroing intermediate '" + manifest.buffers[i].name + "'");
+      if (manifest.buffers[i].kind == BufferKind::Intermediate ||
+          manifest.buffers[i].kind == BufferKind::Constant)
+        d.check(
+            d.cuMemsetD8Async(
+                device_[i], 0,
+                std::max<size_t>(manifest.buffers[i].byteSize(), 1), stream_),
+            "zeroing " + std::string(bufferKindName(manifest.buffers[i].kind)) +
+                " '" + manifest.buffers[i].name + "'");
     // Branch streams and events, where runs may capture graphs.
     if (branches > 1 && graphs_ != 0) {
       for (int i = 1; i < branches; ++i) {
@@ -441,10 +445,39 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
         d.check(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
         events_.push_back(e);
       }
+    initialize();
   } catch (...) {
     release();
     throw;
   }
+}
+
+void CudaSession::initialize() {
+  const Driver &d = driver();
+  const Manifest &m = manifest_;
+  initializerMs_.assign(m.kernels.size(), -1.0);
+  bool any = false;
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    if (!m.kernels[k].initializer)
+      continue;
+    any = true;
+    if (!events_.empty())
+      d.check(d.cuEventRecord(events_[2 * k], stream_), "cuEventRecord");
+    launchKernel(k, device_, m.kernels[k].grid[0], stream_);
+    if (!events_.empty())
+      d.check(d.cuEventRecord(events_[2 * k + 1], stream_), "cuEventRecord");
+  }
+  if (!any)
+    return;
+  // A fault in an initializer is the error of the session's creation.
+  d.check(d.cuStreamSynchronize(stream_), "running the initializer kernels");
+  for (size_t k = 0; k < m.kernels.size() && !events_.empty(); ++k)
+    if (m.kernels[k].initializer) {
+      float ms = 0;
+      d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
+              "cuEventElapsedTime");
+      initializerMs_[k] = double(ms);
+    }
 }
 
 CudaSession::~CudaSession() { release(); }
@@ -568,6 +601,8 @@ void CudaSession::run(const std::vector<void *> &host,
     d.check(d.cuStreamSynchronize(stream_), "running the kernels");
   if (kernelMs && !events_.empty())
     for (size_t k = 0; k < m.kernels.size(); ++k) {
+      if (m.kernels[k].initializer)
+        continue;
       float ms = 0;
       d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
               "cuEventElapsedTime");
@@ -609,6 +644,9 @@ void CudaSession::launchKernels(const std::vector<uint64_t> &address,
   const Driver &d = driver();
   const Manifest &m = manifest_;
   for (size_t k = 0; k < m.kernels.size(); ++k) {
+    // Initializers ran when the session was created.
+    if (m.kernels[k].initializer)
+      continue;
     int64_t blocksX = launchBlocksX(k, gridX);
     if (!events_.empty())
       d.check(d.cuEventRecord(events_[2 * k], stream_), "cuEventRecord");
@@ -654,7 +692,7 @@ void CudaSession::launchBranches(const std::vector<uint64_t> &address,
   };
   for (size_t k = 0; k < count; ++k) {
     int64_t blocksX = launchBlocksX(k, gridX);
-    if (blocksX <= 0)
+    if (blocksX <= 0 || m.kernels[k].initializer)
       continue;
     std::vector<size_t> deps;
     for (size_t j = 0; j < k; ++j)

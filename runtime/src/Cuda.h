@@ -59,13 +59,13 @@ void deviceCopy(const CudaModule &module, void *hostDst, uint64_t deviceSrc,
 
 class CudaSession {
 public:
-  /// Allocates the session's device buffers and uploads (or shares) the
-  /// weights. `stream`: the caller's, which the session uses and never
-  /// destroys; null: one of its own. `graphs` (lf_session_options.
-  /// cuda_graphs): 1, runs replay their launches as CUDA graphs
-  /// (LF_UNAVAILABLE with a driver that has none, LF_INVALID_ARGUMENT with
-  /// `profile`); -1, runs with device I/O do, where neither stands in the
-  /// way; 0, none does. `branches` (lf_session_options.
+  /// Allocates the session's device buffers, uploads (or shares) the
+  /// weights and runs the initializer kernels, once. `stream`: the caller's,
+  /// which the session uses and never destroys; null: one of its own.
+  /// `graphs` (lf_session_options.cuda_graphs): 1, runs replay their
+  /// launches as CUDA graphs (LF_UNAVAILABLE with a driver that has none,
+  /// LF_INVALID_ARGUMENT with `profile`); -1, runs with device I/O do, where
+  /// neither stands in the way; 0, none does. `branches` (lf_session_options.
   /// cuda_graph_branches) >= 2: a graph's kernels go on that many
   /// branches (see launchBranches). Throws Error.
   CudaSession(std::shared_ptr<const CudaModule> module,
@@ -89,12 +89,22 @@ public:
            std::vector<std::vector<double>> *kernelMs,
            const std::vector<int64_t> &ioBytes = {});
 
+  /// The milliseconds initializer kernel k took when the session was
+  /// created (CUDA events, with profiling), else -1.
+  double initializerMs(size_t k) const {
+    return k < initializerMs_.size() ? initializerMs_[k] : -1.0;
+  }
+
   /// The most graphs a session keeps (one per distinct launch shape and
   /// binding); past it, the least recently replayed is dropped.
   static constexpr size_t kMaxGraphs = 64;
 
 private:
   void release() noexcept;
+  /// Runs the initializer kernels once, in manifest order, on the
+  /// session's buffers (the constants they write stay for every run), and
+  /// waits for them.
+  void initialize();
   /// The kernels in manifest order, bound to `address`, block x up to
   /// `gridX` (see run), on the session's stream.
   void launchKernels(const std::vector<uint64_t> &address,
@@ -127,6 +137,7 @@ private:
   void *stream_ = nullptr;
   bool ownsStream_ = true;
   std::vector<void *> events_; ///< 2 per kernel when profiling
+  std::vector<double> initializerMs_;
   /// With branches: the streams besides stream_, an event per kernel
   /// (recorded after its launch) and the capture's fork event.
   std::vector<void *> branchStreams_, kernelEvents_;

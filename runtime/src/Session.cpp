@@ -504,7 +504,10 @@ void Session::Impl::plan() {
   // and the arena are never resident at once (the bench encoder's 48 MiB
   // of panels would otherwise add to its peak).
   bound = owned;
-  initialize();
+  // A CUDA session runs its initializers on the device, once, as it is
+  // created (below).
+  if (!module->cuda())
+    initialize();
   arena = std::make_unique<AlignedBuffer>(total);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     BufferKind kind = m.buffers[i].kind;
@@ -516,6 +519,10 @@ void Session::Impl::plan() {
     cuda = std::make_unique<CudaSession>(module->cuda(), m, *weights, profiling,
                                          cudaStream, cudaGraphs,
                                          cudaGraphBranches);
+  // An initializer's one run is its profile, as on the CPU.
+  for (size_t k = 0; cuda && profiling && k < m.kernels.size(); ++k)
+    if (m.kernels[k].initializer && cuda->initializerMs(k) >= 0)
+      kernelMs[k].push_back(cuda->initializerMs(k));
 }
 
 void Session::Impl::initialize() {

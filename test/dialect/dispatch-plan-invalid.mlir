@@ -103,7 +103,7 @@ func.func @rows_tile() attributes {linformer.dispatch_plan = #linformer.dispatch
 
 // -----
 
-// expected-error @+1 {{kernel 'k': an initializer runs once per session on the cpu, for no run's lengths; it takes no length rule, length variant or CUDA launch}}
+// expected-error @+1 {{kernel 'k': an initializer runs once per session, for no run's lengths; it takes no length rule or length variant}}
 func.func @initializer_rows() attributes {linformer.dispatch_plan = #linformer.dispatch_plan<kernels = [#linformer.kernel<"k", workgroups = 32, buffers = [0], initializer, rows = #linformer.token_rows<grid = [1, 8, 4], batch = 0, row = 2, tile = 32>>], intermediates = []>} {
   return
 }

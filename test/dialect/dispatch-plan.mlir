@@ -78,6 +78,21 @@ func.func @initializer(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32
 
 // -----
 
+// A CUDA kernel may be an initializer too (E's row sums of a model with no
+// lengths: weights only, made once per session).
+// CHECK-LABEL: func.func @cuda_initializer
+// CHECK-SAME: #linformer.kernel<"cuda_kernel_0", workgroups = 8, buffers = [1, 3], writes = [3], grid = [8, 1, 1], block = [32, 4, 1], initializer>
+func.func @cuda_initializer(%x: memref<16xf32>, %w: memref<16xf32>, %y: memref<16xf32>)
+    attributes {linformer.dispatch_plan = #linformer.dispatch_plan<
+      kernels = [
+        #linformer.kernel<"cuda_kernel_0", workgroups = 8, buffers = [1, 3],
+          writes = [3], grid = [8, 1, 1], block = [32, 4, 1], initializer>],
+      intermediates = [64]>} {
+  return
+}
+
+// -----
+
 // The arguments that hold tokens (the sequence input and the output, not
 // the weight of their [b, n]), with packed sequence buffers.
 // CHECK-LABEL: func.func @sequences

@@ -715,14 +715,44 @@ TEST(Manifest, SequenceParallelGather) {
          "generator");
 }
 
-// Constants and initializers are cpu only: a cuda manifest has neither.
-TEST(Manifest, InitializersAreCpuOnly) {
+// A cuda manifest's initializers (E's row sums of a model without lengths,
+// made once per session on the device) launch as its other kernels do, and
+// bind weights and constants only, as the cpu's.
+TEST(Manifest, CudaInitializers) {
   Manifest m = cudaManifest();
-  m.kernels[0].initializer = true;
+  ManifestBuffer sums;
+  sums.name = "sums";
+  sums.kind = BufferKind::Constant;
+  sums.bytes = 4096;
+  m.buffers.push_back(sums); // 5
+  ManifestKernel init{"encoder_kernel_2", 8, {2, 5}, "{}"};
+  init.grid = {8, 1, 1};
+  init.block = {32, 4, 1};
+  init.initializer = true;
+  m.kernels.insert(m.kernels.begin(), init);
+  m.kernels[1].buffers = {5, 0, 4};
   m.formatVersion = kManifestFormatVersionInitializers;
-  EXPECT_EQ(validateManifest(m),
-            "manifest: kernel 0: an initializer is a cpu kernel, and the "
-            "target is cuda");
+  ASSERT_EQ(validateManifest(m), "");
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  Manifest again;
+  ASSERT_TRUE(parseManifest(text, again).ok());
+  EXPECT_TRUE(again.kernels[0].initializer);
+  EXPECT_EQ(again.kernels[0].grid, (std::vector<int64_t>{8, 1, 1}));
+  EXPECT_EQ(again.buffers[5].kind, BufferKind::Constant);
+  auto expect = refusalsOf(m);
+  expect(
+      [](Manifest &b) {
+        b.kernels[0].buffers = {0, 5};
+      },
+      "kernel 0: an initializer binds weights and constants only, and "
+      "buffer 0 ('x') is an input");
+  expect(
+      [](Manifest &b) {
+        b.kernels[0].maxLength = {0, 512};
+      },
+      "kernel 0: an initializer runs once per session, for no run's "
+      "lengths: it takes no length rule or length variant");
 }
 
 // A kernel's length rule round-trips and each of its rules is checked.

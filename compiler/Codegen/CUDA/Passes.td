@@ -338,6 +338,18 @@ def LinformerCUDAPlanLaunchesPass
     intrinsics write nothing; an op whose effects are unknown (other
     inline assembly), or a write it cannot trace, makes every buffer
     written.
+
+    Initializers (`initializers`): a launch that computes the same values in
+    every run, from the weights alone, is marked `initializer`, and the
+    runtime runs it once, when a session is created, instead of in every
+    run (the CPU's packed weight panels are such kernels; on CUDA, E's row
+    sums of a model without lengths, which a 65536-token E makes a 32 MiB
+    read). Found as a fixed point over the plan: a launch with no length
+    rule or variant, whose every bound argument is a weight
+    (`isWeightArgument`) it does not write, and every bound intermediate is
+    written only by such launches, each of which comes before every other
+    launch that binds it (so no run's kernel sees it half made). What they
+    write becomes the session's constants.
   }];
   let options = [
     Option<"sm", "sm", "int64_t", /*default=*/"90",
@@ -345,6 +357,9 @@ def LinformerCUDAPlanLaunchesPass
     Option<"blocksPerSM", "blocks-per-sm", "int64_t", /*default=*/"1",
            "blocks of each kernel an SM should hold at once, where they "
            "fit (1: no request)">,
+    Option<"initializers", "initializers", "bool", /*default=*/"false",
+           "launches that read only weights (and what such launches wrote) "
+           "run once per session, as initializers">,
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::NVVM::NVVMDialect",

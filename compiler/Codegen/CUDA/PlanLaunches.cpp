@@ -391,6 +391,65 @@ struct CUDAPlanLaunchesPass
 
   /// The entry's dispatch plan: every launch in order (length variants
   /// with their ranges), its buffers, the intermediates' sizes.
+  /// The launches that compute the same values in every run, from the
+  /// weights alone, become initializers: the candidates (no length rule or
+  /// variant) shrink to a fixed point where each binds arguments only as
+  /// weights it reads, and intermediates only where every writer is a
+  /// candidate and comes before every launch that is not.
+  void markInitializers(Plan &p) {
+    unsigned args = p.fn.getNumArguments();
+    size_t n = p.kernels.size();
+    SmallVector<bool> candidate(n);
+    for (auto [k, attr] : llvm::enumerate(p.kernels))
+      candidate[k] = !attr.getRows() && attr.getMaxLength().empty();
+    auto made = [&](size_t k) {
+      for (int64_t id : p.kernels[k].getBuffers()) {
+        bool written = llvm::is_contained(p.kernels[k].getWrites(), id);
+        if (id < int64_t(args)) {
+          if (written || !isWeightArgument(p.fn, unsigned(id)))
+            return false;
+          continue;
+        }
+        // The last candidate writer and the first other binder.
+        size_t lastWriter = 0, firstOther = n;
+        for (size_t j = 0; j < n; ++j) {
+          KernelLaunchAttr other = p.kernels[j];
+          if (!llvm::is_contained(other.getBuffers(), id))
+            continue;
+          bool writes = llvm::is_contained(other.getWrites(), id);
+          if (writes && !candidate[j])
+            return false;
+          if (writes)
+            lastWriter = j;
+          else if (!candidate[j])
+            firstOther = std::min(firstOther, j);
+        }
+        if (firstOther < lastWriter)
+          return false;
+      }
+      return true;
+    };
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t k = 0; k < n; ++k)
+        if (candidate[k] && !made(k)) {
+          candidate[k] = false;
+          changed = true;
+        }
+    }
+    for (size_t k = 0; k < n; ++k) {
+      if (!candidate[k])
+        continue;
+      KernelLaunchAttr a = p.kernels[k];
+      p.kernels[k] = KernelLaunchAttr::get(
+          a.getContext(), a.getName(), a.getWorkgroups(), a.getBuffers(),
+          a.getWrites(), a.getSchedule(), a.getShape(), a.getGenerator(),
+          a.getGrid(), a.getBlock(), a.getShared(), a.getBlocksPerSm(),
+          a.getRows(), a.getMaxLength(), /*initializer=*/true, a.getAllReduce(),
+          a.getGather());
+    }
+  }
+
   LogicalResult plan(func::FuncOp fn) {
     Plan p;
     p.fn = fn;
@@ -432,6 +491,8 @@ struct CUDAPlanLaunchesPass
              << p.launchRows.size() << " block loops, and there are "
              << p.launches.size() << " launches";
     fn->removeAttr(kCUDALaunchRowsAttrName);
+    if (initializers)
+      markInitializers(p);
     if (failed(moveKernels(p)))
       return failure();
     // linformer-packed-sequences{entry} marked the arguments it made

@@ -24,6 +24,9 @@ the last block that holds a real token of some sequence. A length variant
 ("max_length": [lo, hi]) is launched only when lo < the longest length <= hi
 (without --lengths every sequence is n long).
 
+Initializers ("initializer": true) launch once per session, right after its
+buffers are allocated, in manifest order, and in no run.
+
 --graphs (linformer-run --cuda-graphs; every run with the same lengths):
 each session's first run captures its launches into a graph (as many as
 the run launches) and instantiates it; every run, the first too, launches
@@ -57,7 +60,7 @@ buffers = m["buffers"]
 
 
 def nbytes(b):
-    if b["kind"] == "intermediate":
+    if b["kind"] in ("intermediate", "constant"):
         return b["bytes"]
     size = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "u8": 1}[b["dtype"]]
     for d in b["shape"]:
@@ -127,11 +130,26 @@ for i in weights:
     expect(f"upload of weight {buffers[i]['name']}",
            lambda e: e[:3] == ["htod", str(alloc[i]), str(nbytes(buffers[i]))])
 launches = 0
+initialized = 0
+
+
+def expect_launch(k, grid, bound):
+    want = (["launch", k["symbol"]] + [str(v) for v in grid + k["block"]] +
+            [str(k["shared_bytes"]), ":"] + [str(bound[b]) for b in k["buffers"]])
+    # From a cubin the stand-in driver cannot count parameters ("?").
+    expect("launch " + " ".join(want[1:]),
+           lambda e: e == want or (code == "cubin" and e == want[:10] + ["?"]))
+
+
 for s in range(sessions):
     for i in others:
         e = expect(f"alloc of {buffers[i]['kind']} {buffers[i]['name']}",
                    lambda e: e[0] == "alloc" and int(e[2]) == max(nbytes(buffers[i]), 1))
         alloc[i] = int(e[1])
+    for k in m["kernels"]:
+        if k.get("initializer"):
+            expect_launch(k, list(k["grid"]), alloc)
+            initialized += 1
     bound = dict(alloc)
     if device_io:
         for i in others:
@@ -165,6 +183,8 @@ for s in range(sessions):
             first = launches
         for k in m["kernels"]:
             grid = list(k["grid"])
+            if k.get("initializer"):
+                continue
             if "max_length" in k:
                 lo, hi = k["max_length"]
                 if not lo < longest <= hi:
@@ -176,11 +196,7 @@ for s in range(sessions):
                     shortened += 1
                 if grid[0] == 0:
                     continue
-            want = (["launch", k["symbol"]] + [str(v) for v in grid + k["block"]] +
-                    [str(k["shared_bytes"]), ":"] + [str(bound[b]) for b in k["buffers"]])
-            # From a cubin the stand-in driver cannot count parameters ("?").
-            expect("launch " + " ".join(want[1:]),
-                   lambda e: e == want or (code == "cubin" and e == want[:10] + ["?"]))
+            expect_launch(k, grid, bound)
             launches += 1
         if graphs and launches - first != captured:
             sys.exit(f"run {r}: graph {exe} holds {captured} launches, the run "
@@ -211,4 +227,5 @@ print(f"OK: {code}, {len(weights)} weights uploaded once, {sessions} session(s) 
       f"{', its launches captured once as a CUDA graph and replayed' if graphs else ''}, "
       f"{launches} launches of {len(m['kernels'])} kernels bound as the manifest says"
       + (f", {shortened} shortened by their length rules" if lengths is not None else "")
-      + (f", {skipped} length variants skipped" if variants else ""))
+      + (f", {skipped} length variants skipped" if variants else "")
+      + (f", {initialized} initializer launches (once a session)" if initialized else ""))
