@@ -68,6 +68,7 @@ struct Flags {
     mirror<bool>(&CUDAPipelineOptions::pairRowSums);
     mirror<bool>(&CUDAPipelineOptions::foldRowElementwise);
     mirror<int64_t>(&CUDAPipelineOptions::rowSumUnroll);
+    mirror<bool>(&CUDAPipelineOptions::rowSumVectors);
     mirror<int64_t>(&CUDAPipelineOptions::asyncStages);
     mirror<int64_t>(&CUDAPipelineOptions::chunkKContractions);
     mirror<int64_t>(&CUDAPipelineOptions::blocksPerSM);

@@ -501,6 +501,7 @@ void mlir::linformer::buildCUDAPipeline(OpPassManager &pm,
   reduceOptions.pairs = options.pairRowSums;
   reduceOptions.foldElementwise = options.foldRowElementwise;
   reduceOptions.unroll = options.rowSumUnroll;
+  reduceOptions.vectors = options.rowSumVectors;
   funcPm.addPass(createLinformerCUDAWarpReductionsPass(reduceOptions));
   // Ops over tokens keep their (batch, token) loops for a length rule.
   funcPm.addPass(createLinformerCUDATokenParallelLoopsPass());

@@ -365,6 +365,13 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
                      "loads are in flight together (1, 2, 4 or 8; 1: one "
                      "load at a time)"),
       llvm::cl::init(4)};
+  PassOptions::Option<bool> rowSumVectors{
+      *this, "row-sum-vectors",
+      llvm::cl::desc("Row sums: a lane's unrolled steps contiguous, each "
+                     "input loaded as one aligned vector of up to 16 bytes "
+                     "where they fit one (linformer-cuda-warp-reductions"
+                     "{vectors}); off: steps 32 apart, one element a load"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",
       llvm::cl::desc("Staged contractions: k values a block copies and "

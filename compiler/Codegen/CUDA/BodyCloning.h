@@ -189,10 +189,15 @@ inline int64_t runElementBytes(linalg::GenericOp g) {
 /// `indices` and at the `n` - 1 after them along its last loop dimension:
 /// an input that has that dimension is loaded once, as a vector of n
 /// aligned to its size (the caller's indices make it so), any other once
-/// as a scalar; the body is cloned for each value.
-inline SmallVector<Value> cloneBodyRun(OpBuilder &b, Location loc,
-                                       linalg::GenericOp g,
-                                       ArrayRef<Value> indices, int64_t n) {
+/// as a scalar; the body is cloned for each value. `given` maps inputs to
+/// values (not loaded; the same for every element); `inits`, when not
+/// empty, the output's running value of each of the n elements (a
+/// reduction's: each element's body adds into its own).
+inline SmallVector<Value>
+cloneBodyRun(OpBuilder &b, Location loc, linalg::GenericOp g,
+             ArrayRef<Value> indices, int64_t n,
+             ArrayRef<std::pair<OpOperand *, Value>> given = {},
+             ValueRange inits = {}) {
   unsigned lastDim = g.getNumLoops() - 1;
   AffineExpr last = getAffineDimExpr(lastDim, g.getContext());
   struct Loaded {
@@ -201,7 +206,11 @@ inline SmallVector<Value> cloneBodyRun(OpBuilder &b, Location loc,
     bool vector;
   };
   SmallVector<Loaded> loaded;
+  for (auto [in, v] : given)
+    loaded.push_back({g.getMatchingBlockArgument(in), v, false});
   for (OpOperand *in : g.getDpsInputOperands()) {
+    if (llvm::any_of(given, [&](auto &p) { return p.first == in; }))
+      continue;
     SmallVector<Value> at = operandIndices(g, in, indices);
     bool vec =
         llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last);
@@ -225,6 +234,8 @@ inline SmallVector<Value> cloneBodyRun(OpBuilder &b, Location loc,
                                     b, loc, l.value, ArrayRef<int64_t>{e})
                                     .getResult()
                               : l.value);
+    if (!inits.empty())
+      map.map(g.getMatchingBlockArgument(g.getDpsInitOperand(0)), inits[e]);
     out.push_back(cloneOps(b, g, map, [&](unsigned d) -> Value {
       if (d != lastDim || !e)
         return indices[d];

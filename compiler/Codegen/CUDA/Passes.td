@@ -1158,6 +1158,16 @@ def LinformerCUDAWarpReductionsPass
     order is fixed, so the result stays deterministic; the sums of a
     pair and E's sums under the lengths are unrolled alike (the length's
     rounds computed from the row's start, the same for the whole warp).
+
+    Vector loads (`vectors`, off by default; the CUDA pipeline's
+    `row-sum-vectors`, on): where the rounds' U steps of each input along
+    the reduction fit one aligned vector of at most 16 bytes (the input
+    contiguous there with rows, and parts, a multiple of U steps long), a
+    lane's steps of a round are contiguous instead (lane l takes steps
+    l U to l U + U - 1), each input loaded once as a vector of U, so a
+    warp reads 32 U contiguous elements in one instruction (512 bytes of
+    bf16 at U = 8 where the strided steps read 64 bytes of 2-byte loads).
+    The steps left stay strided.
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"8",
@@ -1176,10 +1186,14 @@ def LinformerCUDAWarpReductionsPass
     Option<"unroll", "unroll", "int64_t", /*default=*/"1",
            "steps of a row a lane takes an iteration, each into a partial "
            "sum of its own (their loads in flight together): 1, 2, 4 or 8">,
+    Option<"vectors", "vectors", "bool", /*default=*/"false",
+           "with unroll: a lane's steps of an iteration contiguous, each "
+           "input loaded as one aligned vector where they fit one">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",
-                           "::mlir::memref::MemRefDialect"];
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def LinformerCUDAEmulateWarpsPass

@@ -49,6 +49,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::linformer {
@@ -281,10 +282,16 @@ struct CUDAWarpReductionsPass
   /// a loop of the steps left adds them to the first sum (none where a
   /// constant count leaves none); the sums are added pairwise. A constant
   /// count below a round of 32 U halves U until one fits (a LayerNorm's
-  /// 64 steps: 2).
-  Value laneSteps(OpBuilder &b, Location loc, Value base, Value lane,
-                  Value count,
-                  function_ref<Value(OpBuilder &, Value, Value)> step) const {
+  /// 64 steps: 2). With `run` (`vectors`, where U <= `maxRun`), the
+  /// rounds' steps of a lane are contiguous instead: lane l takes steps
+  /// l U, ..., l U + U - 1 of a round, `run(r, sums)` adding steps r, ...,
+  /// r + U - 1 to the U sums (their inputs loaded as one vector each).
+  Value laneSteps(
+      OpBuilder &b, Location loc, Value base, Value lane, Value count,
+      function_ref<Value(OpBuilder &, Value, Value)> step,
+      function_ref<SmallVector<Value>(OpBuilder &, Value, ValueRange)> run =
+          nullptr,
+      int64_t maxRun = 1) const {
     auto cIdx = [&](OpBuilder &b, int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -314,10 +321,19 @@ struct CUDAWarpReductionsPass
         base, arith::MulIOp::create(
                   b, loc, arith::DivUIOp::create(b, loc, count, cIdx(b, round)),
                   cIdx(b, round)));
+    bool contiguous = vectors && run && unroll <= maxRun;
+    Value first =
+        contiguous
+            ? addI(base, arith::MulIOp::create(b, loc, lane, cIdx(b, unroll)))
+            : addI(base, lane);
     auto rounds = scf::ForOp::create(
-        b, loc, addI(base, lane), roundsEnd, cIdx(b, round),
+        b, loc, first, roundsEnd, cIdx(b, round),
         SmallVector<Value>(unroll, zero),
         [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
+          if (contiguous) {
+            scf::YieldOp::create(b, loc, run(b, r, acc));
+            return;
+          }
           SmallVector<Value> next;
           for (int64_t u = 0; u < unroll; ++u)
             next.push_back(
@@ -335,6 +351,30 @@ struct CUDAWarpReductionsPass
       sums = std::move(half);
     }
     return sums[0];
+  }
+
+  /// The most steps of a row cloneBodyRun may load as one aligned vector
+  /// an input of `g` (1: none): a power of two of at most 16 bytes of each
+  /// input along the reduction (each contiguous there: runClonable) that
+  /// divides each such input's rows and `from` (where a warp's steps
+  /// start: 0, or a multiple of a part's steps).
+  static int64_t maxRunOf(linalg::GenericOp g, int64_t from) {
+    if (!cuda::runClonable(g))
+      return 1;
+    int64_t run = 16 / cuda::runElementBytes(g);
+    AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
+    for (OpOperand *in : g.getDpsInputOperands()) {
+      if (!llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
+        continue;
+      int64_t row = cast<MemRefType>(in->get().getType()).getShape().back();
+      if (ShapedType::isDynamic(row))
+        return 1;
+      while (run > 1 && row % run)
+        run /= 2;
+    }
+    while (run > 1 && from % run)
+      run /= 2;
+    return run;
   }
 
   /// Runs `then` on lane 0 of a warp.
@@ -455,13 +495,20 @@ struct CUDAWarpReductionsPass
     // A lane's terms of `g`, with v1 where it reads c1.
     auto laneSum = [&](OpBuilder &b, linalg::GenericOp g,
                        SmallVector<Value> &iv, Value lane, Value v1) {
-      return laneSteps(b, loc, cIdx(b, 0), lane, cIdx(b, extents[red]),
-                       [&](OpBuilder &b, Value r, Value acc) {
-                         iv[red] = r;
-                         auto given = totals(g, v1, {});
-                         given.emplace_back(g.getDpsInitOperand(0), acc);
-                         return cuda::cloneBodyYields(b, loc, g, iv, given)[0];
-                       });
+      return laneSteps(
+          b, loc, cIdx(b, 0), lane, cIdx(b, extents[red]),
+          [&](OpBuilder &b, Value r, Value acc) {
+            iv[red] = r;
+            auto given = totals(g, v1, {});
+            given.emplace_back(g.getDpsInitOperand(0), acc);
+            return cuda::cloneBodyYields(b, loc, g, iv, given)[0];
+          },
+          [&](OpBuilder &b, Value r, ValueRange sums) {
+            iv[red] = r;
+            return cuda::cloneBodyRun(b, loc, g, iv, int64_t(sums.size()),
+                                      totals(g, v1, {}), sums);
+          },
+          maxRunOf(g, 0));
     };
     // Each output's start: the constant its fill wrote (the fill goes),
     // else its value before.
@@ -572,11 +619,18 @@ struct CUDAWarpReductionsPass
         count = arith::MinSIOp::create(
             b, loc, count, arith::MaxSIOp::create(b, loc, left, cIdx(b, 0)));
       }
-      return laneSteps(b, loc, base, lane, count,
-                       [&](OpBuilder &b, Value r, Value acc) {
-                         iv[red] = r;
-                         return cuda::cloneBody(b, loc, op, iv, init, acc);
-                       });
+      return laneSteps(
+          b, loc, base, lane, count,
+          [&](OpBuilder &b, Value r, Value acc) {
+            iv[red] = r;
+            return cuda::cloneBody(b, loc, op, iv, init, acc);
+          },
+          [&](OpBuilder &b, Value r, ValueRange sums) {
+            iv[red] = r;
+            return cuda::cloneBodyRun(b, loc, op, iv, int64_t(sums.size()), {},
+                                      sums);
+          },
+          maxRunOf(op, parts == 1 ? 0 : partSteps));
     };
     // Lane 0: the output's initial value plus the row's total.
     auto store = [&](OpBuilder &b, Value row, Value total) {

@@ -5,6 +5,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64},canonicalize,cse))' | FileCheck %s --check-prefix=SPLIT
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64 unroll=4},canonicalize,cse))' | FileCheck %s --check-prefix=UNROLL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{unroll=3}))' 2>&1 | FileCheck %s --check-prefix=BADUNROLL
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64 unroll=4 vectors=true},canonicalize,cse))' | FileCheck %s --check-prefix=VECTORS
 
 // A LayerNorm's mean: the sum over c of the residual x + y, after a zero
 // fill. 2 x 12 = 24 rows: blocks of 8 warps (3 blocks), a warp a row; lane
@@ -263,6 +264,27 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // UNROLL: scf.for %{{.*}} = %{{.*}} to %c16 step %c32
 // UNROLL-NOT: step %c128
 // UNROLL: return
+// With vectors, a lane's 4 steps of a round are contiguous: lane l starts
+// at its part's step 4 l and loads its 4 steps as one aligned vector (rows
+// of 8192 and parts of 512 steps are multiples of 4 f32, 16 bytes), each
+// masked and added into a sum of its own; the steps left stay strided.
+// VECTORS-LABEL: func.func @long_rows
+// VECTORS: %[[FROM:.*]] = arith.muli %{{.*}}, %c512
+// VECTORS: %[[FIRST:.*]] = arith.muli %[[LANE:.*]], %c4
+// VECTORS: %[[START:.*]] = arith.addi %[[FROM]], %[[FIRST]]
+// VECTORS: %[[S:.*]]:4 = scf.for %[[R:.*]] = %[[START]] to %{{.*}} step %c128 iter_args(%[[A0:.*]] = %cst, %[[A1:.*]] = %cst, %[[A2:.*]] = %cst, %[[A3:.*]] = %cst)
+// VECTORS: %[[V:.*]] = vector.load %arg0[%{{.*}}, %[[R]]] {alignment = 16 : i64} : memref<4x8192xf32>, vector<4xf32>
+// VECTORS: vector.extract %[[V]][0]
+// VECTORS: arith.select
+// VECTORS: arith.addf %[[A0]]
+// VECTORS: vector.extract %[[V]][3]
+// VECTORS: arith.addi %[[R]], %c3
+// VECTORS: arith.select
+// VECTORS: arith.addf %[[A3]]
+// VECTORS-NOT: memref.load %arg0
+// VECTORS: scf.yield
+// VECTORS: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32 iter_args(%{{.*}} = %[[S]]#0)
+// VECTORS: memref.load %arg0
 #e = affine_map<(b, k, n) -> (k, n)>
 #len = affine_map<(b, k, n) -> (b)>
 #row = affine_map<(b, k, n) -> (b, k)>
@@ -437,6 +459,17 @@ func.func @stats(%x: memref<16x128xf32>, %m: memref<16xf32>) -> memref<16xf32> {
 // UNROLL: arith.addf %[[V]]#2, %[[V]]#3
 // UNROLL: gpu.shuffle  xor %{{.*}}, %c16_i32
 // UNROLL: scf.for %{{.*}} = %[[LANE]] to %c128 step %c32 {
+// With vectors, each sum of the pair loads a lane's 4 steps of x as one
+// vector (the variance takes the mean from the butterfly, not memory).
+// VECTORS-LABEL: func.func @layernorm
+// VECTORS: %[[FIRST:.*]] = arith.muli %[[LANE:.*]], %c4
+// VECTORS: scf.for %[[R:.*]] = %[[FIRST]] to %c128 step %c128
+// VECTORS: vector.load %arg0[%{{.*}}, %[[R]]] {alignment = 16 : i64} : memref<16x128xf32>, vector<4xf32>
+// VECTORS: gpu.shuffle  xor %{{.*}}, %c16_i32
+// VECTORS: scf.for %[[R2:.*]] = %[[FIRST]] to %c128 step %c128
+// VECTORS-NOT: memref.load %arg1
+// VECTORS: vector.load %arg0[%{{.*}}, %[[R2]]] {alignment = 16 : i64} : memref<16x128xf32>, vector<4xf32>
+// VECTORS: gpu.shuffle  xor %{{.*}}, %c16_i32
 #x = affine_map<(n, c) -> (n, c)>
 #row = affine_map<(n, c) -> (n)>
 #col = affine_map<(n, c) -> (c)>
@@ -513,6 +546,30 @@ func.func @in_place(%x: memref<16x128xf32>, %m: memref<16xf32>,
   ^bb0(%mu: f32, %q: f32, %o: f32):
     %r = arith.mulf %mu, %q : f32
     linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// Rows of 65 f32: no run of steps fits an aligned vector of every row
+// (65 is odd), so even with vectors a lane's 2 steps of a round (65 steps
+// take rounds of 64) stay 32 apart, one element a load.
+// VECTORS-LABEL: func.func @odd_rows
+// VECTORS-NOT: vector.load
+// VECTORS: scf.for %{{.*}} = %[[LANE:.*]] to %c64 step %c64 iter_args(
+// VECTORS: memref.load %arg0
+// VECTORS: arith.addi %{{.*}}, %c32
+// VECTORS: memref.load %arg0
+// VECTORS: return
+#x = affine_map<(r, c) -> (r, c)>
+#r = affine_map<(r, c) -> (r)>
+func.func @odd_rows(%x: memref<4x65xf32>, %s: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#x, #r], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<4x65xf32>) outs(%s : memref<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %t = arith.addf %acc, %a : f32
+    linalg.yield %t : f32
   }
   return
 }
