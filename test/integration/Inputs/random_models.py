@@ -571,7 +571,12 @@ class Case:
                   f"--cuda-split-k-in-kernel={rng.choice(['true', 'true', 'false'])}",
                   # Row sums' steps a lane takes an iteration (1: the
                   # loop of one load at a time).
-                  f"--cuda-row-sum-unroll={rng.choice([1, 2, 4, 8])}"]
+                  f"--cuda-row-sum-unroll={rng.choice([1, 2, 4, 8])}",
+                  # A lane's unrolled steps contiguous, one vector a load,
+                  # or 32 apart.
+                  f"--cuda-row-sum-vectors={flip()}",
+                  # Weight-only launches once per session, or every run.
+                  f"--cuda-initializers={flip()}"]
         return knobs
 
     def random_f32_core_schedules(self, run, mpath, work):
