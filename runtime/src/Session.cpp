@@ -467,13 +467,15 @@ void Session::Impl::plan() {
     slots[i] = end;
     end += alignUp(size_t(m.buffers[i].byteSize()));
   }
-  if (constantTotal)
+  // A CUDA session's constants live on the device only (CudaSession).
+  if (constantTotal && !module->cuda())
     constants = std::make_unique<AlignedBuffer>(constantTotal);
   owned.assign(m.buffers.size(), nullptr);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     const ManifestBuffer &b = m.buffers[i];
     if (b.kind == BufferKind::Constant) {
-      owned[i] = static_cast<uint8_t *>(constants->data) + slots[i];
+      if (constants)
+        owned[i] = static_cast<uint8_t *>(constants->data) + slots[i];
       continue;
     }
     if (b.kind != BufferKind::Weight)
