@@ -186,18 +186,19 @@ inline int64_t runElementBytes(linalg::GenericOp g) {
 }
 
 /// The values `g`'s body (clonable, runClonable) yields at loop indices
-/// `indices` and at the `n` - 1 after them along its last loop dimension:
+/// `indices` and at the `n` - 1 after them along its last loop dimension
+/// (all of them, per element):
 /// an input that has that dimension is loaded once, as a vector of n
 /// aligned to its size (the caller's indices make it so), any other once
 /// as a scalar; the body is cloned for each value. `given` maps inputs to
 /// values (not loaded; the same for every element); `inits`, when not
 /// empty, the output's running value of each of the n elements (a
 /// reduction's: each element's body adds into its own).
-inline SmallVector<Value>
-cloneBodyRun(OpBuilder &b, Location loc, linalg::GenericOp g,
-             ArrayRef<Value> indices, int64_t n,
-             ArrayRef<std::pair<OpOperand *, Value>> given = {},
-             ValueRange inits = {}) {
+inline SmallVector<SmallVector<Value>>
+cloneBodyRunYields(OpBuilder &b, Location loc, linalg::GenericOp g,
+                   ArrayRef<Value> indices, int64_t n,
+                   ArrayRef<std::pair<OpOperand *, Value>> given = {},
+                   ValueRange inits = {}) {
   unsigned lastDim = g.getNumLoops() - 1;
   AffineExpr last = getAffineDimExpr(lastDim, g.getContext());
   struct Loaded {
@@ -226,7 +227,7 @@ cloneBodyRun(OpBuilder &b, Location loc, linalg::GenericOp g,
     }
     loaded.push_back({g.getMatchingBlockArgument(in), v, vec});
   }
-  SmallVector<Value> out;
+  SmallVector<SmallVector<Value>> out;
   for (int64_t e = 0; e < n; ++e) {
     IRMapping map;
     for (const Loaded &l : loaded)
@@ -236,7 +237,7 @@ cloneBodyRun(OpBuilder &b, Location loc, linalg::GenericOp g,
                               : l.value);
     if (!inits.empty())
       map.map(g.getMatchingBlockArgument(g.getDpsInitOperand(0)), inits[e]);
-    out.push_back(cloneOps(b, g, map, [&](unsigned d) -> Value {
+    out.push_back(cloneYields(b, g, map, [&](unsigned d) -> Value {
       if (d != lastDim || !e)
         return indices[d];
       return arith::AddIOp::create(b, loc, indices[d],
@@ -244,6 +245,20 @@ cloneBodyRun(OpBuilder &b, Location loc, linalg::GenericOp g,
     }));
   }
   return out;
+}
+
+/// The first value `g`'s body yields at each of the n elements
+/// (cloneBodyRunYields).
+inline SmallVector<Value>
+cloneBodyRun(OpBuilder &b, Location loc, linalg::GenericOp g,
+             ArrayRef<Value> indices, int64_t n,
+             ArrayRef<std::pair<OpOperand *, Value>> given = {},
+             ValueRange inits = {}) {
+  SmallVector<Value> first;
+  for (SmallVector<Value> &yields :
+       cloneBodyRunYields(b, loc, g, indices, n, given, inits))
+    first.push_back(yields[0]);
+  return first;
 }
 
 /// The constant `op` writes into all of `c`: `op` is a linalg.fill of `c`

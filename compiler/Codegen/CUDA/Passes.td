@@ -1167,7 +1167,9 @@ def LinformerCUDAWarpReductionsPass
     l U to l U + U - 1), each input loaded once as a vector of U, so a
     warp reads 32 U contiguous elements in one instruction (512 bytes of
     bf16 at U = 8 where the strided steps read 64 bytes of 2-byte loads).
-    The steps left stay strided.
+    The steps left stay strided. A pair's folded normalization likewise,
+    where its rows are whole rounds of 32 U steps: each input loaded and
+    each output stored as one vector of a lane's U contiguous steps.
   }];
   let options = [
     Option<"warps", "warps", "int64_t", /*default=*/"8",

@@ -357,13 +357,28 @@ struct CUDAWarpReductionsPass
   /// an input of `g` (1: none): a power of two of at most 16 bytes of each
   /// input along the reduction (each contiguous there: runClonable) that
   /// divides each such input's rows and `from` (where a warp's steps
-  /// start: 0, or a multiple of a part's steps).
-  static int64_t maxRunOf(linalg::GenericOp g, int64_t from) {
+  /// start: 0, or a multiple of a part's steps). With `outputs`, stored as
+  /// one vector each output too (identity maps and layouts).
+  static int64_t maxRunOf(linalg::GenericOp g, int64_t from,
+                          bool outputs = false) {
     if (!cuda::runClonable(g))
       return 1;
     int64_t run = 16 / cuda::runElementBytes(g);
     AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
-    for (OpOperand *in : g.getDpsInputOperands()) {
+    SmallVector<OpOperand *> operands(g.getDpsInputOperands());
+    if (outputs)
+      for (OpOperand &out : g.getDpsInitsMutable()) {
+        auto type = dyn_cast<MemRefType>(out.get().getType());
+        if (!type || !type.getLayout().isIdentity() ||
+            !g.getMatchingIndexingMap(&out).isIdentity() ||
+            !type.getElementType().isIntOrFloat() ||
+            type.getElementType().getIntOrFloatBitWidth() % 8)
+          return 1;
+        run = std::min<int64_t>(
+            run, 128 / type.getElementType().getIntOrFloatBitWidth());
+        operands.push_back(&out);
+      }
+    for (OpOperand *in : operands) {
       if (!llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
         continue;
       int64_t row = cast<MemRefType>(in->get().getType()).getShape().back();
@@ -546,6 +561,40 @@ struct CUDAWarpReductionsPass
           });
           if (!third)
             return;
+          // With vectors, a lane's `run` contiguous steps a round of 32
+          // runs (rows of whole rounds), each input loaded and each
+          // output stored as one vector.
+          int64_t run =
+              vectors ? std::min<int64_t>(unroll, maxRunOf(third, 0, true)) : 1;
+          while (run > 1 && extents[red] % (kWarp * run))
+            run /= 2;
+          if (run > 1) {
+            scf::ForOp::create(
+                b, loc, arith::MulIOp::create(b, loc, lane, cIdx(b, run)),
+                cIdx(b, extents[red]), cIdx(b, kWarp * run), ValueRange{},
+                [&](OpBuilder &b, Location loc, Value r, ValueRange) {
+                  iv[red] = r;
+                  auto ys = cuda::cloneBodyRunYields(b, loc, third, iv, run,
+                                                     totals(third, v1, v2));
+                  for (auto [o, out] :
+                       llvm::enumerate(third.getDpsInitsMutable())) {
+                    SmallVector<Value> elems;
+                    for (SmallVector<Value> &y : ys)
+                      elems.push_back(y[o]);
+                    Type elem = elems[0].getType();
+                    Value v = vector::FromElementsOp::create(
+                        b, loc, VectorType::get({run}, elem), elems);
+                    vector::StoreOp::create(
+                        b, loc, v, out.get(),
+                        cuda::operandIndices(third, &out, iv),
+                        /*nontemporal=*/false,
+                        llvm::MaybeAlign(run * elem.getIntOrFloatBitWidth() /
+                                         8));
+                  }
+                  scf::YieldOp::create(b, loc);
+                });
+            return;
+          }
           laneLoop(b, iv, lane, {}, [&](OpBuilder &b, ValueRange) {
             SmallVector<Value> ys =
                 cuda::cloneBodyYields(b, loc, third, iv, totals(third, v1, v2));

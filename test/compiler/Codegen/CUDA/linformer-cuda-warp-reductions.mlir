@@ -470,6 +470,16 @@ func.func @stats(%x: memref<16x128xf32>, %m: memref<16xf32>) -> memref<16xf32> {
 // VECTORS-NOT: memref.load %arg1
 // VECTORS: vector.load %arg0[%{{.*}}, %[[R2]]] {alignment = 16 : i64} : memref<16x128xf32>, vector<4xf32>
 // VECTORS: gpu.shuffle  xor %{{.*}}, %c16_i32
+// The normalization too: x and the scale loaded, y and its bf16 twin
+// stored, as one vector each of a lane's 4 contiguous steps.
+// VECTORS: scf.for %[[C:.*]] = %[[FIRST]] to %c128 step %c128 {
+// VECTORS: vector.load %arg0[%{{.*}}, %[[C]]] {alignment = 16 : i64} : memref<16x128xf32>, vector<4xf32>
+// VECTORS: vector.load %arg3[%[[C]]] {alignment = 16 : i64} : memref<128xf32>, vector<4xf32>
+// VECTORS-NOT: memref.store
+// VECTORS: %[[Y:.*]] = vector.from_elements {{.*}} : vector<4xf32>
+// VECTORS: vector.store %[[Y]], %arg4[%{{.*}}, %[[C]]] {alignment = 16 : i64} : memref<16x128xf32>, vector<4xf32>
+// VECTORS: %[[T:.*]] = vector.from_elements {{.*}} : vector<4xbf16>
+// VECTORS: vector.store %[[T]], %arg5[%{{.*}}, %[[C]]] {alignment = 8 : i64} : memref<16x128xbf16>, vector<4xbf16>
 #x = affine_map<(n, c) -> (n, c)>
 #row = affine_map<(n, c) -> (n)>
 #col = affine_map<(n, c) -> (c)>
