@@ -551,6 +551,8 @@ def Linformer_KernelLaunchAttr : Linformer_Attr<"KernelLaunch", "kernel"> {
   let extraClassDeclaration = [{
     /// This kernel taking `buffers` instead.
     KernelLaunchAttr withBuffers(::llvm::ArrayRef<int64_t> buffers) const;
+    /// This kernel run once per session, as an initializer.
+    KernelLaunchAttr asInitializer() const;
     /// This kernel as the Halide generator built it: `workgroups`, writing
     /// `writes`, no CPU schedule (it chose the kernel's boundaries only).
     KernelLaunchAttr withHalide(int64_t workgroups,

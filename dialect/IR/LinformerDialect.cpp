@@ -763,6 +763,13 @@ KernelLaunchAttr KernelLaunchAttr::withBuffers(ArrayRef<int64_t> buffers) const 
              getInitializer(), getAllReduce(), getGather());
 }
 
+KernelLaunchAttr KernelLaunchAttr::asInitializer() const {
+  return get(getContext(), getName(), getWorkgroups(), getBuffers(),
+             getWrites(), getSchedule(), getShape(), getGenerator(), getGrid(),
+             getBlock(), getShared(), getBlocksPerSm(), getRows(),
+             getMaxLength(), /*initializer=*/true, getAllReduce(), getGather());
+}
+
 KernelLaunchAttr KernelLaunchAttr::withHalide(int64_t workgroups,
                                               ArrayRef<int64_t> writes) const {
   // The CPU schedule chose the kernel's boundaries, not its code.

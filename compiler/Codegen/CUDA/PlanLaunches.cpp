@@ -437,17 +437,9 @@ struct CUDAPlanLaunchesPass
           changed = true;
         }
     }
-    for (size_t k = 0; k < n; ++k) {
-      if (!candidate[k])
-        continue;
-      KernelLaunchAttr a = p.kernels[k];
-      p.kernels[k] = KernelLaunchAttr::get(
-          a.getContext(), a.getName(), a.getWorkgroups(), a.getBuffers(),
-          a.getWrites(), a.getSchedule(), a.getShape(), a.getGenerator(),
-          a.getGrid(), a.getBlock(), a.getShared(), a.getBlocksPerSm(),
-          a.getRows(), a.getMaxLength(), /*initializer=*/true, a.getAllReduce(),
-          a.getGather());
-    }
+    for (size_t k = 0; k < n; ++k)
+      if (candidate[k])
+        p.kernels[k] = p.kernels[k].asInitializer();
   }
 
   LogicalResult plan(func::FuncOp fn) {
