@@ -453,31 +453,26 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
 }
 
 void CudaSession::initialize() {
-  const Driver &d = driver();
   const Manifest &m = manifest_;
   initializerMs_.assign(m.kernels.size(), -1.0);
-  bool any = false;
-  for (size_t k = 0; k < m.kernels.size(); ++k) {
-    if (!m.kernels[k].initializer)
-      continue;
-    any = true;
-    if (!events_.empty())
-      d.check(d.cuEventRecord(events_[2 * k], stream_), "cuEventRecord");
-    launchKernel(k, device_, m.kernels[k].grid[0], stream_);
-    if (!events_.empty())
-      d.check(d.cuEventRecord(events_[2 * k + 1], stream_), "cuEventRecord");
-  }
-  if (!any)
+  if (std::none_of(m.kernels.begin(), m.kernels.end(),
+                   [](const ManifestKernel &k) { return k.initializer; }))
     return;
+  launchKernels(device_, {}, /*initializers=*/true);
   // A fault in an initializer is the error of the session's creation.
-  d.check(d.cuStreamSynchronize(stream_), "running the initializer kernels");
+  driver().check(driver().cuStreamSynchronize(stream_),
+                 "running the initializer kernels");
   for (size_t k = 0; k < m.kernels.size() && !events_.empty(); ++k)
-    if (m.kernels[k].initializer) {
-      float ms = 0;
-      d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
-              "cuEventElapsedTime");
-      initializerMs_[k] = double(ms);
-    }
+    if (m.kernels[k].initializer)
+      initializerMs_[k] = eventMs(k);
+}
+
+double CudaSession::eventMs(size_t k) const {
+  float ms = 0;
+  driver().check(
+      driver().cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
+      "cuEventElapsedTime");
+  return double(ms);
 }
 
 CudaSession::~CudaSession() { release(); }
@@ -601,12 +596,8 @@ void CudaSession::run(const std::vector<void *> &host,
     d.check(d.cuStreamSynchronize(stream_), "running the kernels");
   if (kernelMs && !events_.empty())
     for (size_t k = 0; k < m.kernels.size(); ++k) {
-      if (m.kernels[k].initializer)
-        continue;
-      float ms = 0;
-      d.check(d.cuEventElapsedTime(&ms, events_[2 * k], events_[2 * k + 1]),
-              "cuEventElapsedTime");
-      (*kernelMs)[k].push_back(double(ms));
+      if (!m.kernels[k].initializer)
+        (*kernelMs)[k].push_back(eventMs(k));
     }
 }
 
@@ -640,12 +631,13 @@ void CudaSession::launchKernel(size_t k, const std::vector<uint64_t> &address,
 }
 
 void CudaSession::launchKernels(const std::vector<uint64_t> &address,
-                                const std::vector<int64_t> &gridX) {
+                                const std::vector<int64_t> &gridX,
+                                bool initializers) {
   const Driver &d = driver();
   const Manifest &m = manifest_;
   for (size_t k = 0; k < m.kernels.size(); ++k) {
-    // Initializers ran when the session was created.
-    if (m.kernels[k].initializer)
+    // A run's kernels, or the initializers (once, as the session is made).
+    if (m.kernels[k].initializer != initializers)
       continue;
     int64_t blocksX = launchBlocksX(k, gridX);
     if (!events_.empty())

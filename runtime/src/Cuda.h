@@ -106,9 +106,14 @@ private:
   /// waits for them.
   void initialize();
   /// The kernels in manifest order, bound to `address`, block x up to
-  /// `gridX` (see run), on the session's stream.
+  /// `gridX` (see run), on the session's stream: a run's, or with
+  /// `initializers` the initializers. With profiling, each between its
+  /// two events.
   void launchKernels(const std::vector<uint64_t> &address,
-                     const std::vector<int64_t> &gridX);
+                     const std::vector<int64_t> &gridX,
+                     bool initializers = false);
+  /// Kernel k's milliseconds between its two events (profiling).
+  double eventMs(size_t k) const;
   /// Kernel k's blocks along x this run (gridX[k], or its grid's).
   int64_t launchBlocksX(size_t k, const std::vector<int64_t> &gridX) const;
   /// Launches kernel k bound to `address` with `blocksX` blocks along x
