@@ -151,12 +151,17 @@ inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
   return cloneBodyYields(b, loc, g, indices, one)[0];
 }
 
-/// Whether `g`'s inputs all allow cloneBodyRun: each either has `g`'s
-/// last loop dimension as its own last (contiguous: an identity layout, of
-/// whole bytes) or does not have it at all.
-inline bool runClonable(linalg::GenericOp g) {
+/// Whether `g`'s inputs (with `outputs`, its outputs too: stored a run
+/// at a time) all allow cloneBodyRun: each either has `g`'s last loop
+/// dimension as its own last (contiguous: an identity layout, of whole
+/// bytes) or does not have it at all.
+inline bool runClonable(linalg::GenericOp g, bool outputs = false) {
   AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
-  for (OpOperand *in : g.getDpsInputOperands()) {
+  SmallVector<OpOperand *> operands(g.getDpsInputOperands());
+  if (outputs)
+    for (OpOperand &out : g.getDpsInitsMutable())
+      operands.push_back(&out);
+  for (OpOperand *in : operands) {
     AffineMap m = g.getMatchingIndexingMap(in);
     if (!llvm::is_contained(m.getResults(), last))
       continue;
@@ -171,11 +176,15 @@ inline bool runClonable(linalg::GenericOp g) {
 }
 
 /// The widest element, in bytes, of the inputs cloneBodyRun loads as
-/// vectors (4 if none).
-inline int64_t runElementBytes(linalg::GenericOp g) {
+/// vectors (with `outputs`, and of the outputs; 4 if none).
+inline int64_t runElementBytes(linalg::GenericOp g, bool outputs = false) {
   AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
   int64_t widest = 0;
-  for (OpOperand *in : g.getDpsInputOperands())
+  SmallVector<OpOperand *> operands(g.getDpsInputOperands());
+  if (outputs)
+    for (OpOperand &out : g.getDpsInitsMutable())
+      operands.push_back(&out);
+  for (OpOperand *in : operands)
     if (llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
       widest = std::max<int64_t>(
           widest, cast<MemRefType>(in->get().getType())

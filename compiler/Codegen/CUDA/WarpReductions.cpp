@@ -357,27 +357,18 @@ struct CUDAWarpReductionsPass
   /// an input of `g` (1: none): a power of two of at most 16 bytes of each
   /// input along the reduction (each contiguous there: runClonable) that
   /// divides each such input's rows and `from` (where a warp's steps
-  /// start: 0, or a multiple of a part's steps). With `outputs`, stored as
-  /// one vector each output too (identity maps and layouts).
+  /// start: 0, or a multiple of a part's steps). With `outputs`, each
+  /// output stored as one vector too.
   static int64_t maxRunOf(linalg::GenericOp g, int64_t from,
                           bool outputs = false) {
-    if (!cuda::runClonable(g))
+    if (!cuda::runClonable(g, outputs))
       return 1;
-    int64_t run = 16 / cuda::runElementBytes(g);
+    int64_t run = 16 / cuda::runElementBytes(g, outputs);
     AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
     SmallVector<OpOperand *> operands(g.getDpsInputOperands());
     if (outputs)
-      for (OpOperand &out : g.getDpsInitsMutable()) {
-        auto type = dyn_cast<MemRefType>(out.get().getType());
-        if (!type || !type.getLayout().isIdentity() ||
-            !g.getMatchingIndexingMap(&out).isIdentity() ||
-            !type.getElementType().isIntOrFloat() ||
-            type.getElementType().getIntOrFloatBitWidth() % 8)
-          return 1;
-        run = std::min<int64_t>(
-            run, 128 / type.getElementType().getIntOrFloatBitWidth());
+      for (OpOperand &out : g.getDpsInitsMutable())
         operands.push_back(&out);
-      }
     for (OpOperand *in : operands) {
       if (!llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
         continue;
