@@ -29,7 +29,8 @@ static constexpr EnumName<BufferKind> kBufferKindNames[] = {
     {BufferKind::Weight, "weight"},
     {BufferKind::Output, "output"},
     {BufferKind::Intermediate, "intermediate"},
-    {BufferKind::Constant, "constant"}};
+    {BufferKind::Constant, "constant"},
+    {BufferKind::TensorMap, "tensor_map"}};
 
 static constexpr EnumName<BufferRole> kBufferRoleNames[] = {
     {BufferRole::None, ""},
@@ -44,7 +45,19 @@ const char *bufferRoleName(BufferRole role) {
   return enumName(kBufferRoleNames, role);
 }
 
+uint64_t ManifestTensorMap::extentBytes() const {
+  if (dims.empty())
+    return 0;
+  // Every dimension is >= 1: the last element's end.
+  uint64_t end = uint64_t(dims[0]) * dtypeSize(dtype);
+  for (size_t i = 1; i < dims.size() && i - 1 < strides.size(); ++i)
+    end += uint64_t(dims[i] - 1) * uint64_t(strides[i - 1]);
+  return end;
+}
+
 uint64_t ManifestBuffer::byteSize() const {
+  if (kind == BufferKind::TensorMap)
+    return kTensorMapBytes;
   if (sizedInBytes())
     return bytes;
   int64_t n = shapeByteSize(shape, dtype);
@@ -166,11 +179,11 @@ Manifest parseJson(const json &root) {
          "\"");
   int64_t version = getInt(root, "format_version", "");
   if (version < kManifestFormatVersion ||
-      version > kManifestFormatVersionCollectives)
+      version > kManifestFormatVersionTensorMaps)
     throw ParseError{"manifest: format_version " + std::to_string(version) +
                      " is not supported (this runtime reads " +
                      std::to_string(kManifestFormatVersion) + " to " +
-                     std::to_string(kManifestFormatVersionCollectives) + ")"};
+                     std::to_string(kManifestFormatVersionTensorMaps) + ")"};
   m.formatVersion = int(version);
   m.compilerVersion = getString(root, "compiler_version", "");
 
@@ -196,9 +209,29 @@ Manifest parseJson(const json &root) {
     std::string kind = getString(b, "kind", where);
     if (!parseEnum(kBufferKindNames, kind, buf.kind))
       fail(where + "unknown kind \"" + kind +
-           "\" (expected input, weight, output, intermediate or "
-           "constant)");
-    if (buf.sizedInBytes()) {
+           "\" (expected input, weight, output, intermediate, constant or "
+           "tensor_map)");
+    if (buf.kind == BufferKind::TensorMap) {
+      const json &t = field(b, "tensor_map", where);
+      if (!t.is_object())
+        fail(where + "'tensor_map' must be an object");
+      std::string tw = where + "tensor_map: ";
+      ManifestTensorMap &map = buf.tensorMap;
+      map.source = getInt(t, "source", tw);
+      std::string dtype = getString(t, "dtype", tw);
+      if (!parseDType(dtype, map.dtype))
+        fail(tw + "unknown dtype \"" + dtype +
+             "\" (expected f32, f16, bf16, i32, i64 or u8)");
+      int64_t offset = t.contains("offset") ? getInt(t, "offset", tw) : 0;
+      if (offset < 0)
+        fail(tw + "'offset' is negative");
+      map.offset = uint64_t(offset);
+      map.dims = getIntArray(t, "dims", tw);
+      map.strides = getIntArray(t, "strides", tw);
+      map.box = getIntArray(t, "box", tw);
+      if (t.contains("swizzle"))
+        map.swizzle = getInt(t, "swizzle", tw);
+    } else if (buf.sizedInBytes()) {
       int64_t bytes = getInt(b, "bytes", where);
       if (bytes < 0)
         fail(where + "'bytes' is negative");
@@ -358,6 +391,9 @@ int64_t sequenceParallelRanks(const Manifest &m) {
 }
 
 int formatVersionFor(const Manifest &m) {
+  for (const ManifestBuffer &b : m.buffers)
+    if (b.kind == BufferKind::TensorMap)
+      return kManifestFormatVersionTensorMaps;
   if (sequenceParallelRanks(m))
     return kManifestFormatVersionCollectives;
   for (const ManifestKernel &k : m.kernels)
@@ -376,11 +412,11 @@ int formatVersionFor(const Manifest &m) {
 /// The format version against what the manifest has; the target and entry.
 static std::string checkFormat(const Manifest &m) {
   if (m.formatVersion < kManifestFormatVersion ||
-      m.formatVersion > kManifestFormatVersionCollectives)
+      m.formatVersion > kManifestFormatVersionTensorMaps)
     return std::string("format_version " + std::to_string(m.formatVersion) +
-               " is not supported (this runtime reads " +
-               std::to_string(kManifestFormatVersion) + " to " +
-               std::to_string(kManifestFormatVersionCollectives) + ")");
+                       " is not supported (this runtime reads " +
+                       std::to_string(kManifestFormatVersion) + " to " +
+                       std::to_string(kManifestFormatVersionTensorMaps) + ")");
   // A feature that needs version `v` (which only manifests with it say):
   // the message for a manifest that has it (`needs`: "X needs") without a
   // version that reads it, or says `v` without it.
@@ -397,6 +433,9 @@ static std::string checkFormat(const Manifest &m) {
       std::any_of(m.kernels.begin(), m.kernels.end(),
                   [](const ManifestKernel &k) { return k.initializer; });
   bool collectives = sequenceParallelRanks(m) != 0;
+  bool maps = std::any_of(
+      m.buffers.begin(), m.buffers.end(),
+      [](const ManifestBuffer &b) { return b.kind == BufferKind::TensorMap; });
   for (const std::string &why :
        {versionRule(m.packedSequences,
                     m.packedSequences
@@ -406,21 +445,27 @@ static std::string checkFormat(const Manifest &m) {
                     "sequence_layout \"packed\" needs", "bind padded tensors",
                     "sequence_layout \"packed\", which this manifest does "
                     "not have"),
-        versionRule(initializers && !collectives,
-                    collectives || initializers ==
-                        (m.formatVersion == kManifestFormatVersionInitializers),
+        versionRule(initializers && !collectives && !maps,
+                    collectives || maps ||
+                        initializers == (m.formatVersion ==
+                                         kManifestFormatVersionInitializers),
                     kManifestFormatVersionInitializers,
                     "initializer kernels need", "not run them",
                     "manifests with initializer kernels, and this one has "
                     "none"),
         versionRule(collectives,
-                    collectives == (m.formatVersion ==
-                                    kManifestFormatVersionCollectives),
+                    collectives ==
+                        (m.formatVersion == kManifestFormatVersionCollectives),
                     kManifestFormatVersionCollectives,
                     "all-reduce steps and split weights need",
                     "look for the steps' code and bind whole weights",
                     "sequence-parallel manifests (all-reduce steps, split "
-                    "weights), and this one has neither")})
+                    "weights), and this one has neither"),
+        versionRule(
+            maps, maps == (m.formatVersion == kManifestFormatVersionTensorMaps),
+            kManifestFormatVersionTensorMaps, "tensor maps need",
+            "refuse the buffer kind",
+            "manifests with tensor maps, and this one has none")})
     if (!why.empty())
       return std::string(why);
   if (m.target.kind != "cpu" && m.target.kind != "cuda")
@@ -428,6 +473,81 @@ static std::string checkFormat(const Manifest &m) {
                "\" (expected cpu or cuda)");
   if (m.entry.empty())
     return std::string("'entry' is empty");
+  return "";
+}
+
+/// Tensor map `b` (buffer `i`): what cuTensorMapEncodeTiled accepts, of a
+/// view inside its source.
+static std::string checkTensorMap(const Manifest &m, const ManifestBuffer &b,
+                                  const std::string &where) {
+  const ManifestTensorMap &t = b.tensorMap;
+  std::string w = where + "tensor_map: ";
+  if (m.target.kind != "cuda")
+    return where +
+           "tensor maps are for cuda kernels' TMA copies, and the "
+           "target is " +
+           m.target.kind;
+  // "sm_90", "sm_90a", "sm_100": TMA came with sm_90.
+  int sm = 0;
+  if (m.target.cpu.rfind("sm_", 0) == 0)
+    for (size_t i = 3;
+         i < m.target.cpu.size() &&
+         std::isdigit(static_cast<unsigned char>(m.target.cpu[i]));
+         ++i)
+      sm = std::min(sm * 10 + (m.target.cpu[i] - '0'), 10000);
+  if (sm < 90)
+    return where +
+           "tensor maps need sm_90 or later (TMA copies), and the "
+           "target is " +
+           m.target.cpu;
+  if (t.source < 0 || uint64_t(t.source) >= m.buffers.size())
+    return w + "source " + std::to_string(t.source) + " is not a buffer (" +
+           std::to_string(m.buffers.size()) + " buffers)";
+  const ManifestBuffer &src = m.buffers[size_t(t.source)];
+  if (src.kind == BufferKind::TensorMap)
+    return w + "source " + std::to_string(t.source) + " ('" + src.name +
+           "') is a tensor map itself";
+  size_t rank = t.dims.size();
+  if (rank < 1 || rank > 5 || t.box.size() != rank ||
+      t.strides.size() != rank - 1)
+    return w +
+           "needs 1 to 5 dims, as many box sizes and one stride fewer, "
+           "not dims " +
+           shapeString(t.dims) + ", strides " + shapeString(t.strides) +
+           ", box " + shapeString(t.box);
+  uint64_t size = dtypeSize(t.dtype);
+  for (size_t i = 0; i < rank; ++i) {
+    if (t.dims[i] < 1 || t.dims[i] > (int64_t(1) << 32))
+      return w + "dims " + shapeString(t.dims) +
+             " has a size outside [1, 2^32]";
+    if (t.box[i] < 1 || t.box[i] > 256)
+      return w + "box " + shapeString(t.box) + " has a size outside [1, 256]";
+  }
+  for (int64_t stride : t.strides)
+    if (stride < 16 || stride % 16 != 0 || stride >= (int64_t(1) << 40))
+      return w + "strides " + shapeString(t.strides) +
+             " must be multiples of 16 bytes below 2^40";
+  uint64_t inner = uint64_t(t.box[0]) * size;
+  if (inner % 16 != 0)
+    return w + "the box's innermost " + std::to_string(t.box[0]) + " " +
+           dtypeName(t.dtype) + " are " + std::to_string(inner) +
+           " bytes, not a multiple of 16";
+  if (t.swizzle != 0 && t.swizzle != 32 && t.swizzle != 64 && t.swizzle != 128)
+    return w + "swizzle " + std::to_string(t.swizzle) +
+           " is not 0, 32, 64 or 128 (bytes)";
+  if (t.swizzle != 0 && inner > uint64_t(t.swizzle))
+    return w + "the box's innermost " + std::to_string(inner) +
+           " bytes exceed its swizzle span of " + std::to_string(t.swizzle);
+  // The device address is 16-byte aligned where the source's is (every
+  // allocation is; a caller's device buffer is checked as it is bound).
+  if (t.offset % 16 != 0)
+    return w + "offset " + std::to_string(t.offset) +
+           " is not a multiple of 16 bytes";
+  if (t.offset > src.byteSize() || t.extentBytes() > src.byteSize() - t.offset)
+    return w + "the view (" + std::to_string(t.extentBytes()) +
+           " bytes from offset " + std::to_string(t.offset) +
+           ") reaches past source '" + src.name + "' (" +
+           std::to_string(src.byteSize()) + " bytes)";
   return "";
 }
 
@@ -444,7 +564,10 @@ static std::string checkBuffers(const Manifest &m) {
       return std::string(where + "the name is empty");
     if (!names.insert(b.name).second)
       return std::string(where + "the name is used by an earlier buffer");
-    if (b.sizedInBytes()) {
+    if (b.kind == BufferKind::TensorMap) {
+      if (std::string why = checkTensorMap(m, b, where); !why.empty())
+        return why;
+    } else if (b.sizedInBytes()) {
       if (b.bytes == 0)
         return std::string(where +
                            (b.kind == BufferKind::Constant
@@ -602,6 +725,12 @@ static std::string checkKernel(const Manifest &m, size_t i) {
     if (std::find(k.buffers.begin(), k.buffers.end(), id) == k.buffers.end())
       return std::string(where + "writes buffer " + std::to_string(id) +
                          ", which is not one of the buffers it binds");
+  for (int64_t id : k.buffers)
+    if (m.buffers[size_t(id)].kind == BufferKind::TensorMap && k.mayWrite(id))
+      return std::string(where + "binds tensor map " + std::to_string(id) +
+                         " ('" + m.buffers[size_t(id)].name +
+                         "') as written: kernels only read tensor maps (a "
+                         "kernel binding one lists the buffers it writes)");
   if (!isJsonObjectText(k.scheduleJson))
     return std::string(where + "the schedule is not a JSON object");
   if (k.generator != "mlir" && k.generator != "halide")
@@ -612,14 +741,20 @@ static std::string checkKernel(const Manifest &m, size_t i) {
       return std::string(where + "an initializer runs once per session, for no "
                          "run's lengths: it takes no length rule or "
                          "length variant");
-    for (int64_t id : k.buffers) {
+    for (int64_t bound : k.buffers) {
+      // Through a tensor map, the initializer reads its source.
+      const ManifestBuffer &map = m.buffers[size_t(bound)];
+      bool viewed = map.kind == BufferKind::TensorMap;
+      int64_t id = viewed ? map.tensorMap.source : bound;
       const ManifestBuffer &b = m.buffers[size_t(id)];
       if (b.kind != BufferKind::Weight && b.kind != BufferKind::Constant)
-        return std::string(where +
-                   "an initializer binds weights and constants "
-                   "only, and buffer " +
-                   std::to_string(id) + " ('" + b.name + "') is an " +
-                   bufferKindName(b.kind));
+        return std::string(
+            where +
+            "an initializer binds weights and constants "
+            "(or their tensor maps) only, and buffer " +
+            std::to_string(id) + " ('" + b.name + "'" +
+            (viewed ? ", through tensor map '" + map.name + "'" : "") +
+            ") is an " + bufferKindName(b.kind));
     }
   }
   if (k.generator == "halide" && m.target.kind != "cpu")
@@ -774,7 +909,20 @@ std::string serializeManifest(const Manifest &m, std::string &out) {
       json jb;
       jb["name"] = b.name;
       jb["kind"] = bufferKindName(b.kind);
-      if (b.sizedInBytes()) {
+      if (b.kind == BufferKind::TensorMap) {
+        const ManifestTensorMap &t = b.tensorMap;
+        json jt;
+        jt["source"] = t.source;
+        jt["dtype"] = dtypeName(t.dtype);
+        if (t.offset)
+          jt["offset"] = t.offset;
+        jt["dims"] = t.dims;
+        jt["strides"] = t.strides;
+        jt["box"] = t.box;
+        if (t.swizzle)
+          jt["swizzle"] = t.swizzle;
+        jb["tensor_map"] = std::move(jt);
+      } else if (b.sizedInBytes()) {
         jb["bytes"] = b.bytes;
       } else {
         jb["dtype"] = dtypeName(b.dtype);

@@ -79,6 +79,11 @@ inline constexpr int kManifestFormatVersionInitializers = 5;
 /// for the steps' code and bind whole weights, so such a manifest says 6,
 /// and only such a manifest does.
 inline constexpr int kManifestFormatVersionCollectives = 6;
+/// The version of a manifest with tensor maps (cuda buffers of kind
+/// `tensor_map`, which the runtime encodes for the kernels' TMA copies): a
+/// runtime that reads 2 to 6 only would refuse the buffer kind, so such a
+/// manifest says 7, and only such a manifest does.
+inline constexpr int kManifestFormatVersionTensorMaps = 7;
 inline constexpr const char *kManifestFormat = "linformer-artifact";
 /// The code sections of a cuda artifact: the kernels' PTX (always) and,
 /// when the compiler found ptxas, their cubin for the target's SM.
@@ -92,9 +97,17 @@ std::string cudaCubinSection(const std::string &sm);
 /// Constant: what initializer kernels make from the weights when a session
 /// is created (packed panels of a weight), kept for the session's life and
 /// only read by the kernels of a run. Like an intermediate, its size is
-/// only `bytes`.
-enum class BufferKind { Input, Weight, Output, Intermediate, Constant };
-/// "input", "weight", "output", "intermediate", "constant".
+/// only `bytes`. TensorMap: a cuda tensor map (ManifestTensorMap), which
+/// the runtime writes and the kernels only read.
+enum class BufferKind {
+  Input,
+  Weight,
+  Output,
+  Intermediate,
+  Constant,
+  TensorMap
+};
+/// "input", "weight", "output", "intermediate", "constant", "tensor_map".
 const char *bufferKindName(BufferKind kind);
 
 /// What the runtime fills an input with on the caller's behalf.
@@ -103,6 +116,34 @@ const char *bufferKindName(BufferKind kind);
 enum class BufferRole { None, Lengths, Mask };
 /// "", "lengths", "mask".
 const char *bufferRoleName(BufferRole role);
+
+/// A tensor map (cuda, sm_90 and later): the 128-byte descriptor of a
+/// tiled view of buffer `source` that cuTensorMapEncodeTiled makes and the
+/// kernels' TMA copies (`cp.async.bulk.tensor`) read. The runtime encodes
+/// it into its buffer when a session is made, and again before a run that
+/// binds the source at another device address. Dimensions innermost first,
+/// as the driver takes them (and the copies' coordinates name them).
+struct ManifestTensorMap {
+  /// The buffer it views (an index into Manifest::buffers, not a map).
+  int64_t source = -1;
+  /// Its elements' type, and the view's first byte in the source.
+  DType dtype = DType::F32;
+  uint64_t offset = 0;
+  /// Elements along each dimension (1 to 5 of them), and the bytes
+  /// between consecutive indices of dimensions 1 and up (multiples of 16).
+  std::vector<int64_t> dims, strides;
+  /// The elements a copy moves along each dimension (1 to 256; the
+  /// innermost in whole 16 bytes), and the shared-memory swizzle span in
+  /// bytes (0: none; 32, 64 or 128, at least the box's innermost bytes).
+  std::vector<int64_t> box;
+  int64_t swizzle = 0;
+
+  /// The bytes of `source` past `offset` the view can reach.
+  uint64_t extentBytes() const;
+};
+
+/// The bytes of an encoded tensor map (CUtensorMap).
+inline constexpr uint64_t kTensorMapBytes = 128;
 
 struct ManifestBuffer {
   std::string name;
@@ -128,6 +169,8 @@ struct ManifestBuffer {
   /// Intermediates and constants: the size the compiler planned. Others:
   /// ignored on write, and filled with the dtype/shape size on parse.
   uint64_t bytes = 0;
+  /// Tensor maps: what the map views.
+  ManifestTensorMap tensorMap;
 
   /// Bytes the buffer occupies.
   uint64_t byteSize() const;
@@ -247,8 +290,9 @@ int64_t sequenceParallelRanks(const Manifest &m);
 FileError parseManifest(std::string_view text, Manifest &out);
 
 /// The format_version `m`'s contents need, the oldest that reads them
-/// right: 6 with all-reduce steps or split weights, 5 with initializers, 4 with packed sequence buffers, 3 with
-/// length variants (kernels with `max_length`), else 2.
+/// right: 7 with tensor maps, 6 with all-reduce steps or split weights, 5 with
+/// initializers, 4 with packed sequence buffers, 3 with length variants
+/// (kernels with `max_length`), else 2.
 int formatVersionFor(const Manifest &m);
 
 /// Checks the invariants parseManifest guarantees on a Manifest built in

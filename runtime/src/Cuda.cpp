@@ -47,6 +47,20 @@ constexpr unsigned CU_EVENT_DEFAULT = 0;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 2;
 constexpr int CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1;
 constexpr int CU_STREAM_CAPTURE_STATUS_NONE = 0;
+// cuTensorMapEncodeTiled's enums (CUtensorMapDataType, ...Swizzle, ...).
+constexpr int CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_INT32 = 3;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_INT64 = 5;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7;
+constexpr int CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9;
+constexpr int CU_TENSOR_MAP_INTERLEAVE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_NONE = 0;
+constexpr int CU_TENSOR_MAP_SWIZZLE_32B = 1;
+constexpr int CU_TENSOR_MAP_SWIZZLE_64B = 2;
+constexpr int CU_TENSOR_MAP_SWIZZLE_128B = 3;
+constexpr int CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2;
+constexpr int CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0;
 
 /// The driver entry points the runtime uses.
 struct Driver {
@@ -93,6 +107,12 @@ struct Driver {
   CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
   /// The graph entry points this driver lacks ("": none).
   std::string missingGraphs;
+  // Tensor maps (manifests with `tensor_map` buffers), looked up apart: a
+  // driver before CUDA 12 runs everything else.
+  CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *,
+                                     const uint64_t *, const uint64_t *,
+                                     const unsigned *, const unsigned *, int,
+                                     int, int, int);
 
   std::string errorText(CUresult r) const {
     const char *name = nullptr, *text = nullptr;
@@ -178,6 +198,9 @@ const Driver &driver() {
       d.missingGraphs.swap(missing);
       missing.swap(required);
     }
+    d.cuTensorMapEncodeTiled =
+        reinterpret_cast<decltype(d.cuTensorMapEncodeTiled)>(
+            ::dlsym(h, "cuTensorMapEncodeTiled"));
     if (!missing.empty()) {
       failure = "the CUDA driver " + lib + " lacks " + missing +
                 " (a driver older than CUDA 11?)";
@@ -445,10 +468,111 @@ CudaSession::CudaSession(std::shared_ptr<const CudaModule> module,
         d.check(d.cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
         events_.push_back(e);
       }
+    encodeTensorMaps(device_);
     initialize();
   } catch (...) {
     release();
     throw;
+  }
+}
+
+namespace {
+
+int tensorMapDataType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case DType::F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case DType::BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case DType::I32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case DType::I64:
+    return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  case DType::U8:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+int tensorMapSwizzle(int64_t bytes) {
+  switch (bytes) {
+  case 32:
+    return CU_TENSOR_MAP_SWIZZLE_32B;
+  case 64:
+    return CU_TENSOR_MAP_SWIZZLE_64B;
+  case 128:
+    return CU_TENSOR_MAP_SWIZZLE_128B;
+  default:
+    return CU_TENSOR_MAP_SWIZZLE_NONE;
+  }
+}
+
+} // namespace
+
+void CudaSession::encodeTensorMaps(const std::vector<uint64_t> &address) {
+  const Driver &d = driver();
+  const Manifest &m = manifest_;
+  mapSource_.resize(m.buffers.size(), 0);
+  mapHost_.resize(m.buffers.size());
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const ManifestBuffer &b = m.buffers[i];
+    if (b.kind != BufferKind::TensorMap)
+      continue;
+    const ManifestTensorMap &t = b.tensorMap;
+    const ManifestBuffer &src = m.buffers[size_t(t.source)];
+    uint64_t at = address[size_t(t.source)] + t.offset;
+    if (mapSource_[i] == at)
+      continue;
+    if (!d.cuTensorMapEncodeTiled)
+      throw Error(LF_UNAVAILABLE,
+                  "the kernels read tensor map '" + b.name +
+                      "', and the CUDA driver lacks cuTensorMapEncodeTiled "
+                      "(a driver older than CUDA 12?)");
+    // The driver's rule for a map's address (the session's own
+    // allocations meet it; a caller's device buffer may not).
+    if (at % 16 != 0)
+      throw Error(LF_INVALID_ARGUMENT,
+                  std::string(bufferKindName(src.kind)) + " '" + src.name +
+                      "' is bound at device address " + std::to_string(at) +
+                      " (after its tensor map's offset), which is not "
+                      "16-byte aligned: its kernels read it by TMA copies, "
+                      "which need that");
+    // A map rewritten while the caller captures its stream would be a copy
+    // from host memory inside the caller's graph.
+    int capture = CU_STREAM_CAPTURE_STATUS_NONE;
+    if (mapSource_[i] != 0 && d.cuStreamIsCapturing)
+      d.check(d.cuStreamIsCapturing(stream_, &capture), "cuStreamIsCapturing");
+    if (capture != CU_STREAM_CAPTURE_STATUS_NONE)
+      throw Error(LF_INVALID_ARGUMENT,
+                  std::string(bufferKindName(src.kind)) + " '" + src.name +
+                      "' is bound at another device address than in the "
+                      "session's last run while its stream is being "
+                      "captured: its tensor map must be rewritten, which a "
+                      "capture cannot hold; run once uncaptured with this "
+                      "binding first");
+    std::vector<uint64_t> dims(t.dims.begin(), t.dims.end());
+    std::vector<uint64_t> strides(t.strides.begin(), t.strides.end());
+    std::vector<unsigned> box(t.box.begin(), t.box.end());
+    std::vector<unsigned> elementStrides(t.dims.size(), 1);
+    d.check(d.cuTensorMapEncodeTiled(
+                mapHost_[i].bytes, tensorMapDataType(t.dtype),
+                unsigned(t.dims.size()), reinterpret_cast<void *>(at),
+                dims.data(), strides.data(), box.data(), elementStrides.data(),
+                CU_TENSOR_MAP_INTERLEAVE_NONE, tensorMapSwizzle(t.swizzle),
+                CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+            "encoding tensor map '" + b.name + "' of " +
+                bufferKindName(src.kind) + " '" + src.name + "'",
+            LF_INVALID_ARGUMENT);
+    // On the session's stream: after every launch that read the map
+    // before, before every launch that reads it now. From pageable memory
+    // the copy has read mapHost_ when it returns.
+    d.check(d.cuMemcpyHtoDAsync(device_[i], mapHost_[i].bytes,
+                                sizeof mapHost_[i].bytes, stream_),
+            "copying tensor map '" + b.name + "' to the device");
+    mapSource_[i] = at;
   }
 }
 
@@ -561,6 +685,8 @@ void CudaSession::run(const std::vector<void *> &host,
       d.check(d.cuMemcpyHtoDAsync(device_[i], host[i], bytesOf(i), stream_),
               "copying input '" + b.name + "' to the device");
   }
+  // The maps of buffers bound elsewhere than last run (the caller's).
+  encodeTensorMaps(address);
   // With graphs, the launches are one graph launch; not where the caller
   // is capturing its stream into a graph of its own (captures do not
   // nest: the launches go into the caller's graph as they are). Chosen
@@ -661,12 +787,18 @@ void CudaSession::launchBranches(const std::vector<uint64_t> &address,
     uint64_t pa = address[size_t(a)], pb = address[size_t(b)];
     return pa < pb + bytes(b) && pb < pa + bytes(a);
   };
+  // What a binding reads or writes: a tensor map's source (the map itself
+  // is only read).
+  auto viewed = [&](int64_t id) {
+    const ManifestBuffer &b = m.buffers[size_t(id)];
+    return b.kind == BufferKind::TensorMap ? b.tensorMap.source : id;
+  };
   // Whether kernel j (earlier) and kernel k must run in order.
   auto conflict = [&](size_t j, size_t k) {
     const ManifestKernel &x = m.kernels[j], &y = m.kernels[k];
     for (int64_t a : x.buffers)
       for (int64_t b : y.buffers)
-        if ((x.mayWrite(a) || y.mayWrite(b)) && overlap(a, b))
+        if ((x.mayWrite(a) || y.mayWrite(b)) && overlap(viewed(a), viewed(b)))
           return true;
     return false;
   };

@@ -112,6 +112,13 @@ private:
   void launchKernels(const std::vector<uint64_t> &address,
                      const std::vector<int64_t> &gridX,
                      bool initializers = false);
+  /// Encodes the tensor maps whose source is bound at another address in
+  /// `address` than they were last encoded for (all of them, the first
+  /// time) and copies them to their device buffers on the stream. Throws
+  /// Error: LF_UNAVAILABLE without the driver's entry point,
+  /// LF_INVALID_ARGUMENT for a source the driver refuses (misaligned) or a
+  /// rewrite while the caller captures the stream.
+  void encodeTensorMaps(const std::vector<uint64_t> &address);
   /// Kernel k's milliseconds between its two events (profiling).
   double eventMs(size_t k) const;
   /// Kernel k's blocks along x this run (gridX[k], or its grid's).
@@ -143,6 +150,13 @@ private:
   bool ownsStream_ = true;
   std::vector<void *> events_; ///< 2 per kernel when profiling
   std::vector<double> initializerMs_;
+  /// Per buffer, for tensor maps: the device address the map was encoded
+  /// for (0: not yet) and its bytes on the host.
+  struct alignas(64) TensorMapBytes {
+    unsigned char bytes[kTensorMapBytes];
+  };
+  std::vector<uint64_t> mapSource_;
+  std::vector<TensorMapBytes> mapHost_;
   /// With branches: the streams besides stream_, an event per kernel
   /// (recorded after its launch) and the capture's fork event.
   std::vector<void *> branchStreams_, kernelEvents_;

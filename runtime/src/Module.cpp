@@ -410,6 +410,7 @@ void Module::checkGeometry() {
       break;
     case BufferKind::Intermediate:
     case BufferKind::Constant:
+    case BufferKind::TensorMap:
       break;
     }
     if (b.role == BufferRole::Lengths)

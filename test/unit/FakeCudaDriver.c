@@ -17,6 +17,13 @@
  *   free ID
  *   htod ID BYTES               host -> device copy into allocation ID
  *   dtoh ID BYTES               device -> host copy out of allocation ID
+ *   tensormap ID OFFSET TYPE RANK DIMS STRIDES BOX SWIZZLE
+ *                               cuTensorMapEncodeTiled of allocation ID at
+ *                               OFFSET bytes: the driver's data type and
+ *                               swizzle enums, the lists comma-separated
+ *                               (innermost first; STRIDES "-" at rank 1);
+ *                               it refuses (CUDA_ERROR_INVALID_VALUE) what
+ *                               the driver documents it refuses
  *   launch NAME GX GY GZ BX BY BZ SHARED : ID ID ...
  *                               a kernel and the allocation each of its
  *                               pointer parameters points to (-1: none);
@@ -289,6 +296,61 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n,
   memcpy(dst, (void *)(uintptr_t)src, n);
   logf_("dtoh %d %zu\n", id, n);
   logStream("on", stream);
+  return 0;
+}
+/* Element bytes of the tensor-map data types up to TFLOAT32_FTZ (0 past). */
+static unsigned tensorMapElement(int type) {
+  static const unsigned bytes[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+  return type >= 0 && type < 13 ? bytes[type] : 0;
+}
+CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank,
+                                void *address, const uint64_t *dims,
+                                const uint64_t *strides, const unsigned *box,
+                                const unsigned *elementStrides, int interleave,
+                                int swizzle, int l2Promotion, int oobFill) {
+  unsigned size = tensorMapElement(type);
+  CUdeviceptr at = (CUdeviceptr)(uintptr_t)address;
+  int id = allocOf(at);
+  if (sm < 90 || ((uintptr_t)map & 63) || !size || rank < 1 || rank > 5 ||
+      (at & 15) || id < 0 || interleave != 0 || swizzle < 0 || swizzle > 3 ||
+      l2Promotion < 0 || l2Promotion > 3 || oobFill < 0 || oobFill > 1)
+    return 1; /* CUDA_ERROR_INVALID_VALUE */
+  uint64_t end = dims[0] * size;
+  for (unsigned i = 0; i < rank; ++i) {
+    if (dims[i] < 1 || dims[i] > (1ull << 32) || box[i] < 1 || box[i] > 256 ||
+        elementStrides[i] < 1 || elementStrides[i] > 8)
+      return 1;
+    if (i && (strides[i - 1] % 16 || strides[i - 1] >= (1ull << 40)))
+      return 1;
+    if (i)
+      end += (dims[i] - 1) * strides[i - 1];
+  }
+  unsigned inner = box[0] * size;
+  if (inner % 16 || (swizzle && inner > (16u << swizzle)))
+    return 1;
+  /* What it views lies in its allocation (the real driver cannot tell; a
+   * map past it faults the kernel that copies through it). */
+  if ((char *)(uintptr_t)at + end > allocs[id].base + allocs[id].size)
+    return 1;
+  memset(map, 0, 128);
+  memcpy(map, &at, sizeof at);
+  char line[512];
+  int n = snprintf(
+      line, sizeof line, "tensormap %d %llu %d %u ", id,
+      (unsigned long long)(at - (CUdeviceptr)(uintptr_t)allocs[id].base), type,
+      rank);
+  for (unsigned i = 0; i < rank; ++i)
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu", i ? "," : "",
+                  (unsigned long long)dims[i]);
+  n += snprintf(line + n, sizeof line - (size_t)n, rank > 1 ? " " : " -");
+  for (unsigned i = 0; i + 1 < rank; ++i)
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s%llu", i ? "," : "",
+                  (unsigned long long)strides[i]);
+  n += snprintf(line + n, sizeof line - (size_t)n, " ");
+  for (unsigned i = 0; i < rank; ++i)
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s%u", i ? "," : "",
+                  box[i]);
+  logf_("%s %d\n", line, swizzle);
   return 0;
 }
 CUresult cuMemsetD8Async(CUdeviceptr p, unsigned char v, size_t n,

@@ -126,14 +126,14 @@ TEST(Manifest, InvalidJson) {
 
 TEST(Manifest, NewerVersionIsAVersionError) {
   json j = json::parse(kValid);
-  j["format_version"] = 7;
+  j["format_version"] = 8;
   j.erase("buffers"); // a newer schema may lack anything; version wins
   Manifest m;
   FileError err = parseManifest(j.dump(), m);
   EXPECT_EQ(err.kind, ErrorKind::Version);
   EXPECT_EQ(err.message,
-            "manifest: format_version 7 is not supported (this runtime reads "
-            "2 to 6)");
+            "manifest: format_version 8 is not supported (this runtime reads "
+            "2 to 7)");
   // Version 1 predates code hashes and kernel records: also refused.
   j["format_version"] = 1;
   err = parseManifest(j.dump(), m);
@@ -599,8 +599,8 @@ TEST(Manifest, Initializers) {
       [](Manifest &b) {
         b.kernels[0].buffers = {0, 5};
       },
-      "kernel 0: an initializer binds weights and constants only, and "
-      "buffer 0 ('x') is an input");
+      "kernel 0: an initializer binds weights and constants (or their "
+      "tensor maps) only, and buffer 0 ('x') is an input");
   expect(
       [](Manifest &b) {
         b.kernels[0].rowsGrid = {1, 64};
@@ -745,14 +745,131 @@ TEST(Manifest, CudaInitializers) {
       [](Manifest &b) {
         b.kernels[0].buffers = {0, 5};
       },
-      "kernel 0: an initializer binds weights and constants only, and "
-      "buffer 0 ('x') is an input");
+      "kernel 0: an initializer binds weights and constants (or their "
+      "tensor maps) only, and buffer 0 ('x') is an input");
   expect(
       [](Manifest &b) {
         b.kernels[0].maxLength = {0, 512};
       },
       "kernel 0: an initializer runs once per session, for no run's "
       "lengths: it takes no length rule or length variant");
+}
+
+// Tensor maps (cuda buffers the runtime encodes for TMA copies): format
+// version 7, and only such a manifest says 7; a map round-trips, and each
+// rule cuTensorMapEncodeTiled documents (and the view inside its source) is
+// checked before any driver sees it.
+TEST(Manifest, TensorMaps) {
+  Manifest m = cudaManifest();
+  ManifestBuffer map;
+  map.name = "map";
+  map.kind = BufferKind::TensorMap;
+  // tmp3 (8 MiB) as 8192 rows of 512 bf16, copied in 64 x 64 boxes.
+  map.tensorMap.source = 4;
+  map.tensorMap.dtype = DType::BF16;
+  map.tensorMap.dims = {512, 8192};
+  map.tensorMap.strides = {1024};
+  map.tensorMap.box = {64, 64};
+  map.tensorMap.swizzle = 128;
+  m.buffers.push_back(map); // 5
+  m.kernels[1].buffers = {5, 1, 3};
+  m.kernels[1].writes = {3};
+  m.kernels[1].hasWrites = true;
+  m.formatVersion = kManifestFormatVersionTensorMaps;
+  ASSERT_EQ(validateManifest(m), "");
+  EXPECT_EQ(formatVersionFor(m), kManifestFormatVersionTensorMaps);
+  EXPECT_EQ(m.buffers[5].byteSize(), kTensorMapBytes);
+  EXPECT_EQ(m.buffers[5].tensorMap.extentBytes(), 8388608u);
+  std::string text;
+  ASSERT_EQ(serializeManifest(m, text), "");
+  Manifest again;
+  FileError err = parseManifest(text, again);
+  ASSERT_TRUE(err.ok()) << err.message;
+  const ManifestTensorMap &t = again.buffers[5].tensorMap;
+  EXPECT_EQ(again.buffers[5].kind, BufferKind::TensorMap);
+  EXPECT_EQ(t.source, 4);
+  EXPECT_EQ(t.dtype, DType::BF16);
+  EXPECT_EQ(t.dims, (std::vector<int64_t>{512, 8192}));
+  EXPECT_EQ(t.strides, (std::vector<int64_t>{1024}));
+  EXPECT_EQ(t.box, (std::vector<int64_t>{64, 64}));
+  EXPECT_EQ(t.swizzle, 128);
+  EXPECT_EQ(t.offset, 0u);
+  // A map without its description is a parse error naming the buffer.
+  json j = json::parse(text);
+  j["buffers"][5].erase("tensor_map");
+  Manifest parsed;
+  err = parseManifest(j.dump(), parsed);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("buffer 5 ('map'): missing 'tensor_map'"),
+            std::string::npos)
+      << err.message;
+
+  auto expect = refusalsOf(m);
+  expect(
+      [](Manifest &b) { b.formatVersion = kManifestFormatVersionInitializers; },
+      "tensor maps need format_version 7: an older runtime would refuse "
+      "the buffer kind");
+  expect(
+      [](Manifest &b) {
+        b.buffers.pop_back();
+        b.kernels[1].buffers = {4, 1, 3};
+      },
+      "format_version 7 is for manifests with tensor maps, and this one has "
+      "none");
+  expect([](Manifest &b) { b.target.kind = "cpu"; },
+         "buffer 5 ('map'): tensor maps are for cuda kernels' TMA copies, and "
+         "the target is cpu");
+  expect([](Manifest &b) { b.target.cpu = "sm_80"; },
+         "buffer 5 ('map'): tensor maps need sm_90 or later (TMA copies), and "
+         "the target is sm_80");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.source = 6; },
+         "buffer 5 ('map'): tensor_map: source 6 is not a buffer (6 buffers)");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.source = 5; },
+         "buffer 5 ('map'): tensor_map: source 5 ('map') is a tensor map "
+         "itself");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.strides = {}; },
+         "buffer 5 ('map'): tensor_map: needs 1 to 5 dims, as many box sizes "
+         "and one stride fewer, not dims [512, 8192], strides [], box [64, "
+         "64]");
+  expect(
+      [](Manifest &b) {
+        b.buffers[5].tensorMap.box = {64, 257};
+      },
+      "buffer 5 ('map'): tensor_map: box [64, 257] has a size outside [1, "
+      "256]");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.strides = {1000}; },
+         "buffer 5 ('map'): tensor_map: strides [1000] must be multiples of "
+         "16 bytes below 2^40");
+  expect(
+      [](Manifest &b) {
+        b.buffers[5].tensorMap.box = {4, 64};
+      },
+      "buffer 5 ('map'): tensor_map: the box's innermost 4 bf16 are 8 "
+      "bytes, not a multiple of 16");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.swizzle = 48; },
+         "buffer 5 ('map'): tensor_map: swizzle 48 is not 0, 32, 64 or 128 "
+         "(bytes)");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.swizzle = 64; },
+         "buffer 5 ('map'): tensor_map: the box's innermost 128 bytes exceed "
+         "its swizzle span of 64");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.offset = 8; },
+         "buffer 5 ('map'): tensor_map: offset 8 is not a multiple of 16 "
+         "bytes");
+  expect([](Manifest &b) { b.buffers[5].tensorMap.offset = 16; },
+         "buffer 5 ('map'): tensor_map: the view (8388608 bytes from offset "
+         "16) reaches past source 'tmp3' (8388608 bytes)");
+  expect([](Manifest &b) { b.kernels[1].hasWrites = false; },
+         "kernel 1: binds tensor map 5 ('map') as written: kernels only read "
+         "tensor maps (a kernel binding one lists the buffers it writes)");
+  expect(
+      [](Manifest &b) {
+        b.kernels[1].initializer = true;
+        b.kernels[1].buffers = {5};
+        b.kernels[1].writes = {};
+      },
+      "kernel 1: an initializer binds weights and constants (or their tensor "
+      "maps) only, and buffer 4 ('tmp3', through tensor map 'map') is an "
+      "intermediate");
 }
 
 // A kernel's length rule round-trips and each of its rules is checked.

@@ -889,12 +889,12 @@ TEST_F(RuntimeTest, ModuleLoadErrors) {
   // A manifest version from the future.
   ArtifactWriter w;
   ASSERT_EQ(w.addSection("manifest", R"({"format": "linformer-artifact",
-                                         "format_version": 7})"),
+                                         "format_version": 8})"),
             "");
-  ASSERT_EQ(w.write(dir.file("m7.lfa")), "");
-  EXPECT_STATUS(lf_module_load(dir.file("m7.lfa").c_str(), &m),
+  ASSERT_EQ(w.write(dir.file("m8.lfa")), "");
+  EXPECT_STATUS(lf_module_load(dir.file("m8.lfa").c_str(), &m),
                 LF_VERSION_MISMATCH,
-                "manifest: format_version 7 is not supported");
+                "manifest: format_version 8 is not supported");
 
   // A broken manifest.
   ArtifactWriter bad;

@@ -27,6 +27,12 @@ the last block that holds a real token of some sequence. A length variant
 Initializers ("initializer": true) launch once per session, right after its
 buffers are allocated, in manifest order, and in no run.
 
+Tensor maps (buffers of kind "tensor_map") are encoded from their source's
+allocation and copied to their own right after the session's buffers are
+allocated (before the initializers), and again in the first run that binds
+the source elsewhere (--device-io: the caller's buffer), after its copies
+in.
+
 --graphs (linformer-run --cuda-graphs; every run with the same lengths):
 each session's first run captures its launches into a graph (as many as
 the run launches) and instantiates it; every run, the first too, launches
@@ -60,6 +66,8 @@ buffers = m["buffers"]
 
 
 def nbytes(b):
+    if b["kind"] == "tensor_map":
+        return 128
     if b["kind"] in ("intermediate", "constant"):
         return b["bytes"]
     size = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8, "u8": 1}[b["dtype"]]
@@ -131,6 +139,29 @@ for i in weights:
            lambda e: e[:3] == ["htod", str(alloc[i]), str(nbytes(buffers[i]))])
 launches = 0
 initialized = 0
+encoded = 0
+maps = [i for i, b in enumerate(buffers) if b["kind"] == "tensor_map"]
+
+
+def expect_maps(at, only=None):
+    """The maps (of sources in `only`, or all) encoded for the sources'
+    allocations in `at`, each copied to its own allocation."""
+    global encoded
+    for i in maps:
+        t = buffers[i]["tensor_map"]
+        if only is not None and t["source"] not in only:
+            continue
+        dtype = {"u8": 0, "i32": 3, "i64": 5, "f16": 6, "f32": 7, "bf16": 9}[t["dtype"]]
+        want = ["tensormap", str(at[t["source"]]), str(t.get("offset", 0)),
+                str(dtype), str(len(t["dims"])),
+                ",".join(map(str, t["dims"])),
+                ",".join(map(str, t["strides"])) or "-",
+                ",".join(map(str, t["box"])),
+                str({0: 0, 32: 1, 64: 2, 128: 3}[t.get("swizzle", 0)])]
+        expect(" ".join(want), lambda e: e == want)
+        expect(f"the copy of tensor map {buffers[i]['name']}",
+               lambda e: e[:3] == ["htod", str(alloc[i]), "128"])
+        encoded += 1
 
 
 def expect_launch(k, grid, bound):
@@ -146,6 +177,7 @@ for s in range(sessions):
         e = expect(f"alloc of {buffers[i]['kind']} {buffers[i]['name']}",
                    lambda e: e[0] == "alloc" and int(e[2]) == max(nbytes(buffers[i]), 1))
         alloc[i] = int(e[1])
+    expect_maps(alloc)
     for k in m["kernels"]:
         if k.get("initializer"):
             expect_launch(k, list(k["grid"]), alloc)
@@ -171,6 +203,8 @@ for s in range(sessions):
             if buffers[i]["kind"] == "input" and not (device_io and "role" not in buffers[i]):
                 expect(f"copy-in of {buffers[i]['name']}",
                        lambda e: e[:3] == ["htod", str(alloc[i]), str(nbytes(buffers[i]))])
+        if r == 0:
+            expect_maps(bound, {i for i in others if bound[i] != alloc[i]})
         if graphs:
             if r == 0:
                 expect("the capture of the run's launches", lambda e: e == ["capture"])
@@ -228,4 +262,5 @@ print(f"OK: {code}, {len(weights)} weights uploaded once, {sessions} session(s) 
       f"{launches} launches of {len(m['kernels'])} kernels bound as the manifest says"
       + (f", {shortened} shortened by their length rules" if lengths is not None else "")
       + (f", {skipped} length variants skipped" if variants else "")
-      + (f", {initialized} initializer launches (once a session)" if initialized else ""))
+      + (f", {initialized} initializer launches (once a session)" if initialized else "")
+      + (f", {encoded} tensor maps encoded and copied" if maps else ""))

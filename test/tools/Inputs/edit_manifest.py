@@ -21,6 +21,12 @@ edit_manifest.py --print-collectives IN.lfa (format_version, the weights
   rows-drop            every length rule is removed
   max-length=K:LO:HI   kernel K is a length variant for (LO, HI] (CUDA;
                        the manifest says format_version 3)
+  tensor-map=NAME:DTYPE:DIMS:BOX[:SWIZZLE[:OFFSET]]
+                       a tensor map NAME.map of buffer NAME (DIMS and BOX
+                       innermost first, as 64x256; contiguous strides)
+                       takes NAME's place in every kernel that binds NAME
+                       and does not write it (CUDA; the manifest says
+                       format_version 7)
   version=N            the manifest's format_version becomes N
   layout=NAME          sequence_layout becomes NAME ("padded": the key goes)
   flip-code            flips one byte in the middle of the cpu.so section
@@ -135,6 +141,31 @@ def main():
             k, lo, hi = arg.split(":")
             manifest["kernels"][int(k)]["max_length"] = [int(lo), int(hi)]
             manifest["format_version"] = 3
+        elif what == "tensor-map":
+            name, dtype, dims, box, *rest = arg.split(":")
+            dims = [int(v) for v in dims.split("x")]
+            size = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8,
+                    "u8": 1}[dtype]
+            strides, stride = [], dims[0] * size
+            for d in dims[1:]:
+                strides.append(stride)
+                stride *= d
+            buffers = manifest["buffers"]
+            source = next(i for i, b in enumerate(buffers) if b["name"] == name)
+            view = {"source": source, "dtype": dtype, "dims": dims,
+                    "strides": strides,
+                    "box": [int(v) for v in box.split("x")]}
+            if len(rest) > 0:
+                view["swizzle"] = int(rest[0])
+            if len(rest) > 1:
+                view["offset"] = int(rest[1])
+            buffers.append({"name": name + ".map", "kind": "tensor_map",
+                            "tensor_map": view})
+            for kernel in manifest["kernels"]:
+                if source not in kernel.get("writes", kernel["buffers"]):
+                    kernel["buffers"] = [len(buffers) - 1 if b == source else b
+                                         for b in kernel["buffers"]]
+            manifest["format_version"] = 7
         elif what == "version":
             manifest["format_version"] = int(arg)
         elif what == "layout":
