@@ -27,6 +27,13 @@ edit_manifest.py --print-collectives IN.lfa (format_version, the weights
                        takes NAME's place in every kernel that binds NAME
                        and does not write it (CUDA; the manifest says
                        format_version 7)
+  tensor-map-extra=NAME[:DTYPE:DIMS:BOX[:SWIZZLE[:OFFSET]]]
+                       the same map appended to those kernels' bindings
+                       instead: a parameter their code does not declare,
+                       which the driver passes and the kernel ignores (a
+                       real driver's check of the encoding; without DTYPE,
+                       NAME's dtype, its shape reversed, and boxes of
+                       16 bytes x 8 rows x 1 ...)
   version=N            the manifest's format_version becomes N
   layout=NAME          sequence_layout becomes NAME ("padded": the key goes)
   flip-code            flips one byte in the middle of the cpu.so section
@@ -141,7 +148,16 @@ def main():
             k, lo, hi = arg.split(":")
             manifest["kernels"][int(k)]["max_length"] = [int(lo), int(hi)]
             manifest["format_version"] = 3
-        elif what == "tensor-map":
+        elif what in ("tensor-map", "tensor-map-extra"):
+            buffers = manifest["buffers"]
+            if ":" not in arg:
+                b = next(b for b in buffers if b["name"] == arg)
+                size = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8,
+                        "u8": 1}[b["dtype"]]
+                dims = list(reversed(b["shape"]))
+                box = [16 // size] + [min(d, 8) for d in dims[1:2]] + [1] * len(dims[2:])
+                arg = "%s:%s:%s:%s" % (arg, b["dtype"], "x".join(map(str, dims)),
+                                       "x".join(map(str, box)))
             name, dtype, dims, box, *rest = arg.split(":")
             dims = [int(v) for v in dims.split("x")]
             size = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8,
@@ -162,7 +178,12 @@ def main():
             buffers.append({"name": name + ".map", "kind": "tensor_map",
                             "tensor_map": view})
             for kernel in manifest["kernels"]:
-                if source not in kernel.get("writes", kernel["buffers"]):
+                if source not in kernel["buffers"] or source in kernel.get(
+                        "writes", kernel["buffers"]):
+                    continue
+                if what == "tensor-map-extra":
+                    kernel["buffers"].append(len(buffers) - 1)
+                else:
                     kernel["buffers"] = [len(buffers) - 1 if b == source else b
                                          for b in kernel["buffers"]]
             manifest["format_version"] = 7
