@@ -46,7 +46,10 @@ every other sm_90 one with --cuda-wgmma (half of those with
 --cuda-wgmma-in-flight=1), some with deeper k chunks, TF32
 tensor cores or packed indexing; ptxas
 makes the cubin where the toolkit has it, so a kernel it refuses fails the
-case), and runs that artifact on the stand-in CUDA driver
+case; every fourth sm_90 one, where its rows are whole 16 bytes, with a
+tensor map of its data input bound past the parameters of the kernels that
+read it), and runs that artifact on the
+stand-in CUDA driver
 (test/unit/FakeCudaDriver.c: loading, shared-memory opt-ins, launches;
 nothing computes there, so nothing is compared).
 
@@ -440,6 +443,23 @@ class Case:
             rc, out = run(cmd, 600)
             if rc != 0:
                 return fail(f"linformer-compile --target=cuda --sm={sm} failed on a valid model")
+            # Every other sm_90 one of them with a tensor map of its data
+            # input bound past the parameters of the kernels that read it
+            # (edit_manifest.py tensor-map-extra=): the runtime encodes it
+            # on the stand-in driver, which refuses what the real one
+            # would.
+            # (Where its rows are whole 16 bytes, as a map's strides must be.)
+            row = self.model["d_model"] * {"f32": 4, "f16": 2, "bf16": 2}[self.model["dtype"]]
+            if sm == 90 and turn % 4 == 3 and row % 16 == 0:
+                edit = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    os.pardir, os.pardir, "tools", "Inputs",
+                                    "edit_manifest.py")
+                mapped = os.path.join(work, "gpu-map.lfa")
+                rc, out = run([sys.executable, edit, gpu, mapped,
+                               "tensor-map-extra=@input"], 60)
+                if rc != 0:
+                    return fail("edit_manifest.py tensor-map-extra failed on the cuda artifact")
+                gpu = mapped
             if self.args.fake_cuda:
                 extra = [a for a in self.runs[0] if a != "--poison-padding"]
                 if packed and "--packed" not in extra:

@@ -33,7 +33,8 @@ edit_manifest.py --print-collectives IN.lfa (format_version, the weights
                        which the driver passes and the kernel ignores (a
                        real driver's check of the encoding; without DTYPE,
                        NAME's dtype, its shape reversed, and boxes of
-                       16 bytes x 8 rows x 1 ...)
+                       16 bytes x 8 rows x 1 ...; NAME "@input": the
+                       first input without a role)
   version=N            the manifest's format_version becomes N
   layout=NAME          sequence_layout becomes NAME ("padded": the key goes)
   flip-code            flips one byte in the middle of the cpu.so section
@@ -150,6 +151,9 @@ def main():
             manifest["format_version"] = 3
         elif what in ("tensor-map", "tensor-map-extra"):
             buffers = manifest["buffers"]
+            if arg == "@input":
+                arg = next(b["name"] for b in buffers
+                           if b["kind"] == "input" and "role" not in b)
             if ":" not in arg:
                 b = next(b for b in buffers if b["name"] == arg)
                 size = {"f32": 4, "f16": 2, "bf16": 2, "i32": 4, "i64": 8,
