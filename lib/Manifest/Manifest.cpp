@@ -565,8 +565,7 @@ static std::string checkBuffers(const Manifest &m) {
     if (!names.insert(b.name).second)
       return std::string(where + "the name is used by an earlier buffer");
     if (b.kind == BufferKind::TensorMap) {
-      if (std::string why = checkTensorMap(m, b, where); !why.empty())
-        return why;
+      // Below, once every buffer a map may view has been checked.
     } else if (b.sizedInBytes()) {
       if (b.bytes == 0)
         return std::string(where +
@@ -623,6 +622,12 @@ static std::string checkBuffers(const Manifest &m) {
       }
     }
   }
+  for (size_t i = 0; i < m.buffers.size(); ++i)
+    if (m.buffers[i].kind == BufferKind::TensorMap)
+      if (std::string why = checkTensorMap(m, m.buffers[i],
+                                           bufferWhere(i, m.buffers[i].name));
+          !why.empty())
+        return why;
   if (outputs == 0)
     return std::string("there is no output buffer");
   if (m.packedSequences && lengthsBuffers == 0)

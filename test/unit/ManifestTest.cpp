@@ -824,6 +824,17 @@ TEST(Manifest, TensorMaps) {
          "the target is sm_80");
   expect([](Manifest &b) { b.buffers[5].tensorMap.source = 6; },
          "buffer 5 ('map'): tensor_map: source 6 is not a buffer (6 buffers)");
+  // A map of a later buffer that is itself malformed: that buffer's own
+  // error, not the map's view of it.
+  expect(
+      [](Manifest &b) {
+        ManifestBuffer late;
+        late.name = "late";
+        late.kind = BufferKind::Intermediate;
+        b.buffers.push_back(late); // 6, 0 bytes
+        b.buffers[5].tensorMap.source = 6;
+      },
+      "buffer 6 ('late'): an intermediate needs 'bytes' > 0");
   expect([](Manifest &b) { b.buffers[5].tensorMap.source = 5; },
          "buffer 5 ('map'): tensor_map: source 5 ('map') is a tensor map "
          "itself");
