@@ -367,10 +367,10 @@ struct CUDAPipelineOptions : public PassPipelineOptions<CUDAPipelineOptions> {
       llvm::cl::init(4)};
   PassOptions::Option<bool> rowSumVectors{
       *this, "row-sum-vectors",
-      llvm::cl::desc("Row sums: a lane's unrolled steps contiguous, each "
-                     "input loaded as one aligned vector of up to 16 bytes "
-                     "where they fit one (linformer-cuda-warp-reductions"
-                     "{vectors}); off: steps 32 apart, one element a load"),
+      llvm::cl::desc("Row sums: a lane's unrolled steps in contiguous runs, "
+                     "each input loaded as aligned vectors of up to 16 bytes "
+                     "(linformer-cuda-warp-reductions{vectors}); off: steps "
+                     "32 apart, one element a load"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> chunkKContractions{
       *this, "chunk-k-contractions",

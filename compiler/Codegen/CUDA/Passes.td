@@ -1160,14 +1160,16 @@ def LinformerCUDAWarpReductionsPass
     rounds computed from the row's start, the same for the whole warp).
 
     Vector loads (`vectors`, off by default; the CUDA pipeline's
-    `row-sum-vectors`, on): where the rounds' U steps of each input along
-    the reduction fit one aligned vector of at most 16 bytes (the input
-    contiguous there with rows, and parts, a multiple of U steps long), a
-    lane's steps of a round are contiguous instead (lane l takes steps
-    l U to l U + U - 1), each input loaded once as a vector of U, so a
-    warp reads 32 U contiguous elements in one instruction (512 bytes of
-    bf16 at U = 8 where the strided steps read 64 bytes of 2-byte loads).
-    The steps left stay strided. A pair's folded normalization likewise,
+    `row-sum-vectors`, on): where runs of R = min(U, 16 bytes) steps of
+    each input along the reduction are aligned vectors (the input
+    contiguous there with rows, and parts, a multiple of R steps long), a
+    lane's steps of a round come in runs of R contiguous steps instead
+    (lane l takes steps l R to l R + R - 1 of each of the round's U / R
+    parts of 32 R steps), each run of each input loaded once as a vector,
+    so a warp reads 32 R contiguous elements in one instruction (512
+    bytes of bf16 at U = 8 where the strided steps read 64 bytes of
+    2-byte loads; at U = 8 on f32, two vectors of 4 a round). The steps
+    left stay strided. A pair's folded normalization likewise,
     where its rows are whole rounds of 32 U steps: each input loaded and
     each output stored as one vector of a lane's U contiguous steps.
   }];
@@ -1189,8 +1191,8 @@ def LinformerCUDAWarpReductionsPass
            "steps of a row a lane takes an iteration, each into a partial "
            "sum of its own (their loads in flight together): 1, 2, 4 or 8">,
     Option<"vectors", "vectors", "bool", /*default=*/"false",
-           "with unroll: a lane's steps of an iteration contiguous, each "
-           "input loaded as one aligned vector where they fit one">,
+           "with unroll: a lane's steps of an iteration in contiguous "
+           "runs, each input loaded as aligned vectors of up to 16 bytes">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::gpu::GPUDialect",

@@ -282,10 +282,13 @@ struct CUDAWarpReductionsPass
   /// a loop of the steps left adds them to the first sum (none where a
   /// constant count leaves none); the sums are added pairwise. A constant
   /// count below a round of 32 U halves U until one fits (a LayerNorm's
-  /// 64 steps: 2). With `run` (`vectors`, where U <= `maxRun`), the
-  /// rounds' steps of a lane are contiguous instead: lane l takes steps
-  /// l U, ..., l U + U - 1 of a round, `run(r, sums)` adding steps r, ...,
-  /// r + U - 1 to the U sums (their inputs loaded as one vector each).
+  /// 64 steps: 2). With `run` (`vectors`, where `maxRun` > 1), the
+  /// rounds' steps of a lane come in runs of R = min(U, maxRun) contiguous
+  /// steps instead: lane l takes steps l R, ..., l R + R - 1 of each of a
+  /// round's U / R parts of 32 R steps (a warp's loads of a part
+  /// contiguous), `run(r, sums)` adding steps r, ..., r + R - 1 to R of
+  /// the U sums (their inputs loaded as one vector each): at U = 8 on f32
+  /// rows, two 16-byte vectors a round.
   Value laneSteps(
       OpBuilder &b, Location loc, Value base, Value lane, Value count,
       function_ref<Value(OpBuilder &, Value, Value)> step,
@@ -321,17 +324,23 @@ struct CUDAWarpReductionsPass
         base, arith::MulIOp::create(
                   b, loc, arith::DivUIOp::create(b, loc, count, cIdx(b, round)),
                   cIdx(b, round)));
-    bool contiguous = vectors && run && unroll <= maxRun;
+    int64_t runSteps = std::min(unroll, maxRun);
+    bool contiguous = vectors && run && runSteps > 1;
     Value first =
         contiguous
-            ? addI(base, arith::MulIOp::create(b, loc, lane, cIdx(b, unroll)))
+            ? addI(base, arith::MulIOp::create(b, loc, lane, cIdx(b, runSteps)))
             : addI(base, lane);
     auto rounds = scf::ForOp::create(
         b, loc, first, roundsEnd, cIdx(b, round),
         SmallVector<Value>(unroll, zero),
         [&](OpBuilder &b, Location loc, Value r, ValueRange acc) {
           if (contiguous) {
-            scf::YieldOp::create(b, loc, run(b, r, acc));
+            SmallVector<Value> next;
+            for (int64_t v = 0; v < unroll / runSteps; ++v)
+              llvm::append_range(
+                  next, run(b, v ? addI(r, cIdx(b, v * kWarp * runSteps)) : r,
+                            acc.slice(v * runSteps, runSteps)));
+            scf::YieldOp::create(b, loc, next);
             return;
           }
           SmallVector<Value> next;

@@ -6,6 +6,7 @@
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64 unroll=4},canonicalize,cse))' | FileCheck %s --check-prefix=UNROLL
 // RUN: not linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{unroll=3}))' 2>&1 | FileCheck %s --check-prefix=BADUNROLL
 // RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64 unroll=4 vectors=true},canonicalize,cse))' | FileCheck %s --check-prefix=VECTORS
+// RUN: linformer-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(linformer-cuda-warp-reductions{split-warps=64 unroll=8 vectors=true},canonicalize,cse))' | FileCheck %s --check-prefix=VECTORS8
 
 // A LayerNorm's mean: the sum over c of the residual x + y, after a zero
 // fill. 2 x 12 = 24 rows: blocks of 8 warps (3 blocks), a warp a row; lane
@@ -285,6 +286,21 @@ func.func @left(%a: memref<8x64xf32>, %b: memref<64x8xf32>, %c: memref<8x8xf32>,
 // VECTORS: scf.yield
 // VECTORS: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32 iter_args(%{{.*}} = %[[S]]#0)
 // VECTORS: memref.load %arg0
+// 8 steps a round of f32 are more than one 16-byte vector: a lane takes 4
+// contiguous steps of each half-round of 128 (lane l: steps 4 l and 128 +
+// 4 l of a round of 256), two vector loads a round, each half-round's
+// loads of a warp contiguous, 8 sums.
+// VECTORS8-LABEL: func.func @long_rows
+// VECTORS8: %[[FIRST:.*]] = arith.muli %[[LANE:.*]], %c4
+// VECTORS8: %[[START:.*]] = arith.addi %{{.*}}, %[[FIRST]]
+// VECTORS8: %{{.*}}:8 = scf.for %[[R:.*]] = %[[START]] to %{{.*}} step %c256 iter_args(
+// VECTORS8: vector.load %arg0[%{{.*}}, %[[R]]] {alignment = 16 : i64} : memref<4x8192xf32>, vector<4xf32>
+// VECTORS8: %[[HALF:.*]] = arith.addi %[[R]], %c128
+// VECTORS8: vector.load %arg0[%{{.*}}, %[[HALF]]] {alignment = 16 : i64} : memref<4x8192xf32>, vector<4xf32>
+// VECTORS8-NOT: memref.load %arg0
+// VECTORS8: scf.yield {{.*}} : f32, f32, f32, f32, f32, f32, f32, f32
+// VECTORS8: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// VECTORS8: memref.load %arg0
 #e = affine_map<(b, k, n) -> (k, n)>
 #len = affine_map<(b, k, n) -> (b)>
 #row = affine_map<(b, k, n) -> (b, k)>
