@@ -151,17 +151,24 @@ inline Value cloneBody(OpBuilder &b, Location loc, linalg::GenericOp g,
   return cloneBodyYields(b, loc, g, indices, one)[0];
 }
 
+/// `g`'s inputs and, with `outputs`, its outputs: the operands a run of
+/// cloneBodyRun loads (or stores) as vectors where they have `g`'s last
+/// loop dimension.
+inline SmallVector<OpOperand *> runOperands(linalg::GenericOp g, bool outputs) {
+  SmallVector<OpOperand *> operands(g.getDpsInputOperands());
+  if (outputs)
+    for (OpOperand &out : g.getDpsInitsMutable())
+      operands.push_back(&out);
+  return operands;
+}
+
 /// Whether `g`'s inputs (with `outputs`, its outputs too: stored a run
 /// at a time) all allow cloneBodyRun: each either has `g`'s last loop
 /// dimension as its own last (contiguous: an identity layout, of whole
 /// bytes) or does not have it at all.
 inline bool runClonable(linalg::GenericOp g, bool outputs = false) {
   AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
-  SmallVector<OpOperand *> operands(g.getDpsInputOperands());
-  if (outputs)
-    for (OpOperand &out : g.getDpsInitsMutable())
-      operands.push_back(&out);
-  for (OpOperand *in : operands) {
+  for (OpOperand *in : runOperands(g, outputs)) {
     AffineMap m = g.getMatchingIndexingMap(in);
     if (!llvm::is_contained(m.getResults(), last))
       continue;
@@ -180,11 +187,7 @@ inline bool runClonable(linalg::GenericOp g, bool outputs = false) {
 inline int64_t runElementBytes(linalg::GenericOp g, bool outputs = false) {
   AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
   int64_t widest = 0;
-  SmallVector<OpOperand *> operands(g.getDpsInputOperands());
-  if (outputs)
-    for (OpOperand &out : g.getDpsInitsMutable())
-      operands.push_back(&out);
-  for (OpOperand *in : operands)
+  for (OpOperand *in : runOperands(g, outputs))
     if (llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
       widest = std::max<int64_t>(
           widest, cast<MemRefType>(in->get().getType())

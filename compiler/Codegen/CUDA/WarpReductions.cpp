@@ -374,11 +374,7 @@ struct CUDAWarpReductionsPass
       return 1;
     int64_t run = 16 / cuda::runElementBytes(g, outputs);
     AffineExpr last = getAffineDimExpr(g.getNumLoops() - 1, g.getContext());
-    SmallVector<OpOperand *> operands(g.getDpsInputOperands());
-    if (outputs)
-      for (OpOperand &out : g.getDpsInitsMutable())
-        operands.push_back(&out);
-    for (OpOperand *in : operands) {
+    for (OpOperand *in : cuda::runOperands(g, outputs)) {
       if (!llvm::is_contained(g.getMatchingIndexingMap(in).getResults(), last))
         continue;
       int64_t row = cast<MemRefType>(in->get().getType()).getShape().back();
