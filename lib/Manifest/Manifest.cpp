@@ -71,6 +71,11 @@ std::string Manifest::sha256Of(std::string_view name) const {
   return "";
 }
 
+int64_t Manifest::viewedBuffer(int64_t id) const {
+  const ManifestBuffer &b = buffers[size_t(id)];
+  return b.kind == BufferKind::TensorMap ? b.tensorMap.source : id;
+}
+
 int64_t Manifest::findBuffer(std::string_view name) const {
   for (size_t i = 0; i < buffers.size(); ++i)
     if (buffers[i].name == name)
@@ -380,6 +385,23 @@ static std::string checkLaunch(const ManifestKernel &k) {
   return "";
 }
 
+bool hasTensorMaps(const Manifest &m) {
+  return std::any_of(
+      m.buffers.begin(), m.buffers.end(),
+      [](const ManifestBuffer &b) { return b.kind == BufferKind::TensorMap; });
+}
+
+int cudaTargetSm(const ManifestTarget &target) {
+  const std::string &cpu = target.cpu;
+  if (cpu.rfind("sm_", 0) != 0)
+    return 0;
+  int sm = 0;
+  for (size_t i = 3;
+       i < cpu.size() && std::isdigit(static_cast<unsigned char>(cpu[i])); ++i)
+    sm = std::min(sm * 10 + (cpu[i] - '0'), 10000);
+  return sm;
+}
+
 int64_t sequenceParallelRanks(const Manifest &m) {
   for (const ManifestKernel &k : m.kernels)
     if (k.isCollective())
@@ -391,9 +413,8 @@ int64_t sequenceParallelRanks(const Manifest &m) {
 }
 
 int formatVersionFor(const Manifest &m) {
-  for (const ManifestBuffer &b : m.buffers)
-    if (b.kind == BufferKind::TensorMap)
-      return kManifestFormatVersionTensorMaps;
+  if (hasTensorMaps(m))
+    return kManifestFormatVersionTensorMaps;
   if (sequenceParallelRanks(m))
     return kManifestFormatVersionCollectives;
   for (const ManifestKernel &k : m.kernels)
@@ -433,9 +454,7 @@ static std::string checkFormat(const Manifest &m) {
       std::any_of(m.kernels.begin(), m.kernels.end(),
                   [](const ManifestKernel &k) { return k.initializer; });
   bool collectives = sequenceParallelRanks(m) != 0;
-  bool maps = std::any_of(
-      m.buffers.begin(), m.buffers.end(),
-      [](const ManifestBuffer &b) { return b.kind == BufferKind::TensorMap; });
+  bool maps = hasTensorMaps(m);
   for (const std::string &why :
        {versionRule(m.packedSequences,
                     m.packedSequences
@@ -487,15 +506,8 @@ static std::string checkTensorMap(const Manifest &m, const ManifestBuffer &b,
            "tensor maps are for cuda kernels' TMA copies, and the "
            "target is " +
            m.target.kind;
-  // "sm_90", "sm_90a", "sm_100": TMA came with sm_90.
-  int sm = 0;
-  if (m.target.cpu.rfind("sm_", 0) == 0)
-    for (size_t i = 3;
-         i < m.target.cpu.size() &&
-         std::isdigit(static_cast<unsigned char>(m.target.cpu[i]));
-         ++i)
-      sm = std::min(sm * 10 + (m.target.cpu[i] - '0'), 10000);
-  if (sm < 90)
+  // TMA came with sm_90.
+  if (cudaTargetSm(m.target) < 90)
     return where +
            "tensor maps need sm_90 or later (TMA copies), and the "
            "target is " +
@@ -748,9 +760,9 @@ static std::string checkKernel(const Manifest &m, size_t i) {
                          "length variant");
     for (int64_t bound : k.buffers) {
       // Through a tensor map, the initializer reads its source.
+      int64_t id = m.viewedBuffer(bound);
+      bool viewed = id != bound;
       const ManifestBuffer &map = m.buffers[size_t(bound)];
-      bool viewed = map.kind == BufferKind::TensorMap;
-      int64_t id = viewed ? map.tensorMap.source : bound;
       const ManifestBuffer &b = m.buffers[size_t(id)];
       if (b.kind != BufferKind::Weight && b.kind != BufferKind::Constant)
         return std::string(

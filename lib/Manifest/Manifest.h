@@ -281,10 +281,20 @@ struct Manifest {
 
   /// Index of the buffer named `name`, or -1.
   int64_t findBuffer(std::string_view name) const;
+
+  /// The buffer a kernel binding buffer `id` reads or writes: a tensor
+  /// map's source (the map itself is only read), else `id`.
+  int64_t viewedBuffer(int64_t id) const;
 };
 
 /// The ranks of a sequence-parallel manifest (its all-reduce steps'), or 0.
 int64_t sequenceParallelRanks(const Manifest &m);
+
+/// Whether `m` has tensor maps (format_version 7).
+bool hasTensorMaps(const Manifest &m);
+
+/// The SM a cuda target's `cpu` names ("sm_90", "sm_90a": 90), or 0.
+int cudaTargetSm(const ManifestTarget &target);
 
 /// Parses and fully validates manifest JSON text.
 FileError parseManifest(std::string_view text, Manifest &out);

@@ -332,9 +332,7 @@ std::shared_ptr<CudaModule> openCudaModule(const Manifest &m,
   // The code: the cubin runs on the SM it was built for and later minor
   // versions of the same major; PTX is compiled by the driver for any SM at
   // least the one it targets.
-  int target = 0;
-  if (m.target.cpu.rfind("sm_", 0) == 0)
-    target = std::atoi(m.target.cpu.c_str() + 3);
+  int target = cudaTargetSm(m.target);
   std::string device = "sm_" + std::to_string(mod->sm) +
                        (mod->name.empty() ? "" : " (" + mod->name + ")");
   // An arch-specific target (sm_90a: wgmma) runs on that SM alone.
@@ -787,18 +785,14 @@ void CudaSession::launchBranches(const std::vector<uint64_t> &address,
     uint64_t pa = address[size_t(a)], pb = address[size_t(b)];
     return pa < pb + bytes(b) && pb < pa + bytes(a);
   };
-  // What a binding reads or writes: a tensor map's source (the map itself
-  // is only read).
-  auto viewed = [&](int64_t id) {
-    const ManifestBuffer &b = m.buffers[size_t(id)];
-    return b.kind == BufferKind::TensorMap ? b.tensorMap.source : id;
-  };
-  // Whether kernel j (earlier) and kernel k must run in order.
+  // Whether kernel j (earlier) and kernel k must run in order (what a
+  // tensor map views counts as bound).
   auto conflict = [&](size_t j, size_t k) {
     const ManifestKernel &x = m.kernels[j], &y = m.kernels[k];
     for (int64_t a : x.buffers)
       for (int64_t b : y.buffers)
-        if ((x.mayWrite(a) || y.mayWrite(b)) && overlap(viewed(a), viewed(b)))
+        if ((x.mayWrite(a) || y.mayWrite(b)) &&
+            overlap(m.viewedBuffer(a), m.viewedBuffer(b)))
           return true;
     return false;
   };
